@@ -1,0 +1,113 @@
+package main
+
+import (
+	"encoding/json"
+	"io"
+	"os/exec"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// module is this module's import path.
+const module = "github.com/petrel-broker/petrel"
+
+// allowedInternal is the import graph of DESIGN.md and ../shared/design.md §2: which of
+// our packages each package may import. "" is the root (main).
+var allowedInternal = map[string][]string{
+	"":            {"cli"},
+	"cli":         {"broker"},
+	"broker":      {"rpc", "replication", "fsm", "metadata", "segment"},
+	"replication": {"rpc", "segment", "metadata"},
+	"fsm":         {"metadata"},
+	"rpc":         {},
+	"segment":     {},
+	"metadata":    {},
+	"integration": {"broker", "cli"},
+}
+
+// allowedExternal limits non-standard-library imports of non-test code. A package not
+// listed may import any external module.
+var allowedExternal = map[string][]string{
+	"segment":     {},
+	"metadata":    {},
+	"rpc":         {"github.com/twmb/franz-go/pkg/kmsg", "github.com/twmb/franz-go/pkg/kerr", "github.com/twmb/franz-go/pkg/kbin"},
+	"fsm":         {"github.com/hashicorp/raft"},
+	"replication": {"github.com/twmb/franz-go/pkg/kmsg", "github.com/twmb/franz-go/pkg/kerr", "github.com/hashicorp/go-hclog"},
+}
+
+// raftImporters are the only packages that may import hashicorp/raft.
+var raftImporters = []string{"fsm", "broker"}
+
+type listedPackage struct {
+	ImportPath   string
+	Imports      []string
+	TestImports  []string
+	XTestImports []string
+}
+
+func TestImportGraph(t *testing.T) {
+	out, err := exec.Command("go", "list", "-json", "./...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	dec := json.NewDecoder(strings.NewReader(string(out)))
+	seen := map[string]bool{}
+	for {
+		var p listedPackage
+		if err := dec.Decode(&p); err == io.EOF {
+			break
+		} else if err != nil {
+			t.Fatalf("decoding go list output: %v", err)
+		}
+		name := strings.TrimPrefix(strings.TrimPrefix(p.ImportPath, module), "/")
+		seen[name] = true
+		allowed, known := allowedInternal[name]
+		if !known {
+			t.Errorf("package %q is not in the import graph; add it to DESIGN.md and this test", name)
+			continue
+		}
+		check := func(imports []string, testCode bool) {
+			for _, imp := range imports {
+				if imp == module || strings.HasPrefix(imp, module+"/") {
+					dep := strings.TrimPrefix(strings.TrimPrefix(imp, module), "/")
+					if dep != name && !slices.Contains(allowed, dep) {
+						t.Errorf("%s imports %s: not allowed by the import graph", p.ImportPath, imp)
+					}
+					continue
+				}
+				if testCode || isStandard(imp) {
+					continue
+				}
+				if strings.HasPrefix(imp, "github.com/hashicorp/raft") && !slices.Contains(raftImporters, name) {
+					t.Errorf("%s imports %s: only %v may import hashicorp/raft", p.ImportPath, imp, raftImporters)
+				}
+				if ext, limited := allowedExternal[name]; limited && !hasPrefixIn(imp, ext) {
+					t.Errorf("%s imports external %s: allowed are %v", p.ImportPath, imp, ext)
+				}
+			}
+		}
+		check(p.Imports, false)
+		check(p.TestImports, true)
+		check(p.XTestImports, true)
+	}
+	for name := range allowedInternal {
+		if !seen[name] {
+			t.Errorf("package %q of the import graph does not exist", name)
+		}
+	}
+}
+
+func isStandard(path string) bool {
+	first, _, _ := strings.Cut(path, "/")
+	return !strings.Contains(first, ".")
+}
+
+func hasPrefixIn(path string, prefixes []string) bool {
+	for _, p := range prefixes {
+		if path == p || strings.HasPrefix(path, p+"/") {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,196 @@
+package segment
+
+import (
+	"encoding/binary"
+	"fmt"
+	"hash/crc32"
+)
+
+// Record batch v2 layout (see doc.go).
+const (
+	// BatchHeaderSize is the size of a v2 batch header, up to the records.
+	BatchHeaderSize = 61
+	// batchLengthOverhead is the bytes before and including batchLength.
+	batchLengthOverhead = 12
+	// minBatchLength is batchLength of a batch with no record bytes.
+	minBatchLength = BatchHeaderSize - batchLengthOverhead
+
+	offsetBaseOffset           = 0
+	offsetBatchLength          = 8
+	offsetPartitionLeaderEpoch = 12
+	offsetMagic                = 16
+	offsetCRC                  = 17
+	offsetAttributes           = 21
+	offsetLastOffsetDelta      = 23
+	offsetBaseTimestamp        = 27
+	offsetMaxTimestamp         = 35
+	offsetProducerID           = 43
+	offsetProducerEpoch        = 51
+	offsetBaseSequence         = 53
+	offsetRecordCount          = 57
+
+	// MagicV2 is the only message format this package stores.
+	MagicV2 = 2
+
+	attributeCodecMask     = 0x07
+	attributeLogAppendTime = 0x08
+	attributeTransactional = 0x10
+	attributeControl       = 0x20
+	maxCodec               = 4 // zstd
+)
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// BatchHeader is the decoded 61-byte header of a v2 record batch.
+type BatchHeader struct {
+	BaseOffset           int64
+	BatchLength          int32
+	PartitionLeaderEpoch int32
+	Magic                int8
+	CRC                  uint32
+	Attributes           int16
+	LastOffsetDelta      int32
+	BaseTimestamp        int64
+	MaxTimestamp         int64
+	ProducerID           int64
+	ProducerEpoch        int16
+	BaseSequence         int32
+	RecordCount          int32
+}
+
+// Size is the whole batch's size in bytes, header included.
+func (h BatchHeader) Size() int64 { return int64(h.BatchLength) + batchLengthOverhead }
+
+// LastOffset is the offset of the batch's last record.
+func (h BatchHeader) LastOffset() int64 { return h.BaseOffset + int64(h.LastOffsetDelta) }
+
+// NextOffset is the offset after the batch's last record.
+func (h BatchHeader) NextOffset() int64 { return h.LastOffset() + 1 }
+
+// Codec is the compression codec: 0 none, 1 gzip, 2 snappy, 3 lz4, 4 zstd.
+func (h BatchHeader) Codec() int8 { return int8(h.Attributes & attributeCodecMask) }
+
+// LogAppendTime reports whether the batch's timestamps are the broker's append time.
+func (h BatchHeader) LogAppendTime() bool { return h.Attributes&attributeLogAppendTime != 0 }
+
+// Transactional reports whether the batch belongs to a transaction.
+func (h BatchHeader) Transactional() bool { return h.Attributes&attributeTransactional != 0 }
+
+// Control reports whether the batch is a control batch (a transaction marker).
+func (h BatchHeader) Control() bool { return h.Attributes&attributeControl != 0 }
+
+// ParseBatchHeader decodes the header at the start of b. It checks the magic byte and that
+// batchLength is at least a header's worth, but neither the CRC nor that b holds the whole
+// batch.
+func ParseBatchHeader(b []byte) (BatchHeader, error) {
+	if len(b) > offsetMagic && int8(b[offsetMagic]) != MagicV2 {
+		return BatchHeader{}, fmt.Errorf("%w: magic %d", ErrUnsupportedMagic, int8(b[offsetMagic]))
+	}
+	if len(b) < BatchHeaderSize {
+		return BatchHeader{}, fmt.Errorf("%w: %d bytes, a batch header needs %d", ErrInvalidBatch, len(b), BatchHeaderSize)
+	}
+	h := BatchHeader{
+		BaseOffset:           int64(binary.BigEndian.Uint64(b[offsetBaseOffset:])),
+		BatchLength:          int32(binary.BigEndian.Uint32(b[offsetBatchLength:])),
+		PartitionLeaderEpoch: int32(binary.BigEndian.Uint32(b[offsetPartitionLeaderEpoch:])),
+		Magic:                int8(b[offsetMagic]),
+		CRC:                  binary.BigEndian.Uint32(b[offsetCRC:]),
+		Attributes:           int16(binary.BigEndian.Uint16(b[offsetAttributes:])),
+		LastOffsetDelta:      int32(binary.BigEndian.Uint32(b[offsetLastOffsetDelta:])),
+		BaseTimestamp:        int64(binary.BigEndian.Uint64(b[offsetBaseTimestamp:])),
+		MaxTimestamp:         int64(binary.BigEndian.Uint64(b[offsetMaxTimestamp:])),
+		ProducerID:           int64(binary.BigEndian.Uint64(b[offsetProducerID:])),
+		ProducerEpoch:        int16(binary.BigEndian.Uint16(b[offsetProducerEpoch:])),
+		BaseSequence:         int32(binary.BigEndian.Uint32(b[offsetBaseSequence:])),
+		RecordCount:          int32(binary.BigEndian.Uint32(b[offsetRecordCount:])),
+	}
+	if h.BatchLength < minBatchLength {
+		return BatchHeader{}, fmt.Errorf("%w: batchLength %d is below the header's %d", ErrInvalidBatch, h.BatchLength, minBatchLength)
+	}
+	if h.BaseOffset < 0 {
+		return BatchHeader{}, fmt.Errorf("%w: negative baseOffset %d", ErrInvalidBatch, h.BaseOffset)
+	}
+	return h, nil
+}
+
+// ValidateBatch checks that b is exactly one whole v2 batch: magic, a batchLength that
+// matches len(b), a record count of at least one that agrees with lastOffsetDelta, a
+// known codec, and the CRC-32C over attributes..end.
+func ValidateBatch(b []byte) (BatchHeader, error) {
+	h, err := ParseBatchHeader(b)
+	if err != nil {
+		return h, err
+	}
+	if h.Size() != int64(len(b)) {
+		return h, fmt.Errorf("%w: batchLength %d does not match the %d bytes given", ErrInvalidBatch, h.BatchLength, len(b))
+	}
+	if err := checkHeaderFields(h); err != nil {
+		return h, err
+	}
+	if crc := crc32.Checksum(b[offsetAttributes:], castagnoli); crc != h.CRC {
+		return h, fmt.Errorf("%w: stored %#08x, computed %#08x", ErrCorruptBatch, h.CRC, crc)
+	}
+	return h, nil
+}
+
+// checkHeaderFields checks the header fields that do not need the batch's body.
+func checkHeaderFields(h BatchHeader) error {
+	if h.RecordCount < 1 || h.LastOffsetDelta != h.RecordCount-1 {
+		return fmt.Errorf("%w: recordCount %d with lastOffsetDelta %d", ErrInvalidBatch, h.RecordCount, h.LastOffsetDelta)
+	}
+	if h.Codec() > maxCodec {
+		return fmt.Errorf("%w: unknown compression codec %d", ErrInvalidBatch, h.Codec())
+	}
+	return nil
+}
+
+// batchSet summarises a validated buffer of batches.
+type batchSet struct {
+	count        int   // batches
+	records      int64 // records
+	offsetSpan   int64 // sum of (lastOffsetDelta+1): offsets the set occupies
+	maxTimestamp int64 // largest batch maxTimestamp, -1 if none is set
+	firstBase    int64 // baseOffset of the first batch as given
+	lastOffset   int64 // last offset of the last batch as given
+}
+
+// validateBatches checks that buf is one or more whole, valid v2 batches back to back.
+// With contiguous set, each batch must start right after the previous one (follower
+// appends keep the leader's offsets).
+func validateBatches(buf []byte, contiguous bool) (batchSet, error) {
+	s := batchSet{maxTimestamp: -1}
+	if len(buf) == 0 {
+		return s, fmt.Errorf("%w: no batches", ErrInvalidBatch)
+	}
+	for pos := 0; pos < len(buf); {
+		rest := buf[pos:]
+		h, err := ParseBatchHeader(rest)
+		if err != nil {
+			return s, fmt.Errorf("batch at byte %d: %w", pos, err)
+		}
+		if h.Size() > int64(len(rest)) {
+			return s, fmt.Errorf("batch at byte %d: %w: batchLength %d runs past the %d bytes left", pos, ErrInvalidBatch, h.BatchLength, len(rest))
+		}
+		if _, err := ValidateBatch(rest[:h.Size()]); err != nil {
+			return s, fmt.Errorf("batch at byte %d: %w", pos, err)
+		}
+		if s.count == 0 {
+			s.firstBase = h.BaseOffset
+		} else if contiguous && h.BaseOffset != s.lastOffset+1 {
+			return s, fmt.Errorf("batch at byte %d: %w: baseOffset %d does not follow %d", pos, ErrInvalidBatch, h.BaseOffset, s.lastOffset)
+		}
+		s.lastOffset = h.LastOffset()
+		s.count++
+		s.records += int64(h.RecordCount)
+		s.offsetSpan += int64(h.LastOffsetDelta) + 1
+		s.maxTimestamp = max(s.maxTimestamp, h.MaxTimestamp)
+		pos += int(h.Size())
+	}
+	return s, nil
+}
+
+// stampBatch rewrites the two fields outside the CRC: baseOffset and partitionLeaderEpoch.
+func stampBatch(b []byte, baseOffset int64, leaderEpoch int32) {
+	binary.BigEndian.PutUint64(b[offsetBaseOffset:], uint64(baseOffset))
+	binary.BigEndian.PutUint32(b[offsetPartitionLeaderEpoch:], uint32(leaderEpoch))
+}

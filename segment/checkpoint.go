@@ -1,0 +1,144 @@
+package segment
+
+import (
+	"bufio"
+	"bytes"
+	"cmp"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// checkpointVersion is the version line of every checkpoint file.
+const checkpointVersion = 0
+
+// TopicPartition names a partition in per-log-dir checkpoint files.
+type TopicPartition struct {
+	Topic     string
+	Partition int32
+}
+
+// ReadOffsetCheckpoint reads a per-log-dir offset checkpoint (replication-offset-checkpoint,
+// recovery-point-offset-checkpoint, log-start-offset-checkpoint): "0", a count, then
+// "topic partition offset" lines. A missing file is an empty checkpoint.
+func ReadOffsetCheckpoint(path string) (map[TopicPartition]int64, error) {
+	lines, err := readCheckpoint(path)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[TopicPartition]int64, len(lines))
+	for _, line := range lines {
+		f := strings.Split(line, " ")
+		if len(f) != 3 {
+			return nil, fmt.Errorf("%w: %s: line %q", ErrCorruptCheckpoint, path, line)
+		}
+		p, err1 := strconv.ParseInt(f[1], 10, 32)
+		o, err2 := strconv.ParseInt(f[2], 10, 64)
+		if err1 != nil || err2 != nil || f[0] == "" || p < 0 {
+			return nil, fmt.Errorf("%w: %s: line %q", ErrCorruptCheckpoint, path, line)
+		}
+		out[TopicPartition{f[0], int32(p)}] = o
+	}
+	return out, nil
+}
+
+// WriteOffsetCheckpoint writes offsets atomically in Kafka's checkpoint format, sorted by
+// topic and partition.
+func WriteOffsetCheckpoint(path string, offsets map[TopicPartition]int64) error {
+	keys := make([]TopicPartition, 0, len(offsets))
+	for tp := range offsets {
+		if tp.Topic == "" || strings.ContainsAny(tp.Topic, " \n") {
+			return fmt.Errorf("%w: topic %q in checkpoint %s", ErrInvalidName, tp.Topic, path)
+		}
+		keys = append(keys, tp)
+	}
+	slices.SortFunc(keys, func(a, b TopicPartition) int {
+		return cmp.Or(strings.Compare(a.Topic, b.Topic), cmp.Compare(a.Partition, b.Partition))
+	})
+	lines := make([]string, len(keys))
+	for i, tp := range keys {
+		lines[i] = fmt.Sprintf("%s %d %d", tp.Topic, tp.Partition, offsets[tp])
+	}
+	return writeCheckpoint(path, lines)
+}
+
+// readCheckpoint returns the entry lines of a checkpoint file after checking its version
+// and count. A missing file has no lines.
+func readCheckpoint(path string) ([]string, error) {
+	data, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	var lines []string
+	for sc.Scan() {
+		lines = append(lines, sc.Text())
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("%w: %s: %v", ErrCorruptCheckpoint, path, err)
+	}
+	if len(lines) < 2 || lines[0] != strconv.Itoa(checkpointVersion) {
+		return nil, fmt.Errorf("%w: %s: missing or unknown version", ErrCorruptCheckpoint, path)
+	}
+	n, err := strconv.Atoi(lines[1])
+	if err != nil || n < 0 || n != len(lines)-2 {
+		return nil, fmt.Errorf("%w: %s: count %q does not match %d entries", ErrCorruptCheckpoint, path, lines[1], len(lines)-2)
+	}
+	return lines[2:], nil
+}
+
+// writeCheckpoint writes "0", the count and lines atomically.
+func writeCheckpoint(path string, lines []string) error {
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "%d\n%d\n", checkpointVersion, len(lines))
+	for _, l := range lines {
+		b.WriteString(l)
+		b.WriteByte('\n')
+	}
+	return writeFileAtomic(path, b.Bytes())
+}
+
+// writeFileAtomic replaces path with data: a temporary file is written and fsynced, renamed
+// over path, and the directory fsynced, so a crash leaves the old or the new file whole.
+func writeFileAtomic(path string, data []byte) error {
+	tmp := path + checkpointTempSuffix
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return err
+	}
+	return syncDir(filepath.Dir(path))
+}
+
+// syncDir fsyncs a directory so that created, renamed and removed entries are durable.
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	err = d.Sync()
+	if cerr := d.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}

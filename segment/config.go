@@ -1,0 +1,54 @@
+package segment
+
+import (
+	"math"
+	"time"
+)
+
+// Config holds a log's topic-level settings, named as Kafka names them. The zero value is
+// not usable; start from DefaultConfig.
+type Config struct {
+	// SegmentBytes is segment.bytes: roll when the active segment would grow past it.
+	SegmentBytes int64
+	// SegmentMs is segment.ms: roll when the active segment's first batch is this much
+	// older than the batches being appended.
+	SegmentMs int64
+	// SegmentIndexBytes is segment.index.bytes: the preallocated size of each index file;
+	// a full index rolls the segment.
+	SegmentIndexBytes int
+	// IndexIntervalBytes is index.interval.bytes: bytes appended between index entries.
+	IndexIntervalBytes int
+	// RetentionMs is retention.ms; -1 keeps segments forever.
+	RetentionMs int64
+	// RetentionBytes is retention.bytes; -1 means no size limit.
+	RetentionBytes int64
+	// FlushMessages is flush.messages: fsync after this many unflushed records.
+	// Kafka's default (math.MaxInt64) leaves flushing to the operating system.
+	FlushMessages int64
+	// FlushMs is flush.ms: fsync when the last flush is this old at an append.
+	// Kafka's default (math.MaxInt64) disables it.
+	FlushMs int64
+}
+
+// DefaultConfig returns Kafka's defaults.
+func DefaultConfig() Config {
+	return Config{
+		SegmentBytes:       1 << 30,
+		SegmentMs:          7 * 24 * int64(time.Hour/time.Millisecond),
+		SegmentIndexBytes:  10 << 20,
+		IndexIntervalBytes: 4096,
+		RetentionMs:        7 * 24 * int64(time.Hour/time.Millisecond),
+		RetentionBytes:     -1,
+		FlushMessages:      math.MaxInt64,
+		FlushMs:            math.MaxInt64,
+	}
+}
+
+// maxIndexEntries is the number of entries an index of entrySize bytes holds.
+func (c Config) maxIndexEntries(entrySize int) int {
+	n := c.SegmentIndexBytes / entrySize
+	if n < 2 {
+		n = 2
+	}
+	return n
+}

@@ -1,0 +1,27 @@
+package segment
+
+import "errors"
+
+// Sentinel errors. Errors returned by this package wrap one of these with details
+// (offsets, positions, file names); match them with errors.Is.
+var (
+	// ErrCorruptBatch means a batch's CRC-32C does not match its bytes.
+	ErrCorruptBatch = errors.New("segment: corrupt record batch (CRC mismatch)")
+	// ErrInvalidBatch means a batch is malformed: truncated, a length inconsistent with
+	// its buffer, a bad record count, an unknown codec, or offsets out of order.
+	ErrInvalidBatch = errors.New("segment: invalid record batch")
+	// ErrUnsupportedMagic means a batch of message format v0 or v1 (or an unknown magic).
+	ErrUnsupportedMagic = errors.New("segment: unsupported record batch magic")
+	// ErrOffsetOutOfRange means an offset below the log start offset or above the log end
+	// offset.
+	ErrOffsetOutOfRange = errors.New("segment: offset out of range")
+	// ErrClosed means the Log was closed.
+	ErrClosed = errors.New("segment: log closed")
+	// ErrLogFailed means an earlier write or sync failed; the log refuses writes until it
+	// is reopened (the error is sticky).
+	ErrLogFailed = errors.New("segment: log failed after a storage error")
+	// ErrCorruptCheckpoint means a checkpoint file could not be parsed.
+	ErrCorruptCheckpoint = errors.New("segment: corrupt checkpoint file")
+	// ErrInvalidName means a file or directory name is not in Kafka's layout.
+	ErrInvalidName = errors.New("segment: invalid name")
+)

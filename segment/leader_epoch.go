@@ -1,0 +1,156 @@
+package segment
+
+import (
+	"fmt"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// EpochEntry is one leader epoch and the first offset written in it.
+type EpochEntry struct {
+	Epoch       int32
+	StartOffset int64
+}
+
+// LeaderEpochCache is a partition's ordered (epoch, start offset) list, persisted to
+// leader-epoch-checkpoint on every change. Epochs and start offsets both strictly grow.
+// Not safe for concurrent use: it belongs to its Log, whose owner locks.
+type LeaderEpochCache struct {
+	path    string
+	entries []EpochEntry
+}
+
+// openLeaderEpochCache reads dir's leader-epoch-checkpoint. A corrupt or non-monotonic
+// file is reported as ErrCorruptCheckpoint so that the caller can rebuild the cache.
+func openLeaderEpochCache(dir string) (*LeaderEpochCache, error) {
+	c := &LeaderEpochCache{path: filepath.Join(dir, LeaderEpochCheckpointFile)}
+	lines, err := readCheckpoint(c.path)
+	if err != nil {
+		return c, err
+	}
+	for _, line := range lines {
+		f := strings.Split(line, " ")
+		if len(f) != 2 {
+			return c, fmt.Errorf("%w: %s: line %q", ErrCorruptCheckpoint, c.path, line)
+		}
+		e, err1 := strconv.ParseInt(f[0], 10, 32)
+		o, err2 := strconv.ParseInt(f[1], 10, 64)
+		if err1 != nil || err2 != nil || e < 0 || o < 0 {
+			return c, fmt.Errorf("%w: %s: line %q", ErrCorruptCheckpoint, c.path, line)
+		}
+		if n := len(c.entries); n > 0 && (int32(e) <= c.entries[n-1].Epoch || o < c.entries[n-1].StartOffset) {
+			return c, fmt.Errorf("%w: %s: entries out of order at %q", ErrCorruptCheckpoint, c.path, line)
+		}
+		c.entries = append(c.entries, EpochEntry{int32(e), o})
+	}
+	return c, nil
+}
+
+// Entries returns a copy of the cache's entries, oldest first.
+func (c *LeaderEpochCache) Entries() []EpochEntry {
+	return append([]EpochEntry(nil), c.entries...)
+}
+
+// LatestEpoch returns the newest epoch, or -1 when the cache is empty.
+func (c *LeaderEpochCache) LatestEpoch() int32 {
+	if len(c.entries) == 0 {
+		return -1
+	}
+	return c.entries[len(c.entries)-1].Epoch
+}
+
+// Assign records that epoch starts at startOffset. Negative epochs are ignored. Entries
+// with an epoch at or above epoch, or a start offset at or above startOffset, are removed
+// first, so the list stays monotonic (Kafka's LeaderEpochFileCache.assign).
+func (c *LeaderEpochCache) Assign(epoch int32, startOffset int64) error {
+	if epoch < 0 || startOffset < 0 {
+		return nil
+	}
+	if n := len(c.entries); n > 0 {
+		last := c.entries[n-1]
+		if last.Epoch == epoch && last.StartOffset <= startOffset {
+			return nil
+		}
+	}
+	keep := c.entries[:0]
+	for _, e := range c.entries {
+		if e.Epoch < epoch && e.StartOffset < startOffset {
+			keep = append(keep, e)
+		}
+	}
+	c.entries = append(keep, EpochEntry{epoch, startOffset})
+	return c.flush()
+}
+
+// EndOffsetFor answers OffsetForLeaderEpoch for requestedEpoch on a log whose end offset is
+// logEndOffset: the largest epoch at most requestedEpoch and the offset where the next
+// epoch starts (or the log end offset for the latest epoch). (-1, -1) means unknown.
+func (c *LeaderEpochCache) EndOffsetFor(requestedEpoch int32, logEndOffset int64) (epoch int32, endOffset int64) {
+	n := len(c.entries)
+	if requestedEpoch < 0 || n == 0 {
+		return -1, -1
+	}
+	if requestedEpoch == c.entries[n-1].Epoch {
+		return requestedEpoch, logEndOffset
+	}
+	higher := -1 // first entry with a larger epoch
+	for i, e := range c.entries {
+		if e.Epoch > requestedEpoch {
+			higher = i
+			break
+		}
+	}
+	if higher < 0 {
+		return -1, -1
+	}
+	if higher == 0 {
+		return requestedEpoch, c.entries[0].StartOffset
+	}
+	return c.entries[higher-1].Epoch, c.entries[higher].StartOffset
+}
+
+// TruncateFromEnd removes the entries that start at or after endOffset (after the log was
+// truncated to endOffset).
+func (c *LeaderEpochCache) TruncateFromEnd(endOffset int64) error {
+	n := len(c.entries)
+	for n > 0 && c.entries[n-1].StartOffset >= endOffset {
+		n--
+	}
+	if n == len(c.entries) {
+		return nil
+	}
+	c.entries = c.entries[:n]
+	return c.flush()
+}
+
+// TruncateFromStart drops the epochs that end before startOffset (the new log start
+// offset) and moves the start of the epoch holding startOffset up to it.
+func (c *LeaderEpochCache) TruncateFromStart(startOffset int64) error {
+	floor := -1
+	for i, e := range c.entries {
+		if e.StartOffset <= startOffset {
+			floor = i
+		}
+	}
+	if floor < 0 || (floor == 0 && c.entries[0].StartOffset == startOffset) {
+		return nil
+	}
+	c.entries = append(c.entries[:0], c.entries[floor:]...)
+	c.entries[0].StartOffset = startOffset
+	return c.flush()
+}
+
+// clear removes every entry.
+func (c *LeaderEpochCache) clear() error {
+	c.entries = c.entries[:0]
+	return c.flush()
+}
+
+func (c *LeaderEpochCache) flush() error {
+	lines := make([]string, len(c.entries))
+	for i, e := range c.entries {
+		lines[i] = fmt.Sprintf("%d %d", e.Epoch, e.StartOffset)
+	}
+	return writeCheckpoint(c.path, lines)
+}

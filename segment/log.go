@@ -1,0 +1,308 @@
+package segment
+
+import (
+	"fmt"
+	"os"
+	"sort"
+	"time"
+)
+
+// Decompressor decompresses a batch's records section for codec (1 gzip, 2 snappy, 3 lz4,
+// 4 zstd). The broker supplies one; this package imports no codecs.
+type Decompressor func(codec int8, compressed []byte) ([]byte, error)
+
+// OpenOptions are the inputs of Open that come from the log directory's state rather than
+// from topic configuration.
+type OpenOptions struct {
+	// RecoveryPoint is the offset below which data was flushed (from
+	// recovery-point-offset-checkpoint). Segments wholly below it are trusted after a size
+	// check; the rest are recovered. 0 recovers everything.
+	RecoveryPoint int64
+	// LogStartOffset is the checkpointed log start offset (log-start-offset-checkpoint).
+	LogStartOffset int64
+	// CleanShutdown trusts every segment: the log was closed cleanly.
+	CleanShutdown bool
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+	// Decompress lets time lookups find the exact record in compressed batches. Without it
+	// a lookup in a compressed batch answers the batch's base offset.
+	Decompress Decompressor
+}
+
+// AppendInfo describes a completed append.
+type AppendInfo struct {
+	FirstOffset          int64 // offset of the first record appended
+	LastOffset           int64 // offset of the last record appended
+	MaxTimestamp         int64 // largest batch maxTimestamp; -1 if none
+	OffsetOfMaxTimestamp int64 // last offset of the batch holding MaxTimestamp
+	SegmentBaseOffset    int64 // base offset of the segment written to
+	Position             int64 // byte position of the first batch in that segment
+	Batches              int
+	Records              int64
+	Bytes                int64
+}
+
+// Log is one partition's log: ordered segments, the last one active.
+//
+// A Log is not safe for concurrent use: its owner (the partition) holds a lock around
+// every call. Byte ranges returned by Read stay valid until the next call that truncates
+// or deletes segments.
+type Log struct {
+	dir      string
+	cfg      Config
+	segments []*segment // ordered by base offset; the last is active
+	epochs   *LeaderEpochCache
+
+	logStartOffset    int64
+	recoveryPoint     int64 // offsets below are fsynced
+	unflushedMessages int64
+	lastFlush         time.Time
+
+	now        func() time.Time
+	decompress Decompressor
+	failure    error // sticky: set by the first failed write, returned by every later write
+	closed     bool
+}
+
+// Dir returns the partition directory.
+func (l *Log) Dir() string { return l.dir }
+
+// Config returns the log's configuration.
+func (l *Log) Config() Config { return l.cfg }
+
+// SetConfig replaces the configuration; it applies to later appends, rolls and retention.
+func (l *Log) SetConfig(cfg Config) { l.cfg = cfg }
+
+// LogStartOffset is the first offset still retained.
+func (l *Log) LogStartOffset() int64 { return l.logStartOffset }
+
+// LogEndOffset is the offset the next appended record gets.
+func (l *Log) LogEndOffset() int64 { return l.active().nextOffset }
+
+// RecoveryPoint is the offset below which everything was fsynced.
+func (l *Log) RecoveryPoint() int64 { return l.recoveryPoint }
+
+// LeaderEpochs is the log's leader epoch cache. Appends and truncations keep it current.
+func (l *Log) LeaderEpochs() *LeaderEpochCache { return l.epochs }
+
+// Size is the total size of the .log files in bytes.
+func (l *Log) Size() int64 {
+	var n int64
+	for _, s := range l.segments {
+		n += s.size
+	}
+	return n
+}
+
+// SegmentInfo describes one segment.
+type SegmentInfo struct {
+	BaseOffset   int64
+	NextOffset   int64
+	Size         int64
+	MaxTimestamp int64
+}
+
+// Segments describes the segments, oldest first.
+func (l *Log) Segments() []SegmentInfo {
+	out := make([]SegmentInfo, len(l.segments))
+	for i, s := range l.segments {
+		out[i] = SegmentInfo{s.baseOffset, s.nextOffset, s.size, s.maxTimestamp}
+	}
+	return out
+}
+
+func (l *Log) active() *segment { return l.segments[len(l.segments)-1] }
+
+// AppendAsLeader validates one or more v2 batches in records, assigns them offsets from
+// the log end offset by rewriting each baseOffset in place, stamps leaderEpoch as their
+// partitionLeaderEpoch, and appends them. Both rewritten fields are outside the CRC.
+func (l *Log) AppendAsLeader(records []byte, leaderEpoch int32) (AppendInfo, error) {
+	if err := l.writable(); err != nil {
+		return AppendInfo{}, err
+	}
+	set, err := validateBatches(records, false)
+	if err != nil {
+		return AppendInfo{}, err
+	}
+	next := l.LogEndOffset()
+	for pos := 0; pos < len(records); {
+		h, _ := ParseBatchHeader(records[pos:])
+		stampBatch(records[pos:], next, leaderEpoch)
+		next += int64(h.LastOffsetDelta) + 1
+		pos += int(h.Size())
+	}
+	set.firstBase, set.lastOffset = l.LogEndOffset(), next-1
+	return l.append(records, set)
+}
+
+// AppendAsFollower appends batches copied from the leader unchanged. They must be valid,
+// contiguous, and start at the log end offset.
+func (l *Log) AppendAsFollower(records []byte) (AppendInfo, error) {
+	if err := l.writable(); err != nil {
+		return AppendInfo{}, err
+	}
+	set, err := validateBatches(records, true)
+	if err != nil {
+		return AppendInfo{}, err
+	}
+	if set.firstBase != l.LogEndOffset() {
+		return AppendInfo{}, fmt.Errorf("%w: follower append starts at offset %d, log end offset is %d", ErrInvalidBatch, set.firstBase, l.LogEndOffset())
+	}
+	return l.append(records, set)
+}
+
+func (l *Log) writable() error {
+	if l.closed {
+		return ErrClosed
+	}
+	return l.failure
+}
+
+// fail records err as the log's sticky failure and returns it.
+func (l *Log) fail(op string, err error) error {
+	if l.failure == nil {
+		l.failure = fmt.Errorf("%w: %s in %s: %w", ErrLogFailed, op, l.dir, err)
+	}
+	return l.failure
+}
+
+// append writes validated, offset-stamped batches to the active segment, rolling first
+// when needed, then updates the leader epoch cache and applies the flush policy.
+func (l *Log) append(records []byte, set batchSet) (AppendInfo, error) {
+	now := l.now()
+	if l.active().shouldRoll(l.cfg, int64(len(records)), set.lastOffset, set.maxTimestamp, now) {
+		if err := l.roll(set.firstBase, now); err != nil {
+			return AppendInfo{}, err
+		}
+	}
+	s := l.active()
+	info := AppendInfo{
+		FirstOffset:       set.firstBase,
+		LastOffset:        set.lastOffset,
+		SegmentBaseOffset: s.baseOffset,
+		Position:          s.size,
+		Batches:           set.count,
+		Records:           set.records,
+		Bytes:             int64(len(records)),
+	}
+	if err := s.appendBatches(records, l.cfg.IndexIntervalBytes); err != nil {
+		return AppendInfo{}, l.fail("append", err)
+	}
+	info.MaxTimestamp, info.OffsetOfMaxTimestamp = set.maxTimestamp, -1
+	for pos := 0; pos < len(records); {
+		h, _ := ParseBatchHeader(records[pos:])
+		if h.MaxTimestamp == set.maxTimestamp && info.OffsetOfMaxTimestamp < 0 {
+			info.OffsetOfMaxTimestamp = h.LastOffset()
+		}
+		if h.PartitionLeaderEpoch > l.epochs.LatestEpoch() {
+			if err := l.epochs.Assign(h.PartitionLeaderEpoch, h.BaseOffset); err != nil {
+				return info, l.fail("leader epoch checkpoint", err)
+			}
+		}
+		pos += int(h.Size())
+	}
+	l.unflushedMessages += set.records
+	if l.unflushedMessages >= l.cfg.FlushMessages || now.Sub(l.lastFlush).Milliseconds() >= l.cfg.FlushMs {
+		if err := l.Flush(); err != nil {
+			return info, err
+		}
+	}
+	return info, nil
+}
+
+// Roll seals the active segment and starts a new one at the log end offset, unless the
+// active segment is empty.
+func (l *Log) Roll() error {
+	if err := l.writable(); err != nil {
+		return err
+	}
+	if l.active().size == 0 {
+		return nil
+	}
+	return l.roll(l.LogEndOffset(), l.now())
+}
+
+// roll fsyncs and seals the active segment and creates a new one at baseOffset.
+func (l *Log) roll(baseOffset int64, now time.Time) error {
+	old := l.active()
+	if err := old.seal(); err != nil {
+		return l.fail("roll", err)
+	}
+	if err := old.sync(); err != nil {
+		return l.fail("roll", err)
+	}
+	s, err := createSegment(l.dir, baseOffset, l.cfg, now)
+	if err != nil {
+		return l.fail("roll", err)
+	}
+	l.segments = append(l.segments, s)
+	l.recoveryPoint = max(l.recoveryPoint, old.nextOffset)
+	return nil
+}
+
+// Flush fsyncs every segment at or above the recovery point and advances the recovery
+// point to the log end offset.
+func (l *Log) Flush() error {
+	if err := l.writable(); err != nil {
+		return err
+	}
+	for i := l.segmentIndexFor(l.recoveryPoint); i < len(l.segments); i++ {
+		if err := l.segments[i].sync(); err != nil {
+			return l.fail("flush", err)
+		}
+	}
+	l.recoveryPoint = l.LogEndOffset()
+	l.unflushedMessages = 0
+	l.lastFlush = l.now()
+	return nil
+}
+
+// MaybeFlush flushes when flush.ms has passed since the last flush. Owners with a timer
+// call it so that flush.ms holds on an idle log too.
+func (l *Log) MaybeFlush() error {
+	if l.unflushedMessages > 0 && l.now().Sub(l.lastFlush).Milliseconds() >= l.cfg.FlushMs {
+		return l.Flush()
+	}
+	return nil
+}
+
+// segmentIndexFor returns the index of the segment that holds offset: the last segment
+// whose base offset is at most offset (0 when offset is below every segment).
+func (l *Log) segmentIndexFor(offset int64) int {
+	i := sort.Search(len(l.segments), func(i int) bool { return l.segments[i].baseOffset > offset })
+	return max(i-1, 0)
+}
+
+// Close flushes, trims the active segment's indexes and closes every file.
+func (l *Log) Close() error {
+	if l.closed {
+		return nil
+	}
+	var err error
+	if l.failure == nil {
+		err = l.Flush()
+	}
+	if e := l.closeFiles(); err == nil {
+		err = e
+	}
+	return err
+}
+
+func (l *Log) closeFiles() error {
+	var err error
+	for _, s := range l.segments {
+		if e := s.close(); err == nil {
+			err = e
+		}
+	}
+	l.closed = true
+	return err
+}
+
+// Delete closes the log without flushing and removes its directory.
+func (l *Log) Delete() error {
+	if !l.closed {
+		l.closeFiles()
+	}
+	return os.RemoveAll(l.dir)
+}

@@ -1,0 +1,189 @@
+package segment
+
+import (
+	"fmt"
+	"io"
+	"os"
+)
+
+// FileRange is a byte range of a segment's .log file holding whole batches. The network
+// layer can send it without copying (sendfile); Bytes copies it. An empty range has a nil
+// File.
+type FileRange struct {
+	File        *os.File
+	Position    int64 // byte position in File
+	Size        int64 // bytes
+	FirstOffset int64 // base offset of the first batch; -1 when empty
+	LastOffset  int64 // last offset of the last batch; -1 when empty
+}
+
+// Bytes reads the range into a new slice; an empty range gives an empty, non-nil slice.
+func (r FileRange) Bytes() ([]byte, error) {
+	b := make([]byte, r.Size)
+	if r.Size == 0 {
+		return b, nil
+	}
+	if _, err := r.File.ReadAt(b, r.Position); err != nil {
+		return nil, fmt.Errorf("reading %s at %d: %w", r.File.Name(), r.Position, err)
+	}
+	return b, nil
+}
+
+// WriteTo writes the range to w; with a *net.TCPConn as w the kernel copies the file.
+func (r FileRange) WriteTo(w io.Writer) (int64, error) {
+	if r.Size == 0 {
+		return 0, nil
+	}
+	return io.Copy(w, io.NewSectionReader(r.File, r.Position, r.Size))
+}
+
+var emptyRange = FileRange{FirstOffset: -1, LastOffset: -1}
+
+// Read returns whole batches starting with the batch that holds offset, from a single
+// segment: at least one batch even when it is larger than maxBytes (Kafka's rule), then
+// more while they fit in maxBytes, never a batch with offsets at or above upTo (the
+// caller passes the high watermark or the log end offset). An offset below the log start
+// offset or above the log end offset is ErrOffsetOutOfRange; offset at or past upTo gives
+// an empty range.
+func (l *Log) Read(offset int64, maxBytes int, upTo int64) (FileRange, error) {
+	if l.closed {
+		return emptyRange, ErrClosed
+	}
+	if offset < l.logStartOffset || offset > l.LogEndOffset() {
+		return emptyRange, fmt.Errorf("%w: offset %d, log has [%d, %d)", ErrOffsetOutOfRange, offset, l.logStartOffset, l.LogEndOffset())
+	}
+	if offset >= upTo {
+		return emptyRange, nil
+	}
+	for i := l.segmentIndexFor(offset); i < len(l.segments); i++ {
+		s := l.segments[i]
+		pos, h, ok, err := s.translateOffset(offset)
+		if err != nil {
+			return emptyRange, err
+		}
+		if !ok {
+			continue // offset is past this segment's batches
+		}
+		return s.readFrom(pos, h, maxBytes, upTo)
+	}
+	return emptyRange, nil
+}
+
+// readFrom collects batches from pos (holding the batch h) as Read describes.
+func (s *segment) readFrom(pos int64, h BatchHeader, maxBytes int, upTo int64) (FileRange, error) {
+	if h.LastOffset() >= upTo {
+		return emptyRange, nil
+	}
+	r := FileRange{File: s.log, Position: pos, Size: h.Size(), FirstOffset: h.BaseOffset, LastOffset: h.LastOffset()}
+	var buf [BatchHeaderSize]byte
+	for next := pos + h.Size(); next < s.size; {
+		nh, err := s.readHeaderAt(next, &buf)
+		if err != nil {
+			return emptyRange, fmt.Errorf("segment %d at position %d: %w", s.baseOffset, next, err)
+		}
+		if nh.LastOffset() >= upTo || r.Size+nh.Size() > int64(maxBytes) {
+			break
+		}
+		r.Size += nh.Size()
+		r.LastOffset = nh.LastOffset()
+		next += nh.Size()
+	}
+	return r, nil
+}
+
+// TimestampOffset is a record's offset and timestamp.
+type TimestampOffset struct {
+	Offset    int64
+	Timestamp int64
+}
+
+// OffsetForTimestamp finds the first record, at or after the log start offset, whose
+// timestamp is at least ts (ListOffsets by timestamp). ok is false when there is none.
+func (l *Log) OffsetForTimestamp(ts int64) (TimestampOffset, bool, error) {
+	if l.closed {
+		return TimestampOffset{}, false, ErrClosed
+	}
+	for _, s := range l.segments {
+		if s.maxTimestamp < ts || s.nextOffset <= l.logStartOffset {
+			continue
+		}
+		from := max(s.timeIndex.lookup(ts), l.logStartOffset)
+		pos := s.offsetIndex.lookup(from).position
+		var hb [BatchHeaderSize]byte
+		for pos < s.size {
+			h, err := s.readHeaderAt(pos, &hb)
+			if err != nil {
+				return TimestampOffset{}, false, err
+			}
+			if h.LastOffset() >= from && h.MaxTimestamp >= ts {
+				return l.recordAtOrAfter(s, pos, h, func(rts int64) bool { return rts >= ts }, from)
+			}
+			pos += h.Size()
+		}
+	}
+	return TimestampOffset{}, false, nil
+}
+
+// MaxTimestampOffset returns the offset and timestamp of the first record with the
+// largest timestamp in the log (ListOffsets with timestamp -3). ok is false for an empty
+// log or one without timestamps.
+func (l *Log) MaxTimestampOffset() (TimestampOffset, bool, error) {
+	if l.closed {
+		return TimestampOffset{}, false, ErrClosed
+	}
+	var best *segment
+	for _, s := range l.segments {
+		if s.nextOffset > l.logStartOffset && s.maxTimestamp >= 0 && (best == nil || s.maxTimestamp > best.maxTimestamp) {
+			best = s
+		}
+	}
+	if best == nil {
+		return TimestampOffset{}, false, nil
+	}
+	ts := best.maxTimestamp
+	pos, h, ok, err := best.translateOffset(best.offsetOfMaxTimestamp)
+	if err != nil || !ok {
+		return TimestampOffset{}, false, err
+	}
+	return l.recordAtOrAfter(best, pos, h, func(rts int64) bool { return rts == ts }, l.logStartOffset)
+}
+
+// recordAtOrAfter returns the first record of the batch h at pos, at or after offset
+// from, whose timestamp satisfies match. Without a decompressor, a compressed batch
+// answers its first offset at or after from, with the batch's max timestamp.
+func (l *Log) recordAtOrAfter(s *segment, pos int64, h BatchHeader, match func(int64) bool, from int64) (TimestampOffset, bool, error) {
+	fallback := TimestampOffset{Offset: max(h.BaseOffset, from), Timestamp: h.MaxTimestamp}
+	if h.LogAppendTime() {
+		return fallback, true, nil // every record carries the batch's max timestamp
+	}
+	body := make([]byte, h.Size()-BatchHeaderSize)
+	if _, err := s.log.ReadAt(body, pos+BatchHeaderSize); err != nil {
+		return TimestampOffset{}, false, err
+	}
+	if h.Codec() != 0 {
+		if l.decompress == nil {
+			return fallback, true, nil
+		}
+		var err error
+		if body, err = l.decompress(h.Codec(), body); err != nil {
+			return TimestampOffset{}, false, fmt.Errorf("decompressing batch at offset %d: %w", h.BaseOffset, err)
+		}
+	}
+	var found TimestampOffset
+	ok := false
+	err := walkRecords(body, h.RecordCount, func(offsetDelta int32, timestampDelta int64) bool {
+		off, rts := h.BaseOffset+int64(offsetDelta), h.BaseTimestamp+timestampDelta
+		if off >= from && match(rts) {
+			found, ok = TimestampOffset{off, rts}, true
+			return false
+		}
+		return true
+	})
+	if err != nil {
+		return TimestampOffset{}, false, fmt.Errorf("batch at offset %d: %w", h.BaseOffset, err)
+	}
+	if !ok {
+		return fallback, true, nil
+	}
+	return found, true, nil
+}

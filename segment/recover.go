@@ -1,0 +1,360 @@
+package segment
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+)
+
+// RecoveryReport says what Open found and changed.
+type RecoveryReport struct {
+	// SegmentsLoaded counts every segment opened.
+	SegmentsLoaded int
+	// SegmentsRecovered counts segments scanned batch by batch with CRC checks.
+	SegmentsRecovered int
+	// IndexesRebuilt lists the base offsets of segments whose indexes were rebuilt.
+	IndexesRebuilt []int64
+	// Cut is set when invalid or torn data was cut from the log.
+	Cut *RecoveryCut
+	// DeletedSegments lists base offsets of segments deleted because they followed a cut
+	// or held nothing.
+	DeletedSegments []int64
+	// RemovedFiles lists leftover files removed (temporary, .deleted, orphan indexes).
+	RemovedFiles []string
+	// LeaderEpochsRebuilt is set when leader-epoch-checkpoint was missing or corrupt and
+	// was rebuilt from batch headers.
+	LeaderEpochsRebuilt bool
+}
+
+// RecoveryCut describes where recovery cut the log.
+type RecoveryCut struct {
+	SegmentBaseOffset int64 // segment that was cut
+	Position          int64 // byte position of the cut in its .log
+	Offset            int64 // log end offset after the cut
+	TruncatedBytes    int64 // bytes removed from that segment (later segments not counted)
+	Reason            error // why the first removed batch was rejected
+}
+
+// Open opens the partition directory dir, creating it when missing, and recovers it.
+func Open(dir string, cfg Config, opts OpenOptions) (*Log, *RecoveryReport, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, nil, err
+	}
+	l := &Log{dir: dir, cfg: cfg, now: opts.Now, decompress: opts.Decompress}
+	if l.now == nil {
+		l.now = time.Now
+	}
+	l.lastFlush = l.now()
+	report := &RecoveryReport{}
+	bases, err := scanDir(dir, report)
+	if err != nil {
+		return nil, nil, err
+	}
+	epochs, epochErr := openLeaderEpochCache(dir)
+	l.epochs = epochs
+	rebuildEpochs := epochErr != nil
+	if epochErr != nil && !errors.Is(epochErr, ErrCorruptCheckpoint) {
+		return nil, nil, epochErr
+	}
+	if _, err := os.Stat(epochs.path); errors.Is(err, os.ErrNotExist) && len(bases) > 0 {
+		rebuildEpochs = true
+	}
+	if rebuildEpochs {
+		epochs.entries = nil
+		report.LeaderEpochsRebuilt = true
+	}
+	if err := l.loadSegments(bases, opts, rebuildEpochs, report); err != nil {
+		l.closeFiles()
+		return nil, nil, err
+	}
+	if err := l.finishOpen(opts, report); err != nil {
+		l.closeFiles()
+		return nil, nil, err
+	}
+	return l, report, nil
+}
+
+// scanDir removes leftover files and returns the base offsets of the .log files, sorted.
+func scanDir(dir string, report *RecoveryReport) ([]int64, error) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	logs := map[int64]bool{}
+	var indexes []string
+	for _, e := range ents {
+		name := e.Name()
+		if e.IsDir() {
+			continue
+		}
+		if strings.HasSuffix(name, checkpointTempSuffix) || strings.HasSuffix(name, DeletedFileSuffix) || strings.HasSuffix(name, CleanedFileSuffix) {
+			if err := os.Remove(filepath.Join(dir, name)); err != nil {
+				return nil, err
+			}
+			report.RemovedFiles = append(report.RemovedFiles, name)
+			continue
+		}
+		base, suffix, ok := parseSegmentFileName(name)
+		if !ok {
+			continue
+		}
+		switch suffix {
+		case LogFileSuffix:
+			logs[base] = true
+		case IndexFileSuffix, TimeIndexFileSuffix:
+			indexes = append(indexes, name)
+		}
+	}
+	for _, name := range indexes {
+		if base, _, _ := parseSegmentFileName(name); !logs[base] {
+			if err := os.Remove(filepath.Join(dir, name)); err != nil {
+				return nil, err
+			}
+			report.RemovedFiles = append(report.RemovedFiles, name)
+		}
+	}
+	bases := make([]int64, 0, len(logs))
+	for b := range logs {
+		bases = append(bases, b)
+	}
+	slices.Sort(bases)
+	return bases, nil
+}
+
+// loadSegments opens every segment. Trusted segments (wholly below the recovery point, or
+// all after a clean shutdown) get a size check; the rest are recovered. The first cut
+// deletes every later segment.
+func (l *Log) loadSegments(bases []int64, opts OpenOptions, rebuildEpochs bool, report *RecoveryReport) error {
+	for i, base := range bases {
+		last := i == len(bases)-1
+		s, err := openSegmentFiles(l.dir, base, l.cfg, last)
+		if err != nil {
+			return err
+		}
+		l.segments = append(l.segments, s)
+		report.SegmentsLoaded++
+		trusted := opts.CleanShutdown || (!last && bases[i+1] <= opts.RecoveryPoint)
+		expectNext := int64(-1)
+		if !last {
+			expectNext = bases[i+1]
+		}
+		cut := false
+		if !trusted || !l.loadTrusted(s, expectNext, report) {
+			report.SegmentsRecovered++
+			if cut, err = l.recoverSegment(s, report); err != nil {
+				return err
+			}
+		}
+		if rebuildEpochs {
+			if err := l.assignEpochsFrom(s); err != nil {
+				return err
+			}
+		}
+		if !cut && !last && s.nextOffset != bases[i+1] {
+			// A gap or overlap between segments: cut here, at the end of this one.
+			report.Cut = &RecoveryCut{SegmentBaseOffset: base, Position: s.size, Offset: s.nextOffset,
+				Reason: fmt.Errorf("%w: segment ends at offset %d, next segment starts at %d", ErrInvalidBatch, s.nextOffset, bases[i+1])}
+			cut = true
+		}
+		if cut && !last {
+			for _, later := range bases[i+1:] {
+				if err := removeSegmentFiles(l.dir, later); err != nil {
+					return err
+				}
+				report.DeletedSegments = append(report.DeletedSegments, later)
+			}
+			break
+		}
+	}
+	// Segments left empty by a cut, other than the last, are dropped.
+	for len(l.segments) > 1 && l.active().size == 0 {
+		s := l.active()
+		l.segments = l.segments[:len(l.segments)-1]
+		report.DeletedSegments = append(report.DeletedSegments, s.baseOffset)
+		if err := s.remove(); err != nil {
+			return err
+		}
+	}
+	for i, s := range l.segments {
+		var err error
+		if i < len(l.segments)-1 {
+			err = s.seal()
+		} else if err = s.offsetIndex.unseal(); err == nil {
+			err = s.timeIndex.unseal()
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// loadTrusted loads a trusted segment from its indexes and a header scan of its tail. It
+// returns false when the indexes or the framing are wrong and the segment must be
+// recovered instead.
+func (l *Log) loadTrusted(s *segment, expectNext int64, report *RecoveryReport) bool {
+	n, clean := s.offsetIndex.validPrefix(s.size)
+	if !clean || (s.indexesMissing && s.size > 0) {
+		return false
+	}
+	s.offsetIndex.truncateEntries(n)
+	if err := s.loadTail(l.cfg.IndexIntervalBytes); err != nil {
+		return false
+	}
+	tn, tclean := s.timeIndex.validPrefix(s.nextOffset)
+	if !tclean {
+		return false
+	}
+	s.timeIndex.truncateEntries(tn)
+	if expectNext >= 0 && s.nextOffset != expectNext {
+		return false
+	}
+	return true
+}
+
+// recoverSegment scans every batch with CRC checks, rebuilds both indexes, and cuts the
+// segment at the first invalid or torn batch. It reports whether it cut.
+func (l *Log) recoverSegment(s *segment, report *RecoveryReport) (bool, error) {
+	report.IndexesRebuilt = append(report.IndexesRebuilt, s.baseOffset)
+	if err := s.offsetIndex.unseal(); err != nil {
+		return false, err
+	}
+	if err := s.timeIndex.unseal(); err != nil {
+		return false, err
+	}
+	s.offsetIndex.truncateEntries(0)
+	s.timeIndex.truncateEntries(0)
+	fileSize := s.size
+	s.size, s.nextOffset = 0, s.baseOffset
+	s.maxTimestamp, s.offsetOfMaxTimestamp, s.firstBatchTimestamp = -1, -1, -1
+	s.bytesSinceLastIndexEntry = 0
+
+	var buf []byte
+	var reason error
+	for s.size < fileSize {
+		pos := s.size
+		h, err := readBatchAt(s.log, pos, fileSize, &buf)
+		if err == nil && h.BaseOffset != s.nextOffset {
+			err = fmt.Errorf("%w: batch at position %d starts at offset %d, expected %d", ErrInvalidBatch, pos, h.BaseOffset, s.nextOffset)
+		}
+		if err == nil && (s.offsetIndex.full(1) || s.timeIndex.full(2) || h.LastOffset()-s.baseOffset > 1<<31-1) {
+			err = fmt.Errorf("%w: batch at position %d does not fit the segment's indexes", ErrInvalidBatch, pos)
+		}
+		if err != nil {
+			reason = err
+			break
+		}
+		s.size = pos // indexBatch advances it
+		s.indexBatch(h, pos, l.cfg.IndexIntervalBytes)
+	}
+	if reason == nil {
+		return false, nil
+	}
+	report.Cut = &RecoveryCut{SegmentBaseOffset: s.baseOffset, Position: s.size, Offset: s.nextOffset,
+		TruncatedBytes: fileSize - s.size, Reason: reason}
+	if err := s.log.Truncate(s.size); err != nil {
+		return true, err
+	}
+	return true, s.sync()
+}
+
+// readBatchAt reads and validates the whole batch at pos of a file of fileSize bytes,
+// reusing *buf.
+func readBatchAt(f *os.File, pos, fileSize int64, buf *[]byte) (BatchHeader, error) {
+	if fileSize-pos < BatchHeaderSize {
+		return BatchHeader{}, fmt.Errorf("%w: %d bytes at position %d, short of a batch header", io.ErrUnexpectedEOF, fileSize-pos, pos)
+	}
+	if cap(*buf) < BatchHeaderSize {
+		*buf = make([]byte, 64<<10)
+	}
+	hb := (*buf)[:BatchHeaderSize]
+	if _, err := f.ReadAt(hb, pos); err != nil {
+		return BatchHeader{}, err
+	}
+	h, err := ParseBatchHeader(hb)
+	if err != nil {
+		return h, fmt.Errorf("batch at position %d: %w", pos, err)
+	}
+	if h.Size() > fileSize-pos {
+		return h, fmt.Errorf("%w: batch at position %d needs %d bytes, %d remain", io.ErrUnexpectedEOF, pos, h.Size(), fileSize-pos)
+	}
+	if int64(cap(*buf)) < h.Size() {
+		*buf = make([]byte, h.Size())
+	}
+	b := (*buf)[:h.Size()]
+	if _, err := f.ReadAt(b, pos); err != nil {
+		return h, err
+	}
+	if _, err := ValidateBatch(b); err != nil {
+		return h, fmt.Errorf("batch at position %d: %w", pos, err)
+	}
+	return h, nil
+}
+
+// assignEpochsFrom adds the leader epochs of s's batches to the epoch cache (used when
+// leader-epoch-checkpoint is rebuilt from batch headers).
+func (l *Log) assignEpochsFrom(s *segment) error {
+	var hb [BatchHeaderSize]byte
+	for pos := int64(0); pos < s.size; {
+		h, err := s.readHeaderAt(pos, &hb)
+		if err != nil {
+			return err
+		}
+		if h.PartitionLeaderEpoch > l.epochs.LatestEpoch() {
+			if err := l.epochs.Assign(h.PartitionLeaderEpoch, h.BaseOffset); err != nil {
+				return err
+			}
+		}
+		pos += h.Size()
+	}
+	return nil
+}
+
+// finishOpen creates the first segment of an empty log, settles the log start offset
+// and recovery point, and trims the leader epoch cache to the log.
+func (l *Log) finishOpen(opts OpenOptions, report *RecoveryReport) error {
+	if len(l.segments) == 0 {
+		s, err := createSegment(l.dir, max(opts.LogStartOffset, 0), l.cfg, l.now())
+		if err != nil {
+			return err
+		}
+		l.segments = []*segment{s}
+	}
+	l.logStartOffset = max(opts.LogStartOffset, l.segments[0].baseOffset)
+	if l.logStartOffset > l.LogEndOffset() {
+		// The log start moved past data that is gone (for example a crash during
+		// TruncateFullyAndStartAt): start empty there, as Kafka does.
+		if err := l.TruncateFullyAndStartAt(l.logStartOffset); err != nil {
+			return err
+		}
+	}
+	l.recoveryPoint = l.LogEndOffset()
+	if report.SegmentsRecovered > 0 {
+		if err := l.active().sync(); err != nil {
+			return err
+		}
+	}
+	if err := l.epochs.TruncateFromEnd(l.LogEndOffset()); err != nil {
+		return err
+	}
+	return l.epochs.TruncateFromStart(l.logStartOffset)
+}
+
+func removeSegmentFiles(dir string, base int64) error {
+	for _, suffix := range []string{LogFileSuffix, IndexFileSuffix, TimeIndexFileSuffix} {
+		if err := os.Remove(segmentPath(dir, base, suffix)); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return err
+		}
+	}
+	return nil
+}
+
+func fileExists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
+}

@@ -1,0 +1,312 @@
+package segment
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"time"
+)
+
+// segment is one .log file with its .index and .timeindex. Not safe for concurrent use.
+type segment struct {
+	baseOffset  int64
+	log         *os.File
+	size        int64 // bytes in .log
+	offsetIndex offsetIndex
+	timeIndex   timeIndex
+	nextOffset  int64 // offset after the last batch; baseOffset when empty
+
+	maxTimestamp         int64 // largest batch maxTimestamp; -1 when none
+	offsetOfMaxTimestamp int64 // last offset of the batch holding maxTimestamp
+	firstBatchTimestamp  int64 // maxTimestamp of the first batch, for segment.ms; -1 when empty
+	created              time.Time
+
+	// bytesSinceLastIndexEntry counts bytes appended since the last offset index entry.
+	bytesSinceLastIndexEntry int
+	// indexesMissing is set when an index file did not exist when the segment was opened.
+	indexesMissing bool
+}
+
+// createSegment creates an empty, active segment at baseOffset. An empty leftover .log of
+// the same name is reused; a non-empty one is an error, never overwritten.
+func createSegment(dir string, baseOffset int64, cfg Config, now time.Time) (*segment, error) {
+	path := segmentPath(dir, baseOffset, LogFileSuffix)
+	if st, err := os.Stat(path); err == nil && st.Size() > 0 {
+		return nil, fmt.Errorf("creating segment %s: a non-empty file exists", path)
+	}
+	for _, suffix := range []string{IndexFileSuffix, TimeIndexFileSuffix} {
+		if err := os.Remove(segmentPath(dir, baseOffset, suffix)); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return nil, err
+		}
+	}
+	s, err := openSegmentFiles(dir, baseOffset, cfg, true)
+	if err != nil {
+		return nil, err
+	}
+	s.created = now
+	if err := syncDir(dir); err != nil {
+		s.close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// openSegmentFiles opens (creating when missing) a segment's three files without reading
+// them. The caller loads or recovers the segment's state.
+func openSegmentFiles(dir string, baseOffset int64, cfg Config, active bool) (*segment, error) {
+	f, err := os.OpenFile(segmentPath(dir, baseOffset, LogFileSuffix), os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	missing := !fileExists(segmentPath(dir, baseOffset, IndexFileSuffix)) || !fileExists(segmentPath(dir, baseOffset, TimeIndexFileSuffix))
+	oi, err := openIndexFile(segmentPath(dir, baseOffset, IndexFileSuffix), offsetIndexEntrySize, cfg.maxIndexEntries(offsetIndexEntrySize), active)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	ti, err := openIndexFile(segmentPath(dir, baseOffset, TimeIndexFileSuffix), timeIndexEntrySize, cfg.maxIndexEntries(timeIndexEntrySize), active)
+	if err != nil {
+		oi.close()
+		f.Close()
+		return nil, err
+	}
+	return &segment{
+		baseOffset:           baseOffset,
+		log:                  f,
+		size:                 st.Size(),
+		offsetIndex:          offsetIndex{oi, baseOffset},
+		timeIndex:            timeIndex{ti, baseOffset},
+		nextOffset:           baseOffset,
+		maxTimestamp:         -1,
+		offsetOfMaxTimestamp: -1,
+		firstBatchTimestamp:  -1,
+		created:              st.ModTime(),
+		indexesMissing:       missing,
+	}, nil
+}
+
+// readHeaderAt reads the batch header at pos. It returns io.ErrUnexpectedEOF when fewer
+// than a header's bytes remain, and an error when the header is invalid or its batch runs
+// past the end of the file.
+func (s *segment) readHeaderAt(pos int64, buf *[BatchHeaderSize]byte) (BatchHeader, error) {
+	if s.size-pos < BatchHeaderSize {
+		return BatchHeader{}, io.ErrUnexpectedEOF
+	}
+	if _, err := s.log.ReadAt(buf[:], pos); err != nil {
+		return BatchHeader{}, err
+	}
+	h, err := ParseBatchHeader(buf[:])
+	if err != nil {
+		return h, err
+	}
+	if pos+h.Size() > s.size {
+		return h, fmt.Errorf("%w: batch at position %d of size %d runs past the end of the %d-byte segment", io.ErrUnexpectedEOF, pos, h.Size(), s.size)
+	}
+	return h, nil
+}
+
+// appendBatches writes buf, already validated and stamped, to the end of the segment and
+// maintains the indexes batch by batch.
+func (s *segment) appendBatches(buf []byte, indexIntervalBytes int) error {
+	if _, err := s.log.WriteAt(buf, s.size); err != nil {
+		return err
+	}
+	pos := s.size
+	for off := 0; off < len(buf); {
+		h, _ := ParseBatchHeader(buf[off:]) // validated by the caller
+		s.indexBatch(h, pos, indexIntervalBytes)
+		pos += h.Size()
+		off += int(h.Size())
+	}
+	return nil
+}
+
+// indexBatch accounts for the batch h at pos, which has just been appended or scanned:
+// the next offset, timestamps and, per index.interval.bytes, index entries.
+func (s *segment) indexBatch(h BatchHeader, pos int64, indexIntervalBytes int) {
+	if pos == 0 {
+		s.firstBatchTimestamp = h.MaxTimestamp
+	}
+	if h.MaxTimestamp > s.maxTimestamp {
+		s.maxTimestamp = h.MaxTimestamp
+		s.offsetOfMaxTimestamp = h.LastOffset()
+	}
+	if s.bytesSinceLastIndexEntry > indexIntervalBytes {
+		s.offsetIndex.append(h.LastOffset(), pos)
+		s.timeIndex.maybeAppend(s.maxTimestamp, s.offsetOfMaxTimestamp)
+		s.bytesSinceLastIndexEntry = 0
+	}
+	s.bytesSinceLastIndexEntry += int(h.Size())
+	s.nextOffset = h.NextOffset()
+	s.size = pos + h.Size()
+}
+
+// shouldRoll reports whether an append of size bytes, offsets up to lastOffset and a
+// largest timestamp maxTimestamp must go to a new segment (Kafka's LogSegment.shouldRoll).
+func (s *segment) shouldRoll(cfg Config, size int64, lastOffset, maxTimestamp int64, now time.Time) bool {
+	if s.size == 0 {
+		return false
+	}
+	if s.size+size > cfg.SegmentBytes {
+		return true
+	}
+	waited := now.Sub(s.created).Milliseconds()
+	if s.firstBatchTimestamp >= 0 {
+		waited = maxTimestamp - s.firstBatchTimestamp
+	}
+	if waited > cfg.SegmentMs {
+		return true
+	}
+	// The time index keeps room for the entry written when the segment is sealed.
+	if s.offsetIndex.full(1) || s.timeIndex.full(2) {
+		return true
+	}
+	return lastOffset-s.baseOffset > math.MaxInt32
+}
+
+// translateOffset finds the first batch at or after the index entry for offset whose last
+// offset is at least offset. ok is false when the segment holds no such batch.
+func (s *segment) translateOffset(offset int64) (pos int64, h BatchHeader, ok bool, err error) {
+	var buf [BatchHeaderSize]byte
+	pos = s.offsetIndex.lookup(offset).position
+	for pos < s.size {
+		h, err = s.readHeaderAt(pos, &buf)
+		if err != nil {
+			return pos, h, false, fmt.Errorf("segment %d at position %d: %w", s.baseOffset, pos, err)
+		}
+		if h.LastOffset() >= offset {
+			return pos, h, true, nil
+		}
+		pos += h.Size()
+	}
+	return pos, h, false, nil
+}
+
+// loadTail scans batch headers (no CRCs) from the last offset index entry to the end of
+// the file to learn the next offset and the largest timestamp, using the indexes for the
+// part before. It fails when the batches do not frame the file exactly.
+func (s *segment) loadTail(indexIntervalBytes int) error {
+	last := s.offsetIndex.last()
+	s.maxTimestamp, s.offsetOfMaxTimestamp = -1, -1
+	if ts, ok := s.timeIndex.last(); ok {
+		s.maxTimestamp, s.offsetOfMaxTimestamp = ts.timestamp, ts.offset
+	}
+	var buf [BatchHeaderSize]byte
+	if s.size > 0 {
+		first, err := s.readHeaderAt(0, &buf)
+		if err != nil {
+			return err
+		}
+		if first.BaseOffset != s.baseOffset {
+			return fmt.Errorf("%w: first batch has offset %d, segment base is %d", ErrInvalidBatch, first.BaseOffset, s.baseOffset)
+		}
+		s.firstBatchTimestamp = first.MaxTimestamp
+	}
+	s.nextOffset = s.baseOffset
+	if s.offsetIndex.entries > 0 {
+		s.nextOffset = last.offset // the batch at last.position ends at last.offset
+	}
+	pos := last.position
+	for pos < s.size {
+		h, err := s.readHeaderAt(pos, &buf)
+		if err != nil {
+			return err
+		}
+		if (pos == last.position && s.offsetIndex.entries > 0 && h.LastOffset() != last.offset) ||
+			(pos != last.position && h.BaseOffset != s.nextOffset) {
+			return fmt.Errorf("%w: batch at position %d has offsets %d..%d, expected to follow %d", ErrInvalidBatch, pos, h.BaseOffset, h.LastOffset(), s.nextOffset)
+		}
+		if h.MaxTimestamp > s.maxTimestamp {
+			s.maxTimestamp, s.offsetOfMaxTimestamp = h.MaxTimestamp, h.LastOffset()
+		}
+		s.nextOffset = h.NextOffset()
+		pos += h.Size()
+	}
+	s.bytesSinceLastIndexEntry = int(s.size - last.position)
+	if s.offsetIndex.entries == 0 {
+		s.bytesSinceLastIndexEntry = int(s.size)
+	}
+	return nil
+}
+
+// truncateTo removes every batch whose last offset is at least offset and returns the
+// bytes removed. The segment's indexes are left writable: it becomes the active segment.
+func (s *segment) truncateTo(offset int64, indexIntervalBytes int) (int64, error) {
+	pos, h, ok, err := s.translateOffset(offset)
+	if err != nil {
+		return 0, err
+	}
+	if !ok {
+		return 0, nil
+	}
+	if err := s.offsetIndex.unseal(); err != nil {
+		return 0, err
+	}
+	if err := s.timeIndex.unseal(); err != nil {
+		return 0, err
+	}
+	s.offsetIndex.truncateBelow(h.BaseOffset)
+	s.timeIndex.truncateBelow(h.BaseOffset)
+	removed := s.size - pos
+	if err := s.log.Truncate(pos); err != nil {
+		return 0, err
+	}
+	s.size = pos
+	if s.size == 0 {
+		s.firstBatchTimestamp = -1
+	}
+	if err := s.loadTail(indexIntervalBytes); err != nil {
+		return removed, err
+	}
+	return removed, nil
+}
+
+// seal makes the segment inactive: a final time index entry for its largest timestamp,
+// then both indexes trimmed and mapped read-only.
+func (s *segment) seal() error {
+	if s.timeIndex.writable && s.maxTimestamp >= 0 {
+		s.timeIndex.maybeAppend(s.maxTimestamp, s.offsetOfMaxTimestamp)
+	}
+	if err := s.offsetIndex.seal(); err != nil {
+		return err
+	}
+	return s.timeIndex.seal()
+}
+
+// sync fsyncs the log and both indexes.
+func (s *segment) sync() error {
+	if err := s.log.Sync(); err != nil {
+		return err
+	}
+	if err := s.offsetIndex.sync(); err != nil {
+		return err
+	}
+	return s.timeIndex.sync()
+}
+
+// close trims the indexes and closes every file.
+func (s *segment) close() error {
+	err := s.offsetIndex.close()
+	if e := s.timeIndex.close(); err == nil {
+		err = e
+	}
+	if e := s.log.Close(); err == nil {
+		err = e
+	}
+	return err
+}
+
+// remove closes the segment and deletes its files.
+func (s *segment) remove() error {
+	s.offsetIndex.remove()
+	s.timeIndex.remove()
+	s.log.Close()
+	return os.Remove(s.log.Name())
+}

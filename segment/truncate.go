@@ -1,0 +1,75 @@
+package segment
+
+import "fmt"
+
+// TruncateTo removes every batch that holds an offset at or above offset and returns the
+// new log end offset. Truncation works at batch boundaries: a batch that straddles offset
+// is removed whole, so the new log end offset may be below offset. Segments after the
+// cut are deleted, indexes are fixed, the leader epoch cache is truncated, and an offset
+// below the log start offset truncates fully and starts there (as Kafka does).
+func (l *Log) TruncateTo(offset int64) (int64, error) {
+	if err := l.writable(); err != nil {
+		return 0, err
+	}
+	if offset < 0 {
+		return 0, fmt.Errorf("%w: truncate to negative offset %d", ErrOffsetOutOfRange, offset)
+	}
+	if offset >= l.LogEndOffset() {
+		return l.LogEndOffset(), nil
+	}
+	if offset < l.logStartOffset {
+		return offset, l.TruncateFullyAndStartAt(offset)
+	}
+	// Delete whole segments at or above offset, keeping at least the first.
+	for len(l.segments) > 1 && l.active().baseOffset >= offset {
+		s := l.active()
+		l.segments = l.segments[:len(l.segments)-1]
+		if err := s.remove(); err != nil {
+			return 0, l.fail("truncate", err)
+		}
+	}
+	s := l.active()
+	if _, err := s.truncateTo(offset, l.cfg.IndexIntervalBytes); err != nil {
+		return 0, l.fail("truncate", err)
+	}
+	if err := s.sync(); err != nil {
+		return 0, l.fail("truncate", err)
+	}
+	if err := syncDir(l.dir); err != nil {
+		return 0, l.fail("truncate", err)
+	}
+	leo := l.LogEndOffset()
+	l.recoveryPoint = min(l.recoveryPoint, leo)
+	if err := l.epochs.TruncateFromEnd(leo); err != nil {
+		return leo, l.fail("leader epoch checkpoint", err)
+	}
+	return leo, nil
+}
+
+// TruncateFullyAndStartAt deletes every segment and starts an empty log at offset, which
+// becomes the log start offset; the leader epoch cache is cleared. Followers use it when
+// the leader's log starts past theirs.
+func (l *Log) TruncateFullyAndStartAt(offset int64) error {
+	if err := l.writable(); err != nil {
+		return err
+	}
+	if offset < 0 {
+		return fmt.Errorf("%w: start at negative offset %d", ErrOffsetOutOfRange, offset)
+	}
+	for _, s := range l.segments {
+		if err := s.remove(); err != nil {
+			return l.fail("truncate fully", err)
+		}
+	}
+	l.segments = nil
+	s, err := createSegment(l.dir, offset, l.cfg, l.now())
+	if err != nil {
+		return l.fail("truncate fully", err)
+	}
+	l.segments = []*segment{s}
+	l.logStartOffset, l.recoveryPoint, l.unflushedMessages = offset, offset, 0
+	if err := l.epochs.clear(); err != nil {
+		return l.fail("leader epoch checkpoint", err)
+	}
+	return nil
+}
