@@ -170,7 +170,7 @@ func (l *Log) fail(op string, err error) error {
 // when needed, then updates the leader epoch cache and applies the flush policy.
 func (l *Log) append(records []byte, set batchSet) (AppendInfo, error) {
 	now := l.now()
-	if l.active().shouldRoll(l.cfg, int64(len(records)), set.lastOffset, set.maxTimestamp, now) {
+	if l.active().shouldRoll(l.cfg, int64(len(records)), set.count, set.lastOffset, set.maxTimestamp, now) {
 		if err := l.roll(set.firstBase, now); err != nil {
 			return AppendInfo{}, err
 		}

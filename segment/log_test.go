@@ -333,10 +333,10 @@ func TestRollTriggers(t *testing.T) {
 		appendN(t, l, 1, batchSpec{records: 1, valueSize: 10}, 0)
 		s := l.active()
 		now := time.Now()
-		if s.shouldRoll(l.cfg, 10, s.baseOffset+math.MaxInt32, 0, now) {
+		if s.shouldRoll(l.cfg, 10, 1, s.baseOffset+math.MaxInt32, 0, now) {
 			t.Fatal("rolled at the largest relative offset")
 		}
-		if !s.shouldRoll(l.cfg, 10, s.baseOffset+math.MaxInt32+1, 0, now) {
+		if !s.shouldRoll(l.cfg, 10, 1, s.baseOffset+math.MaxInt32+1, 0, now) {
 			t.Fatal("did not roll past the largest relative offset")
 		}
 	})

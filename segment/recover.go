@@ -203,14 +203,17 @@ func (l *Log) loadTrusted(s *segment, expectNext int64, report *RecoveryReport) 
 		return false
 	}
 	s.offsetIndex.truncateEntries(n)
-	if err := s.loadTail(l.cfg.IndexIntervalBytes); err != nil {
-		return false
-	}
-	tn, tclean := s.timeIndex.validPrefix(s.nextOffset)
+	tn, tclean := s.timeIndex.validPrefix(1<<63 - 1)
 	if !tclean {
 		return false
 	}
 	s.timeIndex.truncateEntries(tn)
+	if err := s.loadTail(l.cfg.IndexIntervalBytes); err != nil {
+		return false
+	}
+	if last, ok := s.timeIndex.last(); ok && last.offset >= s.nextOffset {
+		return false
+	}
 	if expectNext >= 0 && s.nextOffset != expectNext {
 		return false
 	}
@@ -242,8 +245,8 @@ func (l *Log) recoverSegment(s *segment, report *RecoveryReport) (bool, error) {
 		if err == nil && h.BaseOffset != s.nextOffset {
 			err = fmt.Errorf("%w: batch at position %d starts at offset %d, expected %d", ErrInvalidBatch, pos, h.BaseOffset, s.nextOffset)
 		}
-		if err == nil && (s.offsetIndex.full(1) || s.timeIndex.full(2) || h.LastOffset()-s.baseOffset > 1<<31-1) {
-			err = fmt.Errorf("%w: batch at position %d does not fit the segment's indexes", ErrInvalidBatch, pos)
+		if err == nil && h.LastOffset()-s.baseOffset > 1<<31-1 {
+			err = fmt.Errorf("%w: batch at position %d has offsets beyond the segment's 32-bit range", ErrInvalidBatch, pos)
 		}
 		if err != nil {
 			reason = err

@@ -138,7 +138,9 @@ func (s *segment) indexBatch(h BatchHeader, pos int64, indexIntervalBytes int) {
 		s.maxTimestamp = h.MaxTimestamp
 		s.offsetOfMaxTimestamp = h.LastOffset()
 	}
-	if s.bytesSinceLastIndexEntry > indexIntervalBytes {
+	// A full index skips entries (lookups scan a little further) rather than overflow:
+	// one append call may carry more batches than the index has room for.
+	if s.bytesSinceLastIndexEntry > indexIntervalBytes && !s.offsetIndex.full(1) && !s.timeIndex.full(2) {
 		s.offsetIndex.append(h.LastOffset(), pos)
 		s.timeIndex.maybeAppend(s.maxTimestamp, s.offsetOfMaxTimestamp)
 		s.bytesSinceLastIndexEntry = 0
@@ -148,9 +150,10 @@ func (s *segment) indexBatch(h BatchHeader, pos int64, indexIntervalBytes int) {
 	s.size = pos + h.Size()
 }
 
-// shouldRoll reports whether an append of size bytes, offsets up to lastOffset and a
-// largest timestamp maxTimestamp must go to a new segment (Kafka's LogSegment.shouldRoll).
-func (s *segment) shouldRoll(cfg Config, size int64, lastOffset, maxTimestamp int64, now time.Time) bool {
+// shouldRoll reports whether an append of size bytes in batches batches, offsets up to
+// lastOffset and a largest timestamp maxTimestamp must go to a new segment (Kafka's
+// LogSegment.shouldRoll).
+func (s *segment) shouldRoll(cfg Config, size int64, batches int, lastOffset, maxTimestamp int64, now time.Time) bool {
 	if s.size == 0 {
 		return false
 	}
@@ -164,8 +167,9 @@ func (s *segment) shouldRoll(cfg Config, size int64, lastOffset, maxTimestamp in
 	if waited > cfg.SegmentMs {
 		return true
 	}
-	// The time index keeps room for the entry written when the segment is sealed.
-	if s.offsetIndex.full(1) || s.timeIndex.full(2) {
+	// Room for an entry per batch; the time index keeps one more for the entry written
+	// when the segment is sealed.
+	if s.offsetIndex.full(batches) || s.timeIndex.full(batches+1) {
 		return true
 	}
 	return lastOffset-s.baseOffset > math.MaxInt32
@@ -239,18 +243,18 @@ func (s *segment) loadTail(indexIntervalBytes int) error {
 // truncateTo removes every batch whose last offset is at least offset and returns the
 // bytes removed. The segment's indexes are left writable: it becomes the active segment.
 func (s *segment) truncateTo(offset int64, indexIntervalBytes int) (int64, error) {
-	pos, h, ok, err := s.translateOffset(offset)
-	if err != nil {
-		return 0, err
-	}
-	if !ok {
-		return 0, nil
-	}
 	if err := s.offsetIndex.unseal(); err != nil {
 		return 0, err
 	}
 	if err := s.timeIndex.unseal(); err != nil {
 		return 0, err
+	}
+	pos, h, ok, err := s.translateOffset(offset)
+	if err != nil {
+		return 0, err
+	}
+	if !ok {
+		return 0, nil // offset is at or past the segment's end
 	}
 	s.offsetIndex.truncateBelow(h.BaseOffset)
 	s.timeIndex.truncateBelow(h.BaseOffset)
@@ -271,7 +275,7 @@ func (s *segment) truncateTo(offset int64, indexIntervalBytes int) (int64, error
 // seal makes the segment inactive: a final time index entry for its largest timestamp,
 // then both indexes trimmed and mapped read-only.
 func (s *segment) seal() error {
-	if s.timeIndex.writable && s.maxTimestamp >= 0 {
+	if s.timeIndex.writable && s.maxTimestamp >= 0 && !s.timeIndex.full(1) {
 		s.timeIndex.maybeAppend(s.maxTimestamp, s.offsetOfMaxTimestamp)
 	}
 	if err := s.offsetIndex.seal(); err != nil {
