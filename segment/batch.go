@@ -186,6 +186,10 @@ func validateBatches(buf []byte, contiguous bool) (batchSet, error) {
 		s.maxTimestamp = max(s.maxTimestamp, h.MaxTimestamp)
 		pos += int(h.Size())
 	}
+	// One append goes to one segment, whose offsets are 32-bit relative to its base.
+	if s.offsetSpan > 1<<31 {
+		return s, fmt.Errorf("%w: the batches span %d offsets, more than a segment holds", ErrInvalidBatch, s.offsetSpan)
+	}
 	return s, nil
 }
 

@@ -259,11 +259,20 @@ func (ix timeIndex) last() (timestampOffset, bool) {
 // lookup returns the offset of the greatest entry whose timestamp is at most ts, or the
 // segment's base offset.
 func (ix timeIndex) lookup(ts int64) int64 {
+	if e, ok := ix.lookupEntry(ts); ok {
+		return e.offset
+	}
+	return ix.baseOffset
+}
+
+// lookupEntry returns the greatest entry whose timestamp is at most ts; ok is false when
+// there is none.
+func (ix timeIndex) lookupEntry(ts int64) (e timestampOffset, ok bool) {
 	i := sort.Search(ix.entries, func(i int) bool { return ix.at(i).timestamp > ts })
 	if i == 0 {
-		return ix.baseOffset
+		return timestampOffset{}, false
 	}
-	return ix.at(i - 1).offset
+	return ix.at(i - 1), true
 }
 
 // maybeAppend adds (ts, offset) when ts is larger than the last entry's timestamp.

@@ -107,8 +107,8 @@ func (l *Log) OffsetForTimestamp(ts int64) (TimestampOffset, bool, error) {
 		if s.maxTimestamp < ts || s.nextOffset <= l.logStartOffset {
 			continue
 		}
-		from := max(s.timeIndex.lookup(ts), l.logStartOffset)
-		pos := s.offsetIndex.lookup(from).position
+		from := max(s.timestampFloor(ts), l.logStartOffset)
+		pos := s.indexedPosition(from)
 		var hb [BatchHeaderSize]byte
 		for pos < s.size {
 			h, err := s.readHeaderAt(pos, &hb)
@@ -116,7 +116,14 @@ func (l *Log) OffsetForTimestamp(ts int64) (TimestampOffset, bool, error) {
 				return TimestampOffset{}, false, err
 			}
 			if h.LastOffset() >= from && h.MaxTimestamp >= ts {
-				return l.recordAtOrAfter(s, pos, h, func(rts int64) bool { return rts >= ts }, from)
+				// Records are filtered by the log start offset, not by from: a time index
+				// entry's offset is the last offset of the batch holding its timestamp, and
+				// earlier records of that batch can hold ts too (Kafka's searchForTimestamp).
+				r, ok, err := l.recordAtOrAfter(s, pos, h, func(rts int64) bool { return rts >= ts }, l.logStartOffset)
+				if err != nil || ok {
+					return r, ok, err
+				}
+				// Only records below the log start offset match: the answer is further on.
 			}
 			pos += h.Size()
 		}
@@ -145,12 +152,18 @@ func (l *Log) MaxTimestampOffset() (TimestampOffset, bool, error) {
 	if err != nil || !ok {
 		return TimestampOffset{}, false, err
 	}
-	return l.recordAtOrAfter(best, pos, h, func(rts int64) bool { return rts == ts }, l.logStartOffset)
+	r, ok, err := l.recordAtOrAfter(best, pos, h, func(rts int64) bool { return rts == ts }, l.logStartOffset)
+	if err == nil && !ok {
+		// The records holding the maximum are below the log start offset.
+		r, ok = TimestampOffset{Offset: max(h.BaseOffset, l.logStartOffset), Timestamp: ts}, true
+	}
+	return r, ok, err
 }
 
 // recordAtOrAfter returns the first record of the batch h at pos, at or after offset
-// from, whose timestamp satisfies match. Without a decompressor, a compressed batch
-// answers its first offset at or after from, with the batch's max timestamp.
+// from, whose timestamp satisfies match; ok is false when no such record is in the batch.
+// Without a decompressor, a compressed batch (and a LogAppendTime batch, always) answers
+// its first offset at or after from, with the batch's max timestamp.
 func (l *Log) recordAtOrAfter(s *segment, pos int64, h BatchHeader, match func(int64) bool, from int64) (TimestampOffset, bool, error) {
 	fallback := TimestampOffset{Offset: max(h.BaseOffset, from), Timestamp: h.MaxTimestamp}
 	if h.LogAppendTime() {
@@ -182,8 +195,5 @@ func (l *Log) recordAtOrAfter(s *segment, pos int64, h BatchHeader, match func(i
 	if err != nil {
 		return TimestampOffset{}, false, fmt.Errorf("batch at offset %d: %w", h.BaseOffset, err)
 	}
-	if !ok {
-		return fallback, true, nil
-	}
-	return found, true, nil
+	return found, ok, nil
 }

@@ -211,7 +211,8 @@ func (l *Log) loadTrusted(s *segment, expectNext int64, report *RecoveryReport) 
 	if err := s.loadTail(l.cfg.IndexIntervalBytes); err != nil {
 		return false
 	}
-	if last, ok := s.timeIndex.last(); ok && last.offset >= s.nextOffset {
+	// The last time index entry gives the segment's max timestamp (retention, ListOffsets).
+	if last, ok := s.timeIndex.last(); ok && (last.offset >= s.nextOffset || !s.timeEntryValid(last)) {
 		return false
 	}
 	if expectNext >= 0 && s.nextOffset != expectNext {

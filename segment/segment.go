@@ -179,7 +179,7 @@ func (s *segment) shouldRoll(cfg Config, size int64, batches int, lastOffset, ma
 // offset is at least offset. ok is false when the segment holds no such batch.
 func (s *segment) translateOffset(offset int64) (pos int64, h BatchHeader, ok bool, err error) {
 	var buf [BatchHeaderSize]byte
-	pos = s.offsetIndex.lookup(offset).position
+	pos = s.indexedPosition(offset)
 	for pos < s.size {
 		h, err = s.readHeaderAt(pos, &buf)
 		if err != nil {
@@ -191,6 +191,43 @@ func (s *segment) translateOffset(offset int64) (pos int64, h BatchHeader, ok bo
 		pos += h.Size()
 	}
 	return pos, h, false, nil
+}
+
+// A trusted segment's indexes are only checked for order (and their last entries against
+// the .log) when loaded, so a damaged entry that still looks ordered can remain. Lookups
+// therefore check the entry they use against the batch it names and fall back to the
+// segment's start when they disagree: slower, never wrong.
+
+// indexedPosition returns where a scan for offset may start: the position of the greatest
+// offset index entry at or below offset when the batch there ends at the entry's offset,
+// else 0.
+func (s *segment) indexedPosition(offset int64) int64 {
+	e := s.offsetIndex.lookup(offset)
+	if e.position == 0 {
+		return 0
+	}
+	var buf [BatchHeaderSize]byte
+	if h, err := s.readHeaderAt(e.position, &buf); err != nil || h.LastOffset() != e.offset {
+		return 0
+	}
+	return e.position
+}
+
+// timestampFloor returns the offset from which to search for the first record with a
+// timestamp of at least ts: that of the greatest time index entry whose timestamp is at
+// most ts when it checks out (timeEntryValid), else the segment's base offset.
+func (s *segment) timestampFloor(ts int64) int64 {
+	if e, ok := s.timeIndex.lookupEntry(ts); ok && s.timeEntryValid(e) {
+		return e.offset
+	}
+	return s.baseOffset
+}
+
+// timeEntryValid reports whether the batch ending at e's offset has e's timestamp as its
+// max timestamp, as the batch named by every time index entry has.
+func (s *segment) timeEntryValid(e timestampOffset) bool {
+	_, h, ok, err := s.translateOffset(e.offset)
+	return err == nil && ok && h.LastOffset() == e.offset && h.MaxTimestamp == e.timestamp
 }
 
 // loadTail scans batch headers (no CRCs) from the last offset index entry to the end of
