@@ -2,4 +2,36 @@
 // decoding and encoding, in-order responses per connection, the API registry that alone
 // generates ApiVersions, and a small client for broker-to-broker requests. It holds no
 // business logic.
+//
+// # Connections
+//
+// Each accepted connection has two goroutines. The reader reads a 4-byte size, checks it
+// against ServerConfig.MaxRequestBytes before allocating, reads the frame into a fresh
+// buffer, decodes header and body (decodeRequest) and runs the registered Handler, one
+// request at a time, in order. The handler's Result becomes a slot in a queue; the
+// writer takes slots in order, waits for RespondLater channels in turn, and writes
+// each response. So responses leave in request order while many requests are in
+// flight, and the reader stops reading once ServerConfig.MaxInflight responses are owed.
+//
+// # Wire rules (kafka-protocol.md §1.4, §2, §7)
+//
+//   - client_id is always an int16-length nullable string; flexible requests (header
+//     v2) then carry a tag buffer, which is skipped.
+//   - An unknown or unregistered key, a version outside the registered range, an
+//     undecodable header or body, or a bad size closes the connection, as Kafka does.
+//   - ApiVersions (key 18, versions 0-4) is built in. Above version 4 the body is not
+//     decoded and the reply is the v0 layout with UNSUPPORTED_VERSION and only {18, 0,
+//     4} (KIP-511). ApiVersions responses always use response header v0.
+//   - Every other flexible response gets the one-byte empty tag buffer of response
+//     header v1 after the correlation id.
+//   - Produce with acks=0 returns NoResponse: nothing is written, and the other
+//     responses keep their order.
+//
+// # Closing
+//
+// A connection closes when the client closes it, on a protocol violation, when idle
+// for ServerConfig.IdleTimeout with nothing owed, on CloseConnection (after the
+// responses owed before it), or when a RespondLater channel is closed without a value.
+// Server.Shutdown stops reading everywhere, waits for owed responses, then closes;
+// Server.Close closes at once. Handler contexts end when their connection closes.
 package rpc

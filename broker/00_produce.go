@@ -1,0 +1,204 @@
+package broker
+
+// Produce (key 0). Advertised v0-11 so that old librdkafka keeps compression on
+// (kafka-protocol.md §1.2); v0-2 are answered UNSUPPORTED_VERSION per partition, as
+// Kafka 4 does. Each partition's records must be exactly one v2 batch with baseOffset 0
+// (INVALID_RECORD), no larger than max.message.bytes (MESSAGE_TOO_LARGE), with a valid
+// CRC (CORRUPT_MESSAGE); control and transactional batches are refused. acks=0 gets no
+// response (a failure closes the connection, as Kafka does); acks=1 answers after the
+// local append; acks=-1 checks min.insync.replicas first and answers when the high
+// watermark passes the batch, or REQUEST_TIMED_OUT at timeout_ms.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/petrel-broker/petrel/replication"
+	"github.com/petrel-broker/petrel/rpc"
+	"github.com/petrel-broker/petrel/segment"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+func init() { registerAPI(kmsg.Produce, 0, 11, (*Broker).handleProduce) }
+
+// producePending is a partition whose acks=all answer waits for the high watermark.
+type producePending struct {
+	part *localPartition
+	resp *kmsg.ProduceResponseTopicPartition
+	end  int64 // the high watermark must reach this
+}
+
+func (b *Broker) handleProduce(ctx context.Context, req *rpc.Request) rpc.Result {
+	r := req.Body.(*kmsg.ProduceRequest)
+	resp := r.ResponseKind().(*kmsg.ProduceResponse)
+	type appended struct {
+		topic, partition int // indexes into resp
+		part             *localPartition
+		end              int64
+	}
+	var waiting []appended
+	failed := false
+	for ti, rt := range r.Topics {
+		st := kmsg.NewProduceResponseTopic()
+		st.Topic = rt.Topic
+		for pi, rp := range rt.Partitions {
+			sp := kmsg.NewProduceResponseTopicPartition()
+			sp.Partition = rp.Partition
+			code, msg, part, info := b.producePartition(r, rt.Topic, rp)
+			sp.ErrorCode, sp.ErrorMessage = code, msg
+			if code == 0 {
+				sp.BaseOffset = info.FirstOffset
+				sp.LogStartOffset = part.State().LogStartOffset
+				if r.Acks == -1 {
+					waiting = append(waiting, appended{ti, pi, part, info.LastOffset + 1})
+				}
+			} else {
+				failed = true
+			}
+			st.Partitions = append(st.Partitions, sp)
+		}
+		resp.Topics = append(resp.Topics, st)
+	}
+	// resp is complete: pointers into it stay valid from here on.
+	pending := make([]producePending, len(waiting))
+	for i, a := range waiting {
+		pending[i] = producePending{a.part, &resp.Topics[a.topic].Partitions[a.partition], a.end}
+	}
+	switch {
+	case r.Acks == 0 && failed:
+		return rpc.CloseConnection(errors.New("acks=0 produce failed"))
+	case r.Acks == 0:
+		return rpc.NoResponse()
+	case len(pending) == 0:
+		return rpc.Respond(resp)
+	}
+	ch := make(chan kmsg.Response, 1)
+	timeout := time.Duration(r.TimeoutMillis) * time.Millisecond
+	b.goLoop("delayed produce", func() {
+		b.awaitHighWatermarks(ctx, pending, timeout)
+		ch <- resp
+	})
+	return rpc.RespondLater(ch)
+}
+
+// producePartition validates and appends one partition's batch.
+func (b *Broker) producePartition(r *kmsg.ProduceRequest, topic string, rp kmsg.ProduceRequestTopicPartition) (int16, *string, *localPartition, segment.AppendInfo) {
+	var none segment.AppendInfo
+	fail := func(code int16, format string, args ...any) (int16, *string, *localPartition, segment.AppendInfo) {
+		return code, errorMessage(fmt.Errorf(format, args...)), nil, none
+	}
+	switch {
+	case r.Version < 3:
+		return fail(kerr.UnsupportedVersion.Code, "produce v%d is not supported; use v3 or later", r.Version)
+	case r.TransactionID != nil:
+		return fail(kerr.TransactionalIDAuthorizationFailed.Code, "transactions are not supported")
+	case r.Acks != 0 && r.Acks != 1 && r.Acks != -1:
+		return fail(kerr.InvalidRequiredAcks.Code, "acks must be -1, 0 or 1, not %d", r.Acks)
+	}
+	part := b.partitions.get(topic, rp.Partition)
+	if part == nil {
+		if t := b.Image().Topic(topic); t != nil && int(rp.Partition) < len(t.Partitions) && rp.Partition >= 0 {
+			return fail(kerr.NotLeaderForPartition.Code, "broker %d holds no replica of %s-%d", b.cfg.NodeID, topic, rp.Partition)
+		}
+		return fail(kerr.UnknownTopicOrPartition.Code, "unknown topic or partition %s-%d", topic, rp.Partition)
+	}
+	settings := part.settings.Load()
+	if code, err := validateProducedBatch(rp.Records, r.Version, settings.maxMessageBytes); code != 0 {
+		return code, errorMessage(err), nil, none
+	}
+	minInsync := 0
+	if r.Acks == -1 {
+		minInsync = min(settings.minInsync, int(part.replicationFactor.Load()))
+	}
+	// The records slice aliases the request buffer, owned by this request: the append
+	// rewrites baseOffset and partitionLeaderEpoch in place.
+	info, err := part.AppendAsLeader(rp.Records, minInsync)
+	if err != nil {
+		return b.errorCodeLogged(err, "produce"), errorMessage(err), nil, none
+	}
+	return 0, nil, part, info
+}
+
+// validateProducedBatch applies Kafka's produce checks in Kafka's order.
+func validateProducedBatch(records []byte, version int16, maxMessageBytes int) (int16, error) {
+	h, err := segment.ParseBatchHeader(records) // refuses magic 0 and 1
+	if err != nil || h.Size() != int64(len(records)) {
+		return kerr.InvalidRecord.Code, fmt.Errorf("the records must be exactly one record batch: %v", err)
+	}
+	if h.BaseOffset != 0 {
+		return kerr.InvalidRecord.Code, fmt.Errorf("baseOffset must be 0, not %d", h.BaseOffset)
+	}
+	if len(records) > maxMessageBytes {
+		return kerr.MessageTooLarge.Code, fmt.Errorf("the batch is %d bytes, max.message.bytes is %d", len(records), maxMessageBytes)
+	}
+	if _, err := segment.ValidateBatch(records); err != nil {
+		if errors.Is(err, segment.ErrCorruptBatch) {
+			return kerr.CorruptMessage.Code, err
+		}
+		return kerr.InvalidRecord.Code, err
+	}
+	if h.Control() || h.Transactional() {
+		return kerr.InvalidRecord.Code, errors.New("control and transactional batches are not accepted")
+	}
+	if h.Codec() == 4 && version < 7 {
+		return kerr.UnsupportedCompressionType.Code, errors.New("zstd needs produce v7 or later")
+	}
+	if h.ProducerID >= 0 && h.BaseSequence < 0 {
+		return kerr.InvalidRecord.Code, errors.New("an idempotent batch needs a base sequence")
+	}
+	return 0, nil
+}
+
+// awaitHighWatermarks waits until every pending partition's high watermark reaches its
+// end offset, setting REQUEST_TIMED_OUT on those that do not in time and
+// NOT_LEADER_OR_FOLLOWER on those whose replica stopped.
+func (b *Broker) awaitHighWatermarks(ctx context.Context, pending []producePending, timeout time.Duration) {
+	w := replication.NewWaiter()
+	for _, p := range pending {
+		p.part.Watch(w)
+		defer p.part.Unwatch(w)
+	}
+	timer := time.NewTimer(timeout)
+	defer timer.Stop()
+	for {
+		done := true
+		for _, p := range pending {
+			if p.resp.ErrorCode != 0 {
+				continue
+			}
+			st := p.part.State()
+			switch {
+			case st.Role == replication.Stopped || st.Role != replication.Leader:
+				p.resp.ErrorCode = kerr.NotLeaderForPartition.Code
+			case st.HighWatermark < p.end:
+				done = false
+			}
+		}
+		if done {
+			return
+		}
+		select {
+		case <-w.C:
+		case <-timer.C:
+			b.markTimedOut(pending, kerr.RequestTimedOut.Code)
+			return
+		case <-ctx.Done():
+			b.markTimedOut(pending, kerr.RequestTimedOut.Code)
+			return
+		case <-b.stop:
+			b.markTimedOut(pending, kerr.NotLeaderForPartition.Code)
+			return
+		}
+	}
+}
+
+func (b *Broker) markTimedOut(pending []producePending, code int16) {
+	for _, p := range pending {
+		if p.resp.ErrorCode == 0 && p.part.State().HighWatermark < p.end {
+			p.resp.ErrorCode = code
+		}
+	}
+}

@@ -1,0 +1,137 @@
+package broker
+
+// Fetch (key 1), v4-12: names, not topic ids (v13+ is not advertised). Consumers read up
+// to the high watermark; with no transactions the last stable offset equals it, so
+// read_committed (librdkafka's and kafkajs's default) works, with an empty
+// aborted_transactions list. Fetch sessions are declined: session id 0 in every answer
+// (KIP-227 allows it), and a nonzero session id we never issued gets
+// FETCH_SESSION_ID_NOT_FOUND. max_bytes and partition_max_bytes are soft limits (KIP-74):
+// the first batch is returned even when larger. A fetch with less than min_bytes parks
+// until enough data arrives, a partition's state changes, or max_wait_ms passes.
+// KIP-320: current_leader_epoch fences stale or future epochs.
+
+import (
+	"context"
+	"time"
+
+	"github.com/petrel-broker/petrel/replication"
+	"github.com/petrel-broker/petrel/rpc"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+func init() { registerAPI(kmsg.Fetch, 4, 12, (*Broker).handleFetch) }
+
+func (b *Broker) handleFetch(ctx context.Context, req *rpc.Request) rpc.Result {
+	r := req.Body.(*kmsg.FetchRequest)
+	if r.Version >= 7 && r.SessionID != 0 {
+		resp := r.ResponseKind().(*kmsg.FetchResponse)
+		resp.ErrorCode = kerr.FetchSessionIDNotFound.Code
+		return rpc.Respond(resp)
+	}
+	resp, bytes, errored := b.readFetch(r)
+	wait := time.Duration(r.MaxWaitMillis) * time.Millisecond
+	if errored || bytes >= int(r.MinBytes) || wait <= 0 {
+		return rpc.Respond(resp)
+	}
+	ch := make(chan kmsg.Response, 1)
+	b.goLoop("delayed fetch", func() { ch <- b.parkFetch(ctx, r, wait) })
+	return rpc.RespondLater(ch)
+}
+
+// parkFetch waits until enough data arrives, a partition errors, or the wait expires,
+// and returns the last read.
+func (b *Broker) parkFetch(ctx context.Context, r *kmsg.FetchRequest, wait time.Duration) kmsg.Response {
+	w := replication.NewWaiter()
+	for _, t := range r.Topics {
+		for _, p := range t.Partitions {
+			if lp := b.partitions.get(t.Topic, p.Partition); lp != nil {
+				lp.Watch(w)
+				defer lp.Unwatch(w)
+			}
+		}
+	}
+	timer := time.NewTimer(wait)
+	defer timer.Stop()
+	for {
+		select {
+		case <-w.C:
+		case <-timer.C:
+			resp, _, _ := b.readFetch(r)
+			return resp
+		case <-ctx.Done():
+			resp, _, _ := b.readFetch(r)
+			return resp
+		case <-b.draining:
+			resp, _, _ := b.readFetch(r)
+			return resp
+		}
+		if resp, bytes, errored := b.readFetch(r); errored || bytes >= int(r.MinBytes) {
+			return resp
+		}
+	}
+}
+
+// readFetch reads every requested partition once. It returns the response, the record
+// bytes it holds and whether any partition has an error.
+func (b *Broker) readFetch(r *kmsg.FetchRequest) (*kmsg.FetchResponse, int, bool) {
+	resp := r.ResponseKind().(*kmsg.FetchResponse)
+	resp.SessionID = 0
+	follower := r.ReplicaID >= 0
+	total, errored := 0, false
+	maxBytes := int(r.MaxBytes)
+	if r.Version < 3 || maxBytes <= 0 {
+		maxBytes = 1 << 30
+	}
+	for _, t := range r.Topics {
+		st := kmsg.NewFetchResponseTopic()
+		st.Topic = t.Topic
+		for _, p := range t.Partitions {
+			sp := kmsg.NewFetchResponseTopicPartition()
+			sp.Partition = p.Partition
+			sp.RecordBatches = []byte{} // never null: librdkafka rejects a null record set
+			if r.IsolationLevel == 1 {
+				sp.AbortedTransactions = []kmsg.FetchResponseTopicPartitionAbortedTransaction{}
+			}
+			limit := int(p.PartitionMaxBytes)
+			if total > 0 {
+				limit = min(limit, maxBytes-total) // past the first batch, limits are hard
+			}
+			code := b.fetchPartition(&sp, t.Topic, p, limit, total == 0, follower)
+			if code != 0 {
+				sp.ErrorCode = code
+				sp.HighWatermark, sp.LastStableOffset, sp.LogStartOffset = -1, -1, -1
+				errored = true
+			}
+			total += len(sp.RecordBatches)
+			st.Partitions = append(st.Partitions, sp)
+		}
+		resp.Topics = append(resp.Topics, st)
+	}
+	return resp, total, errored
+}
+
+// fetchPartition fills one partition's answer and returns its error code.
+func (b *Broker) fetchPartition(sp *kmsg.FetchResponseTopicPartition, topic string, p kmsg.FetchRequestTopicPartition, limit int, first, follower bool) int16 {
+	lp := b.partitions.get(topic, p.Partition)
+	if lp == nil {
+		if t := b.Image().Topic(topic); t != nil && p.Partition >= 0 && int(p.Partition) < len(t.Partitions) {
+			return kerr.NotLeaderForPartition.Code
+		}
+		return kerr.UnknownTopicOrPartition.Code
+	}
+	if limit <= 0 && !first {
+		st := lp.State()
+		sp.HighWatermark, sp.LastStableOffset, sp.LogStartOffset = st.HighWatermark, st.HighWatermark, st.LogStartOffset
+		return 0
+	}
+	res, err := lp.Read(p.FetchOffset, max(limit, 1), p.CurrentLeaderEpoch, follower)
+	if err != nil {
+		return b.errorCodeLogged(err, "fetch")
+	}
+	sp.HighWatermark, sp.LastStableOffset, sp.LogStartOffset = res.HighWatermark, res.HighWatermark, res.LogStartOffset
+	if first || len(res.Records) <= limit {
+		sp.RecordBatches = res.Records // only the first non-empty partition may exceed its limit
+	}
+	return 0
+}

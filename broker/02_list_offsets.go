@@ -1,0 +1,95 @@
+package broker
+
+// ListOffsets (key 2), v1-7: -1 latest (the high watermark, which is also the last
+// stable offset without transactions), -2 earliest (log start), -3 (v7) the record with
+// the largest timestamp, and T >= 0 the first record with timestamp >= T below the high
+// watermark (offset -1 when there is none). v4+ reports leader epochs and applies
+// KIP-320 fencing with current_leader_epoch.
+
+import (
+	"context"
+
+	"github.com/petrel-broker/petrel/rpc"
+	"github.com/petrel-broker/petrel/segment"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+func init() { registerAPI(kmsg.ListOffsets, 1, 7, (*Broker).handleListOffsets) }
+
+func (b *Broker) handleListOffsets(ctx context.Context, req *rpc.Request) rpc.Result {
+	r := req.Body.(*kmsg.ListOffsetsRequest)
+	resp := r.ResponseKind().(*kmsg.ListOffsetsResponse)
+	for _, t := range r.Topics {
+		st := kmsg.NewListOffsetsResponseTopic()
+		st.Topic = t.Topic
+		for _, p := range t.Partitions {
+			sp := kmsg.NewListOffsetsResponseTopicPartition()
+			sp.Partition = p.Partition
+			sp.ErrorCode = b.listOffset(&sp, t.Topic, p)
+			if sp.ErrorCode != 0 {
+				sp.Offset, sp.Timestamp, sp.LeaderEpoch = -1, -1, -1
+			}
+			st.Partitions = append(st.Partitions, sp)
+		}
+		resp.Topics = append(resp.Topics, st)
+	}
+	return rpc.Respond(resp)
+}
+
+func (b *Broker) listOffset(sp *kmsg.ListOffsetsResponseTopicPartition, topic string, p kmsg.ListOffsetsRequestTopicPartition) int16 {
+	lp := b.partitions.get(topic, p.Partition)
+	if lp == nil {
+		if t := b.Image().Topic(topic); t != nil && p.Partition >= 0 && int(p.Partition) < len(t.Partitions) {
+			return kerr.NotLeaderForPartition.Code
+		}
+		return kerr.UnknownTopicOrPartition.Code
+	}
+	if err := lp.CheckLeaderEpoch(p.CurrentLeaderEpoch); err != nil {
+		return b.errorCodeLogged(err, "list offsets")
+	}
+	st := lp.State()
+	sp.Timestamp, sp.LeaderEpoch = -1, st.LeaderEpoch
+	switch p.Timestamp {
+	case -1: // latest
+		sp.Offset = st.HighWatermark
+		return 0
+	case -2: // earliest
+		sp.Offset = st.LogStartOffset
+		sp.LeaderEpoch = epochAt(lp, st.LogStartOffset)
+		return 0
+	}
+	var found segment.TimestampOffset
+	var ok bool
+	err := lp.WithLog(func(l *segment.Log) (err error) {
+		if p.Timestamp == -3 {
+			found, ok, err = l.MaxTimestampOffset()
+		} else {
+			found, ok, err = l.OffsetForTimestamp(p.Timestamp)
+		}
+		return err
+	})
+	if err != nil {
+		return b.errorCodeLogged(err, "list offsets")
+	}
+	if !ok || found.Offset >= st.HighWatermark {
+		sp.Offset, sp.LeaderEpoch = -1, -1
+		return 0
+	}
+	sp.Offset, sp.Timestamp, sp.LeaderEpoch = found.Offset, found.Timestamp, epochAt(lp, found.Offset)
+	return 0
+}
+
+// epochAt returns the leader epoch in which offset was written, from the epoch cache.
+func epochAt(lp *localPartition, offset int64) int32 {
+	epoch := int32(-1)
+	lp.WithLog(func(l *segment.Log) error {
+		for _, e := range l.LeaderEpochs().Entries() {
+			if e.StartOffset <= offset {
+				epoch = e.Epoch
+			}
+		}
+		return nil
+	})
+	return epoch
+}

@@ -1,0 +1,134 @@
+package broker
+
+// Metadata (key 3), v0-12. A null topic list (v1+) means all topics, an empty one none;
+// in v0 an empty list means all. Only unfenced brokers are listed. The controller id is
+// the Raft leader. Topic ids (v10+) are real UUIDs; v12 looks topics up by id. Unknown
+// topics are auto-created when the request allows it (always in v0-3) and
+// auto.create.topics.enable is true, with num.partitions and default.replication.factor.
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"time"
+
+	"github.com/petrel-broker/petrel/metadata"
+	"github.com/petrel-broker/petrel/rpc"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+func init() { registerAPI(kmsg.Metadata, 0, 12, (*Broker).handleMetadata) }
+
+func (b *Broker) handleMetadata(ctx context.Context, req *rpc.Request) rpc.Result {
+	r := req.Body.(*kmsg.MetadataRequest)
+	allowCreate := (r.Version < 4 || r.AllowAutoTopicCreation) && b.cfg.boolValue("auto.create.topics.enable")
+	im := b.Image()
+	all := r.Topics == nil || (r.Version == 0 && len(r.Topics) == 0)
+
+	type wanted struct {
+		name string
+		id   [16]byte
+	}
+	var topics []wanted
+	if all {
+		for _, name := range im.TopicNames() {
+			topics = append(topics, wanted{name: name})
+		}
+	} else {
+		created := false
+		for _, t := range r.Topics {
+			w := wanted{id: t.TopicID}
+			if t.Topic != nil {
+				w.name = *t.Topic
+			}
+			topics = append(topics, w)
+			if t.Topic != nil && im.Topic(*t.Topic) == nil && allowCreate && metadata.ValidateTopicName(*t.Topic) == nil {
+				cctx, cancel := b.waitTimeout(ctx, 5*time.Second)
+				_, err := b.createTopic(cctx, topicSpec{name: *t.Topic, partitions: -1, replicationFactor: -1})
+				cancel()
+				if err != nil && !errors.Is(err, metadata.ErrTopicExists) {
+					b.logger.Warn("auto-creating topic", "topic", *t.Topic, "error", err)
+				}
+				created = true
+			}
+		}
+		if created {
+			im = b.waitForPartitions(ctx, b.Image())
+		}
+	}
+
+	resp := r.ResponseKind().(*kmsg.MetadataResponse)
+	clusterID := im.ClusterID
+	resp.ClusterID = &clusterID
+	resp.ControllerID = b.ControllerID()
+	for _, id := range im.UnfencedBrokerIDs() {
+		br := im.Brokers[id]
+		mb := kmsg.NewMetadataResponseBroker()
+		mb.NodeID = id
+		if len(br.Listeners) > 0 {
+			mb.Host, mb.Port = br.Listeners[0].Host, br.Listeners[0].Port
+		}
+		if br.Rack != "" {
+			rack := br.Rack
+			mb.Rack = &rack
+		}
+		resp.Brokers = append(resp.Brokers, mb)
+	}
+	for _, w := range topics {
+		resp.Topics = append(resp.Topics, b.metadataTopic(im, w.name, w.id, allowCreate))
+	}
+	return rpc.Respond(resp)
+}
+
+// waitForPartitions waits (briefly) until this broker's replicas match im, so that the
+// producer that asked for new topics finds their leaders ready.
+func (b *Broker) waitForPartitions(ctx context.Context, im *metadata.Image) *metadata.Image {
+	wctx, cancel := b.waitTimeout(ctx, 2*time.Second)
+	defer cancel()
+	b.partitions.waitReconciled(wctx, im.Offset)
+	return im
+}
+
+func (b *Broker) metadataTopic(im *metadata.Image, name string, id [16]byte, allowCreate bool) kmsg.MetadataResponseTopic {
+	mt := kmsg.NewMetadataResponseTopic()
+	var t *metadata.Topic
+	if name == "" && id != metadata.ZeroUuid {
+		if t = im.TopicByID(id); t == nil {
+			mt.ErrorCode, mt.TopicID = kerr.UnknownTopicID.Code, id
+			return mt
+		}
+	} else {
+		nameCopy := name
+		mt.Topic = &nameCopy
+		if err := metadata.ValidateTopicName(name); err != nil {
+			mt.ErrorCode = kerr.InvalidTopicException.Code
+			return mt
+		}
+		if t = im.Topic(name); t == nil {
+			mt.ErrorCode = kerr.UnknownTopicOrPartition.Code
+			if allowCreate {
+				mt.ErrorCode = kerr.LeaderNotAvailable.Code
+			}
+			return mt
+		}
+	}
+	topicName := t.Name
+	mt.Topic, mt.TopicID = &topicName, t.ID
+	for _, p := range t.Partitions {
+		mp := kmsg.NewMetadataResponseTopicPartition()
+		mp.Partition, mp.Leader, mp.LeaderEpoch = p.ID, p.Leader, p.LeaderEpoch
+		mp.Replicas, mp.ISR = slices.Clone(p.Replicas), slices.Clone(p.ISR)
+		mp.OfflineReplicas = []int32{}
+		for _, r := range p.Replicas {
+			if br := im.Brokers[r]; br == nil || br.Fenced {
+				mp.OfflineReplicas = append(mp.OfflineReplicas, r)
+			}
+		}
+		if p.Leader < 0 {
+			mp.ErrorCode = kerr.LeaderNotAvailable.Code
+		}
+		mt.Partitions = append(mt.Partitions, mp)
+	}
+	return mt
+}

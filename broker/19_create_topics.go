@@ -1,0 +1,87 @@
+package broker
+
+// CreateTopics (key 19), v2-7. -1 partitions or replication factor (v4+) mean the broker
+// defaults; explicit assignments override placement; validate_only checks without
+// creating. Each topic is validated and committed on its own (a bad one does not stop
+// the others). v5+ echoes the effective partitions, replication factor and configs; v7
+// returns the topic id. The answer waits until the topic is committed to the metadata
+// log and this broker's replicas are open.
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/petrel-broker/petrel/metadata"
+	"github.com/petrel-broker/petrel/rpc"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+func init() { registerAPI(kmsg.CreateTopics, 2, 7, (*Broker).handleCreateTopics) }
+
+func (b *Broker) handleCreateTopics(ctx context.Context, req *rpc.Request) rpc.Result {
+	r := req.Body.(*kmsg.CreateTopicsRequest)
+	resp := r.ResponseKind().(*kmsg.CreateTopicsResponse)
+	timeout := max(time.Duration(r.TimeoutMillis)*time.Millisecond, time.Second)
+	seen := map[string]int{}
+	for _, t := range r.Topics {
+		seen[t.Topic]++
+	}
+	for _, t := range r.Topics {
+		rt := kmsg.NewCreateTopicsResponseTopic()
+		rt.Topic = t.Topic
+		if seen[t.Topic] > 1 {
+			rt.ErrorCode = kerr.InvalidRequest.Code
+			rt.ErrorMessage = errorMessage(errors.New("the topic is listed more than once"))
+			resp.Topics = append(resp.Topics, rt)
+			continue
+		}
+		spec := topicSpec{name: t.Topic, partitions: t.NumPartitions, replicationFactor: t.ReplicationFactor, configs: map[string]string{}}
+		for _, a := range t.ReplicaAssignment {
+			for int(a.Partition) >= len(spec.assignment) && a.Partition < 1<<20 {
+				spec.assignment = append(spec.assignment, nil)
+			}
+			if a.Partition >= 0 && a.Partition < 1<<20 {
+				spec.assignment[a.Partition] = a.Replicas
+			}
+		}
+		for _, c := range t.Configs {
+			if c.Value != nil {
+				spec.configs[c.Name] = *c.Value
+			}
+		}
+		var plan *plannedTopic
+		var err error
+		if r.ValidateOnly {
+			plan, err = b.planTopic(b.Image(), spec)
+		} else {
+			cctx, cancel := b.waitTimeout(ctx, timeout)
+			plan, err = b.createTopic(cctx, spec)
+			if err == nil {
+				b.partitions.waitReconciled(cctx, b.Image().Offset)
+			}
+			cancel()
+		}
+		if err != nil {
+			rt.ErrorCode = b.errorCodeLogged(err, "create topics")
+			rt.ErrorMessage = errorMessage(err)
+			if errors.Is(err, metadata.ErrInvalidConfig) {
+				rt.ConfigErrorCode = rt.ErrorCode
+			}
+			resp.Topics = append(resp.Topics, rt)
+			continue
+		}
+		rt.TopicID, rt.NumPartitions, rt.ReplicationFactor = plan.id, plan.partitions, plan.replicationFactor
+		if r.Version >= 5 {
+			for name, rc := range b.cfg.topicConfigs(spec.configs) {
+				c := kmsg.NewCreateTopicsResponseTopicConfig()
+				value := rc.value
+				c.Name, c.Value, c.Source = name, &value, rc.source
+				rt.Configs = append(rt.Configs, c)
+			}
+		}
+		resp.Topics = append(resp.Topics, rt)
+	}
+	return rpc.Respond(resp)
+}

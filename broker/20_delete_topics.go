@@ -1,0 +1,65 @@
+package broker
+
+// DeleteTopics (key 20), v1-6. v6 may name topics by id. Unknown topics get
+// UNKNOWN_TOPIC_OR_PARTITION (UNKNOWN_TOPIC_ID by id); delete.topic.enable=false gives
+// TOPIC_DELETION_DISABLED. Every replica stops and its data is removed from disk.
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/petrel-broker/petrel/metadata"
+	"github.com/petrel-broker/petrel/rpc"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+func init() { registerAPI(kmsg.DeleteTopics, 1, 6, (*Broker).handleDeleteTopics) }
+
+func (b *Broker) handleDeleteTopics(ctx context.Context, req *rpc.Request) rpc.Result {
+	r := req.Body.(*kmsg.DeleteTopicsRequest)
+	resp := r.ResponseKind().(*kmsg.DeleteTopicsResponse)
+	requests := r.Topics
+	if r.Version < 6 {
+		requests = nil
+		for _, name := range r.TopicNames {
+			n := name
+			requests = append(requests, kmsg.DeleteTopicsRequestTopic{Topic: &n})
+		}
+	}
+	timeout := max(time.Duration(r.TimeoutMillis)*time.Millisecond, time.Second)
+	for _, t := range requests {
+		rt := kmsg.NewDeleteTopicsResponseTopic()
+		rt.Topic, rt.TopicID = t.Topic, t.TopicID
+		err := b.deleteTopic(ctx, t, timeout)
+		if err != nil {
+			rt.ErrorCode = b.errorCodeLogged(err, "delete topics")
+			rt.ErrorMessage = errorMessage(err)
+		}
+		resp.Topics = append(resp.Topics, rt)
+	}
+	return rpc.Respond(resp)
+}
+
+func (b *Broker) deleteTopic(ctx context.Context, t kmsg.DeleteTopicsRequestTopic, timeout time.Duration) error {
+	if !b.cfg.boolValue("delete.topic.enable") {
+		return fmt.Errorf("%w (delete.topic.enable=false)", ErrTopicDeletionDisabled)
+	}
+	im := b.Image()
+	var topic *metadata.Topic
+	if t.Topic != nil {
+		if topic = im.Topic(*t.Topic); topic == nil {
+			return fmt.Errorf("%w: %s", metadata.ErrUnknownTopic, *t.Topic)
+		}
+	} else if topic = im.TopicByID(t.TopicID); topic == nil {
+		return fmt.Errorf("%w: %s", metadata.ErrUnknownTopicID, metadata.Uuid(t.TopicID))
+	}
+	cctx, cancel := b.waitTimeout(ctx, timeout)
+	defer cancel()
+	after, err := b.propose(cctx, metadata.RemoveTopicRecord{TopicID: topic.ID})
+	if err != nil {
+		return err
+	}
+	b.partitions.waitReconciled(cctx, after.Offset)
+	return nil
+}

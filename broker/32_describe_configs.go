@@ -1,0 +1,125 @@
+package broker
+
+// DescribeConfigs (key 32), v1-4. Topics (resource type 2) report every topic config
+// with its effective value and source: DYNAMIC_TOPIC_CONFIG for overrides,
+// STATIC_BROKER_CONFIG for values from server.properties or --set, DEFAULT_CONFIG for
+// Kafka's defaults; synonyms when asked (v1+), types and documentation (v3+). Brokers
+// (type 4) report this broker's properties; an empty name is the cluster default.
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+
+	"github.com/petrel-broker/petrel/metadata"
+	"github.com/petrel-broker/petrel/rpc"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+func init() { registerAPI(kmsg.DescribeConfigs, 1, 4, (*Broker).handleDescribeConfigs) }
+
+func (b *Broker) handleDescribeConfigs(ctx context.Context, req *rpc.Request) rpc.Result {
+	r := req.Body.(*kmsg.DescribeConfigsRequest)
+	resp := r.ResponseKind().(*kmsg.DescribeConfigsResponse)
+	im := b.Image()
+	for _, res := range r.Resources {
+		rr := kmsg.NewDescribeConfigsResponseResource()
+		rr.ResourceType, rr.ResourceName = res.ResourceType, res.ResourceName
+		var entries []kmsg.DescribeConfigsResponseResourceConfig
+		switch res.ResourceType {
+		case kmsg.ConfigResourceTypeTopic:
+			if im.Topic(res.ResourceName) == nil {
+				rr.ErrorCode = kerr.UnknownTopicOrPartition.Code
+				rr.ErrorMessage = errorMessage(fmt.Errorf("topic %q does not exist", res.ResourceName))
+				break
+			}
+			resolved := b.cfg.topicConfigs(im.ResourceConfigs(metadata.ConfigResource{Type: metadata.TopicResource, Name: res.ResourceName}))
+			for _, def := range topicConfigDefs {
+				entries = append(entries, b.describeTopicConfig(r, resolved[def.Name]))
+			}
+		case kmsg.ConfigResourceTypeBroker:
+			if res.ResourceName != "" && res.ResourceName != strconv.Itoa(int(b.cfg.NodeID)) {
+				rr.ErrorCode = kerr.InvalidRequest.Code
+				rr.ErrorMessage = errorMessage(fmt.Errorf("broker %d describes only its own configs, not broker %q", b.cfg.NodeID, res.ResourceName))
+				break
+			}
+			for _, def := range brokerConfigDefs {
+				entries = append(entries, b.describeBrokerConfig(r, def))
+			}
+			for _, def := range brokerSynonymDefs() {
+				entries = append(entries, b.describeBrokerConfig(r, def))
+			}
+		case kmsg.ConfigResourceTypeBrokerLogger:
+		default:
+			rr.ErrorCode = kerr.InvalidRequest.Code
+			rr.ErrorMessage = errorMessage(fmt.Errorf("unsupported resource type %d", res.ResourceType))
+		}
+		if res.ConfigNames != nil {
+			entries = slices.DeleteFunc(entries, func(e kmsg.DescribeConfigsResponseResourceConfig) bool {
+				return !slices.Contains(res.ConfigNames, e.Name)
+			})
+		}
+		rr.Configs = entries
+		resp.Resources = append(resp.Resources, rr)
+	}
+	return rpc.Respond(resp)
+}
+
+func (b *Broker) describeTopicConfig(r *kmsg.DescribeConfigsRequest, rc resolvedConfig) kmsg.DescribeConfigsResponseResourceConfig {
+	c := newConfigEntry(r, rc.def, rc.value, rc.source)
+	if r.IncludeSynonyms {
+		if rc.source == sourceDynamicTopic {
+			c.ConfigSynonyms = append(c.ConfigSynonyms, synonym(rc.def.Name, rc.value, sourceDynamicTopic))
+		}
+		if v, set := b.cfg.brokerValue(rc.def.BrokerSynonym); set {
+			c.ConfigSynonyms = append(c.ConfigSynonyms, synonym(rc.def.BrokerSynonym, v, sourceStaticBroker))
+		}
+		c.ConfigSynonyms = append(c.ConfigSynonyms, synonym(rc.def.BrokerSynonym, brokerConfigByName[rc.def.BrokerSynonym].Default, sourceDefault))
+	}
+	return c
+}
+
+func (b *Broker) describeBrokerConfig(r *kmsg.DescribeConfigsRequest, def configDef) kmsg.DescribeConfigsResponseResourceConfig {
+	value, set := b.cfg.brokerValue(def.Name)
+	switch def.Name {
+	case "node.id":
+		value, set = strconv.Itoa(int(b.cfg.NodeID)), true
+	case "log.dirs":
+		value, set = b.cfg.logsDir(), true
+	case "listeners":
+		value, set = "PLAINTEXT://"+b.listener.Addr().String(), true
+	case "advertised.listeners":
+		value, set = "PLAINTEXT://"+b.cfg.Advertised, true
+	}
+	source := sourceDefault
+	if set {
+		source = sourceStaticBroker
+	}
+	c := newConfigEntry(r, def, value, source)
+	c.ReadOnly = def.ReadOnly
+	if r.IncludeSynonyms {
+		c.ConfigSynonyms = append(c.ConfigSynonyms, synonym(def.Name, value, source))
+	}
+	return c
+}
+
+func newConfigEntry(r *kmsg.DescribeConfigsRequest, def configDef, value string, source int8) kmsg.DescribeConfigsResponseResourceConfig {
+	c := kmsg.NewDescribeConfigsResponseResourceConfig()
+	c.Name, c.Value = def.Name, &value
+	c.Source = kmsg.ConfigSource(source)
+	c.IsDefault = source == sourceDefault
+	c.ConfigType = kmsg.ConfigType(def.Type)
+	if r.IncludeDocumentation {
+		doc := def.Doc
+		c.Documentation = &doc
+	}
+	return c
+}
+
+func synonym(name, value string, source int8) kmsg.DescribeConfigsResponseResourceConfigConfigSynonym {
+	s := kmsg.NewDescribeConfigsResponseResourceConfigConfigSynonym()
+	s.Name, s.Value, s.Source = name, &value, kmsg.ConfigSource(source)
+	return s
+}

@@ -1,0 +1,43 @@
+package broker
+
+// DescribeCluster (key 60), v0-1: cluster id, controller id (the Raft leader) and the
+// unfenced brokers. v1 asking for controllers (endpoint type 2) gets
+// MISMATCHED_ENDPOINT_TYPE: Petrel's controllers are not a separate endpoint.
+
+import (
+	"context"
+	"errors"
+
+	"github.com/petrel-broker/petrel/rpc"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+func init() { registerAPI(kmsg.DescribeCluster, 0, 1, (*Broker).handleDescribeCluster) }
+
+func (b *Broker) handleDescribeCluster(ctx context.Context, req *rpc.Request) rpc.Result {
+	r := req.Body.(*kmsg.DescribeClusterRequest)
+	resp := r.ResponseKind().(*kmsg.DescribeClusterResponse)
+	if r.Version >= 1 && r.EndpointType == 2 {
+		resp.ErrorCode = kerr.MismatchedEndpointType.Code
+		resp.ErrorMessage = errorMessage(errors.New("this listener serves brokers, not controllers"))
+		return rpc.Respond(resp)
+	}
+	im := b.Image()
+	resp.ClusterID = im.ClusterID
+	resp.ControllerID = b.ControllerID()
+	for _, id := range im.UnfencedBrokerIDs() {
+		br := im.Brokers[id]
+		rb := kmsg.NewDescribeClusterResponseBroker()
+		rb.NodeID = id
+		if len(br.Listeners) > 0 {
+			rb.Host, rb.Port = br.Listeners[0].Host, br.Listeners[0].Port
+		}
+		if br.Rack != "" {
+			rack := br.Rack
+			rb.Rack = &rack
+		}
+		resp.Brokers = append(resp.Brokers, rb)
+	}
+	return rpc.Respond(resp)
+}

@@ -1,0 +1,207 @@
+package broker
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/raft"
+	"github.com/petrel-broker/petrel/fsm"
+	"github.com/petrel-broker/petrel/metadata"
+	"github.com/petrel-broker/petrel/rpc"
+)
+
+// Broker is one Petrel node: the Kafka listener, the Raft member with its metadata
+// image, and the partition replicas placed on it.
+//
+// Lock order: Broker.mu → replication.Partition locks. No lock is held across network
+// I/O or Raft calls.
+type Broker struct {
+	cfg    Config
+	logger hclog.Logger
+
+	machine  *fsm.FSM
+	raft     *raftNode
+	server   *rpc.Server
+	listener net.Listener
+
+	incarnation metadata.Uuid // random per process start
+
+	partitions *partitionManager
+
+	draining chan struct{} // closed when shutdown starts: parked fetches answer at once
+	stop     chan struct{} // closed once requests are drained: loops end
+	wg       sync.WaitGroup
+	shutOnce sync.Once
+	shutErr  error
+}
+
+// Start opens the node's data, joins or bootstraps Raft, starts the Kafka listener and
+// the background loops, and returns once the listener accepts connections.
+func Start(cfg Config) (*Broker, error) {
+	if cfg.Logger == nil {
+		cfg.Logger = hclog.NewNullLogger()
+	}
+	if cfg.Properties == nil {
+		cfg.Properties = map[string]string{}
+	}
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	b := &Broker{cfg: cfg, logger: cfg.Logger, machine: fsm.New(), stop: make(chan struct{}), draining: make(chan struct{})}
+	var inc [16]byte
+	if _, err := rand.Read(inc[:]); err != nil {
+		return nil, err
+	}
+	b.incarnation = metadata.UuidFromBytes(inc)
+	if err := ensureDir(cfg.logsDir()); err != nil {
+		return nil, err
+	}
+	pm, err := newPartitionManager(b)
+	if err != nil {
+		return nil, err
+	}
+	b.partitions = pm
+
+	ln, err := net.Listen("tcp", cfg.Listen)
+	if err != nil {
+		pm.close()
+		return nil, fmt.Errorf("kafka listener %s: %w", cfg.Listen, err)
+	}
+	b.listener = ln
+	if b.cfg.Advertised == "" {
+		b.cfg.Advertised = ln.Addr().String()
+	}
+	if b.raft, err = startRaft(&b.cfg, b.machine, b.logger.Named("raft")); err != nil {
+		ln.Close()
+		pm.close()
+		return nil, err
+	}
+	b.server = rpc.NewServer(rpc.ServerConfig{
+		MaxRequestBytes: int32(cfg.int64Value("socket.request.max.bytes")),
+		IdleTimeout:     cfg.durationMs("connections.max.idle.ms"),
+		Logger:          b.logger,
+	}, b.newRegistry())
+	b.goLoop("kafka listener", func() {
+		if err := b.server.Serve(ln); err != nil {
+			b.logger.Error("kafka listener stopped", "error", err)
+		}
+	})
+	b.goLoop("controller", b.controllerLoop)
+	b.goLoop("reconciler", b.partitions.reconcileLoop)
+	b.goLoop("log maintenance", b.partitions.maintenanceLoop)
+	b.logger.Info("broker started", "node_id", cfg.NodeID, "listener", ln.Addr().String(),
+		"raft", string(b.raft.transport.LocalAddr()), "data_dir", cfg.DataDir)
+	return b, nil
+}
+
+func (b *Broker) goLoop(name string, fn func()) {
+	b.wg.Add(1)
+	go func() {
+		defer b.wg.Done()
+		fn()
+		b.logger.Debug("loop stopped", "loop", name)
+	}()
+}
+
+// Addr is the bound Kafka listener address.
+func (b *Broker) Addr() net.Addr { return b.listener.Addr() }
+
+// RaftAddr is the bound Raft transport address.
+func (b *Broker) RaftAddr() string { return string(b.raft.transport.LocalAddr()) }
+
+// NodeID is this node's id.
+func (b *Broker) NodeID() int32 { return b.cfg.NodeID }
+
+// Image is the current metadata image.
+func (b *Broker) Image() *metadata.Image { return b.machine.Image() }
+
+// IsController reports whether this node is the Raft leader.
+func (b *Broker) IsController() bool { return b.raft.raft.State() == raft.Leader }
+
+// ControllerID returns the Raft leader's node id, or -1.
+func (b *Broker) ControllerID() int32 {
+	_, id := b.raft.raft.LeaderWithID()
+	n, err := strconv.Atoi(string(id))
+	if err != nil {
+		return -1
+	}
+	return int32(n)
+}
+
+// ControllerEpoch is the Raft term.
+func (b *Broker) ControllerEpoch() uint64 {
+	term, _ := strconv.ParseUint(b.raft.raft.Stats()["term"], 10, 64)
+	return term
+}
+
+// WaitReady blocks until this broker is registered, unfenced and visible in its own
+// metadata, or ctx ends.
+func (b *Broker) WaitReady(ctx context.Context) error {
+	for {
+		changed := b.machine.Changed()
+		if br, ok := b.Image().Brokers[b.cfg.NodeID]; ok && !br.Fenced && br.IncarnationID == b.incarnation {
+			return nil
+		}
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return fmt.Errorf("broker %d not ready: %w", b.cfg.NodeID, ctx.Err())
+		case <-b.stop:
+			return errors.New("broker stopped")
+		}
+	}
+}
+
+// Shutdown stops gracefully: stop accepting and reading requests, finish the ones in
+// flight (bounded by ctx), stop the loops, flush and close every log, write the
+// checkpoints and the clean-shutdown marker, and stop Raft.
+func (b *Broker) Shutdown(ctx context.Context) error {
+	b.shutOnce.Do(func() {
+		b.logger.Info("broker shutting down")
+		close(b.draining)
+		errs := []error{b.server.Shutdown(ctx)}
+		close(b.stop)
+		b.wg.Wait()
+		errs = append(errs, b.partitions.close())
+		errs = append(errs, b.raft.close())
+		b.shutErr = errors.Join(errs...)
+	})
+	return b.shutErr
+}
+
+// Kill stops the node abruptly, as a crash would: connections and Raft are cut, logs are
+// neither flushed nor checkpointed and no clean-shutdown marker is written. Tests use it.
+func (b *Broker) Kill() {
+	b.shutOnce.Do(func() {
+		b.server.Close()
+		close(b.draining)
+		close(b.stop)
+		b.wg.Wait()
+		b.partitions.abandon()
+		b.raft.close()
+		b.shutErr = errors.New("killed")
+	})
+}
+
+// waitTimeout returns a context for an internal wait bounded by d and by shutdown.
+func (b *Broker) waitTimeout(parent context.Context, d time.Duration) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithTimeout(parent, d)
+	go func() {
+		select {
+		case <-b.stop:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	return ctx, cancel
+}
+
+func removeAllQuiet(path string) { _ = os.RemoveAll(path) }

@@ -1,0 +1,81 @@
+package broker
+
+import (
+	"context"
+	"errors"
+
+	"github.com/petrel-broker/petrel/metadata"
+	"github.com/petrel-broker/petrel/replication"
+	"github.com/petrel-broker/petrel/segment"
+	"github.com/twmb/franz-go/pkg/kerr"
+)
+
+// errorTable is the one mapping from domain errors to Kafka error codes. Handlers use
+// kerr codes directly only for request-validation failures they detect themselves.
+var errorTable = []struct {
+	err  error
+	code int16
+}{
+	{segment.ErrOffsetOutOfRange, kerr.OffsetOutOfRange.Code},
+	{segment.ErrCorruptBatch, kerr.CorruptMessage.Code},
+	{segment.ErrInvalidBatch, kerr.InvalidRecord.Code},
+	{segment.ErrUnsupportedMagic, kerr.InvalidRecord.Code},
+	{segment.ErrLogFailed, kerr.KafkaStorageError.Code},
+	{segment.ErrClosed, kerr.NotLeaderForPartition.Code},
+	{segment.ErrCorruptCheckpoint, kerr.KafkaStorageError.Code},
+	{segment.ErrInvalidName, kerr.InvalidTopicException.Code},
+	{metadata.ErrInvalidTopic, kerr.InvalidTopicException.Code},
+	{metadata.ErrTopicExists, kerr.TopicAlreadyExists.Code},
+	{metadata.ErrUnknownTopic, kerr.UnknownTopicOrPartition.Code},
+	{metadata.ErrUnknownPartition, kerr.UnknownTopicOrPartition.Code},
+	{metadata.ErrUnknownTopicID, kerr.UnknownTopicID.Code},
+	{metadata.ErrInvalidPartitions, kerr.InvalidPartitions.Code},
+	{metadata.ErrInvalidReplicationFactor, kerr.InvalidReplicationFactor.Code},
+	{metadata.ErrInvalidReplicaAssignment, kerr.InvalidReplicaAssignment.Code},
+	{metadata.ErrInvalidConfig, kerr.InvalidConfig.Code},
+	{metadata.ErrUnknownBroker, kerr.BrokerIDNotRegistered.Code},
+	{metadata.ErrInvalidRecord, kerr.InvalidRequest.Code},
+	{replication.ErrNotLeader, kerr.NotLeaderForPartition.Code},
+	{replication.ErrPartitionStopped, kerr.NotLeaderForPartition.Code},
+	{replication.ErrFencedLeaderEpoch, kerr.FencedLeaderEpoch.Code},
+	{replication.ErrUnknownLeaderEpoch, kerr.UnknownLeaderEpoch.Code},
+	{replication.ErrNotEnoughReplicas, kerr.NotEnoughReplicas.Code},
+	{replication.ErrOffsetNotAvailable, kerr.OffsetNotAvailable.Code},
+	{ErrNotController, kerr.NotController.Code},
+	{ErrTopicDeletionDisabled, kerr.TopicDeletionDisabled.Code},
+	{ErrInvalidBrokerConfig, kerr.InvalidConfig.Code},
+	{context.DeadlineExceeded, kerr.RequestTimedOut.Code},
+	{context.Canceled, kerr.RequestTimedOut.Code},
+}
+
+// errorCode maps err to a Kafka error code: 0 for nil, the table's code, or -1
+// (UNKNOWN_SERVER_ERROR), which the caller logs.
+func errorCode(err error) int16 {
+	if err == nil {
+		return 0
+	}
+	for _, e := range errorTable {
+		if errors.Is(err, e.err) {
+			return e.code
+		}
+	}
+	return kerr.UnknownServerError.Code
+}
+
+// errorCodeLogged is errorCode that logs unmapped errors at Error.
+func (b *Broker) errorCodeLogged(err error, what string) int16 {
+	code := errorCode(err)
+	if code == kerr.UnknownServerError.Code {
+		b.logger.Error("unexpected error", "request", what, "error", err)
+	}
+	return code
+}
+
+// errorMessage is an error's text for responses that carry one, or nil.
+func errorMessage(err error) *string {
+	if err == nil {
+		return nil
+	}
+	s := err.Error()
+	return &s
+}

@@ -1,0 +1,49 @@
+package broker
+
+import (
+	"context"
+	"net"
+	"strconv"
+
+	"github.com/petrel-broker/petrel/rpc"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// handlerFunc handles one Kafka API on a broker.
+type handlerFunc func(b *Broker, ctx context.Context, req *rpc.Request) rpc.Result
+
+// apiSpec is one served API: key, the advertised version range, the handler.
+type apiSpec struct {
+	key      kmsg.Key
+	min, max int16
+	handle   handlerFunc
+}
+
+// apis is filled by each handler file's init (one file per API, named by key).
+var apis []apiSpec
+
+func registerAPI(key kmsg.Key, min, max int16, h handlerFunc) {
+	apis = append(apis, apiSpec{key, min, max, h})
+}
+
+// newRegistry builds the rpc registry; it alone generates ApiVersions, so the broker
+// advertises exactly what it serves.
+func (b *Broker) newRegistry() *rpc.Registry {
+	reg := rpc.NewRegistry()
+	for _, a := range apis {
+		h := a.handle
+		reg.Register(int16(a.key), a.min, a.max, func(ctx context.Context, req *rpc.Request) rpc.Result {
+			return h(b, ctx, req)
+		})
+	}
+	return reg
+}
+
+func splitHostPort(addr string) (string, int32) {
+	host, portStr, err := net.SplitHostPort(addr)
+	if err != nil {
+		return addr, 0
+	}
+	port, _ := strconv.Atoi(portStr)
+	return host, int32(port)
+}

@@ -1,0 +1,85 @@
+package broker
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// testLogWriter sends a node's log lines to t.Log with a prefix.
+type testLogWriter struct {
+	t      testing.TB
+	prefix string
+}
+
+func (w testLogWriter) Write(p []byte) (int, error) {
+	w.t.Log(w.prefix + strings.TrimRight(string(p), "\n"))
+	return len(p), nil
+}
+
+// startTestBroker starts a one-node broker in dir (a new temp dir when empty) on
+// 127.0.0.1:0 ports and waits until it is ready.
+func startTestBroker(t testing.TB, dir string, props map[string]string) *Broker {
+	t.Helper()
+	if dir == "" {
+		dir = t.TempDir()
+	}
+	var out io.Writer = testLogWriter{t, "node-0 "}
+	b, err := Start(Config{
+		NodeID: 0, DataDir: dir, Listen: "127.0.0.1:0", RaftListen: "127.0.0.1:0", Properties: props,
+		Logger: hclog.New(&hclog.LoggerOptions{Output: out, Level: hclog.Info}),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := b.WaitReady(ctx); err != nil {
+		b.Shutdown(context.Background())
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.Shutdown(context.Background()) })
+	return b
+}
+
+// newClient returns a kgo client for b, closed at cleanup.
+func newClient(t testing.TB, b *Broker, opts ...kgo.Opt) *kgo.Client {
+	t.Helper()
+	opts = append([]kgo.Opt{kgo.SeedBrokers(b.Addr().String()), kgo.WithLogger(nil)}, opts...)
+	cl, err := kgo.NewClient(opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cl.Close)
+	return cl
+}
+
+func newAdmin(t testing.TB, b *Broker) *kadm.Client {
+	return kadm.NewClient(newClient(t, b))
+}
+
+func testContext(t testing.TB) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+func mustCreateTopic(t testing.TB, adm *kadm.Client, topic string, partitions int32, configs map[string]*string) {
+	t.Helper()
+	resp, err := adm.CreateTopic(testContext(t), partitions, 1, configs, topic)
+	if err != nil || resp.Err != nil {
+		t.Fatalf("create topic %s: %v %v", topic, err, resp.Err)
+	}
+}
+
+func recordKey(i int) string { return fmt.Sprintf("key-%05d", i) }
+
+func osStat(path string) (os.FileInfo, error) { return os.Stat(path) }

@@ -1,0 +1,350 @@
+package broker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/petrel-broker/petrel/metadata"
+	"github.com/petrel-broker/petrel/replication"
+	"github.com/petrel-broker/petrel/segment"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// cleanShutdownFile marks a log directory closed cleanly (Kafka's name and format).
+const cleanShutdownFile = ".kafka_cleanshutdown"
+
+// partitionMetadataFile holds the topic id in each partition directory (KIP-516).
+const partitionMetadataFile = "partition.metadata"
+
+// topicSettings are a topic's resolved configs that the data path reads per request.
+type topicSettings struct {
+	maxMessageBytes int
+	minInsync       int
+	segment         segment.Config
+	syncEveryAppend bool
+}
+
+// localPartition is a replica on this broker.
+type localPartition struct {
+	*replication.Partition
+	topicID  metadata.Uuid
+	settings atomic.Pointer[topicSettings]
+	// replicationFactor is the assignment's replica count, for min.insync.replicas.
+	replicationFactor atomic.Int32
+	seen              *metadata.Partition // last applied assignment; reconciler only
+}
+
+// partitionManager owns the local replicas and the log directory's checkpoints.
+type partitionManager struct {
+	b   *Broker
+	dir string
+
+	mu           sync.Mutex // guards parts, reconciled and reconciledCh
+	parts        map[segment.TopicPartition]*localPartition
+	reconciled   uint64        // image offset the local replicas match
+	reconciledCh chan struct{} // closed and replaced when reconciled moves
+
+	// Loaded at start, used when a partition's log is first opened.
+	highWatermarks map[segment.TopicPartition]int64
+	recoveryPoints map[segment.TopicPartition]int64
+	logStarts      map[segment.TopicPartition]int64
+	cleanShutdown  bool
+}
+
+func newPartitionManager(b *Broker) (*partitionManager, error) {
+	dir := b.cfg.logsDir()
+	pm := &partitionManager{b: b, dir: dir, parts: map[segment.TopicPartition]*localPartition{}, reconciledCh: make(chan struct{})}
+	var err error
+	if pm.highWatermarks, err = segment.ReadOffsetCheckpoint(filepath.Join(dir, segment.ReplicationOffsetCheckpointFile)); err != nil {
+		b.logger.Warn("ignoring unreadable high watermark checkpoint", "error", err)
+		pm.highWatermarks = map[segment.TopicPartition]int64{}
+	}
+	if pm.recoveryPoints, err = segment.ReadOffsetCheckpoint(filepath.Join(dir, segment.RecoveryPointOffsetCheckpointFile)); err != nil {
+		b.logger.Warn("ignoring unreadable recovery point checkpoint; every segment will be recovered", "error", err)
+		pm.recoveryPoints = map[segment.TopicPartition]int64{}
+	}
+	if pm.logStarts, err = segment.ReadOffsetCheckpoint(filepath.Join(dir, segment.LogStartOffsetCheckpointFile)); err != nil {
+		b.logger.Warn("ignoring unreadable log start checkpoint", "error", err)
+		pm.logStarts = map[segment.TopicPartition]int64{}
+	}
+	marker := filepath.Join(dir, cleanShutdownFile)
+	if _, err := os.Stat(marker); err == nil {
+		pm.cleanShutdown = true
+		if err := os.Remove(marker); err != nil {
+			return nil, err
+		}
+	}
+	return pm, nil
+}
+
+// get returns the local replica of topic-partition, or nil.
+func (pm *partitionManager) get(topic string, partition int32) *localPartition {
+	pm.mu.Lock()
+	defer pm.mu.Unlock()
+	return pm.parts[segment.TopicPartition{Topic: topic, Partition: partition}]
+}
+
+func (pm *partitionManager) all() []*localPartition {
+	pm.mu.Lock()
+	defer pm.mu.Unlock()
+	out := make([]*localPartition, 0, len(pm.parts))
+	for _, p := range pm.parts {
+		out = append(out, p)
+	}
+	return out
+}
+
+// reconcileLoop applies every new metadata image to the local replicas.
+func (pm *partitionManager) reconcileLoop() {
+	prev := metadata.NewImage()
+	for {
+		changed := pm.b.machine.Changed()
+		if im := pm.b.machine.Image(); im != prev {
+			pm.reconcile(im)
+			prev = im
+			pm.mu.Lock()
+			pm.reconciled = im.Offset
+			close(pm.reconciledCh)
+			pm.reconciledCh = make(chan struct{})
+			pm.mu.Unlock()
+		}
+		select {
+		case <-changed:
+		case <-pm.b.stop:
+			return
+		}
+	}
+}
+
+// waitReconciled waits until the local replicas match the image at offset or ctx ends.
+func (pm *partitionManager) waitReconciled(ctx context.Context, offset uint64) {
+	for {
+		pm.mu.Lock()
+		done, ch := pm.reconciled >= offset, pm.reconciledCh
+		pm.mu.Unlock()
+		if done {
+			return
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return
+		case <-pm.b.stop:
+			return
+		}
+	}
+}
+
+// reconcile makes the local replicas match im: open replicas assigned here, apply
+// leadership and ISR changes and config changes, stop and delete replicas of removed
+// topics.
+func (pm *partitionManager) reconcile(im *metadata.Image) {
+	self := pm.b.cfg.NodeID
+	live := map[segment.TopicPartition]bool{}
+	for _, name := range im.TopicNames() {
+		t := im.Topics[name]
+		settings := pm.b.topicSettings(im, name)
+		for _, p := range t.Partitions {
+			if !slices.Contains(p.Replicas, self) {
+				continue
+			}
+			tp := segment.TopicPartition{Topic: name, Partition: p.ID}
+			live[tp] = true
+			lp := pm.get(name, p.ID)
+			if lp != nil && lp.topicID != t.ID {
+				pm.remove(tp, true) // same name, new topic
+				lp = nil
+			}
+			if lp == nil {
+				var err error
+				if lp, err = pm.open(t, p.ID, settings); err != nil {
+					pm.b.logger.Error("cannot open partition", "topic", name, "partition", p.ID, "error", err)
+					continue
+				}
+			}
+			pm.applySettings(lp, settings)
+			pm.applyAssignment(lp, p)
+		}
+	}
+	for _, lp := range pm.all() {
+		tp := segment.TopicPartition{Topic: lp.Topic, Partition: lp.ID}
+		if !live[tp] {
+			pm.remove(tp, true)
+		}
+	}
+}
+
+// applyAssignment turns a partition's committed state into the local role.
+func (pm *partitionManager) applyAssignment(lp *localPartition, p *metadata.Partition) {
+	if lp.seen != nil && lp.seen.LeaderEpoch == p.LeaderEpoch && lp.seen.PartitionEpoch == p.PartitionEpoch {
+		return
+	}
+	prev := lp.seen
+	lp.seen = p
+	lp.replicationFactor.Store(int32(len(p.Replicas)))
+	if p.Leader != pm.b.cfg.NodeID {
+		return // following is the data-plane replication work of P4
+	}
+	if prev == nil || prev.LeaderEpoch != p.LeaderEpoch || prev.Leader != p.Leader {
+		if err := lp.BecomeLeader(p.LeaderEpoch, p.ISR); err != nil {
+			pm.b.logger.Error("cannot become leader", "topic", lp.Topic, "partition", lp.ID, "error", err)
+		}
+		return
+	}
+	lp.UpdateISR(p.ISR)
+}
+
+func (pm *partitionManager) applySettings(lp *localPartition, s *topicSettings) {
+	if old := lp.settings.Load(); old != nil && *old == *s {
+		return
+	}
+	lp.settings.Store(s)
+	lp.WithLog(func(l *segment.Log) error { l.SetConfig(s.segment); return nil })
+}
+
+// open opens (creating or recovering) a partition's log directory.
+func (pm *partitionManager) open(t *metadata.Topic, id int32, s *topicSettings) (*localPartition, error) {
+	tp := segment.TopicPartition{Topic: t.Name, Partition: id}
+	dir := filepath.Join(pm.dir, segment.PartitionDirName(t.Name, id))
+	if old, err := readPartitionMetadata(dir); err == nil && old != t.ID {
+		pm.b.logger.Info("removing the data of an earlier topic with the same name", "dir", dir, "old_topic_id", old.String())
+		if err := os.RemoveAll(dir); err != nil {
+			return nil, err
+		}
+		delete(pm.recoveryPoints, tp)
+		delete(pm.logStarts, tp)
+		delete(pm.highWatermarks, tp)
+	}
+	log, report, err := segment.Open(dir, s.segment, segment.OpenOptions{
+		RecoveryPoint:  pm.recoveryPoints[tp],
+		LogStartOffset: pm.logStarts[tp],
+		CleanShutdown:  pm.cleanShutdown,
+		Decompress:     decompress,
+	})
+	if err != nil {
+		return nil, err
+	}
+	if report.Cut != nil {
+		pm.b.logger.Warn("recovery cut a torn or corrupt log tail", "topic", t.Name, "partition", id,
+			"segment", report.Cut.SegmentBaseOffset, "log_end_offset", report.Cut.Offset,
+			"bytes", report.Cut.TruncatedBytes, "reason", report.Cut.Reason)
+	}
+	if err := writePartitionMetadata(dir, t.ID); err != nil {
+		log.Close()
+		return nil, err
+	}
+	lp := &localPartition{topicID: t.ID, Partition: replication.NewPartition(t.Name, id, log, pm.highWatermarks[tp],
+		replication.Options{BrokerID: pm.b.cfg.NodeID, SyncEveryAppend: s.syncEveryAppend,
+			Logger: pm.b.logger.Named("partition").With("topic", t.Name, "partition", id)})}
+	lp.settings.Store(s)
+	pm.mu.Lock()
+	pm.parts[tp] = lp
+	pm.mu.Unlock()
+	return lp, nil
+}
+
+// remove stops a replica; with deleteData its directory is removed.
+func (pm *partitionManager) remove(tp segment.TopicPartition, deleteData bool) {
+	pm.mu.Lock()
+	lp := pm.parts[tp]
+	delete(pm.parts, tp)
+	pm.mu.Unlock()
+	if lp == nil {
+		return
+	}
+	if err := lp.Stop(deleteData); err != nil {
+		pm.b.logger.Warn("stopping partition", "topic", tp.Topic, "partition", tp.Partition, "error", err)
+	}
+}
+
+var kgoDecompressor = kgo.DefaultDecompressor()
+
+// decompress lets time lookups look inside compressed batches.
+func decompress(codec int8, b []byte) ([]byte, error) {
+	return kgoDecompressor.Decompress(b, kgo.CompressionCodecType(codec))
+}
+
+func readPartitionMetadata(dir string) (metadata.Uuid, error) {
+	data, err := os.ReadFile(filepath.Join(dir, partitionMetadataFile))
+	if err != nil {
+		return metadata.ZeroUuid, err
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if v, ok := strings.CutPrefix(line, "topic_id: "); ok {
+			return metadata.ParseUuid(strings.TrimSpace(v))
+		}
+	}
+	return metadata.ZeroUuid, fmt.Errorf("%s has no topic_id", filepath.Join(dir, partitionMetadataFile))
+}
+
+func writePartitionMetadata(dir string, id metadata.Uuid) error {
+	if old, err := readPartitionMetadata(dir); err == nil && old == id {
+		return nil
+	}
+	return os.WriteFile(filepath.Join(dir, partitionMetadataFile), []byte("version: 0\ntopic_id: "+id.String()+"\n"), 0o644)
+}
+
+// topicSettings resolves a topic's configs.
+func (b *Broker) topicSettings(im *metadata.Image, topic string) *topicSettings {
+	cfgs := b.cfg.topicConfigs(im.ResourceConfigs(metadata.ConfigResource{Type: metadata.TopicResource, Name: topic}))
+	atoi := func(name string) int { n, _ := strconv.Atoi(cfgs[name].value); return n }
+	return &topicSettings{
+		maxMessageBytes: atoi("max.message.bytes"),
+		minInsync:       atoi("min.insync.replicas"),
+		segment:         segmentConfig(cfgs),
+		syncEveryAppend: cfgs["flush.messages"].value == "1",
+	}
+}
+
+// checkpoint writes the high watermark, recovery point and log start checkpoints.
+func (pm *partitionManager) checkpoint() error {
+	hw := map[segment.TopicPartition]int64{}
+	rp := map[segment.TopicPartition]int64{}
+	ls := map[segment.TopicPartition]int64{}
+	for _, lp := range pm.all() {
+		st := lp.State()
+		if st.Role == replication.Stopped {
+			continue
+		}
+		tp := segment.TopicPartition{Topic: lp.Topic, Partition: lp.ID}
+		hw[tp], rp[tp], ls[tp] = st.HighWatermark, st.RecoveryPoint, st.LogStartOffset
+	}
+	return errors.Join(
+		segment.WriteOffsetCheckpoint(filepath.Join(pm.dir, segment.ReplicationOffsetCheckpointFile), hw),
+		segment.WriteOffsetCheckpoint(filepath.Join(pm.dir, segment.RecoveryPointOffsetCheckpointFile), rp),
+		segment.WriteOffsetCheckpoint(filepath.Join(pm.dir, segment.LogStartOffsetCheckpointFile), ls),
+	)
+}
+
+// close flushes and closes every log, writes the checkpoints and the clean-shutdown
+// marker.
+func (pm *partitionManager) close() error {
+	var errs []error
+	for _, lp := range pm.all() {
+		// Flush first so that the recovery point checkpoint covers everything.
+		errs = append(errs, lp.WithLog(func(l *segment.Log) error { return l.Flush() }))
+	}
+	errs = append(errs, pm.checkpoint())
+	for _, lp := range pm.all() {
+		errs = append(errs, lp.Stop(false))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(pm.dir, cleanShutdownFile), []byte(`{"version":0,"brokerEpoch":-1}`), 0o644)
+}
+
+// abandon releases every log's files without checkpoints or marker (a simulated crash).
+func (pm *partitionManager) abandon() {
+	for _, lp := range pm.all() {
+		lp.Stop(false)
+	}
+}

@@ -1,0 +1,134 @@
+package broker
+
+import (
+	"context"
+	"crypto/rand"
+	"fmt"
+	mrand "math/rand/v2"
+	"slices"
+	"strconv"
+
+	"github.com/petrel-broker/petrel/metadata"
+)
+
+// topicSpec is a topic to create, as CreateTopics or auto-creation asks for it.
+type topicSpec struct {
+	name              string
+	partitions        int32     // -1: num.partitions
+	replicationFactor int16     // -1: default.replication.factor
+	assignment        [][]int32 // explicit replicas per partition, or nil
+	configs           map[string]string
+}
+
+// plannedTopic is a validated topic with its records.
+type plannedTopic struct {
+	id                metadata.Uuid
+	partitions        int32
+	replicationFactor int16
+	records           []metadata.Record
+}
+
+// planTopic validates spec against im and returns the records that create it. Replica
+// placement uses Kafka's rack-unaware rule with a random start, decided here, before
+// proposing (the records carry the outcome).
+func (b *Broker) planTopic(im *metadata.Image, spec topicSpec) (*plannedTopic, error) {
+	if err := metadata.ValidateTopicName(spec.name); err != nil {
+		return nil, err
+	}
+	if im.Topic(spec.name) != nil {
+		return nil, fmt.Errorf("%w: topic '%s' already exists", metadata.ErrTopicExists, spec.name)
+	}
+	for _, existing := range im.TopicNames() {
+		if existing != spec.name && metadata.CollidingTopicName(existing) == metadata.CollidingTopicName(spec.name) {
+			return nil, fmt.Errorf("%w: topic '%s' collides with existing topic '%s' ('.' and '_' are treated alike)", metadata.ErrInvalidTopic, spec.name, existing)
+		}
+	}
+	for name, value := range spec.configs {
+		def, ok := topicConfigByName[name]
+		if !ok {
+			return nil, fmt.Errorf("%w: unknown topic config name: %s", metadata.ErrInvalidConfig, name)
+		}
+		if err := checkConfigValue(def, value); err != nil {
+			return nil, fmt.Errorf("%w: %v", metadata.ErrInvalidConfig, err)
+		}
+	}
+	var assignment [][]int32
+	if spec.assignment != nil {
+		if spec.partitions != -1 || spec.replicationFactor != -1 {
+			return nil, fmt.Errorf("%w: both a replica assignment and partitions or replication factor were given", metadata.ErrInvalidReplicaAssignment)
+		}
+		assignment = spec.assignment
+		for i, replicas := range assignment {
+			if len(replicas) == 0 || len(replicas) != len(assignment[0]) {
+				return nil, fmt.Errorf("%w: partition %d has %d replicas", metadata.ErrInvalidReplicaAssignment, i, len(replicas))
+			}
+			for j, r := range replicas {
+				if _, ok := im.Brokers[r]; !ok || slices.Contains(replicas[:j], r) {
+					return nil, fmt.Errorf("%w: partition %d: broker %d is unknown or repeated", metadata.ErrInvalidReplicaAssignment, i, r)
+				}
+			}
+		}
+	} else {
+		partitions, rf := int(spec.partitions), int(spec.replicationFactor)
+		if partitions == -1 {
+			partitions = int(b.cfg.int64Value("num.partitions"))
+		}
+		if rf == -1 {
+			rf = int(b.cfg.int64Value("default.replication.factor"))
+		}
+		brokers := im.UnfencedBrokerIDs()
+		if partitions <= 0 {
+			return nil, fmt.Errorf("%w: number of partitions must be larger than 0", metadata.ErrInvalidPartitions)
+		}
+		n := max(len(brokers), 1)
+		var err error
+		assignment, err = metadata.AssignReplicas(brokers, partitions, rf, mrand.IntN(n), mrand.IntN(n))
+		if err != nil {
+			return nil, err
+		}
+	}
+	var raw [16]byte
+	if _, err := rand.Read(raw[:]); err != nil {
+		return nil, err
+	}
+	plan := &plannedTopic{id: metadata.UuidFromBytes(raw), partitions: int32(len(assignment)), replicationFactor: int16(len(assignment[0]))}
+	plan.records = append(plan.records, metadata.TopicRecord{Name: spec.name, TopicID: plan.id})
+	for i, replicas := range assignment {
+		isr := slices.DeleteFunc(slices.Clone(replicas), func(r int32) bool { br := im.Brokers[r]; return br == nil || br.Fenced })
+		leader := int32(-1)
+		if len(isr) > 0 {
+			leader = isr[0]
+		} else {
+			isr = []int32{replicas[0]}
+		}
+		plan.records = append(plan.records, metadata.PartitionRecord{TopicID: plan.id, PartitionID: int32(i), Replicas: replicas, ISR: isr, Leader: leader})
+	}
+	for _, name := range sortedKeys(spec.configs) {
+		v := spec.configs[name]
+		plan.records = append(plan.records, metadata.ConfigRecord{ResourceType: metadata.TopicResource, ResourceName: spec.name, Name: name, Value: &v})
+	}
+	return plan, nil
+}
+
+// createTopic plans and commits one topic.
+func (b *Broker) createTopic(ctx context.Context, spec topicSpec) (*plannedTopic, error) {
+	plan, err := b.planTopic(b.Image(), spec)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := b.propose(ctx, plan.records...); err != nil {
+		return nil, err
+	}
+	return plan, nil
+}
+
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }

@@ -1,0 +1,297 @@
+package replication
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"sync"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/petrel-broker/petrel/segment"
+)
+
+// Role is a replica's role.
+type Role int
+
+// Roles.
+const (
+	Follower Role = iota
+	Leader
+	Stopped
+)
+
+// Options configure a Partition.
+type Options struct {
+	BrokerID int32
+	// SyncEveryAppend fsyncs each append before it counts toward the high watermark
+	// (flush.messages=1). Concurrent appends share fsyncs (group commit).
+	SyncEveryAppend bool
+	Logger          hclog.Logger
+}
+
+// Partition is one partition replica on this broker: its log, its role and, as leader,
+// the high watermark.
+//
+// Safe for concurrent use. Lock order: flushMu before mu; mu is never held across
+// network I/O or Raft calls (fsyncs happen under flushMu only).
+type Partition struct {
+	Topic string
+	ID    int32
+	opts  Options
+
+	flushMu sync.Mutex // serialises group-commit fsyncs
+
+	mu            sync.Mutex
+	log           *segment.Log // guarded by mu
+	role          Role
+	leaderEpoch   int32
+	isr           []int32
+	highWatermark int64           // never moves backwards while leader
+	durableEnd    int64           // offsets below are fsynced (SyncEveryAppend)
+	followerLEO   map[int32]int64 // follower log end offsets, from their fetches (P4)
+	watchers      map[*Waiter]struct{}
+}
+
+// NewPartition wraps an open log. It starts as a follower with the checkpointed high
+// watermark (clamped to the log end offset).
+func NewPartition(topic string, id int32, log *segment.Log, highWatermark int64, opts Options) *Partition {
+	if opts.Logger == nil {
+		opts.Logger = hclog.NewNullLogger()
+	}
+	p := &Partition{Topic: topic, ID: id, opts: opts, log: log, role: Follower, leaderEpoch: -1,
+		followerLEO: map[int32]int64{}, watchers: map[*Waiter]struct{}{}}
+	p.highWatermark = min(max(highWatermark, log.LogStartOffset()), log.LogEndOffset())
+	p.durableEnd = log.RecoveryPoint()
+	return p
+}
+
+// BecomeLeader makes this replica the leader in leaderEpoch with isr. It records the
+// epoch's start offset in the leader epoch cache.
+func (p *Partition) BecomeLeader(leaderEpoch int32, isr []int32) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.role == Stopped {
+		return ErrPartitionStopped
+	}
+	if leaderEpoch > p.log.LeaderEpochs().LatestEpoch() {
+		if err := p.log.LeaderEpochs().Assign(leaderEpoch, p.log.LogEndOffset()); err != nil {
+			return err
+		}
+	}
+	p.role, p.leaderEpoch, p.isr = Leader, leaderEpoch, slices.Clone(isr)
+	p.maybeAdvanceHighWatermarkLocked()
+	p.notifyLocked()
+	return nil
+}
+
+// UpdateISR sets the ISR of a leader (from committed metadata).
+func (p *Partition) UpdateISR(isr []int32) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.isr = slices.Clone(isr)
+	p.maybeAdvanceHighWatermarkLocked()
+	p.notifyLocked()
+}
+
+// State is a snapshot of a partition's offsets and role.
+type State struct {
+	Role           Role
+	LeaderEpoch    int32
+	ISR            []int32
+	LogStartOffset int64
+	LogEndOffset   int64
+	HighWatermark  int64
+	RecoveryPoint  int64
+}
+
+// State returns the partition's current offsets and role.
+func (p *Partition) State() State {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.stateLocked()
+}
+
+func (p *Partition) stateLocked() State {
+	return State{Role: p.role, LeaderEpoch: p.leaderEpoch, ISR: slices.Clone(p.isr),
+		LogStartOffset: p.log.LogStartOffset(), LogEndOffset: p.log.LogEndOffset(),
+		HighWatermark: p.highWatermark, RecoveryPoint: p.log.RecoveryPoint()}
+}
+
+// CheckLeaderEpoch applies KIP-320 fencing to a request's current leader epoch (-1 skips
+// the check) and requires leadership.
+func (p *Partition) CheckLeaderEpoch(requestEpoch int32) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.checkLeaderLocked(requestEpoch)
+}
+
+func (p *Partition) checkLeaderLocked(requestEpoch int32) error {
+	switch {
+	case p.role == Stopped:
+		return ErrPartitionStopped
+	case requestEpoch >= 0 && requestEpoch < p.leaderEpoch:
+		return ErrFencedLeaderEpoch
+	case requestEpoch > p.leaderEpoch:
+		return ErrUnknownLeaderEpoch
+	case p.role != Leader:
+		return ErrNotLeader
+	}
+	return nil
+}
+
+// AppendAsLeader appends a producer's batches, stamping the leader epoch, and returns
+// the append info. minInsync > 0 (acks=all) requires that many ISR members first
+// (ErrNotEnoughReplicas, nothing written). With SyncEveryAppend the data is fsynced
+// before the high watermark may pass it.
+func (p *Partition) AppendAsLeader(records []byte, minInsync int) (segment.AppendInfo, error) {
+	p.mu.Lock()
+	if err := p.checkLeaderLocked(-1); err != nil {
+		p.mu.Unlock()
+		return segment.AppendInfo{}, err
+	}
+	if minInsync > 0 && len(p.isr) < minInsync {
+		p.mu.Unlock()
+		return segment.AppendInfo{}, fmt.Errorf("%w: isr %v, min.insync.replicas %d", ErrNotEnoughReplicas, p.isr, minInsync)
+	}
+	info, err := p.log.AppendAsLeader(records, p.leaderEpoch)
+	if err == nil && !p.opts.SyncEveryAppend {
+		p.maybeAdvanceHighWatermarkLocked()
+		p.notifyLocked()
+	}
+	p.mu.Unlock()
+	if err != nil || !p.opts.SyncEveryAppend {
+		return info, err
+	}
+	if err := p.syncTo(info.LastOffset + 1); err != nil {
+		return info, err
+	}
+	return info, nil
+}
+
+// syncTo makes offsets below end durable. Appends that arrive while one fsync runs are
+// covered by the next one, which syncs everything appended by then.
+func (p *Partition) syncTo(end int64) error {
+	p.flushMu.Lock()
+	defer p.flushMu.Unlock()
+	p.mu.Lock()
+	if p.durableEnd >= end {
+		p.mu.Unlock()
+		return nil
+	}
+	files, target := p.log.SyncTarget()
+	p.mu.Unlock()
+	var err error
+	for _, f := range files {
+		if err = f.Sync(); err != nil {
+			break
+		}
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if errors.Is(err, os.ErrClosed) {
+		// A segment was truncated or deleted meanwhile: flush what remains under the lock.
+		if p.role == Stopped {
+			return ErrPartitionStopped
+		}
+		err = p.log.Flush()
+		target = p.log.LogEndOffset()
+	}
+	if err != nil {
+		return fmt.Errorf("replication: fsync of %s-%d: %w", p.Topic, p.ID, err)
+	}
+	p.log.MarkFlushed(target)
+	p.durableEnd = max(p.durableEnd, target)
+	p.maybeAdvanceHighWatermarkLocked()
+	p.notifyLocked()
+	return nil
+}
+
+// maybeAdvanceHighWatermarkLocked sets the HW to the minimum log end offset over the ISR,
+// the leader's own counted only up to what is durable when SyncEveryAppend is set. It
+// never moves backwards. Callers hold mu.
+func (p *Partition) maybeAdvanceHighWatermarkLocked() {
+	if p.role != Leader {
+		return
+	}
+	hw := p.log.LogEndOffset()
+	if p.opts.SyncEveryAppend {
+		hw = min(hw, p.durableEnd)
+	}
+	for _, r := range p.isr {
+		if r == p.opts.BrokerID {
+			continue
+		}
+		leo, ok := p.followerLEO[r]
+		if !ok {
+			leo = p.highWatermark // unknown follower: hold the HW where it is
+		}
+		hw = min(hw, leo)
+	}
+	if hw > p.highWatermark {
+		p.highWatermark = hw
+	}
+}
+
+// FetchResult is what a fetch read returns for one partition.
+type FetchResult struct {
+	Records        []byte
+	HighWatermark  int64
+	LogStartOffset int64
+	LogEndOffset   int64
+}
+
+// Read reads for a consumer (up to the high watermark) or, with toLogEnd, for a
+// follower (up to the log end offset). It applies KIP-320 fencing with
+// currentLeaderEpoch (-1 skips) and requires leadership.
+func (p *Partition) Read(offset int64, maxBytes int, currentLeaderEpoch int32, toLogEnd bool) (FetchResult, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	res := FetchResult{Records: []byte{}, HighWatermark: p.highWatermark, LogStartOffset: p.log.LogStartOffset(), LogEndOffset: p.log.LogEndOffset()}
+	if err := p.checkLeaderLocked(currentLeaderEpoch); err != nil {
+		return res, err
+	}
+	upTo := p.highWatermark
+	if toLogEnd {
+		upTo = p.log.LogEndOffset()
+	}
+	r, err := p.log.Read(offset, maxBytes, upTo)
+	if err != nil {
+		return res, err
+	}
+	// The copy happens under the lock, so that no truncation or deletion can change the
+	// range while it is read.
+	if res.Records, err = r.Bytes(); err != nil {
+		return res, err
+	}
+	return res, nil
+}
+
+// WithLog runs fn with the log under the partition lock (offset lookups, retention,
+// checkpoint values). fn must not block.
+func (p *Partition) WithLog(fn func(l *segment.Log) error) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.role == Stopped {
+		return ErrPartitionStopped
+	}
+	return fn(p.log)
+}
+
+// Stop closes the log (delete removes its directory) and wakes every waiter. Later calls
+// fail with ErrPartitionStopped.
+func (p *Partition) Stop(deleteData bool) error {
+	p.flushMu.Lock()
+	defer p.flushMu.Unlock()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.role == Stopped {
+		return nil
+	}
+	p.role = Stopped
+	p.notifyLocked()
+	if deleteData {
+		return p.log.Delete()
+	}
+	return p.log.Close()
+}

@@ -1,0 +1,242 @@
+package rpc
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"io"
+	"net"
+	"sync"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kbin"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// maxResponseBytes caps one response frame read by a Client (1 GiB).
+const maxResponseBytes = 1 << 30
+
+// Client is a small Kafka client for broker-to-broker requests: one TCP connection,
+// requests pipelined, responses matched to requests in order by correlation id. It
+// does no version negotiation: the caller sets every request's version explicitly
+// with SetVersion (a request left at version 0 is sent as v0). All methods are safe
+// for concurrent use. Any connection failure fails the Client for good; dial a new one.
+type Client struct {
+	nc        net.Conn
+	formatter *kmsg.RequestFormatter
+
+	// writeSem (capacity 1) serialises writes, so that the order of pending is the
+	// order on the wire. Holding it never blocks the reader.
+	writeSem chan struct{}
+	// nextCorrelationID is guarded by writeSem.
+	nextCorrelationID int32
+
+	mu sync.Mutex
+	// pending are the calls written and not yet answered, in wire order; guarded by mu.
+	pending []*call
+	// err is the reason the client failed, nil while it works; guarded by mu.
+	err error
+
+	// done is closed when the reader goroutine exits.
+	done chan struct{}
+}
+
+// call is one request waiting for its response.
+type call struct {
+	correlationID int32
+	// result receives exactly one value; capacity 1, so the reader never blocks on a
+	// caller that gave up.
+	result chan callResult
+}
+
+// callResult is a response body (after the correlation id) or a failure.
+type callResult struct {
+	body []byte
+	err  error
+}
+
+// Dial connects to a Kafka listener at addr ("host:port"); clientID goes in every
+// request header. ctx bounds the dial only.
+func Dial(ctx context.Context, addr, clientID string) (*Client, error) {
+	var d net.Dialer
+	nc, err := d.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("rpc: dial %s: %w", addr, err)
+	}
+	c := &Client{
+		nc:        nc,
+		formatter: kmsg.NewRequestFormatter(kmsg.FormatterClientID(clientID)),
+		writeSem:  make(chan struct{}, 1),
+		done:      make(chan struct{}),
+	}
+	go c.readLoop()
+	return c, nil
+}
+
+// Do sends req at the version the caller set and returns its decoded response. If ctx
+// ends first Do returns ctx's error; the connection stays usable, and the late response
+// is read and discarded. If ctx ends while req is being written, the connection is
+// failed, since a half-written request cannot be taken back. Produce with acks=0 gets
+// ErrNoResponseExpected: Kafka never answers it.
+func (c *Client) Do(ctx context.Context, req kmsg.Request) (kmsg.Response, error) {
+	if p, ok := req.(*kmsg.ProduceRequest); ok && p.Acks == 0 {
+		return nil, ErrNoResponseExpected
+	}
+	cl := &call{result: make(chan callResult, 1)}
+	if err := c.send(ctx, req, cl); err != nil {
+		return nil, err
+	}
+	var res callResult
+	select {
+	case res = <-cl.result:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	if res.err != nil {
+		return nil, res.err
+	}
+	return decodeResponse(req, res.body)
+}
+
+// send writes req and queues cl for its response.
+func (c *Client) send(ctx context.Context, req kmsg.Request, cl *call) error {
+	select {
+	case c.writeSem <- struct{}{}:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	defer func() { <-c.writeSem }()
+
+	cl.correlationID = c.nextCorrelationID
+	c.nextCorrelationID++
+	if c.nextCorrelationID < 0 {
+		c.nextCorrelationID = 0
+	}
+	frame := c.formatter.AppendRequest(nil, req, cl.correlationID)
+
+	c.mu.Lock()
+	if c.err != nil {
+		err := c.err
+		c.mu.Unlock()
+		return err
+	}
+	c.pending = append(c.pending, cl) // before writing: the response may come at once
+	c.mu.Unlock()
+
+	fired := make(chan struct{})
+	stop := context.AfterFunc(ctx, func() {
+		_ = c.nc.SetWriteDeadline(aLongTimeAgo)
+		close(fired)
+	})
+	_, err := c.nc.Write(frame)
+	if !stop() {
+		<-fired
+		_ = c.nc.SetWriteDeadline(time.Time{})
+	}
+	if err != nil {
+		if ctx.Err() != nil {
+			err = fmt.Errorf("rpc: writing %s: %w", kmsg.NameForKey(req.Key()), ctx.Err())
+		} else {
+			err = fmt.Errorf("rpc: writing %s: %w", kmsg.NameForKey(req.Key()), err)
+		}
+		c.fail(err)
+		return err
+	}
+	return nil
+}
+
+// decodeResponse decodes body (a response frame after its correlation id) as the
+// response to req: flexible responses other than ApiVersions skip the header tag
+// buffer, and an ApiVersions reply with UNSUPPORTED_VERSION is read in the v0 layout.
+func decodeResponse(req kmsg.Request, body []byte) (kmsg.Response, error) {
+	resp := req.ResponseKind()
+	if resp.IsFlexible() && resp.Key() != apiVersionsKey {
+		rd := kbin.Reader{Src: body}
+		kmsg.SkipTags(&rd)
+		if !rd.Ok() {
+			return nil, fmt.Errorf("%w: %s header tags", ErrMalformedResponse, kmsg.NameForKey(resp.Key()))
+		}
+		body = rd.Src
+	}
+	if resp.Key() == apiVersionsKey && len(body) >= 2 && int16(binary.BigEndian.Uint16(body)) == kerr.UnsupportedVersion.Code {
+		resp.SetVersion(0)
+	}
+	if err := resp.ReadFrom(body); err != nil {
+		return nil, fmt.Errorf("%w: %s v%d: %w", ErrMalformedResponse, kmsg.NameForKey(resp.Key()), resp.GetVersion(), err)
+	}
+	return resp, nil
+}
+
+// readLoop reads responses and hands each to the oldest pending call.
+func (c *Client) readLoop() {
+	defer close(c.done)
+	var sizeBuf [4]byte
+	for {
+		if _, err := io.ReadFull(c.nc, sizeBuf[:]); err != nil {
+			c.fail(fmt.Errorf("rpc: reading response: %w", err))
+			return
+		}
+		size := int32(binary.BigEndian.Uint32(sizeBuf[:]))
+		if size < 4 || size > maxResponseBytes {
+			c.fail(fmt.Errorf("%w: frame size %d", ErrMalformedResponse, size))
+			return
+		}
+		frame := make([]byte, size)
+		if _, err := io.ReadFull(c.nc, frame); err != nil {
+			c.fail(fmt.Errorf("rpc: reading response: %w", err))
+			return
+		}
+		correlationID := int32(binary.BigEndian.Uint32(frame))
+		c.mu.Lock()
+		var cl *call
+		if len(c.pending) > 0 {
+			cl = c.pending[0]
+			c.pending[0] = nil
+			c.pending = c.pending[1:]
+		}
+		c.mu.Unlock()
+		if cl == nil || cl.correlationID != correlationID {
+			want := "none"
+			if cl != nil {
+				want = fmt.Sprint(cl.correlationID)
+				cl.result <- callResult{err: ErrCorrelationMismatch}
+			}
+			c.fail(fmt.Errorf("%w: got %d, expected %s", ErrCorrelationMismatch, correlationID, want))
+			return
+		}
+		cl.result <- callResult{body: frame[4:]}
+	}
+}
+
+// fail records err as the client's failure (the first one wins), closes the
+// connection and fails every pending call.
+func (c *Client) fail(err error) {
+	c.mu.Lock()
+	if c.err == nil {
+		c.err = err
+	}
+	err = c.err
+	pending := c.pending
+	c.pending = nil
+	c.mu.Unlock()
+	_ = c.nc.Close()
+	for _, cl := range pending {
+		cl.result <- callResult{err: err}
+	}
+}
+
+// Close closes the connection, fails calls still waiting with ErrClientClosed and
+// waits for the reader goroutine. It is idempotent and returns nil.
+func (c *Client) Close() error {
+	c.fail(ErrClientClosed)
+	<-c.done
+	return nil
+}
+
+// Err returns why the client failed, or nil while it works.
+func (c *Client) Err() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.err
+}

@@ -1,0 +1,394 @@
+package rpc
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"runtime/debug"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// aLongTimeAgo is a read deadline in the past: it wakes a blocked Read at once.
+var aLongTimeAgo = time.Unix(1, 0)
+
+// slot is one owed response, queued by the reader in request order.
+type slot struct {
+	correlationID int32
+	key           int16
+	// version is the version the response is encoded at: the request's, or 0 for the
+	// ApiVersions downgrade reply.
+	version int16
+	// Exactly one of resp, later and closeReason is set.
+	resp        kmsg.Response
+	later       <-chan kmsg.Response
+	closeReason error
+}
+
+// conn is one client connection: a reader goroutine that reads frames, decodes them
+// and runs handlers in order, and a writer goroutine that writes responses in the same
+// order. The reader owns the read side of nc; the writer owns the write side.
+type conn struct {
+	srv *Server
+	nc  net.Conn
+	log hclog.Logger
+
+	// ctx is handed to handlers; cancel runs in close.
+	ctx    context.Context
+	cancel context.CancelFunc
+
+	// info is put on every request. It is replaced, never modified, when an
+	// ApiVersions v3+ request names the client software. Reader goroutine only.
+	info *ConnInfo
+
+	// queue carries owed responses from reader to writer in request order. Its
+	// capacity is MaxInflight and the reader holds a token per entry, so a send never
+	// blocks. The reader closes it when it stops for Shutdown.
+	queue chan slot
+	// tokens bounds owed responses: the reader puts one before reading each frame (and
+	// blocks when MaxInflight are owed), the writer takes one after writing a response,
+	// the reader takes its own back for NoResponse.
+	tokens chan struct{}
+	// owed counts queued responses not yet written.
+	owed atomic.Int64
+	// lastActive is the UnixNano time of the last frame read or response written.
+	lastActive atomic.Int64
+
+	// stop is closed by stopReading: the reader stops at the next frame boundary.
+	stop     chan struct{}
+	stopOnce sync.Once
+	// done is closed once the connection is closed.
+	done      chan struct{}
+	closeOnce sync.Once
+
+	// sizeBuf holds a frame's size prefix. Reader goroutine only.
+	sizeBuf [4]byte
+}
+
+// newConn prepares a connection; the caller starts readLoop and writeLoop.
+func newConn(s *Server, nc net.Conn, id uint64) *conn {
+	ctx, cancel := context.WithCancel(s.ctx)
+	c := &conn{
+		srv:    s,
+		nc:     nc,
+		log:    s.log.With("conn", id, "remote", nc.RemoteAddr().String()),
+		ctx:    ctx,
+		cancel: cancel,
+		info:   &ConnInfo{ID: id, RemoteAddr: nc.RemoteAddr(), LocalAddr: nc.LocalAddr()},
+		queue:  make(chan slot, s.cfg.MaxInflight),
+		tokens: make(chan struct{}, s.cfg.MaxInflight),
+		stop:   make(chan struct{}),
+		done:   make(chan struct{}),
+	}
+	c.touch()
+	return c
+}
+
+// readLoop is the reader goroutine.
+func (c *conn) readLoop() {
+	defer c.srv.wg.Done()
+	err := c.serveRequests()
+	switch {
+	case errors.Is(err, errStopped):
+		close(c.queue) // the writer writes what is owed, then closes
+	case errors.Is(err, errHandedToWriter):
+		// The writer closes the connection when it reaches the queued close.
+	default:
+		c.close(err)
+	}
+}
+
+// serveRequests reads, decodes and dispatches requests until an error or a stop.
+func (c *conn) serveRequests() error {
+	for {
+		select {
+		case c.tokens <- struct{}{}:
+		case <-c.stop:
+			return errStopped
+		case <-c.ctx.Done():
+			return net.ErrClosed // already closed; close below is a no-op
+		}
+		frame, err := c.readFrame()
+		if err != nil {
+			return err
+		}
+		req, err := decodeRequest(frame, c.srv.reg)
+		if err != nil {
+			return err
+		}
+		req.Conn = c.info
+		if c.log.IsTrace() {
+			c.log.Trace("request", "api", kmsg.NameForKey(req.Key), "version", req.Version, "correlation_id", req.CorrelationID)
+		}
+		res := c.dispatch(req)
+		sl := slot{correlationID: req.CorrelationID, key: req.Key, version: req.Version}
+		if req.Key == apiVersionsKey && req.Version > apiVersionsMaxVersion {
+			sl.version = 0
+		}
+		switch res.kind {
+		case resultNone:
+			<-c.tokens
+			continue
+		case resultRespond:
+			sl.resp = res.resp
+		case resultLater:
+			sl.later = res.later
+		case resultClose:
+			sl.closeReason = res.err
+		default:
+			sl.closeReason = fmt.Errorf("%w: zero Result from the %s handler", ErrBadResult, kmsg.NameForKey(req.Key))
+		}
+		c.owed.Add(1)
+		c.queue <- sl
+		if sl.closeReason != nil {
+			return errHandedToWriter
+		}
+	}
+}
+
+// dispatch runs the handler of req (ApiVersions is built in), turning a panic into a
+// connection close.
+func (c *conn) dispatch(req *Request) (res Result) {
+	if req.Key == apiVersionsKey {
+		return c.apiVersions(req)
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			c.log.Error("handler panicked", "api", kmsg.NameForKey(req.Key), "version", req.Version,
+				"panic", r, "stack", string(debug.Stack()))
+			res = Result{kind: resultClose, err: fmt.Errorf("%w: %s: %v", ErrHandlerPanic, kmsg.NameForKey(req.Key), r)}
+		}
+	}()
+	return c.srv.reg.handler(req.Key)(c.ctx, req)
+}
+
+// apiVersions answers ApiVersions from the registry, or with the KIP-511 downgrade
+// reply above version 4, and records the client software of v3+ requests.
+func (c *conn) apiVersions(req *Request) Result {
+	if req.Version > apiVersionsMaxVersion {
+		return Respond(downgradeResponse())
+	}
+	body := req.Body.(*kmsg.ApiVersionsRequest)
+	if req.Version >= 3 && (body.ClientSoftwareName != c.info.ClientSoftwareName ||
+		body.ClientSoftwareVersion != c.info.ClientSoftwareVersion) {
+		info := *c.info
+		info.ClientSoftwareName, info.ClientSoftwareVersion = body.ClientSoftwareName, body.ClientSoftwareVersion
+		c.info = &info
+		c.log.Debug("client software", "name", info.ClientSoftwareName, "version", info.ClientSoftwareVersion)
+	}
+	return Respond(c.srv.reg.ApiVersionsResponse(req.Version))
+}
+
+// readFrame reads one size-prefixed request. The size is checked before anything is
+// allocated, and every frame gets a fresh buffer: decoded []byte fields alias it.
+func (c *conn) readFrame() ([]byte, error) {
+	if err := c.readFull(c.sizeBuf[:], true); err != nil {
+		return nil, err
+	}
+	size := int32(binary.BigEndian.Uint32(c.sizeBuf[:]))
+	if size < minRequestHeaderSize || size > c.srv.cfg.MaxRequestBytes {
+		return nil, fmt.Errorf("%w: %d bytes (allowed %d-%d)", ErrFrameSize, size, minRequestHeaderSize, c.srv.cfg.MaxRequestBytes)
+	}
+	frame := make([]byte, size)
+	if err := c.readFull(frame, false); err != nil {
+		return nil, err
+	}
+	c.touch()
+	return frame, nil
+}
+
+// readFull fills buf, applying the idle rules. frameStart marks the size prefix: only
+// there may the connection wait indefinitely, as long as responses are owed or
+// something happened within IdleTimeout. Elsewhere a read that makes no progress for
+// IdleTimeout fails. It returns io.EOF only for a clean end between frames, and
+// errStopped once stopReading was called.
+func (c *conn) readFull(buf []byte, frameStart bool) error {
+	idle := c.srv.cfg.IdleTimeout
+	if err := c.setReadDeadline(time.Now().Add(idle)); err != nil {
+		return err
+	}
+	got, mark := 0, 0 // mark is got when the deadline was last set
+	for got < len(buf) {
+		n, err := c.nc.Read(buf[got:])
+		got += n
+		if err == nil {
+			continue
+		}
+		if !errors.Is(err, os.ErrDeadlineExceeded) {
+			if errors.Is(err, io.EOF) {
+				if frameStart && got == 0 {
+					return io.EOF
+				}
+				return fmt.Errorf("%w: %d of %d bytes", ErrTruncatedFrame, got, len(buf))
+			}
+			return err
+		}
+		if c.stopping() {
+			return errStopped
+		}
+		now := time.Now()
+		var next time.Time
+		switch {
+		case got > mark:
+			next = now.Add(idle)
+		case frameStart && got == 0 && c.owed.Load() > 0:
+			c.srv.idleRenewals.Add(1)
+			next = now.Add(idle)
+		case frameStart && got == 0:
+			last := time.Unix(0, c.lastActive.Load())
+			if now.Sub(last) >= idle {
+				return fmt.Errorf("%w: nothing read or owed for %s", ErrIdleTimeout, idle)
+			}
+			next = last.Add(idle)
+		default:
+			return fmt.Errorf("%w: request stalled after %d of %d bytes", ErrIdleTimeout, got, len(buf))
+		}
+		mark = got
+		if err := c.setReadDeadline(next); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// setReadDeadline sets the read deadline, then reports errStopped if stopReading has
+// run. Checking after setting means a concurrent stopReading is never missed: either
+// its past deadline lands last, or this check sees stop closed.
+func (c *conn) setReadDeadline(t time.Time) error {
+	if err := c.nc.SetReadDeadline(t); err != nil {
+		return err
+	}
+	if c.stopping() {
+		return errStopped
+	}
+	return nil
+}
+
+// stopReading makes the reader stop at the next frame boundary (Shutdown); a request
+// half-read is dropped. Owed responses are still written.
+func (c *conn) stopReading() {
+	c.stopOnce.Do(func() { close(c.stop) })
+	_ = c.nc.SetReadDeadline(aLongTimeAgo)
+}
+
+// stopping reports whether stopReading has run.
+func (c *conn) stopping() bool {
+	select {
+	case <-c.stop:
+		return true
+	default:
+		return false
+	}
+}
+
+// touch records activity for the idle timeout.
+func (c *conn) touch() {
+	c.lastActive.Store(time.Now().UnixNano())
+}
+
+// writeLoop is the writer goroutine: it writes owed responses in request order,
+// waiting on RespondLater channels in turn.
+func (c *conn) writeLoop() {
+	defer c.srv.wg.Done()
+	for {
+		var sl slot
+		var ok bool
+		select {
+		case sl, ok = <-c.queue:
+		case <-c.ctx.Done():
+			return
+		}
+		if !ok {
+			c.close(errDrained)
+			return
+		}
+		if sl.closeReason != nil {
+			c.close(sl.closeReason)
+			return
+		}
+		resp := sl.resp
+		if sl.later != nil {
+			select {
+			case r, ok := <-sl.later:
+				if !ok || r == nil {
+					c.close(fmt.Errorf("%w: %s correlation id %d", ErrResponseAbandoned, kmsg.NameForKey(sl.key), sl.correlationID))
+					return
+				}
+				resp = r
+			case <-c.ctx.Done():
+				return
+			}
+		}
+		if err := c.writeResponse(sl, resp); err != nil {
+			c.close(err)
+			return
+		}
+		c.owed.Add(-1)
+		c.touch()
+		<-c.tokens
+	}
+}
+
+// writeResponse encodes resp at the slot's version with throttle 0 and writes it.
+func (c *conn) writeResponse(sl slot, resp kmsg.Response) error {
+	if resp.Key() != sl.key {
+		return fmt.Errorf("%w: %s response to a %s request", ErrResponseKey, kmsg.NameForKey(resp.Key()), kmsg.NameForKey(sl.key))
+	}
+	resp.SetVersion(sl.version)
+	if t, ok := resp.(kmsg.SetThrottleResponse); ok {
+		t.SetThrottle(0)
+	}
+	bp := getBuffer()
+	defer putBuffer(bp)
+	*bp = appendResponse((*bp)[:0], sl.correlationID, resp)
+	if err := c.nc.SetWriteDeadline(time.Now().Add(c.srv.cfg.IdleTimeout)); err != nil {
+		return err
+	}
+	_, err := c.nc.Write(*bp)
+	return err
+}
+
+// close closes the connection once: handlers' ctx is cancelled, owed responses are
+// dropped, and reason is logged at a level matching its cause.
+func (c *conn) close(reason error) {
+	c.closeOnce.Do(func() {
+		c.logClose(reason)
+		c.cancel()
+		_ = c.nc.Close()
+		c.srv.forgetConn(c)
+		close(c.done)
+	})
+}
+
+// logClose logs why the connection closed: programming errors at Error, client
+// protocol violations and handler closes at Warn, idle and torn requests at Info, the
+// ordinary ends at Debug.
+func (c *conn) logClose(reason error) {
+	isAny := func(targets ...error) bool {
+		for _, t := range targets {
+			if errors.Is(reason, t) {
+				return true
+			}
+		}
+		return false
+	}
+	switch {
+	case isAny(ErrHandlerPanic, ErrBadResult, ErrResponseKey):
+		c.log.Error("closing connection", "reason", reason)
+	case isAny(ErrFrameSize, ErrMalformedHeader, ErrUnknownKey, ErrUnsupportedVersion, ErrMalformedRequest,
+		ErrClosedByHandler, ErrResponseAbandoned):
+		c.log.Warn("closing connection", "reason", reason)
+	case isAny(ErrIdleTimeout, ErrTruncatedFrame):
+		c.log.Info("closing connection", "reason", reason)
+	default:
+		c.log.Debug("connection closed", "reason", reason)
+	}
+}

@@ -1,0 +1,130 @@
+package rpc
+
+import (
+	"fmt"
+	"slices"
+	"sync/atomic"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// ApiVersions is built into every Registry: Kafka's table row for key 18.
+const (
+	apiVersionsKey        int16 = 18
+	apiVersionsMinVersion int16 = 0
+	apiVersionsMaxVersion int16 = 4
+)
+
+// controlledShutdownKey is the one api whose v0 header lacks client_id.
+const controlledShutdownKey int16 = 7
+
+// Registry maps api keys to a version range and a Handler. It alone generates the
+// ApiVersions response, so the broker never advertises what it does not serve: the
+// advertised range is exactly the registered one. ApiVersions (key 18, versions 0-4) is
+// built in and answered by the Server itself.
+//
+// A request whose version lies inside the registered range reaches the handler, even
+// when the handler serves only part of it (Produce advertised from v0 but served from
+// v3): the handler answers such versions itself, for example with UNSUPPORTED_VERSION
+// per partition.
+//
+// Register every api before passing the Registry to NewServer; after that it is
+// read-only and safe for concurrent use, and Register panics.
+type Registry struct {
+	// apis is written by Register only before the registry is frozen.
+	apis map[int16]registeredAPI
+	// frozen is set by NewServer.
+	frozen atomic.Bool
+}
+
+// registeredAPI is one row of the table.
+type registeredAPI struct {
+	minVersion, maxVersion int16
+	handler                Handler
+}
+
+// NewRegistry returns a Registry holding only the built-in ApiVersions.
+func NewRegistry() *Registry {
+	return &Registry{apis: make(map[int16]registeredAPI)}
+}
+
+// Register serves key at versions minVersion..maxVersion with h, and advertises exactly
+// that range. It panics (a programming error) on a duplicate key, key 18 (built in), a
+// key kmsg does not know, a bad range (negative, min > max, or max above kmsg's maximum
+// for the key), ControlledShutdown v0 (its header has no client_id), a nil handler, or a
+// registry already given to NewServer.
+func (r *Registry) Register(key, minVersion, maxVersion int16, h Handler) {
+	if r.frozen.Load() {
+		panic(fmt.Sprintf("rpc: Register(%d) after NewServer", key))
+	}
+	if key == apiVersionsKey {
+		panic("rpc: ApiVersions (key 18) is built in")
+	}
+	req := kmsg.RequestForKey(key)
+	if req == nil {
+		panic(fmt.Sprintf("rpc: Register: api key %d is unknown to kmsg", key))
+	}
+	if minVersion < 0 || minVersion > maxVersion || maxVersion > req.MaxVersion() {
+		panic(fmt.Sprintf("rpc: Register: bad version range %d-%d for %s (kmsg max %d)",
+			minVersion, maxVersion, kmsg.NameForKey(key), req.MaxVersion()))
+	}
+	if key == controlledShutdownKey && minVersion == 0 {
+		panic("rpc: Register: ControlledShutdown v0 has no client_id in its header and cannot be served")
+	}
+	if h == nil {
+		panic(fmt.Sprintf("rpc: Register: nil handler for %s", kmsg.NameForKey(key)))
+	}
+	if _, dup := r.apis[key]; dup {
+		panic(fmt.Sprintf("rpc: Register: %s (key %d) registered twice", kmsg.NameForKey(key), key))
+	}
+	r.apis[key] = registeredAPI{minVersion: minVersion, maxVersion: maxVersion, handler: h}
+}
+
+// ApiVersionsResponse returns the response to an ApiVersions request of version
+// version: error 0, throttle 0, and one entry per registered key plus key 18, sorted by
+// key. Supported and finalized features stay empty.
+func (r *Registry) ApiVersionsResponse(version int16) *kmsg.ApiVersionsResponse {
+	resp := kmsg.NewPtrApiVersionsResponse()
+	resp.Version = version
+	keys := make([]int16, 0, len(r.apis)+1)
+	keys = append(keys, apiVersionsKey)
+	for k := range r.apis {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		minV, maxV, _ := r.versions(k)
+		entry := kmsg.NewApiVersionsResponseApiKey()
+		entry.ApiKey, entry.MinVersion, entry.MaxVersion = k, minV, maxV
+		resp.ApiKeys = append(resp.ApiKeys, entry)
+	}
+	return resp
+}
+
+// downgradeResponse is the answer to an ApiVersions request above version 4 (KIP-511):
+// the v0 body layout with UNSUPPORTED_VERSION and only the key-18 range, so the client
+// retries at our maximum. The caller writes it as version 0 without decoding the request.
+func downgradeResponse() *kmsg.ApiVersionsResponse {
+	resp := kmsg.NewPtrApiVersionsResponse()
+	resp.Version = 0
+	resp.ErrorCode = kerr.UnsupportedVersion.Code
+	entry := kmsg.NewApiVersionsResponseApiKey()
+	entry.ApiKey, entry.MinVersion, entry.MaxVersion = apiVersionsKey, apiVersionsMinVersion, apiVersionsMaxVersion
+	resp.ApiKeys = append(resp.ApiKeys, entry)
+	return resp
+}
+
+// versions returns the served range of key, including the built-in ApiVersions.
+func (r *Registry) versions(key int16) (minVersion, maxVersion int16, ok bool) {
+	if key == apiVersionsKey {
+		return apiVersionsMinVersion, apiVersionsMaxVersion, true
+	}
+	a, ok := r.apis[key]
+	return a.minVersion, a.maxVersion, ok
+}
+
+// handler returns the handler of a registered key (nil for key 18 and unknown keys).
+func (r *Registry) handler(key int16) Handler {
+	return r.apis[key].handler
+}
