@@ -31,7 +31,7 @@ var allowedInternal = map[string][]string{
 var allowedExternal = map[string][]string{
 	"segment":     {},
 	"metadata":    {},
-	"rpc":         {"github.com/twmb/franz-go/pkg/kmsg", "github.com/twmb/franz-go/pkg/kerr", "github.com/twmb/franz-go/pkg/kbin", "github.com/hashicorp/go-hclog"},
+	"rpc":         {"golang.org/x/sync/semaphore", "github.com/twmb/franz-go/pkg/kmsg", "github.com/twmb/franz-go/pkg/kerr", "github.com/twmb/franz-go/pkg/kbin", "github.com/hashicorp/go-hclog"},
 	"fsm":         {"github.com/hashicorp/raft"},
 	"replication": {"github.com/twmb/franz-go/pkg/kmsg", "github.com/twmb/franz-go/pkg/kerr", "github.com/hashicorp/go-hclog"},
 }

@@ -85,9 +85,10 @@ func Start(cfg Config) (*Broker, error) {
 		return nil, err
 	}
 	b.server = rpc.NewServer(rpc.ServerConfig{
-		MaxRequestBytes: int32(cfg.int64Value("socket.request.max.bytes")),
-		IdleTimeout:     cfg.durationMs("connections.max.idle.ms"),
-		Logger:          b.logger,
+		MaxRequestBytes:       int32(cfg.int64Value("socket.request.max.bytes")),
+		QueuedMaxRequestBytes: cfg.int64Value("queued.max.request.bytes"),
+		IdleTimeout:           cfg.durationMs("connections.max.idle.ms"),
+		Logger:                b.logger,
 	}, b.newRegistry())
 	b.goLoop("kafka listener", func() {
 		if err := b.server.Serve(ln); err != nil {

@@ -120,8 +120,10 @@ func (c *conn) serveRequests() error {
 		if err != nil {
 			return err
 		}
+		weight := min(int64(len(frame)), c.srv.cfg.QueuedMaxRequestBytes)
 		req, err := decodeRequest(frame, c.srv.reg)
 		if err != nil {
+			c.srv.budget.Release(weight)
 			return err
 		}
 		req.Conn = c.info
@@ -129,6 +131,7 @@ func (c *conn) serveRequests() error {
 			c.log.Trace("request", "api", kmsg.NameForKey(req.Key), "version", req.Version, "correlation_id", req.CorrelationID)
 		}
 		res := c.dispatch(req)
+		c.srv.budget.Release(weight)
 		sl := slot{correlationID: req.CorrelationID, key: req.Key, version: req.Version}
 		if req.Key == apiVersionsKey && req.Version > apiVersionsMaxVersion {
 			sl.version = 0
@@ -197,8 +200,13 @@ func (c *conn) readFrame() ([]byte, error) {
 	if size < minRequestHeaderSize || size > c.srv.cfg.MaxRequestBytes {
 		return nil, fmt.Errorf("%w: %d bytes (allowed %d-%d)", ErrFrameSize, size, minRequestHeaderSize, c.srv.cfg.MaxRequestBytes)
 	}
+	weight := min(int64(size), c.srv.cfg.QueuedMaxRequestBytes)
+	if err := c.srv.budget.Acquire(c.ctx, weight); err != nil {
+		return nil, err
+	}
 	frame := make([]byte, size)
 	if err := c.readFull(frame, false); err != nil {
+		c.srv.budget.Release(weight)
 		return nil, err
 	}
 	c.touch()

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+	"golang.org/x/sync/semaphore"
 )
 
 // Defaults of ServerConfig, Kafka's where Kafka has one.
@@ -33,6 +34,12 @@ type ServerConfig struct {
 	// MaxInflight is how many responses a connection may owe (queued or waiting on
 	// RespondLater) before its reader stops reading, pushing back on the client.
 	MaxInflight int
+	// QueuedMaxRequestBytes (Kafka's queued.max.request.bytes) bounds the bytes of
+	// requests being read, decoded and handled at once across all connections. kmsg
+	// allocates arrays at the length a frame claims, up to ~32x the frame size, so
+	// without a server-wide bound many connections sending hostile frames could exhaust
+	// memory. Default: MaxRequestBytes. Readers wait for room.
+	QueuedMaxRequestBytes int64
 	// Logger receives the server's logs, under the name "rpc".
 	Logger hclog.Logger
 }
@@ -47,6 +54,9 @@ func (c ServerConfig) withDefaults() ServerConfig {
 	}
 	if c.MaxInflight <= 0 {
 		c.MaxInflight = DefaultMaxInflight
+	}
+	if c.QueuedMaxRequestBytes <= 0 {
+		c.QueuedMaxRequestBytes = int64(c.MaxRequestBytes)
 	}
 	if c.Logger == nil {
 		c.Logger = hclog.NewNullLogger()
@@ -69,8 +79,11 @@ const (
 // are safe for concurrent use.
 type Server struct {
 	cfg ServerConfig
-	reg *Registry
-	log hclog.Logger
+	// budget holds QueuedMaxRequestBytes; each request holds its frame size from read
+	// to the end of its handler call.
+	budget *semaphore.Weighted
+	reg    *Registry
+	log    hclog.Logger
 
 	// ctx is the parent of every connection's context; cancel runs in Close.
 	ctx    context.Context
@@ -104,6 +117,7 @@ func NewServer(cfg ServerConfig, reg *Registry) *Server {
 	ctx, cancel := context.WithCancel(context.Background())
 	return &Server{
 		cfg:    cfg,
+		budget: semaphore.NewWeighted(cfg.QueuedMaxRequestBytes),
 		reg:    reg,
 		log:    cfg.Logger.Named("rpc"),
 		ctx:    ctx,
