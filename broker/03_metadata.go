@@ -8,7 +8,6 @@ package broker
 
 import (
 	"context"
-	"errors"
 	"slices"
 	"time"
 
@@ -36,7 +35,7 @@ func (b *Broker) handleMetadata(ctx context.Context, req *rpc.Request) rpc.Resul
 			topics = append(topics, wanted{name: name})
 		}
 	} else {
-		created := false
+		var missing []string
 		for _, t := range r.Topics {
 			w := wanted{id: t.TopicID}
 			if t.Topic != nil {
@@ -44,17 +43,11 @@ func (b *Broker) handleMetadata(ctx context.Context, req *rpc.Request) rpc.Resul
 			}
 			topics = append(topics, w)
 			if t.Topic != nil && im.Topic(*t.Topic) == nil && allowCreate && metadata.ValidateTopicName(*t.Topic) == nil {
-				cctx, cancel := b.waitTimeout(ctx, 5*time.Second)
-				_, err := b.createTopic(cctx, topicSpec{name: *t.Topic, partitions: -1, replicationFactor: -1})
-				cancel()
-				if err != nil && !errors.Is(err, metadata.ErrTopicExists) {
-					b.logger.Warn("auto-creating topic", "topic", *t.Topic, "error", err)
-				}
-				created = true
+				missing = append(missing, *t.Topic)
 			}
 		}
-		if created {
-			im = b.waitForPartitions(ctx, b.Image())
+		if len(missing) > 0 {
+			im = b.autoCreateTopics(ctx, missing)
 		}
 	}
 
@@ -81,13 +74,44 @@ func (b *Broker) handleMetadata(ctx context.Context, req *rpc.Request) rpc.Resul
 	return rpc.Respond(resp)
 }
 
-// waitForPartitions waits (briefly) until this broker's replicas match im, so that the
-// producer that asked for new topics finds their leaders ready.
-func (b *Broker) waitForPartitions(ctx context.Context, im *metadata.Image) *metadata.Image {
-	wctx, cancel := b.waitTimeout(ctx, 2*time.Second)
+// autoCreateTopics creates topics with the broker defaults through the controller and
+// waits (briefly) until this broker's image has them and its replicas are open, so
+// that the producer that asked finds their leaders ready. It returns the image to
+// answer from.
+func (b *Broker) autoCreateTopics(ctx context.Context, names []string) *metadata.Image {
+	cctx, cancel := b.waitTimeout(ctx, 5*time.Second)
 	defer cancel()
-	b.partitions.waitReconciled(wctx, im.Offset)
-	return im
+	req := kmsg.NewPtrCreateTopicsRequest()
+	req.Version, req.TimeoutMillis = 7, 5000
+	for _, name := range names {
+		t := kmsg.NewCreateTopicsRequestTopic()
+		t.Topic, t.NumPartitions, t.ReplicationFactor = name, -1, -1
+		req.Topics = append(req.Topics, t)
+	}
+	resp, err := b.controllerCall(cctx, req)
+	if err != nil {
+		b.logger.Warn("auto-creating topics", "topics", names, "error", err)
+		return b.Image()
+	}
+	for _, t := range resp.(*kmsg.CreateTopicsResponse).Topics {
+		if t.ErrorCode != 0 && t.ErrorCode != kerr.TopicAlreadyExists.Code {
+			b.logger.Warn("auto-creating topic", "topic", t.Topic, "error", kerr.ErrorForCode(t.ErrorCode))
+		}
+	}
+	// Wait for the creation to reach this broker's image and replicas.
+	for {
+		changed := b.machine.Changed()
+		im := b.Image()
+		if !slices.ContainsFunc(names, func(n string) bool { return im.Topic(n) == nil }) {
+			b.partitions.waitReconciled(cctx, im.Offset)
+			return im
+		}
+		select {
+		case <-changed:
+		case <-cctx.Done():
+			return b.Image()
+		}
+	}
 }
 
 func (b *Broker) metadataTopic(im *metadata.Image, name string, id [16]byte, allowCreate bool) kmsg.MetadataResponseTopic {

@@ -21,7 +21,11 @@ import (
 func init() { registerAPI(kmsg.CreateTopics, 2, 7, (*Broker).handleCreateTopics) }
 
 func (b *Broker) handleCreateTopics(ctx context.Context, req *rpc.Request) rpc.Result {
-	r := req.Body.(*kmsg.CreateTopicsRequest)
+	return b.respondFromController(ctx, req)
+}
+
+// createTopics runs on the controller.
+func (b *Broker) createTopics(ctx context.Context, r *kmsg.CreateTopicsRequest) *kmsg.CreateTopicsResponse {
 	resp := r.ResponseKind().(*kmsg.CreateTopicsResponse)
 	timeout := max(time.Duration(r.TimeoutMillis)*time.Millisecond, time.Second)
 	seen := map[string]int{}
@@ -57,9 +61,9 @@ func (b *Broker) handleCreateTopics(ctx context.Context, req *rpc.Request) rpc.R
 			plan, err = b.planTopic(b.Image(), spec)
 		} else {
 			cctx, cancel := b.waitTimeout(ctx, timeout)
-			plan, err = b.createTopic(cctx, spec)
-			if err == nil {
-				b.partitions.waitReconciled(cctx, b.Image().Offset)
+			var im *metadata.Image
+			if plan, im, err = b.createTopic(cctx, spec); err == nil {
+				b.partitions.waitReconciled(cctx, im.Offset)
 			}
 			cancel()
 		}
@@ -83,5 +87,5 @@ func (b *Broker) handleCreateTopics(ctx context.Context, req *rpc.Request) rpc.R
 		}
 		resp.Topics = append(resp.Topics, rt)
 	}
-	return rpc.Respond(resp)
+	return resp
 }

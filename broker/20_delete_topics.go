@@ -17,7 +17,11 @@ import (
 func init() { registerAPI(kmsg.DeleteTopics, 1, 6, (*Broker).handleDeleteTopics) }
 
 func (b *Broker) handleDeleteTopics(ctx context.Context, req *rpc.Request) rpc.Result {
-	r := req.Body.(*kmsg.DeleteTopicsRequest)
+	return b.respondFromController(ctx, req)
+}
+
+// deleteTopics runs on the controller.
+func (b *Broker) deleteTopics(ctx context.Context, r *kmsg.DeleteTopicsRequest) *kmsg.DeleteTopicsResponse {
 	resp := r.ResponseKind().(*kmsg.DeleteTopicsResponse)
 	requests := r.Topics
 	if r.Version < 6 {
@@ -38,25 +42,26 @@ func (b *Broker) handleDeleteTopics(ctx context.Context, req *rpc.Request) rpc.R
 		}
 		resp.Topics = append(resp.Topics, rt)
 	}
-	return rpc.Respond(resp)
+	return resp
 }
 
 func (b *Broker) deleteTopic(ctx context.Context, t kmsg.DeleteTopicsRequestTopic, timeout time.Duration) error {
 	if !b.cfg.boolValue("delete.topic.enable") {
 		return fmt.Errorf("%w (delete.topic.enable=false)", ErrTopicDeletionDisabled)
 	}
-	im := b.Image()
-	var topic *metadata.Topic
-	if t.Topic != nil {
-		if topic = im.Topic(*t.Topic); topic == nil {
-			return fmt.Errorf("%w: %s", metadata.ErrUnknownTopic, *t.Topic)
-		}
-	} else if topic = im.TopicByID(t.TopicID); topic == nil {
-		return fmt.Errorf("%w: %s", metadata.ErrUnknownTopicID, metadata.Uuid(t.TopicID))
-	}
 	cctx, cancel := b.waitTimeout(ctx, timeout)
 	defer cancel()
-	after, err := b.propose(cctx, metadata.RemoveTopicRecord{TopicID: topic.ID})
+	after, err := b.controllerDo(cctx, func(im *metadata.Image) ([]metadata.Record, error) {
+		var topic *metadata.Topic
+		if t.Topic != nil {
+			if topic = im.Topic(*t.Topic); topic == nil {
+				return nil, fmt.Errorf("%w: %s", metadata.ErrUnknownTopic, *t.Topic)
+			}
+		} else if topic = im.TopicByID(t.TopicID); topic == nil {
+			return nil, fmt.Errorf("%w: %s", metadata.ErrUnknownTopicID, metadata.Uuid(t.TopicID))
+		}
+		return []metadata.Record{metadata.RemoveTopicRecord{TopicID: topic.ID}}, nil
+	})
 	if err != nil {
 		return err
 	}

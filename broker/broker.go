@@ -9,6 +9,7 @@ import (
 	"os"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -36,6 +37,12 @@ type Broker struct {
 
 	partitions *partitionManager
 
+	controllerOps chan controllerOp // decisions for the controller goroutine
+	sessions      *brokerSessions   // controller: broker heartbeats (this term)
+	controllers   controllerClients // connection to the current controller
+	brokerEpoch   atomic.Int64      // this broker's epoch; -1 until registered
+	dial          rpc.DialFunc      // outgoing connections (tests inject faults)
+
 	draining chan struct{} // closed when shutdown starts: parked fetches answer at once
 	stop     chan struct{} // closed once requests are drained: loops end
 	wg       sync.WaitGroup
@@ -55,7 +62,13 @@ func Start(cfg Config) (*Broker, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	b := &Broker{cfg: cfg, logger: cfg.Logger, machine: fsm.New(), stop: make(chan struct{}), draining: make(chan struct{})}
+	b := &Broker{cfg: cfg, logger: cfg.Logger, machine: fsm.New(), stop: make(chan struct{}), draining: make(chan struct{}),
+		controllerOps: make(chan controllerOp), sessions: newBrokerSessions(), dial: cfg.Dial}
+	b.brokerEpoch.Store(-1)
+	if b.dial == nil {
+		var d net.Dialer
+		b.dial = d.DialContext
+	}
 	var inc [16]byte
 	if _, err := rand.Read(inc[:]); err != nil {
 		return nil, err
@@ -70,16 +83,18 @@ func Start(cfg Config) (*Broker, error) {
 	}
 	b.partitions = pm
 
-	ln, err := net.Listen("tcp", cfg.Listen)
-	if err != nil {
-		pm.close()
-		return nil, fmt.Errorf("kafka listener %s: %w", cfg.Listen, err)
+	ln := cfg.KafkaListener
+	if ln == nil {
+		if ln, err = net.Listen("tcp", cfg.Listen); err != nil {
+			pm.close()
+			return nil, fmt.Errorf("kafka listener %s: %w", cfg.Listen, err)
+		}
 	}
 	b.listener = ln
 	if b.cfg.Advertised == "" {
 		b.cfg.Advertised = ln.Addr().String()
 	}
-	if b.raft, err = startRaft(&b.cfg, b.machine, b.logger.Named("raft")); err != nil {
+	if b.raft, err = startRaft(&b.cfg, b.machine, b.dial, b.logger.Named("raft")); err != nil {
 		ln.Close()
 		pm.close()
 		return nil, err
@@ -96,6 +111,10 @@ func Start(cfg Config) (*Broker, error) {
 		}
 	})
 	b.goLoop("controller", b.controllerLoop)
+	b.goLoop("broker lifecycle", b.lifecycleLoop)
+	if b.isObserver() {
+		b.goLoop("join", b.joinLoop)
+	}
 	b.goLoop("reconciler", b.partitions.reconcileLoop)
 	b.goLoop("log maintenance", b.partitions.maintenanceLoop)
 	b.logger.Info("broker started", "node_id", cfg.NodeID, "listener", ln.Addr().String(),
@@ -143,6 +162,9 @@ func (b *Broker) ControllerEpoch() uint64 {
 	return term
 }
 
+// BrokerEpoch is this broker's epoch from its registration, or -1.
+func (b *Broker) BrokerEpoch() int64 { return b.brokerEpoch.Load() }
+
 // WaitReady blocks until this broker is registered, unfenced and visible in its own
 // metadata, or ctx ends.
 func (b *Broker) WaitReady(ctx context.Context) error {
@@ -167,10 +189,14 @@ func (b *Broker) WaitReady(ctx context.Context) error {
 func (b *Broker) Shutdown(ctx context.Context) error {
 	b.shutOnce.Do(func() {
 		b.logger.Info("broker shutting down")
+		cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		b.controlledShutdown(cctx)
+		cancel()
 		close(b.draining)
 		errs := []error{b.server.Shutdown(ctx)}
 		close(b.stop)
 		b.wg.Wait()
+		b.controllers.close()
 		errs = append(errs, b.partitions.close())
 		errs = append(errs, b.raft.close())
 		b.shutErr = errors.Join(errs...)
@@ -186,6 +212,7 @@ func (b *Broker) Kill() {
 		close(b.draining)
 		close(b.stop)
 		b.wg.Wait()
+		b.controllers.close()
 		b.partitions.abandon()
 		b.raft.close()
 		b.shutErr = errors.New("killed")

@@ -1,6 +1,7 @@
 package broker
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net"
@@ -36,6 +37,15 @@ type Config struct {
 	// Properties are Kafka broker properties (server.properties plus --set), by name.
 	Properties map[string]string
 	Logger     hclog.Logger
+	// JoinAddrs are Kafka addresses of cluster members. A node whose id is not among
+	// Voters asks one of them to add it to Raft as a non-voter.
+	JoinAddrs []string
+
+	// Test hooks: listeners to use instead of binding Listen and RaftListen, and the
+	// dialer for every outgoing connection (Raft and broker-to-broker). Nil means TCP.
+	KafkaListener net.Listener
+	RaftListener  net.Listener
+	Dial          func(ctx context.Context, network, addr string) (net.Conn, error)
 }
 
 // ParseVoters parses "id@host:port,id@host:port".
@@ -90,9 +100,14 @@ func (c *Config) validate() error {
 	if c.NodeID < 0 {
 		return fmt.Errorf("%w: --node-id must be at least 0", ErrInvalidBrokerConfig)
 	}
-	for _, addr := range []string{c.Listen, c.RaftListen} {
-		if _, _, err := net.SplitHostPort(addr); err != nil {
-			return fmt.Errorf("%w: address %q: %v", ErrInvalidBrokerConfig, addr, err)
+	if c.KafkaListener == nil {
+		if _, _, err := net.SplitHostPort(c.Listen); err != nil {
+			return fmt.Errorf("%w: --listen %q: %v", ErrInvalidBrokerConfig, c.Listen, err)
+		}
+	}
+	if c.RaftListener == nil {
+		if _, _, err := net.SplitHostPort(c.RaftListen); err != nil {
+			return fmt.Errorf("%w: --raft-listen %q: %v", ErrInvalidBrokerConfig, c.RaftListen, err)
 		}
 	}
 	for name, value := range c.Properties {

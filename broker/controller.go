@@ -20,8 +20,44 @@ var (
 	ErrTopicDeletionDisabled = errors.New("broker: topic deletion is disabled")
 )
 
-// propose writes records as one Raft entry and waits until it is applied. The result
-// is the image after the entry or the domain error that refused it.
+// controllerOp is one controller decision: plan records from the current image, then
+// they are proposed as one Raft entry. plan returning no records proposes nothing.
+type controllerOp struct {
+	plan   func(im *metadata.Image) ([]metadata.Record, error)
+	result chan controllerResult
+	ctx    context.Context
+}
+
+type controllerResult struct {
+	image *metadata.Image
+	err   error
+}
+
+// controllerDo runs plan on the controller goroutine, which handles one decision at a
+// time against the latest image (Kafka's single-threaded controller), and waits for the
+// records to be applied. It fails with ErrNotController on a node that is not the leader.
+func (b *Broker) controllerDo(ctx context.Context, plan func(im *metadata.Image) ([]metadata.Record, error)) (*metadata.Image, error) {
+	if !b.IsController() {
+		return nil, ErrNotController
+	}
+	op := controllerOp{plan: plan, result: make(chan controllerResult, 1), ctx: ctx}
+	select {
+	case b.controllerOps <- op:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case <-b.stop:
+		return nil, ErrNotController
+	}
+	select {
+	case r := <-op.result:
+		return r.image, r.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// propose writes records as one Raft entry and waits until it is applied. Only the
+// controller goroutine calls it.
 func (b *Broker) propose(ctx context.Context, records ...metadata.Record) (*metadata.Image, error) {
 	data, err := metadata.EncodeRecords(records...)
 	if err != nil {
@@ -42,56 +78,89 @@ func (b *Broker) propose(ctx context.Context, records ...metadata.Record) (*meta
 	return res.Image, res.Err
 }
 
-// controllerLoop runs the controller's duties while this node is the Raft leader: it
-// writes the cluster id once and registers this broker.
+// controllerLoop is the controller goroutine. While this node is the Raft leader it
+// runs decisions one at a time, keeps broker sessions, fences brokers whose session
+// expired, and writes the cluster id once. A new term starts with a Raft barrier (every
+// committed entry applied) and a fresh session for every registered broker.
 func (b *Broker) controllerLoop() {
 	tick := time.NewTicker(100 * time.Millisecond)
 	defer tick.Stop()
+	var activeTerm uint64
 	for {
 		select {
 		case <-b.stop:
 			return
+		case op := <-b.controllerOps:
+			if activeTerm == 0 || !b.IsController() {
+				op.result <- controllerResult{err: ErrNotController}
+				continue
+			}
+			op.result <- b.runControllerOp(op)
 		case <-tick.C:
+			if !b.IsController() {
+				activeTerm = 0
+				continue
+			}
+			if term := b.ControllerEpoch(); term != activeTerm {
+				if err := b.raft.raft.Barrier(5 * time.Second).Error(); err != nil {
+					continue
+				}
+				activeTerm = b.ControllerEpoch()
+				b.sessions.activate(b.Image(), time.Now())
+				b.logger.Info("controller active", "epoch", activeTerm)
+			}
+			b.controllerDuties()
 		}
-		if !b.IsController() {
-			continue
-		}
-		ctx, cancel := b.waitTimeout(context.Background(), 5*time.Second)
-		if err := b.controllerDuties(ctx); err != nil && !errors.Is(err, ErrNotController) {
-			b.logger.Warn("controller duties failed", "error", err)
-		}
-		cancel()
 	}
 }
 
-func (b *Broker) controllerDuties(ctx context.Context) error {
+func (b *Broker) runControllerOp(op controllerOp) controllerResult {
+	if err := op.ctx.Err(); err != nil {
+		return controllerResult{err: err}
+	}
+	records, err := op.plan(b.Image())
+	if err != nil || len(records) == 0 {
+		return controllerResult{image: b.Image(), err: err}
+	}
+	ctx, cancel := b.waitTimeout(op.ctx, 10*time.Second)
+	defer cancel()
+	im, err := b.propose(ctx, records...)
+	return controllerResult{image: im, err: err}
+}
+
+// controllerDuties writes the cluster id once and fences brokers whose session expired.
+func (b *Broker) controllerDuties() {
+	ctx, cancel := b.waitTimeout(context.Background(), 5*time.Second)
+	defer cancel()
 	im := b.Image()
-	var records []metadata.Record
 	if im.ClusterID == "" {
 		var raw [16]byte
 		if _, err := rand.Read(raw[:]); err != nil {
-			return err
+			return
 		}
-		records = append(records, metadata.ClusterRecord{ClusterID: metadata.UuidFromBytes(raw).String()})
+		if _, err := b.propose(ctx, metadata.ClusterRecord{ClusterID: metadata.UuidFromBytes(raw).String()}); err != nil {
+			b.logger.Warn("writing the cluster id", "error", err)
+		}
+		return
 	}
-	if br, ok := im.Brokers[b.cfg.NodeID]; !ok || br.IncarnationID != b.incarnation || br.Fenced {
-		records = append(records, b.registrationRecord())
+	for _, id := range b.sessions.expired(im, time.Now(), b.cfg.durationMs("broker.session.timeout.ms")) {
+		records := metadata.FenceBrokerRecords(b.Image(), id, b.uncleanAllowed(b.Image()))
+		if len(records) == 0 {
+			continue
+		}
+		if _, err := b.propose(ctx, records...); err != nil {
+			b.logger.Warn("fencing broker", "broker", id, "error", err)
+			continue
+		}
+		b.logger.Warn("broker session expired: fenced, removed from every ISR, leaders re-elected", "broker", id,
+			"partition_changes", len(records)-1)
 	}
-	if len(records) == 0 {
-		return nil
-	}
-	_, err := b.propose(ctx, records...)
-	return err
 }
 
-// registrationRecord registers this broker, unfenced, with its advertised listener.
-func (b *Broker) registrationRecord() metadata.RegisterBrokerRecord {
-	host, port := splitHostPort(b.cfg.Advertised)
-	return metadata.RegisterBrokerRecord{
-		BrokerID:      b.cfg.NodeID,
-		IncarnationID: b.incarnation,
-		Listeners:     []metadata.Endpoint{{Name: "PLAINTEXT", Host: host, Port: port}},
-		Rack:          b.cfg.Properties["broker.rack"],
-		Fenced:        false,
+// uncleanAllowed returns unclean.leader.election.enable per topic.
+func (b *Broker) uncleanAllowed(im *metadata.Image) func(topic string) bool {
+	return func(topic string) bool {
+		cfgs := b.cfg.topicConfigs(im.ResourceConfigs(metadata.ConfigResource{Type: metadata.TopicResource, Name: topic}))
+		return cfgs["unclean.leader.election.enable"].value == "true"
 	}
 }

@@ -17,13 +17,20 @@ type apiSpec struct {
 	key      kmsg.Key
 	min, max int16
 	handle   handlerFunc
+	internal bool
 }
 
 // apis is filled by each handler file's init (one file per API, named by key).
 var apis []apiSpec
 
 func registerAPI(key kmsg.Key, min, max int16, h handlerFunc) {
-	apis = append(apis, apiSpec{key, min, max, h})
+	apis = append(apis, apiSpec{key, min, max, h, false})
+}
+
+// registerInternalAPI registers an API that brokers send each other: served, never
+// advertised in ApiVersions.
+func registerInternalAPI(key kmsg.Key, min, max int16, h handlerFunc) {
+	apis = append(apis, apiSpec{key, min, max, h, true})
 }
 
 // newRegistry builds the rpc registry; it alone generates ApiVersions, so the broker
@@ -32,9 +39,12 @@ func (b *Broker) newRegistry() *rpc.Registry {
 	reg := rpc.NewRegistry()
 	for _, a := range apis {
 		h := a.handle
-		reg.Register(int16(a.key), a.min, a.max, func(ctx context.Context, req *rpc.Request) rpc.Result {
-			return h(b, ctx, req)
-		})
+		handler := func(ctx context.Context, req *rpc.Request) rpc.Result { return h(b, ctx, req) }
+		if a.internal {
+			reg.RegisterInternal(int16(a.key), a.min, a.max, handler)
+		} else {
+			reg.Register(int16(a.key), a.min, a.max, handler)
+		}
 	}
 	return reg
 }

@@ -1,6 +1,7 @@
 package broker
 
 import (
+	"context"
 	"fmt"
 	"net"
 	"path/filepath"
@@ -11,6 +12,7 @@ import (
 	"github.com/hashicorp/raft"
 	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
 	"github.com/petrel-broker/petrel/fsm"
+	"github.com/petrel-broker/petrel/rpc"
 )
 
 // raftNode bundles hashicorp/raft with its stores and transport.
@@ -25,7 +27,7 @@ func serverID(id int32) raft.ServerID { return raft.ServerID(strconv.Itoa(int(id
 
 // startRaft opens the Raft log and stable store (raft-boltdb, fsynced), the file snapshot
 // store and the TCP transport, and bootstraps the voters on first start.
-func startRaft(cfg *Config, machine *fsm.FSM, logger hclog.Logger) (*raftNode, error) {
+func startRaft(cfg *Config, machine *fsm.FSM, dial rpc.DialFunc, logger hclog.Logger) (*raftNode, error) {
 	dir := cfg.raftDir()
 	if err := ensureDir(dir); err != nil {
 		return nil, err
@@ -39,16 +41,19 @@ func startRaft(cfg *Config, machine *fsm.FSM, logger hclog.Logger) (*raftNode, e
 		store.Close()
 		return nil, err
 	}
-	advertise, err := raftAdvertise(cfg.RaftListen)
-	if err != nil {
-		store.Close()
-		return nil, err
+	ln := cfg.RaftListener
+	if ln == nil {
+		if ln, err = net.Listen("tcp", cfg.RaftListen); err != nil {
+			store.Close()
+			return nil, fmt.Errorf("raft listener %s: %w", cfg.RaftListen, err)
+		}
 	}
-	transport, err := raft.NewTCPTransportWithLogger(cfg.RaftListen, advertise, 3, 10*time.Second, logger.Named("transport"))
-	if err != nil {
-		store.Close()
-		return nil, fmt.Errorf("raft listener %s: %w", cfg.RaftListen, err)
-	}
+	transport := raft.NewNetworkTransportWithConfig(&raft.NetworkTransportConfig{
+		Stream:  &streamLayer{Listener: ln, dial: dial},
+		MaxPool: 3,
+		Timeout: 10 * time.Second,
+		Logger:  logger.Named("transport"),
+	})
 	rc := raft.DefaultConfig()
 	rc.LocalID = serverID(cfg.NodeID)
 	rc.Logger = logger
@@ -65,7 +70,7 @@ func startRaft(cfg *Config, machine *fsm.FSM, logger hclog.Logger) (*raftNode, e
 		store.Close()
 		return nil, err
 	}
-	if !hasState {
+	if !hasState && !isObserver(cfg) {
 		voters := cfg.Voters
 		if len(voters) == 0 {
 			voters = []Voter{{cfg.NodeID, string(transport.LocalAddr())}}
@@ -89,17 +94,32 @@ func startRaft(cfg *Config, machine *fsm.FSM, logger hclog.Logger) (*raftNode, e
 	return &raftNode{raft: r, store: store, transport: transport}, nil
 }
 
-// raftAdvertise resolves the address other voters use. A listener on port 0 advertises
-// the port it binds (nil lets the transport use its listener address).
-func raftAdvertise(listen string) (net.Addr, error) {
-	host, port, err := net.SplitHostPort(listen)
-	if err != nil {
-		return nil, err
+// streamLayer is Raft's transport over a listener and a dial function, so that tests
+// can cut a node's Raft traffic.
+type streamLayer struct {
+	net.Listener
+	dial rpc.DialFunc
+}
+
+// Dial opens a connection to another Raft member.
+func (s *streamLayer) Dial(address raft.ServerAddress, timeout time.Duration) (net.Conn, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	return s.dial(ctx, "tcp", string(address))
+}
+
+// isObserver reports a node that is not among the listed voters: it joins as a
+// non-voter instead of bootstrapping.
+func isObserver(cfg *Config) bool {
+	if len(cfg.Voters) == 0 {
+		return false
 	}
-	if port == "0" || host == "" || net.ParseIP(host).IsUnspecified() {
-		return nil, nil
+	for _, v := range cfg.Voters {
+		if v.ID == cfg.NodeID {
+			return false
+		}
 	}
-	return net.ResolveTCPAddr("tcp", listen)
+	return true
 }
 
 func (n *raftNode) close() error {

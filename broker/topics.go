@@ -110,16 +110,17 @@ func (b *Broker) planTopic(im *metadata.Image, spec topicSpec) (*plannedTopic, e
 	return plan, nil
 }
 
-// createTopic plans and commits one topic.
-func (b *Broker) createTopic(ctx context.Context, spec topicSpec) (*plannedTopic, error) {
-	plan, err := b.planTopic(b.Image(), spec)
-	if err != nil {
-		return nil, err
-	}
-	if _, err := b.propose(ctx, plan.records...); err != nil {
-		return nil, err
-	}
-	return plan, nil
+// createTopic plans and commits one topic on the controller.
+func (b *Broker) createTopic(ctx context.Context, spec topicSpec) (*plannedTopic, *metadata.Image, error) {
+	var plan *plannedTopic
+	im, err := b.controllerDo(ctx, func(im *metadata.Image) ([]metadata.Record, error) {
+		var err error
+		if plan, err = b.planTopic(im, spec); err != nil {
+			return nil, err
+		}
+		return plan.records, nil
+	})
+	return plan, im, err
 }
 
 func sortedKeys(m map[string]string) []string {

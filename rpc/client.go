@@ -60,7 +60,15 @@ type callResult struct {
 // request header. ctx bounds the dial only.
 func Dial(ctx context.Context, addr, clientID string) (*Client, error) {
 	var d net.Dialer
-	nc, err := d.DialContext(ctx, "tcp", addr)
+	return DialWith(ctx, d.DialContext, addr, clientID)
+}
+
+// DialFunc opens a connection, like net.Dialer.DialContext.
+type DialFunc func(ctx context.Context, network, addr string) (net.Conn, error)
+
+// DialWith is Dial through dial (tests inject network faults this way).
+func DialWith(ctx context.Context, dial DialFunc, addr, clientID string) (*Client, error) {
+	nc, err := dial(ctx, "tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("rpc: dial %s: %w", addr, err)
 	}

@@ -42,6 +42,7 @@ type Registry struct {
 type registeredAPI struct {
 	minVersion, maxVersion int16
 	handler                Handler
+	internal               bool // served, not advertised
 }
 
 // NewRegistry returns a Registry holding only the built-in ApiVersions.
@@ -55,6 +56,17 @@ func NewRegistry() *Registry {
 // for the key), ControlledShutdown v0 (its header has no client_id), a nil handler, or a
 // registry already given to NewServer.
 func (r *Registry) Register(key, minVersion, maxVersion int16, h Handler) {
+	r.register(key, minVersion, maxVersion, h, false)
+}
+
+// RegisterInternal serves key like Register but leaves it out of ApiVersions: for the
+// KRaft-style APIs brokers send each other (BrokerRegistration, BrokerHeartbeat,
+// AddRaftVoter), which clients must never be offered.
+func (r *Registry) RegisterInternal(key, minVersion, maxVersion int16, h Handler) {
+	r.register(key, minVersion, maxVersion, h, true)
+}
+
+func (r *Registry) register(key, minVersion, maxVersion int16, h Handler, internal bool) {
 	if r.frozen.Load() {
 		panic(fmt.Sprintf("rpc: Register(%d) after NewServer", key))
 	}
@@ -78,7 +90,7 @@ func (r *Registry) Register(key, minVersion, maxVersion int16, h Handler) {
 	if _, dup := r.apis[key]; dup {
 		panic(fmt.Sprintf("rpc: Register: %s (key %d) registered twice", kmsg.NameForKey(key), key))
 	}
-	r.apis[key] = registeredAPI{minVersion: minVersion, maxVersion: maxVersion, handler: h}
+	r.apis[key] = registeredAPI{minVersion: minVersion, maxVersion: maxVersion, handler: h, internal: internal}
 }
 
 // ApiVersionsResponse returns the response to an ApiVersions request of version
@@ -89,8 +101,10 @@ func (r *Registry) ApiVersionsResponse(version int16) *kmsg.ApiVersionsResponse 
 	resp.Version = version
 	keys := make([]int16, 0, len(r.apis)+1)
 	keys = append(keys, apiVersionsKey)
-	for k := range r.apis {
-		keys = append(keys, k)
+	for k, api := range r.apis {
+		if !api.internal {
+			keys = append(keys, k)
+		}
 	}
 	slices.Sort(keys)
 	for _, k := range keys {

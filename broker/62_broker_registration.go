@@ -1,0 +1,84 @@
+package broker
+
+// BrokerRegistration (key 62), v0-4, internal: brokers send it to the controller over the
+// Kafka listener; it is served but never advertised. A cluster-id mismatch is
+// INCONSISTENT_CLUSTER_ID; a different incarnation while the old one's session is still
+// valid is DUPLICATE_BROKER_REGISTRATION; a new incarnation is registered fenced with a
+// new broker epoch (the Raft index of its record); the same incarnation keeps its epoch.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/petrel-broker/petrel/metadata"
+	"github.com/petrel-broker/petrel/rpc"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+func init() {
+	registerInternalAPI(kmsg.BrokerRegistration, 0, 4, func(b *Broker, ctx context.Context, req *rpc.Request) rpc.Result {
+		return b.respondFromController(ctx, req)
+	})
+}
+
+// Registration errors (mapped in errors.go).
+var (
+	ErrInconsistentClusterID       = errors.New("broker: cluster id does not match")
+	ErrDuplicateBrokerRegistration = errors.New("broker: another incarnation of this broker id has a live session")
+	ErrStaleBrokerEpoch            = errors.New("broker: stale broker epoch")
+	ErrBrokerNotRegistered         = errors.New("broker: broker id not registered")
+)
+
+// brokerRegistration runs on the controller.
+func (b *Broker) brokerRegistration(ctx context.Context, r *kmsg.BrokerRegistrationRequest) *kmsg.BrokerRegistrationResponse {
+	resp := r.ResponseKind().(*kmsg.BrokerRegistrationResponse)
+	timeout := b.cfg.durationMs("broker.session.timeout.ms")
+	incarnation := metadata.Uuid(r.IncarnationID)
+	im, err := b.controllerDo(ctx, func(im *metadata.Image) ([]metadata.Record, error) {
+		if im.ClusterID != "" && r.ClusterID != "" && r.ClusterID != im.ClusterID {
+			return nil, fmt.Errorf("%w: broker %d has %q, the cluster is %q", ErrInconsistentClusterID, r.BrokerID, r.ClusterID, im.ClusterID)
+		}
+		existing := im.Brokers[r.BrokerID]
+		if existing != nil && existing.IncarnationID == incarnation {
+			return nil, nil // the same process again: keep epoch and fence state
+		}
+		if existing != nil && !existing.Fenced && b.sessions.valid(r.BrokerID, time.Now(), timeout) {
+			return nil, fmt.Errorf("%w: broker %d", ErrDuplicateBrokerRegistration, r.BrokerID)
+		}
+		rec := metadata.RegisterBrokerRecord{BrokerID: r.BrokerID, IncarnationID: incarnation, Fenced: true}
+		for _, l := range r.Listeners {
+			rec.Listeners = append(rec.Listeners, metadata.Endpoint{Name: l.Name, Host: l.Host, Port: int32(l.Port)})
+		}
+		if r.Rack != nil {
+			rec.Rack = *r.Rack
+		}
+		return []metadata.Record{rec}, nil
+	})
+	if err != nil {
+		resp.ErrorCode = b.errorCodeLogged(err, "broker registration")
+		return resp
+	}
+	resp.BrokerEpoch = im.Brokers[r.BrokerID].Epoch
+	b.sessions.heartbeat(r.BrokerID, -1, false, time.Now())
+	return resp
+}
+
+// registrationRequest is this broker's registration.
+func (b *Broker) registrationRequest() *kmsg.BrokerRegistrationRequest {
+	req := kmsg.NewPtrBrokerRegistrationRequest()
+	req.Version = 2
+	req.BrokerID = b.cfg.NodeID
+	req.ClusterID = b.Image().ClusterID
+	req.IncarnationID = b.incarnation
+	host, port := splitHostPort(b.cfg.Advertised)
+	l := kmsg.NewBrokerRegistrationRequestListener()
+	l.Name, l.Host, l.Port, l.SecurityProtocol = "PLAINTEXT", host, uint16(port), 0
+	req.Listeners = append(req.Listeners, l)
+	if rack := b.cfg.Properties["broker.rack"]; rack != "" {
+		req.Rack = &rack
+	}
+	req.PreviousBrokerEpoch = -1
+	return req
+}

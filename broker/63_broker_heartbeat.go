@@ -1,0 +1,79 @@
+package broker
+
+// BrokerHeartbeat (key 63), v0-2, internal. Heartbeats are not Raft writes: the
+// controller keeps the last one in memory and writes records only on changes. A fenced
+// broker whose metadata offset has reached its registration is unfenced (and leaderless
+// partitions whose ISR holds it get a leader). WantShutdown starts a controlled shutdown:
+// the broker is fenced and taken out of every ISR and leadership first, then answered
+// ShouldShutdown once it leads nothing. Unknown brokers get BROKER_ID_NOT_REGISTERED, a
+// wrong epoch STALE_BROKER_EPOCH.
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/petrel-broker/petrel/metadata"
+	"github.com/petrel-broker/petrel/rpc"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+func init() {
+	registerInternalAPI(kmsg.BrokerHeartbeat, 0, 2, func(b *Broker, ctx context.Context, req *rpc.Request) rpc.Result {
+		return b.respondFromController(ctx, req)
+	})
+}
+
+// brokerHeartbeat runs on the controller.
+func (b *Broker) brokerHeartbeat(ctx context.Context, r *kmsg.BrokerHeartbeatRequest) *kmsg.BrokerHeartbeatResponse {
+	resp := r.ResponseKind().(*kmsg.BrokerHeartbeatResponse)
+	id := r.BrokerID
+	im := b.Image()
+	br := im.Brokers[id]
+	switch {
+	case br == nil:
+		resp.ErrorCode = b.errorCodeLogged(fmt.Errorf("%w: %d", ErrBrokerNotRegistered, id), "heartbeat")
+		return resp
+	case br.Epoch != r.BrokerEpoch:
+		resp.ErrorCode = b.errorCodeLogged(fmt.Errorf("%w: broker %d sent %d, registered %d", ErrStaleBrokerEpoch, id, r.BrokerEpoch, br.Epoch), "heartbeat")
+		return resp
+	}
+	b.sessions.heartbeat(id, r.CurrentMetadataOffset, r.WantShutdown, time.Now())
+	resp.IsCaughtUp = r.CurrentMetadataOffset >= br.Epoch
+	var err error
+	switch {
+	case r.WantShutdown:
+		im, err = b.controllerDo(ctx, func(im *metadata.Image) ([]metadata.Record, error) {
+			cur := im.Brokers[id]
+			if cur == nil || cur.Epoch != r.BrokerEpoch {
+				return nil, nil
+			}
+			if cur.Fenced {
+				return metadata.RemoveFromPartitionsRecords(im, id, nil), nil
+			}
+			return metadata.FenceBrokerRecords(im, id, nil), nil
+		})
+		if err == nil {
+			resp.ShouldShutdown = im.LeaderCount(id) == 0
+		}
+	case br.Fenced && !r.WantFence && resp.IsCaughtUp:
+		im, err = b.controllerDo(ctx, func(im *metadata.Image) ([]metadata.Record, error) {
+			cur := im.Brokers[id]
+			if cur == nil || cur.Epoch != r.BrokerEpoch || !cur.Fenced {
+				return nil, nil
+			}
+			return metadata.UnfenceBrokerRecords(im, id), nil
+		})
+		if err == nil && !im.Brokers[id].Fenced {
+			b.logger.Info("broker unfenced", "broker", id, "epoch", r.BrokerEpoch)
+		}
+	}
+	if err != nil {
+		resp.ErrorCode = b.errorCodeLogged(err, "heartbeat")
+		return resp
+	}
+	if cur := im.Brokers[id]; cur != nil {
+		resp.IsFenced = cur.Fenced
+	}
+	return resp
+}

@@ -1,0 +1,263 @@
+package broker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/petrel-broker/petrel/rpc"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// lifecycleLoop registers this broker with the controller and keeps its session with
+// heartbeats every broker.heartbeat.interval.ms (every 200 ms while unregistered or
+// fenced, so that a restarted broker is unfenced promptly).
+func (b *Broker) lifecycleLoop() {
+	interval := b.cfg.durationMs("broker.heartbeat.interval.ms")
+	epoch := int64(-1)
+	fenced := true
+	timer := time.NewTimer(0)
+	defer timer.Stop()
+	for {
+		select {
+		case <-b.stop:
+			return
+		case <-b.draining:
+			return
+		case <-timer.C:
+		}
+		ctx, cancel := b.waitTimeout(context.Background(), 5*time.Second)
+		if epoch < 0 {
+			epoch = b.register(ctx)
+		} else {
+			hb, err := b.heartbeat(ctx, epoch, false)
+			switch {
+			case err == nil:
+				fenced = hb.IsFenced
+			case errors.Is(err, kerr.StaleBrokerEpoch), errors.Is(err, kerr.BrokerIDNotRegistered):
+				epoch = -1
+			}
+		}
+		cancel()
+		b.brokerEpoch.Store(epoch)
+		if epoch < 0 || fenced {
+			timer.Reset(200 * time.Millisecond)
+		} else {
+			timer.Reset(interval)
+		}
+	}
+}
+
+// register sends this broker's registration; it returns the broker epoch or -1.
+func (b *Broker) register(ctx context.Context) int64 {
+	resp, err := b.controllerCall(ctx, b.registrationRequest())
+	if err != nil {
+		b.logger.Debug("registration not done", "error", err)
+		return -1
+	}
+	r := resp.(*kmsg.BrokerRegistrationResponse)
+	if err := kerr.ErrorForCode(r.ErrorCode); err != nil {
+		b.logger.Debug("registration refused", "error", err)
+		return -1
+	}
+	b.logger.Info("registered with the controller", "broker_epoch", r.BrokerEpoch)
+	return r.BrokerEpoch
+}
+
+// heartbeat sends one heartbeat; Kafka errors come back as kerr errors.
+func (b *Broker) heartbeat(ctx context.Context, epoch int64, wantShutdown bool) (*kmsg.BrokerHeartbeatResponse, error) {
+	req := kmsg.NewPtrBrokerHeartbeatRequest()
+	req.Version = 1
+	req.BrokerID, req.BrokerEpoch = b.cfg.NodeID, epoch
+	req.CurrentMetadataOffset = int64(b.Image().Offset)
+	req.WantShutdown = wantShutdown
+	resp, err := b.controllerCall(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	hb := resp.(*kmsg.BrokerHeartbeatResponse)
+	return hb, kerr.ErrorForCode(hb.ErrorCode)
+}
+
+// controlledShutdown asks the controller to move this broker's leaderships away and
+// waits until it leads nothing (or ctx ends), as Kafka's controlled shutdown does.
+func (b *Broker) controlledShutdown(ctx context.Context) {
+	epoch := b.brokerEpoch.Load()
+	if epoch < 0 {
+		return
+	}
+	for ctx.Err() == nil {
+		cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		hb, err := b.heartbeat(cctx, epoch, true)
+		cancel()
+		if err == nil && hb.ShouldShutdown {
+			b.logger.Info("controlled shutdown: this broker leads nothing now")
+			return
+		}
+		if err != nil && (errors.Is(err, kerr.StaleBrokerEpoch) || errors.Is(err, kerr.BrokerIDNotRegistered)) {
+			return
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// controllerCall sends a controller request: handled in process when this node is the
+// controller, otherwise over the Kafka listener of the controller.
+func (b *Broker) controllerCall(ctx context.Context, req kmsg.Request) (kmsg.Response, error) {
+	if b.IsController() {
+		if resp, ok := b.controllerLocal(ctx, req); ok {
+			return resp, nil
+		}
+	}
+	return b.controllers.call(ctx, b, req)
+}
+
+// controllerLocal handles req on this node's controller. It reports false for requests
+// the controller does not handle in process.
+func (b *Broker) controllerLocal(ctx context.Context, req kmsg.Request) (kmsg.Response, bool) {
+	switch r := req.(type) {
+	case *kmsg.BrokerRegistrationRequest:
+		return b.brokerRegistration(ctx, r), true
+	case *kmsg.BrokerHeartbeatRequest:
+		return b.brokerHeartbeat(ctx, r), true
+	case *kmsg.AddRaftVoterRequest:
+		return b.addNonvoter(ctx, r), true
+	case *kmsg.DescribeQuorumRequest:
+		return b.describeQuorum(r), true
+	case *kmsg.CreateTopicsRequest:
+		return b.createTopics(ctx, r), true
+	case *kmsg.DeleteTopicsRequest:
+		return b.deleteTopics(ctx, r), true
+	}
+	return nil, false
+}
+
+// forwardedClientPrefix marks requests one broker sends another; they are never
+// forwarded again, so brokers that briefly disagree on the controller cannot loop.
+const forwardedClientPrefix = "petrel-broker-"
+
+// respondFromController answers a controller request received over the wire: in
+// process on the controller, or forwarded to it from any other broker.
+func (b *Broker) respondFromController(ctx context.Context, req *rpc.Request) rpc.Result {
+	body := req.Body
+	if !b.IsController() && req.ClientID != nil && strings.HasPrefix(*req.ClientID, forwardedClientPrefix) {
+		return rpc.Respond(notControllerResponse(body, ErrNotController))
+	}
+	ch := make(chan kmsg.Response, 1)
+	b.goLoop("controller request", func() {
+		resp, err := b.controllerCall(ctx, body)
+		if err != nil {
+			resp = notControllerResponse(body, err)
+		}
+		ch <- resp
+	})
+	return rpc.RespondLater(ch)
+}
+
+// notControllerResponse answers req with NOT_CONTROLLER where it has a top-level error.
+func notControllerResponse(req kmsg.Request, cause error) kmsg.Response {
+	resp := req.ResponseKind()
+	code := kerr.NotController.Code
+	switch r := resp.(type) {
+	case *kmsg.BrokerRegistrationResponse:
+		r.ErrorCode = code
+	case *kmsg.BrokerHeartbeatResponse:
+		r.ErrorCode = code
+	case *kmsg.AddRaftVoterResponse:
+		r.ErrorCode, r.ErrorMessage = code, errorMessage(cause)
+	case *kmsg.DescribeQuorumResponse:
+		r.ErrorCode, r.ErrorMessage = code, errorMessage(cause)
+	case *kmsg.CreateTopicsResponse:
+		for _, t := range req.(*kmsg.CreateTopicsRequest).Topics {
+			rt := kmsg.NewCreateTopicsResponseTopic()
+			rt.Topic, rt.ErrorCode, rt.ErrorMessage = t.Topic, code, errorMessage(cause)
+			r.Topics = append(r.Topics, rt)
+		}
+	case *kmsg.DeleteTopicsResponse:
+		dr := req.(*kmsg.DeleteTopicsRequest)
+		for _, name := range dr.TopicNames {
+			rt := kmsg.NewDeleteTopicsResponseTopic()
+			rt.Topic, rt.ErrorCode, rt.ErrorMessage = kmsg.StringPtr(name), code, errorMessage(cause)
+			r.Topics = append(r.Topics, rt)
+		}
+		for _, t := range dr.Topics {
+			rt := kmsg.NewDeleteTopicsResponseTopic()
+			rt.Topic, rt.TopicID, rt.ErrorCode, rt.ErrorMessage = t.Topic, t.TopicID, code, errorMessage(cause)
+			r.Topics = append(r.Topics, rt)
+		}
+	}
+	return resp
+}
+
+// controllerClients keeps one connection to the current controller.
+type controllerClients struct {
+	mu     sync.Mutex
+	addr   string
+	client *rpc.Client
+}
+
+// call sends req to the controller named by Raft, reconnecting when the controller
+// moved or the connection failed.
+func (c *controllerClients) call(ctx context.Context, b *Broker, req kmsg.Request) (kmsg.Response, error) {
+	id := b.ControllerID()
+	im := b.Image()
+	br, ok := im.Brokers[id]
+	if id < 0 || !ok || len(br.Listeners) == 0 {
+		return nil, fmt.Errorf("%w: controller %d has no known address yet", ErrNotController, id)
+	}
+	addr := fmt.Sprintf("%s:%d", br.Listeners[0].Host, br.Listeners[0].Port)
+	c.mu.Lock()
+	if c.client != nil && (c.addr != addr || c.client.Err() != nil) {
+		c.client.Close()
+		c.client = nil
+	}
+	if c.client == nil {
+		cl, err := rpc.DialWith(ctx, b.dial, addr, fmt.Sprintf("%s%d", forwardedClientPrefix, b.cfg.NodeID))
+		if err != nil {
+			c.mu.Unlock()
+			return nil, err
+		}
+		c.client, c.addr = cl, addr
+	}
+	cl := c.client
+	c.mu.Unlock()
+	resp, err := cl.Do(ctx, req)
+	if err == nil {
+		if isNotController(resp) {
+			return nil, fmt.Errorf("%w: broker %d is not the controller any more", ErrNotController, id)
+		}
+	}
+	return resp, err
+}
+
+func (c *controllerClients) close() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.client != nil {
+		c.client.Close()
+		c.client = nil
+	}
+}
+
+// isNotController reports a NOT_CONTROLLER top-level error.
+func isNotController(resp kmsg.Response) bool {
+	code := int16(0)
+	switch r := resp.(type) {
+	case *kmsg.BrokerRegistrationResponse:
+		code = r.ErrorCode
+	case *kmsg.BrokerHeartbeatResponse:
+		code = r.ErrorCode
+	case *kmsg.AddRaftVoterResponse:
+		code = r.ErrorCode
+	case *kmsg.DescribeQuorumResponse:
+		code = r.ErrorCode
+	}
+	return code == kerr.NotController.Code
+}

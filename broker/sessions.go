@@ -1,0 +1,85 @@
+package broker
+
+import (
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/petrel-broker/petrel/metadata"
+)
+
+// brokerSessions is the controller's in-memory view of broker heartbeats. Heartbeats are
+// not Raft writes: only state changes (fence, unfence) are. A new controller starts every
+// registered broker with a fresh session.
+type brokerSessions struct {
+	mu       sync.Mutex
+	sessions map[int32]*brokerSession
+}
+
+type brokerSession struct {
+	lastHeartbeat  time.Time
+	metadataOffset int64 // the broker's applied metadata offset, from its heartbeats
+	shuttingDown   bool
+}
+
+func newBrokerSessions() *brokerSessions {
+	return &brokerSessions{sessions: map[int32]*brokerSession{}}
+}
+
+// activate gives every registered broker a fresh session (a new controller term).
+func (s *brokerSessions) activate(im *metadata.Image, now time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.sessions = map[int32]*brokerSession{}
+	for id := range im.Brokers {
+		s.sessions[id] = &brokerSession{lastHeartbeat: now, metadataOffset: -1}
+	}
+}
+
+// heartbeat records a heartbeat from broker id.
+func (s *brokerSessions) heartbeat(id int32, metadataOffset int64, shuttingDown bool, now time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.sessions[id] = &brokerSession{lastHeartbeat: now, metadataOffset: metadataOffset, shuttingDown: shuttingDown}
+}
+
+// expired returns the unfenced brokers whose last heartbeat is older than timeout.
+func (s *brokerSessions) expired(im *metadata.Image, now time.Time, timeout time.Duration) []int32 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []int32
+	for id, b := range im.Brokers {
+		if b.Fenced {
+			continue
+		}
+		sess, ok := s.sessions[id]
+		if !ok {
+			s.sessions[id] = &brokerSession{lastHeartbeat: now, metadataOffset: -1}
+			continue
+		}
+		if now.Sub(sess.lastHeartbeat) > timeout {
+			out = append(out, id)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// valid reports whether broker id has a live session.
+func (s *brokerSessions) valid(id int32, now time.Time, timeout time.Duration) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	sess, ok := s.sessions[id]
+	return ok && now.Sub(sess.lastHeartbeat) <= timeout
+}
+
+// offsets returns each broker's last reported metadata offset.
+func (s *brokerSessions) offsets() map[int32]int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make(map[int32]int64, len(s.sessions))
+	for id, sess := range s.sessions {
+		out[id] = sess.metadataOffset
+	}
+	return out
+}

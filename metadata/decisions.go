@@ -1,0 +1,100 @@
+package metadata
+
+import "slices"
+
+// Acceptable reports whether broker id may lead or join an ISR: registered, unfenced and
+// not excluded (a broker being fenced or shutting down).
+func (im *Image) Acceptable(id int32, excluded ...int32) bool {
+	b, ok := im.Brokers[id]
+	return ok && !b.Fenced && !slices.Contains(excluded, id)
+}
+
+// FenceBrokerRecords fences broker id and takes it out of every partition, as one atomic
+// batch: a FenceBrokerRecord, then for each partition it is in the ISR of, a
+// PartitionChangeRecord with the ISR without it (the last member is kept: the ISR never
+// becomes empty) and, where it led, a new leader elected from the remaining ISR in
+// assignment order, or -1. unclean(topic) allows an unclean election for that topic.
+func FenceBrokerRecords(im *Image, id int32, unclean func(topic string) bool) []Record {
+	b, ok := im.Brokers[id]
+	if !ok {
+		return nil
+	}
+	records := []Record{FenceBrokerRecord{BrokerID: id, BrokerEpoch: b.Epoch}}
+	return append(records, RemoveFromPartitionsRecords(im, id, unclean)...)
+}
+
+// RemoveFromPartitionsRecords takes broker id out of every ISR and leadership (used by
+// fencing and by controlled shutdown).
+func RemoveFromPartitionsRecords(im *Image, id int32, unclean func(topic string) bool) []Record {
+	var records []Record
+	acceptable := func(r int32) bool { return im.Acceptable(r, id) }
+	for _, name := range im.TopicNames() {
+		t := im.Topics[name]
+		for _, p := range t.Partitions {
+			if !slices.Contains(p.ISR, id) && p.Leader != id {
+				continue
+			}
+			isr := slices.DeleteFunc(slices.Clone(p.ISR), func(r int32) bool { return r == id })
+			if len(isr) == 0 {
+				isr = []int32{id} // keep the last member; the partition goes offline
+			}
+			change := PartitionChangeRecord{TopicID: t.ID, PartitionID: p.ID}
+			if !slices.Equal(isr, p.ISR) {
+				change.ISR = isr
+			}
+			if p.Leader == id {
+				leader, wasUnclean := ElectLeader(p, isr, acceptable, unclean != nil && unclean(name))
+				if wasUnclean {
+					change.ISR = []int32{leader}
+				}
+				change.Leader = &leader
+			}
+			if change.ISR != nil || change.Leader != nil {
+				records = append(records, change)
+			}
+		}
+	}
+	return records
+}
+
+// UnfenceBrokerRecords unfences broker id and elects a leader for every leaderless
+// partition whose ISR holds an acceptable replica (id now among them).
+func UnfenceBrokerRecords(im *Image, id int32) []Record {
+	b, ok := im.Brokers[id]
+	if !ok {
+		return nil
+	}
+	records := []Record{UnfenceBrokerRecord{BrokerID: id, BrokerEpoch: b.Epoch}}
+	acceptable := func(r int32) bool { return r == id || im.Acceptable(r) }
+	return append(records, electLeaderless(im, acceptable)...)
+}
+
+// electLeaderless elects leaders for partitions that have none.
+func electLeaderless(im *Image, acceptable func(int32) bool) []Record {
+	var records []Record
+	for _, name := range im.TopicNames() {
+		t := im.Topics[name]
+		for _, p := range t.Partitions {
+			if p.Leader >= 0 {
+				continue
+			}
+			if leader, _ := ElectLeader(p, p.ISR, acceptable, false); leader >= 0 {
+				records = append(records, PartitionChangeRecord{TopicID: t.ID, PartitionID: p.ID, Leader: &leader})
+			}
+		}
+	}
+	return records
+}
+
+// LeaderCount returns how many partitions broker id leads.
+func (im *Image) LeaderCount(id int32) int {
+	n := 0
+	for _, t := range im.Topics {
+		for _, p := range t.Partitions {
+			if p.Leader == id {
+				n++
+			}
+		}
+	}
+	return n
+}
