@@ -63,7 +63,11 @@ func (b *Broker) createTopics(ctx context.Context, r *kmsg.CreateTopicsRequest) 
 			cctx, cancel := b.waitTimeout(ctx, timeout)
 			var im *metadata.Image
 			if plan, im, err = b.createTopic(cctx, spec); err == nil {
-				b.partitions.waitReconciled(cctx, im.Offset)
+				// Give this broker's replicas a moment to open, so that a client that
+				// produces right away finds a leader; committed is success either way.
+				wctx, wcancel := context.WithTimeout(cctx, 2*time.Second)
+				b.partitions.waitReconciled(wctx, im.Offset)
+				wcancel()
 			}
 			cancel()
 		}

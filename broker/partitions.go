@@ -108,7 +108,9 @@ func (pm *partitionManager) reconcileLoop() {
 	for {
 		changed := pm.b.machine.Changed()
 		if im := pm.b.machine.Image(); im != prev {
-			pm.reconcile(im)
+			if !pm.reconcile(im) {
+				return // stopping
+			}
 			prev = im
 			pm.mu.Lock()
 			pm.reconciled = im.Offset
@@ -145,14 +147,19 @@ func (pm *partitionManager) waitReconciled(ctx context.Context, offset uint64) {
 
 // reconcile makes the local replicas match im: open replicas assigned here, apply
 // leadership and ISR changes and config changes, stop and delete replicas of removed
-// topics.
-func (pm *partitionManager) reconcile(im *metadata.Image) {
+// topics. It returns false, leaving the work unfinished, when the broker stops.
+func (pm *partitionManager) reconcile(im *metadata.Image) bool {
 	self := pm.b.cfg.NodeID
 	live := map[segment.TopicPartition]bool{}
 	for _, name := range im.TopicNames() {
 		t := im.Topics[name]
 		settings := pm.b.topicSettings(im, name)
 		for _, p := range t.Partitions {
+			select {
+			case <-pm.b.stop:
+				return false
+			default:
+			}
 			if !slices.Contains(p.Replicas, self) {
 				continue
 			}
@@ -180,6 +187,7 @@ func (pm *partitionManager) reconcile(im *metadata.Image) {
 			pm.remove(tp, true)
 		}
 	}
+	return true
 }
 
 // applyAssignment turns a partition's committed state into the local role.

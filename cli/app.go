@@ -40,7 +40,14 @@ func newApp(stdout, stderr io.Writer) *ucli.App {
 			},
 		},
 		Commands: []*ucli.Command{
+			serverCommand(),
+			devCommand(),
 			versionCommand(),
+			topicsCommand(),
+			produceCommand(),
+			consumeCommand(),
+			clusterCommand(),
+			perfCommand(),
 		},
 		// Errors are printed once by RunWithIO.
 		ExitErrHandler: func(*ucli.Context, error) {},

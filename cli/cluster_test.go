@@ -1,0 +1,82 @@
+package cli
+
+import (
+	"bytes"
+	"fmt"
+	"net"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestClusterDescribe(t *testing.T) {
+	b := startBroker(t, nil)
+	r := mustRun(t, "", "cluster", "describe", bootstrap(b))
+	host, port, _ := net.SplitHostPort(b.Addr().String())
+	addr := net.JoinHostPort(host, port)
+	want := fmt.Sprintf("Cluster ID:     %s\nController ID:  0\nBrokers:        1\n\nID  HOST:PORT%s  RACK\n0   %s  -\n",
+		b.Image().ClusterID, strings.Repeat(" ", len(addr)-len("HOST:PORT")), addr)
+	if r.stdout != want {
+		t.Fatalf("cluster describe:\n got %q\nwant %q", r.stdout, want)
+	}
+}
+
+func TestWriteClusterDescription(t *testing.T) {
+	var out bytes.Buffer
+	err := writeClusterDescription(&out, clusterDescription{
+		ClusterID: "abc", ControllerID: -1,
+		Brokers: []brokerDescription{{NodeID: 1, Host: "k1", Port: 9092, Rack: "r1"}, {NodeID: 12, Host: "::1", Port: 9094}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "Cluster ID:     abc\nController ID:  none\nBrokers:        2\n\n" +
+		"ID  HOST:PORT   RACK\n" +
+		"1   k1:9092     r1\n" +
+		"12  [::1]:9094  -\n"
+	if out.String() != want {
+		t.Fatalf("got %q\nwant %q", out.String(), want)
+	}
+}
+
+// Every client command fails with one clear line, quickly, when nothing listens at the
+// bootstrap address.
+func TestUnreachableBootstrapServer(t *testing.T) {
+	addr := closedPort(t)
+	commands := [][]string{
+		{"topics", "list"},
+		{"topics", "create", "t"},
+		{"topics", "describe", "t"},
+		{"topics", "delete", "t"},
+		{"cluster", "describe"},
+		{"produce", "t"},
+		{"consume", "t"},
+		{"perf", "produce", "--records", "10", "t"},
+		{"perf", "consume", "--records", "10", "t"},
+	}
+	for _, args := range commands {
+		t.Run(strings.Join(args[:2], "-"), func(t *testing.T) {
+			args = append(args, "--bootstrap-server", addr, "--timeout", "3s")
+			r := mustFail(t, "cannot reach bootstrap server "+addr, "x\n", args...)
+			if r.took > 5*time.Second {
+				t.Fatalf("took %s", r.took)
+			}
+		})
+	}
+}
+
+// A server that accepts connections but never answers is reported after --timeout.
+func TestUnresponsiveBootstrapServer(t *testing.T) {
+	addr := silentListener(t)
+	t.Setenv("PETREL_BOOTSTRAP_SERVER", addr) // the environment names the server
+	r := mustFail(t, "within 1s", "", "topics", "list", "--timeout", "1s")
+	if r.took > 5*time.Second {
+		t.Fatalf("took %s", r.took)
+	}
+}
+
+func TestBadBootstrapFlag(t *testing.T) {
+	mustFail(t, `bad --bootstrap-server "localhost": want host:port`, "", "topics", "list", "--bootstrap-server", "localhost")
+	mustFail(t, "--bootstrap-server is empty", "", "topics", "list", "--bootstrap-server", " , ")
+	mustFail(t, "--timeout must be positive", "", "topics", "list", "--timeout", "0s")
+}

@@ -1,0 +1,273 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+	ucli "github.com/urfave/cli/v2"
+)
+
+// progressInterval is how often perf commands print a progress line to stderr.
+const progressInterval = time.Second
+
+// perfCommand is `petrel perf`: kafka-producer-perf-test and kafka-consumer-perf-test
+// in one place.
+func perfCommand() *ucli.Command {
+	return &ucli.Command{
+		Name:  "perf",
+		Usage: "measure produce and consume throughput and latency",
+		Subcommands: []*ucli.Command{
+			{
+				Name:      "produce",
+				Usage:     "produce fixed-size records and report records/s, MB/s and ack latency",
+				ArgsUsage: "TOPIC",
+				Flags: withClientFlags(
+					&ucli.IntFlag{Name: "records", Usage: "how many records to produce (0: until --duration)"},
+					&ucli.IntFlag{Name: "record-size", Usage: "value size in bytes", Value: 100},
+					&ucli.StringFlag{Name: "acks", Usage: "acknowledgements: all (-1), 1 or 0", Value: "all"},
+					&ucli.StringFlag{Name: "compression", Usage: "none, gzip, snappy, lz4 or zstd", Value: "none"},
+					&ucli.Float64Flag{Name: "throughput-limit", Usage: "at most this many records per second (0: no limit)"},
+					&ucli.DurationFlag{Name: "duration", Usage: "stop producing after this long (0: no limit)"},
+					&ucli.BoolFlag{Name: "json", Usage: "print the final figures as JSON"},
+				),
+				Action: runPerfProduce,
+			},
+			{
+				Name:      "consume",
+				Usage:     "consume records from the beginning and report records/s and MB/s",
+				ArgsUsage: "TOPIC",
+				Flags: withClientFlags(
+					&ucli.IntFlag{Name: "records", Usage: "how many records to consume (0: until --duration)"},
+					&ucli.DurationFlag{Name: "duration", Usage: "stop consuming after this long (0: no limit)"},
+					&ucli.BoolFlag{Name: "json", Usage: "print the final figures as JSON"},
+				),
+				Action: runPerfConsume,
+			},
+			perfLoopbackCommand(),
+		},
+	}
+}
+
+// perfBounds are the limits shared by both perf commands.
+type perfBounds struct {
+	records  int64         // 0: no limit
+	duration time.Duration // 0: no limit
+}
+
+func parsePerfBounds(c *ucli.Context) (perfBounds, error) {
+	b := perfBounds{records: int64(c.Int("records")), duration: c.Duration("duration")}
+	switch {
+	case b.records < 0:
+		return b, fmt.Errorf("bad --records %d", b.records)
+	case b.duration < 0:
+		return b, fmt.Errorf("bad --duration %s", b.duration)
+	case b.records == 0 && b.duration == 0:
+		return b, errors.New("give --records, --duration or both")
+	}
+	return b, nil
+}
+
+// done reports whether a run that has counted n records for elapsed is over.
+func (b perfBounds) done(n int64, elapsed time.Duration) bool {
+	return (b.records > 0 && n >= b.records) || (b.duration > 0 && elapsed >= b.duration)
+}
+
+func runPerfProduce(c *ucli.Context) error {
+	topic, err := exactlyOneArg(c, "TOPIC")
+	if err != nil {
+		return err
+	}
+	bounds, err := parsePerfBounds(c)
+	if err != nil {
+		return err
+	}
+	size, limit := c.Int("record-size"), c.Float64("throughput-limit")
+	if size < 0 {
+		return fmt.Errorf("bad --record-size %d", size)
+	}
+	if limit < 0 {
+		return fmt.Errorf("bad --throughput-limit %g", limit)
+	}
+	opts, err := producerSettings{acks: c.String("acks"), compression: c.String("compression")}.options()
+	if err != nil {
+		return err
+	}
+	errOut := lockErrWriter(c)
+	cl, err := newKafkaClient(c, append(opts,
+		kgo.AllowAutoTopicCreation(),
+		kgo.RecordDeliveryTimeout(c.Duration("timeout")),
+		kgo.UnknownTopicRetries(2),
+	)...)
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	if err := checkTopic(c.Context, cl, topic, -1, true); err != nil {
+		return err
+	}
+	ctx, stop := signalContext(c.Context)
+	defer stop()
+
+	stats := newPerfStats(true)
+	stopProgress := startProgress(errOut, progressInterval, func() string { return stats.progressLine("sent") })
+	produceFixedRecords(ctx, cl, topic, randomPayload(size), bounds, newThrottle(limit, stats.start), stats)
+	flushErr := cl.Flush(c.Context)
+	stats.finish()
+	stopProgress()
+
+	sum := stats.summary()
+	if err := writeSummary(c.App.Writer, sum, c.Bool("json")); err != nil {
+		return err
+	}
+	if flushErr != nil {
+		return fmt.Errorf("flushing records: %w", cl.explain(flushErr))
+	}
+	if sum.Errors > 0 {
+		return fmt.Errorf("%d of %d records failed: %w", sum.Errors, sum.Errors+sum.Records, cl.explain(stats.firstErr))
+	}
+	return nil
+}
+
+// produceFixedRecords produces payload records until bounds or ctx (an interrupt) end
+// the run, at most at the throttle's rate. Records are produced with a context of
+// their own, so that an interrupt stops new records without failing those in flight.
+func produceFixedRecords(ctx context.Context, cl *kafkaClient, topic string, payload []byte, bounds perfBounds, limit throttle, stats *perfStats) {
+	produceCtx := context.WithoutCancel(ctx)
+	for i := int64(0); !bounds.done(i, time.Since(stats.start)); i++ {
+		if err := limit.wait(ctx, i); err != nil {
+			return
+		}
+		if ctx.Err() != nil {
+			return
+		}
+		sentAt := time.Now()
+		cl.Produce(produceCtx, &kgo.Record{Topic: topic, Value: payload}, func(_ *kgo.Record, err error) {
+			stats.recordAck(time.Since(sentAt), len(payload), err)
+		})
+	}
+}
+
+// randomPayload returns size random upper-case letters, as kafka-producer-perf-test
+// uses. Every record shares it.
+func randomPayload(size int) []byte {
+	b := make([]byte, size)
+	for i := range b {
+		b[i] = byte('A' + rand.IntN(26))
+	}
+	return b
+}
+
+// throttle spaces records evenly to keep under a records-per-second limit.
+type throttle struct {
+	start    time.Time
+	interval time.Duration // 0: no limit
+}
+
+func newThrottle(perSecond float64, start time.Time) throttle {
+	if perSecond <= 0 {
+		return throttle{start: start}
+	}
+	return throttle{start: start, interval: time.Duration(float64(time.Second) / perSecond)}
+}
+
+// wait blocks until record i is due, or ctx ends.
+func (t throttle) wait(ctx context.Context, i int64) error {
+	if t.interval <= 0 {
+		return nil
+	}
+	d := time.Until(t.start.Add(time.Duration(i) * t.interval))
+	if d <= 0 {
+		return nil
+	}
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case <-timer.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func runPerfConsume(c *ucli.Context) error {
+	topic, err := exactlyOneArg(c, "TOPIC")
+	if err != nil {
+		return err
+	}
+	bounds, err := parsePerfBounds(c)
+	if err != nil {
+		return err
+	}
+	errOut := lockErrWriter(c)
+	// The clock starts before the client: it begins fetching as soon as it exists.
+	stats := newPerfStats(false)
+	cl, err := newKafkaClient(c,
+		kgo.ConsumeTopics(topic),
+		kgo.ConsumeStartOffset(kgo.NewOffset().AtStart()),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
+	)
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	if err := checkTopic(c.Context, cl, topic, -1, false); err != nil {
+		return err
+	}
+	ctx, stop := signalContext(c.Context)
+	defer stop()
+
+	stopProgress := startProgress(errOut, progressInterval, func() string { return stats.progressLine("received") })
+	consumeErr := consumeForPerf(ctx, cl, bounds, stats)
+	stats.finish()
+	stopProgress()
+
+	if err := writeSummary(c.App.Writer, stats.summary(), c.Bool("json")); err != nil {
+		return err
+	}
+	return consumeErr
+}
+
+// consumeForPerf polls until bounds end the run, ctx ends (an interrupt), or no record
+// arrives for --timeout, which is an error when --records was not reached.
+func consumeForPerf(ctx context.Context, cl *kafkaClient, bounds perfBounds, stats *perfStats) error {
+	var n int64
+	for !bounds.done(n, time.Since(stats.start)) {
+		wait := cl.timeout
+		if bounds.duration > 0 {
+			wait = min(wait, max(bounds.duration-time.Since(stats.start), time.Millisecond))
+		}
+		pollCtx, cancel := context.WithTimeout(ctx, wait)
+		limit := 0
+		if bounds.records > 0 {
+			limit = int(bounds.records - n)
+		}
+		fetches := cl.PollRecords(pollCtx, limit)
+		cancel()
+		var records, bytes int64
+		fetches.EachRecord(func(r *kgo.Record) {
+			records++
+			bytes += int64(len(r.Key) + len(r.Value))
+		})
+		n += records
+		stats.recordConsumed(records, bytes)
+		if ctx.Err() != nil {
+			return nil
+		}
+		for _, fe := range fetches.Errors() {
+			if !errors.Is(fe.Err, context.DeadlineExceeded) {
+				return fmt.Errorf("consuming %s partition %d: %w", fe.Topic, fe.Partition, cl.explain(fe.Err))
+			}
+			if records == 0 && !bounds.done(n, time.Since(stats.start)) {
+				if bounds.records > 0 {
+					return fmt.Errorf("no records for %s: consumed %d of %d", cl.timeout, n, bounds.records)
+				}
+				return fmt.Errorf("no records for %s: consumed %d", cl.timeout, n)
+			}
+		}
+	}
+	return nil
+}
