@@ -1,0 +1,198 @@
+package replication
+
+import (
+	"encoding/binary"
+	"errors"
+	"hash/crc32"
+	"os"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/petrel-broker/petrel/segment"
+)
+
+// batch builds a minimal valid v2 batch of n records with empty keys and values.
+func batch(n int) []byte {
+	var recs []byte
+	for i := 0; i < n; i++ {
+		body := []byte{0}                                  // attributes
+		body = binary.AppendVarint(body, 0)                // timestamp delta
+		body = binary.AppendVarint(body, int64(i))         // offset delta
+		body = binary.AppendVarint(body, -1)               // null key
+		body = binary.AppendVarint(body, 1)                // value length
+		body = append(body, 'v')                           //
+		body = binary.AppendVarint(body, 0)                // headers
+		recs = binary.AppendVarint(recs, int64(len(body))) // length
+		recs = append(recs, body...)
+	}
+	b := make([]byte, segment.BatchHeaderSize, segment.BatchHeaderSize+len(recs))
+	binary.BigEndian.PutUint32(b[8:], uint32(segment.BatchHeaderSize-12+len(recs)))
+	binary.BigEndian.PutUint32(b[12:], 0xffffffff)
+	b[16] = 2
+	binary.BigEndian.PutUint32(b[23:], uint32(n-1))
+	binary.BigEndian.PutUint64(b[27:], uint64(time.Now().UnixMilli()))
+	binary.BigEndian.PutUint64(b[35:], uint64(time.Now().UnixMilli()))
+	binary.BigEndian.PutUint64(b[43:], ^uint64(0))
+	binary.BigEndian.PutUint16(b[51:], 0xffff)
+	binary.BigEndian.PutUint32(b[53:], 0xffffffff)
+	binary.BigEndian.PutUint32(b[57:], uint32(n))
+	b = append(b, recs...)
+	binary.BigEndian.PutUint32(b[17:], crc32.Checksum(b[21:], crc32.MakeTable(crc32.Castagnoli)))
+	return b
+}
+
+func newPartition(t *testing.T, sync bool) (*Partition, string) {
+	t.Helper()
+	dir := t.TempDir()
+	log, _, err := segment.Open(dir, segment.DefaultConfig(), segment.OpenOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := NewPartition("t", 0, log, 0, Options{BrokerID: 0, SyncEveryAppend: sync})
+	t.Cleanup(func() { p.Stop(false) })
+	return p, dir
+}
+
+func TestLeaderHighWatermark(t *testing.T) {
+	for _, sync := range []bool{false, true} {
+		p, _ := newPartition(t, sync)
+		if _, err := p.AppendAsLeader(batch(1), 0); !errors.Is(err, ErrNotLeader) {
+			t.Fatalf("append as follower: %v", err)
+		}
+		if err := p.BecomeLeader(3, []int32{0}); err != nil {
+			t.Fatal(err)
+		}
+		info, err := p.AppendAsLeader(batch(5), 1)
+		if err != nil || info.FirstOffset != 0 || info.LastOffset != 4 {
+			t.Fatalf("append: %+v %v", info, err)
+		}
+		st := p.State()
+		if st.HighWatermark != 5 || st.LogEndOffset != 5 || st.LeaderEpoch != 3 {
+			t.Fatalf("sync=%v state %+v", sync, st)
+		}
+		if sync && st.RecoveryPoint != 5 {
+			t.Fatalf("synced append not flushed: recovery point %d", st.RecoveryPoint)
+		}
+		if e := p.log.LeaderEpochs().Entries(); len(e) != 1 || e[0] != (segment.EpochEntry{Epoch: 3, StartOffset: 0}) {
+			t.Fatalf("epochs %v", e)
+		}
+	}
+}
+
+// With a follower in the ISR whose log end offset is unknown, the high watermark holds:
+// consumers see nothing new, followers read to the log end.
+func TestHighWatermarkWaitsForTheISR(t *testing.T) {
+	p, _ := newPartition(t, false)
+	if err := p.BecomeLeader(1, []int32{0, 1}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.AppendAsLeader(batch(3), 0); err != nil {
+		t.Fatal(err)
+	}
+	if hw := p.State().HighWatermark; hw != 0 {
+		t.Fatalf("HW %d with a silent follower", hw)
+	}
+	res, err := p.Read(0, 1<<20, -1, false)
+	if err != nil || len(res.Records) != 0 || res.HighWatermark != 0 {
+		t.Fatalf("consumer read above the HW: %d bytes, %v", len(res.Records), err)
+	}
+	res, err = p.Read(0, 1<<20, -1, true)
+	if err != nil || len(res.Records) == 0 || res.LogEndOffset != 3 {
+		t.Fatalf("follower read: %d bytes, %v", len(res.Records), err)
+	}
+	// min.insync.replicas above the ISR size writes nothing.
+	if _, err := p.AppendAsLeader(batch(1), 3); !errors.Is(err, ErrNotEnoughReplicas) || p.State().LogEndOffset != 3 {
+		t.Fatalf("min.insync: %v, LEO %d", err, p.State().LogEndOffset)
+	}
+	// The ISR shrinks to the leader: the HW catches up and never goes back.
+	p.UpdateISR([]int32{0})
+	if hw := p.State().HighWatermark; hw != 3 {
+		t.Fatalf("HW %d after the ISR shrank", hw)
+	}
+	p.UpdateISR([]int32{0, 1})
+	if hw := p.State().HighWatermark; hw != 3 {
+		t.Fatalf("HW moved back to %d", hw)
+	}
+}
+
+func TestLeaderEpochFencing(t *testing.T) {
+	p, _ := newPartition(t, false)
+	if err := p.CheckLeaderEpoch(-1); !errors.Is(err, ErrNotLeader) {
+		t.Fatalf("follower: %v", err)
+	}
+	if err := p.BecomeLeader(5, []int32{0}); err != nil {
+		t.Fatal(err)
+	}
+	for epoch, want := range map[int32]error{-1: nil, 5: nil, 4: ErrFencedLeaderEpoch, 6: ErrUnknownLeaderEpoch} {
+		if err := p.CheckLeaderEpoch(epoch); !errors.Is(err, want) {
+			t.Errorf("epoch %d: %v, want %v", epoch, err, want)
+		}
+		if _, err := p.Read(0, 1, epoch, false); !errors.Is(err, want) {
+			t.Errorf("read at epoch %d: %v, want %v", epoch, err, want)
+		}
+	}
+}
+
+// Concurrent appends with fsync-before-visible share fsyncs; every acknowledged append is
+// durable and below the high watermark when its call returns.
+func TestGroupCommitConcurrentAppends(t *testing.T) {
+	p, _ := newPartition(t, true)
+	if err := p.BecomeLeader(0, []int32{0}); err != nil {
+		t.Fatal(err)
+	}
+	w := NewWaiter()
+	p.Watch(w)
+	defer p.Unwatch(w)
+	var wg sync.WaitGroup
+	errs := make(chan error, 8*50)
+	for g := 0; g < 8; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < 50; i++ {
+				info, err := p.AppendAsLeader(batch(2), 1)
+				if err == nil {
+					if st := p.State(); st.HighWatermark <= info.LastOffset || st.RecoveryPoint <= info.LastOffset {
+						err = errors.New("append returned before it was durable and visible")
+					}
+				}
+				if err != nil {
+					errs <- err
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	if st := p.State(); st.HighWatermark != 800 || st.LogEndOffset != 800 {
+		t.Fatalf("state %+v", st)
+	}
+	select {
+	case <-w.C:
+	default:
+		t.Fatal("waiter was not woken")
+	}
+}
+
+func TestStopAndDelete(t *testing.T) {
+	p, dir := newPartition(t, false)
+	if err := p.BecomeLeader(0, []int32{0}); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Stop(true); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.AppendAsLeader(batch(1), 0); !errors.Is(err, ErrPartitionStopped) {
+		t.Fatalf("append after stop: %v", err)
+	}
+	if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("directory remains: %v", err)
+	}
+	if err := p.Stop(true); err != nil {
+		t.Fatalf("second stop: %v", err)
+	}
+}
