@@ -1,8 +1,9 @@
 package broker
 
-// DescribeCluster (key 60), v0-1: cluster id, controller id (the Raft leader) and the
-// unfenced brokers. v1 asking for controllers (endpoint type 2) gets
-// MISMATCHED_ENDPOINT_TYPE: Petrel's controllers are not a separate endpoint.
+// DescribeCluster (key 60), v0-2: cluster id, controller id (the Raft leader) and the
+// unfenced brokers; v2 with include_fenced_brokers lists fenced ones too, marked. v1+
+// asking for controllers (endpoint type 2) gets MISMATCHED_ENDPOINT_TYPE: Petrel's
+// controllers are not a separate endpoint.
 
 import (
 	"context"
@@ -13,7 +14,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-func init() { registerAPI(kmsg.DescribeCluster, 0, 1, (*Broker).handleDescribeCluster) }
+func init() { registerAPI(kmsg.DescribeCluster, 0, 2, (*Broker).handleDescribeCluster) }
 
 func (b *Broker) handleDescribeCluster(ctx context.Context, req *rpc.Request) rpc.Result {
 	r := req.Body.(*kmsg.DescribeClusterRequest)
@@ -26,10 +27,13 @@ func (b *Broker) handleDescribeCluster(ctx context.Context, req *rpc.Request) rp
 	im := b.Image()
 	resp.ClusterID = im.ClusterID
 	resp.ControllerID = b.ControllerID()
-	for _, id := range im.UnfencedBrokerIDs() {
+	for _, id := range im.BrokerIDs() {
 		br := im.Brokers[id]
+		if br.Fenced && !(r.Version >= 2 && r.IncludeFencedBrokers) {
+			continue
+		}
 		rb := kmsg.NewDescribeClusterResponseBroker()
-		rb.NodeID = id
+		rb.NodeID, rb.IsFenced = id, br.Fenced
 		if len(br.Listeners) > 0 {
 			rb.Host, rb.Port = br.Listeners[0].Host, br.Listeners[0].Port
 		}

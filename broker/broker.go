@@ -162,6 +162,29 @@ func (b *Broker) ControllerEpoch() uint64 {
 	return term
 }
 
+// Snapshot forces a Raft snapshot of the metadata image (tests and operators).
+func (b *Broker) Snapshot() error { return b.raft.raft.Snapshot().Error() }
+
+// RaftServers returns the Raft configuration: node ids with their suffrage.
+func (b *Broker) RaftServers() (voters, nonvoters []int32, err error) {
+	f := b.raft.raft.GetConfiguration()
+	if err := f.Error(); err != nil {
+		return nil, nil, err
+	}
+	for _, s := range f.Configuration().Servers {
+		id, err := strconv.Atoi(string(s.ID))
+		if err != nil {
+			continue
+		}
+		if s.Suffrage == raft.Voter {
+			voters = append(voters, int32(id))
+		} else {
+			nonvoters = append(nonvoters, int32(id))
+		}
+	}
+	return voters, nonvoters, nil
+}
+
 // BrokerEpoch is this broker's epoch from its registration, or -1.
 func (b *Broker) BrokerEpoch() int64 { return b.brokerEpoch.Load() }
 

@@ -22,7 +22,7 @@ func clusterCommand() *ucli.Command {
 		Subcommands: []*ucli.Command{
 			{
 				Name:   "describe",
-				Usage:  "print the cluster id, the controller and the brokers",
+				Usage:  "print the cluster id, the controller, the metadata quorum and the brokers",
 				Flags:  clientFlags(),
 				Action: runClusterDescribe,
 			},
@@ -31,21 +31,37 @@ func clusterCommand() *ucli.Command {
 }
 
 // clusterDescription is what `cluster describe` prints: only what the cluster reports.
-//
-// Room for later: the controller epoch and the Raft voters and observers (from
-// DescribeQuorum, key 55) belong here once the broker serves them.
 type clusterDescription struct {
 	ClusterID    string
 	ControllerID int32 // -1 when the cluster reports none
 	Brokers      []brokerDescription
+	// Quorum is the metadata quorum (DescribeQuorum, key 55); nil when the cluster does
+	// not describe it (Kafka with ZooKeeper).
+	Quorum *quorumDescription
 }
 
-// brokerDescription is one live broker as the cluster reports it.
+// brokerDescription is one broker as the cluster reports it.
 type brokerDescription struct {
 	NodeID int32
 	Host   string
 	Port   int32
 	Rack   string // "" when the broker has none
+	Fenced bool
+}
+
+// quorumDescription is the metadata quorum: the controller is its leader.
+type quorumDescription struct {
+	LeaderID      int32
+	Epoch         int32 // controller epoch (the Raft term in Petrel)
+	HighWatermark int64 // committed metadata offset
+	Members       []quorumMember
+}
+
+// quorumMember is a voter or a non-voter (observer) of the metadata quorum.
+type quorumMember struct {
+	NodeID       int32
+	Voter        bool
+	LogEndOffset int64 // the member's metadata offset; -1 when unknown
 }
 
 func runClusterDescribe(c *ucli.Context) error {
@@ -71,6 +87,7 @@ func runClusterDescribe(c *ucli.Context) error {
 // and kgo reports that with an unexported error.
 func describeCluster(ctx context.Context, cl *kafkaClient) (clusterDescription, error) {
 	req := kmsg.NewPtrDescribeClusterRequest()
+	req.IncludeFencedBrokers = true // v2+; older brokers list only active brokers
 	resp, err := req.RequestWith(ctx, cl.Client)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -87,10 +104,38 @@ func describeCluster(ctx context.Context, cl *kafkaClient) (clusterDescription, 
 	}
 	d := clusterDescription{ClusterID: resp.ClusterID, ControllerID: resp.ControllerID}
 	for _, b := range resp.Brokers {
-		d.Brokers = append(d.Brokers, brokerDescription{NodeID: b.NodeID, Host: b.Host, Port: b.Port, Rack: derefString(b.Rack)})
+		d.Brokers = append(d.Brokers, brokerDescription{NodeID: b.NodeID, Host: b.Host, Port: b.Port, Rack: derefString(b.Rack), Fenced: b.IsFenced})
 	}
 	sort.Slice(d.Brokers, func(i, j int) bool { return d.Brokers[i].NodeID < d.Brokers[j].NodeID })
+	d.Quorum = describeQuorum(ctx, cl)
 	return d, nil
+}
+
+// describeQuorum asks for the metadata quorum; it returns nil when the cluster does not
+// answer it (a ZooKeeper-era Kafka, for one).
+func describeQuorum(ctx context.Context, cl *kafkaClient) *quorumDescription {
+	req := kmsg.NewPtrDescribeQuorumRequest()
+	rt := kmsg.NewDescribeQuorumRequestTopic()
+	rt.Topic = "__cluster_metadata"
+	rt.Partitions = append(rt.Partitions, kmsg.NewDescribeQuorumRequestTopicPartition())
+	req.Topics = append(req.Topics, rt)
+	resp, err := req.RequestWith(ctx, cl.Client)
+	if err != nil || resp.ErrorCode != 0 || len(resp.Topics) != 1 || len(resp.Topics[0].Partitions) != 1 {
+		return nil
+	}
+	p := resp.Topics[0].Partitions[0]
+	if p.ErrorCode != 0 {
+		return nil
+	}
+	q := &quorumDescription{LeaderID: p.LeaderID, Epoch: p.LeaderEpoch, HighWatermark: p.HighWatermark}
+	for _, v := range p.CurrentVoters {
+		q.Members = append(q.Members, quorumMember{NodeID: v.ReplicaID, Voter: true, LogEndOffset: v.LogEndOffset})
+	}
+	for _, o := range p.Observers {
+		q.Members = append(q.Members, quorumMember{NodeID: o.ReplicaID, LogEndOffset: o.LogEndOffset})
+	}
+	sort.Slice(q.Members, func(i, j int) bool { return q.Members[i].NodeID < q.Members[j].NodeID })
+	return q
 }
 
 func describeClusterByMetadata(ctx context.Context, cl *kafkaClient) (clusterDescription, error) {
@@ -114,19 +159,48 @@ func writeClusterDescription(w io.Writer, d clusterDescription) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "Cluster ID:\t%s\n", d.ClusterID)
 	fmt.Fprintf(tw, "Controller ID:\t%s\n", controller)
+	if d.Quorum != nil {
+		fmt.Fprintf(tw, "Controller epoch:\t%d\n", d.Quorum.Epoch)
+		fmt.Fprintf(tw, "Metadata offset:\t%d\n", d.Quorum.HighWatermark)
+	}
 	fmt.Fprintf(tw, "Brokers:\t%d\n", len(d.Brokers))
 	if err := tw.Flush(); err != nil {
 		return err
 	}
 	fmt.Fprintln(w)
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tHOST:PORT\tRACK")
+	fmt.Fprintln(tw, "ID\tHOST:PORT\tRACK\tSTATE")
 	for _, b := range d.Brokers {
 		rack := b.Rack
 		if rack == "" {
 			rack = "-"
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\n", b.NodeID, net.JoinHostPort(b.Host, strconv.Itoa(int(b.Port))), rack)
+		state := "active"
+		if b.Fenced {
+			state = "fenced"
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\n", b.NodeID, net.JoinHostPort(b.Host, strconv.Itoa(int(b.Port))), rack, state)
+	}
+	if err := tw.Flush(); err != nil || d.Quorum == nil {
+		return err
+	}
+	fmt.Fprintln(w)
+	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "RAFT ID\tROLE\tMETADATA OFFSET\tLAG")
+	for _, m := range d.Quorum.Members {
+		role := "non-voter"
+		switch {
+		case m.NodeID == d.Quorum.LeaderID:
+			role = "leader (controller)"
+		case m.Voter:
+			role = "voter"
+		}
+		offset, lag := "-", "-"
+		if m.LogEndOffset >= 0 {
+			offset = strconv.FormatInt(m.LogEndOffset, 10)
+			lag = strconv.FormatInt(max(d.Quorum.HighWatermark-m.LogEndOffset, 0), 10)
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\n", m.NodeID, role, offset, lag)
 	}
 	return tw.Flush()
 }
