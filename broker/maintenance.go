@@ -25,7 +25,8 @@ func (pm *partitionManager) maintenanceLoop() {
 			}
 		case <-retentionTick.C:
 			pm.enforceRetention()
-		case <-flushTick.C:
+		case now := <-flushTick.C:
+			pm.deleteDue(now)
 			for _, lp := range pm.all() {
 				lp.WithLog(func(l *segment.Log) error { return l.MaybeFlush() })
 			}

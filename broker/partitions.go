@@ -2,6 +2,8 @@ package broker
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -11,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/petrel-broker/petrel/metadata"
 	"github.com/petrel-broker/petrel/replication"
@@ -47,10 +50,12 @@ type partitionManager struct {
 	b   *Broker
 	dir string
 
-	mu           sync.Mutex // guards parts, reconciled and reconciledCh
-	parts        map[segment.TopicPartition]*localPartition
-	reconciled   uint64        // image offset the local replicas match
-	reconciledCh chan struct{} // closed and replaced when reconciled moves
+	mu    sync.Mutex // guards parts, reconciled, reconciledCh, pendingDeletes
+	parts map[segment.TopicPartition]*localPartition
+	// pendingDeletes maps "-delete" directories to when they may be removed.
+	pendingDeletes map[string]time.Time
+	reconciled     uint64        // image offset the local replicas match
+	reconciledCh   chan struct{} // closed and replaced when reconciled moves
 
 	// Loaded at start, used when a partition's log is first opened.
 	highWatermarks map[segment.TopicPartition]int64
@@ -61,7 +66,8 @@ type partitionManager struct {
 
 func newPartitionManager(b *Broker) (*partitionManager, error) {
 	dir := b.cfg.logsDir()
-	pm := &partitionManager{b: b, dir: dir, parts: map[segment.TopicPartition]*localPartition{}, reconciledCh: make(chan struct{})}
+	pm := &partitionManager{b: b, dir: dir, parts: map[segment.TopicPartition]*localPartition{}, reconciledCh: make(chan struct{}),
+		pendingDeletes: map[string]time.Time{}}
 	var err error
 	if pm.highWatermarks, err = segment.ReadOffsetCheckpoint(filepath.Join(dir, segment.ReplicationOffsetCheckpointFile)); err != nil {
 		b.logger.Warn("ignoring unreadable high watermark checkpoint", "error", err)
@@ -75,6 +81,7 @@ func newPartitionManager(b *Broker) (*partitionManager, error) {
 		b.logger.Warn("ignoring unreadable log start checkpoint", "error", err)
 		pm.logStarts = map[segment.TopicPartition]int64{}
 	}
+	pm.scheduleLeftoverDeletions()
 	marker := filepath.Join(dir, cleanShutdownFile)
 	if _, err := os.Stat(marker); err == nil {
 		pm.cleanShutdown = true
@@ -199,7 +206,13 @@ func (pm *partitionManager) applyAssignment(lp *localPartition, p *metadata.Part
 	lp.seen = p
 	lp.replicationFactor.Store(int32(len(p.Replicas)))
 	if p.Leader != pm.b.cfg.NodeID {
-		return // following is the data-plane replication work of P4
+		// Follow (or wait for a leader, -1). Fetching from the leader is P4's fetcher.
+		if prev == nil || prev.LeaderEpoch != p.LeaderEpoch || prev.Leader != p.Leader {
+			if err := lp.BecomeFollower(p.LeaderEpoch, p.Leader); err != nil {
+				pm.b.logger.Error("cannot become follower", "topic", lp.Topic, "partition", lp.ID, "error", err)
+			}
+		}
+		return
 	}
 	if prev == nil || prev.LeaderEpoch != p.LeaderEpoch || prev.Leader != p.Leader {
 		if err := lp.BecomeLeader(p.LeaderEpoch, p.ISR); err != nil {
@@ -259,7 +272,8 @@ func (pm *partitionManager) open(t *metadata.Topic, id int32, s *topicSettings) 
 	return lp, nil
 }
 
-// remove stops a replica; with deleteData its directory is removed.
+// remove stops a replica; with deleteData its directory is renamed to
+// "<topic>-<partition>.<uuid>-delete" and removed after log.segment.delete.delay.ms.
 func (pm *partitionManager) remove(tp segment.TopicPartition, deleteData bool) {
 	pm.mu.Lock()
 	lp := pm.parts[tp]
@@ -268,8 +282,58 @@ func (pm *partitionManager) remove(tp segment.TopicPartition, deleteData bool) {
 	if lp == nil {
 		return
 	}
-	if err := lp.Stop(deleteData); err != nil {
-		pm.b.logger.Warn("stopping partition", "topic", tp.Topic, "partition", tp.Partition, "error", err)
+	if !deleteData {
+		if err := lp.Stop(false); err != nil {
+			pm.b.logger.Warn("stopping partition", "topic", tp.Topic, "partition", tp.Partition, "error", err)
+		}
+		return
+	}
+	var raw [16]byte
+	rand.Read(raw[:])
+	dir, err := lp.StopForDeletion(hex.EncodeToString(raw[:]))
+	if err != nil {
+		pm.b.logger.Warn("deleting partition", "topic", tp.Topic, "partition", tp.Partition, "error", err)
+		return
+	}
+	pm.scheduleDeletion(dir)
+}
+
+// scheduleDeletion removes dir after log.segment.delete.delay.ms (the maintenance loop
+// does it).
+func (pm *partitionManager) scheduleDeletion(dir string) {
+	pm.mu.Lock()
+	defer pm.mu.Unlock()
+	pm.pendingDeletes[dir] = time.Now().Add(pm.b.cfg.durationMs("log.segment.delete.delay.ms"))
+}
+
+// deleteDue removes the directories whose deletion delay has passed.
+func (pm *partitionManager) deleteDue(now time.Time) {
+	pm.mu.Lock()
+	var due []string
+	for dir, at := range pm.pendingDeletes {
+		if !now.Before(at) {
+			due = append(due, dir)
+			delete(pm.pendingDeletes, dir)
+		}
+	}
+	pm.mu.Unlock()
+	for _, dir := range due {
+		if err := os.RemoveAll(dir); err != nil {
+			pm.b.logger.Warn("removing a deleted partition directory", "dir", dir, "error", err)
+		}
+	}
+}
+
+// scheduleLeftoverDeletions schedules "-delete" directories found at start.
+func (pm *partitionManager) scheduleLeftoverDeletions() {
+	ents, err := os.ReadDir(pm.dir)
+	if err != nil {
+		return
+	}
+	for _, e := range ents {
+		if e.IsDir() && strings.HasSuffix(e.Name(), segment.DeleteDirSuffix) {
+			pm.scheduleDeletion(filepath.Join(pm.dir, e.Name()))
+		}
 	}
 }
 

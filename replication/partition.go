@@ -45,6 +45,7 @@ type Partition struct {
 	mu            sync.Mutex
 	log           *segment.Log // guarded by mu
 	role          Role
+	leader        int32 // current leader's broker id; -1 when none
 	leaderEpoch   int32
 	isr           []int32
 	highWatermark int64           // never moves backwards while leader
@@ -59,7 +60,7 @@ func NewPartition(topic string, id int32, log *segment.Log, highWatermark int64,
 	if opts.Logger == nil {
 		opts.Logger = hclog.NewNullLogger()
 	}
-	p := &Partition{Topic: topic, ID: id, opts: opts, log: log, role: Follower, leaderEpoch: -1,
+	p := &Partition{Topic: topic, ID: id, opts: opts, log: log, role: Follower, leader: -1, leaderEpoch: -1,
 		followerLEO: map[int32]int64{}, watchers: map[*Waiter]struct{}{}}
 	p.highWatermark = min(max(highWatermark, log.LogStartOffset()), log.LogEndOffset())
 	p.durableEnd = log.RecoveryPoint()
@@ -79,8 +80,22 @@ func (p *Partition) BecomeLeader(leaderEpoch int32, isr []int32) error {
 			return err
 		}
 	}
-	p.role, p.leaderEpoch, p.isr = Leader, leaderEpoch, slices.Clone(isr)
+	p.role, p.leaderEpoch, p.leader, p.isr = Leader, leaderEpoch, p.opts.BrokerID, slices.Clone(isr)
 	p.maybeAdvanceHighWatermarkLocked()
+	p.notifyLocked()
+	return nil
+}
+
+// BecomeFollower makes this replica a follower of leader in leaderEpoch: it stops
+// accepting produce requests and consumer fetches at once. Fetching from the leader is
+// the follower fetcher's work.
+func (p *Partition) BecomeFollower(leaderEpoch int32, leader int32) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.role == Stopped {
+		return ErrPartitionStopped
+	}
+	p.role, p.leaderEpoch, p.leader, p.isr = Follower, leaderEpoch, leader, nil
 	p.notifyLocked()
 	return nil
 }
@@ -276,6 +291,21 @@ func (p *Partition) WithLog(fn func(l *segment.Log) error) error {
 		return ErrPartitionStopped
 	}
 	return fn(p.log)
+}
+
+// StopForDeletion stops the replica and renames its directory for asynchronous
+// deletion ("<dir>.<uniq>-delete"); it returns the renamed directory.
+func (p *Partition) StopForDeletion(uniq string) (string, error) {
+	p.flushMu.Lock()
+	defer p.flushMu.Unlock()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.role == Stopped {
+		return "", ErrPartitionStopped
+	}
+	p.role = Stopped
+	p.notifyLocked()
+	return p.log.MarkForDeletion(uniq)
 }
 
 // Stop closes the log (delete removes its directory) and wakes every waiter. Later calls

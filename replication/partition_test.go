@@ -196,3 +196,22 @@ func TestStopAndDelete(t *testing.T) {
 		t.Fatalf("second stop: %v", err)
 	}
 }
+
+func TestBecomeFollowerStopsLeading(t *testing.T) {
+	p, _ := newPartition(t, false)
+	if err := p.BecomeLeader(1, []int32{0, 1}); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.BecomeFollower(2, 1); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.AppendAsLeader(batch(1), 0); !errors.Is(err, ErrNotLeader) {
+		t.Fatalf("append as follower: %v", err)
+	}
+	if err := p.CheckLeaderEpoch(1); !errors.Is(err, ErrFencedLeaderEpoch) {
+		t.Fatalf("old epoch: %v", err)
+	}
+	if err := p.CheckLeaderEpoch(2); !errors.Is(err, ErrNotLeader) {
+		t.Fatalf("current epoch on a follower: %v", err)
+	}
+}

@@ -3,6 +3,7 @@ package segment
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"sort"
 	"time"
 )
@@ -297,6 +298,20 @@ func (l *Log) closeFiles() error {
 	}
 	l.closed = true
 	return err
+}
+
+// MarkForDeletion closes the log without flushing and renames its directory to
+// "<dir>.<uniq>-delete", Kafka's name for a partition awaiting asynchronous deletion. It
+// returns the new path; the owner removes it later.
+func (l *Log) MarkForDeletion(uniq string) (string, error) {
+	if !l.closed {
+		l.closeFiles()
+	}
+	to := l.dir + "." + uniq + DeleteDirSuffix
+	if err := os.Rename(l.dir, to); err != nil {
+		return "", err
+	}
+	return to, syncDir(filepath.Dir(l.dir))
 }
 
 // Delete closes the log without flushing and removes its directory.

@@ -17,6 +17,10 @@ const (
 	SwapFileSuffix       = ".swap"
 	checkpointTempSuffix = ".tmp"
 
+	// DeleteDirSuffix ends the name of a partition directory awaiting deletion:
+	// "<topic>-<partition>.<uuid>-delete".
+	DeleteDirSuffix = "-delete"
+
 	// LeaderEpochCheckpointFile is the per-partition leader epoch cache.
 	LeaderEpochCheckpointFile = "leader-epoch-checkpoint"
 	// ReplicationOffsetCheckpointFile holds each partition's high watermark, per log dir.
