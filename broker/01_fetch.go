@@ -97,7 +97,7 @@ func (b *Broker) readFetch(r *kmsg.FetchRequest) (*kmsg.FetchResponse, int, bool
 			if total > 0 {
 				limit = min(limit, maxBytes-total) // past the first batch, limits are hard
 			}
-			code := b.fetchPartition(&sp, t.Topic, p, limit, total == 0, follower)
+			code := b.fetchPartition(&sp, t.Topic, p, limit, total == 0, follower, r)
 			if code != 0 {
 				sp.ErrorCode = code
 				sp.HighWatermark, sp.LastStableOffset, sp.LogStartOffset = -1, -1, -1
@@ -112,7 +112,7 @@ func (b *Broker) readFetch(r *kmsg.FetchRequest) (*kmsg.FetchResponse, int, bool
 }
 
 // fetchPartition fills one partition's answer and returns its error code.
-func (b *Broker) fetchPartition(sp *kmsg.FetchResponseTopicPartition, topic string, p kmsg.FetchRequestTopicPartition, limit int, first, follower bool) int16 {
+func (b *Broker) fetchPartition(sp *kmsg.FetchResponseTopicPartition, topic string, p kmsg.FetchRequestTopicPartition, limit int, first, follower bool, r *kmsg.FetchRequest) int16 {
 	lp := b.partitions.get(topic, p.Partition)
 	if lp == nil {
 		if t := b.Image().Topic(topic); t != nil && p.Partition >= 0 && int(p.Partition) < len(t.Partitions) {
@@ -125,7 +125,22 @@ func (b *Broker) fetchPartition(sp *kmsg.FetchResponseTopicPartition, topic stri
 		sp.HighWatermark, sp.LastStableOffset, sp.LogStartOffset = st.HighWatermark, st.HighWatermark, st.LogStartOffset
 		return 0
 	}
-	res, err := lp.Read(p.FetchOffset, max(limit, 1), p.CurrentLeaderEpoch, follower)
+	var res replication.FetchResult
+	var err error
+	if follower {
+		lastFetched := int32(-1)
+		if r.Version >= 12 {
+			lastFetched = p.LastFetchedEpoch
+		}
+		var diverging *replication.DivergingEpoch
+		res, diverging, err = lp.ReadForFollower(replication.FollowerFetch{ReplicaID: r.ReplicaID, FetchOffset: p.FetchOffset,
+			CurrentLeaderEpoch: p.CurrentLeaderEpoch, LastFetchedEpoch: lastFetched, MaxBytes: max(limit, 1)}, time.Now())
+		if diverging != nil {
+			sp.DivergingEpoch.Epoch, sp.DivergingEpoch.EndOffset = diverging.Epoch, diverging.EndOffset
+		}
+	} else {
+		res, err = lp.Read(p.FetchOffset, max(limit, 1), p.CurrentLeaderEpoch, false)
+	}
 	if err != nil {
 		return b.errorCodeLogged(err, "fetch")
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/hashicorp/raft"
 	"github.com/petrel-broker/petrel/fsm"
 	"github.com/petrel-broker/petrel/metadata"
+	"github.com/petrel-broker/petrel/replication"
 	"github.com/petrel-broker/petrel/rpc"
 )
 
@@ -36,6 +37,7 @@ type Broker struct {
 	incarnation metadata.Uuid // random per process start
 
 	partitions *partitionManager
+	fetchers   *replication.Fetchers // follower fetchers, one per leader
 
 	controllerOps chan controllerOp // decisions for the controller goroutine
 	sessions      *brokerSessions   // controller: broker heartbeats (this term)
@@ -77,6 +79,13 @@ func Start(cfg Config) (*Broker, error) {
 	if err := ensureDir(cfg.logsDir()); err != nil {
 		return nil, err
 	}
+	b.fetchers = replication.NewFetchers(replication.FetcherConfig{
+		BrokerID: cfg.NodeID,
+		MaxWait:  cfg.durationMs("replica.fetch.wait.max.ms"),
+		MaxBytes: int32(cfg.int64Value("replica.fetch.max.bytes")),
+		Connect:  b.connectToBroker,
+		Logger:   b.logger.Named("fetcher"),
+	})
 	pm, err := newPartitionManager(b)
 	if err != nil {
 		return nil, err
@@ -162,6 +171,16 @@ func (b *Broker) ControllerEpoch() uint64 {
 	return term
 }
 
+// connectToBroker dials another broker's Kafka listener (follower fetches).
+func (b *Broker) connectToBroker(ctx context.Context, id int32) (*rpc.Client, error) {
+	br, ok := b.Image().Brokers[id]
+	if !ok || len(br.Listeners) == 0 {
+		return nil, fmt.Errorf("broker %d has no known address", id)
+	}
+	addr := fmt.Sprintf("%s:%d", br.Listeners[0].Host, br.Listeners[0].Port)
+	return rpc.DialWith(ctx, b.dial, addr, fmt.Sprintf("%s%d", forwardedClientPrefix, b.cfg.NodeID))
+}
+
 // Snapshot forces a Raft snapshot of the metadata image (tests and operators).
 func (b *Broker) Snapshot() error { return b.raft.raft.Snapshot().Error() }
 
@@ -220,6 +239,7 @@ func (b *Broker) Shutdown(ctx context.Context) error {
 		close(b.stop)
 		b.wg.Wait()
 		b.controllers.close()
+		b.fetchers.Close()
 		errs = append(errs, b.partitions.close())
 		errs = append(errs, b.raft.close())
 		b.shutErr = errors.Join(errs...)
@@ -236,6 +256,7 @@ func (b *Broker) Kill() {
 		close(b.stop)
 		b.wg.Wait()
 		b.controllers.close()
+		b.fetchers.Close()
 		b.partitions.abandon()
 		b.raft.close()
 		b.shutErr = errors.New("killed")

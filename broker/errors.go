@@ -41,6 +41,7 @@ var errorTable = []struct {
 	{replication.ErrUnknownLeaderEpoch, kerr.UnknownLeaderEpoch.Code},
 	{replication.ErrNotEnoughReplicas, kerr.NotEnoughReplicas.Code},
 	{replication.ErrOffsetNotAvailable, kerr.OffsetNotAvailable.Code},
+	{replication.ErrOffsetOutOfRange, kerr.OffsetOutOfRange.Code},
 	{ErrNotController, kerr.NotController.Code},
 	{ErrTopicDeletionDisabled, kerr.TopicDeletionDisabled.Code},
 	{ErrInconsistentClusterID, kerr.InconsistentClusterID.Code},

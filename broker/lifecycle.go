@@ -129,6 +129,8 @@ func (b *Broker) controllerLocal(ctx context.Context, req kmsg.Request) (kmsg.Re
 		return b.brokerHeartbeat(ctx, r), true
 	case *kmsg.AddRaftVoterRequest:
 		return b.addNonvoter(ctx, r), true
+	case *kmsg.AlterPartitionRequest:
+		return b.alterPartition(ctx, r), true
 	case *kmsg.DescribeQuorumRequest:
 		return b.describeQuorum(r), true
 	case *kmsg.CreateTopicsRequest:
@@ -174,6 +176,8 @@ func notControllerResponse(req kmsg.Request, cause error) kmsg.Response {
 		r.ErrorCode, r.ErrorMessage = code, errorMessage(cause)
 	case *kmsg.DescribeQuorumResponse:
 		r.ErrorCode, r.ErrorMessage = code, errorMessage(cause)
+	case *kmsg.AlterPartitionResponse:
+		r.ErrorCode = code
 	case *kmsg.CreateTopicsResponse:
 		for _, t := range req.(*kmsg.CreateTopicsRequest).Topics {
 			rt := kmsg.NewCreateTopicsResponseTopic()
@@ -257,6 +261,8 @@ func isNotController(resp kmsg.Response) bool {
 	case *kmsg.AddRaftVoterResponse:
 		code = r.ErrorCode
 	case *kmsg.DescribeQuorumResponse:
+		code = r.ErrorCode
+	case *kmsg.AlterPartitionResponse:
 		code = r.ErrorCode
 	}
 	return code == kerr.NotController.Code

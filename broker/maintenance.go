@@ -12,6 +12,9 @@ func (pm *partitionManager) maintenanceLoop() {
 	hwTick := time.NewTicker(cfg.durationMs("replica.high.watermark.checkpoint.interval.ms"))
 	retentionTick := time.NewTicker(cfg.durationMs("log.retention.check.interval.ms"))
 	flushTick := time.NewTicker(time.Second)
+	lagMax := cfg.durationMs("replica.lag.time.max.ms")
+	isrTick := time.NewTicker(max(lagMax/2, 10*time.Millisecond))
+	defer isrTick.Stop()
 	defer hwTick.Stop()
 	defer retentionTick.Stop()
 	defer flushTick.Stop()
@@ -22,6 +25,10 @@ func (pm *partitionManager) maintenanceLoop() {
 		case <-hwTick.C:
 			if err := pm.checkpoint(); err != nil {
 				pm.b.logger.Warn("writing checkpoints", "error", err)
+			}
+		case now := <-isrTick.C:
+			for _, lp := range pm.all() {
+				lp.MaybeShrinkISR(now, lagMax)
 			}
 		case <-retentionTick.C:
 			pm.enforceRetention()

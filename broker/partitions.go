@@ -206,21 +206,27 @@ func (pm *partitionManager) applyAssignment(lp *localPartition, p *metadata.Part
 	lp.seen = p
 	lp.replicationFactor.Store(int32(len(p.Replicas)))
 	if p.Leader != pm.b.cfg.NodeID {
-		// Follow (or wait for a leader, -1). Fetching from the leader is P4's fetcher.
+		// Follow the leader (or wait for one: -1).
 		if prev == nil || prev.LeaderEpoch != p.LeaderEpoch || prev.Leader != p.Leader {
 			if err := lp.BecomeFollower(p.LeaderEpoch, p.Leader); err != nil {
 				pm.b.logger.Error("cannot become follower", "topic", lp.Topic, "partition", lp.ID, "error", err)
+			}
+			if p.Leader >= 0 {
+				pm.b.fetchers.Follow(lp.Partition, p.Leader)
+			} else {
+				pm.b.fetchers.Unfollow(lp.Partition)
 			}
 		}
 		return
 	}
 	if prev == nil || prev.LeaderEpoch != p.LeaderEpoch || prev.Leader != p.Leader {
-		if err := lp.BecomeLeader(p.LeaderEpoch, p.ISR); err != nil {
+		pm.b.fetchers.Unfollow(lp.Partition)
+		if err := lp.BecomeLeaderOf(p.LeaderEpoch, p.PartitionEpoch, p.ISR, p.Replicas); err != nil {
 			pm.b.logger.Error("cannot become leader", "topic", lp.Topic, "partition", lp.ID, "error", err)
 		}
 		return
 	}
-	lp.UpdateISR(p.ISR)
+	lp.UpdateISROf(p.PartitionEpoch, p.ISR)
 }
 
 func (pm *partitionManager) applySettings(lp *localPartition, s *topicSettings) {
@@ -263,7 +269,7 @@ func (pm *partitionManager) open(t *metadata.Topic, id int32, s *topicSettings) 
 		return nil, err
 	}
 	lp := &localPartition{topicID: t.ID, Partition: replication.NewPartition(t.Name, id, log, pm.highWatermarks[tp],
-		replication.Options{BrokerID: pm.b.cfg.NodeID, SyncEveryAppend: s.syncEveryAppend,
+		replication.Options{BrokerID: pm.b.cfg.NodeID, SyncEveryAppend: s.syncEveryAppend, AlterISR: pm.b.alterISR,
 			Logger: pm.b.logger.Named("partition").With("topic", t.Name, "partition", id)})}
 	lp.settings.Store(s)
 	pm.mu.Lock()
@@ -282,6 +288,7 @@ func (pm *partitionManager) remove(tp segment.TopicPartition, deleteData bool) {
 	if lp == nil {
 		return
 	}
+	pm.b.fetchers.Unfollow(lp.Partition)
 	if !deleteData {
 		if err := lp.Stop(false); err != nil {
 			pm.b.logger.Warn("stopping partition", "topic", tp.Topic, "partition", tp.Partition, "error", err)

@@ -10,4 +10,5 @@ var (
 	ErrNotEnoughReplicas  = errors.New("replication: fewer in-sync replicas than min.insync.replicas")
 	ErrPartitionStopped   = errors.New("replication: partition stopped")
 	ErrOffsetNotAvailable = errors.New("replication: offset not available yet")
+	ErrOffsetOutOfRange   = errors.New("replication: offset out of range")
 )

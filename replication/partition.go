@@ -6,6 +6,7 @@ import (
 	"os"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/petrel-broker/petrel/segment"
@@ -27,7 +28,10 @@ type Options struct {
 	// SyncEveryAppend fsyncs each append before it counts toward the high watermark
 	// (flush.messages=1). Concurrent appends share fsyncs (group commit).
 	SyncEveryAppend bool
-	Logger          hclog.Logger
+	// AlterISR sends an ISR change to the controller (AlterPartition). Nil disables ISR
+	// changes.
+	AlterISR func(ISRChange) error
+	Logger   hclog.Logger
 }
 
 // Partition is one partition replica on this broker: its log, its role and, as leader,
@@ -42,16 +46,21 @@ type Partition struct {
 
 	flushMu sync.Mutex // serialises group-commit fsyncs
 
-	mu            sync.Mutex
-	log           *segment.Log // guarded by mu
-	role          Role
-	leader        int32 // current leader's broker id; -1 when none
-	leaderEpoch   int32
-	isr           []int32
-	highWatermark int64           // never moves backwards while leader
-	durableEnd    int64           // offsets below are fsynced (SyncEveryAppend)
-	followerLEO   map[int32]int64 // follower log end offsets, from their fetches (P4)
-	watchers      map[*Waiter]struct{}
+	mu             sync.Mutex
+	log            *segment.Log // guarded by mu
+	role           Role
+	leader         int32 // current leader's broker id; -1 when none
+	leaderEpoch    int32
+	isr            []int32
+	replicas       []int32
+	partitionEpoch int32
+	highWatermark  int64   // never moves backwards while leader
+	durableEnd     int64   // offsets below are fsynced (SyncEveryAppend)
+	pendingISR     []int32 // ISR asked of the controller, not yet committed; nil when none
+	// leaderEpochStartOffset is the log end offset when this replica became leader.
+	leaderEpochStartOffset int64
+	followers              map[int32]*followerState // leader: each follower's progress
+	watchers               map[*Waiter]struct{}
 }
 
 // NewPartition wraps an open log. It starts as a follower with the checkpointed high
@@ -61,15 +70,21 @@ func NewPartition(topic string, id int32, log *segment.Log, highWatermark int64,
 		opts.Logger = hclog.NewNullLogger()
 	}
 	p := &Partition{Topic: topic, ID: id, opts: opts, log: log, role: Follower, leader: -1, leaderEpoch: -1,
-		followerLEO: map[int32]int64{}, watchers: map[*Waiter]struct{}{}}
+		followers: map[int32]*followerState{}, watchers: map[*Waiter]struct{}{}}
 	p.highWatermark = min(max(highWatermark, log.LogStartOffset()), log.LogEndOffset())
 	p.durableEnd = log.RecoveryPoint()
 	return p
 }
 
-// BecomeLeader makes this replica the leader in leaderEpoch with isr. It records the
-// epoch's start offset in the leader epoch cache.
+// BecomeLeader makes this replica the leader in leaderEpoch with isr (replicas defaults
+// to isr). It records the epoch's start offset in the leader epoch cache; followers
+// start with unknown progress (caught up as of now for ISR members).
 func (p *Partition) BecomeLeader(leaderEpoch int32, isr []int32) error {
+	return p.BecomeLeaderOf(leaderEpoch, 0, isr, isr)
+}
+
+// BecomeLeaderOf is BecomeLeader with the partition epoch and the full replica list.
+func (p *Partition) BecomeLeaderOf(leaderEpoch, partitionEpoch int32, isr, replicas []int32) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.role == Stopped {
@@ -80,7 +95,20 @@ func (p *Partition) BecomeLeader(leaderEpoch int32, isr []int32) error {
 			return err
 		}
 	}
+	newTerm := p.role != Leader || p.leaderEpoch != leaderEpoch
 	p.role, p.leaderEpoch, p.leader, p.isr = Leader, leaderEpoch, p.opts.BrokerID, slices.Clone(isr)
+	p.replicas, p.partitionEpoch = slices.Clone(replicas), partitionEpoch
+	if newTerm {
+		p.leaderEpochStartOffset = p.log.LogEndOffset()
+		p.pendingISR = nil
+		now := time.Now()
+		p.followers = map[int32]*followerState{}
+		for _, r := range isr {
+			if r != p.opts.BrokerID {
+				p.followers[r] = &followerState{logEndOffset: -1, lastCaughtUpTime: now}
+			}
+		}
+	}
 	p.maybeAdvanceHighWatermarkLocked()
 	p.notifyLocked()
 	return nil
@@ -95,16 +123,28 @@ func (p *Partition) BecomeFollower(leaderEpoch int32, leader int32) error {
 	if p.role == Stopped {
 		return ErrPartitionStopped
 	}
-	p.role, p.leaderEpoch, p.leader, p.isr = Follower, leaderEpoch, leader, nil
+	p.role, p.leaderEpoch, p.leader, p.isr, p.pendingISR = Follower, leaderEpoch, leader, nil, nil
 	p.notifyLocked()
 	return nil
 }
 
 // UpdateISR sets the ISR of a leader (from committed metadata).
-func (p *Partition) UpdateISR(isr []int32) {
+func (p *Partition) UpdateISR(isr []int32) { p.UpdateISROf(p.partitionEpochNow(), isr) }
+
+func (p *Partition) partitionEpochNow() int32 {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.isr = slices.Clone(isr)
+	return p.partitionEpoch
+}
+
+// UpdateISROf sets the committed ISR and partition epoch of a leader.
+func (p *Partition) UpdateISROf(partitionEpoch int32, isr []int32) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.isr, p.partitionEpoch = slices.Clone(isr), partitionEpoch
+	if p.pendingISR != nil && slices.Equal(p.pendingISR, isr) {
+		p.pendingISR = nil
+	}
 	p.maybeAdvanceHighWatermarkLocked()
 	p.notifyLocked()
 }
@@ -233,13 +273,13 @@ func (p *Partition) maybeAdvanceHighWatermarkLocked() {
 	if p.opts.SyncEveryAppend {
 		hw = min(hw, p.durableEnd)
 	}
-	for _, r := range p.isr {
+	for _, r := range p.maximalISRLocked() {
 		if r == p.opts.BrokerID {
 			continue
 		}
-		leo, ok := p.followerLEO[r]
-		if !ok {
-			leo = p.highWatermark // unknown follower: hold the HW where it is
+		leo := p.highWatermark // unknown follower: hold the HW where it is
+		if st := p.followers[r]; st != nil && st.logEndOffset >= 0 {
+			leo = st.logEndOffset
 		}
 		hw = min(hw, leo)
 	}

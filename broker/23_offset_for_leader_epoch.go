@@ -1,0 +1,48 @@
+package broker
+
+// OffsetForLeaderEpoch (key 23), v2-4 (librdkafka sends exactly v2): for each partition,
+// after KIP-320 fencing with current_leader_epoch, the largest epoch at most the asked
+// one and the offset where it ends on this leader (the log end offset for the latest
+// epoch); (-1, -1) when unknown. Followers use it to truncate (KIP-279); consumers to
+// detect truncation after a leader change.
+
+import (
+	"context"
+
+	"github.com/petrel-broker/petrel/rpc"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+func init() { registerAPI(kmsg.OffsetForLeaderEpoch, 2, 4, (*Broker).handleOffsetForLeaderEpoch) }
+
+func (b *Broker) handleOffsetForLeaderEpoch(ctx context.Context, req *rpc.Request) rpc.Result {
+	r := req.Body.(*kmsg.OffsetForLeaderEpochRequest)
+	resp := r.ResponseKind().(*kmsg.OffsetForLeaderEpochResponse)
+	for _, t := range r.Topics {
+		rt := kmsg.NewOffsetForLeaderEpochResponseTopic()
+		rt.Topic = t.Topic
+		for _, p := range t.Partitions {
+			rp := kmsg.NewOffsetForLeaderEpochResponseTopicPartition()
+			rp.Partition = p.Partition
+			rp.LeaderEpoch, rp.EndOffset = -1, -1
+			lp := b.partitions.get(t.Topic, p.Partition)
+			switch {
+			case lp == nil:
+				rp.ErrorCode = kerr.UnknownTopicOrPartition.Code
+				if tp := b.Image().Topic(t.Topic); tp != nil && p.Partition >= 0 && int(p.Partition) < len(tp.Partitions) {
+					rp.ErrorCode = kerr.NotLeaderForPartition.Code
+				}
+			default:
+				if err := lp.CheckLeaderEpoch(p.CurrentLeaderEpoch); err != nil {
+					rp.ErrorCode = b.errorCodeLogged(err, "offset for leader epoch")
+					break
+				}
+				rp.LeaderEpoch, rp.EndOffset = lp.EndOffsetForEpoch(p.LeaderEpoch)
+			}
+			rt.Partitions = append(rt.Partitions, rp)
+		}
+		resp.Topics = append(resp.Topics, rt)
+	}
+	return rpc.Respond(resp)
+}

@@ -1,0 +1,319 @@
+package replication
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/petrel-broker/petrel/rpc"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// FetcherConfig configures follower fetching.
+type FetcherConfig struct {
+	BrokerID int32
+	MaxWait  time.Duration // replica.fetch.wait.max.ms
+	MaxBytes int32         // replica.fetch.max.bytes, per partition
+	// Connect opens a connection to a broker's Kafka listener by broker id.
+	Connect func(ctx context.Context, broker int32) (*rpc.Client, error)
+	Logger  hclog.Logger
+}
+
+// Fetchers runs one fetcher per source broker; each fetches all the partitions this
+// broker follows from it in one Fetch request. Safe for concurrent use.
+type Fetchers struct {
+	cfg FetcherConfig
+
+	mu       sync.Mutex
+	fetchers map[int32]*fetcher // by leader broker id
+	closed   bool
+	wg       sync.WaitGroup
+}
+
+// NewFetchers returns an empty set of fetchers.
+func NewFetchers(cfg FetcherConfig) *Fetchers {
+	if cfg.Logger == nil {
+		cfg.Logger = hclog.NewNullLogger()
+	}
+	if cfg.MaxWait <= 0 {
+		cfg.MaxWait = 500 * time.Millisecond
+	}
+	if cfg.MaxBytes <= 0 {
+		cfg.MaxBytes = 1 << 20
+	}
+	return &Fetchers{cfg: cfg, fetchers: map[int32]*fetcher{}}
+}
+
+// Follow makes p fetch from leader (moving it from any other fetcher). The partition
+// truncates by leader epoch before its first fetch.
+func (fs *Fetchers) Follow(p *Partition, leader int32) {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	if fs.closed {
+		return
+	}
+	for id, f := range fs.fetchers {
+		if id != leader {
+			f.remove(p)
+		}
+	}
+	f := fs.fetchers[leader]
+	if f == nil {
+		f = &fetcher{fs: fs, leader: leader, parts: map[*Partition]*fetchState{}, wake: make(chan struct{}, 1), stop: make(chan struct{})}
+		fs.fetchers[leader] = f
+		fs.wg.Add(1)
+		go f.run()
+	}
+	f.add(p)
+}
+
+// Unfollow stops fetching for p.
+func (fs *Fetchers) Unfollow(p *Partition) {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	for _, f := range fs.fetchers {
+		f.remove(p)
+	}
+}
+
+// Close stops every fetcher and waits for them.
+func (fs *Fetchers) Close() {
+	fs.mu.Lock()
+	fs.closed = true
+	for id, f := range fs.fetchers {
+		close(f.stop)
+		delete(fs.fetchers, id)
+	}
+	fs.mu.Unlock()
+	fs.wg.Wait()
+}
+
+type fetchState struct {
+	truncated bool // KIP-279 truncation done for the current leader epoch
+	epoch     int32
+}
+
+// fetcher fetches from one leader.
+type fetcher struct {
+	fs     *Fetchers
+	leader int32
+
+	mu    sync.Mutex
+	parts map[*Partition]*fetchState
+	wake  chan struct{}
+	stop  chan struct{}
+
+	client *rpc.Client // fetcher goroutine only
+}
+
+func (f *fetcher) add(p *Partition) {
+	f.mu.Lock()
+	f.parts[p] = &fetchState{epoch: -2}
+	f.mu.Unlock()
+	select {
+	case f.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (f *fetcher) remove(p *Partition) {
+	f.mu.Lock()
+	delete(f.parts, p)
+	f.mu.Unlock()
+}
+
+func (f *fetcher) snapshot() map[*Partition]*fetchState {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	out := make(map[*Partition]*fetchState, len(f.parts))
+	for p, st := range f.parts {
+		out[p] = st
+	}
+	return out
+}
+
+func (f *fetcher) run() {
+	defer f.fs.wg.Done()
+	defer func() {
+		if f.client != nil {
+			f.client.Close()
+		}
+	}()
+	backoff := time.Duration(0)
+	for {
+		select {
+		case <-f.stop:
+			return
+		case <-time.After(backoff):
+		}
+		parts := f.snapshot()
+		if len(parts) == 0 {
+			select {
+			case <-f.stop:
+				return
+			case <-f.wake:
+			}
+			continue
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), f.fs.cfg.MaxWait+10*time.Second)
+		go func() {
+			select {
+			case <-f.stop:
+				cancel()
+			case <-ctx.Done():
+			}
+		}()
+		err := f.round(ctx, parts)
+		cancel()
+		if err != nil {
+			if f.client != nil {
+				f.client.Close()
+				f.client = nil
+			}
+			f.fs.cfg.Logger.Debug("follower fetch failed", "leader", f.leader, "error", err)
+			backoff = min(max(backoff*2, 50*time.Millisecond), time.Second)
+			continue
+		}
+		backoff = 0
+	}
+}
+
+// round truncates newly followed partitions, then fetches once for all of them.
+func (f *fetcher) round(ctx context.Context, parts map[*Partition]*fetchState) error {
+	if f.client == nil {
+		cl, err := f.fs.cfg.Connect(ctx, f.leader)
+		if err != nil {
+			return err
+		}
+		f.client = cl
+	}
+	req := kmsg.NewPtrFetchRequest()
+	req.Version = 12
+	req.ReplicaID = f.fs.cfg.BrokerID
+	req.MaxWaitMillis = int32(f.fs.cfg.MaxWait / time.Millisecond)
+	req.MinBytes = 1
+	req.MaxBytes = f.fs.cfg.MaxBytes * int32(max(len(parts), 1))
+	req.SessionEpoch = -1
+	byName := map[string]map[int32]*Partition{}
+	for p, st := range parts {
+		pos, ok := p.FollowerPosition()
+		if !ok || pos.Leader != f.leader {
+			continue
+		}
+		if !st.truncated || st.epoch != pos.LeaderEpoch {
+			if err := f.truncate(ctx, p, pos); err != nil {
+				return err
+			}
+			st.truncated, st.epoch = true, pos.LeaderEpoch
+			if pos, ok = p.FollowerPosition(); !ok {
+				continue
+			}
+		}
+		if byName[p.Topic] == nil {
+			byName[p.Topic] = map[int32]*Partition{}
+			t := kmsg.NewFetchRequestTopic()
+			t.Topic = p.Topic
+			req.Topics = append(req.Topics, t)
+		}
+		byName[p.Topic][p.ID] = p
+		fp := kmsg.NewFetchRequestTopicPartition()
+		fp.Partition, fp.FetchOffset, fp.CurrentLeaderEpoch = p.ID, pos.LogEndOffset, pos.LeaderEpoch
+		fp.LastFetchedEpoch, fp.PartitionMaxBytes, fp.LogStartOffset = pos.LastFetchedEpoch, f.fs.cfg.MaxBytes, -1
+		for i := range req.Topics {
+			if req.Topics[i].Topic == p.Topic {
+				req.Topics[i].Partitions = append(req.Topics[i].Partitions, fp)
+			}
+		}
+	}
+	if len(req.Topics) == 0 {
+		select {
+		case <-f.wake:
+		case <-time.After(100 * time.Millisecond):
+		case <-ctx.Done():
+		}
+		return nil
+	}
+	resp, err := f.client.Do(ctx, req)
+	if err != nil {
+		return err
+	}
+	fr := resp.(*kmsg.FetchResponse)
+	if fr.ErrorCode != 0 {
+		return kerr.ErrorForCode(fr.ErrorCode)
+	}
+	var firstErr error
+	for _, t := range fr.Topics {
+		for _, rp := range t.Partitions {
+			p := byName[t.Topic][rp.Partition]
+			if p == nil {
+				continue
+			}
+			if err := f.apply(ctx, p, parts[p], rp); err != nil && firstErr == nil && !errors.Is(err, ErrNotLeader) {
+				firstErr = err
+			}
+		}
+	}
+	return firstErr
+}
+
+// apply handles one partition's fetch answer.
+func (f *fetcher) apply(ctx context.Context, p *Partition, st *fetchState, rp kmsg.FetchResponseTopicPartition) error {
+	pos, ok := p.FollowerPosition()
+	if !ok {
+		return nil
+	}
+	switch err := kerr.ErrorForCode(rp.ErrorCode); {
+	case err == nil:
+	case errors.Is(err, kerr.OffsetOutOfRange):
+		if pos.LogEndOffset < rp.LogStartOffset || rp.LogStartOffset < 0 {
+			return p.TruncateFullyAndStartAt(max(rp.LogStartOffset, 0))
+		}
+		st.truncated = false // find the divergence again
+		return nil
+	default:
+		// Fenced, unknown epoch, not leader: metadata will tell us what changed.
+		return nil
+	}
+	if rp.DivergingEpoch.EndOffset >= 0 {
+		st.truncated = false
+		_, err := p.truncateByLeaderEpoch(rp.DivergingEpoch.Epoch, rp.DivergingEpoch.EndOffset)
+		return err
+	}
+	return p.AppendAsFollower(rp.RecordBatches, pos.LeaderEpoch, rp.HighWatermark, rp.LogStartOffset)
+}
+
+// truncate runs KIP-279: ask the leader where our latest epoch ends, truncate, and
+// repeat with an earlier epoch until the logs agree.
+func (f *fetcher) truncate(ctx context.Context, p *Partition, pos FollowerPosition) error {
+	epoch := pos.LastFetchedEpoch
+	for epoch >= 0 {
+		req := kmsg.NewPtrOffsetForLeaderEpochRequest()
+		req.Version = 3
+		req.ReplicaID = f.fs.cfg.BrokerID
+		t := kmsg.NewOffsetForLeaderEpochRequestTopic()
+		t.Topic = p.Topic
+		tp := kmsg.NewOffsetForLeaderEpochRequestTopicPartition()
+		tp.Partition, tp.CurrentLeaderEpoch, tp.LeaderEpoch = p.ID, pos.LeaderEpoch, epoch
+		t.Partitions = append(t.Partitions, tp)
+		req.Topics = append(req.Topics, t)
+		resp, err := f.client.Do(ctx, req)
+		if err != nil {
+			return err
+		}
+		r := resp.(*kmsg.OffsetForLeaderEpochResponse)
+		if len(r.Topics) != 1 || len(r.Topics[0].Partitions) != 1 {
+			return errors.New("replication: malformed OffsetForLeaderEpoch response")
+		}
+		rp := r.Topics[0].Partitions[0]
+		if err := kerr.ErrorForCode(rp.ErrorCode); err != nil {
+			return err
+		}
+		if epoch, err = p.truncateByLeaderEpoch(rp.LeaderEpoch, rp.EndOffset); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,137 @@
+package replication
+
+import (
+	"fmt"
+)
+
+// FollowerPosition is what a follower fetch needs from its partition.
+type FollowerPosition struct {
+	LogEndOffset     int64
+	LastFetchedEpoch int32 // latest epoch in the leader epoch cache; -1 when empty
+	LeaderEpoch      int32 // the current leader epoch from metadata
+	Leader           int32
+}
+
+// FollowerPosition returns the follower's fetch position, or false when the replica is
+// not following.
+func (p *Partition) FollowerPosition() (FollowerPosition, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.role != Follower || p.leader < 0 {
+		return FollowerPosition{}, false
+	}
+	return FollowerPosition{LogEndOffset: p.log.LogEndOffset(), LastFetchedEpoch: p.log.LeaderEpochs().LatestEpoch(),
+		LeaderEpoch: p.leaderEpoch, Leader: p.leader}, true
+}
+
+// EndOffsetForEpoch answers OffsetForLeaderEpoch from this replica's epoch cache: the
+// largest epoch at most epoch and where it ends (the log end offset for the latest).
+func (p *Partition) EndOffsetForEpoch(epoch int32) (int32, int64) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.log.LeaderEpochs().EndOffsetFor(epoch, p.log.LogEndOffset())
+}
+
+// AppendAsFollower appends the leader's batches unchanged (fsynced first with
+// SyncEveryAppend, so that the next fetch offset the leader sees is durable) and sets
+// the high watermark to min(leader's, own log end offset) and the log start offset to
+// at least the leader's.
+func (p *Partition) AppendAsFollower(records []byte, leaderEpoch int32, leaderHW, leaderLogStart int64) error {
+	p.mu.Lock()
+	if p.role != Follower || p.leaderEpoch != leaderEpoch {
+		p.mu.Unlock()
+		return fmt.Errorf("%w: no longer following in epoch %d", ErrNotLeader, leaderEpoch)
+	}
+	var end int64
+	if len(records) > 0 {
+		info, err := p.log.AppendAsFollower(records)
+		if err != nil {
+			p.mu.Unlock()
+			return err
+		}
+		end = info.LastOffset + 1
+	}
+	p.mu.Unlock()
+	if end > 0 && p.opts.SyncEveryAppend {
+		if err := p.syncTo(end); err != nil {
+			return err
+		}
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if leaderLogStart > p.log.LogStartOffset() && leaderLogStart <= p.log.LogEndOffset() {
+		if err := p.log.AdvanceLogStartOffset(leaderLogStart); err != nil {
+			return err
+		}
+	}
+	p.highWatermark = min(leaderHW, p.log.LogEndOffset())
+	p.notifyLocked()
+	return nil
+}
+
+// TruncateTo truncates a follower's log (at batch boundaries, see segment.Log.TruncateTo)
+// and its high watermark.
+func (p *Partition) TruncateTo(offset int64) (int64, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.role != Follower {
+		return 0, ErrNotLeader
+	}
+	before := p.log.LogEndOffset()
+	leo, err := p.log.TruncateTo(offset)
+	if err != nil {
+		return 0, err
+	}
+	if leo < before {
+		p.opts.Logger.Info("truncated the log to follow the leader", "from", before, "to", leo)
+	}
+	p.highWatermark = min(p.highWatermark, leo)
+	p.durableEnd = min(p.durableEnd, leo)
+	return leo, nil
+}
+
+// TruncateFullyAndStartAt empties a follower's log and starts it at offset (the leader's
+// log start is past this replica's log).
+func (p *Partition) TruncateFullyAndStartAt(offset int64) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.role != Follower {
+		return ErrNotLeader
+	}
+	if err := p.log.TruncateFullyAndStartAt(offset); err != nil {
+		return err
+	}
+	p.highWatermark, p.durableEnd = offset, offset
+	return nil
+}
+
+// truncateByLeaderEpoch applies KIP-279 given the leader's answer (leaderEpoch,
+// leaderEnd) to OffsetForLeaderEpoch for this replica's latest epoch. It returns the
+// epoch to ask about next, or -1 when done.
+func (p *Partition) truncateByLeaderEpoch(leaderEpoch int32, leaderEnd int64) (int32, error) {
+	pos, ok := p.FollowerPosition()
+	if !ok {
+		return -1, ErrNotLeader
+	}
+	if leaderEnd < 0 {
+		// The leader knows no epoch at or below ours: keep what is committed.
+		_, err := p.TruncateTo(p.State().HighWatermark)
+		return -1, err
+	}
+	ownEpoch, ownEnd := p.EndOffsetForEpoch(leaderEpoch)
+	switch {
+	case ownEpoch == leaderEpoch:
+		_, err := p.TruncateTo(min(leaderEnd, ownEnd, pos.LogEndOffset))
+		return -1, err
+	case ownEpoch < 0:
+		_, err := p.TruncateTo(min(leaderEnd, pos.LogEndOffset))
+		return -1, err
+	default:
+		// This replica never had leaderEpoch: cut to where its own earlier epoch ends
+		// and ask again about that epoch.
+		if _, err := p.TruncateTo(min(ownEnd, pos.LogEndOffset)); err != nil {
+			return -1, err
+		}
+		return ownEpoch, nil
+	}
+}

@@ -1,0 +1,173 @@
+package replication
+
+import (
+	"fmt"
+	"slices"
+	"time"
+)
+
+// ISRChange asks the controller to set a partition's ISR (AlterPartition). It carries the
+// leader epoch and partition epoch the leader acted on; the controller refuses stale
+// ones. Called without any partition lock held; it may block.
+type ISRChange struct {
+	Topic          string
+	Partition      int32
+	LeaderEpoch    int32
+	PartitionEpoch int32
+	ISR            []int32
+}
+
+// followerState is what the leader knows of one follower, from its fetches.
+type followerState struct {
+	logEndOffset       int64     // the follower's fetch offset
+	lastFetchTime      time.Time //
+	lastFetchLeaderLEO int64     // the leader's LEO at that fetch
+	lastCaughtUpTime   time.Time // last time the follower had everything the leader had
+}
+
+// DivergingEpoch tells a follower where its log diverges from the leader's (KIP-320 /
+// fetch-based truncation): truncate to EndOffset, which ends Epoch on the leader.
+type DivergingEpoch struct {
+	Epoch     int32
+	EndOffset int64
+}
+
+// FollowerFetch is a follower's fetch as the leader sees it.
+type FollowerFetch struct {
+	ReplicaID          int32
+	FetchOffset        int64
+	CurrentLeaderEpoch int32
+	LastFetchedEpoch   int32 // -1 skips the divergence check
+	MaxBytes           int
+}
+
+// ReadForFollower serves a follower fetch: it checks the epochs, detects a diverging
+// log (the answer then carries no records), reads up to the log end offset, and records
+// the follower's progress, which may advance the high watermark and ask for the
+// follower to join the ISR.
+func (p *Partition) ReadForFollower(f FollowerFetch, now time.Time) (FetchResult, *DivergingEpoch, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	res := FetchResult{Records: []byte{}, HighWatermark: p.highWatermark, LogStartOffset: p.log.LogStartOffset(), LogEndOffset: p.log.LogEndOffset()}
+	if err := p.checkLeaderLocked(f.CurrentLeaderEpoch); err != nil {
+		return res, nil, err
+	}
+	if !slices.Contains(p.replicas, f.ReplicaID) {
+		return res, nil, fmt.Errorf("%w: broker %d is not a replica", ErrUnknownLeaderEpoch, f.ReplicaID)
+	}
+	if f.LastFetchedEpoch >= 0 {
+		epoch, end := p.log.LeaderEpochs().EndOffsetFor(f.LastFetchedEpoch, p.log.LogEndOffset())
+		if epoch < f.LastFetchedEpoch || end < f.FetchOffset {
+			if epoch < 0 {
+				return res, nil, fmt.Errorf("%w: leader has no epoch at or below %d", ErrOffsetOutOfRange, f.LastFetchedEpoch)
+			}
+			return res, &DivergingEpoch{Epoch: epoch, EndOffset: end}, nil
+		}
+	}
+	r, err := p.log.Read(f.FetchOffset, f.MaxBytes, p.log.LogEndOffset())
+	if err != nil {
+		return res, nil, err
+	}
+	if res.Records, err = r.Bytes(); err != nil {
+		return res, nil, err
+	}
+	p.updateFollowerLocked(f.ReplicaID, f.FetchOffset, now)
+	res.HighWatermark = p.highWatermark
+	return res, nil, nil
+}
+
+// updateFollowerLocked records a follower's fetch offset (its log end offset), keeps its
+// caught-up time by Kafka's rule, advances the high watermark and asks for the follower
+// to join the ISR when it qualifies.
+func (p *Partition) updateFollowerLocked(id int32, leo int64, now time.Time) {
+	leaderLEO := p.log.LogEndOffset()
+	st := p.followers[id]
+	if st == nil {
+		st = &followerState{}
+		p.followers[id] = st
+	}
+	switch {
+	case leo >= leaderLEO:
+		st.lastCaughtUpTime = now
+	case leo >= st.lastFetchLeaderLEO && !st.lastFetchTime.IsZero():
+		st.lastCaughtUpTime = st.lastFetchTime
+	}
+	st.logEndOffset, st.lastFetchTime, st.lastFetchLeaderLEO = leo, now, leaderLEO
+	p.maybeAdvanceHighWatermarkLocked()
+	p.maybeExpandISRLocked(id)
+	p.notifyLocked()
+}
+
+// maybeExpandISRLocked asks for follower id to join the ISR once its log end offset has
+// reached the high watermark and the start of the leader's current epoch.
+func (p *Partition) maybeExpandISRLocked(id int32) {
+	if p.role != Leader || slices.Contains(p.isr, id) || p.pendingISR != nil {
+		return
+	}
+	st := p.followers[id]
+	epochStart := p.leaderEpochStartOffset
+	if st == nil || st.logEndOffset < p.highWatermark || st.logEndOffset < epochStart {
+		return
+	}
+	p.requestISRLocked(append(slices.Clone(p.isr), id))
+}
+
+// MaybeShrinkISR drops from the ISR every follower whose log end offset differs from the
+// leader's and that has not caught up for lagMax (replica.lag.time.max.ms). The owner
+// calls it every lagMax/2.
+func (p *Partition) MaybeShrinkISR(now time.Time, lagMax time.Duration) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.role != Leader || p.pendingISR != nil {
+		return
+	}
+	leaderLEO := p.log.LogEndOffset()
+	keep := []int32{}
+	for _, r := range p.isr {
+		st := p.followers[r]
+		lagging := r != p.opts.BrokerID && (st == nil || st.logEndOffset != leaderLEO) &&
+			(st == nil || now.Sub(st.lastCaughtUpTime) > lagMax)
+		if !lagging {
+			keep = append(keep, r)
+		}
+	}
+	if len(keep) < len(p.isr) {
+		p.opts.Logger.Info("shrinking the ISR", "isr", p.isr, "new_isr", keep, "leader_end_offset", leaderLEO)
+		p.requestISRLocked(keep)
+	}
+}
+
+// requestISRLocked sends one AlterPartition (at most one in flight). Until the
+// controller answers and the metadata arrives, the high watermark counts the maximal
+// ISR: the committed ISR plus pending additions.
+func (p *Partition) requestISRLocked(isr []int32) {
+	if p.opts.AlterISR == nil {
+		return
+	}
+	p.pendingISR = isr
+	change := ISRChange{Topic: p.Topic, Partition: p.ID, LeaderEpoch: p.leaderEpoch, PartitionEpoch: p.partitionEpoch, ISR: slices.Clone(isr)}
+	go func() {
+		err := p.opts.AlterISR(change)
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		if err != nil {
+			p.opts.Logger.Debug("ISR change not applied", "isr", change.ISR, "error", err)
+		}
+		// The committed ISR arrives through metadata (UpdateISR); either way the next
+		// change may be asked for.
+		if slices.Equal(p.pendingISR, change.ISR) {
+			p.pendingISR = nil
+		}
+	}()
+}
+
+// maximalISRLocked is the committed ISR plus any member a pending change adds.
+func (p *Partition) maximalISRLocked() []int32 {
+	out := slices.Clone(p.isr)
+	for _, r := range p.pendingISR {
+		if !slices.Contains(out, r) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
