@@ -26,9 +26,10 @@ func init() { registerAPI(kmsg.Produce, 0, 11, (*Broker).handleProduce) }
 
 // producePending is a partition whose acks=all answer waits for the high watermark.
 type producePending struct {
-	part *localPartition
-	resp *kmsg.ProduceResponseTopicPartition
-	end  int64 // the high watermark must reach this
+	part      *localPartition
+	resp      *kmsg.ProduceResponseTopicPartition
+	end       int64 // the high watermark must reach this
+	minInsync int   // effective min.insync.replicas at the append
 }
 
 func (b *Broker) handleProduce(ctx context.Context, req *rpc.Request) rpc.Result {
@@ -65,7 +66,9 @@ func (b *Broker) handleProduce(ctx context.Context, req *rpc.Request) rpc.Result
 	// resp is complete: pointers into it stay valid from here on.
 	pending := make([]producePending, len(waiting))
 	for i, a := range waiting {
-		pending[i] = producePending{a.part, &resp.Topics[a.topic].Partitions[a.partition], a.end}
+		s := a.part.settings.Load()
+		pending[i] = producePending{a.part, &resp.Topics[a.topic].Partitions[a.partition], a.end,
+			min(s.minInsync, int(a.part.replicationFactor.Load()))}
 	}
 	switch {
 	case r.Acks == 0 && failed:
@@ -175,6 +178,10 @@ func (b *Broker) awaitHighWatermarks(ctx context.Context, pending []producePendi
 				p.resp.ErrorCode = kerr.NotLeaderForPartition.Code
 			case st.HighWatermark < p.end:
 				done = false
+			case st.MaximalISRSize < p.minInsync:
+				// Written and committed, but the ISR fell below min.insync.replicas while
+				// the request waited: Kafka's NOT_ENOUGH_REPLICAS_AFTER_APPEND.
+				p.resp.ErrorCode = kerr.NotEnoughReplicasAfterAppend.Code
 			}
 		}
 		if done {

@@ -50,6 +50,11 @@ func (b *Broker) listOffset(sp *kmsg.ListOffsetsResponseTopicPartition, topic st
 	}
 	st := lp.State()
 	sp.Timestamp, sp.LeaderEpoch = -1, st.LeaderEpoch
+	if p.Timestamp != -2 && st.HighWatermark < st.LeaderEpochStartOffset {
+		// A new leader whose high watermark has not reached the start of its epoch
+		// cannot answer latest or by-time queries yet (Kafka does the same).
+		return kerr.OffsetNotAvailable.Code
+	}
 	switch p.Timestamp {
 	case -1: // latest
 		sp.Offset = st.HighWatermark

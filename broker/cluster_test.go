@@ -141,3 +141,39 @@ func waitFor(t testing.TB, timeout time.Duration, f func() error) {
 	}
 	t.Fatalf("condition not met within %v: %v", timeout, err)
 }
+
+// kill stops node i abruptly.
+func (c *testCluster) kill(i int) {
+	c.brokers[i].Kill()
+	c.brokers[i] = nil
+}
+
+// restart starts node i again on its data dir and addresses.
+func (c *testCluster) restart(i int) *Broker {
+	c.t.Helper()
+	cfg := c.configs[i]
+	var err error
+	if cfg.KafkaListener, err = net.Listen("tcp", cfg.Listen); err != nil {
+		c.t.Fatal(err)
+	}
+	if cfg.RaftListener, err = net.Listen("tcp", cfg.RaftListen); err != nil {
+		c.t.Fatal(err)
+	}
+	b, err := Start(cfg)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	c.brokers[i] = b
+	return b
+}
+
+// live returns a running broker.
+func (c *testCluster) live() *Broker {
+	for _, b := range c.brokers {
+		if b != nil {
+			return b
+		}
+	}
+	c.t.Fatal("no live broker")
+	return nil
+}

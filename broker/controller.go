@@ -148,12 +148,33 @@ func (b *Broker) controllerDuties() {
 		if len(records) == 0 {
 			continue
 		}
+		before := b.Image()
 		if _, err := b.propose(ctx, records...); err != nil {
 			b.logger.Warn("fencing broker", "broker", id, "error", err)
 			continue
 		}
+		logUncleanElections(b, before, records)
 		b.logger.Warn("broker session expired: fenced, removed from every ISR, leaders re-elected", "broker", id,
 			"partition_changes", len(records)-1)
+	}
+}
+
+// logUncleanElections logs every leader elected from outside the ISR: the records the
+// old ISR had above the new leader's log end offset may be lost, and the new leader's
+// epoch start (logged by the partition when it leads) says from where.
+func logUncleanElections(b *Broker, before *metadata.Image, records []metadata.Record) {
+	for _, r := range records {
+		c, ok := r.(metadata.PartitionChangeRecord)
+		if !ok || !c.Unclean || c.Leader == nil {
+			continue
+		}
+		t := before.TopicByID(c.TopicID)
+		if t == nil {
+			continue
+		}
+		p := t.Partitions[c.PartitionID]
+		b.logger.Warn("UNCLEAN leader election: records committed by the old ISR but missing on the new leader will be lost",
+			"topic", t.Name, "partition", p.ID, "new_leader", *c.Leader, "old_isr", p.ISR, "old_leader_epoch", p.LeaderEpoch)
 	}
 }
 

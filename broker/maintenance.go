@@ -44,8 +44,9 @@ func (pm *partitionManager) maintenanceLoop() {
 func (pm *partitionManager) enforceRetention() {
 	for _, lp := range pm.all() {
 		var res segment.RetentionResult
+		hw := lp.State().HighWatermark
 		err := lp.WithLog(func(l *segment.Log) (err error) {
-			res, err = l.EnforceRetention()
+			res, err = l.EnforceRetention(hw)
 			return err
 		})
 		if err != nil {

@@ -2,12 +2,16 @@ package broker
 
 import (
 	"bytes"
+	"context"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
 	"github.com/petrel-broker/petrel/segment"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // TestReplicationSteadyState: acks=all on replication factor 3 with
@@ -88,5 +92,90 @@ func TestReplicationSteadyState(t *testing.T) {
 			t.Fatal(err)
 		}
 		got += fs.NumRecords()
+	}
+}
+
+// TestStoppedFollowerLeavesAndRejoinsTheISR: 3 voters plus 2 non-voters; a topic on
+// brokers 2, 3 and 4 (leader 2) with min.insync.replicas=2. Killing follower 3 shrinks
+// the ISR after replica.lag.time.max.ms and acks=all goes on with two; killing 4 too
+// leaves the leader alone: acks=all gets NOT_ENOUGH_REPLICAS and nothing is written.
+// Restarting 3, it catches up and rejoins the ISR, and acks=all works again.
+func TestStoppedFollowerLeavesAndRejoinsTheISR(t *testing.T) {
+	c := startTestCluster(t, 5, 3, map[string]string{
+		"min.insync.replicas":          "2",
+		"replica.lag.time.max.ms":      "1000",
+		"broker.session.timeout.ms":    "60000", // fencing must not be what shrinks the ISR
+		"broker.heartbeat.interval.ms": "500",
+	})
+	admClient := newClient(t, c.brokers[0])
+	req := kmsg.NewPtrCreateTopicsRequest()
+	rt := kmsg.NewCreateTopicsRequestTopic()
+	rt.Topic, rt.NumPartitions, rt.ReplicationFactor = "isr", -1, -1
+	ra := kmsg.NewCreateTopicsRequestTopicReplicaAssignment()
+	ra.Partition, ra.Replicas = 0, []int32{2, 3, 4}
+	rt.ReplicaAssignment = append(rt.ReplicaAssignment, ra)
+	req.Topics = append(req.Topics, rt)
+	resp, err := req.RequestWith(testContext(t), admClient)
+	if err != nil || resp.Topics[0].ErrorCode != 0 {
+		t.Fatalf("create: %v %+v", err, resp)
+	}
+	produce := func() error {
+		cl, err := kgo.NewClient(kgo.SeedBrokers(c.brokers[0].Addr().String()), kgo.DefaultProduceTopic("isr"),
+			kgo.RequiredAcks(kgo.AllISRAcks()), kgo.RecordRetries(0), kgo.RecordDeliveryTimeout(15*time.Second))
+		if err != nil {
+			return err
+		}
+		defer cl.Close()
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		return cl.ProduceSync(ctx, kgo.StringRecord("x")).FirstErr()
+	}
+	isrOf := func() []int32 { return c.live().Image().Topic("isr").Partitions[0].ISR }
+	waitFor(t, 20*time.Second, func() error {
+		if err := produce(); err != nil {
+			return err
+		}
+		if len(isrOf()) != 3 {
+			return fmt.Errorf("isr %v", isrOf())
+		}
+		return nil
+	})
+	// Kafka's rule: a follower is out of sync when its log end offset differs from the
+	// leader's for replica.lag.time.max.ms, so the partition must move for it to shrink.
+	c.kill(3)
+	if err := produce(); err != nil {
+		t.Fatalf("acks=all after a follower died (the ISR shrinks to two): %v", err)
+	}
+	if isr := isrOf(); slices.Contains(isr, 3) {
+		t.Fatalf("isr still %v", isr)
+	}
+	// Broker 4 dies while a produce waits for it: the append is in the log, but the ISR
+	// shrinks below min.insync.replicas before the ack.
+	c.kill(4)
+	if code := rawProduce(t, c.brokers[2], "isr", -1); code != kerr.NotEnoughReplicasAfterAppend.Code {
+		t.Fatalf("acks=all while the ISR fell to one: %v, want NOT_ENOUGH_REPLICAS_AFTER_APPEND", kerr.ErrorForCode(code))
+	}
+	waitFor(t, 20*time.Second, func() error {
+		if isr := isrOf(); !slices.Equal(isr, []int32{2}) {
+			return fmt.Errorf("isr %v", isr)
+		}
+		return nil
+	})
+	leo := c.brokers[2].partitions.get("isr", 0).State().LogEndOffset
+	if code := rawProduce(t, c.brokers[2], "isr", -1); code != kerr.NotEnoughReplicas.Code {
+		t.Fatalf("acks=all with the leader alone: %v, want NOT_ENOUGH_REPLICAS", kerr.ErrorForCode(code))
+	}
+	if got := c.brokers[2].partitions.get("isr", 0).State().LogEndOffset; got != leo {
+		t.Fatalf("NOT_ENOUGH_REPLICAS wrote data: LEO %d -> %d", leo, got)
+	}
+	c.restart(3)
+	waitFor(t, 30*time.Second, func() error {
+		if isr := isrOf(); !slices.Contains(isr, 3) {
+			return fmt.Errorf("isr %v", isr)
+		}
+		return nil
+	})
+	if err := produce(); err != nil {
+		t.Fatalf("acks=all after the follower rejoined: %v", err)
 	}
 }

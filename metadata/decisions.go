@@ -46,6 +46,7 @@ func RemoveFromPartitionsRecords(im *Image, id int32, unclean func(topic string)
 				leader, wasUnclean := ElectLeader(p, isr, acceptable, unclean != nil && unclean(name))
 				if wasUnclean {
 					change.ISR = []int32{leader}
+					change.Unclean = true
 				}
 				change.Leader = &leader
 			}

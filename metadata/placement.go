@@ -26,7 +26,7 @@ func AssignReplicas(brokers []int32, partitions, replicationFactor, startIndex, 
 	out := make([][]int32, partitions)
 	current := startIndex
 	for p := 0; p < partitions; p++ {
-		if p > 0 && current%n == 0 {
+		if p > 0 && p%n == 0 { // Kafka: every n partition ids, whatever the start index
 			nextReplicaShift++
 		}
 		first := current % n

@@ -90,3 +90,17 @@ func TestElectLeader(t *testing.T) {
 		}
 	}
 }
+
+// TestAssignReplicasShiftFollowsPartitionIDs: Kafka grows the follower shift at every
+// partition id that is a multiple of n, whatever the start index (here 2, shift 1, on
+// three brokers: the shift grows at partition 3, not where (start + p) wraps).
+func TestAssignReplicasShiftFollowsPartitionIDs(t *testing.T) {
+	got, err := AssignReplicas([]int32{0, 1, 2}, 6, 3, 2, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := [][]int32{{2, 1, 0}, {0, 2, 1}, {1, 0, 2}, {2, 0, 1}, {0, 1, 2}, {1, 2, 0}}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("got %v\nwant %v", got, want)
+	}
+}

@@ -102,6 +102,9 @@ type PartitionChangeRecord struct {
 	Removing    []int32 `json:"removing,omitempty"`
 	// ClearReassignment empties Adding and Removing.
 	ClearReassignment bool `json:"clearReassignment,omitempty"`
+	// Unclean marks a leader elected from outside the ISR (possible data loss); it is
+	// carried for the log and for the new leader, and changes nothing else.
+	Unclean bool `json:"unclean,omitempty"`
 }
 
 // RemoveTopicRecord deletes a topic, its partitions and its configs.

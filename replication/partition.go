@@ -100,6 +100,10 @@ func (p *Partition) BecomeLeaderOf(leaderEpoch, partitionEpoch int32, isr, repli
 	p.replicas, p.partitionEpoch = slices.Clone(replicas), partitionEpoch
 	if newTerm {
 		p.leaderEpochStartOffset = p.log.LogEndOffset()
+		if !slices.Contains(isr, p.opts.BrokerID) || len(isr) == 1 && len(replicas) > 1 {
+			p.opts.Logger.Info("leading", "leader_epoch", leaderEpoch, "epoch_start_offset", p.leaderEpochStartOffset,
+				"high_watermark", p.highWatermark, "isr", isr)
+		}
 		p.pendingISR = nil
 		now := time.Now()
 		p.followers = map[int32]*followerState{}
@@ -158,6 +162,10 @@ type State struct {
 	LogEndOffset   int64
 	HighWatermark  int64
 	RecoveryPoint  int64
+	// LeaderEpochStartOffset is the log end offset when this replica became leader.
+	LeaderEpochStartOffset int64
+	// MaximalISRSize counts the ISR plus members a pending ISR change adds.
+	MaximalISRSize int
 }
 
 // State returns the partition's current offsets and role.
@@ -170,7 +178,8 @@ func (p *Partition) State() State {
 func (p *Partition) stateLocked() State {
 	return State{Role: p.role, LeaderEpoch: p.leaderEpoch, ISR: slices.Clone(p.isr),
 		LogStartOffset: p.log.LogStartOffset(), LogEndOffset: p.log.LogEndOffset(),
-		HighWatermark: p.highWatermark, RecoveryPoint: p.log.RecoveryPoint()}
+		HighWatermark: p.highWatermark, RecoveryPoint: p.log.RecoveryPoint(),
+		LeaderEpochStartOffset: p.leaderEpochStartOffset, MaximalISRSize: len(p.maximalISRLocked())}
 }
 
 // CheckLeaderEpoch applies KIP-320 fencing to a request's current leader epoch (-1 skips

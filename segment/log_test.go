@@ -370,7 +370,7 @@ func TestRetention(t *testing.T) {
 		l := newLog(t, cfg, clock)
 		// Segments' largest timestamps: 2000, 4000, 6000, 8000, 10000. At 6500 with 2000 ms
 		// retention, the first two are expired.
-		res, err := l.EnforceRetention()
+		res, err := l.EnforceRetention(math.MaxInt64)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -382,9 +382,20 @@ func TestRetention(t *testing.T) {
 		}
 		// The active segment is never deleted, however old.
 		clock.advance(time.Hour)
-		res, _ = l.EnforceRetention()
+		res, _ = l.EnforceRetention(math.MaxInt64)
 		if len(l.Segments()) != 1 || len(res.DeletedSegments) != 2 || l.LogEndOffset() != 20 {
 			t.Fatalf("after an hour: %+v, segments %+v", res, l.Segments())
+		}
+	})
+	t.Run("never past the high watermark", func(t *testing.T) {
+		clock := &testClock{time.UnixMilli(1 << 50)} // everything is expired
+		cfg := smallConfig()
+		cfg.RetentionMs = 1
+		l := newLog(t, cfg, clock)
+		// Offsets below 9 are committed: only the segments [0,4) and [4,8) may go.
+		res, err := l.EnforceRetention(9)
+		if err != nil || len(res.DeletedSegments) != 2 || l.LogStartOffset() != 8 {
+			t.Fatalf("result %+v, log start %d", res, l.LogStartOffset())
 		}
 	})
 	t.Run("retention.ms -1 keeps everything", func(t *testing.T) {
@@ -392,7 +403,7 @@ func TestRetention(t *testing.T) {
 		cfg := smallConfig()
 		cfg.RetentionMs = -1
 		l := newLog(t, cfg, clock)
-		if res, _ := l.EnforceRetention(); len(res.DeletedSegments) != 0 {
+		if res, _ := l.EnforceRetention(math.MaxInt64); len(res.DeletedSegments) != 0 {
 			t.Fatalf("deleted %+v", res)
 		}
 	})
@@ -401,7 +412,7 @@ func TestRetention(t *testing.T) {
 		cfg := smallConfig()
 		cfg.RetentionBytes = 5 * batchSize // keep at least 5 batches' worth
 		l := newLog(t, cfg, clock)
-		res, err := l.EnforceRetention()
+		res, err := l.EnforceRetention(math.MaxInt64)
 		if err != nil {
 			t.Fatal(err)
 		}

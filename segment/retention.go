@@ -11,9 +11,10 @@ type RetentionResult struct {
 
 // EnforceRetention deletes whole non-active segments, oldest first: those wholly below
 // the log start offset, those whose largest timestamp is older than retention.ms, and the
-// oldest ones while the log is larger than retention.bytes. It advances the log start
-// offset to the first remaining segment.
-func (l *Log) EnforceRetention() (RetentionResult, error) {
+// oldest ones while the log is larger than retention.bytes — but only segments wholly
+// below upTo (the caller passes the high watermark: uncommitted data is never retained
+// away). It advances the log start offset to the first remaining segment.
+func (l *Log) EnforceRetention(upTo int64) (RetentionResult, error) {
 	if err := l.writable(); err != nil {
 		return RetentionResult{}, err
 	}
@@ -22,6 +23,9 @@ func (l *Log) EnforceRetention() (RetentionResult, error) {
 	n := 0 // segments to delete from the front
 	for n < len(l.segments)-1 {
 		s, next := l.segments[n], l.segments[n+1]
+		if next.baseOffset > upTo {
+			break
+		}
 		belowStart := next.baseOffset <= l.logStartOffset
 		expired := l.cfg.RetentionMs >= 0 && s.maxTimestamp >= 0 && nowMs-s.maxTimestamp > l.cfg.RetentionMs
 		tooBig := l.cfg.RetentionBytes >= 0 && size-s.size >= l.cfg.RetentionBytes
