@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -180,5 +181,141 @@ func TestStoppedFollowerLeavesAndRejoinsTheISR(t *testing.T) {
 	})
 	if err := produce(); err != nil {
 		t.Fatalf("acks=all after the follower rejoined: %v", err)
+	}
+}
+
+// TestKillLeaderWhileProducing: 3 voters, replication factor 3, min.insync.replicas=2,
+// acks=all without client retries (so an acknowledgement is unambiguous). The leader is
+// killed mid-stream; a new leader is elected from the ISR; producing continues. Every
+// acknowledged record is then readable exactly once at its acknowledged offset, the
+// logs of every ISR member are byte-identical below the high watermark, and the old
+// leader, restarted, truncates what it must and rejoins the ISR.
+func TestKillLeaderWhileProducing(t *testing.T) {
+	c := startTestCluster(t, 3, 3, map[string]string{
+		"min.insync.replicas":          "2",
+		"broker.session.timeout.ms":    "2000",
+		"broker.heartbeat.interval.ms": "250",
+		"replica.lag.time.max.ms":      "2000",
+	})
+	if resp, err := newAdmin(t, c.brokers[0]).CreateTopic(testContext(t), 1, 3, nil, "kl"); err != nil || resp.Err != nil {
+		t.Fatalf("create: %v %v", err, resp.Err)
+	}
+	waitFor(t, 20*time.Second, func() error {
+		for _, b := range c.brokers {
+			if tp := b.Image().Topic("kl"); tp == nil || b.partitions.get("kl", 0) == nil {
+				return fmt.Errorf("broker %d has not applied the topic", b.NodeID())
+			}
+		}
+		return nil
+	})
+	cl, err := kgo.NewClient(kgo.SeedBrokers(c.seeds()...), kgo.DefaultProduceTopic("kl"), kgo.RequiredAcks(kgo.AllISRAcks()),
+		kgo.RecordRetries(0), kgo.RecordDeliveryTimeout(10*time.Second), kgo.MetadataMinAge(100*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	acked := map[string]int64{} // value -> acknowledged offset
+	var ackedMu sync.Mutex
+	produceSome := func(from, n int) {
+		var wg sync.WaitGroup
+		for i := from; i < from+n; i++ {
+			wg.Add(1)
+			value := fmt.Sprintf("v%05d", i)
+			cl.Produce(context.Background(), kgo.StringRecord(value), func(r *kgo.Record, err error) {
+				defer wg.Done()
+				if err == nil {
+					ackedMu.Lock()
+					acked[value] = r.Offset
+					ackedMu.Unlock()
+				}
+			})
+		}
+		wg.Wait()
+	}
+	produceSome(0, 200)
+	leader := c.live().Image().Topic("kl").Partitions[0].Leader
+	observer := c.brokers[(leader+1)%3] // stays up throughout
+	midStream := make(chan struct{})
+	go func() { produceSome(200, 200); close(midStream) }()
+	c.kill(int(leader))
+	<-midStream
+	// A new leader, other than the dead one, from the ISR.
+	waitFor(t, 30*time.Second, func() error {
+		p := observer.Image().Topic("kl").Partitions[0]
+		if p.Leader < 0 || p.Leader == leader {
+			return fmt.Errorf("leader %d", p.Leader)
+		}
+		return nil
+	})
+	produceSome(400, 200)
+	c.restart(int(leader))
+	waitFor(t, 60*time.Second, func() error {
+		p := observer.Image().Topic("kl").Partitions[0]
+		if len(p.ISR) != 3 {
+			return fmt.Errorf("isr %v", p.ISR)
+		}
+		return nil
+	})
+	before := len(acked)
+	produceSome(600, 50)
+	// Without client retries, records in flight to the dead leader (and those sent on
+	// stale metadata) fail; once the ISR is whole again, every record is acknowledged.
+	if len(acked)-before != 50 {
+		t.Fatalf("after recovery %d of 50 records acknowledged", len(acked)-before)
+	}
+	// All three replicas converge, byte-identical below the HW.
+	var logs [][]byte
+	waitFor(t, 30*time.Second, func() error {
+		logs = logs[:0]
+		var hws []int64
+		for _, b := range c.brokers {
+			lp := b.partitions.get("kl", 0)
+			st := lp.State()
+			hws = append(hws, st.HighWatermark)
+			var buf bytes.Buffer
+			lp.WithLog(func(l *segment.Log) error {
+				for off := l.LogStartOffset(); off < st.HighWatermark; {
+					r, err := l.Read(off, 1<<20, st.HighWatermark)
+					if err != nil || r.Size == 0 {
+						return err
+					}
+					data, _ := r.Bytes()
+					buf.Write(data)
+					off = r.LastOffset + 1
+				}
+				return nil
+			})
+			logs = append(logs, buf.Bytes())
+		}
+		if hws[0] != hws[1] || hws[1] != hws[2] {
+			return fmt.Errorf("high watermarks %v", hws)
+		}
+		if !bytes.Equal(logs[0], logs[1]) || !bytes.Equal(logs[1], logs[2]) {
+			return fmt.Errorf("replica logs differ below the HW")
+		}
+		return nil
+	})
+	// Every acknowledged record exactly once, at its acknowledged offset.
+	seen := map[string][]int64{}
+	cons, err := kgo.NewClient(kgo.SeedBrokers(c.seeds()...), kgo.ConsumeTopics("kl"), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cons.Close()
+	end := c.brokers[0].partitions.get("kl", 0).State().HighWatermark
+	for got := int64(0); got < end; {
+		fs := cons.PollFetches(testContext(t))
+		if err := fs.Err0(); err != nil {
+			t.Fatal(err)
+		}
+		fs.EachRecord(func(r *kgo.Record) {
+			seen[string(r.Value)] = append(seen[string(r.Value)], r.Offset)
+			got = max(got, r.Offset+1)
+		})
+	}
+	for value, off := range acked {
+		if offs := seen[value]; len(offs) != 1 || offs[0] != off {
+			t.Fatalf("acknowledged %s at offset %d, found at %v", value, off, offs)
+		}
 	}
 }
