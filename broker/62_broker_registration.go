@@ -36,7 +36,9 @@ func (b *Broker) brokerRegistration(ctx context.Context, r *kmsg.BrokerRegistrat
 	resp := r.ResponseKind().(*kmsg.BrokerRegistrationResponse)
 	timeout := b.cfg.durationMs("broker.session.timeout.ms")
 	incarnation := metadata.Uuid(r.IncarnationID)
+	newIncarnation := false
 	im, err := b.controllerDo(ctx, func(im *metadata.Image) ([]metadata.Record, error) {
+		newIncarnation = false
 		if im.ClusterID != "" && r.ClusterID != "" && r.ClusterID != im.ClusterID {
 			return nil, fmt.Errorf("%w: broker %d has %q, the cluster is %q", ErrInconsistentClusterID, r.BrokerID, r.ClusterID, im.ClusterID)
 		}
@@ -47,6 +49,7 @@ func (b *Broker) brokerRegistration(ctx context.Context, r *kmsg.BrokerRegistrat
 		if existing != nil && !existing.Fenced && b.sessions.valid(r.BrokerID, time.Now(), timeout) {
 			return nil, fmt.Errorf("%w: broker %d", ErrDuplicateBrokerRegistration, r.BrokerID)
 		}
+		newIncarnation = true
 		rec := metadata.RegisterBrokerRecord{BrokerID: r.BrokerID, IncarnationID: incarnation, Fenced: true}
 		for _, l := range r.Listeners {
 			rec.Listeners = append(rec.Listeners, metadata.Endpoint{Name: l.Name, Host: l.Host, Port: int32(l.Port)})
@@ -61,7 +64,11 @@ func (b *Broker) brokerRegistration(ctx context.Context, r *kmsg.BrokerRegistrat
 		return resp
 	}
 	resp.BrokerEpoch = im.Brokers[r.BrokerID].Epoch
-	b.sessions.heartbeat(r.BrokerID, -1, false, time.Now())
+	if newIncarnation {
+		b.sessions.registered(r.BrokerID, time.Now()) // a new process: a fresh session
+	} else {
+		b.sessions.heartbeat(r.BrokerID, -1, false, time.Now()) // same process: stays as it was
+	}
 	return resp
 }
 

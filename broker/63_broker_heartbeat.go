@@ -56,7 +56,7 @@ func (b *Broker) brokerHeartbeat(ctx context.Context, r *kmsg.BrokerHeartbeatReq
 		if err == nil {
 			resp.ShouldShutdown = im.LeaderCount(id) == 0
 		}
-	case br.Fenced && !r.WantFence && resp.IsCaughtUp:
+	case br.Fenced && !r.WantFence && resp.IsCaughtUp && !b.sessions.inControlledShutdown(id):
 		im, err = b.controllerDo(ctx, func(im *metadata.Image) ([]metadata.Record, error) {
 			cur := im.Brokers[id]
 			if cur == nil || cur.Epoch != r.BrokerEpoch || !cur.Fenced {

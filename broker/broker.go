@@ -46,6 +46,9 @@ type Broker struct {
 	dial          rpc.DialFunc      // outgoing connections (tests inject faults)
 
 	draining chan struct{} // closed when shutdown starts: parked fetches answer at once
+	// shuttingDown is set when Shutdown starts: from then on heartbeats only ask for a
+	// controlled shutdown (a plain heartbeat would get the broker unfenced again).
+	shuttingDown atomic.Bool
 	stop     chan struct{} // closed once requests are drained: loops end
 	wg       sync.WaitGroup
 	shutOnce sync.Once
@@ -231,6 +234,7 @@ func (b *Broker) WaitReady(ctx context.Context) error {
 func (b *Broker) Shutdown(ctx context.Context) error {
 	b.shutOnce.Do(func() {
 		b.logger.Info("broker shutting down")
+		b.shuttingDown.Store(true)
 		cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 		b.controlledShutdown(cctx)
 		cancel()

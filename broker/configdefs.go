@@ -65,7 +65,7 @@ var brokerConfigDefs = []configDef{
 	{Name: "default.replication.factor", Type: TypeShortOrInt, Default: "1", Doc: "Default replication factor for new topics."},
 	{Name: "delete.topic.enable", Type: TypeBoolean, Default: "true", Doc: "Allow topic deletion."},
 	{Name: "socket.request.max.bytes", Type: TypeInt, Default: "104857600", ReadOnly: true, Doc: "Largest request a connection may send."},
-	{Name: "queued.max.request.bytes", Type: TypeLong, Default: "-1", ReadOnly: true, Doc: "Bytes of requests read and being handled at once across connections; -1 means socket.request.max.bytes."},
+	{Name: "queued.max.request.bytes", Type: TypeLong, Default: "-1", ReadOnly: true, Doc: "Bytes of complete requests being decoded and handled at once across connections; -1 means socket.request.max.bytes."},
 	{Name: "connections.max.idle.ms", Type: TypeLong, Default: "600000", ReadOnly: true, Doc: "Idle connections are closed after this long."},
 	{Name: "log.retention.check.interval.ms", Type: TypeLong, Default: "300000", ReadOnly: true, Doc: "How often retention runs."},
 	{Name: "log.flush.offset.checkpoint.interval.ms", Type: TypeInt, Default: "60000", ReadOnly: true, Doc: "How often recovery points are checkpointed."},

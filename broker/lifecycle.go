@@ -30,6 +30,9 @@ func (b *Broker) lifecycleLoop() {
 			return
 		case <-timer.C:
 		}
+		if b.shuttingDown.Load() {
+			return // controlledShutdown heartbeats from here on
+		}
 		ctx, cancel := b.waitTimeout(context.Background(), 5*time.Second)
 		if epoch < 0 {
 			epoch = b.register(ctx)

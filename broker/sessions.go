@@ -36,11 +36,30 @@ func (s *brokerSessions) activate(im *metadata.Image, now time.Time) {
 	}
 }
 
-// heartbeat records a heartbeat from broker id.
+// heartbeat records a heartbeat from broker id. Controlled shutdown is sticky: once a
+// broker asked for it, it stays shutting down until it registers again.
 func (s *brokerSessions) heartbeat(id int32, metadataOffset int64, shuttingDown bool, now time.Time) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if old := s.sessions[id]; old != nil && old.shuttingDown {
+		shuttingDown = true
+	}
 	s.sessions[id] = &brokerSession{lastHeartbeat: now, metadataOffset: metadataOffset, shuttingDown: shuttingDown}
+}
+
+// registered starts a fresh session for a new registration (not shutting down).
+func (s *brokerSessions) registered(id int32, now time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.sessions[id] = &brokerSession{lastHeartbeat: now, metadataOffset: -1}
+}
+
+// inControlledShutdown reports whether broker id asked for a controlled shutdown.
+func (s *brokerSessions) inControlledShutdown(id int32) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	sess, ok := s.sessions[id]
+	return ok && sess.shuttingDown
 }
 
 // expired returns the unfenced brokers whose last heartbeat is older than timeout.
@@ -70,7 +89,7 @@ func (s *brokerSessions) valid(id int32, now time.Time, timeout time.Duration) b
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	sess, ok := s.sessions[id]
-	return ok && now.Sub(sess.lastHeartbeat) <= timeout
+	return ok && !sess.shuttingDown && now.Sub(sess.lastHeartbeat) <= timeout
 }
 
 // offsets returns each broker's last reported metadata offset.

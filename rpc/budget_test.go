@@ -60,3 +60,17 @@ func TestQueuedMaxRequestBytesBoundsConcurrentRequests(t *testing.T) {
 }
 
 var errTestNotYet = errors.New("not yet")
+
+// Connections that announce large frames and then stall hold no budget: an unrelated
+// request on another connection is answered (it used to wait for the stall to end).
+func TestStalledLargeFramesDoNotBlockOthers(t *testing.T) {
+	srv := startServer(t, ServerConfig{MaxRequestBytes: 8 << 20, QueuedMaxRequestBytes: 1 << 20}, metadataRegistry(echoMetadata))
+	for i := 0; i < 2; i++ {
+		c := dialRaw(t, srv.addr)
+		var hdr [4]byte
+		hdr[0], hdr[1] = 0x00, 0x7f // 8,323,072 bytes announced
+		writeAll(t, c, append(hdr[:], make([]byte, 70)...))
+	}
+	other := dialRaw(t, srv.addr)
+	roundTrip(t, other, 4, 7, "unblocked") // fails at the read deadline if blocked
+}

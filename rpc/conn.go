@@ -9,6 +9,7 @@ import (
 	"net"
 	"os"
 	"runtime/debug"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -190,6 +191,10 @@ func (c *conn) apiVersions(req *Request) Result {
 	return Respond(c.srv.reg.ApiVersionsResponse(req.Version))
 }
 
+// initialFrameBuffer is the first allocation for a request body; larger bodies grow as
+// their bytes arrive.
+const initialFrameBuffer = 1 << 20
+
 // readFrame reads one size-prefixed request. The size is checked before anything is
 // allocated, and every frame gets a fresh buffer: decoded []byte fields alias it.
 func (c *conn) readFrame() ([]byte, error) {
@@ -200,13 +205,23 @@ func (c *conn) readFrame() ([]byte, error) {
 	if size < minRequestHeaderSize || size > c.srv.cfg.MaxRequestBytes {
 		return nil, fmt.Errorf("%w: %d bytes (allowed %d-%d)", ErrFrameSize, size, minRequestHeaderSize, c.srv.cfg.MaxRequestBytes)
 	}
+	// Read the body in chunks that grow with what arrives, so that a client announcing
+	// a large frame and stalling holds memory only for the bytes it sent. The budget
+	// (QueuedMaxRequestBytes) is taken once the frame is complete, for its decoding and
+	// handling: a stalled connection holds none of it.
+	frame := make([]byte, 0, min(int(size), initialFrameBuffer))
+	for len(frame) < int(size) {
+		if len(frame) == cap(frame) {
+			frame = slices.Grow(frame, min(int(size)-len(frame), 2*cap(frame)))
+		}
+		chunk := frame[len(frame):min(cap(frame), int(size))]
+		if err := c.readFull(chunk, false); err != nil {
+			return nil, err
+		}
+		frame = frame[:len(frame)+len(chunk)]
+	}
 	weight := min(int64(size), c.srv.cfg.QueuedMaxRequestBytes)
 	if err := c.srv.budget.Acquire(c.ctx, weight); err != nil {
-		return nil, err
-	}
-	frame := make([]byte, size)
-	if err := c.readFull(frame, false); err != nil {
-		c.srv.budget.Release(weight)
 		return nil, err
 	}
 	c.touch()

@@ -1,0 +1,79 @@
+package broker
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+)
+
+// A broker in controlled shutdown stays fenced and out of every ISR until it is gone,
+// even when it heartbeats very often (its regular heartbeats used to unfence it and let
+// leaders add it back to their ISRs).
+func TestControlledShutdownStaysFenced(t *testing.T) {
+	c := startTestCluster(t, 3, 3, map[string]string{
+		"broker.session.timeout.ms":    "3000",
+		"broker.heartbeat.interval.ms": "1",
+	})
+	if resp, err := newAdmin(t, c.brokers[0]).CreateTopic(testContext(t), 4, 3, nil, "cs"); err != nil || resp.Err != nil {
+		t.Fatalf("create: %v %v", err, resp.Err)
+	}
+	var ctrl *Broker
+	waitFor(t, 10*time.Second, func() error {
+		for _, b := range c.brokers {
+			if b.IsController() {
+				ctrl = b
+				return nil
+			}
+		}
+		return fmt.Errorf("no controller")
+	})
+	for round := 0; round < 3; round++ {
+		victim := c.brokers[(int(ctrl.NodeID())+1+round%2)%3]
+		id := victim.NodeID()
+		waitFor(t, 20*time.Second, func() error {
+			for _, p := range ctrl.Image().Topic("cs").Partitions {
+				if !slices.Contains(p.ISR, id) {
+					return fmt.Errorf("broker %d not back in the ISR of partition %d", id, p.ID)
+				}
+			}
+			return nil
+		})
+		done := make(chan struct{})
+		go func() { victim.Shutdown(context.Background()); close(done) }()
+		sawFenced := false
+		deadline := time.After(2500 * time.Millisecond) // before its session could expire
+	watch:
+		for {
+			im := ctrl.Image()
+			if im.Brokers[id].Fenced {
+				sawFenced = true
+			} else if sawFenced {
+				t.Fatalf("round %d: broker %d was unfenced during its controlled shutdown", round, id)
+			}
+			for _, p := range im.Topic("cs").Partitions {
+				if sawFenced && slices.Contains(p.ISR, id) {
+					t.Fatalf("round %d: broker %d back in the ISR %v during its controlled shutdown", round, id, p.ISR)
+				}
+			}
+			select {
+			case <-deadline:
+				break watch
+			case <-time.After(time.Millisecond):
+			}
+		}
+		<-done
+		if !sawFenced {
+			t.Fatalf("round %d: broker %d was never fenced by its controlled shutdown", round, id)
+		}
+		c.brokers[int(id)] = nil
+		c.restart(int(id))
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		if err := c.brokers[int(id)].WaitReady(ctx); err != nil {
+			cancel()
+			t.Fatal(err)
+		}
+		cancel()
+	}
+}
