@@ -49,10 +49,10 @@ type Broker struct {
 	// shuttingDown is set when Shutdown starts: from then on heartbeats only ask for a
 	// controlled shutdown (a plain heartbeat would get the broker unfenced again).
 	shuttingDown atomic.Bool
-	stop     chan struct{} // closed once requests are drained: loops end
-	wg       sync.WaitGroup
-	shutOnce sync.Once
-	shutErr  error
+	stop         chan struct{} // closed once requests are drained: loops end
+	wg           sync.WaitGroup
+	shutOnce     sync.Once
+	shutErr      error
 }
 
 // Start opens the node's data, joins or bootstraps Raft, starts the Kafka listener and
