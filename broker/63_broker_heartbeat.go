@@ -62,7 +62,9 @@ func (b *Broker) brokerHeartbeat(ctx context.Context, r *kmsg.BrokerHeartbeatReq
 			if cur == nil || cur.Epoch != r.BrokerEpoch || !cur.Fenced {
 				return nil, nil
 			}
-			return metadata.UnfenceBrokerRecords(im, id), nil
+			records := metadata.UnfenceBrokerRecords(im, id, b.uncleanAllowed(im))
+			logUncleanElections(b, im, records)
+			return records, nil
 		})
 		if err == nil && !im.Brokers[id].Fenced {
 			b.logger.Info("broker unfenced", "broker", id, "epoch", r.BrokerEpoch)

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/petrel-broker/petrel/replication"
 	"github.com/petrel-broker/petrel/segment"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -319,3 +320,121 @@ func TestKillLeaderWhileProducing(t *testing.T) {
 		}
 	}
 }
+
+// TestDivergentFollowerTruncatesByLeaderEpoch builds divergent logs on purpose: a topic
+// on brokers 3 and 4 (non-voters, so the metadata quorum of 0, 1, 2 survives) with
+// unclean.leader.election.enable. Both have 10 records; 4 dies; leader 3 takes 5 more
+// with acks=1; 3 dies. 4 returns and is elected uncleanly with its 10 records, then
+// takes 3 new ones in its new epoch. When 3 returns it must truncate its 5 divergent
+// records at the epoch boundary (OffsetForLeaderEpoch, KIP-279) — not to its HW, not
+// keeping them — and copy 4's new records: both logs end byte-identical. (The 5 records
+// were acknowledged with acks=1 only; losing them is what an unclean election means.)
+func TestDivergentFollowerTruncatesByLeaderEpoch(t *testing.T) {
+	c := startTestCluster(t, 5, 3, map[string]string{
+		"broker.session.timeout.ms":    "2000",
+		"broker.heartbeat.interval.ms": "250",
+	})
+	client := newClient(t, c.brokers[0])
+	req := kmsg.NewPtrCreateTopicsRequest()
+	rt := kmsg.NewCreateTopicsRequestTopic()
+	rt.Topic, rt.NumPartitions, rt.ReplicationFactor = "div", -1, -1
+	ra := kmsg.NewCreateTopicsRequestTopicReplicaAssignment()
+	ra.Partition, ra.Replicas = 0, []int32{3, 4}
+	rt.ReplicaAssignment = append(rt.ReplicaAssignment, ra)
+	cfg := kmsg.NewCreateTopicsRequestTopicConfig()
+	cfg.Name, cfg.Value = "unclean.leader.election.enable", kmsg.StringPtr("true")
+	rt.Configs = append(rt.Configs, cfg)
+	req.Topics = append(req.Topics, rt)
+	if resp, err := req.RequestWith(testContext(t), client); err != nil || resp.Topics[0].ErrorCode != 0 {
+		t.Fatalf("create: %v %+v", err, resp)
+	}
+	state := func(id int) replicationStateView {
+		st := c.brokers[id].partitions.get("div", 0).State()
+		return replicationStateView{st.LogEndOffset, st.HighWatermark}
+	}
+	waitFor(t, 20*time.Second, func() error {
+		if c.brokers[3].partitions.get("div", 0) == nil || c.brokers[4].partitions.get("div", 0) == nil {
+			return fmt.Errorf("replicas not open")
+		}
+		return nil
+	})
+	for i := 0; i < 10; i++ {
+		if code := rawProduce(t, c.brokers[3], "div", -1); code != 0 {
+			t.Fatalf("acks=all record %d: %v", i, kerr.ErrorForCode(code))
+		}
+	}
+	waitFor(t, 20*time.Second, func() error {
+		if s := state(4); s.leo != 10 {
+			return fmt.Errorf("follower 4 at %+v", s)
+		}
+		return nil
+	})
+	c.kill(4)
+	for i := 0; i < 5; i++ {
+		if code := rawProduce(t, c.brokers[3], "div", 1); code != 0 {
+			t.Fatalf("acks=1 record %d: %v", i, kerr.ErrorForCode(code))
+		}
+	}
+	if s := state(3); s.leo != 15 {
+		t.Fatalf("leader 3 at %+v", s)
+	}
+	c.kill(3)
+	observer := c.brokers[0]
+	waitFor(t, 20*time.Second, func() error {
+		if p := observer.Image().Topic("div").Partitions[0]; p.Leader != -1 {
+			return fmt.Errorf("leader %d", p.Leader)
+		}
+		return nil
+	})
+	c.restart(4)
+	waitFor(t, 30*time.Second, func() error {
+		if p := observer.Image().Topic("div").Partitions[0]; p.Leader != 4 {
+			return fmt.Errorf("leader %d isr %v", p.Leader, p.ISR)
+		}
+		if lp := c.brokers[4].partitions.get("div", 0); lp == nil || lp.State().Role != replication.Leader {
+			return fmt.Errorf("broker 4 not leading yet")
+		}
+		return nil
+	})
+	if s := state(4); s.leo != 10 {
+		t.Fatalf("new leader 4 at %+v, expected its 10 records", s)
+	}
+	for i := 0; i < 3; i++ {
+		if code := rawProduce(t, c.brokers[4], "div", 1); code != 0 {
+			t.Fatalf("record %d to the new leader: %v", i, kerr.ErrorForCode(code))
+		}
+	}
+	c.restart(3)
+	waitFor(t, 30*time.Second, func() error {
+		lp := c.brokers[3].partitions.get("div", 0)
+		if lp == nil {
+			return fmt.Errorf("replica 3 not open")
+		}
+		if s := state(3); s.leo != 13 {
+			return fmt.Errorf("replica 3 at %+v, leader at %+v", s, state(4))
+		}
+		return nil
+	})
+	var logs [][]byte
+	for _, id := range []int{3, 4} {
+		var buf bytes.Buffer
+		c.brokers[id].partitions.get("div", 0).WithLog(func(l *segment.Log) error {
+			for off := l.LogStartOffset(); off < l.LogEndOffset(); {
+				r, err := l.Read(off, 1<<20, l.LogEndOffset())
+				if err != nil || r.Size == 0 {
+					return err
+				}
+				data, _ := r.Bytes()
+				buf.Write(data)
+				off = r.LastOffset + 1
+			}
+			return nil
+		})
+		logs = append(logs, buf.Bytes())
+	}
+	if !bytes.Equal(logs[0], logs[1]) {
+		t.Fatalf("replica 3's log (%d bytes) differs from leader 4's (%d bytes) after truncation", len(logs[0]), len(logs[1]))
+	}
+}
+
+type replicationStateView struct{ leo, hw int64 }

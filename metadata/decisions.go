@@ -59,19 +59,21 @@ func RemoveFromPartitionsRecords(im *Image, id int32, unclean func(topic string)
 }
 
 // UnfenceBrokerRecords unfences broker id and elects a leader for every leaderless
-// partition whose ISR holds an acceptable replica (id now among them).
-func UnfenceBrokerRecords(im *Image, id int32) []Record {
+// partition whose ISR holds an acceptable replica (id now among them); where
+// unclean(topic) allows it and no ISR member is acceptable, the first acceptable replica
+// in assignment order leads with an ISR of itself (an unclean election).
+func UnfenceBrokerRecords(im *Image, id int32, unclean func(topic string) bool) []Record {
 	b, ok := im.Brokers[id]
 	if !ok {
 		return nil
 	}
 	records := []Record{UnfenceBrokerRecord{BrokerID: id, BrokerEpoch: b.Epoch}}
 	acceptable := func(r int32) bool { return r == id || im.Acceptable(r) }
-	return append(records, electLeaderless(im, acceptable)...)
+	return append(records, electLeaderless(im, acceptable, unclean)...)
 }
 
 // electLeaderless elects leaders for partitions that have none.
-func electLeaderless(im *Image, acceptable func(int32) bool) []Record {
+func electLeaderless(im *Image, acceptable func(int32) bool, unclean func(topic string) bool) []Record {
 	var records []Record
 	for _, name := range im.TopicNames() {
 		t := im.Topics[name]
@@ -79,9 +81,15 @@ func electLeaderless(im *Image, acceptable func(int32) bool) []Record {
 			if p.Leader >= 0 {
 				continue
 			}
-			if leader, _ := ElectLeader(p, p.ISR, acceptable, false); leader >= 0 {
-				records = append(records, PartitionChangeRecord{TopicID: t.ID, PartitionID: p.ID, Leader: &leader})
+			leader, wasUnclean := ElectLeader(p, p.ISR, acceptable, unclean != nil && unclean(name))
+			if leader < 0 {
+				continue
 			}
+			change := PartitionChangeRecord{TopicID: t.ID, PartitionID: p.ID, Leader: &leader}
+			if wasUnclean {
+				change.ISR, change.Unclean = []int32{leader}, true
+			}
+			records = append(records, change)
 		}
 	}
 	return records

@@ -59,7 +59,7 @@ func TestFenceBrokerRecords(t *testing.T) {
 	}
 	// Unfencing the last ISR member of a partition makes it leader again.
 	last := im.Topic("t").Partitions[0].ISR[0]
-	im = mustApply(t, im, 5, UnfenceBrokerRecords(im, last)...)
+	im = mustApply(t, im, 5, UnfenceBrokerRecords(im, last, nil)...)
 	if p := im.Topic("t").Partitions[0]; p.Leader != last {
 		t.Fatalf("after unfencing %d: %+v", last, p)
 	}
