@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/petrel-broker/petrel/segment"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
@@ -139,20 +138,7 @@ func TestChaosKillRestartUnderLoad(t *testing.T) {
 				lp := b.partitions.get("chaos", p)
 				st := lp.State()
 				hws = append(hws, st.HighWatermark)
-				var buf bytes.Buffer
-				lp.WithLog(func(l *segment.Log) error {
-					for off := l.LogStartOffset(); off < st.HighWatermark; {
-						r, err := l.Read(off, 1<<20, st.HighWatermark)
-						if err != nil || r.Size == 0 {
-							return err
-						}
-						data, _ := r.Bytes()
-						buf.Write(data)
-						off = r.LastOffset + 1
-					}
-					return nil
-				})
-				logs = append(logs, buf.Bytes())
+				logs = append(logs, replicaBytes(lp, st.HighWatermark))
 			}
 			if hws[0] != hws[1] || hws[1] != hws[2] {
 				return fmt.Errorf("chaos-%d: high watermarks %v", p, hws)

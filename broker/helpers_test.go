@@ -1,6 +1,7 @@
 package broker
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"fmt"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+	"github.com/petrel-broker/petrel/segment"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -119,4 +121,22 @@ func rawProduce(t testing.TB, b *Broker, topic string, acks int16) int16 {
 		t.Fatalf("produce: %v", err)
 	}
 	return resp.Topics[0].Partitions[0].ErrorCode
+}
+
+// replicaBytes returns a replica's stored batches from its log start up to upTo.
+func replicaBytes(lp *localPartition, upTo int64) []byte {
+	var buf bytes.Buffer
+	lp.WithLog(func(l *segment.Log) error {
+		for off := l.LogStartOffset(); off < upTo; {
+			r, err := l.Read(off, 1<<20, upTo)
+			if err != nil || r.Size == 0 {
+				return err
+			}
+			data, _ := r.Bytes()
+			buf.Write(data)
+			off = r.LastOffset + 1
+		}
+		return nil
+	})
+	return buf.Bytes()
 }

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/petrel-broker/petrel/replication"
-	"github.com/petrel-broker/petrel/segment"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -57,20 +56,7 @@ func TestReplicationSteadyState(t *testing.T) {
 		for _, b := range c.brokers {
 			lp := b.partitions.get("r3", p)
 			st := lp.State()
-			var buf bytes.Buffer
-			lp.WithLog(func(l *segment.Log) error {
-				for off := l.LogStartOffset(); off < st.HighWatermark; {
-					r, err := l.Read(off, 1<<20, st.HighWatermark)
-					if err != nil || r.Size == 0 {
-						return err
-					}
-					b, _ := r.Bytes()
-					buf.Write(b)
-					off = r.LastOffset + 1
-				}
-				return nil
-			})
-			logs = append(logs, buf.Bytes())
+			logs = append(logs, replicaBytes(lp, st.HighWatermark))
 			if b == c.brokers[0] {
 				total += st.HighWatermark
 			}
@@ -273,20 +259,7 @@ func TestKillLeaderWhileProducing(t *testing.T) {
 			lp := b.partitions.get("kl", 0)
 			st := lp.State()
 			hws = append(hws, st.HighWatermark)
-			var buf bytes.Buffer
-			lp.WithLog(func(l *segment.Log) error {
-				for off := l.LogStartOffset(); off < st.HighWatermark; {
-					r, err := l.Read(off, 1<<20, st.HighWatermark)
-					if err != nil || r.Size == 0 {
-						return err
-					}
-					data, _ := r.Bytes()
-					buf.Write(data)
-					off = r.LastOffset + 1
-				}
-				return nil
-			})
-			logs = append(logs, buf.Bytes())
+			logs = append(logs, replicaBytes(lp, st.HighWatermark))
 		}
 		if hws[0] != hws[1] || hws[1] != hws[2] {
 			return fmt.Errorf("high watermarks %v", hws)
@@ -417,20 +390,8 @@ func TestDivergentFollowerTruncatesByLeaderEpoch(t *testing.T) {
 	})
 	var logs [][]byte
 	for _, id := range []int{3, 4} {
-		var buf bytes.Buffer
-		c.brokers[id].partitions.get("div", 0).WithLog(func(l *segment.Log) error {
-			for off := l.LogStartOffset(); off < l.LogEndOffset(); {
-				r, err := l.Read(off, 1<<20, l.LogEndOffset())
-				if err != nil || r.Size == 0 {
-					return err
-				}
-				data, _ := r.Bytes()
-				buf.Write(data)
-				off = r.LastOffset + 1
-			}
-			return nil
-		})
-		logs = append(logs, buf.Bytes())
+		lp := c.brokers[id].partitions.get("div", 0)
+		logs = append(logs, replicaBytes(lp, lp.State().LogEndOffset))
 	}
 	if !bytes.Equal(logs[0], logs[1]) {
 		t.Fatalf("replica 3's log (%d bytes) differs from leader 4's (%d bytes) after truncation", len(logs[0]), len(logs[1]))
