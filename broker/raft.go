@@ -57,9 +57,11 @@ func startRaft(cfg *Config, machine *fsm.FSM, dial rpc.DialFunc, logger hclog.Lo
 	rc := raft.DefaultConfig()
 	rc.LocalID = serverID(cfg.NodeID)
 	rc.Logger = logger
-	rc.HeartbeatTimeout = 500 * time.Millisecond
-	rc.ElectionTimeout = 500 * time.Millisecond
-	rc.LeaderLeaseTimeout = 250 * time.Millisecond
+	// hashicorp/raft's defaults: shorter timeouts made loaded 2-core machines see
+	// spurious leader step-downs (and with them fresh broker sessions).
+	rc.HeartbeatTimeout = time.Second
+	rc.ElectionTimeout = time.Second
+	rc.LeaderLeaseTimeout = 500 * time.Millisecond
 	rc.CommitTimeout = 5 * time.Millisecond
 	rc.SnapshotThreshold = 8192
 	rc.SnapshotInterval = 2 * time.Minute

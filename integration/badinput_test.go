@@ -228,7 +228,7 @@ func produceResult(t *testing.T, resp kmsg.Response) kmsg.ProduceResponseTopicPa
 // badInputEnv is the broker under attack and the well-behaved clients beside it.
 type badInputEnv struct {
 	c *Cluster
-	// raw is the broker's own listener, bypassing the proxy.
+	// raw is the broker's Kafka address, for hand-framed connections.
 	raw string
 	// prod and cons produce to and consume from survivorTopic between cases.
 	prod, cons *kgo.Client
@@ -281,7 +281,7 @@ func TestBadInput(t *testing.T) {
 	c.CreateTopic(t, survivorTopic, 1, nil)
 	e := &badInputEnv{
 		c:    c,
-		raw:  c.Node(0).ListenerAddr(),
+		raw:  c.Addr(0),
 		prod: c.Client(t, kgo.DefaultProduceTopic(survivorTopic)),
 		cons: c.Client(t, kgo.ConsumeTopics(survivorTopic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart())),
 	}

@@ -156,7 +156,7 @@ var matrixClients = []matrixClient{
 		consume: func(t *testing.T, c *Cluster, topic string, n int) []matrixRecord {
 			r := kafka.NewReader(kafka.ReaderConfig{Brokers: c.Addrs(), Topic: topic, Partition: 0})
 			defer func() {
-				c.Node(0).DropConnections() // do not wait out the parked 10 s fetch
+				c.DropConnections(0) // do not wait out the parked 10 s fetch
 				r.Close()
 			}()
 			ctx := testContext(t)
@@ -183,10 +183,10 @@ var matrixClients = []matrixClient{
 			for i := range n {
 				b.WriteString(recordKey(i) + ":" + matrixValue("kcat", i) + "\n")
 			}
-			runKcat(t, b.String(), "-P", "-b", c.Node(0).Addr(), "-t", topic, "-K:", "-H", "producer=kcat")
+			runKcat(t, b.String(), "-P", "-b", c.Addr(0), "-t", topic, "-K:", "-H", "producer=kcat")
 		},
 		consume: func(t *testing.T, c *Cluster, topic string, n int) []matrixRecord {
-			out := runKcat(t, "", "-C", "-b", c.Node(0).Addr(), "-t", topic, "-e", "-o", "beginning", "-J", "-q")
+			out := runKcat(t, "", "-C", "-b", c.Addr(0), "-t", topic, "-e", "-o", "beginning", "-J", "-q")
 			var recs []matrixRecord
 			for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
 				var m struct {

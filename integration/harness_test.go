@@ -1,25 +1,25 @@
 package integration
 
 // The harness: in-process Petrel nodes, one t.TempDir each, with Kafka and Raft
-// listeners on 127.0.0.1:0. Every node's Kafka listener sits behind a small proxy that
-// is also the node's advertised address, so every client connection (bootstrap and
-// the ones metadata points to) passes through it. The proxy forwards bytes unchanged
-// and records the (api key, version) of each request, which lets a test report which
-// versions a real client chose. It is also the place where a later Partition/Heal will
-// cut the Kafka side. Raw-socket tests dial Node.ListenerAddr (the broker itself).
+// listeners bound on 127.0.0.1:0 before any node starts, so that the voter list is
+// built from the ports actually bound. Node i has node id i; nodes 0..voters-1 are the
+// initial Raft voters and the others join as non-voters through the voters' Kafka
+// listeners. Every listener and every outgoing connection goes through the cluster's
+// network (network_test.go), which Partition and Heal use to cut a node off. Node logs
+// go to t.Log with a "node-N " prefix.
 //
-// Only one-node clusters are implemented so far; StartCluster(t, n) keeps the shape
-// that multi-node scenarios will need.
+// A node keeps its data directory and both addresses for the whole test: Restart
+// re-listens on the same ports, since the voters' Raft addresses are fixed in the Raft
+// configuration and the Kafka address is in the metadata.
+//
+// Cluster methods are called from the test goroutine.
 
 import (
 	"context"
-	"encoding/binary"
 	"flag"
 	"fmt"
-	"io"
 	"net"
 	"os"
-	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -32,8 +32,20 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// testTimeout bounds each test's context and every wait inside it.
-const testTimeout = 60 * time.Second
+const (
+	// testTimeout bounds each test's context and every wait inside it.
+	testTimeout = 60 * time.Second
+	// startTimeout bounds a cluster start or a restart until every node is ready.
+	startTimeout = 60 * time.Second
+	// convergeTimeout bounds WaitConverged and Controller.
+	convergeTimeout = 30 * time.Second
+
+	// sessionTimeout and heartbeatInterval are the harness's defaults for
+	// broker.session.timeout.ms and broker.heartbeat.interval.ms (Kafka's 9000 and
+	// 2000 would make every failover test wait nine seconds).
+	sessionTimeout    = 2 * time.Second
+	heartbeatInterval = 250 * time.Millisecond
+)
 
 // TestMain skips the whole package under -short: these tests start real brokers.
 func TestMain(m *testing.M) {
@@ -48,6 +60,8 @@ func TestMain(m *testing.M) {
 type Option func(*clusterConfig)
 
 type clusterConfig struct {
+	// voters is how many nodes (the first ones) are initial Raft voters; -1 is all.
+	voters int
 	// props are broker properties given to every node.
 	props map[string]string
 }
@@ -57,126 +71,375 @@ func WithProperty(name, value string) Option {
 	return func(c *clusterConfig) { c.props[name] = value }
 }
 
-// Cluster is a set of running in-process nodes. Its methods are called from the test
-// goroutine.
+// WithVoters makes nodes 0..v-1 the Raft voters; the others join as non-voters.
+func WithVoters(v int) Option {
+	return func(c *clusterConfig) { c.voters = v }
+}
+
+// Cluster is a set of in-process nodes.
 type Cluster struct {
 	t     testing.TB
 	cfg   clusterConfig
-	nodes []*Node
+	net   *network
+	nodes []*clusterNode
+	// voters are the initial Raft voters (ids and Raft addresses).
+	voters []broker.Voter
+	// joinAddrs are the voters' Kafka addresses, where non-voters ask to join.
+	joinAddrs []string
 }
 
-// Node is one running Petrel node.
-type Node struct {
-	ID     int32
-	Dir    string
-	Broker *broker.Broker
-	proxy  *listenerProxy
-	log    *testLogWriter
+// clusterNode is one node: fixed identity, directory and addresses, and its current
+// (or last) broker process.
+type clusterNode struct {
+	index     int
+	dir       string
+	kafkaAddr string
+	raftAddr  string
+	log       *testLogWriter
+	broker    *broker.Broker
+	// running is false after Stop or Kill until Restart.
+	running bool
 }
 
-// Addr is the node's advertised Kafka address (its proxy): what clients dial.
-func (n *Node) Addr() string { return n.proxy.addr() }
-
-// ListenerAddr is the broker's own Kafka listener, for raw-socket tests.
-func (n *Node) ListenerAddr() string { return n.Broker.Addr().String() }
-
-// DropConnections cuts every client connection to the node, as a network blip would;
-// clients reconnect. kafka-go's Reader.Close, for one, otherwise waits out a parked
-// long-poll fetch (MaxWait 10 s by default).
-func (n *Node) DropConnections() { n.proxy.dropConnections() }
-
-// SawRequest reports whether a client sent this node a request with key at version.
-func (n *Node) SawRequest(key, version int16) bool { return n.proxy.sawRequest(key, version) }
-
-// StartCluster starts n nodes and waits until every one is ready. Everything is shut
-// down at cleanup. Only n == 1 is implemented for now.
+// StartCluster starts n nodes and waits until every one is registered and unfenced.
+// Every node gets the harness's session timeout and heartbeat interval unless an
+// option overrides them. Everything is stopped at cleanup: a one-node cluster
+// gracefully (the shutdown must succeed), larger ones with Kill (a graceful stop of
+// the last voter waits out a controlled shutdown that cannot commit without a quorum).
 func StartCluster(t testing.TB, n int, opts ...Option) *Cluster {
 	t.Helper()
-	if n != 1 {
-		t.Fatalf("StartCluster: %d nodes requested; only one-node clusters are implemented so far", n)
-	}
-	c := &Cluster{t: t, cfg: clusterConfig{props: map[string]string{}}}
+	c := &Cluster{t: t, net: newNetwork(), cfg: clusterConfig{voters: -1, props: map[string]string{
+		"broker.session.timeout.ms":    fmt.Sprint(sessionTimeout.Milliseconds()),
+		"broker.heartbeat.interval.ms": fmt.Sprint(heartbeatInterval.Milliseconds()),
+	}}}
 	for _, o := range opts {
 		o(&c.cfg)
 	}
-	for i := range n {
-		c.nodes = append(c.nodes, c.startNode(int32(i)))
+	if c.cfg.voters < 0 || c.cfg.voters > n {
+		c.cfg.voters = n
 	}
-	t.Cleanup(func() {
-		for _, node := range c.nodes {
-			t.Logf("node-%d requests seen: %s", node.ID, node.proxy.summary())
+	if n < 1 || c.cfg.voters == 0 {
+		t.Fatalf("StartCluster: %d nodes with %d voters", n, c.cfg.voters)
+	}
+	// Bind every listener first; the voter list is built from the bound ports.
+	var kafkaLns, raftLns []net.Listener
+	closeAll := func() {
+		for _, ln := range append(kafkaLns, raftLns...) {
+			ln.Close()
 		}
-	})
+	}
+	for i := range n {
+		node := &clusterNode{index: i, dir: t.TempDir(), log: &testLogWriter{t: t, prefix: fmt.Sprintf("node-%d ", i)}}
+		// Registered first, so it runs last: after it, stray log lines are dropped
+		// rather than reaching a finished test.
+		t.Cleanup(node.log.stop)
+		kl, err := c.net.listen(i, "127.0.0.1:0", true)
+		if err != nil {
+			closeAll()
+			t.Fatal(err)
+		}
+		kafkaLns = append(kafkaLns, kl)
+		rl, err := c.net.listen(i, "127.0.0.1:0", false)
+		if err != nil {
+			closeAll()
+			t.Fatal(err)
+		}
+		raftLns = append(raftLns, rl)
+		node.kafkaAddr, node.raftAddr = kl.Addr().String(), rl.Addr().String()
+		c.nodes = append(c.nodes, node)
+		if i < c.cfg.voters {
+			c.voters = append(c.voters, broker.Voter{ID: int32(i), Addr: node.raftAddr})
+			c.joinAddrs = append(c.joinAddrs, node.kafkaAddr)
+		}
+	}
+	t.Cleanup(c.cleanup)
+	for i, node := range c.nodes {
+		if err := c.start(node, kafkaLns[i], raftLns[i]); err != nil {
+			for j := i; j < n; j++ {
+				kafkaLns[j].Close()
+				raftLns[j].Close()
+			}
+			t.Fatalf("node-%d: start: %v", i, err)
+		}
+	}
+	c.waitReady(c.running())
 	return c
 }
 
-// startNode starts node id in a fresh directory behind a fresh proxy.
-func (c *Cluster) startNode(id int32) *Node {
-	t := c.t
-	t.Helper()
-	node := &Node{ID: id, Dir: t.TempDir(), log: &testLogWriter{t: t, prefix: fmt.Sprintf("node-%d ", id)}}
-	// Registered first, so it runs last: after it, stray log lines are dropped rather
-	// than reaching a finished test.
-	t.Cleanup(node.log.stop)
-
-	proxy, err := newListenerProxy()
-	if err != nil {
-		t.Fatal(err)
-	}
-	node.proxy = proxy
+// start starts node's broker on the given listeners.
+func (c *Cluster) start(node *clusterNode, kafkaLn, raftLn net.Listener) error {
 	props := make(map[string]string, len(c.cfg.props))
 	for k, v := range c.cfg.props {
 		props[k] = v
 	}
 	b, err := broker.Start(broker.Config{
-		NodeID:     id,
-		DataDir:    node.Dir,
-		Listen:     "127.0.0.1:0",
-		Advertised: proxy.addr(),
-		RaftListen: "127.0.0.1:0",
-		Properties: props,
-		Logger:     hclog.New(&hclog.LoggerOptions{Output: node.log, Level: hclog.Info}),
+		NodeID:        int32(node.index),
+		DataDir:       node.dir,
+		Listen:        node.kafkaAddr,
+		Advertised:    node.kafkaAddr,
+		RaftListen:    node.raftAddr,
+		Voters:        c.voters,
+		JoinAddrs:     c.joinAddrs,
+		Properties:    props,
+		Logger:        hclog.New(&hclog.LoggerOptions{Output: node.log, Level: hclog.Info}),
+		KafkaListener: kafkaLn,
+		RaftListener:  raftLn,
+		Dial:          c.net.dialer(node.index),
 	})
 	if err != nil {
-		proxy.close()
-		t.Fatalf("node-%d: start: %v", id, err)
+		return err
 	}
-	node.Broker = b
-	proxy.serve(b.Addr().String())
-	t.Cleanup(func() {
-		// Cut client connections first: a parked long-poll fetch would otherwise keep
-		// the graceful shutdown waiting for its max wait.
-		proxy.close()
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		if err := b.Shutdown(ctx); err != nil {
-			t.Errorf("node-%d: shutdown: %v", id, err)
-		}
-	})
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if err := b.WaitReady(ctx); err != nil {
-		t.Fatalf("node-%d: %v", id, err)
-	}
-	return node
+	node.broker, node.running = b, true
+	return nil
 }
 
-// Node returns node i.
-func (c *Cluster) Node(i int) *Node { return c.nodes[i] }
+// waitReady waits until every listed node is registered, unfenced and in its own
+// metadata (broker.WaitReady), and then until every live node's image shows every live
+// node unfenced: a node that was partitioned away still holds the stale image in which
+// it is unfenced, so its own readiness alone proves nothing after Heal.
+func (c *Cluster) waitReady(indices []int) {
+	c.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
+	defer cancel()
+	for _, i := range indices {
+		if err := c.nodes[i].broker.WaitReady(ctx); err != nil {
+			c.t.Fatalf("node-%d: %v", i, err)
+		}
+	}
+	waitFor(c.t, startTimeout, func() error {
+		live := c.live()
+		for _, i := range live {
+			im := c.Image(i)
+			for _, j := range live {
+				if b, ok := im.Brokers[int32(j)]; !ok || b.Fenced {
+					return fmt.Errorf("node-%d does not see broker %d unfenced", i, j)
+				}
+			}
+		}
+		return nil
+	})
+}
 
-// Addrs returns every node's advertised address.
-func (c *Cluster) Addrs() []string {
-	out := make([]string, 0, len(c.nodes))
-	for _, n := range c.nodes {
-		out = append(out, n.Addr())
+// cleanup stops every running node and closes what is left of the network.
+func (c *Cluster) cleanup() {
+	for i := range c.nodes {
+		c.t.Logf("node-%d requests seen: %s", i, c.net.requestLog(i).summary())
+	}
+	for _, i := range c.running() {
+		node := c.nodes[i]
+		node.running = false
+		if len(c.nodes) > 1 {
+			node.broker.Kill()
+			continue
+		}
+		// Cut client connections first: a parked long-poll fetch would otherwise
+		// hold the graceful shutdown for its max wait.
+		c.net.closeAccepted(i)
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		if err := node.broker.Shutdown(ctx); err != nil {
+			c.t.Errorf("node-%d: shutdown: %v", i, err)
+		}
+		cancel()
+	}
+	c.net.closeAll()
+}
+
+// Node returns node i's broker: the running one, or the last one after Stop or Kill
+// (whose Image is then the metadata it held when it stopped).
+func (c *Cluster) Node(i int) *broker.Broker { return c.nodes[i].broker }
+
+// Addr is node i's Kafka address, fixed for the cluster's life.
+func (c *Cluster) Addr(i int) string { return c.nodes[i].kafkaAddr }
+
+// running lists the running nodes.
+func (c *Cluster) running() []int {
+	var out []int
+	for i, node := range c.nodes {
+		if node.running {
+			out = append(out, i)
+		}
 	}
 	return out
 }
 
-// Client returns a kgo client seeded with every node, closed at cleanup.
+// live lists the running nodes that are not cut off by Partition.
+func (c *Cluster) live() []int {
+	var out []int
+	for _, i := range c.running() {
+		if !c.net.isCut(i) {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// Addrs returns the Kafka addresses of the live nodes (running, not partitioned).
+func (c *Cluster) Addrs() []string {
+	var out []string
+	for _, i := range c.live() {
+		out = append(out, c.nodes[i].kafkaAddr)
+	}
+	return out
+}
+
+// Stop shuts node i down gracefully (controlled shutdown first), failing the test if
+// the shutdown reports an error.
+func (c *Cluster) Stop(i int) {
+	c.t.Helper()
+	node := c.mustRun(i)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	err := node.broker.Shutdown(ctx)
+	node.running = false
+	if err != nil {
+		c.t.Fatalf("node-%d: shutdown: %v", i, err)
+	}
+}
+
+// Kill stops node i abruptly, as kill -9 would.
+func (c *Cluster) Kill(i int) {
+	c.t.Helper()
+	node := c.mustRun(i)
+	node.broker.Kill()
+	node.running = false
+}
+
+func (c *Cluster) mustRun(i int) *clusterNode {
+	c.t.Helper()
+	if !c.nodes[i].running {
+		c.t.Fatalf("node-%d is not running", i)
+	}
+	return c.nodes[i]
+}
+
+// Restart starts the listed stopped nodes again, each with its data directory and
+// its Kafka and Raft addresses, then waits until all of them are ready. Nodes that
+// cannot be ready until others are back (a majority of voters was stopped) are
+// restarted together in one call.
+func (c *Cluster) Restart(indices ...int) {
+	c.t.Helper()
+	c.Start(indices...)
+	c.waitReady(indices)
+}
+
+// Start starts the listed stopped nodes again like Restart, without waiting for them.
+func (c *Cluster) Start(indices ...int) {
+	c.t.Helper()
+	for _, i := range indices {
+		node := c.nodes[i]
+		if node.running {
+			c.t.Fatalf("node-%d is running", i)
+		}
+		kl, err := c.net.listen(i, node.kafkaAddr, true)
+		if err != nil {
+			c.t.Fatal(err)
+		}
+		rl, err := c.net.listen(i, node.raftAddr, false)
+		if err != nil {
+			kl.Close()
+			c.t.Fatal(err)
+		}
+		if err := c.start(node, kl, rl); err != nil {
+			kl.Close()
+			rl.Close()
+			c.t.Fatalf("node-%d: restart: %v", i, err)
+		}
+	}
+}
+
+// WaitReady waits until every running node is registered, unfenced and in its own
+// metadata, and every live node sees every live node unfenced.
+func (c *Cluster) WaitReady() {
+	c.t.Helper()
+	c.waitReady(c.running())
+}
+
+// Partition cuts node i off: its Raft and Kafka traffic with the other nodes, both
+// ways, and client connections to it. Open connections are closed; new ones are
+// refused until Heal. With PeersOnly, clients can still reach node i: the node is
+// on the minority side of a network split together with some clients.
+func (c *Cluster) Partition(i int, opts ...PartitionOption) {
+	clients := true
+	for _, o := range opts {
+		if o == PeersOnly {
+			clients = false
+		}
+	}
+	c.net.partition(i, clients)
+	c.t.Logf("harness: node-%d partitioned (clients cut too: %v)", i, clients)
+}
+
+// PartitionOption modifies Partition.
+type PartitionOption int
+
+// PeersOnly makes Partition cut node i from the other nodes only.
+const PeersOnly PartitionOption = 1
+
+// Heal ends every partition.
+func (c *Cluster) Heal() {
+	c.net.heal()
+	c.t.Logf("harness: healed")
+}
+
+// Controller returns the index of the node that every live node (running and not
+// partitioned) names as controller, and that is itself live and the Raft leader.
+func (c *Cluster) Controller() int {
+	c.t.Helper()
+	ctrl := -1
+	waitFor(c.t, convergeTimeout, func() (err error) {
+		ctrl, err = c.agreedController()
+		return err
+	})
+	return ctrl
+}
+
+// WaitConverged waits until every live node holds the same metadata image (equal in
+// every field, offset included) and returns it.
+func (c *Cluster) WaitConverged() imageView {
+	c.t.Helper()
+	var im imageView
+	waitFor(c.t, convergeTimeout, func() error {
+		live := c.live()
+		if len(live) == 0 {
+			return fmt.Errorf("no live node")
+		}
+		im = c.Image(live[0])
+		for _, i := range live[1:] {
+			if other := c.Image(i); !im.equal(other) {
+				return fmt.Errorf("node-%d and node-%d differ: %s", live[0], i, im.diff(other))
+			}
+		}
+		return nil
+	})
+	return im
+}
+
+// Image returns node i's metadata image as the test-side view.
+func (c *Cluster) Image(i int) imageView {
+	c.t.Helper()
+	im, err := viewOf(c.nodes[i].broker.Image())
+	if err != nil {
+		c.t.Fatalf("node-%d: %v", i, err)
+	}
+	return im
+}
+
+// Client returns a kgo client seeded with every live node (running, not partitioned),
+// closed at cleanup.
 func (c *Cluster) Client(t testing.TB, opts ...kgo.Opt) *kgo.Client {
 	t.Helper()
-	opts = append([]kgo.Opt{kgo.SeedBrokers(c.Addrs()...)}, opts...)
+	return newClient(t, c.Addrs(), opts...)
+}
+
+// ClientTo returns a kgo client seeded with node i only, closed at cleanup.
+func (c *Cluster) ClientTo(t testing.TB, i int, opts ...kgo.Opt) *kgo.Client {
+	t.Helper()
+	return newClient(t, []string{c.Addr(i)}, opts...)
+}
+
+func newClient(t testing.TB, seeds []string, opts ...kgo.Opt) *kgo.Client {
+	t.Helper()
+	opts = append([]kgo.Opt{kgo.SeedBrokers(seeds...)}, opts...)
 	cl, err := kgo.NewClient(opts...)
 	if err != nil {
 		t.Fatal(err)
@@ -185,13 +448,41 @@ func (c *Cluster) Client(t testing.TB, opts ...kgo.Opt) *kgo.Client {
 	return cl
 }
 
-// Admin returns a kadm client over a fresh kgo client.
+// Admin returns a kadm client over a fresh kgo client seeded with every live node.
 func (c *Cluster) Admin(t testing.TB) *kadm.Client { return kadm.NewClient(c.Client(t)) }
+
+// RequestTo sends req to node i itself (its seed connection: no metadata routing, so
+// an admin request reaches a node that is not the controller).
+func (c *Cluster) RequestTo(ctx context.Context, t testing.TB, i int, req kmsg.Request) (kmsg.Response, error) {
+	t.Helper()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(c.Addr(i)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	return cl.SeedBrokers()[0].Request(ctx, req)
+}
+
+// DropConnections cuts every client connection to node i, as a network blip would;
+// clients reconnect. kafka-go's Reader.Close, for one, otherwise waits out a parked
+// long-poll fetch (MaxWait 10 s by default).
+func (c *Cluster) DropConnections(i int) { c.net.closeAccepted(i) }
+
+// SawRequest reports whether node i received a request with key at version.
+func (c *Cluster) SawRequest(i int, key, version int16) bool {
+	return c.net.requestLog(i).saw(key, version)
+}
 
 // CreateTopic creates a topic with replication factor 1 through kadm, or fails t.
 func (c *Cluster) CreateTopic(t testing.TB, topic string, partitions int32, configs map[string]*string) {
 	t.Helper()
-	resp, err := c.Admin(t).CreateTopic(testContext(t), partitions, 1, configs, topic)
+	c.CreateTopicRF(t, topic, partitions, 1, configs)
+}
+
+// CreateTopicRF creates a topic through kadm, or fails t.
+func (c *Cluster) CreateTopicRF(t testing.TB, topic string, partitions int32, rf int16, configs map[string]*string) {
+	t.Helper()
+	resp, err := c.Admin(t).CreateTopic(testContext(t), partitions, rf, configs, topic)
 	if err == nil {
 		err = resp.Err
 	}
@@ -275,192 +566,6 @@ func (w *testLogWriter) stop() {
 	w.mu.Lock()
 	w.stopped = true
 	w.mu.Unlock()
-}
-
-// listenerProxy forwards Kafka connections to a broker unchanged, recording the api
-// key and version of every request frame. All methods are safe for concurrent use.
-type listenerProxy struct {
-	ln net.Listener
-	// upstream is the broker's listener; written once by serve before accepting.
-	upstream string
-	wg       sync.WaitGroup
-
-	mu sync.Mutex
-	// closed, conns and seen are guarded by mu.
-	closed bool
-	conns  map[net.Conn]struct{}
-	seen   map[[2]int16]int // {key, version} -> requests
-}
-
-func newListenerProxy() (*listenerProxy, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, err
-	}
-	return &listenerProxy{ln: ln, conns: map[net.Conn]struct{}{}, seen: map[[2]int16]int{}}, nil
-}
-
-func (p *listenerProxy) addr() string { return p.ln.Addr().String() }
-
-// serve starts accepting and forwarding to upstream.
-func (p *listenerProxy) serve(upstream string) {
-	p.upstream = upstream
-	p.wg.Add(1)
-	go func() {
-		defer p.wg.Done()
-		for {
-			client, err := p.ln.Accept()
-			if err != nil {
-				return
-			}
-			p.wg.Add(1)
-			go func() {
-				defer p.wg.Done()
-				p.handle(client)
-			}()
-		}
-	}()
-}
-
-// track registers conns so that close can cut them; it reports false once closed.
-func (p *listenerProxy) track(conns ...net.Conn) bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.closed {
-		return false
-	}
-	for _, c := range conns {
-		p.conns[c] = struct{}{}
-	}
-	return true
-}
-
-func (p *listenerProxy) untrack(conns ...net.Conn) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	for _, c := range conns {
-		delete(p.conns, c)
-		c.Close()
-	}
-}
-
-func (p *listenerProxy) handle(client net.Conn) {
-	server, err := net.DialTimeout("tcp", p.upstream, 10*time.Second)
-	if err != nil {
-		client.Close()
-		return
-	}
-	if !p.track(client, server) {
-		client.Close()
-		server.Close()
-		return
-	}
-	defer p.untrack(client, server)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		_, _ = io.Copy(client, server)
-		client.Close() // the broker closed: so does the client's side
-	}()
-	p.forwardRequests(client, server)
-	server.Close()
-	<-done
-}
-
-// forwardRequests copies request frames from client to server, recording each
-// header. Anything that does not look like a frame is passed through raw.
-func (p *listenerProxy) forwardRequests(client, server net.Conn) {
-	var hdr [8]byte
-	for {
-		if _, err := io.ReadFull(client, hdr[:4]); err != nil {
-			return
-		}
-		size := int32(binary.BigEndian.Uint32(hdr[:4]))
-		if size < 4 {
-			if _, err := server.Write(hdr[:4]); err == nil {
-				_, _ = io.Copy(server, client)
-			}
-			return
-		}
-		if _, err := io.ReadFull(client, hdr[4:8]); err != nil {
-			return
-		}
-		p.record(int16(binary.BigEndian.Uint16(hdr[4:6])), int16(binary.BigEndian.Uint16(hdr[6:8])))
-		if _, err := server.Write(hdr[:8]); err != nil {
-			return
-		}
-		if _, err := io.CopyN(server, client, int64(size)-4); err != nil {
-			return
-		}
-	}
-}
-
-func (p *listenerProxy) record(key, version int16) {
-	p.mu.Lock()
-	p.seen[[2]int16{key, version}]++
-	p.mu.Unlock()
-}
-
-// sawRequest reports whether a request with key at version passed the proxy.
-func (p *listenerProxy) sawRequest(key, version int16) bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.seen[[2]int16{key, version}] > 0
-}
-
-// summary lists the requests seen, as "Metadata v11 x3, Produce v9 x50".
-func (p *listenerProxy) summary() string {
-	p.mu.Lock()
-	keys := make([][2]int16, 0, len(p.seen))
-	for k := range p.seen {
-		keys = append(keys, k)
-	}
-	counts := make(map[[2]int16]int, len(p.seen))
-	for k, v := range p.seen {
-		counts[k] = v
-	}
-	p.mu.Unlock()
-	slices.SortFunc(keys, func(a, b [2]int16) int {
-		if a[0] != b[0] {
-			return int(a[0]) - int(b[0])
-		}
-		return int(a[1]) - int(b[1])
-	})
-	parts := make([]string, 0, len(keys))
-	for _, k := range keys {
-		name := kmsg.NameForKey(k[0])
-		if name == "" {
-			name = fmt.Sprintf("key%d", k[0])
-		}
-		parts = append(parts, fmt.Sprintf("%s v%d x%d", name, k[1], counts[k]))
-	}
-	if len(parts) == 0 {
-		return "none"
-	}
-	return strings.Join(parts, ", ")
-}
-
-// dropConnections closes every open connection; new ones are still accepted.
-func (p *listenerProxy) dropConnections() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	for c := range p.conns {
-		c.Close()
-	}
-}
-
-// close stops accepting, cuts every connection and waits for the forwarders.
-func (p *listenerProxy) close() {
-	p.mu.Lock()
-	if !p.closed {
-		p.closed = true
-		for c := range p.conns {
-			c.Close()
-		}
-	}
-	p.mu.Unlock()
-	p.ln.Close()
-	p.wg.Wait()
 }
 
 // recordKey and recordValue are the i-th test record's key and value. Values vary in

@@ -115,11 +115,11 @@ func TestKafkaGo_WriterReader(t *testing.T) {
 		t.Fatalf("reader lag after reading everything: %d, %v", lag, err)
 	}
 	// Close the Reader now, without waiting out its parked 10 s fetch.
-	c.Node(0).DropConnections()
+	c.DropConnections(0)
 	if err := r.Close(); err != nil {
 		t.Errorf("reader close: %v", err)
 	}
-	if !c.Node(0).SawRequest(1, 10) {
+	if !c.SawRequest(0, 1, 10) {
 		t.Errorf("the Reader did not use Fetch v10")
 	}
 }
@@ -134,7 +134,7 @@ func TestKafkaGo_ConnHelpers(t *testing.T) {
 	const topic, n = "kafkago-conn", 25
 	ctx := testContext(t)
 	deadline, _ := ctx.Deadline()
-	addr := c.Node(0).Addr()
+	addr := c.Addr(0)
 
 	conn, err := kafka.DialContext(ctx, "tcp", addr)
 	if err != nil {

@@ -106,7 +106,7 @@ func TestKcat_Metadata(t *testing.T) {
 	kcatBinary(t)
 	t.Parallel()
 	c := StartCluster(t, 1)
-	addr := c.Node(0).Addr()
+	addr := c.Addr(0)
 	c.CreateTopic(t, "kcat-meta", 3, nil)
 
 	plain := runKcat(t, "", "-L", "-b", addr)
@@ -178,7 +178,7 @@ func TestKcat_ProduceConsume(t *testing.T) {
 	kcatBinary(t)
 	t.Parallel()
 	c := StartCluster(t, 1)
-	addr := c.Node(0).Addr()
+	addr := c.Addr(0)
 	const n = 120
 
 	t.Run("plain", func(t *testing.T) {

@@ -217,14 +217,14 @@ func TestSarama_ClusterAdmin(t *testing.T) {
 	if err := call("DescribeCluster", func() (err error) { brokers, controller, err = admin.DescribeCluster(); return err }); err != nil {
 		t.Fatalf("DescribeCluster: %v", err)
 	}
-	if len(brokers) != 1 || brokers[0].ID() != 0 || brokers[0].Addr() != c.Node(0).Addr() || controller != 0 {
+	if len(brokers) != 1 || brokers[0].ID() != 0 || brokers[0].Addr() != c.Addr(0) || controller != 0 {
 		addrs := make([]string, 0, len(brokers))
 		for _, b := range brokers {
 			addrs = append(addrs, fmt.Sprintf("%d@%s", b.ID(), b.Addr()))
 		}
-		t.Fatalf("DescribeCluster: brokers %v controller %d, expected [0@%s] controller 0", addrs, controller, c.Node(0).Addr())
+		t.Fatalf("DescribeCluster: brokers %v controller %d, expected [0@%s] controller 0", addrs, controller, c.Addr(0))
 	}
-	if !c.Node(0).SawRequest(60, 0) && !c.Node(0).SawRequest(60, 1) {
+	if !c.SawRequest(0, 60, 0) && !c.SawRequest(0, 60, 1) {
 		t.Errorf("sarama did not use the DescribeCluster API (it falls back to Metadata only on UNSUPPORTED_VERSION)")
 	}
 
