@@ -399,3 +399,83 @@ func TestDivergentFollowerTruncatesByLeaderEpoch(t *testing.T) {
 }
 
 type replicationStateView struct{ leo, hw int64 }
+
+// TestFollowerRestartThenLeaderDies is KIP-101's window: follower 4 restarts (its
+// high watermark checkpoint is stale) and leader 3 dies as soon as 4 is back. Old Kafka
+// truncated 4 to its stale HW and could elect it, losing acknowledged records. Here a
+// restarted broker is out of the ISR until it has caught up through leader-epoch
+// truncation, so either 4 leads with every acknowledged record, or the partition waits
+// offline until 3 returns; afterwards both replicas hold every acknowledged record.
+func TestFollowerRestartThenLeaderDies(t *testing.T) {
+	c := startTestCluster(t, 5, 3, map[string]string{
+		"broker.session.timeout.ms":                     "2000",
+		"broker.heartbeat.interval.ms":                  "250",
+		"replica.high.watermark.checkpoint.interval.ms": "600000", // stale on purpose
+	})
+	client := newClient(t, c.brokers[0])
+	req := kmsg.NewPtrCreateTopicsRequest()
+	rt := kmsg.NewCreateTopicsRequestTopic()
+	rt.Topic, rt.NumPartitions, rt.ReplicationFactor = "k101", -1, -1
+	ra := kmsg.NewCreateTopicsRequestTopicReplicaAssignment()
+	ra.Partition, ra.Replicas = 0, []int32{3, 4}
+	rt.ReplicaAssignment = append(rt.ReplicaAssignment, ra)
+	cfg := kmsg.NewCreateTopicsRequestTopicConfig()
+	cfg.Name, cfg.Value = "min.insync.replicas", kmsg.StringPtr("2")
+	rt.Configs = append(rt.Configs, cfg)
+	req.Topics = append(req.Topics, rt)
+	if resp, err := req.RequestWith(testContext(t), client); err != nil || resp.Topics[0].ErrorCode != 0 {
+		t.Fatalf("create: %v %+v", err, resp)
+	}
+	waitFor(t, 20*time.Second, func() error {
+		if c.brokers[3].partitions.get("k101", 0) == nil || c.brokers[4].partitions.get("k101", 0) == nil {
+			return fmt.Errorf("replicas not open")
+		}
+		return nil
+	})
+	for i := 0; i < 20; i++ {
+		if code := rawProduce(t, c.brokers[3], "k101", -1); code != 0 {
+			t.Fatalf("acks=all record %d: %v", i, kerr.ErrorForCode(code))
+		}
+	}
+	observer := c.brokers[0]
+	c.kill(4)
+	c.restart(4)
+	waitFor(t, 30*time.Second, func() error {
+		if br := observer.Image().Brokers[4]; br == nil || br.Fenced {
+			return fmt.Errorf("broker 4 not back")
+		}
+		return nil
+	})
+	c.kill(3)
+	waitFor(t, 30*time.Second, func() error {
+		p := observer.Image().Topic("k101").Partitions[0]
+		if p.Leader == 3 {
+			return fmt.Errorf("broker 3 still leads")
+		}
+		return nil
+	})
+	if p := observer.Image().Topic("k101").Partitions[0]; p.Leader == 4 {
+		if leo := c.brokers[4].partitions.get("k101", 0).State().LogEndOffset; leo < 20 {
+			t.Fatalf("broker 4 leads with %d of 20 acknowledged records", leo)
+		}
+	} else if p.Leader != -1 {
+		t.Fatalf("unexpected leader %d", p.Leader)
+	}
+	c.restart(3)
+	waitFor(t, 30*time.Second, func() error {
+		p := observer.Image().Topic("k101").Partitions[0]
+		if p.Leader < 0 || len(p.ISR) != 2 {
+			return fmt.Errorf("leader %d isr %v", p.Leader, p.ISR)
+		}
+		for _, id := range []int{3, 4} {
+			if st := c.brokers[id].partitions.get("k101", 0).State(); st.LogEndOffset < 20 || st.HighWatermark < 20 {
+				return fmt.Errorf("broker %d at %+v", id, st)
+			}
+		}
+		return nil
+	})
+	a, b := c.brokers[3].partitions.get("k101", 0), c.brokers[4].partitions.get("k101", 0)
+	if !bytes.Equal(replicaBytes(a, 20), replicaBytes(b, 20)) {
+		t.Fatal("the replicas differ in the acknowledged records")
+	}
+}
