@@ -95,18 +95,7 @@ func TestStoppedFollowerLeavesAndRejoinsTheISR(t *testing.T) {
 		"broker.session.timeout.ms":    "60000", // fencing must not be what shrinks the ISR
 		"broker.heartbeat.interval.ms": "500",
 	})
-	admClient := newClient(t, c.brokers[0])
-	req := kmsg.NewPtrCreateTopicsRequest()
-	rt := kmsg.NewCreateTopicsRequestTopic()
-	rt.Topic, rt.NumPartitions, rt.ReplicationFactor = "isr", -1, -1
-	ra := kmsg.NewCreateTopicsRequestTopicReplicaAssignment()
-	ra.Partition, ra.Replicas = 0, []int32{2, 3, 4}
-	rt.ReplicaAssignment = append(rt.ReplicaAssignment, ra)
-	req.Topics = append(req.Topics, rt)
-	resp, err := req.RequestWith(testContext(t), admClient)
-	if err != nil || resp.Topics[0].ErrorCode != 0 {
-		t.Fatalf("create: %v %+v", err, resp)
-	}
+	createAssignedTopic(t, c.brokers[0], "isr", []int32{2, 3, 4}, nil)
 	produce := func() error {
 		cl, err := kgo.NewClient(kgo.SeedBrokers(c.brokers[0].Addr().String()), kgo.DefaultProduceTopic("isr"),
 			kgo.RequiredAcks(kgo.AllISRAcks()), kgo.RecordRetries(0), kgo.RecordDeliveryTimeout(15*time.Second))
@@ -307,20 +296,7 @@ func TestDivergentFollowerTruncatesByLeaderEpoch(t *testing.T) {
 		"broker.session.timeout.ms":    "2000",
 		"broker.heartbeat.interval.ms": "250",
 	})
-	client := newClient(t, c.brokers[0])
-	req := kmsg.NewPtrCreateTopicsRequest()
-	rt := kmsg.NewCreateTopicsRequestTopic()
-	rt.Topic, rt.NumPartitions, rt.ReplicationFactor = "div", -1, -1
-	ra := kmsg.NewCreateTopicsRequestTopicReplicaAssignment()
-	ra.Partition, ra.Replicas = 0, []int32{3, 4}
-	rt.ReplicaAssignment = append(rt.ReplicaAssignment, ra)
-	cfg := kmsg.NewCreateTopicsRequestTopicConfig()
-	cfg.Name, cfg.Value = "unclean.leader.election.enable", kmsg.StringPtr("true")
-	rt.Configs = append(rt.Configs, cfg)
-	req.Topics = append(req.Topics, rt)
-	if resp, err := req.RequestWith(testContext(t), client); err != nil || resp.Topics[0].ErrorCode != 0 {
-		t.Fatalf("create: %v %+v", err, resp)
-	}
+	createAssignedTopic(t, c.brokers[0], "div", []int32{3, 4}, map[string]string{"unclean.leader.election.enable": "true"})
 	state := func(id int) replicationStateView {
 		st := c.brokers[id].partitions.get("div", 0).State()
 		return replicationStateView{st.LogEndOffset, st.HighWatermark}
@@ -412,20 +388,7 @@ func TestFollowerRestartThenLeaderDies(t *testing.T) {
 		"broker.heartbeat.interval.ms":                  "250",
 		"replica.high.watermark.checkpoint.interval.ms": "600000", // stale on purpose
 	})
-	client := newClient(t, c.brokers[0])
-	req := kmsg.NewPtrCreateTopicsRequest()
-	rt := kmsg.NewCreateTopicsRequestTopic()
-	rt.Topic, rt.NumPartitions, rt.ReplicationFactor = "k101", -1, -1
-	ra := kmsg.NewCreateTopicsRequestTopicReplicaAssignment()
-	ra.Partition, ra.Replicas = 0, []int32{3, 4}
-	rt.ReplicaAssignment = append(rt.ReplicaAssignment, ra)
-	cfg := kmsg.NewCreateTopicsRequestTopicConfig()
-	cfg.Name, cfg.Value = "min.insync.replicas", kmsg.StringPtr("2")
-	rt.Configs = append(rt.Configs, cfg)
-	req.Topics = append(req.Topics, rt)
-	if resp, err := req.RequestWith(testContext(t), client); err != nil || resp.Topics[0].ErrorCode != 0 {
-		t.Fatalf("create: %v %+v", err, resp)
-	}
+	createAssignedTopic(t, c.brokers[0], "k101", []int32{3, 4}, map[string]string{"min.insync.replicas": "2"})
 	waitFor(t, 20*time.Second, func() error {
 		if c.brokers[3].partitions.get("k101", 0) == nil || c.brokers[4].partitions.get("k101", 0) == nil {
 			return fmt.Errorf("replicas not open")
@@ -477,5 +440,26 @@ func TestFollowerRestartThenLeaderDies(t *testing.T) {
 	a, b := c.brokers[3].partitions.get("k101", 0), c.brokers[4].partitions.get("k101", 0)
 	if !bytes.Equal(replicaBytes(a, 20), replicaBytes(b, 20)) {
 		t.Fatal("the replicas differ in the acknowledged records")
+	}
+}
+
+// createAssignedTopic creates topic with one partition on replicas (in that order) and
+// the given topic configs, through b.
+func createAssignedTopic(t *testing.T, b *Broker, topic string, replicas []int32, configs map[string]string) {
+	t.Helper()
+	req := kmsg.NewPtrCreateTopicsRequest()
+	rt := kmsg.NewCreateTopicsRequestTopic()
+	rt.Topic, rt.NumPartitions, rt.ReplicationFactor = topic, -1, -1
+	ra := kmsg.NewCreateTopicsRequestTopicReplicaAssignment()
+	ra.Partition, ra.Replicas = 0, replicas
+	rt.ReplicaAssignment = append(rt.ReplicaAssignment, ra)
+	for name, value := range configs {
+		cfg := kmsg.NewCreateTopicsRequestTopicConfig()
+		cfg.Name, cfg.Value = name, kmsg.StringPtr(value)
+		rt.Configs = append(rt.Configs, cfg)
+	}
+	req.Topics = append(req.Topics, rt)
+	if resp, err := req.RequestWith(testContext(t), newClient(t, b)); err != nil || resp.Topics[0].ErrorCode != 0 {
+		t.Fatalf("create %s: %v %+v", topic, err, resp)
 	}
 }
