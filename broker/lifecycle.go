@@ -225,16 +225,24 @@ func (c *controllerClients) call(ctx context.Context, b *Broker, req kmsg.Reques
 		c.client.Close()
 		c.client = nil
 	}
-	if c.client == nil {
-		cl, err := rpc.DialWith(ctx, b.dial, addr, fmt.Sprintf("%s%d", forwardedClientPrefix, b.cfg.NodeID))
-		if err != nil {
-			c.mu.Unlock()
-			return nil, err
-		}
-		c.client, c.addr = cl, addr
-	}
 	cl := c.client
 	c.mu.Unlock()
+	if cl == nil {
+		// Dial without the lock held; if another caller installed a client meanwhile,
+		// use that one.
+		dialed, err := rpc.DialWith(ctx, b.dial, addr, fmt.Sprintf("%s%d", forwardedClientPrefix, b.cfg.NodeID))
+		if err != nil {
+			return nil, err
+		}
+		c.mu.Lock()
+		if c.client == nil {
+			c.client, c.addr = dialed, addr
+		} else {
+			dialed.Close()
+		}
+		cl = c.client
+		c.mu.Unlock()
+	}
 	resp, err := cl.Do(ctx, req)
 	if err == nil {
 		if isNotController(resp) {
