@@ -93,11 +93,20 @@ func TestChaosKillRestartUnderLoad(t *testing.T) {
 		}
 	}()
 
-	wholeISR := func(observer *Broker) error {
+	// A round ends when every partition has a leader and a whole ISR and the restarted
+	// node is registered again with its replicas open (a node restarted within its
+	// session timeout may still be listed in the ISR from before).
+	wholeISR := func(observer, restarted *Broker) error {
+		if br := observer.Image().Brokers[restarted.NodeID()]; br == nil || br.Fenced || restarted.BrokerEpoch() < 0 {
+			return fmt.Errorf("node %d not registered again", restarted.NodeID())
+		}
 		for p := int32(0); p < partitions; p++ {
 			part := observer.Image().Topic("chaos").Partitions[p]
 			if len(part.ISR) != 3 || part.Leader < 0 {
 				return fmt.Errorf("chaos-%d: leader %d isr %v", p, part.Leader, part.ISR)
+			}
+			if restarted.partitions.get("chaos", p) == nil {
+				return fmt.Errorf("node %d has not opened chaos-%d", restarted.NodeID(), p)
 			}
 		}
 		return nil
@@ -117,8 +126,8 @@ func TestChaosKillRestartUnderLoad(t *testing.T) {
 		}
 		// Let the cluster fail over under load, then bring the node back.
 		<-time.After(time.Duration(500+rng.IntN(1500)) * time.Millisecond)
-		c.restart(victim)
-		waitFor(t, 60*time.Second, func() error { return wholeISR(observer) })
+		restarted := c.restart(victim)
+		waitFor(t, 60*time.Second, func() error { return wholeISR(observer, restarted) })
 	}
 	close(stop)
 	<-loadDone
@@ -136,6 +145,9 @@ func TestChaosKillRestartUnderLoad(t *testing.T) {
 			var hws []int64
 			for _, b := range c.brokers {
 				lp := b.partitions.get("chaos", p)
+				if lp == nil {
+					return fmt.Errorf("node %d has not opened chaos-%d", b.NodeID(), p)
+				}
 				st := lp.State()
 				hws = append(hws, st.HighWatermark)
 				logs = append(logs, replicaBytes(lp, st.HighWatermark))

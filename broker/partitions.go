@@ -109,8 +109,15 @@ func (pm *partitionManager) all() []*localPartition {
 	return out
 }
 
-// reconcileLoop applies every new metadata image to the local replicas.
+// reconcileLoop applies every new metadata image to the local replicas, once this
+// broker's metadata has caught up: it is registered with this process's incarnation
+// and unfenced, which the controller allows only when the broker has applied the log
+// up to its registration. Until then a restarted node's image may be stale (it may
+// even name this node leader in an old epoch) and must not be acted on.
 func (pm *partitionManager) reconcileLoop() {
+	if err := pm.b.WaitReady(context.Background()); err != nil {
+		return // stopped before it caught up
+	}
 	prev := metadata.NewImage()
 	for {
 		changed := pm.b.machine.Changed()
