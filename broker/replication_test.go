@@ -404,9 +404,9 @@ func TestFollowerRestartThenLeaderDies(t *testing.T) {
 	}
 	observer := c.brokers[0]
 	c.kill(4)
-	c.restart(4)
-	waitFor(t, 30*time.Second, func() error {
-		if br := observer.Image().Brokers[4]; br == nil || br.Fenced {
+	restarted := c.restart(4)
+	waitFor(t, 30*time.Second, func() error { // the new process registered, not the old one's leftover
+		if br := observer.Image().Brokers[4]; br == nil || br.Fenced || restarted.BrokerEpoch() < 0 {
 			return fmt.Errorf("broker 4 not back")
 		}
 		return nil
@@ -420,7 +420,14 @@ func TestFollowerRestartThenLeaderDies(t *testing.T) {
 		return nil
 	})
 	if p := observer.Image().Topic("k101").Partitions[0]; p.Leader == 4 {
-		if leo := c.brokers[4].partitions.get("k101", 0).State().LogEndOffset; leo < 20 {
+		var lp *localPartition
+		waitFor(t, 30*time.Second, func() error {
+			if lp = restarted.partitions.get("k101", 0); lp == nil {
+				return fmt.Errorf("broker 4 has not opened its replica")
+			}
+			return nil
+		})
+		if leo := lp.State().LogEndOffset; leo < 20 {
 			t.Fatalf("broker 4 leads with %d of 20 acknowledged records", leo)
 		}
 	} else if p.Leader != -1 {
