@@ -74,8 +74,12 @@ func TestProduceConsume_CompressionAndAcks(t *testing.T) {
 			if r.stdout != lines(input...) {
 				t.Fatalf("round trip through %s lost or changed records:\n got %d bytes\nwant %d bytes", tc.compression, len(r.stdout), len(lines(input...)))
 			}
-			if got := storedCodec(t, b.Addr().String(), topic); got != tc.codec {
-				t.Fatalf("stored batches use codec %d, want %d (--compression %s)", got, tc.codec, tc.compression)
+			// kgo sends a batch uncompressed when compressing would not shrink it (a
+			// lone short record, as acks=0 often sends first), so codec 0 may appear
+			// beside the requested one; any other codec is wrong.
+			codecs := storedCodecs(t, b.Addr().String(), topic, len(input))
+			if !codecs[tc.codec] || len(codecs) > 2 || (len(codecs) == 2 && !codecs[0]) {
+				t.Fatalf("stored batches use codecs %v, want %d (--compression %s)", codecs, tc.codec, tc.compression)
 			}
 		})
 	}
@@ -83,26 +87,29 @@ func TestProduceConsume_CompressionAndAcks(t *testing.T) {
 	mustFail(t, `bad --acks "2"`, "x\n", "produce", bs, "--acks", "2", "c-none-all")
 }
 
-// storedCodec reads the first record of topic with a plain kgo client and returns its
-// batch's compression codec.
-func storedCodec(t *testing.T, addr, topic string) uint8 {
+// storedCodecs reads the first n records of topic with a plain kgo client and returns
+// the compression codecs of the batches that hold them.
+func storedCodecs(t *testing.T, addr, topic string, n int) map[uint8]bool {
 	t.Helper()
-	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.ConsumeTopics(topic))
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer cl.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	fetches := cl.PollRecords(ctx, 1)
-	if err := fetches.Err(); err != nil {
-		t.Fatal(err)
+	codecs := map[uint8]bool{}
+	for seen := 0; seen < n; {
+		fetches := cl.PollRecords(ctx, n-seen)
+		if err := fetches.Err(); err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range fetches.Records() {
+			codecs[r.Attrs.CompressionType()] = true
+			seen++
+		}
 	}
-	recs := fetches.Records()
-	if len(recs) == 0 {
-		t.Fatal("no records")
-	}
-	return recs[0].Attrs.CompressionType()
+	return codecs
 }
 
 func TestConsume_PartitionAndOffset(t *testing.T) {
