@@ -8,7 +8,10 @@ package broker
 // FETCH_SESSION_ID_NOT_FOUND. max_bytes and partition_max_bytes are soft limits (KIP-74):
 // the first batch is returned even when larger. A fetch with less than min_bytes parks
 // until enough data arrives, a partition's state changes, or max_wait_ms passes.
-// KIP-320: current_leader_epoch fences stale or future epochs.
+// KIP-320: current_leader_epoch fences stale or future epochs. KIP-392: from v11 a
+// follower serves consumers too, up to its own high watermark (never past the
+// leader's); preferred_read_replica is always -1, so clients that do not ask a follower
+// themselves keep reading from the leader.
 
 import (
 	"context"
@@ -139,7 +142,11 @@ func (b *Broker) fetchPartition(sp *kmsg.FetchResponseTopicPartition, topic stri
 			sp.DivergingEpoch.Epoch, sp.DivergingEpoch.EndOffset = diverging.Epoch, diverging.EndOffset
 		}
 	} else {
-		res, err = lp.Read(p.FetchOffset, max(limit, 1), p.CurrentLeaderEpoch, false)
+		scope := replication.LeaderOnly
+		if r.Version >= 11 {
+			scope = replication.AnyReplica // KIP-392: a follower serves up to its own HW
+		}
+		res, err = lp.Read(p.FetchOffset, max(limit, 1), p.CurrentLeaderEpoch, scope, false)
 	}
 	if err != nil {
 		return b.errorCodeLogged(err, "fetch")

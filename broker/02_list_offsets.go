@@ -4,11 +4,15 @@ package broker
 // stable offset without transactions), -2 earliest (log start), -3 (v7) the record with
 // the largest timestamp, and T >= 0 the first record with timestamp >= T below the high
 // watermark (offset -1 when there is none). v4+ reports leader epochs and applies
-// KIP-320 fencing with current_leader_epoch.
+// KIP-320 fencing with current_leader_epoch. As in Kafka, replica_id -2 (the debugging
+// replica) may ask any replica, leader or follower, and a broker or debugging replica id
+// reads without isolation: latest is that replica's log end offset and time lookups
+// reach it too.
 
 import (
 	"context"
 
+	"github.com/petrel-broker/petrel/replication"
 	"github.com/petrel-broker/petrel/rpc"
 	"github.com/petrel-broker/petrel/segment"
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -26,7 +30,7 @@ func (b *Broker) handleListOffsets(ctx context.Context, req *rpc.Request) rpc.Re
 		for _, p := range t.Partitions {
 			sp := kmsg.NewListOffsetsResponseTopicPartition()
 			sp.Partition = p.Partition
-			sp.ErrorCode = b.listOffset(&sp, t.Topic, p)
+			sp.ErrorCode = b.listOffset(&sp, t.Topic, p, r.ReplicaID)
 			if sp.ErrorCode != 0 {
 				sp.Offset, sp.Timestamp, sp.LeaderEpoch = -1, -1, -1
 			}
@@ -37,7 +41,10 @@ func (b *Broker) handleListOffsets(ctx context.Context, req *rpc.Request) rpc.Re
 	return rpc.Respond(resp)
 }
 
-func (b *Broker) listOffset(sp *kmsg.ListOffsetsResponseTopicPartition, topic string, p kmsg.ListOffsetsRequestTopicPartition) int16 {
+// debuggingReplicaID is ListOffsets' replica id for tools that may ask any replica.
+const debuggingReplicaID = -2
+
+func (b *Broker) listOffset(sp *kmsg.ListOffsetsResponseTopicPartition, topic string, p kmsg.ListOffsetsRequestTopicPartition, replicaID int32) int16 {
 	lp := b.partitions.get(topic, p.Partition)
 	if lp == nil {
 		if t := b.Image().Topic(topic); t != nil && p.Partition >= 0 && int(p.Partition) < len(t.Partitions) {
@@ -45,19 +52,28 @@ func (b *Broker) listOffset(sp *kmsg.ListOffsetsResponseTopicPartition, topic st
 		}
 		return kerr.UnknownTopicOrPartition.Code
 	}
-	if err := lp.CheckLeaderEpoch(p.CurrentLeaderEpoch); err != nil {
+	scope := replication.LeaderOnly
+	if replicaID == debuggingReplicaID {
+		scope = replication.AnyReplica
+	}
+	if err := lp.CheckEpoch(p.CurrentLeaderEpoch, scope); err != nil {
 		return b.errorCodeLogged(err, "list offsets")
 	}
 	st := lp.State()
 	sp.Timestamp, sp.LeaderEpoch = -1, st.LeaderEpoch
-	if p.Timestamp != -2 && st.HighWatermark < st.LeaderEpochStartOffset {
+	isolated := replicaID == -1 // consumers read up to the HW; brokers and tools to the LEO
+	end := st.HighWatermark
+	if !isolated {
+		end = st.LogEndOffset
+	}
+	if isolated && p.Timestamp != -2 && st.HighWatermark < st.LeaderEpochStartOffset {
 		// A new leader whose high watermark has not reached the start of its epoch
 		// cannot answer latest or by-time queries yet (Kafka does the same).
 		return kerr.OffsetNotAvailable.Code
 	}
 	switch p.Timestamp {
 	case -1: // latest
-		sp.Offset = st.HighWatermark
+		sp.Offset = end
 		return 0
 	case -2: // earliest
 		sp.Offset = st.LogStartOffset
@@ -77,7 +93,7 @@ func (b *Broker) listOffset(sp *kmsg.ListOffsetsResponseTopicPartition, topic st
 	if err != nil {
 		return b.errorCodeLogged(err, "list offsets")
 	}
-	if !ok || found.Offset >= st.HighWatermark {
+	if !ok || found.Offset >= end {
 		sp.Offset, sp.LeaderEpoch = -1, -1
 		return 0
 	}

@@ -185,12 +185,23 @@ func (p *Partition) stateLocked() State {
 // CheckLeaderEpoch applies KIP-320 fencing to a request's current leader epoch (-1 skips
 // the check) and requires leadership.
 func (p *Partition) CheckLeaderEpoch(requestEpoch int32) error {
+	return p.CheckEpoch(requestEpoch, LeaderOnly)
+}
+
+// CheckEpoch applies KIP-320 fencing to a request's current leader epoch (-1 skips the
+// check) and requires leadership when scope is LeaderOnly; with AnyReplica a follower
+// passes too (debug ListOffsets, KIP-392 consumer fetches).
+func (p *Partition) CheckEpoch(requestEpoch int32, scope ReplicaScope) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return p.checkLeaderLocked(requestEpoch)
+	return p.checkEpochLocked(requestEpoch, scope)
 }
 
 func (p *Partition) checkLeaderLocked(requestEpoch int32) error {
+	return p.checkEpochLocked(requestEpoch, LeaderOnly)
+}
+
+func (p *Partition) checkEpochLocked(requestEpoch int32, scope ReplicaScope) error {
 	switch {
 	case p.role == Stopped:
 		return ErrPartitionStopped
@@ -198,11 +209,22 @@ func (p *Partition) checkLeaderLocked(requestEpoch int32) error {
 		return ErrFencedLeaderEpoch
 	case requestEpoch > p.leaderEpoch:
 		return ErrUnknownLeaderEpoch
-	case p.role != Leader:
+	case p.role != Leader && scope == LeaderOnly:
 		return ErrNotLeader
 	}
 	return nil
 }
+
+// ReplicaScope says whether only the leader may answer a request or any replica may.
+type ReplicaScope int
+
+const (
+	// LeaderOnly requires leadership (producers, consumers before Fetch v11, followers).
+	LeaderOnly ReplicaScope = iota
+	// AnyReplica lets a follower answer from its own log: consumers with Fetch v11+
+	// (KIP-392 fetch from follower) and ListOffsets with the debugging replica id -2.
+	AnyReplica
+)
 
 // AppendAsLeader appends a producer's batches, stamping the leader epoch, and returns
 // the append info. minInsync > 0 (acks=all) requires that many ISR members first
@@ -305,14 +327,16 @@ type FetchResult struct {
 	LogEndOffset   int64
 }
 
-// Read reads for a consumer (up to the high watermark) or, with toLogEnd, for a
-// follower (up to the log end offset). It applies KIP-320 fencing with
-// currentLeaderEpoch (-1 skips) and requires leadership.
-func (p *Partition) Read(offset int64, maxBytes int, currentLeaderEpoch int32, toLogEnd bool) (FetchResult, error) {
+// Read reads for a consumer up to this replica's high watermark or, with toLogEnd, up to
+// its log end offset (a follower's fetch). It applies KIP-320 fencing with
+// currentLeaderEpoch (-1 skips) and requires leadership unless scope is AnyReplica. A
+// follower's high watermark is min(leader's, own LEO), so it never serves uncommitted
+// data either.
+func (p *Partition) Read(offset int64, maxBytes int, currentLeaderEpoch int32, scope ReplicaScope, toLogEnd bool) (FetchResult, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	res := FetchResult{Records: []byte{}, HighWatermark: p.highWatermark, LogStartOffset: p.log.LogStartOffset(), LogEndOffset: p.log.LogEndOffset()}
-	if err := p.checkLeaderLocked(currentLeaderEpoch); err != nil {
+	if err := p.checkEpochLocked(currentLeaderEpoch, scope); err != nil {
 		return res, err
 	}
 	upTo := p.highWatermark

@@ -93,11 +93,11 @@ func TestHighWatermarkWaitsForTheISR(t *testing.T) {
 	if hw := p.State().HighWatermark; hw != 0 {
 		t.Fatalf("HW %d with a silent follower", hw)
 	}
-	res, err := p.Read(0, 1<<20, -1, false)
+	res, err := p.Read(0, 1<<20, -1, LeaderOnly, false)
 	if err != nil || len(res.Records) != 0 || res.HighWatermark != 0 {
 		t.Fatalf("consumer read above the HW: %d bytes, %v", len(res.Records), err)
 	}
-	res, err = p.Read(0, 1<<20, -1, true)
+	res, err = p.Read(0, 1<<20, -1, LeaderOnly, true)
 	if err != nil || len(res.Records) == 0 || res.LogEndOffset != 3 {
 		t.Fatalf("follower read: %d bytes, %v", len(res.Records), err)
 	}
@@ -128,7 +128,7 @@ func TestLeaderEpochFencing(t *testing.T) {
 		if err := p.CheckLeaderEpoch(epoch); !errors.Is(err, want) {
 			t.Errorf("epoch %d: %v, want %v", epoch, err, want)
 		}
-		if _, err := p.Read(0, 1, epoch, false); !errors.Is(err, want) {
+		if _, err := p.Read(0, 1, epoch, LeaderOnly, false); !errors.Is(err, want) {
 			t.Errorf("read at epoch %d: %v, want %v", epoch, err, want)
 		}
 	}
@@ -213,5 +213,41 @@ func TestBecomeFollowerStopsLeading(t *testing.T) {
 	}
 	if err := p.CheckLeaderEpoch(2); !errors.Is(err, ErrNotLeader) {
 		t.Fatalf("current epoch on a follower: %v", err)
+	}
+}
+
+// A follower answers consumers (KIP-392) up to its own high watermark, min(leader's HW,
+// own LEO), and fences their epochs like a leader; leader-only requests get NOT_LEADER.
+func TestFollowerServesReadsUpToItsHighWatermark(t *testing.T) {
+	p, _ := newPartition(t, false)
+	if err := p.BecomeFollower(4, 1); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.AppendAsFollower(batch(5), 4, 3, 0); err != nil {
+		t.Fatal(err)
+	}
+	if st := p.State(); st.LogEndOffset != 5 || st.HighWatermark != 3 {
+		t.Fatalf("follower state %+v", st)
+	}
+	if _, err := p.Read(0, 1<<20, -1, LeaderOnly, false); !errors.Is(err, ErrNotLeader) {
+		t.Fatalf("leader-only read from a follower: %v", err)
+	}
+	res, err := p.Read(0, 1<<20, 4, AnyReplica, false)
+	if err != nil || res.HighWatermark != 3 || len(res.Records) != 0 {
+		// batch(5) is one batch of five records ending at 4, above the HW 3: a
+		// consumer gets nothing until the whole batch is committed.
+		t.Fatalf("read below the HW: %d bytes, HW %d, %v", len(res.Records), res.HighWatermark, err)
+	}
+	if err := p.AppendAsFollower(nil, 4, 5, 0); err != nil {
+		t.Fatal(err)
+	}
+	res, err = p.Read(0, 1<<20, 4, AnyReplica, false)
+	if err != nil || res.HighWatermark != 5 || len(res.Records) == 0 {
+		t.Fatalf("read once committed: %d bytes, HW %d, %v", len(res.Records), res.HighWatermark, err)
+	}
+	for epoch, want := range map[int32]error{3: ErrFencedLeaderEpoch, 5: ErrUnknownLeaderEpoch} {
+		if err := p.CheckEpoch(epoch, AnyReplica); !errors.Is(err, want) {
+			t.Errorf("epoch %d at a follower: %v, want %v", epoch, err, want)
+		}
 	}
 }
