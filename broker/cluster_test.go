@@ -142,12 +142,6 @@ func waitFor(t testing.TB, timeout time.Duration, f func() error) {
 	t.Fatalf("condition not met within %v: %v", timeout, err)
 }
 
-// kill stops node i abruptly.
-func (c *testCluster) kill(i int) {
-	c.brokers[i].Kill()
-	c.brokers[i] = nil
-}
-
 // restart starts node i again on its data dir and addresses.
 func (c *testCluster) restart(i int) *Broker {
 	c.t.Helper()
@@ -165,15 +159,4 @@ func (c *testCluster) restart(i int) *Broker {
 	}
 	c.brokers[i] = b
 	return b
-}
-
-// live returns a running broker.
-func (c *testCluster) live() *Broker {
-	for _, b := range c.brokers {
-		if b != nil {
-			return b
-		}
-	}
-	c.t.Fatal("no live broker")
-	return nil
 }

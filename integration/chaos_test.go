@@ -1,4 +1,4 @@
-package broker
+package integration
 
 import (
 	"bytes"
@@ -18,7 +18,8 @@ import (
 // while a producer writes with acks=all (no client retries, so every acknowledgement is
 // unambiguous), restarts it, and waits for the ISR to be whole. At the end: every
 // acknowledged record is readable exactly once at its acknowledged offset, and the
-// replicas are byte-identical below the high watermark.
+// replicas are byte-identical below the high watermark (each replica's log and high
+// watermark read with a consumer's Fetch v12 sent to its node, see replicaLog).
 //
 // Rounds: PETREL_CHAOS_ROUNDS (default 3 in CI; a long run is e.g. 50). Seed:
 // PETREL_CHAOS_SEED (printed, so a failure can be replayed).
@@ -34,32 +35,26 @@ func TestChaosKillRestartUnderLoad(t *testing.T) {
 	t.Logf("chaos: %d rounds, seed %d (PETREL_CHAOS_SEED=%d replays it)", rounds, seed, seed)
 	rng := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
 
-	c := startTestCluster(t, 3, 3, map[string]string{
-		"min.insync.replicas":          "2",
-		"broker.session.timeout.ms":    "2000",
-		"broker.heartbeat.interval.ms": "250",
-		"replica.lag.time.max.ms":      "2000",
-	})
+	c := StartCluster(t, 3,
+		WithProperty("min.insync.replicas", "2"),
+		WithProperty("broker.session.timeout.ms", "2000"),
+		WithProperty("broker.heartbeat.interval.ms", "250"),
+		WithProperty("replica.lag.time.max.ms", "2000"),
+	)
 	const partitions = 3
-	if resp, err := newAdmin(t, c.brokers[0]).CreateTopic(testContext(t), partitions, 3, nil, "chaos"); err != nil || resp.Err != nil {
-		t.Fatalf("create: %v %v", err, resp.Err)
-	}
+	c.CreateTopicRF(t, "chaos", partitions, 3, nil)
 	waitFor(t, 20*time.Second, func() error {
-		for _, b := range c.brokers {
+		for i := range 3 {
 			for p := int32(0); p < partitions; p++ {
-				if b.partitions.get("chaos", p) == nil {
-					return fmt.Errorf("broker %d lacks chaos-%d", b.NodeID(), p)
+				if _, err := replicaLEO(t, c, i, "chaos", p); err != nil {
+					return fmt.Errorf("node %d lacks chaos-%d: %w", i, p, err)
 				}
 			}
 		}
 		return nil
 	})
-	cl, err := kgo.NewClient(kgo.SeedBrokers(c.seeds()...), kgo.DefaultProduceTopic("chaos"), kgo.RequiredAcks(kgo.AllISRAcks()),
+	cl := c.Client(t, kgo.DefaultProduceTopic("chaos"), kgo.RequiredAcks(kgo.AllISRAcks()),
 		kgo.RecordRetries(0), kgo.RecordDeliveryTimeout(10*time.Second), kgo.MetadataMinAge(100*time.Millisecond))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
 
 	type ack struct {
 		partition int32
@@ -96,38 +91,38 @@ func TestChaosKillRestartUnderLoad(t *testing.T) {
 	// A round ends when every partition has a leader and a whole ISR and the restarted
 	// node is registered again with its replicas open (a node restarted within its
 	// session timeout may still be listed in the ISR from before).
-	wholeISR := func(observer, restarted *Broker) error {
-		if br := observer.Image().Brokers[restarted.NodeID()]; br == nil || br.Fenced || restarted.BrokerEpoch() < 0 {
-			return fmt.Errorf("node %d not registered again", restarted.NodeID())
+	wholeISR := func(observer, restarted int) error {
+		if err := registeredAgain(c, observer, restarted); err != nil {
+			return err
 		}
 		for p := int32(0); p < partitions; p++ {
-			part := observer.Image().Topic("chaos").Partitions[p]
+			part, err := partitionIn(c, observer, "chaos", p)
+			if err != nil {
+				return err
+			}
 			if len(part.ISR) != 3 || part.Leader < 0 {
 				return fmt.Errorf("chaos-%d: leader %d isr %v", p, part.Leader, part.ISR)
 			}
-			if restarted.partitions.get("chaos", p) == nil {
-				return fmt.Errorf("node %d has not opened chaos-%d", restarted.NodeID(), p)
+			if _, err := replicaLEO(t, c, restarted, "chaos", p); err != nil {
+				return fmt.Errorf("node %d has not opened chaos-%d: %w", restarted, p, err)
 			}
 		}
 		return nil
 	}
 	for round := 0; round < rounds; round++ {
 		victim := rng.IntN(3)
-		observer := c.brokers[(victim+1)%3]
+		observer := (victim + 1) % 3
 		graceful := rng.IntN(3) == 0
 		t.Logf("round %d: %s node %d", round, map[bool]string{true: "stopping", false: "killing"}[graceful], victim)
 		if graceful {
-			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-			c.brokers[victim].Shutdown(ctx)
-			cancel()
-			c.brokers[victim] = nil
+			c.Stop(victim)
 		} else {
-			c.kill(victim)
+			c.Kill(victim)
 		}
 		// Let the cluster fail over under load, then bring the node back.
 		<-time.After(time.Duration(500+rng.IntN(1500)) * time.Millisecond)
-		restarted := c.restart(victim)
-		waitFor(t, 60*time.Second, func() error { return wholeISR(observer, restarted) })
+		c.Start(victim)
+		waitFor(t, 60*time.Second, func() error { return wholeISR(observer, victim) })
 	}
 	close(stop)
 	<-loadDone
@@ -143,14 +138,12 @@ func TestChaosKillRestartUnderLoad(t *testing.T) {
 		for p := int32(0); p < partitions; p++ {
 			var logs [][]byte
 			var hws []int64
-			for _, b := range c.brokers {
-				lp := b.partitions.get("chaos", p)
-				if lp == nil {
-					return fmt.Errorf("node %d has not opened chaos-%d", b.NodeID(), p)
+			for i := range 3 {
+				hw, data, err := replicaLog(t, c, i, "chaos", p)
+				if err != nil {
+					return fmt.Errorf("node %d, chaos-%d: %w", i, p, err)
 				}
-				st := lp.State()
-				hws = append(hws, st.HighWatermark)
-				logs = append(logs, replicaBytes(lp, st.HighWatermark))
+				hws, logs = append(hws, hw), append(logs, data)
 			}
 			if hws[0] != hws[1] || hws[1] != hws[2] {
 				return fmt.Errorf("chaos-%d: high watermarks %v", p, hws)
@@ -165,11 +158,7 @@ func TestChaosKillRestartUnderLoad(t *testing.T) {
 
 	// Every acknowledged record exactly once, at its acknowledged offset.
 	seen := map[string][]ack{}
-	cons, err := kgo.NewClient(kgo.SeedBrokers(c.seeds()...), kgo.ConsumeTopics("chaos"), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cons.Close()
+	cons := c.Client(t, kgo.ConsumeTopics("chaos"), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
 	read := map[int32]int64{}
 	done := func() bool {
 		for p, end := range ends {
