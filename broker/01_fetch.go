@@ -54,6 +54,9 @@ func (b *Broker) parkFetch(ctx context.Context, r *kmsg.FetchRequest, wait time.
 			}
 		}
 	}
+	// Data that arrived between the first read and Watch woke nobody: read once more
+	// before sleeping, or the fetch would wait max_wait_ms for nothing.
+	w.Wake()
 	timer := time.NewTimer(wait)
 	defer timer.Stop()
 	for {

@@ -93,9 +93,14 @@ func (p *Partition) updateFollowerLocked(id int32, leo int64, now time.Time) {
 		st.lastCaughtUpTime = st.lastFetchTime
 	}
 	st.logEndOffset, st.lastFetchTime, st.lastFetchLeaderLEO = leo, now, leaderLEO
-	p.maybeAdvanceHighWatermarkLocked()
+	advanced := p.maybeAdvanceHighWatermarkLocked()
 	p.maybeExpandISRLocked(id)
-	p.notifyLocked()
+	if advanced {
+		// Only a HW move wakes waiters: waking on every follower fetch would make two
+		// parked follower fetches wake each other (each re-read records progress) and
+		// spin.
+		p.notifyLocked()
+	}
 }
 
 // maybeExpandISRLocked asks for follower id to join the ISR once its log end offset has

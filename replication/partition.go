@@ -241,7 +241,9 @@ func (p *Partition) AppendAsLeader(records []byte, minInsync int) (segment.Appen
 		return segment.AppendInfo{}, fmt.Errorf("%w: isr %v, min.insync.replicas %d", ErrNotEnoughReplicas, p.isr, minInsync)
 	}
 	info, err := p.log.AppendAsLeader(records, p.leaderEpoch)
-	if err == nil && !p.opts.SyncEveryAppend {
+	if err == nil {
+		// Followers may fetch the new batches at once, while the leader's fsync runs;
+		// with SyncEveryAppend the HW still waits for that fsync (syncTo).
 		p.maybeAdvanceHighWatermarkLocked()
 		p.notifyLocked()
 	}
@@ -288,17 +290,18 @@ func (p *Partition) syncTo(end int64) error {
 	}
 	p.log.MarkFlushed(target)
 	p.durableEnd = max(p.durableEnd, target)
-	p.maybeAdvanceHighWatermarkLocked()
-	p.notifyLocked()
+	if p.maybeAdvanceHighWatermarkLocked() {
+		p.notifyLocked()
+	}
 	return nil
 }
 
 // maybeAdvanceHighWatermarkLocked sets the HW to the minimum log end offset over the ISR,
 // the leader's own counted only up to what is durable when SyncEveryAppend is set. It
-// never moves backwards. Callers hold mu.
-func (p *Partition) maybeAdvanceHighWatermarkLocked() {
+// never moves backwards. It reports whether the HW moved. Callers hold mu.
+func (p *Partition) maybeAdvanceHighWatermarkLocked() bool {
 	if p.role != Leader {
-		return
+		return false
 	}
 	hw := p.log.LogEndOffset()
 	if p.opts.SyncEveryAppend {
@@ -316,7 +319,9 @@ func (p *Partition) maybeAdvanceHighWatermarkLocked() {
 	}
 	if hw > p.highWatermark {
 		p.highWatermark = hw
+		return true
 	}
+	return false
 }
 
 // FetchResult is what a fetch read returns for one partition.

@@ -9,6 +9,14 @@ type Waiter struct {
 // NewWaiter returns a waiter with an empty channel.
 func NewWaiter() *Waiter { return &Waiter{C: make(chan struct{}, 1)} }
 
+// Wake queues a wake-up unless one is already pending.
+func (w *Waiter) Wake() {
+	select {
+	case w.C <- struct{}{}:
+	default:
+	}
+}
+
 // Watch adds w to the partition's waiters.
 func (p *Partition) Watch(w *Waiter) {
 	p.mu.Lock()
@@ -25,9 +33,6 @@ func (p *Partition) Unwatch(w *Waiter) {
 
 func (p *Partition) notifyLocked() {
 	for w := range p.watchers {
-		select {
-		case w.C <- struct{}{}:
-		default:
-		}
+		w.Wake()
 	}
 }
