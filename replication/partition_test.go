@@ -251,3 +251,49 @@ func TestFollowerServesReadsUpToItsHighWatermark(t *testing.T) {
 		}
 	}
 }
+
+// Waiters wake on new data and on high watermark moves, not on every follower fetch: a
+// parked follower fetch re-reads (and so records its progress again) when woken, and if
+// that woke the other parked fetches the followers would spin waking each other.
+func TestFollowerFetchWakesWaitersOnlyWhenTheHighWatermarkMoves(t *testing.T) {
+	p, _ := newPartition(t, false)
+	if err := p.BecomeLeader(1, []int32{0, 1, 2}); err != nil {
+		t.Fatal(err)
+	}
+	w := NewWaiter()
+	p.Watch(w)
+	defer p.Unwatch(w)
+	woken := func() bool {
+		select {
+		case <-w.C:
+			return true
+		default:
+			return false
+		}
+	}
+	woken() // drain anything from before
+	fetch := func(id int32, offset int64) {
+		t.Helper()
+		if _, _, err := p.ReadForFollower(FollowerFetch{ReplicaID: id, FetchOffset: offset, CurrentLeaderEpoch: 1, LastFetchedEpoch: -1, MaxBytes: 1 << 20}, time.Now()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := p.AppendAsLeader(batch(3), 0); err != nil {
+		t.Fatal(err)
+	}
+	if !woken() {
+		t.Fatal("an append did not wake the waiter (parked follower fetches wait for it)")
+	}
+	fetch(1, 3) // HW still 0: follower 2 has not fetched
+	if woken() {
+		t.Fatal("a follower fetch that did not move the HW woke the waiter")
+	}
+	fetch(1, 3) // the same again, as a woken parked fetch re-reads
+	if woken() {
+		t.Fatal("a repeated follower fetch woke the waiter")
+	}
+	fetch(2, 3) // now every ISR member has offset 3: the HW moves
+	if !woken() || p.State().HighWatermark != 3 {
+		t.Fatalf("HW move to %d did not wake the waiter", p.State().HighWatermark)
+	}
+}
