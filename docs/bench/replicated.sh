@@ -4,7 +4,8 @@
 # Three nodes in one process (`petrel dev --nodes 3`) and three `petrel server`
 # processes on loopback. In each: 1 KiB records, 6 partitions, acks=all with
 # replication factor 3 (min.insync.replicas=2), beside acks=1 with replication factor 1,
-# in the same run, with the loopback TCP baseline. Prints a Markdown table.
+# in the same run, with the loopback TCP baseline; then 5 s at a fixed 5,000 records/s
+# of each for latency. Prints a Markdown table.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 records=${1:-100000}
@@ -46,9 +47,11 @@ run() { # $1 label, $2 bootstrap
   done
   "$bin" topics create r3 --partitions 6 --replication-factor 3 --config min.insync.replicas=2 --bootstrap-server "$addr" >/dev/null
   "$bin" topics create r1 --partitions 6 --replication-factor 1 --bootstrap-server "$addr" >/dev/null
-  for spec in "r3|all|RF 3, acks=all" "r1|1|RF 1, acks=1"; do
-    IFS='|' read -r topic acks what <<<"$spec"
-    "$bin" perf produce "$topic" --records "$records" --record-size 1024 --acks "$acks" --bootstrap-server "$addr" --json 2>/dev/null |
+  for spec in "r3|all|RF 3, acks=all|" "r1|1|RF 1, acks=1|" "r3|all|RF 3, acks=all @ 5000 rec/s|5000" "r1|1|RF 1, acks=1 @ 5000 rec/s|5000"; do
+    IFS='|' read -r topic acks what rate <<<"$spec"
+    limit=(); n=$records
+    if [ -n "$rate" ]; then limit=(--throughput-limit "$rate"); n=$((rate * 5)); fi
+    "$bin" perf produce "$topic" --records "$n" --record-size 1024 --acks "$acks" "${limit[@]}" --bootstrap-server "$addr" --json 2>/dev/null |
       python3 -c "
 import json,sys
 d=json.load(sys.stdin); l=d['latency_ms']
