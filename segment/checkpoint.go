@@ -24,8 +24,13 @@ type TopicPartition struct {
 
 // ReadOffsetCheckpoint reads a per-log-dir offset checkpoint (replication-offset-checkpoint,
 // recovery-point-offset-checkpoint, log-start-offset-checkpoint): "0", a count, then
-// "topic partition offset" lines. A missing file is an empty checkpoint.
+// "topic partition offset" lines. A missing or 0-byte file is an empty checkpoint (as
+// Kafka's CheckpointFile reads it; every offset then starts from its safe default). A
+// 0-byte leader-epoch-checkpoint, by contrast, is corrupt: the cache is rebuilt.
 func ReadOffsetCheckpoint(path string) (map[TopicPartition]int64, error) {
+	if fi, err := os.Stat(path); err == nil && fi.Size() == 0 {
+		return map[TopicPartition]int64{}, nil
+	}
 	lines, err := readCheckpoint(path)
 	if err != nil {
 		return nil, err

@@ -132,6 +132,17 @@ func TestOffsetCheckpointAcceptsKafkaFiles(t *testing.T) {
 	}
 }
 
+// A 0-byte file reads as an empty checkpoint, as Kafka's CheckpointFile reads it.
+func TestOffsetCheckpointEmptyFileIsEmpty(t *testing.T) {
+	path := filepath.Join(t.TempDir(), ReplicationOffsetCheckpointFile)
+	if err := os.WriteFile(path, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := ReadOffsetCheckpoint(path); err != nil || len(got) != 0 {
+		t.Fatalf("empty file read as %v %v", got, err)
+	}
+}
+
 func TestOffsetCheckpointCorrupt(t *testing.T) {
 	tests := []struct {
 		name, data string
