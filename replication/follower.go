@@ -87,6 +87,7 @@ func (p *Partition) TruncateTo(offset int64) (int64, error) {
 	}
 	p.highWatermark = min(p.highWatermark, leo)
 	p.durableEnd = min(p.durableEnd, leo)
+	p.truncations++
 	return leo, nil
 }
 
@@ -102,6 +103,7 @@ func (p *Partition) TruncateFullyAndStartAt(offset int64) error {
 		return err
 	}
 	p.highWatermark, p.durableEnd = offset, offset
+	p.truncations++
 	return nil
 }
 

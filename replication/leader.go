@@ -162,6 +162,10 @@ func (p *Partition) requestISRLocked(isr []int32) {
 		// change may be asked for.
 		if slices.Equal(p.pendingISR, change.ISR) {
 			p.pendingISR = nil
+			// A refused addition no longer holds the HW back (the maximal ISR shrank).
+			if p.maybeAdvanceHighWatermarkLocked() {
+				p.notifyLocked()
+			}
 		}
 	}()
 }

@@ -56,6 +56,7 @@ type Partition struct {
 	partitionEpoch int32
 	highWatermark  int64   // never moves backwards while leader
 	durableEnd     int64   // offsets below are fsynced (SyncEveryAppend)
+	truncations    uint64  // counts truncations, so that syncTo can tell its fsync was overtaken
 	pendingISR     []int32 // ISR asked of the controller, not yet committed; nil when none
 	// leaderEpochStartOffset is the log end offset when this replica became leader.
 	leaderEpochStartOffset int64
@@ -257,43 +258,66 @@ func (p *Partition) AppendAsLeader(records []byte, minInsync int) (segment.Appen
 	return info, nil
 }
 
+// testHookAfterFsync, when set by a test, runs in syncTo between the fsync and
+// re-taking the lock.
+var testHookAfterFsync func(*Partition)
+
 // syncTo makes offsets below end durable. Appends that arrive while one fsync runs are
-// covered by the next one, which syncs everything appended by then.
+// covered by the next one, which syncs everything appended by then. A truncation while
+// the fsync runs (the lock is released for it) voids its result: the offsets it covered
+// may since hold other batches, so the sync is done again.
 func (p *Partition) syncTo(end int64) error {
 	p.flushMu.Lock()
 	defer p.flushMu.Unlock()
-	p.mu.Lock()
-	if p.durableEnd >= end {
+	for {
+		p.mu.Lock()
+		if p.durableEnd >= end {
+			p.mu.Unlock()
+			return nil
+		}
+		if p.role == Stopped {
+			p.mu.Unlock()
+			return ErrPartitionStopped
+		}
+		files, target := p.log.SyncTarget()
+		truncations := p.truncations
+		p.mu.Unlock()
+		var err error
+		for _, f := range files {
+			if err = f.Sync(); err != nil {
+				break
+			}
+		}
+		if testHookAfterFsync != nil {
+			testHookAfterFsync(p)
+		}
+		p.mu.Lock()
+		if p.truncations != truncations {
+			p.mu.Unlock()
+			continue
+		}
+		if errors.Is(err, os.ErrClosed) {
+			// A segment was deleted meanwhile (retention): flush what remains under
+			// the lock.
+			if p.role == Stopped {
+				p.mu.Unlock()
+				return ErrPartitionStopped
+			}
+			err = p.log.Flush()
+			target = p.log.LogEndOffset()
+		}
+		if err != nil {
+			p.mu.Unlock()
+			return fmt.Errorf("replication: fsync of %s-%d: %w", p.Topic, p.ID, err)
+		}
+		p.log.MarkFlushed(target)
+		p.durableEnd = max(p.durableEnd, target)
+		if p.maybeAdvanceHighWatermarkLocked() {
+			p.notifyLocked()
+		}
 		p.mu.Unlock()
 		return nil
 	}
-	files, target := p.log.SyncTarget()
-	p.mu.Unlock()
-	var err error
-	for _, f := range files {
-		if err = f.Sync(); err != nil {
-			break
-		}
-	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if errors.Is(err, os.ErrClosed) {
-		// A segment was truncated or deleted meanwhile: flush what remains under the lock.
-		if p.role == Stopped {
-			return ErrPartitionStopped
-		}
-		err = p.log.Flush()
-		target = p.log.LogEndOffset()
-	}
-	if err != nil {
-		return fmt.Errorf("replication: fsync of %s-%d: %w", p.Topic, p.ID, err)
-	}
-	p.log.MarkFlushed(target)
-	p.durableEnd = max(p.durableEnd, target)
-	if p.maybeAdvanceHighWatermarkLocked() {
-		p.notifyLocked()
-	}
-	return nil
 }
 
 // maybeAdvanceHighWatermarkLocked sets the HW to the minimum log end offset over the ISR,

@@ -297,3 +297,91 @@ func TestFollowerFetchWakesWaitersOnlyWhenTheHighWatermarkMoves(t *testing.T) {
 		t.Fatalf("HW move to %d did not wake the waiter", p.State().HighWatermark)
 	}
 }
+
+// An fsync overtaken by a truncation proves nothing about the offsets it covered: the
+// leader appends up to 5 and fsyncs; while the fsync runs (lock released) it becomes a
+// follower and truncates to 2. The old fsync's target (5) must not become the durable
+// end, or a later follower append up to 5 would be reported durable without an fsync.
+func TestTruncationDuringFsyncDoesNotCountAsDurable(t *testing.T) {
+	p, _ := newPartition(t, true)
+	if err := p.BecomeLeader(1, []int32{0}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.AppendAsLeader(batch(2), 0); err != nil {
+		t.Fatal(err)
+	}
+	once := false
+	testHookAfterFsync = func(q *Partition) {
+		if q != p || once {
+			return
+		}
+		once = true
+		if err := p.BecomeFollower(2, 1); err != nil {
+			t.Error(err)
+		}
+		if _, err := p.TruncateTo(2); err != nil {
+			t.Error(err)
+		}
+	}
+	t.Cleanup(func() { testHookAfterFsync = nil })
+	if _, err := p.AppendAsLeader(batch(3), 0); err != nil {
+		t.Fatal(err)
+	}
+	if !once {
+		t.Fatal("the hook did not run")
+	}
+	p.mu.Lock()
+	durable, leo := p.durableEnd, p.log.LogEndOffset()
+	p.mu.Unlock()
+	if leo != 2 || durable > leo {
+		t.Fatalf("after the truncation: LEO %d, durable end %d (an fsync of truncated data counted)", leo, durable)
+	}
+}
+
+// A pending ISR addition the controller refuses stops holding the HW back: RF 2, ISR
+// {0}; follower 1 catches up (pending ISR {0,1}) and then stops fetching; the leader
+// appends more; once AlterPartition fails, the HW reaches the leader's LEO and waiters
+// are woken.
+func TestRefusedISRAdditionReleasesTheHighWatermark(t *testing.T) {
+	dir := t.TempDir()
+	log, _, err := segment.Open(dir, segment.DefaultConfig(), segment.OpenOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	refuse := make(chan struct{})
+	p := NewPartition("t", 0, log, 0, Options{BrokerID: 0, AlterISR: func(ISRChange) error {
+		<-refuse
+		return errors.New("refused by the controller")
+	}})
+	t.Cleanup(func() { p.Stop(false) })
+	if err := p.BecomeLeaderOf(1, 0, []int32{0}, []int32{0, 1}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.AppendAsLeader(batch(3), 0); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := p.ReadForFollower(FollowerFetch{ReplicaID: 1, FetchOffset: 3, CurrentLeaderEpoch: 1, LastFetchedEpoch: -1, MaxBytes: 1 << 20}, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if st := p.State(); st.MaximalISRSize != 2 {
+		t.Fatalf("follower 1 caught up but no ISR addition is pending: %+v", st)
+	}
+	if _, err := p.AppendAsLeader(batch(2), 0); err != nil {
+		t.Fatal(err)
+	}
+	if hw := p.State().HighWatermark; hw != 3 {
+		t.Fatalf("HW %d, want 3 while the addition of 1 is pending", hw)
+	}
+	w := NewWaiter()
+	p.Watch(w)
+	defer p.Unwatch(w)
+	close(refuse)
+	select {
+	case <-w.C:
+	case <-time.After(10 * time.Second):
+		t.Fatal("no wake-up after the refused ISR change")
+	}
+	if hw := p.State().HighWatermark; hw != 5 {
+		t.Fatalf("HW %d after the refused ISR change, want 5", hw)
+	}
+}
