@@ -79,7 +79,8 @@ func (b *Broker) parkFetch(ctx context.Context, r *kmsg.FetchRequest, wait time.
 }
 
 // readFetch reads every requested partition once. It returns the response, the record
-// bytes it holds and whether any partition has an error.
+// bytes it holds and whether any partition must be answered at once (an error, or a
+// diverging epoch for a follower).
 func (b *Broker) readFetch(r *kmsg.FetchRequest) (*kmsg.FetchResponse, int, bool) {
 	resp := r.ResponseKind().(*kmsg.FetchResponse)
 	resp.SessionID = 0
@@ -108,6 +109,9 @@ func (b *Broker) readFetch(r *kmsg.FetchRequest) (*kmsg.FetchResponse, int, bool
 				sp.ErrorCode = code
 				sp.HighWatermark, sp.LastStableOffset, sp.LogStartOffset = -1, -1, -1
 				errored = true
+			}
+			if sp.DivergingEpoch.Epoch >= 0 {
+				errored = true // the follower must truncate now; do not park it (Kafka answers at once)
 			}
 			total += len(sp.RecordBatches)
 			st.Partitions = append(st.Partitions, sp)

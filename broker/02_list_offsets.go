@@ -30,7 +30,7 @@ func (b *Broker) handleListOffsets(ctx context.Context, req *rpc.Request) rpc.Re
 		for _, p := range t.Partitions {
 			sp := kmsg.NewListOffsetsResponseTopicPartition()
 			sp.Partition = p.Partition
-			sp.ErrorCode = b.listOffset(&sp, t.Topic, p, r.ReplicaID)
+			sp.ErrorCode = b.listOffset(&sp, t.Topic, p, r.ReplicaID, r.Version)
 			if sp.ErrorCode != 0 {
 				sp.Offset, sp.Timestamp, sp.LeaderEpoch = -1, -1, -1
 			}
@@ -44,7 +44,7 @@ func (b *Broker) handleListOffsets(ctx context.Context, req *rpc.Request) rpc.Re
 // debuggingReplicaID is ListOffsets' replica id for tools that may ask any replica.
 const debuggingReplicaID = -2
 
-func (b *Broker) listOffset(sp *kmsg.ListOffsetsResponseTopicPartition, topic string, p kmsg.ListOffsetsRequestTopicPartition, replicaID int32) int16 {
+func (b *Broker) listOffset(sp *kmsg.ListOffsetsResponseTopicPartition, topic string, p kmsg.ListOffsetsRequestTopicPartition, replicaID int32, version int16) int16 {
 	lp := b.partitions.get(topic, p.Partition)
 	if lp == nil {
 		if t := b.Image().Topic(topic); t != nil && p.Partition >= 0 && int(p.Partition) < len(t.Partitions) {
@@ -66,13 +66,21 @@ func (b *Broker) listOffset(sp *kmsg.ListOffsetsResponseTopicPartition, topic st
 	if !isolated {
 		end = st.LogEndOffset
 	}
-	if isolated && p.Timestamp != -2 && st.HighWatermark < st.LeaderEpochStartOffset {
-		// A new leader whose high watermark has not reached the start of its epoch
-		// cannot answer latest or by-time queries yet (Kafka does the same).
-		return kerr.OffsetNotAvailable.Code
+	// A new leader whose high watermark has not reached the start of its epoch cannot
+	// answer a consumer's latest query, nor a time query whose answer is not below the
+	// HW yet (Kafka's rule; before v5 the code is LEADER_NOT_AVAILABLE).
+	notAvailable := int16(0)
+	if isolated && st.HighWatermark < st.LeaderEpochStartOffset {
+		notAvailable = kerr.OffsetNotAvailable.Code
+		if version < 5 {
+			notAvailable = kerr.LeaderNotAvailable.Code
+		}
 	}
 	switch p.Timestamp {
 	case -1: // latest
+		if notAvailable != 0 {
+			return notAvailable
+		}
 		sp.Offset = end
 		return 0
 	case -2: // earliest
@@ -94,6 +102,9 @@ func (b *Broker) listOffset(sp *kmsg.ListOffsetsResponseTopicPartition, topic st
 		return b.errorCodeLogged(err, "list offsets")
 	}
 	if !ok || found.Offset >= end {
+		if notAvailable != 0 {
+			return notAvailable
+		}
 		sp.Offset, sp.LeaderEpoch = -1, -1
 		return 0
 	}

@@ -134,10 +134,19 @@ func (b *Broker) alterISR(change replication.ISRChange) error {
 	}
 	r := resp.(*kmsg.AlterPartitionResponse)
 	if err := kerr.ErrorForCode(r.ErrorCode); err != nil {
-		return err
+		return err // request-level (stale broker epoch, not the controller): retried
 	}
-	if len(r.Topics) == 1 && len(r.Topics[0].Partitions) == 1 {
-		return kerr.ErrorForCode(r.Topics[0].Partitions[0].ErrorCode)
+	if len(r.Topics) != 1 || len(r.Topics[0].Partitions) != 1 {
+		return fmt.Errorf("alter partition: malformed answer with %d topics", len(r.Topics))
 	}
-	return nil
+	switch code := r.Topics[0].Partitions[0].ErrorCode; code {
+	case 0:
+		return nil
+	case kerr.IneligibleReplica.Code, kerr.OperationNotAttempted.Code:
+		return fmt.Errorf("%w: %v", replication.ErrISRChangeNotAttempted, kerr.ErrorForCode(code))
+	case kerr.FencedLeaderEpoch.Code, kerr.InvalidUpdateVersion.Code, kerr.UnknownTopicOrPartition.Code, kerr.InvalidRequest.Code:
+		return fmt.Errorf("%w: %v", replication.ErrISRChangeRejected, kerr.ErrorForCode(code))
+	default:
+		return kerr.ErrorForCode(code)
+	}
 }

@@ -534,6 +534,48 @@ func TestKIP392FollowerReads(t *testing.T) {
 	}
 }
 
+// TestDivergingFollowerFetchIsAnsweredAtOnce: a follower's Fetch v12 whose last
+// fetched epoch ends before its fetch offset gets the diverging epoch in the answer at
+// once, even with min_bytes 1 and a long max_wait (Kafka answers it immediately: the
+// follower must truncate before anything else can happen).
+func TestDivergingFollowerFetchIsAnsweredAtOnce(t *testing.T) {
+	c := StartCluster(t, 3)
+	const topic, n = "diverge", 5
+	c.CreateTopicRF(t, topic, 1, 3, nil)
+	cl := c.Client(t, kgo.DefaultProduceTopic(topic), kgo.RequiredAcks(kgo.AllISRAcks()))
+	for i := range n {
+		if err := cl.ProduceSync(testContext(t), kgo.StringRecord(recordValue(topic, i))).FirstErr(); err != nil {
+			t.Fatalf("record %d: %v", i, err)
+		}
+	}
+	p := mustPartitionIn(t, c, 0, topic, 0)
+	follower := without(p.Replicas, p.Leader)[0]
+	req := kmsg.NewPtrFetchRequest()
+	req.Version = 12
+	req.ReplicaID = follower // as that follower's fetcher would send it
+	req.MaxWaitMillis, req.MinBytes, req.MaxBytes = 120_000, 1, 8<<20
+	req.SessionID, req.SessionEpoch = 0, -1
+	rt := kmsg.NewFetchRequestTopic()
+	rt.Topic = topic
+	rp := kmsg.NewFetchRequestTopicPartition()
+	rp.Partition, rp.FetchOffset, rp.PartitionMaxBytes = 0, n+100, 1<<20
+	rp.CurrentLeaderEpoch, rp.LastFetchedEpoch, rp.LogStartOffset = p.LeaderEpoch, p.LeaderEpoch, -1
+	rt.Partitions = append(rt.Partitions, rp)
+	req.Topics = append(req.Topics, rt)
+	// Parked, the fetch would outlive this bound (max_wait is two minutes).
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	resp, err := requestAt(ctx, c, int(p.Leader), req)
+	if err != nil {
+		t.Fatalf("diverging follower fetch: %v", err)
+	}
+	got := resp.(*kmsg.FetchResponse).Topics[0].Partitions[0]
+	if got.ErrorCode != 0 || got.DivergingEpoch.Epoch != p.LeaderEpoch || got.DivergingEpoch.EndOffset != n || len(got.RecordBatches) != 0 {
+		t.Fatalf("answer %v, diverging epoch %+v, %d bytes; want epoch %d ending at %d, no records",
+			kerr.ErrorForCode(got.ErrorCode), got.DivergingEpoch, len(got.RecordBatches), p.LeaderEpoch, n)
+	}
+}
+
 // wireTimeout bounds one request of the replica helpers below.
 const wireTimeout = 10 * time.Second
 

@@ -11,4 +11,15 @@ var (
 	ErrPartitionStopped   = errors.New("replication: partition stopped")
 	ErrOffsetNotAvailable = errors.New("replication: offset not available yet")
 	ErrOffsetOutOfRange   = errors.New("replication: offset out of range")
+
+	// ErrISRChangeNotAttempted is what Options.AlterISR returns when the controller
+	// certainly did not apply the change (Kafka's INELIGIBLE_REPLICA and
+	// OPERATION_NOT_ATTEMPTED): the pending ISR is dropped at once (KIP-841).
+	ErrISRChangeNotAttempted = errors.New("replication: the controller did not attempt the ISR change")
+	// ErrISRChangeRejected is what Options.AlterISR returns when the controller refused
+	// the change because the leader's view is stale (FENCED_LEADER_EPOCH,
+	// INVALID_UPDATE_VERSION, UNKNOWN_TOPIC_OR_PARTITION, INVALID_REQUEST): the pending
+	// ISR stays until newer metadata for the partition arrives. Any other error may
+	// hide an applied change (a lost answer) and the request is retried.
+	ErrISRChangeRejected = errors.New("replication: the controller rejected the ISR change")
 )

@@ -1,6 +1,7 @@
 package replication
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -144,27 +145,50 @@ func (p *Partition) MaybeShrinkISR(now time.Time, lagMax time.Duration) {
 
 // requestISRLocked sends one AlterPartition (at most one in flight). Until the
 // controller answers and the metadata arrives, the high watermark counts the maximal
-// ISR: the committed ISR plus pending additions.
+// ISR: the committed ISR plus pending additions. The outcome follows Kafka (KIP-841):
+// a change the controller did not attempt is dropped at once, which may release the
+// HW; a rejected one stays pending until newer metadata (UpdateISROf with a newer
+// partition epoch) settles it; an unclear failure (no answer) is retried with backoff,
+// since the controller may have applied it.
 func (p *Partition) requestISRLocked(isr []int32) {
 	if p.opts.AlterISR == nil {
 		return
 	}
-	p.pendingISR = isr
+	p.pendingISR, p.pendingISRBase = isr, p.partitionEpoch
 	change := ISRChange{Topic: p.Topic, Partition: p.ID, LeaderEpoch: p.leaderEpoch, PartitionEpoch: p.partitionEpoch, ISR: slices.Clone(isr)}
 	go func() {
-		err := p.opts.AlterISR(change)
-		p.mu.Lock()
-		defer p.mu.Unlock()
-		if err != nil {
-			p.opts.Logger.Debug("ISR change not applied", "isr", change.ISR, "error", err)
-		}
-		// The committed ISR arrives through metadata (UpdateISR); either way the next
-		// change may be asked for.
-		if slices.Equal(p.pendingISR, change.ISR) {
-			p.pendingISR = nil
-			// A refused addition no longer holds the HW back (the maximal ISR shrank).
-			if p.maybeAdvanceHighWatermarkLocked() {
-				p.notifyLocked()
+		backoff := 100 * time.Millisecond
+		for {
+			err := p.opts.AlterISR(change)
+			p.mu.Lock()
+			current := p.role == Leader && p.leaderEpoch == change.LeaderEpoch && slices.Equal(p.pendingISR, change.ISR)
+			switch {
+			case !current || err == nil || errors.Is(err, ErrISRChangeRejected):
+				// Settled by metadata: UpdateISROf or a role change clears the pending ISR.
+				if err != nil {
+					p.opts.Logger.Debug("ISR change rejected; waiting for newer metadata", "isr", change.ISR, "error", err)
+				}
+				p.mu.Unlock()
+				return
+			case errors.Is(err, ErrISRChangeNotAttempted):
+				p.opts.Logger.Debug("ISR change not attempted", "isr", change.ISR, "error", err)
+				p.pendingISR = nil
+				// A dropped addition no longer holds the HW back (the maximal ISR shrank).
+				if p.maybeAdvanceHighWatermarkLocked() {
+					p.notifyLocked()
+				}
+				p.mu.Unlock()
+				return
+			}
+			p.mu.Unlock()
+			p.opts.Logger.Debug("ISR change failed; retrying", "isr", change.ISR, "error", err, "backoff", backoff)
+			<-time.After(backoff)
+			backoff = min(2*backoff, 2*time.Second)
+			p.mu.Lock()
+			current = p.role == Leader && p.leaderEpoch == change.LeaderEpoch && slices.Equal(p.pendingISR, change.ISR)
+			p.mu.Unlock()
+			if !current {
+				return
 			}
 		}
 	}()

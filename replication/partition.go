@@ -58,6 +58,7 @@ type Partition struct {
 	durableEnd     int64   // offsets below are fsynced (SyncEveryAppend)
 	truncations    uint64  // counts truncations, so that syncTo can tell its fsync was overtaken
 	pendingISR     []int32 // ISR asked of the controller, not yet committed; nil when none
+	pendingISRBase int32   // the partition epoch pendingISR was asked against
 	// leaderEpochStartOffset is the log end offset when this replica became leader.
 	leaderEpochStartOffset int64
 	followers              map[int32]*followerState // leader: each follower's progress
@@ -147,7 +148,9 @@ func (p *Partition) UpdateISROf(partitionEpoch int32, isr []int32) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.isr, p.partitionEpoch = slices.Clone(isr), partitionEpoch
-	if p.pendingISR != nil && slices.Equal(p.pendingISR, isr) {
+	if p.pendingISR != nil && (slices.Equal(p.pendingISR, isr) || partitionEpoch > p.pendingISRBase) {
+		// Newer committed state settles the pending change, applied or not; if it was
+		// not, the next follower fetch asks again.
 		p.pendingISR = nil
 	}
 	p.maybeAdvanceHighWatermarkLocked()

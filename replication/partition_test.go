@@ -3,6 +3,7 @@ package replication
 import (
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"hash/crc32"
 	"os"
 	"sync"
@@ -338,50 +339,92 @@ func TestTruncationDuringFsyncDoesNotCountAsDurable(t *testing.T) {
 	}
 }
 
-// A pending ISR addition the controller refuses stops holding the HW back: RF 2, ISR
+// The outcome of an ISR addition decides when it stops holding the HW back. RF 2, ISR
 // {0}; follower 1 catches up (pending ISR {0,1}) and then stops fetching; the leader
-// appends more; once AlterPartition fails, the HW reaches the leader's LEO and waiters
-// are woken.
-func TestRefusedISRAdditionReleasesTheHighWatermark(t *testing.T) {
-	dir := t.TempDir()
-	log, _, err := segment.Open(dir, segment.DefaultConfig(), segment.OpenOptions{})
-	if err != nil {
-		t.Fatal(err)
+// appends more, so the HW waits at 3 for follower 1. Then (Kafka, KIP-841):
+//   - not attempted (INELIGIBLE_REPLICA): the pending ISR is dropped at once, the HW
+//     reaches the leader's LEO and waiters are woken;
+//   - rejected (stale leader view): the HW stays held until newer metadata arrives;
+//   - no answer: the controller may have applied it, so it is retried; the HW stays.
+func TestISRAdditionOutcomes(t *testing.T) {
+	setup := func(t *testing.T, answers chan error) *Partition {
+		dir := t.TempDir()
+		log, _, err := segment.Open(dir, segment.DefaultConfig(), segment.OpenOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := NewPartition("t", 0, log, 0, Options{BrokerID: 0, AlterISR: func(ISRChange) error { return <-answers }})
+		t.Cleanup(func() { close(answers); p.Stop(false) })
+		if err := p.BecomeLeaderOf(1, 0, []int32{0}, []int32{0, 1}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := p.AppendAsLeader(batch(3), 0); err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := p.ReadForFollower(FollowerFetch{ReplicaID: 1, FetchOffset: 3, CurrentLeaderEpoch: 1, LastFetchedEpoch: -1, MaxBytes: 1 << 20}, time.Now()); err != nil {
+			t.Fatal(err)
+		}
+		if st := p.State(); st.MaximalISRSize != 2 {
+			t.Fatalf("follower 1 caught up but no ISR addition is pending: %+v", st)
+		}
+		if _, err := p.AppendAsLeader(batch(2), 0); err != nil {
+			t.Fatal(err)
+		}
+		if hw := p.State().HighWatermark; hw != 3 {
+			t.Fatalf("HW %d, want 3 while the addition of 1 is pending", hw)
+		}
+		return p
 	}
-	refuse := make(chan struct{})
-	p := NewPartition("t", 0, log, 0, Options{BrokerID: 0, AlterISR: func(ISRChange) error {
-		<-refuse
-		return errors.New("refused by the controller")
-	}})
-	t.Cleanup(func() { p.Stop(false) })
-	if err := p.BecomeLeaderOf(1, 0, []int32{0}, []int32{0, 1}); err != nil {
-		t.Fatal(err)
+	waitWoken := func(t *testing.T, w *Waiter) {
+		t.Helper()
+		select {
+		case <-w.C:
+		case <-time.After(10 * time.Second):
+			t.Fatal("no wake-up")
+		}
 	}
-	if _, err := p.AppendAsLeader(batch(3), 0); err != nil {
-		t.Fatal(err)
-	}
-	if _, _, err := p.ReadForFollower(FollowerFetch{ReplicaID: 1, FetchOffset: 3, CurrentLeaderEpoch: 1, LastFetchedEpoch: -1, MaxBytes: 1 << 20}, time.Now()); err != nil {
-		t.Fatal(err)
-	}
-	if st := p.State(); st.MaximalISRSize != 2 {
-		t.Fatalf("follower 1 caught up but no ISR addition is pending: %+v", st)
-	}
-	if _, err := p.AppendAsLeader(batch(2), 0); err != nil {
-		t.Fatal(err)
-	}
-	if hw := p.State().HighWatermark; hw != 3 {
-		t.Fatalf("HW %d, want 3 while the addition of 1 is pending", hw)
-	}
-	w := NewWaiter()
-	p.Watch(w)
-	defer p.Unwatch(w)
-	close(refuse)
-	select {
-	case <-w.C:
-	case <-time.After(10 * time.Second):
-		t.Fatal("no wake-up after the refused ISR change")
-	}
-	if hw := p.State().HighWatermark; hw != 5 {
-		t.Fatalf("HW %d after the refused ISR change, want 5", hw)
-	}
+
+	t.Run("not attempted", func(t *testing.T) {
+		answers := make(chan error)
+		p := setup(t, answers)
+		w := NewWaiter()
+		p.Watch(w)
+		defer p.Unwatch(w)
+		answers <- fmt.Errorf("%w: INELIGIBLE_REPLICA", ErrISRChangeNotAttempted)
+		waitWoken(t, w)
+		if st := p.State(); st.HighWatermark != 5 || st.MaximalISRSize != 1 {
+			t.Fatalf("after a change that was not attempted: %+v, want HW 5 and no pending ISR", st)
+		}
+	})
+	t.Run("rejected", func(t *testing.T) {
+		answers := make(chan error)
+		p := setup(t, answers)
+		answers <- fmt.Errorf("%w: INVALID_UPDATE_VERSION", ErrISRChangeRejected)
+		select { // a rejected change is not asked again
+		case answers <- nil:
+			t.Fatal("a rejected ISR change was sent again")
+		case <-time.After(300 * time.Millisecond): // longer than the first retry backoff
+		}
+		if st := p.State(); st.HighWatermark != 3 || st.MaximalISRSize != 2 {
+			t.Fatalf("after a rejected change: %+v, want HW 3 held by the pending ISR", st)
+		}
+		p.UpdateISROf(1, []int32{0}) // newer metadata without follower 1
+		if st := p.State(); st.HighWatermark != 5 || st.MaximalISRSize != 1 {
+			t.Fatalf("after newer metadata: %+v, want HW 5 and no pending ISR", st)
+		}
+	})
+	t.Run("no answer", func(t *testing.T) {
+		answers := make(chan error)
+		p := setup(t, answers)
+		answers <- errors.New("i/o timeout")
+		answers <- errors.New("i/o timeout") // the retry asks again
+		if st := p.State(); st.HighWatermark != 3 || st.MaximalISRSize != 2 {
+			t.Fatalf("after unanswered requests: %+v, want HW 3 held by the pending ISR", st)
+		}
+		answers <- nil // applied; the metadata follows
+		p.UpdateISROf(1, []int32{0, 1})
+		if st := p.State(); st.HighWatermark != 3 || st.MaximalISRSize != 2 {
+			t.Fatalf("after the ISR {0,1} committed: %+v, want HW 3 (follower 1 is at 3)", st)
+		}
+	})
 }
