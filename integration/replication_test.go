@@ -477,16 +477,8 @@ func TestFollowerRestartThenLeaderDies(t *testing.T) {
 // id -2 to a follower returns its log end offset, with replica id -1 it gets
 // NOT_LEADER_OR_FOLLOWER.
 func TestKIP392FollowerReads(t *testing.T) {
-	c := StartCluster(t, 3)
 	const topic, n = "kip392", 50
-	c.CreateTopicRF(t, topic, 1, 3, nil)
-	cl := c.Client(t, kgo.DefaultProduceTopic(topic), kgo.RequiredAcks(kgo.AllISRAcks()))
-	for i := range n {
-		if err := cl.ProduceSync(testContext(t), kgo.StringRecord(recordValue(topic, i))).FirstErr(); err != nil {
-			t.Fatalf("record %d: %v", i, err)
-		}
-	}
-	p := mustPartitionIn(t, c, 0, topic, 0)
+	c, p := startWithCommittedRecords(t, topic, n)
 	leader := int(p.Leader)
 	if len(p.Replicas) != 3 || !slices.Contains(p.Replicas, p.Leader) {
 		t.Fatalf("partition %s", p)
@@ -539,16 +531,8 @@ func TestKIP392FollowerReads(t *testing.T) {
 // once, even with min_bytes 1 and a long max_wait (Kafka answers it immediately: the
 // follower must truncate before anything else can happen).
 func TestDivergingFollowerFetchIsAnsweredAtOnce(t *testing.T) {
-	c := StartCluster(t, 3)
 	const topic, n = "diverge", 5
-	c.CreateTopicRF(t, topic, 1, 3, nil)
-	cl := c.Client(t, kgo.DefaultProduceTopic(topic), kgo.RequiredAcks(kgo.AllISRAcks()))
-	for i := range n {
-		if err := cl.ProduceSync(testContext(t), kgo.StringRecord(recordValue(topic, i))).FirstErr(); err != nil {
-			t.Fatalf("record %d: %v", i, err)
-		}
-	}
-	p := mustPartitionIn(t, c, 0, topic, 0)
+	c, p := startWithCommittedRecords(t, topic, n)
 	follower := without(p.Replicas, p.Leader)[0]
 	req := kmsg.NewPtrFetchRequest()
 	req.Version = 12
@@ -574,6 +558,22 @@ func TestDivergingFollowerFetchIsAnsweredAtOnce(t *testing.T) {
 		t.Fatalf("answer %v, diverging epoch %+v, %d bytes; want epoch %d ending at %d, no records",
 			kerr.ErrorForCode(got.ErrorCode), got.DivergingEpoch, len(got.RecordBatches), p.LeaderEpoch, n)
 	}
+}
+
+// startWithCommittedRecords starts 3 nodes, creates topic with one partition on all
+// three and produces n records with acks=all; it returns the cluster and the
+// partition as node 0 sees it.
+func startWithCommittedRecords(t *testing.T, topic string, n int) (*Cluster, partitionView) {
+	t.Helper()
+	c := StartCluster(t, 3)
+	c.CreateTopicRF(t, topic, 1, 3, nil)
+	cl := c.Client(t, kgo.DefaultProduceTopic(topic), kgo.RequiredAcks(kgo.AllISRAcks()))
+	for i := range n {
+		if err := cl.ProduceSync(testContext(t), kgo.StringRecord(recordValue(topic, i))).FirstErr(); err != nil {
+			t.Fatalf("record %d: %v", i, err)
+		}
+	}
+	return c, mustPartitionIn(t, c, 0, topic, 0)
 }
 
 // wireTimeout bounds one request of the replica helpers below.
