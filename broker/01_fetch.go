@@ -153,7 +153,7 @@ func (b *Broker) fetchPartition(sp *kmsg.FetchResponseTopicPartition, topic stri
 		if r.Version >= 11 {
 			scope = replication.AnyReplica // KIP-392: a follower serves up to its own HW
 		}
-		res, err = lp.Read(p.FetchOffset, max(limit, 1), p.CurrentLeaderEpoch, scope, false)
+		res, err = lp.Read(p.FetchOffset, max(limit, 1), p.CurrentLeaderEpoch, scope)
 	}
 	if err != nil {
 		return b.errorCodeLogged(err, "fetch")

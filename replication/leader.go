@@ -156,42 +156,46 @@ func (p *Partition) requestISRLocked(isr []int32) {
 	}
 	p.pendingISR, p.pendingISRBase = isr, p.partitionEpoch
 	change := ISRChange{Topic: p.Topic, Partition: p.ID, LeaderEpoch: p.leaderEpoch, PartitionEpoch: p.partitionEpoch, ISR: slices.Clone(isr)}
-	go func() {
-		backoff := 100 * time.Millisecond
-		for {
-			err := p.opts.AlterISR(change)
-			p.mu.Lock()
-			current := p.role == Leader && p.leaderEpoch == change.LeaderEpoch && slices.Equal(p.pendingISR, change.ISR)
-			switch {
-			case !current || err == nil || errors.Is(err, ErrISRChangeRejected):
-				// Settled by metadata: UpdateISROf or a role change clears the pending ISR.
-				if err != nil {
-					p.opts.Logger.Debug("ISR change rejected; waiting for newer metadata", "isr", change.ISR, "error", err)
-				}
-				p.mu.Unlock()
-				return
-			case errors.Is(err, ErrISRChangeNotAttempted):
-				p.opts.Logger.Debug("ISR change not attempted", "isr", change.ISR, "error", err)
-				p.pendingISR = nil
-				// A dropped addition no longer holds the HW back (the maximal ISR shrank).
-				if p.maybeAdvanceHighWatermarkLocked() {
-					p.notifyLocked()
-				}
-				p.mu.Unlock()
-				return
+	go p.settleISRChange(change)
+}
+
+// settleISRChange sends change until the controller answers and applies the outcome
+// (see requestISRLocked). It gives up once the change is no longer this leader's
+// pending one.
+func (p *Partition) settleISRChange(change ISRChange) {
+	pending := func() bool {
+		return p.role == Leader && p.leaderEpoch == change.LeaderEpoch && slices.Equal(p.pendingISR, change.ISR)
+	}
+	for backoff := 100 * time.Millisecond; ; backoff = min(2*backoff, 2*time.Second) {
+		err := p.opts.AlterISR(change)
+		p.mu.Lock()
+		switch {
+		case !pending() || err == nil:
+			// Settled by metadata: UpdateISROf or a role change clears the pending ISR.
+		case errors.Is(err, ErrISRChangeRejected):
+			p.opts.Logger.Debug("ISR change rejected; waiting for newer metadata", "isr", change.ISR, "error", err)
+		case errors.Is(err, ErrISRChangeNotAttempted):
+			p.opts.Logger.Debug("ISR change not attempted", "isr", change.ISR, "error", err)
+			p.pendingISR = nil
+			// A dropped addition no longer holds the HW back (the maximal ISR shrank).
+			if p.maybeAdvanceHighWatermarkLocked() {
+				p.notifyLocked()
 			}
+		default: // no answer: the controller may have applied it; ask again
 			p.mu.Unlock()
 			p.opts.Logger.Debug("ISR change failed; retrying", "isr", change.ISR, "error", err, "backoff", backoff)
 			<-time.After(backoff)
-			backoff = min(2*backoff, 2*time.Second)
 			p.mu.Lock()
-			current = p.role == Leader && p.leaderEpoch == change.LeaderEpoch && slices.Equal(p.pendingISR, change.ISR)
+			stillPending := pending()
 			p.mu.Unlock()
-			if !current {
+			if !stillPending {
 				return
 			}
+			continue
 		}
-	}()
+		p.mu.Unlock()
+		return
+	}
 }
 
 // maximalISRLocked is the committed ISR plus any member a pending change adds.

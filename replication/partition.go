@@ -359,23 +359,18 @@ type FetchResult struct {
 	LogEndOffset   int64
 }
 
-// Read reads for a consumer up to this replica's high watermark or, with toLogEnd, up to
-// its log end offset (a follower's fetch). It applies KIP-320 fencing with
-// currentLeaderEpoch (-1 skips) and requires leadership unless scope is AnyReplica. A
-// follower's high watermark is min(leader's, own LEO), so it never serves uncommitted
-// data either.
-func (p *Partition) Read(offset int64, maxBytes int, currentLeaderEpoch int32, scope ReplicaScope, toLogEnd bool) (FetchResult, error) {
+// Read reads for a consumer, up to this replica's high watermark. It applies KIP-320
+// fencing with currentLeaderEpoch (-1 skips) and requires leadership unless scope is
+// AnyReplica. A follower's high watermark is min(leader's, own LEO), so it never serves
+// uncommitted data either. Followers fetching from the leader use ReadForFollower.
+func (p *Partition) Read(offset int64, maxBytes int, currentLeaderEpoch int32, scope ReplicaScope) (FetchResult, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	res := FetchResult{Records: []byte{}, HighWatermark: p.highWatermark, LogStartOffset: p.log.LogStartOffset(), LogEndOffset: p.log.LogEndOffset()}
 	if err := p.checkEpochLocked(currentLeaderEpoch, scope); err != nil {
 		return res, err
 	}
-	upTo := p.highWatermark
-	if toLogEnd {
-		upTo = p.log.LogEndOffset()
-	}
-	r, err := p.log.Read(offset, maxBytes, upTo)
+	r, err := p.log.Read(offset, maxBytes, p.highWatermark)
 	if err != nil {
 		return res, err
 	}

@@ -94,12 +94,12 @@ func TestHighWatermarkWaitsForTheISR(t *testing.T) {
 	if hw := p.State().HighWatermark; hw != 0 {
 		t.Fatalf("HW %d with a silent follower", hw)
 	}
-	res, err := p.Read(0, 1<<20, -1, LeaderOnly, false)
+	res, err := p.Read(0, 1<<20, -1, LeaderOnly)
 	if err != nil || len(res.Records) != 0 || res.HighWatermark != 0 {
 		t.Fatalf("consumer read above the HW: %d bytes, %v", len(res.Records), err)
 	}
-	res, err = p.Read(0, 1<<20, -1, LeaderOnly, true)
-	if err != nil || len(res.Records) == 0 || res.LogEndOffset != 3 {
+	res, _, err = p.ReadForFollower(FollowerFetch{ReplicaID: 1, FetchOffset: 0, CurrentLeaderEpoch: 1, LastFetchedEpoch: -1, MaxBytes: 1 << 20}, time.Now())
+	if err != nil || len(res.Records) == 0 || res.LogEndOffset != 3 || res.HighWatermark != 0 {
 		t.Fatalf("follower read: %d bytes, %v", len(res.Records), err)
 	}
 	// min.insync.replicas above the ISR size writes nothing.
@@ -129,7 +129,7 @@ func TestLeaderEpochFencing(t *testing.T) {
 		if err := p.CheckLeaderEpoch(epoch); !errors.Is(err, want) {
 			t.Errorf("epoch %d: %v, want %v", epoch, err, want)
 		}
-		if _, err := p.Read(0, 1, epoch, LeaderOnly, false); !errors.Is(err, want) {
+		if _, err := p.Read(0, 1, epoch, LeaderOnly); !errors.Is(err, want) {
 			t.Errorf("read at epoch %d: %v, want %v", epoch, err, want)
 		}
 	}
@@ -230,10 +230,10 @@ func TestFollowerServesReadsUpToItsHighWatermark(t *testing.T) {
 	if st := p.State(); st.LogEndOffset != 5 || st.HighWatermark != 3 {
 		t.Fatalf("follower state %+v", st)
 	}
-	if _, err := p.Read(0, 1<<20, -1, LeaderOnly, false); !errors.Is(err, ErrNotLeader) {
+	if _, err := p.Read(0, 1<<20, -1, LeaderOnly); !errors.Is(err, ErrNotLeader) {
 		t.Fatalf("leader-only read from a follower: %v", err)
 	}
-	res, err := p.Read(0, 1<<20, 4, AnyReplica, false)
+	res, err := p.Read(0, 1<<20, 4, AnyReplica)
 	if err != nil || res.HighWatermark != 3 || len(res.Records) != 0 {
 		// batch(5) is one batch of five records ending at 4, above the HW 3: a
 		// consumer gets nothing until the whole batch is committed.
@@ -242,7 +242,7 @@ func TestFollowerServesReadsUpToItsHighWatermark(t *testing.T) {
 	if err := p.AppendAsFollower(nil, 4, 5, 0); err != nil {
 		t.Fatal(err)
 	}
-	res, err = p.Read(0, 1<<20, 4, AnyReplica, false)
+	res, err = p.Read(0, 1<<20, 4, AnyReplica)
 	if err != nil || res.HighWatermark != 5 || len(res.Records) == 0 {
 		t.Fatalf("read once committed: %d bytes, HW %d, %v", len(res.Records), res.HighWatermark, err)
 	}
