@@ -42,7 +42,7 @@ type Config struct {
 	// StrictConfig refuses to start on a property Petrel does not know or does not
 	// implement (--strict-config), instead of warning about it.
 	StrictConfig bool
-	Logger     hclog.Logger
+	Logger       hclog.Logger
 	// JoinAddrs are Kafka addresses of cluster members. A node whose id is not among
 	// Voters asks one of them to add it to Raft as a non-voter.
 	JoinAddrs []string

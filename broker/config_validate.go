@@ -48,8 +48,10 @@ type rangeValidator struct {
 	hasMin, hasMax bool
 }
 
-func atLeast(min int64) validator      { return rangeValidator{min: min, hasMin: true} }
-func between(min, max int64) validator { return rangeValidator{min: min, max: max, hasMin: true, hasMax: true} }
+func atLeast(min int64) validator { return rangeValidator{min: min, hasMin: true} }
+func between(min, max int64) validator {
+	return rangeValidator{min: min, max: max, hasMin: true, hasMax: true}
+}
 
 func (r rangeValidator) check(v parsedValue) string {
 	if r.hasMin && v.num < r.min {
