@@ -1,7 +1,6 @@
 package broker
 
 import (
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -13,7 +12,7 @@ import (
 // a flag supplies instead, and a valid value Petrel does not act on. A value its
 // definition refuses is an error. With c.StrictConfig the warnings are errors too.
 func (c *Config) checkProperties() (warnings []string, err error) {
-	var errs []error
+	var errs []string
 	for _, name := range sortedKeys(c.Properties) {
 		value := c.Properties[name]
 		src := c.propertySource(name)
@@ -23,7 +22,7 @@ func (c *Config) checkProperties() (warnings []string, err error) {
 			continue
 		}
 		if err := checkConfigValue(def, value); err != nil {
-			errs = append(errs, fmt.Errorf("%w: %w", ErrInvalidBrokerConfig, err))
+			errs = append(errs, err.Error())
 			continue
 		}
 		if def.Flag != "" {
@@ -34,10 +33,10 @@ func (c *Config) checkProperties() (warnings []string, err error) {
 		}
 	}
 	if len(errs) > 0 {
-		return warnings, errors.Join(errs...)
+		return warnings, fmt.Errorf("%w: %s", ErrInvalidBrokerConfig, strings.Join(errs, "; "))
 	}
 	if c.StrictConfig && len(warnings) > 0 {
-		return warnings, fmt.Errorf("%w (--strict-config):\n  %s", ErrInvalidBrokerConfig, strings.Join(warnings, "\n  "))
+		return warnings, fmt.Errorf("%w (--strict-config): %s", ErrInvalidBrokerConfig, strings.Join(warnings, "; "))
 	}
 	return warnings, nil
 }

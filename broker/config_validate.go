@@ -48,7 +48,10 @@ type rangeValidator struct {
 	hasMin, hasMax bool
 }
 
+// atLeast is ConfigDef.Range.atLeast.
 func atLeast(min int64) validator { return rangeValidator{min: min, hasMin: true} }
+
+// between is ConfigDef.Range.between.
 func between(min, max int64) validator {
 	return rangeValidator{min: min, max: max, hasMin: true, hasMax: true}
 }
