@@ -2,7 +2,10 @@ package broker
 
 import (
 	"errors"
+	"fmt"
 	"testing"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 func TestCheckConfig_EffectiveValuesAndSources(t *testing.T) {
@@ -63,5 +66,52 @@ func TestCheckConfig_EffectiveValuesAndSources(t *testing.T) {
 	cfg.Properties["log.segment.bytes"] = "-5"
 	if _, _, err := CheckConfig(cfg); !errors.Is(err, ErrInvalidBrokerConfig) {
 		t.Fatalf("log.segment.bytes=-5: %v", err)
+	}
+}
+
+// TestDescribeConfigs_SynonymsNameTheSuppliedProperty: as in Kafka, a value derived from
+// log.retention.hours lists that property as its STATIC_BROKER_CONFIG synonym, then the
+// DEFAULT_CONFIG one.
+func TestDescribeConfigs_SynonymsNameTheSuppliedProperty(t *testing.T) {
+	b := startTestBroker(t, "", map[string]string{"log.retention.hours": "48", "log.segment.bytes": "1048576"})
+	cl := newClient(t, b)
+	ctx := testContext(t)
+	if _, err := newAdmin(t, b).CreateTopic(ctx, 1, 1, map[string]*string{"segment.bytes": strp("2097152")}, "syn"); err != nil {
+		t.Fatal(err)
+	}
+	req := kmsg.NewPtrDescribeConfigsRequest()
+	req.IncludeSynonyms = true
+	for _, rt := range []struct {
+		typ  kmsg.ConfigResourceType
+		name string
+	}{{kmsg.ConfigResourceTypeTopic, "syn"}, {kmsg.ConfigResourceTypeBroker, "0"}} {
+		res := kmsg.NewDescribeConfigsRequestResource()
+		res.ResourceType, res.ResourceName = rt.typ, rt.name
+		res.ConfigNames = []string{"retention.ms", "segment.bytes", "log.retention.ms", "log.segment.bytes"}
+		req.Resources = append(req.Resources, res)
+	}
+	resp, err := req.RequestWith(ctx, cl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, res := range resp.Resources {
+		for _, c := range res.Configs {
+			var syns []string
+			for _, s := range c.ConfigSynonyms {
+				syns = append(syns, fmt.Sprintf("%s:%s=%s", s.Source, s.Name, *s.Value))
+			}
+			got[c.Name] = fmt.Sprintf("%s %v", *c.Value, syns)
+		}
+	}
+	for name, want := range map[string]string{
+		"retention.ms":      "172800000 [STATIC_BROKER_CONFIG:log.retention.hours=48 DEFAULT_CONFIG:log.retention.hours=168]",
+		"segment.bytes":     "2097152 [DYNAMIC_TOPIC_CONFIG:segment.bytes=2097152 STATIC_BROKER_CONFIG:log.segment.bytes=1048576 DEFAULT_CONFIG:log.segment.bytes=1073741824]",
+		"log.retention.ms":  "172800000 [STATIC_BROKER_CONFIG:log.retention.hours=48 DEFAULT_CONFIG:log.retention.hours=168]",
+		"log.segment.bytes": "1048576 [STATIC_BROKER_CONFIG:log.segment.bytes=1048576 DEFAULT_CONFIG:log.segment.bytes=1073741824]",
+	} {
+		if got[name] != want {
+			t.Errorf("%s: %s, expected %s", name, got[name], want)
+		}
 	}
 }
