@@ -3,6 +3,7 @@ package broker
 import (
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"testing"
@@ -183,4 +184,54 @@ func TestValidateTopicConfig_Names(t *testing.T) {
 	if err := validateTopicConfig("retention.ms", strconv.Itoa(3600000)); err != nil {
 		t.Error(err)
 	}
+}
+
+// FuzzCheckConfigValue: any text, against every property, is accepted or refused with
+// Kafka's wording as INVALID_CONFIG; never a panic. An accepted number reads back.
+func FuzzCheckConfigValue(f *testing.F) {
+	for _, s := range []string{"-5", "14", " 1 ", "abc", "", "true", "TRUE", "compact,delete", "delete, ", ",", "9223372036854775808", "producer"} {
+		f.Add(s)
+	}
+	defs := allConfigDefs()
+	f.Fuzz(func(t *testing.T, value string) {
+		for _, def := range defs {
+			err := checkConfigValue(def, value)
+			if err != nil {
+				if !errors.Is(err, metadata.ErrInvalidConfig) || !strings.HasPrefix(err.Error(), "Invalid value ") {
+					t.Fatalf("%s=%q: %v", def.Name, value, err)
+				}
+				continue
+			}
+			if def.Type == TypeInt || def.Type == TypeLong {
+				n := parseInt64(value)
+				if def.Type == TypeInt && (n < math.MinInt32 || n > math.MaxInt32) {
+					t.Fatalf("%s=%q accepted as an INT", def.Name, value)
+				}
+				if def.Validator != nil && def.Validator.check(parsedValue{num: n}) != "" {
+					t.Fatalf("%s=%q accepted outside its validator", def.Name, value)
+				}
+			}
+		}
+	})
+}
+
+// FuzzParseSet: a --set value is split at its first '=' only and kept otherwise whole.
+func FuzzParseSet(f *testing.F) {
+	for _, s := range []string{"a=b", "listeners=PLAINTEXT://a:1,SSL://b:2", "k=", "=v", "novalue", `j=x required u="a=b,c";`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		props := map[string]string{}
+		err := ParseSet(props, []string{s})
+		k, v, ok := strings.Cut(s, "=")
+		if !ok || strings.TrimSpace(k) == "" {
+			if err == nil {
+				t.Fatalf("ParseSet(%q) accepted %q", s, props)
+			}
+			return
+		}
+		if err != nil || len(props) != 1 || props[strings.TrimSpace(k)] != strings.TrimSpace(v) {
+			t.Fatalf("ParseSet(%q) = %q, %v", s, props, err)
+		}
+	})
 }
