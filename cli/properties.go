@@ -43,7 +43,7 @@ func propertyFlags() []ucli.Flag {
 	return []ucli.Flag{
 		&ucli.StringFlag{Name: "config", Usage: "Kafka server.properties file"},
 		repeatableFlag("set", "a Kafka broker property, key=value, the value taken whole, commas included (repeatable; overrides --config and "+broker.EnvPrefix+"* variables)"),
-		&ucli.BoolFlag{Name: "strict-config", Usage: "refuse to start on a property Petrel does not know or does not implement (default: warn)"},
+		&ucli.BoolFlag{Name: "strict-config", Usage: "refuse to start on a property Petrel does not know or does not implement, instead of warning"},
 	}
 }
 
