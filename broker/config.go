@@ -109,6 +109,9 @@ func (c *Config) brokerValue(name string) (string, bool) {
 // log.retention.ms), or "" for the default.
 func (c *Config) brokerValueFrom(name string) (value, from string) {
 	if v, ok := c.Properties[name]; ok {
+		if name == "log.retention.ms" {
+			return scaleMs(v, time.Millisecond), name // any negative value is -1, as in Kafka
+		}
 		return v, name
 	}
 	// Kafka's hour and minute fallbacks for retention and roll.

@@ -61,8 +61,9 @@ func configurationDoc() string {
 	b.WriteString("\n## Topic configs and their broker defaults\n\n")
 	b.WriteString("Each topic config can be set per topic (`petrel topics create t --config key=value`,\n" +
 		"or CreateTopics from any Kafka client). Its cluster-wide default is the broker property\n" +
-		"in the second column (same type and validator), and Kafka's default applies when neither\n" +
-		"is set. A value outside the validator is INVALID_CONFIG with Kafka's message.\n\n")
+		"in the second column (same type and validator, except that any negative\n" +
+		"`log.retention.ms` means -1, as in Kafka), and Kafka's default applies when neither is\n" +
+		"set. A value outside the validator is INVALID_CONFIG with Kafka's message.\n\n")
 	b.WriteString("| topic config | broker property | type | default | valid values | description |\n|---|---|---|---|---|---|\n")
 	topicDefs := slices.Clone(topicConfigDefs)
 	slices.SortFunc(topicDefs, func(a, b configDef) int { return strings.Compare(a.Name, b.Name) })

@@ -63,6 +63,10 @@ func TestCheckConfig_EffectiveValuesAndSources(t *testing.T) {
 		}
 	}
 
+	cfg.Properties["log.retention.ms"] = "-5"
+	if props, _, err := CheckConfig(cfg); err != nil || !hasProperty(props, "log.retention.ms", "-1") {
+		t.Fatalf("log.retention.ms=-5 is not read as -1: %v", err)
+	}
 	cfg.Properties["log.segment.bytes"] = "-5"
 	if _, _, err := CheckConfig(cfg); !errors.Is(err, ErrInvalidBrokerConfig) {
 		t.Fatalf("log.segment.bytes=-5: %v", err)
@@ -114,4 +118,13 @@ func TestDescribeConfigs_SynonymsNameTheSuppliedProperty(t *testing.T) {
 			t.Errorf("%s: %s, expected %s", name, got[name], want)
 		}
 	}
+}
+
+func hasProperty(props []EffectiveProperty, name, value string) bool {
+	for _, p := range props {
+		if p.Name == name && p.Value == value {
+			return true
+		}
+	}
+	return false
 }

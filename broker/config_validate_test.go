@@ -126,6 +126,7 @@ func TestValidators_KafkaMessages(t *testing.T) {
 	for name, value := range map[string]string{
 		"log.segment.bytes": " 14 ", "auto.create.topics.enable": "TRUE", "delete.topic.enable": " False",
 		"compression.type": "gzip", "cleanup.policy": " delete , delete", "retention.ms": "-1", "segment.bytes": "+1048576",
+		"log.retention.ms": "-5", // Kafka reads a negative broker retention as -1
 	} {
 		def, ok := topicConfigByName[name]
 		if !ok {

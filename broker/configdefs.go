@@ -149,12 +149,18 @@ func indexConfigDefs(defs []configDef) map[string]configDef {
 	return m
 }
 
-// brokerSynonymDefs turns each topic config into its broker property.
+// brokerSynonymDefs turns each topic config into its broker property, with the topic
+// config's validator: a broker default Kafka could not turn into a topic config stops
+// Kafka at start too. The exception is log.retention.ms, where Kafka reads any negative
+// value as -1 (unlimited).
 func brokerSynonymDefs() []configDef {
 	out := make([]configDef, 0, len(topicConfigDefs))
 	for _, d := range topicConfigDefs {
 		b := d
 		b.Name, b.BrokerSynonym = d.BrokerSynonym, ""
+		if b.Name == "log.retention.ms" {
+			b.Validator = nil
+		}
 		out = append(out, b)
 	}
 	return out
