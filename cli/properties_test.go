@@ -100,5 +100,10 @@ func TestTopicsCreate_ConfigValueKeepsCommas(t *testing.T) {
 	// comma it would be a local "bad --config" error instead.
 	mustFail(t, "Invalid value compact for configuration cleanup.policy: Petrel supports only delete", "", "topics", "create", bs, "--config", "cleanup.policy=delete,compact", "t")
 	mustFail(t, "Invalid value -5 for configuration segment.bytes: Value must be at least 14", "", "topics", "create", bs, "--config", "segment.bytes=-5", "t")
-	mustRun(t, "", "topics", "create", bs, "--config", "cleanup.policy=delete", "t")
+	// Flags after the topic name (applied by commandArgs) keep their commas too.
+	mustFail(t, "Invalid value compact for configuration cleanup.policy", "", "topics", "create", bs, "t", "--config", "cleanup.policy=delete,compact")
+	mustRun(t, "", "topics", "create", bs, "--config", "cleanup.policy=delete", "t", "--config", "retention.ms=60000")
+	if r := mustRun(t, "", "topics", "describe", bs, "t"); !strings.Contains(r.stdout, "Configs: cleanup.policy=delete,retention.ms=60000") {
+		t.Fatalf("describe: %q", r.stdout)
+	}
 }
