@@ -73,16 +73,35 @@ func (b *Broker) describeTopicConfig(r *kmsg.DescribeConfigsRequest, rc resolved
 		if rc.source == sourceDynamicTopic {
 			c.ConfigSynonyms = append(c.ConfigSynonyms, synonym(rc.def.Name, rc.value, sourceDynamicTopic))
 		}
-		if v, set := b.cfg.brokerValue(rc.def.BrokerSynonym); set {
-			c.ConfigSynonyms = append(c.ConfigSynonyms, synonym(rc.def.BrokerSynonym, v, sourceStaticBroker))
-		}
-		c.ConfigSynonyms = append(c.ConfigSynonyms, synonym(rc.def.BrokerSynonym, brokerConfigByName[rc.def.BrokerSynonym].Default, sourceDefault))
+		c.ConfigSynonyms = append(c.ConfigSynonyms, b.brokerSynonyms(rc.def.BrokerSynonym)...)
 	}
 	return c
 }
 
+// brokerSynonyms are a broker property's synonyms as Kafka lists them: the supplied
+// property its value comes from (log.retention.hours for log.retention.ms), then the
+// default of the property Kafka's defaults are expressed in, unless it is null.
+func (b *Broker) brokerSynonyms(name string) []kmsg.DescribeConfigsResponseResourceConfigConfigSynonym {
+	var out []kmsg.DescribeConfigsResponseResourceConfigConfigSynonym
+	if _, from := b.cfg.brokerValueFrom(name); from != "" {
+		out = append(out, synonym(from, b.cfg.Properties[from], sourceStaticBroker))
+	}
+	defaultName := name
+	switch name {
+	case "log.retention.ms":
+		defaultName = "log.retention.hours"
+	case "log.roll.ms":
+		defaultName = "log.roll.hours"
+	}
+	if d := brokerConfigByName[defaultName].Default; d != "" { // Kafka's null default has no synonym
+		out = append(out, synonym(defaultName, d, sourceDefault))
+	}
+	return out
+}
+
 func (b *Broker) describeBrokerConfig(r *kmsg.DescribeConfigsRequest, def configDef) kmsg.DescribeConfigsResponseResourceConfig {
 	value, set := b.cfg.brokerValue(def.Name)
+	flagged := true
 	switch def.Name {
 	case "node.id":
 		value, set = strconv.Itoa(int(b.cfg.NodeID)), true
@@ -92,6 +111,8 @@ func (b *Broker) describeBrokerConfig(r *kmsg.DescribeConfigsRequest, def config
 		value, set = "PLAINTEXT://"+b.listener.Addr().String(), true
 	case "advertised.listeners":
 		value, set = "PLAINTEXT://"+b.cfg.Advertised, true
+	default:
+		flagged = false
 	}
 	source := sourceDefault
 	if set {
@@ -100,7 +121,11 @@ func (b *Broker) describeBrokerConfig(r *kmsg.DescribeConfigsRequest, def config
 	c := newConfigEntry(r, def, value, source)
 	c.ReadOnly = def.ReadOnly
 	if r.IncludeSynonyms {
-		c.ConfigSynonyms = append(c.ConfigSynonyms, synonym(def.Name, value, source))
+		if flagged {
+			c.ConfigSynonyms = append(c.ConfigSynonyms, synonym(def.Name, value, source))
+		} else {
+			c.ConfigSynonyms = b.brokerSynonyms(def.Name)
+		}
 	}
 	return c
 }

@@ -67,6 +67,13 @@ func Start(cfg Config) (*Broker, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
+	warnings, err := cfg.checkProperties()
+	if err != nil {
+		return nil, err
+	}
+	for _, w := range warnings {
+		cfg.Logger.Warn(w)
+	}
 	b := &Broker{cfg: cfg, logger: cfg.Logger, machine: fsm.New(), stop: make(chan struct{}), draining: make(chan struct{}),
 		controllerOps: make(chan controllerOp), sessions: newBrokerSessions(), dial: cfg.Dial}
 	b.brokerEpoch.Store(-1)

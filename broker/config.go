@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
-	"github.com/magiconair/properties"
 	"github.com/petrel-broker/petrel/segment"
 )
 
@@ -34,9 +33,16 @@ type Config struct {
 	Advertised string // address put in metadata; default: the bound listener address
 	RaftListen string // Raft transport, host:port (port 0 picks one)
 	Voters     []Voter
-	// Properties are Kafka broker properties (server.properties plus --set), by name.
+	// Properties are Kafka broker properties (server.properties, environment, --set), by
+	// name.
 	Properties map[string]string
-	Logger     hclog.Logger
+	// PropertySources says where each property came from (SourceConfigFile,
+	// SourceEnvironment, SourceSet); a property missing here counts as --set.
+	PropertySources map[string]string
+	// StrictConfig refuses to start on a property Petrel does not know or does not
+	// implement (--strict-config), instead of warning about it.
+	StrictConfig bool
+	Logger       hclog.Logger
 	// JoinAddrs are Kafka addresses of cluster members. A node whose id is not among
 	// Voters asks one of them to add it to Raft as a non-voter.
 	JoinAddrs []string
@@ -71,28 +77,7 @@ func ParseVoters(s string) ([]Voter, error) {
 	return out, nil
 }
 
-// LoadProperties reads a server.properties file (Java properties syntax).
-func LoadProperties(path string) (map[string]string, error) {
-	p, err := properties.LoadFile(path, properties.UTF8)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrInvalidBrokerConfig, err)
-	}
-	return p.Map(), nil
-}
-
-// ParseSet parses repeated --set key=value flags into props.
-func ParseSet(props map[string]string, sets []string) error {
-	for _, s := range sets {
-		k, v, ok := strings.Cut(s, "=")
-		if !ok || strings.TrimSpace(k) == "" {
-			return fmt.Errorf("%w: --set %q is not key=value", ErrInvalidBrokerConfig, s)
-		}
-		props[strings.TrimSpace(k)] = strings.TrimSpace(v)
-	}
-	return nil
-}
-
-// validate checks flags and every known property's type.
+// validate checks the flags; checkProperties checks the properties.
 func (c *Config) validate() error {
 	if c.DataDir == "" {
 		return fmt.Errorf("%w: --data-dir is required", ErrInvalidBrokerConfig)
@@ -110,73 +95,44 @@ func (c *Config) validate() error {
 			return fmt.Errorf("%w: --raft-listen %q: %v", ErrInvalidBrokerConfig, c.RaftListen, err)
 		}
 	}
-	for name, value := range c.Properties {
-		def, ok := brokerConfigByName[name]
-		if !ok {
-			continue // unknown properties are ignored, as Kafka only warns about them
-		}
-		if err := checkConfigValue(def, value); err != nil {
-			return err
-		}
-	}
 	return nil
-}
-
-// checkConfigValue checks value against def's type.
-func checkConfigValue(def configDef, value string) error {
-	var err error
-	switch def.Type {
-	case TypeBoolean:
-		_, err = strconv.ParseBool(value)
-	case TypeInt:
-		_, err = strconv.ParseInt(value, 10, 32)
-	case TypeLong:
-		_, err = strconv.ParseInt(value, 10, 64)
-	}
-	if err != nil {
-		return fmt.Errorf("%w: %s=%q is not a valid %s", ErrInvalidBrokerConfig, def.Name, value, typeName(def.Type))
-	}
-	if def.Name == "cleanup.policy" || def.Name == "log.cleanup.policy" {
-		if value != "delete" {
-			return fmt.Errorf("%w: %s=%q: only delete is supported", ErrInvalidBrokerConfig, def.Name, value)
-		}
-	}
-	if def.Name == "message.timestamp.type" || def.Name == "log.message.timestamp.type" {
-		if value != "CreateTime" {
-			return fmt.Errorf("%w: %s=%q: only CreateTime is supported", ErrInvalidBrokerConfig, def.Name, value)
-		}
-	}
-	return nil
-}
-
-func typeName(t ConfigType) string {
-	return map[ConfigType]string{TypeBoolean: "boolean", TypeString: "string", TypeInt: "int", TypeLong: "long", TypeList: "list"}[t]
 }
 
 // brokerValue returns a broker property's effective value and whether it was set.
 func (c *Config) brokerValue(name string) (string, bool) {
+	v, from := c.brokerValueFrom(name)
+	return v, from != ""
+}
+
+// brokerValueFrom returns a broker property's effective value and the supplied property
+// it comes from: name itself, a Kafka fallback (log.retention.hours for
+// log.retention.ms), or "" for the default.
+func (c *Config) brokerValueFrom(name string) (value, from string) {
 	if v, ok := c.Properties[name]; ok {
-		return v, true
+		if name == "log.retention.ms" {
+			return scaleMs(v, time.Millisecond), name // any negative value is -1, as in Kafka
+		}
+		return v, name
 	}
 	// Kafka's hour and minute fallbacks for retention and roll.
 	switch name {
 	case "log.retention.ms":
 		if v, ok := c.Properties["log.retention.minutes"]; ok {
-			return scaleMs(v, time.Minute), true
+			return scaleMs(v, time.Minute), "log.retention.minutes"
 		}
 		if v, ok := c.Properties["log.retention.hours"]; ok {
-			return scaleMs(v, time.Hour), true
+			return scaleMs(v, time.Hour), "log.retention.hours"
 		}
 	case "log.roll.ms":
 		if v, ok := c.Properties["log.roll.hours"]; ok {
-			return scaleMs(v, time.Hour), true
+			return scaleMs(v, time.Hour), "log.roll.hours"
 		}
 	}
-	return brokerConfigByName[name].Default, false
+	return brokerConfigByName[name].Default, ""
 }
 
 func scaleMs(v string, unit time.Duration) string {
-	n, err := strconv.ParseInt(v, 10, 64)
+	n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
 	if err != nil {
 		return v
 	}
@@ -188,14 +144,12 @@ func scaleMs(v string, unit time.Duration) string {
 
 func (c *Config) int64Value(name string) int64 {
 	v, _ := c.brokerValue(name)
-	n, _ := strconv.ParseInt(v, 10, 64) // validated at start
-	return n
+	return parseInt64(v) // validated at start
 }
 
 func (c *Config) boolValue(name string) bool {
 	v, _ := c.brokerValue(name)
-	b, _ := strconv.ParseBool(v)
-	return b
+	return parseBool(v)
 }
 
 func (c *Config) durationMs(name string) time.Duration {
@@ -242,10 +196,7 @@ type resolvedConfig struct {
 
 // segmentConfig turns resolved topic configs into the storage engine's settings.
 func segmentConfig(cfgs map[string]resolvedConfig) segment.Config {
-	n := func(name string) int64 {
-		v, _ := strconv.ParseInt(cfgs[name].value, 10, 64)
-		return v
-	}
+	n := func(name string) int64 { return parseInt64(cfgs[name].value) }
 	sc := segment.DefaultConfig()
 	sc.SegmentBytes = n("segment.bytes")
 	sc.SegmentMs = n("segment.ms")

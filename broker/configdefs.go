@@ -17,68 +17,120 @@ const (
 	TypeList    ConfigType = 7
 )
 
-// configDef is one Kafka property with its default and documentation.
+// configDef is one Kafka property with its default and documentation. The fields after
+// ReadOnly are optional: their zero values mean "Kafka's type check only", "Petrel
+// implements every valid value", "no note" and "set by the property itself".
 type configDef struct {
 	Name    string
 	Type    ConfigType
-	Default string
+	Default string // "" is Kafka's null (no default)
 	Doc     string
 	// BrokerSynonym, on a topic config, is the broker property that supplies its default.
 	BrokerSynonym string
 	// ReadOnly marks broker properties that cannot change while running.
 	ReadOnly bool
+	// Validator is Kafka's validator for the value (atLeast, between, oneOf, listOf).
+	Validator validator
+	// Limit narrows the valid values to those Petrel implements.
+	Limit *petrelLimit
+	// Note says how Petrel uses the property, where that differs from Kafka's Doc; it
+	// goes into docs/configuration.md.
+	Note string
+	// Flag is the command-line flag that supplies this property's value instead; a value
+	// given as a property is ignored with a warning.
+	Flag string
 }
 
 var maxLong = strconv.FormatInt(math.MaxInt64, 10)
 
-// topicConfigDefs are the topic-level configs Petrel honours, with Kafka's defaults and
-// broker synonyms. flush.messages defaults to 1 — every acknowledged append is fsynced
-// first (see docs/durability.md) — where Kafka leaves flushing to the page cache; set
+// Kafka's compression codecs for compression.type (BrokerCompressionType), in its order.
+var compressionTypes = []string{"uncompressed", "zstd", "lz4", "snappy", "gzip", "producer"}
+
+// topicConfigDefs are the topic-level configs Petrel honours, with Kafka's types,
+// defaults, validators and broker synonyms (Kafka 3.9 LogConfig). flush.messages
+// defaults to 1 — every acknowledged append is fsynced first (see docs/durability.md) —
+// where Kafka leaves flushing to the page cache; set
 // log.flush.interval.messages=9223372036854775807 for Kafka's behaviour.
 var topicConfigDefs = []configDef{
-	{Name: "cleanup.policy", Type: TypeList, Default: "delete", BrokerSynonym: "log.cleanup.policy", Doc: "Retention policy for old segments: delete (compaction is not supported)."},
-	{Name: "compression.type", Type: TypeString, Default: "producer", BrokerSynonym: "compression.type", Doc: "Final compression codec; producer keeps the producer's codec."},
-	{Name: "file.delete.delay.ms", Type: TypeLong, Default: "60000", BrokerSynonym: "log.segment.delete.delay.ms", Doc: "Time to wait before deleting a file from the filesystem."},
-	{Name: "flush.messages", Type: TypeLong, Default: "1", BrokerSynonym: "log.flush.interval.messages", Doc: "Fsync after this many messages. 1 (Petrel's default) fsyncs every append before it is acknowledged."},
-	{Name: "flush.ms", Type: TypeLong, Default: maxLong, BrokerSynonym: "log.flush.interval.ms", Doc: "Fsync when the last flush is this old."},
-	{Name: "index.interval.bytes", Type: TypeInt, Default: "4096", BrokerSynonym: "log.index.interval.bytes", Doc: "Bytes between offset index entries."},
-	{Name: "max.message.bytes", Type: TypeInt, Default: "1048588", BrokerSynonym: "message.max.bytes", Doc: "Largest record batch size allowed."},
-	{Name: "message.timestamp.type", Type: TypeString, Default: "CreateTime", BrokerSynonym: "log.message.timestamp.type", Doc: "CreateTime or LogAppendTime (only CreateTime is supported)."},
-	{Name: "min.insync.replicas", Type: TypeInt, Default: "1", BrokerSynonym: "min.insync.replicas", Doc: "Minimum ISR size for acks=all produce requests."},
-	{Name: "retention.bytes", Type: TypeLong, Default: "-1", BrokerSynonym: "log.retention.bytes", Doc: "Largest log size before old segments are deleted; -1 is unlimited."},
-	{Name: "retention.ms", Type: TypeLong, Default: "604800000", BrokerSynonym: "log.retention.ms", Doc: "Age after which old segments are deleted; -1 keeps them."},
-	{Name: "segment.bytes", Type: TypeInt, Default: "1073741824", BrokerSynonym: "log.segment.bytes", Doc: "Segment file size."},
-	{Name: "segment.index.bytes", Type: TypeInt, Default: "10485760", BrokerSynonym: "log.index.size.max.bytes", Doc: "Size of the offset and time index files."},
-	{Name: "segment.ms", Type: TypeLong, Default: "604800000", BrokerSynonym: "log.roll.ms", Doc: "Time after which a segment rolls."},
-	{Name: "unclean.leader.election.enable", Type: TypeBoolean, Default: "false", BrokerSynonym: "unclean.leader.election.enable", Doc: "Allow replicas outside the ISR to become leader (data loss)."},
+	{Name: "cleanup.policy", Type: TypeList, Default: "delete", BrokerSynonym: "log.cleanup.policy", Validator: listOf("compact", "delete"),
+		Limit: &petrelLimit{values: []string{"delete"}, why: "log compaction is not implemented yet"},
+		Doc:   "The retention policy for old log segments: delete discards segments past the retention time or size; compact keeps the latest value of each key."},
+	{Name: "compression.type", Type: TypeString, Default: "producer", BrokerSynonym: "compression.type", Validator: oneOf(compressionTypes...),
+		Limit: &petrelLimit{values: []string{"producer"}, why: "batches are stored as the producer compressed them", warnOnly: true},
+		Doc:   "The final compression codec of a topic's batches; producer keeps the codec the producer chose.",
+		Note:  "Every valid value is accepted and reported, but batches are always stored as the producer sent them (producer)."},
+	{Name: "file.delete.delay.ms", Type: TypeLong, Default: "60000", BrokerSynonym: "log.segment.delete.delay.ms", Validator: atLeast(0),
+		Doc:  "The time to wait before deleting a file from the filesystem.",
+		Note: "The broker property sets how long a deleted topic's renamed partition directories are kept; a per-topic value is accepted and reported, not used."},
+	{Name: "flush.messages", Type: TypeLong, Default: "1", BrokerSynonym: "log.flush.interval.messages", Validator: atLeast(1),
+		Doc:  "Fsync the log after this many messages.",
+		Note: "Petrel's default is 1 (Kafka's is 9223372036854775807): every append is fsynced before it is acknowledged; see docs/durability.md."},
+	{Name: "flush.ms", Type: TypeLong, Default: maxLong, BrokerSynonym: "log.flush.interval.ms", Validator: atLeast(0),
+		Doc: "Fsync the log when the last flush is this old, in milliseconds."},
+	{Name: "index.interval.bytes", Type: TypeInt, Default: "4096", BrokerSynonym: "log.index.interval.bytes", Validator: atLeast(0),
+		Doc: "The bytes of batches between two entries of the offset index."},
+	{Name: "max.message.bytes", Type: TypeInt, Default: "1048588", BrokerSynonym: "message.max.bytes", Validator: atLeast(0),
+		Doc: "The largest record batch size allowed."},
+	{Name: "message.timestamp.type", Type: TypeString, Default: "CreateTime", BrokerSynonym: "log.message.timestamp.type", Validator: oneOf("CreateTime", "LogAppendTime"),
+		Limit: &petrelLimit{values: []string{"CreateTime"}, why: "LogAppendTime is not implemented yet"},
+		Doc:   "Whether a record's timestamp is the producer's (CreateTime) or the broker's append time (LogAppendTime)."},
+	{Name: "min.insync.replicas", Type: TypeInt, Default: "1", BrokerSynonym: "min.insync.replicas", Validator: atLeast(1),
+		Doc: "The fewest in-sync replicas with which an acks=all produce request succeeds; fewer is NOT_ENOUGH_REPLICAS."},
+	{Name: "retention.bytes", Type: TypeLong, Default: "-1", BrokerSynonym: "log.retention.bytes",
+		Doc: "The largest size a partition's log may grow to before old segments are deleted; -1 is unlimited."},
+	{Name: "retention.ms", Type: TypeLong, Default: "604800000", BrokerSynonym: "log.retention.ms", Validator: atLeast(-1),
+		Doc: "How long a segment is kept after its newest record, in milliseconds; -1 keeps segments forever."},
+	{Name: "segment.bytes", Type: TypeInt, Default: "1073741824", BrokerSynonym: "log.segment.bytes", Validator: atLeast(14),
+		Doc:  "The size at which the active segment rolls.",
+		Note: "The minimum is Kafka 3.9's (14); Kafka 4.1 raised it to 1048576 (KIP-1030)."},
+	{Name: "segment.index.bytes", Type: TypeInt, Default: "10485760", BrokerSynonym: "log.index.size.max.bytes", Validator: atLeast(4),
+		Doc: "The size of the offset and time index files preallocated for the active segment."},
+	{Name: "segment.ms", Type: TypeLong, Default: "604800000", BrokerSynonym: "log.roll.ms", Validator: atLeast(1),
+		Doc: "The age after which the active segment rolls, even if not full, in milliseconds."},
+	{Name: "unclean.leader.election.enable", Type: TypeBoolean, Default: "false", BrokerSynonym: "unclean.leader.election.enable",
+		Doc: "Whether a replica outside the ISR may become leader when no ISR member can, at the risk of losing acknowledged data."},
 }
 
-// brokerConfigDefs are the broker properties Petrel reads. The topic synonyms above are
-// broker properties too.
+// brokerConfigDefs are the broker properties Petrel reads (Kafka 3.9 KafkaConfig). The
+// topic synonyms above are broker properties too.
 var brokerConfigDefs = []configDef{
-	{Name: "node.id", Type: TypeInt, Default: "0", ReadOnly: true, Doc: "This node's id (--node-id)."},
-	{Name: "log.dirs", Type: TypeString, Default: "", ReadOnly: true, Doc: "Partition data directory (--data-dir/logs)."},
-	{Name: "listeners", Type: TypeString, Default: "PLAINTEXT://127.0.0.1:9092", ReadOnly: true, Doc: "The Kafka listener (--listen)."},
-	{Name: "advertised.listeners", Type: TypeString, Default: "", ReadOnly: true, Doc: "The address put in metadata responses (--advertised)."},
-	{Name: "auto.create.topics.enable", Type: TypeBoolean, Default: "true", Doc: "Create unknown topics on metadata requests that allow it."},
-	{Name: "num.partitions", Type: TypeInt, Default: "1", Doc: "Default partition count for new topics."},
-	{Name: "default.replication.factor", Type: TypeShortOrInt, Default: "1", Doc: "Default replication factor for new topics."},
-	{Name: "delete.topic.enable", Type: TypeBoolean, Default: "true", Doc: "Allow topic deletion."},
-	{Name: "socket.request.max.bytes", Type: TypeInt, Default: "104857600", ReadOnly: true, Doc: "Largest request a connection may send."},
-	{Name: "queued.max.request.bytes", Type: TypeLong, Default: "-1", ReadOnly: true, Doc: "Bytes of complete requests being decoded and handled at once across connections; -1 means socket.request.max.bytes."},
-	{Name: "connections.max.idle.ms", Type: TypeLong, Default: "600000", ReadOnly: true, Doc: "Idle connections are closed after this long."},
-	{Name: "log.retention.check.interval.ms", Type: TypeLong, Default: "300000", ReadOnly: true, Doc: "How often retention runs."},
-	{Name: "log.flush.offset.checkpoint.interval.ms", Type: TypeInt, Default: "60000", ReadOnly: true, Doc: "How often recovery points are checkpointed."},
-	{Name: "log.flush.start.offset.checkpoint.interval.ms", Type: TypeInt, Default: "60000", ReadOnly: true, Doc: "How often log start offsets are checkpointed."},
-	{Name: "replica.high.watermark.checkpoint.interval.ms", Type: TypeLong, Default: "5000", ReadOnly: true, Doc: "How often high watermarks are checkpointed."},
-	{Name: "replica.lag.time.max.ms", Type: TypeLong, Default: "30000", Doc: "A follower behind for this long leaves the ISR."},
-	{Name: "replica.fetch.wait.max.ms", Type: TypeInt, Default: "500", Doc: "Follower fetch long-poll time."},
-	{Name: "replica.fetch.max.bytes", Type: TypeInt, Default: "1048576", Doc: "Follower fetch bytes per partition."},
-	{Name: "broker.heartbeat.interval.ms", Type: TypeInt, Default: "2000", ReadOnly: true, Doc: "Broker heartbeat interval."},
-	{Name: "broker.session.timeout.ms", Type: TypeInt, Default: "9000", ReadOnly: true, Doc: "A broker without heartbeats for this long is fenced."},
+	{Name: "node.id", Type: TypeInt, Default: "0", ReadOnly: true, Flag: "--node-id", Doc: "This node's id."},
+	{Name: "log.dirs", Type: TypeString, Default: "", ReadOnly: true, Flag: "--data-dir", Doc: "The directories of partition data.",
+		Note: "Partitions live in --data-dir/logs."},
+	{Name: "listeners", Type: TypeString, Default: "PLAINTEXT://127.0.0.1:9092", ReadOnly: true, Flag: "--listen", Doc: "The Kafka listeners.",
+		Note: "One PLAINTEXT listener."},
+	{Name: "advertised.listeners", Type: TypeString, Default: "", ReadOnly: true, Flag: "--advertised", Doc: "The listeners put in metadata responses.",
+		Note: "The bound listener address when unset."},
+	{Name: "broker.rack", Type: TypeString, Default: "", ReadOnly: true, Doc: "The rack of this broker.",
+		Note: "Sent in the broker's registration and shown by Metadata and cluster describe; replica placement ignores racks for now."},
+	{Name: "auto.create.topics.enable", Type: TypeBoolean, Default: "true",
+		Doc: "Create an unknown topic when a Metadata request that allows it names it, with num.partitions and default.replication.factor."},
+	{Name: "num.partitions", Type: TypeInt, Default: "1", Validator: atLeast(1), Doc: "The partitions of a topic created with -1 partitions or auto-created."},
+	{Name: "default.replication.factor", Type: TypeShortOrInt, Default: "1", Doc: "The replication factor of a topic created with -1 or auto-created."},
+	{Name: "delete.topic.enable", Type: TypeBoolean, Default: "true", Doc: "Whether DeleteTopics may delete topics; false refuses it with TOPIC_DELETION_DISABLED."},
+	{Name: "socket.request.max.bytes", Type: TypeInt, Default: "104857600", ReadOnly: true, Validator: atLeast(1), Doc: "The largest request a connection may send."},
+	{Name: "queued.max.request.bytes", Type: TypeLong, Default: "-1", ReadOnly: true,
+		Doc:  "The bytes of requests queued before the broker stops reading more; -1 is no limit.",
+		Note: "Bytes of complete requests being decoded and handled at once across connections (kmsg can allocate ~32x a hostile frame while decoding); -1 means socket.request.max.bytes; a connection still receiving its request holds none."},
+	{Name: "connections.max.idle.ms", Type: TypeLong, Default: "600000", ReadOnly: true, Doc: "Idle connections are closed after this long, in milliseconds."},
+	{Name: "log.retention.check.interval.ms", Type: TypeLong, Default: "300000", ReadOnly: true, Validator: atLeast(1), Doc: "How often retention runs, in milliseconds."},
+	{Name: "log.flush.offset.checkpoint.interval.ms", Type: TypeInt, Default: "60000", ReadOnly: true, Validator: atLeast(0), Doc: "How often recovery points are checkpointed, in milliseconds.",
+		Note: "Accepted and reported, not used: replica.high.watermark.checkpoint.interval.ms paces all three offset checkpoints."},
+	{Name: "log.flush.start.offset.checkpoint.interval.ms", Type: TypeInt, Default: "60000", ReadOnly: true, Validator: atLeast(0), Doc: "How often log start offsets are checkpointed, in milliseconds.",
+		Note: "Accepted and reported, not used: replica.high.watermark.checkpoint.interval.ms paces all three offset checkpoints."},
+	{Name: "replica.high.watermark.checkpoint.interval.ms", Type: TypeLong, Default: "5000", ReadOnly: true, Doc: "How often high watermarks are checkpointed, in milliseconds.",
+		Note: "Petrel writes all three offset checkpoints (high watermarks, recovery points, log start offsets) at this interval."},
+	{Name: "replica.lag.time.max.ms", Type: TypeLong, Default: "30000",
+		Doc: "A follower whose log end has not caught up with the leader's for this long leaves the ISR, in milliseconds (the leader checks every half of it)."},
+	{Name: "replica.fetch.wait.max.ms", Type: TypeInt, Default: "500", Doc: "The longest a follower's fetch waits for data at the leader, in milliseconds."},
+	{Name: "replica.fetch.max.bytes", Type: TypeInt, Default: "1048576", Validator: atLeast(0), Doc: "The bytes a follower fetches per partition."},
+	{Name: "broker.heartbeat.interval.ms", Type: TypeInt, Default: "2000", ReadOnly: true,
+		Doc: "How often a registered, unfenced broker heartbeats to the controller, in milliseconds (every 200 ms while unregistered or fenced)."},
+	{Name: "broker.session.timeout.ms", Type: TypeInt, Default: "9000", ReadOnly: true,
+		Doc: "The controller fences a broker whose last heartbeat is older than this, in milliseconds."},
 	{Name: "log.retention.hours", Type: TypeInt, Default: "168", Doc: "Retention in hours, used when log.retention.ms and log.retention.minutes are unset."},
 	{Name: "log.retention.minutes", Type: TypeInt, Default: "", Doc: "Retention in minutes, used when log.retention.ms is unset."},
-	{Name: "log.roll.hours", Type: TypeInt, Default: "168", Doc: "Segment roll time in hours, used when log.roll.ms is unset."},
+	{Name: "log.roll.hours", Type: TypeInt, Default: "168", Validator: atLeast(1), Doc: "Segment roll time in hours, used when log.roll.ms is unset."},
 }
 
 // TypeShortOrInt reports replication factors as INT, as Kafka does.
@@ -97,12 +149,18 @@ func indexConfigDefs(defs []configDef) map[string]configDef {
 	return m
 }
 
-// brokerSynonymDefs turns each topic config into its broker property.
+// brokerSynonymDefs turns each topic config into its broker property, with the topic
+// config's validator: a broker default Kafka could not turn into a topic config stops
+// Kafka at start too. The exception is log.retention.ms, where Kafka reads any negative
+// value as -1 (unlimited).
 func brokerSynonymDefs() []configDef {
 	out := make([]configDef, 0, len(topicConfigDefs))
 	for _, d := range topicConfigDefs {
 		b := d
 		b.Name, b.BrokerSynonym = d.BrokerSynonym, ""
+		if b.Name == "log.retention.ms" {
+			b.Validator = nil
+		}
 		out = append(out, b)
 	}
 	return out

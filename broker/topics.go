@@ -43,13 +43,12 @@ func (b *Broker) planTopic(im *metadata.Image, spec topicSpec) (*plannedTopic, e
 			return nil, fmt.Errorf("%w: topic '%s' collides with existing topic '%s' ('.' and '_' are treated alike)", metadata.ErrInvalidTopic, spec.name, existing)
 		}
 	}
-	for name, value := range spec.configs {
-		def, ok := topicConfigByName[name]
-		if !ok {
-			return nil, fmt.Errorf("%w: unknown topic config name: %s", metadata.ErrInvalidConfig, name)
+	for _, name := range sortedKeys(spec.configs) {
+		if err := validateTopicConfig(name, spec.configs[name]); err != nil {
+			return nil, err
 		}
-		if err := checkConfigValue(def, value); err != nil {
-			return nil, fmt.Errorf("%w: %v", metadata.ErrInvalidConfig, err)
+		if w := limitWarning(topicConfigByName[name], spec.configs[name]); w != "" {
+			b.logger.Warn(w+"; the value is accepted but not acted on", "topic", spec.name)
 		}
 	}
 	var assignment [][]int32

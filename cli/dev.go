@@ -17,13 +17,12 @@ func devCommand() *ucli.Command {
 		Usage: "run a throwaway local cluster with data in a temporary folder",
 		Description: "Starts --nodes brokers in this process, all Raft voters, on consecutive ports:\n" +
 			"Kafka on 9092, 9094, 9096, ... and Raft on the port after each.",
-		Flags: []ucli.Flag{
+		Flags: append([]ucli.Flag{
 			&ucli.IntFlag{Name: "nodes", Usage: "number of nodes", Value: 1},
 			&ucli.IntFlag{Name: "port", Usage: "Kafka port of the first node", Value: 9092},
 			&ucli.StringFlag{Name: "host", Usage: "address to listen on", Value: "127.0.0.1"},
-			&ucli.StringSliceFlag{Name: "set", Usage: "a Kafka broker property, key=value (repeatable)"},
 			&ucli.BoolFlag{Name: "keep", Usage: "keep the data folder on exit"},
-		},
+		}, propertyFlags()...),
 		Action: runDev,
 	}
 }
@@ -33,16 +32,16 @@ func runDev(c *ucli.Context) error {
 	if n < 1 || n > 32 {
 		return fmt.Errorf("--nodes must be between 1 and 32, not %d", n)
 	}
+	var props broker.Config
+	if err := gatherProperties(c, &props); err != nil {
+		return err
+	}
 	dir, err := os.MkdirTemp("", "petrel-dev-")
 	if err != nil {
 		return err
 	}
 	if !c.Bool("keep") {
 		defer os.RemoveAll(dir)
-	}
-	props := map[string]string{}
-	if err := broker.ParseSet(props, c.StringSlice("set")); err != nil {
-		return err
 	}
 	host, port := c.String("host"), c.Int("port")
 	kafkaAddr := func(i int) string { return fmt.Sprintf("%s:%d", host, port+2*i) }
@@ -61,13 +60,15 @@ func runDev(c *ucli.Context) error {
 	}
 	for i := 0; i < n; i++ {
 		b, err := broker.Start(broker.Config{
-			NodeID:     int32(i),
-			DataDir:    filepath.Join(dir, fmt.Sprint(i)),
-			Listen:     kafkaAddr(i),
-			RaftListen: fmt.Sprintf("%s:%d", host, port+2*i+1),
-			Voters:     voters,
-			Properties: props,
-			Logger:     logger.Named(fmt.Sprintf("node-%d", i)),
+			NodeID:          int32(i),
+			DataDir:         filepath.Join(dir, fmt.Sprint(i)),
+			Listen:          kafkaAddr(i),
+			RaftListen:      fmt.Sprintf("%s:%d", host, port+2*i+1),
+			Voters:          voters,
+			Properties:      props.Properties,
+			PropertySources: props.PropertySources,
+			StrictConfig:    props.StrictConfig,
+			Logger:          logger.Named(fmt.Sprintf("node-%d", i)),
 		})
 		if err != nil {
 			shutdownAll()

@@ -14,7 +14,7 @@ import (
 )
 
 func serverFlags() []ucli.Flag {
-	return []ucli.Flag{
+	flags := []ucli.Flag{
 		&ucli.IntFlag{Name: "node-id", Usage: "this node's id (Kafka node.id)", Value: 0},
 		&ucli.StringFlag{Name: "data-dir", Usage: "where the node keeps raft/ and logs/", Required: true},
 		&ucli.StringFlag{Name: "listen", Usage: "Kafka listener host:port", Value: "127.0.0.1:9092"},
@@ -22,9 +22,9 @@ func serverFlags() []ucli.Flag {
 		&ucli.StringFlag{Name: "raft-listen", Usage: "Raft transport host:port", Value: "127.0.0.1:9093"},
 		&ucli.StringFlag{Name: "voters", Usage: "initial Raft voters, id@host:port,... (default: this node alone)"},
 		&ucli.StringSliceFlag{Name: "join", Usage: "Kafka address of a cluster member to ask for membership, for a node not in --voters (repeatable)"},
-		&ucli.StringFlag{Name: "config", Usage: "Kafka server.properties file"},
-		&ucli.StringSliceFlag{Name: "set", Usage: "a Kafka broker property, key=value (repeatable)"},
+		&ucli.BoolFlag{Name: "print-config", Usage: "print every broker property with its value and source, then exit without starting"},
 	}
+	return append(flags, propertyFlags()...)
 }
 
 func serverCommand() *ucli.Command {
@@ -36,6 +36,9 @@ func serverCommand() *ucli.Command {
 			cfg, err := serverConfig(c, newLogger(c))
 			if err != nil {
 				return err
+			}
+			if c.Bool("print-config") {
+				return printConfig(c, cfg)
 			}
 			b, err := broker.Start(cfg)
 			if err != nil {
@@ -49,21 +52,11 @@ func serverCommand() *ucli.Command {
 
 // serverConfig maps the server flags to a broker.Config.
 func serverConfig(c *ucli.Context, logger hclog.Logger) (broker.Config, error) {
-	props := map[string]string{}
-	if path := c.String("config"); path != "" {
-		var err error
-		if props, err = broker.LoadProperties(path); err != nil {
-			return broker.Config{}, err
-		}
-	}
-	if err := broker.ParseSet(props, c.StringSlice("set")); err != nil {
-		return broker.Config{}, err
-	}
 	voters, err := broker.ParseVoters(c.String("voters"))
 	if err != nil {
 		return broker.Config{}, err
 	}
-	return broker.Config{
+	cfg := broker.Config{
 		NodeID:     int32(c.Int("node-id")),
 		DataDir:    c.String("data-dir"),
 		Listen:     c.String("listen"),
@@ -71,9 +64,12 @@ func serverConfig(c *ucli.Context, logger hclog.Logger) (broker.Config, error) {
 		RaftListen: c.String("raft-listen"),
 		Voters:     voters,
 		JoinAddrs:  c.StringSlice("join"),
-		Properties: props,
 		Logger:     logger.Named(fmt.Sprintf("node-%d", c.Int("node-id"))),
-	}, nil
+	}
+	if err := gatherProperties(c, &cfg); err != nil {
+		return broker.Config{}, err
+	}
+	return cfg, nil
 }
 
 // shutdownGrace bounds a graceful shutdown.

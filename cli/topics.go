@@ -31,7 +31,7 @@ func topicsCommand() *ucli.Command {
 				Flags: withClientFlags(
 					&ucli.IntFlag{Name: "partitions", Usage: "number of partitions (-1: the broker's num.partitions)", Value: -1},
 					&ucli.IntFlag{Name: "replication-factor", Usage: "replicas per partition (-1: the broker's default.replication.factor)", Value: -1},
-					&ucli.StringSliceFlag{Name: "config", Usage: "a topic config override, key=value (repeatable)"},
+					repeatableFlag("config", "a topic config override, key=value, the value taken whole (repeatable)"),
 					&ucli.BoolFlag{Name: "if-not-exists", Usage: "succeed if the topic already exists"},
 				),
 				Action: runTopicsCreate,
@@ -65,7 +65,7 @@ func runTopicsCreate(c *ucli.Context) error {
 	if err != nil {
 		return err
 	}
-	configs, err := parseTopicConfigs(c.StringSlice("config"))
+	configs, err := parseTopicConfigs(repeatedValues(c, "config"))
 	if err != nil {
 		return err
 	}

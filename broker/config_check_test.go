@@ -1,0 +1,118 @@
+package broker
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+)
+
+func checkProps(t *testing.T, strict bool, props map[string]string) ([]string, error) {
+	t.Helper()
+	c := Config{Properties: props, StrictConfig: strict}
+	return c.checkProperties()
+}
+
+func TestCheckProperties_Warnings(t *testing.T) {
+	tests := []struct {
+		name, value string
+		want        string // a part of the one warning
+	}{
+		{"log.retention.hour", "1", "The configuration 'log.retention.hour' was supplied (--set) but isn't a known config; did you mean log.retention.hours?"},
+		{"num.partition", "3", "did you mean num.partitions?"},
+		{"retention.ms", "1000", "isn't a known config; did you mean log.retention.ms?"},
+		{"completely.different.thing", "1", "isn't a known config"},
+		{"ssl.keystore.location", "/k", "Petrel does not implement it yet (TLS and SASL are not implemented yet); it is ignored"},
+		{"listener.name.sasl_plaintext.plain.sasl.jaas.config", `x required username="a";`, "Petrel does not implement it yet"},
+		{"process.roles", "broker,controller", "Petrel does not implement it yet (Petrel's Raft quorum is configured by --voters"},
+		{"listeners", "PLAINTEXT://a:1,SSL://b:2", "The configuration 'listeners' was supplied (--set) but Petrel takes it from --listen; the value is ignored"},
+		{"compression.type", "zstd", "Invalid value zstd for configuration compression.type: Petrel supports only producer"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			warnings, err := checkProps(t, false, map[string]string{tt.name: tt.value})
+			if err != nil || len(warnings) != 1 || !strings.Contains(warnings[0], tt.want) {
+				t.Fatalf("warnings %q, error %v; expected one containing %q", warnings, err, tt.want)
+			}
+			if tt.name == "completely.different.thing" && strings.Contains(warnings[0], "did you mean") {
+				t.Fatalf("a far name got a suggestion: %q", warnings[0])
+			}
+			_, err = checkProps(t, true, map[string]string{tt.name: tt.value})
+			if !errors.Is(err, ErrInvalidBrokerConfig) || !strings.Contains(err.Error(), tt.want) || !strings.Contains(err.Error(), "--strict-config") {
+				t.Fatalf("--strict-config: %v, expected an error containing %q", err, tt.want)
+			}
+		})
+	}
+	if w, err := checkProps(t, true, map[string]string{"log.retention.hours": "1", "num.partitions": "3"}); err != nil || len(w) != 0 {
+		t.Fatalf("known properties: warnings %q, error %v", w, err)
+	}
+}
+
+func TestCheckProperties_InvalidValueIsAnError(t *testing.T) {
+	_, err := checkProps(t, false, map[string]string{"log.segment.bytes": "-5", "log.retention.hour": "1"})
+	if !errors.Is(err, ErrInvalidBrokerConfig) || !strings.Contains(err.Error(), "Invalid value -5 for configuration log.segment.bytes: Value must be at least 14") {
+		t.Fatalf("error %v", err)
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for a logger and a test to share.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func TestStart_RefusesOutOfRangeAndWarnsOnTypos(t *testing.T) {
+	cfg := Config{NodeID: 0, DataDir: t.TempDir(), Listen: "127.0.0.1:0", RaftListen: "127.0.0.1:0"}
+
+	bad := cfg
+	bad.Properties = map[string]string{"log.segment.bytes": "-5"}
+	if b, err := Start(bad); err == nil || err.Error() != "broker: invalid configuration: Invalid value -5 for configuration log.segment.bytes: Value must be at least 14" {
+		if b != nil {
+			b.Shutdown(context.Background())
+		}
+		t.Fatalf("Start with log.segment.bytes=-5: %v", err)
+	}
+
+	strict := cfg
+	strict.Properties, strict.StrictConfig = map[string]string{"log.retention.hour": "1"}, true
+	if b, err := Start(strict); err == nil || !strings.Contains(err.Error(), "did you mean log.retention.hours?") {
+		if b != nil {
+			b.Shutdown(context.Background())
+		}
+		t.Fatalf("Start --strict-config with a typo: %v", err)
+	}
+
+	var logs syncBuffer
+	typo := cfg
+	typo.Properties = map[string]string{"log.retention.hour": "1"}
+	typo.Logger = hclog.New(&hclog.LoggerOptions{Output: &logs, Level: hclog.Warn})
+	b, err := Start(typo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		b.Shutdown(ctx)
+	}()
+	if got := logs.String(); !strings.Contains(got, "[WARN]") || !strings.Contains(got, "The configuration 'log.retention.hour' was supplied (--set) but isn't a known config; did you mean log.retention.hours?") {
+		t.Fatalf("start log:\n%s", got)
+	}
+}

@@ -1,0 +1,225 @@
+package broker
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+)
+
+var updateDocs = flag.Bool("update", false, "rewrite docs/configuration.md from the property table")
+
+const configurationDocPath = "../docs/configuration.md"
+
+// TestConfigurationDoc holds docs/configuration.md to the property table. After changing
+// the table, regenerate the page: go test ./broker -run TestConfigurationDoc -update
+func TestConfigurationDoc(t *testing.T) {
+	want := configurationDoc()
+	if *updateDocs {
+		if err := os.WriteFile(configurationDocPath, []byte(want), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	got, err := os.ReadFile(configurationDocPath)
+	if err != nil {
+		t.Fatalf("%v; generate it with: go test ./broker -run TestConfigurationDoc -update", err)
+	}
+	if string(got) != want {
+		gotLines, wantLines := strings.Split(string(got), "\n"), strings.Split(want, "\n")
+		for i := range max(len(gotLines), len(wantLines)) {
+			g, w := lineAt(gotLines, i), lineAt(wantLines, i)
+			if g != w {
+				t.Fatalf("docs/configuration.md differs from the property table at line %d:\n  file:  %q\n  table: %q\nregenerate it with: go test ./broker -run TestConfigurationDoc -update", i+1, g, w)
+			}
+		}
+	}
+}
+
+func lineAt(lines []string, i int) string {
+	if i < len(lines) {
+		return lines[i]
+	}
+	return "(end of file)"
+}
+
+// configurationDoc renders docs/configuration.md from the tables.
+func configurationDoc() string {
+	var b strings.Builder
+	b.WriteString(configurationDocIntro)
+
+	b.WriteString("\n## Broker properties\n\n")
+	b.WriteString("| property | type | default | valid values | description |\n|---|---|---|---|---|\n")
+	brokerDefs := slices.Clone(brokerConfigDefs)
+	slices.SortFunc(brokerDefs, func(a, b configDef) int { return strings.Compare(a.Name, b.Name) })
+	for _, d := range brokerDefs {
+		fmt.Fprintf(&b, "| `%s` | %s | %s | %s | %s |\n", d.Name, docType(d), docDefault(d.Default), docValid(d), docDescription(d))
+	}
+
+	b.WriteString("\n## Topic configs and their broker defaults\n\n")
+	b.WriteString("Each topic config can be set per topic (`petrel topics create t --config key=value`,\n" +
+		"or CreateTopics from any Kafka client). Its cluster-wide default is the broker property\n" +
+		"in the second column (same type and validator, except that any negative\n" +
+		"`log.retention.ms` means -1, as in Kafka), and Kafka's default applies when neither is\n" +
+		"set. A value outside the validator is INVALID_CONFIG with Kafka's message.\n\n")
+	b.WriteString("| topic config | broker property | type | default | valid values | description |\n|---|---|---|---|---|---|\n")
+	topicDefs := slices.Clone(topicConfigDefs)
+	slices.SortFunc(topicDefs, func(a, b configDef) int { return strings.Compare(a.Name, b.Name) })
+	for _, d := range topicDefs {
+		fmt.Fprintf(&b, "| `%s` | `%s` | %s | %s | %s | %s |\n", d.Name, d.BrokerSynonym, docType(d), docDefault(d.Default), docValid(d), docDescription(d))
+	}
+
+	b.WriteString("\n## Kafka broker properties Petrel does not implement yet\n\n")
+	b.WriteString("Supplying one of these logs a warning that names it as not implemented (an error\n" +
+		"with `--strict-config`); the value is not used.\n\n")
+	b.WriteString("| property | why, or what Petrel does instead |\n|---|---|\n")
+	for _, u := range sortedUnimplemented(unimplementedBrokerConfigs, brokerConfigByName) {
+		fmt.Fprintf(&b, "| `%s` | %s |\n", u.Name, docEscape(u.Note))
+	}
+	for _, u := range unimplementedBrokerConfigPrefixes {
+		fmt.Fprintf(&b, "| `%s*` | %s |\n", u.Name, docEscape(u.Note))
+	}
+
+	b.WriteString("\n## Kafka topic configs Petrel does not implement yet\n\n")
+	b.WriteString("CreateTopics refuses these with INVALID_CONFIG (`Petrel does not implement topic config\n" +
+		"NAME yet (...)`) rather than accept a setting it would not honour.\n\n")
+	b.WriteString("| topic config | why |\n|---|---|\n")
+	for _, u := range sortedUnimplemented(unimplementedTopicConfigs, topicConfigByName) {
+		fmt.Fprintf(&b, "| `%s` | %s |\n", u.Name, docEscape(u.Note))
+	}
+	return b.String()
+}
+
+// sortedUnimplemented is the list by name, without names the table now defines.
+func sortedUnimplemented(list []unimplementedConfig, table map[string]configDef) []unimplementedConfig {
+	out := slices.DeleteFunc(slices.Clone(list), func(u unimplementedConfig) bool { _, ok := table[u.Name]; return ok })
+	slices.SortFunc(out, func(a, b unimplementedConfig) int { return strings.Compare(a.Name, b.Name) })
+	return out
+}
+
+func docType(d configDef) string {
+	t := strings.ToLower(typeNames[d.Type])
+	if d.ReadOnly {
+		t += ", read-only"
+	}
+	return t
+}
+
+var typeNames = map[ConfigType]string{TypeBoolean: "BOOLEAN", TypeString: "STRING", TypeInt: "INT", TypeLong: "LONG", TypeList: "LIST"}
+
+func docDefault(v string) string {
+	if v == "" {
+		return "null"
+	}
+	return "`" + v + "`"
+}
+
+func docValid(d configDef) string {
+	s := ""
+	if d.Validator != nil {
+		s = "`" + d.Validator.String() + "`"
+	}
+	if d.Limit != nil {
+		verb := "accepts"
+		if d.Limit.warnOnly {
+			verb = "acts on"
+		}
+		s += fmt.Sprintf("; Petrel %s only %s", verb, strings.Join(d.Limit.values, ", "))
+	}
+	return s
+}
+
+func docDescription(d configDef) string {
+	var petrel []string
+	if d.Flag != "" {
+		petrel = append(petrel, "set by `"+d.Flag+"`; the property is ignored with a warning.")
+	}
+	if d.Note != "" {
+		petrel = append(petrel, docEscape(d.Note))
+	}
+	if len(petrel) == 0 {
+		return docEscape(d.Doc)
+	}
+	return docEscape(d.Doc) + " **Petrel:** " + strings.Join(petrel, " ")
+}
+
+func docEscape(s string) string { return strings.ReplaceAll(s, "|", `\|`) }
+
+const configurationDocIntro = `# Configuration
+
+<!-- Generated from broker/configdefs.go and broker/configdefs_unimplemented.go by
+     go test ./broker -run TestConfigurationDoc -update
+     Do not edit by hand: the test fails when this page and the tables disagree. -->
+
+Petrel takes Apache Kafka's broker property names, types, defaults and validators
+(Kafka 3.9's KafkaConfig and LogConfig). This page lists every property Petrel knows.
+
+## Where properties come from
+
+In increasing precedence (a later source overrides an earlier one):
+
+1. Kafka's default (source ` + "`default`" + `).
+2. ` + "`--config server.properties`" + `: a Java properties file (source ` + "`config file`" + `).
+   ` + "`${...}`" + ` is kept as written, not expanded. A key given twice keeps its last value.
+3. Environment variables ` + "`PETREL_SET_<NAME>`" + ` (source ` + "`environment`" + `). As in
+   Apache Kafka's Docker image, after the prefix ` + "`_`" + ` is ` + "`.`" + `, ` + "`__`" + ` is ` + "`_`" + ` and
+   ` + "`___`" + ` is ` + "`-`" + `, and the name is lower-cased:
+   ` + "`PETREL_SET_LOG_RETENTION_HOURS=24`" + ` is ` + "`log.retention.hours=24`" + `, and
+   ` + "`PETREL_SET_LISTENER_NAME_SASL__PLAINTEXT_SASL_JAAS_CONFIG`" + ` is
+   ` + "`listener.name.sasl_plaintext.sasl.jaas.config`" + `.
+4. ` + "`--set key=value`" + ` (repeatable; source ` + "`--set`" + `). The value is everything after the
+   first ` + "`=`" + `, kept whole: commas, further ` + "`=`" + ` and quotes stay in it, so
+   ` + "`--set listeners=PLAINTEXT://a:1,SSL://b:2`" + ` and JAAS strings work. A key given twice
+   keeps its last value.
+
+Dynamic configs (source ` + "`dynamic`" + `) are the per-topic configs set through the Kafka API
+(CreateTopics); DescribeConfigs reports them as DYNAMIC_TOPIC_CONFIG with their synonyms.
+
+` + "`petrel dev`" + ` takes the same ` + "`--config`" + `, ` + "`--set`" + ` and ` + "`--strict-config`" + ` and gives the
+properties to every node.
+
+## Checks at start
+
+Every supplied property is checked before the node opens anything, with Kafka's parsing
+(values trimmed; booleans ` + "`true`" + ` or ` + "`false`" + ` in any case; lists split at commas) and
+Kafka's wording:
+
+* A value outside its type or validator stops the server:
+  ` + "`Invalid value -5 for configuration log.segment.bytes: Value must be at least 14`" + `,
+  ` + "`Invalid value abc for configuration num.partitions: Not a number of type INT`" + `,
+  ` + "`Invalid value brotli for configuration compression.type: String must be one of: ...`" + `.
+  A valid Kafka value that Petrel does not implement (` + "`cleanup.policy=compact`" + `,
+  ` + "`message.timestamp.type=LogAppendTime`" + `) is refused the same way:
+  ` + "`Invalid value compact for configuration cleanup.policy: Petrel supports only delete (log compaction is not implemented yet)`" + `.
+* An unknown name is a warning that names the closest known one:
+  ` + "`The configuration 'log.retention.hour' was supplied (--set) but isn't a known config; did you mean log.retention.hours?`" + `.
+  A topic config given as a broker property suggests its broker synonym
+  (` + "`retention.ms`" + ` → ` + "`log.retention.ms`" + `).
+* A Kafka property Petrel knows but does not implement yet (the list below) is a warning
+  that says so; so is a property a flag supplies (` + "`listeners`" + ` comes from ` + "`--listen`" + `) and a
+  valid value Petrel does not act on (` + "`compression.type=zstd`" + `).
+* ` + "`--strict-config`" + ` turns every warning into an error: the server does not start.
+
+The same checks apply to the topic configs of CreateTopics: a bad value is INVALID_CONFIG
+with the same message, an unknown name is ` + "`Unknown topic config name: NAME`" + `.
+
+## Seeing the effective configuration
+
+` + "`petrel server ... --print-config`" + ` runs the checks above, prints every broker property with
+its value and source, then exits without starting:
+
+    $ petrel server --data-dir d --set log.retention.hours=1 --print-config
+    PROPERTY                    VALUE          SOURCE
+    ...
+    log.retention.hours         1              --set
+    log.retention.ms            3600000        --set (log.retention.hours=1)
+    ...
+
+A value derived from another property shows it in brackets, as Kafka's config synonyms
+do. Supplied properties that Petrel does not act on follow the table, marked ` + "`unknown`" + `,
+` + "`not implemented`" + ` or ` + "`ignored`" + `; secrets (passwords, JAAS configs) print as ` + "`[hidden]`" + `.
+A running broker answers DescribeConfigs (` + "`kafka-configs.sh --describe --all`" + `) with the
+same values, sources and synonyms.
+`

@@ -1,0 +1,238 @@
+package broker
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/petrel-broker/petrel/metadata"
+)
+
+// allConfigDefs is every property of the table: topic configs, broker properties and
+// the broker synonyms of topic configs.
+func allConfigDefs() []configDef {
+	out := append([]configDef{}, topicConfigDefs...)
+	for _, name := range sortedDefNames(brokerConfigByName) {
+		out = append(out, brokerConfigByName[name])
+	}
+	return out
+}
+
+func sortedDefNames(m map[string]configDef) []string {
+	names := make(map[string]string, len(m))
+	for k := range m {
+		names[k] = ""
+	}
+	return sortedKeys(names)
+}
+
+// TestValidators_JustInsideAndJustOutside derives, from every validator in the table, a
+// value just inside it (accepted) and one just outside (refused in Kafka's wording).
+func TestValidators_JustInsideAndJustOutside(t *testing.T) {
+	checked := 0
+	// between has no property in the table yet; a made-up one stands in for it.
+	defs := append(allConfigDefs(), configDef{Name: "made.up.level", Type: TypeInt, Validator: between(1, 9)})
+	for _, def := range defs {
+		if def.Validator == nil {
+			continue
+		}
+		checked++
+		type tc struct {
+			value string
+			want  string // "" = accepted by Kafka's validator
+		}
+		var cases []tc
+		switch v := def.Validator.(type) {
+		case rangeValidator:
+			if v.hasMin {
+				cases = append(cases, tc{itoa(v.min), ""},
+					tc{itoa(v.min - 1), fmt.Sprintf("Invalid value %d for configuration %s: Value must be at least %d", v.min-1, def.Name, v.min)})
+			}
+			if v.hasMax {
+				cases = append(cases, tc{itoa(v.max), ""},
+					tc{itoa(v.max + 1), fmt.Sprintf("Invalid value %d for configuration %s: Value must be no more than %d", v.max+1, def.Name, v.max)})
+			}
+		case stringValidator:
+			for _, s := range v {
+				cases = append(cases, tc{s, ""})
+			}
+			bad := v[0] + "x"
+			cases = append(cases, tc{bad, fmt.Sprintf("Invalid value %s for configuration %s: String must be one of: %s", bad, def.Name, strings.Join(v, ", "))})
+			if lower := strings.ToLower(v[0]); lower != v[0] {
+				// ValidString is case-sensitive.
+				cases = append(cases, tc{lower, fmt.Sprintf("Invalid value %s for configuration %s: String must be one of: %s", lower, def.Name, strings.Join(v, ", "))})
+			}
+		case listValidator:
+			for _, s := range v {
+				cases = append(cases, tc{s, ""})
+			}
+			cases = append(cases, tc{strings.Join(v, ","), ""},
+				tc{v[0] + ", bogus", fmt.Sprintf("Invalid value bogus for configuration %s: String must be one of: %s", def.Name, strings.Join(v, ", "))})
+		default:
+			t.Fatalf("%s: validator %T has no test", def.Name, def.Validator)
+		}
+		for _, c := range cases {
+			_, err := parseConfigValue(def, c.value)
+			switch {
+			case c.want == "" && err != nil:
+				t.Errorf("%s=%q: %v, expected it accepted", def.Name, c.value, err)
+			case c.want != "" && (err == nil || err.Error() != c.want):
+				t.Errorf("%s=%q: %v, expected %q", def.Name, c.value, err, c.want)
+			case c.want != "" && !errors.Is(err, metadata.ErrInvalidConfig):
+				t.Errorf("%s=%q: %v does not match ErrInvalidConfig", def.Name, c.value, err)
+			}
+		}
+	}
+	if checked < 20 {
+		t.Fatalf("only %d properties have validators", checked)
+	}
+}
+
+func TestValidators_KafkaMessages(t *testing.T) {
+	tests := []struct{ name, value, want string }{
+		{"segment.bytes", "-5", "Invalid value -5 for configuration segment.bytes: Value must be at least 14"},
+		{"log.segment.bytes", "-5", "Invalid value -5 for configuration log.segment.bytes: Value must be at least 14"},
+		{"log.segment.bytes", "13", "Invalid value 13 for configuration log.segment.bytes: Value must be at least 14"},
+		{"log.segment.bytes", "abc", "Invalid value abc for configuration log.segment.bytes: Not a number of type INT"},
+		{"log.segment.bytes", "2147483648", "Invalid value 2147483648 for configuration log.segment.bytes: Not a number of type INT"},
+		{"log.segment.bytes", "", "Invalid value  for configuration log.segment.bytes: Not a number of type INT"},
+		{"retention.ms", "1.5", "Invalid value 1.5 for configuration retention.ms: Not a number of type LONG"},
+		{"retention.ms", "-2", "Invalid value -2 for configuration retention.ms: Value must be at least -1"},
+		{"auto.create.topics.enable", "yes", "Invalid value yes for configuration auto.create.topics.enable: Expected value to be either true or false"},
+		{"compression.type", "brotli", "Invalid value brotli for configuration compression.type: String must be one of: uncompressed, zstd, lz4, snappy, gzip, producer"},
+		{"message.timestamp.type", "createtime", "Invalid value createtime for configuration message.timestamp.type: String must be one of: CreateTime, LogAppendTime"},
+		{"cleanup.policy", "delete,bogus", "Invalid value bogus for configuration cleanup.policy: String must be one of: compact, delete"},
+		// Petrel's limits, in Kafka's wording.
+		{"cleanup.policy", "compact", "Invalid value compact for configuration cleanup.policy: Petrel supports only delete (log compaction is not implemented yet)"},
+		{"cleanup.policy", "delete,compact", "Invalid value compact for configuration cleanup.policy: Petrel supports only delete (log compaction is not implemented yet)"},
+		{"log.cleanup.policy", "", "Invalid value  for configuration log.cleanup.policy: Petrel supports only delete (log compaction is not implemented yet)"},
+		{"message.timestamp.type", "LogAppendTime", "Invalid value LogAppendTime for configuration message.timestamp.type: Petrel supports only CreateTime (LogAppendTime is not implemented yet)"},
+	}
+	for _, tt := range tests {
+		def, ok := topicConfigByName[tt.name]
+		if !ok {
+			def = brokerConfigByName[tt.name]
+		}
+		err := checkConfigValue(def, tt.value)
+		if err == nil || err.Error() != tt.want {
+			t.Errorf("%s=%q: %v, expected %q", tt.name, tt.value, err, tt.want)
+		}
+	}
+	// Accepted as Kafka accepts them: trimmed numbers, booleans in any case, a warn-only
+	// codec, list elements with spaces.
+	for name, value := range map[string]string{
+		"log.segment.bytes": " 14 ", "auto.create.topics.enable": "TRUE", "delete.topic.enable": " False",
+		"compression.type": "gzip", "cleanup.policy": " delete , delete", "retention.ms": "-1", "segment.bytes": "+1048576",
+		"log.retention.ms": "-5", // Kafka reads a negative broker retention as -1
+	} {
+		def, ok := topicConfigByName[name]
+		if !ok {
+			def = brokerConfigByName[name]
+		}
+		if err := checkConfigValue(def, value); err != nil {
+			t.Errorf("%s=%q: %v, expected it accepted", name, value, err)
+		}
+	}
+	if w := limitWarning(topicConfigByName["compression.type"], "gzip"); !strings.Contains(w, "Petrel supports only producer") {
+		t.Errorf("compression.type=gzip warning %q", w)
+	}
+	if w := limitWarning(topicConfigByName["compression.type"], "producer"); w != "" {
+		t.Errorf("compression.type=producer warning %q, expected none", w)
+	}
+}
+
+// TestConfigDefs_DefaultsAreValid holds every default to its own type and validator,
+// and every name to one row.
+func TestConfigDefs_DefaultsAreValid(t *testing.T) {
+	seen := map[string]bool{}
+	for _, def := range brokerConfigDefs {
+		if seen[def.Name] {
+			t.Errorf("%s is defined twice", def.Name)
+		}
+		seen[def.Name] = true
+	}
+	for _, def := range allConfigDefs() {
+		if def.Doc == "" {
+			t.Errorf("%s has no documentation", def.Name)
+		}
+		if def.Default == "" && def.Type != TypeString && def.Type != TypeList {
+			continue // Kafka's null
+		}
+		if err := checkConfigValue(def, def.Default); err != nil {
+			t.Errorf("%s: default %q: %v", def.Name, def.Default, err)
+		}
+	}
+	for _, def := range topicConfigDefs {
+		if _, ok := brokerConfigByName[def.BrokerSynonym]; !ok {
+			t.Errorf("%s: broker synonym %q is not a broker property", def.Name, def.BrokerSynonym)
+		}
+	}
+}
+
+func TestValidateTopicConfig_Names(t *testing.T) {
+	for name, want := range map[string]string{
+		"no.such.config":        "Unknown topic config name: no.such.config",
+		"min.compaction.lag.ms": "Petrel does not implement topic config min.compaction.lag.ms yet (log compaction is not implemented yet)",
+	} {
+		err := validateTopicConfig(name, "1")
+		if err == nil || err.Error() != want || !errors.Is(err, metadata.ErrInvalidConfig) {
+			t.Errorf("%s: %v, expected %q as ErrInvalidConfig", name, err, want)
+		}
+	}
+	if err := validateTopicConfig("retention.ms", strconv.Itoa(3600000)); err != nil {
+		t.Error(err)
+	}
+}
+
+// FuzzCheckConfigValue: any text, against every property, is accepted or refused with
+// Kafka's wording as INVALID_CONFIG; never a panic. An accepted number reads back.
+func FuzzCheckConfigValue(f *testing.F) {
+	for _, s := range []string{"-5", "14", " 1 ", "abc", "", "true", "TRUE", "compact,delete", "delete, ", ",", "9223372036854775808", "producer"} {
+		f.Add(s)
+	}
+	defs := allConfigDefs()
+	f.Fuzz(func(t *testing.T, value string) {
+		for _, def := range defs {
+			err := checkConfigValue(def, value)
+			if err != nil {
+				if !errors.Is(err, metadata.ErrInvalidConfig) || !strings.HasPrefix(err.Error(), "Invalid value ") {
+					t.Fatalf("%s=%q: %v", def.Name, value, err)
+				}
+				continue
+			}
+			if def.Type == TypeInt || def.Type == TypeLong {
+				n := parseInt64(value)
+				if def.Type == TypeInt && (n < math.MinInt32 || n > math.MaxInt32) {
+					t.Fatalf("%s=%q accepted as an INT", def.Name, value)
+				}
+				if def.Validator != nil && def.Validator.check(parsedValue{num: n}) != "" {
+					t.Fatalf("%s=%q accepted outside its validator", def.Name, value)
+				}
+			}
+		}
+	})
+}
+
+// FuzzParseSet: a --set value is split at its first '=' only and kept otherwise whole.
+func FuzzParseSet(f *testing.F) {
+	for _, s := range []string{"a=b", "listeners=PLAINTEXT://a:1,SSL://b:2", "k=", "=v", "novalue", `j=x required u="a=b,c";`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		props := map[string]string{}
+		err := ParseSet(props, []string{s})
+		k, v, ok := strings.Cut(s, "=")
+		if !ok || strings.TrimSpace(k) == "" {
+			if err == nil {
+				t.Fatalf("ParseSet(%q) accepted %q", s, props)
+			}
+			return
+		}
+		if err != nil || len(props) != 1 || props[strings.TrimSpace(k)] != strings.TrimSpace(v) {
+			t.Fatalf("ParseSet(%q) = %q, %v", s, props, err)
+		}
+	})
+}

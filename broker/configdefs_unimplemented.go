@@ -1,0 +1,198 @@
+package broker
+
+// unimplementedConfig is a Kafka property Petrel knows of but does not implement yet,
+// with what stands in for it. Supplying one as a broker property logs a warning that
+// says so (an error with --strict-config); a topic config of this kind in CreateTopics
+// is refused with INVALID_CONFIG. When an issue implements one, move it into the
+// property table (configdefs.go): the table wins over this list.
+type unimplementedConfig struct {
+	Name string // the property, or a prefix in the prefix lists
+	Note string // why, or what Petrel does instead
+}
+
+const (
+	noteKRaft       = "Petrel's Raft quorum is configured by --voters, --raft-listen and --join"
+	noteListener    = "Petrel has one PLAINTEXT listener, set by --listen and --advertised"
+	noteSecurity    = "TLS and SASL are not implemented yet"
+	noteAuthorizer  = "ACLs are not implemented yet"
+	noteThreads     = "Petrel runs one goroutine per connection and sizes its own work"
+	noteCompaction  = "log compaction is not implemented yet"
+	noteGroups      = "consumer groups are not implemented yet"
+	noteTxn         = "transactions are not implemented yet"
+	noteQuotas      = "quotas and throttling are not implemented yet"
+	noteTiered      = "tiered storage is not implemented"
+	noteZooKeeper   = "Petrel has no ZooKeeper; Raft holds the metadata"
+	noteMetrics     = "metrics reporters are not implemented yet"
+	noteSocket      = "Petrel uses the operating system's socket buffer sizes"
+	noteTimestamp   = "timestamp bounds are not checked yet"
+	noteRebalancing = "automatic preferred-leader rebalancing is not implemented yet"
+)
+
+// unimplementedBrokerConfigs are Kafka broker properties Petrel does not implement yet.
+var unimplementedBrokerConfigs = []unimplementedConfig{
+	// KRaft and cluster identity.
+	{Name: "process.roles", Note: noteKRaft},
+	{Name: "controller.quorum.voters", Note: noteKRaft},
+	{Name: "controller.quorum.bootstrap.servers", Note: noteKRaft},
+	{Name: "controller.listener.names", Note: noteKRaft},
+	{Name: "controller.quorum.election.timeout.ms", Note: noteKRaft},
+	{Name: "controller.quorum.fetch.timeout.ms", Note: noteKRaft},
+	{Name: "metadata.log.dir", Note: "Raft's log lives in --data-dir/raft"},
+	{Name: "metadata.log.segment.bytes", Note: noteKRaft},
+	{Name: "metadata.max.retention.ms", Note: noteKRaft},
+	{Name: "broker.id", Note: "Petrel takes the node id from --node-id"},
+	{Name: "log.dir", Note: "Petrel keeps partitions in --data-dir/logs"},
+	{Name: "initial.broker.registration.timeout.ms", Note: noteKRaft},
+	// Listeners.
+	{Name: "listener.security.protocol.map", Note: noteListener},
+	{Name: "inter.broker.listener.name", Note: noteListener},
+	{Name: "security.inter.broker.protocol", Note: noteListener},
+	{Name: "max.connections", Note: "connection limits are not implemented yet"},
+	{Name: "max.connections.per.ip", Note: "connection limits are not implemented yet"},
+	{Name: "max.connections.per.ip.overrides", Note: "connection limits are not implemented yet"},
+	// Security.
+	{Name: "authorizer.class.name", Note: noteAuthorizer},
+	{Name: "super.users", Note: noteAuthorizer},
+	{Name: "allow.everyone.if.no.acl.found", Note: noteAuthorizer},
+	{Name: "principal.builder.class", Note: noteSecurity},
+	{Name: "connections.max.reauth.ms", Note: noteSecurity},
+	{Name: "delegation.token.secret.key", Note: noteSecurity},
+	{Name: "delegation.token.max.lifetime.ms", Note: noteSecurity},
+	{Name: "delegation.token.expiry.time.ms", Note: noteSecurity},
+	// Threads and sockets.
+	{Name: "num.network.threads", Note: noteThreads},
+	{Name: "num.io.threads", Note: noteThreads},
+	{Name: "num.replica.fetchers", Note: "Petrel runs one fetcher per source broker"},
+	{Name: "num.recovery.threads.per.data.dir", Note: noteThreads},
+	{Name: "background.threads", Note: noteThreads},
+	{Name: "queued.max.requests", Note: "Petrel bounds queued requests by queued.max.request.bytes"},
+	{Name: "socket.send.buffer.bytes", Note: noteSocket},
+	{Name: "socket.receive.buffer.bytes", Note: noteSocket},
+	{Name: "socket.listen.backlog.size", Note: noteSocket},
+	{Name: "replica.socket.timeout.ms", Note: "follower fetches time out after replica.fetch.wait.max.ms plus a margin"},
+	{Name: "replica.socket.receive.buffer.bytes", Note: noteSocket},
+	{Name: "replica.fetch.min.bytes", Note: "followers fetch with min bytes 1"},
+	{Name: "replica.fetch.response.max.bytes", Note: "follower fetches are bounded per partition by replica.fetch.max.bytes"},
+	{Name: "replica.fetch.backoff.ms", Note: "followers back off on errors by their own schedule"},
+	{Name: "request.timeout.ms", Note: "broker-to-broker requests use their own timeouts"},
+	// Log and retention.
+	{Name: "log.roll.jitter.ms", Note: "segments roll without jitter"},
+	{Name: "log.roll.jitter.hours", Note: "segments roll without jitter"},
+	{Name: "log.preallocate", Note: "segment files grow as written"},
+	{Name: "log.flush.scheduler.interval.ms", Note: "flush.ms is checked on append"},
+	{Name: "log.message.timestamp.before.max.ms", Note: noteTimestamp},
+	{Name: "log.message.timestamp.after.max.ms", Note: noteTimestamp},
+	{Name: "log.message.timestamp.difference.max.ms", Note: noteTimestamp},
+	{Name: "log.message.downconversion.enable", Note: "Petrel never down-converts"},
+	{Name: "log.message.format.version", Note: "Petrel writes and accepts only record batch format v2"},
+	{Name: "log.dir.failure.timeout.ms", Note: "a storage error fails the partition"},
+	{Name: "compression.gzip.level", Note: "batches are stored as the producer compressed them"},
+	{Name: "compression.lz4.level", Note: "batches are stored as the producer compressed them"},
+	{Name: "compression.zstd.level", Note: "batches are stored as the producer compressed them"},
+	{Name: "create.topic.policy.class.name", Note: "topic policies are not implemented"},
+	{Name: "alter.config.policy.class.name", Note: "config policies are not implemented"},
+	// Compaction.
+	{Name: "log.cleaner.enable", Note: noteCompaction},
+	{Name: "log.cleaner.threads", Note: noteCompaction},
+	{Name: "log.cleaner.dedupe.buffer.size", Note: noteCompaction},
+	{Name: "log.cleaner.io.buffer.size", Note: noteCompaction},
+	{Name: "log.cleaner.io.buffer.load.factor", Note: noteCompaction},
+	{Name: "log.cleaner.io.max.bytes.per.second", Note: noteCompaction},
+	{Name: "log.cleaner.backoff.ms", Note: noteCompaction},
+	{Name: "log.cleaner.min.cleanable.ratio", Note: noteCompaction},
+	{Name: "log.cleaner.delete.retention.ms", Note: noteCompaction},
+	{Name: "log.cleaner.min.compaction.lag.ms", Note: noteCompaction},
+	{Name: "log.cleaner.max.compaction.lag.ms", Note: noteCompaction},
+	// Replication and leadership.
+	{Name: "auto.leader.rebalance.enable", Note: noteRebalancing},
+	{Name: "leader.imbalance.check.interval.seconds", Note: noteRebalancing},
+	{Name: "leader.imbalance.per.broker.percentage", Note: noteRebalancing},
+	{Name: "replica.selector.class", Note: "consumers fetching from followers get the follower they ask"},
+	{Name: "inter.broker.protocol.version", Note: "Petrel speaks one protocol version between its brokers"},
+	{Name: "controlled.shutdown.enable", Note: "Petrel always shuts down in a controlled way"},
+	// Consumer groups and offsets.
+	{Name: "offsets.topic.replication.factor", Note: noteGroups},
+	{Name: "offsets.topic.num.partitions", Note: noteGroups},
+	{Name: "offsets.topic.segment.bytes", Note: noteGroups},
+	{Name: "offsets.retention.minutes", Note: noteGroups},
+	{Name: "offsets.retention.check.interval.ms", Note: noteGroups},
+	{Name: "offsets.commit.timeout.ms", Note: noteGroups},
+	{Name: "offsets.load.buffer.size", Note: noteGroups},
+	{Name: "group.initial.rebalance.delay.ms", Note: noteGroups},
+	{Name: "group.min.session.timeout.ms", Note: noteGroups},
+	{Name: "group.max.session.timeout.ms", Note: noteGroups},
+	{Name: "group.max.size", Note: noteGroups},
+	{Name: "group.coordinator.rebalance.protocols", Note: noteGroups},
+	{Name: "group.consumer.heartbeat.interval.ms", Note: noteGroups},
+	{Name: "group.consumer.session.timeout.ms", Note: noteGroups},
+	// Producers and transactions.
+	{Name: "producer.id.expiration.ms", Note: "the idempotent producer is not implemented yet"},
+	{Name: "transaction.state.log.replication.factor", Note: noteTxn},
+	{Name: "transaction.state.log.min.isr", Note: noteTxn},
+	{Name: "transaction.state.log.num.partitions", Note: noteTxn},
+	{Name: "transaction.state.log.segment.bytes", Note: noteTxn},
+	{Name: "transaction.max.timeout.ms", Note: noteTxn},
+	{Name: "transactional.id.expiration.ms", Note: noteTxn},
+	{Name: "transaction.abort.timed.out.transaction.cleanup.interval.ms", Note: noteTxn},
+	{Name: "transaction.remove.expired.transaction.cleanup.interval.ms", Note: noteTxn},
+	{Name: "transaction.partition.verification.enable", Note: noteTxn},
+	// Quotas.
+	{Name: "quota.window.num", Note: noteQuotas},
+	{Name: "quota.window.size.seconds", Note: noteQuotas},
+	{Name: "replication.quota.window.num", Note: noteQuotas},
+	{Name: "replication.quota.window.size.seconds", Note: noteQuotas},
+	{Name: "client.quota.callback.class", Note: noteQuotas},
+	{Name: "leader.replication.throttled.rate", Note: noteQuotas},
+	{Name: "follower.replication.throttled.rate", Note: noteQuotas},
+	// Metrics.
+	{Name: "metric.reporters", Note: noteMetrics},
+	{Name: "metrics.num.samples", Note: noteMetrics},
+	{Name: "metrics.sample.window.ms", Note: noteMetrics},
+	{Name: "metrics.recording.level", Note: noteMetrics},
+	{Name: "kafka.metrics.reporters", Note: noteMetrics},
+	{Name: "kafka.metrics.polling.interval.secs", Note: noteMetrics},
+	{Name: "auto.include.jmx.reporter", Note: noteMetrics},
+	// ZooKeeper (Kafka's old metadata store).
+	{Name: "zookeeper.connect", Note: noteZooKeeper},
+	{Name: "zookeeper.connection.timeout.ms", Note: noteZooKeeper},
+	{Name: "zookeeper.session.timeout.ms", Note: noteZooKeeper},
+	{Name: "zookeeper.metadata.migration.enable", Note: noteZooKeeper},
+}
+
+// unimplementedBrokerConfigPrefixes are families of Kafka broker properties Petrel does
+// not implement yet, matched by prefix.
+var unimplementedBrokerConfigPrefixes = []unimplementedConfig{
+	{Name: "listener.name.", Note: noteSecurity + "; per-listener settings too"},
+	{Name: "ssl.", Note: noteSecurity},
+	{Name: "sasl.", Note: noteSecurity},
+	{Name: "remote.log.", Note: noteTiered},
+	{Name: "log.local.retention.", Note: noteTiered},
+	{Name: "zookeeper.", Note: noteZooKeeper},
+	{Name: "config.providers", Note: "config providers (${provider:path:key}) are not implemented"},
+}
+
+// unimplementedTopicConfigs are Kafka topic configs Petrel does not implement yet;
+// CreateTopics refuses them with INVALID_CONFIG rather than ignore them.
+var unimplementedTopicConfigs = []unimplementedConfig{
+	{Name: "delete.retention.ms", Note: noteCompaction},
+	{Name: "min.compaction.lag.ms", Note: noteCompaction},
+	{Name: "max.compaction.lag.ms", Note: noteCompaction},
+	{Name: "min.cleanable.dirty.ratio", Note: noteCompaction},
+	{Name: "segment.jitter.ms", Note: "segments roll without jitter"},
+	{Name: "preallocate", Note: "segment files grow as written"},
+	{Name: "compression.gzip.level", Note: "batches are stored as the producer compressed them"},
+	{Name: "compression.lz4.level", Note: "batches are stored as the producer compressed them"},
+	{Name: "compression.zstd.level", Note: "batches are stored as the producer compressed them"},
+	{Name: "message.timestamp.before.max.ms", Note: noteTimestamp},
+	{Name: "message.timestamp.after.max.ms", Note: noteTimestamp},
+	{Name: "message.timestamp.difference.max.ms", Note: noteTimestamp},
+	{Name: "message.downconversion.enable", Note: "Petrel never down-converts"},
+	{Name: "message.format.version", Note: "Petrel writes and accepts only record batch format v2"},
+	{Name: "leader.replication.throttled.replicas", Note: noteQuotas},
+	{Name: "follower.replication.throttled.replicas", Note: noteQuotas},
+	{Name: "remote.storage.enable", Note: noteTiered},
+	{Name: "local.retention.ms", Note: noteTiered},
+	{Name: "local.retention.bytes", Note: noteTiered},
+	{Name: "remote.log.copy.disable", Note: noteTiered},
+	{Name: "remote.log.delete.on.disable", Note: noteTiered},
+}
