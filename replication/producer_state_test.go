@@ -3,9 +3,11 @@ package replication
 import (
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"hash/crc32"
 	"math"
 	"os"
+	"runtime"
 	"slices"
 	"sync"
 	"testing"
@@ -376,4 +378,35 @@ func FuzzDecodeProducerSnapshot(f *testing.F) {
 			t.Fatalf("re-encoding a decoded snapshot: %v", err)
 		}
 	})
+}
+
+// BenchmarkProducerStateHeap reports the heap a partition's producer state holds per
+// 10,000 producer ids, with one batch and with the full five batches retained each.
+//
+//	go test ./replication/ -run '^$' -bench BenchmarkProducerStateHeap
+func BenchmarkProducerStateHeap(b *testing.B) {
+	for _, batches := range []int{1, ProducerBatchesRetained} {
+		b.Run(fmt.Sprintf("batches=%d", batches), func(b *testing.B) {
+			var perTenThousand float64
+			for i := 0; i < b.N; i++ {
+				runtime.GC()
+				var before, after runtime.MemStats
+				runtime.ReadMemStats(&before)
+				s := NewProducerStates()
+				offset := int64(0)
+				for pid := int64(0); pid < 10000; pid++ {
+					for seq := int32(0); seq < int32(batches); seq++ {
+						s.Update(segment.BatchHeader{ProducerID: pid, BaseOffset: offset, BaseSequence: seq * 10,
+							LastOffsetDelta: 9, RecordCount: 10, MaxTimestamp: offset})
+						offset += 10
+					}
+				}
+				runtime.GC()
+				runtime.ReadMemStats(&after)
+				perTenThousand = float64(after.HeapAlloc) - float64(before.HeapAlloc)
+				runtime.KeepAlive(s)
+			}
+			b.ReportMetric(perTenThousand, "heap-bytes/10k-producers")
+		})
+	}
 }
