@@ -287,3 +287,37 @@ func TestIdempotence_RawSequenceChecks(t *testing.T) {
 		t.Fatalf("DescribeProducers: %+v", p)
 	}
 }
+
+// AllocateProducerIds is internal: served (a wrong broker epoch is STALE_BROKER_EPOCH,
+// an unknown broker BROKER_ID_NOT_REGISTERED) but not advertised; InitProducerId and
+// DescribeProducers are advertised.
+func TestIdempotence_AllocateProducerIdsIsInternal(t *testing.T) {
+	t.Parallel()
+	c := StartCluster(t, 1)
+	ctx := testContext(t)
+	resp, err := requestAt(ctx, c, 0, kmsg.NewPtrApiVersionsRequest())
+	if err != nil {
+		t.Fatal(err)
+	}
+	advertised := map[int16]bool{}
+	for _, k := range resp.(*kmsg.ApiVersionsResponse).ApiKeys {
+		advertised[k.ApiKey] = true
+	}
+	if advertised[int16(kmsg.AllocateProducerIDs)] || !advertised[int16(kmsg.InitProducerID)] || !advertised[int16(kmsg.DescribeProducers)] {
+		t.Fatalf("advertised: AllocateProducerIds %v, InitProducerId %v, DescribeProducers %v", advertised[int16(kmsg.AllocateProducerIDs)],
+			advertised[int16(kmsg.InitProducerID)], advertised[int16(kmsg.DescribeProducers)])
+	}
+	for _, tc := range []struct {
+		broker int32
+		epoch  int64
+		want   *kerr.Error
+	}{{0, c.Node(0).BrokerEpoch() + 1, kerr.StaleBrokerEpoch}, {9, 1, kerr.BrokerIDNotRegistered}} {
+		req := kmsg.NewPtrAllocateProducerIDsRequest()
+		req.BrokerID, req.BrokerEpoch = tc.broker, tc.epoch
+		// kgo refuses to send an API the broker does not advertise: frame it by hand.
+		resp := dialRaw(t, c.Addr(0)).roundTrip(req)
+		if code := resp.(*kmsg.AllocateProducerIDsResponse).ErrorCode; code != tc.want.Code {
+			t.Fatalf("broker %d epoch %d: %v, expected %v", tc.broker, tc.epoch, kerr.ErrorForCode(code), tc.want)
+		}
+	}
+}
