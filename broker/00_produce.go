@@ -7,7 +7,11 @@ package broker
 // CRC (CORRUPT_MESSAGE); control and transactional batches are refused. acks=0 gets no
 // response (a failure closes the connection, as Kafka does); acks=1 answers after the
 // local append; acks=-1 checks min.insync.replicas first and answers when the high
-// watermark passes the batch, or REQUEST_TIMED_OUT at timeout_ms.
+// watermark passes the batch, or REQUEST_TIMED_OUT at timeout_ms. Idempotent batches
+// (a producer id) pass the partition's producer-state checks under the partition lock
+// before any offset is assigned: INVALID_PRODUCER_EPOCH, OUT_OF_ORDER_SEQUENCE_NUMBER,
+// or, for a repeat of one of the producer's last 5 batches, success with the original
+// offsets and nothing written (docs/idempotence.md).
 
 import (
 	"context"

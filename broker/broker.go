@@ -43,7 +43,8 @@ type Broker struct {
 	sessions      *brokerSessions   // controller: broker heartbeats (this term)
 	controllers   controllerClients // connection to the current controller
 	brokerEpoch   atomic.Int64      // this broker's epoch; -1 until registered
-	dial          rpc.DialFunc      // outgoing connections (tests inject faults)
+	producerIDs   *producerIDManager
+	dial          rpc.DialFunc // outgoing connections (tests inject faults)
 
 	draining chan struct{} // closed when shutdown starts: parked fetches answer at once
 	// shuttingDown is set when Shutdown starts: from then on heartbeats only ask for a
@@ -77,6 +78,7 @@ func Start(cfg Config) (*Broker, error) {
 	b := &Broker{cfg: cfg, logger: cfg.Logger, machine: fsm.New(), stop: make(chan struct{}), draining: make(chan struct{}),
 		controllerOps: make(chan controllerOp), sessions: newBrokerSessions(), dial: cfg.Dial}
 	b.brokerEpoch.Store(-1)
+	b.producerIDs = newProducerIDManager(b)
 	if b.dial == nil {
 		var d net.Dialer
 		b.dial = d.DialContext

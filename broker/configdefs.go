@@ -131,6 +131,7 @@ var brokerConfigDefs = []configDef{
 	{Name: "log.retention.hours", Type: TypeInt, Default: "168", Doc: "Retention in hours, used when log.retention.ms and log.retention.minutes are unset."},
 	{Name: "log.retention.minutes", Type: TypeInt, Default: "", Doc: "Retention in minutes, used when log.retention.ms is unset."},
 	{Name: "log.roll.hours", Type: TypeInt, Default: "168", Validator: atLeast(1), Doc: "Segment roll time in hours, used when log.roll.ms is unset."},
+	{Name: "producer.id.expiration.ms", Type: TypeInt, Default: "86400000", Validator: atLeast(1), Doc: "A partition forgets an idempotent producer whose last batch is this old (KIP-854)."},
 }
 
 // TypeShortOrInt reports replication factors as INT, as Kafka does.

@@ -126,7 +126,6 @@ var unimplementedBrokerConfigs = []unimplementedConfig{
 	{Name: "group.consumer.heartbeat.interval.ms", Note: noteGroups},
 	{Name: "group.consumer.session.timeout.ms", Note: noteGroups},
 	// Producers and transactions.
-	{Name: "producer.id.expiration.ms", Note: "the idempotent producer is not implemented yet"},
 	{Name: "transaction.state.log.replication.factor", Note: noteTxn},
 	{Name: "transaction.state.log.min.isr", Note: noteTxn},
 	{Name: "transaction.state.log.num.partitions", Note: noteTxn},

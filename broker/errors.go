@@ -42,6 +42,9 @@ var errorTable = []struct {
 	{replication.ErrNotEnoughReplicas, kerr.NotEnoughReplicas.Code},
 	{replication.ErrOffsetNotAvailable, kerr.OffsetNotAvailable.Code},
 	{replication.ErrOffsetOutOfRange, kerr.OffsetOutOfRange.Code},
+	{replication.ErrInvalidProducerEpoch, kerr.InvalidProducerEpoch.Code},
+	{replication.ErrOutOfOrderSequence, kerr.OutOfOrderSequenceNumber.Code},
+	{replication.ErrCorruptProducerSnapshot, kerr.KafkaStorageError.Code},
 	{ErrNotController, kerr.NotController.Code},
 	{ErrTopicDeletionDisabled, kerr.TopicDeletionDisabled.Code},
 	{ErrInconsistentClusterID, kerr.InconsistentClusterID.Code},
@@ -49,6 +52,8 @@ var errorTable = []struct {
 	{ErrStaleBrokerEpoch, kerr.StaleBrokerEpoch.Code},
 	{ErrBrokerNotRegistered, kerr.BrokerIDNotRegistered.Code},
 	{ErrInvalidBrokerConfig, kerr.InvalidConfig.Code},
+	{ErrProducerIDsExhausted, kerr.UnknownServerError.Code},
+	{ErrProducerIDsNotAvailable, kerr.CoordinatorLoadInProgress.Code},
 	{context.DeadlineExceeded, kerr.RequestTimedOut.Code},
 	{context.Canceled, kerr.RequestTimedOut.Code},
 }

@@ -140,6 +140,8 @@ func (b *Broker) controllerLocal(ctx context.Context, req kmsg.Request) (kmsg.Re
 		return b.createTopics(ctx, r), true
 	case *kmsg.DeleteTopicsRequest:
 		return b.deleteTopics(ctx, r), true
+	case *kmsg.AllocateProducerIDsRequest:
+		return b.allocateProducerIDs(ctx, r), true
 	}
 	return nil, false
 }
@@ -180,6 +182,8 @@ func notControllerResponse(req kmsg.Request, cause error) kmsg.Response {
 	case *kmsg.DescribeQuorumResponse:
 		r.ErrorCode, r.ErrorMessage = code, errorMessage(cause)
 	case *kmsg.AlterPartitionResponse:
+		r.ErrorCode = code
+	case *kmsg.AllocateProducerIDsResponse:
 		r.ErrorCode = code
 	case *kmsg.CreateTopicsResponse:
 		for _, t := range req.(*kmsg.CreateTopicsRequest).Topics {
@@ -274,6 +278,8 @@ func isNotController(resp kmsg.Response) bool {
 	case *kmsg.DescribeQuorumResponse:
 		code = r.ErrorCode
 	case *kmsg.AlterPartitionResponse:
+		code = r.ErrorCode
+	case *kmsg.AllocateProducerIDsResponse:
 		code = r.ErrorCode
 	}
 	return code == kerr.NotController.Code

@@ -1,10 +1,15 @@
 package broker
 
 import (
+	"errors"
 	"time"
 
+	"github.com/petrel-broker/petrel/replication"
 	"github.com/petrel-broker/petrel/segment"
 )
+
+// producerExpirationCheckInterval is Kafka's producer.id.expiration.check.interval.ms.
+const producerExpirationCheckInterval = 10 * time.Minute
 
 // maintenanceLoop checkpoints offsets, enforces retention and applies flush.ms.
 func (pm *partitionManager) maintenanceLoop() {
@@ -15,6 +20,10 @@ func (pm *partitionManager) maintenanceLoop() {
 	lagMax := cfg.durationMs("replica.lag.time.max.ms")
 	isrTick := time.NewTicker(max(lagMax/2, 10*time.Millisecond))
 	defer isrTick.Stop()
+	// Kafka's producer.id.expiration.check.interval.ms is 600000; a shorter expiration
+	// is checked as often as it lasts.
+	expiryTick := time.NewTicker(min(producerExpirationCheckInterval, max(cfg.durationMs("producer.id.expiration.ms"), time.Second)))
+	defer expiryTick.Stop()
 	defer hwTick.Stop()
 	defer retentionTick.Stop()
 	defer flushTick.Stop()
@@ -32,6 +41,8 @@ func (pm *partitionManager) maintenanceLoop() {
 			}
 		case <-retentionTick.C:
 			pm.enforceRetention()
+		case now := <-expiryTick.C:
+			pm.expireProducers(now)
 		case now := <-flushTick.C:
 			pm.deleteDue(now)
 			for _, lp := range pm.all() {
@@ -43,17 +54,25 @@ func (pm *partitionManager) maintenanceLoop() {
 
 func (pm *partitionManager) enforceRetention() {
 	for _, lp := range pm.all() {
-		var res segment.RetentionResult
-		hw := lp.State().HighWatermark
-		err := lp.WithLog(func(l *segment.Log) (err error) {
-			res, err = l.EnforceRetention(hw)
-			return err
-		})
+		res, err := lp.EnforceRetention()
+		if errors.Is(err, replication.ErrPartitionStopped) {
+			continue
+		}
 		if err != nil {
 			pm.b.logger.Warn("retention", "topic", lp.Topic, "partition", lp.ID, "error", err)
 		} else if len(res.DeletedSegments) > 0 {
 			pm.b.logger.Info("retention deleted segments", "topic", lp.Topic, "partition", lp.ID,
 				"segments", len(res.DeletedSegments), "bytes", res.DeletedBytes, "log_start_offset", res.LogStartOffset)
+		}
+	}
+}
+
+// expireProducers drops idle producers (producer.id.expiration.ms) from every replica.
+func (pm *partitionManager) expireProducers(now time.Time) {
+	expiration := pm.b.cfg.int64Value("producer.id.expiration.ms")
+	for _, lp := range pm.all() {
+		if n := lp.ExpireProducers(now.UnixMilli(), expiration); n > 0 {
+			pm.b.logger.Debug("expired idle producers", "topic", lp.Topic, "partition", lp.ID, "producers", n)
 		}
 	}
 }

@@ -279,6 +279,15 @@ func (pm *partitionManager) open(t *metadata.Topic, id int32, s *topicSettings) 
 		replication.Options{BrokerID: pm.b.cfg.NodeID, SyncEveryAppend: s.syncEveryAppend, AlterISR: pm.b.alterISR,
 			Logger: pm.b.logger.Named("partition").With("topic", t.Name, "partition", id)})}
 	lp.settings.Store(s)
+	ps, err := lp.LoadProducerState(time.Now().UnixMilli(), pm.b.cfg.int64Value("producer.id.expiration.ms"))
+	if err != nil {
+		lp.Stop(false)
+		return nil, err
+	}
+	if ps.SnapshotOffset >= 0 || ps.Producers > 0 || len(ps.CorruptSnapshots) > 0 {
+		pm.b.logger.Debug("producer state loaded", "topic", t.Name, "partition", id, "snapshot", ps.SnapshotOffset,
+			"batches_replayed", ps.BatchesReplayed, "producers", ps.Producers, "corrupt_snapshots", ps.CorruptSnapshots)
+	}
 	pm.mu.Lock()
 	pm.parts[tp] = lp
 	pm.mu.Unlock()
@@ -417,6 +426,8 @@ func (pm *partitionManager) close() error {
 	for _, lp := range pm.all() {
 		// Flush first so that the recovery point checkpoint covers everything.
 		errs = append(errs, lp.WithLog(func(l *segment.Log) error { return l.Flush() }))
+		// The producer state at the log end, so that the next start replays nothing.
+		errs = append(errs, lp.WriteProducerSnapshot())
 	}
 	errs = append(errs, pm.checkpoint())
 	for _, lp := range pm.all() {

@@ -47,6 +47,7 @@ func newApp(stdout, stderr io.Writer) *ucli.App {
 			produceCommand(),
 			consumeCommand(),
 			clusterCommand(),
+			producersCommand(),
 			perfCommand(),
 		},
 		// Errors are printed once by RunWithIO.

@@ -83,6 +83,7 @@ func TestUnreachableBootstrapServer(t *testing.T) {
 		{"topics", "describe", "t"},
 		{"topics", "delete", "t"},
 		{"cluster", "describe"},
+		{"producers", "describe", "--topic", "t", "--partition", "0"},
 		{"produce", "t"},
 		{"consume", "t"},
 		{"perf", "produce", "--records", "10", "t"},

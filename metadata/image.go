@@ -56,6 +56,9 @@ type Image struct {
 	ConfigList []ConfigEntry `json:"configs"`
 	// Offset is the metadata offset (Raft index) of the last applied entry.
 	Offset uint64 `json:"offset"`
+	// NextProducerID is the first producer id not yet allocated to any broker
+	// (ProducerIdsRecord); it only grows.
+	NextProducerID int64 `json:"nextProducerId"`
 }
 
 // ConfigEntry is one config value of one resource.
@@ -223,6 +226,14 @@ func (im *Image) apply(offset uint64, r Record) error {
 		} else {
 			im.Configs[res] = cfg
 		}
+	case ProducerIdsRecord:
+		if r.NextProducerID <= im.NextProducerID {
+			return fmt.Errorf("%w: next producer id %d is not above %d", ErrInvalidRecord, r.NextProducerID, im.NextProducerID)
+		}
+		if _, ok := im.Brokers[r.BrokerID]; !ok {
+			return fmt.Errorf("%w: %d", ErrUnknownBroker, r.BrokerID)
+		}
+		im.NextProducerID = r.NextProducerID
 	case NoOpRecord:
 	default:
 		return fmt.Errorf("%w: cannot apply %T", ErrInvalidRecord, r)

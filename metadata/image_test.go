@@ -77,7 +77,8 @@ func TestRecordsRoundTripAndSnapshotForm(t *testing.T) {
 	recs := append([]Record{ClusterRecord{"c"}, RegisterBrokerRecord{BrokerID: 3, IncarnationID: Uuid{7}, Rack: "r"}},
 		createTopicRecords("orders", 5, []int32{3})...)
 	recs = append(recs, ConfigRecord{ResourceType: TopicResource, ResourceName: "orders", Name: "segment.bytes", Value: ptr("100")},
-		PartitionChangeRecord{TopicID: Uuid{5}, PartitionID: 0, Leader: ptr(int32(-1))}, NoOpRecord{})
+		PartitionChangeRecord{TopicID: Uuid{5}, PartitionID: 0, Leader: ptr(int32(-1))}, NoOpRecord{},
+		ProducerIdsRecord{BrokerID: 3, BrokerEpoch: 10, NextProducerID: 1000})
 	b, err := EncodeRecords(recs...)
 	if err != nil {
 		t.Fatal(err)
@@ -108,6 +109,21 @@ func TestRecordsRoundTripAndSnapshotForm(t *testing.T) {
 	}
 	if _, err := DecodeRecords([]byte(`[{"t":2,"v":9,"d":{}}]`)); !errors.Is(err, ErrInvalidRecord) {
 		t.Fatalf("newer version: %v", err)
+	}
+}
+
+// Producer id blocks only grow, and only for registered brokers.
+func TestProducerIdsRecord(t *testing.T) {
+	im := mustApply(t, NewImage(), 1, RegisterBrokerRecord{BrokerID: 1})
+	im = mustApply(t, im, 2, ProducerIdsRecord{BrokerID: 1, BrokerEpoch: 1, NextProducerID: 1000})
+	if im.NextProducerID != 1000 {
+		t.Fatalf("next producer id %d", im.NextProducerID)
+	}
+	for _, r := range []ProducerIdsRecord{{BrokerID: 1, NextProducerID: 1000}, {BrokerID: 1, NextProducerID: 10}, {BrokerID: 2, NextProducerID: 2000}} {
+		next, err := im.Apply(3, []Record{r})
+		if err == nil || next.NextProducerID != 1000 {
+			t.Fatalf("%+v applied: %v, next %d", r, err, next.NextProducerID)
+		}
 	}
 }
 

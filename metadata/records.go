@@ -21,7 +21,7 @@ const (
 	FenceBrokerRecordType      RecordType = 7
 	UnfenceBrokerRecordType    RecordType = 8
 	RemoveTopicRecordType      RecordType = 9
-	ProducerIdsRecordType      RecordType = 15 // reserved for the idempotent producer
+	ProducerIdsRecordType      RecordType = 15
 	NoOpRecordType             RecordType = 20
 	ClusterRecordType          RecordType = 1000 // Petrel: the cluster id, first record of the log
 )
@@ -130,6 +130,15 @@ type ConfigRecord struct {
 	Value        *string            `json:"value"`
 }
 
+// ProducerIdsRecord allocates the block of producer ids below NextProducerID, from the
+// previous NextProducerID, to a broker (AllocateProducerIds). Kafka's record of the same
+// number and fields.
+type ProducerIdsRecord struct {
+	BrokerID       int32 `json:"brokerId"`
+	BrokerEpoch    int64 `json:"brokerEpoch"`
+	NextProducerID int64 `json:"nextProducerId"`
+}
+
 // NoOpRecord advances the log (a new controller commits one in its term).
 type NoOpRecord struct{}
 
@@ -144,6 +153,7 @@ func (PartitionChangeRecord) Type() RecordType  { return PartitionChangeRecordTy
 func (RemoveTopicRecord) Type() RecordType      { return RemoveTopicRecordType }
 func (ConfigRecord) Type() RecordType           { return ConfigRecordType }
 func (NoOpRecord) Type() RecordType             { return NoOpRecordType }
+func (ProducerIdsRecord) Type() RecordType      { return ProducerIdsRecordType }
 
 func (ClusterRecord) Version() uint16          { return 0 }
 func (RegisterBrokerRecord) Version() uint16   { return 0 }
@@ -156,6 +166,7 @@ func (PartitionChangeRecord) Version() uint16  { return 0 }
 func (RemoveTopicRecord) Version() uint16      { return 0 }
 func (ConfigRecord) Version() uint16           { return 0 }
 func (NoOpRecord) Version() uint16             { return 0 }
+func (ProducerIdsRecord) Version() uint16      { return 0 }
 
 // envelope is a record on the wire: type, version and the JSON body.
 type envelope struct {
@@ -225,6 +236,8 @@ func newRecord(t RecordType) (Record, error) {
 		return &ConfigRecord{}, nil
 	case NoOpRecordType:
 		return &NoOpRecord{}, nil
+	case ProducerIdsRecordType:
+		return &ProducerIdsRecord{}, nil
 	}
 	return nil, fmt.Errorf("%w: unknown record type %d", ErrInvalidRecord, t)
 }
@@ -252,6 +265,8 @@ func derefRecord(r Record) Record {
 	case *ConfigRecord:
 		return *v
 	case *NoOpRecord:
+		return *v
+	case *ProducerIdsRecord:
 		return *v
 	}
 	return r

@@ -23,3 +23,16 @@ var (
 	// hide an applied change (a lost answer) and the request is retried.
 	ErrISRChangeRejected = errors.New("replication: the controller rejected the ISR change")
 )
+
+// Idempotent producer errors (the partition's producer state refuses a batch).
+var (
+	// ErrInvalidProducerEpoch is a batch from an epoch older than the producer's latest
+	// (Kafka's INVALID_PRODUCER_EPOCH).
+	ErrInvalidProducerEpoch = errors.New("replication: producer epoch is older than the partition's")
+	// ErrOutOfOrderSequence is a batch whose first sequence does not follow the
+	// producer's last one (Kafka's OUT_OF_ORDER_SEQUENCE_NUMBER).
+	ErrOutOfOrderSequence = errors.New("replication: out of order sequence number")
+	// ErrCorruptProducerSnapshot is a producer state snapshot that cannot be decoded; it
+	// is ignored and the state rebuilt from the log.
+	ErrCorruptProducerSnapshot = errors.New("replication: corrupt producer state snapshot")
+)

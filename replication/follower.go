@@ -44,11 +44,13 @@ func (p *Partition) AppendAsFollower(records []byte, leaderEpoch int32, leaderHW
 	}
 	var end int64
 	if len(records) > 0 {
+		activeBefore := p.log.ActiveSegmentBaseOffset()
 		info, err := p.log.AppendAsFollower(records)
 		if err != nil {
 			p.mu.Unlock()
 			return err
 		}
+		p.afterAppendLocked(records, activeBefore, info)
 		end = info.LastOffset + 1
 	}
 	p.mu.Unlock()
@@ -60,8 +62,12 @@ func (p *Partition) AppendAsFollower(records []byte, leaderEpoch int32, leaderHW
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if leaderLogStart > p.log.LogStartOffset() && leaderLogStart <= p.log.LogEndOffset() {
+		first := p.log.FirstSegmentBaseOffset()
 		if err := p.log.AdvanceLogStartOffset(leaderLogStart); err != nil {
 			return err
+		}
+		if p.log.FirstSegmentBaseOffset() != first {
+			p.trimProducerSnapshotsLocked()
 		}
 	}
 	p.highWatermark = min(leaderHW, p.log.LogEndOffset())
@@ -82,12 +88,15 @@ func (p *Partition) TruncateTo(offset int64) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	if leo < before {
-		p.opts.Logger.Info("truncated the log to follow the leader", "from", before, "to", leo)
-	}
 	p.highWatermark = min(p.highWatermark, leo)
 	p.durableEnd = min(p.durableEnd, leo)
 	p.truncations++
+	if leo < before {
+		p.opts.Logger.Info("truncated the log to follow the leader", "from", before, "to", leo)
+		if err := p.afterTruncateLocked(); err != nil {
+			return leo, err
+		}
+	}
 	return leo, nil
 }
 
@@ -102,6 +111,10 @@ func (p *Partition) TruncateFullyAndStartAt(offset int64) error {
 	if err := p.log.TruncateFullyAndStartAt(offset); err != nil {
 		return err
 	}
+	if err := deleteProducerSnapshots(p.log.Dir(), func(int64) bool { return true }); err != nil {
+		return err
+	}
+	p.producers = NewProducerStates()
 	p.highWatermark, p.durableEnd = offset, offset
 	p.truncations++
 	return nil

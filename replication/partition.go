@@ -63,6 +63,9 @@ type Partition struct {
 	leaderEpochStartOffset int64
 	followers              map[int32]*followerState // leader: each follower's progress
 	watchers               map[*Waiter]struct{}
+	// producers is the idempotent producers' state as of the log end offset (see
+	// producers.go); guarded by mu.
+	producers *ProducerStates
 }
 
 // NewPartition wraps an open log. It starts as a follower with the checkpointed high
@@ -72,7 +75,7 @@ func NewPartition(topic string, id int32, log *segment.Log, highWatermark int64,
 		opts.Logger = hclog.NewNullLogger()
 	}
 	p := &Partition{Topic: topic, ID: id, opts: opts, log: log, role: Follower, leader: -1, leaderEpoch: -1,
-		followers: map[int32]*followerState{}, watchers: map[*Waiter]struct{}{}}
+		followers: map[int32]*followerState{}, watchers: map[*Waiter]struct{}{}, producers: NewProducerStates()}
 	p.highWatermark = min(max(highWatermark, log.LogStartOffset()), log.LogEndOffset())
 	p.durableEnd = log.RecoveryPoint()
 	return p
@@ -232,8 +235,11 @@ const (
 
 // AppendAsLeader appends a producer's batches, stamping the leader epoch, and returns
 // the append info. minInsync > 0 (acks=all) requires that many ISR members first
-// (ErrNotEnoughReplicas, nothing written). With SyncEveryAppend the data is fsynced
-// before the high watermark may pass it.
+// (ErrNotEnoughReplicas, nothing written). Idempotent batches are checked against the
+// producer state first (ErrInvalidProducerEpoch, ErrOutOfOrderSequence, nothing
+// written); a duplicate of one of the producer's last 5 batches writes nothing and
+// returns the original batch's offsets with Batches 0. With SyncEveryAppend the data is
+// fsynced before the high watermark may pass it.
 func (p *Partition) AppendAsLeader(records []byte, minInsync int) (segment.AppendInfo, error) {
 	p.mu.Lock()
 	if err := p.checkLeaderLocked(-1); err != nil {
@@ -244,8 +250,24 @@ func (p *Partition) AppendAsLeader(records []byte, minInsync int) (segment.Appen
 		p.mu.Unlock()
 		return segment.AppendInfo{}, fmt.Errorf("%w: isr %v, min.insync.replicas %d", ErrNotEnoughReplicas, p.isr, minInsync)
 	}
+	dup, err := p.checkProducersLocked(records)
+	if err != nil {
+		p.mu.Unlock()
+		return segment.AppendInfo{}, err
+	}
+	if dup != nil {
+		p.mu.Unlock()
+		info := segment.AppendInfo{FirstOffset: dup.FirstOffset, LastOffset: dup.LastOffset, MaxTimestamp: -1, OffsetOfMaxTimestamp: -1}
+		if p.opts.SyncEveryAppend {
+			// The original may still be in its group-commit fsync.
+			return info, p.syncTo(dup.LastOffset + 1)
+		}
+		return info, nil
+	}
+	activeBefore := p.log.ActiveSegmentBaseOffset()
 	info, err := p.log.AppendAsLeader(records, p.leaderEpoch)
 	if err == nil {
+		p.afterAppendLocked(records, activeBefore, info)
 		// Followers may fetch the new batches at once, while the leader's fsync runs;
 		// with SyncEveryAppend the HW still waits for that fsync (syncTo).
 		p.maybeAdvanceHighWatermarkLocked()

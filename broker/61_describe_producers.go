@@ -1,0 +1,59 @@
+package broker
+
+// DescribeProducers (key 61), v0: the active idempotent producers of each named
+// partition, from its leader's producer state (kafka-transactions.sh
+// describe-producers, `petrel producers describe`). A partition this broker does not
+// lead is NOT_LEADER_OR_FOLLOWER; an unknown one UNKNOWN_TOPIC_OR_PARTITION. Without
+// transactions the coordinator epoch and the current transaction's start offset are -1.
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/petrel-broker/petrel/rpc"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+func init() { registerAPI(kmsg.DescribeProducers, 0, 0, (*Broker).handleDescribeProducers) }
+
+func (b *Broker) handleDescribeProducers(ctx context.Context, req *rpc.Request) rpc.Result {
+	r := req.Body.(*kmsg.DescribeProducersRequest)
+	resp := r.ResponseKind().(*kmsg.DescribeProducersResponse)
+	for _, rt := range r.Topics {
+		st := kmsg.NewDescribeProducersResponseTopic()
+		st.Topic = rt.Topic
+		for _, id := range rt.Partitions {
+			sp := kmsg.NewDescribeProducersResponseTopicPartition()
+			sp.Partition = id
+			b.describePartitionProducers(rt.Topic, id, &sp)
+			st.Partitions = append(st.Partitions, sp)
+		}
+		resp.Topics = append(resp.Topics, st)
+	}
+	return rpc.Respond(resp)
+}
+
+func (b *Broker) describePartitionProducers(topic string, id int32, sp *kmsg.DescribeProducersResponseTopicPartition) {
+	part := b.partitions.get(topic, id)
+	if part == nil {
+		code := kerr.UnknownTopicOrPartition.Code
+		if t := b.Image().Topic(topic); t != nil && id >= 0 && int(id) < len(t.Partitions) {
+			code = kerr.NotLeaderForPartition.Code
+		}
+		sp.ErrorCode, sp.ErrorMessage = code, errorMessage(fmt.Errorf("broker %d does not lead %s-%d", b.cfg.NodeID, topic, id))
+		return
+	}
+	entries, err := part.Producers()
+	if err != nil {
+		sp.ErrorCode, sp.ErrorMessage = b.errorCodeLogged(err, "describe producers"), errorMessage(err)
+		return
+	}
+	for _, e := range entries {
+		ap := kmsg.NewDescribeProducersResponseTopicPartitionActiveProducer()
+		ap.ProducerID, ap.ProducerEpoch = e.ProducerID, int32(e.ProducerEpoch)
+		ap.LastSequence, ap.LastTimestamp = e.LastSequence(), e.LastTimestamp
+		ap.CoordinatorEpoch, ap.CurrentTxnStartOffset = -1, -1
+		sp.ActiveProducers = append(sp.ActiveProducers, ap)
+	}
+}

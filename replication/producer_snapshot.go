@@ -1,0 +1,212 @@
+package replication
+
+// Producer state snapshots: "<20-digit offset>.snapshot" in the partition directory
+// holds the producer state of every batch below offset. The byte layout (big-endian) is
+// documented in docs/storage.md:
+//
+//	version      int16   1
+//	crc          uint32  CRC-32C (Castagnoli) of every byte after this field
+//	producers    int32
+//	producers × {
+//	  producerId    int64
+//	  producerEpoch int16
+//	  lastTimestamp int64
+//	  batches       int8   1..5, oldest first
+//	  batches × { firstSequence int32, lastSequence int32, firstOffset int64,
+//	              lastOffset int64, timestamp int64 }
+//	}
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// ProducerSnapshotSuffix ends a producer state snapshot's file name (Kafka's name).
+const ProducerSnapshotSuffix = ".snapshot"
+
+const (
+	producerSnapshotVersion    = 1
+	producerSnapshotHeaderSize = 2 + 4 + 4
+	producerEntryFixedSize     = 8 + 2 + 8 + 1
+	producerBatchSize          = 4 + 4 + 8 + 8 + 8
+)
+
+var castagnoliTable = crc32.MakeTable(crc32.Castagnoli)
+
+// ProducerSnapshotPath is the snapshot file of the state below offset in dir.
+func ProducerSnapshotPath(dir string, offset int64) string {
+	return filepath.Join(dir, fmt.Sprintf("%020d%s", offset, ProducerSnapshotSuffix))
+}
+
+// EncodeProducerSnapshot encodes a producer state in the snapshot format.
+func EncodeProducerSnapshot(s *ProducerStates) []byte {
+	entries := s.Entries()
+	size := producerSnapshotHeaderSize
+	for _, e := range entries {
+		size += producerEntryFixedSize + len(e.Batches)*producerBatchSize
+	}
+	b := make([]byte, producerSnapshotHeaderSize, size)
+	binary.BigEndian.PutUint16(b, producerSnapshotVersion)
+	binary.BigEndian.PutUint32(b[6:], uint32(len(entries)))
+	for _, e := range entries {
+		b = binary.BigEndian.AppendUint64(b, uint64(e.ProducerID))
+		b = binary.BigEndian.AppendUint16(b, uint16(e.ProducerEpoch))
+		b = binary.BigEndian.AppendUint64(b, uint64(e.LastTimestamp))
+		b = append(b, byte(len(e.Batches)))
+		for _, bt := range e.Batches {
+			b = binary.BigEndian.AppendUint32(b, uint32(bt.FirstSequence))
+			b = binary.BigEndian.AppendUint32(b, uint32(bt.LastSequence))
+			b = binary.BigEndian.AppendUint64(b, uint64(bt.FirstOffset))
+			b = binary.BigEndian.AppendUint64(b, uint64(bt.LastOffset))
+			b = binary.BigEndian.AppendUint64(b, uint64(bt.Timestamp))
+		}
+	}
+	binary.BigEndian.PutUint32(b[2:], crc32.Checksum(b[6:], castagnoliTable))
+	return b
+}
+
+// DecodeProducerSnapshot decodes a snapshot. Any damage (version, CRC, lengths, a
+// producer listed twice, batches out of order) is ErrCorruptProducerSnapshot.
+func DecodeProducerSnapshot(b []byte) (*ProducerStates, error) {
+	bad := func(format string, args ...any) (*ProducerStates, error) {
+		return nil, fmt.Errorf("%w: %s", ErrCorruptProducerSnapshot, fmt.Sprintf(format, args...))
+	}
+	if len(b) < producerSnapshotHeaderSize {
+		return bad("%d bytes, the header needs %d", len(b), producerSnapshotHeaderSize)
+	}
+	if v := binary.BigEndian.Uint16(b); v != producerSnapshotVersion {
+		return bad("version %d, this build reads %d", v, producerSnapshotVersion)
+	}
+	if stored, computed := binary.BigEndian.Uint32(b[2:]), crc32.Checksum(b[6:], castagnoliTable); stored != computed {
+		return bad("stored CRC %#08x, computed %#08x", stored, computed)
+	}
+	count := int64(binary.BigEndian.Uint32(b[6:]))
+	rest := b[producerSnapshotHeaderSize:]
+	if count > int64(len(rest)/(producerEntryFixedSize+producerBatchSize)) {
+		return bad("%d producers cannot fit in %d bytes", count, len(rest))
+	}
+	s := &ProducerStates{entries: make(map[int64]*ProducerEntry, count)}
+	for i := int64(0); i < count; i++ {
+		if len(rest) < producerEntryFixedSize {
+			return bad("producer %d is cut short", i)
+		}
+		e := &ProducerEntry{
+			ProducerID:    int64(binary.BigEndian.Uint64(rest)),
+			ProducerEpoch: int16(binary.BigEndian.Uint16(rest[8:])),
+			LastTimestamp: int64(binary.BigEndian.Uint64(rest[10:])),
+		}
+		n := int(rest[18])
+		rest = rest[producerEntryFixedSize:]
+		switch {
+		case e.ProducerID < 0:
+			return bad("negative producer id %d", e.ProducerID)
+		case s.entries[e.ProducerID] != nil:
+			return bad("producer %d listed twice", e.ProducerID)
+		case n < 1 || n > ProducerBatchesRetained:
+			return bad("producer %d has %d batches", e.ProducerID, n)
+		case len(rest) < n*producerBatchSize:
+			return bad("producer %d's batches are cut short", e.ProducerID)
+		}
+		e.Batches = make([]ProducerBatch, n, ProducerBatchesRetained)
+		for j := range e.Batches {
+			e.Batches[j] = ProducerBatch{
+				FirstSequence: int32(binary.BigEndian.Uint32(rest)),
+				LastSequence:  int32(binary.BigEndian.Uint32(rest[4:])),
+				FirstOffset:   int64(binary.BigEndian.Uint64(rest[8:])),
+				LastOffset:    int64(binary.BigEndian.Uint64(rest[16:])),
+				Timestamp:     int64(binary.BigEndian.Uint64(rest[24:])),
+			}
+			rest = rest[producerBatchSize:]
+			bt := e.Batches[j]
+			if bt.FirstOffset < 0 || bt.LastOffset < bt.FirstOffset || j > 0 && bt.FirstOffset <= e.Batches[j-1].LastOffset {
+				return bad("producer %d batch %d has offsets %d..%d", e.ProducerID, j, bt.FirstOffset, bt.LastOffset)
+			}
+		}
+		s.entries[e.ProducerID] = e
+	}
+	if len(rest) != 0 {
+		return bad("%d bytes after the last producer", len(rest))
+	}
+	return s, nil
+}
+
+// writeProducerSnapshot writes the snapshot of s at offset atomically: a temporary file
+// (".tmp", which log recovery removes when left over), fsynced, renamed into place.
+func writeProducerSnapshot(dir string, offset int64, s *ProducerStates) error {
+	path := ProducerSnapshotPath(dir, offset)
+	tmp := path + ".tmp"
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(EncodeProducerSnapshot(s))
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("replication: writing producer snapshot %s: %w", path, err)
+	}
+	return nil
+}
+
+// readProducerSnapshot reads and decodes one snapshot file.
+func readProducerSnapshot(dir string, offset int64) (*ProducerStates, error) {
+	b, err := os.ReadFile(ProducerSnapshotPath(dir, offset))
+	if err != nil {
+		return nil, err
+	}
+	return DecodeProducerSnapshot(b)
+}
+
+// ProducerSnapshotOffsets lists the offsets of the snapshots in dir, ascending.
+func ProducerSnapshotOffsets(dir string) ([]int64, error) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	var out []int64
+	for _, e := range ents {
+		name, ok := strings.CutSuffix(e.Name(), ProducerSnapshotSuffix)
+		if !ok || e.IsDir() || len(name) != 20 {
+			continue
+		}
+		off, err := strconv.ParseInt(name, 10, 64)
+		if err != nil || off < 0 {
+			continue
+		}
+		out = append(out, off)
+	}
+	slices.Sort(out)
+	return out, nil
+}
+
+// deleteProducerSnapshots removes the snapshots whose offset del selects.
+func deleteProducerSnapshots(dir string, del func(offset int64) bool) error {
+	offsets, err := ProducerSnapshotOffsets(dir)
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, off := range offsets {
+		if del(off) {
+			if err := os.Remove(ProducerSnapshotPath(dir, off)); err != nil && !errors.Is(err, os.ErrNotExist) {
+				errs = append(errs, err)
+			}
+		}
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,206 @@
+package replication
+
+import (
+	"fmt"
+	"maps"
+	"math"
+	"slices"
+
+	"github.com/petrel-broker/petrel/segment"
+)
+
+// ProducerBatchesRetained is how many of a producer's latest batches a partition
+// remembers for deduplication: Kafka's NUM_BATCHES_TO_RETAIN, the most in-flight
+// requests an idempotent producer may have (max.in.flight.requests.per.connection ≤ 5).
+const ProducerBatchesRetained = 5
+
+// ProducerBatch is one appended batch of an idempotent producer.
+type ProducerBatch struct {
+	FirstSequence int32
+	LastSequence  int32
+	FirstOffset   int64
+	LastOffset    int64
+	// Timestamp is the batch's maxTimestamp.
+	Timestamp int64
+}
+
+// ProducerEntry is what a partition knows about one producer id: its latest epoch and
+// its latest batches in that epoch, oldest first (at most ProducerBatchesRetained).
+type ProducerEntry struct {
+	ProducerID    int64
+	ProducerEpoch int16
+	Batches       []ProducerBatch
+	// LastTimestamp is the maxTimestamp of the producer's latest batch; expiry
+	// (producer.id.expiration.ms) counts from it, as in Kafka.
+	LastTimestamp int64
+}
+
+// LastSequence is the last sequence number of the latest batch, or -1 when none.
+func (e *ProducerEntry) LastSequence() int32 {
+	if len(e.Batches) == 0 {
+		return -1
+	}
+	return e.Batches[len(e.Batches)-1].LastSequence
+}
+
+// LastOffset is the last offset of the latest batch, or -1 when none.
+func (e *ProducerEntry) LastOffset() int64 {
+	if len(e.Batches) == 0 {
+		return -1
+	}
+	return e.Batches[len(e.Batches)-1].LastOffset
+}
+
+// ProducerStates is one partition's producer state: an entry per producer id, built from
+// the idempotent batches in the log. Not safe for concurrent use: the Partition guards
+// it with its lock, so that checking a batch and appending it are one step.
+type ProducerStates struct {
+	entries map[int64]*ProducerEntry
+}
+
+// NewProducerStates returns an empty state.
+func NewProducerStates() *ProducerStates {
+	return &ProducerStates{entries: map[int64]*ProducerEntry{}}
+}
+
+// Len is the number of producers known.
+func (s *ProducerStates) Len() int { return len(s.entries) }
+
+// Entry returns the entry of producerID, or nil. The entry must not be modified.
+func (s *ProducerStates) Entry(producerID int64) *ProducerEntry { return s.entries[producerID] }
+
+// Entries returns copies of every entry, by producer id.
+func (s *ProducerStates) Entries() []ProducerEntry {
+	out := make([]ProducerEntry, 0, len(s.entries))
+	for _, id := range slices.Sorted(maps.Keys(s.entries)) {
+		e := *s.entries[id]
+		e.Batches = slices.Clone(e.Batches)
+		out = append(out, e)
+	}
+	return out
+}
+
+// lastSequenceOf is the sequence number of a batch's last record: base plus
+// lastOffsetDelta, wrapping from 2^31-1 to 0 as Kafka's sequences do.
+func lastSequenceOf(h segment.BatchHeader) int32 {
+	return incrementSequence(h.BaseSequence, h.LastOffsetDelta)
+}
+
+func incrementSequence(seq, by int32) int32 {
+	if seq > math.MaxInt32-by {
+		return by - (math.MaxInt32 - seq) - 1
+	}
+	return seq + by
+}
+
+// inSequence reports whether next follows last (wrapping at 2^31-1).
+func inSequence(last, next int32) bool {
+	return int64(next) == int64(last)+1 || next == 0 && last == math.MaxInt32
+}
+
+// checkProducerBatch applies Kafka's checks to an idempotent batch a client sends,
+// against the producer's entry (nil when unknown). It returns the original batch when h
+// repeats one of the retained batches (same epoch, same first and last sequence): the
+// caller answers with that batch's offsets and writes nothing. Otherwise a lower epoch
+// is ErrInvalidProducerEpoch; a new epoch must start at sequence 0 and the same epoch
+// must continue at the last sequence + 1, else ErrOutOfOrderSequence. An unknown
+// producer is accepted at any sequence (KAFKA-7190: the state may have been expired or
+// cut with the log).
+func checkProducerBatch(e *ProducerEntry, h segment.BatchHeader) (*ProducerBatch, error) {
+	if e == nil {
+		return nil, nil
+	}
+	if h.ProducerEpoch == e.ProducerEpoch {
+		last := lastSequenceOf(h)
+		for i := range e.Batches {
+			if b := &e.Batches[i]; b.FirstSequence == h.BaseSequence && b.LastSequence == last {
+				dup := *b
+				return &dup, nil
+			}
+		}
+	}
+	switch {
+	case h.ProducerEpoch < e.ProducerEpoch:
+		return nil, fmt.Errorf("%w: producer %d sent epoch %d, the partition has epoch %d", ErrInvalidProducerEpoch,
+			h.ProducerID, h.ProducerEpoch, e.ProducerEpoch)
+	case h.ProducerEpoch > e.ProducerEpoch:
+		if h.BaseSequence != 0 {
+			return nil, fmt.Errorf("%w: producer %d's new epoch %d starts at sequence %d, not 0", ErrOutOfOrderSequence,
+				h.ProducerID, h.ProducerEpoch, h.BaseSequence)
+		}
+	case len(e.Batches) == 0:
+		// The epoch is known but no sequence (Kafka: a marker only): accept.
+	case !inSequence(e.LastSequence(), h.BaseSequence):
+		return nil, fmt.Errorf("%w: producer %d epoch %d sent sequence %d, expected %d", ErrOutOfOrderSequence,
+			h.ProducerID, h.ProducerEpoch, h.BaseSequence, incrementSequence(e.LastSequence(), 1))
+	}
+	return nil, nil
+}
+
+// applyProducerBatch returns the entry after the appended batch h (with its final
+// offsets): a new epoch starts an empty batch list; the list keeps the latest
+// ProducerBatchesRetained. e is not modified (nil starts a new entry).
+func applyProducerBatch(e *ProducerEntry, h segment.BatchHeader) *ProducerEntry {
+	next := &ProducerEntry{ProducerID: h.ProducerID, ProducerEpoch: h.ProducerEpoch}
+	if e != nil && e.ProducerEpoch == h.ProducerEpoch {
+		keep := e.Batches
+		if len(keep) >= ProducerBatchesRetained {
+			keep = keep[len(keep)-ProducerBatchesRetained+1:]
+		}
+		next.Batches = make([]ProducerBatch, len(keep), ProducerBatchesRetained)
+		copy(next.Batches, keep)
+	}
+	next.Batches = append(next.Batches, ProducerBatch{FirstSequence: h.BaseSequence, LastSequence: lastSequenceOf(h),
+		FirstOffset: h.BaseOffset, LastOffset: h.LastOffset(), Timestamp: h.MaxTimestamp})
+	next.LastTimestamp = h.MaxTimestamp
+	return next
+}
+
+// Check checks one client batch as Kafka's leader does (see checkProducerBatch).
+// Batches without a producer id pass.
+func (s *ProducerStates) Check(h segment.BatchHeader) (*ProducerBatch, error) {
+	if h.ProducerID < 0 {
+		return nil, nil
+	}
+	return checkProducerBatch(s.entries[h.ProducerID], h)
+}
+
+// Update records an appended batch (with its final offsets). Batches without a
+// producer id, and control batches, change nothing. Followers and recovery call it for
+// every batch they append or replay, so that every replica holds the same state.
+func (s *ProducerStates) Update(h segment.BatchHeader) {
+	if h.ProducerID < 0 || h.Control() {
+		return
+	}
+	s.entries[h.ProducerID] = applyProducerBatch(s.entries[h.ProducerID], h)
+}
+
+// UpdateAll records every batch in records, a buffer of whole stamped batches.
+func (s *ProducerStates) UpdateAll(records []byte) {
+	for pos := 0; pos < len(records); {
+		h, err := segment.ParseBatchHeader(records[pos:])
+		if err != nil {
+			return
+		}
+		s.Update(h)
+		pos += int(h.Size())
+	}
+}
+
+// ExpireProducers removes producers whose last batch's timestamp is at least
+// expirationMs before nowMs (producer.id.expiration.ms) and returns how many.
+func (s *ProducerStates) ExpireProducers(nowMs, expirationMs int64) int {
+	n := 0
+	for id, e := range s.entries {
+		if nowMs-e.LastTimestamp >= expirationMs {
+			delete(s.entries, id)
+			n++
+		}
+	}
+	return n
+}
+
+// clone copies the map; entries are immutable once stored and are shared.
+func (s *ProducerStates) clone() *ProducerStates {
+	return &ProducerStates{entries: maps.Clone(s.entries)}
+}

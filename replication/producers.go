@@ -1,0 +1,207 @@
+package replication
+
+import (
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/petrel-broker/petrel/segment"
+)
+
+// The partition's producer state (idempotent producers) lives in Partition.producers,
+// guarded by Partition.mu together with the log, so that a leader checks a batch and
+// appends it in one step: pipelined batches of one producer are checked in order, and a
+// duplicate is recognised before any offset is assigned. Followers apply every batch
+// they append, so a new leader knows its predecessor's batches. Snapshots
+// ("<offset>.snapshot") are written at each segment roll and on clean shutdown;
+// LoadProducerState, truncation and retention keep them consistent with the log.
+
+// ProducerLoadReport says how LoadProducerState rebuilt the producer state.
+type ProducerLoadReport struct {
+	// SnapshotOffset is the offset of the snapshot loaded, or -1 when none was.
+	SnapshotOffset int64
+	// CorruptSnapshots lists the offsets of snapshots ignored (and removed) as corrupt.
+	CorruptSnapshots []int64
+	// BatchesReplayed counts batch headers read from the log after the snapshot.
+	BatchesReplayed int
+	// Producers is the number of producers known afterwards.
+	Producers int
+	// Expired counts producers dropped as older than producer.id.expiration.ms.
+	Expired int
+}
+
+// LoadProducerState rebuilds the producer state when the log is opened: it loads the
+// newest valid snapshot at or below the log end offset (recovery already cut the log to
+// its valid part; newer snapshots are deleted) and replays the batch headers from there.
+// A corrupt snapshot is removed and an older one, or the log from its start, is used
+// instead. Producers idle for expirationMs before nowMs are dropped (0 keeps all).
+func (p *Partition) LoadProducerState(nowMs, expirationMs int64) (ProducerLoadReport, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	report, err := p.rebuildProducerStateLocked()
+	if err != nil {
+		return report, err
+	}
+	if expirationMs > 0 {
+		report.Expired = p.producers.ExpireProducers(nowMs, expirationMs)
+	}
+	report.Producers = p.producers.Len()
+	return report, nil
+}
+
+// rebuildProducerStateLocked sets the producer state from the snapshots and the log, as
+// of the log end offset. Callers hold mu.
+func (p *Partition) rebuildProducerStateLocked() (ProducerLoadReport, error) {
+	report := ProducerLoadReport{SnapshotOffset: -1}
+	dir, leo := p.log.Dir(), p.log.LogEndOffset()
+	if err := deleteProducerSnapshots(dir, func(off int64) bool { return off > leo }); err != nil {
+		return report, err
+	}
+	offsets, err := ProducerSnapshotOffsets(dir)
+	if err != nil {
+		return report, err
+	}
+	state, from := NewProducerStates(), p.log.LogStartOffset()
+	for i := len(offsets) - 1; i >= 0; i-- {
+		s, err := readProducerSnapshot(dir, offsets[i])
+		if err == nil {
+			state, report.SnapshotOffset = s, offsets[i]
+			from = max(from, offsets[i])
+			break
+		}
+		if !errors.Is(err, ErrCorruptProducerSnapshot) {
+			return report, err
+		}
+		p.opts.Logger.Warn("ignoring a corrupt producer state snapshot; rebuilding from the log", "offset", offsets[i], "error", err)
+		report.CorruptSnapshots = append(report.CorruptSnapshots, offsets[i])
+		if err := os.Remove(ProducerSnapshotPath(dir, offsets[i])); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return report, err
+		}
+	}
+	err = p.log.ScanBatchHeaders(from, func(h segment.BatchHeader) error {
+		if h.BaseOffset >= from {
+			state.Update(h)
+			report.BatchesReplayed++
+		}
+		return nil
+	})
+	if err != nil {
+		return report, fmt.Errorf("replication: rebuilding the producer state of %s-%d: %w", p.Topic, p.ID, err)
+	}
+	p.producers = state
+	return report, nil
+}
+
+// checkProducersLocked applies the idempotent producer checks to a client's batches
+// before they are appended. It returns the original batch when records is exactly one
+// batch that repeats a retained one. Several batches of one producer in one append are
+// checked against each other in order. Callers hold mu.
+func (p *Partition) checkProducersLocked(records []byte) (*ProducerBatch, error) {
+	h, err := segment.ParseBatchHeader(records)
+	if err != nil {
+		return nil, nil // the log refuses it
+	}
+	if h.Size() >= int64(len(records)) {
+		return p.producers.Check(h)
+	}
+	pending := map[int64]*ProducerEntry{}
+	for pos := 0; pos < len(records); {
+		h, err := segment.ParseBatchHeader(records[pos:])
+		if err != nil {
+			return nil, nil
+		}
+		pos += int(h.Size())
+		if h.ProducerID < 0 {
+			continue
+		}
+		e, ok := pending[h.ProducerID]
+		if !ok {
+			e = p.producers.Entry(h.ProducerID)
+		}
+		dup, err := checkProducerBatch(e, h)
+		if err != nil {
+			return nil, err
+		}
+		if dup != nil {
+			return nil, fmt.Errorf("%w: producer %d repeats sequence %d inside a multi-batch append", ErrOutOfOrderSequence, h.ProducerID, h.BaseSequence)
+		}
+		pending[h.ProducerID] = applyProducerBatch(e, h)
+	}
+	return nil, nil
+}
+
+// afterAppendLocked updates the producer state with appended (stamped) batches; when
+// the append rolled the log (a new active segment), it first snapshots the state as of
+// the new segment's base offset. Callers hold mu.
+func (p *Partition) afterAppendLocked(records []byte, activeBefore int64, info segment.AppendInfo) {
+	if info.SegmentBaseOffset != activeBefore {
+		if err := writeProducerSnapshot(p.log.Dir(), info.SegmentBaseOffset, p.producers); err != nil {
+			p.opts.Logger.Warn("writing the producer state snapshot at a segment roll", "offset", info.SegmentBaseOffset, "error", err)
+		}
+	}
+	p.producers.UpdateAll(records)
+}
+
+// afterTruncateLocked makes the producer state match a truncated log: snapshots above
+// the new log end offset are deleted and the state is rebuilt (Kafka does the same on
+// becoming a follower, KIP-279). Callers hold mu.
+func (p *Partition) afterTruncateLocked() error {
+	if _, err := p.rebuildProducerStateLocked(); err != nil {
+		return err
+	}
+	return nil
+}
+
+// trimProducerSnapshotsLocked deletes the snapshots below the oldest segment after
+// retention or a log start move; the in-memory state keeps its producers until they
+// expire (KAFKA-7190). Callers hold mu.
+func (p *Partition) trimProducerSnapshotsLocked() {
+	first := p.log.FirstSegmentBaseOffset()
+	if err := deleteProducerSnapshots(p.log.Dir(), func(off int64) bool { return off < first }); err != nil {
+		p.opts.Logger.Warn("deleting old producer state snapshots", "error", err)
+	}
+}
+
+// WriteProducerSnapshot snapshots the producer state at the log end offset (clean
+// shutdown, after the final flush).
+func (p *Partition) WriteProducerSnapshot() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.role == Stopped {
+		return ErrPartitionStopped
+	}
+	return writeProducerSnapshot(p.log.Dir(), p.log.LogEndOffset(), p.producers)
+}
+
+// ExpireProducers drops producers whose last batch is expirationMs or more before nowMs
+// (producer.id.expiration.ms) and returns how many.
+func (p *Partition) ExpireProducers(nowMs, expirationMs int64) int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.producers.ExpireProducers(nowMs, expirationMs)
+}
+
+// Producers returns the producer state of a leader, for DescribeProducers.
+func (p *Partition) Producers() ([]ProducerEntry, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if err := p.checkLeaderLocked(-1); err != nil {
+		return nil, err
+	}
+	return p.producers.Entries(), nil
+}
+
+// EnforceRetention applies the log's retention below the high watermark and deletes
+// producer snapshots below the oldest remaining segment.
+func (p *Partition) EnforceRetention() (segment.RetentionResult, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.role == Stopped {
+		return segment.RetentionResult{}, ErrPartitionStopped
+	}
+	res, err := p.log.EnforceRetention(p.highWatermark)
+	if len(res.DeletedSegments) > 0 {
+		p.trimProducerSnapshotsLocked()
+	}
+	return res, err
+}
