@@ -232,7 +232,11 @@ func TestCommittedChainsFurtherWritesInOrder(t *testing.T) {
 			note(fmt.Sprint("first ", code))
 			return Result{Records: []Record{{Key: []byte("2")}}, Committed: func(_ time.Time, code int16) Result {
 				note(fmt.Sprint("second ", code))
-				return Result{Committed: func(_ time.Time, code int16) Result { note(fmt.Sprint("no write ", code)); close(done); return Result{} }}
+				return Result{Committed: func(_ time.Time, code int16) Result {
+					note(fmt.Sprint("no write ", code))
+					close(done)
+					return Result{}
+				}}
 			}}
 		}}
 	})
