@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 
+	"github.com/petrel-broker/petrel/coordinator"
 	"github.com/petrel-broker/petrel/metadata"
 	"github.com/petrel-broker/petrel/replication"
 	"github.com/petrel-broker/petrel/segment"
@@ -49,6 +50,10 @@ var errorTable = []struct {
 	{ErrStaleBrokerEpoch, kerr.StaleBrokerEpoch.Code},
 	{ErrBrokerNotRegistered, kerr.BrokerIDNotRegistered.Code},
 	{ErrInvalidBrokerConfig, kerr.InvalidConfig.Code},
+	{ErrInternalTopic, kerr.InvalidRequest.Code},
+	{coordinator.ErrNotCoordinator, kerr.NotCoordinator.Code},
+	{coordinator.ErrLoadInProgress, kerr.CoordinatorLoadInProgress.Code},
+	{coordinator.ErrClosed, kerr.NotCoordinator.Code},
 	{context.DeadlineExceeded, kerr.RequestTimedOut.Code},
 	{context.Canceled, kerr.RequestTimedOut.Code},
 }

@@ -1,6 +1,8 @@
 package coordinator
 
 import (
+	"fmt"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -119,7 +121,9 @@ func (e *executor) run() {
 	e.mu.Unlock()
 	logger.Info("coordinator partition loaded", "topic", e.rt.cfg.Name, "records", records, "took", time.Since(start).Round(time.Millisecond))
 	e.loaded = true
-	e.carryOut(e.shard.Loaded(e.rt.cfg.Now()))
+	if !e.runTask(task{op: func(now time.Time, s Shard) Result { return s.Loaded(now) }}) {
+		return
+	}
 	deadline := time.NewTimer(time.Hour)
 	defer deadline.Stop()
 	for {
@@ -131,7 +135,9 @@ func (e *executor) run() {
 		case <-deadline.C:
 		}
 		e.drain()
-		e.checkPending()
+		if !e.runTask(task{op: func(time.Time, Shard) Result { e.checkPending(); return Result{} }}) {
+			return
+		}
 		if len(e.pending) > 0 {
 			deadline.Reset(max(time.Until(e.pending[0].deadline), time.Millisecond))
 		}
@@ -167,7 +173,7 @@ func (e *executor) load() (int, bool) {
 			}
 			next, err := decodeBatches(res.Records, func(_ int64, key, value []byte) {
 				records++
-				if err := e.shard.Replay(key, value); err != nil {
+				if err := e.replay(key, value); err != nil {
 					e.rt.cfg.Logger.Warn("skipping a record that cannot be replayed", "topic", e.rt.cfg.Name, "partition", e.partition, "error", err)
 				}
 			})
@@ -196,6 +202,16 @@ func (e *executor) load() (int, bool) {
 	}
 }
 
+// replay is Shard.Replay with a panic turned into an error (the record is skipped).
+func (e *executor) replay(key, value []byte) (err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = fmt.Errorf("coordinator: replay panicked: %v", v)
+		}
+	}()
+	return e.shard.Replay(key, value)
+}
+
 // drain runs the queued tasks in order.
 func (e *executor) drain() {
 	e.mu.Lock()
@@ -207,17 +223,40 @@ func (e *executor) drain() {
 			e.failTasks(queue[i:])
 			return
 		}
-		now := e.rt.cfg.Now()
-		if t.timer != nil {
-			if e.timers[t.timer.key] != t.timer {
-				continue // replaced or cancelled
-			}
-			delete(e.timers, t.timer.key)
-			e.carryOut(t.timer.fire(now, e.shard))
-			continue
+		if !e.runTask(t) {
+			e.failTasks(queue[i+1:])
+			return
 		}
-		e.carryOut(t.op(now, e.shard))
 	}
+}
+
+// runTask runs one task. A panic in the shard is a bug: it is logged, the task's
+// request fails with NOT_COORDINATOR and the partition stops serving (its state may be
+// inconsistent) until its leadership changes; runTask then reports false.
+func (e *executor) runTask(t task) (ok bool) {
+	defer func() {
+		if v := recover(); v != nil {
+			e.rt.cfg.Logger.Error("coordinator shard panicked; the partition stops serving", "topic", e.rt.cfg.Name,
+				"partition", e.partition, "panic", v, "stack", string(debug.Stack()))
+			if t.fail != nil {
+				t.fail(ErrNotCoordinator)
+			}
+			e.loaded = false // Unloaded would call into the broken shard
+			e.stopAsync()
+			ok = false
+		}
+	}()
+	now := e.rt.cfg.Now()
+	if t.timer != nil {
+		if e.timers[t.timer.key] != t.timer {
+			return true // replaced or cancelled
+		}
+		delete(e.timers, t.timer.key)
+		e.carryOut(t.timer.fire(now, e.shard))
+		return true
+	}
+	e.carryOut(t.op(now, e.shard))
+	return true
 }
 
 func (e *executor) failTasks(tasks []task) {
@@ -313,7 +352,14 @@ func (e *executor) shutdown() {
 	}
 	e.pending = nil
 	if e.loaded {
-		e.discard(e.shard.Unloaded(now), now)
+		func() {
+			defer func() {
+				if v := recover(); v != nil {
+					e.rt.cfg.Logger.Error("coordinator shard panicked while unloading", "topic", e.rt.cfg.Name, "partition", e.partition, "panic", v)
+				}
+			}()
+			e.discard(e.shard.Unloaded(now), now)
+		}()
 	}
 	e.mu.Lock()
 	queue := e.queue

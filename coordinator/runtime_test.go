@@ -395,3 +395,21 @@ func TestCloseStopsEverything(t *testing.T) {
 		t.Fatal("load after close")
 	}
 }
+
+func TestPanickingShardFailsTheRequestAndStopsServing(t *testing.T) {
+	f := newFakeLog(0)
+	r := startRuntime(t, Config{})
+	r.Load(LoadSpec{Partition: 0, LeaderEpoch: 0, Log: f, Shard: &testShard{t: t}})
+	waitFor(t, "serving", func() bool { return len(r.Serving()) == 1 })
+	failed := make(chan error, 1)
+	if err := r.Submit(0, func(time.Time, Shard) Result { panic("bug") }, func(err error) { failed <- err }); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-failed; !errors.Is(err, ErrNotCoordinator) {
+		t.Fatalf("failed with %v", err)
+	}
+	waitFor(t, "stopped serving", func() bool { return len(r.Serving()) == 0 })
+	if err := r.Submit(0, func(time.Time, Shard) Result { return Result{} }, nil); !errors.Is(err, ErrNotCoordinator) {
+		t.Fatalf("submit after the panic: %v", err)
+	}
+}
