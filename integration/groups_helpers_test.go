@@ -127,7 +127,7 @@ func onceFunc(f func()) func() {
 
 // startMember starts a member with client id clientID in group on topic, reading from
 // the earliest offset where nothing is committed, with groupSessionTimeout.
-type startMember func(t *testing.T, c *Cluster, group, topic, clientID string) *groupMember
+type startMember func(t testing.TB, c *Cluster, group, topic, clientID string) *groupMember
 
 // groupAssignment is the described group: each member's client id and partitions.
 type groupAssignment map[string][]int32
@@ -165,7 +165,7 @@ func describeAssignment(ctx context.Context, adm *kadm.Client, group, topic stri
 // waitSplit waits until group is Stable with exactly the members clientIDs, whose
 // assignments split partitions 0..partitions-1 of topic among them with none left
 // out and each member given at least one (when there are enough partitions).
-func waitSplit(t *testing.T, c *Cluster, group, topic string, partitions int32, clientIDs ...string) groupAssignment {
+func waitSplit(t testing.TB, c *Cluster, group, topic string, partitions int32, clientIDs ...string) groupAssignment {
 	t.Helper()
 	adm := c.Admin(t)
 	var got groupAssignment
@@ -211,7 +211,7 @@ func waitSplit(t *testing.T, c *Cluster, group, topic string, partitions int32, 
 
 // producePhase writes perPartition records to each partition of topic, valued
 // "<phase>/<partition>/<i>", and returns them.
-func producePhase(t *testing.T, c *Cluster, topic, phase string, partitions int32, perPartition int) []string {
+func producePhase(t testing.TB, c *Cluster, topic, phase string, partitions int32, perPartition int) []string {
 	t.Helper()
 	cl := c.Client(t, kgo.RecordPartitioner(kgo.ManualPartitioner()))
 	var recs []*kgo.Record
@@ -233,7 +233,7 @@ func producePhase(t *testing.T, c *Cluster, topic, phase string, partitions int3
 // checkPhase produces a phase's records once the group is split among members, then
 // waits until the members together have consumed every one, and checks that each
 // member received only records of the partitions it is assigned.
-func checkPhase(t *testing.T, c *Cluster, group, topic, phase string, partitions int32, members ...*groupMember) {
+func checkPhase(t testing.TB, c *Cluster, group, topic, phase string, partitions int32, members ...*groupMember) {
 	t.Helper()
 	var ids []string
 	for _, m := range members {

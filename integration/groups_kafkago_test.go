@@ -35,7 +35,7 @@ func kafkaGoGroupReader(c *Cluster, group, topic, clientID string, ks *killSwitc
 }
 
 // startKafkaGoMember is a startMember for kafka-go's group Reader.
-func startKafkaGoMember(t *testing.T, c *Cluster, group, topic, clientID string) *groupMember {
+func startKafkaGoMember(t testing.TB, c *Cluster, group, topic, clientID string) *groupMember {
 	t.Helper()
 	ks := &killSwitch{}
 	r := kafkaGoGroupReader(c, group, topic, clientID, ks, time.Second)

@@ -47,9 +47,13 @@ func parseKcatGroupLine(line string) (consumed, bool) {
 // is SIGINT (kcat closes its consumer, committing and leaving the group), kill is
 // SIGKILL.
 func startKcatMemberWith(extra ...string) startMember {
-	return func(t *testing.T, c *Cluster, group, topic, clientID string) *groupMember {
+	return func(t testing.TB, c *Cluster, group, topic, clientID string) *groupMember {
 		t.Helper()
-		cmd := exec.Command(kcatBinary(t), kcatGroupArgs(c, group, topic, clientID, extra...)...)
+		bin, err := exec.LookPath("kcat")
+		if err != nil {
+			t.Fatal(err)
+		}
+		cmd := exec.Command(bin, kcatGroupArgs(c, group, topic, clientID, extra...)...)
 		stdout, err := cmd.StdoutPipe()
 		if err != nil {
 			t.Fatal(err)

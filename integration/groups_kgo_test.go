@@ -18,7 +18,7 @@ import (
 // startKgoMember is a startMember for kgo: a ConsumerGroup client polling in its own
 // goroutine, with extra options appended.
 func startKgoMember(extra ...kgo.Opt) startMember {
-	return func(t *testing.T, c *Cluster, group, topic, clientID string) *groupMember {
+	return func(t testing.TB, c *Cluster, group, topic, clientID string) *groupMember {
 		t.Helper()
 		ks := &killSwitch{}
 		opts := append([]kgo.Opt{

@@ -72,7 +72,7 @@ func runSaramaGroup(ctx context.Context, cg sarama.ConsumerGroup, topic string, 
 }
 
 // startSaramaMember is a startMember for sarama's ConsumerGroup.
-func startSaramaMember(t *testing.T, c *Cluster, group, topic, clientID string) *groupMember {
+func startSaramaMember(t testing.TB, c *Cluster, group, topic, clientID string) *groupMember {
 	t.Helper()
 	ks := &killSwitch{}
 	cg, err := bounded(t, saramaTimeout, "NewConsumerGroup", func() (sarama.ConsumerGroup, error) {
