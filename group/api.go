@@ -97,93 +97,104 @@ type Client struct {
 type Shard struct {
 	cfg Config
 	// The implementation's fields follow.
+
+	// groups are the shard's groups by id, simple (standalone) consumers' included.
+	groups map[string]*group
+	// uuid returns a random UUID in Java's UUID.toString form (member ids); tests set it.
+	uuid func() string
+	// epoch counts Unloads: write callbacks of an earlier load do nothing.
+	epoch int
 }
 
 // NewShard returns an empty shard.
-func NewShard(cfg Config) *Shard { return &Shard{cfg: cfg} }
+func NewShard(cfg Config) *Shard {
+	return &Shard{cfg: cfg, groups: map[string]*group{}, uuid: randomUUID}
+}
 
 // Replay applies one record read from the partition while loading it, in offset order.
 // A record this build cannot decode is an error (the caller logs it and skips it, as
 // Kafka does for unknown key versions).
-func (s *Shard) Replay(key, value []byte) error { panic("group: not implemented") }
+func (s *Shard) Replay(key, value []byte) error { return s.replay(key, value) }
 
 // Loaded is called once after the last Replay: it starts the timers the replayed state
 // needs (session timeouts of the members of Stable groups, offset expiry).
-func (s *Shard) Loaded(now time.Time) Effects { panic("group: not implemented") }
+func (s *Shard) Loaded(now time.Time) Effects { return s.loaded(now) }
 
 // Unload answers every parked request with NOT_COORDINATOR and forgets the state: the
 // partition's leadership moved. Pending timers are dropped by the runtime.
-func (s *Shard) Unload() Effects { panic("group: not implemented") }
+func (s *Shard) Unload() Effects { return s.unload() }
 
 // Timeout is a timer's firing (see Timer).
-func (s *Shard) Timeout(now time.Time, key string) Effects { panic("group: not implemented") }
+func (s *Shard) Timeout(now time.Time, key string) Effects { return s.timeout(now, key) }
 
 // JoinGroup (key 11, v0-9). The response may be parked until the rebalance completes:
 // it is sent through send, now or in the Effects of a later call.
 func (s *Shard) JoinGroup(now time.Time, c Client, req *kmsg.JoinGroupRequest, send func(kmsg.Response)) Effects {
-	panic("group: not implemented")
+	return s.joinGroup(now, c, req, send)
 }
 
 // SyncGroup (key 14, v0-5). Followers' responses are parked until the leader's arrives.
 func (s *Shard) SyncGroup(now time.Time, req *kmsg.SyncGroupRequest, send func(kmsg.Response)) Effects {
-	panic("group: not implemented")
+	return s.syncGroup(now, req, send)
 }
 
 // Heartbeat (key 12, v0-4).
 func (s *Shard) Heartbeat(now time.Time, req *kmsg.HeartbeatRequest, send func(kmsg.Response)) Effects {
-	panic("group: not implemented")
+	return s.heartbeat(now, req, send)
 }
 
 // LeaveGroup (key 13, v0-5; batched members from v3).
 func (s *Shard) LeaveGroup(now time.Time, req *kmsg.LeaveGroupRequest, send func(kmsg.Response)) Effects {
-	panic("group: not implemented")
+	return s.leaveGroup(now, req, send)
 }
 
 // OffsetCommit (key 8, v0-9) for one group. The caller has already answered, and
 // removed from req, the partitions of topics that do not exist
 // (UNKNOWN_TOPIC_OR_PARTITION); resp holds those answers and the shard appends its own.
 func (s *Shard) OffsetCommit(now time.Time, req *kmsg.OffsetCommitRequest, resp *kmsg.OffsetCommitResponse, send func(kmsg.Response)) Effects {
-	panic("group: not implemented")
+	return s.offsetCommit(now, req, resp, send)
 }
 
 // OffsetFetch answers one group of an OffsetFetch request (key 9, v0-9): topics nil
 // means every committed partition. requireStable (v7+) answers UNSTABLE_OFFSET_COMMIT
 // for partitions with a commit being written.
 func (s *Shard) OffsetFetch(groupID string, topics []kmsg.OffsetFetchRequestTopic, requireStable bool) kmsg.OffsetFetchResponseGroup {
-	panic("group: not implemented")
+	return s.offsetFetch(groupID, topics, requireStable)
 }
 
 // DescribeGroup answers one group of DescribeGroups (key 15, v0-5); an unknown group is
 // described as Dead with no members, as Kafka does.
 func (s *Shard) DescribeGroup(groupID string, includeAuthorizedOperations bool) kmsg.DescribeGroupsResponseGroup {
-	panic("group: not implemented")
+	return s.describeGroup(groupID, includeAuthorizedOperations)
 }
 
 // ListGroups lists this shard's groups (key 16): states and types filter when not
 // empty (v4+, v5+). Classic groups have type "classic".
 func (s *Shard) ListGroups(states, types []string) []kmsg.ListGroupsResponseGroup {
-	panic("group: not implemented")
+	return s.listGroups(states, types)
 }
 
 // DeleteGroup deletes one group (key 42): NON_EMPTY_GROUP when it has members,
 // GROUP_ID_NOT_FOUND when unknown; otherwise it writes tombstones for the group and its
 // offsets and answers through send once they are committed.
 func (s *Shard) DeleteGroup(now time.Time, groupID string, send func(errorCode int16)) Effects {
-	panic("group: not implemented")
+	return s.deleteGroup(now, groupID, send)
 }
 
 // OffsetDelete (key 47): deletes committed offsets of partitions the group is not
 // subscribed to (GROUP_SUBSCRIBED_TO_TOPIC otherwise).
 func (s *Shard) OffsetDelete(now time.Time, req *kmsg.OffsetDeleteRequest, send func(kmsg.Response)) Effects {
-	panic("group: not implemented")
+	return s.offsetDelete(now, req, send)
 }
 
 // ExpireOffsets removes committed offsets past offsets.retention.minutes and empty
 // groups left with no offsets, writing their tombstones; the runtime calls it every
 // offsets.retention.check.interval.ms (600000).
-func (s *Shard) ExpireOffsets(now time.Time) Effects { panic("group: not implemented") }
+func (s *Shard) ExpireOffsets(now time.Time) Effects { return s.expireOffsets(now) }
 
 // PartitionFor is the __consumer_offsets partition of groupID:
 // abs(javaStringHashCode(groupID)) % partitions, with abs(MinInt32) = 0 as Kafka
 // computes it (Utils.abs).
-func PartitionFor(groupID string, partitions int32) int32 { panic("group: not implemented") }
+func PartitionFor(groupID string, partitions int32) int32 {
+	return partitionFor(groupID, partitions)
+}
