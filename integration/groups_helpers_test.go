@@ -99,8 +99,8 @@ type groupMember struct {
 	mu       sync.Mutex
 	got      []consumed // guarded by mu
 	// leave stops the member cleanly (it sends LeaveGroup, or for static members
-	// just closes); kill makes it vanish without a word. Both are idempotent and
-	// return once the member's goroutines are done.
+	// just closes); kill makes it vanish without a word. Only the first call of
+	// either does anything; they return once the member's goroutines are done.
 	leave, kill func()
 	// generation is the member's current generation as its client sees it, where
 	// the library tells (kgo); nil otherwise.
@@ -119,10 +119,13 @@ func (m *groupMember) records() []consumed {
 	return slices.Clone(m.got)
 }
 
-// onceFunc returns f made idempotent.
-func onceFunc(f func()) func() {
+// setStop sets the member's leave and kill, of which only the first call does
+// anything, and kills the member at cleanup if it is still running.
+func (m *groupMember) setStop(t testing.TB, leave, kill func()) {
 	var once sync.Once
-	return func() { once.Do(f) }
+	m.leave = func() { once.Do(leave) }
+	m.kill = func() { once.Do(kill) }
+	t.Cleanup(m.kill)
 }
 
 // startMember starts a member with client id clientID in group on topic, reading from

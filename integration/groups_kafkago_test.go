@@ -61,12 +61,10 @@ func startKafkaGoMember(t testing.TB, c *Cluster, group, topic, clientID string)
 		wg.Wait()
 		bounded(t, saramaTimeout, "kafka-go Reader.Close", func() (struct{}, error) { return struct{}{}, r.Close() })
 	}
-	m.leave = onceFunc(stop) // Close sends LeaveGroup
-	m.kill = onceFunc(func() {
+	m.setStop(t, stop, func() { // Close sends LeaveGroup
 		ks.kill()
 		stop()
 	})
-	t.Cleanup(m.kill)
 	return m
 }
 

@@ -90,11 +90,11 @@ func startKcatMemberWith(extra ...string) startMember {
 				<-done
 				t.Errorf("kcat member %s did not stop within %s after %v", clientID, kcatTimeout, sig)
 			}
-			t.Logf("kcat member %s stderr:\n%s", clientID, stderr.String())
+			if stderr.Len() > 0 {
+				t.Logf("kcat member %s stderr:\n%s", clientID, stderr.String())
+			}
 		}
-		m.leave = onceFunc(func() { stop(os.Interrupt) })
-		m.kill = onceFunc(func() { stop(os.Kill) })
-		t.Cleanup(m.kill)
+		m.setStop(t, func() { stop(os.Interrupt) }, func() { stop(os.Kill) })
 		return m
 	}
 }
@@ -115,7 +115,8 @@ func TestGroupsKcat_SplitRebalanceLeaveExpire(t *testing.T) {
 }
 
 // TestGroupsKcat_CommitAndResume consumes 500 of 1000 records with `kcat -G -c 500`,
-// which commits on exit; the next `kcat -G` of the group starts at 500 exactly.
+// which commits on exit; the next `kcat -G` of the group starts at 500 exactly, and
+// after a restart of the broker the one after it resumes where that one stopped.
 func TestGroupsKcat_CommitAndResume(t *testing.T) {
 	kcatBinary(t)
 	t.Parallel()
@@ -150,5 +151,15 @@ func TestGroupsKcat_CommitAndResume(t *testing.T) {
 	}
 	if next := readOffsets(1); len(next) != 1 || next[0] != 500 {
 		t.Fatalf("the next kcat -G started at %v, want 500", next)
+	}
+
+	// The commits come back from __consumer_offsets after the broker restarts.
+	c.Stop(0)
+	c.Restart(0)
+	if got := committedOffset(t, c, group, topic); got != 501 {
+		t.Fatalf("committed offset after a restart %d, want 501", got)
+	}
+	if next := readOffsets(1); len(next) != 1 || next[0] != 501 {
+		t.Fatalf("kcat -G after a restart started at %v, want 501", next)
 	}
 }

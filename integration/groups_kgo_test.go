@@ -52,12 +52,11 @@ func startKgoMember(extra ...kgo.Opt) startMember {
 				fs.EachRecord(func(r *kgo.Record) { m.add(r.Partition, r.Offset, string(r.Value)) })
 			}
 		}()
-		m.leave = onceFunc(func() {
+		m.setStop(t, func() {
 			cancel()
 			wg.Wait()
 			cl.Close() // leaves the group (LeaveGroup), committing first
-		})
-		m.kill = onceFunc(func() {
+		}, func() {
 			ks.kill()
 			cancel()
 			wg.Wait()
@@ -67,7 +66,6 @@ func startKgoMember(extra ...kgo.Opt) startMember {
 			cl.LeaveGroupContext(leaveCtx)
 			cl.Close()
 		})
-		t.Cleanup(m.kill)
 		return m
 	}
 }
@@ -275,6 +273,7 @@ func TestGroupsKgo_StaticMembership(t *testing.T) {
 		}
 		return nil
 	})
+	t.Logf("generation %d before and after the static member's restart; assignment %v", gen, before)
 	if got := a.generation(); got != gen {
 		t.Fatalf("generation %d after the static member's restart, was %d: the group rebalanced", got, gen)
 	}

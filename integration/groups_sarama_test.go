@@ -94,12 +94,10 @@ func startSaramaMember(t testing.TB, c *Cluster, group, topic, clientID string) 
 		bounded(t, saramaTimeout, "ConsumerGroup.Close", func() (struct{}, error) { return struct{}{}, cg.Close() })
 		wg.Wait()
 	}
-	m.leave = onceFunc(stop) // Close sends LeaveGroup
-	m.kill = onceFunc(func() {
+	m.setStop(t, stop, func() { // Close sends LeaveGroup
 		ks.kill()
 		stop()
 	})
-	t.Cleanup(m.kill)
 	return m
 }
 
