@@ -96,18 +96,23 @@ func TestGroupCoordinator_BadInput(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	joined := 0
+	refused := 0
 	for _, code := range codes {
 		switch code {
 		case 0:
-			joined++
 		case kerr.GroupMaxSizeReached.Code:
+			refused++
 		default:
 			t.Errorf("flooding join answered %s", codeName(code))
 		}
 	}
-	if joined == 0 || joined > 3 {
-		t.Errorf("%d of %d flooding members joined, want 1..3 (group.max.size=3): %v", joined, len(codes), codes)
+	// Members that joined but never synced are removed after the rebalance timeout,
+	// making room for later ones: what matters is the refusals and the group's size.
+	if refused == 0 {
+		t.Errorf("no flooding member got GROUP_MAX_SIZE_REACHED (group.max.size=3): %v", codes)
+	}
+	if g := describeRaw(ctx, r, "g-flood"); len(g.Members) > 3 {
+		t.Fatalf("g-flood has %d members, group.max.size is 3", len(g.Members))
 	}
 	// Many first joins (member id required) from one client: each is answered, none
 	// grows the group past its maximum.
@@ -124,8 +129,9 @@ func TestGroupCoordinator_BadInput(t *testing.T) {
 	if g := describeRaw(ctx, r, "g-flood"); len(g.Members) > 3 {
 		t.Fatalf("g-flood has %d members, group.max.size is 3", len(g.Members))
 	}
-	// The broker still serves.
-	expect("heartbeat after the flood", heartbeatRaw(ctx, r, "g1", m1b, gen2), 0)
+	// The broker still serves groups.
+	after, afterGen := stableMember(t, ctx, c.rawTo(t, 0), "g-after", "bad")
+	expect("heartbeat after the flood", heartbeatRaw(ctx, r, "g-after", after, afterGen), 0)
 }
 
 func TestGroupCoordinator_AdminOutcomes(t *testing.T) {
