@@ -316,3 +316,24 @@ func (h *harness) stableGroup(groupID string, n int) ([]string, int32) {
 	}
 	return ids, gen
 }
+
+func (h *harness) heartbeatStatic(groupID, memberID, instanceID string, generation int32) int16 {
+	req := kmsg.NewPtrHeartbeatRequest()
+	req.Version = 4
+	req.Group, req.MemberID, req.Generation, req.InstanceID = groupID, memberID, generation, &instanceID
+	b := &box[kmsg.HeartbeatResponse]{}
+	h.run(h.s.Heartbeat(h.now, req, b.send))
+	return b.resp.ErrorCode
+}
+
+func (h *harness) leaveStatic(groupID, instanceID string) *kmsg.LeaveGroupResponse {
+	req := kmsg.NewPtrLeaveGroupRequest()
+	req.Version = 4
+	req.Group = groupID
+	lm := kmsg.NewLeaveGroupRequestMember()
+	lm.InstanceID = &instanceID
+	req.Members = []kmsg.LeaveGroupRequestMember{lm}
+	b := &box[kmsg.LeaveGroupResponse]{}
+	h.run(h.s.LeaveGroup(h.now, req, b.send))
+	return b.resp
+}
