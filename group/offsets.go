@@ -12,6 +12,7 @@ import (
 func (s *Shard) offsetCommit(now time.Time, req *kmsg.OffsetCommitRequest, resp *kmsg.OffsetCommitResponse, send func(kmsg.Response)) Effects {
 	var b batch
 	resp.Version = req.Version
+	_, existed := s.groups[req.Group]
 	if code := s.validateOffsetCommit(now, req); code != 0 {
 		for _, t := range req.Topics {
 			ti := commitTopic(resp, t.Topic)
@@ -65,9 +66,24 @@ func (s *Shard) offsetCommit(now time.Time, req *kmsg.OffsetCommitRequest, resp 
 		}
 	}
 	b.reply(send, resp)
-	if len(records) > 0 {
+	// A simple consumer's group created here is forgotten again when nothing of it is
+	// committed (Kafka reverts it with the failed write).
+	dropIfUnused := func() {
+		if !existed && s.groups[g.id] == g && g.is(stateEmpty) && len(g.members) == 0 && len(g.pending) == 0 &&
+			len(g.offsets) == 0 && len(g.pendingOffsets) == 0 {
+			delete(s.groups, g.id)
+		}
+	}
+	if len(records) == 0 {
+		dropIfUnused()
+	} else {
 		epoch := s.epoch
 		b.write(func(code int16) Effects {
+			defer func() {
+				if s.epoch == epoch {
+					dropIfUnused()
+				}
+			}()
 			for _, w := range writes {
 				if code != 0 {
 					resp.Topics[w.topicIndex].Partitions[w.partIndex].ErrorCode = code

@@ -231,3 +231,15 @@ func TestStableGroupOffsetsDoNotExpire(t *testing.T) {
 		t.Fatalf("subscribed offsets expired: %v", got)
 	}
 }
+
+func TestSimpleGroupNotLeftByFailedCommit(t *testing.T) {
+	h := newHarness(t, testConfig())
+	h.writeCode = errCoordinatorNotAvailable
+	c := h.commit(8, "simple", "", -1, map[int32]int64{0: 1})
+	if commitCodes(c.resp)[0] != errCoordinatorNotAvailable {
+		t.Fatalf("commit %+v", c.resp)
+	}
+	if got := h.s.ListGroups(nil, nil); len(got) != 0 {
+		t.Fatalf("groups after a failed first commit: %+v", got)
+	}
+}
