@@ -304,15 +304,21 @@ func TestGroupCoordinator_FailoverKeepsCommittedOffsets(t *testing.T) {
 	cl := c.Client(t, kgo.ConsumerGroup(group), kgo.ConsumeTopics(topic), kgo.DisableAutoCommit(),
 		kgo.SessionTimeout(groupSessionTimeout), kgo.HeartbeatInterval(groupHeartbeat),
 		kgo.FetchMaxPartitionBytes(2000), kgo.FetchMaxBytes(8000))
-	// A watcher checks that no committed offset ever moves backwards.
-	watch, err := kgo.NewClient(kgo.SeedBrokers(c.Addrs()...))
-	if err != nil {
-		t.Fatal(err)
+	// A watcher checks that no committed offset ever moves backwards. It starts a new
+	// client after a failure: kgo keeps dialing a dead coordinator it cached for a
+	// sharded OffsetFetch.
+	fresh := func() *kgo.Client {
+		cl, err := kgo.NewClient(kgo.SeedBrokers(c.Addrs()...))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return cl
 	}
-	defer watch.Close()
+	watch := fresh()
 	stopWatch := make(chan struct{})
 	watchDone := make(chan error, 1)
 	go func() {
+		defer func() { watch.Close() }()
 		last := map[int32]int64{}
 		for {
 			select {
@@ -325,7 +331,9 @@ func TestGroupCoordinator_FailoverKeepsCommittedOffsets(t *testing.T) {
 			got, err := committedOffsets(wctx, watch, group)
 			cancel()
 			if err != nil {
-				continue // the coordinator is moving
+				watch.Close() // the coordinator is moving
+				watch = fresh()
+				continue
 			}
 			for p, o := range got {
 				if o < last[p] {
@@ -384,7 +392,9 @@ func TestGroupCoordinator_FailoverKeepsCommittedOffsets(t *testing.T) {
 		if err := cl.CommitUncommittedOffsets(cctx); err != nil {
 			return err
 		}
-		got, err := committedOffsets(cctx, watch, group)
+		check := fresh()
+		defer check.Close()
+		got, err := committedOffsets(cctx, check, group)
 		if err != nil {
 			return err
 		}
@@ -445,8 +455,9 @@ func TestGroupCoordinator_RestartEveryNode(t *testing.T) {
 		for len(got) < want {
 			pctx, cancel := context.WithTimeout(ctx, groupWait)
 			fs := cl.PollFetches(pctx)
+			err := pctx.Err()
 			cancel()
-			if err := pctx.Err(); err != nil {
+			if err != nil {
 				t.Fatalf("consumed %d of %d: %v", len(got), want, err)
 			}
 			got = append(got, fs.Records()...)
