@@ -104,6 +104,9 @@ type Shard struct {
 	uuid func() string
 	// epoch counts Unloads: write callbacks of an earlier load do nothing.
 	epoch int
+	// latest is the latest now passed in; a write's Committed, which has no now of its
+	// own, acts at this time (or its call's, if later).
+	latest time.Time
 }
 
 // NewShard returns an empty shard.
@@ -118,33 +121,43 @@ func (s *Shard) Replay(key, value []byte) error { return s.replay(key, value) }
 
 // Loaded is called once after the last Replay: it starts the timers the replayed state
 // needs (session timeouts of the members of Stable groups, offset expiry).
-func (s *Shard) Loaded(now time.Time) Effects { return s.loaded(now) }
+func (s *Shard) Loaded(now time.Time) Effects {
+	s.observe(now)
+	return s.loaded(now)
+}
 
 // Unload answers every parked request with NOT_COORDINATOR and forgets the state: the
 // partition's leadership moved. Pending timers are dropped by the runtime.
 func (s *Shard) Unload() Effects { return s.unload() }
 
 // Timeout is a timer's firing (see Timer).
-func (s *Shard) Timeout(now time.Time, key string) Effects { return s.timeout(now, key) }
+func (s *Shard) Timeout(now time.Time, key string) Effects {
+	s.observe(now)
+	return s.timeout(now, key)
+}
 
 // JoinGroup (key 11, v0-9). The response may be parked until the rebalance completes:
 // it is sent through send, now or in the Effects of a later call.
 func (s *Shard) JoinGroup(now time.Time, c Client, req *kmsg.JoinGroupRequest, send func(kmsg.Response)) Effects {
+	s.observe(now)
 	return s.joinGroup(now, c, req, send)
 }
 
 // SyncGroup (key 14, v0-5). Followers' responses are parked until the leader's arrives.
 func (s *Shard) SyncGroup(now time.Time, req *kmsg.SyncGroupRequest, send func(kmsg.Response)) Effects {
+	s.observe(now)
 	return s.syncGroup(now, req, send)
 }
 
 // Heartbeat (key 12, v0-4).
 func (s *Shard) Heartbeat(now time.Time, req *kmsg.HeartbeatRequest, send func(kmsg.Response)) Effects {
+	s.observe(now)
 	return s.heartbeat(now, req, send)
 }
 
 // LeaveGroup (key 13, v0-5; batched members from v3).
 func (s *Shard) LeaveGroup(now time.Time, req *kmsg.LeaveGroupRequest, send func(kmsg.Response)) Effects {
+	s.observe(now)
 	return s.leaveGroup(now, req, send)
 }
 
@@ -152,6 +165,7 @@ func (s *Shard) LeaveGroup(now time.Time, req *kmsg.LeaveGroupRequest, send func
 // removed from req, the partitions of topics that do not exist
 // (UNKNOWN_TOPIC_OR_PARTITION); resp holds those answers and the shard appends its own.
 func (s *Shard) OffsetCommit(now time.Time, req *kmsg.OffsetCommitRequest, resp *kmsg.OffsetCommitResponse, send func(kmsg.Response)) Effects {
+	s.observe(now)
 	return s.offsetCommit(now, req, resp, send)
 }
 
@@ -178,19 +192,24 @@ func (s *Shard) ListGroups(states, types []string) []kmsg.ListGroupsResponseGrou
 // GROUP_ID_NOT_FOUND when unknown; otherwise it writes tombstones for the group and its
 // offsets and answers through send once they are committed.
 func (s *Shard) DeleteGroup(now time.Time, groupID string, send func(errorCode int16)) Effects {
+	s.observe(now)
 	return s.deleteGroup(now, groupID, send)
 }
 
 // OffsetDelete (key 47): deletes committed offsets of partitions the group is not
 // subscribed to (GROUP_SUBSCRIBED_TO_TOPIC otherwise).
 func (s *Shard) OffsetDelete(now time.Time, req *kmsg.OffsetDeleteRequest, send func(kmsg.Response)) Effects {
+	s.observe(now)
 	return s.offsetDelete(now, req, send)
 }
 
 // ExpireOffsets removes committed offsets past offsets.retention.minutes and empty
 // groups left with no offsets, writing their tombstones; the runtime calls it every
 // offsets.retention.check.interval.ms (600000).
-func (s *Shard) ExpireOffsets(now time.Time) Effects { return s.expireOffsets(now) }
+func (s *Shard) ExpireOffsets(now time.Time) Effects {
+	s.observe(now)
+	return s.expireOffsets(now)
+}
 
 // PartitionFor is the __consumer_offsets partition of groupID:
 // abs(javaStringHashCode(groupID)) % partitions, with abs(MinInt32) = 0 as Kafka

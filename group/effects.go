@@ -89,3 +89,19 @@ func parseTimerKey(key string) (kind, groupID, memberID string) {
 }
 
 func ms(d int32) time.Duration { return time.Duration(d) * time.Millisecond }
+
+// observe records now as the latest time seen.
+func (s *Shard) observe(now time.Time) {
+	if now.After(s.latest) {
+		s.latest = now
+	}
+}
+
+// committedNow is the time a write's Committed acts at: the latest time seen, or the
+// time of the call that wrote, if later.
+func (s *Shard) committedNow(callNow time.Time) time.Time {
+	if s.latest.After(callNow) {
+		return s.latest
+	}
+	return callNow
+}

@@ -278,6 +278,7 @@ func (s *Shard) updateStaticMember(now time.Time, b *batch, g *group, j joinRequ
 		epoch := s.epoch
 		b.write(func(code int16) Effects {
 			var out batch
+			now := s.committedNow(now)
 			if s.epoch != epoch {
 				return out.effects()
 			}

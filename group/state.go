@@ -167,7 +167,6 @@ func newGroup(id string, now time.Time) *group {
 		offsets:            map[topicPartition]offsetValue{},
 		pendingOffsets:     map[topicPartition]int{},
 		subscribedTopics:   map[string]bool{},
-		subscribedKnown:    true,
 	}
 }
 
@@ -352,34 +351,45 @@ func (g *group) initNextGeneration(now time.Time) {
 	g.pendingSync = map[string]bool{}
 }
 
-// computeSubscribedTopics decodes the consumer protocol's subscriptions of the members.
+// computeSubscribedTopics collects the topics the members subscribe to, as Kafka: known
+// only for the consumer protocol type once a protocol is selected (an empty group
+// subscribes to nothing). Each member's metadata is read as the consumer protocol's v0
+// prefix (int16 version, then the topic array), which every later version extends.
 func (g *group) computeSubscribedTopics() {
 	g.subscribedTopics = map[string]bool{}
-	g.subscribedKnown = true
+	g.subscribedKnown = false
+	if g.protocolType != consumerProtocolType {
+		return
+	}
 	if len(g.members) == 0 {
+		g.subscribedKnown = true
 		return
 	}
-	if g.protocolType != consumerProtocolType || g.protocol == "" {
-		g.subscribedKnown = false
+	if g.protocol == "" {
 		return
 	}
+	topics := map[string]bool{}
 	for _, m := range g.members {
-		var meta kmsg.ConsumerMemberMetadata
-		if err := meta.ReadFrom(m.metadata(g.protocol)); err != nil {
-			g.subscribedTopics = map[string]bool{}
-			g.subscribedKnown = false
+		r := reader{b: m.metadata(g.protocol)}
+		r.int16()
+		n := r.arrayLength()
+		for i := 0; i < n && r.err == nil; i++ {
+			topics[r.string()] = true
+		}
+		if r.err != nil {
 			return
 		}
-		for _, t := range meta.Topics {
-			g.subscribedTopics[t] = true
-		}
 	}
+	g.subscribedTopics, g.subscribedKnown = topics, true
 }
 
-// isSubscribedToTopic reports whether the generation's members subscribe to topic; false
-// when that is not known, as Kafka.
+// isSubscribedToTopic reports whether the generation's members subscribe to topic; when
+// that is not known, a consumer-protocol group counts as subscribed, as Kafka.
 func (g *group) isSubscribedToTopic(topic string) bool {
-	return g.subscribedKnown && g.subscribedTopics[topic]
+	if !g.subscribedKnown {
+		return g.protocolType == consumerProtocolType
+	}
+	return g.subscribedTopics[topic]
 }
 
 // currentMembers is the member list the leader gets in its JoinGroup response.

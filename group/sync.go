@@ -95,6 +95,7 @@ func (s *Shard) storeLeaderAssignment(now time.Time, b *batch, g *group, req *km
 	epoch := s.epoch
 	b.write(func(code int16) Effects {
 		var out batch
+		now := s.committedNow(now)
 		if s.epoch != epoch || !g.is(stateCompletingRebalance) || g.generation != generation {
 			return out.effects()
 		}
