@@ -103,3 +103,41 @@ func TestStaticJoinWriteFailureReverts(t *testing.T) {
 		t.Fatalf("old member id not restored: %d", code)
 	}
 }
+
+func TestStaticLeaderRejoinSkipsAssignment(t *testing.T) {
+	h := newHarness(t, testConfig())
+	_, gen := h.staticGroup()
+	// The leader restarts with JoinGroup v9 (KIP-814): it gets the members and
+	// SkipAssignment, and the generation is unchanged.
+	j := h.join("g", "", withInstance("i1"), withVersion(9))
+	if !j.done() || j.resp.ErrorCode != 0 || !j.resp.SkipAssignment || len(j.resp.Members) != 2 || j.resp.Generation != gen {
+		t.Fatalf("join %+v", j.resp)
+	}
+	if j.resp.LeaderID != j.resp.MemberID {
+		t.Fatalf("leader %q, member %q", j.resp.LeaderID, j.resp.MemberID)
+	}
+}
+
+func TestStaticMemberNeedsNoMemberIDRoundTrip(t *testing.T) {
+	h := newHarness(t, testConfig())
+	j := h.join("g", "", withInstance("i1"), withVersion(5))
+	h.advance(0)
+	if !j.done() || j.resp.ErrorCode != 0 {
+		t.Fatalf("static v5 first join %+v: no MEMBER_ID_REQUIRED for static members", j.resp)
+	}
+}
+
+func TestMemberOfAnotherGroup(t *testing.T) {
+	h := newHarness(t, testConfig())
+	a, genA := h.stableGroup("a", 1)
+	h.stableGroup("b", 1)
+	if code := h.heartbeat("b", a[0], genA); code != errUnknownMemberID {
+		t.Fatalf("heartbeat with another group's member %d", code)
+	}
+	if j := h.join("b", a[0]); j.resp.ErrorCode != errUnknownMemberID {
+		t.Fatalf("join with another group's member %+v", j.resp)
+	}
+	if c := h.commit(8, "b", a[0], genA, map[int32]int64{0: 1}); commitCodes(c.resp)[0] != errUnknownMemberID {
+		t.Fatalf("commit with another group's member %+v", c.resp)
+	}
+}
