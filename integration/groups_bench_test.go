@@ -240,11 +240,17 @@ func measureCoordinatorKill(b *testing.B, c *Cluster, topic, group string) time.
 	killed := time.Now()
 	c.Kill(int(old))
 	var took time.Duration
-	live := kadm.NewClient(c.Client(b))
 	waitFor(b, 2*groupWait, func() error {
+		// A fresh client each time: kgo keeps dialing a cached coordinator that is
+		// gone.
+		cl, err := kgo.NewClient(kgo.SeedBrokers(c.Addrs()...))
+		if err != nil {
+			return err
+		}
+		defer cl.Close()
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
-		ds, err := live.DescribeGroups(ctx, group)
+		ds, err := kadm.NewClient(cl).DescribeGroups(ctx, group)
 		if err != nil {
 			return err
 		}

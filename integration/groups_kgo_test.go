@@ -5,6 +5,7 @@ package integration
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
@@ -181,7 +183,7 @@ func TestGroupsKgo_CommitAndResume(t *testing.T) {
 // TestGroupsKgo_SimpleConsumerCommit commits as a simple consumer (generation -1, no
 // member id: kadm.CommitOffsets), reads it back, and a group member then starts there.
 // A simple consumer's commit to a group with live members is refused as Kafka refuses
-// it.
+// it (UNKNOWN_MEMBER_ID).
 func TestGroupsKgo_SimpleConsumerCommit(t *testing.T) {
 	t.Parallel()
 	c := StartCluster(t, 1, groupOptions()...)
@@ -212,6 +214,19 @@ func TestGroupsKgo_SimpleConsumerCommit(t *testing.T) {
 	}
 	if got := committedOffset(t, c, group, topic); got != 700 {
 		t.Fatalf("committed offset %d, want 700", got)
+	}
+
+	// With a member in the group, the simple consumer is not a member of it.
+	member := startKgoMember()(t, c, group, topic, "kgo-simple-member")
+	defer member.leave()
+	waitSplit(t, c, group, topic, 1, "kgo-simple-member")
+	offsets.AddOffset(topic, 0, 900, -1)
+	resps, err = adm.CommitOffsets(ctx, group, offsets)
+	if err != nil {
+		t.Fatalf("simple commit to a Stable group: %v", err)
+	}
+	if r, _ := resps.Lookup(topic, 0); !errors.Is(r.Err, kerr.UnknownMemberID) {
+		t.Fatalf("simple commit to a Stable group: %v, want UNKNOWN_MEMBER_ID", r.Err)
 	}
 }
 
