@@ -76,8 +76,7 @@ func (s *Shard) heartbeatTimeout(now time.Time, b *batch, g *group, memberID str
 // removeMemberAndUpdateGroup removes a failed member, answering a parked JoinGroup with
 // UNKNOWN_MEMBER_ID (it retries if it is still alive), and rebalances.
 func (s *Shard) removeMemberAndUpdateGroup(now time.Time, b *batch, g *group, m *member) {
-	completeJoin(b, m, joinResponse(m.joinVersion, errUnknownMemberID, ""))
-	g.remove(m.id)
+	dropMember(b, g, m.id)
 	switch {
 	case g.is(stateStable) || g.is(stateCompletingRebalance):
 		s.maybePrepareRebalanceOrCompleteJoin(now, b, g)
@@ -171,9 +170,18 @@ func (s *Shard) leaveOne(b *batch, g *group, lm kmsg.LeaveGroupRequestMember) in
 }
 
 func (s *Shard) removeCurrentMember(b *batch, g *group, memberID string) {
-	m := g.members[memberID]
 	b.cancel(heartbeatKey(g.id, memberID))
-	completeJoin(b, m, joinResponse(m.joinVersion, errUnknownMemberID, ""))
+	dropMember(b, g, memberID)
+}
+
+// dropMember removes a member from the group, first answering its parked JoinGroup or
+// SyncGroup with UNKNOWN_MEMBER_ID (it retries the JoinGroup if it is still alive): no
+// request is left without a response.
+func dropMember(b *batch, g *group, memberID string) {
+	if m := g.members[memberID]; m != nil {
+		completeJoin(b, m, joinResponse(m.joinVersion, errUnknownMemberID, ""))
+		completeSync(b, m, syncResponse(m.syncVersion, errUnknownMemberID))
+	}
 	g.remove(memberID)
 }
 

@@ -92,7 +92,7 @@ func (s *Shard) forget(b *batch, g *group, memberID string) {
 	if _, ok := g.members[memberID]; ok || g.pending[memberID] {
 		b.cancel(heartbeatKey(g.id, memberID))
 	}
-	g.remove(memberID)
+	dropMember(b, g, memberID)
 }
 
 func (s *Shard) newMemberID(clientID string, instanceID *string) string {
@@ -447,7 +447,7 @@ func (s *Shard) completeJoin(now time.Time, b *batch, g *group) {
 	g.joinTimerInitial = false
 	for _, m := range g.all() {
 		if !m.awaitingJoin() && m.instanceID == nil {
-			g.remove(m.id)
+			dropMember(b, g, m.id)
 			b.cancel(heartbeatKey(g.id, m.id))
 		}
 	}

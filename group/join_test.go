@@ -335,3 +335,27 @@ func TestSyncErrors(t *testing.T) {
 		})
 	}
 }
+
+// A member leaving while its SyncGroup is parked gets an answer (UNKNOWN_MEMBER_ID)
+// rather than none; the rest are told REBALANCE_IN_PROGRESS.
+func TestLeaveAnswersParkedSync(t *testing.T) {
+	h := newHarness(t, testConfig())
+	a := h.join("g", "")
+	b := h.join("g", "")
+	h.advance(0)
+	gen := a.resp.Generation
+	follower := h.sync("g", b.resp.MemberID, gen, nil)
+	h.hold = true
+	leader := h.sync("g", a.resp.MemberID, gen, map[string]string{a.resp.MemberID: "x", b.resp.MemberID: "y"})
+	h.leave("g", 3, b.resp.MemberID)
+	if !follower.done() || follower.resp.ErrorCode != errUnknownMemberID {
+		t.Fatalf("leaving member's sync %+v", follower.resp)
+	}
+	if !leader.done() || leader.resp.ErrorCode != errRebalanceInProgress {
+		t.Fatalf("leader's sync %+v", leader.resp)
+	}
+	h.release(0) // the assignment's write completes for a generation that is over
+	if st := h.state("g"); st != "PreparingRebalance" {
+		t.Fatalf("state %s", st)
+	}
+}

@@ -157,7 +157,7 @@ func (s *Shard) syncTimeout(now time.Time, b *batch, g *group) {
 		return
 	}
 	for id := range g.pendingSync {
-		g.remove(id)
+		dropMember(b, g, id)
 		b.cancel(heartbeatKey(g.id, id))
 	}
 	s.prepareRebalance(now, b, g)
