@@ -359,3 +359,17 @@ func TestLeaveAnswersParkedSync(t *testing.T) {
 		t.Fatalf("state %s", st)
 	}
 }
+
+// A protocol listed twice by one member does not count as supported by two.
+func TestDuplicateProtocolNames(t *testing.T) {
+	h := newHarness(t, testConfig())
+	h.join("g", "", withProtocols(protocol("a", nil), protocol("a", nil)))
+	if n := h.s.groups["g"].supportedProtocols["a"]; n != 1 {
+		t.Fatalf("protocol a counted %d times", n)
+	}
+	// A second member without "a" has nothing in common with the first.
+	b := h.join("g", "", withProtocols(protocol("b", nil)))
+	if !b.done() || b.resp.ErrorCode != errInconsistentProtocol {
+		t.Fatalf("second join %+v", b.resp)
+	}
+}

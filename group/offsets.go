@@ -374,7 +374,7 @@ func (s *Shard) applyDeletion(g *group, tps []topicPartition, deleteGroup bool, 
 					delete(g.offsets, tp)
 				}
 			}
-			if deleteGroup && g.is(stateEmpty) && len(g.members) == 0 && len(g.pending) == 0 && s.groups[g.id] == g {
+			if deleteGroup && g.is(stateEmpty) && len(g.members) == 0 && s.groups[g.id] == g {
 				if len(g.offsets) == 0 && len(g.pendingOffsets) == 0 {
 					delete(s.groups, g.id)
 				} else {

@@ -193,9 +193,7 @@ func (g *group) add(m *member) {
 	}
 	g.members[m.id] = m
 	g.memberOrder = append(g.memberOrder, m.id)
-	for _, p := range m.protocols {
-		g.supportedProtocols[p.Name]++
-	}
+	g.countProtocols(m.protocols, 1)
 	delete(g.pending, m.id)
 	if g.leader == "" {
 		g.leader = m.id
@@ -215,11 +213,7 @@ func (g *group) remove(memberID string) {
 				break
 			}
 		}
-		for _, p := range m.protocols {
-			if g.supportedProtocols[p.Name]--; g.supportedProtocols[p.Name] <= 0 {
-				delete(g.supportedProtocols, p.Name)
-			}
-		}
+		g.countProtocols(m.protocols, -1)
 		if m.instanceID != nil && g.static[*m.instanceID] == memberID {
 			delete(g.static, *m.instanceID)
 		}
@@ -236,14 +230,23 @@ func (g *group) remove(memberID string) {
 
 // setProtocols replaces a member's protocols, keeping supportedProtocols counted.
 func (g *group) setProtocols(m *member, protocols []kmsg.JoinGroupRequestProtocol) {
-	for _, p := range m.protocols {
-		if g.supportedProtocols[p.Name]--; g.supportedProtocols[p.Name] <= 0 {
+	g.countProtocols(m.protocols, -1)
+	m.protocols = protocols
+	g.countProtocols(m.protocols, 1)
+}
+
+// countProtocols adds delta to the count of each distinct protocol name (a name listed
+// twice by one member counts once).
+func (g *group) countProtocols(protocols []kmsg.JoinGroupRequestProtocol, delta int) {
+	seen := make(map[string]bool, len(protocols))
+	for _, p := range protocols {
+		if seen[p.Name] {
+			continue
+		}
+		seen[p.Name] = true
+		if g.supportedProtocols[p.Name] += delta; g.supportedProtocols[p.Name] <= 0 {
 			delete(g.supportedProtocols, p.Name)
 		}
-	}
-	m.protocols = protocols
-	for _, p := range m.protocols {
-		g.supportedProtocols[p.Name]++
 	}
 }
 
