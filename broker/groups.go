@@ -176,7 +176,9 @@ func (g *groupShard) Replay(key, value []byte) error { return g.s.Replay(key, va
 
 func (g *groupShard) Loaded(now time.Time) coordinator.Result {
 	res := g.convert(g.s.Loaded(now))
-	res.Timers = append(res.Timers, g.expireTimer(now))
+	if g.gc.expireInterval > 0 {
+		res.Timers = append(res.Timers, g.expireTimer(now))
+	}
 	return res
 }
 
