@@ -23,7 +23,7 @@ type saramaGroupHandler struct {
 	generation atomic.Int32 // the session's generation, set by Setup
 	stopAfter  int
 	done       chan struct{}
-	count      int // messages seen; touched by one ConsumeClaim at a time in these tests
+	count      int // messages seen; guarded by mu
 	mu         sync.Mutex
 }
 
