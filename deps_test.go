@@ -17,7 +17,9 @@ const module = "github.com/petrel-broker/petrel"
 var allowedInternal = map[string][]string{
 	"":            {"cli"},
 	"cli":         {"broker"},
-	"broker":      {"rpc", "replication", "fsm", "metadata", "segment"},
+	"broker":      {"rpc", "replication", "fsm", "metadata", "segment", "coordinator", "group"},
+	"coordinator": {"replication", "segment"},
+	"group":       {},
 	"replication": {"rpc", "segment", "metadata"},
 	"fsm":         {"metadata"},
 	"rpc":         {},
@@ -34,6 +36,8 @@ var allowedExternal = map[string][]string{
 	"rpc":         {"golang.org/x/sync/semaphore", "github.com/twmb/franz-go/pkg/kmsg", "github.com/twmb/franz-go/pkg/kerr", "github.com/twmb/franz-go/pkg/kbin", "github.com/hashicorp/go-hclog"},
 	"fsm":         {"github.com/hashicorp/raft"},
 	"replication": {"github.com/twmb/franz-go/pkg/kmsg", "github.com/twmb/franz-go/pkg/kerr", "github.com/hashicorp/go-hclog"},
+	"coordinator": {"github.com/twmb/franz-go/pkg/kmsg", "github.com/twmb/franz-go/pkg/kerr", "github.com/hashicorp/go-hclog"},
+	"group":       {"github.com/twmb/franz-go/pkg/kmsg", "github.com/twmb/franz-go/pkg/kerr"},
 }
 
 // raftImporters are the only packages that may import hashicorp/raft.

@@ -105,6 +105,10 @@ func (b *Broker) producePartition(r *kmsg.ProduceRequest, topic string, rp kmsg.
 	case r.Acks != 0 && r.Acks != 1 && r.Acks != -1:
 		return fail(kerr.InvalidRequiredAcks.Code, "acks must be -1, 0 or 1, not %d", r.Acks)
 	}
+	if isInternalTopic(topic) {
+		// Kafka: "Cannot append to internal topic" (only its coordinators write there).
+		return fail(kerr.InvalidTopicException.Code, "cannot append to internal topic %s", topic)
+	}
 	part := b.partitions.get(topic, rp.Partition)
 	if part == nil {
 		if t := b.Image().Topic(topic); t != nil && int(rp.Partition) < len(t.Partitions) && rp.Partition >= 0 {

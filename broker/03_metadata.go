@@ -42,7 +42,7 @@ func (b *Broker) handleMetadata(ctx context.Context, req *rpc.Request) rpc.Resul
 				w.name = *t.Topic
 			}
 			topics = append(topics, w)
-			if t.Topic != nil && im.Topic(*t.Topic) == nil && allowCreate && metadata.ValidateTopicName(*t.Topic) == nil {
+			if t.Topic != nil && im.Topic(*t.Topic) == nil && allowCreate && metadata.ValidateTopicName(*t.Topic) == nil && !isInternalTopic(*t.Topic) {
 				missing = append(missing, *t.Topic)
 			}
 		}
@@ -131,7 +131,7 @@ func (b *Broker) metadataTopic(im *metadata.Image, name string, id [16]byte, all
 		}
 		if t = im.Topic(name); t == nil {
 			mt.ErrorCode = kerr.UnknownTopicOrPartition.Code
-			if allowCreate {
+			if allowCreate && !isInternalTopic(name) {
 				mt.ErrorCode = kerr.LeaderNotAvailable.Code
 			}
 			return mt
@@ -139,6 +139,7 @@ func (b *Broker) metadataTopic(im *metadata.Image, name string, id [16]byte, all
 	}
 	topicName := t.Name
 	mt.Topic, mt.TopicID = &topicName, t.ID
+	mt.IsInternal = isInternalTopic(t.Name)
 	for _, p := range t.Partitions {
 		mp := kmsg.NewMetadataResponseTopicPartition()
 		mp.Partition, mp.Leader, mp.LeaderEpoch = p.ID, p.Leader, p.LeaderEpoch

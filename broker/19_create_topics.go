@@ -10,6 +10,7 @@ package broker
 import (
 	"context"
 	"errors"
+	"strings"
 	"time"
 
 	"github.com/petrel-broker/petrel/metadata"
@@ -21,7 +22,45 @@ import (
 func init() { registerAPI(kmsg.CreateTopics, 2, 7, (*Broker).handleCreateTopics) }
 
 func (b *Broker) handleCreateTopics(ctx context.Context, req *rpc.Request) rpc.Result {
-	return b.respondFromController(ctx, req)
+	if req.ClientID != nil && strings.HasPrefix(*req.ClientID, forwardedClientPrefix) {
+		// A broker's own request may create internal topics (a user's request that
+		// another broker forwards had its internal topics removed there).
+		return b.respondFromController(allowInternalCreate(ctx), req)
+	}
+	r := req.Body.(*kmsg.CreateTopicsRequest)
+	var refused []kmsg.CreateTopicsResponseTopic
+	kept := r.Topics[:0:0]
+	for _, t := range r.Topics {
+		if isInternalTopic(t.Topic) {
+			rt := kmsg.NewCreateTopicsResponseTopic()
+			rt.Topic, rt.ErrorCode = t.Topic, kerr.InvalidRequest.Code
+			rt.ErrorMessage = errorMessage(internalTopicError("create", t.Topic))
+			refused = append(refused, rt)
+			continue
+		}
+		kept = append(kept, t)
+	}
+	if len(refused) == 0 {
+		return b.respondFromController(ctx, req)
+	}
+	if len(kept) == 0 {
+		resp := r.ResponseKind().(*kmsg.CreateTopicsResponse)
+		resp.Topics = refused
+		return rpc.Respond(resp)
+	}
+	rest := *r
+	rest.Topics = kept
+	ch := make(chan kmsg.Response, 1)
+	b.goLoop("controller request", func() {
+		resp, err := b.controllerCall(ctx, &rest)
+		if err != nil {
+			resp = notControllerResponse(&rest, err)
+		}
+		cr := resp.(*kmsg.CreateTopicsResponse)
+		cr.Topics = append(cr.Topics, refused...)
+		ch <- cr
+	})
+	return rpc.RespondLater(ch)
 }
 
 // createTopics runs on the controller.
@@ -41,7 +80,8 @@ func (b *Broker) createTopics(ctx context.Context, r *kmsg.CreateTopicsRequest) 
 			resp.Topics = append(resp.Topics, rt)
 			continue
 		}
-		spec := topicSpec{name: t.Topic, partitions: t.NumPartitions, replicationFactor: t.ReplicationFactor, configs: map[string]string{}}
+		spec := topicSpec{name: t.Topic, partitions: t.NumPartitions, replicationFactor: t.ReplicationFactor, configs: map[string]string{},
+			internal: internalCreateAllowed(ctx) && isInternalTopic(t.Topic)}
 		for _, a := range t.ReplicaAssignment {
 			for int(a.Partition) >= len(spec.assignment) && a.Partition < 1<<20 {
 				spec.assignment = append(spec.assignment, nil)

@@ -60,6 +60,9 @@ func (b *Broker) deleteTopic(ctx context.Context, t kmsg.DeleteTopicsRequestTopi
 		} else if topic = im.TopicByID(t.TopicID); topic == nil {
 			return nil, fmt.Errorf("%w: %s", metadata.ErrUnknownTopicID, metadata.Uuid(t.TopicID))
 		}
+		if isInternalTopic(topic.Name) {
+			return nil, internalTopicError("delete", topic.Name)
+		}
 		return []metadata.Record{metadata.RemoveTopicRecord{TopicID: topic.ID}}, nil
 	})
 	if err != nil {

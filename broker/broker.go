@@ -38,6 +38,9 @@ type Broker struct {
 
 	partitions *partitionManager
 	fetchers   *replication.Fetchers // follower fetchers, one per leader
+	groups     *groupCoordinator     // the __consumer_offsets partitions this broker leads
+
+	offsetsCreator offsetsTopicCreator
 
 	controllerOps chan controllerOp // decisions for the controller goroutine
 	sessions      *brokerSessions   // controller: broker heartbeats (this term)
@@ -98,6 +101,7 @@ func Start(cfg Config) (*Broker, error) {
 		Connect:  b.connectToBroker,
 		Logger:   b.logger.Named("fetcher"),
 	})
+	b.groups = newGroupCoordinator(b)
 	pm, err := newPartitionManager(b)
 	if err != nil {
 		return nil, err
@@ -248,6 +252,7 @@ func (b *Broker) Shutdown(ctx context.Context) error {
 		b.controlledShutdown(cctx)
 		cancel()
 		close(b.draining)
+		b.groups.close() // parked group requests answer NOT_COORDINATOR before the drain
 		errs := []error{b.server.Shutdown(ctx)}
 		close(b.stop)
 		b.wg.Wait()
@@ -266,6 +271,7 @@ func (b *Broker) Kill() {
 	b.shutOnce.Do(func() {
 		b.server.Close()
 		close(b.draining)
+		b.groups.close()
 		close(b.stop)
 		b.wg.Wait()
 		b.controllers.close()

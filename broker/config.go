@@ -209,5 +209,9 @@ func segmentConfig(cfgs map[string]resolvedConfig) segment.Config {
 		sc.FlushMessages = fm
 	}
 	sc.FlushMs = n("flush.ms")
+	if !strings.Contains(cfgs["cleanup.policy"].value, "delete") {
+		// A compacted topic (the internal ones) is never trimmed by time or size.
+		sc.RetentionMs, sc.RetentionBytes = -1, -1
+	}
 	return sc
 }

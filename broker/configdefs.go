@@ -132,6 +132,18 @@ var brokerConfigDefs = []configDef{
 	{Name: "log.retention.minutes", Type: TypeInt, Default: "", Doc: "Retention in minutes, used when log.retention.ms is unset."},
 	{Name: "log.roll.hours", Type: TypeInt, Default: "168", Validator: atLeast(1), Doc: "Segment roll time in hours, used when log.roll.ms is unset."},
 	{Name: "producer.id.expiration.ms", Type: TypeInt, Default: "86400000", Validator: atLeast(1), Doc: "A partition forgets an idempotent producer whose last batch is this old (KIP-854)."},
+	{Name: "offsets.topic.num.partitions", Type: TypeInt, Default: "50", Validator: atLeast(1), ReadOnly: true, Doc: "Partitions of __consumer_offsets, fixed when it is created."},
+	{Name: "offsets.topic.replication.factor", Type: TypeShortOrInt, Default: "3", Validator: atLeast(1), ReadOnly: true, Doc: "Replication factor of __consumer_offsets; it is not created while fewer brokers are unfenced. Unset, it is min(3, number of --voters), 1 without --voters."},
+	{Name: "offsets.topic.segment.bytes", Type: TypeInt, Default: "104857600", Validator: atLeast(1), ReadOnly: true, Doc: "Segment size of __consumer_offsets."},
+	{Name: "offsets.load.buffer.size", Type: TypeInt, Default: "5242880", Validator: atLeast(1), ReadOnly: true, Doc: "Bytes read at a time while loading a __consumer_offsets partition."},
+	{Name: "offsets.commit.timeout.ms", Type: TypeInt, Default: "5000", Validator: atLeast(1), ReadOnly: true, Doc: "A coordinator write not replicated by then gets COORDINATOR_NOT_AVAILABLE."},
+	{Name: "offsets.retention.minutes", Type: TypeInt, Default: "10080", Validator: atLeast(1), ReadOnly: true, Doc: "Committed offsets of an empty group expire this long after it became empty."},
+	{Name: "offsets.retention.check.interval.ms", Type: TypeLong, Default: "600000", Validator: atLeast(1), ReadOnly: true, Doc: "How often expired offsets are removed."},
+	{Name: "offset.metadata.max.bytes", Type: TypeInt, Default: "4096", ReadOnly: true, Doc: "Longest metadata string of a committed offset."},
+	{Name: "group.initial.rebalance.delay.ms", Type: TypeInt, Default: "3000", ReadOnly: true, Doc: "Wait for more members before the first rebalance of an empty group."},
+	{Name: "group.min.session.timeout.ms", Type: TypeInt, Default: "6000", ReadOnly: true, Doc: "Smallest session timeout a member may ask for."},
+	{Name: "group.max.session.timeout.ms", Type: TypeInt, Default: "1800000", ReadOnly: true, Doc: "Largest session timeout a member may ask for."},
+	{Name: "group.max.size", Type: TypeInt, Default: "2147483647", Validator: atLeast(1), ReadOnly: true, Doc: "Largest number of members of a group."},
 }
 
 // TypeShortOrInt reports replication factors as INT, as Kafka does.

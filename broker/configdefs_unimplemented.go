@@ -17,7 +17,7 @@ const (
 	noteAuthorizer  = "ACLs are not implemented yet"
 	noteThreads     = "Petrel runs one goroutine per connection and sizes its own work"
 	noteCompaction  = "log compaction is not implemented yet"
-	noteGroups      = "consumer groups are not implemented yet"
+	noteGroups      = "the consumer group protocol of KIP-848 is not implemented yet (the classic protocol is)"
 	noteTxn         = "transactions are not implemented yet"
 	noteQuotas      = "quotas and throttling are not implemented yet"
 	noteTiered      = "tiered storage is not implemented"
@@ -111,17 +111,6 @@ var unimplementedBrokerConfigs = []unimplementedConfig{
 	{Name: "inter.broker.protocol.version", Note: "Petrel speaks one protocol version between its brokers"},
 	{Name: "controlled.shutdown.enable", Note: "Petrel always shuts down in a controlled way"},
 	// Consumer groups and offsets.
-	{Name: "offsets.topic.replication.factor", Note: noteGroups},
-	{Name: "offsets.topic.num.partitions", Note: noteGroups},
-	{Name: "offsets.topic.segment.bytes", Note: noteGroups},
-	{Name: "offsets.retention.minutes", Note: noteGroups},
-	{Name: "offsets.retention.check.interval.ms", Note: noteGroups},
-	{Name: "offsets.commit.timeout.ms", Note: noteGroups},
-	{Name: "offsets.load.buffer.size", Note: noteGroups},
-	{Name: "group.initial.rebalance.delay.ms", Note: noteGroups},
-	{Name: "group.min.session.timeout.ms", Note: noteGroups},
-	{Name: "group.max.session.timeout.ms", Note: noteGroups},
-	{Name: "group.max.size", Note: noteGroups},
 	{Name: "group.coordinator.rebalance.protocols", Note: noteGroups},
 	{Name: "group.consumer.heartbeat.interval.ms", Note: noteGroups},
 	{Name: "group.consumer.session.timeout.ms", Note: noteGroups},

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 
+	"github.com/petrel-broker/petrel/coordinator"
 	"github.com/petrel-broker/petrel/metadata"
 	"github.com/petrel-broker/petrel/replication"
 	"github.com/petrel-broker/petrel/segment"
@@ -54,6 +55,10 @@ var errorTable = []struct {
 	{ErrInvalidBrokerConfig, kerr.InvalidConfig.Code},
 	{ErrProducerIDsExhausted, kerr.UnknownServerError.Code},
 	{ErrProducerIDsNotAvailable, kerr.CoordinatorLoadInProgress.Code},
+	{ErrInternalTopic, kerr.InvalidRequest.Code},
+	{coordinator.ErrNotCoordinator, kerr.NotCoordinator.Code},
+	{coordinator.ErrLoadInProgress, kerr.CoordinatorLoadInProgress.Code},
+	{coordinator.ErrClosed, kerr.NotCoordinator.Code},
 	{context.DeadlineExceeded, kerr.RequestTimedOut.Code},
 	{context.Canceled, kerr.RequestTimedOut.Code},
 }

@@ -201,6 +201,7 @@ func (pm *partitionManager) reconcile(im *metadata.Image) bool {
 			pm.remove(tp, true)
 		}
 	}
+	pm.b.groups.reconcile(im)
 	return true
 }
 
@@ -303,6 +304,9 @@ func (pm *partitionManager) remove(tp segment.TopicPartition, deleteData bool) {
 	pm.mu.Unlock()
 	if lp == nil {
 		return
+	}
+	if tp.Topic == offsetsTopic {
+		pm.b.groups.unload(tp.Partition)
 	}
 	pm.b.fetchers.Unfollow(lp.Partition)
 	if !deleteData {

@@ -18,6 +18,9 @@ type topicSpec struct {
 	replicationFactor int16     // -1: default.replication.factor
 	assignment        [][]int32 // explicit replicas per partition, or nil
 	configs           map[string]string
+	// internal allows an internal topic name and its settings (cleanup.policy=compact);
+	// only the broker's own creation of __consumer_offsets sets it.
+	internal bool
 }
 
 // plannedTopic is a validated topic with its records.
@@ -35,6 +38,9 @@ func (b *Broker) planTopic(im *metadata.Image, spec topicSpec) (*plannedTopic, e
 	if err := metadata.ValidateTopicName(spec.name); err != nil {
 		return nil, err
 	}
+	if isInternalTopic(spec.name) && !spec.internal {
+		return nil, internalTopicError("create", spec.name)
+	}
 	if im.Topic(spec.name) != nil {
 		return nil, fmt.Errorf("%w: topic '%s' already exists", metadata.ErrTopicExists, spec.name)
 	}
@@ -44,6 +50,9 @@ func (b *Broker) planTopic(im *metadata.Image, spec topicSpec) (*plannedTopic, e
 		}
 	}
 	for _, name := range sortedKeys(spec.configs) {
+		if spec.internal && name == "cleanup.policy" {
+			continue // compact is refused for users, set for internal topics
+		}
 		if err := validateTopicConfig(name, spec.configs[name]); err != nil {
 			return nil, err
 		}

@@ -44,6 +44,7 @@ func newApp(stdout, stderr io.Writer) *ucli.App {
 			devCommand(),
 			versionCommand(),
 			topicsCommand(),
+			groupsCommand(),
 			produceCommand(),
 			consumeCommand(),
 			clusterCommand(),

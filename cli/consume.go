@@ -13,14 +13,17 @@ import (
 	ucli "github.com/urfave/cli/v2"
 )
 
-// consumeCommand is `petrel consume TOPIC`, like kafka-console-consumer.sh without a
-// group: it reads partitions directly.
+// consumeCommand is `petrel consume TOPIC`, like kafka-console-consumer.sh: without
+// --group it reads partitions directly; with --group it joins that consumer group (kgo's
+// ConsumerGroup with its defaults: cooperative-sticky assignment, offsets committed
+// every five seconds and when partitions are revoked or the consumer leaves).
 func consumeCommand() *ucli.Command {
 	return &ucli.Command{
 		Name:      "consume",
 		Usage:     "print a topic's records, one value per line",
 		ArgsUsage: "TOPIC",
 		Flags: withClientFlags(
+			&ucli.StringFlag{Name: "group", Usage: "consume as a member of this consumer group, committing offsets"},
 			&ucli.BoolFlag{Name: "from-beginning", Usage: "start at the earliest offset instead of the latest"},
 			&ucli.IntFlag{Name: "partition", Usage: "read only this partition (-1: all)", Value: -1},
 			&ucli.StringFlag{Name: "offset", Usage: "start offset: a non-negative number, earliest or latest (needs --partition)"},
@@ -39,6 +42,7 @@ func consumeCommand() *ucli.Command {
 // consumeSettings are the consume flags, checked.
 type consumeSettings struct {
 	topic       string
+	group       string        // "": no group
 	partition   int32         // -1: all partitions
 	start       kgo.Offset    // where to start
 	reset       kgo.Offset    // where to go after OFFSET_OUT_OF_RANGE
@@ -54,6 +58,7 @@ func parseConsumeSettings(c *ucli.Context) (consumeSettings, error) {
 	}
 	s := consumeSettings{
 		topic:       topic,
+		group:       c.String("group"),
 		partition:   int32(c.Int("partition")),
 		maxMessages: c.Int("max-messages"),
 		idle:        time.Duration(c.Int("timeout-ms")) * time.Millisecond,
@@ -72,6 +77,10 @@ func parseConsumeSettings(c *ucli.Context) (consumeSettings, error) {
 		return s, fmt.Errorf("bad --max-messages %d", s.maxMessages)
 	case s.idle < 0:
 		return s, fmt.Errorf("bad --timeout-ms %d", c.Int("timeout-ms"))
+	case c.IsSet("group") && s.group == "":
+		return s, errors.New("--group is empty")
+	case s.group != "" && (s.partition >= 0 || c.IsSet("offset")):
+		return s, errors.New("--group cannot be used with --partition or --offset: the group assigns partitions and its committed offsets say where to start")
 	}
 	// kafka-console-consumer.sh sets auto.offset.reset to earliest with
 	// --from-beginning and to latest otherwise; --offset only moves the start.
@@ -108,9 +117,13 @@ func parseStartOffset(v string) (kgo.Offset, error) {
 	return kgo.NewOffset().At(n), nil
 }
 
-// consumeOptions are the kgo options that read s's partitions directly (no group).
+// consumeOptions are the kgo options that read s's partitions directly, or join s's
+// group (where the start is the committed offset, else --from-beginning's reset).
 func (s consumeSettings) consumeOptions() []kgo.Opt {
 	opts := []kgo.Opt{kgo.ConsumeResetOffset(s.reset)}
+	if s.group != "" {
+		return append(opts, kgo.ConsumerGroup(s.group), kgo.ConsumeTopics(s.topic))
+	}
 	if s.partition >= 0 {
 		return append(opts, kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{s.topic: {s.partition: s.start}}))
 	}
@@ -134,6 +147,15 @@ func runConsume(c *ucli.Context) error {
 	ctx, stop := signalContext(c.Context)
 	defer stop()
 	n, err := consumeRecords(ctx, cl, s, c.App.Writer)
+	if s.group != "" {
+		// Commit what was printed before leaving, as the Java consumer does on close
+		// (kgo would also commit while leaving; this reports a failure).
+		commitCtx, cancel := cl.requestContext(context.Background())
+		if cerr := cl.CommitUncommittedOffsets(commitCtx); cerr != nil && err == nil {
+			err = fmt.Errorf("commit offsets of group %q: %w", s.group, cl.explain(cerr))
+		}
+		cancel()
+	}
 	fmt.Fprintf(errOut, "Processed a total of %d messages\n", n)
 	return err
 }

@@ -1,0 +1,77 @@
+package broker
+
+// OffsetCommit (key 8), v0-9. Partitions of topics that do not exist (or beyond their
+// partition count) are answered UNKNOWN_TOPIC_OR_PARTITION here and the rest goes to
+// the group's shard (generation -1 with an empty member id is a simple consumer's
+// commit; the rules live in group/). The answer waits until the commit is replicated
+// (acks=all, offsets.commit.timeout.ms). INVALID_GROUP_ID for an empty group id;
+// NOT_COORDINATOR or COORDINATOR_LOAD_IN_PROGRESS on every partition when the group's
+// partition is not served here.
+
+import (
+	"context"
+	"time"
+
+	"github.com/petrel-broker/petrel/group"
+	"github.com/petrel-broker/petrel/rpc"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+func init() { registerAPI(kmsg.OffsetCommit, 0, 9, (*Broker).handleOffsetCommit) }
+
+func (b *Broker) handleOffsetCommit(_ context.Context, req *rpc.Request) rpc.Result {
+	r := req.Body.(*kmsg.OffsetCommitRequest)
+	failed := func(code int16) kmsg.Response { return offsetCommitFailed(r, code) }
+	if r.Group == "" {
+		return rpc.Respond(failed(kerr.InvalidGroupID.Code))
+	}
+	im := b.Image()
+	resp := r.ResponseKind().(*kmsg.OffsetCommitResponse)
+	known := *r
+	known.Topics = nil
+	for _, t := range r.Topics {
+		topic := im.Topic(t.Topic)
+		kt := t
+		kt.Partitions = nil
+		var unknown kmsg.OffsetCommitResponseTopic
+		for _, p := range t.Partitions {
+			if topic != nil && p.Partition >= 0 && int(p.Partition) < len(topic.Partitions) {
+				kt.Partitions = append(kt.Partitions, p)
+				continue
+			}
+			rp := kmsg.NewOffsetCommitResponseTopicPartition()
+			rp.Partition, rp.ErrorCode = p.Partition, kerr.UnknownTopicOrPartition.Code
+			unknown.Partitions = append(unknown.Partitions, rp)
+		}
+		if len(unknown.Partitions) > 0 {
+			unknown.Topic = t.Topic
+			resp.Topics = append(resp.Topics, unknown)
+		}
+		if len(kt.Partitions) > 0 {
+			known.Topics = append(known.Topics, kt)
+		}
+	}
+	if len(known.Topics) == 0 && len(r.Topics) > 0 {
+		return rpc.Respond(resp)
+	}
+	return b.groups.respond(r.Group, func(now time.Time, s *group.Shard, send func(kmsg.Response)) group.Effects {
+		return s.OffsetCommit(now, &known, resp, send)
+	}, failed)
+}
+
+// offsetCommitFailed answers every partition of r with code.
+func offsetCommitFailed(r *kmsg.OffsetCommitRequest, code int16) *kmsg.OffsetCommitResponse {
+	resp := r.ResponseKind().(*kmsg.OffsetCommitResponse)
+	for _, t := range r.Topics {
+		rt := kmsg.NewOffsetCommitResponseTopic()
+		rt.Topic = t.Topic
+		for _, p := range t.Partitions {
+			rp := kmsg.NewOffsetCommitResponseTopicPartition()
+			rp.Partition, rp.ErrorCode = p.Partition, code
+			rt.Partitions = append(rt.Partitions, rp)
+		}
+		resp.Topics = append(resp.Topics, rt)
+	}
+	return resp
+}

@@ -1,0 +1,35 @@
+package broker
+
+// DescribeGroups (key 15), v0-5: each group is described by its shard (an unknown group
+// as Dead with no members, as Kafka does); a group whose partition is not served here
+// gets NOT_COORDINATOR or COORDINATOR_LOAD_IN_PROGRESS.
+
+import (
+	"context"
+	"time"
+
+	"github.com/petrel-broker/petrel/group"
+	"github.com/petrel-broker/petrel/rpc"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+func init() { registerAPI(kmsg.DescribeGroups, 0, 5, (*Broker).handleDescribeGroups) }
+
+func (b *Broker) handleDescribeGroups(_ context.Context, req *rpc.Request) rpc.Result {
+	r := req.Body.(*kmsg.DescribeGroupsRequest)
+	return gather(len(r.Groups), func(i int, done func(kmsg.DescribeGroupsResponseGroup)) {
+		id := r.Groups[i]
+		b.groups.submit(id, func(_ time.Time, s *group.Shard) group.Effects {
+			done(s.DescribeGroup(id, r.IncludeAuthorizedOperations))
+			return group.Effects{}
+		}, func(code int16) {
+			g := kmsg.NewDescribeGroupsResponseGroup()
+			g.Group, g.ErrorCode = id, code
+			done(g)
+		})
+	}, func(results []kmsg.DescribeGroupsResponseGroup) kmsg.Response {
+		resp := r.ResponseKind().(*kmsg.DescribeGroupsResponse)
+		resp.Groups = results
+		return resp
+	})
+}

@@ -1,0 +1,42 @@
+package broker
+
+// DeleteGroups (key 42), v0-2: each group is deleted by its shard (NON_EMPTY_GROUP when
+// it has members, GROUP_ID_NOT_FOUND when unknown; tombstones are written for the group
+// and its offsets, answered once replicated). A group whose partition is not served
+// here gets NOT_COORDINATOR or COORDINATOR_LOAD_IN_PROGRESS; an empty group id
+// INVALID_GROUP_ID.
+
+import (
+	"context"
+	"time"
+
+	"github.com/petrel-broker/petrel/group"
+	"github.com/petrel-broker/petrel/rpc"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+func init() { registerAPI(kmsg.DeleteGroups, 0, 2, (*Broker).handleDeleteGroups) }
+
+func (b *Broker) handleDeleteGroups(_ context.Context, req *rpc.Request) rpc.Result {
+	r := req.Body.(*kmsg.DeleteGroupsRequest)
+	return gather(len(r.Groups), func(i int, done func(kmsg.DeleteGroupsResponseGroup)) {
+		id := r.Groups[i]
+		answer := func(code int16) {
+			g := kmsg.NewDeleteGroupsResponseGroup()
+			g.Group, g.ErrorCode = id, code
+			done(g)
+		}
+		if id == "" {
+			answer(kerr.InvalidGroupID.Code)
+			return
+		}
+		b.groups.submit(id, func(now time.Time, s *group.Shard) group.Effects {
+			return s.DeleteGroup(now, id, answer)
+		}, answer)
+	}, func(results []kmsg.DeleteGroupsResponseGroup) kmsg.Response {
+		resp := r.ResponseKind().(*kmsg.DeleteGroupsResponse)
+		resp.Groups = results
+		return resp
+	})
+}

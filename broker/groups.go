@@ -1,0 +1,242 @@
+package broker
+
+// The group coordinator's glue: one coordinator.Runtime for __consumer_offsets, whose
+// shards are group.Shards. Effects become runtime Results (timers, records, Committed,
+// replies); the reconciler loads and unloads partitions as this broker gains and loses
+// their leadership; handlers (08, 09, 11-16, 42, 47) submit their call to the group's
+// partition and answer through a RespondLater channel.
+
+import (
+	"sync"
+	"time"
+
+	"github.com/petrel-broker/petrel/coordinator"
+	"github.com/petrel-broker/petrel/group"
+	"github.com/petrel-broker/petrel/metadata"
+	"github.com/petrel-broker/petrel/rpc"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// expireOffsetsTimer is the runtime timer key of the periodic ExpireOffsets; group
+// timer keys never start with "petrel/".
+const expireOffsetsTimer = "petrel/expire-offsets"
+
+// groupCoordinator runs the __consumer_offsets partitions this broker leads.
+type groupCoordinator struct {
+	b              *Broker
+	rt             *coordinator.Runtime
+	cfg            group.Config
+	expireInterval time.Duration
+}
+
+func newGroupCoordinator(b *Broker) *groupCoordinator {
+	c := &b.cfg
+	cfg := group.DefaultConfig()
+	cfg.MinSessionTimeout = c.durationMs("group.min.session.timeout.ms")
+	cfg.MaxSessionTimeout = c.durationMs("group.max.session.timeout.ms")
+	cfg.InitialRebalanceDelay = c.durationMs("group.initial.rebalance.delay.ms")
+	if n := c.int64Value("group.max.size"); n < 1<<31-1 {
+		cfg.MaxSize = int(n)
+	}
+	cfg.OffsetsRetention = time.Duration(c.int64Value("offsets.retention.minutes")) * time.Minute
+	cfg.OffsetMetadataMaxBytes = int(c.int64Value("offset.metadata.max.bytes"))
+	return &groupCoordinator{b: b, cfg: cfg, expireInterval: c.durationMs("offsets.retention.check.interval.ms"),
+		rt: coordinator.New(coordinator.Config{
+			Name:          offsetsTopic,
+			WriteTimeout:  c.durationMs("offsets.commit.timeout.ms"),
+			LoadReadBytes: int(c.int64Value("offsets.load.buffer.size")),
+			Logger:        b.logger.Named("group-coordinator"),
+		})}
+}
+
+// close unloads every partition; waiting requests get NOT_COORDINATOR.
+func (gc *groupCoordinator) close() { gc.rt.Close() }
+
+// reconcile loads the __consumer_offsets partitions this broker leads (in the leader
+// epoch of im) and unloads the others. The reconciler calls it after applying im.
+func (gc *groupCoordinator) reconcile(im *metadata.Image) {
+	self := gc.b.cfg.NodeID
+	t := im.Topic(offsetsTopic)
+	loaded := gc.rt.Loaded()
+	for p, epoch := range loaded {
+		if t == nil || int(p) >= len(t.Partitions) || t.Partitions[p].Leader != self || t.Partitions[p].LeaderEpoch != epoch {
+			gc.rt.Unload(p)
+		}
+	}
+	if t == nil {
+		return
+	}
+	for _, p := range t.Partitions {
+		if p.Leader != self {
+			continue
+		}
+		if epoch, ok := loaded[p.ID]; ok && epoch == p.LeaderEpoch {
+			continue
+		}
+		lp := gc.b.partitions.get(offsetsTopic, p.ID)
+		if lp == nil {
+			continue
+		}
+		gc.rt.Load(coordinator.LoadSpec{
+			Partition:   p.ID,
+			LeaderEpoch: p.LeaderEpoch,
+			Log:         lp.Partition,
+			MinInsync: func() int {
+				return min(lp.settings.Load().minInsync, int(lp.replicationFactor.Load()))
+			},
+			Shard: &groupShard{gc: gc, s: group.NewShard(gc.cfg)},
+		})
+	}
+}
+
+// unload stops serving one partition (its replica is removed).
+func (gc *groupCoordinator) unload(partition int32) { gc.rt.Unload(partition) }
+
+// partitionFor returns the __consumer_offsets partition of groupID, or false when the
+// topic does not exist.
+func (gc *groupCoordinator) partitionFor(groupID string) (int32, bool) {
+	t := gc.b.Image().Topic(offsetsTopic)
+	if t == nil || len(t.Partitions) == 0 {
+		return 0, false
+	}
+	return group.PartitionFor(groupID, int32(len(t.Partitions))), true
+}
+
+// submit runs call on groupID's shard. When the partition is not served here it calls
+// failed with the Kafka code (NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS), at once or
+// later (unloaded before the call ran).
+func (gc *groupCoordinator) submit(groupID string, call func(now time.Time, s *group.Shard) group.Effects, failed func(code int16)) {
+	p, ok := gc.partitionFor(groupID)
+	if !ok {
+		failed(kerr.NotCoordinator.Code)
+		return
+	}
+	gc.submitTo(p, call, failed)
+}
+
+func (gc *groupCoordinator) submitTo(p int32, call func(now time.Time, s *group.Shard) group.Effects, failed func(code int16)) {
+	err := gc.rt.Submit(p, func(now time.Time, s coordinator.Shard) coordinator.Result {
+		gs := s.(*groupShard)
+		return gs.convert(call(now, gs.s))
+	}, func(err error) { failed(errorCode(err)) })
+	if err != nil {
+		failed(errorCode(err))
+	}
+}
+
+// respond answers a request from groupID's shard: call delivers the response through
+// send (now or later); failed builds the response for a refusal code.
+func (gc *groupCoordinator) respond(groupID string, call func(now time.Time, s *group.Shard, send func(kmsg.Response)) group.Effects,
+	failed func(code int16) kmsg.Response) rpc.Result {
+	ch := make(chan kmsg.Response, 1)
+	var once sync.Once
+	send := func(resp kmsg.Response) { once.Do(func() { ch <- resp }) }
+	gc.submit(groupID, func(now time.Time, s *group.Shard) group.Effects { return call(now, s, send) },
+		func(code int16) { send(failed(code)) })
+	return rpc.RespondLater(ch)
+}
+
+// gather runs one call per item (each on its group's shard) and answers with build once
+// every item has its result.
+func gather[T any](items int, run func(i int, done func(T)), build func(results []T) kmsg.Response) rpc.Result {
+	ch := make(chan kmsg.Response, 1)
+	if items == 0 {
+		ch <- build(nil)
+		return rpc.RespondLater(ch)
+	}
+	results := make([]T, items)
+	var mu sync.Mutex
+	remaining := items
+	for i := range items {
+		var once sync.Once
+		run(i, func(v T) {
+			once.Do(func() {
+				mu.Lock()
+				results[i] = v
+				remaining--
+				last := remaining == 0
+				mu.Unlock()
+				if last {
+					ch <- build(results)
+				}
+			})
+		})
+	}
+	return rpc.RespondLater(ch)
+}
+
+// groupShard adapts a group.Shard to the runtime.
+type groupShard struct {
+	gc *groupCoordinator
+	s  *group.Shard
+}
+
+func (g *groupShard) Replay(key, value []byte) error { return g.s.Replay(key, value) }
+
+func (g *groupShard) Loaded(now time.Time) coordinator.Result {
+	res := g.convert(g.s.Loaded(now))
+	if g.gc.expireInterval > 0 {
+		res.Timers = append(res.Timers, g.expireTimer(now))
+	}
+	return res
+}
+
+func (g *groupShard) Unloaded(time.Time) coordinator.Result { return g.convert(g.s.Unload()) }
+
+// expireTimer runs ExpireOffsets every offsets.retention.check.interval.ms.
+func (g *groupShard) expireTimer(now time.Time) coordinator.Timer {
+	return coordinator.Timer{Key: expireOffsetsTimer, At: now.Add(g.gc.expireInterval),
+		Fire: func(now time.Time, s coordinator.Shard) coordinator.Result {
+			gs := s.(*groupShard)
+			res := gs.convert(gs.s.ExpireOffsets(now))
+			res.Timers = append(res.Timers, gs.expireTimer(now))
+			return res
+		}}
+}
+
+// convert turns Effects into a runtime Result, as group.Effects documents: timers at
+// once, records written, Committed with the outcome, then the replies.
+func (g *groupShard) convert(eff group.Effects) coordinator.Result {
+	var res coordinator.Result
+	for _, t := range eff.Timers {
+		key := t.Key
+		res.Timers = append(res.Timers, coordinator.Timer{Key: key, At: t.At,
+			Fire: func(now time.Time, s coordinator.Shard) coordinator.Result {
+				gs := s.(*groupShard)
+				return gs.convert(gs.s.Timeout(now, key))
+			}})
+	}
+	for _, r := range eff.Records {
+		res.Records = append(res.Records, coordinator.Record{Key: r.Key, Value: r.Value})
+	}
+	if eff.Committed == nil && len(eff.Replies) == 0 {
+		return res
+	}
+	res.Committed = func(_ time.Time, code int16) coordinator.Result {
+		var next coordinator.Result
+		if eff.Committed != nil {
+			next = g.convert(eff.Committed(code))
+		}
+		for _, r := range eff.Replies {
+			if r.Send != nil {
+				r.Send(r.Response)
+			}
+		}
+		return next
+	}
+	return res
+}
+
+// clientOf names the connection of req for DescribeGroups.
+func clientOf(req *rpc.Request) group.Client {
+	c := group.Client{}
+	if req.ClientID != nil {
+		c.ID = *req.ClientID
+	}
+	if req.Conn != nil && req.Conn.RemoteAddr != nil {
+		host, _ := splitHostPort(req.Conn.RemoteAddr.String())
+		c.Host = "/" + host
+	}
+	return c
+}

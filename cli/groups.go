@@ -1,0 +1,200 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	ucli "github.com/urfave/cli/v2"
+)
+
+// groupsCommand is `petrel groups`: list, describe, delete consumer groups and reset or
+// delete their committed offsets, like kafka-consumer-groups.sh. Every subcommand is a
+// plain Kafka admin client (kadm), so it works against Apache Kafka too.
+func groupsCommand() *ucli.Command {
+	return &ucli.Command{
+		Name:  "groups",
+		Usage: "list, describe and delete consumer groups; reset or delete their offsets",
+		Subcommands: []*ucli.Command{
+			{
+				Name:  "list",
+				Usage: "list consumer groups, one per line (with --state: a GROUP STATE table)",
+				Flags: withClientFlags(
+					&ucli.StringFlag{Name: "state", Usage: "show each group's state, only groups in these comma-separated states (\"all\": every state)"},
+				),
+				Action: runGroupsList,
+			},
+			{
+				Name:      "describe",
+				Usage:     "describe consumer groups in kafka-consumer-groups.sh's format: offsets and lag (default), --members or --state",
+				ArgsUsage: "GROUP...",
+				Flags: withClientFlags(
+					&ucli.BoolFlag{Name: "members", Usage: "describe the group's members"},
+					&ucli.BoolFlag{Name: "state", Usage: "describe the group's state"},
+					&ucli.BoolFlag{Name: "verbose", Usage: "with --members: also print each member's assignment"},
+				),
+				Action: runGroupsDescribe,
+			},
+			{
+				Name:      "delete",
+				Usage:     "delete consumer groups that have no members, with their committed offsets",
+				ArgsUsage: "GROUP...",
+				Flags:     withClientFlags(),
+				Action:    runGroupsDelete,
+			},
+			{
+				Name:      "reset-offsets",
+				Usage:     "compute new committed offsets for an inactive group (a dry run unless --execute)",
+				ArgsUsage: "GROUP",
+				Flags: withClientFlags(
+					&ucli.StringSliceFlag{Name: "topic", Usage: "a topic, or topic:partition,partition,... (repeatable)"},
+					&ucli.BoolFlag{Name: "all-topics", Usage: "every topic the group has committed offsets for"},
+					&ucli.BoolFlag{Name: "to-earliest", Usage: "reset to the earliest offset"},
+					&ucli.BoolFlag{Name: "to-latest", Usage: "reset to the latest offset"},
+					&ucli.BoolFlag{Name: "to-current", Usage: "reset to the current committed offset"},
+					&ucli.StringFlag{Name: "to-offset", Usage: "reset to this offset (kept within the log's earliest and latest)"},
+					&ucli.StringFlag{Name: "to-datetime", Usage: "reset to the first offset at or after YYYY-MM-DDTHH:mm:SS.sss[zone] (UTC without a zone)"},
+					&ucli.StringFlag{Name: "shift-by", Usage: "move the current committed offset by N (negative: back)"},
+					&ucli.BoolFlag{Name: "dry-run", Usage: "only print the new offsets (the default)"},
+					&ucli.BoolFlag{Name: "execute", Usage: "commit the new offsets"},
+				),
+				Action: runGroupsResetOffsets,
+			},
+			{
+				Name:      "delete-offsets",
+				Usage:     "delete a group's committed offsets for topics it is not subscribed to",
+				ArgsUsage: "GROUP",
+				Flags: withClientFlags(
+					&ucli.StringSliceFlag{Name: "topic", Usage: "a topic, or topic:partition,partition,... (repeatable)"},
+				),
+				Action: runGroupsDeleteOffsets,
+			},
+		},
+	}
+}
+
+// groupStates are the classic group states ListGroups filters by, spelled as Kafka
+// spells them (the filter is case-insensitive in Kafka's tool).
+var groupStates = []string{"PreparingRebalance", "CompletingRebalance", "Stable", "Dead", "Empty"}
+
+// parseGroupStates turns --state's comma-separated list into Kafka's spellings; "all"
+// or an empty list means every state (no filter).
+func parseGroupStates(s string) ([]string, error) {
+	var out []string
+	for _, part := range strings.Split(s, ",") {
+		part = strings.TrimSpace(part)
+		if part == "" || strings.EqualFold(part, "all") {
+			continue
+		}
+		found := ""
+		for _, st := range groupStates {
+			if strings.EqualFold(st, part) {
+				found = st
+			}
+		}
+		if found == "" {
+			return nil, fmt.Errorf("bad --state %q: valid states are %s", part, strings.Join(groupStates, ", "))
+		}
+		out = append(out, found)
+	}
+	return out, nil
+}
+
+func runGroupsList(c *ucli.Context) error {
+	if _, err := commandArgs(c); err != nil {
+		return err
+	}
+	withState := c.IsSet("state")
+	states, err := parseGroupStates(c.String("state"))
+	if err != nil {
+		return err
+	}
+	cl, err := newKafkaClient(c)
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	ctx, cancel := cl.requestContext(c.Context)
+	defer cancel()
+	listed, err := cl.admin().ListGroups(ctx, states...)
+	if err != nil {
+		return fmt.Errorf("list groups: %w", cl.explain(err))
+	}
+	var out strings.Builder
+	sorted := listed.Sorted()
+	if !withState {
+		for _, g := range sorted {
+			out.WriteString(g.Group + "\n")
+		}
+	} else {
+		// kafka-consumer-groups.sh --list --state: "%-Ns %s" with N the longest name
+		// (at least 15).
+		width := 15
+		for _, g := range sorted {
+			width = max(width, len(g.Group))
+		}
+		fmt.Fprintf(&out, "%-*s %s\n", width, "GROUP", "STATE")
+		for _, g := range sorted {
+			fmt.Fprintf(&out, "%-*s %s\n", width, g.Group, g.State)
+		}
+	}
+	_, err = io.WriteString(c.App.Writer, out.String())
+	return err
+}
+
+func runGroupsDelete(c *ucli.Context) error {
+	groups, err := commandArgs(c)
+	if err != nil {
+		return err
+	}
+	if len(groups) == 0 {
+		return errors.New("groups delete needs at least one GROUP")
+	}
+	groups = dedupe(groups)
+	cl, err := newKafkaClient(c)
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	ctx, cancel := cl.requestContext(c.Context)
+	defer cancel()
+	resps, err := cl.admin().DeleteGroups(ctx, groups...)
+	if err != nil && len(resps) == 0 {
+		return fmt.Errorf("delete groups: %w", cl.explain(err))
+	}
+	var deleted, failures []string
+	for _, g := range groups {
+		r, ok := resps[g]
+		switch {
+		case !ok:
+			failures = append(failures, fmt.Sprintf("Group '%s' could not be deleted due to: no answer from its coordinator", g))
+		case r.Err != nil:
+			failures = append(failures, fmt.Sprintf("Group '%s' could not be deleted due to: %s", g, describeKafkaError(r.Err)))
+		default:
+			deleted = append(deleted, "'"+g+"'")
+		}
+	}
+	// kafka-consumer-groups.sh --delete's wording.
+	if len(deleted) > 0 {
+		fmt.Fprintf(c.App.Writer, "Deletion of requested consumer groups (%s) was successful.\n", strings.Join(deleted, ", "))
+	}
+	if len(failures) > 0 {
+		for _, f := range failures {
+			fmt.Fprintln(c.App.ErrWriter, "* "+f)
+		}
+		return fmt.Errorf("deletion of some consumer groups failed: %s", strings.Join(failures, "; "))
+	}
+	return nil
+}
+
+// describeKafkaError names a Kafka error code with its description ("NON_EMPTY_GROUP:
+// The group is not empty."); other errors print as they are.
+func describeKafkaError(err error) string {
+	var ke *kerr.Error
+	if errors.As(err, &ke) {
+		return ke.Message + ": " + ke.Description
+	}
+	return err.Error()
+}

@@ -1,0 +1,259 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	ucli "github.com/urfave/cli/v2"
+)
+
+// Group states as DescribeGroups names them.
+const (
+	stateDead                = "Dead"
+	stateEmpty               = "Empty"
+	statePreparingRebalance  = "PreparingRebalance"
+	stateCompletingRebalance = "CompletingRebalance"
+)
+
+func runGroupsDescribe(c *ucli.Context) error {
+	groups, err := commandArgs(c)
+	if err != nil {
+		return err
+	}
+	if len(groups) == 0 {
+		return errors.New("groups describe needs at least one GROUP")
+	}
+	if c.Bool("members") && c.Bool("state") {
+		return errors.New("--members and --state cannot be used together")
+	}
+	if c.Bool("verbose") && !c.Bool("members") {
+		return errors.New("--verbose needs --members")
+	}
+	groups = dedupe(groups)
+	cl, err := newKafkaClient(c)
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	ctx, cancel := cl.requestContext(c.Context)
+	defer cancel()
+	adm := cl.admin()
+	described, err := adm.DescribeGroups(ctx, groups...)
+	if err != nil && len(described) == 0 {
+		return fmt.Errorf("describe groups: %w", cl.explain(err))
+	}
+	var out strings.Builder
+	var missing []string
+	for _, name := range groups {
+		d, ok := described[name]
+		switch {
+		case !ok:
+			return fmt.Errorf("describe group %q: no answer from its coordinator: %w", name, cl.explain(err))
+		case d.Err != nil:
+			return fmt.Errorf("describe group %q: %w", name, kafkaError(d.Err, d.ErrMessage))
+		case d.State == stateDead:
+			// Kafka describes a group it does not know as Dead.
+			fmt.Fprintf(c.App.ErrWriter, "Error: Consumer group '%s' does not exist.\n", name)
+			missing = append(missing, strconv.Quote(name))
+			continue
+		}
+		switch {
+		case c.Bool("state"):
+			writeGroupState(&out, d)
+		case c.Bool("members"):
+			warnGroupState(c, d)
+			writeGroupMembers(&out, d, c.Bool("verbose"))
+		default:
+			warnGroupState(c, d)
+			rows, err := groupOffsetRows(ctx, adm, d)
+			if err != nil {
+				return cl.explain(err)
+			}
+			writeGroupOffsets(&out, name, rows)
+		}
+	}
+	if _, err := io.WriteString(c.App.Writer, out.String()); err != nil {
+		return err
+	}
+	switch len(missing) {
+	case 0:
+		return nil
+	case 1:
+		return fmt.Errorf("consumer group %s does not exist", missing[0])
+	default:
+		return fmt.Errorf("consumer groups %s do not exist", strings.Join(missing, ", "))
+	}
+}
+
+// warnGroupState prints kafka-consumer-groups.sh's notes about an empty or rebalancing
+// group on the error stream.
+func warnGroupState(c *ucli.Context, d kadm.DescribedGroup) {
+	switch d.State {
+	case stateEmpty:
+		fmt.Fprintf(c.App.ErrWriter, "\nConsumer group '%s' has no active members.\n", d.Group)
+	case statePreparingRebalance, stateCompletingRebalance:
+		fmt.Fprintf(c.App.ErrWriter, "\nWarning: Consumer group '%s' is rebalancing.\n", d.Group)
+	}
+}
+
+// offsetRow is one line of the offsets view: a partition the group has a committed
+// offset for or a member is assigned.
+type offsetRow struct {
+	topic              string
+	partition          int32
+	current, logEnd    int64 // -1: none
+	member             *kadm.DescribedGroupMember
+	currentErr, endErr error
+}
+
+// memberAssignment decodes a member's consumer-protocol assignment; other protocols
+// (connect) carry none that the tool can show.
+func memberAssignment(m kadm.DescribedGroupMember) map[string][]int32 {
+	out := map[string][]int32{}
+	if a, ok := m.Assigned.AsConsumer(); ok {
+		for _, t := range a.Topics {
+			out[t.Topic] = append(out[t.Topic], t.Partitions...)
+		}
+	}
+	return out
+}
+
+// groupOffsetRows gathers, for every partition assigned to a member or with a
+// committed offset, the committed offset, the log end offset (the high watermark, as
+// Kafka's tool lists it) and the member, sorted by topic and partition.
+func groupOffsetRows(ctx context.Context, adm *kadm.Client, d kadm.DescribedGroup) ([]offsetRow, error) {
+	committed, err := adm.FetchOffsets(ctx, d.Group)
+	if err != nil {
+		return nil, fmt.Errorf("fetch offsets of group %q: %w", d.Group, err)
+	}
+	rows := map[string]map[int32]*offsetRow{}
+	row := func(topic string, p int32) *offsetRow {
+		if rows[topic] == nil {
+			rows[topic] = map[int32]*offsetRow{}
+		}
+		r := rows[topic][p]
+		if r == nil {
+			r = &offsetRow{topic: topic, partition: p, current: -1, logEnd: -1}
+			rows[topic][p] = r
+		}
+		return r
+	}
+	for i := range d.Members {
+		for topic, ps := range memberAssignment(d.Members[i]) {
+			for _, p := range ps {
+				row(topic, p).member = &d.Members[i]
+			}
+		}
+	}
+	committed.Each(func(o kadm.OffsetResponse) {
+		if o.Err != nil {
+			row(o.Topic, o.Partition).currentErr = o.Err
+			return
+		}
+		if o.At >= 0 {
+			row(o.Topic, o.Partition).current = o.At
+		}
+	})
+	topics := make([]string, 0, len(rows))
+	for t := range rows {
+		topics = append(topics, t)
+	}
+	sort.Strings(topics)
+	if len(topics) > 0 {
+		ends, err := adm.ListEndOffsets(ctx, topics...)
+		if err != nil && len(ends) == 0 {
+			return nil, fmt.Errorf("list end offsets: %w", err)
+		}
+		for t, ps := range rows {
+			for p, r := range ps {
+				if e, ok := ends.Lookup(t, p); ok && e.Err == nil {
+					r.logEnd = e.Offset
+				} else if ok {
+					r.endErr = e.Err
+				}
+			}
+		}
+	}
+	var out []offsetRow
+	for _, t := range topics {
+		ps := make([]int32, 0, len(rows[t]))
+		for p := range rows[t] {
+			ps = append(ps, p)
+		}
+		sort.Slice(ps, func(a, b int) bool { return ps[a] < ps[b] })
+		for _, p := range ps {
+			out = append(out, *rows[t][p])
+		}
+	}
+	return out, nil
+}
+
+// writeGroupOffsets prints kafka-consumer-groups.sh --describe's offsets view.
+func writeGroupOffsets(w *strings.Builder, group string, rows []offsetRow) {
+	t := table{columns: []column{
+		{"GROUP", 15, true}, {"TOPIC", 15, true}, {"PARTITION", 10, false},
+		{"CURRENT-OFFSET", 15, false}, {"LOG-END-OFFSET", 15, false}, {"LAG", 15, false},
+		{"CONSUMER-ID", 15, true}, {"HOST", 15, true}, {"CLIENT-ID", 0, false},
+	}}
+	for _, r := range rows {
+		lag := "-"
+		if r.current >= 0 && r.logEnd >= 0 {
+			lag = strconv.FormatInt(max(r.logEnd-r.current, 0), 10)
+		}
+		consumer, host, client := "-", "-", "-"
+		if r.member != nil {
+			consumer, host, client = orDash(r.member.MemberID), orDash(r.member.ClientHost), orDash(r.member.ClientID)
+		}
+		t.add(group, r.topic, strconv.Itoa(int(r.partition)), offsetOrDash(r.current), offsetOrDash(r.logEnd), lag, consumer, host, client)
+	}
+	w.WriteByte('\n')
+	t.write(w)
+}
+
+// writeGroupMembers prints kafka-consumer-groups.sh --describe --members [--verbose].
+func writeGroupMembers(w *strings.Builder, d kadm.DescribedGroup, verbose bool) {
+	columns := []column{
+		{"GROUP", 15, true}, {"CONSUMER-ID", 15, true}, {"GROUP-INSTANCE-ID", 17, true},
+		{"HOST", 15, true}, {"CLIENT-ID", 15, true}, {"#PARTITIONS", 15, false},
+	}
+	if verbose {
+		columns = append(columns, column{"ASSIGNMENT", 0, false})
+	}
+	t := table{columns: columns}
+	for _, m := range d.Members {
+		assigned := memberAssignment(m)
+		n := 0
+		for _, ps := range assigned {
+			n += len(ps)
+		}
+		instance := "-"
+		if m.InstanceID != nil {
+			instance = orDash(*m.InstanceID)
+		}
+		cells := []string{d.Group, orDash(m.MemberID), instance, orDash(m.ClientHost), orDash(m.ClientID), strconv.Itoa(n)}
+		if verbose {
+			cells = append(cells, formatAssignment(assigned))
+		}
+		t.add(cells...)
+	}
+	w.WriteByte('\n')
+	t.write(w)
+}
+
+// writeGroupState prints kafka-consumer-groups.sh --describe --state.
+func writeGroupState(w *strings.Builder, d kadm.DescribedGroup) {
+	coordinator := fmt.Sprintf("%s:%d (%d)", d.Coordinator.Host, d.Coordinator.Port, d.Coordinator.NodeID)
+	t := table{columns: []column{
+		{"GROUP", 15, true}, {"COORDINATOR (ID)", 25, true}, {"ASSIGNMENT-STRATEGY", 20, false},
+		{"STATE", 20, false}, {"#MEMBERS", 0, false},
+	}}
+	t.add(d.Group, coordinator, orDash(d.Protocol), d.State, strconv.Itoa(len(d.Members)))
+	w.WriteByte('\n')
+	t.write(w)
+}

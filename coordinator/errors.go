@@ -1,0 +1,25 @@
+package coordinator
+
+import (
+	"errors"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+)
+
+// Errors of Submit. The broker maps them to Kafka codes (errors.go there).
+var (
+	// ErrNotCoordinator means the partition is not loaded here: this broker does not
+	// lead it, or it was unloaded before the op ran.
+	ErrNotCoordinator = errors.New("coordinator: this broker is not the coordinator of the partition")
+	// ErrLoadInProgress means the partition is being loaded.
+	ErrLoadInProgress = errors.New("coordinator: the partition is being loaded")
+	// ErrClosed means the runtime was closed.
+	ErrClosed = errors.New("coordinator: runtime closed")
+)
+
+// The Kafka codes the runtime's writes complete with.
+var (
+	codeNotCoordinator          = kerr.NotCoordinator.Code
+	codeCoordinatorNotAvailable = kerr.CoordinatorNotAvailable.Code
+	codeUnknownServerError      = kerr.UnknownServerError.Code
+)

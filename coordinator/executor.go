@@ -1,0 +1,376 @@
+package coordinator
+
+import (
+	"fmt"
+	"runtime/debug"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/petrel-broker/petrel/replication"
+)
+
+const (
+	stateLoading int32 = iota
+	stateServing
+	stateStopped
+)
+
+// task is one queued op, or a timer's firing (timer set).
+type task struct {
+	op    Op
+	fail  func(error)
+	timer *timerEntry
+}
+
+type timerEntry struct {
+	key  string
+	fire Op
+	t    *time.Timer
+}
+
+// pendingWrite is an appended batch waiting for the high watermark.
+type pendingWrite struct {
+	end       int64 // the high watermark must reach this
+	deadline  time.Time
+	minInsync int
+	committed func(now time.Time, errorCode int16) Result
+}
+
+// executor is one loaded partition: its goroutine loads the log, then runs tasks one at
+// a time and completes writes as the high watermark moves.
+type executor struct {
+	rt        *Runtime
+	partition int32
+	epoch     int32
+	log       Log
+	minInsync func() int
+	shard     Shard
+
+	state atomic.Int32
+	mu    sync.Mutex // guards queue and the stopping transition
+	queue []task
+	wake  chan struct{}
+	stop  chan struct{}
+	once  sync.Once
+
+	// The executor goroutine's own.
+	timers  map[string]*timerEntry
+	pending []pendingWrite
+	waiter  *replication.Waiter
+	loaded  bool
+}
+
+func newExecutor(rt *Runtime, spec LoadSpec) *executor {
+	return &executor{rt: rt, partition: spec.Partition, epoch: spec.LeaderEpoch, log: spec.Log,
+		minInsync: spec.MinInsync, shard: spec.Shard, wake: make(chan struct{}, 1), stop: make(chan struct{}),
+		timers: map[string]*timerEntry{}, waiter: replication.NewWaiter()}
+}
+
+func (e *executor) currentState() int32 { return e.state.Load() }
+
+func (e *executor) submit(t task) error {
+	e.mu.Lock()
+	switch e.state.Load() {
+	case stateLoading:
+		if t.timer == nil {
+			e.mu.Unlock()
+			return ErrLoadInProgress
+		}
+	case stateStopped:
+		e.mu.Unlock()
+		return ErrNotCoordinator
+	}
+	e.queue = append(e.queue, t)
+	e.mu.Unlock()
+	select {
+	case e.wake <- struct{}{}:
+	default:
+	}
+	return nil
+}
+
+// stopAsync marks the executor stopped; its goroutine fails what waits and exits.
+func (e *executor) stopAsync() {
+	e.once.Do(func() {
+		e.mu.Lock()
+		e.state.Store(stateStopped)
+		e.mu.Unlock()
+		close(e.stop)
+	})
+}
+
+func (e *executor) stopped() bool { return e.state.Load() == stateStopped }
+
+func (e *executor) run() {
+	e.log.Watch(e.waiter)
+	defer e.log.Unwatch(e.waiter)
+	defer e.shutdown()
+	logger := e.rt.cfg.Logger.With("partition", e.partition, "leader_epoch", e.epoch)
+	start := time.Now()
+	records, ok := e.load()
+	if !ok {
+		return
+	}
+	e.mu.Lock()
+	if e.state.Load() == stateStopped {
+		e.mu.Unlock()
+		return
+	}
+	e.state.Store(stateServing)
+	e.mu.Unlock()
+	logger.Info("coordinator partition loaded", "topic", e.rt.cfg.Name, "records", records, "took", time.Since(start).Round(time.Millisecond))
+	e.loaded = true
+	if !e.runTask(task{op: func(now time.Time, s Shard) Result { return s.Loaded(now) }}) {
+		return
+	}
+	deadline := time.NewTimer(time.Hour)
+	defer deadline.Stop()
+	for {
+		select {
+		case <-e.stop:
+			return
+		case <-e.wake:
+		case <-e.waiter.C:
+		case <-deadline.C:
+		}
+		e.drain()
+		if !e.runTask(task{op: func(time.Time, Shard) Result { e.checkPending(); return Result{} }}) {
+			return
+		}
+		if len(e.pending) > 0 {
+			deadline.Reset(max(time.Until(e.pending[0].deadline), time.Millisecond))
+		}
+	}
+}
+
+// load replays the partition from its log start up to the high watermark, and returns
+// once the high watermark has reached the log end (nothing uncommitted left), or false
+// when stopped first.
+func (e *executor) load() (int, bool) {
+	offset := e.log.State().LogStartOffset
+	records := 0
+	retry := time.NewTimer(time.Hour)
+	defer retry.Stop()
+	for {
+		if e.stopped() {
+			return records, false
+		}
+		st := e.log.State()
+		wait := false
+		switch {
+		case st.Role != replication.Leader || st.LeaderEpoch != e.epoch:
+			wait = true // the broker unloads us, or leads again in this epoch
+		case offset < st.LogStartOffset:
+			offset = st.LogStartOffset
+			continue
+		case offset < st.HighWatermark:
+			res, err := e.log.Read(offset, e.rt.cfg.LoadReadBytes, -1, replication.LeaderOnly)
+			if err != nil {
+				e.rt.cfg.Logger.Warn("reading a coordinator partition", "topic", e.rt.cfg.Name, "partition", e.partition, "offset", offset, "error", err)
+				wait = true
+				break
+			}
+			next, err := decodeBatches(res.Records, func(_ int64, key, value []byte) {
+				records++
+				if err := e.replay(key, value); err != nil {
+					e.rt.cfg.Logger.Warn("skipping a record that cannot be replayed", "topic", e.rt.cfg.Name, "partition", e.partition, "error", err)
+				}
+			})
+			if err != nil {
+				e.rt.cfg.Logger.Error("skipping an unreadable batch", "topic", e.rt.cfg.Name, "partition", e.partition, "offset", offset, "error", err)
+			}
+			if next > offset {
+				offset = next
+				continue
+			}
+			wait = true
+		case st.HighWatermark >= st.LogEndOffset:
+			return records, true
+		default:
+			wait = true // the high watermark has not reached the log end yet
+		}
+		if wait {
+			retry.Reset(100 * time.Millisecond)
+			select {
+			case <-e.stop:
+				return records, false
+			case <-e.waiter.C:
+			case <-retry.C:
+			}
+		}
+	}
+}
+
+// replay is Shard.Replay with a panic turned into an error (the record is skipped).
+func (e *executor) replay(key, value []byte) (err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = fmt.Errorf("coordinator: replay panicked: %v", v)
+		}
+	}()
+	return e.shard.Replay(key, value)
+}
+
+// drain runs the queued tasks in order.
+func (e *executor) drain() {
+	e.mu.Lock()
+	queue := e.queue
+	e.queue = nil
+	e.mu.Unlock()
+	for i, t := range queue {
+		if e.stopped() {
+			e.failTasks(queue[i:])
+			return
+		}
+		if !e.runTask(t) {
+			e.failTasks(queue[i+1:])
+			return
+		}
+	}
+}
+
+// runTask runs one task. A panic in the shard is a bug: it is logged, the task's
+// request fails with NOT_COORDINATOR and the partition stops serving (its state may be
+// inconsistent) until its leadership changes; runTask then reports false.
+func (e *executor) runTask(t task) (ok bool) {
+	defer func() {
+		if v := recover(); v != nil {
+			e.rt.cfg.Logger.Error("coordinator shard panicked; the partition stops serving", "topic", e.rt.cfg.Name,
+				"partition", e.partition, "panic", v, "stack", string(debug.Stack()))
+			if t.fail != nil {
+				t.fail(ErrNotCoordinator)
+			}
+			e.loaded = false // Unloaded would call into the broken shard
+			e.stopAsync()
+			ok = false
+		}
+	}()
+	now := e.rt.cfg.Now()
+	if t.timer != nil {
+		if e.timers[t.timer.key] != t.timer {
+			return true // replaced or cancelled
+		}
+		delete(e.timers, t.timer.key)
+		e.carryOut(t.timer.fire(now, e.shard))
+		return true
+	}
+	e.carryOut(t.op(now, e.shard))
+	return true
+}
+
+func (e *executor) failTasks(tasks []task) {
+	for _, t := range tasks {
+		if t.fail != nil {
+			t.fail(ErrNotCoordinator)
+		}
+	}
+}
+
+// carryOut does what res asks: timers, the write, Committed.
+func (e *executor) carryOut(res Result) {
+	now := e.rt.cfg.Now()
+	for _, tm := range res.Timers {
+		e.setTimer(tm, now)
+	}
+	if len(res.Records) == 0 {
+		if res.Committed != nil {
+			e.carryOut(res.Committed(now, 0))
+		}
+		return
+	}
+	minInsync := e.minInsync()
+	info, err := e.log.AppendAsLeader(EncodeBatch(res.Records, now), minInsync)
+	if err != nil {
+		code := translateAppendError(err)
+		if code == codeUnknownServerError {
+			e.rt.cfg.Logger.Error("coordinator write failed", "topic", e.rt.cfg.Name, "partition", e.partition, "error", err)
+		}
+		if res.Committed != nil {
+			e.carryOut(res.Committed(now, code))
+		}
+		return
+	}
+	committed := res.Committed
+	if committed == nil {
+		committed = func(time.Time, int16) Result { return Result{} }
+	}
+	e.pending = append(e.pending, pendingWrite{end: info.LastOffset + 1, deadline: time.Now().Add(e.rt.cfg.WriteTimeout),
+		minInsync: minInsync, committed: committed})
+	e.checkPending()
+}
+
+// checkPending completes, in order, the writes the high watermark has passed, and
+// fails those that can no longer complete or timed out.
+func (e *executor) checkPending() {
+	for len(e.pending) > 0 {
+		st := e.log.State()
+		p := e.pending[0]
+		now := e.rt.cfg.Now()
+		var code int16
+		switch {
+		case st.Role != replication.Leader || st.LeaderEpoch != e.epoch:
+			code = codeNotCoordinator
+		case st.HighWatermark >= p.end && st.MaximalISRSize < p.minInsync:
+			code = codeCoordinatorNotAvailable // NOT_ENOUGH_REPLICAS_AFTER_APPEND
+		case st.HighWatermark >= p.end:
+			code = 0
+		case !time.Now().Before(p.deadline):
+			code = codeCoordinatorNotAvailable // REQUEST_TIMED_OUT
+		default:
+			return
+		}
+		e.pending = e.pending[1:]
+		e.carryOut(p.committed(now, code))
+	}
+}
+
+func (e *executor) setTimer(tm Timer, now time.Time) {
+	if old := e.timers[tm.Key]; old != nil {
+		old.t.Stop()
+		delete(e.timers, tm.Key)
+	}
+	if tm.At.IsZero() || tm.Fire == nil {
+		return
+	}
+	entry := &timerEntry{key: tm.Key, fire: tm.Fire}
+	entry.t = time.AfterFunc(max(tm.At.Sub(now), 0), func() { _ = e.submit(task{timer: entry}) })
+	e.timers[tm.Key] = entry
+}
+
+// shutdown runs on the executor goroutine when it stops: pending writes and the shard's
+// waiting requests are answered NOT_COORDINATOR, queued ops fail, timers stop.
+func (e *executor) shutdown() {
+	e.stopAsync()
+	for _, t := range e.timers {
+		t.t.Stop()
+	}
+	e.timers = nil
+	now := e.rt.cfg.Now()
+	for _, p := range e.pending {
+		e.discard(p.committed(now, codeNotCoordinator), now)
+	}
+	e.pending = nil
+	if e.loaded {
+		func() {
+			defer func() {
+				if v := recover(); v != nil {
+					e.rt.cfg.Logger.Error("coordinator shard panicked while unloading", "topic", e.rt.cfg.Name, "partition", e.partition, "panic", v)
+				}
+			}()
+			e.discard(e.shard.Unloaded(now), now)
+		}()
+	}
+	e.mu.Lock()
+	queue := e.queue
+	e.queue = nil
+	e.mu.Unlock()
+	e.failTasks(queue)
+}
+
+// discard follows a Result without writing: its Committed callbacks get NOT_COORDINATOR.
+func (e *executor) discard(res Result, now time.Time) {
+	for res.Committed != nil {
+		res = res.Committed(now, codeNotCoordinator)
+	}
+}

@@ -1,0 +1,17 @@
+package coordinator
+
+import (
+	"testing"
+	"time"
+)
+
+// FuzzDecodeBatches feeds arbitrary bytes to the load path's batch decoder: errors,
+// never panics.
+func FuzzDecodeBatches(f *testing.F) {
+	f.Add(EncodeBatch([]Record{{Key: []byte("k"), Value: []byte("v")}, {Key: []byte("t")}}, time.Unix(0, 0)))
+	f.Add([]byte{})
+	f.Add(make([]byte, 61))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		_, _ = decodeBatches(b, func(int64, []byte, []byte) {})
+	})
+}

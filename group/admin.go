@@ -1,0 +1,118 @@
+package group
+
+import (
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// groupAuthorizedOperations is what Kafka answers for a group without an authorizer:
+// every operation a group supports (READ 3, DELETE 6, DESCRIBE 8) as a bit field.
+const groupAuthorizedOperations = 1<<3 | 1<<6 | 1<<8
+
+// describeGroup is one group of DescribeGroups (Kafka's GroupMetadataManager.describeGroups):
+// members' metadata and assignments are shown only when the group is Stable.
+func (s *Shard) describeGroup(groupID string, includeAuthorizedOperations bool) kmsg.DescribeGroupsResponseGroup {
+	out := kmsg.NewDescribeGroupsResponseGroup()
+	out.Group = groupID
+	if includeAuthorizedOperations {
+		out.AuthorizedOperations = groupAuthorizedOperations
+	}
+	g := s.groups[groupID]
+	if g == nil {
+		out.State = stateDead.String()
+		return out
+	}
+	out.State = g.state.String()
+	out.ProtocolType = g.protocolType
+	stable := g.is(stateStable)
+	if stable {
+		out.Protocol = g.protocol
+	}
+	for _, m := range g.all() {
+		dm := kmsg.NewDescribeGroupsResponseGroupMember()
+		dm.MemberID = m.id
+		dm.InstanceID = m.instanceID
+		dm.ClientID = m.clientID
+		dm.ClientHost = m.clientHost
+		dm.ProtocolMetadata = []byte{}
+		dm.MemberAssignment = []byte{}
+		if stable {
+			dm.ProtocolMetadata = m.metadata(g.protocol)
+			dm.MemberAssignment = m.assignment
+		}
+		out.Members = append(out.Members, dm)
+	}
+	return out
+}
+
+// listGroups lists the shard's groups, filtered by state and type names (case-insensitive,
+// as Kafka); every group here is "classic".
+func (s *Shard) listGroups(states, types []string) []kmsg.ListGroupsResponseGroup {
+	matches := func(filter []string, value string) bool {
+		if len(filter) == 0 {
+			return true
+		}
+		for _, f := range filter {
+			if strings.EqualFold(f, value) {
+				return true
+			}
+		}
+		return false
+	}
+	ids := make([]string, 0, len(s.groups))
+	for id := range s.groups {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	var out []kmsg.ListGroupsResponseGroup
+	for _, id := range ids {
+		g := s.groups[id]
+		if g.is(stateDead) || !matches(states, g.state.String()) || !matches(types, "classic") {
+			continue
+		}
+		lg := kmsg.NewListGroupsResponseGroup()
+		lg.Group = id
+		lg.ProtocolType = g.protocolType
+		lg.GroupState = g.state.String()
+		lg.GroupType = "classic"
+		out = append(out, lg)
+	}
+	return out
+}
+
+// deleteGroup is one group of DeleteGroups: tombstones for its offsets and its metadata.
+func (s *Shard) deleteGroup(now time.Time, groupID string, send func(errorCode int16)) Effects {
+	var b batch
+	g := s.groups[groupID]
+	switch {
+	case groupID == "":
+		send(errInvalidGroupID)
+		return b.effects()
+	case g == nil || g.is(stateDead):
+		send(errGroupIDNotFound)
+		return b.effects()
+	case !g.is(stateEmpty):
+		send(errNonEmptyGroup)
+		return b.effects()
+	}
+	tps := make([]topicPartition, 0, len(g.offsets))
+	for tp := range g.offsets {
+		tps = append(tps, tp)
+	}
+	sort.Slice(tps, func(i, j int) bool {
+		if tps[i].topic != tps[j].topic {
+			return tps[i].topic < tps[j].topic
+		}
+		return tps[i].partition < tps[j].partition
+	})
+	records := make([]Record, 0, len(tps)+1)
+	for _, tp := range tps {
+		records = append(records, offsetCommitTombstone(g.id, tp))
+	}
+	records = append(records, groupMetadataTombstone(g.id))
+	b.write(s.applyDeletion(g, tps, true, send), records...)
+	return b.effects()
+}

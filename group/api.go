@@ -1,0 +1,219 @@
+// Package group is Kafka's classic consumer-group protocol as a pure state machine.
+//
+// A Shard holds every group whose coordinator partition is one partition of
+// __consumer_offsets. It never does I/O, never starts goroutines and never reads a
+// clock: the current time is an argument of every call, and what a call wants done —
+// records to write, responses to deliver, timers to set — comes back as Effects, which
+// the caller (the coordinator runtime, wired in broker/) carries out.
+//
+// Concurrency: a Shard is not safe for concurrent use. The runtime calls it from one
+// goroutine at a time (every method, Replay, Timeout and Committed callbacks alike).
+package group
+
+import (
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// Config holds Kafka's group coordinator settings; DefaultConfig gives Kafka's defaults.
+type Config struct {
+	// MinSessionTimeout and MaxSessionTimeout bound a member's session timeout
+	// (group.min.session.timeout.ms 6000, group.max.session.timeout.ms 1800000);
+	// outside them JoinGroup answers INVALID_SESSION_TIMEOUT.
+	MinSessionTimeout, MaxSessionTimeout time.Duration
+	// InitialRebalanceDelay is group.initial.rebalance.delay.ms (3000): the wait from
+	// Empty for more members, extended while members arrive, up to the rebalance timeout.
+	InitialRebalanceDelay time.Duration
+	// MaxSize is group.max.size; 0 means unlimited (Kafka's default is Int.MaxValue).
+	MaxSize int
+	// OffsetsRetention is offsets.retention.minutes (10080): committed offsets of an
+	// empty group expire this long after the group became empty (a standalone
+	// consumer's: after the commit).
+	OffsetsRetention time.Duration
+	// OffsetMetadataMaxBytes is offset.metadata.max.bytes (4096): longer commit
+	// metadata gets OFFSET_METADATA_TOO_LARGE.
+	OffsetMetadataMaxBytes int
+}
+
+// DefaultConfig returns Kafka's defaults.
+func DefaultConfig() Config {
+	return Config{
+		MinSessionTimeout:      6 * time.Second,
+		MaxSessionTimeout:      30 * time.Minute,
+		InitialRebalanceDelay:  3 * time.Second,
+		OffsetsRetention:       7 * 24 * time.Hour,
+		OffsetMetadataMaxBytes: 4096,
+	}
+}
+
+// Record is one __consumer_offsets record in Kafka's exact key and value schemas (see
+// records.go). A nil Value is a tombstone.
+type Record struct {
+	Key, Value []byte
+}
+
+// Timer asks the runtime to call Shard.Timeout(now, Key) once at or after At. A Timer
+// with the Key of a pending one replaces it; a zero At cancels the pending one.
+type Timer struct {
+	Key string
+	At  time.Time
+}
+
+// Reply is a response ready to be sent: Send(Response) delivers it to the request that
+// is waiting for it.
+type Reply struct {
+	Send     func(kmsg.Response)
+	Response kmsg.Response
+}
+
+// Effects is what a call asks the runtime to do, in this order:
+//  1. set or cancel Timers (at once);
+//  2. append Records as one batch with acks=all semantics, if there are any;
+//  3. when the write is over, call Committed with its outcome — 0 when the high
+//     watermark passed the batch, else a Kafka error code already translated for
+//     coordinators (NOT_COORDINATOR, COORDINATOR_NOT_AVAILABLE, ...); Committed may
+//     change the error codes of the responses in Replies (they are pointers) and apply
+//     what was waiting for the write, and returns further Effects, which the runtime
+//     carries out the same way;
+//  4. deliver Replies: after the write and Committed when there are Records, at once
+//     otherwise.
+//
+// The zero Effects does nothing.
+type Effects struct {
+	Timers    []Timer
+	Records   []Record
+	Committed func(errorCode int16) Effects
+	Replies   []Reply
+}
+
+// Client names the connection a request came from, for DescribeGroups.
+type Client struct {
+	ID   string // the request header's client id
+	Host string // the client's address as Kafka prints it, "/127.0.0.1"
+}
+
+// Shard is the groups of one __consumer_offsets partition.
+type Shard struct {
+	cfg Config
+	// The implementation's fields follow.
+
+	// groups are the shard's groups by id, simple (standalone) consumers' included.
+	groups map[string]*group
+	// uuid returns a random UUID in Java's UUID.toString form (member ids); tests set it.
+	uuid func() string
+	// epoch counts Unloads: write callbacks of an earlier load do nothing.
+	epoch int
+	// latest is the latest now passed in; a write's Committed, which has no now of its
+	// own, acts at this time (or its call's, if later).
+	latest time.Time
+}
+
+// NewShard returns an empty shard.
+func NewShard(cfg Config) *Shard {
+	return &Shard{cfg: cfg, groups: map[string]*group{}, uuid: randomUUID}
+}
+
+// Replay applies one record read from the partition while loading it, in offset order.
+// A record this build cannot decode is an error (the caller logs it and skips it, as
+// Kafka does for unknown key versions).
+func (s *Shard) Replay(key, value []byte) error { return s.replay(key, value) }
+
+// Loaded is called once after the last Replay: it starts the timers the replayed state
+// needs (session timeouts of the members of Stable groups, offset expiry).
+func (s *Shard) Loaded(now time.Time) Effects {
+	s.observe(now)
+	return s.loaded(now)
+}
+
+// Unload answers every parked request with NOT_COORDINATOR and forgets the state: the
+// partition's leadership moved. Pending timers are dropped by the runtime.
+func (s *Shard) Unload() Effects { return s.unload() }
+
+// Timeout is a timer's firing (see Timer).
+func (s *Shard) Timeout(now time.Time, key string) Effects {
+	s.observe(now)
+	return s.timeout(now, key)
+}
+
+// JoinGroup (key 11, v0-9). The response may be parked until the rebalance completes:
+// it is sent through send, now or in the Effects of a later call.
+func (s *Shard) JoinGroup(now time.Time, c Client, req *kmsg.JoinGroupRequest, send func(kmsg.Response)) Effects {
+	s.observe(now)
+	return s.joinGroup(now, c, req, send)
+}
+
+// SyncGroup (key 14, v0-5). Followers' responses are parked until the leader's arrives.
+func (s *Shard) SyncGroup(now time.Time, req *kmsg.SyncGroupRequest, send func(kmsg.Response)) Effects {
+	s.observe(now)
+	return s.syncGroup(now, req, send)
+}
+
+// Heartbeat (key 12, v0-4).
+func (s *Shard) Heartbeat(now time.Time, req *kmsg.HeartbeatRequest, send func(kmsg.Response)) Effects {
+	s.observe(now)
+	return s.heartbeat(now, req, send)
+}
+
+// LeaveGroup (key 13, v0-5; batched members from v3).
+func (s *Shard) LeaveGroup(now time.Time, req *kmsg.LeaveGroupRequest, send func(kmsg.Response)) Effects {
+	s.observe(now)
+	return s.leaveGroup(now, req, send)
+}
+
+// OffsetCommit (key 8, v0-9) for one group. The caller has already answered, and
+// removed from req, the partitions of topics that do not exist
+// (UNKNOWN_TOPIC_OR_PARTITION); resp holds those answers and the shard appends its own.
+func (s *Shard) OffsetCommit(now time.Time, req *kmsg.OffsetCommitRequest, resp *kmsg.OffsetCommitResponse, send func(kmsg.Response)) Effects {
+	s.observe(now)
+	return s.offsetCommit(now, req, resp, send)
+}
+
+// OffsetFetch answers one group of an OffsetFetch request (key 9, v0-9): topics nil
+// means every committed partition. requireStable (v7+) answers UNSTABLE_OFFSET_COMMIT
+// for partitions with a commit being written.
+func (s *Shard) OffsetFetch(groupID string, topics []kmsg.OffsetFetchRequestTopic, requireStable bool) kmsg.OffsetFetchResponseGroup {
+	return s.offsetFetch(groupID, topics, requireStable)
+}
+
+// DescribeGroup answers one group of DescribeGroups (key 15, v0-5); an unknown group is
+// described as Dead with no members, as Kafka does.
+func (s *Shard) DescribeGroup(groupID string, includeAuthorizedOperations bool) kmsg.DescribeGroupsResponseGroup {
+	return s.describeGroup(groupID, includeAuthorizedOperations)
+}
+
+// ListGroups lists this shard's groups (key 16): states and types filter when not
+// empty (v4+, v5+). Classic groups have type "classic".
+func (s *Shard) ListGroups(states, types []string) []kmsg.ListGroupsResponseGroup {
+	return s.listGroups(states, types)
+}
+
+// DeleteGroup deletes one group (key 42): NON_EMPTY_GROUP when it has members,
+// GROUP_ID_NOT_FOUND when unknown; otherwise it writes tombstones for the group and its
+// offsets and answers through send once they are committed.
+func (s *Shard) DeleteGroup(now time.Time, groupID string, send func(errorCode int16)) Effects {
+	s.observe(now)
+	return s.deleteGroup(now, groupID, send)
+}
+
+// OffsetDelete (key 47): deletes committed offsets of partitions the group is not
+// subscribed to (GROUP_SUBSCRIBED_TO_TOPIC otherwise).
+func (s *Shard) OffsetDelete(now time.Time, req *kmsg.OffsetDeleteRequest, send func(kmsg.Response)) Effects {
+	s.observe(now)
+	return s.offsetDelete(now, req, send)
+}
+
+// ExpireOffsets removes committed offsets past offsets.retention.minutes and empty
+// groups left with no offsets, writing their tombstones; the runtime calls it every
+// offsets.retention.check.interval.ms (600000).
+func (s *Shard) ExpireOffsets(now time.Time) Effects {
+	s.observe(now)
+	return s.expireOffsets(now)
+}
+
+// PartitionFor is the __consumer_offsets partition of groupID:
+// abs(javaStringHashCode(groupID)) % partitions, with abs(MinInt32) = 0 as Kafka
+// computes it (Utils.abs).
+func PartitionFor(groupID string, partitions int32) int32 {
+	return partitionFor(groupID, partitions)
+}

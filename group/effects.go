@@ -1,0 +1,107 @@
+package group
+
+import (
+	"strings"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// batch accumulates the Effects of one call: several steps of a call (a member removed,
+// the join phase completed, ...) may each add timers, records and replies.
+type batch struct {
+	timers    []Timer
+	records   []Record
+	committed []func(errorCode int16) Effects
+	replies   []Reply
+}
+
+func (b *batch) timer(key string, at time.Time) { b.timers = append(b.timers, Timer{Key: key, At: at}) }
+func (b *batch) cancel(key string)              { b.timers = append(b.timers, Timer{Key: key}) }
+
+func (b *batch) reply(send func(kmsg.Response), resp kmsg.Response) {
+	if send != nil {
+		b.replies = append(b.replies, Reply{Send: send, Response: resp})
+	}
+}
+
+// write adds records whose outcome committed handles (committed may be nil).
+func (b *batch) write(committed func(errorCode int16) Effects, records ...Record) {
+	b.records = append(b.records, records...)
+	if committed != nil {
+		b.committed = append(b.committed, committed)
+	}
+}
+
+// merge appends e's effects to b.
+func (b *batch) merge(e Effects) {
+	b.timers = append(b.timers, e.Timers...)
+	b.records = append(b.records, e.Records...)
+	if e.Committed != nil {
+		b.committed = append(b.committed, e.Committed)
+	}
+	b.replies = append(b.replies, e.Replies...)
+}
+
+// effects is the batch as Effects: one write for all records, whose Committed runs every
+// step's callback in order and merges what they return.
+func (b *batch) effects() Effects {
+	e := Effects{Timers: b.timers, Records: b.records, Replies: b.replies}
+	if len(b.records) > 0 && len(b.committed) > 0 {
+		callbacks := b.committed
+		e.Committed = func(errorCode int16) Effects {
+			var out batch
+			for _, cb := range callbacks {
+				out.merge(cb(errorCode))
+			}
+			return out.effects()
+		}
+	}
+	return e
+}
+
+// Timer keys: a kind, the group id and, for heartbeats, the member id, separated by NUL
+// (which Kafka's group ids may contain only in theory; a clash only fires a timer early,
+// and every firing re-checks the state).
+const (
+	timerJoin      = "join"
+	timerSync      = "sync"
+	timerHeartbeat = "heartbeat"
+	timerSep       = "\x00"
+)
+
+func joinKey(groupID string) string { return timerJoin + timerSep + groupID }
+func syncKey(groupID string) string { return timerSync + timerSep + groupID }
+func heartbeatKey(groupID, memberID string) string {
+	return timerHeartbeat + timerSep + groupID + timerSep + memberID
+}
+
+// parseTimerKey splits a timer key into its kind, group id and member id.
+func parseTimerKey(key string) (kind, groupID, memberID string) {
+	parts := strings.SplitN(key, timerSep, 3)
+	switch len(parts) {
+	case 2:
+		return parts[0], parts[1], ""
+	case 3:
+		return parts[0], parts[1], parts[2]
+	}
+	return "", "", ""
+}
+
+func ms(d int32) time.Duration { return time.Duration(d) * time.Millisecond }
+
+// observe records now as the latest time seen.
+func (s *Shard) observe(now time.Time) {
+	if now.After(s.latest) {
+		s.latest = now
+	}
+}
+
+// committedNow is the time a write's Committed acts at: the latest time seen, or the
+// time of the call that wrote, if later.
+func (s *Shard) committedNow(callNow time.Time) time.Time {
+	if s.latest.After(callNow) {
+		return s.latest
+	}
+	return callNow
+}
