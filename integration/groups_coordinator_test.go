@@ -64,6 +64,19 @@ func coordinatorOf(t testing.TB, c *Cluster, via int, group string) int {
 		node = id
 		return nil
 	})
+	// FindCoordinator names the leader of the group's partition at once, as Kafka does;
+	// the partition may still be loading (COORDINATOR_LOAD_IN_PROGRESS, which clients
+	// retry). Wait until the coordinator serves the group.
+	coordinator := c.rawTo(t, int(node))
+	waitFor(t, groupWait, func() error {
+		req := kmsg.NewPtrDescribeGroupsRequest()
+		req.Groups = []string{group}
+		resp := coordinator.do(testContext(t), req).(*kmsg.DescribeGroupsResponse)
+		if len(resp.Groups) == 1 && resp.Groups[0].ErrorCode != 0 {
+			return fmt.Errorf("DescribeGroups at the coordinator: %v", kerr.ErrorForCode(resp.Groups[0].ErrorCode))
+		}
+		return nil
+	})
 	return int(node)
 }
 
