@@ -38,6 +38,7 @@ type Broker struct {
 
 	partitions *partitionManager
 	fetchers   *replication.Fetchers // follower fetchers, one per leader
+	records    *recordValidator      // walks the records of produced batches
 
 	controllerOps chan controllerOp // decisions for the controller goroutine
 	sessions      *brokerSessions   // controller: broker heartbeats (this term)
@@ -70,6 +71,7 @@ func Start(cfg Config) (*Broker, error) {
 	b := &Broker{cfg: cfg, logger: cfg.Logger, machine: fsm.New(), stop: make(chan struct{}), draining: make(chan struct{}),
 		controllerOps: make(chan controllerOp), sessions: newBrokerSessions(), dial: cfg.Dial}
 	b.brokerEpoch.Store(-1)
+	b.records = newRecordValidator(cfg.int64Value(decompressedLimitProperty))
 	if b.dial == nil {
 		var d net.Dialer
 		b.dial = d.DialContext

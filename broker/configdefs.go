@@ -78,6 +78,7 @@ var brokerConfigDefs = []configDef{
 	{Name: "broker.session.timeout.ms", Type: TypeInt, Default: "9000", ReadOnly: true, Doc: "A broker without heartbeats for this long is fenced."},
 	{Name: "log.retention.hours", Type: TypeInt, Default: "168", Doc: "Retention in hours, used when log.retention.ms and log.retention.minutes are unset."},
 	{Name: "log.retention.minutes", Type: TypeInt, Default: "", Doc: "Retention in minutes, used when log.retention.ms is unset."},
+	{Name: "petrel.max.decompressed.batch.bytes", Type: TypeInt, Default: "67108864", ReadOnly: true, Doc: "Petrel's own: the most a produced compressed batch may decompress to while its records are validated; a batch past it is refused with MESSAGE_TOO_LARGE without decompressing the rest."},
 	{Name: "log.roll.hours", Type: TypeInt, Default: "168", Doc: "Segment roll time in hours, used when log.roll.ms is unset."},
 }
 
