@@ -102,7 +102,7 @@ func (s *recordStream) available(n int) bool {
 			room = left
 		}
 		if room <= 0 {
-			s.err = fmt.Errorf("%w: the records decompress to more than %d bytes", ErrRecordsTooLarge, s.limit)
+			s.err = fmt.Errorf("%w: the records decompress past the %d-byte limit", ErrRecordsTooLarge, s.limit)
 			break
 		}
 		m, err := s.src.Read(s.buf[s.end : s.end+int(room)])
@@ -117,7 +117,7 @@ func (s *recordStream) available(n int) bool {
 			s.err = fmt.Errorf("%w: %v", ErrUndecodableRecords, err)
 		}
 		if s.pulled > s.limit {
-			s.err = fmt.Errorf("%w: the records decompress to more than %d bytes", ErrRecordsTooLarge, s.limit)
+			s.err = fmt.Errorf("%w: the records decompress past the %d-byte limit", ErrRecordsTooLarge, s.limit)
 		}
 	}
 	return s.end-s.pos >= n

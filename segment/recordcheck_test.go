@@ -259,7 +259,7 @@ func TestCheckRecordsLimitAndStreamErrors(t *testing.T) {
 		msg   string
 	}{
 		{"exactly at the limit", bytes.NewReader(recs), int64(len(recs)), nil, ""},
-		{"one byte past the limit", bytes.NewReader(append(bytes.Clone(recs), 0)), int64(len(recs)), ErrRecordsTooLarge, "more than"},
+		{"one byte past the limit", bytes.NewReader(append(bytes.Clone(recs), 0)), int64(len(recs)), ErrRecordsTooLarge, "limit"},
 		{"section past the limit", bytes.NewReader(recs), int64(len(recs) - 1), ErrRecordsTooLarge, ""},
 		{"record claims past the limit", bytes.NewReader(section(rcRecord{length: p64(1 << 30)})), 1 << 20, ErrRecordsTooLarge, "record 0 claims 1073741824 bytes"},
 		{"decoder fails mid-way", &errReader{recs[:10], errors.New("flate: corrupt input")}, 1 << 20, ErrUndecodableRecords, "corrupt input"},
