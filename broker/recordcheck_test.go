@@ -74,29 +74,34 @@ func rvRecord(offsetDelta int64, value []byte, length int64) []byte {
 	return append(binary.AppendVarint(nil, length), body...)
 }
 
-// rvGoodSection is n records with values of size bytes (random when incompressible,
-// repetitive JSON-ish text otherwise), kmsg-encoded.
+// rvGoodSection is n records with values of size bytes (see rvValue), kmsg-encoded.
 func rvGoodSection(n, size int, compressible bool, seed int) []byte {
 	var out []byte
-	state := uint64(seed)*0x9e3779b97f4a7c15 + 1
 	for i := 0; i < n; i++ {
-		value := make([]byte, size)
-		if compressible {
-			copy(value, bytes.Repeat(fmt.Appendf(nil, `{"id":%d,"status":"shipped","city":"Berlin"},`, seed*n+i), size/40+1))
-		} else {
-			for j := range value {
-				state ^= state << 13
-				state ^= state >> 7
-				state ^= state << 17
-				value[j] = byte(state)
-			}
-		}
-		r := kmsg.Record{OffsetDelta: int32(i), Key: fmt.Appendf(nil, "key-%d", i), Value: value,
+		r := kmsg.Record{OffsetDelta: int32(i), Key: fmt.Appendf(nil, "key-%d", i), Value: rvValue(size, compressible, seed*n+i),
 			Headers: []kmsg.Header{{Key: "h", Value: []byte("v")}}}
 		r.Length = int32(len(r.AppendTo(nil)) - 1)
 		out = r.AppendTo(out)
 	}
 	return out
+}
+
+// rvValue is size bytes: pseudo-random when incompressible, repetitive JSON-ish text
+// otherwise.
+func rvValue(size int, compressible bool, seed int) []byte {
+	value := make([]byte, size)
+	if compressible {
+		copy(value, bytes.Repeat(fmt.Appendf(nil, `{"id":%d,"status":"shipped","city":"Berlin"},`, seed), size/40+1))
+		return value
+	}
+	state := uint64(seed)*0x9e3779b97f4a7c15 + 1
+	for j := range value {
+		state ^= state << 13
+		state ^= state >> 7
+		state ^= state << 17
+		value[j] = byte(state)
+	}
+	return value
 }
 
 // rvBomb is a records section of count records whose values are each size zero bytes:

@@ -133,7 +133,9 @@ func (s *recordStream) short(i int32, what string) error {
 
 // varint decodes a zigzag varint of at most maxLen bytes.
 func (s *recordStream) varint(i int32, what string, maxLen int) (int64, error) {
-	s.available(binary.MaxVarintLen64)
+	if s.end-s.pos < binary.MaxVarintLen64 {
+		s.available(binary.MaxVarintLen64)
+	}
 	v, n := binary.Varint(s.buf[s.pos:s.end])
 	if n == 0 {
 		return 0, s.short(i, what)
@@ -158,7 +160,7 @@ func (s *recordStream) varint32(i int32, what string) (int32, error) {
 // skip consumes n bytes.
 func (s *recordStream) skip(i int32, what string, n int64) error {
 	for n > 0 {
-		if !s.available(1) {
+		if s.pos == s.end && !s.available(1) {
 			return s.short(i, what)
 		}
 		k := min(n, int64(s.end-s.pos))
@@ -171,8 +173,8 @@ func (s *recordStream) skip(i int32, what string, n int64) error {
 
 // field reads a length-prefixed field (key, value, header key or value) of record i,
 // which ends at recordEnd: a length of -1 (when nullable) or 0..bytes left.
-func (s *recordStream) field(i int32, what string, nullable bool, recordEnd int64) error {
-	n, err := s.varint32(i, what+" length")
+func (s *recordStream) field(i int32, what, lengthWhat string, nullable bool, recordEnd int64) error {
+	n, err := s.varint32(i, lengthWhat)
 	switch {
 	case err != nil:
 		return err
@@ -223,10 +225,10 @@ func (s *recordStream) record(i int32) (int64, error) {
 	if s.consumed > end {
 		return 0, fmt.Errorf("%w: record %d: its fields run past its %d-byte length", ErrInvalidRecord, i, length)
 	}
-	if err := s.field(i, "key", true, end); err != nil {
+	if err := s.field(i, "key", "key length", true, end); err != nil {
 		return 0, err
 	}
-	if err := s.field(i, "value", true, end); err != nil {
+	if err := s.field(i, "value", "value length", true, end); err != nil {
 		return 0, err
 	}
 	headers, err := s.varint32(i, "header count")
@@ -238,10 +240,10 @@ func (s *recordStream) record(i int32) (int64, error) {
 		return 0, fmt.Errorf("%w: record %d has a header count of %d, which its remaining %d bytes cannot hold", ErrInvalidRecord, i, headers, max(end-s.consumed, 0))
 	}
 	for j := int32(0); j < headers; j++ {
-		if err := s.field(i, "header key", false, end); err != nil {
+		if err := s.field(i, "header key", "header key length", false, end); err != nil {
 			return 0, err
 		}
-		if err := s.field(i, "header value", true, end); err != nil {
+		if err := s.field(i, "header value", "header value length", true, end); err != nil {
 			return 0, err
 		}
 	}
