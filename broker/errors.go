@@ -47,6 +47,7 @@ var errorTable = []struct {
 	{replication.ErrOffsetOutOfRange, kerr.OffsetOutOfRange.Code},
 	{ErrNotController, kerr.NotController.Code},
 	{ErrTopicDeletionDisabled, kerr.TopicDeletionDisabled.Code},
+	{ErrPolicyViolation, kerr.PolicyViolation.Code},
 	{ErrInconsistentClusterID, kerr.InconsistentClusterID.Code},
 	{ErrDuplicateBrokerRegistration, kerr.DuplicateBrokerRegistration.Code},
 	{ErrStaleBrokerEpoch, kerr.StaleBrokerEpoch.Code},
