@@ -58,8 +58,9 @@ func BenchmarkRecordValidation(b *testing.B) {
 // a 6-partition topic with replication factor 3 and min.insync.replicas=2, a kgo
 // producer with acks=all and 1 KiB records (64 different values, incompressible or
 // compressible), per codec. One op is a block of 1,000 records produced and flushed;
-// blocks alternate between the record walk off and on, so that both modes see the
-// same machine load (in the order off, on, on, off), and the benchmark reports each mode's MB/s and their ratio.
+// blocks alternate between the record walk off and on (off, on, on, off, ...), so
+// that both modes see the same machine load, and the benchmark reports each mode's
+// MB/s and their ratio.
 func BenchmarkProduceW1Validation(b *testing.B) {
 	const block = 1000
 	c := startTestCluster(b, 3, 3, nil)
