@@ -133,6 +133,12 @@ func (s *recordStream) short(i int32, what string) error {
 
 // varint decodes a zigzag varint of at most maxLen bytes.
 func (s *recordStream) varint(i int32, what string, maxLen int) (int64, error) {
+	if s.pos < s.end && s.buf[s.pos] < 0x80 { // one byte: most lengths and deltas
+		u := uint64(s.buf[s.pos])
+		s.pos++
+		s.consumed++
+		return int64(u>>1) ^ -int64(u&1), nil
+	}
 	if s.end-s.pos < binary.MaxVarintLen64 {
 		s.available(binary.MaxVarintLen64)
 	}
