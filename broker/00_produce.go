@@ -4,7 +4,11 @@ package broker
 // (kafka-protocol.md §1.2); v0-2 are answered UNSUPPORTED_VERSION per partition, as
 // Kafka 4 does. Each partition's records must be exactly one v2 batch with baseOffset 0
 // (INVALID_RECORD), no larger than max.message.bytes (MESSAGE_TOO_LARGE), with a valid
-// CRC (CORRUPT_MESSAGE); control and transactional batches are refused. acks=0 gets no
+// CRC (CORRUPT_MESSAGE); control and transactional batches are refused. Then every
+// record inside is walked, compressed batches decompressed as a stream (recordcheck.go):
+// a malformed record is INVALID_RECORD naming its index, undecodable compressed data
+// CORRUPT_MESSAGE, and records decompressing past petrel.max.decompressed.batch.bytes
+// MESSAGE_TOO_LARGE; the batch is stored byte for byte as sent. acks=0 gets no
 // response (a failure closes the connection, as Kafka does); acks=1 answers after the
 // local append; acks=-1 checks min.insync.replicas first and answers when the high
 // watermark passes the batch, or REQUEST_TIMED_OUT at timeout_ms. Idempotent batches
@@ -119,6 +123,9 @@ func (b *Broker) producePartition(r *kmsg.ProduceRequest, topic string, rp kmsg.
 	settings := part.settings.Load()
 	if code, err := validateProducedBatch(rp.Records, r.Version, settings.maxMessageBytes); code != 0 {
 		return code, errorMessage(err), nil, none
+	}
+	if err := b.records.check(rp.Records); err != nil {
+		return b.errorCodeLogged(err, "produce"), errorMessage(err), nil, none
 	}
 	minInsync := 0
 	if r.Acks == -1 {

@@ -2,8 +2,10 @@ package broker
 
 // CreateTopics (key 19), v2-7. -1 partitions or replication factor (v4+) mean the broker
 // defaults; explicit assignments override placement; validate_only checks without
-// creating. Each topic is validated and committed on its own (a bad one does not stop
-// the others). v5+ echoes the effective partitions, replication factor and configs; v7
+// creating. A request naming more than 10,000 topics or creating more than 10,000
+// partitions in all, or a topic needing more than 10,000 metadata records, is refused
+// with POLICY_VIOLATION before anything is planned (limits.go). Each topic is validated
+// and committed on its own (a bad one does not stop the others). v5+ echoes the effective partitions, replication factor and configs; v7
 // returns the topic id. The answer waits until the topic is committed to the metadata
 // log and this broker's replicas are open.
 
@@ -63,10 +65,43 @@ func (b *Broker) handleCreateTopics(ctx context.Context, req *rpc.Request) rpc.R
 	return rpc.RespondLater(ch)
 }
 
+// checkCreateTopicsBounds applies limits.go's bounds to a whole request: the topics it
+// names and the partitions it would create (an explicit assignment counts its entries,
+// -1 counts num.partitions).
+func (b *Broker) checkCreateTopicsBounds(r *kmsg.CreateTopicsRequest) error {
+	if len(r.Topics) > maxResourcesPerRequest {
+		return tooManyResources(len(r.Topics))
+	}
+	var total int64
+	for _, t := range r.Topics {
+		switch {
+		case len(t.ReplicaAssignment) > 0:
+			total += int64(len(t.ReplicaAssignment))
+		case t.NumPartitions == -1:
+			total += b.cfg.int64Value("num.partitions")
+		case t.NumPartitions > 0:
+			total += int64(t.NumPartitions)
+		}
+	}
+	if total > maxPartitionsPerRequest {
+		return tooManyPartitions(total)
+	}
+	return nil
+}
+
 // createTopics runs on the controller.
 func (b *Broker) createTopics(ctx context.Context, r *kmsg.CreateTopicsRequest) *kmsg.CreateTopicsResponse {
 	resp := r.ResponseKind().(*kmsg.CreateTopicsResponse)
 	timeout := max(time.Duration(r.TimeoutMillis)*time.Millisecond, time.Second)
+	if err := b.checkCreateTopicsBounds(r); err != nil {
+		// Refused whole before anything is planned, as Kafka refuses it.
+		for _, t := range r.Topics {
+			rt := kmsg.NewCreateTopicsResponseTopic()
+			rt.Topic, rt.ErrorCode, rt.ErrorMessage = t.Topic, kerr.PolicyViolation.Code, errorMessage(err)
+			resp.Topics = append(resp.Topics, rt)
+		}
+		return resp
+	}
 	seen := map[string]int{}
 	for _, t := range r.Topics {
 		seen[t.Topic]++

@@ -2,7 +2,8 @@ package broker
 
 // DeleteTopics (key 20), v1-6. v6 may name topics by id. Unknown topics get
 // UNKNOWN_TOPIC_OR_PARTITION (UNKNOWN_TOPIC_ID by id); delete.topic.enable=false gives
-// TOPIC_DELETION_DISABLED. Every replica stops and its data is removed from disk.
+// TOPIC_DELETION_DISABLED; a request naming more than 10,000 topics is refused whole
+// with POLICY_VIOLATION (limits.go). Every replica stops and its data is removed from disk.
 
 import (
 	"context"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/petrel-broker/petrel/metadata"
 	"github.com/petrel-broker/petrel/rpc"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -30,6 +32,16 @@ func (b *Broker) deleteTopics(ctx context.Context, r *kmsg.DeleteTopicsRequest) 
 			n := name
 			requests = append(requests, kmsg.DeleteTopicsRequestTopic{Topic: &n})
 		}
+	}
+	if len(requests) > maxResourcesPerRequest {
+		err := tooManyResources(len(requests))
+		for _, t := range requests {
+			rt := kmsg.NewDeleteTopicsResponseTopic()
+			rt.Topic, rt.TopicID = t.Topic, t.TopicID
+			rt.ErrorCode, rt.ErrorMessage = kerr.PolicyViolation.Code, errorMessage(err)
+			resp.Topics = append(resp.Topics, rt)
+		}
+		return resp
 	}
 	timeout := max(time.Duration(r.TimeoutMillis)*time.Millisecond, time.Second)
 	for _, t := range requests {

@@ -41,6 +41,7 @@ type Broker struct {
 	groups     *groupCoordinator     // the __consumer_offsets partitions this broker leads
 
 	offsetsCreator offsetsTopicCreator
+	records        *recordValidator // walks the records of produced batches
 
 	controllerOps chan controllerOp // decisions for the controller goroutine
 	sessions      *brokerSessions   // controller: broker heartbeats (this term)
@@ -82,6 +83,7 @@ func Start(cfg Config) (*Broker, error) {
 		controllerOps: make(chan controllerOp), sessions: newBrokerSessions(), dial: cfg.Dial}
 	b.brokerEpoch.Store(-1)
 	b.producerIDs = newProducerIDManager(b)
+	b.records = newRecordValidator(cfg.int64Value(decompressedLimitProperty))
 	if b.dial == nil {
 		var d net.Dialer
 		b.dial = d.DialContext

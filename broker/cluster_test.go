@@ -14,12 +14,12 @@ import (
 
 // testCluster is n brokers in this process; voters lists which ids vote.
 type testCluster struct {
-	t       *testing.T
+	t       testing.TB
 	brokers []*Broker
 	configs []Config
 }
 
-func startTestCluster(t *testing.T, n, voters int, props map[string]string) *testCluster {
+func startTestCluster(t testing.TB, n, voters int, props map[string]string) *testCluster {
 	t.Helper()
 	c := &testCluster{t: t}
 	var voterList []Voter

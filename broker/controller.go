@@ -20,6 +20,10 @@ var (
 	ErrTopicDeletionDisabled = errors.New("broker: topic deletion is disabled")
 )
 
+// slowControllerOp is how long one decision may hold the controller before it is
+// logged: every other metadata change waits behind it.
+const slowControllerOp = 500 * time.Millisecond
+
 // controllerOp is one controller decision: plan records from the current image, then
 // they are proposed as one Raft entry. plan returning no records proposes nothing.
 type controllerOp struct {
@@ -118,13 +122,18 @@ func (b *Broker) runControllerOp(op controllerOp) controllerResult {
 	if err := op.ctx.Err(); err != nil {
 		return controllerResult{err: err}
 	}
+	start := time.Now()
 	records, err := op.plan(b.Image())
 	if err != nil || len(records) == 0 {
 		return controllerResult{image: b.Image(), err: err}
 	}
+	planned := time.Now()
 	ctx, cancel := b.waitTimeout(op.ctx, 10*time.Second)
 	defer cancel()
 	im, err := b.propose(ctx, records...)
+	if took := time.Since(start); took > slowControllerOp {
+		b.logger.Warn("slow controller operation", "records", len(records), "plan", planned.Sub(start), "propose", time.Since(planned))
+	}
 	return controllerResult{image: im, err: err}
 }
 

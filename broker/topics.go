@@ -61,6 +61,9 @@ func (b *Broker) planTopic(im *metadata.Image, spec topicSpec) (*plannedTopic, e
 		}
 	}
 	var assignment [][]int32
+	if err := checkRecordsPerUserOp(1 + max(len(spec.assignment), int(spec.partitions)) + len(spec.configs)); err != nil {
+		return nil, err // before placing replicas: the bound is there to spare that work
+	}
 	if spec.assignment != nil {
 		if spec.partitions != -1 || spec.replicationFactor != -1 {
 			return nil, fmt.Errorf("%w: both a replica assignment and partitions or replication factor were given", metadata.ErrInvalidReplicaAssignment)
@@ -88,6 +91,9 @@ func (b *Broker) planTopic(im *metadata.Image, spec topicSpec) (*plannedTopic, e
 		if partitions <= 0 {
 			return nil, fmt.Errorf("%w: number of partitions must be larger than 0", metadata.ErrInvalidPartitions)
 		}
+		if partitions > maxPartitionsPerRequest {
+			return nil, tooManyPartitions(int64(partitions))
+		}
 		n := max(len(brokers), 1)
 		var err error
 		assignment, err = metadata.AssignReplicas(brokers, partitions, rf, mrand.IntN(n), mrand.IntN(n))
@@ -114,6 +120,9 @@ func (b *Broker) planTopic(im *metadata.Image, spec topicSpec) (*plannedTopic, e
 	for _, name := range sortedKeys(spec.configs) {
 		v := spec.configs[name]
 		plan.records = append(plan.records, metadata.ConfigRecord{ResourceType: metadata.TopicResource, ResourceName: spec.name, Name: name, Value: &v})
+	}
+	if err := checkRecordsPerUserOp(len(plan.records)); err != nil {
+		return nil, err
 	}
 	return plan, nil
 }

@@ -59,6 +59,27 @@ type Image struct {
 	// NextProducerID is the first producer id not yet allocated to any broker
 	// (ProducerIdsRecord); it only grows.
 	NextProducerID int64 `json:"nextProducerId"`
+
+	// fresh, only while Apply builds this image, holds the topics this entry created or
+	// copied: no reader has seen them, so their Partitions slices may change in place.
+	// Without it an entry of n partition records of one topic would copy the slice n
+	// times (quadratic: seconds for 10,000 partitions).
+	fresh map[*Topic]bool
+}
+
+// ownTopic returns a topic of this entry's own for t, copying t (and its partitions
+// slice) the first time the entry changes it.
+func (im *Image) ownTopic(t *Topic) *Topic {
+	if im.fresh[t] {
+		return t
+	}
+	nt := *t
+	nt.Partitions = slices.Clone(t.Partitions)
+	im.Topics[t.Name] = &nt
+	if im.fresh != nil {
+		im.fresh[&nt] = true
+	}
+	return &nt
 }
 
 // ConfigEntry is one config value of one resource.
@@ -137,11 +158,13 @@ func (im *Image) clone() *Image {
 // whole entry: Apply returns the error and the image is unchanged.
 func (im *Image) Apply(offset uint64, records []Record) (*Image, error) {
 	next := im.clone()
+	next.fresh = map[*Topic]bool{}
 	for _, r := range records {
 		if err := next.apply(offset, r); err != nil {
 			return im, err
 		}
 	}
+	next.fresh = nil
 	next.Offset = offset
 	return next, nil
 }
@@ -180,7 +203,11 @@ func (im *Image) apply(offset uint64, r Record) error {
 		if _, ok := im.TopicIDs[r.TopicID]; ok || r.TopicID == ZeroUuid {
 			return fmt.Errorf("%w: topic id %s is zero or in use", ErrInvalidRecord, r.TopicID)
 		}
-		im.Topics[r.Name] = &Topic{Name: r.Name, ID: r.TopicID}
+		t := &Topic{Name: r.Name, ID: r.TopicID}
+		im.Topics[r.Name] = t
+		if im.fresh != nil {
+			im.fresh[t] = true
+		}
 		im.TopicIDs[r.TopicID] = r.Name
 	case PartitionRecord:
 		t := im.TopicByID(r.TopicID)
@@ -193,10 +220,9 @@ func (im *Image) apply(offset uint64, r Record) error {
 		if err := checkReplicas(r.Replicas, r.ISR, r.Leader); err != nil {
 			return err
 		}
-		nt := *t
-		nt.Partitions = append(slices.Clip(t.Partitions), &Partition{ID: r.PartitionID,
+		nt := im.ownTopic(t)
+		nt.Partitions = append(nt.Partitions, &Partition{ID: r.PartitionID,
 			Replicas: slices.Clone(r.Replicas), ISR: slices.Clone(r.ISR), Leader: r.Leader})
-		im.Topics[t.Name] = &nt
 	case PartitionChangeRecord:
 		return im.applyPartitionChange(r)
 	case RemoveTopicRecord:
@@ -280,10 +306,7 @@ func (im *Image) applyPartitionChange(r PartitionChangeRecord) error {
 		return err
 	}
 	p.PartitionEpoch++
-	nt := *t
-	nt.Partitions = slices.Clone(t.Partitions)
-	nt.Partitions[r.PartitionID] = &p
-	im.Topics[t.Name] = &nt
+	im.ownTopic(t).Partitions[r.PartitionID] = &p
 	return nil
 }
 

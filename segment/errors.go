@@ -10,6 +10,15 @@ var (
 	// ErrInvalidBatch means a batch is malformed: truncated, a length inconsistent with
 	// its buffer, a bad record count, an unknown codec, or offsets out of order.
 	ErrInvalidBatch = errors.New("segment: invalid record batch")
+	// ErrInvalidRecord means a record inside a batch is malformed: a length, offset delta,
+	// key, value or header inconsistent with the batch or with the bytes present.
+	ErrInvalidRecord = errors.New("segment: invalid record")
+	// ErrRecordsTooLarge means a compressed batch's records decompress to more than the
+	// limit the caller set.
+	ErrRecordsTooLarge = errors.New("segment: records decompress past the limit")
+	// ErrUndecodableRecords means a compressed batch's records section cannot be
+	// decompressed.
+	ErrUndecodableRecords = errors.New("segment: compressed records cannot be decoded")
 	// ErrUnsupportedMagic means a batch of message format v0 or v1 (or an unknown magic).
 	ErrUnsupportedMagic = errors.New("segment: unsupported record batch magic")
 	// ErrOffsetOutOfRange means an offset below the log start offset or above the log end

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"hash/crc32"
+	"io"
 	"math"
 	"math/rand"
 	"os"
@@ -514,4 +515,77 @@ func FuzzWalkRecords(f *testing.F) {
 			t.Fatalf("walk told to stop at record %d returned %v; a full walk returned %v", int(stopAfter)+1, err2, err)
 		}
 	})
+}
+
+// FuzzCheckRecords: CheckRecords never panics or modifies its input, wraps a sentinel in
+// every error, gives the same verdict in place and streamed (in pieces of any size,
+// into the smallest scratch buffer), never reads more than limit+1 bytes of the stream,
+// and accepts every section kmsg encodes.
+func FuzzCheckRecords(f *testing.F) {
+	for _, spec := range []batchSpec{
+		{records: 1},
+		{records: 3, valueSize: 20, tsStep: 5, headers: true},
+		{records: 20, valueSize: 3, tsStep: -1},
+		{records: 2, valueSize: 300, tsStep: 1 << 40, headers: true},
+	} {
+		recs := encodeRecords(spec)
+		f.Add(recs, int32(spec.records), uint8(1), uint32(1<<20))
+		f.Add(recs, int32(spec.records), uint8(7), uint32(len(recs)))
+		f.Add(recs, int32(spec.records), uint8(0), uint32(len(recs)-1))
+		f.Add(recs, int32(spec.records+1), uint8(3), uint32(1<<20))
+		f.Add(recs[:len(recs)-1], int32(spec.records), uint8(0), uint32(1<<20))
+	}
+	f.Add([]byte{}, int32(1), uint8(0), uint32(0))
+	f.Add([]byte{0x80, 0x80, 0x80, 0x80, 0x08}, int32(1), uint8(1), uint32(100))
+	f.Add(fzRandom(7, 80), int32(4), uint8(5), uint32(1000))
+	f.Fuzz(func(t *testing.T, records []byte, count int32, chunk uint8, limit uint32) {
+		if count < 1 {
+			count = 1 // ValidateBatch refuses the rest before CheckRecords runs
+		}
+		b := rcBatch(records, count, 0)
+		orig := slices.Clone(b)
+		sum, err := CheckRecords(b, nil, int64(limit), nil)
+		if !bytes.Equal(b, orig) {
+			t.Fatal("CheckRecords modified its input")
+		}
+		if err != nil && !errors.Is(err, ErrInvalidRecord) {
+			t.Fatalf("in place: error wraps no sentinel: %v", err)
+		}
+		if err == nil && sum.Bytes != int64(len(records)) {
+			t.Fatalf("in place: accepted, summary says %d bytes of %d", sum.Bytes, len(records))
+		}
+		piece := int(chunk%16) + 1
+		src := &countingReader{r: &chunkReader{data: records, n: piece}}
+		sumS, errS := CheckRecords(rcBatch([]byte{1}, count, 1), src, int64(limit), make([]byte, MinRecordsScratch))
+		if src.n > int64(limit)+1 {
+			t.Fatalf("streamed: read %d bytes with limit %d", src.n, limit)
+		}
+		if errS != nil && !errors.Is(errS, ErrInvalidRecord) && !errors.Is(errS, ErrRecordsTooLarge) {
+			t.Fatalf("streamed: error wraps no sentinel: %v", errS)
+		}
+		fits := int64(len(records)) <= int64(limit)
+		switch {
+		case fits && (err == nil) != (errS == nil):
+			t.Fatalf("in place %v, streamed %v", err, errS)
+		case !fits && errS == nil:
+			t.Fatalf("streamed: a %d-byte section was accepted with limit %d", len(records), limit)
+		case errS == nil && sumS != sum:
+			t.Fatalf("summaries differ: %+v in place, %+v streamed", sum, sumS)
+		}
+	})
+}
+
+// chunkReader returns at most n bytes per Read.
+type chunkReader struct {
+	data []byte
+	n    int
+}
+
+func (r *chunkReader) Read(p []byte) (int, error) {
+	if len(r.data) == 0 {
+		return 0, io.EOF
+	}
+	k := copy(p[:min(len(p), r.n)], r.data)
+	r.data = r.data[k:]
+	return k, nil
 }

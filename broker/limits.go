@@ -1,0 +1,50 @@
+package broker
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Bounds on what one admin request may make the controller do, so that no request can
+// stall metadata for everyone (Kafka's KRaft controller has the same idea). A request
+// past a bound is refused with POLICY_VIOLATION before anything is planned.
+const (
+	// maxPartitionsPerRequest bounds the partitions one CreateTopics request may create,
+	// summed over its topics: Kafka's MAX_PARTITIONS_PER_BATCH (10,000), checked before
+	// any replica is placed ("Excessively large number of partitions per request").
+	maxPartitionsPerRequest = 10_000
+	// maxRecordsPerUserOp bounds the metadata records one user operation writes, which
+	// is one Raft entry applied at once: Kafka's MAX_RECORDS_PER_USER_OP (10,000). A
+	// topic takes one record, one per partition and one per config override, so with
+	// its bounds a single topic has at most 9,999 partitions, as in Kafka.
+	maxRecordsPerUserOp = 10_000
+	// maxResourcesPerRequest bounds the topics named in one CreateTopics or DeleteTopics
+	// request. Kafka has no such bound; Petrel commits each topic on its own, so a
+	// request's work grows with its topics, and each topic takes at least one record:
+	// the same 10,000.
+	maxResourcesPerRequest = 10_000
+)
+
+// ErrPolicyViolation means a request goes past one of the bounds above.
+var ErrPolicyViolation = errors.New("broker: policy violation")
+
+// checkRecordsPerUserOp refuses an operation that would write more than
+// maxRecordsPerUserOp records.
+func checkRecordsPerUserOp(n int) error {
+	if n > maxRecordsPerUserOp {
+		return fmt.Errorf("%w: unable to perform excessively large batch operation: %d metadata records, the limit is %d", ErrPolicyViolation, n, maxRecordsPerUserOp)
+	}
+	return nil
+}
+
+// tooManyResources is the refusal of a request naming more than maxResourcesPerRequest
+// resources.
+func tooManyResources(n int) error {
+	return fmt.Errorf("%w: the request names %d resources, the limit is %d", ErrPolicyViolation, n, maxResourcesPerRequest)
+}
+
+// tooManyPartitions is the refusal of a request creating more than
+// maxPartitionsPerRequest partitions.
+func tooManyPartitions(n int64) error {
+	return fmt.Errorf("%w: excessively large number of partitions per request: %d, the limit is %d", ErrPolicyViolation, n, maxPartitionsPerRequest)
+}

@@ -1,0 +1,70 @@
+package broker
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	"github.com/petrel-broker/petrel/segment"
+)
+
+// decompressedLimitProperty bounds how far one produced batch may decompress while its
+// records are validated (see docs/configuration.md).
+const decompressedLimitProperty = "petrel.max.decompressed.batch.bytes"
+
+// recordScratchSize is the pooled buffer a compressed batch's records are decompressed
+// into, a piece at a time.
+const recordScratchSize = 64 << 10
+
+// skipRecordValidation turns the record walk off. Only the validation-cost benchmark
+// sets it, to compare against the produce path without it in the same run.
+var skipRecordValidation atomic.Bool
+
+// recordValidator walks every record of every produced batch on the leader, as Kafka's
+// log validator does, decompressing compressed batches as a stream with pooled readers
+// and buffers, never past the limit.
+type recordValidator struct {
+	limit   int64
+	codecs  *codecReaders
+	scratch sync.Pool // *[]byte of recordScratchSize
+}
+
+func newRecordValidator(limit int64) *recordValidator {
+	if limit < 1 {
+		limit = 64 << 20
+	}
+	v := &recordValidator{limit: limit, codecs: newCodecReaders(limit)}
+	v.scratch.New = func() any { b := make([]byte, recordScratchSize); return &b }
+	return v
+}
+
+// check validates the records of batch, which validateProducedBatch accepted. Its
+// errors wrap segment's sentinels, which errors.go maps to INVALID_RECORD (a bad
+// record), CORRUPT_MESSAGE (undecodable compressed data) and MESSAGE_TOO_LARGE (past
+// the decompression limit: Kafka's producers split such a batch and retry).
+func (v *recordValidator) check(batch []byte) error {
+	if skipRecordValidation.Load() {
+		return nil
+	}
+	h, err := segment.ParseBatchHeader(batch)
+	if err != nil {
+		return err
+	}
+	if h.Codec() == 0 {
+		_, err := segment.CheckRecords(batch, nil, v.limit, nil)
+		return err
+	}
+	r, release, err := v.codecs.open(h.Codec(), batch[segment.BatchHeaderSize:])
+	if err != nil {
+		if errors.Is(err, segment.ErrRecordsTooLarge) {
+			return err
+		}
+		return fmt.Errorf("%w: %v", segment.ErrUndecodableRecords, err)
+	}
+	defer release()
+	buf := v.scratch.Get().(*[]byte)
+	defer v.scratch.Put(buf)
+	_, err = segment.CheckRecords(batch, r, v.limit, *buf)
+	return err
+}
