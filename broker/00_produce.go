@@ -115,8 +115,8 @@ func (b *Broker) producePartition(r *kmsg.ProduceRequest, topic string, rp kmsg.
 	}
 	part := b.partitions.get(topic, rp.Partition)
 	if part == nil {
-		if t := b.Image().Topic(topic); t != nil && int(rp.Partition) < len(t.Partitions) && rp.Partition >= 0 {
-			return fail(kerr.NotLeaderForPartition.Code, "broker %d holds no replica of %s-%d", b.cfg.NodeID, topic, rp.Partition)
+		if code := b.noReplicaError(topic, rp.Partition); code != kerr.UnknownTopicOrPartition.Code {
+			return fail(code, "broker %d has no open replica of %s-%d", b.cfg.NodeID, topic, rp.Partition)
 		}
 		return fail(kerr.UnknownTopicOrPartition.Code, "unknown topic or partition %s-%d", topic, rp.Partition)
 	}

@@ -125,10 +125,7 @@ func (b *Broker) readFetch(r *kmsg.FetchRequest) (*kmsg.FetchResponse, int, bool
 func (b *Broker) fetchPartition(sp *kmsg.FetchResponseTopicPartition, topic string, p kmsg.FetchRequestTopicPartition, limit int, first, follower bool, r *kmsg.FetchRequest) int16 {
 	lp := b.partitions.get(topic, p.Partition)
 	if lp == nil {
-		if t := b.Image().Topic(topic); t != nil && p.Partition >= 0 && int(p.Partition) < len(t.Partitions) {
-			return kerr.NotLeaderForPartition.Code
-		}
-		return kerr.UnknownTopicOrPartition.Code
+		return b.noReplicaError(topic, p.Partition)
 	}
 	if limit <= 0 && !first {
 		st := lp.State()

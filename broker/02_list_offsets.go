@@ -47,10 +47,7 @@ const debuggingReplicaID = -2
 func (b *Broker) listOffset(sp *kmsg.ListOffsetsResponseTopicPartition, topic string, p kmsg.ListOffsetsRequestTopicPartition, replicaID int32, version int16) int16 {
 	lp := b.partitions.get(topic, p.Partition)
 	if lp == nil {
-		if t := b.Image().Topic(topic); t != nil && p.Partition >= 0 && int(p.Partition) < len(t.Partitions) {
-			return kerr.NotLeaderForPartition.Code
-		}
-		return kerr.UnknownTopicOrPartition.Code
+		return b.noReplicaError(topic, p.Partition)
 	}
 	scope := replication.LeaderOnly
 	if replicaID == debuggingReplicaID {

@@ -10,7 +10,6 @@ import (
 	"context"
 
 	"github.com/petrel-broker/petrel/rpc"
-	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -29,10 +28,7 @@ func (b *Broker) handleOffsetForLeaderEpoch(ctx context.Context, req *rpc.Reques
 			lp := b.partitions.get(t.Topic, p.Partition)
 			switch {
 			case lp == nil:
-				rp.ErrorCode = kerr.UnknownTopicOrPartition.Code
-				if tp := b.Image().Topic(t.Topic); tp != nil && p.Partition >= 0 && int(p.Partition) < len(tp.Partitions) {
-					rp.ErrorCode = kerr.NotLeaderForPartition.Code
-				}
+				rp.ErrorCode = b.noReplicaError(t.Topic, p.Partition)
 			default:
 				if err := lp.CheckLeaderEpoch(p.CurrentLeaderEpoch); err != nil {
 					rp.ErrorCode = b.errorCodeLogged(err, "offset for leader epoch")

@@ -4,7 +4,8 @@ package broker
 // Kafka listener; it is served but never advertised. A cluster-id mismatch is
 // INCONSISTENT_CLUSTER_ID; a different incarnation while the old one's session is still
 // valid is DUPLICATE_BROKER_REGISTRATION; a new incarnation is registered fenced with a
-// new broker epoch (the Raft index of its record); the same incarnation keeps its epoch.
+// new broker epoch (the Raft index of its record), and an old incarnation not fenced yet
+// is fenced first in the same entry; the same incarnation keeps its epoch.
 
 import (
 	"context"
@@ -50,6 +51,15 @@ func (b *Broker) brokerRegistration(ctx context.Context, r *kmsg.BrokerRegistrat
 			return nil, fmt.Errorf("%w: broker %d", ErrDuplicateBrokerRegistration, r.BrokerID)
 		}
 		newIncarnation = true
+		// An old incarnation still unfenced (it died and its session expired, but the
+		// controller has not fenced it yet) is fenced in the same entry, first: out of
+		// every ISR and leadership, as when its session expiry is noticed. Otherwise the
+		// restarted process would resume its old leaderships in the same leader epoch,
+		// with whatever its log kept of an unclean shutdown (KIP-966's concern).
+		var records []metadata.Record
+		if existing != nil && !existing.Fenced {
+			records = metadata.FenceBrokerRecords(im, r.BrokerID, b.uncleanAllowed(im))
+		}
 		rec := metadata.RegisterBrokerRecord{BrokerID: r.BrokerID, IncarnationID: incarnation, Fenced: true}
 		for _, l := range r.Listeners {
 			rec.Listeners = append(rec.Listeners, metadata.Endpoint{Name: l.Name, Host: l.Host, Port: int32(l.Port)})
@@ -57,7 +67,7 @@ func (b *Broker) brokerRegistration(ctx context.Context, r *kmsg.BrokerRegistrat
 		if r.Rack != nil {
 			rec.Rack = *r.Rack
 		}
-		return []metadata.Record{rec}, nil
+		return append(records, rec), nil
 	})
 	if err != nil {
 		resp.ErrorCode = b.errorCodeLogged(err, "broker registration")

@@ -55,9 +55,14 @@ type Broker struct {
 	// controlled shutdown (a plain heartbeat would get the broker unfenced again).
 	shuttingDown atomic.Bool
 	stop         chan struct{} // closed once requests are drained: loops end
-	wg           sync.WaitGroup
-	shutOnce     sync.Once
-	shutErr      error
+	// ready is set, and readyCh closed, once start-up readiness is reached
+	// (readiness.go); startedAt is when Start began, for its log line.
+	ready     atomic.Bool
+	readyCh   chan struct{}
+	startedAt time.Time
+	wg        sync.WaitGroup
+	shutOnce  sync.Once
+	shutErr   error
 }
 
 // Start opens the node's data, joins or bootstraps Raft, starts the Kafka listener and
@@ -80,7 +85,8 @@ func Start(cfg Config) (*Broker, error) {
 		cfg.Logger.Warn(w)
 	}
 	b := &Broker{cfg: cfg, logger: cfg.Logger, machine: fsm.New(), stop: make(chan struct{}), draining: make(chan struct{}),
-		controllerOps: make(chan controllerOp), sessions: newBrokerSessions(), dial: cfg.Dial}
+		controllerOps: make(chan controllerOp), sessions: newBrokerSessions(), dial: cfg.Dial,
+		readyCh: make(chan struct{}), startedAt: time.Now()}
 	b.brokerEpoch.Store(-1)
 	b.producerIDs = newProducerIDManager(b)
 	b.records = newRecordValidator(cfg.int64Value(decompressedLimitProperty))
@@ -225,9 +231,23 @@ func (b *Broker) RaftServers() (voters, nonvoters []int32, err error) {
 // BrokerEpoch is this broker's epoch from its registration, or -1.
 func (b *Broker) BrokerEpoch() int64 { return b.brokerEpoch.Load() }
 
-// WaitReady blocks until this broker is registered, unfenced and visible in its own
-// metadata, or ctx ends.
+// WaitReady blocks until this broker has reached start-up readiness (it serves client
+// requests: readiness.go) and is registered, unfenced and visible in its own metadata
+// now, or ctx ends.
 func (b *Broker) WaitReady(ctx context.Context) error {
+	select {
+	case <-b.readyCh:
+	case <-ctx.Done():
+		return fmt.Errorf("broker %d not ready: %w", b.cfg.NodeID, ctx.Err())
+	case <-b.stop:
+		return errors.New("broker stopped")
+	}
+	return b.waitUnfenced(ctx)
+}
+
+// waitUnfenced blocks until this process's registration is unfenced in its own image,
+// or ctx ends.
+func (b *Broker) waitUnfenced(ctx context.Context) error {
 	for {
 		changed := b.machine.Changed()
 		if br, ok := b.Image().Brokers[b.cfg.NodeID]; ok && !br.Fenced && br.IncarnationID == b.incarnation {

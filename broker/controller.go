@@ -85,11 +85,13 @@ func (b *Broker) propose(ctx context.Context, records ...metadata.Record) (*meta
 // controllerLoop is the controller goroutine. While this node is the Raft leader it
 // runs decisions one at a time, keeps broker sessions, fences brokers whose session
 // expired, and writes the cluster id once. A new term starts with a Raft barrier (every
-// committed entry applied) and a fresh session for every registered broker.
+// committed entry applied) and a fresh session for every registered broker but the
+// previous controller (activateSessions).
 func (b *Broker) controllerLoop() {
 	tick := time.NewTicker(100 * time.Millisecond)
 	defer tick.Stop()
 	var activeTerm uint64
+	previous := int32(-1) // the last other node seen as Raft leader
 	for {
 		select {
 		case <-b.stop:
@@ -103,6 +105,9 @@ func (b *Broker) controllerLoop() {
 		case <-tick.C:
 			if !b.IsController() {
 				activeTerm = 0
+				if id := b.ControllerID(); id >= 0 && id != b.cfg.NodeID {
+					previous = id
+				}
 				continue
 			}
 			if term := b.ControllerEpoch(); term != activeTerm {
@@ -110,11 +115,30 @@ func (b *Broker) controllerLoop() {
 					continue
 				}
 				activeTerm = b.ControllerEpoch()
-				b.sessions.activate(b.Image(), time.Now())
+				b.activateSessions(previous, time.Now())
 				b.logger.Info("controller active", "epoch", activeTerm)
 			}
 			b.controllerDuties()
 		}
+	}
+}
+
+// activateSessions starts the sessions of a new controller term. Every registered
+// broker gets a fresh session (Kafka's rule), except the previous controller: its broker
+// heartbeats went to itself, and this node has heard nothing from it since its last Raft
+// contact, so its session counts from that moment. A previous controller that crashed is
+// thus fenced broker.session.timeout.ms after it went silent, not that long after the
+// election; one that is alive heartbeats this controller within an interval. Fencing early
+// is always safe for data (the ISR keeps a last member), only a leadership move.
+func (b *Broker) activateSessions(previous int32, now time.Time) {
+	b.sessions.activate(b.Image(), now)
+	if previous < 0 || previous == b.cfg.NodeID {
+		return
+	}
+	if last := b.raft.raft.LastContact(); !last.IsZero() && last.Before(now) {
+		b.sessions.heardAt(previous, last)
+		b.logger.Info("previous controller's session counts from its last Raft contact", "broker", previous,
+			"silent_for", now.Sub(last).Round(time.Millisecond).String())
 	}
 }
 

@@ -34,16 +34,17 @@ func registerInternalAPI(key kmsg.Key, min, max int16, h handlerFunc) {
 }
 
 // newRegistry builds the rpc registry; it alone generates ApiVersions, so the broker
-// advertises exactly what it serves.
+// advertises exactly what it serves. Client APIs wait for start-up readiness
+// (readiness.go); internal APIs never do.
 func (b *Broker) newRegistry() *rpc.Registry {
 	reg := rpc.NewRegistry()
 	for _, a := range apis {
 		h := a.handle
-		handler := func(ctx context.Context, req *rpc.Request) rpc.Result { return h(b, ctx, req) }
+		var handler rpc.Handler = func(ctx context.Context, req *rpc.Request) rpc.Result { return h(b, ctx, req) }
 		if a.internal {
 			reg.RegisterInternal(int16(a.key), a.min, a.max, handler)
 		} else {
-			reg.Register(int16(a.key), a.min, a.max, handler)
+			reg.Register(int16(a.key), a.min, a.max, b.untilReady(a.key, handler))
 		}
 	}
 	return reg

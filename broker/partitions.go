@@ -114,10 +114,13 @@ func (pm *partitionManager) all() []*localPartition {
 // and unfenced, which the controller allows only when the broker has applied the log
 // up to its registration. Until then a restarted node's image may be stale (it may
 // even name this node leader in an old epoch) and must not be acted on.
+//
+// The first reconciliation after catching up makes the broker ready (readiness.go).
 func (pm *partitionManager) reconcileLoop() {
-	if err := pm.b.WaitReady(context.Background()); err != nil {
+	if err := pm.b.waitUnfenced(context.Background()); err != nil {
 		return // stopped before it caught up
 	}
+	caughtUp := time.Now()
 	prev := metadata.NewImage()
 	for {
 		changed := pm.b.machine.Changed()
@@ -130,7 +133,9 @@ func (pm *partitionManager) reconcileLoop() {
 			pm.reconciled = im.Offset
 			close(pm.reconciledCh)
 			pm.reconciledCh = make(chan struct{})
+			replicas := len(pm.parts)
 			pm.mu.Unlock()
+			pm.b.markReady(caughtUp, time.Now(), im.Offset, replicas)
 		}
 		select {
 		case <-changed:

@@ -10,7 +10,8 @@ import (
 
 // brokerSessions is the controller's in-memory view of broker heartbeats. Heartbeats are
 // not Raft writes: only state changes (fence, unfence) are. A new controller starts every
-// registered broker with a fresh session.
+// registered broker with a fresh session, but the previous controller's from its last
+// Raft contact (Broker.activateSessions).
 type brokerSessions struct {
 	mu       sync.Mutex
 	sessions map[int32]*brokerSession
@@ -33,6 +34,16 @@ func (s *brokerSessions) activate(im *metadata.Image, now time.Time) {
 	s.sessions = map[int32]*brokerSession{}
 	for id := range im.Brokers {
 		s.sessions[id] = &brokerSession{lastHeartbeat: now, metadataOffset: -1}
+	}
+}
+
+// heardAt moves broker id's session start back to at, when this controller last heard
+// of it some other way (the previous controller's last Raft contact).
+func (s *brokerSessions) heardAt(id int32, at time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if sess := s.sessions[id]; sess != nil && at.Before(sess.lastHeartbeat) {
+		sess.lastHeartbeat = at
 	}
 }
 

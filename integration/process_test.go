@@ -458,10 +458,11 @@ type procCluster struct {
 type procNode struct {
 	id        int32
 	bin       string
-	dir       string // --data-dir, kept across restarts
-	kafkaAddr string // --listen
-	raftAddr  string // --raft-listen
-	voters    string // --voters
+	dir       string   // --data-dir, kept across restarts
+	kafkaAddr string   // --listen
+	raftAddr  string   // --raft-listen
+	voters    string   // --voters
+	sets      []string // extra --set key=value, after the defaults
 
 	cmd  *exec.Cmd
 	done chan struct{} // closed once cmd has exited and its output is flushed
@@ -477,8 +478,15 @@ type procNode struct {
 // take one in between; a start that fails to bind is retried on fresh ports.
 func procStartCluster(t *testing.T, bin string) *procCluster {
 	t.Helper()
+	return procStartClusterWith(t, bin)
+}
+
+// procStartClusterWith is procStartCluster with extra `--set key=value` properties for
+// every node, applied after (so overriding) the default session timeout and heartbeat.
+func procStartClusterWith(t *testing.T, bin string, sets ...string) *procCluster {
+	t.Helper()
 	for attempt := 1; ; attempt++ {
-		c, err := procTryStartCluster(t, bin)
+		c, err := procTryStartCluster(t, bin, sets)
 		if err == nil {
 			return c
 		}
@@ -491,7 +499,7 @@ func procStartCluster(t *testing.T, bin string) *procCluster {
 
 var errProcAddrInUse = errors.New("a port was taken before the node bound it")
 
-func procTryStartCluster(t *testing.T, bin string) (*procCluster, error) {
+func procTryStartCluster(t *testing.T, bin string, sets []string) (*procCluster, error) {
 	ports, err := procFreePorts(6)
 	if err != nil {
 		t.Fatal(err)
@@ -509,6 +517,7 @@ func procTryStartCluster(t *testing.T, bin string) (*procCluster, error) {
 			kafkaAddr: fmt.Sprintf("127.0.0.1:%d", ports[2*i]),
 			raftAddr:  fmt.Sprintf("127.0.0.1:%d", ports[2*i+1]),
 			voters:    strings.Join(voters, ","),
+			sets:      sets,
 		})
 	}
 	for _, n := range c.nodes {
@@ -614,15 +623,19 @@ func (n *procNode) start(t *testing.T) {
 	// Registered before the kill, so it runs after it: no line reaches a finished test.
 	t.Cleanup(out.stop)
 	ctx, cancel := context.WithCancel(context.Background())
-	cmd := exec.CommandContext(ctx, n.bin, "server",
+	args := []string{"server",
 		"--node-id", strconv.Itoa(int(n.id)),
 		"--data-dir", n.dir,
 		"--listen", n.kafkaAddr,
 		"--raft-listen", n.raftAddr,
 		"--voters", n.voters,
-		"--set", "broker.session.timeout.ms="+strconv.Itoa(int(procSessionTimeout.Milliseconds())),
-		"--set", "broker.heartbeat.interval.ms="+strconv.Itoa(int(procHeartbeat.Milliseconds())),
-	)
+		"--set", "broker.session.timeout.ms=" + strconv.Itoa(int(procSessionTimeout.Milliseconds())),
+		"--set", "broker.heartbeat.interval.ms=" + strconv.Itoa(int(procHeartbeat.Milliseconds())),
+	}
+	for _, kv := range n.sets {
+		args = append(args, "--set", kv)
+	}
+	cmd := exec.CommandContext(ctx, n.bin, args...)
 	cmd.Stdout, cmd.Stderr = out, out
 	cmd.WaitDelay = 5 * time.Second
 	if err := cmd.Start(); err != nil {
