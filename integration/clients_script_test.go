@@ -44,15 +44,13 @@ func missingTool(t *testing.T, why string) {
 	t.Fatalf("%s, and CI is set: .ci/run must install it", why)
 }
 
-// command is the client's command for mode and args, bounded by ctx, with the
-// group timeouts of the group tests and the script's own time bound.
+// command is the client's command for mode and args, bounded by ctx and by the
+// script's own time bound. The client's group timeouts are its defaults.
 func (s scriptClient) command(ctx context.Context, mode string, args ...string) *exec.Cmd {
 	argv := append(append(slices.Clone(s.argv), mode), args...)
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.Env = append(os.Environ(),
 		"PETREL_SCRIPT_TIMEOUT_MS="+strconv.Itoa(int((scriptTimeout-5*time.Second).Milliseconds())),
-		"PETREL_SESSION_TIMEOUT_MS="+strconv.Itoa(int(groupSessionTimeout.Milliseconds())),
-		"PETREL_HEARTBEAT_INTERVAL_MS="+strconv.Itoa(int(groupHeartbeat.Milliseconds())),
 		// The scripts choose every partition themselves.
 		"KAFKAJS_NO_PARTITIONER_WARNING=1",
 	)
@@ -104,8 +102,13 @@ func (s scriptClient) member() startMember {
 		t.Helper()
 		// Not CommandContext: the member outlives this call; stop ends it.
 		cmd := s.command(context.Background(), "member", strings.Join(c.Addrs(), ","), topic, group, clientID)
-		// A member runs for a whole scenario, longer than one script run.
-		cmd.Env = append(cmd.Env, "PETREL_SCRIPT_TIMEOUT_MS="+strconv.Itoa(int((2*testTimeout).Milliseconds())))
+		// A member runs for a whole scenario, longer than one script run, with the
+		// group tests' short session timeout, so that a killed member expires soon.
+		cmd.Env = append(cmd.Env,
+			"PETREL_SCRIPT_TIMEOUT_MS="+strconv.Itoa(int((2*testTimeout).Milliseconds())),
+			"PETREL_SESSION_TIMEOUT_MS="+strconv.Itoa(int(groupSessionTimeout.Milliseconds())),
+			"PETREL_HEARTBEAT_INTERVAL_MS="+strconv.Itoa(int(groupHeartbeat.Milliseconds())),
+		)
 		stdout, err := cmd.StdoutPipe()
 		if err != nil {
 			t.Fatal(err)
@@ -237,7 +240,8 @@ func testScriptIdempotentProduce(t *testing.T, s scriptClient) {
 	}
 }
 
-// testScriptCommitAndResume has a group member of the client consume 700 of 1,000
+// testScriptCommitAndResume, with the client's default group settings (but for
+// auto-commit, off), has a group member of the client consume 700 of 1,000
 // records spread over 2 partitions, commit and leave; the committed offsets are those
 // after the last record it printed of each partition, and a second run of the same
 // group reads exactly the other 300: every record once between the two runs.

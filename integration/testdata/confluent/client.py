@@ -20,12 +20,18 @@ import os
 import signal
 import sys
 import threading
+import time
 
 from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
 
 TIMEOUT_MS = int(os.environ.get("PETREL_SCRIPT_TIMEOUT_MS", "60000"))
-SESSION_TIMEOUT_MS = os.environ.get("PETREL_SESSION_TIMEOUT_MS", "45000")
-HEARTBEAT_INTERVAL_MS = os.environ.get("PETREL_HEARTBEAT_INTERVAL_MS", "3000")
+# The group timeouts: the client's defaults unless these are set.
+GROUP_TIMEOUTS = {
+    prop: os.environ[env]
+    for prop, env in (("session.timeout.ms", "PETREL_SESSION_TIMEOUT_MS"),
+                      ("heartbeat.interval.ms", "PETREL_HEARTBEAT_INTERVAL_MS"))
+    if env in os.environ
+}
 
 
 def bound():
@@ -74,18 +80,23 @@ def produce(brokers, topic, partitions, n, prefix):
 
 
 def group_consumer(brokers, group, client_id, auto_commit):
-    return Consumer({
+    conf = {
         "bootstrap.servers": brokers,
         "group.id": group,
         "client.id": client_id,
         "auto.offset.reset": "earliest",
         "enable.auto.commit": auto_commit,
-        "session.timeout.ms": SESSION_TIMEOUT_MS,
-        "heartbeat.interval.ms": HEARTBEAT_INTERVAL_MS,
-    })
+    }
+    conf.update(GROUP_TIMEOUTS)
+    return Consumer(conf)
 
 
 def consume(brokers, topic, group, count):
+    start = time.monotonic()
+
+    def log(what):
+        sys.stderr.write("consume: %s after %d ms\n" % (what, (time.monotonic() - start) * 1000))
+
     consumer = group_consumer(brokers, group, "confluent-consume", False)
     consumer.subscribe([topic])
     nxt = {}
@@ -96,11 +107,16 @@ def consume(brokers, topic, group, count):
             continue
         if msg.error():
             raise KafkaException(msg.error())
+        if printed == 0:
+            log("first record")
         out("%d %d %s" % (msg.partition(), msg.offset(), msg.value().decode()))
         nxt[msg.partition()] = msg.offset() + 1
         printed += 1
+    log("%d records" % count)
     consumer.commit(offsets=[TopicPartition(topic, p, o) for p, o in sorted(nxt.items())], asynchronous=False)
+    log("committed")
     consumer.close()
+    log("closed")
 
 
 def member(brokers, topic, group, client_id):

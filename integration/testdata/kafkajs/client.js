@@ -23,12 +23,19 @@ setTimeout(() => {
   process.exit(3);
 }, timeoutMs).unref();
 
-const sessionTimeout = Number(process.env.PETREL_SESSION_TIMEOUT_MS || 30000);
-const heartbeatInterval = Number(process.env.PETREL_HEARTBEAT_INTERVAL_MS || 3000);
-// kafkajs heartbeats from its fetch loop, between fetches: a fetch that waits
-// maxWaitTimeInMs (5 s by default) for data delays the heartbeat that long, so a session
-// timeout below it expires the member. The tests' short sessions need short fetch waits.
-const maxWaitTimeInMs = Math.min(5000, Math.floor(sessionTimeout / 6));
+// The group timeouts: kafkajs's defaults (sessionTimeout 30 s, heartbeatInterval 3 s,
+// maxWaitTimeInMs 5 s) unless PETREL_SESSION_TIMEOUT_MS and PETREL_HEARTBEAT_INTERVAL_MS
+// are set. kafkajs heartbeats from its fetch loop, between fetches: a fetch that waits
+// maxWaitTimeInMs for data delays the heartbeat that long, so a session timeout near it
+// expires the member. A short session gets short fetch waits.
+const groupTimeouts = {};
+if (process.env.PETREL_SESSION_TIMEOUT_MS) {
+  groupTimeouts.sessionTimeout = Number(process.env.PETREL_SESSION_TIMEOUT_MS);
+  groupTimeouts.maxWaitTimeInMs = Math.min(5000, Math.floor(groupTimeouts.sessionTimeout / 6));
+}
+if (process.env.PETREL_HEARTBEAT_INTERVAL_MS) {
+  groupTimeouts.heartbeatInterval = Number(process.env.PETREL_HEARTBEAT_INTERVAL_MS);
+}
 
 function kafka(brokers, clientId) {
   return new Kafka({
@@ -68,10 +75,10 @@ async function produce(brokers, topic, partitions, n, prefix) {
 async function consume(brokers, topic, group, count) {
   const consumer = kafka(brokers, 'kafkajs-consume').consumer({
     groupId: group,
-    sessionTimeout,
-    heartbeatInterval,
-    maxWaitTimeInMs,
+    ...groupTimeouts,
   });
+  const start = Date.now();
+  const since = () => `${Date.now() - start} ms`;
   await consumer.connect();
   await consumer.subscribe({ topics: [topic], fromBeginning: true });
   let printed = 0;
@@ -84,6 +91,9 @@ async function consume(brokers, topic, group, count) {
       if (printed >= count) {
         return;
       }
+      if (printed === 0) {
+        console.error(`consume: first record after ${since()}`);
+      }
       out(`${partition} ${message.offset} ${message.value.toString()}`);
       printed++;
       next.set(partition, BigInt(message.offset) + 1n);
@@ -93,17 +103,18 @@ async function consume(brokers, topic, group, count) {
     },
   });
   await finished;
+  console.error(`consume: ${count} records after ${since()}`);
   const offsets = [...next].map(([partition, offset]) => ({ topic, partition, offset: offset.toString() }));
   await consumer.commitOffsets(offsets);
+  console.error(`consume: committed after ${since()}`);
   await consumer.disconnect();
+  console.error(`consume: disconnected after ${since()}`);
 }
 
 async function member(brokers, topic, group, clientId) {
   const consumer = kafka(brokers, clientId).consumer({
     groupId: group,
-    sessionTimeout,
-    heartbeatInterval,
-    maxWaitTimeInMs,
+    ...groupTimeouts,
   });
   let stopping = false;
   process.on('SIGTERM', async () => {
