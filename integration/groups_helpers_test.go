@@ -216,7 +216,9 @@ func waitSplit(t testing.TB, c *Cluster, group, topic string, partitions int32, 
 // "<phase>/<partition>/<i>", and returns them.
 func producePhase(t testing.TB, c *Cluster, topic, phase string, partitions int32, perPartition int) []string {
 	t.Helper()
-	cl := c.Client(t, kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	// gzip: the one codec every client decodes without plug-ins (kafkajs needs codec
+	// packages for the others; kgo's default is snappy).
+	cl := c.Client(t, kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.ProducerBatchCompression(kgo.GzipCompression()))
 	var recs []*kgo.Record
 	var values []string
 	for p := range partitions {

@@ -2,9 +2,8 @@ package integration
 
 // The idempotent producer (issue P6) through every client available here — kgo (on by
 // default), sarama (Producer.Idempotent), kcat (enable.idempotence=true) — and through
-// raw requests (kmsg) for Kafka's sequence and epoch checks. confluent-kafka-go and
-// kafkajs are not available offline; kcat exercises the same librdkafka as
-// confluent-kafka.
+// raw requests (kmsg) for Kafka's sequence and epoch checks. confluent-kafka-python and
+// kafkajs run the same check over 3 partitions in clients_script_test.go.
 
 import (
 	"context"
