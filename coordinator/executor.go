@@ -280,7 +280,7 @@ func (e *executor) carryOut(res Result) {
 		return
 	}
 	minInsync := e.minInsync()
-	info, err := e.log.AppendAsLeader(EncodeBatch(res.Records, now), minInsync)
+	info, err := e.log.AppendAsLeaderInEpoch(EncodeBatch(res.Records, now), e.epoch, minInsync)
 	if err != nil {
 		code := translateAppendError(err)
 		if code == codeUnknownServerError {

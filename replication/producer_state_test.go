@@ -446,3 +446,17 @@ func TestFailedRebuildOnTruncationResetsProducerState(t *testing.T) {
 		t.Fatalf("retry of a cut batch: %+v %v (log end %d)", info, err, p.State().LogEndOffset)
 	}
 }
+
+// A writer bound to an older leader epoch (a stale coordinator) writes nothing.
+func TestAppendAsLeaderInEpochRefusesStaleEpoch(t *testing.T) {
+	p, _ := newLeader(t, segment.DefaultConfig())
+	if err := p.BecomeLeader(1, []int32{0}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.AppendAsLeaderInEpoch(batch(1), 0, 0); !errors.Is(err, ErrFencedLeaderEpoch) {
+		t.Fatalf("stale epoch: %v", err)
+	}
+	if _, err := p.AppendAsLeaderInEpoch(batch(1), 1, 0); err != nil || p.State().LogEndOffset != 1 {
+		t.Fatalf("current epoch: %v", err)
+	}
+}
