@@ -30,6 +30,7 @@ func TestOffsetsReplicationFactorDefaultsByShape(t *testing.T) {
 		{5, nil, 3}, // Kafka's default
 		{1, map[string]string{"offsets.topic.replication.factor": "3"}, 3},
 		{5, map[string]string{"offsets.topic.replication.factor": "2"}, 2},
+		{5, map[string]string{"offsets.topic.replication.factor": " 2 "}, 2}, // Kafka trims, as the validator did
 	} {
 		cfg := Config{Voters: voters(tc.voters), Properties: tc.props}
 		if got := cfg.offsetsReplicationFactor(); got != tc.want {
