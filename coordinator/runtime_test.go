@@ -370,6 +370,35 @@ func TestStaleEpochWriteIsRefused(t *testing.T) {
 	}
 }
 
+// offsets.commit.timeout.ms runs on the runtime's clock: a write the high watermark has
+// not passed fails with COORDINATOR_NOT_AVAILABLE once the clock passes its deadline.
+func TestWriteTimeoutFollowsTheClock(t *testing.T) {
+	var mu sync.Mutex
+	clock := time.UnixMilli(1_700_000_000_000)
+	now := func() time.Time { mu.Lock(); defer mu.Unlock(); return clock }
+	f := newFakeLog(0)
+	r := startRuntime(t, Config{WriteTimeout: time.Hour, Now: now})
+	r.Load(LoadSpec{Partition: 0, LeaderEpoch: 0, Log: f, Shard: &testShard{t: t}})
+	waitFor(t, "serving", func() bool { return len(r.Serving()) == 1 })
+	done := make(chan int16, 1)
+	submitWait(t, r, 0, func(time.Time, Shard) (struct{}, Result) {
+		return struct{}{}, Result{Records: []Record{{Key: []byte("k")}},
+			Committed: func(_ time.Time, code int16) Result { done <- code; return Result{} }}
+	})
+	mu.Lock()
+	clock = clock.Add(time.Hour)
+	mu.Unlock()
+	f.set(func(*fakeLog) {}) // wakes the executor, as any high watermark move does
+	select {
+	case code := <-done:
+		if code != kerr.CoordinatorNotAvailable.Code {
+			t.Fatalf("code %d, want COORDINATOR_NOT_AVAILABLE", code)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the write did not time out on the runtime's clock")
+	}
+}
+
 func TestConcurrentSubmitsRunOneAtATime(t *testing.T) {
 	f := newFakeLog(0)
 	f.autoCommit = true
