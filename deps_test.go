@@ -40,6 +40,12 @@ var allowedExternal = map[string][]string{
 	"group":       {"github.com/twmb/franz-go/pkg/kmsg", "github.com/twmb/franz-go/pkg/kerr"},
 }
 
+// impure lists standard packages a pure state machine must not import (I/O and
+// randomness come in through its Config).
+var impure = map[string][]string{
+	"group": {"crypto/rand", "math/rand", "math/rand/v2", "os", "net"},
+}
+
 // raftImporters are the only packages that may import hashicorp/raft.
 var raftImporters = []string{"fsm", "broker"}
 
@@ -79,6 +85,9 @@ func TestImportGraph(t *testing.T) {
 						t.Errorf("%s imports %s: not allowed by the import graph", p.ImportPath, imp)
 					}
 					continue
+				}
+				if !testCode && slices.Contains(impure[name], imp) {
+					t.Errorf("%s imports %s: it is a pure state machine", p.ImportPath, imp)
 				}
 				if testCode || isStandard(imp) {
 					continue

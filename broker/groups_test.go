@@ -53,7 +53,7 @@ func TestCompactedTopicsAreNeverTrimmed(t *testing.T) {
 // Effects are carried out in group.Effects' order: Committed with the write's outcome
 // (which may change the responses), then the replies, then the further Effects.
 func TestEffectsBecomeResultsInOrder(t *testing.T) {
-	g := &groupShard{gc: &groupCoordinator{}, s: group.NewShard(group.DefaultConfig())}
+	g := &groupShard{gc: &groupCoordinator{}, s: group.NewShard(group.Config{NewMemberID: randomUUID})}
 	var order []string
 	resp := kmsg.NewPtrHeartbeatResponse()
 	eff := group.Effects{

@@ -222,7 +222,8 @@ func TestSessionExpiry(t *testing.T) {
 }
 
 func TestInitialRebalanceDelay(t *testing.T) {
-	cfg := DefaultConfig() // 3 s
+	cfg := testConfig()
+	cfg.InitialRebalanceDelay = DefaultConfig().InitialRebalanceDelay // 3 s
 	h := newHarness(t, cfg)
 	a := h.join("g", "")
 	h.advance(2 * time.Second)
@@ -371,5 +372,25 @@ func TestDuplicateProtocolNames(t *testing.T) {
 	b := h.join("g", "", withProtocols(protocol("b", nil)))
 	if !b.done() || b.resp.ErrorCode != errInconsistentProtocol {
 		t.Fatalf("second join %+v", b.resp)
+	}
+}
+
+// Generated member ids come from Config.NewMemberID (the group package draws no
+// randomness of its own): clientId, "-", then its value.
+func TestMemberIDFromConfig(t *testing.T) {
+	cfg := testConfig()
+	cfg.NewMemberID = func() string { return "from-config" }
+	s := NewShard(cfg)
+	req := kmsg.NewPtrJoinGroupRequest()
+	req.Version, req.Group, req.ProtocolType = 4, "g", "consumer"
+	req.SessionTimeoutMillis, req.RebalanceTimeoutMillis = 10000, 10000
+	req.Protocols = []kmsg.JoinGroupRequestProtocol{protocol("range", consumerMeta("t"))}
+	var got *kmsg.JoinGroupResponse
+	e := s.JoinGroup(time.UnixMilli(1_700_000_000_000), Client{ID: "client", Host: "/127.0.0.1"}, req, func(r kmsg.Response) { got = r.(*kmsg.JoinGroupResponse) })
+	for _, r := range e.Replies {
+		r.Send(r.Response)
+	}
+	if got == nil || got.ErrorCode != errMemberIDRequired || got.MemberID != "client-from-config" {
+		t.Fatalf("join %+v", got)
 	}
 }
