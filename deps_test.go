@@ -124,3 +124,16 @@ func hasPrefixIn(path string, prefixes []string) bool {
 	}
 	return false
 }
+
+// TestOneCRC32CTable: the CRC-32C table is segment's (segment.CRC32C); no other package
+// builds its own.
+func TestOneCRC32CTable(t *testing.T) {
+	out, err := exec.Command("git", "grep", "-l", "crc32.MakeTable", "--", "*.go", ":!*_test.go").Output()
+	if err != nil && len(out) == 0 {
+		t.Skipf("git grep: %v", err)
+	}
+	files := strings.Fields(string(out))
+	if len(files) != 1 || files[0] != "segment/batch.go" {
+		t.Fatalf("CRC-32C tables built in %v, want only segment/batch.go", files)
+	}
+}
