@@ -1,6 +1,7 @@
 package group
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -392,5 +393,39 @@ func TestMemberIDFromConfig(t *testing.T) {
 	}
 	if got == nil || got.ErrorCode != errMemberIDRequired || got.MemberID != "client-from-config" {
 		t.Fatalf("join %+v", got)
+	}
+}
+
+// Strings the group metadata record cannot hold whole (int16 lengths; JoinGroup v6+ is
+// flexible and can carry longer ones) are refused up front, never stored cut: a cut
+// member id would not match after a reload.
+func TestJoinRefusesStringsTooLongForRecords(t *testing.T) {
+	long := strings.Repeat("i", 40000)
+	h := newHarness(t, testConfig())
+	if j := h.join("g", "", withVersion(6), withInstance(long)); !j.done() || j.resp.ErrorCode != errInvalidRequest {
+		t.Fatalf("long group.instance.id: %+v", j.resp)
+	}
+	if j := h.join("g", "", withVersion(6), withProtocols(protocol(long, consumerMeta("t")))); !j.done() || j.resp.ErrorCode != errInvalidRequest {
+		t.Fatalf("long protocol name: %+v", j.resp)
+	}
+	// A client id that fits but leaves no room for the generated member id's suffix.
+	req := kmsg.NewPtrJoinGroupRequest()
+	req.Version, req.Group, req.ProtocolType = 6, "g", "consumer"
+	req.SessionTimeoutMillis, req.RebalanceTimeoutMillis = 10000, 10000
+	req.Protocols = []kmsg.JoinGroupRequestProtocol{protocol("range", consumerMeta("t"))}
+	b := &box[kmsg.JoinGroupResponse]{}
+	h.run(h.s.JoinGroup(h.now, Client{ID: strings.Repeat("c", 32767), Host: "/127.0.0.1"}, req, b.send))
+	if !b.done() || b.resp.ErrorCode != errInvalidRequest {
+		t.Fatalf("long client id: %+v", b.resp)
+	}
+	if len(h.log) != 0 || len(h.s.groups) != 0 {
+		t.Fatalf("refused joins left %d records, %d groups", len(h.log), len(h.s.groups))
+	}
+	// The longest instance id that fits joins and survives a reload.
+	fits := strings.Repeat("i", maxRecordString-memberIDSuffixRoom)
+	j := h.join("s", "", withVersion(6), withInstance(fits))
+	h.advance(0)
+	if j.resp == nil || j.resp.ErrorCode != 0 {
+		t.Fatalf("longest instance id: %+v", j.resp)
 	}
 }

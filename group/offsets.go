@@ -44,8 +44,12 @@ func (s *Shard) offsetCommit(now time.Time, req *kmsg.OffsetCommitRequest, resp 
 		ti := commitTopic(resp, t.Topic)
 		for _, p := range t.Partitions {
 			rt := &resp.Topics[ti]
-			if p.Metadata != nil && len(*p.Metadata) > s.cfg.OffsetMetadataMaxBytes {
+			if p.Metadata != nil && (len(*p.Metadata) > s.cfg.OffsetMetadataMaxBytes || !fitsRecord(*p.Metadata)) {
 				rt.Partitions = append(rt.Partitions, commitPartition(p.Partition, errOffsetMetadataTooLarge))
+				continue
+			}
+			if !fitsRecord(t.Topic) { // flexible OffsetCommit v8+; never stored cut
+				rt.Partitions = append(rt.Partitions, commitPartition(p.Partition, errInvalidRequest))
 				continue
 			}
 			v := offsetValue{offset: p.Offset, leaderEpoch: -1, commitTimestampMs: now.UnixMilli(), expireTimestampMs: expire}
