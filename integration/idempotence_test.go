@@ -4,7 +4,11 @@ package integration
 // default), sarama (Producer.Idempotent), kcat (enable.idempotence=true) — and through
 // raw requests (kmsg) for Kafka's sequence and epoch checks. confluent-kafka-go and
 // kafkajs are not available offline; kcat exercises the same librdkafka as
-// confluent-kafka.
+// confluent-kafka. The TestIdempotence_Compatibility_* tests inject no faults: they
+// show that each client negotiates and produces idempotently. Retries are forced by
+// TestIdempotence_RawSequenceChecks (raw duplicates), ClientRetryAfterLostResponse
+// (kgo retrying a Produce whose response was lost, in idempotence_retry_test.go) and the
+// failover tests (idempotence_failover_test.go).
 
 import (
 	"context"
@@ -75,7 +79,7 @@ func consumeExactlyOnce(t *testing.T, c *Cluster, topic, format string, n int) {
 	}
 }
 
-func TestIdempotence_KgoDefault(t *testing.T) {
+func TestIdempotence_Compatibility_Kgo(t *testing.T) {
 	t.Parallel()
 	c := StartCluster(t, 1)
 	const topic = "idem-kgo"
@@ -105,7 +109,7 @@ func TestIdempotence_KgoDefault(t *testing.T) {
 	consumeExactlyOnce(t, c, topic, "kgo-%05d", idempotentRecords)
 }
 
-func TestIdempotence_Sarama(t *testing.T) {
+func TestIdempotence_Compatibility_Sarama(t *testing.T) {
 	t.Parallel()
 	c := StartCluster(t, 1)
 	const topic = "idem-sarama"
@@ -141,7 +145,7 @@ func TestIdempotence_Sarama(t *testing.T) {
 	consumeExactlyOnce(t, c, topic, "sarama-%05d", idempotentRecords)
 }
 
-func TestIdempotence_Kcat(t *testing.T) {
+func TestIdempotence_Compatibility_Kcat(t *testing.T) {
 	t.Parallel()
 	kcatBinary(t)
 	c := StartCluster(t, 1)
