@@ -40,6 +40,12 @@ var allowedExternal = map[string][]string{
 	"group":       {"github.com/twmb/franz-go/pkg/kmsg", "github.com/twmb/franz-go/pkg/kerr"},
 }
 
+// impure lists standard packages a pure state machine must not import (I/O and
+// randomness come in through its Config).
+var impure = map[string][]string{
+	"group": {"crypto/rand", "math/rand", "math/rand/v2", "os", "net"},
+}
+
 // raftImporters are the only packages that may import hashicorp/raft.
 var raftImporters = []string{"fsm", "broker"}
 
@@ -80,6 +86,9 @@ func TestImportGraph(t *testing.T) {
 					}
 					continue
 				}
+				if !testCode && slices.Contains(impure[name], imp) {
+					t.Errorf("%s imports %s: it is a pure state machine", p.ImportPath, imp)
+				}
 				if testCode || isStandard(imp) {
 					continue
 				}
@@ -114,4 +123,17 @@ func hasPrefixIn(path string, prefixes []string) bool {
 		}
 	}
 	return false
+}
+
+// TestOneCRC32CTable: the CRC-32C table is segment's (segment.CRC32C); no other package
+// builds its own.
+func TestOneCRC32CTable(t *testing.T) {
+	out, err := exec.Command("git", "grep", "-l", "crc32.MakeTable", "--", "*.go", ":!*_test.go").Output()
+	if err != nil && len(out) == 0 {
+		t.Skipf("git grep: %v", err)
+	}
+	files := strings.Fields(string(out))
+	if len(files) != 1 || files[0] != "segment/batch.go" {
+		t.Fatalf("CRC-32C tables built in %v, want only segment/batch.go", files)
+	}
 }

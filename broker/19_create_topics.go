@@ -12,7 +12,6 @@ package broker
 import (
 	"context"
 	"errors"
-	"strings"
 	"time"
 
 	"github.com/petrel-broker/petrel/metadata"
@@ -24,7 +23,7 @@ import (
 func init() { registerAPI(kmsg.CreateTopics, 2, 7, (*Broker).handleCreateTopics) }
 
 func (b *Broker) handleCreateTopics(ctx context.Context, req *rpc.Request) rpc.Result {
-	if req.ClientID != nil && strings.HasPrefix(*req.ClientID, forwardedClientPrefix) {
+	if fromBroker(req) {
 		// A broker's own request may create internal topics (a user's request that
 		// another broker forwards had its internal topics removed there).
 		return b.respondFromController(allowInternalCreate(ctx), req)

@@ -3,15 +3,15 @@ package broker
 // DescribeProducers (key 61), v0: the active idempotent producers of each named
 // partition, from its leader's producer state (kafka-transactions.sh
 // describe-producers, `petrel producers describe`). A partition this broker does not
-// lead is NOT_LEADER_OR_FOLLOWER; an unknown one UNKNOWN_TOPIC_OR_PARTITION. Without
-// transactions the coordinator epoch and the current transaction's start offset are -1.
+// lead is answered by noReplicaError (the one rule for NOT_LEADER_OR_FOLLOWER and
+// UNKNOWN_TOPIC_OR_PARTITION). Without transactions the coordinator epoch and the
+// current transaction's start offset are -1.
 
 import (
 	"context"
 	"fmt"
 
 	"github.com/petrel-broker/petrel/rpc"
-	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -37,11 +37,7 @@ func (b *Broker) handleDescribeProducers(ctx context.Context, req *rpc.Request) 
 func (b *Broker) describePartitionProducers(topic string, id int32, sp *kmsg.DescribeProducersResponseTopicPartition) {
 	part := b.partitions.get(topic, id)
 	if part == nil {
-		code := kerr.UnknownTopicOrPartition.Code
-		if t := b.Image().Topic(topic); t != nil && id >= 0 && int(id) < len(t.Partitions) {
-			code = kerr.NotLeaderForPartition.Code
-		}
-		sp.ErrorCode, sp.ErrorMessage = code, errorMessage(fmt.Errorf("broker %d does not lead %s-%d", b.cfg.NodeID, topic, id))
+		sp.ErrorCode, sp.ErrorMessage = b.noReplicaError(topic, id), errorMessage(fmt.Errorf("broker %d does not lead %s-%d", b.cfg.NodeID, topic, id))
 		return
 	}
 	entries, err := part.Producers()

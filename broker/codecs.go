@@ -9,7 +9,7 @@ import (
 	"sync"
 
 	"github.com/klauspost/compress/gzip"
-	"github.com/klauspost/compress/s2"
+	"github.com/klauspost/compress/snappy"
 	"github.com/klauspost/compress/zstd"
 	"github.com/petrel-broker/petrel/segment"
 	"github.com/pierrec/lz4/v4"
@@ -155,7 +155,7 @@ func (r *snappyReader) Read(p []byte) (int, error) {
 		} else {
 			r.src = nil
 		}
-		size, err := s2.DecodedLen(block)
+		size, err := snappy.DecodedLen(block)
 		if err != nil {
 			return 0, fmt.Errorf("snappy: %w", err)
 		}
@@ -165,7 +165,9 @@ func (r *snappyReader) Read(p []byte) (int, error) {
 		if cap(r.out) < size {
 			r.out = make([]byte, size)
 		}
-		out, err := s2.Decode(r.out[:size], block)
+		// Strict: s2.Decode also accepts S2-only encodings (repeat offsets), which
+		// Java and librdkafka consumers cannot decode; such a batch is refused.
+		out, err := snappy.DecodeStrict(r.out[:size], block)
 		if err != nil {
 			return 0, fmt.Errorf("snappy: %w", err)
 		}

@@ -7,6 +7,8 @@ package broker
 // partition and answer through a RespondLater channel.
 
 import (
+	"crypto/rand"
+	"fmt"
 	"sync"
 	"time"
 
@@ -41,6 +43,7 @@ func newGroupCoordinator(b *Broker) *groupCoordinator {
 	}
 	cfg.OffsetsRetention = time.Duration(c.int64Value("offsets.retention.minutes")) * time.Minute
 	cfg.OffsetMetadataMaxBytes = int(c.int64Value("offset.metadata.max.bytes"))
+	cfg.NewMemberID = randomUUID
 	return &groupCoordinator{b: b, cfg: cfg, expireInterval: c.durationMs("offsets.retention.check.interval.ms"),
 		rt: coordinator.New(coordinator.Config{
 			Name:          offsetsTopic,
@@ -239,4 +242,14 @@ func clientOf(req *rpc.Request) group.Client {
 		c.Host = "/" + host
 	}
 	return c
+}
+
+// randomUUID is a random (version 4) UUID as Java's UUID.toString prints it: the unique
+// part of the member ids the group coordinator generates, as Kafka's.
+func randomUUID() string {
+	var u [16]byte
+	_, _ = rand.Read(u[:])
+	u[6] = u[6]&0x0f | 0x40
+	u[8] = u[8]&0x3f | 0x80
+	return fmt.Sprintf("%x-%x-%x-%x-%x", u[0:4], u[4:6], u[6:8], u[8:10], u[10:16])
 }

@@ -30,6 +30,7 @@ func TestOffsetsReplicationFactorDefaultsByShape(t *testing.T) {
 		{5, nil, 3}, // Kafka's default
 		{1, map[string]string{"offsets.topic.replication.factor": "3"}, 3},
 		{5, map[string]string{"offsets.topic.replication.factor": "2"}, 2},
+		{5, map[string]string{"offsets.topic.replication.factor": " 2 "}, 2}, // Kafka trims, as the validator did
 	} {
 		cfg := Config{Voters: voters(tc.voters), Properties: tc.props}
 		if got := cfg.offsetsReplicationFactor(); got != tc.want {
@@ -52,7 +53,7 @@ func TestCompactedTopicsAreNeverTrimmed(t *testing.T) {
 // Effects are carried out in group.Effects' order: Committed with the write's outcome
 // (which may change the responses), then the replies, then the further Effects.
 func TestEffectsBecomeResultsInOrder(t *testing.T) {
-	g := &groupShard{gc: &groupCoordinator{}, s: group.NewShard(group.DefaultConfig())}
+	g := &groupShard{gc: &groupCoordinator{}, s: group.NewShard(group.Config{NewMemberID: randomUUID})}
 	var order []string
 	resp := kmsg.NewPtrHeartbeatResponse()
 	eff := group.Effects{

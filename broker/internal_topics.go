@@ -9,7 +9,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 	"sync/atomic"
 	"time"
 
@@ -49,9 +48,8 @@ func internalCreateAllowed(ctx context.Context) bool {
 // min(3, number of voters), or 1 for a one-voter node without --voters, so that a
 // single node and `petrel dev --nodes N` work with no settings. Kafka's default is 3.
 func (c *Config) offsetsReplicationFactor() int {
-	if v, ok := c.Properties["offsets.topic.replication.factor"]; ok {
-		n, _ := strconv.Atoi(v)
-		return n
+	if _, ok := c.brokerValue("offsets.topic.replication.factor"); ok {
+		return int(c.int64Value("offsets.topic.replication.factor"))
 	}
 	return max(1, min(3, len(c.Voters)))
 }

@@ -150,11 +150,19 @@ func (b *Broker) controllerLocal(ctx context.Context, req kmsg.Request) (kmsg.Re
 // forwarded again, so brokers that briefly disagree on the controller cannot loop.
 const forwardedClientPrefix = "petrel-broker-"
 
+// fromBroker is the one answer to "did another Petrel broker send this request"
+// (follower fetches, forwarded and internal requests): its client id starts with
+// forwardedClientPrefix. The client id is not authenticated: until listeners
+// authenticate (P12), any client may claim it (DESIGN.md, "Trust between brokers").
+func fromBroker(req *rpc.Request) bool {
+	return req.ClientID != nil && strings.HasPrefix(*req.ClientID, forwardedClientPrefix)
+}
+
 // respondFromController answers a controller request received over the wire: in
 // process on the controller, or forwarded to it from any other broker.
 func (b *Broker) respondFromController(ctx context.Context, req *rpc.Request) rpc.Result {
 	body := req.Body
-	if !b.IsController() && req.ClientID != nil && strings.HasPrefix(*req.ClientID, forwardedClientPrefix) {
+	if !b.IsController() && fromBroker(req) {
 		return rpc.Respond(notControllerResponse(body, ErrNotController))
 	}
 	ch := make(chan kmsg.Response, 1)

@@ -26,7 +26,6 @@ package broker
 import (
 	"context"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/petrel-broker/petrel/rpc"
@@ -54,12 +53,6 @@ func (b *Broker) markReady(caughtUp, opened time.Time, offset uint64, replicas i
 		"replica_recovery", opened.Sub(caughtUp).Round(time.Millisecond).String(),
 		"replicas", replicas,
 		"total", opened.Sub(b.startedAt).Round(time.Millisecond).String())
-}
-
-// fromBroker reports a request another Petrel broker sent (follower fetches, forwarded
-// requests): they carry forwardedClientPrefix in their client id.
-func fromBroker(req *rpc.Request) bool {
-	return req.ClientID != nil && strings.HasPrefix(*req.ClientID, forwardedClientPrefix)
 }
 
 // partitionAPI reports the APIs answered per partition from the local replicas alone:

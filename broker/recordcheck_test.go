@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/klauspost/compress/s2"
+	"github.com/klauspost/compress/snappy"
 	"github.com/petrel-broker/petrel/segment"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -180,6 +182,36 @@ func TestRecordValidationCodes(t *testing.T) {
 			}
 		}
 	})
+}
+
+// A batch labelled snappy must hold standard Snappy: an S2 block (S2's repeat-offset
+// extension) decodes with s2 but not in Java or librdkafka consumers, so it is refused
+// as CORRUPT_MESSAGE rather than stored. Raw and xerial-framed alike.
+func TestSnappyBatchWithS2OnlyBlockIsRefused(t *testing.T) {
+	section := rvGoodSection(20, 200, true, 7)
+	block := s2.Encode(nil, section)
+	if _, err := snappy.DecodeStrict(nil, block); err == nil {
+		t.Fatal("the s2 block is valid snappy: the test needs S2-only encodings")
+	}
+	if out, err := s2.Decode(nil, block); err != nil || !bytes.Equal(out, section) {
+		t.Fatalf("s2 round trip: %v", err)
+	}
+	xerial := append(append([]byte(nil), xerialMagic...), 0, 0, 0, 1, 0, 0, 0, 1)
+	xerial = binary.BigEndian.AppendUint32(xerial, uint32(len(block)))
+	xerial = append(xerial, block...)
+
+	b := startTestBroker(t, "", nil)
+	mustCreateTopic(t, newAdmin(t, b), "s", 1, nil)
+	cl := newClient(t, b)
+	for name, data := range map[string][]byte{"raw": block, "xerial": xerial} {
+		if code, msg := produceRaw(t, cl, "s", rvBatch(data, 20, 2)); code != kerr.CorruptMessage.Code {
+			t.Errorf("%s: error code %d (%s), want CORRUPT_MESSAGE", name, code, msg)
+		}
+	}
+	// Standard snappy still passes.
+	if code, msg := produceRaw(t, cl, "s", rvBatch(rvCompress(t, section, 2), 20, 2)); code != 0 {
+		t.Fatalf("snappy: error code %d (%s)", code, msg)
+	}
 }
 
 func flipByte(b []byte, i int) []byte {

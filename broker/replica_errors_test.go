@@ -34,7 +34,8 @@ func oneRecordBatch() []byte {
 }
 
 // partitionErrors asks b, as clientID, for topic-partition with Produce, Fetch,
-// ListOffsets and OffsetForLeaderEpoch and returns each answer's error code.
+// ListOffsets, OffsetForLeaderEpoch and DescribeProducers and returns each answer's
+// error code.
 func partitionErrors(t *testing.T, b *Broker, clientID, topic string, partition int32) map[string]int16 {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
@@ -93,6 +94,12 @@ func partitionErrors(t *testing.T, b *Broker, clientID, topic string, partition 
 	ot.Partitions = append(ot.Partitions, op)
 	ofle.Topics = append(ofle.Topics, ot)
 	out["OffsetForLeaderEpoch"] = do(ofle).(*kmsg.OffsetForLeaderEpochResponse).Topics[0].Partitions[0].ErrorCode
+
+	producers := kmsg.NewPtrDescribeProducersRequest()
+	dt := kmsg.NewDescribeProducersRequestTopic()
+	dt.Topic, dt.Partitions = topic, []int32{partition}
+	producers.Topics = append(producers.Topics, dt)
+	out["DescribeProducers"] = do(producers).(*kmsg.DescribeProducersResponse).Topics[0].Partitions[0].ErrorCode
 	return out
 }
 

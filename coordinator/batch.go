@@ -4,9 +4,9 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"hash/crc32"
 	"time"
 
+	"github.com/petrel-broker/petrel/segment"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -15,16 +15,11 @@ type Record struct {
 	Key, Value []byte
 }
 
-var castagnoli = crc32.MakeTable(crc32.Castagnoli)
-
 // Byte offsets in a RecordBatch v2 (segment/doc.go draws the layout).
 const (
 	batchLengthOffset     = 8
 	batchCRCOffset        = 17
 	batchAttributesOffset = 21
-	batchHeaderSize       = 61
-	attributeCodecMask    = 0x07
-	attributeControl      = 0x20
 )
 
 // EncodeBatch builds one uncompressed RecordBatch v2 holding records, with base offset
@@ -52,7 +47,7 @@ func EncodeBatch(records []Record, now time.Time) []byte {
 	}
 	out := batch.AppendTo(nil)
 	binary.BigEndian.PutUint32(out[batchLengthOffset:], uint32(len(out)-12))
-	binary.BigEndian.PutUint32(out[batchCRCOffset:], crc32.Checksum(out[batchAttributesOffset:], castagnoli))
+	binary.BigEndian.PutUint32(out[batchCRCOffset:], segment.CRC32C(out[batchAttributesOffset:]))
 	return out
 }
 
@@ -60,42 +55,39 @@ func EncodeBatch(records []Record, now time.Time) []byte {
 var errUnsupportedBatch = errors.New("coordinator: compressed batches are not supported")
 
 // decodeBatches calls fn for every record of the data batches in buf (whole RecordBatch
-// v2 batches as a read returns them); control batches are skipped. It returns the
-// offset after the last whole batch.
+// v2 batches as a read returns them, headers parsed by segment.ParseBatchHeader, records
+// by kmsg); control batches are skipped. It returns the offset after the last whole
+// batch.
 func decodeBatches(buf []byte, fn func(offset int64, key, value []byte)) (next int64, err error) {
 	next = -1
 	for len(buf) > 0 {
-		if len(buf) < 12 {
-			return next, fmt.Errorf("coordinator: truncated batch header")
-		}
-		size := int(binary.BigEndian.Uint32(buf[batchLengthOffset:])) + 12
-		if size < batchHeaderSize || size > len(buf) {
-			return next, fmt.Errorf("coordinator: batch of %d bytes in %d", size, len(buf))
-		}
-		var b kmsg.RecordBatch
-		if err := b.ReadFrom(buf[:size]); err != nil {
+		h, err := segment.ParseBatchHeader(buf)
+		if err != nil {
 			return next, fmt.Errorf("coordinator: %w", err)
 		}
-		buf = buf[size:]
-		next = b.FirstOffset + int64(b.LastOffsetDelta) + 1
-		if b.Attributes&attributeControl != 0 {
+		if h.Size() > int64(len(buf)) {
+			return next, fmt.Errorf("coordinator: batch of %d bytes in %d", h.Size(), len(buf))
+		}
+		recs := buf[segment.BatchHeaderSize:h.Size()]
+		buf = buf[h.Size():]
+		next = h.NextOffset()
+		if h.Control() {
 			continue
 		}
-		if b.Attributes&attributeCodecMask != 0 {
+		if h.Codec() != 0 {
 			return next, errUnsupportedBatch
 		}
-		recs := b.Records
-		for i := int32(0); i < b.NumRecords; i++ {
+		for i := int32(0); i < h.RecordCount; i++ {
 			length, n := binary.Varint(recs)
 			if n <= 0 || length < 0 || int(length) > len(recs)-n {
-				return next, fmt.Errorf("coordinator: record %d of the batch at %d is torn", i, b.FirstOffset)
+				return next, fmt.Errorf("coordinator: record %d of the batch at %d is torn", i, h.BaseOffset)
 			}
 			var r kmsg.Record
 			if err := r.ReadFrom(recs[:n+int(length)]); err != nil {
-				return next, fmt.Errorf("coordinator: record %d of the batch at %d: %w", i, b.FirstOffset, err)
+				return next, fmt.Errorf("coordinator: record %d of the batch at %d: %w", i, h.BaseOffset, err)
 			}
 			recs = recs[n+int(length):]
-			fn(b.FirstOffset+int64(r.OffsetDelta), r.Key, r.Value)
+			fn(h.BaseOffset+int64(r.OffsetDelta), r.Key, r.Value)
 		}
 	}
 	return next, nil

@@ -139,7 +139,7 @@ func (e *executor) run() {
 			return
 		}
 		if len(e.pending) > 0 {
-			deadline.Reset(max(time.Until(e.pending[0].deadline), time.Millisecond))
+			deadline.Reset(max(e.pending[0].deadline.Sub(e.rt.cfg.Now()), time.Millisecond))
 		}
 	}
 }
@@ -280,7 +280,7 @@ func (e *executor) carryOut(res Result) {
 		return
 	}
 	minInsync := e.minInsync()
-	info, err := e.log.AppendAsLeader(EncodeBatch(res.Records, now), minInsync)
+	info, err := e.log.AppendAsLeaderInEpoch(EncodeBatch(res.Records, now), e.epoch, minInsync)
 	if err != nil {
 		code := translateAppendError(err)
 		if code == codeUnknownServerError {
@@ -295,7 +295,7 @@ func (e *executor) carryOut(res Result) {
 	if committed == nil {
 		committed = func(time.Time, int16) Result { return Result{} }
 	}
-	e.pending = append(e.pending, pendingWrite{end: info.LastOffset + 1, deadline: time.Now().Add(e.rt.cfg.WriteTimeout),
+	e.pending = append(e.pending, pendingWrite{end: info.LastOffset + 1, deadline: now.Add(e.rt.cfg.WriteTimeout),
 		minInsync: minInsync, committed: committed})
 	e.checkPending()
 }
@@ -315,7 +315,7 @@ func (e *executor) checkPending() {
 			code = codeCoordinatorNotAvailable // NOT_ENOUGH_REPLICAS_AFTER_APPEND
 		case st.HighWatermark >= p.end:
 			code = 0
-		case !time.Now().Before(p.deadline):
+		case !now.Before(p.deadline):
 			code = codeCoordinatorNotAvailable // REQUEST_TIMED_OUT
 		default:
 			return

@@ -32,10 +32,15 @@ func (f *fakeLog) notifyLocked() {
 	}
 }
 
-func (f *fakeLog) AppendAsLeader(records []byte, minInsync int) (segment.AppendInfo, error) {
+func (f *fakeLog) AppendAsLeaderInEpoch(records []byte, leaderEpoch int32, minInsync int) (segment.AppendInfo, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.role != replication.Leader {
+	switch {
+	case leaderEpoch >= 0 && leaderEpoch < f.epoch:
+		return segment.AppendInfo{}, replication.ErrFencedLeaderEpoch
+	case leaderEpoch > f.epoch:
+		return segment.AppendInfo{}, replication.ErrUnknownLeaderEpoch
+	case f.role != replication.Leader:
 		return segment.AppendInfo{}, replication.ErrNotLeader
 	}
 	if f.appendErr != nil {

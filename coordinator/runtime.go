@@ -13,7 +13,9 @@ import (
 
 // Log is what the runtime needs of a partition replica; *replication.Partition has it.
 type Log interface {
-	AppendAsLeader(records []byte, minInsync int) (segment.AppendInfo, error)
+	// AppendAsLeaderInEpoch appends only while the replica leads in leaderEpoch (a stale
+	// executor's write is refused: ErrFencedLeaderEpoch).
+	AppendAsLeaderInEpoch(records []byte, leaderEpoch int32, minInsync int) (segment.AppendInfo, error)
 	Read(offset int64, maxBytes int, currentLeaderEpoch int32, scope replication.ReplicaScope) (replication.FetchResult, error)
 	State() replication.State
 	Watch(w *replication.Waiter)
@@ -213,7 +215,8 @@ func translateAppendError(err error) int16 {
 	case errors.Is(err, replication.ErrNotEnoughReplicas):
 		return codeCoordinatorNotAvailable
 	case errors.Is(err, replication.ErrNotLeader), errors.Is(err, replication.ErrPartitionStopped),
-		errors.Is(err, replication.ErrFencedLeaderEpoch), errors.Is(err, segment.ErrLogFailed),
+		errors.Is(err, replication.ErrFencedLeaderEpoch), errors.Is(err, replication.ErrUnknownLeaderEpoch),
+		errors.Is(err, segment.ErrLogFailed),
 		errors.Is(err, segment.ErrClosed):
 		return codeNotCoordinator
 	}

@@ -96,7 +96,7 @@ func startRuntime(t *testing.T, cfg Config) *Runtime {
 func appendRecords(t *testing.T, f *fakeLog, recs ...Record) {
 	t.Helper()
 	f.set(func(f *fakeLog) { f.autoCommit = true })
-	if _, err := f.AppendAsLeader(EncodeBatch(recs, time.Now()), 0); err != nil {
+	if _, err := f.AppendAsLeaderInEpoch(EncodeBatch(recs, time.Now()), -1, 0); err != nil {
 		t.Fatal(err)
 	}
 	f.set(func(f *fakeLog) { f.autoCommit = false })
@@ -108,7 +108,7 @@ func TestLoadReplaysCommittedLogThenServes(t *testing.T) {
 	appendRecords(t, f, Record{Key: []byte("a")}) // tombstone
 	// An appended but uncommitted batch: loading waits for the high watermark.
 	f.set(func(f *fakeLog) { f.autoCommit = false })
-	if _, err := f.AppendAsLeader(EncodeBatch([]Record{{Key: []byte("b"), Value: []byte("2")}}, time.Now()), 0); err != nil {
+	if _, err := f.AppendAsLeaderInEpoch(EncodeBatch([]Record{{Key: []byte("b"), Value: []byte("2")}}, time.Now()), -1, 0); err != nil {
 		t.Fatal(err)
 	}
 	r := startRuntime(t, Config{})
@@ -341,6 +341,61 @@ func TestLoadAgainInANewEpochReloads(t *testing.T) {
 	n := submitWait(t, r, 0, func(_ time.Time, sh Shard) (int, Result) { return len(sh.(*testShard).replayed), Result{} })
 	if n != 1 {
 		t.Fatalf("new load replayed %d records", n)
+	}
+}
+
+// An executor loaded in an older leader epoch (its reload not yet arrived) writes
+// nothing: the append carries its epoch and the partition refuses it.
+func TestStaleEpochWriteIsRefused(t *testing.T) {
+	f := newFakeLog(1)
+	r := startRuntime(t, Config{WriteTimeout: 10 * time.Second})
+	r.Load(LoadSpec{Partition: 0, LeaderEpoch: 1, Log: f, Shard: &testShard{t: t}})
+	waitFor(t, "serving", func() bool { return len(r.Serving()) == 1 })
+	f.set(func(f *fakeLog) { f.epoch = 2 })
+	done := make(chan int16, 1)
+	submitWait(t, r, 0, func(time.Time, Shard) (struct{}, Result) {
+		return struct{}{}, Result{Records: []Record{{Key: []byte("k")}},
+			Committed: func(_ time.Time, code int16) Result { done <- code; return Result{} }}
+	})
+	select {
+	case code := <-done:
+		if code != kerr.NotCoordinator.Code {
+			t.Fatalf("code %d, want NOT_COORDINATOR", code)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("write never completed")
+	}
+	if st := f.State(); st.LogEndOffset != 0 {
+		t.Fatalf("the stale executor wrote: log end %d", st.LogEndOffset)
+	}
+}
+
+// offsets.commit.timeout.ms runs on the runtime's clock: a write the high watermark has
+// not passed fails with COORDINATOR_NOT_AVAILABLE once the clock passes its deadline.
+func TestWriteTimeoutFollowsTheClock(t *testing.T) {
+	var mu sync.Mutex
+	clock := time.UnixMilli(1_700_000_000_000)
+	now := func() time.Time { mu.Lock(); defer mu.Unlock(); return clock }
+	f := newFakeLog(0)
+	r := startRuntime(t, Config{WriteTimeout: time.Hour, Now: now})
+	r.Load(LoadSpec{Partition: 0, LeaderEpoch: 0, Log: f, Shard: &testShard{t: t}})
+	waitFor(t, "serving", func() bool { return len(r.Serving()) == 1 })
+	done := make(chan int16, 1)
+	submitWait(t, r, 0, func(time.Time, Shard) (struct{}, Result) {
+		return struct{}{}, Result{Records: []Record{{Key: []byte("k")}},
+			Committed: func(_ time.Time, code int16) Result { done <- code; return Result{} }}
+	})
+	mu.Lock()
+	clock = clock.Add(time.Hour)
+	mu.Unlock()
+	f.set(func(*fakeLog) {}) // wakes the executor, as any high watermark move does
+	select {
+	case code := <-done:
+		if code != kerr.CoordinatorNotAvailable.Code {
+			t.Fatalf("code %d, want COORDINATOR_NOT_AVAILABLE", code)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the write did not time out on the runtime's clock")
 	}
 }
 

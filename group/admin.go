@@ -98,9 +98,16 @@ func (s *Shard) deleteGroup(now time.Time, groupID string, send func(errorCode i
 		send(errNonEmptyGroup)
 		return b.effects()
 	}
-	tps := make([]topicPartition, 0, len(g.offsets))
+	// Pending commits lie before the tombstones in the log: they are deleted too, as
+	// Kafka's coordinator deletes the offsets as they stand at the log end.
+	tps := make([]topicPartition, 0, len(g.offsets)+len(g.pendingOffsets))
 	for tp := range g.offsets {
 		tps = append(tps, tp)
+	}
+	for tp := range g.pendingOffsets {
+		if _, ok := g.offsets[tp]; !ok {
+			tps = append(tps, tp)
+		}
 	}
 	sort.Slice(tps, func(i, j int) bool {
 		if tps[i].topic != tps[j].topic {

@@ -1,6 +1,10 @@
 package group
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
 
 func TestDescribeGroup(t *testing.T) {
 	h := newHarness(t, testConfig())
@@ -109,5 +113,51 @@ func TestUnloadAnswersParkedRequests(t *testing.T) {
 	}
 	if got := h.s.ListGroups(nil, nil); len(got) != 0 {
 		t.Fatalf("groups after unload %v", got)
+	}
+}
+
+// A commit still pending when DeleteGroups starts lies before the tombstones in the log:
+// the deletion covers it (Kafka's coordinator deletes the offsets as they stand at the
+// log end), and memory agrees with a replay of the log.
+func TestDeleteGroupWithPendingCommit(t *testing.T) {
+	h := newHarness(t, testConfig())
+	h.commit(8, "k", "", -1, map[int32]int64{0: 5})
+	h.hold = true
+	h.commit(8, "k", "", -1, map[int32]int64{0: 10, 1: 3}) // pending: p0 changes, p1 is new
+	var code int16 = -2
+	h.run(h.s.DeleteGroup(h.now, "k", func(c int16) { code = c }))
+	h.release(0)
+	if code != 0 {
+		t.Fatalf("delete %d", code)
+	}
+	r := NewShard(testConfig())
+	for _, rec := range h.log {
+		if err := r.Replay(rec.Key, rec.Value); err != nil {
+			t.Fatal(err)
+		}
+	}
+	replayed := r.OffsetFetch("k", []kmsg.OffsetFetchRequestTopic{{Topic: "t", Partitions: []int32{0, 1}}}, false)
+	got := h.fetched("k", 0, 1)
+	for _, p := range replayed.Topics[0].Partitions {
+		if p.Offset != got[p.Partition] {
+			t.Fatalf("partition %d: memory serves %d, the replayed log %d", p.Partition, got[p.Partition], p.Offset)
+		}
+	}
+	if got[0] != -1 || got[1] != -1 {
+		t.Fatalf("offsets after delete %v", got)
+	}
+	if d := h.s.DescribeGroup("k", false); d.State != "Dead" {
+		t.Fatalf("state %s", d.State)
+	}
+	// A commit appended after the deletion is kept, in memory and in the log.
+	h.hold = true
+	h.commit(8, "m", "", -1, map[int32]int64{0: 1})
+	h.release(0)
+	h.hold = true
+	h.run(h.s.DeleteGroup(h.now, "m", func(int16) {}))
+	h.commit(8, "m", "", -1, map[int32]int64{0: 7})
+	h.release(0)
+	if got := h.fetched("m", 0); got[0] != 7 {
+		t.Fatalf("commit after delete: %v", got)
 	}
 }

@@ -34,9 +34,13 @@ type Config struct {
 	// OffsetMetadataMaxBytes is offset.metadata.max.bytes (4096): longer commit
 	// metadata gets OFFSET_METADATA_TOO_LARGE.
 	OffsetMetadataMaxBytes int
+	// NewMemberID returns the unique part of a generated member id (clientId or
+	// group.instance.id, "-", then this; Kafka uses a random UUID). The broker supplies
+	// a random one; NewShard panics without it (the package draws no randomness itself).
+	NewMemberID func() string
 }
 
-// DefaultConfig returns Kafka's defaults.
+// DefaultConfig returns Kafka's defaults; NewMemberID is left for the caller.
 func DefaultConfig() Config {
 	return Config{
 		MinSessionTimeout:      6 * time.Second,
@@ -100,7 +104,7 @@ type Shard struct {
 
 	// groups are the shard's groups by id, simple (standalone) consumers' included.
 	groups map[string]*group
-	// uuid returns a random UUID in Java's UUID.toString form (member ids); tests set it.
+	// uuid is Config.NewMemberID; tests replace it.
 	uuid func() string
 	// epoch counts Unloads: write callbacks of an earlier load do nothing.
 	epoch int
@@ -109,9 +113,12 @@ type Shard struct {
 	latest time.Time
 }
 
-// NewShard returns an empty shard.
+// NewShard returns an empty shard. cfg.NewMemberID must be set.
 func NewShard(cfg Config) *Shard {
-	return &Shard{cfg: cfg, groups: map[string]*group{}, uuid: randomUUID}
+	if cfg.NewMemberID == nil {
+		panic("group: Config.NewMemberID is not set")
+	}
+	return &Shard{cfg: cfg, groups: map[string]*group{}, uuid: cfg.NewMemberID}
 }
 
 // Replay applies one record read from the partition while loading it, in offset order.

@@ -29,4 +29,5 @@ var (
 	errFencedInstanceID        = kerr.FencedInstanceID.Code
 	errGroupMaxSizeReached     = kerr.GroupMaxSizeReached.Code
 	errUnstableOffsetCommit    = kerr.UnstableOffsetCommit.Code
+	errInvalidRequest          = kerr.InvalidRequest.Code
 )

@@ -33,6 +33,8 @@ func newHarness(t *testing.T, cfg Config) *harness {
 
 func testConfig() Config {
 	cfg := DefaultConfig()
+	n := 0
+	cfg.NewMemberID = func() string { n++; return fmt.Sprintf("id%d", n) }
 	cfg.InitialRebalanceDelay = 0
 	return cfg
 }

@@ -26,6 +26,10 @@ func (s *Shard) joinGroup(now time.Time, c Client, req *kmsg.JoinGroupRequest, s
 		b.reply(send, joinResponse(req.Version, errInvalidGroupID, req.MemberID))
 		return b.effects()
 	}
+	if !joinFitsRecords(c, req) {
+		b.reply(send, joinResponse(req.Version, errInvalidRequest, req.MemberID))
+		return b.effects()
+	}
 	session := ms(req.SessionTimeoutMillis)
 	if session < s.cfg.MinSessionTimeout || session > s.cfg.MaxSessionTimeout {
 		b.reply(send, joinResponse(req.Version, errInvalidSessionTimeout, req.MemberID))
@@ -495,3 +499,28 @@ func (s *Shard) maybeElectNewJoinedLeader(g *group) bool {
 
 // validGroupID: not empty, and short enough for the records' int16-length strings.
 func validGroupID(id string) bool { return id != "" && len(id) <= math.MaxInt16 }
+
+// memberIDSuffixRoom is what a generated member id adds to the client id or
+// group.instance.id: "-" and a UUID (36 bytes).
+const memberIDSuffixRoom = 1 + 36
+
+// joinFitsRecords reports whether every string of a JoinGroup that the group metadata
+// record stores fits its int16 length (flexible JoinGroup v6+ can carry longer ones):
+// the client id and group.instance.id with room for the generated member id's suffix,
+// the member id, the protocol type and names. A longer one would be stored cut and
+// not match after a reload, so the request is refused (INVALID_REQUEST) instead.
+func joinFitsRecords(c Client, req *kmsg.JoinGroupRequest) bool {
+	if len(c.ID) > maxRecordString-memberIDSuffixRoom || !fitsRecord(c.Host) || !fitsRecord(req.MemberID) ||
+		!fitsRecord(req.ProtocolType) {
+		return false
+	}
+	if req.InstanceID != nil && len(*req.InstanceID) > maxRecordString-memberIDSuffixRoom {
+		return false
+	}
+	for _, p := range req.Protocols {
+		if !fitsRecord(p.Name) {
+			return false
+		}
+	}
+	return true
+}

@@ -1,6 +1,7 @@
 package group
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -222,7 +223,8 @@ func TestSessionExpiry(t *testing.T) {
 }
 
 func TestInitialRebalanceDelay(t *testing.T) {
-	cfg := DefaultConfig() // 3 s
+	cfg := testConfig()
+	cfg.InitialRebalanceDelay = DefaultConfig().InitialRebalanceDelay // 3 s
 	h := newHarness(t, cfg)
 	a := h.join("g", "")
 	h.advance(2 * time.Second)
@@ -371,5 +373,59 @@ func TestDuplicateProtocolNames(t *testing.T) {
 	b := h.join("g", "", withProtocols(protocol("b", nil)))
 	if !b.done() || b.resp.ErrorCode != errInconsistentProtocol {
 		t.Fatalf("second join %+v", b.resp)
+	}
+}
+
+// Generated member ids come from Config.NewMemberID (the group package draws no
+// randomness of its own): clientId, "-", then its value.
+func TestMemberIDFromConfig(t *testing.T) {
+	cfg := testConfig()
+	cfg.NewMemberID = func() string { return "from-config" }
+	s := NewShard(cfg)
+	req := kmsg.NewPtrJoinGroupRequest()
+	req.Version, req.Group, req.ProtocolType = 4, "g", "consumer"
+	req.SessionTimeoutMillis, req.RebalanceTimeoutMillis = 10000, 10000
+	req.Protocols = []kmsg.JoinGroupRequestProtocol{protocol("range", consumerMeta("t"))}
+	var got *kmsg.JoinGroupResponse
+	e := s.JoinGroup(time.UnixMilli(1_700_000_000_000), Client{ID: "client", Host: "/127.0.0.1"}, req, func(r kmsg.Response) { got = r.(*kmsg.JoinGroupResponse) })
+	for _, r := range e.Replies {
+		r.Send(r.Response)
+	}
+	if got == nil || got.ErrorCode != errMemberIDRequired || got.MemberID != "client-from-config" {
+		t.Fatalf("join %+v", got)
+	}
+}
+
+// Strings the group metadata record cannot hold whole (int16 lengths; JoinGroup v6+ is
+// flexible and can carry longer ones) are refused up front, never stored cut: a cut
+// member id would not match after a reload.
+func TestJoinRefusesStringsTooLongForRecords(t *testing.T) {
+	long := strings.Repeat("i", 40000)
+	h := newHarness(t, testConfig())
+	if j := h.join("g", "", withVersion(6), withInstance(long)); !j.done() || j.resp.ErrorCode != errInvalidRequest {
+		t.Fatalf("long group.instance.id: %+v", j.resp)
+	}
+	if j := h.join("g", "", withVersion(6), withProtocols(protocol(long, consumerMeta("t")))); !j.done() || j.resp.ErrorCode != errInvalidRequest {
+		t.Fatalf("long protocol name: %+v", j.resp)
+	}
+	// A client id that fits but leaves no room for the generated member id's suffix.
+	req := kmsg.NewPtrJoinGroupRequest()
+	req.Version, req.Group, req.ProtocolType = 6, "g", "consumer"
+	req.SessionTimeoutMillis, req.RebalanceTimeoutMillis = 10000, 10000
+	req.Protocols = []kmsg.JoinGroupRequestProtocol{protocol("range", consumerMeta("t"))}
+	b := &box[kmsg.JoinGroupResponse]{}
+	h.run(h.s.JoinGroup(h.now, Client{ID: strings.Repeat("c", 32767), Host: "/127.0.0.1"}, req, b.send))
+	if !b.done() || b.resp.ErrorCode != errInvalidRequest {
+		t.Fatalf("long client id: %+v", b.resp)
+	}
+	if len(h.log) != 0 || len(h.s.groups) != 0 {
+		t.Fatalf("refused joins left %d records, %d groups", len(h.log), len(h.s.groups))
+	}
+	// The longest instance id that fits joins and survives a reload.
+	fits := strings.Repeat("i", maxRecordString-memberIDSuffixRoom)
+	j := h.join("s", "", withVersion(6), withInstance(fits))
+	h.advance(0)
+	if j.resp == nil || j.resp.ErrorCode != 0 {
+		t.Fatalf("longest instance id: %+v", j.resp)
 	}
 }

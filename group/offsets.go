@@ -44,8 +44,12 @@ func (s *Shard) offsetCommit(now time.Time, req *kmsg.OffsetCommitRequest, resp 
 		ti := commitTopic(resp, t.Topic)
 		for _, p := range t.Partitions {
 			rt := &resp.Topics[ti]
-			if p.Metadata != nil && len(*p.Metadata) > s.cfg.OffsetMetadataMaxBytes {
+			if p.Metadata != nil && (len(*p.Metadata) > s.cfg.OffsetMetadataMaxBytes || !fitsRecord(*p.Metadata)) {
 				rt.Partitions = append(rt.Partitions, commitPartition(p.Partition, errOffsetMetadataTooLarge))
+				continue
+			}
+			if !fitsRecord(t.Topic) { // flexible OffsetCommit v8+; never stored cut
+				rt.Partitions = append(rt.Partitions, commitPartition(p.Partition, errInvalidRequest))
 				continue
 			}
 			v := offsetValue{offset: p.Offset, leaderEpoch: -1, commitTimestampMs: now.UnixMilli(), expireTimestampMs: expire}
@@ -359,20 +363,16 @@ func expirationBase(g *group) (func(offsetValue) int64, bool) {
 	return nil, false
 }
 
-// applyDeletion returns the write callback that forgets deleted offsets (those not
-// committed again meanwhile) and, with deleteGroup, the group if it is still Empty.
+// applyDeletion returns the write callback that forgets the deleted offsets and, with
+// deleteGroup, the group if it is still Empty. Writes complete in append order, so every
+// commit appended before the tombstones has been applied when it runs and every later
+// one is applied after it: deleting unconditionally makes memory what the log replays.
 func (s *Shard) applyDeletion(g *group, tps []topicPartition, deleteGroup bool, done func(code int16)) func(int16) Effects {
 	epoch := s.epoch
-	before := make(map[topicPartition]offsetValue, len(tps))
-	for _, tp := range tps {
-		before[tp] = g.offsets[tp]
-	}
 	return func(code int16) Effects {
 		if s.epoch == epoch && code == 0 {
-			for tp, v := range before {
-				if cur, ok := g.offsets[tp]; ok && cur == v {
-					delete(g.offsets, tp)
-				}
+			for _, tp := range tps {
+				delete(g.offsets, tp)
 			}
 			if deleteGroup && g.is(stateEmpty) && len(g.members) == 0 && s.groups[g.id] == g {
 				if len(g.offsets) == 0 && len(g.pendingOffsets) == 0 {

@@ -64,6 +64,13 @@ type memberMetadataValue struct {
 	assignment       []byte
 }
 
+// maxRecordString is the longest string the records' non-flexible (int16 length)
+// encodings hold.
+const maxRecordString = math.MaxInt16
+
+// fitsRecord reports whether s can be stored in a record as it is.
+func fitsRecord(s string) bool { return len(s) <= maxRecordString }
+
 // writer appends Kafka's non-flexible encodings.
 type writer struct{ b []byte }
 
@@ -71,8 +78,10 @@ func (w *writer) int16(v int16) { w.b = binary.BigEndian.AppendUint16(w.b, uint1
 func (w *writer) int32(v int32) { w.b = binary.BigEndian.AppendUint32(w.b, uint32(v)) }
 func (w *writer) int64(v int64) { w.b = binary.BigEndian.AppendUint64(w.b, uint64(v)) }
 func (w *writer) string(s string) {
-	if len(s) > math.MaxInt16 {
-		s = s[:math.MaxInt16]
+	if len(s) > maxRecordString {
+		// Unreachable: requests carrying longer strings are refused up front
+		// (fitsRecord). Cutting would store a different id than the one in use.
+		panic(fmt.Sprintf("group: a %d-byte string reached a record (at most %d)", len(s), maxRecordString))
 	}
 	w.int16(int16(len(s)))
 	w.b = append(w.b, s...)

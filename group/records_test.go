@@ -72,7 +72,7 @@ func TestDecodeAllVersions(t *testing.T) {
 		t.Fatalf("group v0: %+v %v", gv, err)
 	}
 	// Unknown key types (KIP-848, share groups) are skipped; corrupt ones are errors.
-	s := NewShard(DefaultConfig())
+	s := NewShard(testConfig())
 	if err := s.Replay([]byte{0, 3, 0, 1, 'g'}, []byte{1, 2}); err != nil {
 		t.Fatalf("key type 3: %v", err)
 	}
@@ -161,7 +161,7 @@ func FuzzDecodeRecord(f *testing.F) {
 		members: []memberMetadataValue{{memberID: "m", groupInstanceID: &inst, subscription: consumerMeta("t")}}}))
 	f.Add([]byte{0, 2, 0, 1, 'g'}, []byte{0, 4, 1, 0, 0, 0, 0, 1, 1, 1, 2, 0})
 	f.Fuzz(func(t *testing.T, key, value []byte) {
-		s := NewShard(DefaultConfig())
+		s := NewShard(testConfig())
 		_ = s.Replay(key, value)
 		_ = s.Loaded(time.Unix(0, 0))
 		_ = s.ListGroups(nil, nil)

@@ -1,7 +1,6 @@
 package group
 
 import (
-	"crypto/rand"
 	"fmt"
 	"time"
 
@@ -139,15 +138,6 @@ func (s *Shard) unload() Effects {
 	s.groups = map[string]*group{}
 	s.epoch++
 	return b.effects()
-}
-
-// randomUUID is a random (version 4) UUID as Java's UUID.toString prints it.
-func randomUUID() string {
-	var u [16]byte
-	_, _ = rand.Read(u[:])
-	u[6] = u[6]&0x0f | 0x40
-	u[8] = u[8]&0x3f | 0x80
-	return fmt.Sprintf("%x-%x-%x-%x-%x", u[0:4], u[4:6], u[6:8], u[8:10], u[10:16])
 }
 
 // PartitionFor's Java hash: s[0]*31^(n-1) + ... + s[n-1] over UTF-16 code units, in

@@ -3,7 +3,12 @@ package integration
 // The idempotent producer (issue P6) through every client available here — kgo (on by
 // default), sarama (Producer.Idempotent), kcat (enable.idempotence=true) — and through
 // raw requests (kmsg) for Kafka's sequence and epoch checks. confluent-kafka-python and
-// kafkajs run the same check over 3 partitions in clients_script_test.go.
+// kafkajs run the same check over 3 partitions in clients_script_test.go. The
+// TestIdempotence_Compatibility_* tests inject no faults: they show that each client
+// negotiates and produces idempotently. Retries are forced by
+// TestIdempotence_RawSequenceChecks (raw duplicates), ClientRetryAfterLostResponse
+// (kgo retrying a Produce whose response was lost, in idempotence_retry_test.go) and the
+// failover tests (idempotence_failover_test.go).
 
 import (
 	"context"
@@ -74,7 +79,7 @@ func consumeExactlyOnce(t *testing.T, c *Cluster, topic, format string, n int) {
 	}
 }
 
-func TestIdempotence_KgoDefault(t *testing.T) {
+func TestIdempotence_Compatibility_Kgo(t *testing.T) {
 	t.Parallel()
 	c := StartCluster(t, 1)
 	const topic = "idem-kgo"
@@ -104,7 +109,7 @@ func TestIdempotence_KgoDefault(t *testing.T) {
 	consumeExactlyOnce(t, c, topic, "kgo-%05d", idempotentRecords)
 }
 
-func TestIdempotence_Sarama(t *testing.T) {
+func TestIdempotence_Compatibility_Sarama(t *testing.T) {
 	t.Parallel()
 	c := StartCluster(t, 1)
 	const topic = "idem-sarama"
@@ -140,7 +145,7 @@ func TestIdempotence_Sarama(t *testing.T) {
 	consumeExactlyOnce(t, c, topic, "sarama-%05d", idempotentRecords)
 }
 
-func TestIdempotence_Kcat(t *testing.T) {
+func TestIdempotence_Compatibility_Kcat(t *testing.T) {
 	t.Parallel()
 	kcatBinary(t)
 	c := StartCluster(t, 1)

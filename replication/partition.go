@@ -241,8 +241,15 @@ const (
 // returns the original batch's offsets with Batches 0. With SyncEveryAppend the data is
 // fsynced before the high watermark may pass it.
 func (p *Partition) AppendAsLeader(records []byte, minInsync int) (segment.AppendInfo, error) {
+	return p.AppendAsLeaderInEpoch(records, -1, minInsync)
+}
+
+// AppendAsLeaderInEpoch is AppendAsLeader for a writer bound to the leader epoch it was
+// started in (the coordinator runtime): an older epoch is ErrFencedLeaderEpoch, a newer
+// one ErrUnknownLeaderEpoch, and nothing is written; -1 skips the check.
+func (p *Partition) AppendAsLeaderInEpoch(records []byte, leaderEpoch int32, minInsync int) (segment.AppendInfo, error) {
 	p.mu.Lock()
-	if err := p.checkLeaderLocked(-1); err != nil {
+	if err := p.checkLeaderLocked(leaderEpoch); err != nil {
 		p.mu.Unlock()
 		return segment.AppendInfo{}, err
 	}

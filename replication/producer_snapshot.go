@@ -20,12 +20,13 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"hash/crc32"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/petrel-broker/petrel/segment"
 )
 
 // ProducerSnapshotSuffix ends a producer state snapshot's file name (Kafka's name).
@@ -37,8 +38,6 @@ const (
 	producerEntryFixedSize     = 8 + 2 + 8 + 1
 	producerBatchSize          = 4 + 4 + 8 + 8 + 8
 )
-
-var castagnoliTable = crc32.MakeTable(crc32.Castagnoli)
 
 // ProducerSnapshotPath is the snapshot file of the state below offset in dir.
 func ProducerSnapshotPath(dir string, offset int64) string {
@@ -68,7 +67,7 @@ func EncodeProducerSnapshot(s *ProducerStates) []byte {
 			b = binary.BigEndian.AppendUint64(b, uint64(bt.Timestamp))
 		}
 	}
-	binary.BigEndian.PutUint32(b[2:], crc32.Checksum(b[6:], castagnoliTable))
+	binary.BigEndian.PutUint32(b[2:], segment.CRC32C(b[6:]))
 	return b
 }
 
@@ -84,7 +83,7 @@ func DecodeProducerSnapshot(b []byte) (*ProducerStates, error) {
 	if v := binary.BigEndian.Uint16(b); v != producerSnapshotVersion {
 		return bad("version %d, this build reads %d", v, producerSnapshotVersion)
 	}
-	if stored, computed := binary.BigEndian.Uint32(b[2:]), crc32.Checksum(b[6:], castagnoliTable); stored != computed {
+	if stored, computed := binary.BigEndian.Uint32(b[2:]), segment.CRC32C(b[6:]); stored != computed {
 		return bad("stored CRC %#08x, computed %#08x", stored, computed)
 	}
 	count := int64(binary.BigEndian.Uint32(b[6:]))

@@ -410,3 +410,53 @@ func BenchmarkProducerStateHeap(b *testing.B) {
 		})
 	}
 }
+
+// A rebuild that fails during truncation must not leave the old state, which still
+// lists the cut batches: a retried truncation has nothing left to cut, and as leader a
+// retry of a cut batch would be "deduplicated" with offsets that no longer exist. The
+// state is reset instead, so the retry is appended (an unknown producer, KAFKA-7190).
+func TestFailedRebuildOnTruncationResetsProducerState(t *testing.T) {
+	p, dir := newPartition(t, false)
+	if err := p.BecomeLeader(0, []int32{0}); err != nil {
+		t.Fatal(err)
+	}
+	for seq := int32(0); seq < 4; seq++ {
+		if _, err := p.AppendAsLeader(idempotentBatch(1, 5, 0, seq), 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := p.BecomeFollower(1, 1); err != nil {
+		t.Fatal(err)
+	}
+	// An unreadable snapshot at offset 0 (a link to a directory: refused even as root).
+	if err := os.Symlink(t.TempDir(), ProducerSnapshotPath(dir, 0)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.TruncateTo(2); err == nil {
+		t.Fatal("the rebuild did not fail")
+	}
+	if leo, err := p.TruncateTo(2); err != nil || leo != 2 {
+		t.Fatalf("retried truncation: %d %v", leo, err)
+	}
+	if err := p.BecomeLeader(2, []int32{0}); err != nil {
+		t.Fatal(err)
+	}
+	info, err := p.AppendAsLeader(idempotentBatch(1, 5, 0, 2), 0)
+	if err != nil || info.Batches != 1 || info.FirstOffset != 2 || p.State().LogEndOffset != 3 {
+		t.Fatalf("retry of a cut batch: %+v %v (log end %d)", info, err, p.State().LogEndOffset)
+	}
+}
+
+// A writer bound to an older leader epoch (a stale coordinator) writes nothing.
+func TestAppendAsLeaderInEpochRefusesStaleEpoch(t *testing.T) {
+	p, _ := newLeader(t, segment.DefaultConfig())
+	if err := p.BecomeLeader(1, []int32{0}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.AppendAsLeaderInEpoch(batch(1), 0, 0); !errors.Is(err, ErrFencedLeaderEpoch) {
+		t.Fatalf("stale epoch: %v", err)
+	}
+	if _, err := p.AppendAsLeaderInEpoch(batch(1), 1, 0); err != nil || p.State().LogEndOffset != 1 {
+		t.Fatalf("current epoch: %v", err)
+	}
+}

@@ -144,9 +144,16 @@ func (p *Partition) afterAppendLocked(records []byte, activeBefore int64, info s
 
 // afterTruncateLocked makes the producer state match a truncated log: snapshots above
 // the new log end offset are deleted and the state is rebuilt (Kafka does the same on
-// becoming a follower, KIP-279). Callers hold mu.
+// becoming a follower, KIP-279). When the rebuild fails the state is emptied, never
+// kept: the old state lists the cut batches, and a retry of one would be answered with
+// offsets that no longer exist (an acknowledged write lost). An empty state at worst
+// appends a retry of a batch still in the log again; its producers are accepted as
+// unknown producers (KAFKA-7190) and the next open rebuilds from snapshots and log.
+// Callers hold mu.
 func (p *Partition) afterTruncateLocked() error {
 	if _, err := p.rebuildProducerStateLocked(); err != nil {
+		p.producers = NewProducerStates()
+		p.opts.Logger.Error("rebuilding the producer state after a truncation failed; continuing with an empty state", "error", err)
 		return err
 	}
 	return nil
