@@ -43,7 +43,7 @@ func reassignCommand() *ucli.Command {
 
 // reassignmentFile is kafka-reassign-partitions.sh's reassignment JSON.
 type reassignmentFile struct {
-	Version    int                    `json:"version"`
+	Version    int                     `json:"version"`
 	Partitions []reassignmentPartition `json:"partitions"`
 }
 
