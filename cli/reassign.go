@@ -118,12 +118,26 @@ func readJSONFile(path, flag string, v any) error {
 }
 
 func readReassignmentFile(path string) (reassignmentFile, error) {
+	if path == "" {
+		return reassignmentFile{}, errors.New("--reassignment-json-file is required")
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return reassignmentFile{}, fmt.Errorf("--reassignment-json-file: %w", err)
+	}
+	return parseReassignmentJSON(data)
+}
+
+// parseReassignmentJSON parses and checks kafka-reassign-partitions.sh's reassignment
+// JSON: every partition named once, with a topic, a partition number, replicas, and
+// log_dirs (if given) all "any".
+func parseReassignmentJSON(data []byte) (reassignmentFile, error) {
 	var f reassignmentFile
-	if err := readJSONFile(path, "reassignment-json-file", &f); err != nil {
-		return f, err
+	if err := json.Unmarshal(data, &f); err != nil {
+		return f, fmt.Errorf("--reassignment-json-file: not valid JSON: %w", err)
 	}
 	if len(f.Partitions) == 0 {
-		return f, fmt.Errorf("--reassignment-json-file %s names no partitions", path)
+		return f, errors.New("--reassignment-json-file names no partitions")
 	}
 	seen := map[string]bool{}
 	for _, p := range f.Partitions {
