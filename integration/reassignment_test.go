@@ -279,14 +279,21 @@ func TestReassignment_Cancel(t *testing.T) {
 	}
 }
 
-// TestReassignment_Throttle adds a replica to a partition holding 4 MiB with
-// leader.replication.throttled.rate=1 MiB/s: the new replica's catch-up cannot beat
-// the rate (a burst of up to one second of rate plus one fetch allowed), and the move
-// completes. The observed rate is logged.
+// TestReassignment_Throttle adds a replica to a partition holding 4 MiB with a
+// 1 MiB/s replication throttle, on the leader's side (leader.replication.throttled.*)
+// and on the follower's (follower.replication.throttled.*): the new replica's catch-up
+// cannot beat the rate (a burst of up to one second of rate plus one fetch allowed), and
+// the move completes. The observed rate is logged.
 func TestReassignment_Throttle(t *testing.T) {
+	for _, side := range []string{"leader", "follower"} {
+		t.Run(side, func(t *testing.T) { testThrottledMove(t, side) })
+	}
+}
+
+func testThrottledMove(t *testing.T, side string) {
 	const rate = 1 << 20
-	c := StartCluster(t, 4, WithVoters(3), WithProperty("leader.replication.throttled.rate", fmt.Sprint(rate)))
-	createAssignedTopic(t, c, "slow", []int32{0, 1, 2}, map[string]string{"leader.replication.throttled.replicas": "*"})
+	c := StartCluster(t, 4, WithVoters(3), WithProperty(side+".replication.throttled.rate", fmt.Sprint(rate)))
+	createAssignedTopic(t, c, "slow", []int32{0, 1, 2}, map[string]string{side + ".replication.throttled.replicas": "*"})
 	waitAssignedReplicas(t, c, "slow", 0, 1)
 	cl := c.Client(t, kgo.DefaultProduceTopic("slow"), kgo.ProducerBatchMaxBytes(1<<20))
 	const records = 64 // 4 MiB, incompressible
@@ -305,7 +312,7 @@ func TestReassignment_Throttle(t *testing.T) {
 	waitReplicas(t, c, "slow", []int32{1, 2, 3}, 60*time.Second)
 	took := time.Since(start)
 	total := float64(records * len(value))
-	t.Logf("moved %.1f MiB in %s: %.2f MiB/s with a %.2f MiB/s throttle", total/(1<<20), took.Round(time.Millisecond),
+	t.Logf("%s throttle: moved %.1f MiB in %s: %.2f MiB/s with a %.2f MiB/s throttle", side, total/(1<<20), took.Round(time.Millisecond),
 		total/(1<<20)/took.Seconds(), float64(rate)/(1<<20))
 	if min := time.Duration((total - 2*rate) / rate * float64(time.Second)); took < min*9/10 {
 		t.Fatalf("the throttled move took %s, faster than the throttle allows (%s)", took, min)
