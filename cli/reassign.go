@@ -35,6 +35,7 @@ func reassignCommand() *ucli.Command {
 			&ucli.StringFlag{Name: "broker-list", Usage: "brokers to place replicas on, e.g. 0,1,2 (--generate)"},
 			&ucli.StringFlag{Name: "reassignment-json-file", Usage: `{"version":1,"partitions":[{"topic":"t","partition":0,"replicas":[1,2,3]}]}`},
 			&ucli.Int64Flag{Name: "throttle", Usage: "inter-broker replication throttle in bytes/s while moving (--execute)", Value: -1},
+			&ucli.BoolFlag{Name: "additional", Usage: "--execute even though other reassignments are running"},
 			&ucli.BoolFlag{Name: "preserve-throttles", Usage: "do not clear the throttles when --verify finds every move done"},
 		),
 		Action: runReassign,
@@ -95,6 +96,15 @@ func runReassign(c *ucli.Context) error {
 	}
 	switch modes[0] {
 	case "--execute":
+		if !c.Bool("additional") {
+			running, err := listReassignments(ctx, cl, nil)
+			if err != nil {
+				return err
+			}
+			if len(running) > 0 {
+				return errors.New("cannot execute because there is an existing partition assignment; use --additional to override this and create a new partition assignment in addition to the existing one")
+			}
+		}
 		return reassignExecute(ctx, cl, w, plan, c.Int64("throttle"))
 	case "--verify":
 		return reassignVerify(ctx, cl, w, plan, c.Bool("preserve-throttles"))

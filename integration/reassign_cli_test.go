@@ -55,6 +55,11 @@ func TestReassignCLI(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "Successfully started partition reassignment for cli-move-0\n") {
 		t.Fatalf("--execute: exit %d, stdout %q, stderr %q", code, out, stderr)
 	}
+	other := filepath.Join(dir, "other.json")
+	os.WriteFile(other, []byte(`{"version":1,"partitions":[{"topic":"cli-move","partition":0,"replicas":[0,1,2]}]}`), 0o644)
+	if code, _, stderr := petrel("reassign", bs, "--execute", "--reassignment-json-file", other); code == 0 || !strings.Contains(stderr, "use --additional") {
+		t.Fatalf("--execute while another runs: exit %d, %q", code, stderr)
+	}
 	var views []string
 	waitFor(t, 60*time.Second, func() error {
 		code, out, stderr := petrel("reassign", bs, "--verify", "--reassignment-json-file", plan)
