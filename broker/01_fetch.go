@@ -140,10 +140,19 @@ func (b *Broker) fetchPartition(sp *kmsg.FetchResponseTopicPartition, topic stri
 			lastFetched = p.LastFetchedEpoch
 		}
 		var diverging *replication.DivergingEpoch
+		now := time.Now()
+		rate := b.leaderThrottle(b.Image(), topic, p.Partition, r.ReplicaID, lp.InSync(r.ReplicaID))
+		throttled := rate >= 0 && b.throttles.leader.exceeded(rate, now)
 		res, diverging, err = lp.ReadForFollower(replication.FollowerFetch{ReplicaID: r.ReplicaID, FetchOffset: p.FetchOffset,
-			CurrentLeaderEpoch: p.CurrentLeaderEpoch, LastFetchedEpoch: lastFetched, MaxBytes: max(limit, 1)}, time.Now())
+			CurrentLeaderEpoch: p.CurrentLeaderEpoch, LastFetchedEpoch: lastFetched, MaxBytes: max(limit, 1)}, now)
 		if diverging != nil {
 			sp.DivergingEpoch.Epoch, sp.DivergingEpoch.EndOffset = diverging.Epoch, diverging.EndOffset
+		}
+		switch {
+		case throttled:
+			res.Records = []byte{} // over the leader's replication quota (throttle.go)
+		case rate >= 0:
+			b.throttles.leader.record(rate, len(res.Records), now)
 		}
 	} else {
 		scope := replication.LeaderOnly

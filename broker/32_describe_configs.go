@@ -83,6 +83,9 @@ func (b *Broker) describeTopicConfig(r *kmsg.DescribeConfigsRequest, rc resolved
 // default of the property Kafka's defaults are expressed in, unless it is null.
 func (b *Broker) brokerSynonyms(name string) []kmsg.DescribeConfigsResponseResourceConfigConfigSynonym {
 	var out []kmsg.DescribeConfigsResponseResourceConfigConfigSynonym
+	if name == "" {
+		return nil // a topic-only config
+	}
 	if _, from := b.cfg.brokerValueFrom(name); from != "" {
 		out = append(out, synonym(from, b.cfg.Properties[from], sourceStaticBroker))
 	}

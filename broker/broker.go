@@ -48,7 +48,8 @@ type Broker struct {
 	controllers   controllerClients // connection to the current controller
 	brokerEpoch   atomic.Int64      // this broker's epoch; -1 until registered
 	producerIDs   *producerIDManager
-	dial          rpc.DialFunc // outgoing connections (tests inject faults)
+	dial          rpc.DialFunc         // outgoing connections (tests inject faults)
+	throttles     replicationThrottles // KIP-73 replication quotas (throttle.go)
 
 	draining chan struct{} // closed when shutdown starts: parked fetches answer at once
 	// shuttingDown is set when Shutdown starts: from then on heartbeats only ask for a
@@ -107,7 +108,16 @@ func Start(cfg Config) (*Broker, error) {
 		MaxWait:  cfg.durationMs("replica.fetch.wait.max.ms"),
 		MaxBytes: int32(cfg.int64Value("replica.fetch.max.bytes")),
 		Connect:  b.connectToBroker,
-		Logger:   b.logger.Named("fetcher"),
+		Throttled: func(topic string, partition int32) bool {
+			rate := b.ownFollowerThrottle(topic, partition)
+			return rate >= 0 && b.throttles.follower.exceeded(rate, time.Now())
+		},
+		Fetched: func(topic string, partition int32, n int) {
+			if rate := b.ownFollowerThrottle(topic, partition); rate >= 0 {
+				b.throttles.follower.record(rate, n, time.Now())
+			}
+		},
+		Logger: b.logger.Named("fetcher"),
 	})
 	b.groups = newGroupCoordinator(b)
 	pm, err := newPartitionManager(b)

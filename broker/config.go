@@ -171,6 +171,10 @@ func (c *Config) topicConfigs(overrides map[string]string) map[string]resolvedCo
 			out[def.Name] = resolvedConfig{def, v, sourceDynamicTopic}
 			continue
 		}
+		if def.BrokerSynonym == "" {
+			out[def.Name] = resolvedConfig{def, def.Default, sourceDefault}
+			continue
+		}
 		v, set := c.brokerValue(def.BrokerSynonym)
 		src := sourceDefault
 		if set {

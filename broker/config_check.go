@@ -56,7 +56,7 @@ func unknownPropertyWarning(name, src string) string {
 // suggestProperty returns the known property closest to a mistyped name, or "". A topic
 // config given as a broker property suggests its broker synonym.
 func suggestProperty(name string) string {
-	if def, ok := topicConfigByName[name]; ok && def.BrokerSynonym != name {
+	if def, ok := topicConfigByName[name]; ok && def.BrokerSynonym != name && def.BrokerSynonym != "" {
 		return def.BrokerSynonym
 	}
 	best, bestDist := "", -1

@@ -71,6 +71,10 @@ func TestValidators_JustInsideAndJustOutside(t *testing.T) {
 			}
 			cases = append(cases, tc{strings.Join(v, ","), ""},
 				tc{v[0] + ", bogus", fmt.Sprintf("Invalid value bogus for configuration %s: String must be one of: %s", def.Name, strings.Join(v, ", "))})
+		case throttledReplicaList:
+			msg := "must be the literal '*' or a list of replicas in the following format: [partitionId]:[brokerId],[partitionId]:[brokerId],..."
+			cases = append(cases, tc{"*", ""}, tc{"0:1,1:2", ""},
+				tc{"0:1,x", fmt.Sprintf("Invalid value x for configuration %s: %s", def.Name, msg)})
 		default:
 			t.Fatalf("%s: validator %T has no test", def.Name, def.Validator)
 		}
@@ -166,7 +170,7 @@ func TestConfigDefs_DefaultsAreValid(t *testing.T) {
 		}
 	}
 	for _, def := range topicConfigDefs {
-		if _, ok := brokerConfigByName[def.BrokerSynonym]; !ok {
+		if _, ok := brokerConfigByName[def.BrokerSynonym]; !ok && def.BrokerSynonym != "" {
 			t.Errorf("%s: broker synonym %q is not a broker property", def.Name, def.BrokerSynonym)
 		}
 	}

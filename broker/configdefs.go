@@ -25,7 +25,8 @@ type configDef struct {
 	Type    ConfigType
 	Default string // "" is Kafka's null (no default)
 	Doc     string
-	// BrokerSynonym, on a topic config, is the broker property that supplies its default.
+	// BrokerSynonym, on a topic config, is the broker property that supplies its default;
+	// "" for a topic-only config.
 	BrokerSynonym string
 	// ReadOnly marks broker properties that cannot change while running.
 	ReadOnly bool
@@ -87,6 +88,10 @@ var topicConfigDefs = []configDef{
 		Doc: "The size of the offset and time index files preallocated for the active segment."},
 	{Name: "segment.ms", Type: TypeLong, Default: "604800000", BrokerSynonym: "log.roll.ms", Validator: atLeast(1),
 		Doc: "The age after which the active segment rolls, even if not full, in milliseconds."},
+	{Name: "leader.replication.throttled.replicas", Type: TypeList, Default: "", Validator: throttledReplicaList{},
+		Doc: "The replicas whose log replication the leader throttles (to leader.replication.throttled.rate), as partitionId:brokerId,... or * for every replica; only replicas outside the ISR are throttled (KIP-73)."},
+	{Name: "follower.replication.throttled.replicas", Type: TypeList, Default: "", Validator: throttledReplicaList{},
+		Doc: "The replicas whose log replication the follower throttles (to follower.replication.throttled.rate), as partitionId:brokerId,... or * for every replica; only replicas outside the ISR are throttled (KIP-73)."},
 	{Name: "unclean.leader.election.enable", Type: TypeBoolean, Default: "false", BrokerSynonym: "unclean.leader.election.enable",
 		Doc: "Whether a replica outside the ISR may become leader when no ISR member can, at the risk of losing acknowledged data."},
 }
@@ -144,6 +149,12 @@ var brokerConfigDefs = []configDef{
 	{Name: "group.min.session.timeout.ms", Type: TypeInt, Default: "6000", ReadOnly: true, Doc: "Smallest session timeout a member may ask for."},
 	{Name: "group.max.session.timeout.ms", Type: TypeInt, Default: "1800000", ReadOnly: true, Doc: "Largest session timeout a member may ask for."},
 	{Name: "group.max.size", Type: TypeInt, Default: "2147483647", Validator: atLeast(1), ReadOnly: true, Doc: "Largest number of members of a group."},
+	{Name: "leader.replication.throttled.rate", Type: TypeLong, Default: maxLong, Validator: atLeast(0),
+		Doc:  "The bytes per second a leader sends to the throttled replicas (leader.replication.throttled.replicas) that are outside the ISR (KIP-73).",
+		Note: "Read from the metadata image (per-broker, then cluster-default dynamic config) at every fetch, then this property."},
+	{Name: "follower.replication.throttled.rate", Type: TypeLong, Default: maxLong, Validator: atLeast(0),
+		Doc:  "The bytes per second a follower fetches for its throttled replicas (follower.replication.throttled.replicas) that are outside the ISR (KIP-73).",
+		Note: "Read from the metadata image (per-broker, then cluster-default dynamic config) at every fetch, then this property."},
 	{Name: "petrel.max.decompressed.batch.bytes", Type: TypeInt, Default: "67108864", Validator: atLeast(1), ReadOnly: true, Doc: "Petrel's own: the most a produced compressed batch may decompress to while its records are validated; a batch past it is refused with MESSAGE_TOO_LARGE without decompressing the rest."},
 }
 
@@ -170,6 +181,9 @@ func indexConfigDefs(defs []configDef) map[string]configDef {
 func brokerSynonymDefs() []configDef {
 	out := make([]configDef, 0, len(topicConfigDefs))
 	for _, d := range topicConfigDefs {
+		if d.BrokerSynonym == "" {
+			continue // a topic-only config (the replication throttles)
+		}
 		b := d
 		b.Name, b.BrokerSynonym = d.BrokerSynonym, ""
 		if b.Name == "log.retention.ms" {

@@ -130,8 +130,6 @@ var unimplementedBrokerConfigs = []unimplementedConfig{
 	{Name: "replication.quota.window.num", Note: noteQuotas},
 	{Name: "replication.quota.window.size.seconds", Note: noteQuotas},
 	{Name: "client.quota.callback.class", Note: noteQuotas},
-	{Name: "leader.replication.throttled.rate", Note: noteQuotas},
-	{Name: "follower.replication.throttled.rate", Note: noteQuotas},
 	// Metrics.
 	{Name: "metric.reporters", Note: noteMetrics},
 	{Name: "metrics.num.samples", Note: noteMetrics},
@@ -176,8 +174,6 @@ var unimplementedTopicConfigs = []unimplementedConfig{
 	{Name: "message.timestamp.difference.max.ms", Note: noteTimestamp},
 	{Name: "message.downconversion.enable", Note: "Petrel never down-converts"},
 	{Name: "message.format.version", Note: "Petrel writes and accepts only record batch format v2"},
-	{Name: "leader.replication.throttled.replicas", Note: noteQuotas},
-	{Name: "follower.replication.throttled.replicas", Note: noteQuotas},
 	{Name: "remote.storage.enable", Note: noteTiered},
 	{Name: "local.retention.ms", Note: noteTiered},
 	{Name: "local.retention.bytes", Note: noteTiered},

@@ -161,7 +161,8 @@ func (b *Broker) runControllerOp(op controllerOp) controllerResult {
 	return controllerResult{image: im, err: err}
 }
 
-// controllerDuties writes the cluster id once and fences brokers whose session expired.
+// controllerDuties writes the cluster id once, fences brokers whose session expired
+// and completes reassignments that are ready.
 func (b *Broker) controllerDuties() {
 	ctx, cancel := b.waitTimeout(context.Background(), 5*time.Second)
 	defer cancel()
@@ -190,6 +191,7 @@ func (b *Broker) controllerDuties() {
 		b.logger.Warn("broker session expired: fenced, removed from every ISR, leaders re-elected", "broker", id,
 			"partition_changes", len(records)-1)
 	}
+	b.completeReassignments(ctx)
 }
 
 // logUncleanElections logs every leader elected from outside the ISR: the records the

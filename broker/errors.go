@@ -38,6 +38,7 @@ var errorTable = []struct {
 	{metadata.ErrInvalidReplicaAssignment, kerr.InvalidReplicaAssignment.Code},
 	{metadata.ErrInvalidConfig, kerr.InvalidConfig.Code},
 	{metadata.ErrUnknownBroker, kerr.BrokerIDNotRegistered.Code},
+	{metadata.ErrNoReassignmentInProgress, kerr.NoReassignmentInProgress.Code},
 	{metadata.ErrInvalidRecord, kerr.InvalidRequest.Code},
 	{replication.ErrNotLeader, kerr.NotLeaderForPartition.Code},
 	{replication.ErrPartitionStopped, kerr.NotLeaderForPartition.Code},

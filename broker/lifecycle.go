@@ -142,6 +142,8 @@ func (b *Broker) controllerLocal(ctx context.Context, req kmsg.Request) (kmsg.Re
 		return b.deleteTopics(ctx, r), true
 	case *kmsg.AllocateProducerIDsRequest:
 		return b.allocateProducerIDs(ctx, r), true
+	case *kmsg.AlterPartitionAssignmentsRequest:
+		return b.alterPartitionReassignments(ctx, r), true
 	}
 	return nil, false
 }
@@ -193,6 +195,8 @@ func notControllerResponse(req kmsg.Request, cause error) kmsg.Response {
 		r.ErrorCode = code
 	case *kmsg.AllocateProducerIDsResponse:
 		r.ErrorCode = code
+	case *kmsg.AlterPartitionAssignmentsResponse:
+		r.ErrorCode, r.ErrorMessage = code, errorMessage(cause)
 	case *kmsg.CreateTopicsResponse:
 		for _, t := range req.(*kmsg.CreateTopicsRequest).Topics {
 			rt := kmsg.NewCreateTopicsResponseTopic()
@@ -288,6 +292,8 @@ func isNotController(resp kmsg.Response) bool {
 	case *kmsg.AlterPartitionResponse:
 		code = r.ErrorCode
 	case *kmsg.AllocateProducerIDsResponse:
+		code = r.ErrorCode
+	case *kmsg.AlterPartitionAssignmentsResponse:
 		code = r.ErrorCode
 	}
 	return code == kerr.NotController.Code

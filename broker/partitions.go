@@ -239,6 +239,7 @@ func (pm *partitionManager) applyAssignment(lp *localPartition, p *metadata.Part
 		}
 		return
 	}
+	lp.UpdateReplicas(p.Replicas)
 	lp.UpdateISROf(p.PartitionEpoch, p.ISR)
 }
 

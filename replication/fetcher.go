@@ -19,7 +19,12 @@ type FetcherConfig struct {
 	MaxBytes int32         // replica.fetch.max.bytes, per partition
 	// Connect opens a connection to a broker's Kafka listener by broker id.
 	Connect func(ctx context.Context, broker int32) (*rpc.Client, error)
-	Logger  hclog.Logger
+	// Throttled, when set, is asked before a partition joins a fetch: true leaves it
+	// out of this round (the follower replication throttle, KIP-73). Fetched, when
+	// set, is told the bytes each partition's answer carried.
+	Throttled func(topic string, partition int32) bool
+	Fetched   func(topic string, partition int32, bytes int)
+	Logger    hclog.Logger
 }
 
 // Fetchers runs one fetcher per source broker; each fetches all the partitions this
@@ -203,6 +208,9 @@ func (f *fetcher) round(ctx context.Context, parts map[*Partition]*fetchState) e
 		if !ok || pos.Leader != f.leader {
 			continue
 		}
+		if f.fs.cfg.Throttled != nil && f.fs.cfg.Throttled(p.Topic, p.ID) {
+			continue
+		}
 		if !st.truncated || st.epoch != pos.LeaderEpoch {
 			if err := f.truncate(ctx, p, pos); err != nil {
 				return err
@@ -250,6 +258,9 @@ func (f *fetcher) round(ctx context.Context, parts map[*Partition]*fetchState) e
 			p := byName[t.Topic][rp.Partition]
 			if p == nil {
 				continue
+			}
+			if f.fs.cfg.Fetched != nil {
+				f.fs.cfg.Fetched(p.Topic, p.ID, len(rp.RecordBatches))
 			}
 			if err := f.apply(ctx, p, parts[p], rp); err != nil && firstErr == nil && !errors.Is(err, ErrNotLeader) {
 				firstErr = err
