@@ -214,7 +214,7 @@ func logUncleanElections(b *Broker, before *metadata.Image, records []metadata.R
 // uncleanAllowed returns unclean.leader.election.enable per topic.
 func (b *Broker) uncleanAllowed(im *metadata.Image) func(topic string) bool {
 	return func(topic string) bool {
-		cfgs := b.cfg.topicConfigs(im.ResourceConfigs(metadata.ConfigResource{Type: metadata.TopicResource, Name: topic}))
+		cfgs := b.topicConfigsFor(im, topic)
 		return cfgs["unclean.leader.election.enable"].value == "true"
 	}
 }

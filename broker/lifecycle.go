@@ -143,7 +143,7 @@ func (b *Broker) controllerLocal(ctx context.Context, req kmsg.Request) (kmsg.Re
 	case *kmsg.AllocateProducerIDsRequest:
 		return b.allocateProducerIDs(ctx, r), true
 	}
-	return nil, false
+	return b.clusterOpsLocal(ctx, req)
 }
 
 // forwardedClientPrefix marks requests one broker sends another; they are never
@@ -203,6 +203,8 @@ func notControllerResponse(req kmsg.Request, cause error) kmsg.Response {
 			rt.Topic, rt.TopicID, rt.ErrorCode, rt.ErrorMessage = t.Topic, t.TopicID, code, errorMessage(cause)
 			r.Topics = append(r.Topics, rt)
 		}
+	default:
+		clusterOpsNotController(req, resp, code, cause)
 	}
 	return resp
 }
