@@ -190,6 +190,7 @@ func (b *Broker) controllerDuties() {
 		b.logger.Warn("broker session expired: fenced, removed from every ISR, leaders re-elected", "broker", id,
 			"partition_changes", len(records)-1)
 	}
+	b.maybeRebalanceLeaders(ctx, time.Now())
 }
 
 // logUncleanElections logs every leader elected from outside the ISR: the records the
