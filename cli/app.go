@@ -49,6 +49,10 @@ func newApp(stdout, stderr io.Writer) *ucli.App {
 			consumeCommand(),
 			clusterCommand(),
 			producersCommand(),
+			configsCommand(),
+			leaderElectionCommand(),
+			deleteRecordsCommand(),
+			logDirsCommand(),
 			perfCommand(),
 		},
 		// Errors are printed once by RunWithIO.

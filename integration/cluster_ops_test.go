@@ -291,3 +291,86 @@ func countSegments(t *testing.T, dir string) int {
 	}
 	return n
 }
+
+// TestCluster_DeleteRecordsAndLogDirs moves the log start offset with kadm's
+// DeleteRecords and sees every replica follow; an offset past the high watermark is
+// OFFSET_OUT_OF_RANGE; sarama's DeleteRecords moves it again; DescribeLogDirs (kadm and
+// sarama) lists every replica with its size.
+func TestCluster_DeleteRecordsAndLogDirs(t *testing.T) {
+	c := StartCluster(t, 3)
+	c.CreateTopicRF(t, "trim", 1, 3, map[string]*string{"segment.bytes": kmsg.StringPtr("300")})
+	ctx := testContext(t)
+	cl := c.Client(t)
+	for i := range 40 {
+		if err := cl.ProduceSync(ctx, &kgo.Record{Topic: "trim", Value: []byte(recordValue("trim", i))}).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	adm := c.Admin(t)
+	var offs kadm.Offsets
+	offs.Add(kadm.Offset{Topic: "trim", Partition: 0, At: 25})
+	resp, err := adm.DeleteRecords(ctx, offs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r, _ := resp.Lookup("trim", 0); r.Err != nil || r.LowWatermark != 25 {
+		t.Fatalf("DeleteRecords to 25: %+v", r)
+	}
+	waitEarliest := func(want int64) {
+		t.Helper()
+		waitFor(t, 15*time.Second, func() error {
+			for i := range 3 {
+				if got, err := listOffsetAt(c, i, -2, "trim", 0, -2); err != nil || got != want {
+					return fmt.Errorf("node-%d: earliest offset %d (%v), want %d", i, got, err, want)
+				}
+			}
+			return nil
+		})
+	}
+	waitEarliest(25)
+	consumer := c.Client(t, kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{"trim": {0: kgo.NewOffset().AtStart()}}))
+	fetches := consumer.PollFetches(ctx)
+	if err := fetches.Err(); err != nil || fetches.NumRecords() == 0 || fetches.Records()[0].Offset != 25 {
+		t.Fatalf("consume from the start after DeleteRecords: %v, first %+v", err, fetches.Records())
+	}
+
+	offs = kadm.Offsets{}
+	offs.Add(kadm.Offset{Topic: "trim", Partition: 0, At: 41})
+	if resp, err = adm.DeleteRecords(ctx, offs); err != nil {
+		t.Fatal(err)
+	}
+	if r, _ := resp.Lookup("trim", 0); !errors.Is(r.Err, kerr.OffsetOutOfRange) {
+		t.Fatalf("DeleteRecords past the high watermark: %+v", r)
+	}
+
+	sa := saramaAdmin(t, c)
+	if err := sa.DeleteRecords("trim", map[int32]int64{0: 30}); err != nil {
+		t.Fatalf("sarama DeleteRecords: %v", err)
+	}
+	waitEarliest(30)
+
+	dirs, err := adm.DescribeAllLogDirs(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []int32{0, 1, 2} {
+		found := false
+		dirs[id].EachPartition(func(p kadm.DescribedLogDirPartition) {
+			if p.Topic == "trim" && p.Partition == 0 {
+				found = p.Size > 0 && !p.IsFuture && p.OffsetLag == 0
+			}
+		})
+		if !found {
+			t.Errorf("DescribeLogDirs of broker %d: no trim-0 with a size: %+v", id, dirs[id])
+		}
+	}
+	sdirs, err := sa.DescribeLogDirs([]int32{0, 1, 2})
+	if err != nil {
+		t.Fatalf("sarama DescribeLogDirs: %v", err)
+	}
+	for id, ds := range sdirs {
+		if len(ds) != 1 || ds[0].ErrorCode != sarama.ErrNoError || len(ds[0].Topics) == 0 {
+			t.Errorf("sarama DescribeLogDirs broker %d: %+v", id, ds)
+		}
+	}
+}
