@@ -112,7 +112,8 @@ func saramaAdmin(t *testing.T, c *Cluster) sarama.ClusterAdmin {
 
 // TestCluster_ConfigsLive alters topic and broker configs at run time and observes each
 // through behaviour: max.message.bytes (topic, cluster default, per broker),
-// segment.bytes (segments roll), retention.ms (old segments deleted); DescribeConfigs
+// segment.bytes and segment.ms (segments roll), retention.ms and retention.bytes (old
+// segments deleted); DescribeConfigs
 // shows the values with Kafka's sources (min.insync.replicas and
 // unclean.leader.election.enable are observed in TestCluster_UncleanElections); bad keys and values get INVALID_CONFIG;
 // sarama's legacy AlterConfigs replaces a topic's overrides.
@@ -203,6 +204,34 @@ func TestCluster_ConfigsLive(t *testing.T) {
 		o, _ := offs.Lookup("live", 0)
 		if o.Offset < 9 || countSegments(t, dir) != 1 {
 			return fmt.Errorf("log start %d, %d segments: old segments not deleted", o.Offset, countSegments(t, dir))
+		}
+		return nil
+	})
+
+	// segment.ms: every append to an old enough segment rolls it; retention.bytes then
+	// deletes the oldest segments down to the limit.
+	c.CreateTopic(t, "sized", 1, nil)
+	set("sized", "segment.ms", "1")
+	sizedDir := filepath.Join(c.nodes[0].dir, "logs", "sized-0")
+	for i := range 4 {
+		waitFor(t, 5*time.Second, func() error {
+			if code := produceCode("sized"); code != 0 {
+				return kerr.ErrorForCode(code)
+			}
+			if n := countSegments(t, sizedDir); n < i+1 {
+				return fmt.Errorf("%d segments after %d appends with segment.ms=1", n, i+1)
+			}
+			return nil
+		})
+	}
+	set("sized", "retention.bytes", "1")
+	waitFor(t, 10*time.Second, func() error {
+		offs, err := adm.ListStartOffsets(ctx, "sized")
+		if err != nil {
+			return err
+		}
+		if o, _ := offs.Lookup("sized", 0); o.Offset < 3 {
+			return fmt.Errorf("log start %d with retention.bytes=1: old segments not deleted", o.Offset)
 		}
 		return nil
 	})
