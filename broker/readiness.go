@@ -67,7 +67,7 @@ func fromBroker(req *rpc.Request) bool {
 // they may be answered once their readiness wait ends.
 func partitionAPI(key kmsg.Key) bool {
 	switch key {
-	case kmsg.Produce, kmsg.Fetch, kmsg.ListOffsets, kmsg.OffsetForLeaderEpoch:
+	case kmsg.Produce, kmsg.Fetch, kmsg.ListOffsets, kmsg.OffsetForLeaderEpoch, kmsg.DeleteRecords:
 		return true
 	}
 	return false

@@ -27,6 +27,7 @@ import (
 func TestCluster_CreatePartitions(t *testing.T) {
 	c := StartCluster(t, 3)
 	c.CreateTopicRF(t, "grow", 2, 2, nil)
+	c.WaitConverged() // kadm reads the partition count from any broker's metadata first
 	adm := c.Admin(t)
 	ctx := testContext(t)
 
