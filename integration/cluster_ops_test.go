@@ -72,6 +72,30 @@ func TestCluster_CreatePartitions(t *testing.T) {
 		t.Fatalf("unknown topic: %v %+v", err, resp)
 	}
 
+	// Sent to a broker that is not the controller, both are forwarded.
+	other := (c.Controller() + 1) % 3
+	cp := kmsg.NewPtrCreatePartitionsRequest()
+	cp.TimeoutMillis = 15000
+	cpt := kmsg.NewCreatePartitionsRequestTopic()
+	cpt.Topic, cpt.Count = "grow", 4
+	cp.Topics = append(cp.Topics, cpt)
+	if r, err := c.RequestTo(ctx, t, other, cp); err != nil || r.(*kmsg.CreatePartitionsResponse).Topics[0].ErrorCode != kerr.InvalidPartitions.Code {
+		t.Fatalf("CreatePartitions to 4 via node-%d: %v %+v, want INVALID_PARTITIONS from the controller", other, err, r)
+	}
+	ia := kmsg.NewPtrIncrementalAlterConfigsRequest()
+	iar := kmsg.NewIncrementalAlterConfigsRequestResource()
+	iar.ResourceType, iar.ResourceName = kmsg.ConfigResourceTypeTopic, "grow"
+	iac := kmsg.NewIncrementalAlterConfigsRequestResourceConfig()
+	iac.Name, iac.Value = "retention.ms", kmsg.StringPtr("3600000")
+	iar.Configs = append(iar.Configs, iac)
+	ia.Resources = append(ia.Resources, iar)
+	if r, err := c.RequestTo(ctx, t, other, ia); err != nil || r.(*kmsg.IncrementalAlterConfigsResponse).Resources[0].ErrorCode != 0 {
+		t.Fatalf("IncrementalAlterConfigs via node-%d: %v %+v", other, err, r)
+	}
+	if v := c.WaitConverged().topicConfigs("grow")["retention.ms"]; v != "3600000" {
+		t.Fatalf("retention.ms after IncrementalAlterConfigs via node-%d: %q", other, v)
+	}
+
 	// sarama, with an explicit assignment.
 	sa := saramaAdmin(t, c)
 	if err := sa.CreatePartitions("grow", 5, [][]int32{{2, 0}}, false); err != nil {
