@@ -18,7 +18,10 @@ import (
 func init() { registerAPI(kmsg.DeleteRecords, 0, 2, (*Broker).handleDeleteRecords) }
 
 func (b *Broker) handleDeleteRecords(ctx context.Context, req *rpc.Request) rpc.Result {
-	r := req.Body.(*kmsg.DeleteRecordsRequest)
+	return rpc.Respond(b.deleteRecords(req.Body.(*kmsg.DeleteRecordsRequest)))
+}
+
+func (b *Broker) deleteRecords(r *kmsg.DeleteRecordsRequest) *kmsg.DeleteRecordsResponse {
 	resp := r.ResponseKind().(*kmsg.DeleteRecordsResponse)
 	for _, t := range r.Topics {
 		rt := kmsg.NewDeleteRecordsResponseTopic()
@@ -39,5 +42,5 @@ func (b *Broker) handleDeleteRecords(ctx context.Context, req *rpc.Request) rpc.
 		}
 		resp.Topics = append(resp.Topics, rt)
 	}
-	return rpc.Respond(resp)
+	return resp
 }

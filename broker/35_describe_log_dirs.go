@@ -18,7 +18,10 @@ import (
 func init() { registerAPI(kmsg.DescribeLogDirs, 0, 5, (*Broker).handleDescribeLogDirs) }
 
 func (b *Broker) handleDescribeLogDirs(ctx context.Context, req *rpc.Request) rpc.Result {
-	r := req.Body.(*kmsg.DescribeLogDirsRequest)
+	return rpc.Respond(b.describeLogDirs(req.Body.(*kmsg.DescribeLogDirsRequest)))
+}
+
+func (b *Broker) describeLogDirs(r *kmsg.DescribeLogDirsRequest) *kmsg.DescribeLogDirsResponse {
 	resp := r.ResponseKind().(*kmsg.DescribeLogDirsResponse)
 	dir := kmsg.NewDescribeLogDirsResponseDir()
 	dir.Dir = b.cfg.logsDir()
@@ -66,5 +69,5 @@ func (b *Broker) handleDescribeLogDirs(ctx context.Context, req *rpc.Request) rp
 		dir.Topics[len(dir.Topics)-1].Partitions = append(dir.Topics[len(dir.Topics)-1].Partitions, rp)
 	}
 	resp.Dirs = append(resp.Dirs, dir)
-	return rpc.Respond(resp)
+	return resp
 }
