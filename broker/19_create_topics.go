@@ -156,7 +156,7 @@ func (b *Broker) createTopics(ctx context.Context, r *kmsg.CreateTopicsRequest) 
 		}
 		rt.TopicID, rt.NumPartitions, rt.ReplicationFactor = plan.id, plan.partitions, plan.replicationFactor
 		if r.Version >= 5 {
-			for name, rc := range b.cfg.topicConfigs(spec.configs) {
+			for name, rc := range b.cfg.topicConfigsLayered(spec.configs, dynamicBrokerConfigsFor(b.Image(), b.cfg.NodeID)) {
 				c := kmsg.NewCreateTopicsResponseTopicConfig()
 				value := rc.value
 				c.Name, c.Value, c.Source = name, &value, rc.source

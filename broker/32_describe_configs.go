@@ -5,6 +5,9 @@ package broker
 // STATIC_BROKER_CONFIG for values from server.properties or --set, DEFAULT_CONFIG for
 // Kafka's defaults; synonyms when asked (v1+), types and documentation (v3+). Brokers
 // (type 4) report this broker's properties; an empty name is the cluster default.
+// Dynamic broker configs (IncrementalAlterConfigs, AlterConfigs) show as
+// DYNAMIC_BROKER_CONFIG (this broker's) or DYNAMIC_DEFAULT_BROKER_CONFIG (the cluster
+// default), for brokers and for the topic configs they supply.
 
 import (
 	"context"
@@ -12,7 +15,6 @@ import (
 	"slices"
 	"strconv"
 
-	"github.com/petrel-broker/petrel/metadata"
 	"github.com/petrel-broker/petrel/rpc"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -35,7 +37,7 @@ func (b *Broker) handleDescribeConfigs(ctx context.Context, req *rpc.Request) rp
 				rr.ErrorMessage = errorMessage(fmt.Errorf("topic %q does not exist", res.ResourceName))
 				break
 			}
-			resolved := b.cfg.topicConfigs(im.ResourceConfigs(metadata.ConfigResource{Type: metadata.TopicResource, Name: res.ResourceName}))
+			resolved := b.topicConfigsFor(im, res.ResourceName)
 			for _, def := range topicConfigDefs {
 				entries = append(entries, b.describeTopicConfig(r, resolved[def.Name]))
 			}
@@ -45,11 +47,15 @@ func (b *Broker) handleDescribeConfigs(ctx context.Context, req *rpc.Request) rp
 				rr.ErrorMessage = errorMessage(fmt.Errorf("broker %d describes only its own configs, not broker %q", b.cfg.NodeID, res.ResourceName))
 				break
 			}
+			dyn := dynamicBrokerConfigsFor(im, b.cfg.NodeID)
+			if res.ResourceName == "" {
+				dyn.own = nil // the cluster default: only default dynamic configs apply
+			}
 			for _, def := range brokerConfigDefs {
-				entries = append(entries, b.describeBrokerConfig(r, def))
+				entries = append(entries, b.describeBrokerConfig(r, def, dyn))
 			}
 			for _, def := range brokerSynonymDefs() {
-				entries = append(entries, b.describeBrokerConfig(r, def))
+				entries = append(entries, b.describeBrokerConfig(r, def, dyn))
 			}
 		case kmsg.ConfigResourceTypeBrokerLogger:
 		default:
@@ -72,6 +78,15 @@ func (b *Broker) describeTopicConfig(r *kmsg.DescribeConfigsRequest, rc resolved
 	if r.IncludeSynonyms {
 		if rc.source == sourceDynamicTopic {
 			c.ConfigSynonyms = append(c.ConfigSynonyms, synonym(rc.def.Name, rc.value, sourceDynamicTopic))
+		}
+		{
+			dyn := dynamicBrokerConfigsFor(b.Image(), b.cfg.NodeID)
+			if v, ok := dyn.own[rc.def.BrokerSynonym]; ok {
+				c.ConfigSynonyms = append(c.ConfigSynonyms, synonym(rc.def.BrokerSynonym, v, sourceDynamicBroker))
+			}
+			if v, ok := dyn.defaults[rc.def.BrokerSynonym]; ok {
+				c.ConfigSynonyms = append(c.ConfigSynonyms, synonym(rc.def.BrokerSynonym, v, sourceDynamicDefaultBroker))
+			}
 		}
 		c.ConfigSynonyms = append(c.ConfigSynonyms, b.brokerSynonyms(rc.def.BrokerSynonym)...)
 	}
@@ -102,7 +117,20 @@ func (b *Broker) brokerSynonyms(name string) []kmsg.DescribeConfigsResponseResou
 	return out
 }
 
-func (b *Broker) describeBrokerConfig(r *kmsg.DescribeConfigsRequest, def configDef) kmsg.DescribeConfigsResponseResourceConfig {
+func (b *Broker) describeBrokerConfig(r *kmsg.DescribeConfigsRequest, def configDef, dyn dynamicBrokerConfigs) kmsg.DescribeConfigsResponseResourceConfig {
+	if v, src, ok := dyn.lookup(def.Name); ok {
+		c := newConfigEntry(r, def, v, src)
+		if r.IncludeSynonyms {
+			c.ConfigSynonyms = append(c.ConfigSynonyms, synonym(def.Name, v, src))
+			if src == sourceDynamicBroker {
+				if dv, ok := dyn.defaults[def.Name]; ok {
+					c.ConfigSynonyms = append(c.ConfigSynonyms, synonym(def.Name, dv, sourceDynamicDefaultBroker))
+				}
+			}
+			c.ConfigSynonyms = append(c.ConfigSynonyms, b.brokerSynonyms(def.Name)...)
+		}
+		return c
+	}
 	value, set := b.cfg.brokerValue(def.Name)
 	flagged := true
 	switch def.Name {

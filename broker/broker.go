@@ -45,6 +45,7 @@ type Broker struct {
 
 	controllerOps chan controllerOp // decisions for the controller goroutine
 	sessions      *brokerSessions   // controller: broker heartbeats (this term)
+	rebalance     leaderRebalance   // controller goroutine only: automatic leader rebalance
 	controllers   controllerClients // connection to the current controller
 	brokerEpoch   atomic.Int64      // this broker's epoch; -1 until registered
 	producerIDs   *producerIDManager

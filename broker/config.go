@@ -165,6 +165,13 @@ func ensureDir(dir string) error { return os.MkdirAll(dir, 0o755) }
 // (source DYNAMIC_TOPIC_CONFIG), else the broker property (STATIC_BROKER_CONFIG), else
 // Kafka's default (DEFAULT_CONFIG).
 func (c *Config) topicConfigs(overrides map[string]string) map[string]resolvedConfig {
+	return c.topicConfigsLayered(overrides, dynamicBrokerConfigs{})
+}
+
+// topicConfigsLayered resolves a topic's configs in Kafka's order: the topic's own
+// override, this broker's dynamic config, the cluster-wide dynamic default, the static
+// broker property, Kafka's default.
+func (c *Config) topicConfigsLayered(overrides map[string]string, dyn dynamicBrokerConfigs) map[string]resolvedConfig {
 	out := make(map[string]resolvedConfig, len(topicConfigDefs))
 	for _, def := range topicConfigDefs {
 		if v, ok := overrides[def.Name]; ok {
@@ -173,6 +180,10 @@ func (c *Config) topicConfigs(overrides map[string]string) map[string]resolvedCo
 		}
 		if def.BrokerSynonym == "" {
 			out[def.Name] = resolvedConfig{def, def.Default, sourceDefault}
+			continue
+		}
+		if v, src, ok := dyn.lookup(def.BrokerSynonym); ok {
+			out[def.Name] = resolvedConfig{def, v, src}
 			continue
 		}
 		v, set := c.brokerValue(def.BrokerSynonym)
@@ -187,9 +198,11 @@ func (c *Config) topicConfigs(overrides map[string]string) map[string]resolvedCo
 
 // Kafka's config sources (DescribeConfigs v1+).
 const (
-	sourceDynamicTopic int8 = 1
-	sourceStaticBroker int8 = 4
-	sourceDefault      int8 = 5
+	sourceDynamicTopic         int8 = 1
+	sourceDynamicBroker        int8 = 2 // DYNAMIC_BROKER_CONFIG: this broker's, in the metadata log
+	sourceDynamicDefaultBroker int8 = 3 // DYNAMIC_DEFAULT_BROKER_CONFIG: the cluster-wide default
+	sourceStaticBroker         int8 = 4
+	sourceDefault              int8 = 5
 )
 
 type resolvedConfig struct {

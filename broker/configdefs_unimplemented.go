@@ -11,21 +11,20 @@ type unimplementedConfig struct {
 }
 
 const (
-	noteKRaft       = "Petrel's Raft quorum is configured by --voters, --raft-listen and --join"
-	noteListener    = "Petrel has one PLAINTEXT listener, set by --listen and --advertised"
-	noteSecurity    = "TLS and SASL are not implemented yet"
-	noteAuthorizer  = "ACLs are not implemented yet"
-	noteThreads     = "Petrel runs one goroutine per connection and sizes its own work"
-	noteCompaction  = "log compaction is not implemented yet"
-	noteGroups      = "the consumer group protocol of KIP-848 is not implemented yet (the classic protocol is)"
-	noteTxn         = "transactions are not implemented yet"
-	noteQuotas      = "quotas and throttling are not implemented yet"
-	noteTiered      = "tiered storage is not implemented"
-	noteZooKeeper   = "Petrel has no ZooKeeper; Raft holds the metadata"
-	noteMetrics     = "metrics reporters are not implemented yet"
-	noteSocket      = "Petrel uses the operating system's socket buffer sizes"
-	noteTimestamp   = "timestamp bounds are not checked yet"
-	noteRebalancing = "automatic preferred-leader rebalancing is not implemented yet"
+	noteKRaft      = "Petrel's Raft quorum is configured by --voters, --raft-listen and --join"
+	noteListener   = "Petrel has one PLAINTEXT listener, set by --listen and --advertised"
+	noteSecurity   = "TLS and SASL are not implemented yet"
+	noteAuthorizer = "ACLs are not implemented yet"
+	noteThreads    = "Petrel runs one goroutine per connection and sizes its own work"
+	noteCompaction = "log compaction is not implemented yet"
+	noteGroups     = "the consumer group protocol of KIP-848 is not implemented yet (the classic protocol is)"
+	noteTxn        = "transactions are not implemented yet"
+	noteQuotas     = "quotas and throttling are not implemented yet"
+	noteTiered     = "tiered storage is not implemented"
+	noteZooKeeper  = "Petrel has no ZooKeeper; Raft holds the metadata"
+	noteMetrics    = "metrics reporters are not implemented yet"
+	noteSocket     = "Petrel uses the operating system's socket buffer sizes"
+	noteTimestamp  = "timestamp bounds are not checked yet"
 )
 
 // unimplementedBrokerConfigs are Kafka broker properties Petrel does not implement yet.
@@ -104,9 +103,6 @@ var unimplementedBrokerConfigs = []unimplementedConfig{
 	{Name: "log.cleaner.min.compaction.lag.ms", Note: noteCompaction},
 	{Name: "log.cleaner.max.compaction.lag.ms", Note: noteCompaction},
 	// Replication and leadership.
-	{Name: "auto.leader.rebalance.enable", Note: noteRebalancing},
-	{Name: "leader.imbalance.check.interval.seconds", Note: noteRebalancing},
-	{Name: "leader.imbalance.per.broker.percentage", Note: noteRebalancing},
 	{Name: "replica.selector.class", Note: "consumers fetching from followers get the follower they ask"},
 	{Name: "inter.broker.protocol.version", Note: "Petrel speaks one protocol version between its brokers"},
 	{Name: "controlled.shutdown.enable", Note: "Petrel always shuts down in a controlled way"},

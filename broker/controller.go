@@ -192,6 +192,7 @@ func (b *Broker) controllerDuties() {
 			"partition_changes", len(records)-1)
 	}
 	b.completeReassignments(ctx)
+	b.maybeRebalanceLeaders(ctx, time.Now())
 }
 
 // logUncleanElections logs every leader elected from outside the ISR: the records the
@@ -216,7 +217,7 @@ func logUncleanElections(b *Broker, before *metadata.Image, records []metadata.R
 // uncleanAllowed returns unclean.leader.election.enable per topic.
 func (b *Broker) uncleanAllowed(im *metadata.Image) func(topic string) bool {
 	return func(topic string) bool {
-		cfgs := b.cfg.topicConfigs(im.ResourceConfigs(metadata.ConfigResource{Type: metadata.TopicResource, Name: topic}))
+		cfgs := b.topicConfigsFor(im, topic)
 		return cfgs["unclean.leader.election.enable"].value == "true"
 	}
 }

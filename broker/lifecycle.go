@@ -145,7 +145,7 @@ func (b *Broker) controllerLocal(ctx context.Context, req kmsg.Request) (kmsg.Re
 	case *kmsg.AlterPartitionAssignmentsRequest:
 		return b.alterPartitionReassignments(ctx, r), true
 	}
-	return nil, false
+	return b.clusterOpsLocal(ctx, req)
 }
 
 // forwardedClientPrefix marks requests one broker sends another; they are never
@@ -215,6 +215,8 @@ func notControllerResponse(req kmsg.Request, cause error) kmsg.Response {
 			rt.Topic, rt.TopicID, rt.ErrorCode, rt.ErrorMessage = t.Topic, t.TopicID, code, errorMessage(cause)
 			r.Topics = append(r.Topics, rt)
 		}
+	default:
+		clusterOpsNotController(req, resp, code, cause)
 	}
 	return resp
 }

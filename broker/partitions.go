@@ -399,7 +399,7 @@ func writePartitionMetadata(dir string, id metadata.Uuid) error {
 
 // topicSettings resolves a topic's configs.
 func (b *Broker) topicSettings(im *metadata.Image, topic string) *topicSettings {
-	cfgs := b.cfg.topicConfigs(im.ResourceConfigs(metadata.ConfigResource{Type: metadata.TopicResource, Name: topic}))
+	cfgs := b.topicConfigsFor(im, topic)
 	atoi := func(name string) int { n, _ := strconv.Atoi(cfgs[name].value); return n }
 	return &topicSettings{
 		maxMessageBytes: atoi("max.message.bytes"),

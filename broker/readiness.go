@@ -60,7 +60,7 @@ func (b *Broker) markReady(caughtUp, opened time.Time, offset uint64, replicas i
 // they may be answered once their readiness wait ends.
 func partitionAPI(key kmsg.Key) bool {
 	switch key {
-	case kmsg.Produce, kmsg.Fetch, kmsg.ListOffsets, kmsg.OffsetForLeaderEpoch:
+	case kmsg.Produce, kmsg.Fetch, kmsg.ListOffsets, kmsg.OffsetForLeaderEpoch, kmsg.DeleteRecords:
 		return true
 	}
 	return false

@@ -50,6 +50,16 @@ func topicsCommand() *ucli.Command {
 				Action:    runTopicsDescribe,
 			},
 			{
+				Name:      "alter",
+				Usage:     "add partitions to a topic, as kafka-topics.sh --alter",
+				ArgsUsage: "TOPIC",
+				Flags: withClientFlags(
+					&ucli.IntFlag{Name: "partitions", Usage: "the new, larger number of partitions (required)"},
+					&ucli.StringFlag{Name: "replica-assignment", Usage: "replicas of each new partition: 1:2,2:0 (partitions separated by commas, replicas by colons)"},
+				),
+				Action: runTopicsAlter,
+			},
+			{
 				Name:      "delete",
 				Usage:     "delete topics",
 				ArgsUsage: "TOPIC...",

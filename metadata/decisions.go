@@ -72,6 +72,12 @@ func UnfenceBrokerRecords(im *Image, id int32, unclean func(topic string) bool) 
 	return append(records, electLeaderless(im, acceptable, unclean)...)
 }
 
+// ElectLeaderlessRecords elects leaders for partitions that have none, from their ISR
+// or, where unclean(topic) allows it, from any acceptable replica (an unclean election).
+func ElectLeaderlessRecords(im *Image, acceptable func(int32) bool, unclean func(topic string) bool) []Record {
+	return electLeaderless(im, acceptable, unclean)
+}
+
 // electLeaderless elects leaders for partitions that have none.
 func electLeaderless(im *Image, acceptable func(int32) bool, unclean func(topic string) bool) []Record {
 	var records []Record

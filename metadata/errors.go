@@ -16,4 +16,8 @@ var (
 	ErrInvalidConfig            = errors.New("metadata: invalid config")
 	ErrUnknownBroker            = errors.New("metadata: unknown broker")
 	ErrInvalidRecord            = errors.New("metadata: invalid record")
+	// Leader elections that change nothing (Kafka's ElectLeaders partition errors).
+	ErrElectionNotNeeded           = errors.New("metadata: election not needed")
+	ErrPreferredLeaderNotAvailable = errors.New("metadata: preferred leader not available")
+	ErrEligibleLeadersNotAvailable = errors.New("metadata: eligible leaders not available")
 )

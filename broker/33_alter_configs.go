@@ -1,0 +1,61 @@
+package broker
+
+// AlterConfigs (key 33), v0-2: the legacy, non-incremental form. The configs given
+// replace every dynamic config of the resource (keys not named are deleted), with the
+// same resources, validation and live effect as IncrementalAlterConfigs
+// (44_incremental_alter_configs.go).
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/petrel-broker/petrel/metadata"
+	"github.com/petrel-broker/petrel/rpc"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+func init() { registerAPI(kmsg.AlterConfigs, 0, 2, (*Broker).handleAlterConfigs) }
+
+func (b *Broker) handleAlterConfigs(ctx context.Context, req *rpc.Request) rpc.Result {
+	return b.respondFromController(ctx, req)
+}
+
+// alterConfigs runs on the controller.
+func (b *Broker) alterConfigs(ctx context.Context, r *kmsg.AlterConfigsRequest) *kmsg.AlterConfigsResponse {
+	resp := r.ResponseKind().(*kmsg.AlterConfigsResponse)
+	seen := map[metadata.ConfigResource]int{}
+	for _, res := range r.Resources {
+		seen[metadata.ConfigResource{Type: metadata.ConfigResourceType(res.ResourceType), Name: res.ResourceName}]++
+	}
+	for _, res := range r.Resources {
+		rr := kmsg.NewAlterConfigsResponseResource()
+		rr.ResourceType, rr.ResourceName = res.ResourceType, res.ResourceName
+		cres := metadata.ConfigResource{Type: metadata.ConfigResourceType(res.ResourceType), Name: res.ResourceName}
+		plan := func(im *metadata.Image) ([]metadata.Record, error) {
+			if seen[cres] > 1 {
+				return nil, fmt.Errorf("%w: resource %q is listed more than once", ErrInvalidRequest, res.ResourceName)
+			}
+			named := map[string]bool{}
+			var changes []configChange
+			for _, c := range res.Configs {
+				if c.Value == nil {
+					return nil, invalidConfigError(fmt.Sprintf("Null value not supported for : %s", c.Name))
+				}
+				named[c.Name] = true
+				changes = append(changes, configChange{c.Name, c.Value})
+			}
+			for _, name := range sortedKeys(im.ResourceConfigs(cres)) {
+				if !named[name] {
+					changes = append(changes, configChange{name, nil})
+				}
+			}
+			return configRecords(im, cres, changes)
+		}
+		if err := b.commitConfigs(ctx, r.ValidateOnly, plan); err != nil {
+			rr.ErrorCode = b.errorCodeLogged(err, "alter configs")
+			rr.ErrorMessage = errorMessage(err)
+		}
+		resp.Resources = append(resp.Resources, rr)
+	}
+	return resp
+}

@@ -1,0 +1,150 @@
+package broker
+
+// IncrementalAlterConfigs (key 44), v0-1. Topics (resource type 2) and brokers (type 4:
+// a broker id for DYNAMIC_BROKER_CONFIG, empty for the cluster-wide
+// DYNAMIC_DEFAULT_BROKER_CONFIG). Operations SET, DELETE, APPEND and SUBTRACT (the last
+// two on LIST configs only). Each resource is validated against the property table
+// (unknown names, values and properties that cannot change at run time are
+// INVALID_CONFIG with Kafka's message) and committed as one entry of Config records; a
+// resource named twice is INVALID_REQUEST. Every broker applies the records from its
+// image, so the change takes effect without a restart. Turning
+// unclean.leader.election.enable on elects leaders for leaderless partitions.
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/petrel-broker/petrel/metadata"
+	"github.com/petrel-broker/petrel/rpc"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+func init() {
+	registerAPI(kmsg.IncrementalAlterConfigs, 0, 1, (*Broker).handleIncrementalAlterConfigs)
+}
+
+func (b *Broker) handleIncrementalAlterConfigs(ctx context.Context, req *rpc.Request) rpc.Result {
+	return b.respondFromController(ctx, req)
+}
+
+// incrementalAlterConfigs runs on the controller.
+func (b *Broker) incrementalAlterConfigs(ctx context.Context, r *kmsg.IncrementalAlterConfigsRequest) *kmsg.IncrementalAlterConfigsResponse {
+	resp := r.ResponseKind().(*kmsg.IncrementalAlterConfigsResponse)
+	seen := map[metadata.ConfigResource]int{}
+	for _, res := range r.Resources {
+		seen[metadata.ConfigResource{Type: metadata.ConfigResourceType(res.ResourceType), Name: res.ResourceName}]++
+	}
+	for _, res := range r.Resources {
+		rr := kmsg.NewIncrementalAlterConfigsResponseResource()
+		rr.ResourceType, rr.ResourceName = res.ResourceType, res.ResourceName
+		cres := metadata.ConfigResource{Type: metadata.ConfigResourceType(res.ResourceType), Name: res.ResourceName}
+		plan := func(im *metadata.Image) ([]metadata.Record, error) {
+			if seen[cres] > 1 {
+				return nil, fmt.Errorf("%w: resource %q is listed more than once", ErrInvalidRequest, res.ResourceName)
+			}
+			changes, err := b.incrementalChanges(im, cres, res.Configs)
+			if err != nil {
+				return nil, err
+			}
+			return configRecords(im, cres, changes)
+		}
+		err := b.commitConfigs(ctx, r.ValidateOnly, plan)
+		if err != nil {
+			rr.ErrorCode = b.errorCodeLogged(err, "incremental alter configs")
+			rr.ErrorMessage = errorMessage(err)
+		}
+		resp.Resources = append(resp.Resources, rr)
+	}
+	return resp
+}
+
+// incrementalChanges turns the request's operations into keys to set or delete.
+func (b *Broker) incrementalChanges(im *metadata.Image, res metadata.ConfigResource, configs []kmsg.IncrementalAlterConfigsRequestResourceConfig) ([]configChange, error) {
+	var out []configChange
+	for _, c := range configs {
+		switch c.Op {
+		case kmsg.IncrementalAlterConfigOpSet:
+			if c.Value == nil {
+				return nil, invalidConfigError(fmt.Sprintf("Null value not supported for : %s", c.Name))
+			}
+			out = append(out, configChange{c.Name, c.Value})
+		case kmsg.IncrementalAlterConfigOpDelete:
+			out = append(out, configChange{c.Name, nil})
+		case kmsg.IncrementalAlterConfigOpAppend, kmsg.IncrementalAlterConfigOpSubtract:
+			if !listConfigType(res.Type, c.Name) {
+				return nil, invalidConfigError(fmt.Sprintf("Config value append is not allowed for config key: %s", c.Name))
+			}
+			if c.Value == nil {
+				return nil, invalidConfigError(fmt.Sprintf("Null value not supported for : %s", c.Name))
+			}
+			current := b.currentConfigValue(im, res, c.Name)
+			v := appendListValue(current, *c.Value)
+			if c.Op == kmsg.IncrementalAlterConfigOpSubtract {
+				v = subtractListValue(current, *c.Value)
+			}
+			out = append(out, configChange{c.Name, &v})
+		default:
+			return nil, fmt.Errorf("%w: unknown config operation %d", ErrInvalidRequest, c.Op)
+		}
+	}
+	return out, nil
+}
+
+// currentConfigValue is a config's value before a change: the resource's own entry,
+// else its effective value.
+func (b *Broker) currentConfigValue(im *metadata.Image, res metadata.ConfigResource, name string) string {
+	if v, ok := im.Config(res, name); ok {
+		return v
+	}
+	if res.Type == metadata.TopicResource {
+		return b.topicConfigsFor(im, res.Name)[name].value
+	}
+	v, _ := b.cfg.brokerValue(name)
+	return v
+}
+
+// commitConfigs plans a resource's Config records on the controller and commits them
+// (or only validates them), then, when they turn unclean leader election on, elects
+// leaders for leaderless partitions that may now have one.
+func (b *Broker) commitConfigs(ctx context.Context, validateOnly bool, plan func(*metadata.Image) ([]metadata.Record, error)) error {
+	cctx, cancel := b.waitTimeout(ctx, defaultAdminTimeout)
+	defer cancel()
+	if validateOnly {
+		_, err := plan(b.Image())
+		return err
+	}
+	// Plans run on the controller goroutine, possibly after ctx ended here: they hand
+	// their records over under mu.
+	var mu sync.Mutex
+	var planned []metadata.Record
+	_, err := b.controllerDo(cctx, func(im *metadata.Image) ([]metadata.Record, error) {
+		records, err := plan(im)
+		mu.Lock()
+		planned = records
+		mu.Unlock()
+		return records, err
+	})
+	mu.Lock()
+	unclean := enablesUnclean(planned)
+	mu.Unlock()
+	if err != nil || !unclean {
+		return err
+	}
+	var before *metadata.Image
+	var elected []metadata.Record
+	if _, err := b.controllerDo(cctx, func(im *metadata.Image) ([]metadata.Record, error) {
+		records := metadata.ElectLeaderlessRecords(im, func(id int32) bool { return im.Acceptable(id) }, b.uncleanAllowed(im))
+		mu.Lock()
+		before, elected = im, records
+		mu.Unlock()
+		return records, nil
+	}); err != nil {
+		b.logger.Warn("electing leaders after enabling unclean leader election", "error", err)
+		return nil // the config is committed; the next unfence retries the elections
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	logUncleanElections(b, before, elected)
+	return nil
+}

@@ -1,0 +1,279 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+	ucli "github.com/urfave/cli/v2"
+)
+
+// configsCommand is `petrel configs describe|alter`, shaped like kafka-configs.sh:
+// topics and brokers (one broker, or the cluster-wide default with --entity-default);
+// alter uses IncrementalAlterConfigs (SET and DELETE).
+func configsCommand() *ucli.Command {
+	entityFlags := func(extra ...ucli.Flag) []ucli.Flag {
+		return withClientFlags(append([]ucli.Flag{
+			&ucli.StringFlag{Name: "entity-type", Usage: "topics or brokers", Required: true},
+			&ucli.StringFlag{Name: "entity-name", Usage: "the topic name or broker id"},
+			&ucli.BoolFlag{Name: "entity-default", Usage: "the cluster-wide default broker configs"},
+		}, extra...)...)
+	}
+	return &ucli.Command{
+		Name:  "configs",
+		Usage: "describe and alter topic and broker configs, as kafka-configs.sh",
+		Subcommands: []*ucli.Command{
+			{
+				Name:   "describe",
+				Usage:  "list the dynamic configs of a topic or broker (every config with --all)",
+				Flags:  entityFlags(&ucli.BoolFlag{Name: "all", Usage: "list every config, not only the dynamic ones"}),
+				Action: runConfigsDescribe,
+			},
+			{
+				Name:  "alter",
+				Usage: "set and delete dynamic configs; they take effect without a restart",
+				Flags: entityFlags(
+					&ucli.StringFlag{Name: "add-config", Usage: "configs to set: k1=v1,k2=[v1,v2],..."},
+					&ucli.StringFlag{Name: "delete-config", Usage: "configs to delete: k1,k2,..."},
+				),
+				Action: runConfigsAlter,
+			},
+		},
+	}
+}
+
+// configEntity is the resource a configs command names.
+type configEntity struct {
+	topic       bool   // a topic, else a broker
+	name        string // topic name or broker id; "" with isDefault
+	isDefault   bool   // the cluster-wide broker default
+	brokerID    int32
+	describeAll bool // no name: every topic or broker
+}
+
+func parseConfigEntity(c *ucli.Context) (configEntity, error) {
+	var e configEntity
+	switch c.String("entity-type") {
+	case "topics", "topic":
+		e.topic = true
+	case "brokers", "broker":
+	default:
+		return e, fmt.Errorf("--entity-type must be topics or brokers, got %q", c.String("entity-type"))
+	}
+	e.name, e.isDefault = c.String("entity-name"), c.Bool("entity-default")
+	switch {
+	case e.name != "" && e.isDefault:
+		return e, errors.New("--entity-name and --entity-default cannot be used together")
+	case e.isDefault && e.topic:
+		return e, errors.New("--entity-default applies to brokers only")
+	case e.name == "" && !e.isDefault:
+		e.describeAll = true
+	case !e.topic && e.name != "":
+		id, err := strconv.ParseInt(e.name, 10, 32)
+		if err != nil || id < 0 {
+			return e, fmt.Errorf("the entity name for brokers must be a broker id, got %q", e.name)
+		}
+		e.brokerID = int32(id)
+	}
+	return e, nil
+}
+
+func (e configEntity) describeHeader(all bool) string {
+	kind := "Dynamic"
+	if all {
+		kind = "All"
+	}
+	switch {
+	case e.isDefault:
+		return "Default configs for brokers in the cluster are:"
+	case e.topic:
+		return fmt.Sprintf("%s configs for topic %s are:", kind, e.name)
+	}
+	return fmt.Sprintf("%s configs for broker %s are:", kind, e.name)
+}
+
+func runConfigsDescribe(c *ucli.Context) error {
+	if _, err := commandArgs(c); err != nil {
+		return err
+	}
+	e, err := parseConfigEntity(c)
+	if err != nil {
+		return err
+	}
+	cl, err := newKafkaClient(c)
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	ctx, cancel := cl.requestContext(c.Context)
+	defer cancel()
+	adm := cl.admin()
+	var entities []configEntity
+	if e.describeAll {
+		md, err := adm.Metadata(ctx)
+		if err != nil {
+			return fmt.Errorf("list entities: %w", cl.explain(err))
+		}
+		if e.topic {
+			for _, name := range md.Topics.Names() {
+				entities = append(entities, configEntity{topic: true, name: name})
+			}
+		} else {
+			for _, b := range md.Brokers {
+				entities = append(entities, configEntity{name: strconv.Itoa(int(b.NodeID)), brokerID: b.NodeID})
+			}
+			entities = append(entities, configEntity{isDefault: true})
+		}
+	} else {
+		entities = []configEntity{e}
+	}
+	var out strings.Builder
+	for _, ent := range entities {
+		var rcs kadm.ResourceConfigs
+		switch {
+		case ent.topic:
+			rcs, err = adm.DescribeTopicConfigs(ctx, ent.name)
+		case ent.isDefault:
+			rcs, err = adm.DescribeBrokerConfigs(ctx)
+		default:
+			rcs, err = adm.DescribeBrokerConfigs(ctx, ent.brokerID)
+		}
+		if err != nil {
+			return fmt.Errorf("describe configs: %w", cl.explain(err))
+		}
+		if len(rcs) != 1 {
+			return fmt.Errorf("describe configs: the broker answered %d resources", len(rcs))
+		}
+		if rc := rcs[0]; rc.Err != nil {
+			if errors.Is(rc.Err, kerr.UnknownTopicOrPartition) {
+				return fmt.Errorf("topic %q does not exist", ent.name)
+			}
+			return fmt.Errorf("describe configs of %s: %w", ent.name, kafkaError(rc.Err, rc.ErrMessage))
+		}
+		out.WriteString(ent.describeHeader(c.Bool("all")) + "\n")
+		want := kmsg.ConfigSourceDynamicTopicConfig
+		switch {
+		case ent.isDefault:
+			want = kmsg.ConfigSourceDynamicDefaultBrokerConfig
+		case !ent.topic:
+			want = kmsg.ConfigSourceDynamicBrokerConfig
+		}
+		configs := rcs[0].Configs
+		sort.Slice(configs, func(i, j int) bool { return configs[i].Key < configs[j].Key })
+		for _, cfg := range configs {
+			if !c.Bool("all") && cfg.Source != want {
+				continue
+			}
+			out.WriteString("  " + formatConfigEntry(cfg) + "\n")
+		}
+	}
+	_, err = fmt.Fprint(c.App.Writer, out.String())
+	return err
+}
+
+// formatConfigEntry is kafka-configs.sh's line: k=v sensitive=false synonyms={...}.
+func formatConfigEntry(cfg kadm.Config) string {
+	var syn []string
+	for _, s := range cfg.Synonyms {
+		syn = append(syn, fmt.Sprintf("%s:%s=%s", s.Source, s.Key, derefString(s.Value)))
+	}
+	return fmt.Sprintf("%s=%s sensitive=%t synonyms={%s}", cfg.Key, derefString(cfg.Value), cfg.Sensitive, strings.Join(syn, ", "))
+}
+
+func runConfigsAlter(c *ucli.Context) error {
+	if _, err := commandArgs(c); err != nil {
+		return err
+	}
+	e, err := parseConfigEntity(c)
+	if err != nil {
+		return err
+	}
+	if e.describeAll {
+		return errors.New("alter needs --entity-name or --entity-default")
+	}
+	adds, err := parseAddConfig(c.String("add-config"))
+	if err != nil {
+		return err
+	}
+	var alters []kadm.AlterConfig
+	for _, kv := range adds {
+		v := kv[1]
+		alters = append(alters, kadm.AlterConfig{Op: kadm.SetConfig, Name: kv[0], Value: &v})
+	}
+	for _, k := range strings.Split(c.String("delete-config"), ",") {
+		if k = strings.TrimSpace(k); k != "" {
+			alters = append(alters, kadm.AlterConfig{Op: kadm.DeleteConfig, Name: k})
+		}
+	}
+	if len(alters) == 0 {
+		return errors.New("alter needs --add-config or --delete-config")
+	}
+	cl, err := newKafkaClient(c)
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	ctx, cancel := cl.requestContext(c.Context)
+	defer cancel()
+	adm := cl.admin()
+	var resp kadm.AlterConfigsResponses
+	switch {
+	case e.topic:
+		resp, err = adm.AlterTopicConfigs(ctx, alters, e.name)
+	case e.isDefault:
+		resp, err = adm.AlterBrokerConfigs(ctx, alters)
+	default:
+		resp, err = adm.AlterBrokerConfigs(ctx, alters, e.brokerID)
+	}
+	if err != nil {
+		return fmt.Errorf("alter configs: %w", cl.explain(err))
+	}
+	for _, r := range resp {
+		if r.Err != nil {
+			if errors.Is(r.Err, kerr.UnknownTopicOrPartition) {
+				return fmt.Errorf("topic %q does not exist", e.name)
+			}
+			return fmt.Errorf("alter configs: %w", kafkaError(r.Err, r.ErrMessage))
+		}
+	}
+	msg := fmt.Sprintf("Completed updating config for broker %s.", e.name)
+	switch {
+	case e.topic:
+		msg = fmt.Sprintf("Completed updating config for topic %s.", e.name)
+	case e.isDefault:
+		msg = "Completed updating default config for brokers in the cluster."
+	}
+	_, err = fmt.Fprintln(c.App.Writer, msg)
+	return err
+}
+
+// parseAddConfig parses kafka-configs.sh's --add-config: k=v pairs separated by
+// commas, where a value holding commas is written in square brackets (k=[a,b]).
+func parseAddConfig(s string) ([][2]string, error) {
+	var out [][2]string
+	for len(strings.TrimSpace(s)) > 0 {
+		s = strings.TrimLeft(s, " ,")
+		k, rest, ok := strings.Cut(s, "=")
+		k = strings.TrimSpace(k)
+		if !ok || k == "" {
+			return nil, fmt.Errorf("bad --add-config %q: want k1=v1,k2=[v1,v2]", s)
+		}
+		var v string
+		if strings.HasPrefix(rest, "[") {
+			end := strings.Index(rest, "]")
+			if end < 0 {
+				return nil, fmt.Errorf("bad --add-config: unclosed [ in the value of %s", k)
+			}
+			v, s = rest[1:end], rest[end+1:]
+		} else {
+			v, s, _ = strings.Cut(rest, ",")
+		}
+		out = append(out, [2]string{k, strings.TrimSpace(v)})
+	}
+	return out, nil
+}
