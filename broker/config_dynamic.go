@@ -46,11 +46,17 @@ func (b *Broker) topicConfigsFor(im *metadata.Image, topic string) map[string]re
 }
 
 // dynamicBrokerConfigNames are the broker properties that may change at run time: the
-// broker defaults of the topic configs (Kafka's DynamicLogConfig set).
+// broker defaults of the topic configs (Kafka's DynamicLogConfig set) and the
+// replication throttles (Kafka's DynamicReplicationConfig, KIP-73).
 var dynamicBrokerConfigNames = func() map[string]bool {
-	m := map[string]bool{}
+	m := map[string]bool{
+		"leader.replication.throttled.rate":   true,
+		"follower.replication.throttled.rate": true,
+	}
 	for _, d := range topicConfigDefs {
-		m[d.BrokerSynonym] = true
+		if d.BrokerSynonym != "" {
+			m[d.BrokerSynonym] = true
+		}
 	}
 	return m
 }()

@@ -64,10 +64,7 @@ type replicationThrottles struct {
 // dynamicBrokerValue returns a broker property as the image has it for this broker
 // (per-broker dynamic config, then the cluster default), else its static value.
 func (b *Broker) dynamicBrokerValue(im *metadata.Image, name string) string {
-	if v, ok := im.Config(metadata.ConfigResource{Type: metadata.BrokerResource, Name: strconv.Itoa(int(b.cfg.NodeID))}, name); ok {
-		return v
-	}
-	if v, ok := im.Config(metadata.ConfigResource{Type: metadata.BrokerResource, Name: ""}, name); ok {
+	if v, _, ok := dynamicBrokerConfigsFor(im, b.cfg.NodeID).lookup(name); ok {
 		return v
 	}
 	v, _ := b.cfg.brokerValue(name)

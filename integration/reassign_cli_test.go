@@ -23,11 +23,13 @@ func petrel(args ...string) (int, string, string) {
 
 // TestReassignCLI drives `petrel reassign` as kafka-reassign-partitions.sh is driven:
 // --generate from a topics file, --execute of a reassignment file onto {1,2,3} (the
-// leader throttled to 256 KiB/s so the move takes a few seconds), --verify with its
-// progress view until it reports completion, then --cancel of the finished move.
+// replication throttled with --throttle to 256 KiB/s, set through
+// IncrementalAlterConfigs as Kafka's tool does, so the move takes a few seconds), --verify
+// with its progress view until it reports completion and clears the throttles, then
+// --cancel of the finished move.
 func TestReassignCLI(t *testing.T) {
-	c := StartCluster(t, 4, WithVoters(3), WithProperty("leader.replication.throttled.rate", fmt.Sprint(256<<10)))
-	createAssignedTopic(t, c, "cli-move", []int32{0, 1, 2}, map[string]string{"leader.replication.throttled.replicas": "*"})
+	c := StartCluster(t, 4, WithVoters(3))
+	createAssignedTopic(t, c, "cli-move", []int32{0, 1, 2}, nil)
 	waitAssignedReplicas(t, c, "cli-move", 0, 1)
 	cl := c.Client(t, kgo.DefaultProduceTopic("cli-move"))
 	value := make([]byte, 64<<10)
@@ -51,8 +53,9 @@ func TestReassignCLI(t *testing.T) {
 	}
 	plan := filepath.Join(dir, "plan.json")
 	os.WriteFile(plan, []byte(`{"version":1,"partitions":[{"topic":"cli-move","partition":0,"replicas":[1,2,3]}]}`), 0o644)
-	code, out, stderr = petrel("reassign", bs, "--execute", "--reassignment-json-file", plan)
-	if code != 0 || !strings.Contains(out, "Successfully started partition reassignment for cli-move-0\n") {
+	code, out, stderr = petrel("reassign", bs, "--execute", "--reassignment-json-file", plan, "--throttle", fmt.Sprint(256<<10))
+	if code != 0 || !strings.Contains(out, "Successfully started partition reassignment for cli-move-0\n") ||
+		!strings.Contains(out, fmt.Sprintf("The inter-broker throttle limit was set to %d B/s", 256<<10)) {
 		t.Fatalf("--execute: exit %d, stdout %q, stderr %q", code, out, stderr)
 	}
 	other := filepath.Join(dir, "other.json")
@@ -61,6 +64,7 @@ func TestReassignCLI(t *testing.T) {
 		t.Fatalf("--execute while another runs: exit %d, %q", code, stderr)
 	}
 	var views []string
+	cleared := false
 	waitFor(t, 60*time.Second, func() error {
 		code, out, stderr := petrel("reassign", bs, "--verify", "--reassignment-json-file", plan)
 		if code != 0 {
@@ -72,10 +76,14 @@ func TestReassignCLI(t *testing.T) {
 		if !strings.Contains(out, "Reassignment of partition cli-move-0 is completed.") {
 			return fmt.Errorf("not completed: %q", out)
 		}
+		cleared = strings.Contains(out, "Clearing broker-level throttles on brokers") && strings.Contains(out, "Clearing topic-level throttles on topic cli-move")
 		return nil
 	})
 	for _, v := range views {
 		t.Logf("petrel reassign --verify:\n%s", v)
+	}
+	if !cleared {
+		t.Fatalf("--verify did not clear the throttles when the move completed: %q", views[len(views)-1])
 	}
 	if len(views) < 2 || !strings.Contains(views[0], "is still in progress") || !strings.Contains(views[0], "replica 3: ") {
 		t.Fatalf("no progress view before completion: %q", views)
