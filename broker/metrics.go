@@ -127,9 +127,6 @@ func (b *Broker) metricsSnapshot() metrics.Snapshot {
 	return s
 }
 
-// groupLags is filled in by the consumer lag collection (group_lag.go).
-func (b *Broker) groupLags() []metrics.GroupLag { return nil }
-
 // raftState reads hashicorp/raft's stats.
 func (b *Broker) raftState() metrics.RaftState {
 	st := b.raft.raft.Stats()

@@ -28,15 +28,15 @@ type Registry struct {
 	gatherer     prometheus.Gatherer
 	perPartition bool
 
-	messagesIn, bytesIn, bytesOut      *prometheus.CounterVec
-	replicationBytesIn                 prometheus.Counter
-	replicationBytesOut                prometheus.Counter
-	all                                *TopicCounters
-	isrShrinks, isrExpands             prometheus.Counter
-	fsync                              prometheus.Histogram
-	requests                           requestMetrics
-	topicsMu                           sync.Mutex
-	topics                             map[string]*TopicCounters
+	messagesIn, bytesIn, bytesOut *prometheus.CounterVec
+	replicationBytesIn            prometheus.Counter
+	replicationBytesOut           prometheus.Counter
+	all                           *TopicCounters
+	isrShrinks, isrExpands        prometheus.Counter
+	fsync                         prometheus.Histogram
+	requests                      requestMetrics
+	topicsMu                      sync.Mutex
+	topics                        map[string]*TopicCounters
 }
 
 // New builds a registry with Kafka's metrics, the Go runtime and process metrics.
