@@ -83,13 +83,27 @@ next:
 	return sum
 }
 
-// clusterSum is metricSum over the running nodes.
-func (c *Cluster) clusterSum(t testing.TB, name string, want map[string]string) float64 {
-	var sum float64
+// scrapeAll scrapes every running node once.
+func (c *Cluster) scrapeAll(t testing.TB) []map[string]*dto.MetricFamily {
+	var out []map[string]*dto.MetricFamily
 	for _, i := range c.running() {
-		sum += metricSum(c.scrapeNode(t, i), name, want)
+		out = append(out, c.scrapeNode(t, i))
+	}
+	return out
+}
+
+// nodesSum is metricSum over scrapes of several nodes.
+func nodesSum(scrapes []map[string]*dto.MetricFamily, name string, want map[string]string) float64 {
+	var sum float64
+	for _, fams := range scrapes {
+		sum += metricSum(fams, name, want)
 	}
 	return sum
+}
+
+// clusterSum is metricSum over the running nodes.
+func (c *Cluster) clusterSum(t testing.TB, name string, want map[string]string) float64 {
+	return nodesSum(c.scrapeAll(t), name, want)
 }
 
 // documentedMetrics reads the metric names of docs/metrics.md's mapping table.
@@ -165,29 +179,30 @@ func TestMetrics_ThreeNodeClusterUnderLoad(t *testing.T) {
 		return nil
 	})
 	topicLabel := map[string]string{"topic": topic}
-	if got := c.clusterSum(t, "kafka_server_brokertopicmetrics_messagesin_total", topicLabel); got < n {
+	all := c.scrapeAll(t)
+	if got := nodesSum(all, "kafka_server_brokertopicmetrics_messagesin_total", topicLabel); got < n {
 		t.Errorf("MessagesIn for %s = %v, want at least %d", topic, got, n)
 	}
-	if in, all := c.clusterSum(t, "kafka_server_brokertopicmetrics_bytesin_total", topicLabel),
-		c.clusterSum(t, "kafka_server_brokertopicmetrics_bytesin_total", map[string]string{"topic": ""}); in <= 0 || all < in {
+	if in, all := nodesSum(all, "kafka_server_brokertopicmetrics_bytesin_total", topicLabel),
+		nodesSum(all, "kafka_server_brokertopicmetrics_bytesin_total", map[string]string{"topic": ""}); in <= 0 || all < in {
 		t.Errorf("BytesIn for %s = %v, broker-wide %v", topic, in, all)
 	}
-	if got := c.clusterSum(t, "kafka_server_brokertopicmetrics_bytesout_total", topicLabel); got <= 0 {
+	if got := nodesSum(all, "kafka_server_brokertopicmetrics_bytesout_total", topicLabel); got <= 0 {
 		t.Errorf("BytesOut for %s = %v after consuming", topic, got)
 	}
-	if got := c.clusterSum(t, "kafka_server_brokertopicmetrics_replicationbytesin_total", nil); got <= 0 {
+	if got := nodesSum(all, "kafka_server_brokertopicmetrics_replicationbytesin_total", nil); got <= 0 {
 		t.Errorf("ReplicationBytesIn = %v with replication factor 3", got)
 	}
-	if got := c.clusterSum(t, "kafka_network_requestmetrics_requests_total", map[string]string{"request": "Produce"}); got < n/50 {
+	if got := nodesSum(all, "kafka_network_requestmetrics_requests_total", map[string]string{"request": "Produce"}); got < n/50 {
 		t.Errorf("Produce requests = %v, want at least %d", got, n/50)
 	}
-	if got := c.clusterSum(t, "kafka_network_requestmetrics_totaltimems", map[string]string{"request": "Fetch"}); got <= 0 {
+	if got := nodesSum(all, "kafka_network_requestmetrics_totaltimems", map[string]string{"request": "Fetch"}); got <= 0 {
 		t.Errorf("no Fetch latency observed")
 	}
-	if got := c.clusterSum(t, "kafka_log_logflushstats_logflushrateandtimems", nil); got <= 0 {
+	if got := nodesSum(all, "kafka_log_logflushstats_logflushrateandtimems", nil); got <= 0 {
 		t.Errorf("no fsync observed")
 	}
-	if got := c.clusterSum(t, "kafka_server_replicamanager_leadercount", nil); got < 6 {
+	if got := nodesSum(all, "kafka_server_replicamanager_leadercount", nil); got < 6 {
 		t.Errorf("LeaderCount summed = %v, want at least the 6 user partitions", got)
 	}
 	waitFor(t, 30*time.Second, func() error {

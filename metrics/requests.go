@@ -33,6 +33,7 @@ type apiMetrics struct {
 type requestMetrics struct {
 	requests                                             *prometheus.CounterVec
 	total, queue, local, remote, responseQueue, response *prometheus.HistogramVec
+	names                                                [maxAPIKey]string
 	apis                                                 [maxAPIKey]atomic.Pointer[apiMetrics]
 }
 
@@ -54,18 +55,31 @@ func (m *requestMetrics) init(reg *prometheus.Registry) {
 }
 
 // RegisterAPI names an API key for the request metrics; requests of unnamed keys are
-// not counted. Call it before requests arrive.
+// not counted. Call it before requests arrive. An API's series appear with its first
+// request, so that APIs never used cost nothing in a scrape.
 func (r *Registry) RegisterAPI(key int16, name string) {
 	if key < 0 || int(key) >= maxAPIKey {
 		return
 	}
-	m := &r.requests
-	m.apis[key].Store(&apiMetrics{
+	r.requests.names[key] = name
+}
+
+// api returns the metrics of an API, creating its series on first use.
+func (m *requestMetrics) api(key int16) *apiMetrics {
+	if a := m.apis[key].Load(); a != nil {
+		return a
+	}
+	name := m.names[key]
+	if name == "" {
+		return nil
+	}
+	m.apis[key].CompareAndSwap(nil, &apiMetrics{
 		requests: m.requests.WithLabelValues(name),
 		total:    m.total.WithLabelValues(name), queue: m.queue.WithLabelValues(name),
 		local: m.local.WithLabelValues(name), remote: m.remote.WithLabelValues(name),
 		responseQueue: m.responseQueue.WithLabelValues(name), response: m.response.WithLabelValues(name),
 	})
+	return m.apis[key].Load()
 }
 
 // ObserveRequest records one answered request of an API.
@@ -73,7 +87,7 @@ func (r *Registry) ObserveRequest(key int16, t RequestTiming) {
 	if key < 0 || int(key) >= maxAPIKey {
 		return
 	}
-	a := r.requests.apis[key].Load()
+	a := r.requests.api(key)
 	if a == nil {
 		return
 	}
