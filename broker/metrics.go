@@ -86,7 +86,8 @@ func (b *Broker) replicaMetricsOptions(opts replication.Options) replication.Opt
 // metricsSnapshot reads the broker's state for a scrape: each local replica's state
 // (one lock of its own at a time) and the image.
 func (b *Broker) metricsSnapshot() metrics.Snapshot {
-	s := metrics.Snapshot{ActiveController: b.IsController(), Ready: b.readyForClients(), Raft: b.raftState()}
+	s := metrics.Snapshot{NodeID: b.cfg.NodeID, ClusterID: b.Image().ClusterID, ActiveController: b.IsController(),
+		Ready: b.readyForClients(), Raft: b.raftState()}
 	for _, lp := range b.partitions.all() {
 		st := lp.State()
 		ps := metrics.PartitionState{Topic: lp.Topic, Partition: lp.ID, Leader: st.Role == replication.Leader,

@@ -50,6 +50,7 @@ func newApp(stdout, stderr io.Writer) *ucli.App {
 			clusterCommand(),
 			producersCommand(),
 			perfCommand(),
+			topCommand(),
 		},
 		// Errors are printed once by RunWithIO.
 		ExitErrHandler: func(*ucli.Context, error) {},

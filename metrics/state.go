@@ -8,6 +8,9 @@ import (
 
 // Snapshot is the broker's state at scrape time.
 type Snapshot struct {
+	// NodeID and ClusterID identify the broker (petrel_broker_info).
+	NodeID    int32
+	ClusterID string
 	// Partitions are the replicas open on this broker.
 	Partitions []PartitionState
 	// ActiveController reports whether this broker is the controller (the Raft leader).
@@ -100,6 +103,8 @@ var (
 		"The last index in this node's metadata log.", nil, nil)
 	descRaftContact = prometheus.NewDesc("petrel_raft_last_contact_seconds",
 		"Seconds since this node last heard from the Raft leader (0 on the leader, -1 never).", nil, nil)
+	descInfo = prometheus.NewDesc("petrel_broker_info",
+		"Always 1; the labels name the broker: node_id and cluster_id.", []string{"node_id", "cluster_id"}, nil)
 	descReady = prometheus.NewDesc("petrel_broker_ready",
 		"1 once the broker is ready (caught up with metadata, unfenced, replicas open): /readyz.", nil, nil)
 	descGroupLag = prometheus.NewDesc("kafka_consumergroup_lag",
@@ -119,7 +124,7 @@ func (c *stateCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descUnderReplicated, descUnderMinISR, descPartitionCount, descLeaderCount,
 		descActiveController, descOffline, descGlobalPartitions, descGlobalTopics, descFenced, descActiveBrokers,
 		descMaxLag, descLogSize, descLogSegments, descLogStart, descLogEnd, descRaftTerm, descRaftCommit,
-		descRaftApplied, descRaftLast, descRaftContact, descReady, descGroupLag, descGroupLagSum} {
+		descRaftApplied, descRaftLast, descRaftContact, descInfo, descReady, descGroupLag, descGroupLagSum} {
 		ch <- d
 	}
 }
@@ -165,6 +170,7 @@ func (c *stateCollector) Collect(ch chan<- prometheus.Metric) {
 	gauge(descRaftLast, float64(s.Raft.LastLogIndex))
 	gauge(descRaftContact, s.Raft.LastContactSeconds)
 	gauge(descReady, b2f(s.Ready))
+	gauge(descInfo, 1, strconv.Itoa(int(s.NodeID)), s.ClusterID)
 	sums := map[string]int64{}
 	for _, l := range s.GroupLags {
 		sums[l.Group] += l.Lag
