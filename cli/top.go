@@ -253,12 +253,13 @@ func buildTopView(prev, cur *topSample, limit int) topView {
 	}
 	rate := func(a, b float64) float64 { return max(b-a, 0) / secs }
 	meta := cur.meta
-	var partitions, offline int
+	var topics, partitions, offline int
 	leaderOf := map[topicPartition]int32{}
 	for _, t := range meta.Topics {
 		if t.IsInternal {
 			continue
 		}
+		topics++
 		for _, p := range t.Partitions {
 			partitions++
 			if p.Leader < 0 {
@@ -271,8 +272,10 @@ func buildTopView(prev, cur *topSample, limit int) topView {
 	for _, b := range cur.brokers {
 		urp += b.underRep
 	}
+	// Topics and partitions are the users' (internal topics left out); under-replicated
+	// counts every partition, as the brokers report it.
 	v := topView{summary: fmt.Sprintf("cluster %s  controller %d  brokers %d  topics %d  partitions %d  under-replicated %.0f  offline %d",
-		meta.Cluster, meta.Controller, len(meta.Brokers), len(meta.Topics.Names()), partitions, urp, offline)}
+		meta.Cluster, meta.Controller, len(meta.Brokers), topics, partitions, urp, offline)}
 	v.brokers = [][]string{{"BROKER", "ADDRESS", "CTRL", "IN MB/s", "OUT MB/s", "REQ/s", "PARTITIONS", "LEADERS", "URP", "READY"}}
 	brokers := append(kadm.BrokerDetails(nil), meta.Brokers...)
 	sort.Slice(brokers, func(i, j int) bool { return brokers[i].NodeID < brokers[j].NodeID })
