@@ -199,6 +199,9 @@ func TestMetrics_ThreeNodeClusterUnderLoad(t *testing.T) {
 	if got := nodesSum(all, "kafka_network_requestmetrics_totaltimems", map[string]string{"request": "Fetch"}); got <= 0 {
 		t.Errorf("no Fetch latency observed")
 	}
+	if _, ok := all[0]["petrel_raft_commitTime"]; !ok { // hashicorp/raft's own, through the go-metrics sink
+		t.Errorf("Raft's go-metrics (petrel_raft_commitTime) not served")
+	}
 	if got := nodesSum(all, "kafka_log_logflushstats_logflushrateandtimems", nil); got <= 0 {
 		t.Errorf("no fsync observed")
 	}
