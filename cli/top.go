@@ -82,7 +82,7 @@ func runTop(c *ucli.Context) error {
 		printTop(c.App.Writer, buildTopView(first, second, limit))
 		return nil
 	}
-	return runTopUI(c.Context, src, interval, limit)
+	return newTopUI(src, interval, limit, nil).run(c.Context)
 }
 
 // topSource gathers samples.

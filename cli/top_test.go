@@ -2,12 +2,15 @@ package cli
 
 import (
 	"context"
+	"net/http"
 	"regexp"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/gdamore/tcell/v2"
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
@@ -73,4 +76,70 @@ func TestTop_BadFlags(t *testing.T) {
 	if r.code == 0 || !strings.Contains(r.stderr, "--interval must be positive") {
 		t.Errorf("exit %d, stderr %q", r.code, r.stderr)
 	}
+}
+
+// TestTop_ScreenShowsBrokersAndQuits drives the interactive view on a simulated
+// terminal: the broker table appears with the broker's row, and q quits.
+func TestTop_ScreenShowsBrokersAndQuits(t *testing.T) {
+	b := startBroker(t, nil)
+	cl, err := newTestKafkaClient(b.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	screen := tcell.NewSimulationScreen("UTF-8")
+	src := &topSource{adm: kadm.NewClient(cl), explicit: []string{b.MetricsAddr().String()}, timeout: 10 * time.Second,
+		http: &http.Client{Timeout: 5 * time.Second}}
+	ui := newTopUI(src, 100*time.Millisecond, 5, screen) // initialises the screen
+	screen.SetSize(120, 30)
+	done := make(chan error, 1)
+	go func() { done <- ui.run(context.Background()) }()
+	addr := b.Addr().String()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		// The simulated screen's cells are read on the application's goroutine, the
+		// one that draws them.
+		got := make(chan string, 1)
+		ui.app.QueueUpdate(func() {
+			cells, w, _ := screen.GetContents()
+			var sb strings.Builder
+			for i, c := range cells {
+				if i%w == 0 {
+					sb.WriteByte('\n')
+				}
+				if len(c.Runes) > 0 {
+					sb.WriteRune(c.Runes[0])
+				} else {
+					sb.WriteByte(' ')
+				}
+			}
+			got <- sb.String()
+		})
+		var text string
+		select {
+		case text = <-got:
+		case <-time.After(10 * time.Second):
+			t.Fatal("the view's event loop does not run")
+		}
+		if strings.Contains(text, "BROKER") && strings.Contains(text, addr) && strings.Contains(text, "yes") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the screen never showed broker %s ready:\n%s", addr, text)
+		}
+		time.Sleep(20 * time.Millisecond) // polling the simulated screen
+	}
+	screen.InjectKey(tcell.KeyRune, 'q', tcell.ModNone)
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("q did not quit")
+	}
+}
+
+func newTestKafkaClient(addr string) (*kgo.Client, error) {
+	return kgo.NewClient(kgo.SeedBrokers(addr))
 }
