@@ -17,7 +17,7 @@ const module = "github.com/petrel-broker/petrel"
 var allowedInternal = map[string][]string{
 	"":            {"cli"},
 	"cli":         {"broker"},
-	"broker":      {"rpc", "replication", "fsm", "metadata", "segment", "coordinator", "group"},
+	"broker":      {"rpc", "replication", "fsm", "metadata", "segment", "coordinator", "group", "metrics"},
 	"coordinator": {"replication", "segment"},
 	"group":       {},
 	"replication": {"rpc", "segment", "metadata"},
@@ -25,6 +25,7 @@ var allowedInternal = map[string][]string{
 	"rpc":         {},
 	"segment":     {},
 	"metadata":    {},
+	"metrics":     {},
 	"integration": {"broker", "cli"},
 }
 
@@ -38,6 +39,7 @@ var allowedExternal = map[string][]string{
 	"replication": {"github.com/twmb/franz-go/pkg/kmsg", "github.com/twmb/franz-go/pkg/kerr", "github.com/hashicorp/go-hclog"},
 	"coordinator": {"github.com/twmb/franz-go/pkg/kmsg", "github.com/twmb/franz-go/pkg/kerr", "github.com/hashicorp/go-hclog"},
 	"group":       {"github.com/twmb/franz-go/pkg/kmsg", "github.com/twmb/franz-go/pkg/kerr"},
+	"metrics":     {"github.com/prometheus/client_golang", "github.com/armon/go-metrics"},
 }
 
 // impure lists standard packages a pure state machine must not import (I/O and

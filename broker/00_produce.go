@@ -59,6 +59,7 @@ func (b *Broker) handleProduce(ctx context.Context, req *rpc.Request) rpc.Result
 			code, msg, part, info := b.producePartition(r, rt.Topic, rp)
 			sp.ErrorCode, sp.ErrorMessage = code, msg
 			if code == 0 {
+				part.counters.Produced(info.Records, info.Bytes)
 				sp.BaseOffset = info.FirstOffset
 				sp.LogStartOffset = part.State().LogStartOffset
 				if r.Acks == -1 {

@@ -35,10 +35,17 @@ func (b *Broker) handleFetch(ctx context.Context, req *rpc.Request) rpc.Result {
 	resp, bytes, errored := b.readFetch(r)
 	wait := time.Duration(r.MaxWaitMillis) * time.Millisecond
 	if errored || bytes >= int(r.MinBytes) || wait <= 0 {
+		b.countFetched(r, resp, bytes)
 		return rpc.Respond(resp)
 	}
 	ch := make(chan kmsg.Response, 1)
-	b.goLoop("delayed fetch", func() { ch <- b.parkFetch(ctx, r, wait) })
+	b.goLoop("delayed fetch", func() {
+		resp := b.parkFetch(ctx, r, wait)
+		if fr, ok := resp.(*kmsg.FetchResponse); ok {
+			b.countFetched(r, fr, -1)
+		}
+		ch <- resp
+	})
 	return rpc.RespondLater(ch)
 }
 
@@ -74,6 +81,36 @@ func (b *Broker) parkFetch(ctx context.Context, r *kmsg.FetchRequest, wait time.
 		}
 		if resp, bytes, errored := b.readFetch(r); errored || bytes >= int(r.MinBytes) {
 			return resp
+		}
+	}
+}
+
+// countFetched counts the record bytes of a fetch answer (total, or -1 to add them up)
+// into BytesOut per topic, or ReplicationBytesOut for a follower: once per answer and
+// per topic, never per record.
+func (b *Broker) countFetched(r *kmsg.FetchRequest, resp *kmsg.FetchResponse, total int) {
+	if total == 0 {
+		return
+	}
+	if r.ReplicaID >= 0 {
+		if total < 0 {
+			total = 0
+			for _, t := range resp.Topics {
+				for _, p := range t.Partitions {
+					total += len(p.RecordBatches)
+				}
+			}
+		}
+		b.metrics.ReplicationOut(int64(total))
+		return
+	}
+	for _, t := range resp.Topics {
+		n := 0
+		for _, p := range t.Partitions {
+			n += len(p.RecordBatches)
+		}
+		if n > 0 {
+			b.metrics.Topic(t.Topic).Fetched(int64(n))
 		}
 	}
 }

@@ -128,6 +128,10 @@ func (b *Broker) alterISR(change replication.ISRChange) error {
 	p.Partition, p.LeaderEpoch, p.PartitionEpoch, p.NewISR = change.Partition, change.LeaderEpoch, change.PartitionEpoch, change.ISR
 	t.Partitions = append(t.Partitions, p)
 	req.Topics = append(req.Topics, t)
+	before := -1 // the ISR size the change starts from, for IsrShrinks/IsrExpands
+	if lp := b.partitions.get(change.Topic, change.Partition); lp != nil {
+		before = len(lp.State().ISR)
+	}
 	resp, err := b.controllerCall(ctx, req)
 	if err != nil {
 		return err
@@ -141,6 +145,13 @@ func (b *Broker) alterISR(change replication.ISRChange) error {
 	}
 	switch code := r.Topics[0].Partitions[0].ErrorCode; code {
 	case 0:
+		switch {
+		case before < 0:
+		case len(change.ISR) < before:
+			b.metrics.ISRShrunk()
+		case len(change.ISR) > before:
+			b.metrics.ISRExpanded()
+		}
 		return nil
 	case kerr.IneligibleReplica.Code, kerr.OperationNotAttempted.Code:
 		return fmt.Errorf("%w: %v", replication.ErrISRChangeNotAttempted, kerr.ErrorForCode(code))

@@ -16,6 +16,7 @@ import (
 	"github.com/hashicorp/raft"
 	"github.com/petrel-broker/petrel/fsm"
 	"github.com/petrel-broker/petrel/metadata"
+	"github.com/petrel-broker/petrel/metrics"
 	"github.com/petrel-broker/petrel/replication"
 	"github.com/petrel-broker/petrel/rpc"
 )
@@ -42,6 +43,8 @@ type Broker struct {
 
 	offsetsCreator offsetsTopicCreator
 	records        *recordValidator // walks the records of produced batches
+	metrics        *metrics.Registry
+	metricsServer  *metrics.Server // nil without a metrics listener
 
 	controllerOps chan controllerOp // decisions for the controller goroutine
 	sessions      *brokerSessions   // controller: broker heartbeats (this term)
@@ -92,6 +95,7 @@ func Start(cfg Config) (*Broker, error) {
 	b.brokerEpoch.Store(-1)
 	b.producerIDs = newProducerIDManager(b)
 	b.records = newRecordValidator(cfg.int64Value(decompressedLimitProperty))
+	b.metrics = b.newMetrics()
 	if b.dial == nil {
 		var d net.Dialer
 		b.dial = d.DialContext
@@ -148,7 +152,15 @@ func Start(cfg Config) (*Broker, error) {
 		QueuedMaxRequestBytes: cfg.int64Value("queued.max.request.bytes"),
 		IdleTimeout:           cfg.durationMs("connections.max.idle.ms"),
 		Logger:                b.logger,
+		ObserveRequest:        b.observeRequest,
 	}, b.newRegistry())
+	if err := b.startMetricsServer(); err != nil {
+		b.server.Close()
+		ln.Close()
+		b.raft.close()
+		pm.close()
+		return nil, err
+	}
 	b.goLoop("kafka listener", func() {
 		if err := b.server.Serve(ln); err != nil {
 			b.logger.Error("kafka listener stopped", "error", err)
@@ -293,6 +305,7 @@ func (b *Broker) Shutdown(ctx context.Context) error {
 		b.fetchers.Close()
 		errs = append(errs, b.partitions.close())
 		errs = append(errs, b.raft.close())
+		errs = append(errs, b.closeMetricsServer())
 		b.shutErr = errors.Join(errs...)
 	})
 	return b.shutErr
@@ -302,6 +315,7 @@ func (b *Broker) Shutdown(ctx context.Context) error {
 // neither flushed nor checkpointed and no clean-shutdown marker is written. Tests use it.
 func (b *Broker) Kill() {
 	b.shutOnce.Do(func() {
+		b.closeMetricsServer()
 		b.server.Close()
 		close(b.draining)
 		b.groups.close()

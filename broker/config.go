@@ -47,11 +47,17 @@ type Config struct {
 	// Voters asks one of them to add it to Raft as a non-voter.
 	JoinAddrs []string
 
+	// MetricsListen is the HTTP listener of /metrics, /healthz and /readyz
+	// (--metrics-listen); "" serves none.
+	MetricsListen string
+
 	// Test hooks: listeners to use instead of binding Listen and RaftListen, and the
 	// dialer for every outgoing connection (Raft and broker-to-broker). Nil means TCP.
 	KafkaListener net.Listener
 	RaftListener  net.Listener
-	Dial          func(ctx context.Context, network, addr string) (net.Conn, error)
+	// MetricsListener is used instead of binding MetricsListen.
+	MetricsListener net.Listener
+	Dial            func(ctx context.Context, network, addr string) (net.Conn, error)
 }
 
 // ParseVoters parses "id@host:port,id@host:port".

@@ -163,6 +163,7 @@ var brokerConfigDefs = []configDef{
 		Doc:  "The bytes per second a follower fetches for its throttled replicas (follower.replication.throttled.replicas) that are outside the ISR (KIP-73).",
 		Note: "Read from the metadata image (per-broker, then cluster-default dynamic config) at every fetch, then this property."},
 	{Name: "petrel.max.decompressed.batch.bytes", Type: TypeInt, Default: "67108864", Validator: atLeast(1), ReadOnly: true, Doc: "Petrel's own: the most a produced compressed batch may decompress to while its records are validated; a batch past it is refused with MESSAGE_TOO_LARGE without decompressing the rest."},
+	{Name: "petrel.metrics.per.partition.enable", Type: TypeBoolean, Default: "true", ReadOnly: true, Doc: "Petrel's own: serve per-topic and per-partition series on /metrics (topic labels of BrokerTopicMetrics, the Log metrics, kafka_consumergroup_lag per partition); false keeps only broker-wide series, for clusters with many partitions."},
 }
 
 // TypeShortOrInt reports replication factors as INT, as Kafka does.

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/petrel-broker/petrel/metadata"
+	"github.com/petrel-broker/petrel/metrics"
 	"github.com/petrel-broker/petrel/replication"
 	"github.com/petrel-broker/petrel/segment"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -43,6 +44,8 @@ type localPartition struct {
 	// replicationFactor is the assignment's replica count, for min.insync.replicas.
 	replicationFactor atomic.Int32
 	seen              *metadata.Partition // last applied assignment; reconciler only
+	// counters are the topic's BrokerTopicMetrics, resolved once.
+	counters *metrics.TopicCounters
 }
 
 // partitionManager owns the local replicas and the log directory's checkpoints.
@@ -283,8 +286,9 @@ func (pm *partitionManager) open(t *metadata.Topic, id int32, s *topicSettings) 
 		return nil, err
 	}
 	lp := &localPartition{topicID: t.ID, Partition: replication.NewPartition(t.Name, id, log, pm.highWatermarks[tp],
-		replication.Options{BrokerID: pm.b.cfg.NodeID, SyncEveryAppend: s.syncEveryAppend, AlterISR: pm.b.alterISR,
-			Logger: pm.b.logger.Named("partition").With("topic", t.Name, "partition", id)})}
+		pm.b.replicaMetricsOptions(replication.Options{BrokerID: pm.b.cfg.NodeID, SyncEveryAppend: s.syncEveryAppend, AlterISR: pm.b.alterISR,
+			Logger: pm.b.logger.Named("partition").With("topic", t.Name, "partition", id)})),
+		counters: pm.b.metrics.Topic(t.Name)}
 	lp.settings.Store(s)
 	ps, err := lp.LoadProducerState(time.Now().UnixMilli(), pm.b.cfg.int64Value("producer.id.expiration.ms"))
 	if err != nil {
@@ -308,6 +312,9 @@ func (pm *partitionManager) remove(tp segment.TopicPartition, deleteData bool) {
 	lp := pm.parts[tp]
 	delete(pm.parts, tp)
 	pm.mu.Unlock()
+	if deleteData {
+		pm.b.metrics.ForgetTopic(tp.Topic)
+	}
 	if lp == nil {
 		return
 	}

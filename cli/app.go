@@ -55,6 +55,7 @@ func newApp(stdout, stderr io.Writer) *ucli.App {
 			logDirsCommand(),
 			perfCommand(),
 			reassignCommand(),
+			topCommand(),
 		},
 		// Errors are printed once by RunWithIO.
 		ExitErrHandler: func(*ucli.Context, error) {},

@@ -16,12 +16,14 @@ func devCommand() *ucli.Command {
 		Name:  "dev",
 		Usage: "run a throwaway local cluster with data in a temporary folder",
 		Description: "Starts --nodes brokers in this process, all Raft voters, on consecutive ports:\n" +
-			"Kafka on 9092, 9094, 9096, ... and Raft on the port after each.",
+			"Kafka on 9092, 9094, 9096, ... and Raft on the port after each;\n" +
+			"/metrics, /healthz and /readyz on 9644, 9645, ... (--metrics-port, 0 for none).",
 		Flags: append([]ucli.Flag{
 			&ucli.IntFlag{Name: "nodes", Usage: "number of nodes", Value: 1},
 			&ucli.IntFlag{Name: "port", Usage: "Kafka port of the first node", Value: 9092},
 			&ucli.StringFlag{Name: "host", Usage: "address to listen on", Value: "127.0.0.1"},
 			&ucli.BoolFlag{Name: "keep", Usage: "keep the data folder on exit"},
+			&ucli.IntFlag{Name: "metrics-port", Usage: "metrics HTTP port of the first node (0: none)", Value: 9644},
 		}, propertyFlags()...),
 		Action: runDev,
 	}
@@ -45,6 +47,12 @@ func runDev(c *ucli.Context) error {
 	}
 	host, port := c.String("host"), c.Int("port")
 	kafkaAddr := func(i int) string { return fmt.Sprintf("%s:%d", host, port+2*i) }
+	metricsAddr := func(i int) string {
+		if c.Int("metrics-port") <= 0 {
+			return ""
+		}
+		return fmt.Sprintf("%s:%d", host, c.Int("metrics-port")+i)
+	}
 	var voters []broker.Voter
 	if n > 1 {
 		for i := 0; i < n; i++ {
@@ -69,6 +77,7 @@ func runDev(c *ucli.Context) error {
 			PropertySources: props.PropertySources,
 			StrictConfig:    props.StrictConfig,
 			Logger:          logger.Named(fmt.Sprintf("node-%d", i)),
+			MetricsListen:   metricsAddr(i),
 		})
 		if err != nil {
 			shutdownAll()
@@ -90,5 +99,8 @@ func runDev(c *ucli.Context) error {
 	}
 	fmt.Fprintf(c.App.Writer, "petrel dev: %d node(s), bootstrap %s (data in %s; Ctrl-C stops)\n", n, bootstrap, dir)
 	fmt.Fprintf(c.App.Writer, "  try: kcat -b %s -L\n", kafkaAddr(0))
+	if addr := metricsAddr(0); addr != "" {
+		fmt.Fprintf(c.App.Writer, "  metrics: http://%s/metrics (petrel top --metrics %s)\n", addr, addr)
+	}
 	return runUntilSignal(brokers...)
 }

@@ -26,7 +26,7 @@ func (w testLogWriter) Write(p []byte) (int, error) {
 func startBroker(t testing.TB, props map[string]string) *broker.Broker {
 	t.Helper()
 	b, err := broker.Start(broker.Config{
-		NodeID: 0, DataDir: t.TempDir(), Listen: "127.0.0.1:0", RaftListen: "127.0.0.1:0", Properties: props,
+		NodeID: 0, DataDir: t.TempDir(), Listen: "127.0.0.1:0", RaftListen: "127.0.0.1:0", MetricsListen: "127.0.0.1:0", Properties: props,
 		Logger: hclog.New(&hclog.LoggerOptions{Output: testLogWriter{t}, Level: hclog.Warn}),
 	})
 	if err != nil {

@@ -22,6 +22,7 @@ func serverFlags() []ucli.Flag {
 		&ucli.StringFlag{Name: "raft-listen", Usage: "Raft transport host:port", Value: "127.0.0.1:9093"},
 		&ucli.StringFlag{Name: "voters", Usage: "initial Raft voters, id@host:port,... (default: this node alone)"},
 		&ucli.StringSliceFlag{Name: "join", Usage: "Kafka address of a cluster member to ask for membership, for a node not in --voters (repeatable)"},
+		&ucli.StringFlag{Name: "metrics-listen", Usage: "HTTP host:port of /metrics, /healthz and /readyz (\"\" for none)", Value: "127.0.0.1:9644"},
 		&ucli.BoolFlag{Name: "print-config", Usage: "print every broker property with its value and source, then exit without starting"},
 	}
 	return append(flags, propertyFlags()...)
@@ -57,14 +58,15 @@ func serverConfig(c *ucli.Context, logger hclog.Logger) (broker.Config, error) {
 		return broker.Config{}, err
 	}
 	cfg := broker.Config{
-		NodeID:     int32(c.Int("node-id")),
-		DataDir:    c.String("data-dir"),
-		Listen:     c.String("listen"),
-		Advertised: c.String("advertised"),
-		RaftListen: c.String("raft-listen"),
-		Voters:     voters,
-		JoinAddrs:  c.StringSlice("join"),
-		Logger:     logger.Named(fmt.Sprintf("node-%d", c.Int("node-id"))),
+		NodeID:        int32(c.Int("node-id")),
+		DataDir:       c.String("data-dir"),
+		Listen:        c.String("listen"),
+		Advertised:    c.String("advertised"),
+		RaftListen:    c.String("raft-listen"),
+		Voters:        voters,
+		JoinAddrs:     c.StringSlice("join"),
+		MetricsListen: c.String("metrics-listen"),
+		Logger:        logger.Named(fmt.Sprintf("node-%d", c.Int("node-id"))),
 	}
 	if err := gatherProperties(c, &cfg); err != nil {
 		return broker.Config{}, err

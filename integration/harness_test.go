@@ -182,6 +182,7 @@ func (c *Cluster) start(node *clusterNode, kafkaLn, raftLn net.Listener) error {
 		JoinAddrs:     c.joinAddrs,
 		Properties:    props,
 		Logger:        hclog.New(&hclog.LoggerOptions{Output: node.log, Level: hclog.Info}),
+		MetricsListen: "127.0.0.1:0",
 		KafkaListener: kafkaLn,
 		RaftListener:  raftLn,
 		Dial:          c.net.dialer(node.index),

@@ -628,6 +628,7 @@ func (n *procNode) start(t *testing.T) {
 		"--data-dir", n.dir,
 		"--listen", n.kafkaAddr,
 		"--raft-listen", n.raftAddr,
+		"--metrics-listen", "127.0.0.1:0",
 		"--voters", n.voters,
 		"--set", "broker.session.timeout.ms=" + strconv.Itoa(int(procSessionTimeout.Milliseconds())),
 		"--set", "broker.heartbeat.interval.ms=" + strconv.Itoa(int(procHeartbeat.Milliseconds())),

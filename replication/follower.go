@@ -54,6 +54,9 @@ func (p *Partition) AppendAsFollower(records []byte, leaderEpoch int32, leaderHW
 		end = info.LastOffset + 1
 	}
 	p.mu.Unlock()
+	if end > 0 && p.opts.ObserveFollowerAppend != nil {
+		p.opts.ObserveFollowerAppend(int64(len(records)))
+	}
 	if end > 0 && p.opts.SyncEveryAppend {
 		if err := p.syncTo(end); err != nil {
 			return err
@@ -71,6 +74,7 @@ func (p *Partition) AppendAsFollower(records []byte, leaderEpoch int32, leaderHW
 		}
 	}
 	p.highWatermark = min(leaderHW, p.log.LogEndOffset())
+	p.leaderHighWatermark = leaderHW
 	p.notifyLocked()
 	return nil
 }

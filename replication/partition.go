@@ -31,7 +31,11 @@ type Options struct {
 	// AlterISR sends an ISR change to the controller (AlterPartition). Nil disables ISR
 	// changes.
 	AlterISR func(ISRChange) error
-	Logger   hclog.Logger
+	// ObserveFsync, when set, is told the duration of every group-commit fsync.
+	ObserveFsync func(time.Duration)
+	// ObserveFollowerAppend, when set, is told the bytes of every follower append.
+	ObserveFollowerAppend func(bytes int64)
+	Logger                hclog.Logger
 }
 
 // Partition is one partition replica on this broker: its log, its role and, as leader,
@@ -54,11 +58,13 @@ type Partition struct {
 	isr            []int32
 	replicas       []int32
 	partitionEpoch int32
-	highWatermark  int64   // never moves backwards while leader
-	durableEnd     int64   // offsets below are fsynced (SyncEveryAppend)
-	truncations    uint64  // counts truncations, so that syncTo can tell its fsync was overtaken
-	pendingISR     []int32 // ISR asked of the controller, not yet committed; nil when none
-	pendingISRBase int32   // the partition epoch pendingISR was asked against
+	highWatermark  int64 // never moves backwards while leader
+	// leaderHighWatermark is the leader's HW from the last fetch answer (follower).
+	leaderHighWatermark int64
+	durableEnd          int64   // offsets below are fsynced (SyncEveryAppend)
+	truncations         uint64  // counts truncations, so that syncTo can tell its fsync was overtaken
+	pendingISR          []int32 // ISR asked of the controller, not yet committed; nil when none
+	pendingISRBase      int32   // the partition epoch pendingISR was asked against
 	// leaderEpochStartOffset is the log end offset when this replica became leader.
 	leaderEpochStartOffset int64
 	followers              map[int32]*followerState // leader: each follower's progress
@@ -173,6 +179,9 @@ type State struct {
 	LeaderEpochStartOffset int64
 	// MaximalISRSize counts the ISR plus members a pending ISR change adds.
 	MaximalISRSize int
+	// FollowerLag is, on a follower, how far its log end offset is behind the leader's
+	// high watermark as of the last fetch answer (Kafka's fetcher lag); 0 otherwise.
+	FollowerLag int64
 }
 
 // State returns the partition's current offsets and role.
@@ -186,7 +195,15 @@ func (p *Partition) stateLocked() State {
 	return State{Role: p.role, LeaderEpoch: p.leaderEpoch, ISR: slices.Clone(p.isr),
 		LogStartOffset: p.log.LogStartOffset(), LogEndOffset: p.log.LogEndOffset(),
 		HighWatermark: p.highWatermark, RecoveryPoint: p.log.RecoveryPoint(),
-		LeaderEpochStartOffset: p.leaderEpochStartOffset, MaximalISRSize: len(p.maximalISRLocked())}
+		LeaderEpochStartOffset: p.leaderEpochStartOffset, MaximalISRSize: len(p.maximalISRLocked()),
+		FollowerLag: p.followerLagLocked()}
+}
+
+func (p *Partition) followerLagLocked() int64 {
+	if p.role != Follower {
+		return 0
+	}
+	return max(p.leaderHighWatermark-p.log.LogEndOffset(), 0)
 }
 
 // CheckLeaderEpoch applies KIP-320 fencing to a request's current leader epoch (-1 skips
@@ -315,10 +332,14 @@ func (p *Partition) syncTo(end int64) error {
 		truncations := p.truncations
 		p.mu.Unlock()
 		var err error
+		syncStart := time.Now()
 		for _, f := range files {
 			if err = f.Sync(); err != nil {
 				break
 			}
+		}
+		if p.opts.ObserveFsync != nil {
+			p.opts.ObserveFsync(time.Since(syncStart))
 		}
 		if testHookAfterFsync != nil {
 			testHookAfterFsync(p)

@@ -32,6 +32,8 @@ type slot struct {
 	resp        kmsg.Response
 	later       <-chan kmsg.Response
 	closeReason error
+	// timing is filled in as the request goes (ServerConfig.ObserveRequest).
+	timing RequestTiming
 }
 
 // conn is one client connection: a reader goroutine that reads frames, decodes them
@@ -121,6 +123,7 @@ func (c *conn) serveRequests() error {
 		if err != nil {
 			return err
 		}
+		received := time.Now()
 		weight := min(int64(len(frame)), c.srv.cfg.QueuedMaxRequestBytes)
 		req, err := decodeRequest(frame, c.srv.reg)
 		if err != nil {
@@ -131,15 +134,22 @@ func (c *conn) serveRequests() error {
 		if c.log.IsTrace() {
 			c.log.Trace("request", "api", kmsg.NameForKey(req.Key), "version", req.Version, "correlation_id", req.CorrelationID)
 		}
+		started := time.Now()
 		res := c.dispatch(req)
+		handled := time.Now()
 		c.srv.budget.Release(weight)
-		sl := slot{correlationID: req.CorrelationID, key: req.Key, version: req.Version}
+		sl := slot{correlationID: req.CorrelationID, key: req.Key, version: req.Version,
+			timing: RequestTiming{Received: received, Started: started, Handled: handled, Ready: handled}}
 		if req.Key == apiVersionsKey && req.Version > apiVersionsMaxVersion {
 			sl.version = 0
 		}
 		switch res.kind {
 		case resultNone:
 			<-c.tokens
+			if observe := c.srv.cfg.ObserveRequest; observe != nil {
+				sl.timing.WriteStart, sl.timing.WriteFinish = handled, handled
+				observe(req.Key, sl.timing)
+			}
 			continue
 		case resultRespond:
 			sl.resp = res.resp
@@ -346,13 +356,22 @@ func (c *conn) writeLoop() {
 					return
 				}
 				resp = r
+				sl.timing.Ready = time.Now()
 			case <-c.ctx.Done():
 				return
 			}
 		}
+		observe := c.srv.cfg.ObserveRequest
+		if observe != nil {
+			sl.timing.WriteStart = time.Now()
+		}
 		if err := c.writeResponse(sl, resp); err != nil {
 			c.close(err)
 			return
+		}
+		if observe != nil {
+			sl.timing.WriteFinish = time.Now()
+			observe(sl.key, sl.timing)
 		}
 		c.owed.Add(-1)
 		c.touch()

@@ -42,6 +42,23 @@ type ServerConfig struct {
 	QueuedMaxRequestBytes int64
 	// Logger receives the server's logs, under the name "rpc".
 	Logger hclog.Logger
+	// ObserveRequest, when set, is called on the connection's writer goroutine once a
+	// request's response is written (on the reader goroutine for requests answered with
+	// NoResponse), with the request's timing. It must not block.
+	ObserveRequest func(key int16, t RequestTiming)
+}
+
+// RequestTiming is one request's life on a connection, split as Kafka's RequestMetrics
+// split it: queue (frame read until its handler starts), local (the handler), remote
+// (Handled until Ready: a RespondLater answer), response queue (until the writer
+// starts writing it, after earlier responses) and response send.
+type RequestTiming struct {
+	Received    time.Time // the request's frame was read
+	Started     time.Time // its handler started
+	Handled     time.Time // its handler returned
+	Ready       time.Time // its response existed (Handled, unless answered later)
+	WriteStart  time.Time // the writer began writing the response
+	WriteFinish time.Time // the response was written
 }
 
 // withDefaults fills in zero fields.

@@ -1,0 +1,147 @@
+package broker
+
+// Metrics: the broker's side of metrics/. Hot-path counters are resolved once (per
+// topic on each local replica, per API at start) and updated per request or batch;
+// state is read into a metrics.Snapshot at scrape time, never kept up to date.
+
+import (
+	"fmt"
+	"net"
+	"strconv"
+	"time"
+
+	"github.com/petrel-broker/petrel/metrics"
+	"github.com/petrel-broker/petrel/replication"
+	"github.com/petrel-broker/petrel/rpc"
+	"github.com/petrel-broker/petrel/segment"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// perPartitionMetricsProperty turns the per-topic and per-partition series on or off.
+const perPartitionMetricsProperty = "petrel.metrics.per.partition.enable"
+
+// newMetrics builds the broker's registry and names every served API for the request
+// metrics.
+func (b *Broker) newMetrics() *metrics.Registry {
+	reg := metrics.New(metrics.Options{
+		PerPartition: b.cfg.boolValue(perPartitionMetricsProperty),
+		Snapshot:     b.metricsSnapshot,
+		Extra:        []metrics.Gatherer{metrics.RaftGatherer()},
+	})
+	reg.RegisterAPI(int16(kmsg.ApiVersions), kmsg.NameForKey(int16(kmsg.ApiVersions)))
+	for _, a := range apis {
+		reg.RegisterAPI(int16(a.key), kmsg.NameForKey(int16(a.key)))
+	}
+	return reg
+}
+
+// startMetricsServer serves /metrics, /healthz and /readyz when configured.
+func (b *Broker) startMetricsServer() error {
+	ln := b.cfg.MetricsListener
+	if ln == nil {
+		if b.cfg.MetricsListen == "" {
+			return nil
+		}
+		var err error
+		if ln, err = net.Listen("tcp", b.cfg.MetricsListen); err != nil {
+			return fmt.Errorf("metrics listener %s: %w", b.cfg.MetricsListen, err)
+		}
+	}
+	b.metricsServer = metrics.Serve(ln, b.metrics, b.readyForClients)
+	b.logger.Info("metrics listener started", "address", ln.Addr().String())
+	return nil
+}
+
+// MetricsAddr is the bound metrics listener address, nil when there is none.
+func (b *Broker) MetricsAddr() net.Addr {
+	if b.metricsServer == nil {
+		return nil
+	}
+	return b.metricsServer.Addr()
+}
+
+// closeMetricsServer stops the metrics listener, if any.
+func (b *Broker) closeMetricsServer() error {
+	if b.metricsServer == nil {
+		return nil
+	}
+	return b.metricsServer.Close()
+}
+
+// readyForClients is /readyz: start-up readiness (readiness.go), and not stopping.
+func (b *Broker) readyForClients() bool { return b.Ready() && !b.shuttingDown.Load() }
+
+// observeRequest feeds the request metrics from the Kafka listener.
+func (b *Broker) observeRequest(key int16, t rpc.RequestTiming) {
+	b.metrics.ObserveRequest(key, metrics.RequestTiming(t))
+}
+
+// replicaMetricsOptions are a local replica's metric hooks.
+func (b *Broker) replicaMetricsOptions(opts replication.Options) replication.Options {
+	opts.ObserveFsync = func(d time.Duration) { b.metrics.Fsynced(d.Seconds()) }
+	opts.ObserveFollowerAppend = b.metrics.ReplicationIn
+	return opts
+}
+
+// metricsSnapshot reads the broker's state for a scrape: each local replica's state
+// (one lock of its own at a time) and the image.
+func (b *Broker) metricsSnapshot() metrics.Snapshot {
+	s := metrics.Snapshot{NodeID: b.cfg.NodeID, ClusterID: b.Image().ClusterID, ActiveController: b.IsController(),
+		Ready: b.readyForClients(), Raft: b.raftState()}
+	for _, lp := range b.partitions.all() {
+		st := lp.State()
+		ps := metrics.PartitionState{Topic: lp.Topic, Partition: lp.ID, Leader: st.Role == replication.Leader,
+			LogStartOffset: st.LogStartOffset, LogEndOffset: st.LogEndOffset}
+		if ps.Leader {
+			ps.UnderReplicated = len(st.ISR) < int(lp.replicationFactor.Load())
+			if set := lp.settings.Load(); set != nil {
+				ps.UnderMinISR = len(st.ISR) < set.minInsync
+			}
+		}
+		_ = lp.WithLog(func(l *segment.Log) error {
+			ps.Size, ps.Segments = l.Size(), len(l.Segments())
+			return nil
+		})
+		s.MaxLag = max(s.MaxLag, st.FollowerLag)
+		s.Partitions = append(s.Partitions, ps)
+	}
+	if s.ActiveController {
+		im := b.Image()
+		s.GlobalTopics = len(im.Topics)
+		for _, t := range im.Topics {
+			s.GlobalPartitions += len(t.Partitions)
+			for _, p := range t.Partitions {
+				if p.Leader < 0 {
+					s.OfflinePartitions++
+				}
+			}
+		}
+		for _, br := range im.Brokers {
+			if br.Fenced {
+				s.FencedBrokers++
+			} else {
+				s.ActiveBrokers++
+			}
+		}
+	}
+	s.GroupLags = b.groupLags()
+	return s
+}
+
+// raftState reads hashicorp/raft's stats.
+func (b *Broker) raftState() metrics.RaftState {
+	st := b.raft.raft.Stats()
+	num := func(k string) uint64 { n, _ := strconv.ParseUint(st[k], 10, 64); return n }
+	rs := metrics.RaftState{Term: num("term"), CommitIndex: num("commit_index"), AppliedIndex: num("applied_index"),
+		LastLogIndex: num("last_log_index"), LastContactSeconds: -1}
+	switch c := st["last_contact"]; c {
+	case "never", "":
+	case "0":
+		rs.LastContactSeconds = 0
+	default:
+		if d, err := time.ParseDuration(c); err == nil {
+			rs.LastContactSeconds = d.Seconds()
+		}
+	}
+	return rs
+}

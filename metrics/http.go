@@ -1,0 +1,75 @@
+package metrics
+
+import (
+	"context"
+	"errors"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// Server serves /metrics, /healthz and /readyz on one listener.
+type Server struct {
+	ln  net.Listener
+	srv *http.Server
+	// done is closed when Serve returns.
+	done chan struct{}
+}
+
+// Serve starts serving reg on ln: /metrics in the Prometheus text format (or
+// OpenMetrics when asked), /healthz 200 while the process runs, /readyz 200 once
+// ready() holds and 503 before.
+func Serve(ln net.Listener, reg *Registry, ready func() bool) *Server {
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", promhttp.HandlerFor(reg.Gatherer(), promhttp.HandlerOpts{
+		ErrorHandling:     promhttp.ContinueOnError,
+		EnableOpenMetrics: true,
+	}))
+	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		_, _ = w.Write([]byte("ok\n"))
+	})
+	mux.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		if ready == nil || !ready() {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			_, _ = w.Write([]byte("not ready: catching up with the metadata log, fenced, or opening replicas\n"))
+			return
+		}
+		_, _ = w.Write([]byte("ready\n"))
+	})
+	s := &Server{ln: ln, done: make(chan struct{}), srv: &http.Server{
+		Handler:           mux,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		WriteTimeout:      30 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    64 << 10,
+	}}
+	go func() {
+		defer close(s.done)
+		_ = s.srv.Serve(ln)
+	}()
+	return s
+}
+
+// Addr is the listener's address.
+func (s *Server) Addr() net.Addr { return s.ln.Addr() }
+
+// Close stops the listener and open connections, waiting up to a second for scrapes in
+// flight. It is idempotent.
+func (s *Server) Close() error {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	err := s.srv.Shutdown(ctx)
+	if errors.Is(err, context.DeadlineExceeded) {
+		err = s.srv.Close()
+	}
+	<-s.done
+	if errors.Is(err, http.ErrServerClosed) {
+		return nil
+	}
+	return err
+}
