@@ -37,6 +37,7 @@ type Broker struct {
 	incarnation metadata.Uuid // random per process start
 
 	partitions *partitionManager
+	cleaner    *logCleaner // nil when log.cleaner.enable is false
 	fetchers   *replication.Fetchers // follower fetchers, one per leader
 	groups     *groupCoordinator     // the __consumer_offsets partitions this broker leads
 
@@ -150,6 +151,10 @@ func Start(cfg Config) (*Broker, error) {
 	}
 	b.goLoop("reconciler", b.partitions.reconcileLoop)
 	b.goLoop("log maintenance", b.partitions.maintenanceLoop)
+	if cfg.boolValue("log.cleaner.enable") {
+		b.cleaner = newLogCleaner(b.partitions, b.stop)
+		b.cleaner.start(b)
+	}
 	b.logger.Info("broker started", "node_id", cfg.NodeID, "listener", ln.Addr().String(),
 		"raft", string(b.raft.transport.LocalAddr()), "data_dir", cfg.DataDir)
 	return b, nil

@@ -31,6 +31,7 @@ func configException(name, value, message string) error {
 type parsedValue struct {
 	str  string   // the trimmed text
 	num  int64    // TypeInt, TypeLong
+	f    float64  // TypeDouble
 	list []string // TypeList
 }
 
@@ -50,6 +51,23 @@ type rangeValidator struct {
 
 // atLeast is ConfigDef.Range.atLeast.
 func atLeast(min int64) validator { return rangeValidator{min: min, hasMin: true} }
+
+// betweenDouble is ConfigDef.Range.between on a DOUBLE.
+func betweenDouble(min, max float64) validator { return doubleRange{min, max} }
+
+type doubleRange struct{ min, max float64 }
+
+func (r doubleRange) check(v parsedValue) string {
+	if v.f < r.min {
+		return fmt.Sprintf("Value must be at least %v", r.min)
+	}
+	if v.f > r.max {
+		return fmt.Sprintf("Value must be no more than %v", r.max)
+	}
+	return ""
+}
+
+func (r doubleRange) String() string { return fmt.Sprintf("[%v,...,%v]", r.min, r.max) }
 
 // between is ConfigDef.Range.between.
 func between(min, max int64) validator {
@@ -163,6 +181,12 @@ func parseConfigValue(def configDef, value string) (parsedValue, error) {
 			return v, configException(def.Name, value, "Not a number of type LONG")
 		}
 		v.num = n
+	case TypeDouble:
+		f, err := strconv.ParseFloat(v.str, 64)
+		if err != nil {
+			return v, configException(def.Name, value, "Not a number of type DOUBLE")
+		}
+		v.f = f
 	case TypeList:
 		if v.str != "" {
 			v.list = strings.Split(v.str, ",")

@@ -106,9 +106,8 @@ func TestValidators_KafkaMessages(t *testing.T) {
 		{"message.timestamp.type", "createtime", "Invalid value createtime for configuration message.timestamp.type: String must be one of: CreateTime, LogAppendTime"},
 		{"cleanup.policy", "delete,bogus", "Invalid value bogus for configuration cleanup.policy: String must be one of: compact, delete"},
 		// Petrel's limits, in Kafka's wording.
-		{"cleanup.policy", "compact", "Invalid value compact for configuration cleanup.policy: Petrel supports only delete (log compaction is not implemented yet)"},
-		{"cleanup.policy", "delete,compact", "Invalid value compact for configuration cleanup.policy: Petrel supports only delete (log compaction is not implemented yet)"},
-		{"log.cleanup.policy", "", "Invalid value  for configuration log.cleanup.policy: Petrel supports only delete (log compaction is not implemented yet)"},
+		{"min.cleanable.dirty.ratio", "1.5", "Invalid value 1.5 for configuration min.cleanable.dirty.ratio: Value must be no more than 1"},
+		{"min.cleanable.dirty.ratio", "half", "Invalid value half for configuration min.cleanable.dirty.ratio: Not a number of type DOUBLE"},
 		{"message.timestamp.type", "LogAppendTime", "Invalid value LogAppendTime for configuration message.timestamp.type: Petrel supports only CreateTime (LogAppendTime is not implemented yet)"},
 	}
 	for _, tt := range tests {
@@ -174,8 +173,8 @@ func TestConfigDefs_DefaultsAreValid(t *testing.T) {
 
 func TestValidateTopicConfig_Names(t *testing.T) {
 	for name, want := range map[string]string{
-		"no.such.config":        "Unknown topic config name: no.such.config",
-		"min.compaction.lag.ms": "Petrel does not implement topic config min.compaction.lag.ms yet (log compaction is not implemented yet)",
+		"no.such.config": "Unknown topic config name: no.such.config",
+		"preallocate":    "Petrel does not implement topic config preallocate yet (segment files grow as written)",
 	} {
 		err := validateTopicConfig(name, "1")
 		if err == nil || err.Error() != want || !errors.Is(err, metadata.ErrInvalidConfig) {

@@ -33,6 +33,7 @@ type topicSettings struct {
 	minInsync       int
 	segment         segment.Config
 	syncEveryAppend bool
+	cleaner         cleanerSettings
 }
 
 // localPartition is a replica on this broker.
@@ -405,6 +406,7 @@ func (b *Broker) topicSettings(im *metadata.Image, topic string) *topicSettings 
 		minInsync:       atoi("min.insync.replicas"),
 		segment:         segmentConfig(cfgs),
 		syncEveryAppend: cfgs["flush.messages"].value == "1",
+		cleaner:         cleanerConfig(cfgs),
 	}
 }
 

@@ -35,6 +35,9 @@ type CleanOptions struct {
 	// Throttle, when set, is called with the bytes read or written so far in this call
 	// and may sleep (log.cleaner.io.max.bytes.per.second).
 	Throttle func(bytes int64)
+	// Cancelled, when set, is checked between batches: true stops Build with
+	// ErrCleanAborted (the owner is shutting down).
+	Cancelled func() bool
 }
 
 // CleanResult says what a pass did.
@@ -136,6 +139,11 @@ func (l *Log) PrepareClean(opts CleanOptions) (*CleanPlan, error) {
 	return p, nil
 }
 
+// Stale reports whether the log was truncated or lost segments since PrepareClean (a
+// Build error is then expected, not a reason to mark the log uncleanable). Call it
+// under the owner's lock.
+func (p *CleanPlan) Stale() bool { return p.log.generation != p.generation || p.log.closed }
+
 // Abandon drops the plan's files. It is safe to call after CommitClean.
 func (p *CleanPlan) Abandon() {
 	for _, s := range p.segs {
@@ -184,6 +192,9 @@ func (p *CleanPlan) forEachBatch(src cleanSource, fn func(b []byte, h BatchHeade
 		}
 		p.Result.BytesRead += h.Size()
 		p.throttle(h.Size())
+		if p.opts.Cancelled != nil && p.opts.Cancelled() {
+			return ErrCleanAborted
+		}
 		more, err := fn(b, h)
 		if err != nil || !more {
 			return err
