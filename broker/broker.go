@@ -37,7 +37,7 @@ type Broker struct {
 	incarnation metadata.Uuid // random per process start
 
 	partitions *partitionManager
-	cleaner    *logCleaner // nil when log.cleaner.enable is false
+	cleaner    *logCleaner           // nil when log.cleaner.enable is false
 	fetchers   *replication.Fetchers // follower fetchers, one per leader
 	groups     *groupCoordinator     // the __consumer_offsets partitions this broker leads
 
