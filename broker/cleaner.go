@@ -222,6 +222,7 @@ func (c *logCleaner) clean(job cleanJob) {
 		c.markUncleanable(job.tp, "swapping", err)
 		return
 	}
+	c.pm.markCompacted(job.tp)
 	c.mu.Lock()
 	c.firstDirty[job.tp] = res.CleanedUpTo
 	c.passes++
@@ -234,6 +235,14 @@ func (c *logCleaner) clean(job cleanJob) {
 		"dirty_ratio", job.ratio, "cleaned_up_to", res.CleanedUpTo, "bytes_read", res.BytesRead, "bytes_written", res.BytesWritten,
 		"records_removed", res.RecordsRemoved, "tombstones_removed", res.TombstonesRemoved,
 		"segments", res.SegmentsBefore, "segments_after", res.SegmentsAfter, "elapsed", elapsed)
+}
+
+// forget drops tp's first dirty offset and uncleanable mark (its data is deleted).
+func (c *logCleaner) forget(tp segment.TopicPartition) {
+	c.mu.Lock()
+	delete(c.firstDirty, tp)
+	delete(c.uncleanable, tp)
+	c.mu.Unlock()
 }
 
 // markUncleanable stops cleaning tp (Kafka's uncleanable partitions) and says why.

@@ -61,13 +61,24 @@ func TestCleaner_PolicyChangeAndCheckpoint(t *testing.T) {
 	cl := newClient(t, b)
 	produceKeyed(t, cl, "t", 2000, 10)
 	lp := b.partitions.get("t", 0)
-	if _, ok := b.cleaner.cleanedUpTo("t"); ok {
+	c := b.cleaner.Load()
+	if _, ok := c.cleanedUpTo("t"); ok {
 		t.Fatal("a delete topic was cleaned")
 	}
 	s := *lp.settings.Load()
 	s.segment.Compacted, s.cleaner.compact = true, true
 	b.partitions.applySettings(lp, &s)
-	waitUntil(t, "the topic is cleaned", func() bool { o, ok := b.cleaner.cleanedUpTo("t"); return ok && o > 1000 })
+	waitUntil(t, "the topic is cleaned", func() bool { o, ok := c.cleanedUpTo("t"); return ok && o > 1000 })
+	// Back to delete: the log keeps accepting its gaps (recovery must not cut them).
+	d := *lp.settings.Load()
+	d.segment.Compacted, d.cleaner.compact = false, false
+	b.partitions.applySettings(lp, &d)
+	lp.WithLog(func(l *segment.Log) error {
+		if !l.Config().Compacted {
+			t.Error("a cleaned log lost Compacted when its policy went back to delete")
+		}
+		return nil
+	})
 	data, err := os.ReadFile(filepath.Join(b.cfg.logsDir(), segment.CleanerOffsetCheckpointFile))
 	if err != nil {
 		t.Fatal(err)
@@ -97,11 +108,12 @@ func TestCleaner_FailureMarksOnlyThatPartitionUncleanable(t *testing.T) {
 	}
 	f.WriteAt([]byte{0x7f}, segment.BatchHeaderSize) // first record's length varint
 	f.Close()
-	b.cleaner = newLogCleaner(b.partitions, b.stop)
-	b.cleaner.start(b)
+	c := newLogCleaner(b.partitions, b.stop)
+	b.cleaner.Store(c)
+	c.start(b)
 	waitUntil(t, "fine is cleaned and broken is uncleanable", func() bool {
-		_, ok := b.cleaner.cleanedUpTo("fine")
-		return ok && b.cleaner.uncleanableReason("broken") != ""
+		_, ok := c.cleanedUpTo("fine")
+		return ok && c.uncleanableReason("broken") != ""
 	})
 	produceKeyed(t, cl, "fine", 100, 10)
 	produceKeyed(t, cl, "broken", 100, 10)

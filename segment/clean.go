@@ -55,7 +55,7 @@ type CleanResult struct {
 }
 
 // CleanPlan is one cleaning pass in three steps: PrepareClean (under the owner's lock)
-// takes a snapshot of the segments to clean, Build (without any lock: it reads only
+// takes a snapshot of the sealed segments to clean, with its own read handles, Build (without any lock: it reads only
 // sealed segments, through its own file handles) maps the dirty section and writes
 // the cleaned segments as .cleaned files, and CommitClean (under the lock again) swaps
 // them in, crash-safely, unless the log was truncated meanwhile.
@@ -97,7 +97,7 @@ type cleanGroup struct {
 	built       bool
 }
 
-// PrepareClean starts a cleaning pass. It returns nil when nothing is cleanable: no
+// PrepareClean starts a cleaning pass; it only opens files. It returns nil when nothing is cleanable: no
 // sealed segment starts below UncleanableOffset. An empty dirty section still makes a
 // pass (it removes tombstones whose delete horizon has passed); the owner decides by the
 // dirty ratio whether a pass is worth it.
@@ -124,16 +124,6 @@ func (l *Log) PrepareClean(opts CleanOptions) (*CleanPlan, error) {
 			return nil, err
 		}
 		p.segs = append(p.segs, cleanSource{s.baseOffset, s.nextOffset, s.size, s, f})
-	}
-	err := l.ScanBatchHeaders(l.logStartOffset, func(h BatchHeader) error {
-		if h.ProducerID >= 0 {
-			p.lastBatchOfProducer[h.ProducerID] = h.BaseOffset
-		}
-		return nil
-	})
-	if err != nil {
-		p.Abandon()
-		return nil, err
 	}
 	p.Result.SegmentsBefore = len(l.segments)
 	return p, nil
@@ -207,6 +197,9 @@ func (p *CleanPlan) forEachBatch(src cleanSource, fn func(b []byte, h BatchHeade
 // Build maps the dirty section and writes the cleaned segments. It touches no state
 // of the Log and may run without the owner's lock.
 func (p *CleanPlan) Build() error {
+	if err := p.findLastBatchOfProducers(); err != nil {
+		return err
+	}
 	if err := p.buildOffsetMap(); err != nil {
 		return err
 	}
@@ -214,6 +207,29 @@ func (p *CleanPlan) Build() error {
 	for gi := range p.groups {
 		if err := p.buildGroup(&p.groups[gi]); err != nil {
 			return err
+		}
+	}
+	return nil
+}
+
+// findLastBatchOfProducers notes each producer's last batch in the segments to clean,
+// reading headers only. A producer whose last batch lies later (in the active segment)
+// keeps one empty batch more than Kafka would keep: harmless.
+func (p *CleanPlan) findLastBatchOfProducers() error {
+	var hb [BatchHeaderSize]byte
+	for _, src := range p.segs {
+		for pos := int64(0); pos < src.size; {
+			if _, err := src.file.ReadAt(hb[:], pos); err != nil {
+				return fmt.Errorf("segment %d at position %d: %w", src.base, pos, err)
+			}
+			h, err := ParseBatchHeader(hb[:])
+			if err != nil {
+				return fmt.Errorf("segment %d at position %d: %w", src.base, pos, err)
+			}
+			if h.ProducerID >= 0 {
+				p.lastBatchOfProducer[h.ProducerID] = h.BaseOffset
+			}
+			pos += h.Size()
 		}
 	}
 	return nil
