@@ -59,15 +59,24 @@ type doubleRange struct{ min, max float64 }
 
 func (r doubleRange) check(v parsedValue) string {
 	if v.f < r.min {
-		return fmt.Sprintf("Value must be at least %v", r.min)
+		return "Value must be at least " + javaDouble(r.min)
 	}
 	if v.f > r.max {
-		return fmt.Sprintf("Value must be no more than %v", r.max)
+		return "Value must be no more than " + javaDouble(r.max)
 	}
 	return ""
 }
 
-func (r doubleRange) String() string { return fmt.Sprintf("[%v,...,%v]", r.min, r.max) }
+func (r doubleRange) String() string { return "[" + javaDouble(r.min) + ",...," + javaDouble(r.max) + "]" }
+
+// javaDouble formats f as Java's Double.toString does for ordinary values (1 → "1.0").
+func javaDouble(f float64) string {
+	s := strconv.FormatFloat(f, 'f', -1, 64)
+	if !strings.ContainsAny(s, ".eE") {
+		s += ".0"
+	}
+	return s
+}
 
 // between is ConfigDef.Range.between.
 func between(min, max int64) validator {

@@ -71,6 +71,10 @@ func TestValidators_JustInsideAndJustOutside(t *testing.T) {
 			}
 			cases = append(cases, tc{strings.Join(v, ","), ""},
 				tc{v[0] + ", bogus", fmt.Sprintf("Invalid value bogus for configuration %s: String must be one of: %s", def.Name, strings.Join(v, ", "))})
+		case doubleRange:
+			cases = append(cases, tc{javaDouble(v.min), ""}, tc{javaDouble(v.max), ""}, tc{"0.25", ""},
+				tc{"-0.1", fmt.Sprintf("Invalid value -0.1 for configuration %s: Value must be at least %s", def.Name, javaDouble(v.min))},
+				tc{"1.01", fmt.Sprintf("Invalid value 1.01 for configuration %s: Value must be no more than %s", def.Name, javaDouble(v.max))})
 		default:
 			t.Fatalf("%s: validator %T has no test", def.Name, def.Validator)
 		}
@@ -106,7 +110,7 @@ func TestValidators_KafkaMessages(t *testing.T) {
 		{"message.timestamp.type", "createtime", "Invalid value createtime for configuration message.timestamp.type: String must be one of: CreateTime, LogAppendTime"},
 		{"cleanup.policy", "delete,bogus", "Invalid value bogus for configuration cleanup.policy: String must be one of: compact, delete"},
 		// Petrel's limits, in Kafka's wording.
-		{"min.cleanable.dirty.ratio", "1.5", "Invalid value 1.5 for configuration min.cleanable.dirty.ratio: Value must be no more than 1"},
+		{"min.cleanable.dirty.ratio", "1.5", "Invalid value 1.5 for configuration min.cleanable.dirty.ratio: Value must be no more than 1.0"},
 		{"min.cleanable.dirty.ratio", "half", "Invalid value half for configuration min.cleanable.dirty.ratio: Not a number of type DOUBLE"},
 		{"message.timestamp.type", "LogAppendTime", "Invalid value LogAppendTime for configuration message.timestamp.type: Petrel supports only CreateTime (LogAppendTime is not implemented yet)"},
 	}
