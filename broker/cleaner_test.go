@@ -118,3 +118,50 @@ func TestCleaner_FailureMarksOnlyThatPartitionUncleanable(t *testing.T) {
 	produceKeyed(t, cl, "fine", 100, 10)
 	produceKeyed(t, cl, "broken", 100, 10)
 }
+
+// min.compaction.lag.ms holds young segments back from cleaning; max.compaction.lag.ms
+// makes an old dirty segment due whatever the dirty ratio; the active segment and
+// anything above the high watermark are never part of the cleanable range.
+func TestCleaner_CompactionLags(t *testing.T) {
+	b := startTestBroker(t, "", map[string]string{"log.cleaner.enable": "false"})
+	mustCreateTopic(t, newAdmin(t, b), "lags", 1, map[string]*string{"cleanup.policy": strp("compact"), "segment.bytes": strp("4096")})
+	produceKeyed(t, newClient(t, b), "lags", 1000, 10)
+	lp := b.partitions.get("lags", 0)
+	tp := segment.TopicPartition{Topic: "lags"}
+	c := newLogCleaner(b.partitions, b.stop)
+	s := lp.settings.Load().cleaner
+	now := time.Now()
+	job, must, ok := c.measure(lp, tp, s, 0, false, now)
+	var active int64
+	lp.WithLog(func(l *segment.Log) error { active = l.ActiveSegmentBaseOffset(); return nil })
+	if !ok || must || job.ratio != 1 || job.upTo != active {
+		t.Fatalf("no lags: ok %v must %v ratio %v upTo %d (active segment at %d)", ok, must, job.ratio, job.upTo, active)
+	}
+	s.minLagMs = time.Hour.Milliseconds()
+	if _, _, ok := c.measure(lp, tp, s, 0, false, now); ok {
+		t.Fatal("segments younger than min.compaction.lag.ms are cleanable")
+	}
+	s.minLagMs, s.maxLagMs = 0, 1
+	if _, must, _ := c.measure(lp, tp, s, 0, false, now.Add(time.Minute)); !must {
+		t.Fatal("a dirty segment older than max.compaction.lag.ms is not due")
+	}
+	// A checkpoint at the active segment leaves nothing dirty.
+	if _, _, ok := c.measure(lp, tp, lp.settings.Load().cleaner, active, true, now); ok {
+		t.Fatal("a log cleaned up to its active segment is dirty")
+	}
+}
+
+// The I/O throttle holds its callers to the rate: 2 MB at 10 MB/s cannot take less than
+// about 200 ms (a lower bound only: a loaded machine is slower, never faster).
+func TestCleaner_ThrottleHoldsTheRate(t *testing.T) {
+	th := newIOThrottle(10e6, make(chan struct{}))
+	start := time.Now()
+	for i := 0; i < 20; i++ {
+		th.wait(100_000)
+	}
+	if d := time.Since(start); d < 150*time.Millisecond {
+		t.Fatalf("2 MB passed a 10 MB/s throttle in %v", d)
+	}
+	unlimited := newIOThrottle(1.7976931348623157e308, nil)
+	unlimited.wait(1 << 40) // returns at once
+}
