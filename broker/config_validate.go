@@ -67,7 +67,9 @@ func (r doubleRange) check(v parsedValue) string {
 	return ""
 }
 
-func (r doubleRange) String() string { return "[" + javaDouble(r.min) + ",...," + javaDouble(r.max) + "]" }
+func (r doubleRange) String() string {
+	return "[" + javaDouble(r.min) + ",...," + javaDouble(r.max) + "]"
+}
 
 // javaDouble formats f as Java's Double.toString does for ordinary values (1 → "1.0").
 func javaDouble(f float64) string {
