@@ -125,7 +125,7 @@ func (b *Broker) producePartition(r *kmsg.ProduceRequest, topic string, rp kmsg.
 	if code, err := validateProducedBatch(rp.Records, r.Version, settings.maxMessageBytes); code != 0 {
 		return code, errorMessage(err), nil, none
 	}
-	if err := b.records.check(rp.Records); err != nil {
+	if err := b.records.check(rp.Records, settings.segment.Compacted); err != nil {
 		return b.errorCodeLogged(err, "produce"), errorMessage(err), nil, none
 	}
 	minInsync := 0

@@ -38,8 +38,9 @@ type Broker struct {
 	incarnation metadata.Uuid // random per process start
 
 	partitions *partitionManager
-	fetchers   *replication.Fetchers // follower fetchers, one per leader
-	groups     *groupCoordinator     // the __consumer_offsets partitions this broker leads
+	cleaner    atomic.Pointer[logCleaner] // nil when log.cleaner.enable is false
+	fetchers   *replication.Fetchers      // follower fetchers, one per leader
+	groups     *groupCoordinator          // the __consumer_offsets partitions this broker leads
 
 	offsetsCreator offsetsTopicCreator
 	records        *recordValidator // walks the records of produced batches
@@ -173,6 +174,11 @@ func Start(cfg Config) (*Broker, error) {
 	}
 	b.goLoop("reconciler", b.partitions.reconcileLoop)
 	b.goLoop("log maintenance", b.partitions.maintenanceLoop)
+	if cfg.boolValue("log.cleaner.enable") {
+		c := newLogCleaner(b.partitions, b.stop)
+		b.cleaner.Store(c)
+		c.start(b)
+	}
 	b.logger.Info("broker started", "node_id", cfg.NodeID, "listener", ln.Addr().String(),
 		"raft", string(b.raft.transport.LocalAddr()), "data_dir", cfg.DataDir)
 	return b, nil

@@ -233,8 +233,35 @@ func segmentConfig(cfgs map[string]resolvedConfig) segment.Config {
 	}
 	sc.FlushMs = n("flush.ms")
 	if !strings.Contains(cfgs["cleanup.policy"].value, "delete") {
-		// A compacted topic (the internal ones) is never trimmed by time or size.
+		// A compact-only topic is never trimmed by time or size.
 		sc.RetentionMs, sc.RetentionBytes = -1, -1
 	}
+	sc.Compacted = strings.Contains(cfgs["cleanup.policy"].value, "compact")
 	return sc
+}
+
+// cleanerSettings are a topic's log cleaner settings (cleaner.go).
+type cleanerSettings struct {
+	compact           bool
+	minCleanableRatio float64
+	minLagMs          int64
+	maxLagMs          int64
+	deleteRetentionMs int64
+}
+
+func cleanerConfig(cfgs map[string]resolvedConfig) cleanerSettings {
+	ratio, _ := strconv.ParseFloat(strings.TrimSpace(cfgs["min.cleanable.dirty.ratio"].value), 64)
+	return cleanerSettings{
+		compact:           strings.Contains(cfgs["cleanup.policy"].value, "compact"),
+		minCleanableRatio: ratio,
+		minLagMs:          parseInt64(cfgs["min.compaction.lag.ms"].value),
+		maxLagMs:          parseInt64(cfgs["max.compaction.lag.ms"].value),
+		deleteRetentionMs: parseInt64(cfgs["delete.retention.ms"].value),
+	}
+}
+
+func (c *Config) float64Value(name string) float64 {
+	v, _ := c.brokerValue(name)
+	f, _ := strconv.ParseFloat(strings.TrimSpace(v), 64) // validated at start
+	return f
 }

@@ -107,7 +107,7 @@ func docType(d configDef) string {
 	return t
 }
 
-var typeNames = map[ConfigType]string{TypeBoolean: "BOOLEAN", TypeString: "STRING", TypeInt: "INT", TypeLong: "LONG", TypeList: "LIST"}
+var typeNames = map[ConfigType]string{TypeBoolean: "BOOLEAN", TypeString: "STRING", TypeInt: "INT", TypeLong: "LONG", TypeDouble: "DOUBLE", TypeList: "LIST"}
 
 func docDefault(v string) string {
 	if v == "" {
@@ -190,9 +190,9 @@ Kafka's wording:
   ` + "`Invalid value -5 for configuration log.segment.bytes: Value must be at least 14`" + `,
   ` + "`Invalid value abc for configuration num.partitions: Not a number of type INT`" + `,
   ` + "`Invalid value brotli for configuration compression.type: String must be one of: ...`" + `.
-  A valid Kafka value that Petrel does not implement (` + "`cleanup.policy=compact`" + `,
-  ` + "`message.timestamp.type=LogAppendTime`" + `) is refused the same way:
-  ` + "`Invalid value compact for configuration cleanup.policy: Petrel supports only delete (log compaction is not implemented yet)`" + `.
+  A valid Kafka value that Petrel does not implement
+  (` + "`message.timestamp.type=LogAppendTime`" + `) is refused the same way:
+  ` + "`Invalid value LogAppendTime for configuration message.timestamp.type: Petrel supports only CreateTime (LogAppendTime is not implemented yet)`" + `.
 * An unknown name is a warning that names the closest known one:
   ` + "`The configuration 'log.retention.hour' was supplied (--set) but isn't a known config; did you mean log.retention.hours?`" + `.
   A topic config given as a broker property suggests its broker synonym

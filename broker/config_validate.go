@@ -31,6 +31,7 @@ func configException(name, value, message string) error {
 type parsedValue struct {
 	str  string   // the trimmed text
 	num  int64    // TypeInt, TypeLong
+	f    float64  // TypeDouble
 	list []string // TypeList
 }
 
@@ -50,6 +51,34 @@ type rangeValidator struct {
 
 // atLeast is ConfigDef.Range.atLeast.
 func atLeast(min int64) validator { return rangeValidator{min: min, hasMin: true} }
+
+// betweenDouble is ConfigDef.Range.between on a DOUBLE.
+func betweenDouble(min, max float64) validator { return doubleRange{min, max} }
+
+type doubleRange struct{ min, max float64 }
+
+func (r doubleRange) check(v parsedValue) string {
+	if v.f < r.min {
+		return "Value must be at least " + javaDouble(r.min)
+	}
+	if v.f > r.max {
+		return "Value must be no more than " + javaDouble(r.max)
+	}
+	return ""
+}
+
+func (r doubleRange) String() string {
+	return "[" + javaDouble(r.min) + ",...," + javaDouble(r.max) + "]"
+}
+
+// javaDouble formats f as Java's Double.toString does for ordinary values (1 → "1.0").
+func javaDouble(f float64) string {
+	s := strconv.FormatFloat(f, 'f', -1, 64)
+	if !strings.ContainsAny(s, ".eE") {
+		s += ".0"
+	}
+	return s
+}
 
 // between is ConfigDef.Range.between.
 func between(min, max int64) validator {
@@ -163,6 +192,12 @@ func parseConfigValue(def configDef, value string) (parsedValue, error) {
 			return v, configException(def.Name, value, "Not a number of type LONG")
 		}
 		v.num = n
+	case TypeDouble:
+		f, err := strconv.ParseFloat(v.str, 64)
+		if err != nil {
+			return v, configException(def.Name, value, "Not a number of type DOUBLE")
+		}
+		v.f = f
 	case TypeList:
 		if v.str != "" {
 			v.list = strings.Split(v.str, ",")

@@ -75,6 +75,10 @@ func TestValidators_JustInsideAndJustOutside(t *testing.T) {
 			msg := "must be the literal '*' or a list of replicas in the following format: [partitionId]:[brokerId],[partitionId]:[brokerId],..."
 			cases = append(cases, tc{"*", ""}, tc{"0:1,1:2", ""},
 				tc{"0:1,x", fmt.Sprintf("Invalid value x for configuration %s: %s", def.Name, msg)})
+		case doubleRange:
+			cases = append(cases, tc{javaDouble(v.min), ""}, tc{javaDouble(v.max), ""}, tc{"0.25", ""},
+				tc{"-0.1", fmt.Sprintf("Invalid value -0.1 for configuration %s: Value must be at least %s", def.Name, javaDouble(v.min))},
+				tc{"1.01", fmt.Sprintf("Invalid value 1.01 for configuration %s: Value must be no more than %s", def.Name, javaDouble(v.max))})
 		default:
 			t.Fatalf("%s: validator %T has no test", def.Name, def.Validator)
 		}
@@ -110,9 +114,8 @@ func TestValidators_KafkaMessages(t *testing.T) {
 		{"message.timestamp.type", "createtime", "Invalid value createtime for configuration message.timestamp.type: String must be one of: CreateTime, LogAppendTime"},
 		{"cleanup.policy", "delete,bogus", "Invalid value bogus for configuration cleanup.policy: String must be one of: compact, delete"},
 		// Petrel's limits, in Kafka's wording.
-		{"cleanup.policy", "compact", "Invalid value compact for configuration cleanup.policy: Petrel supports only delete (log compaction is not implemented yet)"},
-		{"cleanup.policy", "delete,compact", "Invalid value compact for configuration cleanup.policy: Petrel supports only delete (log compaction is not implemented yet)"},
-		{"log.cleanup.policy", "", "Invalid value  for configuration log.cleanup.policy: Petrel supports only delete (log compaction is not implemented yet)"},
+		{"min.cleanable.dirty.ratio", "1.5", "Invalid value 1.5 for configuration min.cleanable.dirty.ratio: Value must be no more than 1.0"},
+		{"min.cleanable.dirty.ratio", "half", "Invalid value half for configuration min.cleanable.dirty.ratio: Not a number of type DOUBLE"},
 		{"message.timestamp.type", "LogAppendTime", "Invalid value LogAppendTime for configuration message.timestamp.type: Petrel supports only CreateTime (LogAppendTime is not implemented yet)"},
 	}
 	for _, tt := range tests {
@@ -178,8 +181,8 @@ func TestConfigDefs_DefaultsAreValid(t *testing.T) {
 
 func TestValidateTopicConfig_Names(t *testing.T) {
 	for name, want := range map[string]string{
-		"no.such.config":        "Unknown topic config name: no.such.config",
-		"min.compaction.lag.ms": "Petrel does not implement topic config min.compaction.lag.ms yet (log compaction is not implemented yet)",
+		"no.such.config": "Unknown topic config name: no.such.config",
+		"preallocate":    "Petrel does not implement topic config preallocate yet (segment files grow as written)",
 	} {
 		err := validateTopicConfig(name, "1")
 		if err == nil || err.Error() != want || !errors.Is(err, metadata.ErrInvalidConfig) {

@@ -14,6 +14,7 @@ const (
 	TypeString  ConfigType = 2
 	TypeInt     ConfigType = 3
 	TypeLong    ConfigType = 5
+	TypeDouble  ConfigType = 6
 	TypeList    ConfigType = 7
 )
 
@@ -54,8 +55,17 @@ var compressionTypes = []string{"uncompressed", "zstd", "lz4", "snappy", "gzip",
 // log.flush.interval.messages=9223372036854775807 for Kafka's behaviour.
 var topicConfigDefs = []configDef{
 	{Name: "cleanup.policy", Type: TypeList, Default: "delete", BrokerSynonym: "log.cleanup.policy", Validator: listOf("compact", "delete"),
-		Limit: &petrelLimit{values: []string{"delete"}, why: "log compaction is not implemented yet"},
-		Doc:   "The retention policy for old log segments: delete discards segments past the retention time or size; compact keeps the latest value of each key."},
+		Doc:  "The retention policy for old log segments: delete discards segments past the retention time or size; compact keeps the latest value of each key.",
+		Note: "compact runs the log cleaner (docs/compaction.md); compact,delete does both. Records without a key are refused on a compacted topic (INVALID_RECORD)."},
+	{Name: "delete.retention.ms", Type: TypeLong, Default: "86400000", BrokerSynonym: "log.cleaner.delete.retention.ms", Validator: atLeast(0),
+		Doc: "How long a tombstone (a record with a null value) of a compacted topic is kept after the cleaning pass that first reached its batch, in milliseconds."},
+	{Name: "min.compaction.lag.ms", Type: TypeLong, Default: "0", BrokerSynonym: "log.cleaner.min.compaction.lag.ms", Validator: atLeast(0),
+		Doc: "The least time a record stays uncompacted, in milliseconds."},
+	{Name: "max.compaction.lag.ms", Type: TypeLong, Default: maxLong, BrokerSynonym: "log.cleaner.max.compaction.lag.ms", Validator: atLeast(1),
+		Doc:  "The longest time a record may stay uncompacted, in milliseconds: a log whose oldest dirty segment is older is cleaned whatever its dirty ratio.",
+		Note: "A segment's age is that of its newest record."},
+	{Name: "min.cleanable.dirty.ratio", Type: TypeDouble, Default: "0.5", BrokerSynonym: "log.cleaner.min.cleanable.ratio", Validator: betweenDouble(0, 1),
+		Doc: "The dirty share of a compacted log (bytes not yet cleaned over all bytes) above which the cleaner cleans it."},
 	{Name: "compression.type", Type: TypeString, Default: "producer", BrokerSynonym: "compression.type", Validator: oneOf(compressionTypes...),
 		Limit: &petrelLimit{values: []string{"producer"}, why: "batches are stored as the producer compressed them", warnOnly: true},
 		Doc:   "The final compression codec of a topic's batches; producer keeps the codec the producer chose.",
@@ -118,6 +128,14 @@ var brokerConfigDefs = []configDef{
 		Doc:  "The bytes of requests queued before the broker stops reading more; -1 is no limit.",
 		Note: "Bytes of complete requests being decoded and handled at once across connections (kmsg can allocate ~32x a hostile frame while decoding); -1 means socket.request.max.bytes; a connection still receiving its request holds none."},
 	{Name: "connections.max.idle.ms", Type: TypeLong, Default: "600000", ReadOnly: true, Doc: "Idle connections are closed after this long, in milliseconds."},
+	{Name: "log.cleaner.enable", Type: TypeBoolean, Default: "true", ReadOnly: true, Doc: "Whether the log cleaner runs (compacted topics)."},
+	{Name: "log.cleaner.threads", Type: TypeInt, Default: "1", ReadOnly: true, Validator: atLeast(0), Doc: "The cleaner threads: each cleans one partition at a time."},
+	{Name: "log.cleaner.dedupe.buffer.size", Type: TypeLong, Default: "134217728", ReadOnly: true,
+		Doc:  "The memory of the cleaners' offset maps, shared by the threads; a dirty section with more keys is cleaned in several passes.",
+		Note: "Counted as Kafka does, 24 bytes a key at load factor 0.9; Go's map costs more per key than that."},
+	{Name: "log.cleaner.io.max.bytes.per.second", Type: TypeDouble, Default: "1.7976931348623157E308", ReadOnly: true,
+		Doc: "The cleaners' I/O throttle: bytes read plus written per second, all threads together."},
+	{Name: "log.cleaner.backoff.ms", Type: TypeLong, Default: "15000", ReadOnly: true, Validator: atLeast(0), Doc: "How long a cleaner thread sleeps when no log needs cleaning, in milliseconds."},
 	{Name: "log.retention.check.interval.ms", Type: TypeLong, Default: "300000", ReadOnly: true, Validator: atLeast(1), Doc: "How often retention runs, in milliseconds."},
 	{Name: "log.flush.offset.checkpoint.interval.ms", Type: TypeInt, Default: "60000", ReadOnly: true, Validator: atLeast(0), Doc: "How often recovery points are checkpointed, in milliseconds.",
 		Note: "Accepted and reported, not used: replica.high.watermark.checkpoint.interval.ms paces all three offset checkpoints."},

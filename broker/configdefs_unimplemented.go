@@ -16,7 +16,7 @@ const (
 	noteSecurity   = "TLS and SASL are not implemented yet"
 	noteAuthorizer = "ACLs are not implemented yet"
 	noteThreads    = "Petrel runs one goroutine per connection and sizes its own work"
-	noteCompaction = "log compaction is not implemented yet"
+	noteCompaction = "the log cleaner sizes its own read and write buffers"
 	noteGroups     = "the consumer group protocol of KIP-848 is not implemented yet (the classic protocol is)"
 	noteTxn        = "transactions are not implemented yet"
 	noteQuotas     = "quotas and throttling are not implemented yet"
@@ -91,17 +91,8 @@ var unimplementedBrokerConfigs = []unimplementedConfig{
 	{Name: "create.topic.policy.class.name", Note: "topic policies are not implemented"},
 	{Name: "alter.config.policy.class.name", Note: "config policies are not implemented"},
 	// Compaction.
-	{Name: "log.cleaner.enable", Note: noteCompaction},
-	{Name: "log.cleaner.threads", Note: noteCompaction},
-	{Name: "log.cleaner.dedupe.buffer.size", Note: noteCompaction},
 	{Name: "log.cleaner.io.buffer.size", Note: noteCompaction},
 	{Name: "log.cleaner.io.buffer.load.factor", Note: noteCompaction},
-	{Name: "log.cleaner.io.max.bytes.per.second", Note: noteCompaction},
-	{Name: "log.cleaner.backoff.ms", Note: noteCompaction},
-	{Name: "log.cleaner.min.cleanable.ratio", Note: noteCompaction},
-	{Name: "log.cleaner.delete.retention.ms", Note: noteCompaction},
-	{Name: "log.cleaner.min.compaction.lag.ms", Note: noteCompaction},
-	{Name: "log.cleaner.max.compaction.lag.ms", Note: noteCompaction},
 	// Replication and leadership.
 	{Name: "replica.selector.class", Note: "consumers fetching from followers get the follower they ask"},
 	{Name: "inter.broker.protocol.version", Note: "Petrel speaks one protocol version between its brokers"},
@@ -156,10 +147,6 @@ var unimplementedBrokerConfigPrefixes = []unimplementedConfig{
 // unimplementedTopicConfigs are Kafka topic configs Petrel does not implement yet;
 // CreateTopics refuses them with INVALID_CONFIG rather than ignore them.
 var unimplementedTopicConfigs = []unimplementedConfig{
-	{Name: "delete.retention.ms", Note: noteCompaction},
-	{Name: "min.compaction.lag.ms", Note: noteCompaction},
-	{Name: "max.compaction.lag.ms", Note: noteCompaction},
-	{Name: "min.cleanable.dirty.ratio", Note: noteCompaction},
 	{Name: "segment.jitter.ms", Note: "segments roll without jitter"},
 	{Name: "preallocate", Note: "segment files grow as written"},
 	{Name: "compression.gzip.level", Note: "batches are stored as the producer compressed them"},

@@ -21,10 +21,10 @@ func TestCreateTopics_InvalidConfigsGetKafkasMessage(t *testing.T) {
 		{"retention.ms", "-2", "Invalid value -2 for configuration retention.ms: Value must be at least -1"},
 		{"min.insync.replicas", "0", "Invalid value 0 for configuration min.insync.replicas: Value must be at least 1"},
 		{"compression.type", "brotli", "Invalid value brotli for configuration compression.type: String must be one of: uncompressed, zstd, lz4, snappy, gzip, producer"},
-		{"cleanup.policy", "compact,delete", "Invalid value compact for configuration cleanup.policy: Petrel supports only delete (log compaction is not implemented yet)"},
+		{"cleanup.policy", "compact,bogus", "Invalid value bogus for configuration cleanup.policy: String must be one of: compact, delete"},
 		{"message.timestamp.type", "LogAppendTime", "Invalid value LogAppendTime for configuration message.timestamp.type: Petrel supports only CreateTime (LogAppendTime is not implemented yet)"},
 		{"no.such.config", "1", "Unknown topic config name: no.such.config"},
-		{"delete.retention.ms", "1000", "Petrel does not implement topic config delete.retention.ms yet (log compaction is not implemented yet)"},
+		{"preallocate", "true", "Petrel does not implement topic config preallocate yet (segment files grow as written)"},
 	}
 	for _, tt := range tests {
 		for _, validateOnly := range []bool{false, true} {

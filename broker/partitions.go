@@ -34,6 +34,7 @@ type topicSettings struct {
 	minInsync       int
 	segment         segment.Config
 	syncEveryAppend bool
+	cleaner         cleanerSettings
 }
 
 // localPartition is a replica on this broker.
@@ -65,6 +66,10 @@ type partitionManager struct {
 	recoveryPoints map[segment.TopicPartition]int64
 	logStarts      map[segment.TopicPartition]int64
 	cleanShutdown  bool
+	// compactedOnce holds the partitions the cleaner has ever cleaned (the keys of
+	// cleaner-offset-checkpoint): their logs have offset gaps, which recovery must accept
+	// even after cleanup.policy changes back to delete. Guarded by mu.
+	compactedOnce map[segment.TopicPartition]bool
 }
 
 func newPartitionManager(b *Broker) (*partitionManager, error) {
@@ -83,6 +88,12 @@ func newPartitionManager(b *Broker) (*partitionManager, error) {
 	if pm.logStarts, err = segment.ReadOffsetCheckpoint(filepath.Join(dir, segment.LogStartOffsetCheckpointFile)); err != nil {
 		b.logger.Warn("ignoring unreadable log start checkpoint", "error", err)
 		pm.logStarts = map[segment.TopicPartition]int64{}
+	}
+	pm.compactedOnce = map[segment.TopicPartition]bool{}
+	if cleaned, err := segment.ReadOffsetCheckpoint(filepath.Join(dir, segment.CleanerOffsetCheckpointFile)); err == nil {
+		for tp := range cleaned {
+			pm.compactedOnce[tp] = true
+		}
 	}
 	pm.scheduleLeftoverDeletions()
 	marker := filepath.Join(dir, cleanShutdownFile)
@@ -251,7 +262,35 @@ func (pm *partitionManager) applySettings(lp *localPartition, s *topicSettings) 
 		return
 	}
 	lp.settings.Store(s)
-	lp.WithLog(func(l *segment.Log) error { l.SetConfig(s.segment); return nil })
+	cfg := pm.logConfig(segment.TopicPartition{Topic: lp.Topic, Partition: lp.ID}, s)
+	lp.WithLog(func(l *segment.Log) error { l.SetConfig(cfg); return nil })
+}
+
+// logConfig is s's storage configuration for tp: a log the cleaner has ever cleaned
+// stays Compacted (gaps accepted) whatever its cleanup.policy is now.
+func (pm *partitionManager) logConfig(tp segment.TopicPartition, s *topicSettings) segment.Config {
+	cfg := s.segment
+	pm.mu.Lock()
+	cfg.Compacted = cfg.Compacted || pm.compactedOnce[tp]
+	pm.mu.Unlock()
+	return cfg
+}
+
+// forgetCleaned drops what the cleaner knows of tp, whose data is being deleted.
+func (pm *partitionManager) forgetCleaned(tp segment.TopicPartition) {
+	pm.mu.Lock()
+	delete(pm.compactedOnce, tp)
+	pm.mu.Unlock()
+	if c := pm.b.cleaner.Load(); c != nil {
+		c.forget(tp)
+	}
+}
+
+// markCompacted records that the cleaner has cleaned tp (see compactedOnce).
+func (pm *partitionManager) markCompacted(tp segment.TopicPartition) {
+	pm.mu.Lock()
+	pm.compactedOnce[tp] = true
+	pm.mu.Unlock()
 }
 
 // open opens (creating or recovering) a partition's log directory.
@@ -266,8 +305,9 @@ func (pm *partitionManager) open(t *metadata.Topic, id int32, s *topicSettings) 
 		delete(pm.recoveryPoints, tp)
 		delete(pm.logStarts, tp)
 		delete(pm.highWatermarks, tp)
+		pm.forgetCleaned(tp)
 	}
-	log, report, err := segment.Open(dir, s.segment, segment.OpenOptions{
+	log, report, err := segment.Open(dir, pm.logConfig(tp, s), segment.OpenOptions{
 		RecoveryPoint:  pm.recoveryPoints[tp],
 		LogStartOffset: pm.logStarts[tp],
 		CleanShutdown:  pm.cleanShutdown,
@@ -328,6 +368,7 @@ func (pm *partitionManager) remove(tp segment.TopicPartition, deleteData bool) {
 		}
 		return
 	}
+	pm.forgetCleaned(tp)
 	var raw [16]byte
 	rand.Read(raw[:])
 	dir, err := lp.StopForDeletion(hex.EncodeToString(raw[:]))
@@ -413,6 +454,7 @@ func (b *Broker) topicSettings(im *metadata.Image, topic string) *topicSettings 
 		minInsync:       atoi("min.insync.replicas"),
 		segment:         segmentConfig(cfgs),
 		syncEveryAppend: cfgs["flush.messages"].value == "1",
+		cleaner:         cleanerConfig(cfgs),
 	}
 }
 

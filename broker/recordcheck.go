@@ -43,7 +43,10 @@ func newRecordValidator(limit int64) *recordValidator {
 // errors wrap segment's sentinels, which errors.go maps to INVALID_RECORD (a bad
 // record), CORRUPT_MESSAGE (undecodable compressed data) and MESSAGE_TOO_LARGE (past
 // the decompression limit: Kafka's producers split such a batch and retry).
-func (v *recordValidator) check(batch []byte) error {
+//
+// With compacted set (cleanup.policy includes compact) a record without a key is
+// INVALID_RECORD, as in Kafka's LogValidator: the cleaner could never keep it.
+func (v *recordValidator) check(batch []byte, compacted bool) error {
 	if skipRecordValidation.Load() {
 		return nil
 	}
@@ -51,9 +54,14 @@ func (v *recordValidator) check(batch []byte) error {
 	if err != nil {
 		return err
 	}
-	if h.Codec() == 0 {
-		_, err := segment.CheckRecords(batch, nil, v.limit, nil)
+	keyless := func(sum segment.RecordsSummary, err error) error {
+		if err == nil && compacted && sum.NullKeys > 0 {
+			return fmt.Errorf("%w: compacted topic cannot accept message without key", segment.ErrInvalidRecord)
+		}
 		return err
+	}
+	if h.Codec() == 0 {
+		return keyless(segment.CheckRecords(batch, nil, v.limit, nil))
 	}
 	r, release, err := v.codecs.open(h.Codec(), batch[segment.BatchHeaderSize:])
 	if err != nil {
@@ -65,6 +73,5 @@ func (v *recordValidator) check(batch []byte) error {
 	defer release()
 	buf := v.scratch.Get().(*[]byte)
 	defer v.scratch.Put(buf)
-	_, err = segment.CheckRecords(batch, r, v.limit, *buf)
-	return err
+	return keyless(segment.CheckRecords(batch, r, v.limit, *buf))
 }

@@ -43,7 +43,7 @@ func BenchmarkRecordValidation(b *testing.B) {
 							b.Fatal(err)
 						}
 						if on {
-							if err := v.check(batch); err != nil {
+							if err := v.check(batch, false); err != nil {
 								b.Fatal(err)
 							}
 						}

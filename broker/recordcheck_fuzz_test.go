@@ -33,7 +33,7 @@ func FuzzRecordValidator(f *testing.F) {
 			count = 1 // the header checks refuse the rest before the walk
 		}
 		batch := rvBatch(section, count, int8(codec))
-		err := v.check(batch)
+		err := v.check(batch, false)
 		if err != nil {
 			if !errors.Is(err, segment.ErrInvalidRecord) && !errors.Is(err, segment.ErrRecordsTooLarge) && !errors.Is(err, segment.ErrUndecodableRecords) {
 				t.Fatalf("error wraps no sentinel: %v", err)

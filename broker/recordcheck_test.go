@@ -286,14 +286,14 @@ func TestRecordValidatorBoundedAllocation(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			// 256 records of 1 MiB of zeros: 256 MiB, four times the limit.
 			batch := rvBatch(rvCompress(t, rvBomb(256, 1<<20), c.codec), 256, c.codec)
-			if err := v.check(batch); !errors.Is(err, segment.ErrRecordsTooLarge) {
+			if err := v.check(batch, false); !errors.Is(err, segment.ErrRecordsTooLarge) {
 				t.Fatalf("bomb of %d bytes: %v", len(batch), err)
 			}
 			var before, after runtime.MemStats
 			runtime.ReadMemStats(&before)
 			const rounds = 3
 			for range rounds {
-				if err := v.check(batch); !errors.Is(err, segment.ErrRecordsTooLarge) {
+				if err := v.check(batch, false); !errors.Is(err, segment.ErrRecordsTooLarge) {
 					t.Fatal(err)
 				}
 			}

@@ -117,6 +117,17 @@ func ParseBatchHeader(b []byte) (BatchHeader, error) {
 // matches len(b), a record count of at least one that agrees with lastOffsetDelta, a
 // known codec, and the CRC-32C over attributes..end.
 func ValidateBatch(b []byte) (BatchHeader, error) {
+	return validateBatch(b, false)
+}
+
+// ValidateStoredBatch is ValidateBatch for batches already in a log, which compaction
+// may have thinned: the record count may be anything from 0 (an empty batch kept for its
+// producer state) to lastOffsetDelta+1, since offsets never change.
+func ValidateStoredBatch(b []byte) (BatchHeader, error) {
+	return validateBatch(b, true)
+}
+
+func validateBatch(b []byte, stored bool) (BatchHeader, error) {
 	h, err := ParseBatchHeader(b)
 	if err != nil {
 		return h, err
@@ -124,7 +135,12 @@ func ValidateBatch(b []byte) (BatchHeader, error) {
 	if h.Size() != int64(len(b)) {
 		return h, fmt.Errorf("%w: batchLength %d does not match the %d bytes given", ErrInvalidBatch, h.BatchLength, len(b))
 	}
-	if err := checkHeaderFields(h); err != nil {
+	if stored {
+		err = checkStoredHeaderFields(h)
+	} else {
+		err = checkHeaderFields(h)
+	}
+	if err != nil {
 		return h, err
 	}
 	if crc := crc32.Checksum(b[offsetAttributes:], castagnoli); crc != h.CRC {
@@ -144,6 +160,17 @@ func checkHeaderFields(h BatchHeader) error {
 	return nil
 }
 
+// checkStoredHeaderFields is checkHeaderFields for a possibly compacted batch.
+func checkStoredHeaderFields(h BatchHeader) error {
+	if h.LastOffsetDelta < 0 || h.RecordCount < 0 || int64(h.RecordCount) > int64(h.LastOffsetDelta)+1 {
+		return fmt.Errorf("%w: recordCount %d with lastOffsetDelta %d", ErrInvalidBatch, h.RecordCount, h.LastOffsetDelta)
+	}
+	if h.Codec() > maxCodec {
+		return fmt.Errorf("%w: unknown compression codec %d", ErrInvalidBatch, h.Codec())
+	}
+	return nil
+}
+
 // batchSet summarises a validated buffer of batches.
 type batchSet struct {
 	count        int   // batches
@@ -155,9 +182,11 @@ type batchSet struct {
 }
 
 // validateBatches checks that buf is one or more whole, valid v2 batches back to back.
-// With contiguous set, each batch must start right after the previous one (follower
-// appends keep the leader's offsets).
-func validateBatches(buf []byte, contiguous bool) (batchSet, error) {
+// With follower set (follower appends keep the leader's offsets) each batch must start
+// right after the previous one or, with compacted set, anywhere after it: compaction
+// leaves gaps between batches, never overlaps, and thins batches (ValidateStoredBatch).
+func validateBatches(buf []byte, follower, compacted bool) (batchSet, error) {
+	stored := follower && compacted
 	s := batchSet{maxTimestamp: -1}
 	if len(buf) == 0 {
 		return s, fmt.Errorf("%w: no batches", ErrInvalidBatch)
@@ -171,12 +200,12 @@ func validateBatches(buf []byte, contiguous bool) (batchSet, error) {
 		if h.Size() > int64(len(rest)) {
 			return s, fmt.Errorf("batch at byte %d: %w: batchLength %d runs past the %d bytes left", pos, ErrInvalidBatch, h.BatchLength, len(rest))
 		}
-		if _, err := ValidateBatch(rest[:h.Size()]); err != nil {
+		if _, err := validateBatch(rest[:h.Size()], stored); err != nil {
 			return s, fmt.Errorf("batch at byte %d: %w", pos, err)
 		}
 		if s.count == 0 {
 			s.firstBase = h.BaseOffset
-		} else if contiguous && h.BaseOffset != s.lastOffset+1 {
+		} else if follower && (h.BaseOffset <= s.lastOffset || !compacted && h.BaseOffset != s.lastOffset+1) {
 			return s, fmt.Errorf("batch at byte %d: %w: baseOffset %d does not follow %d", pos, ErrInvalidBatch, h.BaseOffset, s.lastOffset)
 		}
 		s.lastOffset = h.LastOffset()

@@ -28,6 +28,11 @@ type Config struct {
 	// FlushMs is flush.ms: fsync when the last flush is this old at an append.
 	// Kafka's default (math.MaxInt64) disables it.
 	FlushMs int64
+	// Compacted is set when cleanup.policy includes compact. A compacted log's offsets
+	// have gaps (cleaned-away batches) and its batches may hold fewer records than their
+	// offset span, down to none; recovery and follower appends accept both, while an
+	// uncompacted log treats a gap as corruption.
+	Compacted bool
 }
 
 // DefaultConfig returns Kafka's defaults.

@@ -39,7 +39,12 @@
 // rolls or the log closes. They are memory-mapped, as in Kafka.
 //
 // Offsets in a Log are contiguous: every batch starts at the offset after the previous
-// batch's last offset (there is no compaction). Recovery treats a gap as corruption.
+// batch's last offset, and recovery treats a gap as corruption — except in a compacted
+// log (Config.Compacted), where the cleaner (clean.go) removes records and whole batches
+// but never changes an offset: gaps are legal there, only overlaps are corruption, and a
+// batch may hold fewer records than its offset span, down to none. The cleaner's
+// .cleaned → .swap → rename protocol is described in clean_swap.go; Open completes an
+// interrupted swap before anything else.
 //
 // Recovery on Open: segments wholly below the recovery point are trusted after a size
 // check (the batches after the last index entry must frame the file exactly); the others

@@ -63,6 +63,10 @@ type Log struct {
 	decompress Decompressor
 	failure    error // sticky: set by the first failed write, returned by every later write
 	closed     bool
+
+	// generation counts truncations and segment deletions: a CleanPlan prepared under an
+	// older generation is abandoned at commit.
+	generation uint64
 }
 
 // Dir returns the partition directory.
@@ -121,7 +125,7 @@ func (l *Log) AppendAsLeader(records []byte, leaderEpoch int32) (AppendInfo, err
 	if err := l.writable(); err != nil {
 		return AppendInfo{}, err
 	}
-	set, err := validateBatches(records, false)
+	set, err := validateBatches(records, false, false)
 	if err != nil {
 		return AppendInfo{}, err
 	}
@@ -136,17 +140,19 @@ func (l *Log) AppendAsLeader(records []byte, leaderEpoch int32) (AppendInfo, err
 	return l.append(records, set)
 }
 
-// AppendAsFollower appends batches copied from the leader unchanged. They must be valid,
-// contiguous, and start at the log end offset.
+// AppendAsFollower appends batches copied from the leader unchanged. They must be valid
+// and contiguous, and start at the log end offset; in a compacted log (Config.Compacted)
+// they need only be in offset order and start at or after it, since the leader's log has
+// gaps where whole batches were cleaned away.
 func (l *Log) AppendAsFollower(records []byte) (AppendInfo, error) {
 	if err := l.writable(); err != nil {
 		return AppendInfo{}, err
 	}
-	set, err := validateBatches(records, true)
+	set, err := validateBatches(records, true, l.cfg.Compacted)
 	if err != nil {
 		return AppendInfo{}, err
 	}
-	if set.firstBase != l.LogEndOffset() {
+	if set.firstBase < l.LogEndOffset() || !l.cfg.Compacted && set.firstBase != l.LogEndOffset() {
 		return AppendInfo{}, fmt.Errorf("%w: follower append starts at offset %d, log end offset is %d", ErrInvalidBatch, set.firstBase, l.LogEndOffset())
 	}
 	return l.append(records, set)

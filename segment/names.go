@@ -27,6 +27,9 @@ const (
 	ReplicationOffsetCheckpointFile = "replication-offset-checkpoint"
 	// RecoveryPointOffsetCheckpointFile holds each partition's flushed offset, per log dir.
 	RecoveryPointOffsetCheckpointFile = "recovery-point-offset-checkpoint"
+	// CleanerOffsetCheckpointFile holds each compacted partition's first dirty offset, per
+	// log dir.
+	CleanerOffsetCheckpointFile = "cleaner-offset-checkpoint"
 	// LogStartOffsetCheckpointFile holds each partition's log start offset, per log dir.
 	LogStartOffsetCheckpointFile = "log-start-offset-checkpoint"
 )

@@ -13,6 +13,8 @@ type RecordsSummary struct {
 	MaxTimestamp int64
 	// Bytes is the size of the records section, decompressed.
 	Bytes int64
+	// NullKeys counts records without a key (a compacted topic refuses them).
+	NullKeys int32
 }
 
 // MinRecordsScratch is the smallest scratch buffer CheckRecords accepts for a compressed
@@ -73,6 +75,7 @@ func CheckRecords(b []byte, decompressed io.Reader, limit int64, scratch []byte)
 		return sum, fmt.Errorf("%w: bytes follow record %d, the last of %d", ErrInvalidRecord, h.RecordCount-1, h.RecordCount)
 	}
 	sum.Bytes = s.consumed
+	sum.NullKeys = s.nullKeys
 	return sum, nil
 }
 
@@ -87,6 +90,8 @@ type recordStream struct {
 	consumed int64 // bytes the walk has consumed
 	pulled   int64 // bytes read from src
 	limit    int64
+	lastNull bool  // the last field read was null
+	nullKeys int32 // records with a null key
 }
 
 // available reports whether at least n (≤ MinRecordsScratch) bytes are buffered, reading
@@ -180,11 +185,13 @@ func (s *recordStream) skip(i int32, what string, n int64) error {
 // field reads a length-prefixed field (key, value, header key or value) of record i,
 // which ends at recordEnd: a length of -1 (when nullable) or 0..bytes left.
 func (s *recordStream) field(i int32, what, lengthWhat string, nullable bool, recordEnd int64) error {
+	s.lastNull = false
 	n, err := s.varint32(i, lengthWhat)
 	switch {
 	case err != nil:
 		return err
 	case n == -1 && nullable:
+		s.lastNull = true
 		return nil
 	case n < 0:
 		return fmt.Errorf("%w: record %d has a %s length of %d", ErrInvalidRecord, i, what, n)
@@ -231,7 +238,11 @@ func (s *recordStream) record(i int32) (int64, error) {
 	if s.consumed > end {
 		return 0, fmt.Errorf("%w: record %d: its fields run past its %d-byte length", ErrInvalidRecord, i, length)
 	}
-	if err := s.field(i, "key", "key length", true, end); err != nil {
+	err = s.field(i, "key", "key length", true, end)
+	if s.lastNull {
+		s.nullKeys++
+	}
+	if err != nil {
 		return 0, err
 	}
 	if err := s.field(i, "value", "value length", true, end); err != nil {

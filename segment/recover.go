@@ -26,6 +26,9 @@ type RecoveryReport struct {
 	DeletedSegments []int64
 	// RemovedFiles lists leftover files removed (temporary, .deleted, orphan indexes).
 	RemovedFiles []string
+	// SwapsCompleted lists the base offsets of cleaned segments whose interrupted swap
+	// Open completed (clean_swap.go).
+	SwapsCompleted []int64
 	// LeaderEpochsRebuilt is set when leader-epoch-checkpoint was missing or corrupt and
 	// was rebuilt from batch headers.
 	LeaderEpochsRebuilt bool
@@ -51,6 +54,9 @@ func Open(dir string, cfg Config, opts OpenOptions) (*Log, *RecoveryReport, erro
 	}
 	l.lastFlush = l.now()
 	report := &RecoveryReport{}
+	if err := completeSwaps(dir, report); err != nil {
+		return nil, nil, err
+	}
 	bases, err := scanDir(dir, report)
 	if err != nil {
 		return nil, nil, err
@@ -155,8 +161,10 @@ func (l *Log) loadSegments(bases []int64, opts OpenOptions, rebuildEpochs bool, 
 				return err
 			}
 		}
-		if !cut && !last && s.nextOffset != bases[i+1] {
-			// A gap or overlap between segments: cut here, at the end of this one.
+		if !cut && !last && (s.nextOffset > bases[i+1] || !l.cfg.Compacted && s.nextOffset != bases[i+1]) {
+			// A gap or overlap between segments: cut here, at the end of this one. (In a
+			// compacted log a gap is what cleaning leaves when it removes a segment's
+			// last batches.)
 			report.Cut = &RecoveryCut{SegmentBaseOffset: base, Position: s.size, Offset: s.nextOffset,
 				Reason: fmt.Errorf("%w: segment ends at offset %d, next segment starts at %d", ErrInvalidBatch, s.nextOffset, bases[i+1])}
 			cut = true
@@ -208,14 +216,14 @@ func (l *Log) loadTrusted(s *segment, expectNext int64, report *RecoveryReport) 
 		return false
 	}
 	s.timeIndex.truncateEntries(tn)
-	if err := s.loadTail(l.cfg.IndexIntervalBytes); err != nil {
+	if err := s.loadTail(l.cfg.IndexIntervalBytes, l.cfg.Compacted); err != nil {
 		return false
 	}
 	// The last time index entry gives the segment's max timestamp (retention, ListOffsets).
 	if last, ok := s.timeIndex.last(); ok && (last.offset >= s.nextOffset || !s.timeEntryValid(last)) {
 		return false
 	}
-	if expectNext >= 0 && s.nextOffset != expectNext {
+	if expectNext >= 0 && (s.nextOffset > expectNext || !l.cfg.Compacted && s.nextOffset != expectNext) {
 		return false
 	}
 	return true
@@ -242,8 +250,8 @@ func (l *Log) recoverSegment(s *segment, report *RecoveryReport) (bool, error) {
 	var reason error
 	for s.size < fileSize {
 		pos := s.size
-		h, err := readBatchAt(s.log, pos, fileSize, &buf)
-		if err == nil && h.BaseOffset != s.nextOffset {
+		h, err := readBatchAt(s.log, pos, fileSize, &buf, l.cfg.Compacted)
+		if err == nil && (h.BaseOffset < s.nextOffset || !l.cfg.Compacted && h.BaseOffset != s.nextOffset) {
 			err = fmt.Errorf("%w: batch at position %d starts at offset %d, expected %d", ErrInvalidBatch, pos, h.BaseOffset, s.nextOffset)
 		}
 		if err == nil && h.LastOffset()-s.baseOffset > 1<<31-1 {
@@ -269,7 +277,7 @@ func (l *Log) recoverSegment(s *segment, report *RecoveryReport) (bool, error) {
 
 // readBatchAt reads and validates the whole batch at pos of a file of fileSize bytes,
 // reusing *buf.
-func readBatchAt(f *os.File, pos, fileSize int64, buf *[]byte) (BatchHeader, error) {
+func readBatchAt(f *os.File, pos, fileSize int64, buf *[]byte, compacted bool) (BatchHeader, error) {
 	if fileSize-pos < BatchHeaderSize {
 		return BatchHeader{}, fmt.Errorf("%w: %d bytes at position %d, short of a batch header", io.ErrUnexpectedEOF, fileSize-pos, pos)
 	}
@@ -294,7 +302,7 @@ func readBatchAt(f *os.File, pos, fileSize int64, buf *[]byte) (BatchHeader, err
 	if _, err := f.ReadAt(b, pos); err != nil {
 		return h, err
 	}
-	if _, err := ValidateBatch(b); err != nil {
+	if _, err := validateBatch(b, compacted); err != nil {
 		return h, fmt.Errorf("batch at position %d: %w", pos, err)
 	}
 	return h, nil

@@ -64,6 +64,9 @@ func (l *Log) AdvanceLogStartOffset(offset int64) error {
 // start offset up to the first remaining segment and trims the leader epoch cache.
 func (l *Log) deleteOldestSegments(n int) (RetentionResult, error) {
 	var res RetentionResult
+	if n > 0 {
+		l.generation++
+	}
 	for _, s := range l.segments[:n] {
 		res.DeletedSegments = append(res.DeletedSegments, s.baseOffset)
 		res.DeletedBytes += s.size

@@ -233,7 +233,7 @@ func (s *segment) timeEntryValid(e timestampOffset) bool {
 // loadTail scans batch headers (no CRCs) from the last offset index entry to the end of
 // the file to learn the next offset and the largest timestamp, using the indexes for the
 // part before. It fails when the batches do not frame the file exactly.
-func (s *segment) loadTail(indexIntervalBytes int) error {
+func (s *segment) loadTail(indexIntervalBytes int, compacted bool) error {
 	last := s.offsetIndex.last()
 	s.maxTimestamp, s.offsetOfMaxTimestamp = -1, -1
 	if ts, ok := s.timeIndex.last(); ok {
@@ -245,8 +245,8 @@ func (s *segment) loadTail(indexIntervalBytes int) error {
 		if err != nil {
 			return err
 		}
-		if first.BaseOffset != s.baseOffset {
-			return fmt.Errorf("%w: first batch has offset %d, segment base is %d", ErrInvalidBatch, first.BaseOffset, s.baseOffset)
+		if first.BaseOffset < s.baseOffset || !compacted && first.BaseOffset != s.baseOffset {
+			return fmt.Errorf("%w: first batch has offset %d, below the segment base %d", ErrInvalidBatch, first.BaseOffset, s.baseOffset)
 		}
 		s.firstBatchTimestamp = first.MaxTimestamp
 	}
@@ -261,7 +261,7 @@ func (s *segment) loadTail(indexIntervalBytes int) error {
 			return err
 		}
 		if (pos == last.position && s.offsetIndex.entries > 0 && h.LastOffset() != last.offset) ||
-			(pos != last.position && h.BaseOffset != s.nextOffset) {
+			(pos != last.position && (h.BaseOffset < s.nextOffset || !compacted && h.BaseOffset != s.nextOffset)) {
 			return fmt.Errorf("%w: batch at position %d has offsets %d..%d, expected to follow %d", ErrInvalidBatch, pos, h.BaseOffset, h.LastOffset(), s.nextOffset)
 		}
 		if h.MaxTimestamp > s.maxTimestamp {
@@ -279,7 +279,7 @@ func (s *segment) loadTail(indexIntervalBytes int) error {
 
 // truncateTo removes every batch whose last offset is at least offset and returns the
 // bytes removed. The segment's indexes are left writable: it becomes the active segment.
-func (s *segment) truncateTo(offset int64, indexIntervalBytes int) (int64, error) {
+func (s *segment) truncateTo(offset int64, indexIntervalBytes int, compacted bool) (int64, error) {
 	if err := s.offsetIndex.unseal(); err != nil {
 		return 0, err
 	}
@@ -303,7 +303,7 @@ func (s *segment) truncateTo(offset int64, indexIntervalBytes int) (int64, error
 	if s.size == 0 {
 		s.firstBatchTimestamp = -1
 	}
-	if err := s.loadTail(indexIntervalBytes); err != nil {
+	if err := s.loadTail(indexIntervalBytes, compacted); err != nil {
 		return removed, err
 	}
 	return removed, nil

@@ -8,6 +8,7 @@ import "fmt"
 // cut are deleted, indexes are fixed, the leader epoch cache is truncated, and an offset
 // below the log start offset truncates fully and starts there (as Kafka does).
 func (l *Log) TruncateTo(offset int64) (int64, error) {
+	l.generation++
 	if err := l.writable(); err != nil {
 		return 0, err
 	}
@@ -29,7 +30,7 @@ func (l *Log) TruncateTo(offset int64) (int64, error) {
 		}
 	}
 	s := l.active()
-	if _, err := s.truncateTo(offset, l.cfg.IndexIntervalBytes); err != nil {
+	if _, err := s.truncateTo(offset, l.cfg.IndexIntervalBytes, l.cfg.Compacted); err != nil {
 		return 0, l.fail("truncate", err)
 	}
 	if err := s.sync(); err != nil {
@@ -50,6 +51,7 @@ func (l *Log) TruncateTo(offset int64) (int64, error) {
 // becomes the log start offset; the leader epoch cache is cleared. Followers use it when
 // the leader's log starts past theirs.
 func (l *Log) TruncateFullyAndStartAt(offset int64) error {
+	l.generation++
 	if err := l.writable(); err != nil {
 		return err
 	}

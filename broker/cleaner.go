@@ -1,0 +1,329 @@
+package broker
+
+import (
+	"bytes"
+	"errors"
+	"math"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/petrel-broker/petrel/replication"
+	"github.com/petrel-broker/petrel/segment"
+)
+
+// logCleaner is Kafka's LogCleaner: log.cleaner.threads goroutines, each repeatedly
+// cleaning the compacted partition with the highest dirty ratio above its
+// min.cleanable.dirty.ratio (or past max.compaction.lag.ms), and sleeping
+// log.cleaner.backoff.ms when none needs it. The algorithm is segment's (CleanPlan);
+// this file schedules it, throttles its I/O and keeps cleaner-offset-checkpoint. Each
+// pass reads the topic's settings as currently resolved, so a cleanup.policy changed
+// at run time applies from the next pass. A partition whose cleaning fails is marked
+// uncleanable (logged once) until this broker restarts; the others go on.
+type logCleaner struct {
+	pm       *partitionManager
+	logger   hclog.Logger
+	path     string
+	threads  int
+	mapBytes int64 // per thread: log.cleaner.dedupe.buffer.size / threads
+	backoff  time.Duration
+	throttle *ioThrottle
+	stop     <-chan struct{}
+
+	mu          sync.Mutex // a leaf: never held while calling a Partition
+	firstDirty  map[segment.TopicPartition]int64
+	inProgress  map[segment.TopicPartition]bool
+	uncleanable map[segment.TopicPartition]string
+	passes      int64
+}
+
+func newLogCleaner(pm *partitionManager, stop <-chan struct{}) *logCleaner {
+	cfg := &pm.b.cfg
+	threads := int(cfg.int64Value("log.cleaner.threads"))
+	c := &logCleaner{pm: pm, logger: pm.b.logger.Named("cleaner"), path: filepath.Join(pm.dir, segment.CleanerOffsetCheckpointFile),
+		threads: threads, mapBytes: cfg.int64Value("log.cleaner.dedupe.buffer.size") / int64(max(threads, 1)),
+		backoff:  cfg.durationMs("log.cleaner.backoff.ms"),
+		throttle: newIOThrottle(cfg.float64Value("log.cleaner.io.max.bytes.per.second"), stop),
+		stop:     stop, inProgress: map[segment.TopicPartition]bool{}, uncleanable: map[segment.TopicPartition]string{}}
+	var err error
+	if c.firstDirty, err = segment.ReadOffsetCheckpoint(c.path); err != nil {
+		c.logger.Warn("ignoring unreadable cleaner offset checkpoint; compacted logs are cleaned from their start", "error", err)
+		c.firstDirty = map[segment.TopicPartition]int64{}
+	}
+	return c
+}
+
+// start runs the cleaner threads on the broker's loops.
+func (c *logCleaner) start(b *Broker) {
+	for i := 0; i < c.threads; i++ {
+		b.goLoop("log cleaner", c.run)
+	}
+}
+
+func (c *logCleaner) stopped() bool {
+	select {
+	case <-c.stop:
+		return true
+	default:
+		return false
+	}
+}
+
+func (c *logCleaner) run() {
+	for !c.stopped() {
+		job, ok := c.grab(time.Now())
+		if !ok {
+			t := time.NewTimer(c.backoff)
+			select {
+			case <-c.stop:
+				t.Stop()
+				return
+			case <-t.C:
+			}
+			continue
+		}
+		c.clean(job)
+		c.mu.Lock()
+		delete(c.inProgress, job.tp)
+		c.mu.Unlock()
+	}
+}
+
+// cleanJob is a partition chosen for a pass.
+type cleanJob struct {
+	lp         *localPartition
+	tp         segment.TopicPartition
+	settings   cleanerSettings
+	firstDirty int64
+	upTo       int64
+	ratio      float64
+}
+
+// grab picks the partition most in need of cleaning and marks it in progress.
+func (c *logCleaner) grab(now time.Time) (cleanJob, bool) {
+	var best cleanJob
+	found := false
+	for _, lp := range c.pm.all() {
+		s := lp.settings.Load()
+		if s == nil || !s.cleaner.compact {
+			continue
+		}
+		tp := segment.TopicPartition{Topic: lp.Topic, Partition: lp.ID}
+		c.mu.Lock()
+		skip := c.inProgress[tp] || c.uncleanable[tp] != ""
+		checkpoint, has := c.firstDirty[tp]
+		c.mu.Unlock()
+		if skip {
+			continue
+		}
+		job, must, ok := c.measure(lp, tp, s.cleaner, checkpoint, has, now)
+		if !ok || (!must && job.ratio < s.cleaner.minCleanableRatio) {
+			continue
+		}
+		if must {
+			job.ratio = math.Inf(1)
+		}
+		if !found || job.ratio > best.ratio {
+			best, found = job, true
+		}
+	}
+	if !found {
+		return best, false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.inProgress[best.tp] {
+		return best, false
+	}
+	c.inProgress[best.tp] = true
+	return best, true
+}
+
+// measure computes a compacted partition's cleanable range and dirty ratio (Kafka's
+// LogCleanerManager.cleanableOffsets): dirty bytes are those of the sealed segments from
+// the first dirty offset up to the first uncleanable one (the high watermark, the
+// active segment, the first segment younger than min.compaction.lag.ms). must is set
+// when the oldest dirty segment is older than max.compaction.lag.ms.
+func (c *logCleaner) measure(lp *localPartition, tp segment.TopicPartition, s cleanerSettings, checkpoint int64, has bool, now time.Time) (job cleanJob, must, ok bool) {
+	hw := lp.State().HighWatermark
+	nowMs := now.UnixMilli()
+	err := lp.WithLog(func(l *segment.Log) error {
+		segs := l.Segments()
+		first := l.LogStartOffset()
+		if has && checkpoint >= first && checkpoint <= l.LogEndOffset() {
+			first = checkpoint
+		}
+		upTo := min(hw, segs[len(segs)-1].BaseOffset)
+		var clean, dirty int64
+		for _, sg := range segs[:len(segs)-1] {
+			if s.minLagMs > 0 && sg.MaxTimestamp > nowMs-s.minLagMs {
+				upTo = min(upTo, sg.BaseOffset)
+			}
+			switch {
+			case sg.NextOffset <= first:
+				clean += sg.Size
+			case sg.NextOffset <= upTo:
+				dirty += sg.Size
+				if dirty == sg.Size && s.maxLagMs < math.MaxInt64 && sg.MaxTimestamp >= 0 && nowMs-sg.MaxTimestamp > s.maxLagMs {
+					must = true
+				}
+			}
+		}
+		if dirty == 0 {
+			return nil
+		}
+		job = cleanJob{lp: lp, tp: tp, settings: s, firstDirty: first, upTo: upTo, ratio: float64(dirty) / float64(clean+dirty)}
+		ok = true
+		return nil
+	})
+	return job, must, ok && err == nil
+}
+
+// clean runs one pass over job's partition: prepare and commit under the partition's
+// lock, build (the reading and writing) without it.
+func (c *logCleaner) clean(job cleanJob) {
+	opts := segment.CleanOptions{FirstDirtyOffset: job.firstDirty, UncleanableOffset: job.upTo, MaxMapBytes: c.mapBytes,
+		DeleteRetentionMs: job.settings.deleteRetentionMs, Decompress: decompress, Compress: compress,
+		Throttle: c.throttle.wait, Cancelled: c.stopped}
+	var plan *segment.CleanPlan
+	err := job.lp.WithLog(func(l *segment.Log) (err error) {
+		plan, err = l.PrepareClean(opts)
+		return err
+	})
+	if err != nil || plan == nil {
+		if err != nil && !errors.Is(err, replication.ErrPartitionStopped) {
+			c.markUncleanable(job.tp, "preparing", err)
+		}
+		return
+	}
+	start := time.Now()
+	if err := plan.Build(); err != nil {
+		stale := true
+		job.lp.WithLog(func(*segment.Log) error { stale = plan.Stale(); return nil })
+		plan.Abandon()
+		if !stale && !errors.Is(err, segment.ErrCleanAborted) {
+			c.markUncleanable(job.tp, "building", err)
+		}
+		return
+	}
+	var res segment.CleanResult
+	err = job.lp.WithLog(func(l *segment.Log) (err error) {
+		res, err = l.CommitClean(plan)
+		return err
+	})
+	plan.Abandon()
+	switch {
+	case errors.Is(err, segment.ErrCleanAborted), errors.Is(err, replication.ErrPartitionStopped):
+		return
+	case err != nil:
+		c.markUncleanable(job.tp, "swapping", err)
+		return
+	}
+	c.pm.markCompacted(job.tp)
+	c.mu.Lock()
+	c.firstDirty[job.tp] = res.CleanedUpTo
+	c.passes++
+	c.mu.Unlock()
+	if err := c.writeCheckpoint(); err != nil {
+		c.logger.Warn("writing the cleaner offset checkpoint", "error", err)
+	}
+	elapsed := time.Since(start)
+	c.logger.Info("cleaned log", "topic", job.tp.Topic, "partition", job.tp.Partition,
+		"dirty_ratio", job.ratio, "cleaned_up_to", res.CleanedUpTo, "bytes_read", res.BytesRead, "bytes_written", res.BytesWritten,
+		"records_removed", res.RecordsRemoved, "tombstones_removed", res.TombstonesRemoved,
+		"segments", res.SegmentsBefore, "segments_after", res.SegmentsAfter, "elapsed", elapsed)
+}
+
+// forget drops tp's first dirty offset and uncleanable mark (its data is deleted).
+func (c *logCleaner) forget(tp segment.TopicPartition) {
+	c.mu.Lock()
+	delete(c.firstDirty, tp)
+	delete(c.uncleanable, tp)
+	c.mu.Unlock()
+}
+
+// markUncleanable stops cleaning tp (Kafka's uncleanable partitions) and says why.
+func (c *logCleaner) markUncleanable(tp segment.TopicPartition, step string, err error) {
+	c.mu.Lock()
+	c.uncleanable[tp] = err.Error()
+	c.mu.Unlock()
+	c.logger.Error("log cleaning failed; the partition is marked uncleanable until restart", "topic", tp.Topic,
+		"partition", tp.Partition, "step", step, "error", err)
+}
+
+// writeCheckpoint writes cleaner-offset-checkpoint for the partitions still here.
+func (c *logCleaner) writeCheckpoint() error {
+	live := map[segment.TopicPartition]bool{}
+	for _, lp := range c.pm.all() {
+		live[segment.TopicPartition{Topic: lp.Topic, Partition: lp.ID}] = true
+	}
+	c.mu.Lock()
+	out := map[segment.TopicPartition]int64{}
+	for tp, o := range c.firstDirty {
+		if live[tp] {
+			out[tp] = o
+		}
+	}
+	c.mu.Unlock()
+	return segment.WriteOffsetCheckpoint(c.path, out)
+}
+
+// compress recompresses a cleaned batch's records with its codec (kgo's compressors,
+// as the decompressor is kgo's).
+func compress(codec int8, raw []byte) ([]byte, error) {
+	codecs := []kgo.CompressionCodec{kgo.NoCompression(), kgo.GzipCompression(), kgo.SnappyCompression(), kgo.Lz4Compression(), kgo.ZstdCompression()}
+	if codec < 1 || int(codec) >= len(codecs) {
+		return nil, errors.New("unknown compression codec")
+	}
+	c, err := kgo.DefaultCompressor(codecs[codec])
+	if err != nil {
+		return nil, err
+	}
+	var buf bytes.Buffer
+	out, used := c.Compress(&buf, raw)
+	if int8(used) != codec {
+		return nil, errors.New("the codec could not compress the records")
+	}
+	return bytes.Clone(out), nil
+}
+
+// ioThrottle is log.cleaner.io.max.bytes.per.second, shared by the cleaner threads
+// (Kafka's Throttler): callers report bytes and sleep when ahead of the rate.
+type ioThrottle struct {
+	rate float64
+	stop <-chan struct{}
+
+	mu     sync.Mutex
+	start  time.Time
+	amount float64
+}
+
+func newIOThrottle(rate float64, stop <-chan struct{}) *ioThrottle {
+	return &ioThrottle{rate: rate, stop: stop, start: time.Now()}
+}
+
+func (t *ioThrottle) wait(n int64) {
+	if t.rate <= 0 || t.rate >= math.MaxFloat64/2 {
+		return
+	}
+	t.mu.Lock()
+	now := time.Now()
+	t.amount += float64(n)
+	elapsed := now.Sub(t.start)
+	ahead := time.Duration(t.amount/t.rate*float64(time.Second)) - elapsed
+	if elapsed > time.Second && ahead <= 0 {
+		t.start, t.amount = now, 0 // a new window
+	}
+	t.mu.Unlock()
+	if ahead > 10*time.Millisecond {
+		timer := time.NewTimer(ahead)
+		defer timer.Stop()
+		select {
+		case <-timer.C:
+		case <-t.stop:
+		}
+	}
+}
