@@ -17,9 +17,10 @@ const module = "github.com/petrel-broker/petrel"
 var allowedInternal = map[string][]string{
 	"":            {"cli"},
 	"cli":         {"broker"},
-	"broker":      {"rpc", "replication", "fsm", "metadata", "segment", "coordinator", "group"},
+	"broker":      {"rpc", "replication", "fsm", "metadata", "segment", "coordinator", "group", "txn"},
 	"coordinator": {"replication", "segment"},
 	"group":       {},
+	"txn":         {},
 	"replication": {"rpc", "segment", "metadata"},
 	"fsm":         {"metadata"},
 	"rpc":         {},
@@ -38,6 +39,7 @@ var allowedExternal = map[string][]string{
 	"replication": {"github.com/twmb/franz-go/pkg/kmsg", "github.com/twmb/franz-go/pkg/kerr", "github.com/hashicorp/go-hclog"},
 	"coordinator": {"github.com/twmb/franz-go/pkg/kmsg", "github.com/twmb/franz-go/pkg/kerr", "github.com/hashicorp/go-hclog"},
 	"group":       {"github.com/twmb/franz-go/pkg/kmsg", "github.com/twmb/franz-go/pkg/kerr"},
+	"txn":         {"github.com/twmb/franz-go/pkg/kmsg", "github.com/twmb/franz-go/pkg/kerr"},
 }
 
 // raftImporters are the only packages that may import hashicorp/raft.

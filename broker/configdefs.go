@@ -144,6 +144,12 @@ var brokerConfigDefs = []configDef{
 	{Name: "group.min.session.timeout.ms", Type: TypeInt, Default: "6000", ReadOnly: true, Doc: "Smallest session timeout a member may ask for."},
 	{Name: "group.max.session.timeout.ms", Type: TypeInt, Default: "1800000", ReadOnly: true, Doc: "Largest session timeout a member may ask for."},
 	{Name: "group.max.size", Type: TypeInt, Default: "2147483647", Validator: atLeast(1), ReadOnly: true, Doc: "Largest number of members of a group."},
+	{Name: "transaction.state.log.num.partitions", Type: TypeInt, Default: "50", Validator: atLeast(1), ReadOnly: true, Doc: "Partitions of __transaction_state, fixed when it is created."},
+	{Name: "transaction.state.log.replication.factor", Type: TypeShortOrInt, Default: "3", Validator: atLeast(1), ReadOnly: true, Doc: "Replication factor of __transaction_state; it is not created while fewer brokers are unfenced. Unset, it is min(3, number of --voters), 1 without --voters."},
+	{Name: "transaction.state.log.min.isr", Type: TypeInt, Default: "2", Validator: atLeast(1), ReadOnly: true, Doc: "min.insync.replicas of __transaction_state (capped at its replication factor)."},
+	{Name: "transaction.state.log.segment.bytes", Type: TypeInt, Default: "104857600", Validator: atLeast(1), ReadOnly: true, Doc: "Segment size of __transaction_state."},
+	{Name: "transaction.max.timeout.ms", Type: TypeInt, Default: "900000", Validator: atLeast(1), ReadOnly: true, Doc: "Longest transaction.timeout.ms a producer may ask for; longer gets INVALID_TRANSACTION_TIMEOUT."},
+	{Name: "transaction.abort.timed.out.transaction.cleanup.interval.ms", Type: TypeInt, Default: "10000", Validator: atLeast(1), ReadOnly: true, Doc: "How often the transaction coordinator aborts transactions open past their timeout."},
 	{Name: "petrel.max.decompressed.batch.bytes", Type: TypeInt, Default: "67108864", Validator: atLeast(1), ReadOnly: true, Doc: "Petrel's own: the most a produced compressed batch may decompress to while its records are validated; a batch past it is refused with MESSAGE_TOO_LARGE without decompressing the rest."},
 }
 
