@@ -107,7 +107,7 @@ func (b *Broker) ensureTransactionStateTopic(ctx context.Context) *metadata.Imag
 		configs: [][2]string{
 			{"cleanup.policy", "compact"},
 			{"segment.bytes", itoa(b.cfg.int64Value("transaction.state.log.segment.bytes"))},
-			{"compression.type", "uncompressed"},
+			{"compression.type", "producer"},
 			{"min.insync.replicas", itoa(b.cfg.int64Value("transaction.state.log.min.isr"))},
 			{"unclean.leader.election.enable", "false"},
 		},

@@ -6,6 +6,7 @@ package integration
 // coordinator.
 
 import (
+	"encoding/binary"
 	"fmt"
 	"testing"
 
@@ -45,7 +46,8 @@ func txnCoordinatorOf(t testing.TB, c *Cluster, via int, id string) int {
 }
 
 // initTxnProducer sends InitProducerId for id to node, retrying the retriable
-// coordinator errors, and returns the answer.
+// coordinator errors (NOT_COORDINATOR too: FindCoordinator names the partition's
+// leader before it has loaded the partition, as in Kafka), and returns the answer.
 func initTxnProducer(t testing.TB, c *Cluster, node int, id string, pid int64, epoch int16) *kmsg.InitProducerIDResponse {
 	t.Helper()
 	raw := c.rawTo(t, node)
@@ -55,7 +57,8 @@ func initTxnProducer(t testing.TB, c *Cluster, node int, id string, pid int64, e
 		req.TransactionalID, req.TransactionTimeoutMillis, req.ProducerID, req.ProducerEpoch = &id, 60000, pid, epoch
 		resp := raw.do(testContext(t), req).(*kmsg.InitProducerIDResponse)
 		switch resp.ErrorCode {
-		case kerr.CoordinatorLoadInProgress.Code, kerr.CoordinatorNotAvailable.Code, kerr.ConcurrentTransactions.Code:
+		case kerr.CoordinatorLoadInProgress.Code, kerr.CoordinatorNotAvailable.Code, kerr.ConcurrentTransactions.Code,
+			kerr.NotCoordinator.Code:
 			return fmt.Errorf("InitProducerId: %v", kerr.ErrorForCode(resp.ErrorCode))
 		}
 		out = resp
@@ -80,7 +83,9 @@ func TestTransactionCoordinatorInitProducerID(t *testing.T) {
 		t.Fatalf("InitProducerId with an unknown epoch: %v", kerr.ErrorForCode(r.ErrorCode))
 	}
 	other := (coord + 1) % 3
-	if r := initTxnProducer(t, c, other, id, -1, -1); r.ErrorCode != kerr.NotCoordinator.Code {
+	req := kmsg.NewPtrInitProducerIDRequest()
+	req.TransactionalID, req.TransactionTimeoutMillis = kmsg.StringPtr(id), 60000
+	if r := c.rawTo(t, other).do(testContext(t), req).(*kmsg.InitProducerIDResponse); r.ErrorCode != kerr.NotCoordinator.Code {
 		t.Fatalf("InitProducerId at node %d, not the coordinator: %v", other, kerr.ErrorForCode(r.ErrorCode))
 	}
 	md := kmsg.NewPtrMetadataRequest()
@@ -107,5 +112,145 @@ func TestTransactionCoordinatorInitProducerID(t *testing.T) {
 	third := initTxnProducer(t, c, next, id, second.ProducerID, second.ProducerEpoch)
 	if third.ErrorCode != 0 || third.ProducerID != first.ProducerID || third.ProducerEpoch != 2 {
 		t.Fatalf("InitProducerId after failover: %+v", third)
+	}
+}
+
+// txnMarkers reads partition p of topic from its start at node and returns the
+// transaction markers in it: for each, the producer id, epoch and whether it commits.
+type txnMarker struct {
+	producerID int64
+	epoch      int16
+	commit     bool
+}
+
+func readTxnMarkers(t testing.TB, c *Cluster, topic string, p int32) []txnMarker {
+	t.Helper()
+	var out []txnMarker
+	waitFor(t, groupWait, func() error {
+		out = nil
+		tv, ok := c.WaitConverged().Topics[topic]
+		if !ok || int(p) >= len(tv.Partitions) || tv.Partitions[p].Leader < 0 {
+			return fmt.Errorf("%s-%d has no leader", topic, p)
+		}
+		leader := int(tv.Partitions[p].Leader)
+		req := kmsg.NewPtrFetchRequest()
+		req.Version, req.ReplicaID, req.MaxWaitMillis, req.MaxBytes = 11, -1, 0, 1<<20
+		ft := kmsg.NewFetchRequestTopic()
+		ft.Topic = topic
+		fp := kmsg.NewFetchRequestTopicPartition()
+		fp.Partition, fp.FetchOffset, fp.PartitionMaxBytes, fp.CurrentLeaderEpoch = p, 0, 1<<20, -1
+		ft.Partitions = append(ft.Partitions, fp)
+		req.Topics = append(req.Topics, ft)
+		resp := c.rawTo(t, leader).do(testContext(t), req).(*kmsg.FetchResponse)
+		rp := resp.Topics[0].Partitions[0]
+		if rp.ErrorCode != 0 {
+			return fmt.Errorf("fetch: %v", kerr.ErrorForCode(rp.ErrorCode))
+		}
+		for buf := rp.RecordBatches; len(buf) > 0; {
+			var b kmsg.RecordBatch
+			if err := b.ReadFrom(buf); err != nil {
+				return err
+			}
+			buf = buf[12+int(b.Length):]
+			if b.Attributes&0x20 == 0 {
+				continue
+			}
+			var r kmsg.Record
+			if _, err := readVarintRecord(b.Records, &r); err != nil || len(r.Key) != 4 {
+				return fmt.Errorf("control record: %v", err)
+			}
+			out = append(out, txnMarker{b.ProducerID, b.ProducerEpoch, r.Key[3] == 1})
+		}
+		return nil
+	})
+	return out
+}
+
+// readVarintRecord decodes the first record of a batch's records.
+func readVarintRecord(b []byte, r *kmsg.Record) (int, error) {
+	length, n := binary.Varint(b)
+	if n <= 0 || int(length)+n > len(b) {
+		return 0, fmt.Errorf("torn record")
+	}
+	return n + int(length), r.ReadFrom(b[:n+int(length)])
+}
+
+func TestTransactionEndTxnWritesMarkers(t *testing.T) {
+	c := StartCluster(t, 3, txnOptions()...)
+	c.CreateTopicRF(t, "txn-markers", 2, 3, nil)
+	const id = "txn-end"
+	coord := txnCoordinatorOf(t, c, 0, id)
+	init := initTxnProducer(t, c, coord, id, -1, -1)
+	pid, epoch := init.ProducerID, init.ProducerEpoch
+	raw := c.rawTo(t, coord)
+
+	addPartitions := func(pid int64, epoch int16, topic string, ps ...int32) int16 {
+		req := kmsg.NewPtrAddPartitionsToTxnRequest()
+		req.Version = 3
+		req.TransactionalID, req.ProducerID, req.ProducerEpoch = id, pid, epoch
+		rt := kmsg.NewAddPartitionsToTxnRequestTopic()
+		rt.Topic, rt.Partitions = topic, ps
+		req.Topics = append(req.Topics, rt)
+		resp := raw.do(testContext(t), req).(*kmsg.AddPartitionsToTxnResponse)
+		return resp.Topics[0].Partitions[0].ErrorCode
+	}
+	endTxn := func(id string, pid int64, epoch int16, commit bool) int16 {
+		raw := c.rawTo(t, txnCoordinatorOf(t, c, 0, id))
+		var code int16
+		waitFor(t, groupWait, func() error {
+			req := kmsg.NewPtrEndTxnRequest()
+			req.Version = 3
+			req.TransactionalID, req.ProducerID, req.ProducerEpoch, req.Commit = id, pid, epoch, commit
+			code = raw.do(testContext(t), req).(*kmsg.EndTxnResponse).ErrorCode
+			if code == kerr.ConcurrentTransactions.Code {
+				return fmt.Errorf("EndTxn: %v", kerr.ErrorForCode(code))
+			}
+			return nil
+		})
+		return code
+	}
+
+	if code := addPartitions(pid, epoch, "no-such-topic", 0); code != kerr.UnknownTopicOrPartition.Code {
+		t.Fatalf("AddPartitionsToTxn for a missing topic: %v", kerr.ErrorForCode(code))
+	}
+	if code := endTxn(id, pid, epoch, true); code != kerr.InvalidTxnState.Code {
+		t.Fatalf("EndTxn without a transaction: %v", kerr.ErrorForCode(code))
+	}
+	if code := endTxn("unknown-id", pid, epoch, true); code != kerr.InvalidProducerIDMapping.Code {
+		t.Fatalf("EndTxn for an unknown id: %v", kerr.ErrorForCode(code))
+	}
+	if code := addPartitions(pid, epoch, "txn-markers", 0, 1); code != 0 {
+		t.Fatalf("AddPartitionsToTxn: %v", kerr.ErrorForCode(code))
+	}
+	if code := endTxn(id, pid, epoch, true); code != 0 {
+		t.Fatalf("EndTxn commit: %v", kerr.ErrorForCode(code))
+	}
+	for p := range int32(2) {
+		waitFor(t, groupWait, func() error {
+			if got := readTxnMarkers(t, c, "txn-markers", p); len(got) != 1 || got[0] != (txnMarker{pid, epoch, true}) {
+				return fmt.Errorf("partition %d markers %+v", p, got)
+			}
+			return nil
+		})
+	}
+
+	// A second producer with the same id fences the first and aborts its open
+	// transaction with a bumped epoch.
+	waitFor(t, groupWait, func() error {
+		if code := addPartitions(pid, epoch, "txn-markers", 1); code != 0 {
+			return fmt.Errorf("AddPartitionsToTxn: %v", kerr.ErrorForCode(code))
+		}
+		return nil
+	})
+	second := initTxnProducer(t, c, coord, id, -1, -1)
+	if second.ErrorCode != 0 || second.ProducerID != pid || second.ProducerEpoch != epoch+2 {
+		t.Fatalf("InitProducerId of the second producer: %+v", second)
+	}
+	if code := endTxn(id, pid, epoch, true); code != kerr.ProducerFenced.Code {
+		t.Fatalf("EndTxn of the fenced producer: %v", kerr.ErrorForCode(code))
+	}
+	got := readTxnMarkers(t, c, "txn-markers", 1)
+	if len(got) != 2 || got[1] != (txnMarker{pid, epoch + 1, false}) {
+		t.Fatalf("partition 1 markers after fencing: %+v", got)
 	}
 }

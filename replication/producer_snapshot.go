@@ -89,7 +89,7 @@ func DecodeProducerSnapshot(b []byte) (*ProducerStates, error) {
 	}
 	count := int64(binary.BigEndian.Uint32(b[6:]))
 	rest := b[producerSnapshotHeaderSize:]
-	if count > int64(len(rest)/(producerEntryFixedSize+producerBatchSize)) {
+	if count > int64(len(rest)/producerEntryFixedSize) {
 		return bad("%d producers cannot fit in %d bytes", count, len(rest))
 	}
 	s := &ProducerStates{entries: make(map[int64]*ProducerEntry, count)}
@@ -109,7 +109,7 @@ func DecodeProducerSnapshot(b []byte) (*ProducerStates, error) {
 			return bad("negative producer id %d", e.ProducerID)
 		case s.entries[e.ProducerID] != nil:
 			return bad("producer %d listed twice", e.ProducerID)
-		case n < 1 || n > ProducerBatchesRetained:
+		case n > ProducerBatchesRetained: // 0: only a transaction marker is known
 			return bad("producer %d has %d batches", e.ProducerID, n)
 		case len(rest) < n*producerBatchSize:
 			return bad("producer %d's batches are cut short", e.ProducerID)

@@ -157,19 +157,50 @@ func applyProducerBatch(e *ProducerEntry, h segment.BatchHeader) *ProducerEntry 
 }
 
 // Check checks one client batch as Kafka's leader does (see checkProducerBatch).
-// Batches without a producer id pass.
+// Batches without a producer id pass. A transaction marker (a control batch the
+// transaction coordinator has written) only needs an epoch at least the producer's.
 func (s *ProducerStates) Check(h segment.BatchHeader) (*ProducerBatch, error) {
 	if h.ProducerID < 0 {
 		return nil, nil
 	}
+	if h.Control() {
+		return nil, checkMarker(s.entries[h.ProducerID], h)
+	}
 	return checkProducerBatch(s.entries[h.ProducerID], h)
 }
 
-// Update records an appended batch (with its final offsets). Batches without a
-// producer id, and control batches, change nothing. Followers and recovery call it for
-// every batch they append or replay, so that every replica holds the same state.
+// checkMarker refuses a transaction marker of an epoch older than the producer's
+// (Kafka's InvalidProducerEpochException for markers).
+func checkMarker(e *ProducerEntry, h segment.BatchHeader) error {
+	if e != nil && h.ProducerEpoch < e.ProducerEpoch {
+		return fmt.Errorf("%w: a marker of producer %d has epoch %d, the partition has epoch %d", ErrInvalidProducerEpoch,
+			h.ProducerID, h.ProducerEpoch, e.ProducerEpoch)
+	}
+	return nil
+}
+
+// applyMarker returns the entry after a transaction marker: a newer epoch (the
+// coordinator fenced the producer) replaces the entry with one that knows only the
+// epoch, so the fenced producer's batches are refused and the new one starts at
+// sequence 0.
+func applyMarker(e *ProducerEntry, h segment.BatchHeader) *ProducerEntry {
+	if e != nil && e.ProducerEpoch >= h.ProducerEpoch {
+		next := *e
+		next.LastTimestamp = max(e.LastTimestamp, h.MaxTimestamp)
+		return &next
+	}
+	return &ProducerEntry{ProducerID: h.ProducerID, ProducerEpoch: h.ProducerEpoch, LastTimestamp: h.MaxTimestamp}
+}
+
+// Update records an appended batch (with its final offsets); batches without a
+// producer id change nothing. Followers and recovery call it for every batch they
+// append or replay, so that every replica holds the same state.
 func (s *ProducerStates) Update(h segment.BatchHeader) {
-	if h.ProducerID < 0 || h.Control() {
+	if h.ProducerID < 0 {
+		return
+	}
+	if h.Control() {
+		s.entries[h.ProducerID] = applyMarker(s.entries[h.ProducerID], h)
 		return
 	}
 	s.entries[h.ProducerID] = applyProducerBatch(s.entries[h.ProducerID], h)
