@@ -6,11 +6,16 @@ package integration
 // coordinator.
 
 import (
+	"context"
 	"encoding/binary"
 	"fmt"
+	"strings"
 	"testing"
+	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -252,5 +257,100 @@ func TestTransactionEndTxnWritesMarkers(t *testing.T) {
 	got := readTxnMarkers(t, c, "txn-markers", 1)
 	if len(got) != 2 || got[1] != (txnMarker{pid, epoch + 1, false}) {
 		t.Fatalf("partition 1 markers after fencing: %+v", got)
+	}
+}
+
+// consumeTxnTopic reads topic from the start with isolation until it has seen want
+// records (or the deadline) and returns their values; it also checks that kgo
+// returned no control records as data.
+func consumeTxnTopic(t *testing.T, c *Cluster, topic string, isolation kgo.IsolationLevel, want int) []string {
+	t.Helper()
+	cl := c.Client(t, kgo.ConsumeTopics(topic), kgo.FetchIsolationLevel(isolation),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.FetchMaxWait(200*time.Millisecond))
+	var got []string
+	deadline := time.Now().Add(groupWait)
+	for len(got) < want && time.Now().Before(deadline) {
+		ctx, cancel := context.WithTimeout(testContext(t), time.Second)
+		fs := cl.PollFetches(ctx)
+		cancel()
+		fs.EachRecord(func(r *kgo.Record) {
+			if r.Attrs.IsControl() {
+				t.Errorf("control record returned as data at offset %d", r.Offset)
+			}
+			got = append(got, string(r.Value))
+		})
+	}
+	return got
+}
+
+// A kgo transactional producer commits one transaction and aborts another:
+// read_committed sees exactly the committed records, read_uncommitted both, and the
+// last stable offset under read_committed is the log end once both are over.
+func TestTransactionKgoCommitAndAbort(t *testing.T) {
+	c := StartCluster(t, 3, txnOptions()...)
+	const topic = "txn-kgo"
+	c.CreateTopicRF(t, topic, 2, 3, nil)
+	producer := c.Client(t, kgo.TransactionalID("txn-kgo-producer"), kgo.DefaultProduceTopic(topic),
+		kgo.RecordPartitioner(kgo.RoundRobinPartitioner()))
+	ctx := testContext(t)
+	run := func(prefix string, commit kgo.TransactionEndTry) {
+		t.Helper()
+		if err := producer.BeginTransaction(); err != nil {
+			t.Fatal(err)
+		}
+		for i := range 10 {
+			if err := producer.ProduceSync(ctx, kgo.StringRecord(fmt.Sprintf("%s-%d", prefix, i))).FirstErr(); err != nil {
+				t.Fatalf("produce in the %s transaction: %v", prefix, err)
+			}
+		}
+		if err := producer.EndTransaction(ctx, commit); err != nil {
+			t.Fatalf("ending the %s transaction: %v", prefix, err)
+		}
+	}
+	run("committed", kgo.TryCommit)
+	run("aborted", kgo.TryAbort)
+	run("committed2", kgo.TryCommit)
+
+	committed := consumeTxnTopic(t, c, topic, kgo.ReadCommitted(), 20)
+	for _, v := range committed {
+		if strings.HasPrefix(v, "aborted") {
+			t.Fatalf("read_committed returned an aborted record %q", v)
+		}
+	}
+	if len(committed) != 20 {
+		t.Fatalf("read_committed got %d records, want 20: %v", len(committed), committed)
+	}
+	if all := consumeTxnTopic(t, c, topic, kgo.ReadUncommitted(), 30); len(all) != 30 {
+		t.Fatalf("read_uncommitted got %d records, want 30", len(all))
+	}
+
+	// An open transaction holds read_committed back at its first offset.
+	if err := producer.BeginTransaction(); err != nil {
+		t.Fatal(err)
+	}
+	if err := producer.ProduceSync(ctx, &kgo.Record{Value: []byte("open"), Partition: 0}).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	adm := kadm.NewClient(c.Client(t))
+	waitFor(t, groupWait, func() error {
+		ends, err := adm.ListEndOffsets(ctx, topic)
+		if err != nil {
+			return err
+		}
+		committedEnds, err := adm.ListCommittedOffsets(ctx, topic)
+		if err != nil {
+			return err
+		}
+		var open int64
+		ends.Each(func(o kadm.ListedOffset) { open += o.Offset })
+		var stable int64
+		committedEnds.Each(func(o kadm.ListedOffset) { stable += o.Offset })
+		if open <= stable {
+			return fmt.Errorf("end offsets %d, read_committed end offsets %d", open, stable)
+		}
+		return nil
+	})
+	if err := producer.EndTransaction(ctx, kgo.TryAbort); err != nil {
+		t.Fatal(err)
 	}
 }
