@@ -9,6 +9,8 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -353,4 +355,136 @@ func TestTransactionKgoCommitAndAbort(t *testing.T) {
 	if err := producer.EndTransaction(ctx, kgo.TryAbort); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// A transaction left open past transaction.timeout.ms is aborted by the coordinator:
+// read_committed end offsets catch up with the log end, the records stay invisible to
+// read_committed, and the producer's late commit fails.
+func TestTransactionTimeoutAborts(t *testing.T) {
+	c := StartCluster(t, 3, append(txnOptions(),
+		WithProperty("transaction.abort.timed.out.transaction.cleanup.interval.ms", "100"))...)
+	const topic = "txn-timeout"
+	c.CreateTopicRF(t, topic, 1, 3, nil)
+	producer := c.Client(t, kgo.TransactionalID("txn-timeout-producer"), kgo.DefaultProduceTopic(topic),
+		kgo.TransactionTimeout(time.Second))
+	ctx := testContext(t)
+	if err := producer.BeginTransaction(); err != nil {
+		t.Fatal(err)
+	}
+	if err := producer.ProduceSync(ctx, kgo.StringRecord("left-open")).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	adm := kadm.NewClient(c.Client(t))
+	waitFor(t, groupWait, func() error {
+		ends, err := adm.ListEndOffsets(ctx, topic)
+		if err != nil {
+			return err
+		}
+		stable, err := adm.ListCommittedOffsets(ctx, topic)
+		if err != nil {
+			return err
+		}
+		end, _ := ends.Lookup(topic, 0)
+		lso, _ := stable.Lookup(topic, 0)
+		// The log end includes the abort marker once the coordinator wrote it.
+		if end.Offset < 2 || lso.Offset != end.Offset {
+			return fmt.Errorf("end offset %d, read_committed end offset %d", end.Offset, lso.Offset)
+		}
+		return nil
+	})
+	if err := producer.EndTransaction(ctx, kgo.TryCommit); err == nil {
+		t.Fatal("the commit of a timed-out transaction succeeded")
+	}
+	if got := consumeTxnTopic(t, c, topic, kgo.ReadUncommitted(), 1); len(got) != 1 {
+		t.Fatalf("read_uncommitted got %v", got)
+	}
+	// read_committed has nothing to return: poll briefly and expect no record.
+	cl := c.Client(t, kgo.ConsumeTopics(topic), kgo.FetchIsolationLevel(kgo.ReadCommitted()),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	pctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	if fs := cl.PollFetches(pctx); fs.NumRecords() != 0 {
+		t.Fatalf("read_committed returned %d records of an aborted transaction", fs.NumRecords())
+	}
+}
+
+// committedView is what read_committed shows of a topic: its end offsets and records.
+func committedView(t *testing.T, c *Cluster, topic string, want int) (map[int32]int64, []string) {
+	t.Helper()
+	ctx := testContext(t)
+	stable := map[int32]int64{}
+	waitFor(t, groupWait, func() error {
+		offs, err := kadm.NewClient(c.Client(t)).ListCommittedOffsets(ctx, topic)
+		if err != nil {
+			return err
+		}
+		if err := offs.Error(); err != nil {
+			return err
+		}
+		offs.Each(func(o kadm.ListedOffset) { stable[o.Partition] = o.Offset })
+		return nil
+	})
+	got := consumeTxnTopic(t, c, topic, kgo.ReadCommitted(), want)
+	slices.Sort(got)
+	return stable, got
+}
+
+// A node killed with an open, an aborted and a committed transaction comes back with
+// the same last stable offsets and the same read_committed view, and the fencing of the
+// first producer by a second one with the same transactional.id holds.
+func TestTransactionRecoveryAndFencing(t *testing.T) {
+	c := StartCluster(t, 1, txnOptions()...)
+	const topic = "txn-recovery"
+	c.CreateTopicRF(t, topic, 2, 1, nil)
+	ctx := testContext(t)
+	producer := c.Client(t, kgo.TransactionalID("txn-recovery-producer"), kgo.DefaultProduceTopic(topic),
+		kgo.RecordPartitioner(kgo.RoundRobinPartitioner()))
+	txnRun := func(cl *kgo.Client, prefix string, n int, end *kgo.TransactionEndTry) {
+		t.Helper()
+		if err := cl.BeginTransaction(); err != nil {
+			t.Fatal(err)
+		}
+		for i := range n {
+			if err := cl.ProduceSync(ctx, kgo.StringRecord(fmt.Sprintf("%s-%d", prefix, i))).FirstErr(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if end != nil {
+			if err := cl.EndTransaction(ctx, *end); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	commit, abort := kgo.TryCommit, kgo.TryAbort
+	txnRun(producer, "committed", 4, &commit)
+	txnRun(producer, "aborted", 4, &abort)
+	other := c.Client(t, kgo.TransactionalID("txn-recovery-other"), kgo.DefaultProduceTopic(topic),
+		kgo.RecordPartitioner(kgo.RoundRobinPartitioner()))
+	txnRun(other, "open", 2, nil)
+	stableBefore, before := committedView(t, c, topic, 4)
+	if len(before) != 4 {
+		t.Fatalf("read_committed before the kill: %v", before)
+	}
+
+	c.Kill(0)
+	c.Restart(0)
+	stableAfter, after := committedView(t, c, topic, 4)
+	if !maps.Equal(stableBefore, stableAfter) || !slices.Equal(before, after) {
+		t.Fatalf("after the restart: LSO %v records %v, before %v %v", stableAfter, after, stableBefore, before)
+	}
+
+	// A second producer with the first one's transactional.id fences it.
+	second := c.Client(t, kgo.TransactionalID("txn-recovery-producer"), kgo.DefaultProduceTopic(topic))
+	txnRun(second, "second", 2, &commit)
+	if err := producer.BeginTransaction(); err != nil {
+		t.Fatal(err)
+	}
+	err := producer.ProduceSync(ctx, kgo.StringRecord("fenced")).FirstErr()
+	if err == nil {
+		err = producer.EndTransaction(ctx, kgo.TryCommit)
+	}
+	if err == nil {
+		t.Fatal("the fenced producer's transaction succeeded")
+	}
+	t.Logf("fenced producer: %v", err)
 }
