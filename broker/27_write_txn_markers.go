@@ -7,7 +7,9 @@ package broker
 // the high watermark passes it (or the request's budget, REQUEST_TIMED_OUT), as Kafka
 // writes markers with acks=-1. A marker older than the producer's epoch is
 // INVALID_PRODUCER_EPOCH; a partition not led here NOT_LEADER_OR_FOLLOWER or
-// UNKNOWN_TOPIC_OR_PARTITION (noReplicaError).
+// UNKNOWN_TOPIC_OR_PARTITION (noReplicaError). On a __consumer_offsets partition the
+// group coordinator then applies (COMMIT) or drops (ABORT) the producer's staged
+// TxnOffsetCommit offsets before the partition is answered.
 
 import (
 	"context"
@@ -75,7 +77,13 @@ func (b *Broker) writeTxnMarkers(ctx context.Context, r *kmsg.WriteTxnMarkersReq
 		}
 		b.awaitHighWatermarks(ctx, pending, markerWait)
 		for i, w := range where {
-			resp.Markers[w.marker].Topics[w.topic].Partitions[w.partition].ErrorCode = parts[i].ErrorCode
+			code := parts[i].ErrorCode
+			m, t := r.Markers[w.marker], r.Markers[w.marker].Topics[w.topic]
+			if code == 0 && t.Topic == offsetsTopic {
+				// The group coordinator applies or drops the transaction's offsets.
+				code = b.completeGroupTransaction(ctx, t.Partitions[w.partition], m.ProducerID, m.Committed)
+			}
+			resp.Markers[w.marker].Topics[w.topic].Partitions[w.partition].ErrorCode = code
 		}
 	}
 	return resp

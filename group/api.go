@@ -107,11 +107,14 @@ type Shard struct {
 	// latest is the latest now passed in; a write's Committed, which has no now of its
 	// own, acts at this time (or its call's, if later).
 	latest time.Time
+	// txnOffsets holds TxnOffsetCommit's offsets per producer id until the
+	// transaction's marker reaches this partition (txn_offsets.go).
+	txnOffsets map[int64]map[string]map[topicPartition]offsetValue
 }
 
 // NewShard returns an empty shard.
 func NewShard(cfg Config) *Shard {
-	return &Shard{cfg: cfg, groups: map[string]*group{}, uuid: randomUUID}
+	return &Shard{cfg: cfg, groups: map[string]*group{}, uuid: randomUUID, txnOffsets: map[int64]map[string]map[topicPartition]offsetValue{}}
 }
 
 // Replay applies one record read from the partition while loading it, in offset order.

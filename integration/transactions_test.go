@@ -488,3 +488,76 @@ func TestTransactionRecoveryAndFencing(t *testing.T) {
 	}
 	t.Logf("fenced producer: %v", err)
 }
+
+// kgo's GroupTransactSession consumes, transforms and produces with its offsets
+// committed in the transaction: the output under read_committed holds every input
+// record exactly once and the group's committed offsets reach the input's end.
+func TestTransactionKgoGroupTransactSession(t *testing.T) {
+	c := StartCluster(t, 3, append(txnOptions(), groupOptions()...)...)
+	const in, out, grp, n = "txn-in", "txn-out", "txn-group", 60
+	c.CreateTopicRF(t, in, 2, 3, nil)
+	c.CreateTopicRF(t, out, 2, 3, nil)
+	ctx := testContext(t)
+	plain := c.Client(t, kgo.DefaultProduceTopic(in))
+	for i := range n {
+		if err := plain.ProduceSync(ctx, kgo.StringRecord(fmt.Sprintf("v-%03d", i))).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sess, err := kgo.NewGroupTransactSession(kgo.SeedBrokers(c.Addrs()...), kgo.TransactionalID("txn-session"),
+		kgo.ConsumerGroup(grp), kgo.ConsumeTopics(in), kgo.FetchIsolationLevel(kgo.ReadCommitted()),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.DefaultProduceTopic(out),
+		kgo.RequireStableFetchOffsets(), kgo.FetchMaxWait(200*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sess.Close()
+	consumed := 0
+	deadline := time.Now().Add(groupWait)
+	for consumed < n && time.Now().Before(deadline) {
+		pctx, cancel := context.WithTimeout(ctx, time.Second)
+		fs := sess.PollFetches(pctx)
+		cancel()
+		if fs.NumRecords() == 0 {
+			continue
+		}
+		if err := sess.Begin(); err != nil {
+			t.Fatal(err)
+		}
+		fs.EachRecord(func(r *kgo.Record) {
+			sess.Produce(ctx, kgo.StringRecord("out-"+string(r.Value)), func(_ *kgo.Record, err error) {
+				if err != nil {
+					t.Errorf("produce: %v", err)
+				}
+			})
+		})
+		committed, err := sess.End(ctx, kgo.TryCommit)
+		if err != nil {
+			t.Fatalf("End: %v", err)
+		}
+		if committed {
+			consumed += fs.NumRecords()
+		}
+	}
+	if consumed != n {
+		t.Fatalf("committed %d of %d input records", consumed, n)
+	}
+	got := consumeTxnTopic(t, c, out, kgo.ReadCommitted(), n)
+	slices.Sort(got)
+	if len(got) != n || len(slices.Compact(slices.Clone(got))) != n {
+		t.Fatalf("output under read_committed: %d records (%d distinct), want %d", len(got), len(slices.Compact(slices.Clone(got))), n)
+	}
+	adm := kadm.NewClient(c.Client(t))
+	waitFor(t, groupWait, func() error {
+		offs, err := adm.FetchOffsets(ctx, grp)
+		if err != nil {
+			return err
+		}
+		var total int64
+		offs.Each(func(o kadm.OffsetResponse) { total += o.At })
+		if total != n {
+			return fmt.Errorf("group %s committed offsets sum to %d, want %d", grp, total, n)
+		}
+		return nil
+	})
+}
