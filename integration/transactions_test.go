@@ -561,3 +561,52 @@ func TestTransactionKgoGroupTransactSession(t *testing.T) {
 		return nil
 	})
 }
+
+// The transaction coordinator is killed right after EndTxn was answered, before or
+// while its markers are written: the next coordinator resumes the prepared transaction
+// and it ends committed as a whole; read_committed never sees the aborted one.
+func TestTransactionCoordinatorFailoverMidCommit(t *testing.T) {
+	c := StartCluster(t, 3, txnOptions()...)
+	const topic, id = "txn-failover", "txn-failover-producer"
+	c.CreateTopicRF(t, topic, 3, 3, nil)
+	coord := txnCoordinatorOf(t, c, 0, id)
+	var seeds []string
+	for i := range 3 {
+		if i != coord {
+			seeds = append(seeds, c.Addr(i))
+		}
+	}
+	// The producer reaches the cluster through the nodes that stay up.
+	producer := newClient(t, seeds, kgo.TransactionalID(id), kgo.DefaultProduceTopic(topic),
+		kgo.RecordPartitioner(kgo.RoundRobinPartitioner()))
+	ctx := testContext(t)
+	txnRun := func(prefix string, end kgo.TransactionEndTry) {
+		t.Helper()
+		if err := producer.BeginTransaction(); err != nil {
+			t.Fatal(err)
+		}
+		for i := range 6 {
+			if err := producer.ProduceSync(ctx, kgo.StringRecord(fmt.Sprintf("%s-%d", prefix, i))).FirstErr(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := producer.EndTransaction(ctx, end); err != nil {
+			t.Fatalf("ending %s: %v", prefix, err)
+		}
+	}
+	txnRun("aborted", kgo.TryAbort)
+	txnRun("committed", kgo.TryCommit)
+	c.Kill(coord)
+
+	got := consumeTxnTopic(t, c, topic, kgo.ReadCommitted(), 6)
+	slices.Sort(got)
+	want := []string{"committed-0", "committed-1", "committed-2", "committed-3", "committed-4", "committed-5"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("read_committed after the coordinator's death: %v", got)
+	}
+	// The next transaction works with the new coordinator.
+	txnRun("after", kgo.TryCommit)
+	if got := consumeTxnTopic(t, c, topic, kgo.ReadCommitted(), 12); len(got) != 12 {
+		t.Fatalf("read_committed after a transaction with the new coordinator: %d records", len(got))
+	}
+}
