@@ -334,6 +334,21 @@ func TestTransactionKgoCommitAndAbort(t *testing.T) {
 		t.Fatal(err)
 	}
 	adm := kadm.NewClient(c.Client(t))
+	described, err := adm.DescribeTransactions(ctx, "txn-kgo-producer")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, ok := described["txn-kgo-producer"]
+	if !ok || d.Err != nil || d.State != "Ongoing" || len(d.Topics[topic]) != 1 || d.StartTimestamp <= 0 {
+		t.Fatalf("DescribeTransactions of the open transaction: %+v", described)
+	}
+	listed, err := adm.ListTransactions(ctx, nil, []string{"Ongoing"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ids := listed.TransactionalIDs(); !slices.Equal(ids, []string{"txn-kgo-producer"}) {
+		t.Fatalf("ListTransactions Ongoing: %v", ids)
+	}
 	waitFor(t, groupWait, func() error {
 		ends, err := adm.ListEndOffsets(ctx, topic)
 		if err != nil {

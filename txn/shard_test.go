@@ -254,3 +254,29 @@ func TestPartitionFor(t *testing.T) {
 		}
 	}
 }
+
+func TestDescribeAndList(t *testing.T) {
+	h := newHarness(t)
+	r := h.init("t", -1, -1, 60000)
+	h.init("u", -1, -1, 60000)
+	h.add("t", r.ProducerID, r.ProducerEpoch, tpB, tpA)
+	d := h.s.Describe("t")
+	if d.ErrorCode != 0 || d.State != "Ongoing" || d.TimeoutMillis != 60000 || len(d.Topics) != 2 || d.Topics[0].Topic != "a" {
+		t.Fatalf("Describe: %+v", d)
+	}
+	if d := h.s.Describe("nope"); d.ErrorCode != kerr.TransactionalIDNotFound.Code {
+		t.Fatalf("Describe of an unknown id: %+v", d)
+	}
+	if got := h.s.List(h.now, []string{"Ongoing"}, nil, 0); len(got) != 1 || got[0].TransactionalID != "t" {
+		t.Fatalf("List Ongoing: %+v", got)
+	}
+	if got := h.s.List(h.now, nil, nil, 0); len(got) != 2 {
+		t.Fatalf("List: %+v", got)
+	}
+	if got := h.s.List(h.now, nil, nil, time.Second); len(got) != 0 {
+		t.Fatalf("List with a duration filter: %+v", got)
+	}
+	if !KnownState("PrepareEpochFence") || KnownState("Bogus") {
+		t.Fatal("KnownState")
+	}
+}

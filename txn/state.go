@@ -32,6 +32,9 @@ func (s State) String() string {
 	return "Unknown"
 }
 
+// KnownState reports whether name is the name of one of Kafka's states.
+func KnownState(name string) bool { return slices.Contains(stateNames[:], name) }
+
 // valid reports whether s is one of Kafka's states.
 func (s State) valid() bool { return s >= 0 && int(s) < len(stateNames) }
 
