@@ -49,6 +49,7 @@ func newApp(stdout, stderr io.Writer) *ucli.App {
 			consumeCommand(),
 			clusterCommand(),
 			producersCommand(),
+			transactionsCommand(),
 			perfCommand(),
 		},
 		// Errors are printed once by RunWithIO.
