@@ -17,9 +17,10 @@ const module = "github.com/petrel-broker/petrel"
 var allowedInternal = map[string][]string{
 	"":            {"cli"},
 	"cli":         {"broker"},
-	"broker":      {"rpc", "replication", "fsm", "metadata", "segment", "coordinator", "group", "metrics"},
+	"broker":      {"rpc", "replication", "fsm", "metadata", "segment", "coordinator", "group", "txn", "metrics"},
 	"coordinator": {"replication", "segment"},
 	"group":       {},
+	"txn":         {},
 	"replication": {"rpc", "segment", "metadata"},
 	"fsm":         {"metadata"},
 	"rpc":         {},
@@ -40,12 +41,14 @@ var allowedExternal = map[string][]string{
 	"coordinator": {"github.com/twmb/franz-go/pkg/kmsg", "github.com/twmb/franz-go/pkg/kerr", "github.com/hashicorp/go-hclog"},
 	"group":       {"github.com/twmb/franz-go/pkg/kmsg", "github.com/twmb/franz-go/pkg/kerr"},
 	"metrics":     {"github.com/prometheus/client_golang", "github.com/armon/go-metrics"},
+	"txn":         {"github.com/twmb/franz-go/pkg/kmsg", "github.com/twmb/franz-go/pkg/kerr"},
 }
 
 // impure lists standard packages a pure state machine must not import (I/O and
 // randomness come in through its Config).
 var impure = map[string][]string{
 	"group": {"crypto/rand", "math/rand", "math/rand/v2", "os", "net"},
+	"txn":   {"crypto/rand", "math/rand", "math/rand/v2", "os", "net"},
 }
 
 // raftImporters are the only packages that may import hashicorp/raft.

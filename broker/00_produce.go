@@ -4,7 +4,11 @@ package broker
 // (kafka-protocol.md §1.2); v0-2 are answered UNSUPPORTED_VERSION per partition, as
 // Kafka 4 does. Each partition's records must be exactly one v2 batch with baseOffset 0
 // (INVALID_RECORD), no larger than max.message.bytes (MESSAGE_TOO_LARGE), with a valid
-// CRC (CORRUPT_MESSAGE); control and transactional batches are refused. Then every
+// CRC (CORRUPT_MESSAGE); control batches are refused (only the transaction coordinator's
+// WriteTxnMarkers writes them), and a transactional batch needs a producer id and a
+// base sequence. Transactional batches pass the same producer-state checks; Kafka's
+// KIP-890 check that the partition is in the producer's ongoing transaction is not
+// done yet. Then every
 // record inside is walked, compressed batches decompressed as a stream (recordcheck.go):
 // a malformed record is INVALID_RECORD naming its index, undecodable compressed data
 // CORRUPT_MESSAGE, and records decompressing past petrel.max.decompressed.batch.bytes
@@ -105,8 +109,6 @@ func (b *Broker) producePartition(r *kmsg.ProduceRequest, topic string, rp kmsg.
 	switch {
 	case r.Version < 3:
 		return fail(kerr.UnsupportedVersion.Code, "produce v%d is not supported; use v3 or later", r.Version)
-	case r.TransactionID != nil:
-		return fail(kerr.TransactionalIDAuthorizationFailed.Code, "transactions are not supported")
 	case r.Acks != 0 && r.Acks != 1 && r.Acks != -1:
 		return fail(kerr.InvalidRequiredAcks.Code, "acks must be -1, 0 or 1, not %d", r.Acks)
 	}
@@ -159,8 +161,11 @@ func validateProducedBatch(records []byte, version int16, maxMessageBytes int) (
 		}
 		return kerr.InvalidRecord.Code, err
 	}
-	if h.Control() || h.Transactional() {
-		return kerr.InvalidRecord.Code, errors.New("control and transactional batches are not accepted")
+	if h.Control() {
+		return kerr.InvalidRecord.Code, errors.New("control batches are written by the transaction coordinator only")
+	}
+	if h.Transactional() && h.ProducerID < 0 {
+		return kerr.InvalidRecord.Code, errors.New("a transactional batch needs a producer id")
 	}
 	if h.Codec() == 4 && version < 7 {
 		return kerr.UnsupportedCompressionType.Code, errors.New("zstd needs produce v7 or later")

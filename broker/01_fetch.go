@@ -1,9 +1,10 @@
 package broker
 
 // Fetch (key 1), v4-12: names, not topic ids (v13+ is not advertised). Consumers read up
-// to the high watermark; with no transactions the last stable offset equals it, so
-// read_committed (librdkafka's and kafkajs's default) works, with an empty
-// aborted_transactions list. Fetch sessions are declined: session id 0 in every answer
+// to the high watermark; read_committed (isolation_level 1, librdkafka's and kafkajs's
+// default) reads up to the last stable offset (min of the HW and the first offset of
+// the oldest ongoing transaction) and gets the aborted transactions of the range, so
+// that it drops their records. Fetch sessions are declined: session id 0 in every answer
 // (KIP-227 allows it), and a nonzero session id we never issued gets
 // FETCH_SESSION_ID_NOT_FOUND. max_bytes and partition_max_bytes are soft limits (KIP-74):
 // the first batch is returned even when larger. A fetch with less than min_bytes parks
@@ -166,7 +167,7 @@ func (b *Broker) fetchPartition(sp *kmsg.FetchResponseTopicPartition, topic stri
 	}
 	if limit <= 0 && !first {
 		st := lp.State()
-		sp.HighWatermark, sp.LastStableOffset, sp.LogStartOffset = st.HighWatermark, st.HighWatermark, st.LogStartOffset
+		sp.HighWatermark, sp.LastStableOffset, sp.LogStartOffset = st.HighWatermark, st.LastStableOffset, st.LogStartOffset
 		return 0
 	}
 	var res replication.FetchResult
@@ -196,12 +197,21 @@ func (b *Broker) fetchPartition(sp *kmsg.FetchResponseTopicPartition, topic stri
 		if r.Version >= 11 {
 			scope = replication.AnyReplica // KIP-392: a follower serves up to its own HW
 		}
-		res, err = lp.Read(p.FetchOffset, max(limit, 1), p.CurrentLeaderEpoch, scope)
+		res, err = lp.ReadIsolated(p.FetchOffset, max(limit, 1), p.CurrentLeaderEpoch, scope, r.IsolationLevel == 1)
 	}
 	if err != nil {
 		return b.errorCodeLogged(err, "fetch")
 	}
-	sp.HighWatermark, sp.LastStableOffset, sp.LogStartOffset = res.HighWatermark, res.HighWatermark, res.LogStartOffset
+	lso := res.LastStableOffset
+	if follower {
+		lso = res.HighWatermark
+	}
+	sp.HighWatermark, sp.LastStableOffset, sp.LogStartOffset = res.HighWatermark, lso, res.LogStartOffset
+	for _, a := range res.Aborted {
+		at := kmsg.NewFetchResponseTopicPartitionAbortedTransaction()
+		at.ProducerID, at.FirstOffset = a.ProducerID, a.FirstOffset
+		sp.AbortedTransactions = append(sp.AbortedTransactions, at)
+	}
 	if first || len(res.Records) <= limit {
 		sp.RecordBatches = res.Records // only the first non-empty partition may exceed its limit
 	}

@@ -1,7 +1,7 @@
 package broker
 
-// ListOffsets (key 2), v1-7: -1 latest (the high watermark, which is also the last
-// stable offset without transactions), -2 earliest (log start), -3 (v7) the record with
+// ListOffsets (key 2), v1-7: -1 latest (the high watermark; under read_committed,
+// isolation_level 1 from v2, the last stable offset), -2 earliest (log start), -3 (v7) the record with
 // the largest timestamp, and T >= 0 the first record with timestamp >= T below the high
 // watermark (offset -1 when there is none). v4+ reports leader epochs and applies
 // KIP-320 fencing with current_leader_epoch. As in Kafka, replica_id -2 (the debugging
@@ -30,7 +30,7 @@ func (b *Broker) handleListOffsets(ctx context.Context, req *rpc.Request) rpc.Re
 		for _, p := range t.Partitions {
 			sp := kmsg.NewListOffsetsResponseTopicPartition()
 			sp.Partition = p.Partition
-			sp.ErrorCode = b.listOffset(&sp, t.Topic, p, r.ReplicaID, r.Version)
+			sp.ErrorCode = b.listOffset(&sp, t.Topic, p, r.ReplicaID, r.Version, r.IsolationLevel == 1)
 			if sp.ErrorCode != 0 {
 				sp.Offset, sp.Timestamp, sp.LeaderEpoch = -1, -1, -1
 			}
@@ -44,7 +44,7 @@ func (b *Broker) handleListOffsets(ctx context.Context, req *rpc.Request) rpc.Re
 // debuggingReplicaID is ListOffsets' replica id for tools that may ask any replica.
 const debuggingReplicaID = -2
 
-func (b *Broker) listOffset(sp *kmsg.ListOffsetsResponseTopicPartition, topic string, p kmsg.ListOffsetsRequestTopicPartition, replicaID int32, version int16) int16 {
+func (b *Broker) listOffset(sp *kmsg.ListOffsetsResponseTopicPartition, topic string, p kmsg.ListOffsetsRequestTopicPartition, replicaID int32, version int16, readCommitted bool) int16 {
 	lp := b.partitions.get(topic, p.Partition)
 	if lp == nil {
 		return b.noReplicaError(topic, p.Partition)
@@ -60,8 +60,11 @@ func (b *Broker) listOffset(sp *kmsg.ListOffsetsResponseTopicPartition, topic st
 	sp.Timestamp, sp.LeaderEpoch = -1, st.LeaderEpoch
 	isolated := replicaID == -1 // consumers read up to the HW; brokers and tools to the LEO
 	end := st.HighWatermark
-	if !isolated {
+	switch {
+	case !isolated:
 		end = st.LogEndOffset
+	case readCommitted:
+		end = st.LastStableOffset
 	}
 	// A new leader whose high watermark has not reached the start of its epoch cannot
 	// answer a consumer's latest query, nor a time query whose answer is not below the

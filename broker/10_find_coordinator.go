@@ -5,8 +5,9 @@ package broker
 // abs(javaStringHashCode(group)) % partitions. The topic is created on first need;
 // while it cannot be (fewer unfenced brokers than offsets.topic.replication.factor) or
 // the partition has no leader, the answer is COORDINATOR_NOT_AVAILABLE, as in Kafka.
-// Key type 1 (transaction) is COORDINATOR_NOT_AVAILABLE until transactions exist; any
-// other key type is INVALID_REQUEST.
+// Key type 1 (transaction) is answered the same way with the leader of the id's
+// __transaction_state partition (created on first need by the same rule). Any other key
+// type is INVALID_REQUEST.
 
 import (
 	"context"
@@ -14,6 +15,7 @@ import (
 	"github.com/petrel-broker/petrel/group"
 	"github.com/petrel-broker/petrel/metadata"
 	"github.com/petrel-broker/petrel/rpc"
+	"github.com/petrel-broker/petrel/txn"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -39,11 +41,20 @@ func (b *Broker) handleFindCoordinator(ctx context.Context, req *rpc.Request) rp
 		return resp
 	}
 	im := b.Image()
-	if im.Topic(offsetsTopic) != nil || r.CoordinatorType != 0 {
+	ensure := b.ensureOffsetsTopic
+	topic := offsetsTopic
+	switch r.CoordinatorType {
+	case 0:
+	case 1:
+		ensure, topic = b.ensureTransactionStateTopic, transactionStateTopic
+	default:
+		return rpc.Respond(answer(im))
+	}
+	if im.Topic(topic) != nil {
 		return rpc.Respond(answer(im))
 	}
 	ch := make(chan kmsg.Response, 1)
-	b.goLoop("find coordinator", func() { ch <- answer(b.ensureOffsetsTopic(ctx)) })
+	b.goLoop("find coordinator", func() { ch <- answer(ensure(ctx)) })
 	return rpc.RespondLater(ch)
 }
 
@@ -54,21 +65,25 @@ func (b *Broker) findCoordinator(im *metadata.Image, keyType int8, key string) k
 		c.ErrorCode, c.ErrorMessage = code, kmsg.StringPtr(msg)
 		return c
 	}
+	topic, partitionFor, what := offsetsTopic, group.PartitionFor, "group"
 	switch keyType {
 	case 0:
 	case 1:
-		return fail(kerr.CoordinatorNotAvailable.Code, "transactions are not supported yet")
+		topic, partitionFor, what = transactionStateTopic, txn.PartitionFor, "transactional id"
+		if key == "" {
+			return fail(kerr.InvalidRequest.Code, "empty transactional id")
+		}
 	default:
 		return fail(kerr.InvalidRequest.Code, "unknown coordinator key type")
 	}
-	t := im.Topic(offsetsTopic)
+	t := im.Topic(topic)
 	if t == nil || len(t.Partitions) == 0 {
-		return fail(kerr.CoordinatorNotAvailable.Code, "the "+offsetsTopic+" topic does not exist yet")
+		return fail(kerr.CoordinatorNotAvailable.Code, "the "+topic+" topic does not exist yet")
 	}
-	p := t.Partitions[group.PartitionFor(key, int32(len(t.Partitions)))]
+	p := t.Partitions[partitionFor(key, int32(len(t.Partitions)))]
 	br := im.Brokers[p.Leader]
 	if p.Leader < 0 || br == nil || br.Fenced || len(br.Listeners) == 0 {
-		return fail(kerr.CoordinatorNotAvailable.Code, "the group's "+offsetsTopic+" partition has no leader")
+		return fail(kerr.CoordinatorNotAvailable.Code, "the "+what+"'s "+topic+" partition has no leader")
 	}
 	c.NodeID, c.Host, c.Port = p.Leader, br.Listeners[0].Host, br.Listeners[0].Port
 	return c

@@ -7,16 +7,23 @@ package broker
 // epoch gets the same id with the epoch bumped; an exhausted epoch (32766) gets a new id
 // at epoch 0. Kafka itself hands a non-transactional producer a new id either way; both
 // leave the client with an id and epoch no earlier batch carries. The id and epoch must
-// both be -1 or both be set (INVALID_REQUEST). A transactional id is refused
-// (transactions are not supported yet). With no id block available within the request's
-// budget the answer is COORDINATOR_LOAD_IN_PROGRESS, which clients retry.
+// both be -1 or both be set (INVALID_REQUEST). With no id block available within the
+// request's budget the answer is COORDINATOR_LOAD_IN_PROGRESS, which clients retry.
+//
+// With a transactional id the request goes to the id's transaction coordinator
+// (txn.Shard.InitProducerID: a new id, or the epoch bumped, fencing the previous
+// producer and aborting its open transaction); a broker that is not the coordinator
+// answers NOT_COORDINATOR. Before v4 PRODUCER_FENCED is answered as
+// INVALID_PRODUCER_EPOCH, as Kafka does.
 
 import (
 	"context"
 	"math"
+	"sync"
 	"time"
 
 	"github.com/petrel-broker/petrel/rpc"
+	"github.com/petrel-broker/petrel/txn"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -32,8 +39,7 @@ func (b *Broker) handleInitProducerID(ctx context.Context, req *rpc.Request) rpc
 	resp.ProducerID, resp.ProducerEpoch = -1, -1
 	switch {
 	case r.TransactionalID != nil:
-		resp.ErrorCode = kerr.TransactionalIDAuthorizationFailed.Code
-		return rpc.Respond(resp)
+		return b.initTransactionalProducerID(ctx, r)
 	case (r.ProducerID < 0) != (r.ProducerEpoch < 0):
 		resp.ErrorCode = kerr.InvalidRequest.Code
 		return rpc.Respond(resp)
@@ -56,6 +62,38 @@ func (b *Broker) handleInitProducerID(ctx context.Context, req *rpc.Request) rpc
 			resp.ProducerID, resp.ProducerEpoch = id, 0
 		}
 		ch <- resp
+	})
+	return rpc.RespondLater(ch)
+}
+
+// initTransactionalProducerID runs InitProducerId on the transaction coordinator, once
+// a producer id is at hand (the coordinator's executor never waits for one).
+func (b *Broker) initTransactionalProducerID(ctx context.Context, r *kmsg.InitProducerIDRequest) rpc.Result {
+	ch := make(chan kmsg.Response, 1)
+	reply := func(resp kmsg.Response) {
+		if ir := resp.(*kmsg.InitProducerIDResponse); r.Version < 4 && ir.ErrorCode == kerr.ProducerFenced.Code {
+			ir.ErrorCode = kerr.InvalidProducerEpoch.Code
+		}
+		ch <- resp
+	}
+	failed := func(code int16) kmsg.Response {
+		resp := r.ResponseKind().(*kmsg.InitProducerIDResponse)
+		resp.ProducerID, resp.ProducerEpoch, resp.ErrorCode = -1, -1, code
+		return resp
+	}
+	b.goLoop("init transactional producer id", func() {
+		wctx, cancel := b.waitTimeout(ctx, initProducerIDWait)
+		err := b.producerIDs.ready(wctx)
+		cancel()
+		if err != nil {
+			reply(failed(b.errorCodeLogged(err, "init producer id")))
+			return
+		}
+		var once sync.Once
+		send := func(resp kmsg.Response) { once.Do(func() { reply(resp) }) }
+		b.txns.submit(*r.TransactionalID, func(now time.Time, s *txn.Shard) txn.Effects {
+			return s.InitProducerID(now, r, b.producerIDs.tryGenerate, send)
+		}, func(code int16) { send(failed(code)) })
 	})
 	return rpc.RespondLater(ch)
 }

@@ -50,6 +50,9 @@ func (b *Broker) describePartitionProducers(topic string, id int32, sp *kmsg.Des
 		ap.ProducerID, ap.ProducerEpoch = e.ProducerID, int32(e.ProducerEpoch)
 		ap.LastSequence, ap.LastTimestamp = e.LastSequence(), e.LastTimestamp
 		ap.CoordinatorEpoch, ap.CurrentTxnStartOffset = -1, -1
+		if e.TxnOpen {
+			ap.CurrentTxnStartOffset = e.TxnFirstOffset
+		}
 		sp.ActiveProducers = append(sp.ActiveProducers, ap)
 	}
 }

@@ -41,11 +41,13 @@ type Broker struct {
 	cleaner    atomic.Pointer[logCleaner] // nil when log.cleaner.enable is false
 	fetchers   *replication.Fetchers      // follower fetchers, one per leader
 	groups     *groupCoordinator          // the __consumer_offsets partitions this broker leads
+	txns       *txnCoordinator            // the __transaction_state partitions this broker leads
 
-	offsetsCreator offsetsTopicCreator
-	records        *recordValidator // walks the records of produced batches
-	metrics        *metrics.Registry
-	metricsServer  *metrics.Server // nil without a metrics listener
+	offsetsCreator  internalTopicCreator
+	txnStateCreator internalTopicCreator
+	records         *recordValidator // walks the records of produced batches
+	metrics         *metrics.Registry
+	metricsServer   *metrics.Server // nil without a metrics listener
 
 	controllerOps chan controllerOp // decisions for the controller goroutine
 	sessions      *brokerSessions   // controller: broker heartbeats (this term)
@@ -126,6 +128,7 @@ func Start(cfg Config) (*Broker, error) {
 		Logger: b.logger.Named("fetcher"),
 	})
 	b.groups = newGroupCoordinator(b)
+	b.txns = newTxnCoordinator(b)
 	pm, err := newPartitionManager(b)
 	if err != nil {
 		return nil, err
@@ -304,6 +307,7 @@ func (b *Broker) Shutdown(ctx context.Context) error {
 		cancel()
 		close(b.draining)
 		b.groups.close() // parked group requests answer NOT_COORDINATOR before the drain
+		b.txns.close()
 		errs := []error{b.server.Shutdown(ctx)}
 		close(b.stop)
 		b.wg.Wait()
@@ -325,6 +329,7 @@ func (b *Broker) Kill() {
 		b.server.Close()
 		close(b.draining)
 		b.groups.close()
+		b.txns.close()
 		close(b.stop)
 		b.wg.Wait()
 		b.controllers.close()

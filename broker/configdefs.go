@@ -180,6 +180,12 @@ var brokerConfigDefs = []configDef{
 	{Name: "follower.replication.throttled.rate", Type: TypeLong, Default: maxLong, Validator: atLeast(0),
 		Doc:  "The bytes per second a follower fetches for its throttled replicas (follower.replication.throttled.replicas) that are outside the ISR (KIP-73).",
 		Note: "Read from the metadata image (per-broker, then cluster-default dynamic config) at every fetch, then this property."},
+	{Name: "transaction.state.log.num.partitions", Type: TypeInt, Default: "50", Validator: atLeast(1), ReadOnly: true, Doc: "Partitions of __transaction_state, fixed when it is created."},
+	{Name: "transaction.state.log.replication.factor", Type: TypeShortOrInt, Default: "3", Validator: atLeast(1), ReadOnly: true, Doc: "Replication factor of __transaction_state; it is not created while fewer brokers are unfenced. Unset, it is min(3, number of --voters), 1 without --voters."},
+	{Name: "transaction.state.log.min.isr", Type: TypeInt, Default: "2", Validator: atLeast(1), ReadOnly: true, Doc: "min.insync.replicas of __transaction_state (capped at its replication factor)."},
+	{Name: "transaction.state.log.segment.bytes", Type: TypeInt, Default: "104857600", Validator: atLeast(1), ReadOnly: true, Doc: "Segment size of __transaction_state."},
+	{Name: "transaction.max.timeout.ms", Type: TypeInt, Default: "900000", Validator: atLeast(1), ReadOnly: true, Doc: "Longest transaction.timeout.ms a producer may ask for; longer gets INVALID_TRANSACTION_TIMEOUT."},
+	{Name: "transaction.abort.timed.out.transaction.cleanup.interval.ms", Type: TypeInt, Default: "10000", Validator: atLeast(1), ReadOnly: true, Doc: "How often the transaction coordinator aborts transactions open past their timeout."},
 	{Name: "petrel.max.decompressed.batch.bytes", Type: TypeInt, Default: "67108864", Validator: atLeast(1), ReadOnly: true, Doc: "Petrel's own: the most a produced compressed batch may decompress to while its records are validated; a batch past it is refused with MESSAGE_TOO_LARGE without decompressing the rest."},
 	{Name: "petrel.metrics.per.partition.enable", Type: TypeBoolean, Default: "true", ReadOnly: true, Doc: "Petrel's own: serve per-topic and per-partition series on /metrics (topic labels of BrokerTopicMetrics, the Log metrics, kafka_consumergroup_lag per partition); false keeps only broker-wide series, for clusters with many partitions."},
 }

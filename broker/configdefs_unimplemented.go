@@ -18,7 +18,7 @@ const (
 	noteThreads    = "Petrel runs one goroutine per connection and sizes its own work"
 	noteCompaction = "the log cleaner sizes its own read and write buffers"
 	noteGroups     = "the consumer group protocol of KIP-848 is not implemented yet (the classic protocol is)"
-	noteTxn        = "transactions are not implemented yet"
+	noteTxn        = "transactional ids do not expire and KIP-890 partition verification is not implemented yet"
 	noteQuotas     = "quotas and throttling are not implemented yet"
 	noteTiered     = "tiered storage is not implemented"
 	noteZooKeeper  = "Petrel has no ZooKeeper; Raft holds the metadata"
@@ -102,13 +102,7 @@ var unimplementedBrokerConfigs = []unimplementedConfig{
 	{Name: "group.consumer.heartbeat.interval.ms", Note: noteGroups},
 	{Name: "group.consumer.session.timeout.ms", Note: noteGroups},
 	// Producers and transactions.
-	{Name: "transaction.state.log.replication.factor", Note: noteTxn},
-	{Name: "transaction.state.log.min.isr", Note: noteTxn},
-	{Name: "transaction.state.log.num.partitions", Note: noteTxn},
-	{Name: "transaction.state.log.segment.bytes", Note: noteTxn},
-	{Name: "transaction.max.timeout.ms", Note: noteTxn},
 	{Name: "transactional.id.expiration.ms", Note: noteTxn},
-	{Name: "transaction.abort.timed.out.transaction.cleanup.interval.ms", Note: noteTxn},
 	{Name: "transaction.remove.expired.transaction.cleanup.interval.ms", Note: noteTxn},
 	{Name: "transaction.partition.verification.enable", Note: noteTxn},
 	// Quotas.

@@ -1,6 +1,6 @@
 package broker
 
-// Internal topics: __consumer_offsets (and later __transaction_state). They are created
+// Internal topics: __consumer_offsets and __transaction_state. They are created
 // only by the broker, on first need, through the controller; users cannot create,
 // delete or produce to them; Metadata reports them with is_internal and never
 // auto-creates them.
@@ -20,7 +20,7 @@ import (
 const (
 	// offsetsTopic holds committed offsets and group metadata (Kafka's name).
 	offsetsTopic = "__consumer_offsets"
-	// transactionStateTopic is reserved for the transaction coordinator.
+	// transactionStateTopic holds the transaction coordinator's state (Kafka's name).
 	transactionStateTopic = "__transaction_state"
 )
 
@@ -48,15 +48,35 @@ func internalCreateAllowed(ctx context.Context) bool {
 // min(3, number of voters), or 1 for a one-voter node without --voters, so that a
 // single node and `petrel dev --nodes N` work with no settings. Kafka's default is 3.
 func (c *Config) offsetsReplicationFactor() int {
-	if _, ok := c.brokerValue("offsets.topic.replication.factor"); ok {
-		return int(c.int64Value("offsets.topic.replication.factor"))
+	return c.internalReplicationFactor("offsets.topic.replication.factor")
+}
+
+// transactionStateReplicationFactor is transaction.state.log.replication.factor, with
+// the same rule when unset.
+func (c *Config) transactionStateReplicationFactor() int {
+	return c.internalReplicationFactor("transaction.state.log.replication.factor")
+}
+
+func (c *Config) internalReplicationFactor(property string) int {
+	if _, ok := c.brokerValue(property); ok {
+		return int(c.int64Value(property))
 	}
 	return max(1, min(3, len(c.Voters)))
 }
 
-// offsetsTopicCreator creates __consumer_offsets once at a time.
-type offsetsTopicCreator struct {
+// internalTopicCreator creates an internal topic once at a time.
+type internalTopicCreator struct {
 	running atomic.Bool
+}
+
+// internalTopicSpec is how an internal topic is created.
+type internalTopicSpec struct {
+	name       string
+	partitions int32
+	rf         int
+	rfProperty string // for the log
+	configs    [][2]string
+	creator    *internalTopicCreator
 }
 
 // ensureOffsetsTopic creates __consumer_offsets when it does not exist and enough
@@ -64,33 +84,59 @@ type offsetsTopicCreator struct {
 // replicas). It returns the image to answer from; the caller answers
 // COORDINATOR_NOT_AVAILABLE if the topic is still missing.
 func (b *Broker) ensureOffsetsTopic(ctx context.Context) *metadata.Image {
+	return b.ensureInternalTopic(ctx, internalTopicSpec{
+		name: offsetsTopic, partitions: int32(b.cfg.int64Value("offsets.topic.num.partitions")),
+		rf: b.cfg.offsetsReplicationFactor(), rfProperty: "offsets.topic.replication.factor",
+		configs: [][2]string{
+			{"cleanup.policy", "compact"},
+			{"segment.bytes", itoa(b.cfg.int64Value("offsets.topic.segment.bytes"))},
+			{"compression.type", "producer"},
+		},
+		creator: &b.offsetsCreator,
+	})
+}
+
+// ensureTransactionStateTopic creates __transaction_state by the same rule, with
+// min.insync.replicas from transaction.state.log.min.isr.
+func (b *Broker) ensureTransactionStateTopic(ctx context.Context) *metadata.Image {
+	return b.ensureInternalTopic(ctx, internalTopicSpec{
+		name: transactionStateTopic, partitions: int32(b.cfg.int64Value("transaction.state.log.num.partitions")),
+		rf: b.cfg.transactionStateReplicationFactor(), rfProperty: "transaction.state.log.replication.factor",
+		configs: [][2]string{
+			{"cleanup.policy", "compact"},
+			{"segment.bytes", itoa(b.cfg.int64Value("transaction.state.log.segment.bytes"))},
+			{"compression.type", "producer"},
+			{"min.insync.replicas", itoa(b.cfg.int64Value("transaction.state.log.min.isr"))},
+			{"unclean.leader.election.enable", "false"},
+		},
+		creator: &b.txnStateCreator,
+	})
+}
+
+func (b *Broker) ensureInternalTopic(ctx context.Context, spec internalTopicSpec) *metadata.Image {
 	im := b.Image()
-	if im.Topic(offsetsTopic) != nil {
+	if im.Topic(spec.name) != nil {
 		return im
 	}
-	rf := b.cfg.offsetsReplicationFactor()
+	rf := spec.rf
 	if len(im.UnfencedBrokerIDs()) < rf {
-		b.logger.Debug("not creating "+offsetsTopic+": fewer unfenced brokers than its replication factor",
-			"unfenced", len(im.UnfencedBrokerIDs()), "offsets.topic.replication.factor", rf)
+		b.logger.Debug("not creating "+spec.name+": fewer unfenced brokers than its replication factor",
+			"unfenced", len(im.UnfencedBrokerIDs()), spec.rfProperty, rf)
 		return im
 	}
-	if !b.offsetsCreator.running.CompareAndSwap(false, true) {
+	if !spec.creator.running.CompareAndSwap(false, true) {
 		return im // another request is creating it
 	}
-	defer b.offsetsCreator.running.Store(false)
+	defer spec.creator.running.Store(false)
 	cctx, cancel := b.waitTimeout(ctx, 5*time.Second)
 	defer cancel()
 	req := kmsg.NewPtrCreateTopicsRequest()
 	req.Version, req.TimeoutMillis = 7, 5000
 	t := kmsg.NewCreateTopicsRequestTopic()
-	t.Topic = offsetsTopic
-	t.NumPartitions = int32(b.cfg.int64Value("offsets.topic.num.partitions"))
+	t.Topic = spec.name
+	t.NumPartitions = spec.partitions
 	t.ReplicationFactor = int16(rf)
-	for _, c := range [][2]string{
-		{"cleanup.policy", "compact"},
-		{"segment.bytes", itoa(b.cfg.int64Value("offsets.topic.segment.bytes"))},
-		{"compression.type", "producer"},
-	} {
+	for _, c := range spec.configs {
 		cfg := kmsg.NewCreateTopicsRequestTopicConfig()
 		cfg.Name, cfg.Value = c[0], kmsg.StringPtr(c[1])
 		t.Configs = append(t.Configs, cfg)
@@ -98,22 +144,22 @@ func (b *Broker) ensureOffsetsTopic(ctx context.Context) *metadata.Image {
 	req.Topics = append(req.Topics, t)
 	resp, err := b.controllerCall(allowInternalCreate(cctx), req)
 	if err != nil {
-		b.logger.Warn("creating "+offsetsTopic, "error", err)
+		b.logger.Warn("creating "+spec.name, "error", err)
 		return b.Image()
 	}
 	for _, rt := range resp.(*kmsg.CreateTopicsResponse).Topics {
 		switch rt.ErrorCode {
 		case 0:
-			b.logger.Info("created "+offsetsTopic, "partitions", t.NumPartitions, "replication_factor", rf)
+			b.logger.Info("created "+spec.name, "partitions", t.NumPartitions, "replication_factor", rf)
 		case kerr.TopicAlreadyExists.Code:
 		default:
-			b.logger.Warn("creating "+offsetsTopic, "error", kerr.ErrorForCode(rt.ErrorCode), "message", derefString(rt.ErrorMessage))
+			b.logger.Warn("creating "+spec.name, "error", kerr.ErrorForCode(rt.ErrorCode), "message", derefString(rt.ErrorMessage))
 		}
 	}
 	for {
 		changed := b.machine.Changed()
 		im := b.Image()
-		if im.Topic(offsetsTopic) != nil {
+		if im.Topic(spec.name) != nil {
 			return im
 		}
 		select {

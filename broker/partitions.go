@@ -221,6 +221,7 @@ func (pm *partitionManager) reconcile(im *metadata.Image) bool {
 		}
 	}
 	pm.b.groups.reconcile(im)
+	pm.b.txns.reconcile(im)
 	return true
 }
 
@@ -358,8 +359,11 @@ func (pm *partitionManager) remove(tp segment.TopicPartition, deleteData bool) {
 	if lp == nil {
 		return
 	}
-	if tp.Topic == offsetsTopic {
+	switch tp.Topic {
+	case offsetsTopic:
 		pm.b.groups.unload(tp.Partition)
+	case transactionStateTopic:
+		pm.b.txns.unload(tp.Partition)
 	}
 	pm.b.fetchers.Unfollow(lp.Partition)
 	if !deleteData {

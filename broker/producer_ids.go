@@ -154,3 +154,26 @@ func (m *producerIDManager) request() (producerIDBlock, error) {
 	}
 	return producerIDBlock{start: r.ProducerIDStart, next: r.ProducerIDStart, end: r.ProducerIDStart + int64(r.ProducerIDLen)}, nil
 }
+
+// ready waits (bounded by ctx) until an id is at hand, without taking one: the
+// transaction coordinator takes its ids with tryGenerate on its executor, which must
+// not wait.
+func (m *producerIDManager) ready(ctx context.Context) error {
+	for {
+		m.mu.Lock()
+		if m.current.next < m.current.end || m.prefetch != nil {
+			m.mu.Unlock()
+			return nil
+		}
+		m.startFetchLocked()
+		arrived := m.arrived
+		m.mu.Unlock()
+		select {
+		case <-arrived:
+		case <-ctx.Done():
+			return fmt.Errorf("%w: %v", ErrProducerIDsNotAvailable, ctx.Err())
+		case <-m.b.stop:
+			return ErrProducerIDsNotAvailable
+		}
+	}
+}

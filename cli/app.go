@@ -53,6 +53,7 @@ func newApp(stdout, stderr io.Writer) *ucli.App {
 			leaderElectionCommand(),
 			deleteRecordsCommand(),
 			logDirsCommand(),
+			transactionsCommand(),
 			perfCommand(),
 			reassignCommand(),
 			topCommand(),

@@ -111,6 +111,9 @@ type Shard struct {
 	// latest is the latest now passed in; a write's Committed, which has no now of its
 	// own, acts at this time (or its call's, if later).
 	latest time.Time
+	// txnOffsets holds TxnOffsetCommit's offsets per producer id until the
+	// transaction's marker reaches this partition (txn_offsets.go).
+	txnOffsets map[int64]map[string]map[topicPartition]offsetValue
 }
 
 // NewShard returns an empty shard. cfg.NewMemberID must be set.
@@ -118,7 +121,7 @@ func NewShard(cfg Config) *Shard {
 	if cfg.NewMemberID == nil {
 		panic("group: Config.NewMemberID is not set")
 	}
-	return &Shard{cfg: cfg, groups: map[string]*group{}, uuid: cfg.NewMemberID}
+	return &Shard{cfg: cfg, groups: map[string]*group{}, uuid: cfg.NewMemberID, txnOffsets: map[int64]map[string]map[topicPartition]offsetValue{}}
 }
 
 // Replay applies one record read from the partition while loading it, in offset order.

@@ -265,7 +265,8 @@ func TestGroupCoordinator_OffsetsTopicCreatedOnFirstNeedAndProtected(t *testing.
 const offsetsTopicName = "__consumer_offsets"
 
 func TestGroupCoordinator_NotCreatedWithFewerBrokersThanReplicationFactor(t *testing.T) {
-	c := StartCluster(t, 1, WithProperty("offsets.topic.replication.factor", "3"))
+	c := StartCluster(t, 1, WithProperty("offsets.topic.replication.factor", "3"),
+		WithProperty("transaction.state.log.replication.factor", "3"))
 	ctx := testContext(t)
 	raw := c.rawTo(t, 0)
 	for range 3 {
@@ -279,12 +280,16 @@ func TestGroupCoordinator_NotCreatedWithFewerBrokersThanReplicationFactor(t *tes
 	if c.WaitConverged().Topics[offsetsTopicName].Name != "" {
 		t.Fatal("__consumer_offsets created with fewer brokers than its replication factor")
 	}
-	// Key types: 1 (transaction) is not available yet, others are invalid; batched keys.
+	// Key types: 1 (transaction) is not available either (__transaction_state follows the
+	// same rule), others are invalid; batched keys.
 	req := kmsg.NewPtrFindCoordinatorRequest()
 	req.CoordinatorType, req.CoordinatorKeys = 1, []string{"txn-a", "txn-b"}
 	resp := raw.do(ctx, req).(*kmsg.FindCoordinatorResponse)
 	if len(resp.Coordinators) != 2 || resp.Coordinators[1].ErrorCode != kerr.CoordinatorNotAvailable.Code || resp.Coordinators[1].Key != "txn-b" {
 		t.Fatalf("transaction coordinator: %+v", resp.Coordinators)
+	}
+	if c.WaitConverged().Topics["__transaction_state"].Name != "" {
+		t.Fatal("__transaction_state created with fewer brokers than its replication factor")
 	}
 	req.CoordinatorType = 7
 	resp = raw.do(ctx, req).(*kmsg.FindCoordinatorResponse)

@@ -174,7 +174,10 @@ type State struct {
 	LogStartOffset int64
 	LogEndOffset   int64
 	HighWatermark  int64
-	RecoveryPoint  int64
+	// LastStableOffset is min(high watermark, first offset of the oldest ongoing
+	// transaction): read_committed consumers read up to it.
+	LastStableOffset int64
+	RecoveryPoint    int64
 	// LeaderEpochStartOffset is the log end offset when this replica became leader.
 	LeaderEpochStartOffset int64
 	// MaximalISRSize counts the ISR plus members a pending ISR change adds.
@@ -194,7 +197,7 @@ func (p *Partition) State() State {
 func (p *Partition) stateLocked() State {
 	return State{Role: p.role, LeaderEpoch: p.leaderEpoch, ISR: slices.Clone(p.isr),
 		LogStartOffset: p.log.LogStartOffset(), LogEndOffset: p.log.LogEndOffset(),
-		HighWatermark: p.highWatermark, RecoveryPoint: p.log.RecoveryPoint(),
+		HighWatermark: p.highWatermark, LastStableOffset: p.lastStableOffsetLocked(), RecoveryPoint: p.log.RecoveryPoint(),
 		LeaderEpochStartOffset: p.leaderEpochStartOffset, MaximalISRSize: len(p.maximalISRLocked()),
 		FollowerLag: p.followerLagLocked()}
 }
@@ -204,6 +207,15 @@ func (p *Partition) followerLagLocked() int64 {
 		return 0
 	}
 	return max(p.leaderHighWatermark-p.log.LogEndOffset(), 0)
+}
+
+// lastStableOffsetLocked is min(HW, first offset of the oldest ongoing transaction).
+// Callers hold mu.
+func (p *Partition) lastStableOffsetLocked() int64 {
+	if first, ok := p.producers.FirstUnstableOffset(); ok && first < p.highWatermark {
+		return first
+	}
+	return p.highWatermark
 }
 
 // CheckLeaderEpoch applies KIP-320 fencing to a request's current leader epoch (-1 skips
@@ -403,10 +415,14 @@ func (p *Partition) maybeAdvanceHighWatermarkLocked() bool {
 
 // FetchResult is what a fetch read returns for one partition.
 type FetchResult struct {
-	Records        []byte
-	HighWatermark  int64
-	LogStartOffset int64
-	LogEndOffset   int64
+	Records          []byte
+	HighWatermark    int64
+	LastStableOffset int64
+	LogStartOffset   int64
+	LogEndOffset     int64
+	// Aborted lists, for a read_committed read, the aborted transactions that may
+	// hold records of the range read (nil otherwise).
+	Aborted []AbortedTxn
 }
 
 // Read reads for a consumer, up to this replica's high watermark. It applies KIP-320
@@ -414,13 +430,27 @@ type FetchResult struct {
 // AnyReplica. A follower's high watermark is min(leader's, own LEO), so it never serves
 // uncommitted data either. Followers fetching from the leader use ReadForFollower.
 func (p *Partition) Read(offset int64, maxBytes int, currentLeaderEpoch int32, scope ReplicaScope) (FetchResult, error) {
+	return p.ReadIsolated(offset, maxBytes, currentLeaderEpoch, scope, false)
+}
+
+// ReadIsolated is Read with Kafka's isolation levels: readCommitted reads only up to
+// the last stable offset and returns the aborted transactions of the range, so that
+// the consumer can drop their records.
+func (p *Partition) ReadIsolated(offset int64, maxBytes int, currentLeaderEpoch int32, scope ReplicaScope, readCommitted bool) (FetchResult, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	res := FetchResult{Records: []byte{}, HighWatermark: p.highWatermark, LogStartOffset: p.log.LogStartOffset(), LogEndOffset: p.log.LogEndOffset()}
+	lso := p.lastStableOffsetLocked()
+	res := FetchResult{Records: []byte{}, HighWatermark: p.highWatermark, LastStableOffset: lso,
+		LogStartOffset: p.log.LogStartOffset(), LogEndOffset: p.log.LogEndOffset()}
 	if err := p.checkEpochLocked(currentLeaderEpoch, scope); err != nil {
 		return res, err
 	}
-	r, err := p.log.Read(offset, maxBytes, p.highWatermark)
+	upTo := p.highWatermark
+	if readCommitted {
+		upTo = lso
+		res.Aborted = p.producers.AbortedBetween(offset, upTo)
+	}
+	r, err := p.log.Read(offset, maxBytes, upTo)
 	if err != nil {
 		return res, err
 	}

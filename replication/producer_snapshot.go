@@ -4,14 +4,16 @@ package replication
 // holds the producer state of every batch below offset. The byte layout (big-endian) is
 // documented in docs/storage.md:
 //
-//	version      int16   1
+//	version      int16   2 (1: without the transaction fields)
 //	crc          uint32  CRC-32C (Castagnoli) of every byte after this field
 //	producers    int32
 //	producers × {
 //	  producerId    int64
 //	  producerEpoch int16
 //	  lastTimestamp int64
-//	  batches       int8   1..5, oldest first
+//	  txnOpen       int8   1 when a transaction is ongoing (v2)
+//	  txnFirstOffset int64 its first offset, else 0 (v2)
+//	  batches       int8   0..5, oldest first (0: only a marker is known)
 //	  batches × { firstSequence int32, lastSequence int32, firstOffset int64,
 //	              lastOffset int64, timestamp int64 }
 //	}
@@ -33,9 +35,10 @@ import (
 const ProducerSnapshotSuffix = ".snapshot"
 
 const (
-	producerSnapshotVersion    = 1
+	producerSnapshotVersion    = 2
 	producerSnapshotHeaderSize = 2 + 4 + 4
-	producerEntryFixedSize     = 8 + 2 + 8 + 1
+	producerEntryFixedSizeV1   = 8 + 2 + 8 + 1
+	producerEntryFixedSize     = producerEntryFixedSizeV1 + 1 + 8
 	producerBatchSize          = 4 + 4 + 8 + 8 + 8
 )
 
@@ -58,6 +61,12 @@ func EncodeProducerSnapshot(s *ProducerStates) []byte {
 		b = binary.BigEndian.AppendUint64(b, uint64(e.ProducerID))
 		b = binary.BigEndian.AppendUint16(b, uint16(e.ProducerEpoch))
 		b = binary.BigEndian.AppendUint64(b, uint64(e.LastTimestamp))
+		var open byte
+		if e.TxnOpen {
+			open = 1
+		}
+		b = append(b, open)
+		b = binary.BigEndian.AppendUint64(b, uint64(e.TxnFirstOffset))
 		b = append(b, byte(len(e.Batches)))
 		for _, bt := range e.Batches {
 			b = binary.BigEndian.AppendUint32(b, uint32(bt.FirstSequence))
@@ -80,20 +89,25 @@ func DecodeProducerSnapshot(b []byte) (*ProducerStates, error) {
 	if len(b) < producerSnapshotHeaderSize {
 		return bad("%d bytes, the header needs %d", len(b), producerSnapshotHeaderSize)
 	}
-	if v := binary.BigEndian.Uint16(b); v != producerSnapshotVersion {
-		return bad("version %d, this build reads %d", v, producerSnapshotVersion)
+	version := binary.BigEndian.Uint16(b)
+	if version != 1 && version != producerSnapshotVersion {
+		return bad("version %d, this build reads 1 and %d", version, producerSnapshotVersion)
+	}
+	fixed := producerEntryFixedSize
+	if version == 1 {
+		fixed = producerEntryFixedSizeV1
 	}
 	if stored, computed := binary.BigEndian.Uint32(b[2:]), segment.CRC32C(b[6:]); stored != computed {
 		return bad("stored CRC %#08x, computed %#08x", stored, computed)
 	}
 	count := int64(binary.BigEndian.Uint32(b[6:]))
 	rest := b[producerSnapshotHeaderSize:]
-	if count > int64(len(rest)/(producerEntryFixedSize+producerBatchSize)) {
+	if count > int64(len(rest)/fixed) {
 		return bad("%d producers cannot fit in %d bytes", count, len(rest))
 	}
-	s := &ProducerStates{entries: make(map[int64]*ProducerEntry, count)}
+	s := &ProducerStates{entries: make(map[int64]*ProducerEntry, count), open: map[int64]int64{}}
 	for i := int64(0); i < count; i++ {
-		if len(rest) < producerEntryFixedSize {
+		if len(rest) < fixed {
 			return bad("producer %d is cut short", i)
 		}
 		e := &ProducerEntry{
@@ -101,14 +115,27 @@ func DecodeProducerSnapshot(b []byte) (*ProducerStates, error) {
 			ProducerEpoch: int16(binary.BigEndian.Uint16(rest[8:])),
 			LastTimestamp: int64(binary.BigEndian.Uint64(rest[10:])),
 		}
-		n := int(rest[18])
-		rest = rest[producerEntryFixedSize:]
+		if version >= 2 {
+			switch rest[18] {
+			case 0:
+			case 1:
+				e.TxnOpen = true
+			default:
+				return bad("producer %d has transaction flag %d", e.ProducerID, rest[18])
+			}
+			e.TxnFirstOffset = int64(binary.BigEndian.Uint64(rest[19:]))
+			if e.TxnFirstOffset < 0 {
+				return bad("producer %d's transaction starts at %d", e.ProducerID, e.TxnFirstOffset)
+			}
+		}
+		n := int(rest[fixed-1])
+		rest = rest[fixed:]
 		switch {
 		case e.ProducerID < 0:
 			return bad("negative producer id %d", e.ProducerID)
 		case s.entries[e.ProducerID] != nil:
 			return bad("producer %d listed twice", e.ProducerID)
-		case n < 1 || n > ProducerBatchesRetained:
+		case n > ProducerBatchesRetained: // 0: only a transaction marker is known
 			return bad("producer %d has %d batches", e.ProducerID, n)
 		case len(rest) < n*producerBatchSize:
 			return bad("producer %d's batches are cut short", e.ProducerID)
@@ -129,6 +156,7 @@ func DecodeProducerSnapshot(b []byte) (*ProducerStates, error) {
 			}
 		}
 		s.entries[e.ProducerID] = e
+		s.noteOpen(e)
 	}
 	if len(rest) != 0 {
 		return bad("%d bytes after the last producer", len(rest))

@@ -33,6 +33,19 @@ type ProducerEntry struct {
 	// LastTimestamp is the maxTimestamp of the producer's latest batch; expiry
 	// (producer.id.expiration.ms) counts from it, as in Kafka.
 	LastTimestamp int64
+	// TxnOpen tells that the producer has an ongoing transaction in this partition,
+	// whose first batch is at TxnFirstOffset: from its first transactional batch until
+	// a marker ends it.
+	TxnOpen        bool
+	TxnFirstOffset int64
+}
+
+// AbortedTxn is an aborted transaction of a partition: its producer, its first offset
+// and the offset of its ABORT marker (Kafka's AbortedTxn of the .txnindex).
+type AbortedTxn struct {
+	ProducerID  int64
+	FirstOffset int64
+	LastOffset  int64
 }
 
 // LastSequence is the last sequence number of the latest batch, or -1 when none.
@@ -56,11 +69,57 @@ func (e *ProducerEntry) LastOffset() int64 {
 // it with its lock, so that checking a batch and appending it are one step.
 type ProducerStates struct {
 	entries map[int64]*ProducerEntry
+	// open maps the producers with an ongoing transaction to its first offset.
+	open map[int64]int64
+	// aborted lists the aborted transactions in marker order (LastOffset ascending).
+	aborted []AbortedTxn
 }
 
 // NewProducerStates returns an empty state.
 func NewProducerStates() *ProducerStates {
-	return &ProducerStates{entries: map[int64]*ProducerEntry{}}
+	return &ProducerStates{entries: map[int64]*ProducerEntry{}, open: map[int64]int64{}}
+}
+
+// FirstUnstableOffset is the first offset of the oldest ongoing transaction, or false
+// when none is open: the last stable offset is min(this, high watermark).
+func (s *ProducerStates) FirstUnstableOffset() (int64, bool) {
+	first, ok := int64(math.MaxInt64), false
+	for _, o := range s.open {
+		first, ok = min(first, o), true
+	}
+	return first, ok
+}
+
+// AbortedBetween returns the aborted transactions that may hold records in [from, to):
+// those whose marker is at or after from and that started before to (Kafka's
+// collectAbortedTxns for a fetch).
+func (s *ProducerStates) AbortedBetween(from, to int64) []AbortedTxn {
+	i, _ := slices.BinarySearchFunc(s.aborted, from, func(a AbortedTxn, off int64) int {
+		if a.LastOffset < off {
+			return -1
+		}
+		return 1
+	})
+	var out []AbortedTxn
+	for _, a := range s.aborted[i:] {
+		if a.FirstOffset < to {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// Aborted returns a copy of every aborted transaction known.
+func (s *ProducerStates) Aborted() []AbortedTxn { return slices.Clone(s.aborted) }
+
+// trimAborted forgets aborted transactions whose marker lies below offset (the log
+// start after retention).
+func (s *ProducerStates) trimAborted(offset int64) {
+	i := 0
+	for i < len(s.aborted) && s.aborted[i].LastOffset < offset {
+		i++
+	}
+	s.aborted = s.aborted[i:]
 }
 
 // Len is the number of producers known.
@@ -142,6 +201,12 @@ func checkProducerBatch(e *ProducerEntry, h segment.BatchHeader) (*ProducerBatch
 // ProducerBatchesRetained. e is not modified (nil starts a new entry).
 func applyProducerBatch(e *ProducerEntry, h segment.BatchHeader) *ProducerEntry {
 	next := &ProducerEntry{ProducerID: h.ProducerID, ProducerEpoch: h.ProducerEpoch}
+	if e != nil {
+		next.TxnOpen, next.TxnFirstOffset = e.TxnOpen, e.TxnFirstOffset
+	}
+	if h.Transactional() && !next.TxnOpen {
+		next.TxnOpen, next.TxnFirstOffset = true, h.BaseOffset
+	}
 	if e != nil && e.ProducerEpoch == h.ProducerEpoch {
 		keep := e.Batches
 		if len(keep) >= ProducerBatchesRetained {
@@ -157,22 +222,69 @@ func applyProducerBatch(e *ProducerEntry, h segment.BatchHeader) *ProducerEntry 
 }
 
 // Check checks one client batch as Kafka's leader does (see checkProducerBatch).
-// Batches without a producer id pass.
+// Batches without a producer id pass. A transaction marker (a control batch the
+// transaction coordinator has written) only needs an epoch at least the producer's.
 func (s *ProducerStates) Check(h segment.BatchHeader) (*ProducerBatch, error) {
 	if h.ProducerID < 0 {
 		return nil, nil
 	}
+	if h.Control() {
+		return nil, checkMarker(s.entries[h.ProducerID], h)
+	}
 	return checkProducerBatch(s.entries[h.ProducerID], h)
 }
 
-// Update records an appended batch (with its final offsets). Batches without a
-// producer id, and control batches, change nothing. Followers and recovery call it for
-// every batch they append or replay, so that every replica holds the same state.
+// checkMarker refuses a transaction marker of an epoch older than the producer's
+// (Kafka's InvalidProducerEpochException for markers).
+func checkMarker(e *ProducerEntry, h segment.BatchHeader) error {
+	if e != nil && h.ProducerEpoch < e.ProducerEpoch {
+		return fmt.Errorf("%w: a marker of producer %d has epoch %d, the partition has epoch %d", ErrInvalidProducerEpoch,
+			h.ProducerID, h.ProducerEpoch, e.ProducerEpoch)
+	}
+	return nil
+}
+
+// applyMarker returns the entry after a transaction marker: a newer epoch (the
+// coordinator fenced the producer) replaces the entry with one that knows only the
+// epoch, so the fenced producer's batches are refused and the new one starts at
+// sequence 0.
+func applyMarker(e *ProducerEntry, h segment.BatchHeader) *ProducerEntry {
+	if e != nil && e.ProducerEpoch >= h.ProducerEpoch {
+		next := *e
+		next.LastTimestamp = max(e.LastTimestamp, h.MaxTimestamp)
+		next.TxnOpen, next.TxnFirstOffset = false, 0
+		return &next
+	}
+	return &ProducerEntry{ProducerID: h.ProducerID, ProducerEpoch: h.ProducerEpoch, LastTimestamp: h.MaxTimestamp}
+}
+
+// Update records an appended batch (with its final offsets); batches without a
+// producer id change nothing. Followers and recovery call it for every batch they
+// append or replay, so that every replica holds the same state.
 func (s *ProducerStates) Update(h segment.BatchHeader) {
-	if h.ProducerID < 0 || h.Control() {
+	if h.ProducerID < 0 {
 		return
 	}
-	s.entries[h.ProducerID] = applyProducerBatch(s.entries[h.ProducerID], h)
+	e := s.entries[h.ProducerID]
+	if h.Control() {
+		if e != nil && e.TxnOpen && h.ControlType != 1 {
+			s.aborted = append(s.aborted, AbortedTxn{ProducerID: h.ProducerID, FirstOffset: e.TxnFirstOffset, LastOffset: h.BaseOffset})
+		}
+		e = applyMarker(e, h)
+	} else {
+		e = applyProducerBatch(e, h)
+	}
+	s.entries[h.ProducerID] = e
+	s.noteOpen(e)
+}
+
+// noteOpen keeps open in step with e.
+func (s *ProducerStates) noteOpen(e *ProducerEntry) {
+	if e.TxnOpen {
+		s.open[e.ProducerID] = e.TxnFirstOffset
+	} else {
+		delete(s.open, e.ProducerID)
+	}
 }
 
 // UpdateAll records every batch in records, a buffer of whole stamped batches.
@@ -192,7 +304,7 @@ func (s *ProducerStates) UpdateAll(records []byte) {
 func (s *ProducerStates) ExpireProducers(nowMs, expirationMs int64) int {
 	n := 0
 	for id, e := range s.entries {
-		if nowMs-e.LastTimestamp >= expirationMs {
+		if nowMs-e.LastTimestamp >= expirationMs && !e.TxnOpen { // never while a transaction is open
 			delete(s.entries, id)
 			n++
 		}
@@ -202,5 +314,5 @@ func (s *ProducerStates) ExpireProducers(nowMs, expirationMs int64) int {
 
 // clone copies the map; entries are immutable once stored and are shared.
 func (s *ProducerStates) clone() *ProducerStates {
-	return &ProducerStates{entries: maps.Clone(s.entries)}
+	return &ProducerStates{entries: maps.Clone(s.entries), open: maps.Clone(s.open), aborted: slices.Clone(s.aborted)}
 }

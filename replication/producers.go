@@ -78,6 +78,21 @@ func (p *Partition) rebuildProducerStateLocked() (ProducerLoadReport, error) {
 			return report, err
 		}
 	}
+	// The aborted transactions are not in the snapshot: they come from the log below
+	// it (the log is the transaction index Petrel keeps, until .txnindex files exist).
+	if start := p.log.LogStartOffset(); from > start {
+		below := NewProducerStates()
+		err = p.log.ScanBatchHeaders(start, func(h segment.BatchHeader) error {
+			if h.BaseOffset >= start && h.BaseOffset < from && h.Transactional() {
+				below.Update(h)
+			}
+			return nil
+		})
+		if err != nil {
+			return report, fmt.Errorf("replication: rebuilding the aborted transactions of %s-%d: %w", p.Topic, p.ID, err)
+		}
+		state.aborted = below.aborted
+	}
 	err = p.log.ScanBatchHeaders(from, func(h segment.BatchHeader) error {
 		if h.BaseOffset >= from {
 			state.Update(h)
@@ -164,6 +179,7 @@ func (p *Partition) afterTruncateLocked() error {
 // expire (KAFKA-7190). Callers hold mu.
 func (p *Partition) trimProducerSnapshotsLocked() {
 	first := p.log.FirstSegmentBaseOffset()
+	p.producers.trimAborted(p.log.LogStartOffset())
 	if err := deleteProducerSnapshots(p.log.Dir(), func(off int64) bool { return off < first }); err != nil {
 		p.opts.Logger.Warn("deleting old producer state snapshots", "error", err)
 	}

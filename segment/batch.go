@@ -56,6 +56,10 @@ type BatchHeader struct {
 	ProducerEpoch        int16
 	BaseSequence         int32
 	RecordCount          int32
+	// ControlType is the type of a control batch's record (0 ABORT, 1 COMMIT) when the
+	// bytes after the header were at hand (ParseBatchHeader of a whole batch,
+	// ScanBatchHeaders), else -1; -1 for data batches.
+	ControlType int16
 }
 
 // Size is the whole batch's size in bytes, header included.
@@ -110,7 +114,38 @@ func ParseBatchHeader(b []byte) (BatchHeader, error) {
 	if h.BaseOffset < 0 {
 		return BatchHeader{}, fmt.Errorf("%w: negative baseOffset %d", ErrInvalidBatch, h.BaseOffset)
 	}
+	h.ControlType = -1
+	if h.Control() {
+		h.ControlType = controlType(b[BatchHeaderSize:min(len(b), int(h.Size()))])
+	}
 	return h, nil
+}
+
+// controlRecordPrefix is enough bytes of a control batch's first record to read its
+// type: the record's length, attributes, timestamp and offset deltas and key length
+// (varints) and the key's version and type (int16 each).
+const controlRecordPrefix = 32
+
+// controlType reads the type of a control batch's first record from the bytes after
+// the batch header: the key is version int16, type int16. It returns -1 when the
+// record is cut short or malformed.
+func controlType(rec []byte) int16 {
+	_, n := binary.Varint(rec) // record length
+	if n <= 0 || len(rec) < n+1 {
+		return -1
+	}
+	rec = rec[n+1:] // attributes int8
+	for range 2 {   // timestampDelta, offsetDelta
+		if _, n = binary.Varint(rec); n <= 0 {
+			return -1
+		}
+		rec = rec[n:]
+	}
+	keyLen, n := binary.Varint(rec)
+	if n <= 0 || keyLen < 4 || len(rec) < n+4 {
+		return -1
+	}
+	return int16(binary.BigEndian.Uint16(rec[n+2:]))
 }
 
 // ValidateBatch checks that b is exactly one whole v2 batch: magic, a batchLength that

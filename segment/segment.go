@@ -109,6 +109,14 @@ func (s *segment) readHeaderAt(pos int64, buf *[BatchHeaderSize]byte) (BatchHead
 	if pos+h.Size() > s.size {
 		return h, fmt.Errorf("%w: batch at position %d of size %d runs past the end of the %d-byte segment", io.ErrUnexpectedEOF, pos, h.Size(), s.size)
 	}
+	if h.Control() {
+		var rec [controlRecordPrefix]byte
+		n := min(int64(len(rec)), h.Size()-BatchHeaderSize)
+		if _, err := s.log.ReadAt(rec[:n], pos+BatchHeaderSize); err != nil {
+			return h, err
+		}
+		h.ControlType = controlType(rec[:n])
+	}
 	return h, nil
 }
 

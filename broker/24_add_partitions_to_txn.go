@@ -1,0 +1,77 @@
+package broker
+
+// AddPartitionsToTxn (key 24), v0-3 (the client versions; v4+, KIP-890's batched
+// verify-only form for brokers, is not served). The transactional id's coordinator adds
+// the partitions to the producer's transaction (txn.Shard.AddPartitions), starting one
+// when none is open. A partition whose topic does not exist is
+// UNKNOWN_TOPIC_OR_PARTITION and the others OPERATION_NOT_ATTEMPTED, nothing written,
+// as in Kafka. Refusals: NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS,
+// INVALID_PRODUCER_ID_MAPPING (unknown id or another producer id), PRODUCER_FENCED
+// (another epoch; INVALID_PRODUCER_EPOCH before v2), CONCURRENT_TRANSACTIONS (a
+// transition or the previous transaction's markers are being written).
+
+import (
+	"context"
+	"time"
+
+	"github.com/petrel-broker/petrel/rpc"
+	"github.com/petrel-broker/petrel/txn"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+func init() { registerAPI(kmsg.AddPartitionsToTxn, 0, 3, (*Broker).handleAddPartitionsToTxn) }
+
+func (b *Broker) handleAddPartitionsToTxn(ctx context.Context, req *rpc.Request) rpc.Result {
+	r := req.Body.(*kmsg.AddPartitionsToTxnRequest)
+	build := func(code func(topic string, partition int32) int16) kmsg.Response {
+		resp := r.ResponseKind().(*kmsg.AddPartitionsToTxnResponse)
+		for _, t := range r.Topics {
+			rt := kmsg.NewAddPartitionsToTxnResponseTopic()
+			rt.Topic = t.Topic
+			for _, p := range t.Partitions {
+				rp := kmsg.NewAddPartitionsToTxnResponseTopicPartition()
+				rp.Partition, rp.ErrorCode = p, fencedForVersion(code(t.Topic, p), r.Version, 2)
+				rt.Partitions = append(rt.Partitions, rp)
+			}
+			resp.Topics = append(resp.Topics, rt)
+		}
+		return resp
+	}
+	all := func(code int16) kmsg.Response { return build(func(string, int32) int16 { return code }) }
+	im := b.Image()
+	var tps []txn.TopicPartition
+	unknown := false
+	for _, t := range r.Topics {
+		topic := im.Topic(t.Topic)
+		for _, p := range t.Partitions {
+			if topic == nil || p < 0 || int(p) >= len(topic.Partitions) {
+				unknown = true
+			}
+			tps = append(tps, txn.TopicPartition{Topic: t.Topic, Partition: p})
+		}
+	}
+	if r.TransactionalID == "" {
+		return rpc.Respond(all(kerr.InvalidRequest.Code))
+	}
+	if unknown {
+		return rpc.Respond(build(func(topic string, p int32) int16 {
+			if t := im.Topic(topic); t == nil || p < 0 || int(p) >= len(t.Partitions) {
+				return kerr.UnknownTopicOrPartition.Code
+			}
+			return kerr.OperationNotAttempted.Code
+		}))
+	}
+	return b.txns.respond(r.TransactionalID, func(now time.Time, s *txn.Shard, send func(kmsg.Response)) txn.Effects {
+		return s.AddPartitions(now, r.TransactionalID, r.ProducerID, r.ProducerEpoch, tps, func(code int16) { send(all(code)) })
+	}, all)
+}
+
+// fencedForVersion answers PRODUCER_FENCED as INVALID_PRODUCER_EPOCH to versions
+// before since, which predate it (KIP-588), as Kafka does.
+func fencedForVersion(code int16, version, since int16) int16 {
+	if code == kerr.ProducerFenced.Code && version < since {
+		return kerr.InvalidProducerEpoch.Code
+	}
+	return code
+}

@@ -1,0 +1,139 @@
+package broker
+
+// WriteTxnMarkers (key 27), v0-1, sent by a transaction coordinator to the leaders of
+// a transaction's partitions (internal: served, not advertised). For each marker and
+// partition this broker leads, a control batch (controlBatch) carrying the producer id
+// and epoch is appended as the leader, with acks=all semantics: the answer waits until
+// the high watermark passes it (or the request's budget, REQUEST_TIMED_OUT), as Kafka
+// writes markers with acks=-1. A marker older than the producer's epoch is
+// INVALID_PRODUCER_EPOCH; a partition not led here NOT_LEADER_OR_FOLLOWER or
+// UNKNOWN_TOPIC_OR_PARTITION (noReplicaError). On a __consumer_offsets partition the
+// group coordinator then applies (COMMIT) or drops (ABORT) the producer's staged
+// TxnOffsetCommit offsets before the partition is answered.
+
+import (
+	"context"
+	"encoding/binary"
+	"time"
+
+	"github.com/petrel-broker/petrel/rpc"
+	"github.com/petrel-broker/petrel/segment"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+func init() { registerInternalAPI(kmsg.WriteTxnMarkers, 0, 1, (*Broker).handleWriteTxnMarkers) }
+
+// markerWait bounds the wait for the high watermark to pass the markers.
+const markerWait = 10 * time.Second
+
+func (b *Broker) handleWriteTxnMarkers(ctx context.Context, req *rpc.Request) rpc.Result {
+	r := req.Body.(*kmsg.WriteTxnMarkersRequest)
+	ch := make(chan kmsg.Response, 1)
+	b.goLoop("write txn markers", func() { ch <- b.writeTxnMarkers(ctx, r) })
+	return rpc.RespondLater(ch)
+}
+
+// writeTxnMarkers appends r's markers and waits for their high watermarks.
+func (b *Broker) writeTxnMarkers(ctx context.Context, r *kmsg.WriteTxnMarkersRequest) *kmsg.WriteTxnMarkersResponse {
+	resp := r.ResponseKind().(*kmsg.WriteTxnMarkersResponse)
+	type waiting struct{ marker, topic, partition int }
+	var pending []producePending
+	var where []waiting
+	var parts []kmsg.ProduceResponseTopicPartition
+	for mi, m := range r.Markers {
+		rm := kmsg.NewWriteTxnMarkersResponseMarker()
+		rm.ProducerID = m.ProducerID
+		for ti, t := range m.Topics {
+			rt := kmsg.NewWriteTxnMarkersResponseMarkerTopic()
+			rt.Topic = t.Topic
+			for pi, p := range t.Partitions {
+				rp := kmsg.NewWriteTxnMarkersResponseMarkerTopicPartition()
+				rp.Partition = p
+				rt.Partitions = append(rt.Partitions, rp)
+				part := b.partitions.get(t.Topic, p)
+				if part == nil {
+					rt.Partitions[pi].ErrorCode = b.noReplicaError(t.Topic, p)
+					continue
+				}
+				batch := controlBatch(m.ProducerID, m.ProducerEpoch, m.Committed, m.CoordinatorEpoch, time.Now())
+				minInsync := min(part.settings.Load().minInsync, int(part.replicationFactor.Load()))
+				info, err := part.AppendAsLeader(batch, minInsync)
+				if err != nil {
+					rt.Partitions[pi].ErrorCode = b.errorCodeLogged(err, "write txn marker")
+					continue
+				}
+				parts = append(parts, kmsg.NewProduceResponseTopicPartition())
+				pending = append(pending, producePending{part: part, end: info.LastOffset + 1, minInsync: minInsync})
+				where = append(where, waiting{mi, ti, pi})
+			}
+			rm.Topics = append(rm.Topics, rt)
+		}
+		resp.Markers = append(resp.Markers, rm)
+	}
+	if len(pending) > 0 {
+		for i := range pending {
+			pending[i].resp = &parts[i]
+		}
+		b.awaitHighWatermarks(ctx, pending, markerWait)
+		for i, w := range where {
+			code := parts[i].ErrorCode
+			m, t := r.Markers[w.marker], r.Markers[w.marker].Topics[w.topic]
+			if code == 0 && t.Topic == offsetsTopic {
+				// The group coordinator applies or drops the transaction's offsets.
+				code = b.completeGroupTransaction(ctx, t.Partitions[w.partition], m.ProducerID, m.Committed)
+			}
+			resp.Markers[w.marker].Topics[w.topic].Partitions[w.partition].ErrorCode = code
+		}
+	}
+	return resp
+}
+
+// Control record types of a transaction marker's key.
+const (
+	controlTypeAbort  = 0
+	controlTypeCommit = 1
+)
+
+// controlBatch builds a transaction marker as Kafka writes it: an uncompressed
+// RecordBatch v2 with the transactional and control attributes, the producer's id and
+// epoch, no sequence, and one record whose key is version int16 (0) and type int16
+// (0 ABORT, 1 COMMIT) and whose value is version int16 (0) and the coordinator epoch
+// int32.
+func controlBatch(producerID int64, producerEpoch int16, commit bool, coordinatorEpoch int32, now time.Time) []byte {
+	key := make([]byte, 4)
+	if commit {
+		binary.BigEndian.PutUint16(key[2:], controlTypeCommit)
+	}
+	value := make([]byte, 6)
+	binary.BigEndian.PutUint32(value[2:], uint32(coordinatorEpoch))
+	rec := kmsg.Record{Key: key, Value: value}
+	rec.Length = int32(len(rec.AppendTo(nil)) - 1)
+	ts := now.UnixMilli()
+	batch := kmsg.RecordBatch{
+		Magic:          2,
+		Attributes:     0x30, // transactional | control
+		FirstTimestamp: ts,
+		MaxTimestamp:   ts,
+		ProducerID:     producerID,
+		ProducerEpoch:  producerEpoch,
+		FirstSequence:  -1,
+		NumRecords:     1,
+		Records:        rec.AppendTo(nil),
+	}
+	out := batch.AppendTo(nil)
+	binary.BigEndian.PutUint32(out[8:], uint32(len(out)-12))
+	binary.BigEndian.PutUint32(out[17:], segment.CRC32C(out[21:]))
+	return out
+}
+
+// markerDone reports a partition's WriteTxnMarkers outcome for the coordinator: done
+// (written, or never to be written: the topic is gone, or a newer epoch fenced this
+// marker) or to be retried.
+func markerDone(code int16) bool {
+	switch code {
+	case 0, kerr.InvalidProducerEpoch.Code, kerr.ProducerFenced.Code, kerr.TransactionCoordinatorFenced.Code:
+		return true
+	}
+	return false
+}

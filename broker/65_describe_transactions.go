@@ -1,0 +1,36 @@
+package broker
+
+// DescribeTransactions (key 65), v0: each transactional id is described by its
+// coordinator's shard (txn.Shard.Describe); an id not coordinated here is
+// NOT_COORDINATOR (or COORDINATOR_LOAD_IN_PROGRESS), an unknown one
+// TRANSACTIONAL_ID_NOT_FOUND, as in Kafka (clients send each id to its coordinator).
+
+import (
+	"context"
+	"time"
+
+	"github.com/petrel-broker/petrel/rpc"
+	"github.com/petrel-broker/petrel/txn"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+func init() { registerAPI(kmsg.DescribeTransactions, 0, 0, (*Broker).handleDescribeTransactions) }
+
+func (b *Broker) handleDescribeTransactions(_ context.Context, req *rpc.Request) rpc.Result {
+	r := req.Body.(*kmsg.DescribeTransactionsRequest)
+	return gather(len(r.TransactionalIDs), func(i int, done func(kmsg.DescribeTransactionsResponseTransactionState)) {
+		id := r.TransactionalIDs[i]
+		b.txns.submit(id, func(_ time.Time, s *txn.Shard) txn.Effects {
+			done(s.Describe(id))
+			return txn.Effects{}
+		}, func(code int16) {
+			st := kmsg.NewDescribeTransactionsResponseTransactionState()
+			st.TransactionalID, st.ErrorCode, st.ProducerID, st.ProducerEpoch, st.StartTimestamp = id, code, -1, -1, -1
+			done(st)
+		})
+	}, func(results []kmsg.DescribeTransactionsResponseTransactionState) kmsg.Response {
+		resp := r.ResponseKind().(*kmsg.DescribeTransactionsResponse)
+		resp.TransactionStates = append([]kmsg.DescribeTransactionsResponseTransactionState{}, results...)
+		return resp
+	})
+}

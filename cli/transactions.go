@@ -1,0 +1,122 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	ucli "github.com/urfave/cli/v2"
+)
+
+// transactionsCommand is `petrel transactions list | describe`, in the columns of
+// kafka-transactions.sh. Both are plain admin requests (ListTransactions,
+// DescribeTransactions), so they work against Apache Kafka too.
+func transactionsCommand() *ucli.Command {
+	return &ucli.Command{
+		Name:  "transactions",
+		Usage: "list and describe transactions, as kafka-transactions.sh",
+		Subcommands: []*ucli.Command{
+			{
+				Name:   "list",
+				Usage:  "list the transactional ids known to their coordinators",
+				Flags:  withClientFlags(),
+				Action: runTransactionsList,
+			},
+			{
+				Name:  "describe",
+				Usage: "describe the state of one transactional id",
+				Flags: withClientFlags(
+					&ucli.StringFlag{Name: "transactional-id", Usage: "the transactional id", Required: true},
+				),
+				Action: runTransactionsDescribe,
+			},
+		},
+	}
+}
+
+func runTransactionsList(c *ucli.Context) error {
+	if _, err := commandArgs(c); err != nil {
+		return err
+	}
+	cl, err := newKafkaClient(c)
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	ctx, cancel := cl.requestContext(c.Context)
+	defer cancel()
+	listed, err := cl.admin().ListTransactions(ctx, nil, nil)
+	if err != nil {
+		return fmt.Errorf("list transactions: %w", cl.explain(err))
+	}
+	var out strings.Builder
+	w := tabwriter.NewWriter(&out, 0, 0, 1, ' ', 0)
+	fmt.Fprintln(w, "TransactionalId\tCoordinator\tProducerId\tTransactionState")
+	for _, l := range listed.Sorted() {
+		fmt.Fprintf(w, "%s\t%d\t%d\t%s\n", l.TxnID, l.Coordinator, l.ProducerID, l.State)
+	}
+	if err := w.Flush(); err != nil {
+		return err
+	}
+	_, err = io.WriteString(c.App.Writer, out.String())
+	return err
+}
+
+func runTransactionsDescribe(c *ucli.Context) error {
+	if _, err := commandArgs(c); err != nil {
+		return err
+	}
+	id := c.String("transactional-id")
+	if id == "" {
+		return fmt.Errorf("--transactional-id must name a transactional id")
+	}
+	cl, err := newKafkaClient(c)
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	ctx, cancel := cl.requestContext(c.Context)
+	defer cancel()
+	described, err := cl.admin().DescribeTransactions(ctx, id)
+	if err != nil {
+		return fmt.Errorf("describe transaction %s: %w", id, cl.explain(err))
+	}
+	d, ok := described[id]
+	if !ok {
+		return fmt.Errorf("describe transaction %s: no answer from its coordinator", id)
+	}
+	if d.Err != nil {
+		return fmt.Errorf("describe transaction %s: %s", id, describeKafkaError(d.Err))
+	}
+	var out strings.Builder
+	w := tabwriter.NewWriter(&out, 0, 0, 1, ' ', 0)
+	fmt.Fprintln(w, "CoordinatorId\tTransactionalId\tProducerId\tProducerEpoch\tTransactionState\tTransactionTimeoutMs\tCurrentTransactionStartTimeMs\tTransactionDurationMs\tTopicPartitions")
+	start, duration := "None", "None"
+	if d.StartTimestamp >= 0 {
+		start = strconv.FormatInt(d.StartTimestamp, 10)
+		duration = strconv.FormatInt(time.Now().UnixMilli()-d.StartTimestamp, 10)
+	}
+	fmt.Fprintf(w, "%d\t%s\t%d\t%d\t%s\t%d\t%s\t%s\t%s\n", d.Coordinator, d.TxnID, d.ProducerID, d.ProducerEpoch, d.State,
+		d.TimeoutMillis, start, duration, topicPartitionList(d.Topics))
+	if err := w.Flush(); err != nil {
+		return err
+	}
+	_, err = io.WriteString(c.App.Writer, out.String())
+	return err
+}
+
+// topicPartitionList prints partitions as kafka-transactions.sh does: topic-partition,
+// comma-separated (by topic, then partition).
+func topicPartitionList(set kadm.TopicsSet) string {
+	var out []string
+	for _, tp := range set.Sorted() {
+		for _, p := range tp.Partitions {
+			out = append(out, tp.Topic+"-"+strconv.Itoa(int(p)))
+		}
+	}
+	return strings.Join(out, ",")
+}

@@ -1,0 +1,41 @@
+package replication
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/petrel-broker/petrel/segment"
+)
+
+// A transaction marker with a newer epoch fences the producer's older epoch; an older
+// marker is refused; the marker-only entry survives a snapshot.
+func TestTransactionMarkerFencesProducer(t *testing.T) {
+	s := NewProducerStates()
+	data := segment.BatchHeader{ProducerID: 7, ProducerEpoch: 0, BaseSequence: 0, BaseOffset: 0, MaxTimestamp: 10}
+	s.Update(data)
+	marker := segment.BatchHeader{ProducerID: 7, ProducerEpoch: 1, BaseSequence: -1, BaseOffset: 1, Attributes: 0x30, MaxTimestamp: 11}
+	if _, err := s.Check(marker); err != nil {
+		t.Fatalf("marker of a newer epoch: %v", err)
+	}
+	s.Update(marker)
+	next := segment.BatchHeader{ProducerID: 7, ProducerEpoch: 0, BaseSequence: 1, BaseOffset: 2}
+	if _, err := s.Check(next); !errors.Is(err, ErrInvalidProducerEpoch) {
+		t.Fatalf("a batch of the fenced epoch: %v", err)
+	}
+	old := marker
+	old.ProducerEpoch = 0
+	if _, err := s.Check(old); !errors.Is(err, ErrInvalidProducerEpoch) {
+		t.Fatalf("a marker of an older epoch: %v", err)
+	}
+	fresh := segment.BatchHeader{ProducerID: 7, ProducerEpoch: 2, BaseSequence: 0, BaseOffset: 2}
+	if _, err := s.Check(fresh); err != nil {
+		t.Fatalf("the new producer's first batch: %v", err)
+	}
+	got, err := DecodeProducerSnapshot(EncodeProducerSnapshot(s))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e := got.Entry(7); e == nil || e.ProducerEpoch != 1 || len(e.Batches) != 0 || e.LastTimestamp != 11 {
+		t.Fatalf("snapshot entry %+v", e)
+	}
+}

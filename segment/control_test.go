@@ -1,0 +1,28 @@
+package segment
+
+import "testing"
+
+// A control record's type is read from Kafka's layout; cut or malformed records give -1.
+func TestControlType(t *testing.T) {
+	// length 10, attributes 0, timestampDelta 0, offsetDelta 0, keyLength 4 (zigzag 8),
+	// key version 0 type 1.
+	rec := []byte{20, 0, 0, 0, 8, 0, 0, 0, 1, 12, 0, 0, 0, 0, 0, 5, 0}
+	if got := controlType(rec); got != 1 {
+		t.Fatalf("controlType = %d, want 1", got)
+	}
+	for n := range 9 {
+		if got := controlType(rec[:n]); got != -1 {
+			t.Fatalf("controlType of %d bytes = %d, want -1", n, got)
+		}
+	}
+}
+
+// FuzzControlType: arbitrary bytes after a control batch's header never panic and give
+// -1 or the int16 at the key's type.
+func FuzzControlType(f *testing.F) {
+	f.Add([]byte{20, 0, 0, 0, 8, 0, 0, 0, 1})
+	f.Add([]byte{0xff, 0xff, 0xff})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		_ = controlType(b)
+	})
+}
