@@ -70,6 +70,10 @@ type partitionManager struct {
 	// cleaner-offset-checkpoint): their logs have offset gaps, which recovery must accept
 	// even after cleanup.policy changes back to delete. Guarded by mu.
 	compactedOnce map[segment.TopicPartition]bool
+	// straysRemoved is set once the first reconciliation of a caught-up image has
+	// removed the partition directories this broker no longer hosts (reconcile
+	// goroutine only).
+	straysRemoved bool
 }
 
 func newPartitionManager(b *Broker) (*partitionManager, error) {
@@ -219,6 +223,10 @@ func (pm *partitionManager) reconcile(im *metadata.Image) bool {
 		if !live[tp] {
 			pm.remove(tp, true)
 		}
+	}
+	if !pm.straysRemoved {
+		pm.straysRemoved = true
+		pm.removeStrays(live)
 	}
 	pm.b.groups.reconcile(im)
 	pm.b.txns.reconcile(im)
@@ -406,6 +414,41 @@ func (pm *partitionManager) deleteDue(now time.Time) {
 		if err := os.RemoveAll(dir); err != nil {
 			pm.b.logger.Warn("removing a deleted partition directory", "dir", dir, "error", err)
 		}
+	}
+}
+
+// removeStrays renames for deletion the partition directories left from before this
+// start whose replica the caught-up image no longer assigns to this broker — a
+// reassignment that completed or a topic deleted while it was down — as Kafka deletes
+// stray logs at start. It runs once, after the first reconciliation of a caught-up image,
+// so that a directory is never judged against a stale image.
+func (pm *partitionManager) removeStrays(live map[segment.TopicPartition]bool) {
+	ents, err := os.ReadDir(pm.dir)
+	if err != nil {
+		return
+	}
+	for _, e := range ents {
+		if !e.IsDir() || strings.HasSuffix(e.Name(), segment.DeleteDirSuffix) {
+			continue
+		}
+		topic, partition, err := segment.ParsePartitionDirName(e.Name())
+		if err != nil {
+			continue
+		}
+		tp := segment.TopicPartition{Topic: topic, Partition: partition}
+		if live[tp] || pm.get(topic, partition) != nil {
+			continue
+		}
+		var raw [16]byte
+		rand.Read(raw[:])
+		from := filepath.Join(pm.dir, e.Name())
+		to := from + "." + hex.EncodeToString(raw[:]) + segment.DeleteDirSuffix
+		if err := os.Rename(from, to); err != nil {
+			pm.b.logger.Warn("cannot remove a stray partition directory", "dir", from, "error", err)
+			continue
+		}
+		pm.b.logger.Info("removing a stray partition directory: this broker no longer hosts the replica", "topic", topic, "partition", partition)
+		pm.scheduleDeletion(to)
 	}
 }
 
