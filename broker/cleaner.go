@@ -144,11 +144,13 @@ func (c *logCleaner) grab(now time.Time) (cleanJob, bool) {
 
 // measure computes a compacted partition's cleanable range and dirty ratio (Kafka's
 // LogCleanerManager.cleanableOffsets): dirty bytes are those of the sealed segments from
-// the first dirty offset up to the first uncleanable one (the high watermark, the
-// active segment, the first segment younger than min.compaction.lag.ms). must is set
-// when the oldest dirty segment is older than max.compaction.lag.ms.
+// the first dirty offset up to the first uncleanable one (the last stable offset —
+// the high watermark, or the first offset of the oldest open transaction below it —,
+// the active segment, the first segment younger than min.compaction.lag.ms). must is
+// set when the oldest dirty segment is older than max.compaction.lag.ms.
 func (c *logCleaner) measure(lp *localPartition, tp segment.TopicPartition, s cleanerSettings, checkpoint int64, has bool, now time.Time) (job cleanJob, must, ok bool) {
-	hw := lp.State().HighWatermark
+	st := lp.State()
+	stable := min(st.HighWatermark, st.LastStableOffset)
 	nowMs := now.UnixMilli()
 	err := lp.WithLog(func(l *segment.Log) error {
 		segs := l.Segments()
@@ -156,7 +158,7 @@ func (c *logCleaner) measure(lp *localPartition, tp segment.TopicPartition, s cl
 		if has && checkpoint >= first && checkpoint <= l.LogEndOffset() {
 			first = checkpoint
 		}
-		upTo := min(hw, segs[len(segs)-1].BaseOffset)
+		upTo := min(stable, segs[len(segs)-1].BaseOffset)
 		var clean, dirty int64
 		for _, sg := range segs[:len(segs)-1] {
 			if s.minLagMs > 0 && sg.MaxTimestamp > nowMs-s.minLagMs {

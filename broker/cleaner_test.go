@@ -151,6 +151,46 @@ func TestCleaner_CompactionLags(t *testing.T) {
 	}
 }
 
+// An open transaction holds the cleanable range back at its first offset (the last
+// stable offset), even when sealed segments lie above it; once it commits, the range
+// reaches the active segment again.
+func TestCleaner_CleanableRangeStopsAtLastStableOffset(t *testing.T) {
+	b := startTestBroker(t, "", map[string]string{"log.cleaner.enable": "false"})
+	mustCreateTopic(t, newAdmin(t, b), "txc", 1, map[string]*string{"cleanup.policy": strp("compact"), "segment.bytes": strp("4096")})
+	plain := newClient(t, b)
+	produceKeyed(t, plain, "txc", 1000, 10)
+	tx := newClient(t, b, kgo.TransactionalID("cleaner-lso"), kgo.DefaultProduceTopic("txc"))
+	ctx := testContext(t)
+	if err := tx.BeginTransaction(); err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.ProduceSync(ctx, &kgo.Record{Key: []byte(recordKey(1)), Value: []byte("open")}).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	lp := b.partitions.get("txc", 0)
+	st := lp.State()
+	if st.LastStableOffset >= st.HighWatermark {
+		t.Fatalf("an open transaction and LSO %d = HW %d", st.LastStableOffset, st.HighWatermark)
+	}
+	produceKeyed(t, plain, "txc", 1000, 10) // seals segments above the open transaction
+	c := newLogCleaner(b.partitions, b.stop)
+	tp := segment.TopicPartition{Topic: "txc"}
+	var active int64
+	lp.WithLog(func(l *segment.Log) error { active = l.ActiveSegmentBaseOffset(); return nil })
+	job, _, ok := c.measure(lp, tp, lp.settings.Load().cleaner, 0, false, time.Now())
+	if lso := lp.State().LastStableOffset; !ok || job.upTo > lso || lso >= active {
+		t.Fatalf("open transaction: ok %v upTo %d, LSO %d, active segment at %d", ok, job.upTo, lso, active)
+	}
+	if err := tx.EndTransaction(ctx, kgo.TryCommit); err != nil {
+		t.Fatal(err)
+	}
+	waitUntil(t, "the LSO reaches the HW", func() bool { st := lp.State(); return st.LastStableOffset == st.HighWatermark })
+	lp.WithLog(func(l *segment.Log) error { active = l.ActiveSegmentBaseOffset(); return nil })
+	if job, _, ok := c.measure(lp, tp, lp.settings.Load().cleaner, 0, false, time.Now()); !ok || job.upTo != active {
+		t.Fatalf("committed: ok %v upTo %d, active segment at %d", ok, job.upTo, active)
+	}
+}
+
 // The I/O throttle holds its callers to the rate: 2 MB at 10 MB/s cannot take less than
 // about 200 ms (a lower bound only: a loaded machine is slower, never faster).
 func TestCleaner_ThrottleHoldsTheRate(t *testing.T) {

@@ -19,8 +19,8 @@ type CleanOptions struct {
 	// cleaned up to (cleaner-offset-checkpoint), or the log start offset.
 	FirstDirtyOffset int64
 	// UncleanableOffset bounds the pass: nothing at or above it is read into the offset
-	// map or changed (the high watermark, min.compaction.lag.ms). The active segment is
-	// never cleaned whatever this says.
+	// map or changed (the last stable offset — at most the high watermark —,
+	// min.compaction.lag.ms). The active segment is never cleaned whatever this says.
 	UncleanableOffset int64
 	// MaxMapBytes is log.cleaner.dedupe.buffer.size: the offset map holds
 	// MaxMapBytes/24*0.9 keys; a dirty section with more is cleaned over several passes.
@@ -257,7 +257,11 @@ func (p *CleanPlan) buildOffsetMap() error {
 				return false, nil
 			}
 			p.Result.DirtyBytes += h.Size()
-			if !h.Control() {
+			// A transactional batch's records never enter the map: an aborted (or still
+			// open) transaction must not supersede a committed value, and filterBatch
+			// copies transactional batches whole, so no record is removed in favour of
+			// one whose fate the cleaner does not know. Control batches hold no keys.
+			if !h.Control() && !h.Transactional() {
 				raw, ok, err := p.recordsSection(b, h)
 				if err != nil {
 					return false, err

@@ -118,9 +118,12 @@ func (p *CleanPlan) recordsSection(b []byte, h BatchHeader) (raw []byte, ok bool
 // filterBatch decides what of the batch b (header h) survives cleaning and appends it to
 // out: the batch unchanged, a rewritten batch holding the records that stay, an empty
 // batch (header only) when nothing stays but the batch must (keep: the last batch of a
-// producer, or of a cleaned group), or nothing.
+// producer, or of a cleaned group), or nothing. Control batches (transaction markers)
+// and transactional batches are always copied whole: the cleaner does not track which
+// transactions committed, so it neither removes nor thins them (a simpler rule than
+// Kafka's, which discards aborted data and markers after their delete horizon).
 func (p *CleanPlan) filterBatch(out, b []byte, h BatchHeader, keep bool) ([]byte, error) {
-	if h.Control() || h.BaseOffset >= p.endOffset {
+	if h.Control() || h.Transactional() || h.BaseOffset >= p.endOffset {
 		return append(out, b...), nil
 	}
 	raw, ok, err := p.recordsSection(b, h)
