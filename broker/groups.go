@@ -14,9 +14,7 @@ import (
 
 	"github.com/petrel-broker/petrel/coordinator"
 	"github.com/petrel-broker/petrel/group"
-	"github.com/petrel-broker/petrel/metadata"
 	"github.com/petrel-broker/petrel/rpc"
-	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -26,8 +24,7 @@ const expireOffsetsTimer = "petrel/expire-offsets"
 
 // groupCoordinator runs the __consumer_offsets partitions this broker leads.
 type groupCoordinator struct {
-	b              *Broker
-	rt             *coordinator.Runtime
+	*shardRouter[*group.Shard, group.Effects]
 	cfg            group.Config
 	expireInterval time.Duration
 }
@@ -44,100 +41,24 @@ func newGroupCoordinator(b *Broker) *groupCoordinator {
 	cfg.OffsetsRetention = time.Duration(c.int64Value("offsets.retention.minutes")) * time.Minute
 	cfg.OffsetMetadataMaxBytes = int(c.int64Value("offset.metadata.max.bytes"))
 	cfg.NewMemberID = randomUUID
-	return &groupCoordinator{b: b, cfg: cfg, expireInterval: c.durationMs("offsets.retention.check.interval.ms"),
+	gc := &groupCoordinator{cfg: cfg, expireInterval: c.durationMs("offsets.retention.check.interval.ms")}
+	gc.shardRouter = &shardRouter[*group.Shard, group.Effects]{b: b, topic: offsetsTopic,
 		rt: coordinator.New(coordinator.Config{
 			Name:          offsetsTopic,
 			WriteTimeout:  c.durationMs("offsets.commit.timeout.ms"),
 			LoadReadBytes: int(c.int64Value("offsets.load.buffer.size")),
 			Logger:        b.logger.Named("group-coordinator"),
-		})}
-}
-
-// close unloads every partition; waiting requests get NOT_COORDINATOR.
-func (gc *groupCoordinator) close() { gc.rt.Close() }
-
-// reconcile loads the __consumer_offsets partitions this broker leads (in the leader
-// epoch of im) and unloads the others. The reconciler calls it after applying im.
-func (gc *groupCoordinator) reconcile(im *metadata.Image) {
-	self := gc.b.cfg.NodeID
-	t := im.Topic(offsetsTopic)
-	loaded := gc.rt.Loaded()
-	for p, epoch := range loaded {
-		if t == nil || int(p) >= len(t.Partitions) || t.Partitions[p].Leader != self || t.Partitions[p].LeaderEpoch != epoch {
-			gc.rt.Unload(p)
-		}
+		}),
+		partitionOf: group.PartitionFor,
+		newShard: func(int32, int32) coordinator.Shard {
+			return &groupShard{gc: gc, s: group.NewShard(gc.cfg)}
+		},
+		unwrap: func(s coordinator.Shard) (*group.Shard, func(group.Effects) coordinator.Result) {
+			gs := s.(*groupShard)
+			return gs.s, gs.convert
+		},
 	}
-	if t == nil {
-		return
-	}
-	for _, p := range t.Partitions {
-		if p.Leader != self {
-			continue
-		}
-		if epoch, ok := loaded[p.ID]; ok && epoch == p.LeaderEpoch {
-			continue
-		}
-		lp := gc.b.partitions.get(offsetsTopic, p.ID)
-		if lp == nil {
-			continue
-		}
-		gc.rt.Load(coordinator.LoadSpec{
-			Partition:   p.ID,
-			LeaderEpoch: p.LeaderEpoch,
-			Log:         lp.Partition,
-			MinInsync: func() int {
-				return min(lp.settings.Load().minInsync, int(lp.replicationFactor.Load()))
-			},
-			Shard: &groupShard{gc: gc, s: group.NewShard(gc.cfg)},
-		})
-	}
-}
-
-// unload stops serving one partition (its replica is removed).
-func (gc *groupCoordinator) unload(partition int32) { gc.rt.Unload(partition) }
-
-// partitionFor returns the __consumer_offsets partition of groupID, or false when the
-// topic does not exist.
-func (gc *groupCoordinator) partitionFor(groupID string) (int32, bool) {
-	t := gc.b.Image().Topic(offsetsTopic)
-	if t == nil || len(t.Partitions) == 0 {
-		return 0, false
-	}
-	return group.PartitionFor(groupID, int32(len(t.Partitions))), true
-}
-
-// submit runs call on groupID's shard. When the partition is not served here it calls
-// failed with the Kafka code (NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS), at once or
-// later (unloaded before the call ran).
-func (gc *groupCoordinator) submit(groupID string, call func(now time.Time, s *group.Shard) group.Effects, failed func(code int16)) {
-	p, ok := gc.partitionFor(groupID)
-	if !ok {
-		failed(kerr.NotCoordinator.Code)
-		return
-	}
-	gc.submitTo(p, call, failed)
-}
-
-func (gc *groupCoordinator) submitTo(p int32, call func(now time.Time, s *group.Shard) group.Effects, failed func(code int16)) {
-	err := gc.rt.Submit(p, func(now time.Time, s coordinator.Shard) coordinator.Result {
-		gs := s.(*groupShard)
-		return gs.convert(call(now, gs.s))
-	}, func(err error) { failed(errorCode(err)) })
-	if err != nil {
-		failed(errorCode(err))
-	}
-}
-
-// respond answers a request from groupID's shard: call delivers the response through
-// send (now or later); failed builds the response for a refusal code.
-func (gc *groupCoordinator) respond(groupID string, call func(now time.Time, s *group.Shard, send func(kmsg.Response)) group.Effects,
-	failed func(code int16) kmsg.Response) rpc.Result {
-	ch := make(chan kmsg.Response, 1)
-	var once sync.Once
-	send := func(resp kmsg.Response) { once.Do(func() { ch <- resp }) }
-	gc.submit(groupID, func(now time.Time, s *group.Shard) group.Effects { return call(now, s, send) },
-		func(code int16) { send(failed(code)) })
-	return rpc.RespondLater(ch)
+	return gc
 }
 
 // gather runs one call per item (each on its group's shard) and answers with build once

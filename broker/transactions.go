@@ -7,15 +7,10 @@ package broker
 // transaction.abort.timed.out.transaction.cleanup.interval.ms.
 
 import (
-	"sync"
 	"time"
 
 	"github.com/petrel-broker/petrel/coordinator"
-	"github.com/petrel-broker/petrel/metadata"
-	"github.com/petrel-broker/petrel/rpc"
 	"github.com/petrel-broker/petrel/txn"
-	"github.com/twmb/franz-go/pkg/kerr"
-	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // abortTimedOutTimer is the runtime timer key of the periodic AbortTimedOut.
@@ -23,8 +18,7 @@ const abortTimedOutTimer = "petrel/abort-timed-out"
 
 // txnCoordinator runs the __transaction_state partitions this broker leads.
 type txnCoordinator struct {
-	b             *Broker
-	rt            *coordinator.Runtime
+	*shardRouter[*txn.Shard, txn.Effects]
 	cfg           txn.Config
 	abortInterval time.Duration
 }
@@ -33,101 +27,25 @@ func newTxnCoordinator(b *Broker) *txnCoordinator {
 	c := &b.cfg
 	cfg := txn.DefaultConfig()
 	cfg.MaxTimeout = c.durationMs("transaction.max.timeout.ms")
-	return &txnCoordinator{b: b, cfg: cfg,
-		abortInterval: c.durationMs("transaction.abort.timed.out.transaction.cleanup.interval.ms"),
+	tc := &txnCoordinator{cfg: cfg,
+		abortInterval: c.durationMs("transaction.abort.timed.out.transaction.cleanup.interval.ms")}
+	tc.shardRouter = &shardRouter[*txn.Shard, txn.Effects]{b: b, topic: transactionStateTopic,
 		rt: coordinator.New(coordinator.Config{
 			Name:          transactionStateTopic,
 			WriteTimeout:  c.durationMs("offsets.commit.timeout.ms"),
 			LoadReadBytes: int(c.int64Value("offsets.load.buffer.size")),
 			Logger:        b.logger.Named("txn-coordinator"),
-		})}
-}
-
-// close unloads every partition; waiting requests get NOT_COORDINATOR.
-func (tc *txnCoordinator) close() { tc.rt.Close() }
-
-// reconcile loads the __transaction_state partitions this broker leads (in the leader
-// epoch of im) and unloads the others.
-func (tc *txnCoordinator) reconcile(im *metadata.Image) {
-	self := tc.b.cfg.NodeID
-	t := im.Topic(transactionStateTopic)
-	loaded := tc.rt.Loaded()
-	for p, epoch := range loaded {
-		if t == nil || int(p) >= len(t.Partitions) || t.Partitions[p].Leader != self || t.Partitions[p].LeaderEpoch != epoch {
-			tc.rt.Unload(p)
-		}
+		}),
+		partitionOf: txn.PartitionFor,
+		newShard: func(partition, leaderEpoch int32) coordinator.Shard {
+			return &txnShard{tc: tc, partition: partition, s: txn.NewShard(tc.cfg, leaderEpoch)}
+		},
+		unwrap: func(s coordinator.Shard) (*txn.Shard, func(txn.Effects) coordinator.Result) {
+			ts := s.(*txnShard)
+			return ts.s, ts.convert
+		},
 	}
-	if t == nil {
-		return
-	}
-	for _, p := range t.Partitions {
-		if p.Leader != self {
-			continue
-		}
-		if epoch, ok := loaded[p.ID]; ok && epoch == p.LeaderEpoch {
-			continue
-		}
-		lp := tc.b.partitions.get(transactionStateTopic, p.ID)
-		if lp == nil {
-			continue
-		}
-		tc.rt.Load(coordinator.LoadSpec{
-			Partition:   p.ID,
-			LeaderEpoch: p.LeaderEpoch,
-			Log:         lp.Partition,
-			MinInsync: func() int {
-				return min(lp.settings.Load().minInsync, int(lp.replicationFactor.Load()))
-			},
-			Shard: &txnShard{tc: tc, partition: p.ID, s: txn.NewShard(tc.cfg, p.LeaderEpoch)},
-		})
-	}
-}
-
-// unload stops serving one partition (its replica is removed).
-func (tc *txnCoordinator) unload(partition int32) { tc.rt.Unload(partition) }
-
-// partitionFor returns the __transaction_state partition of transactionalID, or false
-// when the topic does not exist.
-func (tc *txnCoordinator) partitionFor(transactionalID string) (int32, bool) {
-	t := tc.b.Image().Topic(transactionStateTopic)
-	if t == nil || len(t.Partitions) == 0 {
-		return 0, false
-	}
-	return txn.PartitionFor(transactionalID, int32(len(t.Partitions))), true
-}
-
-// submit runs call on transactionalID's shard; when the partition is not served here
-// failed gets the Kafka code (NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS), at once
-// or later.
-func (tc *txnCoordinator) submit(transactionalID string, call func(now time.Time, s *txn.Shard) txn.Effects, failed func(code int16)) {
-	p, ok := tc.partitionFor(transactionalID)
-	if !ok {
-		failed(kerr.NotCoordinator.Code)
-		return
-	}
-	tc.submitTo(p, call, failed)
-}
-
-func (tc *txnCoordinator) submitTo(p int32, call func(now time.Time, s *txn.Shard) txn.Effects, failed func(code int16)) {
-	err := tc.rt.Submit(p, func(now time.Time, s coordinator.Shard) coordinator.Result {
-		ts := s.(*txnShard)
-		return ts.convert(call(now, ts.s))
-	}, func(err error) { failed(errorCode(err)) })
-	if err != nil {
-		failed(errorCode(err))
-	}
-}
-
-// respond answers a request from transactionalID's shard: call delivers the response
-// through send; failed builds the response for a refusal code.
-func (tc *txnCoordinator) respond(transactionalID string, call func(now time.Time, s *txn.Shard, send func(kmsg.Response)) txn.Effects,
-	failed func(code int16) kmsg.Response) rpc.Result {
-	ch := make(chan kmsg.Response, 1)
-	var once sync.Once
-	send := func(resp kmsg.Response) { once.Do(func() { ch <- resp }) }
-	tc.submit(transactionalID, func(now time.Time, s *txn.Shard) txn.Effects { return call(now, s, send) },
-		func(code int16) { send(failed(code)) })
-	return rpc.RespondLater(ch)
+	return tc
 }
 
 // txnShard adapts a txn.Shard to the runtime.
