@@ -85,7 +85,7 @@ func newConn(s *Server, nc net.Conn, id uint64) *conn {
 		log:    s.log.With("conn", id, "remote", nc.RemoteAddr().String()),
 		ctx:    ctx,
 		cancel: cancel,
-		info:   &ConnInfo{ID: id, RemoteAddr: nc.RemoteAddr(), LocalAddr: nc.LocalAddr()},
+		info:   &ConnInfo{ID: id, RemoteAddr: nc.RemoteAddr(), LocalAddr: nc.LocalAddr(), Principal: AnonymousPrincipal, ListenerName: "PLAINTEXT"},
 		queue:  make(chan slot, s.cfg.MaxInflight),
 		tokens: make(chan struct{}, s.cfg.MaxInflight),
 		stop:   make(chan struct{}),

@@ -41,7 +41,16 @@ type ConnInfo struct {
 	ClientSoftwareName string
 	// ClientSoftwareVersion is from the last ApiVersions v3+ request, "" before one.
 	ClientSoftwareVersion string
+	// Principal is the authenticated Kafka principal in Kafka's "Type:Name" form,
+	// AnonymousPrincipal until TLS client authentication or SASL names one.
+	Principal string
+	// ListenerName is the name of the listener the connection arrived on (PLAINTEXT
+	// for the --listen shorthand).
+	ListenerName string
 }
+
+// AnonymousPrincipal is Kafka's principal for an unauthenticated connection.
+const AnonymousPrincipal = "User:ANONYMOUS"
 
 // Handler handles one request. Handlers run on the connection's reader goroutine, one
 // at a time in request order, so side effects (appends) keep the client's order;
