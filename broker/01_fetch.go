@@ -173,16 +173,19 @@ func (b *Broker) fetchPartition(sp *kmsg.FetchResponseTopicPartition, topic stri
 	var res replication.FetchResult
 	var err error
 	if follower {
-		lastFetched := int32(-1)
+		lastFetched, logStart := int32(-1), int64(-1)
 		if r.Version >= 12 {
 			lastFetched = p.LastFetchedEpoch
+		}
+		if r.Version >= 5 {
+			logStart = p.LogStartOffset // the follower's own, for DeleteRecords' low watermark
 		}
 		var diverging *replication.DivergingEpoch
 		now := time.Now()
 		rate := b.leaderThrottle(b.Image(), topic, p.Partition, r.ReplicaID, lp.InSync(r.ReplicaID))
 		throttled := rate >= 0 && b.throttles.leader.exceeded(rate, now)
 		res, diverging, err = lp.ReadForFollower(replication.FollowerFetch{ReplicaID: r.ReplicaID, FetchOffset: p.FetchOffset,
-			CurrentLeaderEpoch: p.CurrentLeaderEpoch, LastFetchedEpoch: lastFetched, MaxBytes: max(limit, 1)}, now)
+			CurrentLeaderEpoch: p.CurrentLeaderEpoch, LastFetchedEpoch: lastFetched, MaxBytes: max(limit, 1), LogStartOffset: logStart}, now)
 		if diverging != nil {
 			sp.DivergingEpoch.Epoch, sp.DivergingEpoch.EndOffset = diverging.Epoch, diverging.EndOffset
 		}

@@ -105,7 +105,7 @@ func FuzzClusterOpsRequests(f *testing.F) {
 		case *kmsg.ElectLeadersRequest:
 			resp = b.electLeaders(ctx, r)
 		case *kmsg.DeleteRecordsRequest:
-			resp = b.deleteRecords(r)
+			resp = b.deleteRecords(ctx, r)
 		case *kmsg.DescribeLogDirsRequest:
 			resp = b.describeLogDirs(r)
 		}

@@ -229,7 +229,7 @@ func (f *fetcher) round(ctx context.Context, parts map[*Partition]*fetchState) e
 		byName[p.Topic][p.ID] = p
 		fp := kmsg.NewFetchRequestTopicPartition()
 		fp.Partition, fp.FetchOffset, fp.CurrentLeaderEpoch = p.ID, pos.LogEndOffset, pos.LeaderEpoch
-		fp.LastFetchedEpoch, fp.PartitionMaxBytes, fp.LogStartOffset = pos.LastFetchedEpoch, f.fs.cfg.MaxBytes, -1
+		fp.LastFetchedEpoch, fp.PartitionMaxBytes, fp.LogStartOffset = pos.LastFetchedEpoch, f.fs.cfg.MaxBytes, pos.LogStartOffset
 		for i := range req.Topics {
 			if req.Topics[i].Topic == p.Topic {
 				req.Topics[i].Partitions = append(req.Topics[i].Partitions, fp)

@@ -7,6 +7,7 @@ import (
 // FollowerPosition is what a follower fetch needs from its partition.
 type FollowerPosition struct {
 	LogEndOffset     int64
+	LogStartOffset   int64 // reported to the leader in each fetch (DeleteRecords' low watermark)
 	LastFetchedEpoch int32 // latest epoch in the leader epoch cache; -1 when empty
 	LeaderEpoch      int32 // the current leader epoch from metadata
 	Leader           int32
@@ -20,7 +21,7 @@ func (p *Partition) FollowerPosition() (FollowerPosition, bool) {
 	if p.role != Follower || p.leader < 0 {
 		return FollowerPosition{}, false
 	}
-	return FollowerPosition{LogEndOffset: p.log.LogEndOffset(), LastFetchedEpoch: p.log.LeaderEpochs().LatestEpoch(),
+	return FollowerPosition{LogEndOffset: p.log.LogEndOffset(), LogStartOffset: p.log.LogStartOffset(), LastFetchedEpoch: p.log.LeaderEpochs().LatestEpoch(),
 		LeaderEpoch: p.leaderEpoch, Leader: p.leader}, true
 }
 

@@ -24,6 +24,7 @@ type followerState struct {
 	lastFetchTime      time.Time //
 	lastFetchLeaderLEO int64     // the leader's LEO at that fetch
 	lastCaughtUpTime   time.Time // last time the follower had everything the leader had
+	logStartOffset     int64     // the follower's log start offset from its fetches; -1 unknown
 }
 
 // DivergingEpoch tells a follower where its log diverges from the leader's (KIP-320 /
@@ -40,6 +41,10 @@ type FollowerFetch struct {
 	CurrentLeaderEpoch int32
 	LastFetchedEpoch   int32 // -1 skips the divergence check
 	MaxBytes           int
+	// LogStartOffset is the follower's own log start offset (the Fetch request's
+	// log_start_offset; -1 when the follower does not say), which the low watermark of
+	// DeleteRecords counts.
+	LogStartOffset int64
 }
 
 // ReadForFollower serves a follower fetch: it checks the epochs, detects a diverging
@@ -72,21 +77,23 @@ func (p *Partition) ReadForFollower(f FollowerFetch, now time.Time) (FetchResult
 	if res.Records, err = r.Bytes(); err != nil {
 		return res, nil, err
 	}
-	p.updateFollowerLocked(f.ReplicaID, f.FetchOffset, now)
+	p.updateFollowerLocked(f.ReplicaID, f.FetchOffset, f.LogStartOffset, now)
 	res.HighWatermark = p.highWatermark
 	return res, nil, nil
 }
 
-// updateFollowerLocked records a follower's fetch offset (its log end offset), keeps its
-// caught-up time by Kafka's rule, advances the high watermark and asks for the follower
-// to join the ISR when it qualifies.
-func (p *Partition) updateFollowerLocked(id int32, leo int64, now time.Time) {
+// updateFollowerLocked records a follower's fetch offset (its log end offset) and log
+// start offset, keeps its caught-up time by Kafka's rule, advances the high watermark
+// and asks for the follower to join the ISR when it qualifies.
+func (p *Partition) updateFollowerLocked(id int32, leo, logStart int64, now time.Time) {
 	leaderLEO := p.log.LogEndOffset()
 	st := p.followers[id]
 	if st == nil {
-		st = &followerState{}
+		st = &followerState{logStartOffset: -1}
 		p.followers[id] = st
 	}
+	logStartMoved := logStart != st.logStartOffset
+	st.logStartOffset = logStart
 	switch {
 	case leo >= leaderLEO:
 		st.lastCaughtUpTime = now
@@ -96,10 +103,10 @@ func (p *Partition) updateFollowerLocked(id int32, leo int64, now time.Time) {
 	st.logEndOffset, st.lastFetchTime, st.lastFetchLeaderLEO = leo, now, leaderLEO
 	advanced := p.maybeAdvanceHighWatermarkLocked()
 	p.maybeExpandISRLocked(id)
-	if advanced {
-		// Only a HW move wakes waiters: waking on every follower fetch would make two
-		// parked follower fetches wake each other (each re-read records progress) and
-		// spin.
+	if advanced || logStartMoved {
+		// Only a HW or log start move wakes waiters (the latter for DeleteRecords' low
+		// watermark): waking on every follower fetch would make two parked follower
+		// fetches wake each other (each re-read records progress) and spin.
 		p.notifyLocked()
 	}
 }

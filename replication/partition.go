@@ -120,7 +120,7 @@ func (p *Partition) BecomeLeaderOf(leaderEpoch, partitionEpoch int32, isr, repli
 		p.followers = map[int32]*followerState{}
 		for _, r := range isr {
 			if r != p.opts.BrokerID {
-				p.followers[r] = &followerState{logEndOffset: -1, lastCaughtUpTime: now}
+				p.followers[r] = &followerState{logEndOffset: -1, logStartOffset: -1, lastCaughtUpTime: now}
 			}
 		}
 	}

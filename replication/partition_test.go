@@ -253,9 +253,10 @@ func TestFollowerServesReadsUpToItsHighWatermark(t *testing.T) {
 	}
 }
 
-// Waiters wake on new data and on high watermark moves, not on every follower fetch: a
-// parked follower fetch re-reads (and so records its progress again) when woken, and if
-// that woke the other parked fetches the followers would spin waking each other.
+// Waiters wake on new data and on high watermark (and follower log start) moves, not on
+// every follower fetch: a parked follower fetch re-reads (and so records its progress
+// again) when woken, and if that woke the other parked fetches the followers would spin
+// waking each other.
 func TestFollowerFetchWakesWaitersOnlyWhenTheHighWatermarkMoves(t *testing.T) {
 	p, _ := newPartition(t, false)
 	if err := p.BecomeLeader(1, []int32{0, 1, 2}); err != nil {
@@ -279,6 +280,9 @@ func TestFollowerFetchWakesWaitersOnlyWhenTheHighWatermarkMoves(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	fetch(1, 0) // each follower's first fetch reports its log start offset (that wakes)
+	fetch(2, 0)
+	woken()
 	if _, err := p.AppendAsLeader(batch(3), 0); err != nil {
 		t.Fatal(err)
 	}
