@@ -273,6 +273,7 @@ func (pm *partitionManager) applySettings(lp *localPartition, s *topicSettings) 
 	lp.settings.Store(s)
 	cfg := pm.logConfig(segment.TopicPartition{Topic: lp.Topic, Partition: lp.ID}, s)
 	lp.WithLog(func(l *segment.Log) error { l.SetConfig(cfg); return nil })
+	lp.SetSyncEveryAppend(s.syncEveryAppend) // flush.messages to or from 1, at once
 }
 
 // logConfig is s's storage configuration for tp: a log the cleaner has ever cleaned

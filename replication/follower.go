@@ -58,7 +58,7 @@ func (p *Partition) AppendAsFollower(records []byte, leaderEpoch int32, leaderHW
 	if end > 0 && p.opts.ObserveFollowerAppend != nil {
 		p.opts.ObserveFollowerAppend(int64(len(records)))
 	}
-	if end > 0 && p.opts.SyncEveryAppend {
+	if end > 0 && p.syncEveryAppend.Load() {
 		if err := p.syncTo(end); err != nil {
 			return err
 		}

@@ -6,6 +6,7 @@ import (
 	"os"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -26,7 +27,8 @@ const (
 type Options struct {
 	BrokerID int32
 	// SyncEveryAppend fsyncs each append before it counts toward the high watermark
-	// (flush.messages=1). Concurrent appends share fsyncs (group commit).
+	// (flush.messages=1). Concurrent appends share fsyncs (group commit). It is the
+	// initial mode; SetSyncEveryAppend changes it on an open replica.
 	SyncEveryAppend bool
 	// AlterISR sends an ISR change to the controller (AlterPartition). Nil disables ISR
 	// changes.
@@ -49,6 +51,9 @@ type Partition struct {
 	opts  Options
 
 	flushMu sync.Mutex // serialises group-commit fsyncs
+	// syncEveryAppend is the current fsync-per-append mode (Options.SyncEveryAppend,
+	// then SetSyncEveryAppend); read with or without mu.
+	syncEveryAppend atomic.Bool
 
 	mu             sync.Mutex
 	log            *segment.Log // guarded by mu
@@ -84,6 +89,7 @@ func NewPartition(topic string, id int32, log *segment.Log, highWatermark int64,
 		followers: map[int32]*followerState{}, watchers: map[*Waiter]struct{}{}, producers: NewProducerStates()}
 	p.highWatermark = min(max(highWatermark, log.LogStartOffset()), log.LogEndOffset())
 	p.durableEnd = log.RecoveryPoint()
+	p.syncEveryAppend.Store(opts.SyncEveryAppend)
 	return p
 }
 
@@ -294,7 +300,7 @@ func (p *Partition) AppendAsLeaderInEpoch(records []byte, leaderEpoch int32, min
 	if dup != nil {
 		p.mu.Unlock()
 		info := segment.AppendInfo{FirstOffset: dup.FirstOffset, LastOffset: dup.LastOffset, MaxTimestamp: -1, OffsetOfMaxTimestamp: -1}
-		if p.opts.SyncEveryAppend {
+		if p.syncEveryAppend.Load() {
 			// The original may still be in its group-commit fsync.
 			return info, p.syncTo(dup.LastOffset + 1)
 		}
@@ -310,7 +316,7 @@ func (p *Partition) AppendAsLeaderInEpoch(records []byte, leaderEpoch int32, min
 		p.notifyLocked()
 	}
 	p.mu.Unlock()
-	if err != nil || !p.opts.SyncEveryAppend {
+	if err != nil || !p.syncEveryAppend.Load() {
 		return info, err
 	}
 	if err := p.syncTo(info.LastOffset + 1); err != nil {
@@ -393,7 +399,7 @@ func (p *Partition) maybeAdvanceHighWatermarkLocked() bool {
 		return false
 	}
 	hw := p.log.LogEndOffset()
-	if p.opts.SyncEveryAppend {
+	if p.syncEveryAppend.Load() {
 		hw = min(hw, p.durableEnd)
 	}
 	for _, r := range p.maximalISRLocked() {
@@ -504,4 +510,26 @@ func (p *Partition) Stop(deleteData bool) error {
 		return p.log.Delete()
 	}
 	return p.log.Close()
+}
+
+// SetSyncEveryAppend switches the fsync-per-append mode (flush.messages=1) of an open
+// replica. Switching it on counts as durable only what the log has flushed (its
+// recovery point): the next append's group commit fsyncs everything written since, and
+// the high watermark, which never moves back, waits for it from then on. Switching it
+// off lets the high watermark pass unflushed offsets at once.
+func (p *Partition) SetSyncEveryAppend(on bool) {
+	p.flushMu.Lock() // no group commit in flight while the mode changes
+	defer p.flushMu.Unlock()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.syncEveryAppend.Load() == on {
+		return
+	}
+	if on {
+		p.durableEnd = p.log.RecoveryPoint()
+	}
+	p.syncEveryAppend.Store(on)
+	if p.maybeAdvanceHighWatermarkLocked() {
+		p.notifyLocked()
+	}
 }
