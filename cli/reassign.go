@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/petrel-broker/petrel/broker"
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -37,6 +38,7 @@ func reassignCommand() *ucli.Command {
 			&ucli.Int64Flag{Name: "throttle", Usage: "inter-broker replication throttle in bytes/s while moving (--execute)", Value: -1},
 			&ucli.BoolFlag{Name: "additional", Usage: "--execute even though other reassignments are running"},
 			&ucli.BoolFlag{Name: "preserve-throttles", Usage: "do not clear the throttles when --verify finds every move done"},
+			&ucli.DurationFlag{Name: "rate-interval", Usage: "--verify samples the moving replicas' sizes twice this far apart to show the copy rate (0: no rate)", Value: time.Second},
 		),
 		Action: runReassign,
 	}
@@ -107,7 +109,7 @@ func runReassign(c *ucli.Context) error {
 		}
 		return reassignExecute(ctx, cl, w, plan, c.Int64("throttle"))
 	case "--verify":
-		return reassignVerify(ctx, cl, w, plan, c.Bool("preserve-throttles"))
+		return reassignVerify(ctx, cl, w, plan, c.Bool("preserve-throttles"), c.Duration("rate-interval"))
 	default:
 		return reassignCancel(ctx, cl, w, plan)
 	}
@@ -505,7 +507,7 @@ func reassignList(ctx context.Context, cl *kafkaClient, w io.Writer) error {
 	return nil
 }
 
-func reassignVerify(ctx context.Context, cl *kafkaClient, w io.Writer, plan reassignmentFile, preserve bool) error {
+func reassignVerify(ctx context.Context, cl *kafkaClient, w io.Writer, plan reassignmentFile, preserve bool, rateInterval time.Duration) error {
 	var topics []string
 	for _, p := range plan.Partitions {
 		topics = append(topics, p.Topic)
@@ -515,18 +517,34 @@ func reassignVerify(ctx context.Context, cl *kafkaClient, w io.Writer, plan reas
 	if err != nil {
 		return err
 	}
+	adm := cl.admin()
+	details, err := adm.ListTopics(ctx, topics...)
+	if err != nil {
+		return err
+	}
 	current, err := currentAssignment(ctx, cl, topics)
 	if err != nil {
 		return err
 	}
+	var moving []movingPartition
+	for _, p := range plan.Partitions {
+		if r, ok := running[p.Topic][p.Partition]; ok {
+			leader := int32(-1)
+			if pd, ok := details[p.Topic].Partitions[p.Partition]; ok {
+				leader = pd.Leader
+			}
+			moving = append(moving, movingPartition{topic: p.Topic, partition: p.Partition, leader: leader, adding: r.AddingReplicas})
+		}
+	}
+	first, second := sampleProgress(ctx, adm, moving, rateInterval)
 	fmt.Fprintln(w, "Status of partition reassignment:")
 	done := true
 	for _, p := range plan.Partitions {
 		name := fmt.Sprintf("%s-%d", p.Topic, p.Partition)
-		if r, ok := running[p.Topic][p.Partition]; ok {
+		if i := slices.IndexFunc(moving, func(m movingPartition) bool { return m.topic == p.Topic && m.partition == p.Partition }); i >= 0 {
 			done = false
 			fmt.Fprintf(w, "Reassignment of partition %s is still in progress.\n", name)
-			printProgress(ctx, cl, w, p.Topic, p.Partition, r.AddingReplicas)
+			printProgress(w, moving[i], first, second)
 			continue
 		}
 		cur := current[p.Topic][p.Partition]
@@ -545,53 +563,6 @@ func reassignVerify(ctx context.Context, cl *kafkaClient, w io.Writer, plan reas
 		fmt.Fprintf(w, "Warning: %v\n", err)
 	}
 	return nil
-}
-
-// printProgress prints how far each adding replica has caught up with the leader, in
-// offsets: each replica's log end offset, asked of that broker with ListOffsets and the
-// debugging replica id -2 (which any replica answers).
-func printProgress(ctx context.Context, cl *kafkaClient, w io.Writer, topic string, partition int32, adding []int32) {
-	details, err := cl.admin().ListTopics(ctx, topic)
-	if err != nil {
-		return
-	}
-	leader := details[topic].Partitions[partition].Leader
-	leo := func(id int32) (int64, error) {
-		req := kmsg.NewPtrListOffsetsRequest()
-		req.ReplicaID = -2
-		rt := kmsg.NewListOffsetsRequestTopic()
-		rt.Topic = topic
-		rp := kmsg.NewListOffsetsRequestTopicPartition()
-		rp.Partition, rp.Timestamp, rp.CurrentLeaderEpoch = partition, -1, -1
-		rt.Partitions = append(rt.Partitions, rp)
-		req.Topics = append(req.Topics, rt)
-		resp, err := req.RequestWith(ctx, cl.Broker(int(id)))
-		if err != nil {
-			return -1, err
-		}
-		if len(resp.Topics) != 1 || len(resp.Topics[0].Partitions) != 1 {
-			return -1, errors.New("malformed answer")
-		}
-		sp := resp.Topics[0].Partitions[0]
-		return sp.Offset, kerr.ErrorForCode(sp.ErrorCode)
-	}
-	end, err := leo(leader)
-	if err != nil {
-		fmt.Fprintf(w, "  leader %d: log end offset unknown (%v)\n", leader, err)
-		return
-	}
-	for _, id := range adding {
-		got, err := leo(id)
-		if err != nil {
-			fmt.Fprintf(w, "  replica %d: not started (%v)\n", id, err)
-			continue
-		}
-		pct := 100.0
-		if end > 0 {
-			pct = 100 * float64(got) / float64(end)
-		}
-		fmt.Fprintf(w, "  replica %d: %d of %d offsets caught up (%.1f%%) from leader %d\n", id, got, end, pct, leader)
-	}
 }
 
 func reassignCancel(ctx context.Context, cl *kafkaClient, w io.Writer, plan reassignmentFile) error {

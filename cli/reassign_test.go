@@ -1,9 +1,12 @@
 package cli
 
 import (
+	"bytes"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestParseReassignmentJSON(t *testing.T) {
@@ -67,4 +70,39 @@ func FuzzParseReassignmentJSON(f *testing.F) {
 			seen[key] = true
 		}
 	})
+}
+
+// The progress view shows, per adding replica, its bytes against the leader's, the
+// percentage and the rate between two samples; a replica with no data yet is "not
+// started", a broker that did not answer says why.
+func TestReassignProgressLines(t *testing.T) {
+	m := movingPartition{topic: "orders", partition: 0, leader: 0, adding: []int32{3, 4, 5}}
+	at := time.Unix(1000, 0)
+	first := sizeSample{at: at, sizes: map[replicaKey]int64{{0, "orders", 0}: 1 << 20, {3, "orders", 0}: 256 << 10}, failed: map[int32]error{}}
+	second := sizeSample{at: at.Add(2 * time.Second), sizes: map[replicaKey]int64{{0, "orders", 0}: 1 << 20, {3, "orders", 0}: 768 << 10},
+		failed: map[int32]error{5: errors.New("connection refused")}}
+	var out bytes.Buffer
+	printProgress(&out, m, first, &second)
+	want := "  replica 3: 786432 of 1048576 bytes caught up (75.0%) from leader 0, 262144 B/s\n" +
+		"  replica 4: not started\n" +
+		"  replica 5: size unknown (connection refused)\n"
+	if out.String() != want {
+		t.Fatalf("progress view:\n%s\nwant:\n%s", out.String(), want)
+	}
+	out.Reset()
+	printProgress(&out, m, first, nil)
+	if got := strings.SplitN(out.String(), "\n", 2)[0]; got != "  replica 3: 262144 of 1048576 bytes caught up (25.0%) from leader 0" {
+		t.Fatalf("one sample: %q", got)
+	}
+	out.Reset()
+	gone := sizeSample{at: second.at, sizes: map[replicaKey]int64{{3, "orders", 0}: 1 << 20}}
+	printProgress(&out, m, first, &gone) // the leader dropped its replica between the samples
+	if got := strings.SplitN(out.String(), "\n", 2)[0]; got != "  replica 3: 262144 of 1048576 bytes caught up (25.0%) from leader 0" {
+		t.Fatalf("leader gone in the second sample: %q", got)
+	}
+	out.Reset()
+	printProgress(&out, movingPartition{topic: "orders", leader: 7, adding: []int32{3}}, first, nil)
+	if out.String() != "  leader 7: size unknown (no answer)\n" {
+		t.Fatalf("unknown leader: %q", out.String())
+	}
 }
