@@ -1,7 +1,10 @@
 package broker
 
 // WriteTxnMarkers (key 27), v0-1, sent by a transaction coordinator to the leaders of
-// a transaction's partitions (internal: served, not advertised). For each marker and
+// a transaction's partitions, and by an admin aborting a hanging transaction (KIP-664,
+// `petrel transactions abort`, Admin.abortTransaction); advertised, as Kafka's brokers
+// do, so that admin clients send it. Kafka requires cluster Alter; here any client
+// may, until ACLs exist. For each marker and
 // partition this broker leads, a control batch (controlBatch) carrying the producer id
 // and epoch is appended as the leader, with acks=all semantics: the answer waits until
 // the high watermark passes it (or the request's budget, REQUEST_TIMED_OUT), as Kafka
@@ -22,7 +25,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-func init() { registerInternalAPI(kmsg.WriteTxnMarkers, 0, 1, (*Broker).handleWriteTxnMarkers) }
+func init() { registerAPI(kmsg.WriteTxnMarkers, 0, 1, (*Broker).handleWriteTxnMarkers) }
 
 // markerWait bounds the wait for the high watermark to pass the markers.
 const markerWait = 10 * time.Second

@@ -12,13 +12,14 @@ import (
 	ucli "github.com/urfave/cli/v2"
 )
 
-// transactionsCommand is `petrel transactions list | describe`, in the columns of
-// kafka-transactions.sh. Both are plain admin requests (ListTransactions,
-// DescribeTransactions), so they work against Apache Kafka too.
+// transactionsCommand is `petrel transactions list | describe | abort | find-hanging`,
+// in the columns of kafka-transactions.sh. All are plain admin requests
+// (ListTransactions, DescribeTransactions, DescribeProducers, WriteTxnMarkers), so they
+// work against Apache Kafka too.
 func transactionsCommand() *ucli.Command {
 	return &ucli.Command{
 		Name:  "transactions",
-		Usage: "list and describe transactions, as kafka-transactions.sh",
+		Usage: "list, describe, find hanging and abort transactions, as kafka-transactions.sh",
 		Subcommands: []*ucli.Command{
 			{
 				Name:   "list",
@@ -34,6 +35,8 @@ func transactionsCommand() *ucli.Command {
 				),
 				Action: runTransactionsDescribe,
 			},
+			transactionsAbortCommand(),
+			transactionsFindHangingCommand(),
 		},
 	}
 }
