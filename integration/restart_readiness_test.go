@@ -11,6 +11,7 @@ package integration
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync/atomic"
 	"testing"
@@ -223,4 +224,66 @@ func checkNotStale(resp kmsg.Response, want imageView, live, created string) err
 		return unknown(r.Resources[0].ErrorCode)
 	}
 	return nil
+}
+
+// TestRestartWithManyTopicsAnswersAtOnce restarts the one node of a cluster holding 20
+// topics and queries it the moment its listener opens: Metadata lists every topic with
+// a leader (never UNKNOWN_TOPIC_OR_PARTITION, never an empty answer), and a consumer
+// reads every topic's record.
+func TestRestartWithManyTopicsAnswersAtOnce(t *testing.T) {
+	c := StartCluster(t, 1)
+	ctx := testContext(t)
+	const n = 20
+	var topics []string
+	cl := c.Client(t)
+	for i := range n {
+		topic := fmt.Sprintf("many-%02d", i)
+		topics = append(topics, topic)
+		c.CreateTopic(t, topic, 1, nil)
+		if err := cl.ProduceSync(ctx, &kgo.Record{Topic: topic, Value: []byte(topic)}).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c.Stop(0)
+	c.Start(0) // not waiting: the first requests arrive while the node recovers
+	probe := c.ClientTo(t, 0)
+	req := kmsg.NewPtrMetadataRequest()
+	for _, topic := range topics {
+		rt := kmsg.NewMetadataRequestTopic()
+		rt.Topic = kmsg.StringPtr(topic)
+		req.Topics = append(req.Topics, rt)
+	}
+	sentBeforeReady := !c.Node(0).Ready()
+	rctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	resp, err := probe.SeedBrokers()[0].Request(rctx, req)
+	cancel()
+	if err != nil {
+		t.Fatalf("Metadata right after the restart: %v", err)
+	}
+	t.Logf("Metadata sent before node-0 was ready: %v", sentBeforeReady)
+	md := resp.(*kmsg.MetadataResponse)
+	if len(md.Brokers) == 0 || len(md.Topics) != n {
+		t.Fatalf("Metadata right after the restart: %d brokers, %d topics, want %d", len(md.Brokers), len(md.Topics), n)
+	}
+	for _, mt := range md.Topics {
+		if mt.ErrorCode != 0 || len(mt.Partitions) != 1 || mt.Partitions[0].ErrorCode != 0 || mt.Partitions[0].Leader != 0 {
+			t.Fatalf("Metadata right after the restart, topic %v: error %v, partitions %+v", *mt.Topic, kerr.ErrorForCode(mt.ErrorCode), mt.Partitions)
+		}
+	}
+	consumer := c.Client(t, kgo.ConsumeTopics(topics...), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	seen := map[string]bool{}
+	for deadline := time.Now().Add(30 * time.Second); len(seen) < n && time.Now().Before(deadline); {
+		pctx, cancel := context.WithTimeout(ctx, time.Second)
+		fs := consumer.PollFetches(pctx)
+		cancel()
+		fs.EachError(func(topic string, p int32, err error) {
+			if errors.Is(err, kerr.UnknownTopicOrPartition) {
+				t.Fatalf("consuming %s-%d after the restart: %v", topic, p, err)
+			}
+		})
+		fs.EachRecord(func(r *kgo.Record) { seen[r.Topic] = string(r.Value) == r.Topic })
+	}
+	if len(seen) != n {
+		t.Fatalf("after the restart the consumer read %d of the %d topics: %v", len(seen), n, seen)
+	}
 }
