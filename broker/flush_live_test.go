@@ -13,7 +13,7 @@ import (
 // flush.messages changed live to and from 1 switches an open replica's
 // fsync-per-append mode at once: with 1, a produce is acknowledged only once fsynced
 // (the replica's recovery point has reached the log end offset); with Kafka's
-// "never", appends stay unflushed.
+// "never", appends stay unflushed. flush.ms=0 set live flushes at the next append.
 func TestFlushMessagesOneTakesEffectLive(t *testing.T) {
 	b := startTestBroker(t, "", nil)
 	adm := newAdmin(t, b)
@@ -67,5 +67,22 @@ func TestFlushMessagesOneTakesEffectLive(t *testing.T) {
 	produce()
 	if err := unflushed(); err != nil {
 		t.Fatalf("flush.messages=never set live again: %v", err)
+	}
+
+	// flush.ms=0 set live: the next append flushes the log.
+	resp, err := adm.AlterTopicConfigs(ctx, []kadm.AlterConfig{{Name: "flush.ms", Value: kmsg.StringPtr("0")}}, "flushlive")
+	if err != nil || resp[0].Err != nil {
+		t.Fatalf("alter flush.ms=0: %v %+v", err, resp)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for lp.settings.Load().segment.FlushMs != 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("flush.ms=0 not applied to the open replica")
+		}
+		time.Sleep(5 * time.Millisecond) // polling the reconciler, bounded by the deadline
+	}
+	produce()
+	if st := lp.State(); st.RecoveryPoint != st.LogEndOffset {
+		t.Fatalf("flush.ms=0 set live: recovery point %d, log end offset %d after an append", st.RecoveryPoint, st.LogEndOffset)
 	}
 }
