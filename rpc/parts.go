@@ -27,6 +27,8 @@ type Parts struct {
 	cuts []partCut
 	// sectionBytes is the sum of the sections' sizes.
 	sectionBytes int64
+	// pending is writeParts' scratch list of byte runs, kept for reuse.
+	pending [][]byte
 }
 
 type partCut struct {

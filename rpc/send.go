@@ -33,8 +33,8 @@ func writeParts(nc net.Conn, p *Parts) error {
 			}
 		}()
 	}
-	w := partsWriter{nc: nc}
-	defer w.free()
+	w := partsWriter{nc: nc, pending: p.pending[:0]}
+	defer func() { p.pending = w.pending[:0]; w.free() }()
 	at := 0
 	for _, c := range p.cuts {
 		w.add(p.B[at:c.at])
@@ -73,11 +73,17 @@ func (w *partsWriter) add(b []byte) {
 
 // flush writes the pending bytes with one vectored write.
 func (w *partsWriter) flush() error {
-	if len(w.pending) == 0 {
+	var err error
+	switch len(w.pending) {
+	case 0:
 		return nil
+	case 1: // the usual case (the bytes before a sendfile section): no writev, no allocation
+		_, err = w.nc.Write(w.pending[0])
+	default:
+		bufs := net.Buffers(w.pending)
+		_, err = bufs.WriteTo(w.nc)
 	}
-	bufs := net.Buffers(w.pending)
-	_, err := bufs.WriteTo(w.nc)
+	clear(w.pending)
 	w.pending = w.pending[:0]
 	return err
 }

@@ -31,7 +31,8 @@ func (r FileRange) Bytes() ([]byte, error) {
 	return b, nil
 }
 
-// WriteTo writes the range to w; with a *net.TCPConn as w the kernel copies the file.
+// WriteTo writes the range to w, copying through a buffer (Go's sendfile needs the
+// file's own position; the rpc layer sends held ranges with sendfile itself).
 func (r FileRange) WriteTo(w io.Writer) (int64, error) {
 	if r.Size == 0 {
 		return 0, nil
