@@ -6,8 +6,13 @@ import (
 	"encoding/binary"
 	"io"
 	"net"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/petrel-broker/petrel/rpc"
 
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -99,4 +104,67 @@ func readFrame(t *testing.T, c net.Conn) []byte {
 		t.Fatal(err)
 	}
 	return frame
+}
+
+// TestFetchAnswerOutlivesTopicDeletion reads a fetch answer (its record sets held in
+// the segment files), then deletes the topic and waits until its directory is removed
+// from disk: the answer still encodes the records it read, byte for byte.
+func TestFetchAnswerOutlivesTopicDeletion(t *testing.T) {
+	dir := t.TempDir()
+	b := startTestBroker(t, dir, map[string]string{"log.segment.delete.delay.ms": "0"})
+	const topic = "doomed"
+	adm := newAdmin(t, b)
+	mustCreateTopic(t, adm, topic, 1, nil)
+	prod := newClient(t, b, kgo.DefaultProduceTopic(topic))
+	value := make([]byte, 64<<10)
+	rand.Read(value)
+	if err := prod.ProduceSync(testContext(t), &kgo.Record{Value: value}).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	req := kmsg.NewPtrFetchRequest()
+	req.Version, req.ReplicaID, req.MaxBytes, req.SessionEpoch = 12, -1, 1<<20, -1
+	ft := kmsg.NewFetchRequestTopic()
+	ft.Topic = topic
+	fp := kmsg.NewFetchRequestTopicPartition()
+	fp.PartitionMaxBytes, fp.CurrentLeaderEpoch = 1<<20, -1
+	ft.Partitions = append(ft.Partitions, fp)
+	req.Topics = append(req.Topics, ft)
+	answer, n, _ := b.readFetch(req)
+	defer answer.Release()
+	if n < len(value) || answer.held[0] == nil {
+		t.Fatalf("read %d bytes, hold %v", n, answer.held[0])
+	}
+	want := answer.AppendTo(nil) // kmsg's encoding, records read in
+	if _, err := adm.DeleteTopics(testContext(t), topic); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		entries, err := os.ReadDir(filepath.Join(dir, "logs"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		gone := true
+		for _, e := range entries {
+			if strings.HasPrefix(e.Name(), topic) {
+				gone = false
+			}
+		}
+		if gone {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("topic directory still on disk: %v", entries)
+		}
+		time.Sleep(20 * time.Millisecond) // polling interval
+	}
+	p := &rpc.Parts{}
+	answer.AppendParts(p)
+	got, err := p.AppendFlat(nil)
+	if err != nil {
+		t.Fatalf("held records unreadable after the topic was deleted: %v", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Fatal("held answer changed after the topic was deleted")
+	}
 }
