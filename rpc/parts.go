@@ -64,16 +64,6 @@ func (p *Parts) AppendFlat(dst []byte) ([]byte, error) {
 	return append(dst, p.B[at:]...), nil
 }
 
-// anySection reports whether p has a section of at least size bytes.
-func (p *Parts) anySection(size int64) bool {
-	for _, c := range p.cuts {
-		if c.sec.Size >= size {
-			return true
-		}
-	}
-	return false
-}
-
 // reset empties p for reuse, keeping its buffers.
 func (p *Parts) reset() {
 	p.B = p.B[:0]

@@ -25,14 +25,6 @@ var chunkPool = sync.Pool{New: func() any { b := make([]byte, copyChunk); return
 func writeParts(nc net.Conn, p *Parts) error {
 	tc, direct := nc.(*net.TCPConn)
 	direct = direct && sendfileSupported
-	if direct && p.anySection(sendfileMinBytes) {
-		corked := cork(tc, true)
-		defer func() {
-			if corked {
-				cork(tc, false)
-			}
-		}()
-	}
 	w := partsWriter{nc: nc, pending: p.pending[:0]}
 	defer func() { p.pending = w.pending[:0]; w.free() }()
 	at := 0

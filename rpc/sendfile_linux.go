@@ -64,24 +64,3 @@ func sendFile(tc *net.TCPConn, s FileSection) error {
 	}
 	return readErr
 }
-
-// cork sets or clears TCP_CORK, so that a frame's header bytes and sendfile sections
-// leave in full segments rather than one small packet per write. It reports whether
-// the option was set.
-func cork(tc *net.TCPConn, on bool) bool {
-	rc, err := tc.SyscallConn()
-	if err != nil {
-		return false
-	}
-	v := 0
-	if on {
-		v = 1
-	}
-	var serr error
-	if err := rc.Control(func(fd uintptr) {
-		serr = syscall.SetsockoptInt(int(fd), syscall.IPPROTO_TCP, syscall.TCP_CORK, v)
-	}); err != nil {
-		return false
-	}
-	return serr == nil
-}

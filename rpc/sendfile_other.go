@@ -8,5 +8,3 @@ import "net"
 const sendfileSupported = false
 
 func sendFile(*net.TCPConn, FileSection) error { panic("rpc: sendfile is Linux-only") }
-
-func cork(*net.TCPConn, bool) bool { return false }
