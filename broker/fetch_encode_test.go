@@ -136,10 +136,10 @@ func fetchCase(v int16, topics, partitions int, f *os.File, size int) (*kmsg.Fet
 // partitions, partial batches, empty, null and error partitions, aborted transactions
 // and tagged fields, and with no topics at all.
 func TestFetchPartsByteIdentical(t *testing.T) {
-	const size = 1 << 20
+	const size = 256 << 10
 	f, _ := sectionsFile(t, size)
 	for v := int16(4); v <= 12; v++ {
-		for _, shape := range [][2]int{{0, 0}, {1, 1}, {1, 0}, {3, 200}} {
+		for _, shape := range [][2]int{{0, 0}, {1, 1}, {1, 0}, {3, 100}} {
 			r, secs := fetchCase(v, shape[0], shape[1], f, size)
 			if !fetchPartsEncodable(r) {
 				t.Fatalf("v%d: case not encodable", v)
