@@ -20,6 +20,7 @@ import (
 
 	"github.com/petrel-broker/petrel/replication"
 	"github.com/petrel-broker/petrel/rpc"
+	"github.com/petrel-broker/petrel/segment"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -39,12 +40,11 @@ func (b *Broker) handleFetch(ctx context.Context, req *rpc.Request) rpc.Result {
 		b.countFetched(r, resp, bytes)
 		return rpc.Respond(resp)
 	}
+	resp.Release() // not enough yet: parkFetch reads again
 	ch := make(chan kmsg.Response, 1)
 	b.goLoop("delayed fetch", func() {
 		resp := b.parkFetch(ctx, r, wait)
-		if fr, ok := resp.(*kmsg.FetchResponse); ok {
-			b.countFetched(r, fr, -1)
-		}
+		b.countFetched(r, resp, -1)
 		ch <- resp
 	})
 	return rpc.RespondLater(ch)
@@ -52,7 +52,7 @@ func (b *Broker) handleFetch(ctx context.Context, req *rpc.Request) rpc.Result {
 
 // parkFetch waits until enough data arrives, a partition errors, or the wait expires,
 // and returns the last read.
-func (b *Broker) parkFetch(ctx context.Context, r *kmsg.FetchRequest, wait time.Duration) kmsg.Response {
+func (b *Broker) parkFetch(ctx context.Context, r *kmsg.FetchRequest, wait time.Duration) *fetchAnswer {
 	w := replication.NewWaiter()
 	for _, t := range r.Topics {
 		for _, p := range t.Partitions {
@@ -80,35 +80,41 @@ func (b *Broker) parkFetch(ctx context.Context, r *kmsg.FetchRequest, wait time.
 			resp, _, _ := b.readFetch(r)
 			return resp
 		}
-		if resp, bytes, errored := b.readFetch(r); errored || bytes >= int(r.MinBytes) {
+		resp, bytes, errored := b.readFetch(r)
+		if errored || bytes >= int(r.MinBytes) {
 			return resp
 		}
+		resp.Release()
 	}
 }
 
 // countFetched counts the record bytes of a fetch answer (total, or -1 to add them up)
 // into BytesOut per topic, or ReplicationBytesOut for a follower: once per answer and
 // per topic, never per record.
-func (b *Broker) countFetched(r *kmsg.FetchRequest, resp *kmsg.FetchResponse, total int) {
+func (b *Broker) countFetched(r *kmsg.FetchRequest, resp *fetchAnswer, total int) {
 	if total == 0 {
 		return
 	}
 	if r.ReplicaID >= 0 {
 		if total < 0 {
 			total = 0
+			i := 0
 			for _, t := range resp.Topics {
-				for _, p := range t.Partitions {
-					total += len(p.RecordBatches)
+				for pi := range t.Partitions {
+					total += resp.recordBytes(i, &t.Partitions[pi])
+					i++
 				}
 			}
 		}
 		b.metrics.ReplicationOut(int64(total))
 		return
 	}
+	i := 0
 	for _, t := range resp.Topics {
 		n := 0
-		for _, p := range t.Partitions {
-			n += len(p.RecordBatches)
+		for pi := range t.Partitions {
+			n += resp.recordBytes(i, &t.Partitions[pi])
+			i++
 		}
 		if n > 0 {
 			b.metrics.Topic(t.Topic).Fetched(int64(n))
@@ -118,9 +124,10 @@ func (b *Broker) countFetched(r *kmsg.FetchRequest, resp *kmsg.FetchResponse, to
 
 // readFetch reads every requested partition once. It returns the response, the record
 // bytes it holds and whether any partition must be answered at once (an error, or a
-// diverging epoch for a follower).
-func (b *Broker) readFetch(r *kmsg.FetchRequest) (*kmsg.FetchResponse, int, bool) {
-	resp := r.ResponseKind().(*kmsg.FetchResponse)
+// diverging epoch for a follower). The response holds its record sets in the segment
+// files (fetch_encode.go) until the rpc writer has sent it, or it is Released.
+func (b *Broker) readFetch(r *kmsg.FetchRequest) (*fetchAnswer, int, bool) {
+	resp := &fetchAnswer{FetchResponse: r.ResponseKind().(*kmsg.FetchResponse)}
 	resp.SessionID = 0
 	follower := r.ReplicaID >= 0
 	total, errored := 0, false
@@ -142,7 +149,8 @@ func (b *Broker) readFetch(r *kmsg.FetchRequest) (*kmsg.FetchResponse, int, bool
 			if total > 0 {
 				limit = min(limit, maxBytes-total) // past the first batch, limits are hard
 			}
-			code := b.fetchPartition(&sp, t.Topic, p, limit, total == 0, follower, r)
+			code, held := b.fetchPartition(&sp, t.Topic, p, limit, total == 0, follower, r)
+			resp.held = append(resp.held, held)
 			if code != 0 {
 				sp.ErrorCode = code
 				sp.HighWatermark, sp.LastStableOffset, sp.LogStartOffset = -1, -1, -1
@@ -151,7 +159,7 @@ func (b *Broker) readFetch(r *kmsg.FetchRequest) (*kmsg.FetchResponse, int, bool
 			if sp.DivergingEpoch.Epoch >= 0 {
 				errored = true // the follower must truncate now; do not park it (Kafka answers at once)
 			}
-			total += len(sp.RecordBatches)
+			total += len(sp.RecordBatches) + int(held.Len())
 			st.Partitions = append(st.Partitions, sp)
 		}
 		resp.Topics = append(resp.Topics, st)
@@ -159,16 +167,17 @@ func (b *Broker) readFetch(r *kmsg.FetchRequest) (*kmsg.FetchResponse, int, bool
 	return resp, total, errored
 }
 
-// fetchPartition fills one partition's answer and returns its error code.
-func (b *Broker) fetchPartition(sp *kmsg.FetchResponseTopicPartition, topic string, p kmsg.FetchRequestTopicPartition, limit int, first, follower bool, r *kmsg.FetchRequest) int16 {
+// fetchPartition fills one partition's answer and returns its error code and its
+// record set, held in the segment file (nil when empty).
+func (b *Broker) fetchPartition(sp *kmsg.FetchResponseTopicPartition, topic string, p kmsg.FetchRequestTopicPartition, limit int, first, follower bool, r *kmsg.FetchRequest) (int16, *segment.Hold) {
 	lp := b.partitions.get(topic, p.Partition)
 	if lp == nil {
-		return b.noReplicaError(topic, p.Partition)
+		return b.noReplicaError(topic, p.Partition), nil
 	}
 	if limit <= 0 && !first {
 		st := lp.State()
 		sp.HighWatermark, sp.LastStableOffset, sp.LogStartOffset = st.HighWatermark, st.LastStableOffset, st.LogStartOffset
-		return 0
+		return 0, nil
 	}
 	var res replication.FetchResult
 	var err error
@@ -184,26 +193,28 @@ func (b *Broker) fetchPartition(sp *kmsg.FetchResponseTopicPartition, topic stri
 		now := time.Now()
 		rate := b.leaderThrottle(b.Image(), topic, p.Partition, r.ReplicaID, lp.InSync(r.ReplicaID))
 		throttled := rate >= 0 && b.throttles.leader.exceeded(rate, now)
-		res, diverging, err = lp.ReadForFollower(replication.FollowerFetch{ReplicaID: r.ReplicaID, FetchOffset: p.FetchOffset,
+		res, diverging, err = lp.ReadForFollowerHeld(replication.FollowerFetch{ReplicaID: r.ReplicaID, FetchOffset: p.FetchOffset,
 			CurrentLeaderEpoch: p.CurrentLeaderEpoch, LastFetchedEpoch: lastFetched, MaxBytes: max(limit, 1), LogStartOffset: logStart}, now)
 		if diverging != nil {
 			sp.DivergingEpoch.Epoch, sp.DivergingEpoch.EndOffset = diverging.Epoch, diverging.EndOffset
 		}
 		switch {
 		case throttled:
-			res.Records = []byte{} // over the leader's replication quota (throttle.go)
+			res.Held.Release() // over the leader's replication quota (throttle.go)
+			res.Held = nil
 		case rate >= 0:
-			b.throttles.leader.record(rate, len(res.Records), now)
+			b.throttles.leader.record(rate, int(res.Held.Len()), now)
 		}
 	} else {
 		scope := replication.LeaderOnly
 		if r.Version >= 11 {
 			scope = replication.AnyReplica // KIP-392: a follower serves up to its own HW
 		}
-		res, err = lp.ReadIsolated(p.FetchOffset, max(limit, 1), p.CurrentLeaderEpoch, scope, r.IsolationLevel == 1)
+		res, err = lp.ReadIsolatedHeld(p.FetchOffset, max(limit, 1), p.CurrentLeaderEpoch, scope, r.IsolationLevel == 1)
 	}
 	if err != nil {
-		return b.errorCodeLogged(err, "fetch")
+		res.Held.Release()
+		return b.errorCodeLogged(err, "fetch"), nil
 	}
 	lso := res.LastStableOffset
 	if follower {
@@ -215,8 +226,9 @@ func (b *Broker) fetchPartition(sp *kmsg.FetchResponseTopicPartition, topic stri
 		at.ProducerID, at.FirstOffset = a.ProducerID, a.FirstOffset
 		sp.AbortedTransactions = append(sp.AbortedTransactions, at)
 	}
-	if first || len(res.Records) <= limit {
-		sp.RecordBatches = res.Records // only the first non-empty partition may exceed its limit
+	if first || int(res.Held.Len()) <= limit {
+		return 0, res.Held // only the first non-empty partition may exceed its limit
 	}
-	return 0
+	res.Held.Release()
+	return 0, nil
 }

@@ -52,6 +52,16 @@ type FollowerFetch struct {
 // the follower's progress, which may advance the high watermark and ask for the
 // follower to join the ISR.
 func (p *Partition) ReadForFollower(f FollowerFetch, now time.Time) (FetchResult, *DivergingEpoch, error) {
+	return p.readForFollower(f, now, false)
+}
+
+// ReadForFollowerHeld is ReadForFollower returning the range in Held, uncopied; the
+// caller must Release it.
+func (p *Partition) ReadForFollowerHeld(f FollowerFetch, now time.Time) (FetchResult, *DivergingEpoch, error) {
+	return p.readForFollower(f, now, true)
+}
+
+func (p *Partition) readForFollower(f FollowerFetch, now time.Time, hold bool) (FetchResult, *DivergingEpoch, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	res := FetchResult{Records: []byte{}, HighWatermark: p.highWatermark, LogStartOffset: p.log.LogStartOffset(), LogEndOffset: p.log.LogEndOffset()}
@@ -74,7 +84,9 @@ func (p *Partition) ReadForFollower(f FollowerFetch, now time.Time) (FetchResult
 	if err != nil {
 		return res, nil, err
 	}
-	if res.Records, err = r.Bytes(); err != nil {
+	if hold {
+		res.Held = r.Hold()
+	} else if res.Records, err = r.Bytes(); err != nil {
 		return res, nil, err
 	}
 	p.updateFollowerLocked(f.ReplicaID, f.FetchOffset, f.LogStartOffset, now)

@@ -421,7 +421,12 @@ func (p *Partition) maybeAdvanceHighWatermarkLocked() bool {
 
 // FetchResult is what a fetch read returns for one partition.
 type FetchResult struct {
-	Records          []byte
+	// Records holds the batches read (never nil), except from the Held reads.
+	Records []byte
+	// Held is the range read by ReadIsolatedHeld and ReadForFollowerHeld (nil when
+	// empty): its file stays open until the caller releases it, so it can be sent
+	// without a copy after the partition lock is gone.
+	Held             *segment.Hold
 	HighWatermark    int64
 	LastStableOffset int64
 	LogStartOffset   int64
@@ -443,6 +448,16 @@ func (p *Partition) Read(offset int64, maxBytes int, currentLeaderEpoch int32, s
 // the last stable offset and returns the aborted transactions of the range, so that
 // the consumer can drop their records.
 func (p *Partition) ReadIsolated(offset int64, maxBytes int, currentLeaderEpoch int32, scope ReplicaScope, readCommitted bool) (FetchResult, error) {
+	return p.readIsolated(offset, maxBytes, currentLeaderEpoch, scope, readCommitted, false)
+}
+
+// ReadIsolatedHeld is ReadIsolated returning the range in Held, uncopied; the caller
+// must Release it.
+func (p *Partition) ReadIsolatedHeld(offset int64, maxBytes int, currentLeaderEpoch int32, scope ReplicaScope, readCommitted bool) (FetchResult, error) {
+	return p.readIsolated(offset, maxBytes, currentLeaderEpoch, scope, readCommitted, true)
+}
+
+func (p *Partition) readIsolated(offset int64, maxBytes int, currentLeaderEpoch int32, scope ReplicaScope, readCommitted, hold bool) (FetchResult, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	lso := p.lastStableOffsetLocked()
@@ -459,6 +474,10 @@ func (p *Partition) ReadIsolated(offset int64, maxBytes int, currentLeaderEpoch 
 	r, err := p.log.Read(offset, maxBytes, upTo)
 	if err != nil {
 		return res, err
+	}
+	if hold {
+		res.Held = r.Hold() // pinned under the lock, before anything can remove the segment
+		return res, nil
 	}
 	// The copy happens under the lock, so that no truncation or deletion can change the
 	// range while it is read.

@@ -388,6 +388,9 @@ func (c *conn) writeResponse(sl slot, resp kmsg.Response) error {
 	if t, ok := resp.(kmsg.SetThrottleResponse); ok {
 		t.SetThrottle(0)
 	}
+	if pr, ok := resp.(PartsResponse); ok {
+		return c.writeParts(sl, pr)
+	}
 	bp := getBuffer()
 	defer putBuffer(bp)
 	*bp = appendResponse((*bp)[:0], sl.correlationID, resp)
@@ -396,6 +399,21 @@ func (c *conn) writeResponse(sl slot, resp kmsg.Response) error {
 	}
 	_, err := c.nc.Write(*bp)
 	return err
+}
+
+// writeParts writes a response made of bytes and file sections (parts.go, send.go),
+// then releases it.
+func (c *conn) writeParts(sl slot, pr PartsResponse) error {
+	defer pr.Release()
+	p := getParts()
+	defer putParts(p)
+	if err := buildParts(p, sl.correlationID, pr); err != nil {
+		return err
+	}
+	if err := c.nc.SetWriteDeadline(time.Now().Add(c.srv.cfg.IdleTimeout)); err != nil {
+		return err
+	}
+	return writeParts(c.nc, p)
 }
 
 // close closes the connection once: handlers' ctx is cancelled, owed responses are
@@ -423,7 +441,7 @@ func (c *conn) logClose(reason error) {
 		return false
 	}
 	switch {
-	case isAny(ErrHandlerPanic, ErrBadResult, ErrResponseKey):
+	case isAny(ErrHandlerPanic, ErrBadResult, ErrResponseKey, ErrShortSection):
 		c.log.Error("closing connection", "reason", reason)
 	case isAny(ErrFrameSize, ErrMalformedHeader, ErrUnknownKey, ErrUnsupportedVersion, ErrMalformedRequest,
 		ErrClosedByHandler, ErrResponseAbandoned):

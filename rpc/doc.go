@@ -13,6 +13,15 @@
 // each response. So responses leave in request order while many requests are in
 // flight, and the reader stops reading once ServerConfig.MaxInflight responses are owed.
 //
+// # Responses with file sections
+//
+// A response implementing PartsResponse (Fetch) encodes itself as bytes interleaved
+// with FileSections; the frame's size is known before the first byte is written.
+// writeParts alone decides how sections travel: sendfile at an explicit offset on a
+// plain *net.TCPConn on Linux, a copy through a pooled buffer otherwise (TLS, pipes)
+// and for sections below 32 KiB. A section found shorter than announced closes the
+// connection. The writer releases the response once written or failed.
+//
 // # Wire rules (kafka-protocol.md §1.4, §2, §7)
 //
 //   - client_id is always an int16-length nullable string; flexible requests (header

@@ -34,6 +34,10 @@ var (
 	// ErrResponseKey means a handler answered with a response of another api key (a
 	// programming error).
 	ErrResponseKey = errors.New("rpc: response key does not match the request")
+	// ErrShortSection means a response's file section ended before its size: the file
+	// was truncated while the response was sent. The frame cannot be completed, so the
+	// connection closes (Kafka closes it too).
+	ErrShortSection = errors.New("rpc: file section shorter than announced")
 	// ErrHandlerPanic means a handler panicked; the panic is logged with its stack.
 	ErrHandlerPanic = errors.New("rpc: handler panicked")
 	// ErrServerClosed means the server closed the connection on Close or at the end of

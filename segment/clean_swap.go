@@ -91,7 +91,7 @@ func (l *Log) swapGroup(p *CleanPlan, g *cleanGroup) error {
 	for _, s := range old {
 		s.offsetIndex.close()
 		s.timeIndex.close()
-		s.log.Close()
+		s.closeLog()
 		for _, suffix := range []string{IndexFileSuffix, TimeIndexFileSuffix, LogFileSuffix} {
 			err := os.Remove(segmentPath(l.dir, s.baseOffset, suffix))
 			if errors.Is(err, os.ErrNotExist) {

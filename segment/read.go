@@ -15,6 +15,8 @@ type FileRange struct {
 	Size        int64 // bytes
 	FirstOffset int64 // base offset of the first batch; -1 when empty
 	LastOffset  int64 // last offset of the last batch; -1 when empty
+
+	ref *fileRef // the segment's file reference, for Hold
 }
 
 // Bytes reads the range into a new slice; an empty range gives an empty, non-nil slice.
@@ -29,7 +31,8 @@ func (r FileRange) Bytes() ([]byte, error) {
 	return b, nil
 }
 
-// WriteTo writes the range to w; with a *net.TCPConn as w the kernel copies the file.
+// WriteTo writes the range to w, copying through a buffer (Go's sendfile needs the
+// file's own position; the rpc layer sends held ranges with sendfile itself).
 func (r FileRange) WriteTo(w io.Writer) (int64, error) {
 	if r.Size == 0 {
 		return 0, nil
@@ -74,7 +77,7 @@ func (s *segment) readFrom(pos int64, h BatchHeader, maxBytes int, upTo int64) (
 	if h.LastOffset() >= upTo {
 		return emptyRange, nil
 	}
-	r := FileRange{File: s.log, Position: pos, Size: h.Size(), FirstOffset: h.BaseOffset, LastOffset: h.LastOffset()}
+	r := FileRange{File: s.log, ref: s.logRef, Position: pos, Size: h.Size(), FirstOffset: h.BaseOffset, LastOffset: h.LastOffset()}
 	var buf [BatchHeaderSize]byte
 	for next := pos + h.Size(); next < s.size; {
 		nh, err := s.readHeaderAt(next, &buf)

@@ -13,7 +13,8 @@ import (
 type segment struct {
 	baseOffset  int64
 	log         *os.File
-	size        int64 // bytes in .log
+	logRef      *fileRef // counts Holds on log; closeLog drops the segment's own reference
+	size        int64    // bytes in .log
 	offsetIndex offsetIndex
 	timeIndex   timeIndex
 	nextOffset  int64 // offset after the last batch; baseOffset when empty
@@ -80,6 +81,7 @@ func openSegmentFiles(dir string, baseOffset int64, cfg Config, active bool) (*s
 	return &segment{
 		baseOffset:           baseOffset,
 		log:                  f,
+		logRef:               newFileRef(f),
 		size:                 st.Size(),
 		offsetIndex:          offsetIndex{oi, baseOffset},
 		timeIndex:            timeIndex{ti, baseOffset},
@@ -346,16 +348,22 @@ func (s *segment) close() error {
 	if e := s.timeIndex.close(); err == nil {
 		err = e
 	}
-	if e := s.log.Close(); err == nil {
+	if e := s.closeLog(); err == nil {
 		err = e
 	}
 	return err
+}
+
+// closeLog drops the segment's reference to its .log file: the file closes now, or
+// when the last Hold on it is released (hold.go).
+func (s *segment) closeLog() error {
+	return s.logRef.release()
 }
 
 // remove closes the segment and deletes its files.
 func (s *segment) remove() error {
 	s.offsetIndex.remove()
 	s.timeIndex.remove()
-	s.log.Close()
+	s.closeLog()
 	return os.Remove(s.log.Name())
 }
