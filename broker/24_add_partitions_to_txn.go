@@ -1,7 +1,8 @@
 package broker
 
-// AddPartitionsToTxn (key 24), v0-3 (the client versions; v4+, KIP-890's batched
-// verify-only form for brokers, is not served). The transactional id's coordinator adds
+// AddPartitionsToTxn (key 24), v0-5: v0-3 are the client versions, v4+ the batched form
+// (add_partitions_batched.go) whose VerifyOnly transactions are KIP-890's question of a
+// partition leader. The transactional id's coordinator adds
 // the partitions to the producer's transaction (txn.Shard.AddPartitions), starting one
 // when none is open. A partition whose topic does not exist is
 // UNKNOWN_TOPIC_OR_PARTITION and the others OPERATION_NOT_ATTEMPTED, nothing written,
@@ -20,10 +21,13 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-func init() { registerAPI(kmsg.AddPartitionsToTxn, 0, 3, (*Broker).handleAddPartitionsToTxn) }
+func init() { registerAPI(kmsg.AddPartitionsToTxn, 0, 5, (*Broker).handleAddPartitionsToTxn) }
 
 func (b *Broker) handleAddPartitionsToTxn(ctx context.Context, req *rpc.Request) rpc.Result {
 	r := req.Body.(*kmsg.AddPartitionsToTxnRequest)
+	if r.Version >= 4 {
+		return b.handleAddPartitionsToTxnBatched(r)
+	}
 	build := func(code func(topic string, partition int32) int16) kmsg.Response {
 		resp := r.ResponseKind().(*kmsg.AddPartitionsToTxnResponse)
 		for _, t := range r.Topics {

@@ -52,6 +52,7 @@ var errorTable = []struct {
 	{replication.ErrOffsetOutOfRange, kerr.OffsetOutOfRange.Code},
 	{replication.ErrInvalidProducerEpoch, kerr.InvalidProducerEpoch.Code},
 	{replication.ErrOutOfOrderSequence, kerr.OutOfOrderSequenceNumber.Code},
+	{replication.ErrInvalidTxnState, kerr.InvalidTxnState.Code},
 	{replication.ErrCorruptProducerSnapshot, kerr.KafkaStorageError.Code},
 	{ErrNotController, kerr.NotController.Code},
 	{ErrTopicDeletionDisabled, kerr.TopicDeletionDisabled.Code},

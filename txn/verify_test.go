@@ -1,0 +1,50 @@
+package txn
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+)
+
+func TestVerifyPartitions(t *testing.T) {
+	h := newHarness(t)
+	r := h.init("t", -1, -1, 60000)
+	pid, epoch := r.ProducerID, r.ProducerEpoch
+	verify := func(pid int64, epoch int16) (int16, []int16) {
+		return h.s.VerifyPartitions("t", pid, epoch, []TopicPartition{tpA, tpB})
+	}
+	abortable := kerr.TransactionAbortable.Code
+	if code, per := verify(pid, epoch); code != 0 || !slices.Equal(per, []int16{abortable, abortable}) {
+		t.Fatalf("no transaction: %d %v", code, per)
+	}
+	writes := len(h.log)
+	h.add("t", pid, epoch, tpA)
+	if code, per := verify(pid, epoch); code != 0 || !slices.Equal(per, []int16{0, abortable}) {
+		t.Fatalf("tpA added: %d %v", code, per)
+	}
+	if len(h.log) != writes+1 {
+		t.Fatalf("verification wrote %d records", len(h.log)-writes-1)
+	}
+	for _, tc := range []struct {
+		pid   int64
+		epoch int16
+		want  int16
+	}{{pid + 1, epoch, kerr.InvalidProducerIDMapping.Code}, {pid, epoch + 1, kerr.ProducerFenced.Code}} {
+		if code, _ := verify(tc.pid, tc.epoch); code != tc.want {
+			t.Errorf("verify(%d, %d) = %d, want %d", tc.pid, tc.epoch, code, tc.want)
+		}
+	}
+	if code, _ := h.s.VerifyPartitions("unknown", pid, epoch, []TopicPartition{tpA}); code != kerr.InvalidProducerIDMapping.Code {
+		t.Fatalf("unknown id: %d", code)
+	}
+	h.end("t", pid, epoch, true)
+	if code, _ := verify(pid, epoch); code != kerr.ConcurrentTransactions.Code {
+		t.Fatalf("while committing: %d", code)
+	}
+	h.completeMarkers()
+	// The transaction is over: a late write to tpA must not be taken for a new one.
+	if code, per := verify(pid, epoch); code != 0 || !slices.Equal(per, []int16{abortable, abortable}) {
+		t.Fatalf("after the commit: %d %v", code, per)
+	}
+}
