@@ -28,13 +28,21 @@ type txnCoordinator struct {
 	abortInterval time.Duration
 	// idExpiration is transactional.id.expiration.ms, checked every expireInterval.
 	idExpiration, expireInterval time.Duration
+	// peers are the kept connections to the other brokers (verification, markers).
+	peers *peerClients
+}
+
+// close unloads every partition and closes the peer connections.
+func (tc *txnCoordinator) close() {
+	tc.shardRouter.close()
+	tc.peers.close()
 }
 
 func newTxnCoordinator(b *Broker) *txnCoordinator {
 	c := &b.cfg
 	cfg := txn.DefaultConfig()
 	cfg.MaxTimeout = c.durationMs("transaction.max.timeout.ms")
-	tc := &txnCoordinator{cfg: cfg,
+	tc := &txnCoordinator{cfg: cfg, peers: newPeerClients(b),
 		abortInterval:  c.durationMs("transaction.abort.timed.out.transaction.cleanup.interval.ms"),
 		idExpiration:   c.durationMs("transactional.id.expiration.ms"),
 		expireInterval: c.durationMs("transaction.remove.expired.transaction.cleanup.interval.ms")}

@@ -31,6 +31,14 @@ import (
 // txnVerifyTimeout bounds one verification round trip.
 const txnVerifyTimeout = 10 * time.Second
 
+// verifyRetryBackoff and verifyRetryMax bound the retries of a verification answered
+// CONCURRENT_TRANSACTIONS: 5, 10, 20, 40, 80 ms (Kafka's
+// add.partitions.to.txn.retry.backoff.ms 20 and its max 100 ms, in the same spirit).
+const (
+	verifyRetryBackoff = 5 * time.Millisecond
+	verifyRetryMax     = 80 * time.Millisecond
+)
+
 // produceVerification is the outcome of verifying one partition of a produce: the
 // guard to append with (nil when none was needed) or the code refusing the batch.
 type produceVerification struct {
@@ -82,6 +90,17 @@ func (b *Broker) verifyProduce(ctx context.Context, r *kmsg.ProduceRequest) map[
 	}
 	for pr, tps := range pending {
 		codes := b.verifyTxnPartitions(ctx, *r.TransactionID, pr.id, pr.epoch, tps)
+		// CONCURRENT_TRANSACTIONS (an add or the previous transaction's completion still
+		// being written) is retried here a few times, as Kafka 4.0 does
+		// (KAFKA-18654), rather than sending the producer into its retry backoff.
+		for wait := verifyRetryBackoff; wait <= verifyRetryMax && slices.Contains(codes, kerr.ConcurrentTransactions.Code); wait *= 2 {
+			select {
+			case <-time.After(wait):
+			case <-ctx.Done():
+			case <-b.stop:
+			}
+			codes = b.verifyTxnPartitions(ctx, *r.TransactionID, pr.id, pr.epoch, tps)
+		}
 		for i, tp := range tps {
 			if code := produceVerifyCode(codes[i], r.Version); code != 0 {
 				out[tp] = produceVerification{code: code}
@@ -167,12 +186,7 @@ func (b *Broker) verifyTxnPartitions(ctx context.Context, id string, pid int64, 
 		rt.Topics = append(rt.Topics, rtt)
 	}
 	req.Transactions = append(req.Transactions, rt)
-	cl, err := b.connectToBroker(ctx, leader)
-	if err != nil {
-		return all(kerr.NetworkException.Code)
-	}
-	defer cl.Close()
-	raw, err := cl.Do(ctx, req)
+	raw, err := b.txns.peers.do(ctx, leader, req)
 	if err != nil {
 		return all(kerr.NetworkException.Code)
 	}

@@ -26,6 +26,17 @@ func TestVerifyPartitions(t *testing.T) {
 	if len(h.log) != writes+1 {
 		t.Fatalf("verification wrote %d records", len(h.log)-writes-1)
 	}
+	// tpB's AddPartitionsToTxn being written: tpA is still answered, tpB waits.
+	h.hold = true
+	h.add("t", pid, epoch, tpB)
+	if code, per := verify(pid, epoch); code != 0 || !slices.Equal(per, []int16{0, kerr.ConcurrentTransactions.Code}) {
+		t.Fatalf("tpB being added: %d %v", code, per)
+	}
+	h.release(0)
+	if code, per := verify(pid, epoch); code != 0 || !slices.Equal(per, []int16{0, 0}) {
+		t.Fatalf("both added: %d %v", code, per)
+	}
+	writes++
 	for _, tc := range []struct {
 		pid   int64
 		epoch int16
