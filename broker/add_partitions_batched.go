@@ -105,9 +105,7 @@ func (b *Broker) handleAddPartitionsToTxnBatched(r *kmsg.AddPartitionsToTxnReque
 			})
 			continue
 		}
-		b.txns.submit(t.TransactionalID, func(now time.Time, s *txn.Shard) txn.Effects {
-			return s.AddPartitions(now, t.TransactionalID, t.ProducerID, t.ProducerEpoch, tps[i], all)
-		}, all)
+		b.addPartitionsRetrying(t.TransactionalID, t.ProducerID, t.ProducerEpoch, tps[i], all)
 	}
 	return rpc.RespondLater(ch)
 }

@@ -59,3 +59,43 @@ func TestVerifyPartitions(t *testing.T) {
 		t.Fatalf("after the commit: %d %v", code, per)
 	}
 }
+
+// An add arriving while the producer's previous add, or its previous transaction's
+// completion, is being written waits for that write instead of getting
+// CONCURRENT_TRANSACTIONS.
+func TestAddPartitionsWaitsForPendingWrite(t *testing.T) {
+	h := newHarness(t)
+	r := h.init("t", -1, -1, 60000)
+	pid, epoch := r.ProducerID, r.ProducerEpoch
+	h.hold = true
+	first := h.add("t", pid, epoch, tpA)
+	second := int16(-1)
+	h.run(h.s.AddPartitions(h.now, "t", pid, epoch, []TopicPartition{tpB}, func(c int16) { second = c }))
+	if first != -1 || second != -1 {
+		t.Fatalf("answered before the write: %d %d", first, second)
+	}
+	h.release(0)
+	if second != 0 {
+		t.Fatalf("queued add: %d", second)
+	}
+	if got := h.state("t"); got.State != StateOngoing || len(got.Partitions) != 2 {
+		t.Fatalf("after both adds: %+v", got)
+	}
+	// Behind the completion of the previous transaction.
+	h.end("t", pid, epoch, true)
+	h.hold = true
+	for len(h.markers) > 0 {
+		m := h.markers[0]
+		h.markers = h.markers[1:]
+		h.run(m.Done(h.now))
+	}
+	next := int16(-1)
+	h.run(h.s.AddPartitions(h.now, "t", pid, epoch, []TopicPartition{tpA}, func(c int16) { next = c }))
+	if next != -1 {
+		t.Fatalf("answered while the completion is written: %d", next)
+	}
+	h.release(0)
+	if got := h.state("t"); next != 0 || got.State != StateOngoing || len(got.Partitions) != 1 {
+		t.Fatalf("add after the completion: code %d, %+v", next, got)
+	}
+}
