@@ -6,9 +6,10 @@ package broker
 // (INVALID_RECORD), no larger than max.message.bytes (MESSAGE_TOO_LARGE), with a valid
 // CRC (CORRUPT_MESSAGE); control batches are refused (only the transaction coordinator's
 // WriteTxnMarkers writes them), and a transactional batch needs a producer id and a
-// base sequence. Transactional batches pass the same producer-state checks; Kafka's
-// KIP-890 check that the partition is in the producer's ongoing transaction is not
-// done yet. Then every
+// base sequence. Transactional batches pass the same producer-state checks, and the
+// first one of a transaction in a partition is verified with the transaction
+// coordinator first (KIP-890, txn_verify.go): a partition not in the producer's ongoing
+// transaction is INVALID_TXN_STATE (TRANSACTION_ABORTABLE from v11). Then every
 // record inside is walked, compressed batches decompressed as a stream (recordcheck.go):
 // a malformed record is INVALID_RECORD naming its index, undecodable compressed data
 // CORRUPT_MESSAGE, and records decompressing past petrel.max.decompressed.batch.bytes
@@ -30,6 +31,7 @@ import (
 	"github.com/petrel-broker/petrel/replication"
 	"github.com/petrel-broker/petrel/rpc"
 	"github.com/petrel-broker/petrel/segment"
+	"github.com/petrel-broker/petrel/txn"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -54,13 +56,17 @@ func (b *Broker) handleProduce(ctx context.Context, req *rpc.Request) rpc.Result
 	}
 	var waiting []appended
 	failed := false
+	verifying := b.cfg.boolValue("transaction.partition.verification.enable")
+	verified := b.verifyProduce(ctx, r)
 	for ti, rt := range r.Topics {
 		st := kmsg.NewProduceResponseTopic()
 		st.Topic = rt.Topic
 		for pi, rp := range rt.Partitions {
 			sp := kmsg.NewProduceResponseTopicPartition()
 			sp.Partition = rp.Partition
-			code, msg, part, info := b.producePartition(r, rt.Topic, rp)
+			v := verified[txn.TopicPartition{Topic: rt.Topic, Partition: rp.Partition}]
+			v.off = !verifying
+			code, msg, part, info := b.producePartition(r, rt.Topic, rp, v)
 			sp.ErrorCode, sp.ErrorMessage = code, msg
 			if code == 0 {
 				part.counters.Produced(info.Records, info.Bytes)
@@ -101,7 +107,7 @@ func (b *Broker) handleProduce(ctx context.Context, req *rpc.Request) rpc.Result
 }
 
 // producePartition validates and appends one partition's batch.
-func (b *Broker) producePartition(r *kmsg.ProduceRequest, topic string, rp kmsg.ProduceRequestTopicPartition) (int16, *string, *localPartition, segment.AppendInfo) {
+func (b *Broker) producePartition(r *kmsg.ProduceRequest, topic string, rp kmsg.ProduceRequestTopicPartition, v produceVerification) (int16, *string, *localPartition, segment.AppendInfo) {
 	var none segment.AppendInfo
 	fail := func(code int16, format string, args ...any) (int16, *string, *localPartition, segment.AppendInfo) {
 		return code, errorMessage(fmt.Errorf(format, args...)), nil, none
@@ -130,13 +136,23 @@ func (b *Broker) producePartition(r *kmsg.ProduceRequest, topic string, rp kmsg.
 	if err := b.records.check(rp.Records, settings.segment.Compacted); err != nil {
 		return b.errorCodeLogged(err, "produce"), errorMessage(err), nil, none
 	}
+	if v.code != 0 {
+		return fail(v.code, "the transaction coordinator did not verify %s-%d in the producer's transaction: %v",
+			topic, rp.Partition, kerr.ErrorForCode(v.code))
+	}
 	minInsync := 0
 	if r.Acks == -1 {
 		minInsync = min(settings.minInsync, int(part.replicationFactor.Load()))
 	}
 	// The records slice aliases the request buffer, owned by this request: the append
 	// rewrites baseOffset and partitionLeaderEpoch in place.
-	info, err := part.AppendAsLeader(rp.Records, minInsync)
+	var info segment.AppendInfo
+	var err error
+	if v.off {
+		info, err = part.AppendAsLeader(rp.Records, minInsync)
+	} else {
+		info, err = part.AppendAsLeaderVerified(rp.Records, minInsync, v.guard)
+	}
 	if err != nil {
 		return b.errorCodeLogged(err, "produce"), errorMessage(err), nil, none
 	}

@@ -1,7 +1,8 @@
 package broker
 
-// AddPartitionsToTxn (key 24), v0-3 (the client versions; v4+, KIP-890's batched
-// verify-only form for brokers, is not served). The transactional id's coordinator adds
+// AddPartitionsToTxn (key 24), v0-5: v0-3 are the client versions, v4+ the batched form
+// (add_partitions_batched.go) whose VerifyOnly transactions are KIP-890's question of a
+// partition leader. The transactional id's coordinator adds
 // the partitions to the producer's transaction (txn.Shard.AddPartitions), starting one
 // when none is open. A partition whose topic does not exist is
 // UNKNOWN_TOPIC_OR_PARTITION and the others OPERATION_NOT_ATTEMPTED, nothing written,
@@ -12,6 +13,7 @@ package broker
 
 import (
 	"context"
+	"sync"
 	"time"
 
 	"github.com/petrel-broker/petrel/rpc"
@@ -20,10 +22,13 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-func init() { registerAPI(kmsg.AddPartitionsToTxn, 0, 3, (*Broker).handleAddPartitionsToTxn) }
+func init() { registerAPI(kmsg.AddPartitionsToTxn, 0, 5, (*Broker).handleAddPartitionsToTxn) }
 
 func (b *Broker) handleAddPartitionsToTxn(ctx context.Context, req *rpc.Request) rpc.Result {
 	r := req.Body.(*kmsg.AddPartitionsToTxnRequest)
+	if r.Version >= 4 {
+		return b.handleAddPartitionsToTxnBatched(r)
+	}
 	build := func(code func(topic string, partition int32) int16) kmsg.Response {
 		resp := r.ResponseKind().(*kmsg.AddPartitionsToTxnResponse)
 		for _, t := range r.Topics {
@@ -62,9 +67,38 @@ func (b *Broker) handleAddPartitionsToTxn(ctx context.Context, req *rpc.Request)
 			return kerr.OperationNotAttempted.Code
 		}))
 	}
-	return b.txns.respond(r.TransactionalID, func(now time.Time, s *txn.Shard, send func(kmsg.Response)) txn.Effects {
-		return s.AddPartitions(now, r.TransactionalID, r.ProducerID, r.ProducerEpoch, tps, func(code int16) { send(all(code)) })
-	}, all)
+	ch := make(chan kmsg.Response, 1)
+	b.addPartitionsRetrying(r.TransactionalID, r.ProducerID, r.ProducerEpoch, tps, func(code int16) { ch <- all(code) })
+	return rpc.RespondLater(ch)
+}
+
+// Server-side retries of CONCURRENT_TRANSACTIONS for adds: the previous transaction's
+// markers are being written (a few ms) right after its EndTxn was answered, and a
+// client would otherwise back off (kgo and the Java client 20 ms, librdkafka more).
+const (
+	addRetryBackoff = 2 * time.Millisecond
+	addRetryMax     = 32 * time.Millisecond
+)
+
+// addPartitionsRetrying runs AddPartitions on id's shard and calls done once with the
+// outcome, trying again after 2, 4, ... 32 ms while it is CONCURRENT_TRANSACTIONS.
+func (b *Broker) addPartitionsRetrying(id string, pid int64, epoch int16, tps []txn.TopicPartition, done func(code int16)) {
+	var once sync.Once
+	finish := func(code int16) { once.Do(func() { done(code) }) }
+	var try func(wait time.Duration)
+	try = func(wait time.Duration) {
+		result := func(code int16) {
+			if code != kerr.ConcurrentTransactions.Code || wait > addRetryMax {
+				finish(code)
+				return
+			}
+			time.AfterFunc(wait, func() { try(2 * wait) })
+		}
+		b.txns.submit(id, func(now time.Time, s *txn.Shard) txn.Effects {
+			return s.AddPartitions(now, id, pid, epoch, tps, result)
+		}, finish)
+	}
+	try(addRetryBackoff)
 }
 
 // fencedForVersion answers PRODUCER_FENCED as INVALID_PRODUCER_EPOCH to versions

@@ -9,7 +9,8 @@ package broker
 // and epoch is appended as the leader, with acks=all semantics: the answer waits until
 // the high watermark passes it (or the request's budget, REQUEST_TIMED_OUT), as Kafka
 // writes markers with acks=-1. A marker older than the producer's epoch is
-// INVALID_PRODUCER_EPOCH; a partition not led here NOT_LEADER_OR_FOLLOWER or
+// INVALID_PRODUCER_EPOCH, one from an older coordinator epoch than the producer's last
+// marker there TRANSACTION_COORDINATOR_FENCED; a partition not led here NOT_LEADER_OR_FOLLOWER or
 // UNKNOWN_TOPIC_OR_PARTITION (noReplicaError). On a __consumer_offsets partition the
 // group coordinator then applies (COMMIT) or drops (ABORT) the producer's staged
 // TxnOffsetCommit offsets before the partition is answered.

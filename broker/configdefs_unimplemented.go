@@ -18,7 +18,6 @@ const (
 	noteThreads    = "Petrel runs one goroutine per connection and sizes its own work"
 	noteCompaction = "the log cleaner sizes its own read and write buffers"
 	noteGroups     = "the consumer group protocol of KIP-848 is not implemented yet (the classic protocol is)"
-	noteTxn        = "transactional ids do not expire and KIP-890 partition verification is not implemented yet"
 	noteQuotas     = "quotas and throttling are not implemented yet"
 	noteTiered     = "tiered storage is not implemented"
 	noteZooKeeper  = "Petrel has no ZooKeeper; Raft holds the metadata"
@@ -102,9 +101,6 @@ var unimplementedBrokerConfigs = []unimplementedConfig{
 	{Name: "group.consumer.heartbeat.interval.ms", Note: noteGroups},
 	{Name: "group.consumer.session.timeout.ms", Note: noteGroups},
 	// Producers and transactions.
-	{Name: "transactional.id.expiration.ms", Note: noteTxn},
-	{Name: "transaction.remove.expired.transaction.cleanup.interval.ms", Note: noteTxn},
-	{Name: "transaction.partition.verification.enable", Note: noteTxn},
 	// Quotas.
 	{Name: "quota.window.num", Note: noteQuotas},
 	{Name: "quota.window.size.seconds", Note: noteQuotas},

@@ -4,7 +4,9 @@ package broker
 // whose shards are txn.Shards, loaded and unloaded by the reconciler exactly like the
 // group coordinator's (groups.go). Effects become runtime Results; Markers are handed
 // to writeMarkers; a runtime timer aborts timed-out transactions every
-// transaction.abort.timed.out.transaction.cleanup.interval.ms.
+// transaction.abort.timed.out.transaction.cleanup.interval.ms, and another removes
+// transactional ids idle for transactional.id.expiration.ms every
+// transaction.remove.expired.transaction.cleanup.interval.ms.
 
 import (
 	"time"
@@ -16,19 +18,34 @@ import (
 // abortTimedOutTimer is the runtime timer key of the periodic AbortTimedOut.
 const abortTimedOutTimer = "petrel/abort-timed-out"
 
+// removeExpiredTimer is the runtime timer key of the periodic RemoveExpired.
+const removeExpiredTimer = "petrel/remove-expired-ids"
+
 // txnCoordinator runs the __transaction_state partitions this broker leads.
 type txnCoordinator struct {
 	*shardRouter[*txn.Shard, txn.Effects]
 	cfg           txn.Config
 	abortInterval time.Duration
+	// idExpiration is transactional.id.expiration.ms, checked every expireInterval.
+	idExpiration, expireInterval time.Duration
+	// peers are the kept connections to the other brokers (verification, markers).
+	peers *peerClients
+}
+
+// close unloads every partition and closes the peer connections.
+func (tc *txnCoordinator) close() {
+	tc.shardRouter.close()
+	tc.peers.close()
 }
 
 func newTxnCoordinator(b *Broker) *txnCoordinator {
 	c := &b.cfg
 	cfg := txn.DefaultConfig()
 	cfg.MaxTimeout = c.durationMs("transaction.max.timeout.ms")
-	tc := &txnCoordinator{cfg: cfg,
-		abortInterval: c.durationMs("transaction.abort.timed.out.transaction.cleanup.interval.ms")}
+	tc := &txnCoordinator{cfg: cfg, peers: newPeerClients(b),
+		abortInterval:  c.durationMs("transaction.abort.timed.out.transaction.cleanup.interval.ms"),
+		idExpiration:   c.durationMs("transactional.id.expiration.ms"),
+		expireInterval: c.durationMs("transaction.remove.expired.transaction.cleanup.interval.ms")}
 	tc.shardRouter = &shardRouter[*txn.Shard, txn.Effects]{b: b, topic: transactionStateTopic,
 		rt: coordinator.New(coordinator.Config{
 			Name:          transactionStateTopic,
@@ -59,14 +76,28 @@ func (t *txnShard) Replay(key, value []byte) error { return t.s.Replay(key, valu
 
 func (t *txnShard) Loaded(now time.Time) coordinator.Result {
 	res := t.convert(txn.Effects{Markers: t.s.Loaded(now)})
-	res.Timers = append(res.Timers, t.abortTimer(now))
+	res.Timers = append(res.Timers, t.abortTimer(now), t.expireTimer(now))
 	return res
+}
+
+// expireTimer runs RemoveExpired every
+// transaction.remove.expired.transaction.cleanup.interval.ms.
+func (t *txnShard) expireTimer(now time.Time) coordinator.Timer {
+	return coordinator.Timer{Key: removeExpiredTimer, At: now.Add(t.tc.expireInterval),
+		Fire: func(now time.Time, s coordinator.Shard) coordinator.Result {
+			ts := s.(*txnShard)
+			res := ts.convert(ts.s.RemoveExpired(now, ts.tc.idExpiration))
+			res.Timers = append(res.Timers, ts.expireTimer(now))
+			return res
+		}}
 }
 
 func (t *txnShard) Unloaded(time.Time) coordinator.Result { return coordinator.Result{} }
 
 // abortTimer runs AbortTimedOut every
-// transaction.abort.timed.out.transaction.cleanup.interval.ms.
+// transaction.abort.timed.out.transaction.cleanup.interval.ms, and another removes
+// transactional ids idle for transactional.id.expiration.ms every
+// transaction.remove.expired.transaction.cleanup.interval.ms.
 func (t *txnShard) abortTimer(now time.Time) coordinator.Timer {
 	return coordinator.Timer{Key: abortTimedOutTimer, At: now.Add(t.tc.abortInterval),
 		Fire: func(now time.Time, s coordinator.Shard) coordinator.Result {

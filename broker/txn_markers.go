@@ -118,12 +118,7 @@ func (tc *txnCoordinator) markerCall(leader int32, req *kmsg.WriteTxnMarkersRequ
 	if leader == b.cfg.NodeID {
 		return b.writeTxnMarkers(ctx, req), nil
 	}
-	cl, err := b.connectToBroker(ctx, leader)
-	if err != nil {
-		return nil, err
-	}
-	defer cl.Close()
-	resp, err := cl.Do(ctx, req)
+	resp, err := tc.peers.do(ctx, leader, req)
 	if err != nil {
 		return nil, err
 	}

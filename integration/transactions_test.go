@@ -198,8 +198,12 @@ func TestTransactionEndTxnWritesMarkers(t *testing.T) {
 		rt := kmsg.NewAddPartitionsToTxnRequestTopic()
 		rt.Topic, rt.Partitions = topic, ps
 		req.Topics = append(req.Topics, rt)
-		resp := raw.do(testContext(t), req).(*kmsg.AddPartitionsToTxnResponse)
-		return resp.Topics[0].Partitions[0].ErrorCode
+		// Through kgo's sharder, which speaks the batched v4+ form to Petrel.
+		kresp, err := raw.cl.Request(testContext(t), req)
+		if err != nil {
+			t.Fatalf("AddPartitionsToTxn: %v", err)
+		}
+		return kresp.(*kmsg.AddPartitionsToTxnResponse).Topics[0].Partitions[0].ErrorCode
 	}
 	endTxn := func(id string, pid int64, epoch int16, commit bool) int16 {
 		raw := c.rawTo(t, txnCoordinatorOf(t, c, 0, id))

@@ -32,6 +32,14 @@ var (
 	// ErrOutOfOrderSequence is a batch whose first sequence does not follow the
 	// producer's last one (Kafka's OUT_OF_ORDER_SEQUENCE_NUMBER).
 	ErrOutOfOrderSequence = errors.New("replication: out of order sequence number")
+	// ErrInvalidTxnState is a transactional batch of a producer with no ongoing
+	// transaction in the partition that the transaction coordinator verified (KIP-890;
+	// Kafka's INVALID_TXN_STATE).
+	ErrInvalidTxnState = errors.New("replication: transactional batch outside a verified transaction")
+	// ErrTransactionCoordinatorFenced is a transaction marker whose coordinator epoch is
+	// older than the one of the producer's last marker in the partition (Kafka's
+	// TRANSACTION_COORDINATOR_FENCED).
+	ErrTransactionCoordinatorFenced = errors.New("replication: transaction marker from a fenced coordinator")
 	// ErrCorruptProducerSnapshot is a producer state snapshot that cannot be decoded; it
 	// is ignored and the state rebuilt from the log.
 	ErrCorruptProducerSnapshot = errors.New("replication: corrupt producer state snapshot")

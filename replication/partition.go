@@ -77,6 +77,9 @@ type Partition struct {
 	// producers is the idempotent producers' state as of the log end offset (see
 	// producers.go); guarded by mu.
 	producers *ProducerStates
+	// verifying holds the KIP-890 verifications in progress, by producer id
+	// (txn_verification.go); guarded by mu.
+	verifying map[int64]*TxnVerification
 }
 
 // NewPartition wraps an open log. It starts as a follower with the checkpointed high
@@ -283,6 +286,12 @@ func (p *Partition) AppendAsLeader(records []byte, minInsync int) (segment.Appen
 // started in (the coordinator runtime): an older epoch is ErrFencedLeaderEpoch, a newer
 // one ErrUnknownLeaderEpoch, and nothing is written; -1 skips the check.
 func (p *Partition) AppendAsLeaderInEpoch(records []byte, leaderEpoch int32, minInsync int) (segment.AppendInfo, error) {
+	return p.appendAsLeader(records, leaderEpoch, minInsync, false, nil)
+}
+
+// appendAsLeader is AppendAsLeaderInEpoch; with verify the transactional batches must
+// pass checkTxnVerifiedLocked.
+func (p *Partition) appendAsLeader(records []byte, leaderEpoch int32, minInsync int, verify bool, guard *TxnVerification) (segment.AppendInfo, error) {
 	p.mu.Lock()
 	if err := p.checkLeaderLocked(leaderEpoch); err != nil {
 		p.mu.Unlock()
@@ -305,6 +314,12 @@ func (p *Partition) AppendAsLeaderInEpoch(records []byte, leaderEpoch int32, min
 			return info, p.syncTo(dup.LastOffset + 1)
 		}
 		return info, nil
+	}
+	if verify {
+		if err := p.checkTxnVerifiedLocked(records, guard); err != nil {
+			p.mu.Unlock()
+			return segment.AppendInfo{}, err
+		}
 	}
 	activeBefore := p.log.ActiveSegmentBaseOffset()
 	info, err := p.log.AppendAsLeader(records, p.leaderEpoch)

@@ -4,7 +4,7 @@ package replication
 // holds the producer state of every batch below offset. The byte layout (big-endian) is
 // documented in docs/storage.md:
 //
-//	version      int16   2 (1: without the transaction fields)
+//	version      int16   3 (1: without the transaction fields, 2: without coordinatorEpoch)
 //	crc          uint32  CRC-32C (Castagnoli) of every byte after this field
 //	producers    int32
 //	producers × {
@@ -13,6 +13,7 @@ package replication
 //	  lastTimestamp int64
 //	  txnOpen       int8   1 when a transaction is ongoing (v2)
 //	  txnFirstOffset int64 its first offset, else 0 (v2)
+//	  coordinatorEpoch int32 of its last transaction marker, -1 before one (v3)
 //	  batches       int8   0..5, oldest first (0: only a marker is known)
 //	  batches × { firstSequence int32, lastSequence int32, firstOffset int64,
 //	              lastOffset int64, timestamp int64 }
@@ -35,10 +36,11 @@ import (
 const ProducerSnapshotSuffix = ".snapshot"
 
 const (
-	producerSnapshotVersion    = 2
+	producerSnapshotVersion    = 3
 	producerSnapshotHeaderSize = 2 + 4 + 4
 	producerEntryFixedSizeV1   = 8 + 2 + 8 + 1
-	producerEntryFixedSize     = producerEntryFixedSizeV1 + 1 + 8
+	producerEntryFixedSizeV2   = producerEntryFixedSizeV1 + 1 + 8
+	producerEntryFixedSize     = producerEntryFixedSizeV2 + 4
 	producerBatchSize          = 4 + 4 + 8 + 8 + 8
 )
 
@@ -67,6 +69,7 @@ func EncodeProducerSnapshot(s *ProducerStates) []byte {
 		}
 		b = append(b, open)
 		b = binary.BigEndian.AppendUint64(b, uint64(e.TxnFirstOffset))
+		b = binary.BigEndian.AppendUint32(b, uint32(e.CoordinatorEpoch))
 		b = append(b, byte(len(e.Batches)))
 		for _, bt := range e.Batches {
 			b = binary.BigEndian.AppendUint32(b, uint32(bt.FirstSequence))
@@ -90,12 +93,15 @@ func DecodeProducerSnapshot(b []byte) (*ProducerStates, error) {
 		return bad("%d bytes, the header needs %d", len(b), producerSnapshotHeaderSize)
 	}
 	version := binary.BigEndian.Uint16(b)
-	if version != 1 && version != producerSnapshotVersion {
-		return bad("version %d, this build reads 1 and %d", version, producerSnapshotVersion)
+	if version < 1 || version > producerSnapshotVersion {
+		return bad("version %d, this build reads 1 to %d", version, producerSnapshotVersion)
 	}
 	fixed := producerEntryFixedSize
-	if version == 1 {
+	switch version {
+	case 1:
 		fixed = producerEntryFixedSizeV1
+	case 2:
+		fixed = producerEntryFixedSizeV2
 	}
 	if stored, computed := binary.BigEndian.Uint32(b[2:]), segment.CRC32C(b[6:]); stored != computed {
 		return bad("stored CRC %#08x, computed %#08x", stored, computed)
@@ -111,9 +117,10 @@ func DecodeProducerSnapshot(b []byte) (*ProducerStates, error) {
 			return bad("producer %d is cut short", i)
 		}
 		e := &ProducerEntry{
-			ProducerID:    int64(binary.BigEndian.Uint64(rest)),
-			ProducerEpoch: int16(binary.BigEndian.Uint16(rest[8:])),
-			LastTimestamp: int64(binary.BigEndian.Uint64(rest[10:])),
+			ProducerID:       int64(binary.BigEndian.Uint64(rest)),
+			ProducerEpoch:    int16(binary.BigEndian.Uint16(rest[8:])),
+			LastTimestamp:    int64(binary.BigEndian.Uint64(rest[10:])),
+			CoordinatorEpoch: -1,
 		}
 		if version >= 2 {
 			switch rest[18] {
@@ -126,6 +133,12 @@ func DecodeProducerSnapshot(b []byte) (*ProducerStates, error) {
 			e.TxnFirstOffset = int64(binary.BigEndian.Uint64(rest[19:]))
 			if e.TxnFirstOffset < 0 {
 				return bad("producer %d's transaction starts at %d", e.ProducerID, e.TxnFirstOffset)
+			}
+		}
+		if version >= 3 {
+			e.CoordinatorEpoch = int32(binary.BigEndian.Uint32(rest[27:]))
+			if e.CoordinatorEpoch < -1 {
+				return bad("producer %d has coordinator epoch %d", e.ProducerID, e.CoordinatorEpoch)
 			}
 		}
 		n := int(rest[fixed-1])

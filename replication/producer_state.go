@@ -38,6 +38,10 @@ type ProducerEntry struct {
 	// a marker ends it.
 	TxnOpen        bool
 	TxnFirstOffset int64
+	// CoordinatorEpoch is the coordinator epoch of the producer's latest transaction
+	// marker here, -1 before one: a marker from an older coordinator is
+	// TRANSACTION_COORDINATOR_FENCED (Kafka keeps it in the producer state entry).
+	CoordinatorEpoch int32
 }
 
 // AbortedTxn is an aborted transaction of a partition: its producer, its first offset
@@ -200,9 +204,9 @@ func checkProducerBatch(e *ProducerEntry, h segment.BatchHeader) (*ProducerBatch
 // offsets): a new epoch starts an empty batch list; the list keeps the latest
 // ProducerBatchesRetained. e is not modified (nil starts a new entry).
 func applyProducerBatch(e *ProducerEntry, h segment.BatchHeader) *ProducerEntry {
-	next := &ProducerEntry{ProducerID: h.ProducerID, ProducerEpoch: h.ProducerEpoch}
+	next := &ProducerEntry{ProducerID: h.ProducerID, ProducerEpoch: h.ProducerEpoch, CoordinatorEpoch: -1}
 	if e != nil {
-		next.TxnOpen, next.TxnFirstOffset = e.TxnOpen, e.TxnFirstOffset
+		next.TxnOpen, next.TxnFirstOffset, next.CoordinatorEpoch = e.TxnOpen, e.TxnFirstOffset, e.CoordinatorEpoch
 	}
 	if h.Transactional() && !next.TxnOpen {
 		next.TxnOpen, next.TxnFirstOffset = true, h.BaseOffset
@@ -235,11 +239,21 @@ func (s *ProducerStates) Check(h segment.BatchHeader) (*ProducerBatch, error) {
 }
 
 // checkMarker refuses a transaction marker of an epoch older than the producer's
-// (Kafka's InvalidProducerEpochException for markers).
+// (Kafka's InvalidProducerEpochException for markers), and one written by a
+// transaction coordinator older than the one that wrote the producer's last marker
+// here (Kafka's TransactionCoordinatorFencedException: a deposed coordinator's late
+// marker).
 func checkMarker(e *ProducerEntry, h segment.BatchHeader) error {
-	if e != nil && h.ProducerEpoch < e.ProducerEpoch {
+	if e == nil {
+		return nil
+	}
+	if h.ProducerEpoch < e.ProducerEpoch {
 		return fmt.Errorf("%w: a marker of producer %d has epoch %d, the partition has epoch %d", ErrInvalidProducerEpoch,
 			h.ProducerID, h.ProducerEpoch, e.ProducerEpoch)
+	}
+	if h.ControlCoordinatorEpoch < e.CoordinatorEpoch {
+		return fmt.Errorf("%w: a marker of producer %d has coordinator epoch %d, the partition has seen %d",
+			ErrTransactionCoordinatorFenced, h.ProducerID, h.ControlCoordinatorEpoch, e.CoordinatorEpoch)
 	}
 	return nil
 }
@@ -253,9 +267,11 @@ func applyMarker(e *ProducerEntry, h segment.BatchHeader) *ProducerEntry {
 		next := *e
 		next.LastTimestamp = max(e.LastTimestamp, h.MaxTimestamp)
 		next.TxnOpen, next.TxnFirstOffset = false, 0
+		next.CoordinatorEpoch = max(e.CoordinatorEpoch, h.ControlCoordinatorEpoch)
 		return &next
 	}
-	return &ProducerEntry{ProducerID: h.ProducerID, ProducerEpoch: h.ProducerEpoch, LastTimestamp: h.MaxTimestamp}
+	return &ProducerEntry{ProducerID: h.ProducerID, ProducerEpoch: h.ProducerEpoch, LastTimestamp: h.MaxTimestamp,
+		CoordinatorEpoch: h.ControlCoordinatorEpoch}
 }
 
 // Update records an appended batch (with its final offsets); batches without a

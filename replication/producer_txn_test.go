@@ -2,6 +2,7 @@ package replication
 
 import (
 	"encoding/binary"
+	"errors"
 	"hash/crc32"
 	"slices"
 	"testing"
@@ -100,6 +101,59 @@ func TestTransactionsLastStableOffsetAndAborted(t *testing.T) {
 		}
 		if got := p.producers.Aborted(); !slices.Equal(got, wantAll) {
 			t.Fatalf("%s: aborted %+v, want %+v", name, got, wantAll)
+		}
+		if err := deleteProducerSnapshots(p.log.Dir(), func(int64) bool { return true }); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// markerBatchFrom is markerBatch written by a coordinator in coordinatorEpoch.
+func markerBatchFrom(pid int64, epoch int16, commit bool, coordinatorEpoch int32) []byte {
+	b := markerBatch(pid, epoch, commit)
+	// The record's value ends the batch: version int16, then coordinatorEpoch int32, then
+	// the header count varint (0).
+	binary.BigEndian.PutUint32(b[len(b)-5:], uint32(coordinatorEpoch))
+	binary.BigEndian.PutUint32(b[17:], crc32.Checksum(b[21:], crc32.MakeTable(crc32.Castagnoli)))
+	return b
+}
+
+// A marker from an older transaction coordinator than the producer's last marker is
+// TRANSACTION_COORDINATOR_FENCED; the coordinator epoch survives snapshot and rebuild.
+func TestMarkerCoordinatorEpochFenced(t *testing.T) {
+	p, _ := newLeader(t, segment.DefaultConfig())
+	const pid = 12
+	if _, err := p.AppendAsLeader(transactionalBatch(1, pid, 0, 0), 0); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.AppendAsLeader(markerBatchFrom(pid, 0, true, 5), 0); err != nil {
+		t.Fatal(err)
+	}
+	if e := p.producers.Entry(pid); e.CoordinatorEpoch != 5 {
+		t.Fatalf("coordinator epoch %d after the marker, want 5", e.CoordinatorEpoch)
+	}
+	end := p.State().LogEndOffset
+	if _, err := p.AppendAsLeader(markerBatchFrom(pid, 0, false, 4), 0); !errors.Is(err, ErrTransactionCoordinatorFenced) {
+		t.Fatalf("marker of coordinator epoch 4: %v", err)
+	}
+	if got := p.State().LogEndOffset; got != end {
+		t.Fatalf("the fenced marker was written: log end %d, was %d", got, end)
+	}
+	if _, err := p.AppendAsLeader(markerBatchFrom(pid, 0, true, 5), 0); err != nil {
+		t.Fatalf("marker of the same coordinator epoch again: %v", err)
+	}
+	if _, err := p.AppendAsLeader(markerBatchFrom(pid, 0, false, 6), 0); err != nil {
+		t.Fatalf("marker of a newer coordinator: %v", err)
+	}
+	if err := p.WriteProducerSnapshot(); err != nil {
+		t.Fatal(err)
+	}
+	for _, from := range []string{"the snapshot", "the log"} {
+		if _, err := p.LoadProducerState(0, 0); err != nil {
+			t.Fatal(err)
+		}
+		if e := p.producers.Entry(pid); e == nil || e.CoordinatorEpoch != 6 {
+			t.Fatalf("from %s: entry %+v, want coordinator epoch 6", from, e)
 		}
 		if err := deleteProducerSnapshots(p.log.Dir(), func(int64) bool { return true }); err != nil {
 			t.Fatal(err)

@@ -155,6 +155,7 @@ func (p *Partition) afterAppendLocked(records []byte, activeBefore int64, info s
 		}
 	}
 	p.producers.UpdateAll(records)
+	p.dropTxnVerificationsLocked(records)
 }
 
 // afterTruncateLocked makes the producer state match a truncated log: snapshots above
@@ -201,6 +202,7 @@ func (p *Partition) WriteProducerSnapshot() error {
 func (p *Partition) ExpireProducers(nowMs, expirationMs int64) int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	p.expireTxnVerificationsLocked(nowMs, expirationMs)
 	return p.producers.ExpireProducers(nowMs, expirationMs)
 }
 

@@ -60,6 +60,9 @@ type BatchHeader struct {
 	// bytes after the header were at hand (ParseBatchHeader of a whole batch,
 	// ScanBatchHeaders), else -1; -1 for data batches.
 	ControlType int16
+	// ControlCoordinatorEpoch is a transaction marker's coordinator epoch (its value is
+	// version int16, coordinatorEpoch int32) under the same condition, else -1.
+	ControlCoordinatorEpoch int32
 }
 
 // Size is the whole batch's size in bytes, header included.
@@ -114,9 +117,10 @@ func ParseBatchHeader(b []byte) (BatchHeader, error) {
 	if h.BaseOffset < 0 {
 		return BatchHeader{}, fmt.Errorf("%w: negative baseOffset %d", ErrInvalidBatch, h.BaseOffset)
 	}
-	h.ControlType = -1
+	h.ControlType, h.ControlCoordinatorEpoch = -1, -1
 	if h.Control() {
-		h.ControlType = controlType(b[BatchHeaderSize:min(len(b), int(h.Size()))])
+		rec := b[BatchHeaderSize:min(len(b), int(h.Size()))]
+		h.ControlType, h.ControlCoordinatorEpoch = controlType(rec), controlCoordinatorEpoch(rec)
 	}
 	return h, nil
 }
@@ -146,6 +150,33 @@ func controlType(rec []byte) int16 {
 		return -1
 	}
 	return int16(binary.BigEndian.Uint16(rec[n+2:]))
+}
+
+// controlCoordinatorEpoch reads the coordinator epoch of a transaction marker's first
+// record (value: version int16, coordinatorEpoch int32), or -1 when cut short or
+// malformed.
+func controlCoordinatorEpoch(rec []byte) int32 {
+	_, n := binary.Varint(rec) // record length
+	if n <= 0 || len(rec) < n+1 {
+		return -1
+	}
+	rec = rec[n+1:] // attributes int8
+	for range 2 {   // timestampDelta, offsetDelta
+		if _, n = binary.Varint(rec); n <= 0 {
+			return -1
+		}
+		rec = rec[n:]
+	}
+	keyLen, n := binary.Varint(rec)
+	if n <= 0 || keyLen < 0 || int64(len(rec)-n) < keyLen {
+		return -1
+	}
+	rec = rec[n+int(keyLen):]
+	valueLen, n := binary.Varint(rec)
+	if n <= 0 || valueLen < 6 || len(rec) < n+6 {
+		return -1
+	}
+	return int32(binary.BigEndian.Uint32(rec[n+2:]))
 }
 
 // ValidateBatch checks that b is exactly one whole v2 batch: magic, a batchLength that

@@ -26,3 +26,25 @@ func FuzzControlType(f *testing.F) {
 		_ = controlType(b)
 	})
 }
+
+// A marker's coordinator epoch is read from its value; cut records give -1.
+func TestControlCoordinatorEpoch(t *testing.T) {
+	rec := []byte{20, 0, 0, 0, 8, 0, 0, 0, 1, 12, 0, 0, 0, 0, 0, 5, 0}
+	if got := controlCoordinatorEpoch(rec); got != 5 {
+		t.Fatalf("controlCoordinatorEpoch = %d, want 5", got)
+	}
+	for n := range 16 {
+		if got := controlCoordinatorEpoch(rec[:n]); got != -1 {
+			t.Fatalf("controlCoordinatorEpoch of %d bytes = %d, want -1", n, got)
+		}
+	}
+}
+
+// FuzzControlCoordinatorEpoch: arbitrary bytes never panic.
+func FuzzControlCoordinatorEpoch(f *testing.F) {
+	f.Add([]byte{20, 0, 0, 0, 8, 0, 0, 0, 1, 12, 0, 0, 0, 0, 0, 5, 0})
+	f.Add([]byte{20, 0, 0, 0, 0x7f, 0xff})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		_ = controlCoordinatorEpoch(b)
+	})
+}

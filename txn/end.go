@@ -24,9 +24,24 @@ func checkProducer(t *Transaction, pid int64, epoch int16) int16 {
 // AddPartitions adds partitions to the transaction of id (AddPartitionsToTxn and
 // AddOffsetsToTxn): in Empty or Complete* a new transaction starts (Ongoing); partitions
 // already in it are not written again. done gets the outcome: 0, or a Kafka code for
-// every partition.
+// every partition. A call arriving while the producer's previous add, or the
+// completion of its previous transaction, is being written waits for that write (up to
+// maxQueued calls) instead of getting CONCURRENT_TRANSACTIONS.
 func (s *Shard) AddPartitions(now time.Time, id string, pid int64, epoch int16, partitions []TopicPartition, done func(code int16)) Effects {
 	t := s.txns[id]
+	if t != nil && t.ProducerID == pid && t.ProducerEpoch == epoch && t.pending != nil && len(t.queued) < maxQueued {
+		switch t.pending.State {
+		case StateOngoing, StateCompleteCommit, StateCompleteAbort:
+			// Another add of this producer (a client adds from each of its broker
+			// connections at once), or the completion of its previous transaction, is
+			// being written: wait for it rather than answer CONCURRENT_TRANSACTIONS and
+			// send the producer into its retry backoff.
+			t.queued = append(t.queued, func(now time.Time) Effects {
+				return s.AddPartitions(now, id, pid, epoch, partitions, done)
+			})
+			return Effects{}
+		}
+	}
 	if code := checkProducer(t, pid, epoch); code != 0 {
 		done(code)
 		return Effects{}

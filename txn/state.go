@@ -66,9 +66,14 @@ type Transaction struct {
 	LastUpdate        time.Time
 
 	// pending is the transition being written; requests meanwhile get
-	// CONCURRENT_TRANSACTIONS.
+	// CONCURRENT_TRANSACTIONS, except AddPartitions calls, which wait in queued (at most
+	// maxQueued) and run again once the write is over.
 	pending *Transaction
+	queued  []func(now time.Time) Effects
 }
+
+// maxQueued bounds the AddPartitions calls waiting for one transaction's pending write.
+const maxQueued = 16
 
 // clone returns a copy of t that shares nothing with it, without a pending transition.
 func (t *Transaction) clone() *Transaction {
@@ -77,7 +82,7 @@ func (t *Transaction) clone() *Transaction {
 	if c.Partitions == nil {
 		c.Partitions = map[TopicPartition]struct{}{}
 	}
-	c.pending = nil
+	c.pending, c.queued = nil, nil
 	return &c
 }
 
@@ -160,10 +165,16 @@ func (s *Shard) write(now time.Time, t, next *Transaction, done func(code int16)
 				return done(code) // replaced meanwhile (cannot happen while pending)
 			}
 			t.pending = nil
+			queued := t.queued
+			t.queued = nil
 			if code == 0 {
 				s.txns[next.ID] = next.clone()
 			}
-			return done(code)
+			out := done(code)
+			for _, call := range queued {
+				out = merge(out, call(now))
+			}
+			return out
 		},
 	}
 }

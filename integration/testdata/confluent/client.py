@@ -11,6 +11,11 @@
   python3 client.py member BROKERS TOPIC GROUP CLIENT_ID
     a group member printing every record as "partition offset value" until SIGTERM,
     when it closes (committing and leaving, as the client does by default).
+  python3 client.py txn BROKERS TOPIC PARTITIONS TXNID N
+    a transactional producer (transactional.id TXNID) sends N records valued
+    committed-%05d (record i to partition i % PARTITIONS) in one transaction and
+    commits it, then N records valued aborted-%05d in another and aborts it; prints
+    "committed N aborted N".
 
 Every run is bounded: it exits with status 3 after PETREL_SCRIPT_TIMEOUT_MS (60 s).
 Client errors go to stderr.
@@ -119,6 +124,33 @@ def consume(brokers, topic, group, count):
     log("closed")
 
 
+def txn(brokers, topic, partitions, txn_id, n):
+    producer = Producer({
+        "bootstrap.servers": brokers,
+        "client.id": "confluent-txn",
+        "transactional.id": txn_id,
+    })
+    timeout = TIMEOUT_MS / 1000.0
+    producer.init_transactions(timeout)
+    for prefix, commit in (("committed", True), ("aborted", False)):
+        producer.begin_transaction()
+        for i in range(n):
+            value = "%s-%05d" % (prefix, i)
+            while True:
+                try:
+                    producer.produce(topic, value=value, partition=i % partitions)
+                    break
+                except BufferError:
+                    producer.poll(0.1)
+            producer.poll(0)
+        if commit:
+            producer.commit_transaction(timeout)
+        else:
+            producer.flush(timeout)
+            producer.abort_transaction(timeout)
+    out("committed %d aborted %d" % (n, n))
+
+
 def member(brokers, topic, group, client_id):
     consumer = group_consumer(brokers, group, client_id, True)
     stop = threading.Event()
@@ -142,6 +174,8 @@ def main():
         produce(args[0], args[1], int(args[2]), int(args[3]), args[4])
     elif mode == "consume":
         consume(args[0], args[1], args[2], int(args[3]))
+    elif mode == "txn":
+        txn(args[0], args[1], int(args[2]), args[3], int(args[4]))
     elif mode == "member":
         member(args[0], args[1], args[2], args[3])
     else:

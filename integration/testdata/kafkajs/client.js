@@ -11,6 +11,11 @@
 //   node client.js member BROKERS TOPIC GROUP CLIENT_ID
 //     a group member printing every record as "partition offset value" until SIGTERM,
 //     when it leaves the group (auto-commit as kafkajs does by default).
+//   node client.js txn BROKERS TOPIC PARTITIONS TXNID N
+//     a transactional producer (transactionalId TXNID) sends N records valued
+//     committed-%05d (record i to partition i % PARTITIONS) in one transaction and
+//     commits it, then N records valued aborted-%05d in another and aborts it; prints
+//     "committed N aborted N".
 //
 // Every run is bounded: it exits with status 3 after PETREL_SCRIPT_TIMEOUT_MS (60 s).
 // Logs go to stderr.
@@ -70,6 +75,30 @@ async function produce(brokers, topic, partitions, n, prefix) {
   }
   await producer.disconnect();
   out(`produced ${n}`);
+}
+
+async function txn(brokers, topic, partitions, txnId, n) {
+  const producer = kafka(brokers, 'kafkajs-txn').producer({
+    transactionalId: txnId,
+    idempotent: true,
+    maxInFlightRequests: 1,
+  });
+  await producer.connect();
+  for (const [prefix, commit] of [['committed', true], ['aborted', false]]) {
+    const transaction = await producer.transaction();
+    const messages = [];
+    for (let i = 0; i < n; i++) {
+      messages.push({ partition: i % partitions, value: `${prefix}-${String(i).padStart(5, '0')}` });
+    }
+    await transaction.send({ topic, messages });
+    if (commit) {
+      await transaction.commit();
+    } else {
+      await transaction.abort();
+    }
+  }
+  await producer.disconnect();
+  out(`committed ${n} aborted ${n}`);
 }
 
 async function consume(brokers, topic, group, count) {
@@ -141,6 +170,8 @@ async function main() {
   switch (mode) {
     case 'produce':
       return produce(args[0], args[1], Number(args[2]), Number(args[3]), args[4]);
+    case 'txn':
+      return txn(args[0], args[1], Number(args[2]), args[3], Number(args[4]));
     case 'consume':
       return consume(args[0], args[1], args[2], Number(args[3]));
     case 'member':
