@@ -49,7 +49,7 @@ func (b *Broker) describePartitionProducers(topic string, id int32, sp *kmsg.Des
 		ap := kmsg.NewDescribeProducersResponseTopicPartitionActiveProducer()
 		ap.ProducerID, ap.ProducerEpoch = e.ProducerID, int32(e.ProducerEpoch)
 		ap.LastSequence, ap.LastTimestamp = e.LastSequence(), e.LastTimestamp
-		ap.CoordinatorEpoch, ap.CurrentTxnStartOffset = -1, -1
+		ap.CoordinatorEpoch, ap.CurrentTxnStartOffset = e.CoordinatorEpoch, -1
 		if e.TxnOpen {
 			ap.CurrentTxnStartOffset = e.TxnFirstOffset
 		}
