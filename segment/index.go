@@ -19,8 +19,8 @@ const (
 // mapping covers it; when sealed, the file is trimmed to its entries and mapped read-only.
 type indexFile struct {
 	path       string
-	file       *os.File
-	data       []byte // the mapping; nil when the file is empty and sealed
+	file       *os.File // nil while the file cache has the segment closed
+	data       []byte   // the mapping; nil when the file is empty and sealed, or closed
 	entrySize  int
 	entries    int  // valid entries at the start of data
 	maxEntries int  // capacity while writable
@@ -80,6 +80,37 @@ func (ix *indexFile) remap(writable bool, fileSize int) error {
 	}
 	ix.data = data
 	return nil
+}
+
+// attach opens and maps the file again after detach, as it was: preallocated and
+// read-write when writable, trimmed to its entries and read-only when sealed.
+func (ix *indexFile) attach() error {
+	f, err := os.OpenFile(ix.path, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return err
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return err
+	}
+	ix.file = f
+	if err := ix.remap(ix.writable, int(st.Size())); err != nil {
+		ix.file = nil
+		f.Close()
+		return err
+	}
+	return nil
+}
+
+// detach unmaps and closes the file, keeping the entry count; a writable index stays
+// preallocated, and pages written through the mapping stay in the page cache.
+func (ix *indexFile) detach() {
+	ix.unmap()
+	if ix.file != nil {
+		ix.file.Close()
+		ix.file = nil
+	}
 }
 
 func (ix *indexFile) unmap() error {
@@ -146,6 +177,14 @@ func (ix *indexFile) sync() error { return ix.file.Sync() }
 
 // close trims a writable index to its entries and closes the file.
 func (ix *indexFile) close() error {
+	if ix.file == nil { // closed by the file cache: trim by name
+		var err error
+		if ix.writable {
+			err = os.Truncate(ix.path, int64(ix.entries*ix.entrySize))
+			ix.writable = false
+		}
+		return err
+	}
 	err := ix.seal()
 	if uerr := ix.unmap(); err == nil {
 		err = uerr
@@ -158,8 +197,7 @@ func (ix *indexFile) close() error {
 
 // remove closes the index and deletes its file.
 func (ix *indexFile) remove() error {
-	ix.unmap()
-	ix.file.Close()
+	ix.detach()
 	return os.Remove(ix.path)
 }
 

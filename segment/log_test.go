@@ -222,6 +222,10 @@ func TestIndexLookupAtEveryEntry(t *testing.T) {
 	}
 	check := func(t *testing.T, s *segment) {
 		var hb [BatchHeaderSize]byte
+		if err := s.use(); err != nil { // open under -segment.filecache
+			t.Fatal(err)
+		}
+		defer l.release()
 		for i := 0; i < s.offsetIndex.entries; i++ {
 			e := s.offsetIndex.at(i)
 			h, err := s.readHeaderAt(e.position, &hb)
@@ -497,6 +501,9 @@ func TestTruncation(t *testing.T) {
 					t.Fatalf("epochs %v, want %v", e, tt.epochs)
 				}
 				for _, s := range l.segments {
+					if err := s.use(); err != nil { // open under -segment.filecache
+						t.Fatal(err)
+					}
 					last := s.offsetIndex.last()
 					if s.offsetIndex.entries > 0 && (last.offset >= s.nextOffset || last.position >= s.size) {
 						t.Fatalf("index entry %+v beyond the truncated segment", last)

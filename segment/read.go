@@ -15,6 +15,8 @@ type FileRange struct {
 	Size        int64 // bytes
 	FirstOffset int64 // base offset of the first batch; -1 when empty
 	LastOffset  int64 // last offset of the last batch; -1 when empty
+
+	pin *rangePin // keeps File open in the Log's FileCache until Release
 }
 
 // Bytes reads the range into a new slice; an empty range gives an empty, non-nil slice.
@@ -46,6 +48,7 @@ var emptyRange = FileRange{FirstOffset: -1, LastOffset: -1}
 // offset or above the log end offset is ErrOffsetOutOfRange; offset at or past upTo gives
 // an empty range.
 func (l *Log) Read(offset int64, maxBytes int, upTo int64) (FileRange, error) {
+	defer l.release()
 	if l.closed {
 		return emptyRange, ErrClosed
 	}
@@ -74,6 +77,9 @@ func (s *segment) readFrom(pos int64, h BatchHeader, maxBytes int, upTo int64) (
 	if h.LastOffset() >= upTo {
 		return emptyRange, nil
 	}
+	if err := s.use(); err != nil {
+		return emptyRange, err
+	}
 	r := FileRange{File: s.log, Position: pos, Size: h.Size(), FirstOffset: h.BaseOffset, LastOffset: h.LastOffset()}
 	var buf [BatchHeaderSize]byte
 	for next := pos + h.Size(); next < s.size; {
@@ -88,6 +94,10 @@ func (s *segment) readFrom(pos int64, h BatchHeader, maxBytes int, upTo int64) (
 		r.LastOffset = nh.LastOffset()
 		next += nh.Size()
 	}
+	if s.c != nil {
+		s.c.pin(s)
+		r.pin = &rangePin{c: s.c, s: s}
+	}
 	return r, nil
 }
 
@@ -100,6 +110,7 @@ type TimestampOffset struct {
 // OffsetForTimestamp finds the first record, at or after the log start offset, whose
 // timestamp is at least ts (ListOffsets by timestamp). ok is false when there is none.
 func (l *Log) OffsetForTimestamp(ts int64) (TimestampOffset, bool, error) {
+	defer l.release()
 	if l.closed {
 		return TimestampOffset{}, false, ErrClosed
 	}
@@ -135,6 +146,7 @@ func (l *Log) OffsetForTimestamp(ts int64) (TimestampOffset, bool, error) {
 // largest timestamp in the log (ListOffsets with timestamp -3). ok is false for an empty
 // log or one without timestamps.
 func (l *Log) MaxTimestampOffset() (TimestampOffset, bool, error) {
+	defer l.release()
 	if l.closed {
 		return TimestampOffset{}, false, ErrClosed
 	}
@@ -170,6 +182,9 @@ func (l *Log) recordAtOrAfter(s *segment, pos int64, h BatchHeader, match func(i
 		return fallback, true, nil // every record carries the batch's max timestamp
 	}
 	body := make([]byte, h.Size()-BatchHeaderSize)
+	if err := s.use(); err != nil {
+		return TimestampOffset{}, false, err
+	}
 	if _, err := s.log.ReadAt(body, pos+BatchHeaderSize); err != nil {
 		return TimestampOffset{}, false, err
 	}
