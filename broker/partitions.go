@@ -210,8 +210,11 @@ func (pm *partitionManager) reconcile(im *metadata.Image) bool {
 			if lp == nil {
 				var err error
 				if lp, err = pm.open(t, p.ID, settings); err != nil {
-					pm.b.logger.Error("cannot open partition", "topic", name, "partition", p.ID, "error", err)
+					pm.markOffline(tp, t.ID, err)
 					continue
+				}
+				if pm.b.offline.remove(tp) {
+					pm.b.logger.Info("offline replica opened: following its leader again", "topic", name, "partition", p.ID)
 				}
 			}
 			pm.applySettings(lp, settings)
@@ -224,6 +227,7 @@ func (pm *partitionManager) reconcile(im *metadata.Image) bool {
 			pm.remove(tp, true)
 		}
 	}
+	pm.b.offline.retain(live)
 	if !pm.straysRemoved {
 		pm.straysRemoved = true
 		pm.removeStrays(live)
@@ -321,6 +325,7 @@ func (pm *partitionManager) open(t *metadata.Topic, id int32, s *topicSettings) 
 		LogStartOffset: pm.logStarts[tp],
 		CleanShutdown:  pm.cleanShutdown,
 		Decompress:     decompress,
+		Files:          pm.b.segFiles,
 	})
 	if err != nil {
 		return nil, err

@@ -69,7 +69,9 @@ func (p *Partition) ReadForFollower(f FollowerFetch, now time.Time) (FetchResult
 	if err != nil {
 		return res, nil, err
 	}
-	if res.Records, err = r.Bytes(); err != nil {
+	res.Records, err = r.Bytes()
+	r.Release()
+	if err != nil {
 		return res, nil, err
 	}
 	p.updateFollowerLocked(f.ReplicaID, f.FetchOffset, now)
