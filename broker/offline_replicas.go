@@ -110,11 +110,31 @@ func (o *offlineReplicas) unreported(im *metadata.Image, self int32) []metadata.
 	return out
 }
 
-// markOffline records a replica the reconciler could not open (logged once).
+// waiting reports whether offline replica tp must not be opened again yet: the image
+// still has this broker lead it, or in the ISR of a partition with a leader. A replica
+// that failed while leading is reopened (and its log recovered) only as a follower, so
+// it never leads again in the epoch in which its log may have lost a tail.
+func (o *offlineReplicas) waiting(tp segment.TopicPartition, p *metadata.Partition, self int32) bool {
+	if _, ok := o.get(tp.Topic, tp.Partition); !ok {
+		return false
+	}
+	return p.Leader == self || (p.Leader >= 0 && slices.Contains(p.ISR, self))
+}
+
+// markOffline records a replica the reconciler could not open or whose log failed
+// (logged once).
 func (pm *partitionManager) markOffline(tp segment.TopicPartition, topicID metadata.Uuid, err error) {
 	if pm.b.offline.add(tp, topicID, err) {
-		pm.b.logger.Error("replica offline: cannot open its log; reporting it to the controller",
+		pm.b.logger.Error("replica offline: its log cannot be opened or written; reporting it to the controller",
 			"topic", tp.Topic, "partition", tp.Partition, "error", err)
+	}
+}
+
+// recheck makes the reconciler run again on the current image (a replica's log failed).
+func (pm *partitionManager) recheck() {
+	select {
+	case pm.recheckCh <- struct{}{}:
+	default:
 	}
 }
 

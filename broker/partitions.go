@@ -58,6 +58,7 @@ type partitionManager struct {
 	parts map[segment.TopicPartition]*localPartition
 	// pendingDeletes maps "-delete" directories to when they may be removed.
 	pendingDeletes map[string]time.Time
+	recheckCh      chan struct{} // 1-buffered: reconcile the current image again (recheck)
 	reconciled     uint64        // image offset the local replicas match
 	reconciledCh   chan struct{} // closed and replaced when reconciled moves
 
@@ -79,6 +80,7 @@ type partitionManager struct {
 func newPartitionManager(b *Broker) (*partitionManager, error) {
 	dir := b.cfg.logsDir()
 	pm := &partitionManager{b: b, dir: dir, parts: map[segment.TopicPartition]*localPartition{}, reconciledCh: make(chan struct{}),
+		recheckCh:      make(chan struct{}, 1),
 		pendingDeletes: map[string]time.Time{}}
 	var err error
 	if pm.highWatermarks, err = segment.ReadOffsetCheckpoint(filepath.Join(dir, segment.ReplicationOffsetCheckpointFile)); err != nil {
@@ -142,7 +144,13 @@ func (pm *partitionManager) reconcileLoop() {
 	prev := metadata.NewImage()
 	for {
 		changed := pm.b.machine.Changed()
-		if im := pm.b.machine.Image(); im != prev {
+		again := false
+		select {
+		case <-pm.recheckCh:
+			again = true
+		default:
+		}
+		if im := pm.b.machine.Image(); im != prev || again {
 			if !pm.reconcile(im) {
 				return // stopping
 			}
@@ -157,6 +165,8 @@ func (pm *partitionManager) reconcileLoop() {
 		}
 		select {
 		case <-changed:
+		case <-pm.recheckCh:
+			pm.recheck() // consumed above, on the next turn
 		case <-pm.b.stop:
 			return
 		}
@@ -206,6 +216,16 @@ func (pm *partitionManager) reconcile(im *metadata.Image) bool {
 			if lp != nil && lp.topicID != t.ID {
 				pm.remove(tp, true) // same name, new topic
 				lp = nil
+			}
+			if lp != nil {
+				if err := lp.WithLog(func(l *segment.Log) error { return l.Failure() }); errors.Is(err, segment.ErrLogFailed) {
+					pm.remove(tp, false)
+					pm.markOffline(tp, t.ID, err)
+					continue
+				}
+			}
+			if lp == nil && pm.b.offline.waiting(tp, p, self) {
+				continue // until the controller has taken it out of the ISR and leadership
 			}
 			if lp == nil {
 				var err error

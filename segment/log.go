@@ -75,6 +75,9 @@ type Log struct {
 	held  []*segment // segments pinned for the current call (released when it returns)
 }
 
+// Failure returns the sticky write failure (ErrLogFailed), or nil.
+func (l *Log) Failure() error { return l.failure }
+
 // Dir returns the partition directory.
 func (l *Log) Dir() string { return l.dir }
 
