@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"math/rand"
+	"os"
 	"runtime"
+	"runtime/pprof"
 	"testing"
 	"time"
 
@@ -98,6 +100,7 @@ func allFromStart(partitions int32) map[int32]kgo.Offset {
 // before. Run with -benchtime=1x.
 func BenchmarkIdleReplicaHeap(b *testing.B) {
 	const partitions = 5000
+	runtime.MemProfileRate = 512
 	for i := 0; i < b.N; i++ {
 		br := startTestBroker(b, "", map[string]string{"petrel.metrics.per.partition.enable": "false"})
 		before := heapAfterGC()
@@ -111,6 +114,12 @@ func BenchmarkIdleReplicaHeap(b *testing.B) {
 		}
 		cancel()
 		after := heapAfterGC()
+		if path := os.Getenv("PETREL_HEAP_PROFILE"); path != "" { // the replicas' heap, for pprof
+			if f, err := os.Create(path); err == nil {
+				pprof.Lookup("heap").WriteTo(f, 0)
+				f.Close()
+			}
+		}
 		b.ReportMetric(float64(after-before)/partitions, "heap-B/replica")
 		b.ReportMetric(float64(br.segFiles.Stats().Open), "open-segments")
 	}

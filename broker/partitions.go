@@ -15,6 +15,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/hashicorp/go-hclog"
 	"github.com/petrel-broker/petrel/metadata"
 	"github.com/petrel-broker/petrel/metrics"
 	"github.com/petrel-broker/petrel/replication"
@@ -54,11 +55,12 @@ type partitionManager struct {
 	b   *Broker
 	dir string
 
-	mu    sync.Mutex // guards parts, reconciled, reconciledCh, pendingDeletes
+	mu    sync.Mutex // guards parts, reconciled, reconciledCh, pendingDeletes and the checkpoint maps
 	parts map[segment.TopicPartition]*localPartition
 	// pendingDeletes maps "-delete" directories to when they may be removed.
 	pendingDeletes map[string]time.Time
 	recheckCh      chan struct{} // 1-buffered: reconcile the current image again (recheck)
+	replicaLog     hclog.Logger  // the replicas' shared logger (replicaLogger)
 	reconciled     uint64        // image offset the local replicas match
 	reconciledCh   chan struct{} // closed and replaced when reconciled moves
 
@@ -198,6 +200,7 @@ func (pm *partitionManager) waitReconciled(ctx context.Context, offset uint64) {
 func (pm *partitionManager) reconcile(im *metadata.Image) bool {
 	self := pm.b.cfg.NodeID
 	live := map[segment.TopicPartition]bool{}
+	var toOpen []replicaToOpen
 	for _, name := range im.TopicNames() {
 		t := im.Topics[name]
 		settings := pm.b.topicSettings(im, name)
@@ -228,18 +231,15 @@ func (pm *partitionManager) reconcile(im *metadata.Image) bool {
 				continue // until the controller has taken it out of the ISR and leadership
 			}
 			if lp == nil {
-				var err error
-				if lp, err = pm.open(t, p.ID, settings); err != nil {
-					pm.markOffline(tp, t.ID, err)
-					continue
-				}
-				if pm.b.offline.remove(tp) {
-					pm.b.logger.Info("offline replica opened: following its leader again", "topic", name, "partition", p.ID)
-				}
+				toOpen = append(toOpen, replicaToOpen{t: t, p: p, settings: settings})
+				continue
 			}
 			pm.applySettings(lp, settings)
 			pm.applyAssignment(lp, p)
 		}
+	}
+	if !pm.openConcurrently(toOpen) {
+		return false
 	}
 	for _, lp := range pm.all() {
 		tp := segment.TopicPartition{Topic: lp.Topic, Partition: lp.ID}
@@ -326,7 +326,71 @@ func (pm *partitionManager) markCompacted(tp segment.TopicPartition) {
 	pm.mu.Unlock()
 }
 
-// open opens (creating or recovering) a partition's log directory.
+// replicaToOpen is a replica the image assigns here that is not open.
+type replicaToOpen struct {
+	t        *metadata.Topic
+	p        *metadata.Partition
+	settings *topicSettings
+	lp       *localPartition
+	err      error
+}
+
+// replicaOpeners is how many replicas are opened at once: opening is mostly waiting
+// for the disk (directory and file creation, fsyncs of directories and checkpoints,
+// recovery reads), so several overlap well even on two cores.
+const replicaOpeners = 8
+
+// openConcurrently opens the replicas of todo, replicaOpeners at a time, then gives each
+// its settings and role in image order (a replica that cannot be opened goes offline).
+// It returns false when the broker stops meanwhile.
+func (pm *partitionManager) openConcurrently(todo []replicaToOpen) bool {
+	if len(todo) == 0 {
+		return true
+	}
+	jobs := make(chan int)
+	var wg sync.WaitGroup
+	for w := 0; w < min(replicaOpeners, len(todo)); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range jobs {
+				r := &todo[i]
+				r.lp, r.err = pm.open(r.t, r.p.ID, r.settings)
+			}
+		}()
+	}
+	stopped := false
+feed:
+	for i := range todo {
+		select {
+		case jobs <- i:
+		case <-pm.b.stop:
+			stopped = true
+			break feed
+		}
+	}
+	close(jobs)
+	wg.Wait()
+	for _, r := range todo {
+		tp := segment.TopicPartition{Topic: r.t.Name, Partition: r.p.ID}
+		if r.lp == nil && r.err == nil {
+			continue // not started: the broker is stopping
+		}
+		if r.err != nil {
+			pm.markOffline(tp, r.t.ID, r.err)
+			continue
+		}
+		if pm.b.offline.remove(tp) {
+			pm.b.logger.Info("offline replica opened: following its leader again", "topic", r.t.Name, "partition", r.p.ID)
+		}
+		pm.applySettings(r.lp, r.settings)
+		pm.applyAssignment(r.lp, r.p)
+	}
+	return !stopped
+}
+
+// open opens (creating or recovering) a partition's log directory. Several run at once
+// (openConcurrently): the checkpoint maps are read and changed under pm.mu.
 func (pm *partitionManager) open(t *metadata.Topic, id int32, s *topicSettings) (*localPartition, error) {
 	tp := segment.TopicPartition{Topic: t.Name, Partition: id}
 	dir := filepath.Join(pm.dir, segment.PartitionDirName(t.Name, id))
@@ -335,14 +399,19 @@ func (pm *partitionManager) open(t *metadata.Topic, id int32, s *topicSettings) 
 		if err := os.RemoveAll(dir); err != nil {
 			return nil, err
 		}
+		pm.mu.Lock()
 		delete(pm.recoveryPoints, tp)
 		delete(pm.logStarts, tp)
 		delete(pm.highWatermarks, tp)
+		pm.mu.Unlock()
 		pm.forgetCleaned(tp)
 	}
+	pm.mu.Lock()
+	recoveryPoint, logStart, highWatermark := pm.recoveryPoints[tp], pm.logStarts[tp], pm.highWatermarks[tp]
+	pm.mu.Unlock()
 	log, report, err := segment.Open(dir, pm.logConfig(tp, s), segment.OpenOptions{
-		RecoveryPoint:  pm.recoveryPoints[tp],
-		LogStartOffset: pm.logStarts[tp],
+		RecoveryPoint:  recoveryPoint,
+		LogStartOffset: logStart,
 		CleanShutdown:  pm.cleanShutdown,
 		Decompress:     decompress,
 		Files:          pm.b.segFiles,
@@ -359,9 +428,9 @@ func (pm *partitionManager) open(t *metadata.Topic, id int32, s *topicSettings) 
 		log.Close()
 		return nil, err
 	}
-	lp := &localPartition{topicID: t.ID, Partition: replication.NewPartition(t.Name, id, log, pm.highWatermarks[tp],
+	lp := &localPartition{topicID: t.ID, Partition: replication.NewPartition(t.Name, id, log, highWatermark,
 		pm.b.replicaMetricsOptions(replication.Options{BrokerID: pm.b.cfg.NodeID, SyncEveryAppend: s.syncEveryAppend, AlterISR: pm.b.alterISR,
-			Logger: pm.b.logger.Named("partition").With("topic", t.Name, "partition", id)})),
+			Logger: &replicaLogger{Logger: pm.replicaLog, topic: t.Name, partition: id}})),
 		counters: pm.b.metrics.Topic(t.Name)}
 	lp.settings.Store(s)
 	ps, err := lp.LoadProducerState(time.Now().UnixMilli(), pm.b.cfg.int64Value("producer.id.expiration.ms"))

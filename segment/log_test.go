@@ -264,12 +264,12 @@ func TestIndexLookupAtEveryEntry(t *testing.T) {
 	}
 	t.Run("sealed", func(t *testing.T) {
 		sealed := l.segments[0]
-		if st, _ := os.Stat(sealed.offsetIndex.path); st.Size() != int64(sealed.offsetIndex.entries*offsetIndexEntrySize) {
+		if st, _ := os.Stat(sealed.offsetIndex.filePath()); st.Size() != int64(sealed.offsetIndex.entries*offsetIndexEntrySize) {
 			t.Fatalf("sealed index not trimmed: %d bytes for %d entries", st.Size(), sealed.offsetIndex.entries)
 		}
 		check(t, sealed)
 	})
-	if st, _ := os.Stat(l.active().offsetIndex.path); st.Size() != int64(cfg.SegmentIndexBytes) {
+	if st, _ := os.Stat(l.active().offsetIndex.filePath()); st.Size() != int64(cfg.SegmentIndexBytes) {
 		t.Fatalf("active index not preallocated: %d bytes", st.Size())
 	}
 }

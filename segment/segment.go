@@ -152,12 +152,12 @@ func openSegmentFiles(dir string, baseOffset int64, cfg Config, active bool) (*s
 		return nil, err
 	}
 	missing := !fileExists(segmentPath(dir, baseOffset, IndexFileSuffix)) || !fileExists(segmentPath(dir, baseOffset, TimeIndexFileSuffix))
-	oi, err := openIndexFile(segmentPath(dir, baseOffset, IndexFileSuffix), offsetIndexEntrySize, cfg.maxIndexEntries(offsetIndexEntrySize), active)
+	oi, err := openIndexFile(dir, baseOffset, IndexFileSuffix, offsetIndexEntrySize, cfg.maxIndexEntries(offsetIndexEntrySize), active)
 	if err != nil {
 		f.Close()
 		return nil, err
 	}
-	ti, err := openIndexFile(segmentPath(dir, baseOffset, TimeIndexFileSuffix), timeIndexEntrySize, cfg.maxIndexEntries(timeIndexEntrySize), active)
+	ti, err := openIndexFile(dir, baseOffset, TimeIndexFileSuffix, timeIndexEntrySize, cfg.maxIndexEntries(timeIndexEntrySize), active)
 	if err != nil {
 		oi.close()
 		f.Close()
