@@ -18,9 +18,9 @@ const (
 // and time indexes. While writable, the file is preallocated to its maximum size and the
 // mapping covers it; when sealed, the file is trimmed to its entries and mapped read-only.
 type indexFile struct {
-	dir        string // the partition directory (the Log's string, not a copy)
-	base       int64  // the segment's base offset
-	suffix     string // IndexFileSuffix or TimeIndexFileSuffix
+	dir        string   // the partition directory (the Log's string, not a copy)
+	base       int64    // the segment's base offset
+	suffix     string   // IndexFileSuffix or TimeIndexFileSuffix
 	file       *os.File // nil while the file cache has the segment closed
 	data       []byte   // the mapping; nil when the file is empty and sealed, or closed
 	entrySize  int
