@@ -16,15 +16,15 @@ import (
 )
 
 // TestManyPartitionsSmallFileCache: a broker whose segment file cache holds 8 segments
-// (24 descriptors) serves 40 partitions of several segments each: every record produced
+// (24 descriptors) serves 24 partitions of several segments each: every record produced
 // reads back, in order, and the cache closes what it does not use.
 func TestManyPartitionsSmallFileCache(t *testing.T) {
-	const partitions, perPartition, capacity = 40, 20, 8
+	const partitions, perPartition, capacity = 24, 12, 8
 	b := startTestBroker(t, "", map[string]string{openSegmentFilesProperty: fmt.Sprint(capacity * 3)})
 	if st := b.segFiles.Stats(); st.Capacity != capacity {
 		t.Fatalf("cache capacity %d, want %d", st.Capacity, capacity)
 	}
-	segBytes := "4096"
+	segBytes := "2048"
 	mustCreateTopic(t, newAdmin(t, b), "many", partitions, map[string]*string{"segment.bytes": &segBytes})
 	cl := newClient(t, b, kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.ProducerLinger(0), kgo.ProducerBatchCompression(kgo.NoCompression()))
 	ctx := testContext(t)

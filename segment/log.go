@@ -267,6 +267,10 @@ func (l *Log) Flush() error {
 	if err := l.writable(); err != nil {
 		return err
 	}
+	if l.recoveryPoint >= l.LogEndOffset() && l.unflushedMessages == 0 && !l.active().dirty {
+		l.lastFlush = l.now() // everything is fsynced already (recovery point = log end)
+		return nil
+	}
 	for i := l.segmentIndexFor(l.recoveryPoint); i < len(l.segments); i++ {
 		if err := l.segments[i].sync(); err != nil {
 			return l.fail("flush", err)

@@ -36,9 +36,9 @@ start() { # $1 node
     --set petrel.metrics.per.partition.enable=false >>"$work/n$i.log" 2>&1 &
   pids[$i]=$!
 }
-wait_log() { # $1 file, $2 pattern, $3 seconds
+wait_log() { # $1 file, $2 pattern, $3 seconds, $4 matches to wait for (default 1)
   local end=$(( $(date +%s) + $3 ))
-  until grep -q "$2" "$1"; do
+  until [ "$(grep -c "$2" "$1")" -ge "${4:-1}" ]; do
     [ "$(date +%s)" -lt "$end" ] || { echo "timed out waiting for '$2' in $1" >&2; tail -20 "$1" >&2; exit 1; }
     sleep 0.05
   done
@@ -88,7 +88,7 @@ kill -TERM "$pid"; wait "$pid" 2>/dev/null || true
 echo "| clean stop of node 2 (SIGTERM to exit) | $total | $rf | $(since "$t0") | |"
 t0=$(now)
 start 2
-wait_log "$work/n2.log" "broker ready" 600
+wait_log "$work/n2.log" "broker ready" 600 2
 echo "| restart of node 2 to serving (broker ready) | $total | $rf | $(since "$t0") | $(grep 'broker ready' "$work/n2.log" | tail -1 | grep -o 'replica_recovery=[^ ]*') |"
 wait_sync "$replicas" 900
 echo "| restart of node 2 until every ISR is full | $total | $rf | $(since "$t0") | |"
