@@ -83,6 +83,7 @@ func newPartitionManager(b *Broker) (*partitionManager, error) {
 	dir := b.cfg.logsDir()
 	pm := &partitionManager{b: b, dir: dir, parts: map[segment.TopicPartition]*localPartition{}, reconciledCh: make(chan struct{}),
 		recheckCh:      make(chan struct{}, 1),
+		replicaLog:     b.logger.Named("partition"),
 		pendingDeletes: map[string]time.Time{}}
 	var err error
 	if pm.highWatermarks, err = segment.ReadOffsetCheckpoint(filepath.Join(dir, segment.ReplicationOffsetCheckpointFile)); err != nil {
