@@ -19,6 +19,7 @@ import (
 	"github.com/petrel-broker/petrel/metrics"
 	"github.com/petrel-broker/petrel/replication"
 	"github.com/petrel-broker/petrel/rpc"
+	"github.com/petrel-broker/petrel/segment"
 )
 
 // Broker is one Petrel node: the Kafka listener, the Raft member with its metadata
@@ -38,6 +39,8 @@ type Broker struct {
 	incarnation metadata.Uuid // random per process start
 
 	partitions *partitionManager
+	segFiles   *segment.FileCache         // bounds the open segment files of every replica (filecache.go)
+	offline    *offlineReplicas           // replicas that cannot be opened (offline_replicas.go)
 	cleaner    atomic.Pointer[logCleaner] // nil when log.cleaner.enable is false
 	fetchers   *replication.Fetchers      // follower fetchers, one per leader
 	groups     *groupCoordinator          // the __consumer_offsets partitions this broker leads
@@ -98,6 +101,8 @@ func Start(cfg Config) (*Broker, error) {
 	b.brokerEpoch.Store(-1)
 	b.producerIDs = newProducerIDManager(b)
 	b.records = newRecordValidator(cfg.int64Value(decompressedLimitProperty))
+	b.segFiles = newSegmentFileCache(&b.cfg)
+	b.offline = newOfflineReplicas()
 	b.metrics = b.newMetrics()
 	if b.dial == nil {
 		var d net.Dialer
@@ -177,6 +182,7 @@ func Start(cfg Config) (*Broker, error) {
 	}
 	b.goLoop("reconciler", b.partitions.reconcileLoop)
 	b.goLoop("log maintenance", b.partitions.maintenanceLoop)
+	b.goLoop("offline replica reports", b.offlineReportLoop)
 	if cfg.boolValue("log.cleaner.enable") {
 		c := newLogCleaner(b.partitions, b.stop)
 		b.cleaner.Store(c)

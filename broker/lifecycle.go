@@ -144,6 +144,8 @@ func (b *Broker) controllerLocal(ctx context.Context, req kmsg.Request) (kmsg.Re
 		return b.allocateProducerIDs(ctx, r), true
 	case *kmsg.AlterPartitionAssignmentsRequest:
 		return b.alterPartitionReassignments(ctx, r), true
+	case *kmsg.AssignReplicasToDirsRequest:
+		return b.assignReplicasToDirs(ctx, r), true
 	}
 	return b.clusterOpsLocal(ctx, req)
 }
@@ -192,6 +194,8 @@ func notControllerResponse(req kmsg.Request, cause error) kmsg.Response {
 	case *kmsg.DescribeQuorumResponse:
 		r.ErrorCode, r.ErrorMessage = code, errorMessage(cause)
 	case *kmsg.AlterPartitionResponse:
+		r.ErrorCode = code
+	case *kmsg.AssignReplicasToDirsResponse:
 		r.ErrorCode = code
 	case *kmsg.AllocateProducerIDsResponse:
 		r.ErrorCode = code

@@ -46,7 +46,15 @@ func (pm *partitionManager) maintenanceLoop() {
 		case now := <-flushTick.C:
 			pm.deleteDue(now)
 			for _, lp := range pm.all() {
-				lp.WithLog(func(l *segment.Log) error { return l.MaybeFlush() })
+				err := lp.WithLog(func(l *segment.Log) error {
+					if err := l.Failure(); err != nil {
+						return err
+					}
+					return l.MaybeFlush()
+				})
+				if errors.Is(err, segment.ErrLogFailed) {
+					pm.recheck() // the reconciler takes it offline (offline_replicas.go)
+				}
 			}
 		}
 	}

@@ -15,6 +15,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/hashicorp/go-hclog"
 	"github.com/petrel-broker/petrel/metadata"
 	"github.com/petrel-broker/petrel/metrics"
 	"github.com/petrel-broker/petrel/replication"
@@ -54,10 +55,12 @@ type partitionManager struct {
 	b   *Broker
 	dir string
 
-	mu    sync.Mutex // guards parts, reconciled, reconciledCh, pendingDeletes
+	mu    sync.Mutex // guards parts, reconciled, reconciledCh, pendingDeletes and the checkpoint maps
 	parts map[segment.TopicPartition]*localPartition
 	// pendingDeletes maps "-delete" directories to when they may be removed.
 	pendingDeletes map[string]time.Time
+	recheckCh      chan struct{} // 1-buffered: reconcile the current image again (recheck)
+	replicaLog     hclog.Logger  // the replicas' shared logger (replicaLogger)
 	reconciled     uint64        // image offset the local replicas match
 	reconciledCh   chan struct{} // closed and replaced when reconciled moves
 
@@ -79,6 +82,8 @@ type partitionManager struct {
 func newPartitionManager(b *Broker) (*partitionManager, error) {
 	dir := b.cfg.logsDir()
 	pm := &partitionManager{b: b, dir: dir, parts: map[segment.TopicPartition]*localPartition{}, reconciledCh: make(chan struct{}),
+		recheckCh:      make(chan struct{}, 1),
+		replicaLog:     b.logger.Named("partition"),
 		pendingDeletes: map[string]time.Time{}}
 	var err error
 	if pm.highWatermarks, err = segment.ReadOffsetCheckpoint(filepath.Join(dir, segment.ReplicationOffsetCheckpointFile)); err != nil {
@@ -142,7 +147,13 @@ func (pm *partitionManager) reconcileLoop() {
 	prev := metadata.NewImage()
 	for {
 		changed := pm.b.machine.Changed()
-		if im := pm.b.machine.Image(); im != prev {
+		again := false
+		select {
+		case <-pm.recheckCh:
+			again = true
+		default:
+		}
+		if im := pm.b.machine.Image(); im != prev || again {
 			if !pm.reconcile(im) {
 				return // stopping
 			}
@@ -157,6 +168,8 @@ func (pm *partitionManager) reconcileLoop() {
 		}
 		select {
 		case <-changed:
+		case <-pm.recheckCh:
+			pm.recheck() // consumed above, on the next turn
 		case <-pm.b.stop:
 			return
 		}
@@ -188,6 +201,7 @@ func (pm *partitionManager) waitReconciled(ctx context.Context, offset uint64) {
 func (pm *partitionManager) reconcile(im *metadata.Image) bool {
 	self := pm.b.cfg.NodeID
 	live := map[segment.TopicPartition]bool{}
+	var toOpen []replicaToOpen
 	for _, name := range im.TopicNames() {
 		t := im.Topics[name]
 		settings := pm.b.topicSettings(im, name)
@@ -207,16 +221,26 @@ func (pm *partitionManager) reconcile(im *metadata.Image) bool {
 				pm.remove(tp, true) // same name, new topic
 				lp = nil
 			}
-			if lp == nil {
-				var err error
-				if lp, err = pm.open(t, p.ID, settings); err != nil {
-					pm.b.logger.Error("cannot open partition", "topic", name, "partition", p.ID, "error", err)
+			if lp != nil {
+				if err := lp.WithLog(func(l *segment.Log) error { return l.Failure() }); errors.Is(err, segment.ErrLogFailed) {
+					pm.remove(tp, false)
+					pm.markOffline(tp, t.ID, err)
 					continue
 				}
+			}
+			if lp == nil && pm.b.offline.waiting(tp, p, self) {
+				continue // until the controller has taken it out of the ISR and leadership
+			}
+			if lp == nil {
+				toOpen = append(toOpen, replicaToOpen{t: t, p: p, settings: settings})
+				continue
 			}
 			pm.applySettings(lp, settings)
 			pm.applyAssignment(lp, p)
 		}
+	}
+	if !pm.openConcurrently(toOpen) {
+		return false
 	}
 	for _, lp := range pm.all() {
 		tp := segment.TopicPartition{Topic: lp.Topic, Partition: lp.ID}
@@ -224,6 +248,7 @@ func (pm *partitionManager) reconcile(im *metadata.Image) bool {
 			pm.remove(tp, true)
 		}
 	}
+	pm.b.offline.retain(live)
 	if !pm.straysRemoved {
 		pm.straysRemoved = true
 		pm.removeStrays(live)
@@ -303,7 +328,71 @@ func (pm *partitionManager) markCompacted(tp segment.TopicPartition) {
 	pm.mu.Unlock()
 }
 
-// open opens (creating or recovering) a partition's log directory.
+// replicaToOpen is a replica the image assigns here that is not open.
+type replicaToOpen struct {
+	t        *metadata.Topic
+	p        *metadata.Partition
+	settings *topicSettings
+	lp       *localPartition
+	err      error
+}
+
+// replicaOpeners is how many replicas are opened at once: opening is mostly waiting
+// for the disk (directory and file creation, fsyncs of directories and checkpoints,
+// recovery reads), so several overlap well even on two cores.
+const replicaOpeners = 8
+
+// openConcurrently opens the replicas of todo, replicaOpeners at a time, then gives each
+// its settings and role in image order (a replica that cannot be opened goes offline).
+// It returns false when the broker stops meanwhile.
+func (pm *partitionManager) openConcurrently(todo []replicaToOpen) bool {
+	if len(todo) == 0 {
+		return true
+	}
+	jobs := make(chan int)
+	var wg sync.WaitGroup
+	for w := 0; w < min(replicaOpeners, len(todo)); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range jobs {
+				r := &todo[i]
+				r.lp, r.err = pm.open(r.t, r.p.ID, r.settings)
+			}
+		}()
+	}
+	stopped := false
+feed:
+	for i := range todo {
+		select {
+		case jobs <- i:
+		case <-pm.b.stop:
+			stopped = true
+			break feed
+		}
+	}
+	close(jobs)
+	wg.Wait()
+	for _, r := range todo {
+		tp := segment.TopicPartition{Topic: r.t.Name, Partition: r.p.ID}
+		if r.lp == nil && r.err == nil {
+			continue // not started: the broker is stopping
+		}
+		if r.err != nil {
+			pm.markOffline(tp, r.t.ID, r.err)
+			continue
+		}
+		if pm.b.offline.remove(tp) {
+			pm.b.logger.Info("offline replica opened: following its leader again", "topic", r.t.Name, "partition", r.p.ID)
+		}
+		pm.applySettings(r.lp, r.settings)
+		pm.applyAssignment(r.lp, r.p)
+	}
+	return !stopped
+}
+
+// open opens (creating or recovering) a partition's log directory. Several run at once
+// (openConcurrently): the checkpoint maps are read and changed under pm.mu.
 func (pm *partitionManager) open(t *metadata.Topic, id int32, s *topicSettings) (*localPartition, error) {
 	tp := segment.TopicPartition{Topic: t.Name, Partition: id}
 	dir := filepath.Join(pm.dir, segment.PartitionDirName(t.Name, id))
@@ -312,16 +401,22 @@ func (pm *partitionManager) open(t *metadata.Topic, id int32, s *topicSettings) 
 		if err := os.RemoveAll(dir); err != nil {
 			return nil, err
 		}
+		pm.mu.Lock()
 		delete(pm.recoveryPoints, tp)
 		delete(pm.logStarts, tp)
 		delete(pm.highWatermarks, tp)
+		pm.mu.Unlock()
 		pm.forgetCleaned(tp)
 	}
+	pm.mu.Lock()
+	recoveryPoint, logStart, highWatermark := pm.recoveryPoints[tp], pm.logStarts[tp], pm.highWatermarks[tp]
+	pm.mu.Unlock()
 	log, report, err := segment.Open(dir, pm.logConfig(tp, s), segment.OpenOptions{
-		RecoveryPoint:  pm.recoveryPoints[tp],
-		LogStartOffset: pm.logStarts[tp],
+		RecoveryPoint:  recoveryPoint,
+		LogStartOffset: logStart,
 		CleanShutdown:  pm.cleanShutdown,
 		Decompress:     decompress,
+		Files:          pm.b.segFiles,
 	})
 	if err != nil {
 		return nil, err
@@ -335,9 +430,9 @@ func (pm *partitionManager) open(t *metadata.Topic, id int32, s *topicSettings) 
 		log.Close()
 		return nil, err
 	}
-	lp := &localPartition{topicID: t.ID, Partition: replication.NewPartition(t.Name, id, log, pm.highWatermarks[tp],
+	lp := &localPartition{topicID: t.ID, Partition: replication.NewPartition(t.Name, id, log, highWatermark,
 		pm.b.replicaMetricsOptions(replication.Options{BrokerID: pm.b.cfg.NodeID, SyncEveryAppend: s.syncEveryAppend, AlterISR: pm.b.alterISR,
-			Logger: pm.b.logger.Named("partition").With("topic", t.Name, "partition", id)})),
+			Logger: &replicaLogger{Logger: pm.replicaLog, topic: t.Name, partition: id}})),
 		counters: pm.b.metrics.Topic(t.Name)}
 	lp.settings.Store(s)
 	ps, err := lp.LoadProducerState(time.Now().UnixMilli(), pm.b.cfg.int64Value("producer.id.expiration.ms"))

@@ -118,5 +118,8 @@ func (b *Broker) noReplicaError(topic string, partition int32) int16 {
 	if t == nil || partition < 0 || int(partition) >= len(t.Partitions) {
 		return kerr.UnknownTopicOrPartition.Code
 	}
+	if _, offline := b.offline.get(topic, partition); offline {
+		return kerr.KafkaStorageError.Code // offline_replicas.go
+	}
 	return kerr.NotLeaderForPartition.Code
 }

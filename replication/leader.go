@@ -85,8 +85,12 @@ func (p *Partition) readForFollower(f FollowerFetch, now time.Time, hold bool) (
 		return res, nil, err
 	}
 	if hold {
-		res.Held = r.Hold()
-	} else if res.Records, err = r.Bytes(); err != nil {
+		res.Held = r.Hold() // takes over the range's cache pin
+	} else {
+		res.Records, err = r.Bytes()
+		r.Release()
+	}
+	if err != nil {
 		return res, nil, err
 	}
 	p.updateFollowerLocked(f.ReplicaID, f.FetchOffset, f.LogStartOffset, now)

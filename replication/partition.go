@@ -496,7 +496,9 @@ func (p *Partition) readIsolated(offset int64, maxBytes int, currentLeaderEpoch 
 	}
 	// The copy happens under the lock, so that no truncation or deletion can change the
 	// range while it is read.
-	if res.Records, err = r.Bytes(); err != nil {
+	res.Records, err = r.Bytes()
+	r.Release()
+	if err != nil {
 		return res, err
 	}
 	return res, nil

@@ -194,7 +194,14 @@ func (p *Partition) WriteProducerSnapshot() error {
 	if p.role == Stopped {
 		return ErrPartitionStopped
 	}
-	return writeProducerSnapshot(p.log.Dir(), p.log.LogEndOffset(), p.producers)
+	leo := p.log.LogEndOffset()
+	if leo == 0 {
+		return nil // nothing was ever appended: no state (Kafka: lastMapOffset 0)
+	}
+	if _, err := os.Stat(ProducerSnapshotPath(p.log.Dir(), leo)); err == nil {
+		return nil // taken at this offset already (Kafka skips it too)
+	}
+	return writeProducerSnapshot(p.log.Dir(), leo, p.producers)
 }
 
 // ExpireProducers drops producers whose last batch is expirationMs or more before nowMs

@@ -102,6 +102,7 @@ type cleanGroup struct {
 // pass (it removes tombstones whose delete horizon has passed); the owner decides by the
 // dirty ratio whether a pass is worth it.
 func (l *Log) PrepareClean(opts CleanOptions) (*CleanPlan, error) {
+	defer l.release()
 	if err := l.writable(); err != nil {
 		return nil, err
 	}
@@ -118,7 +119,7 @@ func (l *Log) PrepareClean(opts CleanOptions) (*CleanPlan, error) {
 		if s.baseOffset >= limit {
 			break
 		}
-		f, err := os.Open(s.log.Name())
+		f, err := os.Open(segmentPath(l.dir, s.baseOffset, LogFileSuffix))
 		if err != nil {
 			p.Abandon()
 			return nil, err

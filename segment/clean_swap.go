@@ -28,6 +28,7 @@ import (
 // cleaned files, when the log was truncated or lost segments since PrepareClean. An
 // error after the commit point fails the log (ErrLogFailed): reopening completes the swap.
 func (l *Log) CommitClean(p *CleanPlan) (CleanResult, error) {
+	defer l.release()
 	defer p.Abandon()
 	if err := l.writable(); err != nil {
 		return p.Result, err
@@ -89,9 +90,7 @@ func (l *Log) swapGroup(p *CleanPlan, g *cleanGroup) error {
 	i := l.indexOfSegment(p.segs[g.first].seg)
 	old := l.segments[i : i+g.last-g.first+1]
 	for _, s := range old {
-		s.offsetIndex.close()
-		s.timeIndex.close()
-		s.closeLog()
+		s.close()
 		for _, suffix := range []string{IndexFileSuffix, TimeIndexFileSuffix, LogFileSuffix} {
 			err := os.Remove(segmentPath(l.dir, s.baseOffset, suffix))
 			if errors.Is(err, os.ErrNotExist) {
@@ -118,6 +117,7 @@ func (l *Log) swapGroup(p *CleanPlan, g *cleanGroup) error {
 		l.segments = append(l.segments, rest...)
 		return l.fail("clean open", err)
 	}
+	l.track(s)
 	err = l.indexCleanedSegment(s)
 	if err == nil {
 		err = s.seal()
@@ -136,6 +136,9 @@ func (l *Log) swapGroup(p *CleanPlan, g *cleanGroup) error {
 // headers. The cleaner wrote and fsynced the file itself, so there is no CRC to check
 // (Open, after a crash, recovers it fully instead); framing and order still are.
 func (l *Log) indexCleanedSegment(s *segment) error {
+	if err := s.use(); err != nil {
+		return err
+	}
 	if err := s.offsetIndex.unseal(); err != nil {
 		return err
 	}

@@ -150,6 +150,7 @@ func readAll(tb testing.TB, l *Log) [][]byte {
 			tb.Fatalf("read at %d: %v", off, err)
 		}
 		b, err := r.Bytes()
+		r.Release()
 		if err != nil {
 			tb.Fatal(err)
 		}

@@ -43,8 +43,11 @@ type Hold struct {
 
 // Hold pins the range's file. The caller must call it under the same owner lock as the
 // Read that returned r, before any call that removes segments. An empty range gives nil
-// (a nil *Hold is empty and its Release does nothing).
+// (a nil *Hold is empty and its Release does nothing). Hold takes over the range's
+// FileCache pin: the cache may close the segment's descriptor from then on (an eviction
+// only drops the segment's reference), and r needs no Release of its own.
 func (r FileRange) Hold() *Hold {
+	defer r.Release()
 	if r.Size == 0 || r.ref == nil {
 		return nil
 	}

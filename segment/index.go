@@ -18,9 +18,11 @@ const (
 // and time indexes. While writable, the file is preallocated to its maximum size and the
 // mapping covers it; when sealed, the file is trimmed to its entries and mapped read-only.
 type indexFile struct {
-	path       string
-	file       *os.File
-	data       []byte // the mapping; nil when the file is empty and sealed
+	dir        string   // the partition directory (the Log's string, not a copy)
+	base       int64    // the segment's base offset
+	suffix     string   // IndexFileSuffix or TimeIndexFileSuffix
+	file       *os.File // nil while the file cache has the segment closed
+	data       []byte   // the mapping; nil when the file is empty and sealed, or closed
 	entrySize  int
 	entries    int  // valid entries at the start of data
 	maxEntries int  // capacity while writable
@@ -29,8 +31,8 @@ type indexFile struct {
 
 // openIndexFile opens or creates an index file. All whole entries in the file count as
 // entries until the caller trims them with truncateEntries (after validating them).
-func openIndexFile(path string, entrySize, maxEntries int, writable bool) (*indexFile, error) {
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+func openIndexFile(dir string, base int64, suffix string, entrySize, maxEntries int, writable bool) (*indexFile, error) {
+	f, err := os.OpenFile(segmentPath(dir, base, suffix), os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
 		return nil, err
 	}
@@ -39,7 +41,7 @@ func openIndexFile(path string, entrySize, maxEntries int, writable bool) (*inde
 		f.Close()
 		return nil, err
 	}
-	ix := &indexFile{path: path, file: f, entrySize: entrySize, maxEntries: maxEntries}
+	ix := &indexFile{dir: dir, base: base, suffix: suffix, file: f, entrySize: entrySize, maxEntries: maxEntries}
 	ix.entries = int(st.Size()) / entrySize
 	if err := ix.remap(writable, int(st.Size())); err != nil {
 		f.Close()
@@ -63,7 +65,7 @@ func (ix *indexFile) remap(writable bool, fileSize int) error {
 	}
 	if size != fileSize {
 		if err := ix.file.Truncate(int64(size)); err != nil {
-			return fmt.Errorf("resizing index %s: %w", ix.path, err)
+			return fmt.Errorf("resizing index %s: %w", ix.filePath(), err)
 		}
 	}
 	ix.writable = writable
@@ -76,10 +78,45 @@ func (ix *indexFile) remap(writable bool, fileSize int) error {
 	}
 	data, err := syscall.Mmap(int(ix.file.Fd()), 0, size, prot, syscall.MAP_SHARED)
 	if err != nil {
-		return fmt.Errorf("mapping index %s: %w", ix.path, err)
+		return fmt.Errorf("mapping index %s: %w", ix.filePath(), err)
 	}
 	ix.data = data
 	return nil
+}
+
+// filePath is the index file's name, built when needed (a path per index would be most
+// of an idle segment's heap).
+func (ix *indexFile) filePath() string { return segmentPath(ix.dir, ix.base, ix.suffix) }
+
+// attach opens and maps the file again after detach, as it was: preallocated and
+// read-write when writable, trimmed to its entries and read-only when sealed.
+func (ix *indexFile) attach() error {
+	f, err := os.OpenFile(ix.filePath(), os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return err
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return err
+	}
+	ix.file = f
+	if err := ix.remap(ix.writable, int(st.Size())); err != nil {
+		ix.file = nil
+		f.Close()
+		return err
+	}
+	return nil
+}
+
+// detach unmaps and closes the file, keeping the entry count; a writable index stays
+// preallocated, and pages written through the mapping stay in the page cache.
+func (ix *indexFile) detach() {
+	ix.unmap()
+	if ix.file != nil {
+		ix.file.Close()
+		ix.file = nil
+	}
 }
 
 func (ix *indexFile) unmap() error {
@@ -146,6 +183,14 @@ func (ix *indexFile) sync() error { return ix.file.Sync() }
 
 // close trims a writable index to its entries and closes the file.
 func (ix *indexFile) close() error {
+	if ix.file == nil { // closed by the file cache: trim by name
+		var err error
+		if ix.writable {
+			err = os.Truncate(ix.filePath(), int64(ix.entries*ix.entrySize))
+			ix.writable = false
+		}
+		return err
+	}
 	err := ix.seal()
 	if uerr := ix.unmap(); err == nil {
 		err = uerr
@@ -158,9 +203,8 @@ func (ix *indexFile) close() error {
 
 // remove closes the index and deletes its file.
 func (ix *indexFile) remove() error {
-	ix.unmap()
-	ix.file.Close()
-	return os.Remove(ix.path)
+	ix.detach()
+	return os.Remove(ix.filePath())
 }
 
 // offsetIndex maps offsets to batch positions in the segment's .log file.

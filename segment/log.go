@@ -28,6 +28,9 @@ type OpenOptions struct {
 	// Decompress lets time lookups find the exact record in compressed batches. Without it
 	// a lookup in a compressed batch answers the batch's base offset.
 	Decompress Decompressor
+	// Files bounds the open segment files across the logs sharing it; nil keeps every
+	// segment's files open while the log is open.
+	Files *FileCache
 }
 
 // AppendInfo describes a completed append.
@@ -67,7 +70,13 @@ type Log struct {
 	// generation counts truncations and segment deletions: a CleanPlan prepared under an
 	// older generation is abandoned at commit.
 	generation uint64
+
+	files *FileCache // nil: every segment stays open
+	held  []*segment // segments pinned for the current call (released when it returns)
 }
+
+// Failure returns the sticky write failure (ErrLogFailed), or nil.
+func (l *Log) Failure() error { return l.failure }
 
 // Dir returns the partition directory.
 func (l *Log) Dir() string { return l.dir }
@@ -122,6 +131,7 @@ func (l *Log) active() *segment { return l.segments[len(l.segments)-1] }
 // the log end offset by rewriting each baseOffset in place, stamps leaderEpoch as their
 // partitionLeaderEpoch, and appends them. Both rewritten fields are outside the CRC.
 func (l *Log) AppendAsLeader(records []byte, leaderEpoch int32) (AppendInfo, error) {
+	defer l.release()
 	if err := l.writable(); err != nil {
 		return AppendInfo{}, err
 	}
@@ -145,6 +155,7 @@ func (l *Log) AppendAsLeader(records []byte, leaderEpoch int32) (AppendInfo, err
 // they need only be in offset order and start at or after it, since the leader's log has
 // gaps where whole batches were cleaned away.
 func (l *Log) AppendAsFollower(records []byte) (AppendInfo, error) {
+	defer l.release()
 	if err := l.writable(); err != nil {
 		return AppendInfo{}, err
 	}
@@ -220,6 +231,7 @@ func (l *Log) append(records []byte, set batchSet) (AppendInfo, error) {
 // Roll seals the active segment and starts a new one at the log end offset, unless the
 // active segment is empty.
 func (l *Log) Roll() error {
+	defer l.release()
 	if err := l.writable(); err != nil {
 		return err
 	}
@@ -242,6 +254,7 @@ func (l *Log) roll(baseOffset int64, now time.Time) error {
 	if err != nil {
 		return l.fail("roll", err)
 	}
+	l.track(s)
 	l.segments = append(l.segments, s)
 	l.recoveryPoint = max(l.recoveryPoint, old.nextOffset)
 	return nil
@@ -250,8 +263,13 @@ func (l *Log) roll(baseOffset int64, now time.Time) error {
 // Flush fsyncs every segment at or above the recovery point and advances the recovery
 // point to the log end offset.
 func (l *Log) Flush() error {
+	defer l.release()
 	if err := l.writable(); err != nil {
 		return err
+	}
+	if l.recoveryPoint >= l.LogEndOffset() && l.unflushedMessages == 0 && !l.active().dirty {
+		l.lastFlush = l.now() // everything is fsynced already (recovery point = log end)
+		return nil
 	}
 	for i := l.segmentIndexFor(l.recoveryPoint); i < len(l.segments); i++ {
 		if err := l.segments[i].sync(); err != nil {
@@ -267,6 +285,7 @@ func (l *Log) Flush() error {
 // MaybeFlush flushes when flush.ms has passed since the last flush. Owners with a timer
 // call it so that flush.ms holds on an idle log too.
 func (l *Log) MaybeFlush() error {
+	defer l.release()
 	if l.unflushedMessages > 0 && l.now().Sub(l.lastFlush).Milliseconds() >= l.cfg.FlushMs {
 		return l.Flush()
 	}
@@ -282,6 +301,7 @@ func (l *Log) segmentIndexFor(offset int64) int {
 
 // Close flushes, trims the active segment's indexes and closes every file.
 func (l *Log) Close() error {
+	defer l.release()
 	if l.closed {
 		return nil
 	}
@@ -310,6 +330,7 @@ func (l *Log) closeFiles() error {
 // "<dir>.<uniq>-delete", Kafka's name for a partition awaiting asynchronous deletion. It
 // returns the new path; the owner removes it later.
 func (l *Log) MarkForDeletion(uniq string) (string, error) {
+	defer l.release()
 	if !l.closed {
 		l.closeFiles()
 	}
@@ -322,6 +343,7 @@ func (l *Log) MarkForDeletion(uniq string) (string, error) {
 
 // Delete closes the log without flushing and removes its directory.
 func (l *Log) Delete() error {
+	defer l.release()
 	if !l.closed {
 		l.closeFiles()
 	}

@@ -222,6 +222,10 @@ func TestIndexLookupAtEveryEntry(t *testing.T) {
 	}
 	check := func(t *testing.T, s *segment) {
 		var hb [BatchHeaderSize]byte
+		if err := s.use(); err != nil { // open under -segment.filecache
+			t.Fatal(err)
+		}
+		defer l.release()
 		for i := 0; i < s.offsetIndex.entries; i++ {
 			e := s.offsetIndex.at(i)
 			h, err := s.readHeaderAt(e.position, &hb)
@@ -260,12 +264,12 @@ func TestIndexLookupAtEveryEntry(t *testing.T) {
 	}
 	t.Run("sealed", func(t *testing.T) {
 		sealed := l.segments[0]
-		if st, _ := os.Stat(sealed.offsetIndex.path); st.Size() != int64(sealed.offsetIndex.entries*offsetIndexEntrySize) {
+		if st, _ := os.Stat(sealed.offsetIndex.filePath()); st.Size() != int64(sealed.offsetIndex.entries*offsetIndexEntrySize) {
 			t.Fatalf("sealed index not trimmed: %d bytes for %d entries", st.Size(), sealed.offsetIndex.entries)
 		}
 		check(t, sealed)
 	})
-	if st, _ := os.Stat(l.active().offsetIndex.path); st.Size() != int64(cfg.SegmentIndexBytes) {
+	if st, _ := os.Stat(l.active().offsetIndex.filePath()); st.Size() != int64(cfg.SegmentIndexBytes) {
 		t.Fatalf("active index not preallocated: %d bytes", st.Size())
 	}
 }
@@ -497,6 +501,9 @@ func TestTruncation(t *testing.T) {
 					t.Fatalf("epochs %v, want %v", e, tt.epochs)
 				}
 				for _, s := range l.segments {
+					if err := s.use(); err != nil { // open under -segment.filecache
+						t.Fatal(err)
+					}
 					last := s.offsetIndex.last()
 					if s.offsetIndex.entries > 0 && (last.offset >= s.nextOffset || last.position >= s.size) {
 						t.Fatalf("index entry %+v beyond the truncated segment", last)

@@ -16,7 +16,8 @@ type FileRange struct {
 	FirstOffset int64 // base offset of the first batch; -1 when empty
 	LastOffset  int64 // last offset of the last batch; -1 when empty
 
-	ref *fileRef // the segment's file reference, for Hold
+	ref *fileRef  // the segment's file reference, for Hold
+	pin *rangePin // keeps File open in the Log's FileCache until Release (or Hold)
 }
 
 // Bytes reads the range into a new slice; an empty range gives an empty, non-nil slice.
@@ -49,6 +50,7 @@ var emptyRange = FileRange{FirstOffset: -1, LastOffset: -1}
 // offset or above the log end offset is ErrOffsetOutOfRange; offset at or past upTo gives
 // an empty range.
 func (l *Log) Read(offset int64, maxBytes int, upTo int64) (FileRange, error) {
+	defer l.release()
 	if l.closed {
 		return emptyRange, ErrClosed
 	}
@@ -77,6 +79,9 @@ func (s *segment) readFrom(pos int64, h BatchHeader, maxBytes int, upTo int64) (
 	if h.LastOffset() >= upTo {
 		return emptyRange, nil
 	}
+	if err := s.use(); err != nil {
+		return emptyRange, err
+	}
 	r := FileRange{File: s.log, ref: s.logRef, Position: pos, Size: h.Size(), FirstOffset: h.BaseOffset, LastOffset: h.LastOffset()}
 	var buf [BatchHeaderSize]byte
 	for next := pos + h.Size(); next < s.size; {
@@ -91,6 +96,10 @@ func (s *segment) readFrom(pos int64, h BatchHeader, maxBytes int, upTo int64) (
 		r.LastOffset = nh.LastOffset()
 		next += nh.Size()
 	}
+	if s.c != nil {
+		s.c.pin(s)
+		r.pin = &rangePin{c: s.c, s: s}
+	}
 	return r, nil
 }
 
@@ -103,6 +112,7 @@ type TimestampOffset struct {
 // OffsetForTimestamp finds the first record, at or after the log start offset, whose
 // timestamp is at least ts (ListOffsets by timestamp). ok is false when there is none.
 func (l *Log) OffsetForTimestamp(ts int64) (TimestampOffset, bool, error) {
+	defer l.release()
 	if l.closed {
 		return TimestampOffset{}, false, ErrClosed
 	}
@@ -138,6 +148,7 @@ func (l *Log) OffsetForTimestamp(ts int64) (TimestampOffset, bool, error) {
 // largest timestamp in the log (ListOffsets with timestamp -3). ok is false for an empty
 // log or one without timestamps.
 func (l *Log) MaxTimestampOffset() (TimestampOffset, bool, error) {
+	defer l.release()
 	if l.closed {
 		return TimestampOffset{}, false, ErrClosed
 	}
@@ -173,6 +184,9 @@ func (l *Log) recordAtOrAfter(s *segment, pos int64, h BatchHeader, match func(i
 		return fallback, true, nil // every record carries the batch's max timestamp
 	}
 	body := make([]byte, h.Size()-BatchHeaderSize)
+	if err := s.use(); err != nil {
+		return TimestampOffset{}, false, err
+	}
 	if _, err := s.log.ReadAt(body, pos+BatchHeaderSize); err != nil {
 		return TimestampOffset{}, false, err
 	}

@@ -48,7 +48,11 @@ func Open(dir string, cfg Config, opts OpenOptions) (*Log, *RecoveryReport, erro
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, nil, err
 	}
-	l := &Log{dir: dir, cfg: cfg, now: opts.Now, decompress: opts.Decompress}
+	if opts.Files == nil {
+		opts.Files = testFiles
+	}
+	l := &Log{dir: dir, cfg: cfg, now: opts.Now, decompress: opts.Decompress, files: opts.Files}
+	defer l.release()
 	if l.now == nil {
 		l.now = time.Now
 	}
@@ -142,6 +146,7 @@ func (l *Log) loadSegments(bases []int64, opts OpenOptions, rebuildEpochs bool, 
 		if err != nil {
 			return err
 		}
+		l.track(s)
 		l.segments = append(l.segments, s)
 		report.SegmentsLoaded++
 		trusted := opts.CleanShutdown || (!last && bases[i+1] <= opts.RecoveryPoint)
@@ -192,8 +197,8 @@ func (l *Log) loadSegments(bases []int64, opts OpenOptions, rebuildEpochs bool, 
 		var err error
 		if i < len(l.segments)-1 {
 			err = s.seal()
-		} else if err = s.offsetIndex.unseal(); err == nil {
-			err = s.timeIndex.unseal()
+		} else {
+			err = s.unseal()
 		}
 		if err != nil {
 			return err
@@ -206,6 +211,9 @@ func (l *Log) loadSegments(bases []int64, opts OpenOptions, rebuildEpochs bool, 
 // returns false when the indexes or the framing are wrong and the segment must be
 // recovered instead.
 func (l *Log) loadTrusted(s *segment, expectNext int64, report *RecoveryReport) bool {
+	if s.use() != nil {
+		return false
+	}
 	n, clean := s.offsetIndex.validPrefix(s.size)
 	if !clean || (s.indexesMissing && s.size > 0) {
 		return false
@@ -233,6 +241,9 @@ func (l *Log) loadTrusted(s *segment, expectNext int64, report *RecoveryReport) 
 // segment at the first invalid or torn batch. It reports whether it cut.
 func (l *Log) recoverSegment(s *segment, report *RecoveryReport) (bool, error) {
 	report.IndexesRebuilt = append(report.IndexesRebuilt, s.baseOffset)
+	if err := s.use(); err != nil {
+		return false, err
+	}
 	if err := s.offsetIndex.unseal(); err != nil {
 		return false, err
 	}
@@ -335,6 +346,7 @@ func (l *Log) finishOpen(opts OpenOptions, report *RecoveryReport) error {
 		if err != nil {
 			return err
 		}
+		l.track(s)
 		l.segments = []*segment{s}
 	}
 	l.logStartOffset = max(opts.LogStartOffset, l.segments[0].baseOffset)

@@ -15,6 +15,7 @@ type RetentionResult struct {
 // below upTo (the caller passes the high watermark: uncommitted data is never retained
 // away). It advances the log start offset to the first remaining segment.
 func (l *Log) EnforceRetention(upTo int64) (RetentionResult, error) {
+	defer l.release()
 	if err := l.writable(); err != nil {
 		return RetentionResult{}, err
 	}
@@ -42,6 +43,7 @@ func (l *Log) EnforceRetention(upTo int64) (RetentionResult, error) {
 // the segments wholly below it. An offset above the log end offset is out of range; one
 // at or below the current log start offset changes nothing.
 func (l *Log) AdvanceLogStartOffset(offset int64) error {
+	defer l.release()
 	if err := l.writable(); err != nil {
 		return err
 	}

@@ -7,6 +7,7 @@ import "fmt"
 // checks: the data was validated when appended or recovered). Rebuilding state derived
 // from the log (the producer state) uses it.
 func (l *Log) ScanBatchHeaders(from int64, fn func(BatchHeader) error) error {
+	defer l.release()
 	if l.closed {
 		return ErrClosed
 	}

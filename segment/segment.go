@@ -1,6 +1,7 @@
 package segment
 
 import (
+	"container/list"
 	"errors"
 	"fmt"
 	"io"
@@ -10,9 +11,15 @@ import (
 )
 
 // segment is one .log file with its .index and .timeindex. Not safe for concurrent use.
+//
+// With a FileCache the files may be closed while the segment is not in use: log and the
+// indexes' files and mappings are then nil, and every method that touches them calls use
+// first (use pins the segment until the Log's call ends). Everything else (sizes, entry
+// counts, offsets) stays in the struct.
 type segment struct {
 	baseOffset  int64
-	log         *os.File
+	dir         string
+	log         *os.File // nil while the cache has the files closed
 	logRef      *fileRef // counts Holds on log; closeLog drops the segment's own reference
 	size        int64    // bytes in .log
 	offsetIndex offsetIndex
@@ -28,6 +35,85 @@ type segment struct {
 	bytesSinceLastIndexEntry int
 	// indexesMissing is set when an index file did not exist when the segment was opened.
 	indexesMissing bool
+
+	// The file cache's bookkeeping: c is nil without a cache. elem and refs are guarded
+	// by c.mu; held, pins and dirty belong to the owner (dirty is read by the cache only
+	// while refs is 0, after the owner's release).
+	c         *FileCache
+	elem      *list.Element // in c.lru while the files are open
+	refs      int           // pins: the owner's current call, unreleased FileRanges
+	forgotten bool          // closed or removed: the cache never touches it again
+	held      bool          // pinned for the owner's current Log call
+	pins      *[]*segment   // the owner Log's held list
+	// dirty is set by writes and cleared by fsyncs: the cache closes such files last.
+	dirty bool
+}
+
+// use makes sure the segment's files are open and pins it until its Log's current call
+// ends (Log.release).
+func (s *segment) use() error {
+	if s.held || s.c == nil {
+		return nil
+	}
+	if err := s.c.acquire(s); err != nil {
+		return fmt.Errorf("opening segment %d: %w", s.baseOffset, err)
+	}
+	s.held = true
+	*s.pins = append(*s.pins, s)
+	return nil
+}
+
+// track enters a segment whose files were just opened into the Log's file cache, pinned
+// for the current call.
+func (l *Log) track(s *segment) *segment {
+	s.c, s.pins = l.files, &l.held
+	if l.files != nil {
+		l.files.adopt(s)
+		s.held = true
+		l.held = append(l.held, s)
+	}
+	return s
+}
+
+// release unpins the segments the current Log call used.
+func (l *Log) release() {
+	for i, s := range l.held {
+		s.held = false
+		l.files.release(s)
+		l.held[i] = nil
+	}
+	l.held = l.held[:0]
+}
+
+// attach reopens the files of a segment the cache closed. Sizes and entry counts are
+// the segment's own; the files are only mapped again.
+func (s *segment) attach() error {
+	f, err := os.OpenFile(segmentPath(s.dir, s.baseOffset, LogFileSuffix), os.O_RDWR, 0)
+	if err != nil {
+		return err
+	}
+	if err := s.offsetIndex.attach(); err != nil {
+		f.Close()
+		return err
+	}
+	if err := s.timeIndex.attach(); err != nil {
+		s.offsetIndex.detach()
+		f.Close()
+		return err
+	}
+	s.log, s.logRef = f, newFileRef(f)
+	return nil
+}
+
+// detach closes the segment's files and mappings, keeping its state (the cache evicting
+// it). A writable index stays preallocated.
+func (s *segment) detach() {
+	if s.log != nil {
+		s.closeLog() // a Hold still sending keeps the old descriptor until it is released
+		s.log = nil
+	}
+	s.offsetIndex.detach()
+	s.timeIndex.detach()
 }
 
 // createSegment creates an empty, active segment at baseOffset. An empty leftover .log of
@@ -67,12 +153,12 @@ func openSegmentFiles(dir string, baseOffset int64, cfg Config, active bool) (*s
 		return nil, err
 	}
 	missing := !fileExists(segmentPath(dir, baseOffset, IndexFileSuffix)) || !fileExists(segmentPath(dir, baseOffset, TimeIndexFileSuffix))
-	oi, err := openIndexFile(segmentPath(dir, baseOffset, IndexFileSuffix), offsetIndexEntrySize, cfg.maxIndexEntries(offsetIndexEntrySize), active)
+	oi, err := openIndexFile(dir, baseOffset, IndexFileSuffix, offsetIndexEntrySize, cfg.maxIndexEntries(offsetIndexEntrySize), active)
 	if err != nil {
 		f.Close()
 		return nil, err
 	}
-	ti, err := openIndexFile(segmentPath(dir, baseOffset, TimeIndexFileSuffix), timeIndexEntrySize, cfg.maxIndexEntries(timeIndexEntrySize), active)
+	ti, err := openIndexFile(dir, baseOffset, TimeIndexFileSuffix, timeIndexEntrySize, cfg.maxIndexEntries(timeIndexEntrySize), active)
 	if err != nil {
 		oi.close()
 		f.Close()
@@ -80,6 +166,7 @@ func openSegmentFiles(dir string, baseOffset int64, cfg Config, active bool) (*s
 	}
 	return &segment{
 		baseOffset:           baseOffset,
+		dir:                  dir,
 		log:                  f,
 		logRef:               newFileRef(f),
 		size:                 st.Size(),
@@ -100,6 +187,9 @@ func openSegmentFiles(dir string, baseOffset int64, cfg Config, active bool) (*s
 func (s *segment) readHeaderAt(pos int64, buf *[BatchHeaderSize]byte) (BatchHeader, error) {
 	if s.size-pos < BatchHeaderSize {
 		return BatchHeader{}, io.ErrUnexpectedEOF
+	}
+	if err := s.use(); err != nil {
+		return BatchHeader{}, err
 	}
 	if _, err := s.log.ReadAt(buf[:], pos); err != nil {
 		return BatchHeader{}, err
@@ -125,6 +215,10 @@ func (s *segment) readHeaderAt(pos int64, buf *[BatchHeaderSize]byte) (BatchHead
 // appendBatches writes buf, already validated and stamped, to the end of the segment and
 // maintains the indexes batch by batch.
 func (s *segment) appendBatches(buf []byte, indexIntervalBytes int) error {
+	if err := s.use(); err != nil {
+		return err
+	}
+	s.dirty = true
 	if _, err := s.log.WriteAt(buf, s.size); err != nil {
 		return err
 	}
@@ -212,6 +306,9 @@ func (s *segment) translateOffset(offset int64) (pos int64, h BatchHeader, ok bo
 // offset index entry at or below offset when the batch there ends at the entry's offset,
 // else 0.
 func (s *segment) indexedPosition(offset int64) int64 {
+	if s.use() != nil {
+		return 0
+	}
 	e := s.offsetIndex.lookup(offset)
 	if e.position == 0 {
 		return 0
@@ -227,6 +324,9 @@ func (s *segment) indexedPosition(offset int64) int64 {
 // timestamp of at least ts: that of the greatest time index entry whose timestamp is at
 // most ts when it checks out (timeEntryValid), else the segment's base offset.
 func (s *segment) timestampFloor(ts int64) int64 {
+	if s.use() != nil {
+		return s.baseOffset
+	}
 	if e, ok := s.timeIndex.lookupEntry(ts); ok && s.timeEntryValid(e) {
 		return e.offset
 	}
@@ -244,6 +344,9 @@ func (s *segment) timeEntryValid(e timestampOffset) bool {
 // the file to learn the next offset and the largest timestamp, using the indexes for the
 // part before. It fails when the batches do not frame the file exactly.
 func (s *segment) loadTail(indexIntervalBytes int, compacted bool) error {
+	if err := s.use(); err != nil {
+		return err
+	}
 	last := s.offsetIndex.last()
 	s.maxTimestamp, s.offsetOfMaxTimestamp = -1, -1
 	if ts, ok := s.timeIndex.last(); ok {
@@ -290,6 +393,10 @@ func (s *segment) loadTail(indexIntervalBytes int, compacted bool) error {
 // truncateTo removes every batch whose last offset is at least offset and returns the
 // bytes removed. The segment's indexes are left writable: it becomes the active segment.
 func (s *segment) truncateTo(offset int64, indexIntervalBytes int, compacted bool) (int64, error) {
+	if err := s.use(); err != nil {
+		return 0, err
+	}
+	s.dirty = true
 	if err := s.offsetIndex.unseal(); err != nil {
 		return 0, err
 	}
@@ -322,6 +429,9 @@ func (s *segment) truncateTo(offset int64, indexIntervalBytes int, compacted boo
 // seal makes the segment inactive: a final time index entry for its largest timestamp,
 // then both indexes trimmed and mapped read-only.
 func (s *segment) seal() error {
+	if err := s.use(); err != nil {
+		return err
+	}
 	if s.timeIndex.writable && s.maxTimestamp >= 0 && !s.timeIndex.full(1) {
 		s.timeIndex.maybeAppend(s.maxTimestamp, s.offsetOfMaxTimestamp)
 	}
@@ -331,25 +441,47 @@ func (s *segment) seal() error {
 	return s.timeIndex.seal()
 }
 
+// unseal makes the segment active again: both indexes preallocated and writable.
+func (s *segment) unseal() error {
+	if err := s.use(); err != nil {
+		return err
+	}
+	if err := s.offsetIndex.unseal(); err != nil {
+		return err
+	}
+	return s.timeIndex.unseal()
+}
+
 // sync fsyncs the log and both indexes.
 func (s *segment) sync() error {
+	if err := s.use(); err != nil {
+		return err
+	}
 	if err := s.log.Sync(); err != nil {
 		return err
 	}
 	if err := s.offsetIndex.sync(); err != nil {
 		return err
 	}
-	return s.timeIndex.sync()
+	if err := s.timeIndex.sync(); err != nil {
+		return err
+	}
+	s.dirty = false
+	return nil
 }
 
 // close trims the indexes and closes every file.
 func (s *segment) close() error {
+	s.c.forget(s)
 	err := s.offsetIndex.close()
 	if e := s.timeIndex.close(); err == nil {
 		err = e
 	}
-	if e := s.closeLog(); err == nil {
-		err = e
+	if s.log != nil {
+		if e := s.closeLog(); err == nil {
+			err = e
+		}
+		s.log = nil
 	}
 	return err
 }
@@ -357,13 +489,22 @@ func (s *segment) close() error {
 // closeLog drops the segment's reference to its .log file: the file closes now, or
 // when the last Hold on it is released (hold.go).
 func (s *segment) closeLog() error {
-	return s.logRef.release()
+	ref := s.logRef
+	s.logRef = nil
+	if ref == nil {
+		return nil
+	}
+	return ref.release()
 }
 
 // remove closes the segment and deletes its files.
 func (s *segment) remove() error {
+	s.c.forget(s)
 	s.offsetIndex.remove()
 	s.timeIndex.remove()
-	s.closeLog()
-	return os.Remove(s.log.Name())
+	if s.log != nil {
+		s.closeLog()
+		s.log = nil
+	}
+	return os.Remove(segmentPath(s.dir, s.baseOffset, LogFileSuffix))
 }

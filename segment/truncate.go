@@ -8,6 +8,7 @@ import "fmt"
 // cut are deleted, indexes are fixed, the leader epoch cache is truncated, and an offset
 // below the log start offset truncates fully and starts there (as Kafka does).
 func (l *Log) TruncateTo(offset int64) (int64, error) {
+	defer l.release()
 	l.generation++
 	if err := l.writable(); err != nil {
 		return 0, err
@@ -51,6 +52,7 @@ func (l *Log) TruncateTo(offset int64) (int64, error) {
 // becomes the log start offset; the leader epoch cache is cleared. Followers use it when
 // the leader's log starts past theirs.
 func (l *Log) TruncateFullyAndStartAt(offset int64) error {
+	defer l.release()
 	l.generation++
 	if err := l.writable(); err != nil {
 		return err
@@ -65,6 +67,9 @@ func (l *Log) TruncateFullyAndStartAt(offset int64) error {
 	}
 	l.segments = nil
 	s, err := createSegment(l.dir, offset, l.cfg, l.now())
+	if err == nil {
+		l.track(s)
+	}
 	if err != nil {
 		return l.fail("truncate fully", err)
 	}

@@ -1,0 +1,82 @@
+package broker
+
+// AssignReplicasToDirs (key 73), v0, internal (KIP-858): Petrel has one log directory,
+// so brokers use this request only to report replicas they cannot open or write, as
+// assigned to Kafka's LOST directory (offline_replicas.go). The controller takes each
+// out of its ISR and leadership (metadata.OfflineReplicaRecords), in one Raft entry.
+// Directories other than LOST change nothing. A stale broker epoch is
+// STALE_BROKER_EPOCH; unknown partitions are UNKNOWN_TOPIC_OR_PARTITION.
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/petrel-broker/petrel/metadata"
+	"github.com/petrel-broker/petrel/rpc"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// lostDirectoryID is Kafka's DirectoryId.LOST: replicas in a failed directory.
+var lostDirectoryID = [16]byte{15: 1}
+
+func init() {
+	registerInternalAPI(kmsg.AssignReplicasToDirs, 0, 0, func(b *Broker, ctx context.Context, req *rpc.Request) rpc.Result {
+		return b.respondFromController(ctx, req)
+	})
+}
+
+// assignReplicasToDirs runs on the controller.
+func (b *Broker) assignReplicasToDirs(ctx context.Context, r *kmsg.AssignReplicasToDirsRequest) *kmsg.AssignReplicasToDirsResponse {
+	resp := r.ResponseKind().(*kmsg.AssignReplicasToDirsResponse)
+	codes := map[metadata.ReplicaRef]int16{}
+	_, err := b.controllerDo(ctx, func(im *metadata.Image) ([]metadata.Record, error) {
+		if br := im.Brokers[r.BrokerID]; br == nil || br.Epoch != r.BrokerEpoch {
+			return nil, fmt.Errorf("%w: broker %d epoch %d", ErrStaleBrokerEpoch, r.BrokerID, r.BrokerEpoch)
+		}
+		var lost []metadata.ReplicaRef
+		for _, d := range r.Directories {
+			for _, t := range d.Topics {
+				topic := im.TopicByID(metadata.Uuid(t.TopicID))
+				for _, p := range t.Partitions {
+					ref := metadata.ReplicaRef{TopicID: metadata.Uuid(t.TopicID), Partition: p.Partition}
+					if topic == nil || p.Partition < 0 || int(p.Partition) >= len(topic.Partitions) {
+						codes[ref] = kerr.UnknownTopicOrPartition.Code
+						continue
+					}
+					codes[ref] = 0
+					if d.ID == lostDirectoryID {
+						lost = append(lost, ref)
+					}
+				}
+			}
+		}
+		records := metadata.OfflineReplicaRecords(im, r.BrokerID, lost, b.uncleanAllowed(im))
+		if len(records) > 0 {
+			b.logger.Warn("broker reported offline replicas: moving them out of ISR and leadership",
+				"broker", r.BrokerID, "replicas", len(lost), "changes", len(records))
+		}
+		return records, nil
+	})
+	if err != nil {
+		resp.ErrorCode = b.errorCodeLogged(err, "assign replicas to dirs")
+		return resp
+	}
+	for _, d := range r.Directories {
+		rd := kmsg.NewAssignReplicasToDirsResponseDirectory()
+		rd.ID = d.ID
+		for _, t := range d.Topics {
+			rt := kmsg.NewAssignReplicasToDirsResponseDirectoryTopic()
+			rt.TopicID = t.TopicID
+			for _, p := range t.Partitions {
+				rp := kmsg.NewAssignReplicasToDirsResponseDirectoryTopicPartition()
+				rp.Partition = p.Partition
+				rp.ErrorCode = codes[metadata.ReplicaRef{TopicID: metadata.Uuid(t.TopicID), Partition: p.Partition}]
+				rt.Partitions = append(rt.Partitions, rp)
+			}
+			rd.Topics = append(rd.Topics, rt)
+		}
+		resp.Directories = append(resp.Directories, rd)
+	}
+	return resp
+}

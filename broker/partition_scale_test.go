@@ -1,0 +1,134 @@
+package broker
+
+import (
+	"context"
+	"fmt"
+	"math/rand"
+	"os"
+	"runtime"
+	"runtime/pprof"
+	"testing"
+	"time"
+
+	"github.com/petrel-broker/petrel/segment"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// TestManyPartitionsSmallFileCache: a broker whose segment file cache holds 8 segments
+// (24 descriptors) serves 24 partitions of several segments each: every record produced
+// reads back, in order, and the cache closes what it does not use.
+func TestManyPartitionsSmallFileCache(t *testing.T) {
+	const partitions, perPartition, capacity = 24, 12, 8
+	b := startTestBroker(t, "", map[string]string{openSegmentFilesProperty: fmt.Sprint(capacity * 3)})
+	if st := b.segFiles.Stats(); st.Capacity != capacity {
+		t.Fatalf("cache capacity %d, want %d", st.Capacity, capacity)
+	}
+	segBytes := "2048"
+	mustCreateTopic(t, newAdmin(t, b), "many", partitions, map[string]*string{"segment.bytes": &segBytes})
+	cl := newClient(t, b, kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.ProducerLinger(0), kgo.ProducerBatchCompression(kgo.NoCompression()))
+	ctx := testContext(t)
+	value := make([]byte, 600)
+	rand.Read(value) // incompressible
+	for i := 0; i < perPartition; i++ {
+		var recs []*kgo.Record
+		for p := int32(0); p < partitions; p++ {
+			v := append([]byte(fmt.Sprintf("%d-%d-", p, i)), value...)
+			recs = append(recs, &kgo.Record{Topic: "many", Partition: p, Value: v})
+		}
+		if err := cl.ProduceSync(ctx, recs...).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for p := int32(0); p < partitions; p++ {
+		var n int
+		b.partitions.get("many", p).WithLog(func(l *segment.Log) error { n = len(l.Segments()); return nil })
+		if n < 3 {
+			t.Fatalf("partition %d has %d segments; the test needs several", p, n)
+		}
+	}
+	consumer := newClient(t, b, kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{"many": allFromStart(partitions)}))
+	next := make([]int, partitions)
+	for got := 0; got < partitions*perPartition; {
+		fs := consumer.PollFetches(ctx)
+		if err := ctx.Err(); err != nil {
+			t.Fatalf("consumed %d of %d records: %v", got, partitions*perPartition, err)
+		}
+		fs.EachError(func(topic string, p int32, err error) { t.Fatalf("fetch %s-%d: %v", topic, p, err) })
+		fs.EachRecord(func(r *kgo.Record) {
+			want := fmt.Sprintf("%d-%d-", r.Partition, next[r.Partition])
+			if string(r.Value[:len(want)]) != want || r.Offset != int64(next[r.Partition]) {
+				t.Fatalf("partition %d offset %d: value %q, want prefix %q", r.Partition, r.Offset, r.Value[:len(want)], want)
+			}
+			next[r.Partition]++
+			got++
+		})
+	}
+	// Offsets by timestamp look up the time indexes of reopened segments.
+	offs, err := kadm.NewClient(cl).ListEndOffsets(ctx, "many")
+	if err != nil {
+		t.Fatal(err)
+	}
+	offs.Each(func(o kadm.ListedOffset) {
+		if o.Err != nil || o.Offset != perPartition {
+			t.Fatalf("end offset of %d: %d %v", o.Partition, o.Offset, o.Err)
+		}
+	})
+	st := b.segFiles.Stats()
+	if st.Evicts == 0 || st.Opens == 0 {
+		t.Fatalf("the cache never closed and reopened a segment: %+v", st)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for b.segFiles.Stats().Open > capacity {
+		if time.Now().After(deadline) {
+			t.Fatalf("segments left open over capacity: %+v", b.segFiles.Stats())
+		}
+		time.Sleep(20 * time.Millisecond) // polling a state with a deadline
+	}
+}
+
+func allFromStart(partitions int32) map[int32]kgo.Offset {
+	m := map[int32]kgo.Offset{}
+	for p := int32(0); p < partitions; p++ {
+		m[p] = kgo.NewOffset().AtStart()
+	}
+	return m
+}
+
+// BenchmarkIdleReplicaHeap reports the Go heap one idle, empty replica costs: a broker
+// opens 5,000 partitions (replication factor 1), and the heap after GC is compared with
+// before. Run with -benchtime=1x.
+func BenchmarkIdleReplicaHeap(b *testing.B) {
+	const partitions = 5000
+	runtime.MemProfileRate = 512
+	for i := 0; i < b.N; i++ {
+		br := startTestBroker(b, "", map[string]string{"petrel.metrics.per.partition.enable": "false"})
+		before := heapAfterGC()
+		mustCreateTopic(b, newAdmin(b, br), fmt.Sprintf("idle-%d", i), partitions, nil)
+		ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+		for len(br.partitions.all()) < partitions {
+			if ctx.Err() != nil {
+				b.Fatalf("%d of %d replicas open", len(br.partitions.all()), partitions)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		cancel()
+		after := heapAfterGC()
+		if path := os.Getenv("PETREL_HEAP_PROFILE"); path != "" { // the replicas' heap, for pprof
+			if f, err := os.Create(path); err == nil {
+				pprof.Lookup("heap").WriteTo(f, 0)
+				f.Close()
+			}
+		}
+		b.ReportMetric(float64(after-before)/partitions, "heap-B/replica")
+		b.ReportMetric(float64(br.segFiles.Stats().Open), "open-segments")
+	}
+}
+
+func heapAfterGC() uint64 {
+	var m runtime.MemStats
+	runtime.GC()
+	runtime.GC()
+	runtime.ReadMemStats(&m)
+	return m.HeapAlloc
+}

@@ -1,0 +1,94 @@
+#!/usr/bin/env bash
+# Partition scale, reproducible with one command:
+#   bash docs/bench/partitions.sh [partitions] [replication-factor]
+# Three `petrel server` processes on loopback with default settings (the open-file limit
+# of this shell: `ulimit -n`). Creates the partitions in topics of 5,000 (a metadata entry
+# holds at most 10,000 records), then measures: creation (CreateTopics answered), every
+# replica open and every partition's ISR full, open descriptors, memory maps, RSS and Go
+# heap of one process, a clean stop (SIGTERM to exit) and a restart to serving ("broker
+# ready") of that node with everything in sync again. Prints a Markdown table; the
+# baseline of the same run is the same steps with 100 partitions.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+total=${1:-10000}
+rf=${2:-3}
+per_topic=5000
+work=$(mktemp -d)
+bin=$work/petrel
+go build -o "$bin" .
+pids=()
+cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; rm -rf "$work"; }
+trap cleanup EXIT
+trap "exit 1" INT TERM
+
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+now() { date +%s.%N; }
+since() { python3 -c "import sys; print('%.1f' % ($(now) - $1))"; }
+metric() { # $1 metrics port, $2 metric name: its value (first series)
+  curl -s "127.0.0.1:$1/metrics" | awk -v m="$2" '$1==m {print $2; exit}'
+}
+kp=(); rp=(); mp=(); voters=""
+for i in 0 1 2; do kp+=("$(free_port)"); rp+=("$(free_port)"); mp+=("$(free_port)"); voters+="${voters:+,}$i@127.0.0.1:${rp[$i]}"; done
+start() { # $1 node
+  local i=$1
+  "$bin" server --node-id "$i" --data-dir "$work/n$i" --listen "127.0.0.1:${kp[$i]}" \
+    --raft-listen "127.0.0.1:${rp[$i]}" --voters "$voters" --metrics-listen "127.0.0.1:${mp[$i]}" \
+    --set petrel.metrics.per.partition.enable=false >>"$work/n$i.log" 2>&1 &
+  pids[$i]=$!
+}
+wait_log() { # $1 file, $2 pattern, $3 seconds, $4 matches to wait for (default 1)
+  local end=$(( $(date +%s) + $3 ))
+  until [ "$(grep -c "$2" "$1")" -ge "${4:-1}" ]; do
+    [ "$(date +%s)" -lt "$end" ] || { echo "timed out waiting for '$2' in $1" >&2; tail -20 "$1" >&2; exit 1; }
+    sleep 0.05
+  done
+}
+in_sync() { # every node: replicas open = expected, leaders under-replicated = 0
+  local want=$1
+  for i in 0 1 2; do
+    [ "$(metric "${mp[$i]}" kafka_server_replicamanager_partitioncount)" = "$want" ] || return 1
+    [ "$(metric "${mp[$i]}" kafka_server_replicamanager_underreplicatedpartitions)" = "0" ] || return 1
+  done
+}
+wait_sync() { # $1 replicas per node, $2 seconds
+  local end=$(( $(date +%s) + $2 ))
+  until in_sync "$1"; do
+    [ "$(date +%s)" -lt "$end" ] || { echo "timed out waiting for $1 replicas in sync" >&2; exit 1; }
+    sleep 0.2
+  done
+}
+
+for i in 0 1 2; do start "$i"; done
+for i in 0 1 2; do wait_log "$work/n$i.log" "broker ready" 60; done
+addr="127.0.0.1:${kp[0]}"
+echo "| step | partitions | RF | seconds | note |"
+echo "|---|---:|---:|---:|---|"
+created=0
+for n in 100 "$total"; do
+  t0=$(now)
+  todo=$((n - created)); k=0
+  while [ "$todo" -gt 0 ]; do
+    p=$(( todo < per_topic ? todo : per_topic ))
+    "$bin" topics create "s$n-$k" --partitions "$p" --replication-factor "$rf" --bootstrap-server "$addr" >/dev/null
+    todo=$((todo - p)); k=$((k + 1))
+  done
+  created=$n
+  echo "| create (CreateTopics answered) | $n | $rf | $(since "$t0") | |"
+  wait_sync $((n * rf / 3)) 900
+  echo "| create until every ISR is full | $n | $rf | $(since "$t0") | |"
+done
+pid=${pids[2]}
+fds=$(ls /proc/"$pid"/fd | wc -l); maps=$(wc -l </proc/"$pid"/maps)
+rss=$(awk '/VmRSS/ {print $2}' /proc/"$pid"/status)
+heap=$(metric "${mp[2]}" go_memstats_heap_inuse_bytes)
+replicas=$((total * rf / 3))
+echo "| node 2 resources | $total | $rf | | $replicas replicas: $fds descriptors, $maps memory maps, RSS $((rss / 1024)) MiB, Go heap in use $(python3 -c "print('%.0f MiB, %.0f B/replica' % ($heap/2**20, $heap/$replicas))") |"
+t0=$(now)
+kill -TERM "$pid"; wait "$pid" 2>/dev/null || true
+echo "| clean stop of node 2 (SIGTERM to exit) | $total | $rf | $(since "$t0") | |"
+t0=$(now)
+start 2
+wait_log "$work/n2.log" "broker ready" 600 2
+echo "| restart of node 2 to serving (broker ready) | $total | $rf | $(since "$t0") | $(grep 'broker ready' "$work/n2.log" | tail -1 | grep -o 'replica_recovery=[^ ]*') |"
+wait_sync "$replicas" 900
+echo "| restart of node 2 until every ISR is full | $total | $rf | $(since "$t0") | |"
