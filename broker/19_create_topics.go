@@ -53,7 +53,7 @@ func (b *Broker) handleCreateTopics(ctx context.Context, req *rpc.Request) rpc.R
 	rest.Topics = kept
 	ch := make(chan kmsg.Response, 1)
 	b.goLoop("controller request", func() {
-		resp, err := b.controllerCall(ctx, &rest)
+		resp, err := b.forwardToController(ctx, &rest)
 		if err != nil {
 			resp = notControllerResponse(&rest, err)
 		}
