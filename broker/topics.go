@@ -21,6 +21,22 @@ type topicSpec struct {
 	// internal allows an internal topic name and its settings (cleanup.policy=compact);
 	// only the broker's own creation of __consumer_offsets sets it.
 	internal bool
+	// collisions, when set, is the image's topic names by colliding form
+	// (collisionIndex), built once for many topics planned on one image.
+	collisions map[string]string
+}
+
+// collisionIndex maps the colliding form ('.' as '_') of every topic of im to its name
+// (the smallest name where several share a form).
+func collisionIndex(im *metadata.Image) map[string]string {
+	out := make(map[string]string, len(im.Topics))
+	for name := range im.Topics {
+		form := metadata.CollidingTopicName(name)
+		if prev, ok := out[form]; !ok || name < prev {
+			out[form] = name
+		}
+	}
+	return out
 }
 
 // plannedTopic is a validated topic with its records.
@@ -44,9 +60,15 @@ func (b *Broker) planTopic(im *metadata.Image, spec topicSpec) (*plannedTopic, e
 	if im.Topic(spec.name) != nil {
 		return nil, fmt.Errorf("%w: topic '%s' already exists", metadata.ErrTopicExists, spec.name)
 	}
-	for _, existing := range im.TopicNames() {
-		if existing != spec.name && metadata.CollidingTopicName(existing) == metadata.CollidingTopicName(spec.name) {
+	if spec.collisions != nil {
+		if existing, ok := spec.collisions[metadata.CollidingTopicName(spec.name)]; ok && existing != spec.name {
 			return nil, fmt.Errorf("%w: topic '%s' collides with existing topic '%s' ('.' and '_' are treated alike)", metadata.ErrInvalidTopic, spec.name, existing)
+		}
+	} else {
+		for _, existing := range im.TopicNames() {
+			if existing != spec.name && metadata.CollidingTopicName(existing) == metadata.CollidingTopicName(spec.name) {
+				return nil, fmt.Errorf("%w: topic '%s' collides with existing topic '%s' ('.' and '_' are treated alike)", metadata.ErrInvalidTopic, spec.name, existing)
+			}
 		}
 	}
 	for _, name := range sortedKeys(spec.configs) {
@@ -166,8 +188,11 @@ func (b *Broker) createTopicsBatched(ctx context.Context, specs []topicSpec) ([]
 		im, err := b.controllerDo(ctx, func(im *metadata.Image) ([]metadata.Record, error) {
 			var records []metadata.Record
 			planned := map[string]string{} // colliding form -> name, of this entry's topics
+			collisions := collisionIndex(im)
 			for _, i := range chunk {
-				plans[i], errs[i] = b.planTopic(im, specs[i])
+				spec := specs[i]
+				spec.collisions = collisions
+				plans[i], errs[i] = b.planTopic(im, spec)
 				if errs[i] != nil {
 					continue
 				}
