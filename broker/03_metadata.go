@@ -2,7 +2,8 @@ package broker
 
 // Metadata (key 3), v0-12. A null topic list (v1+) means all topics, an empty one none;
 // in v0 an empty list means all. Only unfenced brokers are listed. The controller id is
-// the Raft leader. Topic ids (v10+) are real UUIDs; v12 looks topics up by id. Unknown
+// the Raft leader, or this broker while the leader is unknown or silent
+// (metadataControllerID: every broker forwards controller requests). Topic ids (v10+) are real UUIDs; v12 looks topics up by id. Unknown
 // topics are auto-created when the request allows it (always in v0-3) and
 // auto.create.topics.enable is true, with num.partitions and default.replication.factor.
 
@@ -54,7 +55,7 @@ func (b *Broker) handleMetadata(ctx context.Context, req *rpc.Request) rpc.Resul
 	resp := r.ResponseKind().(*kmsg.MetadataResponse)
 	clusterID := im.ClusterID
 	resp.ClusterID = &clusterID
-	resp.ControllerID = b.ControllerID()
+	resp.ControllerID = b.metadataControllerID()
 	for _, id := range im.UnfencedBrokerIDs() {
 		br := im.Brokers[id]
 		mb := kmsg.NewMetadataResponseBroker()

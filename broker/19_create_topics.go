@@ -53,7 +53,7 @@ func (b *Broker) handleCreateTopics(ctx context.Context, req *rpc.Request) rpc.R
 	rest.Topics = kept
 	ch := make(chan kmsg.Response, 1)
 	b.goLoop("controller request", func() {
-		resp, err := b.controllerCall(ctx, &rest)
+		resp, err := b.forwardToController(ctx, &rest)
 		if err != nil {
 			resp = notControllerResponse(&rest, err)
 		}
@@ -105,13 +105,16 @@ func (b *Broker) createTopics(ctx context.Context, r *kmsg.CreateTopicsRequest) 
 	for _, t := range r.Topics {
 		seen[t.Topic]++
 	}
-	for _, t := range r.Topics {
+	topics := make([]kmsg.CreateTopicsResponseTopic, len(r.Topics))
+	specs := make([]topicSpec, 0, len(r.Topics))
+	index := make([]int, 0, len(r.Topics)) // r.Topics index of each spec
+	for i, t := range r.Topics {
 		rt := kmsg.NewCreateTopicsResponseTopic()
 		rt.Topic = t.Topic
+		topics[i] = rt
 		if seen[t.Topic] > 1 {
-			rt.ErrorCode = kerr.InvalidRequest.Code
-			rt.ErrorMessage = errorMessage(errors.New("the topic is listed more than once"))
-			resp.Topics = append(resp.Topics, rt)
+			topics[i].ErrorCode = kerr.InvalidRequest.Code
+			topics[i].ErrorMessage = errorMessage(errors.New("the topic is listed more than once"))
 			continue
 		}
 		spec := topicSpec{name: t.Topic, partitions: t.NumPartitions, replicationFactor: t.ReplicationFactor, configs: map[string]string{},
@@ -129,29 +132,37 @@ func (b *Broker) createTopics(ctx context.Context, r *kmsg.CreateTopicsRequest) 
 				spec.configs[c.Name] = *c.Value
 			}
 		}
-		var plan *plannedTopic
-		var err error
-		if r.ValidateOnly {
-			plan, err = b.planTopic(b.Image(), spec)
-		} else {
-			cctx, cancel := b.waitTimeout(ctx, timeout)
-			var im *metadata.Image
-			if plan, im, err = b.createTopic(cctx, spec); err == nil {
-				// Give this broker's replicas a moment to open, so that a client that
-				// produces right away finds a leader; committed is success either way.
-				wctx, wcancel := context.WithTimeout(cctx, 2*time.Second)
-				b.partitions.waitReconciled(wctx, im.Offset)
-				wcancel()
-			}
-			cancel()
+		specs = append(specs, spec)
+		index = append(index, i)
+	}
+	plans := make([]*plannedTopic, len(specs))
+	errs := make([]error, len(specs))
+	if r.ValidateOnly {
+		for j, spec := range specs {
+			plans[j], errs[j] = b.planTopic(b.Image(), spec)
 		}
+	} else if len(specs) > 0 {
+		cctx, cancel := b.waitTimeout(ctx, timeout)
+		var committed uint64
+		plans, errs, committed = b.createTopicsBatched(cctx, specs)
+		if committed > 0 {
+			// Give this broker's replicas a moment to open, so that a client that
+			// produces right away finds a leader; committed is success either way.
+			wctx, wcancel := context.WithTimeout(cctx, 2*time.Second)
+			b.partitions.waitReconciled(wctx, committed)
+			wcancel()
+		}
+		cancel()
+	}
+	for j, spec := range specs {
+		rt := &topics[index[j]]
+		plan, err := plans[j], errs[j]
 		if err != nil {
 			rt.ErrorCode = b.errorCodeLogged(err, "create topics")
 			rt.ErrorMessage = errorMessage(err)
 			if errors.Is(err, metadata.ErrInvalidConfig) {
 				rt.ConfigErrorCode = rt.ErrorCode
 			}
-			resp.Topics = append(resp.Topics, rt)
 			continue
 		}
 		rt.TopicID, rt.NumPartitions, rt.ReplicationFactor = plan.id, plan.partitions, plan.replicationFactor
@@ -163,7 +174,7 @@ func (b *Broker) createTopics(ctx context.Context, r *kmsg.CreateTopicsRequest) 
 				rt.Configs = append(rt.Configs, c)
 			}
 		}
-		resp.Topics = append(resp.Topics, rt)
 	}
+	resp.Topics = topics
 	return resp
 }

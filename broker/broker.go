@@ -56,6 +56,7 @@ type Broker struct {
 	sessions      *brokerSessions   // controller: broker heartbeats (this term)
 	rebalance     leaderRebalance   // controller goroutine only: automatic leader rebalance
 	controllers   controllerClients // connection to the current controller
+	leaders       *leaderWatch      // closed at each Raft leader change (forwarding.go)
 	brokerEpoch   atomic.Int64      // this broker's epoch; -1 until registered
 	producerIDs   *producerIDManager
 	dial          rpc.DialFunc         // outgoing connections (tests inject faults)
@@ -96,7 +97,7 @@ func Start(cfg Config) (*Broker, error) {
 		cfg.Logger.Warn(w)
 	}
 	b := &Broker{cfg: cfg, logger: cfg.Logger, machine: fsm.New(), stop: make(chan struct{}), draining: make(chan struct{}),
-		controllerOps: make(chan controllerOp), sessions: newBrokerSessions(), dial: cfg.Dial,
+		controllerOps: make(chan controllerOp), sessions: newBrokerSessions(), leaders: newLeaderWatch(), dial: cfg.Dial,
 		readyCh: make(chan struct{}), startedAt: time.Now()}
 	b.brokerEpoch.Store(-1)
 	b.producerIDs = newProducerIDManager(b)
@@ -175,6 +176,7 @@ func Start(cfg Config) (*Broker, error) {
 			b.logger.Error("kafka listener stopped", "error", err)
 		}
 	})
+	b.goLoop("leader watch", b.watchLeader)
 	b.goLoop("controller", b.controllerLoop)
 	b.goLoop("broker lifecycle", b.lifecycleLoop)
 	if b.isObserver() {

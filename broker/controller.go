@@ -92,33 +92,44 @@ func (b *Broker) controllerLoop() {
 	defer tick.Stop()
 	var activeTerm uint64
 	previous := int32(-1) // the last other node seen as Raft leader
+	// activate reports whether this node is the active controller of the current term,
+	// starting the term (barrier, sessions) when it has just become the Raft leader.
+	activate := func() bool {
+		if !b.IsController() {
+			activeTerm = 0
+			if id := b.ControllerID(); id >= 0 && id != b.cfg.NodeID {
+				previous = id
+			}
+			return false
+		}
+		if term := b.ControllerEpoch(); term != activeTerm {
+			if err := b.raft.raft.Barrier(5 * time.Second).Error(); err != nil {
+				return false
+			}
+			activeTerm = b.ControllerEpoch()
+			b.activateSessions(previous, time.Now())
+			b.logger.Info("controller active", "epoch", activeTerm)
+		}
+		return true
+	}
 	for {
+		leaderChanged := b.leaders.changed()
 		select {
 		case <-b.stop:
 			return
 		case op := <-b.controllerOps:
-			if activeTerm == 0 || !b.IsController() {
+			// A decision that arrives before the tick noticed a new term starts it.
+			if !activate() {
 				op.result <- controllerResult{err: ErrNotController}
 				continue
 			}
 			op.result <- b.runControllerOp(op)
+		case <-leaderChanged:
+			activate() // at once: forwarded requests are waiting for this term
 		case <-tick.C:
-			if !b.IsController() {
-				activeTerm = 0
-				if id := b.ControllerID(); id >= 0 && id != b.cfg.NodeID {
-					previous = id
-				}
-				continue
+			if activate() {
+				b.controllerDuties()
 			}
-			if term := b.ControllerEpoch(); term != activeTerm {
-				if err := b.raft.raft.Barrier(5 * time.Second).Error(); err != nil {
-					continue
-				}
-				activeTerm = b.ControllerEpoch()
-				b.activateSessions(previous, time.Now())
-				b.logger.Info("controller active", "epoch", activeTerm)
-			}
-			b.controllerDuties()
 		}
 	}
 }

@@ -171,7 +171,7 @@ func (b *Broker) respondFromController(ctx context.Context, req *rpc.Request) rp
 	}
 	ch := make(chan kmsg.Response, 1)
 	b.goLoop("controller request", func() {
-		resp, err := b.controllerCall(ctx, body)
+		resp, err := b.forwardToController(ctx, body)
 		if err != nil {
 			resp = notControllerResponse(body, err)
 		}

@@ -51,17 +51,13 @@ func startRaft(cfg *Config, machine *fsm.FSM, dial rpc.DialFunc, logger hclog.Lo
 	transport := raft.NewNetworkTransportWithConfig(&raft.NetworkTransportConfig{
 		Stream:  &streamLayer{Listener: ln, dial: dial},
 		MaxPool: 3,
-		Timeout: 10 * time.Second,
+		Timeout: cfg.durationMs("controller.quorum.request.timeout.ms"),
 		Logger:  logger.Named("transport"),
 	})
 	rc := raft.DefaultConfig()
 	rc.LocalID = serverID(cfg.NodeID)
 	rc.Logger = logger
-	// hashicorp/raft's defaults: shorter timeouts made loaded 2-core machines see
-	// spurious leader step-downs (and with them fresh broker sessions).
-	rc.HeartbeatTimeout = time.Second
-	rc.ElectionTimeout = time.Second
-	rc.LeaderLeaseTimeout = 500 * time.Millisecond
+	quorumTimeouts(cfg, rc)
 	rc.CommitTimeout = 5 * time.Millisecond
 	rc.SnapshotThreshold = 8192
 	rc.SnapshotInterval = 2 * time.Minute
@@ -94,6 +90,20 @@ func startRaft(cfg *Config, machine *fsm.FSM, dial rpc.DialFunc, logger hclog.Lo
 		return nil, err
 	}
 	return &raftNode{raft: r, store: store, transport: transport}, nil
+}
+
+// quorumTimeouts maps Kafka's controller.quorum.* timeouts onto hashicorp/raft's:
+// fetch.timeout.ms is both how long a follower waits without hearing from the leader
+// (HeartbeatTimeout, randomized by raft to 1-2 times it) and how long a leader keeps
+// leading without hearing from a majority (LeaderLeaseTimeout, which raft requires to
+// be at most HeartbeatTimeout); election.timeout.ms is how long a candidate waits for
+// votes (ElectionTimeout, which raft requires to be at least HeartbeatTimeout). The
+// leader lease at 500 ms has held on loaded 2-core machines since the first release.
+func quorumTimeouts(cfg *Config, rc *raft.Config) {
+	fetch := cfg.durationMs("controller.quorum.fetch.timeout.ms")
+	rc.HeartbeatTimeout = fetch
+	rc.LeaderLeaseTimeout = fetch
+	rc.ElectionTimeout = max(cfg.durationMs("controller.quorum.election.timeout.ms"), fetch)
 }
 
 // streamLayer is Raft's transport over a listener and a dial function, so that tests

@@ -21,6 +21,22 @@ type topicSpec struct {
 	// internal allows an internal topic name and its settings (cleanup.policy=compact);
 	// only the broker's own creation of __consumer_offsets sets it.
 	internal bool
+	// collisions, when set, is the image's topic names by colliding form
+	// (collisionIndex), built once for many topics planned on one image.
+	collisions map[string]string
+}
+
+// collisionIndex maps the colliding form ('.' as '_') of every topic of im to its name
+// (the smallest name where several share a form).
+func collisionIndex(im *metadata.Image) map[string]string {
+	out := make(map[string]string, len(im.Topics))
+	for name := range im.Topics {
+		form := metadata.CollidingTopicName(name)
+		if prev, ok := out[form]; !ok || name < prev {
+			out[form] = name
+		}
+	}
+	return out
 }
 
 // plannedTopic is a validated topic with its records.
@@ -44,9 +60,15 @@ func (b *Broker) planTopic(im *metadata.Image, spec topicSpec) (*plannedTopic, e
 	if im.Topic(spec.name) != nil {
 		return nil, fmt.Errorf("%w: topic '%s' already exists", metadata.ErrTopicExists, spec.name)
 	}
-	for _, existing := range im.TopicNames() {
-		if existing != spec.name && metadata.CollidingTopicName(existing) == metadata.CollidingTopicName(spec.name) {
+	if spec.collisions != nil {
+		if existing, ok := spec.collisions[metadata.CollidingTopicName(spec.name)]; ok && existing != spec.name {
 			return nil, fmt.Errorf("%w: topic '%s' collides with existing topic '%s' ('.' and '_' are treated alike)", metadata.ErrInvalidTopic, spec.name, existing)
+		}
+	} else {
+		for _, existing := range im.TopicNames() {
+			if existing != spec.name && metadata.CollidingTopicName(existing) == metadata.CollidingTopicName(spec.name) {
+				return nil, fmt.Errorf("%w: topic '%s' collides with existing topic '%s' ('.' and '_' are treated alike)", metadata.ErrInvalidTopic, spec.name, existing)
+			}
 		}
 	}
 	for _, name := range sortedKeys(spec.configs) {
@@ -150,3 +172,69 @@ func sortedKeys(m map[string]string) []string {
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+// createTopicsBatched plans and commits the topics of one CreateTopics on the
+// controller in as few Raft entries as maxRecordsPerUserOp allows (Kafka writes one
+// request's topics as one batch): one entry per topic made every topic pay a copy of
+// the image's topic maps, quadratic in the number of topics (10,000 small topics took
+// seconds in the state machine alone). Each topic is planned on its own and fails on
+// its own; the topics of one entry are committed together. It returns each topic's plan
+// or error and the offset of the last entry committed (0 for none).
+func (b *Broker) createTopicsBatched(ctx context.Context, specs []topicSpec) ([]*plannedTopic, []error, uint64) {
+	plans := make([]*plannedTopic, len(specs))
+	errs := make([]error, len(specs))
+	var committed uint64
+	commit := func(chunk []int) {
+		im, err := b.controllerDo(ctx, func(im *metadata.Image) ([]metadata.Record, error) {
+			var records []metadata.Record
+			planned := map[string]string{} // colliding form -> name, of this entry's topics
+			collisions := collisionIndex(im)
+			for _, i := range chunk {
+				spec := specs[i]
+				spec.collisions = collisions
+				plans[i], errs[i] = b.planTopic(im, spec)
+				if errs[i] != nil {
+					continue
+				}
+				form := metadata.CollidingTopicName(specs[i].name)
+				if other, ok := planned[form]; ok {
+					plans[i], errs[i] = nil, fmt.Errorf("%w: topic '%s' collides with existing topic '%s' ('.' and '_' are treated alike)",
+						metadata.ErrInvalidTopic, specs[i].name, other)
+					continue
+				}
+				planned[form] = specs[i].name
+				records = append(records, plans[i].records...)
+			}
+			return records, nil
+		})
+		for _, i := range chunk {
+			if err != nil && errs[i] == nil {
+				plans[i], errs[i] = nil, err
+			}
+		}
+		if err == nil && im != nil {
+			committed = max(committed, im.Offset)
+		}
+	}
+	var chunk []int
+	size := 0
+	for i, spec := range specs {
+		n := 1 + len(spec.configs) + len(spec.assignment)
+		switch {
+		case len(spec.assignment) > 0:
+		case spec.partitions == -1:
+			n += int(b.cfg.int64Value("num.partitions"))
+		case spec.partitions > 0:
+			n += int(spec.partitions)
+		}
+		if len(chunk) > 0 && size+n > maxRecordsPerUserOp {
+			commit(chunk)
+			chunk, size = nil, 0
+		}
+		chunk, size = append(chunk, i), size+n
+	}
+	if len(chunk) > 0 {
+		commit(chunk)
+	}
+	return plans, errs, committed
+}

@@ -217,3 +217,46 @@ func TestCluster_PartitionedMinority(t *testing.T) {
 	c.WaitReady()
 	c.WaitConverged()
 }
+
+// TestCluster_ForwardFollowsNewController crashes the controller and at once sends a
+// CreateTopics to a survivor: the survivor holds the request while no controller is
+// elected and forwards it to the new one, so the one request succeeds (it used to be
+// answered NOT_CONTROLLER, leaving the client to back off and retry). Metadata from the
+// survivor stops naming the dead node as controller once Raft has not heard from it
+// for controller.quorum.fetch.timeout.ms.
+func TestCluster_ForwardFollowsNewController(t *testing.T) {
+	c := StartCluster(t, 3)
+	c.CreateTopicRF(t, "forward-before", 1, 3, nil)
+	old := c.Controller()
+	survivor := (old + 1) % 3
+	start := time.Now()
+	c.Kill(old)
+
+	req := kmsg.NewPtrCreateTopicsRequest()
+	req.TimeoutMillis = int32((2 * failoverBound).Milliseconds())
+	rt := kmsg.NewCreateTopicsRequestTopic()
+	rt.Topic, rt.NumPartitions, rt.ReplicationFactor = "forward-after", 1, 1
+	req.Topics = append(req.Topics, rt)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*failoverBound)
+	defer cancel()
+	resp, err := c.RequestTo(ctx, t, survivor, req)
+	if err != nil {
+		t.Fatalf("CreateTopics through node-%d after the controller crashed: %v", survivor, err)
+	}
+	topics := resp.(*kmsg.CreateTopicsResponse).Topics
+	if len(topics) != 1 || topics[0].ErrorCode != 0 {
+		t.Fatalf("CreateTopics through node-%d after the controller crashed: %+v", survivor, topics)
+	}
+	took := time.Since(start)
+	t.Logf("controller node-%d crashed: CreateTopics through node-%d accepted after %s", old, survivor, took.Round(time.Millisecond))
+	if took > failoverBound {
+		t.Fatalf("CreateTopics took %s, more than %s", took, failoverBound)
+	}
+	m := c.metadataVia(t, survivor, nil, false)
+	if m.ControllerID == int32(old) || m.ControllerID < 0 {
+		t.Fatalf("Metadata from node-%d names controller %d after node-%d crashed", survivor, m.ControllerID, old)
+	}
+	if _, ok := c.WaitConverged().Topics["forward-after"]; !ok {
+		t.Fatal("forward-after is missing from the survivors' image")
+	}
+}
