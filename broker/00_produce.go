@@ -135,8 +135,9 @@ func (b *Broker) producePartition(r *kmsg.ProduceRequest, topic string, rp kmsg.
 		minInsync = min(settings.minInsync, int(part.replicationFactor.Load()))
 	}
 	// The records slice aliases the request buffer, owned by this request: the append
-	// rewrites baseOffset and partitionLeaderEpoch in place.
-	info, err := part.AppendAsLeader(rp.Records, minInsync)
+	// rewrites baseOffset and partitionLeaderEpoch in place. validateProducedBatch
+	// checked the CRC: the append does not compute it again.
+	info, err := part.AppendValidatedAsLeader(rp.Records, minInsync)
 	if err != nil {
 		return b.errorCodeLogged(err, "produce"), errorMessage(err), nil, none
 	}

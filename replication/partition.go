@@ -277,6 +277,17 @@ func (p *Partition) AppendAsLeader(records []byte, minInsync int) (segment.Appen
 // started in (the coordinator runtime): an older epoch is ErrFencedLeaderEpoch, a newer
 // one ErrUnknownLeaderEpoch, and nothing is written; -1 skips the check.
 func (p *Partition) AppendAsLeaderInEpoch(records []byte, leaderEpoch int32, minInsync int) (segment.AppendInfo, error) {
+	return p.appendAsLeader(records, leaderEpoch, minInsync, false)
+}
+
+// AppendValidatedAsLeader is AppendAsLeader for records whose every batch the caller
+// has just checked with segment.ValidateBatch (the produce handler does, to answer
+// CORRUPT_MESSAGE): the CRC-32C is computed once per produced batch, not twice.
+func (p *Partition) AppendValidatedAsLeader(records []byte, minInsync int) (segment.AppendInfo, error) {
+	return p.appendAsLeader(records, -1, minInsync, true)
+}
+
+func (p *Partition) appendAsLeader(records []byte, leaderEpoch int32, minInsync int, crcChecked bool) (segment.AppendInfo, error) {
 	p.mu.Lock()
 	if err := p.checkLeaderLocked(leaderEpoch); err != nil {
 		p.mu.Unlock()
@@ -301,7 +312,12 @@ func (p *Partition) AppendAsLeaderInEpoch(records []byte, leaderEpoch int32, min
 		return info, nil
 	}
 	activeBefore := p.log.ActiveSegmentBaseOffset()
-	info, err := p.log.AppendAsLeader(records, p.leaderEpoch)
+	var info segment.AppendInfo
+	if crcChecked {
+		info, err = p.log.AppendValidatedAsLeader(records, p.leaderEpoch)
+	} else {
+		info, err = p.log.AppendAsLeader(records, p.leaderEpoch)
+	}
 	if err == nil {
 		p.afterAppendLocked(records, activeBefore, info)
 		// Followers may fetch the new batches at once, while the leader's fsync runs;
