@@ -194,6 +194,12 @@ func (b *Broker) awaitHighWatermarks(ctx context.Context, pending []producePendi
 			if p.resp.ErrorCode != 0 {
 				continue
 			}
+			if hw := p.part.LeaderHighWatermark(); hw >= 0 && hw < p.end {
+				// Still leading, not there yet: no need for the partition lock, which an
+				// append may hold across its write.
+				done = false
+				continue
+			}
 			st := p.part.State()
 			switch {
 			case st.Role == replication.Stopped || st.Role != replication.Leader:

@@ -6,6 +6,7 @@ import (
 	"os"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -69,6 +70,10 @@ type Partition struct {
 	leaderEpochStartOffset int64
 	followers              map[int32]*followerState // leader: each follower's progress
 	watchers               map[*Waiter]struct{}
+	// leaderHighWatermarkNow mirrors highWatermark while this replica leads and is -1
+	// otherwise; set under mu before waiters are woken, read without it (see
+	// LeaderHighWatermark).
+	leaderHighWatermarkNow atomic.Int64
 	// producers is the idempotent producers' state as of the log end offset (see
 	// producers.go); guarded by mu.
 	producers *ProducerStates
@@ -84,6 +89,7 @@ func NewPartition(topic string, id int32, log *segment.Log, highWatermark int64,
 		followers: map[int32]*followerState{}, watchers: map[*Waiter]struct{}{}, producers: NewProducerStates()}
 	p.highWatermark = min(max(highWatermark, log.LogStartOffset()), log.LogEndOffset())
 	p.durableEnd = log.RecoveryPoint()
+	p.leaderHighWatermarkNow.Store(-1)
 	return p
 }
 
@@ -424,6 +430,7 @@ func (p *Partition) maybeAdvanceHighWatermarkLocked() bool {
 	}
 	if hw > p.highWatermark {
 		p.highWatermark = hw
+		p.leaderHighWatermarkNow.Store(hw)
 		return true
 	}
 	return false
