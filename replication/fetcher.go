@@ -149,10 +149,20 @@ func (f *fetcher) run() {
 	}()
 	backoff := time.Duration(0)
 	for {
-		select {
-		case <-f.stop:
-			return
-		case <-time.After(backoff):
+		if backoff > 0 {
+			select {
+			case <-f.stop:
+				return
+			case <-time.After(backoff):
+			}
+		} else {
+			// The next fetch, which tells the leader this replica's new log end offset,
+			// goes out at once: it completes the leader's acks=all produce requests.
+			select {
+			case <-f.stop:
+				return
+			default:
+			}
 		}
 		parts := f.snapshot()
 		if len(parts) == 0 {
