@@ -16,13 +16,15 @@
 #   - loopback TCP (petrel perf loopback).
 # nats-server and the nats CLI are built from the Go module proxy into a temporary
 # GOBIN; nothing of theirs is kept. Prints one Markdown table; MB is MiB, as Kafka's
-# perf tools count.
+# perf tools count. PETREL_SERVER_BIN=path runs the servers from another petrel binary
+# (an older build, for a before/after comparison in one run); the clients stay this one.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 records=${1:-100000}
 work=$(mktemp -d)
 bin=$work/petrel
 go build -o "$bin" .
+server_bin=${PETREL_SERVER_BIN:-$bin}
 GOBIN=$work/tools go install github.com/nats-io/nats-server/v2@v2.15.2
 GOBIN=$work/tools go install github.com/nats-io/natscli/nats@v0.5.0
 pids=()
@@ -48,7 +50,7 @@ loopback=$("$bin" perf loopback --duration 3s --json | python3 -c 'import json,s
 kp=(); rp=(); mp=(); voters=""
 for i in 0 1 2; do kp+=("$(free_port)"); rp+=("$(free_port)"); mp+=("$(free_port)"); voters+="${voters:+,}$i@127.0.0.1:${rp[$i]}"; done
 for i in 0 1 2; do
-  "$bin" server --node-id "$i" --data-dir "$work/n$i" --listen "127.0.0.1:${kp[$i]}" \
+  "$server_bin" server --node-id "$i" --data-dir "$work/n$i" --listen "127.0.0.1:${kp[$i]}" \
     --raft-listen "127.0.0.1:${rp[$i]}" --voters "$voters" --metrics-listen "127.0.0.1:${mp[$i]}" >"$work/n$i.log" 2>&1 &
   pids+=($!)
 done
