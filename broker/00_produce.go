@@ -14,8 +14,7 @@ package broker
 // CORRUPT_MESSAGE, and records decompressing past petrel.max.decompressed.batch.bytes
 // MESSAGE_TOO_LARGE; the batch is stored byte for byte as sent. acks=0 gets no
 // response (a failure closes the connection, as Kafka does); acks=1 answers after the
-// local append (fsynced first with flush.messages=1, on a goroutine of its own so that
-// the connection's next request is appended meanwhile); acks=-1 checks min.insync.replicas first and answers when the high
+// local append; acks=-1 checks min.insync.replicas first and answers when the high
 // watermark passes the batch, or REQUEST_TIMED_OUT at timeout_ms. Idempotent batches
 // (a producer id) pass the partition's producer-state checks under the partition lock
 // before any offset is assigned: INVALID_PRODUCER_EPOCH, OUT_OF_ORDER_SEQUENCE_NUMBER,
@@ -26,7 +25,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/petrel-broker/petrel/replication"
@@ -68,8 +66,7 @@ func (b *Broker) handleProduce(ctx context.Context, req *rpc.Request) rpc.Result
 				part.counters.Produced(info.Records, info.Bytes)
 				sp.BaseOffset = info.FirstOffset
 				sp.LogStartOffset = part.State().LogStartOffset
-				if r.Acks != 0 {
-					// acks=1 and acks=all answer once the append is fsynced (below).
+				if r.Acks == -1 {
 					waiting = append(waiting, appended{ti, pi, part, info.LastOffset + 1})
 				}
 			} else {
@@ -97,45 +94,10 @@ func (b *Broker) handleProduce(ctx context.Context, req *rpc.Request) rpc.Result
 	ch := make(chan kmsg.Response, 1)
 	timeout := time.Duration(r.TimeoutMillis) * time.Millisecond
 	b.goLoop("delayed produce", func() {
-		// The fsync runs here, off the connection's request loop: its next request is
-		// read and appended meanwhile, and one group-commit fsync covers both.
-		b.makeDurable(pending)
-		if r.Acks == -1 {
-			b.awaitHighWatermarks(ctx, pending, timeout)
-		}
+		b.awaitHighWatermarks(ctx, pending, timeout)
 		ch <- resp
 	})
 	return rpc.RespondLater(ch)
-}
-
-// maxParallelProduceSyncs bounds the goroutines one produce request's fsyncs use.
-const maxParallelProduceSyncs = 16
-
-// makeDurable fsyncs every pending partition's append (group commit, the partitions in
-// parallel) and sets the error code of those whose fsync failed.
-func (b *Broker) makeDurable(pending []producePending) {
-	if len(pending) == 1 {
-		b.makeOneDurable(pending[0])
-		return
-	}
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, maxParallelProduceSyncs)
-	for _, p := range pending {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer wg.Done()
-			b.makeOneDurable(p)
-			<-sem
-		}()
-	}
-	wg.Wait()
-}
-
-func (b *Broker) makeOneDurable(p producePending) {
-	if err := p.part.MakeDurable(p.end); err != nil {
-		p.resp.ErrorCode, p.resp.ErrorMessage = b.errorCodeLogged(err, "produce"), errorMessage(err)
-	}
 }
 
 // producePartition validates and appends one partition's batch.
@@ -174,13 +136,8 @@ func (b *Broker) producePartition(r *kmsg.ProduceRequest, topic string, rp kmsg.
 	}
 	// The records slice aliases the request buffer, owned by this request: the append
 	// rewrites baseOffset and partitionLeaderEpoch in place. validateProducedBatch
-	// checked the CRC: the append does not compute it again. Except with acks=0, which
-	// gets no answer, the fsync is left to handleProduce's delayed answer.
-	appendBatch := part.AppendValidatedAsLeaderDeferSync
-	if r.Acks == 0 {
-		appendBatch = part.AppendValidatedAsLeader
-	}
-	info, err := appendBatch(rp.Records, minInsync)
+	// checked the CRC: the append does not compute it again.
+	info, err := part.AppendValidatedAsLeader(rp.Records, minInsync)
 	if err != nil {
 		return b.errorCodeLogged(err, "produce"), errorMessage(err), nil, none
 	}

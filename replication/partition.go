@@ -283,36 +283,17 @@ func (p *Partition) AppendAsLeader(records []byte, minInsync int) (segment.Appen
 // started in (the coordinator runtime): an older epoch is ErrFencedLeaderEpoch, a newer
 // one ErrUnknownLeaderEpoch, and nothing is written; -1 skips the check.
 func (p *Partition) AppendAsLeaderInEpoch(records []byte, leaderEpoch int32, minInsync int) (segment.AppendInfo, error) {
-	return p.appendAsLeader(records, leaderEpoch, minInsync, false, false)
+	return p.appendAsLeader(records, leaderEpoch, minInsync, false)
 }
 
 // AppendValidatedAsLeader is AppendAsLeader for records whose every batch the caller
 // has just checked with segment.ValidateBatch (the produce handler does, to answer
 // CORRUPT_MESSAGE): the CRC-32C is computed once per produced batch, not twice.
 func (p *Partition) AppendValidatedAsLeader(records []byte, minInsync int) (segment.AppendInfo, error) {
-	return p.appendAsLeader(records, -1, minInsync, true, false)
+	return p.appendAsLeader(records, -1, minInsync, true)
 }
 
-// AppendValidatedAsLeaderDeferSync is AppendValidatedAsLeader without the fsync: with
-// SyncEveryAppend the caller must call MakeDurable(info.LastOffset+1) before it
-// acknowledges the append (the high watermark waits for that fsync either way, so
-// nothing is served or counted as committed before it). The produce handler uses it so
-// that a connection's next request is read and appended while this one's fsync runs,
-// and one group-commit fsync covers both.
-func (p *Partition) AppendValidatedAsLeaderDeferSync(records []byte, minInsync int) (segment.AppendInfo, error) {
-	return p.appendAsLeader(records, -1, minInsync, true, true)
-}
-
-// MakeDurable returns once every offset below end is fsynced (group commit), or at once
-// without SyncEveryAppend. It is the second half of AppendValidatedAsLeaderDeferSync.
-func (p *Partition) MakeDurable(end int64) error {
-	if !p.opts.SyncEveryAppend {
-		return nil
-	}
-	return p.syncTo(end)
-}
-
-func (p *Partition) appendAsLeader(records []byte, leaderEpoch int32, minInsync int, crcChecked, deferSync bool) (segment.AppendInfo, error) {
+func (p *Partition) appendAsLeader(records []byte, leaderEpoch int32, minInsync int, crcChecked bool) (segment.AppendInfo, error) {
 	p.mu.Lock()
 	if err := p.checkLeaderLocked(leaderEpoch); err != nil {
 		p.mu.Unlock()
@@ -330,7 +311,7 @@ func (p *Partition) appendAsLeader(records []byte, leaderEpoch int32, minInsync 
 	if dup != nil {
 		p.mu.Unlock()
 		info := segment.AppendInfo{FirstOffset: dup.FirstOffset, LastOffset: dup.LastOffset, MaxTimestamp: -1, OffsetOfMaxTimestamp: -1}
-		if p.opts.SyncEveryAppend && !deferSync {
+		if p.opts.SyncEveryAppend {
 			// The original may still be in its group-commit fsync.
 			return info, p.syncTo(dup.LastOffset + 1)
 		}
@@ -351,7 +332,7 @@ func (p *Partition) appendAsLeader(records []byte, leaderEpoch int32, minInsync 
 		p.notifyLocked()
 	}
 	p.mu.Unlock()
-	if err != nil || !p.opts.SyncEveryAppend || deferSync {
+	if err != nil || !p.opts.SyncEveryAppend {
 		return info, err
 	}
 	if err := p.syncTo(info.LastOffset + 1); err != nil {
