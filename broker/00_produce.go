@@ -145,11 +145,12 @@ func (b *Broker) producePartition(r *kmsg.ProduceRequest, topic string, rp kmsg.
 		minInsync = min(settings.minInsync, int(part.replicationFactor.Load()))
 	}
 	// The records slice aliases the request buffer, owned by this request: the append
-	// rewrites baseOffset and partitionLeaderEpoch in place.
+	// rewrites baseOffset and partitionLeaderEpoch in place. validateProducedBatch
+	// checked the CRC: the append does not compute it again.
 	var info segment.AppendInfo
 	var err error
 	if v.off {
-		info, err = part.AppendAsLeader(rp.Records, minInsync)
+		info, err = part.AppendValidatedAsLeader(rp.Records, minInsync)
 	} else {
 		info, err = part.AppendAsLeaderVerified(rp.Records, minInsync, v.guard)
 	}
@@ -207,6 +208,12 @@ func (b *Broker) awaitHighWatermarks(ctx context.Context, pending []producePendi
 		done := true
 		for _, p := range pending {
 			if p.resp.ErrorCode != 0 {
+				continue
+			}
+			if hw := p.part.LeaderHighWatermark(); hw >= 0 && hw < p.end {
+				// Still leading, not there yet: no need for the partition lock, which an
+				// append may hold across its write.
+				done = false
 				continue
 			}
 			st := p.part.State()

@@ -32,6 +32,7 @@ func perfCommand() *ucli.Command {
 					&ucli.StringFlag{Name: "compression", Usage: "none, gzip, snappy, lz4 or zstd", Value: "none"},
 					&ucli.Float64Flag{Name: "throughput-limit", Usage: "at most this many records per second (0: no limit)"},
 					&ucli.DurationFlag{Name: "duration", Usage: "stop producing after this long (0: no limit)"},
+					&ucli.IntFlag{Name: "max-buffered-records", Usage: "records the client holds before the next waits (1: one record in flight at a time; 0: the client default)"},
 					&ucli.BoolFlag{Name: "json", Usage: "print the final figures as JSON"},
 				),
 				Action: runPerfProduce,
@@ -95,6 +96,12 @@ func runPerfProduce(c *ucli.Context) error {
 	opts, err := producerSettings{acks: c.String("acks"), compression: c.String("compression")}.options()
 	if err != nil {
 		return err
+	}
+	switch n := c.Int("max-buffered-records"); {
+	case n < 0:
+		return fmt.Errorf("bad --max-buffered-records %d", n)
+	case n > 0:
+		opts = append(opts, kgo.MaxBufferedRecords(n))
 	}
 	errOut := lockErrWriter(c)
 	cl, err := newKafkaClient(c, append(opts,

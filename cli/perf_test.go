@@ -64,6 +64,12 @@ func TestPerf_DurationAndThrottle(t *testing.T) {
 	}
 	mustFail(t, "give --records, --duration or both", "", "perf", "produce", bs, "d")
 	mustFail(t, "bad --record-size -1", "", "perf", "produce", bs, "--records", "1", "--record-size", "-1", "d")
+	mustFail(t, "bad --max-buffered-records -1", "", "perf", "produce", bs, "--records", "1", "--max-buffered-records", "-1", "d")
+	// One record in flight at a time: every record is acknowledged, one by one.
+	r = mustRun(t, "", "perf", "produce", bs, "--records", "50", "--max-buffered-records", "1", "--json", "d")
+	if sum := decodeSummary(t, r.stdout); sum.Records != 50 || sum.Errors != 0 {
+		t.Fatalf("one record in flight: %d records (%d errors)", sum.Records, sum.Errors)
+	}
 }
 
 func TestPerfReport_ProgressLineAndTable(t *testing.T) {

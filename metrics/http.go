@@ -40,6 +40,7 @@ func Serve(ln net.Listener, reg *Registry, ready func() bool) *Server {
 		}
 		_, _ = w.Write([]byte("ready\n"))
 	})
+	mountPprof(mux)
 	s := &Server{ln: ln, done: make(chan struct{}), srv: &http.Server{
 		Handler:           mux,
 		ReadHeaderTimeout: 10 * time.Second,

@@ -149,10 +149,20 @@ func (f *fetcher) run() {
 	}()
 	backoff := time.Duration(0)
 	for {
-		select {
-		case <-f.stop:
-			return
-		case <-time.After(backoff):
+		if backoff > 0 {
+			select {
+			case <-f.stop:
+				return
+			case <-time.After(backoff):
+			}
+		} else {
+			// The next fetch, which tells the leader this replica's new log end offset,
+			// goes out at once: it completes the leader's acks=all produce requests.
+			select {
+			case <-f.stop:
+				return
+			default:
+			}
 		}
 		parts := f.snapshot()
 		if len(parts) == 0 {
@@ -252,7 +262,17 @@ func (f *fetcher) round(ctx context.Context, parts map[*Partition]*fetchState) e
 	if fr.ErrorCode != 0 {
 		return kerr.ErrorForCode(fr.ErrorCode)
 	}
+	// Append every partition's batches first, then finish them all at once: their
+	// fsyncs run together (one fsync round per fetch answer, not one per partition),
+	// and the next fetch, which tells the leader the new log end offsets, waits for all
+	// of them.
 	var firstErr error
+	note := func(err error) {
+		if err != nil && firstErr == nil && !errors.Is(err, ErrNotLeader) {
+			firstErr = err
+		}
+	}
+	finishes := make([]followerFinish, 0, len(parts))
 	for _, t := range fr.Topics {
 		for _, rp := range t.Partitions {
 			p := byName[t.Topic][rp.Partition]
@@ -262,38 +282,96 @@ func (f *fetcher) round(ctx context.Context, parts map[*Partition]*fetchState) e
 			if f.fs.cfg.Fetched != nil {
 				f.fs.cfg.Fetched(p.Topic, p.ID, len(rp.RecordBatches))
 			}
-			if err := f.apply(ctx, p, parts[p], rp); err != nil && firstErr == nil && !errors.Is(err, ErrNotLeader) {
-				firstErr = err
+			fin, err := f.apply(ctx, p, parts[p], rp)
+			note(err)
+			if fin.p != nil {
+				finishes = append(finishes, fin)
 			}
 		}
+	}
+	for _, err := range finishFollowerAppends(finishes) {
+		note(err)
 	}
 	return firstErr
 }
 
-// apply handles one partition's fetch answer.
-func (f *fetcher) apply(ctx context.Context, p *Partition, st *fetchState, rp kmsg.FetchResponseTopicPartition) error {
+// followerFinish is a follower append waiting for its fsync and high watermark.
+type followerFinish struct {
+	p                        *Partition
+	end                      int64 // log end offset after the append; 0 when nothing was appended
+	leaderEpoch              int32
+	leaderHW, leaderLogStart int64
+}
+
+// maxParallelFollowerSyncs bounds the goroutines one fetch answer's fsyncs use.
+const maxParallelFollowerSyncs = 16
+
+// finishFollowerAppends finishes every append of one fetch answer. The fsyncs run in
+// parallel, so that the round costs about one fsync whatever the partition count; it
+// returns when all are done, with one error per finish (nil when it succeeded).
+func finishFollowerAppends(fins []followerFinish) []error {
+	errs := make([]error, len(fins))
+	syncs := 0
+	for _, fin := range fins {
+		if fin.end > 0 && fin.p.syncEveryAppend.Load() {
+			syncs++
+		}
+	}
+	if syncs <= 1 {
+		for i, fin := range fins {
+			errs[i] = fin.p.finishFollowerAppend(fin.end, fin.leaderEpoch, fin.leaderHW, fin.leaderLogStart)
+		}
+		return errs
+	}
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, maxParallelFollowerSyncs)
+	for i, fin := range fins {
+		if fin.end == 0 || !fin.p.syncEveryAppend.Load() {
+			errs[i] = fin.p.finishFollowerAppend(fin.end, fin.leaderEpoch, fin.leaderHW, fin.leaderLogStart)
+			continue
+		}
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			errs[i] = fin.p.finishFollowerAppend(fin.end, fin.leaderEpoch, fin.leaderHW, fin.leaderLogStart)
+			<-sem
+		}()
+	}
+	wg.Wait()
+	return errs
+}
+
+// apply handles one partition's fetch answer. Records are appended at once; the
+// returned finish (zero when there is none) completes the append: the fsync and the
+// leader's high watermark.
+func (f *fetcher) apply(ctx context.Context, p *Partition, st *fetchState, rp kmsg.FetchResponseTopicPartition) (followerFinish, error) {
 	pos, ok := p.FollowerPosition()
 	if !ok {
-		return nil
+		return followerFinish{}, nil
 	}
 	switch err := kerr.ErrorForCode(rp.ErrorCode); {
 	case err == nil:
 	case errors.Is(err, kerr.OffsetOutOfRange):
 		if pos.LogEndOffset < rp.LogStartOffset || rp.LogStartOffset < 0 {
-			return p.TruncateFullyAndStartAt(max(rp.LogStartOffset, 0))
+			return followerFinish{}, p.TruncateFullyAndStartAt(max(rp.LogStartOffset, 0))
 		}
 		st.truncated = false // find the divergence again
-		return nil
+		return followerFinish{}, nil
 	default:
 		// Fenced, unknown epoch, not leader: metadata will tell us what changed.
-		return nil
+		return followerFinish{}, nil
 	}
 	if rp.DivergingEpoch.EndOffset >= 0 {
 		st.truncated = false
 		_, err := p.truncateByLeaderEpoch(rp.DivergingEpoch.Epoch, rp.DivergingEpoch.EndOffset)
-		return err
+		return followerFinish{}, err
 	}
-	return p.AppendAsFollower(rp.RecordBatches, pos.LeaderEpoch, rp.HighWatermark, rp.LogStartOffset)
+	end, err := p.appendAsFollowerUnsynced(rp.RecordBatches, pos.LeaderEpoch)
+	if err != nil {
+		return followerFinish{}, err
+	}
+	return followerFinish{p: p, end: end, leaderEpoch: pos.LeaderEpoch, leaderHW: rp.HighWatermark, leaderLogStart: rp.LogStartOffset}, nil
 }
 
 // truncate runs KIP-279: ask the leader where our latest epoch ends, truncate, and

@@ -38,10 +38,22 @@ func (p *Partition) EndOffsetForEpoch(epoch int32) (int32, int64) {
 // the high watermark to min(leader's, own log end offset) and the log start offset to
 // at least the leader's.
 func (p *Partition) AppendAsFollower(records []byte, leaderEpoch int32, leaderHW, leaderLogStart int64) error {
+	end, err := p.appendAsFollowerUnsynced(records, leaderEpoch)
+	if err != nil {
+		return err
+	}
+	return p.finishFollowerAppend(end, leaderEpoch, leaderHW, leaderLogStart)
+}
+
+// appendAsFollowerUnsynced is the first half of AppendAsFollower: it writes the batches
+// and returns the log end offset after them (0 when records is empty), without the
+// fsync. The fetcher appends every partition of one fetch answer first and then
+// finishes them all at once, so that their fsyncs overlap.
+func (p *Partition) appendAsFollowerUnsynced(records []byte, leaderEpoch int32) (int64, error) {
 	p.mu.Lock()
 	if p.role != Follower || p.leaderEpoch != leaderEpoch {
 		p.mu.Unlock()
-		return fmt.Errorf("%w: no longer following in epoch %d", ErrNotLeader, leaderEpoch)
+		return 0, fmt.Errorf("%w: no longer following in epoch %d", ErrNotLeader, leaderEpoch)
 	}
 	var end int64
 	if len(records) > 0 {
@@ -49,7 +61,7 @@ func (p *Partition) AppendAsFollower(records []byte, leaderEpoch int32, leaderHW
 		info, err := p.log.AppendAsFollower(records)
 		if err != nil {
 			p.mu.Unlock()
-			return err
+			return 0, err
 		}
 		p.afterAppendLocked(records, activeBefore, info)
 		end = info.LastOffset + 1
@@ -58,6 +70,15 @@ func (p *Partition) AppendAsFollower(records []byte, leaderEpoch int32, leaderHW
 	if end > 0 && p.opts.ObserveFollowerAppend != nil {
 		p.opts.ObserveFollowerAppend(int64(len(records)))
 	}
+	return end, nil
+}
+
+// finishFollowerAppend is the second half of AppendAsFollower: with SyncEveryAppend it
+// fsyncs up to end (nothing when end is 0), then applies the leader's high watermark
+// and log start offset, unless the replica stopped following in leaderEpoch meanwhile.
+// Until it returns, the fetcher sends no further fetch, so the leader never counts
+// offsets this replica has not made durable.
+func (p *Partition) finishFollowerAppend(end int64, leaderEpoch int32, leaderHW, leaderLogStart int64) error {
 	if end > 0 && p.syncEveryAppend.Load() {
 		if err := p.syncTo(end); err != nil {
 			return err
@@ -65,6 +86,9 @@ func (p *Partition) AppendAsFollower(records []byte, leaderEpoch int32, leaderHW
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if p.role != Follower || p.leaderEpoch != leaderEpoch {
+		return fmt.Errorf("%w: no longer following in epoch %d", ErrNotLeader, leaderEpoch)
+	}
 	if leaderLogStart > p.log.LogStartOffset() && leaderLogStart <= p.log.LogEndOffset() {
 		first := p.log.FirstSegmentBaseOffset()
 		if err := p.log.AdvanceLogStartOffset(leaderLogStart); err != nil {

@@ -74,6 +74,10 @@ type Partition struct {
 	leaderEpochStartOffset int64
 	followers              map[int32]*followerState // leader: each follower's progress
 	watchers               map[*Waiter]struct{}
+	// leaderHighWatermarkNow mirrors highWatermark while this replica leads and is -1
+	// otherwise; set under mu before waiters are woken, read without it (see
+	// LeaderHighWatermark).
+	leaderHighWatermarkNow atomic.Int64
 	// producers is the idempotent producers' state as of the log end offset (see
 	// producers.go); guarded by mu.
 	producers *ProducerStates
@@ -93,6 +97,7 @@ func NewPartition(topic string, id int32, log *segment.Log, highWatermark int64,
 	p.highWatermark = min(max(highWatermark, log.LogStartOffset()), log.LogEndOffset())
 	p.durableEnd = log.RecoveryPoint()
 	p.syncEveryAppend.Store(opts.SyncEveryAppend)
+	p.leaderHighWatermarkNow.Store(-1)
 	return p
 }
 
@@ -286,12 +291,19 @@ func (p *Partition) AppendAsLeader(records []byte, minInsync int) (segment.Appen
 // started in (the coordinator runtime): an older epoch is ErrFencedLeaderEpoch, a newer
 // one ErrUnknownLeaderEpoch, and nothing is written; -1 skips the check.
 func (p *Partition) AppendAsLeaderInEpoch(records []byte, leaderEpoch int32, minInsync int) (segment.AppendInfo, error) {
-	return p.appendAsLeader(records, leaderEpoch, minInsync, false, nil)
+	return p.appendAsLeader(records, leaderEpoch, minInsync, false, nil, false)
+}
+
+// AppendValidatedAsLeader is AppendAsLeader for records whose every batch the caller
+// has just checked with segment.ValidateBatch (the produce handler does, to answer
+// CORRUPT_MESSAGE): the CRC-32C is computed once per produced batch, not twice.
+func (p *Partition) AppendValidatedAsLeader(records []byte, minInsync int) (segment.AppendInfo, error) {
+	return p.appendAsLeader(records, -1, minInsync, false, nil, true)
 }
 
 // appendAsLeader is AppendAsLeaderInEpoch; with verify the transactional batches must
-// pass checkTxnVerifiedLocked.
-func (p *Partition) appendAsLeader(records []byte, leaderEpoch int32, minInsync int, verify bool, guard *TxnVerification) (segment.AppendInfo, error) {
+// pass checkTxnVerifiedLocked; crcChecked skips the batches' CRC (the caller checked it).
+func (p *Partition) appendAsLeader(records []byte, leaderEpoch int32, minInsync int, verify bool, guard *TxnVerification, crcChecked bool) (segment.AppendInfo, error) {
 	p.mu.Lock()
 	if err := p.checkLeaderLocked(leaderEpoch); err != nil {
 		p.mu.Unlock()
@@ -322,7 +334,12 @@ func (p *Partition) appendAsLeader(records []byte, leaderEpoch int32, minInsync 
 		}
 	}
 	activeBefore := p.log.ActiveSegmentBaseOffset()
-	info, err := p.log.AppendAsLeader(records, p.leaderEpoch)
+	var info segment.AppendInfo
+	if crcChecked {
+		info, err = p.log.AppendValidatedAsLeader(records, p.leaderEpoch)
+	} else {
+		info, err = p.log.AppendAsLeader(records, p.leaderEpoch)
+	}
 	if err == nil {
 		p.afterAppendLocked(records, activeBefore, info)
 		// Followers may fetch the new batches at once, while the leader's fsync runs;
@@ -429,6 +446,7 @@ func (p *Partition) maybeAdvanceHighWatermarkLocked() bool {
 	}
 	if hw > p.highWatermark {
 		p.highWatermark = hw
+		p.leaderHighWatermarkNow.Store(hw)
 		return true
 	}
 	return false

@@ -58,8 +58,9 @@ func (p *Partition) StartTxnVerification(producerID int64, producerEpoch int16, 
 // AppendAsLeaderVerified is AppendAsLeader for a client's produce: every transactional
 // batch must belong to a transaction already open here at its epoch or be covered by
 // guard (nil when none was verified), else ErrInvalidTxnState and nothing is written.
+// Like AppendValidatedAsLeader, the caller has checked every batch's CRC-32C.
 func (p *Partition) AppendAsLeaderVerified(records []byte, minInsync int, guard *TxnVerification) (segment.AppendInfo, error) {
-	return p.appendAsLeader(records, -1, minInsync, true, guard)
+	return p.appendAsLeader(records, -1, minInsync, true, guard, true)
 }
 
 // checkTxnVerifiedLocked applies the check of AppendAsLeaderVerified. Callers hold mu.

@@ -31,7 +31,18 @@ func (p *Partition) Unwatch(w *Waiter) {
 	p.mu.Unlock()
 }
 
+// LeaderHighWatermark returns the high watermark while this replica leads and -1
+// otherwise, without taking the partition lock: a produce waiting for acks=all checks it
+// on every wake-up, and the lock may be held by an append's write. It is current as of
+// the last wake-up of the partition's waiters.
+func (p *Partition) LeaderHighWatermark() int64 { return p.leaderHighWatermarkNow.Load() }
+
 func (p *Partition) notifyLocked() {
+	if p.role == Leader {
+		p.leaderHighWatermarkNow.Store(p.highWatermark)
+	} else {
+		p.leaderHighWatermarkNow.Store(-1)
+	}
 	for w := range p.watchers {
 		w.Wake()
 	}

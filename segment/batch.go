@@ -251,7 +251,11 @@ type batchSet struct {
 // With follower set (follower appends keep the leader's offsets) each batch must start
 // right after the previous one or, with compacted set, anywhere after it: compaction
 // leaves gaps between batches, never overlaps, and thins batches (ValidateStoredBatch).
-func validateBatches(buf []byte, follower, compacted bool) (batchSet, error) {
+//
+// With crcChecked set the caller has already run ValidateBatch on every batch of buf
+// (the produce handler does, to answer CORRUPT_MESSAGE): the structure is still checked
+// here, the CRC-32C pass is not repeated.
+func validateBatches(buf []byte, follower, compacted, crcChecked bool) (batchSet, error) {
 	stored := follower && compacted
 	s := batchSet{maxTimestamp: -1}
 	if len(buf) == 0 {
@@ -266,7 +270,12 @@ func validateBatches(buf []byte, follower, compacted bool) (batchSet, error) {
 		if h.Size() > int64(len(rest)) {
 			return s, fmt.Errorf("batch at byte %d: %w: batchLength %d runs past the %d bytes left", pos, ErrInvalidBatch, h.BatchLength, len(rest))
 		}
-		if _, err := validateBatch(rest[:h.Size()], stored); err != nil {
+		if crcChecked {
+			err = checkHeaderFields(h)
+		} else {
+			_, err = validateBatch(rest[:h.Size()], stored)
+		}
+		if err != nil {
 			return s, fmt.Errorf("batch at byte %d: %w", pos, err)
 		}
 		if s.count == 0 {

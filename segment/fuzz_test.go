@@ -108,7 +108,7 @@ func FuzzValidateBatch(f *testing.F) {
 				t.Fatalf("ValidateBatch error wraps no sentinel: %v", err)
 			}
 			// validateBatches accepts several batches back to back, but not this one alone.
-			if _, serr := validateBatches(data, false, false); serr == nil && ph.Size() == int64(len(data)) {
+			if _, serr := validateBatches(data, false, false, false); serr == nil && ph.Size() == int64(len(data)) {
 				t.Fatalf("validateBatches accepts a batch ValidateBatch rejects: %v", err)
 			}
 			return
@@ -122,7 +122,7 @@ func FuzzValidateBatch(f *testing.F) {
 		if h.RecordCount < 1 || h.LastOffsetDelta != h.RecordCount-1 || h.Magic != MagicV2 || h.Codec() > maxCodec || h.BaseOffset < 0 {
 			t.Fatalf("valid batch with header %+v", h)
 		}
-		set, serr := validateBatches(data, true, false)
+		set, serr := validateBatches(data, true, false, false)
 		if serr != nil || set.count != 1 || set.records != int64(h.RecordCount) || set.lastOffset != h.LastOffset() {
 			t.Fatalf("validateBatches on a valid batch: %+v, %v", set, serr)
 		}

@@ -131,11 +131,22 @@ func (l *Log) active() *segment { return l.segments[len(l.segments)-1] }
 // the log end offset by rewriting each baseOffset in place, stamps leaderEpoch as their
 // partitionLeaderEpoch, and appends them. Both rewritten fields are outside the CRC.
 func (l *Log) AppendAsLeader(records []byte, leaderEpoch int32) (AppendInfo, error) {
+	return l.appendAsLeader(records, leaderEpoch, false)
+}
+
+// AppendValidatedAsLeader is AppendAsLeader for records whose every batch the caller
+// has just checked with ValidateBatch (the produce handler): the batches' structure is
+// checked again, their CRC-32C is not.
+func (l *Log) AppendValidatedAsLeader(records []byte, leaderEpoch int32) (AppendInfo, error) {
+	return l.appendAsLeader(records, leaderEpoch, true)
+}
+
+func (l *Log) appendAsLeader(records []byte, leaderEpoch int32, crcChecked bool) (AppendInfo, error) {
 	defer l.release()
 	if err := l.writable(); err != nil {
 		return AppendInfo{}, err
 	}
-	set, err := validateBatches(records, false, false)
+	set, err := validateBatches(records, false, false, crcChecked)
 	if err != nil {
 		return AppendInfo{}, err
 	}
@@ -159,7 +170,7 @@ func (l *Log) AppendAsFollower(records []byte) (AppendInfo, error) {
 	if err := l.writable(); err != nil {
 		return AppendInfo{}, err
 	}
-	set, err := validateBatches(records, true, l.cfg.Compacted)
+	set, err := validateBatches(records, true, l.cfg.Compacted, false)
 	if err != nil {
 		return AppendInfo{}, err
 	}

@@ -92,6 +92,20 @@ func TestAppendRejectsBadBatches(t *testing.T) {
 				t.Fatalf("rejected append changed the log: LEO %d size %d", l.LogEndOffset(), l.Size())
 			}
 		})
+		// The produce handler's path checked the CRC already; every structural check
+		// still holds there.
+		if tt.want == ErrCorruptBatch {
+			continue
+		}
+		t.Run(tt.name+"/validated", func(t *testing.T) {
+			l, _ := openTestLog(t, smallConfig(), OpenOptions{})
+			if _, err := l.AppendValidatedAsLeader(tt.buf, 1); !errors.Is(err, tt.want) {
+				t.Fatalf("error %v, want %v", err, tt.want)
+			}
+			if l.LogEndOffset() != 0 || l.Size() != 0 {
+				t.Fatalf("rejected append changed the log: LEO %d size %d", l.LogEndOffset(), l.Size())
+			}
+		})
 	}
 }
 

@@ -1,84 +1,153 @@
 #!/usr/bin/env bash
 # Replicated produce benchmark, reproducible with one command:
 #   bash docs/bench/replicated.sh [records]
-# Three nodes in one process (`petrel dev --nodes 3`) and three `petrel server`
-# processes on loopback. In each: 1 KiB records, 6 partitions, acks=all with
-# replication factor 3 (min.insync.replicas=2), beside acks=1 with replication factor 1,
-# in the same run, with the loopback TCP baseline; then 5 s at a fixed 5,000 records/s
-# of each for latency. Prints a Markdown table.
+# In one run, on loopback:
+#   - three `petrel server` processes: 1 KiB random records, 6 partitions, acks=all with
+#     replication factor 3 (min.insync.replicas=2) beside acks=1 with replication
+#     factor 1; then one record in flight at a time (--max-buffered-records 1) with
+#     acks=all, RF 3, with the fsync default and in page-cache mode
+#     (flush.messages=9223372036854775807);
+#   - three nats-server processes clustered with JetStream and a file store with
+#     sync_interval: always (fsync before acknowledging, comparable to Petrel's
+#     default), `nats bench` publishing the same number of 1 KiB random messages to an
+#     R3 stream (async, and sync for one message in flight);
+#   - the disk's raw fsynced sequential write rate (docs/bench/fsyncrate.go) at the mean
+#     bytes per fsync Petrel's replicas wrote in the acks=all run, and at 1 MiB;
+#   - loopback TCP (petrel perf loopback).
+# nats-server and the nats CLI are built from the Go module proxy into a temporary
+# GOBIN; nothing of theirs is kept. Prints one Markdown table; MB is MiB, as Kafka's
+# perf tools count. PETREL_SERVER_BIN=path runs the servers from another petrel binary
+# (an older build, for a before/after comparison in one run); the clients stay this one.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 records=${1:-100000}
 work=$(mktemp -d)
 bin=$work/petrel
 go build -o "$bin" .
+server_bin=${PETREL_SERVER_BIN:-$bin}
+GOBIN=$work/tools go install github.com/nats-io/nats-server/v2@v2.15.2
+GOBIN=$work/tools go install github.com/nats-io/natscli/nats@v0.5.0
 pids=()
 cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; rm -rf "$work"; }
 trap cleanup EXIT
+head -c 1024 /dev/urandom >"$work/payload"
 
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-free_block() { # a base port with $1 consecutive free ports (petrel dev uses consecutive ports)
-  python3 - "$1" <<'PY'
-import random, socket, sys
-n = int(sys.argv[1])
-for _ in range(200):
-    base = random.randrange(20000, 30000, 2)
-    socks = []
-    try:
-        for p in range(base, base + n):
-            s = socket.socket(); s.bind(("127.0.0.1", p)); socks.append(s)
-        print(base); break
-    except OSError:
-        pass
-    finally:
-        for s in socks: s.close()
-PY
-}
 wait_for() { # $1 log file, $2 pattern
   for _ in $(seq 1 600); do grep -q "$2" "$1" && return; sleep 0.1; done
   echo "timed out waiting for '$2' in $1" >&2; cat "$1" >&2; exit 1
 }
-
-run() { # $1 label, $2 bootstrap
-  local label=$1 addr=$2
-  for _ in $(seq 1 100); do # wait for three active (unfenced) brokers
-    [ "$("$bin" cluster describe --bootstrap-server "$addr" 2>/dev/null | grep -c ' active$')" = 3 ] && break
-    sleep 0.2
-  done
-  "$bin" topics create r3 --partitions 6 --replication-factor 3 --config min.insync.replicas=2 --bootstrap-server "$addr" >/dev/null
-  "$bin" topics create r1 --partitions 6 --replication-factor 1 --bootstrap-server "$addr" >/dev/null
-  for spec in "r3|all|RF 3, acks=all|" "r1|1|RF 1, acks=1|" "r3|all|RF 3, acks=all @ 5000 rec/s|5000" "r1|1|RF 1, acks=1 @ 5000 rec/s|5000"; do
-    IFS='|' read -r topic acks what rate <<<"$spec"
-    limit=(); n=$records
-    if [ -n "$rate" ]; then limit=(--throughput-limit "$rate"); n=$((rate * 5)); fi
-    "$bin" perf produce "$topic" --records "$n" --record-size 1024 --acks "$acks" "${limit[@]}" --bootstrap-server "$addr" --json 2>/dev/null |
-      python3 -c "
-import json,sys
-d=json.load(sys.stdin); l=d['latency_ms']
-print('| $label | $what | %.0f | %.1f | %.2f | %.1f | %.1f |' % (d['records_per_second'], d['mb_per_second'], d['mb_per_second']/$loopback, l['p50'], l['p99']))"
-  done
+stop_all() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; pids=(); }
+row() { # label, records/s, MB/s, p50, p99 (awk computes the ratios at the end)
+  rows+=("$1|$2|$3|$4|$5")
 }
+rows=()
+load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 
 loopback=$("$bin" perf loopback --duration 3s --json | python3 -c 'import json,sys; print(round(json.load(sys.stdin)["mb_per_second"],1))')
-echo "| cluster | topic | records/s | MB/s | × loopback | p50 ms | p99 ms |"
-echo "|---|---|---:|---:|---:|---:|---:|"
-echo "| loopback TCP (1 MiB writes) | | | $loopback | 1.00 | | |"
 
-# Three nodes in one process.
-p=$(free_block 6)
-"$bin" dev --nodes 3 --port "$p" >"$work/dev.log" 2>&1 &
-pids+=($!)
-wait_for "$work/dev.log" bootstrap
-run "3 nodes, 1 process" "127.0.0.1:$p"
-kill "${pids[-1]}"; wait "${pids[-1]}" 2>/dev/null || true
-
-# Three processes.
-kp=(); rp=(); voters=""
-for i in 0 1 2; do kp+=("$(free_port)"); rp+=("$(free_port)"); voters+="${voters:+,}$i@127.0.0.1:${rp[$i]}"; done
+# Three Petrel processes.
+kp=(); rp=(); mp=(); voters=""
+for i in 0 1 2; do kp+=("$(free_port)"); rp+=("$(free_port)"); mp+=("$(free_port)"); voters+="${voters:+,}$i@127.0.0.1:${rp[$i]}"; done
 for i in 0 1 2; do
-  "$bin" server --node-id "$i" --data-dir "$work/n$i" --listen "127.0.0.1:${kp[$i]}" \
-    --raft-listen "127.0.0.1:${rp[$i]}" --voters "$voters" >"$work/n$i.log" 2>&1 &
+  "$server_bin" server --node-id "$i" --data-dir "$work/n$i" --listen "127.0.0.1:${kp[$i]}" \
+    --raft-listen "127.0.0.1:${rp[$i]}" --voters "$voters" --metrics-listen "127.0.0.1:${mp[$i]}" >"$work/n$i.log" 2>&1 &
   pids+=($!)
 done
 for i in 0 1 2; do wait_for "$work/n$i.log" "registered with the controller"; done
-run "3 processes" "127.0.0.1:${kp[0]},127.0.0.1:${kp[1]},127.0.0.1:${kp[2]}"
+addr="127.0.0.1:${kp[0]},127.0.0.1:${kp[1]},127.0.0.1:${kp[2]}"
+for _ in $(seq 1 100); do # wait for three active (unfenced) brokers
+  [ "$("$bin" cluster describe --bootstrap-server "$addr" 2>/dev/null | grep -c ' active$')" = 3 ] && break
+  sleep 0.2
+done
+"$bin" topics create r3 --partitions 6 --replication-factor 3 --config min.insync.replicas=2 --bootstrap-server "$addr" >/dev/null
+"$bin" topics create r1 --partitions 6 --replication-factor 1 --bootstrap-server "$addr" >/dev/null
+"$bin" topics create lat --partitions 1 --replication-factor 3 --config min.insync.replicas=2 --bootstrap-server "$addr" >/dev/null
+"$bin" topics create latpc --partitions 1 --replication-factor 3 --config min.insync.replicas=2 \
+  --config flush.messages=9223372036854775807 --bootstrap-server "$addr" >/dev/null
+scrape() { # sum over the three nodes of: bytes appended (produced + replicated) and fsyncs
+  for i in 0 1 2; do curl -s "http://127.0.0.1:${mp[$i]}/metrics"; done | python3 -c '
+import sys
+b = f = 0.0
+for line in sys.stdin:
+    if line.startswith(("kafka_server_brokertopicmetrics_bytesin_total", "kafka_server_brokertopicmetrics_replicationbytesin_total")):
+        b += float(line.split()[-1])
+    elif line.startswith("kafka_log_logflushstats_logflushrateandtimems_count"):
+        f += float(line.split()[-1])
+print(int(b), int(f))'
+}
+perf() { # topic acks records [extra flags...] -> "records/s MB/s p50 p99"
+  local topic=$1 acks=$2 n=$3; shift 3
+  "$bin" perf produce "$topic" --records "$n" --record-size 1024 --acks "$acks" "$@" --bootstrap-server "$addr" --json 2>/dev/null |
+    python3 -c 'import json,sys; d=json.load(sys.stdin); l=d["latency_ms"]; print("%.0f %.1f %.2f %.2f" % (d["records_per_second"], d["mb_per_second"], l["p50"], l["p99"]))'
+}
+read -r b0 f0 < <(scrape)
+read -r rps mbs p50 p99 < <(perf r3 all "$records")
+read -r b1 f1 < <(scrape)
+row "Petrel, 3 processes: RF 3, acks=all" "$rps" "$mbs" "$p50" "$p99"
+petrel_r3=$mbs
+write_size=$(( (b1 - b0) / (f1 - f0 > 0 ? f1 - f0 : 1) ))
+write_size=$(( write_size < 4096 ? 4096 : write_size ))
+read -r rps mbs p50 p99 < <(perf r1 1 "$records")
+row "Petrel, 3 processes: RF 1, acks=1" "$rps" "$mbs" "$p50" "$p99"
+read -r rps mbs p50 p99 < <(perf lat all 5000 --max-buffered-records 1)
+row "Petrel: one record in flight, RF 3, acks=all, fsync" "$rps" "$mbs" "$p50" "$p99"
+read -r rps mbs p50 p99 < <(perf latpc all 5000 --max-buffered-records 1)
+row "Petrel: one record in flight, RF 3, acks=all, page cache" "$rps" "$mbs" "$p50" "$p99"
+stop_all
+
+# Three NATS JetStream processes, file store, fsync before acknowledging.
+np=(); cp=(); routes=""
+for i in 0 1 2; do np+=("$(free_port)"); cp+=("$(free_port)"); routes+="${routes:+, }nats://127.0.0.1:${cp[$i]}"; done
+for i in 0 1 2; do
+  cat >"$work/nats$i.conf" <<EOF
+listen: 127.0.0.1:${np[$i]}
+server_name: n$i
+jetstream { store_dir: "$work/nats$i", sync_interval: always }
+cluster { name: bench, listen: 127.0.0.1:${cp[$i]}, routes: [$routes] }
+EOF
+  "$work/tools/nats-server" -c "$work/nats$i.conf" >"$work/nats$i.log" 2>&1 &
+  pids+=($!)
+done
+for i in 0 1 2; do wait_for "$work/nats$i.log" "JetStream cluster new metadata leader\|Self is new JetStream cluster metadata leader"; done
+nats() { "$work/tools/nats" -s "nats://127.0.0.1:${np[0]}" "$@"; }
+natsbench() { # mode msgs stream -> "msgs/s MB/s p50 p99" (ms)
+  nats bench js pub "$1" "bench.$3" --stream "$3" --create --replicas 3 --storage file --size 1KiB \
+    --payload "$work/payload" --msgs "$2" --no-progress 2>&1 | python3 -c '
+import re, sys
+t = sys.stdin.read()
+m = re.search(r"stats: ([\d,]+) msgs/sec .*P50: ([\d,.]+)us.*P99: ([\d,.]+)us", t)
+if not m:
+    sys.exit("nats bench: " + t)
+f = lambda s: float(s.replace(",", ""))
+print("%.0f %.1f %.2f %.2f" % (f(m[1]), f(m[1]) * 1024 / 2**20, f(m[2]) / 1000, f(m[3]) / 1000))'
+}
+read -r rps mbs p50 p99 < <(natsbench async "$records" thr)
+row "NATS JetStream R3, file store, sync_interval always: async publish" "$rps" "$mbs" "$p50" "$p99"
+nats_r3=$mbs
+read -r rps mbs p50 p99 < <(natsbench sync 5000 lat)
+row "NATS JetStream R3, file store, sync_interval always: one message in flight" "$rps" "$mbs" "$p50" "$p99"
+stop_all
+
+# The disk: raw fsynced sequential writes.
+for size in "$write_size" 1048576; do
+  read -r mbs p50 p99 < <(go run docs/bench/fsyncrate.go --dir "$work" --size "$size" --duration 3s |
+    python3 -c 'import json,sys; d=json.load(sys.stdin); print("%.1f %.2f %.2f" % (d["mb_per_second"], d["p50_ms"], d["p99_ms"]))')
+  row "raw fsynced sequential writes of $size bytes" "" "$mbs" "$p50" "$p99"
+  [ "$size" = "$write_size" ] && raw_fsync=$mbs
+done
+load_after=$(cut -d' ' -f1-3 /proc/loadavg)
+
+echo "load average before: $load_before; after: $load_after; mean bytes per fsync in the RF 3 run: $write_size"
+echo
+echo "| what | records/s | MB/s | × NATS R3 | × raw fsync | × loopback | p50 ms | p99 ms |"
+echo "|---|---:|---:|---:|---:|---:|---:|---:|"
+echo "| loopback TCP (1 MiB writes) | | $loopback | | | 1.00 | | |"
+for r in "${rows[@]}"; do
+  IFS='|' read -r what rps mbs p50 p99 <<<"$r"
+  python3 -c "
+mbs=$mbs
+print('| $what | $rps | %.1f | %.2f | %.2f | %.3f | $p50 | $p99 |' % (mbs, mbs/$nats_r3, mbs/$raw_fsync, mbs/$loopback))"
+done
+echo
+echo "RF 3 acks=all ÷ NATS R3: $(python3 -c "print(round($petrel_r3/$nats_r3, 2))"); ÷ raw fsync at $write_size bytes: $(python3 -c "print(round($petrel_r3/$raw_fsync, 2))")"
