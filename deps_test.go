@@ -17,7 +17,7 @@ const module = "github.com/petrel-broker/petrel"
 var allowedInternal = map[string][]string{
 	"":            {"cli"},
 	"cli":         {"broker"},
-	"broker":      {"rpc", "replication", "fsm", "metadata", "segment", "coordinator", "group", "txn", "metrics"},
+	"broker":      {"rpc", "replication", "fsm", "metadata", "segment", "coordinator", "group", "txn", "metrics", "auth"},
 	"coordinator": {"replication", "segment"},
 	"group":       {},
 	"txn":         {},
@@ -27,6 +27,7 @@ var allowedInternal = map[string][]string{
 	"segment":     {},
 	"metadata":    {},
 	"metrics":     {},
+	"auth":        {},
 	"integration": {"broker", "cli"},
 }
 
@@ -35,6 +36,7 @@ var allowedInternal = map[string][]string{
 var allowedExternal = map[string][]string{
 	"segment":     {},
 	"metadata":    {},
+	"auth":        {},
 	"rpc":         {"golang.org/x/sync/semaphore", "github.com/twmb/franz-go/pkg/kmsg", "github.com/twmb/franz-go/pkg/kerr", "github.com/twmb/franz-go/pkg/kbin", "github.com/hashicorp/go-hclog"},
 	"fsm":         {"github.com/hashicorp/raft"},
 	"replication": {"github.com/twmb/franz-go/pkg/kmsg", "github.com/twmb/franz-go/pkg/kerr", "github.com/hashicorp/go-hclog"},

@@ -59,6 +59,10 @@ type Image struct {
 	// NextProducerID is the first producer id not yet allocated to any broker
 	// (ProducerIdsRecord); it only grows.
 	NextProducerID int64 `json:"nextProducerId"`
+	// ACLs are the access control entries by id (image_acl.go).
+	ACLs map[Uuid]AccessControlEntryRecord `json:"acls,omitempty"`
+	// ClientQuotas are the client quotas by QuotaEntityKey (image_acl.go).
+	ClientQuotas map[string]*ClientQuota `json:"clientQuotas,omitempty"`
 
 	// fresh, only while Apply builds this image, holds the topics this entry created or
 	// copied: no reader has seen them, so their Partitions slices may change in place.
@@ -260,6 +264,8 @@ func (im *Image) apply(offset uint64, r Record) error {
 			return fmt.Errorf("%w: %d", ErrUnknownBroker, r.BrokerID)
 		}
 		im.NextProducerID = r.NextProducerID
+	case AccessControlEntryRecord, RemoveAccessControlEntryRecord, ClientQuotaRecord:
+		return im.applySecurity(r)
 	case NoOpRecord:
 	default:
 		return fmt.Errorf("%w: cannot apply %T", ErrInvalidRecord, r)

@@ -239,6 +239,9 @@ func newRecord(t RecordType) (Record, error) {
 	case ProducerIdsRecordType:
 		return &ProducerIdsRecord{}, nil
 	}
+	if r := newSecurityRecord(t); r != nil {
+		return r, nil
+	}
 	return nil, fmt.Errorf("%w: unknown record type %d", ErrInvalidRecord, t)
 }
 
@@ -268,6 +271,9 @@ func derefRecord(r Record) Record {
 		return *v
 	case *ProducerIdsRecord:
 		return *v
+	}
+	if v, ok := derefSecurityRecord(r); ok {
+		return v
 	}
 	return r
 }
