@@ -57,6 +57,8 @@ type Broker struct {
 	producerIDs   *producerIDManager
 	dial          rpc.DialFunc         // outgoing connections (tests inject faults)
 	throttles     replicationThrottles // KIP-73 replication quotas (throttle.go)
+	authz         authorization        // ACL authorizer (authorize.go)
+	quotas        clientQuotas         // client quotas (quotas.go)
 
 	draining chan struct{} // closed when shutdown starts: parked fetches answer at once
 	// shuttingDown is set when Shutdown starts: from then on heartbeats only ask for a

@@ -188,6 +188,18 @@ var brokerConfigDefs = []configDef{
 	{Name: "transaction.abort.timed.out.transaction.cleanup.interval.ms", Type: TypeInt, Default: "10000", Validator: atLeast(1), ReadOnly: true, Doc: "How often the transaction coordinator aborts transactions open past their timeout."},
 	{Name: "petrel.max.decompressed.batch.bytes", Type: TypeInt, Default: "67108864", Validator: atLeast(1), ReadOnly: true, Doc: "Petrel's own: the most a produced compressed batch may decompress to while its records are validated; a batch past it is refused with MESSAGE_TOO_LARGE without decompressing the rest."},
 	{Name: "petrel.metrics.per.partition.enable", Type: TypeBoolean, Default: "true", ReadOnly: true, Doc: "Petrel's own: serve per-topic and per-partition series on /metrics (topic labels of BrokerTopicMetrics, the Log metrics, kafka_consumergroup_lag per partition); false keeps only broker-wide series, for clusters with many partitions."},
+	{Name: "authorizer.class.name", Type: TypeString, Default: "", ReadOnly: true,
+		Validator: oneOf("", "org.apache.kafka.metadata.authorizer.StandardAuthorizer", "kafka.security.authorizer.AclAuthorizer"),
+		Doc:       "The authorizer: empty allows every request; set, every request is checked against the ACLs (docs/security.md).",
+		Note:      "Both of Kafka's class names select Petrel's one authorizer, KRaft's StandardAuthorizer rules over ACLs in the metadata log."},
+	{Name: "super.users", Type: TypeString, Default: "", ReadOnly: true,
+		Doc: "Principals allowed every operation on every resource, semicolon-separated (User:admin;User:broker)."},
+	{Name: "allow.everyone.if.no.acl.found", Type: TypeBoolean, Default: "false", ReadOnly: true,
+		Doc: "Whether a request on a resource that no ACL matches is allowed."},
+	{Name: "quota.window.num", Type: TypeInt, Default: "11", ReadOnly: true, Validator: atLeast(1),
+		Doc: "The number of samples kept to measure client quota rates."},
+	{Name: "quota.window.size.seconds", Type: TypeInt, Default: "1", ReadOnly: true, Validator: atLeast(1),
+		Doc: "The length of each client quota sample, in seconds (and the longest throttle)."},
 }
 
 // TypeShortOrInt reports replication factors as INT, as Kafka does.

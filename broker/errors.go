@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 
+	"github.com/petrel-broker/petrel/auth"
 	"github.com/petrel-broker/petrel/coordinator"
 	"github.com/petrel-broker/petrel/metadata"
 	"github.com/petrel-broker/petrel/replication"
@@ -68,6 +69,13 @@ var errorTable = []struct {
 	{coordinator.ErrNotCoordinator, kerr.NotCoordinator.Code},
 	{coordinator.ErrLoadInProgress, kerr.CoordinatorLoadInProgress.Code},
 	{coordinator.ErrClosed, kerr.NotCoordinator.Code},
+	{ErrTopicAuthorizationFailed, kerr.TopicAuthorizationFailed.Code},
+	{ErrGroupAuthorizationFailed, kerr.GroupAuthorizationFailed.Code},
+	{ErrClusterAuthorizationFailed, kerr.ClusterAuthorizationFailed.Code},
+	{ErrTransactionalIDAuthorizationFailed, kerr.TransactionalIDAuthorizationFailed.Code},
+	{ErrOperationNotAttempted, kerr.OperationNotAttempted.Code},
+	{auth.ErrInvalidACL, kerr.InvalidRequest.Code},
+	{auth.ErrInvalidQuota, kerr.InvalidRequest.Code},
 	{context.DeadlineExceeded, kerr.RequestTimedOut.Code},
 	{context.Canceled, kerr.RequestTimedOut.Code},
 }

@@ -34,6 +34,8 @@ type slot struct {
 	closeReason error
 	// timing is filled in as the request goes (ServerConfig.ObserveRequest).
 	timing RequestTiming
+	// finish is Result.OnResponse's function, or nil.
+	finish func(kmsg.Response) time.Duration
 }
 
 // conn is one client connection: a reader goroutine that reads frames, decodes them
@@ -71,6 +73,10 @@ type conn struct {
 	// done is closed once the connection is closed.
 	done      chan struct{}
 	closeOnce sync.Once
+
+	// mutedUntil is the UnixNano time until which the reader reads no request: a
+	// client quota throttle (Result.OnResponse), set by the writer.
+	mutedUntil atomic.Int64
 
 	// sizeBuf holds a frame's size prefix. Reader goroutine only.
 	sizeBuf [4]byte
@@ -119,6 +125,9 @@ func (c *conn) serveRequests() error {
 		case <-c.ctx.Done():
 			return net.ErrClosed // already closed; close below is a no-op
 		}
+		if err := c.waitUnmuted(); err != nil {
+			return err
+		}
 		frame, err := c.readFrame()
 		if err != nil {
 			return err
@@ -152,9 +161,9 @@ func (c *conn) serveRequests() error {
 			}
 			continue
 		case resultRespond:
-			sl.resp = res.resp
+			sl.resp, sl.finish = res.resp, res.finish
 		case resultLater:
-			sl.later = res.later
+			sl.later, sl.finish = res.later, res.finish
 		case resultClose:
 			sl.closeReason = res.err
 		default:
@@ -199,6 +208,30 @@ func (c *conn) apiVersions(req *Request) Result {
 		c.log.Debug("client software", "name", info.ClientSoftwareName, "version", info.ClientSoftwareVersion)
 	}
 	return Respond(c.srv.reg.ApiVersionsResponse(req.Version))
+}
+
+// waitUnmuted waits until a client quota throttle has passed, or the connection
+// stops or closes.
+func (c *conn) waitUnmuted() error {
+	until := c.mutedUntil.Load()
+	if until == 0 {
+		return nil
+	}
+	d := time.Until(time.Unix(0, until))
+	if d <= 0 {
+		return nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		c.touch()
+		return nil
+	case <-c.stop:
+		return errStopped
+	case <-c.ctx.Done():
+		return net.ErrClosed
+	}
 }
 
 // initialFrameBuffer is the first allocation for a request body; larger bodies grow as
@@ -379,14 +412,22 @@ func (c *conn) writeLoop() {
 	}
 }
 
-// writeResponse encodes resp at the slot's version with throttle 0 and writes it.
+// writeResponse encodes resp at the slot's version with throttle 0 (or the throttle
+// its OnResponse function asks for, muting the connection) and writes it.
 func (c *conn) writeResponse(sl slot, resp kmsg.Response) error {
 	if resp.Key() != sl.key {
 		return fmt.Errorf("%w: %s response to a %s request", ErrResponseKey, kmsg.NameForKey(resp.Key()), kmsg.NameForKey(sl.key))
 	}
 	resp.SetVersion(sl.version)
+	var throttle time.Duration
+	if sl.finish != nil {
+		throttle = max(sl.finish(resp), 0)
+	}
 	if t, ok := resp.(kmsg.SetThrottleResponse); ok {
-		t.SetThrottle(0)
+		t.SetThrottle(int32(min(throttle.Milliseconds(), 1<<31-1)))
+	}
+	if throttle > 0 {
+		c.mutedUntil.Store(time.Now().Add(throttle).UnixNano())
 	}
 	bp := getBuffer()
 	defer putBuffer(bp)
