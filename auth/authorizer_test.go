@@ -122,12 +122,15 @@ func TestValidateACL(t *testing.T) {
 
 func TestResolveQuota(t *testing.T) {
 	s := func(v string) *string { return &v }
-	type ent struct{ u, c *string; hu, hc bool }
+	type ent struct {
+		u, c   *string
+		hu, hc bool
+	}
 	stored := map[ent]float64{
 		{u: s("alice"), hu: true, c: s("app"), hc: true}: 1,
-		{u: s("alice"), hu: true}:                         3,
-		{hu: true}:                                        6,
-		{c: s("app"), hc: true}:                           7,
+		{u: s("alice"), hu: true}:                        3,
+		{hu: true}:                                       6,
+		{c: s("app"), hc: true}:                          7,
 	}
 	lookup := func(e QuotaEntity, key string) (float64, bool) {
 		for k, v := range stored {

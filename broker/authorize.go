@@ -40,7 +40,6 @@ type builtAuthorizer struct {
 	a    *auth.Authorizer
 }
 
-
 func (b *Broker) authzState() *authorization {
 	z := &b.authz
 	z.once.Do(func() {

@@ -395,4 +395,3 @@ func mergeIf(cond bool, f func(kmsg.Response)) authzDecision {
 	}
 	return authzDecision{merge: f}
 }
-
