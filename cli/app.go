@@ -57,6 +57,8 @@ func newApp(stdout, stderr io.Writer) *ucli.App {
 			perfCommand(),
 			reassignCommand(),
 			topCommand(),
+			aclsCommand(),
+			quotasCommand(),
 		},
 		// Errors are printed once by RunWithIO.
 		ExitErrHandler: func(*ucli.Context, error) {},
