@@ -105,7 +105,7 @@ func (r Result) OnResponse(f func(kmsg.Response) time.Duration) Result {
 
 // Respond writes resp once every earlier response on the connection is written. The
 // response then belongs to rpc: its version is forced to the request's and its throttle
-// to 0. A nil resp closes the connection.
+// to 0 (or what OnResponse asks for). A nil resp closes the connection.
 func Respond(resp kmsg.Response) Result {
 	if resp == nil {
 		return Result{kind: resultClose, err: fmt.Errorf("%w: Respond(nil)", ErrBadResult)}
