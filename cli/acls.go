@@ -307,4 +307,3 @@ func listACLs(c *ucli.Context, cl *kafkaClient, resources []aclResource, princip
 	_, err := io.WriteString(c.App.Writer, out.String())
 	return err
 }
-
