@@ -3,7 +3,8 @@ package broker
 // CreateAcls (key 30), v0-3: forwarded to the controller, which validates each
 // creation (INVALID_REQUEST with Kafka's reasons), gives each new ACL a random id and
 // commits them as AccessControlEntryRecords in one entry; an ACL already stored is
-// answered as created without a second copy. v0 creates literal ACLs. Needs Alter on
+// answered as created without a second copy; more than 10,000 creations are refused
+// with POLICY_VIOLATION (limits.go). v0 creates literal ACLs. Needs Alter on
 // the cluster (authorize_admin.go). Every broker applies the entry and authorizes by
 // it from its next request.
 
@@ -26,6 +27,15 @@ func (b *Broker) handleCreateACLs(ctx context.Context, req *rpc.Request) rpc.Res
 // createACLs runs on the controller.
 func (b *Broker) createACLs(ctx context.Context, r *kmsg.CreateACLsRequest) *kmsg.CreateACLsResponse {
 	resp := r.ResponseKind().(*kmsg.CreateACLsResponse)
+	if len(r.Creations) > maxResourcesPerRequest {
+		err := tooManyResources(len(r.Creations))
+		for range r.Creations {
+			res := kmsg.NewCreateACLsResponseResult()
+			res.ErrorCode, res.ErrorMessage = errorCode(err), errorMessage(err)
+			resp.Results = append(resp.Results, res)
+		}
+		return resp
+	}
 	errs := make([]error, len(r.Creations))
 	acls := make([]auth.ACL, len(r.Creations))
 	for i, c := range r.Creations {

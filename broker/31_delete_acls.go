@@ -23,6 +23,15 @@ func (b *Broker) handleDeleteACLs(ctx context.Context, req *rpc.Request) rpc.Res
 // deleteACLs runs on the controller.
 func (b *Broker) deleteACLs(ctx context.Context, r *kmsg.DeleteACLsRequest) *kmsg.DeleteACLsResponse {
 	resp := r.ResponseKind().(*kmsg.DeleteACLsResponse)
+	if len(r.Filters) > maxResourcesPerRequest {
+		err := tooManyResources(len(r.Filters))
+		for range r.Filters {
+			res := kmsg.NewDeleteACLsResponseResult()
+			res.ErrorCode, res.ErrorMessage = errorCode(err), errorMessage(err)
+			resp.Results = append(resp.Results, res)
+		}
+		return resp
+	}
 	filters := make([]auth.Filter, len(r.Filters))
 	errs := make([]error, len(r.Filters))
 	for i, f := range r.Filters {

@@ -203,6 +203,31 @@ func (b *Broker) checkAdminRequest(req *rpc.Request, topicOK opCheck, clusterOK 
 				out.Entries = append(out.Entries, re)
 			}
 		})
+	case *kmsg.DescribeUserSCRAMCredentialsRequest:
+		return clusterOnly(auth.OpDescribe, func(resp kmsg.Response) {
+			out := resp.(*kmsg.DescribeUserSCRAMCredentialsResponse)
+			out.ErrorCode, out.ErrorMessage = codeClusterAuthz, errorMessage(ErrClusterAuthorizationFailed)
+		})
+	case *kmsg.AlterUserSCRAMCredentialsRequest:
+		return clusterOnly(auth.OpAlter, func(resp kmsg.Response) {
+			out := resp.(*kmsg.AlterUserSCRAMCredentialsResponse)
+			users := map[string]bool{}
+			add := func(user string) {
+				if users[user] {
+					return
+				}
+				users[user] = true
+				res := kmsg.NewAlterUserSCRAMCredentialsResponseResult()
+				res.User, res.ErrorCode, res.ErrorMessage = user, codeClusterAuthz, errorMessage(ErrClusterAuthorizationFailed)
+				out.Results = append(out.Results, res)
+			}
+			for _, d := range r.Deletions {
+				add(d.Name)
+			}
+			for _, u := range r.Upsertions {
+				add(u.Name)
+			}
+		})
 	case *kmsg.BrokerRegistrationRequest:
 		return clusterOnly(auth.OpClusterAction, func(resp kmsg.Response) {
 			resp.(*kmsg.BrokerRegistrationResponse).ErrorCode = codeClusterAuthz

@@ -69,6 +69,10 @@ type Image struct {
 	// Without it an entry of n partition records of one topic would copy the slice n
 	// times (quadratic: seconds for 10,000 partitions).
 	fresh map[*Topic]bool
+	// aclsOwned and quotasOwned, only while Apply builds this image, say that its ACLs
+	// and ClientQuotas maps are this entry's own copies (image_acl.go): copied once per
+	// entry, not once per record.
+	aclsOwned, quotasOwned bool
 }
 
 // ownTopic returns a topic of this entry's own for t, copying t (and its partitions
@@ -154,6 +158,7 @@ func (im *Image) clone() *Image {
 	c.TopicIDs = maps.Clone(im.TopicIDs)
 	c.Configs = maps.Clone(im.Configs)
 	c.ConfigList = nil
+	c.aclsOwned, c.quotasOwned = false, false
 	return &c
 }
 

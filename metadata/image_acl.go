@@ -33,8 +33,8 @@ func sortedEntity(entity []ClientQuotaEntityData) []ClientQuotaEntityData {
 	return out
 }
 
-// applySecurity applies the ACL and quota records. The maps are copied on change, so
-// earlier images keep theirs.
+// applySecurity applies the ACL and quota records. The maps are copied on the first
+// change of an entry, so earlier images keep theirs.
 func (im *Image) applySecurity(r Record) error {
 	switch r := r.(type) {
 	case AccessControlEntryRecord:
@@ -44,25 +44,25 @@ func (im *Image) applySecurity(r Record) error {
 		if _, ok := im.ACLs[r.ID]; ok {
 			return fmt.Errorf("%w: ACL id %s is in use", ErrInvalidRecord, r.ID)
 		}
-		im.ACLs = maps.Clone(im.ACLs)
-		if im.ACLs == nil {
-			im.ACLs = map[Uuid]AccessControlEntryRecord{}
-		}
+		im.ownACLs()
 		im.ACLs[r.ID] = r
 	case RemoveAccessControlEntryRecord:
 		if _, ok := im.ACLs[r.ID]; !ok {
 			return fmt.Errorf("%w: no ACL with id %s", ErrInvalidRecord, r.ID)
 		}
-		im.ACLs = maps.Clone(im.ACLs)
+		im.ownACLs()
 		delete(im.ACLs, r.ID)
 	case ClientQuotaRecord:
 		if len(r.Entity) == 0 || r.Key == "" {
 			return fmt.Errorf("%w: client quota without entity or key", ErrInvalidRecord)
 		}
 		key := QuotaEntityKey(r.Entity)
-		im.ClientQuotas = maps.Clone(im.ClientQuotas)
-		if im.ClientQuotas == nil {
-			im.ClientQuotas = map[string]*ClientQuota{}
+		if !im.quotasOwned {
+			im.ClientQuotas = maps.Clone(im.ClientQuotas)
+			if im.ClientQuotas == nil {
+				im.ClientQuotas = map[string]*ClientQuota{}
+			}
+			im.quotasOwned = true
 		}
 		q := &ClientQuota{Entity: sortedEntity(r.Entity), Values: map[string]float64{}}
 		if old := im.ClientQuotas[key]; old != nil {
@@ -82,4 +82,16 @@ func (im *Image) applySecurity(r Record) error {
 		return fmt.Errorf("%w: cannot apply %T", ErrInvalidRecord, r)
 	}
 	return nil
+}
+
+// ownACLs makes the ACL map this entry's own copy, once per entry.
+func (im *Image) ownACLs() {
+	if im.aclsOwned {
+		return
+	}
+	im.ACLs = maps.Clone(im.ACLs)
+	if im.ACLs == nil {
+		im.ACLs = map[Uuid]AccessControlEntryRecord{}
+	}
+	im.aclsOwned = true
 }
