@@ -263,6 +263,11 @@ func (c *conn) readFrame() ([]byte, error) {
 		}
 		frame = frame[:len(frame)+len(chunk)]
 	}
+	// A request that arrived while the connection is muted by a quota throttle waits
+	// here, before it takes any of the budget.
+	if err := c.waitUnmuted(); err != nil {
+		return nil, err
+	}
 	weight := min(int64(size), c.srv.cfg.QueuedMaxRequestBytes)
 	if err := c.srv.budget.Acquire(c.ctx, weight); err != nil {
 		return nil, err
