@@ -12,9 +12,9 @@ type Authorizer struct {
 	// allowIfNoACL is allow.everyone.if.no.acl.found.
 	allowIfNoACL bool
 	// literal holds literal ACLs by type and name (the wildcard under "*"); prefixed
-	// holds the prefixed ACLs by type.
+	// holds the prefixed ACLs by type and prefix.
 	literal  map[ResourceType]map[string][]ACL
-	prefixed map[ResourceType][]ACL
+	prefixed map[ResourceType]map[string][]ACL
 	count    int
 }
 
@@ -40,22 +40,23 @@ func ParseSuperUsers(s string) []string {
 // NewAuthorizer returns an authorizer over acls.
 func NewAuthorizer(cfg AuthorizerConfig, acls []ACL) *Authorizer {
 	a := &Authorizer{superUsers: map[string]bool{}, allowIfNoACL: cfg.AllowEveryoneIfNoACLFound,
-		literal: map[ResourceType]map[string][]ACL{}, prefixed: map[ResourceType][]ACL{}, count: len(acls)}
+		literal: map[ResourceType]map[string][]ACL{}, prefixed: map[ResourceType]map[string][]ACL{}, count: len(acls)}
 	for _, u := range cfg.SuperUsers {
 		a.superUsers[u] = true
 	}
 	for _, acl := range acls {
-		switch acl.PatternType {
-		case PatternLiteral:
-			m := a.literal[acl.ResourceType]
-			if m == nil {
-				m = map[string][]ACL{}
-				a.literal[acl.ResourceType] = m
-			}
-			m[acl.ResourceName] = append(m[acl.ResourceName], acl)
-		case PatternPrefixed:
-			a.prefixed[acl.ResourceType] = append(a.prefixed[acl.ResourceType], acl)
+		byName := a.literal
+		if acl.PatternType == PatternPrefixed {
+			byName = a.prefixed
+		} else if acl.PatternType != PatternLiteral {
+			continue
 		}
+		m := byName[acl.ResourceType]
+		if m == nil {
+			m = map[string][]ACL{}
+			byName[acl.ResourceType] = m
+		}
+		m[acl.ResourceName] = append(m[acl.ResourceName], acl)
 	}
 	return a
 }
@@ -95,8 +96,22 @@ func (a *Authorizer) Authorize(principal, host string, op Operation, t ResourceT
 	if name != Wildcard && !check(lit[Wildcard]) {
 		return false
 	}
-	if !check(a.prefixed[t]) {
-		return false
+	// Prefixed ACLs: look up every prefix of name, or scan the prefixes when there are
+	// fewer of them than characters in name.
+	if pre := a.prefixed[t]; len(pre) > 0 {
+		if len(pre) < len(name) {
+			for p, acls := range pre {
+				if strings.HasPrefix(name, p) && !check(acls) {
+					return false
+				}
+			}
+		} else {
+			for i := 1; i <= len(name); i++ {
+				if !check(pre[name[:i]]) {
+					return false
+				}
+			}
+		}
 	}
 	if !found {
 		return a.allowIfNoACL
@@ -115,7 +130,9 @@ func (a *Authorizer) AuthorizeAny(principal, host string, op Operation, t Resour
 	for _, acls := range a.literal[t] {
 		all = append(all, acls...)
 	}
-	all = append(all, a.prefixed[t]...)
+	for _, acls := range a.prefixed[t] {
+		all = append(all, acls...)
+	}
 	if len(all) == 0 {
 		return a.allowIfNoACL
 	}

@@ -175,3 +175,20 @@ func TestRateThrottle(t *testing.T) {
 		t.Errorf("obsolete samples counted: %v", rate)
 	}
 }
+
+// TestAuthorize_ManyPrefixes takes the prefix-lookup path (more prefixes than
+// characters in the name).
+func TestAuthorize_ManyPrefixes(t *testing.T) {
+	var acls []ACL
+	for _, p := range []string{"a", "ab", "abc", "x", "y", "z", "zz"} {
+		acls = append(acls, allow("User:u", OpRead, ResourceTopic, p, PatternPrefixed))
+	}
+	deny := allow("User:u", OpRead, ResourceTopic, "abc", PatternPrefixed)
+	deny.Permission = PermissionDeny
+	a := NewAuthorizer(AuthorizerConfig{}, append(acls, deny))
+	for name, want := range map[string]bool{"ab": true, "abd": true, "abcd": false, "q": false, "zzz": true} {
+		if got := a.Authorize("User:u", "h", OpRead, ResourceTopic, name); got != want {
+			t.Errorf("%q: %v, want %v", name, got, want)
+		}
+	}
+}
