@@ -59,6 +59,9 @@ type Image struct {
 	// NextProducerID is the first producer id not yet allocated to any broker
 	// (ProducerIdsRecord); it only grows.
 	NextProducerID int64 `json:"nextProducerId"`
+	// ScramCredentials are the SCRAM credentials by user and mechanism type (scram.go);
+	// the inner maps are replaced, never modified.
+	ScramCredentials map[string]map[int8]ScramCredential `json:"scramCredentials,omitempty"`
 
 	// fresh, only while Apply builds this image, holds the topics this entry created or
 	// copied: no reader has seen them, so their Partitions slices may change in place.
@@ -261,6 +264,8 @@ func (im *Image) apply(offset uint64, r Record) error {
 		}
 		im.NextProducerID = r.NextProducerID
 	case NoOpRecord:
+	case UserScramCredentialRecord, RemoveUserScramCredentialRecord:
+		return im.applyScram(r)
 	default:
 		return fmt.Errorf("%w: cannot apply %T", ErrInvalidRecord, r)
 	}

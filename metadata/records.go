@@ -22,6 +22,9 @@ const (
 	UnfenceBrokerRecordType    RecordType = 8
 	RemoveTopicRecordType      RecordType = 9
 	ProducerIdsRecordType      RecordType = 15
+	// UserScramCredentialRecordType and RemoveUserScramCredentialRecordType: scram.go.
+	UserScramCredentialRecordType       RecordType = 11
+	RemoveUserScramCredentialRecordType RecordType = 22
 	NoOpRecordType             RecordType = 20
 	ClusterRecordType          RecordType = 1000 // Petrel: the cluster id, first record of the log
 )
@@ -238,6 +241,10 @@ func newRecord(t RecordType) (Record, error) {
 		return &NoOpRecord{}, nil
 	case ProducerIdsRecordType:
 		return &ProducerIdsRecord{}, nil
+	case UserScramCredentialRecordType:
+		return &UserScramCredentialRecord{}, nil
+	case RemoveUserScramCredentialRecordType:
+		return &RemoveUserScramCredentialRecord{}, nil
 	}
 	return nil, fmt.Errorf("%w: unknown record type %d", ErrInvalidRecord, t)
 }
@@ -267,6 +274,10 @@ func derefRecord(r Record) Record {
 	case *NoOpRecord:
 		return *v
 	case *ProducerIdsRecord:
+		return *v
+	case *UserScramCredentialRecord:
+		return *v
+	case *RemoveUserScramCredentialRecord:
 		return *v
 	}
 	return r

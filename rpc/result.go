@@ -80,6 +80,8 @@ type Result struct {
 	resp  kmsg.Response        // resultRespond
 	later <-chan kmsg.Response // resultLater
 	err   error                // resultClose
+	// closeAfter closes the connection after a resultLater answer (authn.go).
+	closeAfter error
 }
 
 // Respond writes resp once every earlier response on the connection is written. The
