@@ -33,8 +33,10 @@ type listenerSpec struct {
 	Advertised string // host:port put in metadata; "" until bound (then the bound address)
 }
 
-func (s listenerSpec) tls() bool  { return s.Protocol == protocolSSL || s.Protocol == protocolSASLSSL }
-func (s listenerSpec) sasl() bool { return s.Protocol == protocolSASLPlaintext || s.Protocol == protocolSASLSSL }
+func (s listenerSpec) tls() bool { return s.Protocol == protocolSSL || s.Protocol == protocolSASLSSL }
+func (s listenerSpec) sasl() bool {
+	return s.Protocol == protocolSASLPlaintext || s.Protocol == protocolSASLSSL
+}
 
 // boundListener is a listener with its socket and rpc configuration.
 type boundListener struct {

@@ -25,8 +25,8 @@ const (
 	// UserScramCredentialRecordType and RemoveUserScramCredentialRecordType: scram.go.
 	UserScramCredentialRecordType       RecordType = 11
 	RemoveUserScramCredentialRecordType RecordType = 22
-	NoOpRecordType             RecordType = 20
-	ClusterRecordType          RecordType = 1000 // Petrel: the cluster id, first record of the log
+	NoOpRecordType                      RecordType = 20
+	ClusterRecordType                   RecordType = 1000 // Petrel: the cluster id, first record of the log
 )
 
 // Record is one replicated metadata record.
