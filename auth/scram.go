@@ -1,7 +1,10 @@
 package auth
 
 import (
+	"crypto/hmac"
+	"crypto/pbkdf2"
 	"crypto/rand"
+	"hash"
 	"errors"
 	"fmt"
 	"strings"
@@ -199,4 +202,33 @@ func Verify(sess ClientSession, final []byte) error {
 		return fmt.Errorf("%w: server signature invalid", ErrAuthenticationFailed)
 	}
 	return nil
+}
+
+// ScramKeysFromSaltedPassword derives the stored key and server key (RFC 5802) from a
+// salted password, as AlterUserScramCredentials carries it (the client salts: the
+// password never reaches the broker).
+func ScramKeysFromSaltedPassword(mechanism string, salted []byte) (storedKey, serverKey []byte, err error) {
+	h, err := scramHash(mechanism)
+	if err != nil {
+		return nil, nil, err
+	}
+	mac := func(key []byte, msg string) []byte {
+		m := hmac.New(h, key)
+		m.Write([]byte(msg))
+		return m.Sum(nil)
+	}
+	clientKey := mac(salted, "Client Key")
+	sum := h()
+	sum.Write(clientKey)
+	return sum.Sum(nil), mac(salted, "Server Key"), nil
+}
+
+// SaltPassword is RFC 5802's Hi(password, salt, iterations) for mechanism: what a
+// client puts in AlterUserScramCredentials.
+func SaltPassword(mechanism, password string, salt []byte, iterations int32) ([]byte, error) {
+	h, err := scramHash(mechanism)
+	if err != nil {
+		return nil, err
+	}
+	return pbkdf2.Key(func() hash.Hash { return h() }, password, salt, int(iterations), h().Size())
 }
