@@ -4,9 +4,9 @@ import (
 	"crypto/hmac"
 	"crypto/pbkdf2"
 	"crypto/rand"
-	"hash"
 	"errors"
 	"fmt"
+	"hash"
 	"strings"
 
 	"github.com/xdg-go/scram"

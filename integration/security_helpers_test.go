@@ -5,7 +5,6 @@ package integration
 // a subject, and expired ones.
 
 import (
-	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -157,4 +156,4 @@ func dialTLS(cfg *tls.Config) kgo.Opt {
 	return kgo.Dialer((&tls.Dialer{NetDialer: &net.Dialer{Timeout: 5 * time.Second}, Config: cfg}).DialContext)
 }
 
-var _ = context.Background
+var osReadFile = os.ReadFile
