@@ -4,10 +4,8 @@ import (
 	"crypto/hmac"
 	"crypto/pbkdf2"
 	"crypto/rand"
-	"errors"
 	"fmt"
 	"hash"
-	"strings"
 
 	"github.com/xdg-go/scram"
 )
@@ -88,56 +86,6 @@ func NewScramCredential(mechanism, password string, iterations int32, salt []byt
 	sc := cl.GetStoredCredentials(scram.KeyFactors{Salt: string(salt), Iters: int(iterations)})
 	return ScramCredential{Salt: salt, Iterations: iterations, StoredKey: sc.StoredKey, ServerKey: sc.ServerKey}, nil
 }
-
-// ScramServer is the server side of a SCRAM-SHA-256/512 exchange: client-first →
-// server-first, client-final → server-final.
-type ScramServer struct {
-	conv *scram.ServerConversation
-}
-
-// NewScramServer starts a SCRAM exchange for mechanism, finding credentials with
-// lookup (ok false for an unknown user).
-func NewScramServer(mechanism string, lookup func(user string) (ScramCredential, bool)) (*ScramServer, error) {
-	h, err := scramHash(mechanism)
-	if err != nil {
-		return nil, err
-	}
-	srv, err := h.NewServer(func(user string) (scram.StoredCredentials, error) {
-		c, ok := lookup(user)
-		if !ok {
-			return scram.StoredCredentials{}, errUnknownUser
-		}
-		return scram.StoredCredentials{KeyFactors: scram.KeyFactors{Salt: string(c.Salt), Iters: int(c.Iterations)},
-			StoredKey: c.StoredKey, ServerKey: c.ServerKey}, nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	return &ScramServer{conv: srv.NewConversation()}, nil
-}
-
-var errUnknownUser = errors.New("unknown user")
-
-// Step implements ServerSession.
-func (s *ScramServer) Step(msg []byte) ([]byte, bool, error) {
-	if len(msg) > maxScramMessage {
-		return nil, false, fmt.Errorf("%w: SCRAM message of %d bytes", ErrMalformedMessage, len(msg))
-	}
-	if s.conv.Done() {
-		return nil, false, fmt.Errorf("%w: SCRAM exchange already complete", ErrMalformedMessage)
-	}
-	out, err := s.conv.Step(string(msg))
-	if err != nil {
-		if errors.Is(err, errUnknownUser) || strings.Contains(out, "invalid-proof") || strings.HasPrefix(out, "e=") {
-			return nil, false, fmt.Errorf("%w: invalid credentials", ErrAuthenticationFailed)
-		}
-		return nil, false, fmt.Errorf("%w: %v", ErrMalformedMessage, err)
-	}
-	return []byte(out), s.conv.Done() && s.conv.Valid(), nil
-}
-
-// Username implements ServerSession.
-func (s *ScramServer) Username() string { return s.conv.Username() }
 
 // ClientSession is the client side of one SASL exchange (inter-broker connections and
 // the CLI).

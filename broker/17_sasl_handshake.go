@@ -1,7 +1,9 @@
 package broker
 
-// SaslHandshake (key 17), served v1 (the SASL exchange is framed as SaslAuthenticate;
-// v0's raw tokens are not supported).
+// SaslHandshake (key 17), advertised v0-1 (librdkafka needs v0 in the range to see
+// SASL support at all) and served v1: the SASL exchange is framed as SaslAuthenticate.
+// A v0 handshake, which announces unframed tokens, is answered ILLEGAL_SASL_STATE and
+// the connection closed.
 //
 // On a SASL listener the connection itself answers it (rpc/authn.go): the enabled
 // mechanisms, UNSUPPORTED_SASL_MECHANISM and a close for any other. This handler only
@@ -15,7 +17,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-func init() { registerAPI(kmsg.SASLHandshake, 1, 1, (*Broker).handleSASLHandshake) }
+func init() { registerAPI(kmsg.SASLHandshake, 0, 1, (*Broker).handleSASLHandshake) }
 
 func (b *Broker) handleSASLHandshake(_ context.Context, req *rpc.Request) rpc.Result {
 	resp := req.Body.(*kmsg.SASLHandshakeRequest).ResponseKind().(*kmsg.SASLHandshakeResponse)

@@ -102,6 +102,10 @@ func (c *conn) saslHandshake(body *kmsg.SASLHandshakeRequest) Result {
 	sec := &c.security
 	resp := body.ResponseKind().(*kmsg.SASLHandshakeResponse)
 	resp.SupportedMechanisms = sec.lc.SASL.Mechanisms()
+	if body.Version < 1 {
+		resp.ErrorCode = kerr.IllegalSaslState.Code
+		return c.failAuth(resp, fmt.Errorf("%w: SaslHandshake v0 (unframed tokens) is not supported", ErrAuthenticationFailed))
+	}
 	if sec.session != nil {
 		resp.ErrorCode = kerr.IllegalSaslState.Code
 		return c.failAuth(resp, fmt.Errorf("%w: SaslHandshake during an exchange", ErrAuthenticationFailed))
