@@ -36,7 +36,6 @@ var allowedInternal = map[string][]string{
 var allowedExternal = map[string][]string{
 	"segment":     {},
 	"metadata":    {},
-	"auth":        {},
 	"rpc":         {"golang.org/x/sync/semaphore", "github.com/twmb/franz-go/pkg/kmsg", "github.com/twmb/franz-go/pkg/kerr", "github.com/twmb/franz-go/pkg/kbin", "github.com/hashicorp/go-hclog"},
 	"fsm":         {"github.com/hashicorp/raft"},
 	"replication": {"github.com/twmb/franz-go/pkg/kmsg", "github.com/twmb/franz-go/pkg/kerr", "github.com/hashicorp/go-hclog"},
@@ -44,6 +43,7 @@ var allowedExternal = map[string][]string{
 	"group":       {"github.com/twmb/franz-go/pkg/kmsg", "github.com/twmb/franz-go/pkg/kerr"},
 	"metrics":     {"github.com/prometheus/client_golang", "github.com/armon/go-metrics"},
 	"txn":         {"github.com/twmb/franz-go/pkg/kmsg", "github.com/twmb/franz-go/pkg/kerr"},
+	"auth":        {"github.com/xdg-go/scram"},
 }
 
 // impure lists standard packages a pure state machine must not import (I/O and

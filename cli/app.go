@@ -50,6 +50,7 @@ func newApp(stdout, stderr io.Writer) *ucli.App {
 			clusterCommand(),
 			producersCommand(),
 			configsCommand(),
+			usersCommand(),
 			leaderElectionCommand(),
 			deleteRecordsCommand(),
 			logDirsCommand(),

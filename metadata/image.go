@@ -63,6 +63,9 @@ type Image struct {
 	ACLs map[Uuid]AccessControlEntryRecord `json:"acls,omitempty"`
 	// ClientQuotas are the client quotas by QuotaEntityKey (image_acl.go).
 	ClientQuotas map[string]*ClientQuota `json:"clientQuotas,omitempty"`
+	// ScramCredentials are the SCRAM credentials by user and mechanism type (scram.go);
+	// the inner maps are replaced, never modified.
+	ScramCredentials map[string]map[int8]ScramCredential `json:"scramCredentials,omitempty"`
 
 	// fresh, only while Apply builds this image, holds the topics this entry created or
 	// copied: no reader has seen them, so their Partitions slices may change in place.
@@ -272,6 +275,8 @@ func (im *Image) apply(offset uint64, r Record) error {
 	case AccessControlEntryRecord, RemoveAccessControlEntryRecord, ClientQuotaRecord:
 		return im.applySecurity(r)
 	case NoOpRecord:
+	case UserScramCredentialRecord, RemoveUserScramCredentialRecord:
+		return im.applyScram(r)
 	default:
 		return fmt.Errorf("%w: cannot apply %T", ErrInvalidRecord, r)
 	}

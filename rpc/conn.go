@@ -32,6 +32,9 @@ type slot struct {
 	resp        kmsg.Response
 	later       <-chan kmsg.Response
 	closeReason error
+	// closeAfter, when set, closes the connection for this reason once the response is
+	// written (a failed authentication).
+	closeAfter error
 	// timing is filled in as the request goes (ServerConfig.ObserveRequest).
 	timing RequestTiming
 	// finish is Result.OnResponse's function, or nil.
@@ -80,6 +83,9 @@ type conn struct {
 
 	// sizeBuf holds a frame's size prefix. Reader goroutine only.
 	sizeBuf [4]byte
+
+	// security is the listener's TLS and SASL state (authn.go). Reader goroutine only.
+	security connSecurity
 }
 
 // newConn prepares a connection; the caller starts readLoop and writeLoop.
@@ -104,7 +110,10 @@ func newConn(s *Server, nc net.Conn, id uint64) *conn {
 // readLoop is the reader goroutine.
 func (c *conn) readLoop() {
 	defer c.srv.wg.Done()
-	err := c.serveRequests()
+	err := c.handshakeTLS()
+	if err == nil {
+		err = c.serveRequests()
+	}
 	switch {
 	case errors.Is(err, errStopped):
 		close(c.queue) // the writer writes what is owed, then closes
@@ -140,11 +149,18 @@ func (c *conn) serveRequests() error {
 			return err
 		}
 		req.Conn = c.info
+		res, gated := c.authenticate(req)
+		if gated && res.kind == resultInvalid {
+			c.srv.budget.Release(weight)
+			return fmt.Errorf("%w: %s before authentication", ErrUnauthenticated, kmsg.NameForKey(req.Key))
+		}
 		if c.log.IsTrace() {
 			c.log.Trace("request", "api", kmsg.NameForKey(req.Key), "version", req.Version, "correlation_id", req.CorrelationID)
 		}
 		started := time.Now()
-		res := c.dispatch(req)
+		if !gated {
+			res = c.dispatch(req)
+		}
 		handled := time.Now()
 		c.srv.budget.Release(weight)
 		sl := slot{correlationID: req.CorrelationID, key: req.Key, version: req.Version,
@@ -161,9 +177,9 @@ func (c *conn) serveRequests() error {
 			}
 			continue
 		case resultRespond:
-			sl.resp, sl.finish = res.resp, res.finish
+			sl.resp, sl.finish, sl.closeAfter = res.resp, res.finish, res.closeAfter
 		case resultLater:
-			sl.later, sl.finish = res.later, res.finish
+			sl.later, sl.finish, sl.closeAfter = res.later, res.finish, res.closeAfter
 		case resultClose:
 			sl.closeReason = res.err
 		default:
@@ -171,7 +187,7 @@ func (c *conn) serveRequests() error {
 		}
 		c.owed.Add(1)
 		c.queue <- sl
-		if sl.closeReason != nil {
+		if sl.closeReason != nil || sl.closeAfter != nil {
 			return errHandedToWriter
 		}
 	}
@@ -411,6 +427,10 @@ func (c *conn) writeLoop() {
 			sl.timing.WriteFinish = time.Now()
 			observe(sl.key, sl.timing)
 		}
+		if sl.closeAfter != nil {
+			c.close(sl.closeAfter)
+			return
+		}
 		c.owed.Add(-1)
 		c.touch()
 		<-c.tokens
@@ -471,7 +491,7 @@ func (c *conn) logClose(reason error) {
 	switch {
 	case isAny(ErrHandlerPanic, ErrBadResult, ErrResponseKey):
 		c.log.Error("closing connection", "reason", reason)
-	case isAny(ErrFrameSize, ErrMalformedHeader, ErrUnknownKey, ErrUnsupportedVersion, ErrMalformedRequest,
+	case isAny(ErrFrameSize, ErrMalformedHeader, ErrUnauthenticated, ErrAuthenticationFailed, ErrUnknownKey, ErrUnsupportedVersion, ErrMalformedRequest,
 		ErrClosedByHandler, ErrResponseAbandoned):
 		c.log.Warn("closing connection", "reason", reason)
 	case isAny(ErrIdleTimeout, ErrTruncatedFrame):

@@ -81,6 +81,8 @@ type Result struct {
 	resp  kmsg.Response        // resultRespond
 	later <-chan kmsg.Response // resultLater
 	err   error                // resultClose
+	// closeAfter closes the connection after a resultLater answer (authn.go).
+	closeAfter error
 	// finish runs on the response before it is written (OnResponse).
 	finish func(kmsg.Response) time.Duration
 }
