@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hashicorp/go-hclog"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -46,7 +47,18 @@ func FuzzACLRequests(f *testing.F) {
 			f.Add(uint8(i), v, s.AppendTo(nil))
 		}
 	}
-	b := startTestBroker(f, "", map[string]string{"authorizer.class.name": standardAuthorizer, "super.users": "User:fuzz"})
+	// A silent broker: the fuzz target must not log through f.
+	b, err := Start(Config{NodeID: 0, DataDir: f.TempDir(), Listen: "127.0.0.1:0", RaftListen: "127.0.0.1:0",
+		Properties: map[string]string{"authorizer.class.name": standardAuthorizer, "super.users": "User:fuzz"}, Logger: hclog.NewNullLogger()})
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Cleanup(func() { b.Shutdown(context.Background()) })
+	ready, cancelReady := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancelReady()
+	if err := b.WaitReady(ready); err != nil {
+		f.Fatal(err)
+	}
 	f.Fuzz(func(t *testing.T, kind uint8, version int16, body []byte) {
 		var req kmsg.Request
 		switch kind % 5 {
