@@ -17,7 +17,7 @@ const module = "github.com/petrel-broker/petrel"
 var allowedInternal = map[string][]string{
 	"":            {"cli"},
 	"cli":         {"broker"},
-	"broker":      {"rpc", "replication", "fsm", "metadata", "segment", "coordinator", "group", "txn", "metrics"},
+	"broker":      {"rpc", "replication", "fsm", "metadata", "segment", "coordinator", "group", "txn", "metrics", "auth"},
 	"coordinator": {"replication", "segment"},
 	"group":       {},
 	"txn":         {},
@@ -27,6 +27,7 @@ var allowedInternal = map[string][]string{
 	"segment":     {},
 	"metadata":    {},
 	"metrics":     {},
+	"auth":        {},
 	"integration": {"broker", "cli"},
 }
 
@@ -42,6 +43,7 @@ var allowedExternal = map[string][]string{
 	"group":       {"github.com/twmb/franz-go/pkg/kmsg", "github.com/twmb/franz-go/pkg/kerr"},
 	"metrics":     {"github.com/prometheus/client_golang", "github.com/armon/go-metrics"},
 	"txn":         {"github.com/twmb/franz-go/pkg/kmsg", "github.com/twmb/franz-go/pkg/kerr"},
+	"auth":        {"github.com/xdg-go/scram"},
 }
 
 // impure lists standard packages a pure state machine must not import (I/O and

@@ -60,8 +60,8 @@ func (b *Broker) handleMetadata(ctx context.Context, req *rpc.Request) rpc.Resul
 		br := im.Brokers[id]
 		mb := kmsg.NewMetadataResponseBroker()
 		mb.NodeID = id
-		if len(br.Listeners) > 0 {
-			mb.Host, mb.Port = br.Listeners[0].Host, br.Listeners[0].Port
+		if e, ok := endpointFor(br, req.Conn.ListenerName); ok {
+			mb.Host, mb.Port = e.Host, e.Port
 		}
 		if br.Rack != "" {
 			rack := br.Rack

@@ -31,7 +31,7 @@ func (b *Broker) handleFindCoordinator(ctx context.Context, req *rpc.Request) rp
 	answer := func(im *metadata.Image) kmsg.Response {
 		resp := r.ResponseKind().(*kmsg.FindCoordinatorResponse)
 		for _, key := range keys {
-			resp.Coordinators = append(resp.Coordinators, b.findCoordinator(im, r.CoordinatorType, key))
+			resp.Coordinators = append(resp.Coordinators, b.findCoordinator(im, r.CoordinatorType, key, req.Conn.ListenerName))
 		}
 		if r.Version < 4 {
 			c := resp.Coordinators[0]
@@ -58,7 +58,7 @@ func (b *Broker) handleFindCoordinator(ctx context.Context, req *rpc.Request) rp
 	return rpc.RespondLater(ch)
 }
 
-func (b *Broker) findCoordinator(im *metadata.Image, keyType int8, key string) kmsg.FindCoordinatorResponseCoordinator {
+func (b *Broker) findCoordinator(im *metadata.Image, keyType int8, key, listener string) kmsg.FindCoordinatorResponseCoordinator {
 	c := kmsg.NewFindCoordinatorResponseCoordinator()
 	c.Key, c.NodeID, c.Port = key, -1, -1
 	fail := func(code int16, msg string) kmsg.FindCoordinatorResponseCoordinator {
@@ -85,6 +85,7 @@ func (b *Broker) findCoordinator(im *metadata.Image, keyType int8, key string) k
 	if p.Leader < 0 || br == nil || br.Fenced || len(br.Listeners) == 0 {
 		return fail(kerr.CoordinatorNotAvailable.Code, "the "+what+"'s "+topic+" partition has no leader")
 	}
-	c.NodeID, c.Host, c.Port = p.Leader, br.Listeners[0].Host, br.Listeners[0].Port
+	e, _ := endpointFor(br, listener)
+	c.NodeID, c.Host, c.Port = p.Leader, e.Host, e.Port
 	return c
 }

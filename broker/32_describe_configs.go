@@ -139,9 +139,9 @@ func (b *Broker) describeBrokerConfig(r *kmsg.DescribeConfigsRequest, def config
 	case "log.dirs":
 		value, set = b.cfg.logsDir(), true
 	case "listeners":
-		value, set = "PLAINTEXT://"+b.listener.Addr().String(), true
+		value, set = b.listenersValue(false), true
 	case "advertised.listeners":
-		value, set = "PLAINTEXT://"+b.cfg.Advertised, true
+		value, set = b.listenersValue(true), true
 	default:
 		flagged = false
 	}

@@ -34,8 +34,8 @@ func (b *Broker) handleDescribeCluster(ctx context.Context, req *rpc.Request) rp
 		}
 		rb := kmsg.NewDescribeClusterResponseBroker()
 		rb.NodeID, rb.IsFenced = id, br.Fenced
-		if len(br.Listeners) > 0 {
-			rb.Host, rb.Port = br.Listeners[0].Host, br.Listeners[0].Port
+		if e, ok := endpointFor(br, req.Conn.ListenerName); ok {
+			rb.Host, rb.Port = e.Host, e.Port
 		}
 		if br.Rack != "" {
 			rack := br.Rack

@@ -89,10 +89,12 @@ func (b *Broker) registrationRequest() *kmsg.BrokerRegistrationRequest {
 	req.BrokerID = b.cfg.NodeID
 	req.ClusterID = b.Image().ClusterID
 	req.IncarnationID = b.incarnation
-	host, port := splitHostPort(b.cfg.Advertised)
-	l := kmsg.NewBrokerRegistrationRequestListener()
-	l.Name, l.Host, l.Port, l.SecurityProtocol = "PLAINTEXT", host, uint16(port), 0
-	req.Listeners = append(req.Listeners, l)
+	for _, bl := range b.listeners {
+		host, port := splitHostPort(bl.spec.Advertised)
+		l := kmsg.NewBrokerRegistrationRequestListener()
+		l.Name, l.Host, l.Port, l.SecurityProtocol = bl.spec.Name, host, uint16(port), securityProtocolIDs[bl.spec.Protocol]
+		req.Listeners = append(req.Listeners, l)
+	}
 	if rack := b.cfg.Properties["broker.rack"]; rack != "" {
 		req.Rack = &rack
 	}

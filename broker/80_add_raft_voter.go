@@ -77,7 +77,7 @@ func (b *Broker) joinLoop() {
 func (b *Broker) askToJoin(addr string) bool {
 	ctx, cancel := b.waitTimeout(context.Background(), 15*time.Second)
 	defer cancel()
-	cl, err := rpc.DialWith(ctx, b.dial, addr, fmt.Sprintf("petrel-join-%d", b.cfg.NodeID))
+	cl, err := b.dialBroker(ctx, addr, fmt.Sprintf("petrel-join-%d", b.cfg.NodeID))
 	if err != nil {
 		return false
 	}

@@ -34,7 +34,13 @@ type Broker struct {
 	machine  *fsm.FSM
 	raft     *raftNode
 	server   *rpc.Server
-	listener net.Listener
+	listener net.Listener // the first of listeners
+	// listeners are the Kafka listeners with their security (listeners.go).
+	listeners []boundListener
+	// interBroker dials other brokers' inter-broker listener with this broker's
+	// credentials; authFailures delays failed authentication answers (sasl.go).
+	interBroker  *interBrokerDialer
+	authFailures *authFailureLimiter
 
 	incarnation metadata.Uuid // random per process start
 
@@ -61,6 +67,8 @@ type Broker struct {
 	producerIDs   *producerIDManager
 	dial          rpc.DialFunc         // outgoing connections (tests inject faults)
 	throttles     replicationThrottles // KIP-73 replication quotas (throttle.go)
+	authz         authorization        // ACL authorizer (authorize.go)
+	quotas        clientQuotas         // client quotas (quotas.go)
 
 	draining chan struct{} // closed when shutdown starts: parked fetches answer at once
 	// shuttingDown is set when Shutdown starts: from then on heartbeats only ask for a
@@ -141,19 +149,13 @@ func Start(cfg Config) (*Broker, error) {
 	}
 	b.partitions = pm
 
-	ln := cfg.KafkaListener
-	if ln == nil {
-		if ln, err = net.Listen("tcp", cfg.Listen); err != nil {
-			pm.close()
-			return nil, fmt.Errorf("kafka listener %s: %w", cfg.Listen, err)
-		}
-	}
-	b.listener = ln
-	if b.cfg.Advertised == "" {
-		b.cfg.Advertised = ln.Addr().String()
+	b.authFailures = newAuthFailureLimiter(cfg.durationMs("connection.failed.authentication.delay.ms"))
+	if err := b.openListeners(); err != nil {
+		pm.close()
+		return nil, err
 	}
 	if b.raft, err = startRaft(&b.cfg, b.machine, b.dial, b.logger.Named("raft")); err != nil {
-		ln.Close()
+		b.closeListeners()
 		pm.close()
 		return nil, err
 	}
@@ -166,16 +168,12 @@ func Start(cfg Config) (*Broker, error) {
 	}, b.newRegistry())
 	if err := b.startMetricsServer(); err != nil {
 		b.server.Close()
-		ln.Close()
+		b.closeListeners()
 		b.raft.close()
 		pm.close()
 		return nil, err
 	}
-	b.goLoop("kafka listener", func() {
-		if err := b.server.Serve(ln); err != nil {
-			b.logger.Error("kafka listener stopped", "error", err)
-		}
-	})
+	b.serveListeners()
 	b.goLoop("leader watch", b.watchLeader)
 	b.goLoop("controller", b.controllerLoop)
 	b.goLoop("broker lifecycle", b.lifecycleLoop)
@@ -190,7 +188,7 @@ func Start(cfg Config) (*Broker, error) {
 		b.cleaner.Store(c)
 		c.start(b)
 	}
-	b.logger.Info("broker started", "node_id", cfg.NodeID, "listener", ln.Addr().String(),
+	b.logger.Info("broker started", "node_id", cfg.NodeID, "listeners", b.listenersValue(false),
 		"raft", string(b.raft.transport.LocalAddr()), "data_dir", cfg.DataDir)
 	return b, nil
 }
@@ -235,14 +233,13 @@ func (b *Broker) ControllerEpoch() uint64 {
 	return term
 }
 
-// connectToBroker dials another broker's Kafka listener (follower fetches).
+// connectToBroker dials another broker's inter-broker listener (follower fetches).
 func (b *Broker) connectToBroker(ctx context.Context, id int32) (*rpc.Client, error) {
-	br, ok := b.Image().Brokers[id]
-	if !ok || len(br.Listeners) == 0 {
+	addr, ok := b.interBrokerAddr(b.Image().Brokers[id])
+	if !ok {
 		return nil, fmt.Errorf("broker %d has no known address", id)
 	}
-	addr := fmt.Sprintf("%s:%d", br.Listeners[0].Host, br.Listeners[0].Port)
-	return rpc.DialWith(ctx, b.dial, addr, fmt.Sprintf("%s%d", forwardedClientPrefix, b.cfg.NodeID))
+	return b.dialBroker(ctx, addr, fmt.Sprintf("%s%d", forwardedClientPrefix, b.cfg.NodeID))
 }
 
 // Snapshot forces a Raft snapshot of the metadata image (tests and operators).

@@ -25,6 +25,14 @@ func (b *Broker) clusterOpsLocal(ctx context.Context, req kmsg.Request) (kmsg.Re
 		return b.alterConfigs(ctx, r), true
 	case *kmsg.ElectLeadersRequest:
 		return b.electLeaders(ctx, r), true
+	case *kmsg.CreateACLsRequest:
+		return b.createACLs(ctx, r), true
+	case *kmsg.DeleteACLsRequest:
+		return b.deleteACLs(ctx, r), true
+	case *kmsg.AlterClientQuotasRequest:
+		return b.alterClientQuotas(ctx, r), true
+	case *kmsg.AlterUserSCRAMCredentialsRequest:
+		return b.alterUserScramCredentials(ctx, r), true
 	}
 	return nil, false
 }
@@ -52,6 +60,15 @@ func clusterOpsNotController(req kmsg.Request, resp kmsg.Response, code int16, c
 		}
 	case *kmsg.ElectLeadersResponse:
 		r.ErrorCode = code
+	case *kmsg.AlterUserSCRAMCredentialsResponse:
+		ar := req.(*kmsg.AlterUserSCRAMCredentialsRequest)
+		for _, u := range scramUserNames(ar) {
+			rr := kmsg.NewAlterUserSCRAMCredentialsResponseResult()
+			rr.User, rr.ErrorCode, rr.ErrorMessage = u, code, errorMessage(cause)
+			r.Results = append(r.Results, rr)
+		}
+	default:
+		securityNotController(req, resp, code, cause)
 	}
 }
 

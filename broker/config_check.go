@@ -18,6 +18,9 @@ func (c *Config) checkProperties() (warnings []string, err error) {
 		src := c.propertySource(name)
 		def, ok := brokerConfigByName[name]
 		if !ok {
+			def, ok = listenerPropertyDef(name)
+		}
+		if !ok {
 			warnings = append(warnings, unknownPropertyWarning(name, src))
 			continue
 		}
@@ -25,7 +28,7 @@ func (c *Config) checkProperties() (warnings []string, err error) {
 			errs = append(errs, err.Error())
 			continue
 		}
-		if def.Flag != "" {
+		if def.Flag != "" && !listenerFlagProperty(name) {
 			warnings = append(warnings, fmt.Sprintf("The configuration '%s' was supplied (%s) but Petrel takes it from %s; the value is ignored", name, src, def.Flag))
 		}
 		if w := limitWarning(def, value); w != "" {

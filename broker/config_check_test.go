@@ -27,10 +27,10 @@ func TestCheckProperties_Warnings(t *testing.T) {
 		{"num.partition", "3", "did you mean num.partitions?"},
 		{"retention.ms", "1000", "isn't a known config; did you mean log.retention.ms?"},
 		{"completely.different.thing", "1", "isn't a known config"},
-		{"ssl.keystore.location", "/k", "Petrel does not implement it yet (TLS and SASL are not implemented yet); it is ignored"},
-		{"listener.name.sasl_plaintext.plain.sasl.jaas.config", `x required username="a";`, "Petrel does not implement it yet"},
+		{"ssl.cipher.suites", "TLS_AES_128_GCM_SHA256", "Petrel does not implement it yet (this TLS or SASL setting is not implemented"},
+		{"listener.name.sasl_plaintext.gssapi.sasl.kerberos.service.name", "kafka", "Petrel does not implement it yet"},
 		{"process.roles", "broker,controller", "Petrel does not implement it yet (Petrel's Raft quorum is configured by --voters"},
-		{"listeners", "PLAINTEXT://a:1,SSL://b:2", "The configuration 'listeners' was supplied (--set) but Petrel takes it from --listen; the value is ignored"},
+		{"node.id", "4", "The configuration 'node.id' was supplied (--set) but Petrel takes it from --node-id; the value is ignored"},
 		{"compression.type", "zstd", "Invalid value zstd for configuration compression.type: Petrel supports only producer"},
 	}
 	for _, tt := range tests {

@@ -60,12 +60,23 @@ func (c *Config) effectiveProperties() []EffectiveProperty {
 		if from != "" && from != name {
 			p.From = from + "=" + c.Properties[from]
 		}
+		if sensitiveName(name) && p.Value != "" {
+			p.Value = "[hidden]"
+		}
 		out = append(out, p)
 	}
 	for _, name := range sortedKeys(c.Properties) {
 		def, known := brokerConfigByName[name]
+		if !known {
+			def, known = listenerPropertyDef(name)
+			if known {
+				def.Flag = ""
+			}
+		}
 		p := EffectiveProperty{Name: name, Value: c.Properties[name], Source: c.propertySource(name)}
 		switch {
+		case known && def.Flag != "" && listenerFlagProperty(name):
+			continue // shown above, the property winning over the flag
 		case known && def.Flag != "":
 			p.Status = "ignored (from " + def.Flag + ")"
 		case known:
@@ -94,8 +105,13 @@ func (c *Config) flagProperty(def configDef) EffectiveProperty {
 		p.Value = c.logsDir()
 	case "listeners":
 		p.Value = "PLAINTEXT://" + c.Listen
+		if v, ok := c.Properties[def.Name]; ok {
+			p.Value, p.Source = v, c.propertySource(def.Name)
+		}
 	case "advertised.listeners":
-		if c.Advertised == "" {
+		if v, ok := c.Properties[def.Name]; ok {
+			p.Value, p.Source = v, c.propertySource(def.Name)
+		} else if c.Advertised == "" {
 			p.Value, p.Source = "", SourceDefault
 		} else {
 			p.Value = "PLAINTEXT://" + c.Advertised

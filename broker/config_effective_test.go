@@ -25,8 +25,8 @@ func TestCheckConfig_EffectiveValuesAndSources(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(warnings) != 3 {
-		t.Errorf("warnings %q, expected 3 (listeners ignored, ssl not implemented, typo)", warnings)
+	if len(warnings) != 1 {
+		t.Errorf("warnings %q, expected 1 (typo)", warnings)
 	}
 	type row struct{ value, source, from, status string }
 	got := map[string][]row{}
@@ -41,9 +41,9 @@ func TestCheckConfig_EffectiveValuesAndSources(t *testing.T) {
 		"default.replication.factor": {{"1", SourceDefault, "", ""}},
 		"node.id":                    {{"3", "--node-id", "", ""}},
 		"log.dirs":                   {{"/data/3/logs", "--data-dir", "", ""}},
-		"listeners":                  {{"PLAINTEXT://127.0.0.1:9092", "--listen", "", ""}, {"PLAINTEXT://a:1,SSL://b:2", SourceSet, "", "ignored (from --listen)"}},
+		"listeners":                  {{"PLAINTEXT://a:1,SSL://b:2", SourceSet, "", ""}},
 		"advertised.listeners":       {{"", SourceDefault, "", ""}},
-		"ssl.keystore.password":      {{"[hidden]", SourceSet, "", "not implemented"}},
+		"ssl.keystore.password":      {{"[hidden]", SourceSet, "", ""}},
 		"log.retention.hour":         {{"2", SourceSet, "", "unknown"}},
 	}
 	for name, w := range want {

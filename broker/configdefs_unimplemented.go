@@ -13,8 +13,7 @@ type unimplementedConfig struct {
 const (
 	noteKRaft      = "Petrel's Raft quorum is configured by --voters, --raft-listen and --join"
 	noteListener   = "Petrel has one PLAINTEXT listener, set by --listen and --advertised"
-	noteSecurity   = "TLS and SASL are not implemented yet"
-	noteAuthorizer = "ACLs are not implemented yet"
+	noteSecurity   = "this TLS or SASL setting is not implemented (docs/security.md lists those that are)"
 	noteThreads    = "Petrel runs one goroutine per connection and sizes its own work"
 	noteCompaction = "the log cleaner sizes its own read and write buffers"
 	noteGroups     = "the consumer group protocol of KIP-848 is not implemented yet (the classic protocol is)"
@@ -50,9 +49,6 @@ var unimplementedBrokerConfigs = []unimplementedConfig{
 	{Name: "max.connections.per.ip", Note: "connection limits are not implemented yet"},
 	{Name: "max.connections.per.ip.overrides", Note: "connection limits are not implemented yet"},
 	// Security.
-	{Name: "authorizer.class.name", Note: noteAuthorizer},
-	{Name: "super.users", Note: noteAuthorizer},
-	{Name: "allow.everyone.if.no.acl.found", Note: noteAuthorizer},
 	{Name: "principal.builder.class", Note: noteSecurity},
 	{Name: "connections.max.reauth.ms", Note: noteSecurity},
 	{Name: "delegation.token.secret.key", Note: noteSecurity},
@@ -103,8 +99,6 @@ var unimplementedBrokerConfigs = []unimplementedConfig{
 	{Name: "group.consumer.session.timeout.ms", Note: noteGroups},
 	// Producers and transactions.
 	// Quotas.
-	{Name: "quota.window.num", Note: noteQuotas},
-	{Name: "quota.window.size.seconds", Note: noteQuotas},
 	{Name: "replication.quota.window.num", Note: noteQuotas},
 	{Name: "replication.quota.window.size.seconds", Note: noteQuotas},
 	{Name: "client.quota.callback.class", Note: noteQuotas},

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 
+	"github.com/petrel-broker/petrel/auth"
 	"github.com/petrel-broker/petrel/coordinator"
 	"github.com/petrel-broker/petrel/metadata"
 	"github.com/petrel-broker/petrel/replication"
@@ -43,6 +44,13 @@ var errorTable = []struct {
 	{metadata.ErrElectionNotNeeded, kerr.ElectionNotNeeded.Code},
 	{metadata.ErrPreferredLeaderNotAvailable, kerr.PreferredLeaderNotAvailable.Code},
 	{metadata.ErrEligibleLeadersNotAvailable, kerr.EligibleLeadersNotAvailable.Code},
+	{metadata.ErrUnknownScramCredential, kerr.ResourceNotFound.Code},
+	{auth.ErrAuthenticationFailed, kerr.SaslAuthenticationFailed.Code},
+	{auth.ErrMalformedMessage, kerr.SaslAuthenticationFailed.Code},
+	{auth.ErrUnsupportedMechanism, kerr.UnsupportedSaslMechanism.Code},
+	{auth.ErrInvalidCredential, kerr.UnacceptableCredential.Code},
+	{auth.ErrInvalidJAAS, kerr.InvalidConfig.Code},
+	{auth.ErrInvalidTLSConfig, kerr.InvalidConfig.Code},
 	{replication.ErrNotLeader, kerr.NotLeaderForPartition.Code},
 	{replication.ErrPartitionStopped, kerr.NotLeaderForPartition.Code},
 	{replication.ErrFencedLeaderEpoch, kerr.FencedLeaderEpoch.Code},
@@ -70,6 +78,13 @@ var errorTable = []struct {
 	{coordinator.ErrNotCoordinator, kerr.NotCoordinator.Code},
 	{coordinator.ErrLoadInProgress, kerr.CoordinatorLoadInProgress.Code},
 	{coordinator.ErrClosed, kerr.NotCoordinator.Code},
+	{ErrTopicAuthorizationFailed, kerr.TopicAuthorizationFailed.Code},
+	{ErrGroupAuthorizationFailed, kerr.GroupAuthorizationFailed.Code},
+	{ErrClusterAuthorizationFailed, kerr.ClusterAuthorizationFailed.Code},
+	{ErrTransactionalIDAuthorizationFailed, kerr.TransactionalIDAuthorizationFailed.Code},
+	{ErrOperationNotAttempted, kerr.OperationNotAttempted.Code},
+	{auth.ErrInvalidACL, kerr.InvalidRequest.Code},
+	{auth.ErrInvalidQuota, kerr.InvalidRequest.Code},
 	{context.DeadlineExceeded, kerr.RequestTimedOut.Code},
 	{context.Canceled, kerr.RequestTimedOut.Code},
 }

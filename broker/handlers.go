@@ -41,10 +41,11 @@ func (b *Broker) newRegistry() *rpc.Registry {
 	for _, a := range apis {
 		h := a.handle
 		var handler rpc.Handler = func(ctx context.Context, req *rpc.Request) rpc.Result { return h(b, ctx, req) }
+		handler = b.withAuthorization(handler) // authorize.go
 		if a.internal {
 			reg.RegisterInternal(int16(a.key), a.min, a.max, handler)
 		} else {
-			reg.Register(int16(a.key), a.min, a.max, b.untilReady(a.key, handler))
+			reg.Register(int16(a.key), a.min, a.max, b.untilReady(a.key, b.withQuotas(a.key, handler)))
 		}
 	}
 	return reg

@@ -238,10 +238,10 @@ func (c *controllerClients) call(ctx context.Context, b *Broker, req kmsg.Reques
 	id := b.ControllerID()
 	im := b.Image()
 	br, ok := im.Brokers[id]
-	if id < 0 || !ok || len(br.Listeners) == 0 {
+	addr, known := b.interBrokerAddr(br)
+	if id < 0 || !ok || !known {
 		return nil, fmt.Errorf("%w: controller %d has no known address yet", ErrNotController, id)
 	}
-	addr := fmt.Sprintf("%s:%d", br.Listeners[0].Host, br.Listeners[0].Port)
 	c.mu.Lock()
 	if c.client != nil && (c.addr != addr || c.client.Err() != nil) {
 		c.client.Close()
@@ -252,7 +252,7 @@ func (c *controllerClients) call(ctx context.Context, b *Broker, req kmsg.Reques
 	if cl == nil {
 		// Dial without the lock held; if another caller installed a client meanwhile,
 		// use that one.
-		dialed, err := rpc.DialWith(ctx, b.dial, addr, fmt.Sprintf("%s%d", forwardedClientPrefix, b.cfg.NodeID))
+		dialed, err := b.dialBroker(ctx, addr, fmt.Sprintf("%s%d", forwardedClientPrefix, b.cfg.NodeID))
 		if err != nil {
 			return nil, err
 		}

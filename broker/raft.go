@@ -48,6 +48,11 @@ func startRaft(cfg *Config, machine *fsm.FSM, dial rpc.DialFunc, logger hclog.Lo
 			return nil, fmt.Errorf("raft listener %s: %w", cfg.RaftListen, err)
 		}
 	}
+	if ln, dial, err = secureRaft(cfg, ln, dial); err != nil {
+		ln.Close()
+		store.Close()
+		return nil, err
+	}
 	transport := raft.NewNetworkTransportWithConfig(&raft.NetworkTransportConfig{
 		Stream:  &streamLayer{Listener: ln, dial: dial},
 		MaxPool: 3,

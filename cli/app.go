@@ -50,6 +50,7 @@ func newApp(stdout, stderr io.Writer) *ucli.App {
 			clusterCommand(),
 			producersCommand(),
 			configsCommand(),
+			usersCommand(),
 			leaderElectionCommand(),
 			deleteRecordsCommand(),
 			logDirsCommand(),
@@ -57,6 +58,8 @@ func newApp(stdout, stderr io.Writer) *ucli.App {
 			perfCommand(),
 			reassignCommand(),
 			topCommand(),
+			aclsCommand(),
+			quotasCommand(),
 		},
 		// Errors are printed once by RunWithIO.
 		ExitErrHandler: func(*ucli.Context, error) {},

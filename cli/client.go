@@ -45,6 +45,7 @@ func clientFlags() []ucli.Flag {
 			Usage: "how long to wait for the cluster to answer (connect, metadata, admin requests, record delivery)",
 			Value: defaultTimeout,
 		},
+		commandConfigFlag(),
 	}
 }
 
@@ -83,6 +84,11 @@ func newKafkaClient(c *ucli.Context, opts ...kgo.Opt) (*kafkaClient, error) {
 		kgo.WithHooks(dials),
 		kgo.WithLogger(newKgoLogger(newLogger(c).Named("client"))),
 	}
+	secure, err := securityOpts(c, min(timeout, 5*time.Second))
+	if err != nil {
+		return nil, err
+	}
+	base = append(base, secure...)
 	cl, err := kgo.NewClient(append(base, opts...)...)
 	if err != nil {
 		return nil, fmt.Errorf("kafka client: %w", err)

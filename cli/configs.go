@@ -19,7 +19,7 @@ import (
 func configsCommand() *ucli.Command {
 	entityFlags := func(extra ...ucli.Flag) []ucli.Flag {
 		return withClientFlags(append([]ucli.Flag{
-			&ucli.StringFlag{Name: "entity-type", Usage: "topics or brokers", Required: true},
+			&ucli.StringFlag{Name: "entity-type", Usage: "topics, brokers, or users (SCRAM credentials)", Required: true},
 			&ucli.StringFlag{Name: "entity-name", Usage: "the topic name or broker id"},
 			&ucli.BoolFlag{Name: "entity-default", Usage: "the cluster-wide default broker configs"},
 		}, extra...)...)
@@ -99,6 +99,9 @@ func (e configEntity) describeHeader(all bool) string {
 
 func runConfigsDescribe(c *ucli.Context) error {
 	if _, err := commandArgs(c); err != nil {
+		return err
+	}
+	if handled, err := scramViaConfigs(c, false); handled {
 		return err
 	}
 	e, err := parseConfigEntity(c)
@@ -187,6 +190,9 @@ func formatConfigEntry(cfg kadm.Config) string {
 
 func runConfigsAlter(c *ucli.Context) error {
 	if _, err := commandArgs(c); err != nil {
+		return err
+	}
+	if handled, err := scramViaConfigs(c, true); handled {
 		return err
 	}
 	e, err := parseConfigEntity(c)

@@ -59,12 +59,23 @@ type Image struct {
 	// NextProducerID is the first producer id not yet allocated to any broker
 	// (ProducerIdsRecord); it only grows.
 	NextProducerID int64 `json:"nextProducerId"`
+	// ACLs are the access control entries by id (image_acl.go).
+	ACLs map[Uuid]AccessControlEntryRecord `json:"acls,omitempty"`
+	// ClientQuotas are the client quotas by QuotaEntityKey (image_acl.go).
+	ClientQuotas map[string]*ClientQuota `json:"clientQuotas,omitempty"`
+	// ScramCredentials are the SCRAM credentials by user and mechanism type (scram.go);
+	// the inner maps are replaced, never modified.
+	ScramCredentials map[string]map[int8]ScramCredential `json:"scramCredentials,omitempty"`
 
 	// fresh, only while Apply builds this image, holds the topics this entry created or
 	// copied: no reader has seen them, so their Partitions slices may change in place.
 	// Without it an entry of n partition records of one topic would copy the slice n
 	// times (quadratic: seconds for 10,000 partitions).
 	fresh map[*Topic]bool
+	// aclsOwned and quotasOwned, only while Apply builds this image, say that its ACLs
+	// and ClientQuotas maps are this entry's own copies (image_acl.go): copied once per
+	// entry, not once per record.
+	aclsOwned, quotasOwned bool
 }
 
 // ownTopic returns a topic of this entry's own for t, copying t (and its partitions
@@ -150,6 +161,7 @@ func (im *Image) clone() *Image {
 	c.TopicIDs = maps.Clone(im.TopicIDs)
 	c.Configs = maps.Clone(im.Configs)
 	c.ConfigList = nil
+	c.aclsOwned, c.quotasOwned = false, false
 	return &c
 }
 
@@ -260,7 +272,11 @@ func (im *Image) apply(offset uint64, r Record) error {
 			return fmt.Errorf("%w: %d", ErrUnknownBroker, r.BrokerID)
 		}
 		im.NextProducerID = r.NextProducerID
+	case AccessControlEntryRecord, RemoveAccessControlEntryRecord, ClientQuotaRecord:
+		return im.applySecurity(r)
 	case NoOpRecord:
+	case UserScramCredentialRecord, RemoveUserScramCredentialRecord:
+		return im.applyScram(r)
 	default:
 		return fmt.Errorf("%w: cannot apply %T", ErrInvalidRecord, r)
 	}

@@ -22,8 +22,11 @@ const (
 	UnfenceBrokerRecordType    RecordType = 8
 	RemoveTopicRecordType      RecordType = 9
 	ProducerIdsRecordType      RecordType = 15
-	NoOpRecordType             RecordType = 20
-	ClusterRecordType          RecordType = 1000 // Petrel: the cluster id, first record of the log
+	// UserScramCredentialRecordType and RemoveUserScramCredentialRecordType: scram.go.
+	UserScramCredentialRecordType       RecordType = 11
+	RemoveUserScramCredentialRecordType RecordType = 22
+	NoOpRecordType                      RecordType = 20
+	ClusterRecordType                   RecordType = 1000 // Petrel: the cluster id, first record of the log
 )
 
 // Record is one replicated metadata record.
@@ -238,6 +241,13 @@ func newRecord(t RecordType) (Record, error) {
 		return &NoOpRecord{}, nil
 	case ProducerIdsRecordType:
 		return &ProducerIdsRecord{}, nil
+	case UserScramCredentialRecordType:
+		return &UserScramCredentialRecord{}, nil
+	case RemoveUserScramCredentialRecordType:
+		return &RemoveUserScramCredentialRecord{}, nil
+	}
+	if r := newSecurityRecord(t); r != nil {
+		return r, nil
 	}
 	return nil, fmt.Errorf("%w: unknown record type %d", ErrInvalidRecord, t)
 }
@@ -268,6 +278,13 @@ func derefRecord(r Record) Record {
 		return *v
 	case *ProducerIdsRecord:
 		return *v
+	case *UserScramCredentialRecord:
+		return *v
+	case *RemoveUserScramCredentialRecord:
+		return *v
+	}
+	if v, ok := derefSecurityRecord(r); ok {
+		return v
 	}
 	return r
 }

@@ -32,8 +32,13 @@ type slot struct {
 	resp        kmsg.Response
 	later       <-chan kmsg.Response
 	closeReason error
+	// closeAfter, when set, closes the connection for this reason once the response is
+	// written (a failed authentication).
+	closeAfter error
 	// timing is filled in as the request goes (ServerConfig.ObserveRequest).
 	timing RequestTiming
+	// finish is Result.OnResponse's function, or nil.
+	finish func(kmsg.Response) time.Duration
 }
 
 // conn is one client connection: a reader goroutine that reads frames, decodes them
@@ -72,8 +77,15 @@ type conn struct {
 	done      chan struct{}
 	closeOnce sync.Once
 
+	// mutedUntil is the UnixNano time until which the reader reads no request: a
+	// client quota throttle (Result.OnResponse), set by the writer.
+	mutedUntil atomic.Int64
+
 	// sizeBuf holds a frame's size prefix. Reader goroutine only.
 	sizeBuf [4]byte
+
+	// security is the listener's TLS and SASL state (authn.go). Reader goroutine only.
+	security connSecurity
 }
 
 // newConn prepares a connection; the caller starts readLoop and writeLoop.
@@ -98,7 +110,10 @@ func newConn(s *Server, nc net.Conn, id uint64) *conn {
 // readLoop is the reader goroutine.
 func (c *conn) readLoop() {
 	defer c.srv.wg.Done()
-	err := c.serveRequests()
+	err := c.handshakeTLS()
+	if err == nil {
+		err = c.serveRequests()
+	}
 	switch {
 	case errors.Is(err, errStopped):
 		close(c.queue) // the writer writes what is owed, then closes
@@ -119,6 +134,9 @@ func (c *conn) serveRequests() error {
 		case <-c.ctx.Done():
 			return net.ErrClosed // already closed; close below is a no-op
 		}
+		if err := c.waitUnmuted(); err != nil {
+			return err
+		}
 		frame, err := c.readFrame()
 		if err != nil {
 			return err
@@ -131,11 +149,18 @@ func (c *conn) serveRequests() error {
 			return err
 		}
 		req.Conn = c.info
+		res, gated := c.authenticate(req)
+		if gated && res.kind == resultInvalid {
+			c.srv.budget.Release(weight)
+			return fmt.Errorf("%w: %s before authentication", ErrUnauthenticated, kmsg.NameForKey(req.Key))
+		}
 		if c.log.IsTrace() {
 			c.log.Trace("request", "api", kmsg.NameForKey(req.Key), "version", req.Version, "correlation_id", req.CorrelationID)
 		}
 		started := time.Now()
-		res := c.dispatch(req)
+		if !gated {
+			res = c.dispatch(req)
+		}
 		handled := time.Now()
 		c.srv.budget.Release(weight)
 		sl := slot{correlationID: req.CorrelationID, key: req.Key, version: req.Version,
@@ -152,9 +177,9 @@ func (c *conn) serveRequests() error {
 			}
 			continue
 		case resultRespond:
-			sl.resp = res.resp
+			sl.resp, sl.finish, sl.closeAfter = res.resp, res.finish, res.closeAfter
 		case resultLater:
-			sl.later = res.later
+			sl.later, sl.finish, sl.closeAfter = res.later, res.finish, res.closeAfter
 		case resultClose:
 			sl.closeReason = res.err
 		default:
@@ -162,7 +187,7 @@ func (c *conn) serveRequests() error {
 		}
 		c.owed.Add(1)
 		c.queue <- sl
-		if sl.closeReason != nil {
+		if sl.closeReason != nil || sl.closeAfter != nil {
 			return errHandedToWriter
 		}
 	}
@@ -201,6 +226,30 @@ func (c *conn) apiVersions(req *Request) Result {
 	return Respond(c.srv.reg.ApiVersionsResponse(req.Version))
 }
 
+// waitUnmuted waits until a client quota throttle has passed, or the connection
+// stops or closes.
+func (c *conn) waitUnmuted() error {
+	until := c.mutedUntil.Load()
+	if until == 0 {
+		return nil
+	}
+	d := time.Until(time.Unix(0, until))
+	if d <= 0 {
+		return nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		c.touch()
+		return nil
+	case <-c.stop:
+		return errStopped
+	case <-c.ctx.Done():
+		return net.ErrClosed
+	}
+}
+
 // initialFrameBuffer is the first allocation for a request body; larger bodies grow as
 // their bytes arrive.
 const initialFrameBuffer = 1 << 20
@@ -229,6 +278,11 @@ func (c *conn) readFrame() ([]byte, error) {
 			return nil, err
 		}
 		frame = frame[:len(frame)+len(chunk)]
+	}
+	// A request that arrived while the connection is muted by a quota throttle waits
+	// here, before it takes any of the budget.
+	if err := c.waitUnmuted(); err != nil {
+		return nil, err
 	}
 	weight := min(int64(size), c.srv.cfg.QueuedMaxRequestBytes)
 	if err := c.srv.budget.Acquire(c.ctx, weight); err != nil {
@@ -373,20 +427,32 @@ func (c *conn) writeLoop() {
 			sl.timing.WriteFinish = time.Now()
 			observe(sl.key, sl.timing)
 		}
+		if sl.closeAfter != nil {
+			c.close(sl.closeAfter)
+			return
+		}
 		c.owed.Add(-1)
 		c.touch()
 		<-c.tokens
 	}
 }
 
-// writeResponse encodes resp at the slot's version with throttle 0 and writes it.
+// writeResponse encodes resp at the slot's version with throttle 0 (or the throttle
+// its OnResponse function asks for, muting the connection) and writes it.
 func (c *conn) writeResponse(sl slot, resp kmsg.Response) error {
 	if resp.Key() != sl.key {
 		return fmt.Errorf("%w: %s response to a %s request", ErrResponseKey, kmsg.NameForKey(resp.Key()), kmsg.NameForKey(sl.key))
 	}
 	resp.SetVersion(sl.version)
+	var throttle time.Duration
+	if sl.finish != nil {
+		throttle = max(sl.finish(resp), 0)
+	}
 	if t, ok := resp.(kmsg.SetThrottleResponse); ok {
-		t.SetThrottle(0)
+		t.SetThrottle(int32(min(throttle.Milliseconds(), 1<<31-1)))
+	}
+	if throttle > 0 {
+		c.mutedUntil.Store(time.Now().Add(throttle).UnixNano())
 	}
 	if pr, ok := resp.(PartsResponse); ok {
 		return c.writeParts(sl, pr)
@@ -443,7 +509,7 @@ func (c *conn) logClose(reason error) {
 	switch {
 	case isAny(ErrHandlerPanic, ErrBadResult, ErrResponseKey, ErrShortSection):
 		c.log.Error("closing connection", "reason", reason)
-	case isAny(ErrFrameSize, ErrMalformedHeader, ErrUnknownKey, ErrUnsupportedVersion, ErrMalformedRequest,
+	case isAny(ErrFrameSize, ErrMalformedHeader, ErrUnauthenticated, ErrAuthenticationFailed, ErrUnknownKey, ErrUnsupportedVersion, ErrMalformedRequest,
 		ErrClosedByHandler, ErrResponseAbandoned):
 		c.log.Warn("closing connection", "reason", reason)
 	case isAny(ErrIdleTimeout, ErrTruncatedFrame):

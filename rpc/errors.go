@@ -40,6 +40,15 @@ var (
 	ErrShortSection = errors.New("rpc: file section shorter than announced")
 	// ErrHandlerPanic means a handler panicked; the panic is logged with its stack.
 	ErrHandlerPanic = errors.New("rpc: handler panicked")
+	// ErrUnauthenticated means a request other than ApiVersions, SaslHandshake and
+	// SaslAuthenticate arrived on a SASL listener before authentication, or after the
+	// session expired (KIP-368).
+	ErrUnauthenticated = errors.New("rpc: request before authentication")
+	// ErrAuthenticationFailed means a SASL exchange failed; the failure was answered
+	// (SASL_AUTHENTICATION_FAILED or UNSUPPORTED_SASL_MECHANISM) before the close.
+	ErrAuthenticationFailed = errors.New("rpc: authentication failed")
+	// ErrTLSHandshake means the TLS handshake of a connection failed.
+	ErrTLSHandshake = errors.New("rpc: TLS handshake failed")
 	// ErrServerClosed means the server closed the connection on Close or at the end of
 	// Shutdown.
 	ErrServerClosed = errors.New("rpc: server closed")

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -80,11 +81,33 @@ type Result struct {
 	resp  kmsg.Response        // resultRespond
 	later <-chan kmsg.Response // resultLater
 	err   error                // resultClose
+	// closeAfter closes the connection after a resultLater answer (authn.go).
+	closeAfter error
+	// finish runs on the response before it is written (OnResponse).
+	finish func(kmsg.Response) time.Duration
+}
+
+// OnResponse has f run on the response (immediate or later) just before it is
+// written, on the connection's writer goroutine. f may change the response; the
+// duration it returns is Kafka's client quota throttle (KIP-219): a positive one is
+// written as the response's throttle_time_ms and the connection is muted — no further
+// request is read — until it has passed. Several OnResponse calls run in order and the
+// longest throttle wins. It has no effect on NoResponse or CloseConnection.
+func (r Result) OnResponse(f func(kmsg.Response) time.Duration) Result {
+	if f == nil {
+		return r
+	}
+	if prev := r.finish; prev != nil {
+		r.finish = func(resp kmsg.Response) time.Duration { return max(prev(resp), f(resp)) }
+	} else {
+		r.finish = f
+	}
+	return r
 }
 
 // Respond writes resp once every earlier response on the connection is written. The
 // response then belongs to rpc: its version is forced to the request's and its throttle
-// to 0. A nil resp closes the connection.
+// to 0 (or what OnResponse asks for). A nil resp closes the connection.
 func Respond(resp kmsg.Response) Result {
 	if resp == nil {
 		return Result{kind: resultClose, err: fmt.Errorf("%w: Respond(nil)", ErrBadResult)}

@@ -147,8 +147,13 @@ func NewServer(cfg ServerConfig, reg *Registry) *Server {
 // Serve accepts connections on ln until Shutdown or Close, then returns nil. It returns
 // an accept error that is not temporary. Serve closes ln when it returns, and may run
 // on several listeners at once. Called after Shutdown or Close, it closes ln and
-// returns nil.
+// returns nil. Its connections are PLAINTEXT, on the listener named PLAINTEXT.
 func (s *Server) Serve(ln net.Listener) error {
+	return s.ServeListener(ln, plaintextListener)
+}
+
+// ServeListener is Serve with the listener's name and security (TLS, SASL).
+func (s *Server) ServeListener(ln net.Listener, lc ListenerConfig) error {
 	s.mu.Lock()
 	if s.state != stateRunning {
 		s.mu.Unlock()
@@ -157,7 +162,7 @@ func (s *Server) Serve(ln net.Listener) error {
 	}
 	s.listeners = append(s.listeners, ln)
 	s.mu.Unlock()
-	s.log.Info("serving Kafka protocol", "addr", ln.Addr().String())
+	s.log.Info("serving Kafka protocol", "addr", ln.Addr().String(), "listener", lc.Name)
 	defer func() {
 		s.forgetListener(ln)
 		_ = ln.Close()
@@ -186,7 +191,7 @@ func (s *Server) Serve(ln net.Listener) error {
 			continue
 		}
 		backoff = 0
-		s.startConn(nc)
+		s.startConn(nc, &lc)
 	}
 }
 
@@ -302,8 +307,9 @@ func (s *Server) forgetListener(ln net.Listener) {
 
 // startConn registers nc and starts its reader and writer, or closes nc if the server
 // is no longer running.
-func (s *Server) startConn(nc net.Conn) {
+func (s *Server) startConn(nc net.Conn, lc *ListenerConfig) {
 	c := newConn(s, nc, s.nextConnID.Add(1))
+	c.setListener(lc)
 	s.mu.Lock()
 	if s.state != stateRunning {
 		s.mu.Unlock()

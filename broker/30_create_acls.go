@@ -1,0 +1,88 @@
+package broker
+
+// CreateAcls (key 30), v0-3: forwarded to the controller, which validates each
+// creation (INVALID_REQUEST with Kafka's reasons), gives each new ACL a random id and
+// commits them as AccessControlEntryRecords in one entry; an ACL already stored is
+// answered as created without a second copy; more than 10,000 creations are refused
+// with POLICY_VIOLATION (limits.go). v0 creates literal ACLs. Needs Alter on
+// the cluster (authorize_admin.go). Every broker applies the entry and authorizes by
+// it from its next request.
+
+import (
+	"context"
+	"crypto/rand"
+
+	"github.com/petrel-broker/petrel/auth"
+	"github.com/petrel-broker/petrel/metadata"
+	"github.com/petrel-broker/petrel/rpc"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+func init() { registerAPI(kmsg.CreateACLs, 0, 3, (*Broker).handleCreateACLs) }
+
+func (b *Broker) handleCreateACLs(ctx context.Context, req *rpc.Request) rpc.Result {
+	return b.respondFromController(ctx, req)
+}
+
+// createACLs runs on the controller.
+func (b *Broker) createACLs(ctx context.Context, r *kmsg.CreateACLsRequest) *kmsg.CreateACLsResponse {
+	resp := r.ResponseKind().(*kmsg.CreateACLsResponse)
+	if len(r.Creations) > maxResourcesPerRequest {
+		err := tooManyResources(len(r.Creations))
+		for range r.Creations {
+			res := kmsg.NewCreateACLsResponseResult()
+			res.ErrorCode, res.ErrorMessage = errorCode(err), errorMessage(err)
+			resp.Results = append(resp.Results, res)
+		}
+		return resp
+	}
+	errs := make([]error, len(r.Creations))
+	acls := make([]auth.ACL, len(r.Creations))
+	for i, c := range r.Creations {
+		pattern := auth.PatternType(c.ResourcePatternType)
+		if r.Version == 0 {
+			pattern = auth.PatternLiteral
+		}
+		acls[i] = auth.ACL{ResourceType: auth.ResourceType(c.ResourceType), ResourceName: c.ResourceName, PatternType: pattern,
+			Principal: c.Principal, Host: c.Host, Operation: auth.Operation(c.Operation), Permission: auth.Permission(c.PermissionType)}
+		errs[i] = acls[i].Validate()
+	}
+	ids := make([]metadata.Uuid, len(acls))
+	for i := range ids {
+		var raw [16]byte
+		_, _ = rand.Read(raw[:])
+		ids[i] = metadata.UuidFromBytes(raw)
+	}
+	_, err := b.controllerDo(ctx, func(im *metadata.Image) ([]metadata.Record, error) {
+		have := map[auth.ACL]bool{}
+		for _, a := range imageACLs(im) {
+			have[a] = true
+		}
+		var records []metadata.Record
+		for i, a := range acls {
+			if errs[i] != nil || have[a] {
+				continue
+			}
+			have[a] = true
+			records = append(records, metadata.AccessControlEntryRecord{ID: ids[i], ResourceType: int8(a.ResourceType),
+				ResourceName: a.ResourceName, PatternType: int8(a.PatternType), Principal: a.Principal, Host: a.Host,
+				Operation: int8(a.Operation), PermissionType: int8(a.Permission)})
+		}
+		if len(records) == 0 {
+			records = append(records, metadata.NoOpRecord{})
+		}
+		return records, nil
+	})
+	for i := range r.Creations {
+		res := kmsg.NewCreateACLsResponseResult()
+		e := errs[i]
+		if e == nil {
+			e = err
+		}
+		if e != nil {
+			res.ErrorCode, res.ErrorMessage = b.errorCodeLogged(e, "create acls"), errorMessage(e)
+		}
+		resp.Results = append(resp.Results, res)
+	}
+	return resp
+}

@@ -1,0 +1,91 @@
+package broker
+
+// DeleteAcls (key 31), v0-3: forwarded to the controller, which removes every ACL a
+// filter selects (auth.Filter) in one entry of RemoveAccessControlEntryRecords and
+// answers, per filter, the ACLs it matched. v0 filters literal patterns only. Needs
+// Alter on the cluster (authorize_admin.go).
+
+import (
+	"context"
+
+	"github.com/petrel-broker/petrel/auth"
+	"github.com/petrel-broker/petrel/metadata"
+	"github.com/petrel-broker/petrel/rpc"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+func init() { registerAPI(kmsg.DeleteACLs, 0, 3, (*Broker).handleDeleteACLs) }
+
+func (b *Broker) handleDeleteACLs(ctx context.Context, req *rpc.Request) rpc.Result {
+	return b.respondFromController(ctx, req)
+}
+
+// deleteACLs runs on the controller.
+func (b *Broker) deleteACLs(ctx context.Context, r *kmsg.DeleteACLsRequest) *kmsg.DeleteACLsResponse {
+	resp := r.ResponseKind().(*kmsg.DeleteACLsResponse)
+	if len(r.Filters) > maxResourcesPerRequest {
+		err := tooManyResources(len(r.Filters))
+		for range r.Filters {
+			res := kmsg.NewDeleteACLsResponseResult()
+			res.ErrorCode, res.ErrorMessage = errorCode(err), errorMessage(err)
+			resp.Results = append(resp.Results, res)
+		}
+		return resp
+	}
+	filters := make([]auth.Filter, len(r.Filters))
+	errs := make([]error, len(r.Filters))
+	for i, f := range r.Filters {
+		pattern := auth.PatternType(f.ResourcePatternType)
+		if r.Version == 0 {
+			pattern = auth.PatternLiteral
+		}
+		filters[i] = auth.Filter{ResourceType: auth.ResourceType(f.ResourceType), ResourceName: f.ResourceName, PatternType: pattern,
+			Principal: f.Principal, Host: f.Host, Operation: auth.Operation(f.Operation), Permission: auth.Permission(f.PermissionType)}
+		errs[i] = filters[i].Validate()
+	}
+	matched := make([][]auth.ACL, len(filters))
+	_, err := b.controllerDo(ctx, func(im *metadata.Image) ([]metadata.Record, error) {
+		var records []metadata.Record
+		removed := map[metadata.Uuid]bool{}
+		for i, f := range filters {
+			matched[i] = nil
+			if errs[i] != nil {
+				continue
+			}
+			for id, rec := range im.ACLs {
+				a := aclFromRecord(rec)
+				if !f.Matches(a) {
+					continue
+				}
+				matched[i] = append(matched[i], a)
+				if !removed[id] {
+					removed[id] = true
+					records = append(records, metadata.RemoveAccessControlEntryRecord{ID: id})
+				}
+			}
+		}
+		if len(records) == 0 {
+			records = append(records, metadata.NoOpRecord{})
+		}
+		return records, nil
+	})
+	for i := range filters {
+		res := kmsg.NewDeleteACLsResponseResult()
+		e := errs[i]
+		if e == nil {
+			e = err
+		}
+		if e != nil {
+			res.ErrorCode, res.ErrorMessage = b.errorCodeLogged(e, "delete acls"), errorMessage(e)
+		} else {
+			for _, a := range matched[i] {
+				m := kmsg.NewDeleteACLsResponseResultMatchingACL()
+				m.ResourceType, m.ResourceName, m.ResourcePatternType = kmsg.ACLResourceType(a.ResourceType), a.ResourceName, kmsg.ACLResourcePatternType(a.PatternType)
+				m.Principal, m.Host, m.Operation, m.PermissionType = a.Principal, a.Host, kmsg.ACLOperation(a.Operation), kmsg.ACLPermissionType(a.Permission)
+				res.MatchingACLs = append(res.MatchingACLs, m)
+			}
+		}
+		resp.Results = append(resp.Results, res)
+	}
+	return resp
+}

@@ -1,0 +1,418 @@
+package broker
+
+import (
+	"context"
+	"crypto/tls"
+	"fmt"
+	"net"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/petrel-broker/petrel/auth"
+	"github.com/petrel-broker/petrel/metadata"
+	"github.com/petrel-broker/petrel/rpc"
+)
+
+// Kafka's security protocols and their ids (SecurityProtocol), as BrokerRegistration
+// carries them.
+const (
+	protocolPlaintext     = "PLAINTEXT"
+	protocolSSL           = "SSL"
+	protocolSASLPlaintext = "SASL_PLAINTEXT"
+	protocolSASLSSL       = "SASL_SSL"
+)
+
+var securityProtocolIDs = map[string]int16{protocolPlaintext: 0, protocolSSL: 1, protocolSASLPlaintext: 2, protocolSASLSSL: 3}
+
+// listenerSpec is one configured listener.
+type listenerSpec struct {
+	Name       string // the listener name, upper case (PLAINTEXT, SASL_SSL, INTERNAL...)
+	Protocol   string // its security protocol
+	Bind       string // host:port to bind
+	Advertised string // host:port put in metadata; "" until bound (then the bound address)
+}
+
+func (s listenerSpec) tls() bool { return s.Protocol == protocolSSL || s.Protocol == protocolSASLSSL }
+func (s listenerSpec) sasl() bool {
+	return s.Protocol == protocolSASLPlaintext || s.Protocol == protocolSASLSSL
+}
+
+// boundListener is a listener with its socket and rpc configuration.
+type boundListener struct {
+	spec listenerSpec
+	ln   net.Listener
+	cfg  rpc.ListenerConfig
+}
+
+// listenerFlagProperty reports the properties that a flag is the shorthand of but that
+// may be given themselves (listeners, advertised.listeners).
+func listenerFlagProperty(name string) bool {
+	return name == "listeners" || name == "advertised.listeners"
+}
+
+// parseListenerList parses NAME://host:port,... into names and addresses.
+func parseListenerList(prop, s string) ([][2]string, error) {
+	var out [][2]string
+	for _, part := range strings.Split(s, ",") {
+		part = strings.TrimSpace(part)
+		if part == "" {
+			continue
+		}
+		name, addr, ok := strings.Cut(part, "://")
+		if !ok || name == "" {
+			return nil, fmt.Errorf("%w: %s entry %q is not NAME://host:port", ErrInvalidBrokerConfig, prop, part)
+		}
+		if _, _, err := net.SplitHostPort(addr); err != nil {
+			return nil, fmt.Errorf("%w: %s entry %q: %v", ErrInvalidBrokerConfig, prop, part, err)
+		}
+		name = strings.ToUpper(name)
+		if slices.ContainsFunc(out, func(e [2]string) bool { return e[0] == name }) {
+			return nil, fmt.Errorf("%w: %s names listener %s twice", ErrInvalidBrokerConfig, prop, name)
+		}
+		out = append(out, [2]string{name, addr})
+	}
+	return out, nil
+}
+
+// protocolMap parses listener.security.protocol.map.
+func (c *Config) protocolMap() (map[string]string, error) {
+	v, _ := c.brokerValue("listener.security.protocol.map")
+	m := map[string]string{}
+	for _, part := range strings.Split(v, ",") {
+		part = strings.TrimSpace(part)
+		if part == "" {
+			continue
+		}
+		name, proto, ok := strings.Cut(part, ":")
+		proto = strings.ToUpper(strings.TrimSpace(proto))
+		if _, known := securityProtocolIDs[proto]; !ok || !known {
+			return nil, fmt.Errorf("%w: listener.security.protocol.map entry %q is not NAME:PLAINTEXT|SSL|SASL_PLAINTEXT|SASL_SSL", ErrInvalidBrokerConfig, part)
+		}
+		m[strings.ToUpper(strings.TrimSpace(name))] = proto
+	}
+	return m, nil
+}
+
+// listenerSpecs resolves the listeners: the listeners property, or PLAINTEXT://--listen;
+// each with its protocol and advertised address (advertised.listeners, else --advertised
+// for the first listener, else the bound address).
+func (c *Config) listenerSpecs() ([]listenerSpec, error) {
+	entries := [][2]string{{protocolPlaintext, c.Listen}}
+	if v, ok := c.Properties["listeners"]; ok {
+		var err error
+		if entries, err = parseListenerList("listeners", v); err != nil {
+			return nil, err
+		}
+		if len(entries) == 0 {
+			return nil, fmt.Errorf("%w: listeners is empty", ErrInvalidBrokerConfig)
+		}
+	}
+	protos, err := c.protocolMap()
+	if err != nil {
+		return nil, err
+	}
+	var advertised [][2]string
+	if v, ok := c.Properties["advertised.listeners"]; ok {
+		if advertised, err = parseListenerList("advertised.listeners", v); err != nil {
+			return nil, err
+		}
+	}
+	specs := make([]listenerSpec, 0, len(entries))
+	for i, e := range entries {
+		proto, ok := protos[e[0]]
+		if !ok {
+			return nil, fmt.Errorf("%w: listener %s has no security protocol in listener.security.protocol.map", ErrInvalidBrokerConfig, e[0])
+		}
+		s := listenerSpec{Name: e[0], Protocol: proto, Bind: e[1]}
+		if i == 0 && c.Advertised != "" {
+			s.Advertised = c.Advertised
+		}
+		for _, a := range advertised {
+			if a[0] == s.Name {
+				s.Advertised = a[1]
+			}
+		}
+		specs = append(specs, s)
+	}
+	for _, a := range advertised {
+		if !slices.ContainsFunc(specs, func(s listenerSpec) bool { return s.Name == a[0] }) {
+			return nil, fmt.Errorf("%w: advertised.listeners names %s, which is not in listeners", ErrInvalidBrokerConfig, a[0])
+		}
+	}
+	return specs, nil
+}
+
+// interBrokerListenerName is inter.broker.listener.name, else the listener named by
+// security.inter.broker.protocol.
+func (c *Config) interBrokerListenerName() string {
+	if v, _ := c.brokerValue("inter.broker.listener.name"); v != "" {
+		return strings.ToUpper(v)
+	}
+	v, _ := c.brokerValue("security.inter.broker.protocol")
+	return strings.ToUpper(v)
+}
+
+// listenerProperty is listener.name.<listener>.<prop> when set, else prop's value.
+func (c *Config) listenerProperty(listener, prop string) string {
+	if v, ok := c.Properties["listener.name."+strings.ToLower(listener)+"."+prop]; ok {
+		return v
+	}
+	v, _ := c.brokerValue(prop)
+	return v
+}
+
+// sslSettings are a listener's ssl.* properties.
+func (c *Config) sslSettings(listener string) auth.SSLSettings {
+	p := func(name string) string { return c.listenerProperty(listener, name) }
+	t := func(name string) string {
+		if _, set := c.Properties[name]; !set {
+			if _, set := c.Properties["listener.name."+strings.ToLower(listener)+"."+name]; !set {
+				return "PEM" // unset: read as PEM rather than Kafka's JKS
+			}
+		}
+		return p(name)
+	}
+	return auth.SSLSettings{
+		KeystoreType: t("ssl.keystore.type"), KeystoreLocation: p("ssl.keystore.location"),
+		KeystoreKey: p("ssl.keystore.key"), KeystoreChain: p("ssl.keystore.certificate.chain"),
+		KeyPassword: p("ssl.key.password"), TruststoreType: t("ssl.truststore.type"),
+		TruststoreLoc: p("ssl.truststore.location"), TruststoreCerts: p("ssl.truststore.certificates"),
+		ClientAuth: p("ssl.client.auth"), EndpointIdentification: p("ssl.endpoint.identification.algorithm"),
+	}
+}
+
+// jaasConfig is listener.name.<listener>.<mechanism>.sasl.jaas.config, else
+// sasl.jaas.config, parsed; nil when neither is set.
+func (c *Config) jaasConfig(listener, mechanism string) ([]auth.LoginModule, error) {
+	name := "listener.name." + strings.ToLower(listener) + "." + strings.ToLower(mechanism) + ".sasl.jaas.config"
+	v, ok := c.Properties[name]
+	if !ok {
+		name = "sasl.jaas.config"
+		v = c.Properties[name]
+	}
+	if strings.TrimSpace(v) == "" {
+		return nil, nil
+	}
+	m, err := auth.ParseJAAS(v)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s: %w", ErrInvalidBrokerConfig, name, err)
+	}
+	return m, nil
+}
+
+// rpcListenerConfig builds the rpc configuration of a listener: TLS from its ssl.*
+// properties, SASL with its enabled mechanisms.
+func (b *Broker) rpcListenerConfig(s listenerSpec) (rpc.ListenerConfig, error) {
+	lc := rpc.ListenerConfig{Name: s.Name}
+	if s.tls() {
+		tc, err := auth.ServerTLSConfig(b.cfg.sslSettings(s.Name))
+		if err != nil {
+			return lc, fmt.Errorf("%w: listener %s: %w", ErrInvalidBrokerConfig, s.Name, err)
+		}
+		lc.TLS = tc
+		lc.CertificatePrincipal = auth.CertificatePrincipal
+	}
+	if s.sasl() {
+		a, err := b.newSASLAuthenticator(s.Name)
+		if err != nil {
+			return lc, err
+		}
+		lc.SASL = a
+		lc.MaxReauth = time.Duration(parseInt64(b.cfg.listenerProperty(s.Name, "connections.max.reauth.ms"))) * time.Millisecond
+		lc.FailureDelay = b.authFailures.delay
+	}
+	return lc, nil
+}
+
+// openListeners resolves and binds every listener (the first one may be the
+// KafkaListener test hook) and builds its rpc configuration.
+func (b *Broker) openListeners() error {
+	specs, err := b.cfg.listenerSpecs()
+	if err != nil {
+		return err
+	}
+	inter := b.cfg.interBrokerListenerName()
+	if !slices.ContainsFunc(specs, func(s listenerSpec) bool { return s.Name == inter }) {
+		return fmt.Errorf("%w: the inter-broker listener %s (inter.broker.listener.name or security.inter.broker.protocol) is not one of listeners", ErrInvalidBrokerConfig, inter)
+	}
+	var out []boundListener
+	fail := func(err error) error {
+		for _, l := range out {
+			l.ln.Close()
+		}
+		return err
+	}
+	for i, s := range specs {
+		lc, err := b.rpcListenerConfig(s)
+		if err != nil {
+			return fail(err)
+		}
+		var ln net.Listener
+		if i == 0 && b.cfg.KafkaListener != nil {
+			ln = b.cfg.KafkaListener
+		} else if ln, err = net.Listen("tcp", s.Bind); err != nil {
+			return fail(fmt.Errorf("kafka listener %s %s: %w", s.Name, s.Bind, err))
+		}
+		if s.Advertised == "" {
+			s.Advertised = ln.Addr().String()
+		}
+		out = append(out, boundListener{spec: s, ln: ln, cfg: lc})
+	}
+	if b.interBroker, err = b.newInterBrokerDialer(specs[slices.IndexFunc(specs, func(s listenerSpec) bool { return s.Name == inter })]); err != nil {
+		return fail(err)
+	}
+	b.listeners = out
+	b.listener = out[0].ln
+	b.cfg.Advertised = out[0].spec.Advertised
+	return nil
+}
+
+// closeListeners closes every bound listener (start-up failures).
+func (b *Broker) closeListeners() {
+	for _, l := range b.listeners {
+		l.ln.Close()
+	}
+}
+
+// serveListeners serves every listener on its own goroutine.
+func (b *Broker) serveListeners() {
+	for _, l := range b.listeners {
+		b.goLoop("kafka listener "+l.spec.Name, func() {
+			if err := b.server.ServeListener(l.ln, l.cfg); err != nil {
+				b.logger.Error("kafka listener stopped", "listener", l.spec.Name, "error", err)
+			}
+		})
+	}
+}
+
+// ListenerAddr is the bound address of the named listener, or nil.
+func (b *Broker) ListenerAddr(name string) net.Addr {
+	for _, l := range b.listeners {
+		if l.spec.Name == strings.ToUpper(name) {
+			return l.ln.Addr()
+		}
+	}
+	return nil
+}
+
+// listenersValue is the listeners (or, advertised, advertised.listeners) value in
+// Kafka's form, for DescribeConfigs.
+func (b *Broker) listenersValue(advertised bool) string {
+	parts := make([]string, 0, len(b.listeners))
+	for _, l := range b.listeners {
+		addr := l.ln.Addr().String()
+		if advertised {
+			addr = l.spec.Advertised
+		}
+		parts = append(parts, l.spec.Name+"://"+addr)
+	}
+	return strings.Join(parts, ",")
+}
+
+// endpointFor is a broker's endpoint on the named listener: Kafka answers with the
+// endpoints of the listener a request arrived on. A broker registered without that
+// listener (a rolling change of listeners) falls back to its first endpoint.
+func endpointFor(br *metadata.Broker, listener string) (metadata.Endpoint, bool) {
+	if br == nil || len(br.Listeners) == 0 {
+		return metadata.Endpoint{}, false
+	}
+	for _, e := range br.Listeners {
+		if strings.EqualFold(e.Name, listener) {
+			return e, true
+		}
+	}
+	return br.Listeners[0], true
+}
+
+// interBrokerDialer opens connections to other brokers' inter-broker listener: TLS and
+// SASL as that listener's protocol needs, with this broker's own credentials.
+type interBrokerDialer struct {
+	listener  string
+	tls       *auth.SSLSettings // nil: no TLS
+	mechanism string            // "": no SASL
+	username  string
+	password  string
+}
+
+// newInterBrokerDialer reads the client side of the inter-broker listener: its ssl.*
+// properties, sasl.mechanism.inter.broker.protocol and the username and password of
+// its JAAS configuration.
+func (b *Broker) newInterBrokerDialer(s listenerSpec) (*interBrokerDialer, error) {
+	d := &interBrokerDialer{listener: s.Name}
+	if s.tls() {
+		st := b.cfg.sslSettings(s.Name)
+		if _, err := auth.ClientTLSConfig(st, ""); err != nil {
+			return nil, fmt.Errorf("%w: inter-broker listener %s: %w", ErrInvalidBrokerConfig, s.Name, err)
+		}
+		d.tls = &st
+	}
+	if s.sasl() {
+		mech, _ := b.cfg.brokerValue("sasl.mechanism.inter.broker.protocol")
+		if !slices.Contains(auth.SupportedMechanisms, mech) {
+			return nil, fmt.Errorf("%w: sasl.mechanism.inter.broker.protocol=%s: the inter-broker listener %s needs PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512", ErrInvalidBrokerConfig, mech, s.Name)
+		}
+		jaas, err := b.cfg.jaasConfig(s.Name, mech)
+		if err != nil {
+			return nil, err
+		}
+		user, pass, ok := auth.ClientCredentials(jaas)
+		if !ok {
+			return nil, fmt.Errorf("%w: listener.name.%s.%s.sasl.jaas.config needs username and password: the broker's own credentials on the inter-broker listener", ErrInvalidBrokerConfig, strings.ToLower(s.Name), strings.ToLower(mech))
+		}
+		d.mechanism, d.username, d.password = mech, user, pass
+	}
+	return d, nil
+}
+
+// dialFunc wraps dial (TCP, or the tests' faulty network) with the listener's TLS
+// handshake and SASL authentication.
+func (d *interBrokerDialer) dialFunc(dial rpc.DialFunc, clientID string) rpc.DialFunc {
+	return func(ctx context.Context, network, addr string) (net.Conn, error) {
+		nc, err := dial(ctx, network, addr)
+		if err != nil || (d.tls == nil && d.mechanism == "") {
+			return nc, err
+		}
+		if d.tls != nil {
+			host, _, _ := net.SplitHostPort(addr)
+			tc, err := auth.ClientTLSConfig(*d.tls, host)
+			if err != nil {
+				nc.Close()
+				return nil, err
+			}
+			conn := tls.Client(nc, tc)
+			if err := conn.HandshakeContext(ctx); err != nil {
+				nc.Close()
+				return nil, fmt.Errorf("TLS handshake with %s: %w", addr, err)
+			}
+			nc = conn
+		}
+		if d.mechanism != "" {
+			sess, err := auth.NewClientSession(d.mechanism, d.username, d.password)
+			if err != nil {
+				nc.Close()
+				return nil, err
+			}
+			step := rpc.SASLClientStep{Step: sess.Step, Verify: func(final []byte) error { return auth.Verify(sess, final) }}
+			if _, err := rpc.AuthenticateSASL(ctx, nc, clientID, d.mechanism, step); err != nil {
+				nc.Close()
+				return nil, fmt.Errorf("authenticating to %s: %w", addr, err)
+			}
+		}
+		return nc, nil
+	}
+}
+
+// dialBroker connects an rpc client to another broker's inter-broker listener.
+func (b *Broker) dialBroker(ctx context.Context, addr, clientID string) (*rpc.Client, error) {
+	return rpc.DialWith(ctx, b.interBroker.dialFunc(b.dial, clientID), addr, clientID)
+}
+
+// interBrokerAddr is a broker's address on the inter-broker listener.
+func (b *Broker) interBrokerAddr(br *metadata.Broker) (string, bool) {
+	e, ok := endpointFor(br, b.interBroker.listener)
+	if !ok {
+		return "", false
+	}
+	return net.JoinHostPort(e.Host, fmt.Sprint(e.Port)), true
+}

@@ -1,0 +1,135 @@
+package broker
+
+// Client quotas (KIP-13, KIP-55, KIP-124, KIP-219): producer_byte_rate,
+// consumer_byte_rate and request_percentage per user and/or client id, stored in the
+// metadata log (ClientQuotaRecord) and resolved in Kafka's order of precedence
+// (auth.ResolveQuota). withQuotas wraps every client API: it records the request's
+// produced bytes, the consumer fetch's response bytes and the handler's time against
+// the matching quotas, and a rate over its quota answers with throttle_time_ms and
+// mutes the connection for that long (rpc.Result.OnResponse). Requests from brokers
+// are never throttled; acks=0 produces are counted but, having no response, not muted.
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/petrel-broker/petrel/auth"
+	"github.com/petrel-broker/petrel/metadata"
+	"github.com/petrel-broker/petrel/rpc"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// clientQuotas is the broker's quota state; the zero value reads the configuration on
+// first use.
+type clientQuotas struct {
+	once     sync.Once
+	manager  *auth.QuotaManager
+	windowMs int64
+}
+
+func (b *Broker) quotaManager() *auth.QuotaManager {
+	q := &b.quotas
+	q.once.Do(func() {
+		q.windowMs = b.cfg.int64Value("quota.window.size.seconds") * 1000
+		q.manager = auth.NewQuotaManager(int(b.cfg.int64Value("quota.window.num")), q.windowMs)
+	})
+	return q.manager
+}
+
+// imageQuotaLookup looks quota values up in an image.
+func imageQuotaLookup(im *metadata.Image) auth.QuotaLookup {
+	return func(e auth.QuotaEntity, key string) (float64, bool) {
+		q := im.ClientQuotas[metadata.QuotaEntityKey(quotaEntityData(e))]
+		if q == nil {
+			return 0, false
+		}
+		v, ok := q.Values[key]
+		return v, ok
+	}
+}
+
+func quotaEntityData(e auth.QuotaEntity) []metadata.ClientQuotaEntityData {
+	var out []metadata.ClientQuotaEntityData
+	if e.HasUser {
+		out = append(out, metadata.ClientQuotaEntityData{EntityType: auth.EntityUser, EntityName: e.User})
+	}
+	if e.HasClientID {
+		out = append(out, metadata.ClientQuotaEntityData{EntityType: auth.EntityClientID, EntityName: e.ClientID})
+	}
+	return out
+}
+
+// quotaUser is the quota user of a principal: its name ("alice" for User:alice).
+func quotaUser(principal string) string {
+	_, name, ok := strings.Cut(principal, ":")
+	if !ok {
+		return principal
+	}
+	return name
+}
+
+// nanosToPercentage turns handler time into request_percentage units (percent of one
+// second per second), as Kafka's request quota does.
+const nanosToPercentage = 100.0 / 1e9
+
+// withQuotas wraps a client API's handler with quota accounting.
+func (b *Broker) withQuotas(key kmsg.Key, h rpc.Handler) rpc.Handler {
+	return func(ctx context.Context, req *rpc.Request) rpc.Result {
+		im := b.Image()
+		if len(im.ClientQuotas) == 0 || fromBroker(req) {
+			return h(ctx, req)
+		}
+		principal, _ := requestPrincipal(req)
+		user, clientID := quotaUser(principal), ""
+		if req.ClientID != nil {
+			clientID = *req.ClientID
+		}
+		lookup := imageQuotaLookup(im)
+		m := b.quotaManager()
+		record := func(quotaKey string, value float64) time.Duration {
+			quota, matched, ok := auth.ResolveQuota(lookup, user, clientID, quotaKey)
+			if !ok {
+				return 0
+			}
+			return time.Duration(m.Record(quotaKey, matched, user, clientID, quota, value, time.Now().UnixMilli())) * time.Millisecond
+		}
+		var throttle time.Duration
+		if p, ok := req.Body.(*kmsg.ProduceRequest); ok {
+			n := 0
+			for _, t := range p.Topics {
+				for _, part := range t.Partitions {
+					n += len(part.Records)
+				}
+			}
+			throttle = record(auth.ProducerByteRate, float64(n))
+		}
+		start := time.Now()
+		res := h(ctx, req)
+		throttle = max(throttle, record(auth.RequestPercentage, float64(time.Since(start).Nanoseconds())*nanosToPercentage))
+		if f, ok := req.Body.(*kmsg.FetchRequest); ok && fetchReplica(f) < 0 {
+			return res.OnResponse(func(resp kmsg.Response) time.Duration {
+				n := 0
+				for _, t := range resp.(*kmsg.FetchResponse).Topics {
+					for _, p := range t.Partitions {
+						n += len(p.RecordBatches)
+					}
+				}
+				return max(throttle, record(auth.ConsumerByteRate, float64(n)))
+			})
+		}
+		if throttle <= 0 {
+			return res
+		}
+		return res.OnResponse(func(kmsg.Response) time.Duration { return throttle })
+	}
+}
+
+// fetchReplica is a fetch's replica id (-1 for consumers).
+func fetchReplica(f *kmsg.FetchRequest) int32 {
+	if f.Version >= 15 {
+		return f.ReplicaState.ID
+	}
+	return f.ReplicaID
+}

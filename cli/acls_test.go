@@ -1,0 +1,92 @@
+package cli
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestACLs_AddListRemove: kafka-acls.sh's flags and listing, literal and prefixed
+// patterns, removal, and Kafka's errors for bad flags and missing rights.
+func TestACLs_AddListRemove(t *testing.T) {
+	b := startBroker(t, nil)
+	bs := bootstrap(b)
+	r := mustRun(t, "", "acls", "add", bs, "--allow-principal", "User:alice", "--operation", "Read", "--operation", "Describe", "--topic", "orders")
+	if !strings.Contains(r.stdout, "Adding ACLs for resource `ResourcePattern(resourceType=TOPIC, name=orders, patternType=LITERAL)`: \n") ||
+		!strings.Contains(r.stdout, " \t(principal=User:alice, host=*, operation=READ, permissionType=ALLOW) \n") {
+		t.Fatalf("add output:\n%s", r.stdout)
+	}
+	mustRun(t, "", "acls", "add", bs, "--deny-principal", "User:bob", "--operation", "Write", "--topic", "logs-", "--resource-pattern-type", "prefixed")
+	mustRun(t, "", "acls", "add", bs, "--allow-principal", "User:app", "--operation", "All", "--group", "g", "--transactional-id", "tx", "--cluster")
+	r = mustRun(t, "", "acls", "list", bs)
+	want := lines(
+		"Current ACLs for resource `ResourcePattern(resourceType=TOPIC, name=logs-, patternType=PREFIXED)`: ",
+		" \t(principal=User:bob, host=*, operation=WRITE, permissionType=DENY) ",
+		"",
+		"Current ACLs for resource `ResourcePattern(resourceType=TOPIC, name=orders, patternType=LITERAL)`: ",
+		" \t(principal=User:alice, host=*, operation=READ, permissionType=ALLOW) ",
+		" \t(principal=User:alice, host=*, operation=DESCRIBE, permissionType=ALLOW) ",
+		"",
+		"Current ACLs for resource `ResourcePattern(resourceType=GROUP, name=g, patternType=LITERAL)`: ",
+		" \t(principal=User:app, host=*, operation=ALL, permissionType=ALLOW) ",
+		"",
+		"Current ACLs for resource `ResourcePattern(resourceType=CLUSTER, name=kafka-cluster, patternType=LITERAL)`: ",
+		" \t(principal=User:app, host=*, operation=ALL, permissionType=ALLOW) ",
+		"",
+		"Current ACLs for resource `ResourcePattern(resourceType=TRANSACTIONAL_ID, name=tx, patternType=LITERAL)`: ",
+		" \t(principal=User:app, host=*, operation=ALL, permissionType=ALLOW) ",
+		"",
+	)
+	if r.stdout != want {
+		t.Fatalf("list output:\n%s\nwant:\n%s", r.stdout, want)
+	}
+	r = mustRun(t, "", "acls", "list", bs, "--topic", "logs-x", "--resource-pattern-type", "match")
+	if !strings.Contains(r.stdout, "name=logs-, patternType=PREFIXED") || strings.Contains(r.stdout, "orders") {
+		t.Fatalf("match listing:\n%s", r.stdout)
+	}
+	mustRun(t, "", "acls", "remove", bs, "--allow-principal", "User:alice", "--operation", "Read", "--topic", "orders")
+	r = mustRun(t, "", "acls", "list", bs, "--topic", "orders")
+	if strings.Contains(r.stdout, "operation=READ") || !strings.Contains(r.stdout, "operation=DESCRIBE") {
+		t.Fatalf("after remove:\n%s", r.stdout)
+	}
+	mustFail(t, "not of the form Type:Name", "", "acls", "add", bs, "--allow-principal", "alice", "--operation", "Read", "--topic", "t")
+	mustFail(t, "unknown --operation", "", "acls", "add", bs, "--allow-principal", "User:a", "--operation", "Fly", "--topic", "t")
+	mustFail(t, "--resource-pattern-type must be literal or prefixed", "", "acls", "add", bs, "--allow-principal", "User:a", "--operation", "Read", "--topic", "t", "--resource-pattern-type", "match")
+	mustFail(t, "name a resource", "", "acls", "add", bs, "--allow-principal", "User:a", "--operation", "Read")
+
+	locked := startBroker(t, map[string]string{"authorizer.class.name": "org.apache.kafka.metadata.authorizer.StandardAuthorizer"})
+	mustFail(t, "CLUSTER_AUTHORIZATION_FAILED", "", "acls", "list", bootstrap(locked))
+}
+
+// TestQuotas_AlterDescribe: kafka-configs.sh's entity flags and wording.
+func TestQuotas_AlterDescribe(t *testing.T) {
+	b := startBroker(t, nil)
+	bs := bootstrap(b)
+	r := mustRun(t, "", "quotas", "alter", bs, "--entity-type", "clients", "--entity-name", "app", "--add-config", "producer_byte_rate=1048576")
+	if r.stdout != "Completed updating config for entity: client-id 'app'.\n" {
+		t.Fatalf("alter output %q", r.stdout)
+	}
+	mustRun(t, "", "quotas", "alter", bs, "--entity-type", "users", "--entity-name", "alice", "--entity-type", "clients", "--entity-name", "app",
+		"--add-config", "consumer_byte_rate=2048,request_percentage=50")
+	mustRun(t, "", "quotas", "alter", bs, "--entity-type", "users", "--user-defaults", "--add-config", "producer_byte_rate=10")
+	r = mustRun(t, "", "quotas", "describe", bs)
+	want := lines(
+		"Quota configs for client-id 'app' are producer_byte_rate=1048576.0",
+		"Quota configs for the default user-principal are producer_byte_rate=10.0",
+		"Quota configs for user-principal 'alice', client-id 'app' are consumer_byte_rate=2048.0, request_percentage=50.0",
+	)
+	if r.stdout != want {
+		t.Fatalf("describe output:\n%s\nwant:\n%s", r.stdout, want)
+	}
+	r = mustRun(t, "", "quotas", "describe", bs, "--entity-type", "clients", "--entity-name", "app")
+	if r.stdout != "Quota configs for client-id 'app' are producer_byte_rate=1048576.0\n" {
+		t.Fatalf("strict describe output %q", r.stdout)
+	}
+	mustRun(t, "", "quotas", "alter", bs, "--entity-type", "clients", "--entity-name", "app", "--delete-config", "producer_byte_rate")
+	r = mustRun(t, "", "quotas", "describe", bs, "--entity-type", "clients", "--entity-name", "app")
+	if r.stdout != "" {
+		t.Fatalf("after delete: %q", r.stdout)
+	}
+	mustFail(t, "INVALID_REQUEST", "", "quotas", "alter", bs, "--entity-type", "clients", "--entity-name", "app", "--add-config", "producer_byte_rate=-1")
+	mustFail(t, "INVALID_REQUEST", "", "quotas", "alter", bs, "--entity-type", "clients", "--entity-name", "app", "--add-config", "bogus=1")
+	mustFail(t, "--entity-type must be users or clients", "", "quotas", "describe", bs, "--entity-type", "topics", "--entity-name", "t")
+}
