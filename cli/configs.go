@@ -63,7 +63,7 @@ func parseConfigEntity(c *ucli.Context) (configEntity, error) {
 		e.topic = true
 	case "brokers", "broker":
 	default:
-		return e, fmt.Errorf("--entity-type must be topics or brokers, got %q", c.String("entity-type"))
+		return e, fmt.Errorf("--entity-type must be topics, brokers or users, got %q", c.String("entity-type"))
 	}
 	e.name, e.isDefault = c.String("entity-name"), c.Bool("entity-default")
 	switch {
