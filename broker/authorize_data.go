@@ -82,7 +82,7 @@ func (b *Broker) checkFetch(req *rpc.Request, r *kmsg.FetchRequest, topicOK opCh
 		})
 	}
 	return mergeIf(len(denied) > 0, func(resp kmsg.Response) {
-		out := resp.(*kmsg.FetchResponse)
+		out := fetchResponseOf(resp)
 		for _, t := range denied {
 			rt := kmsg.NewFetchResponseTopic()
 			rt.Topic, rt.TopicID = t.Topic, t.TopicID

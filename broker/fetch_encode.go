@@ -26,6 +26,16 @@ type fetchAnswer struct {
 
 var _ rpc.PartsResponse = (*fetchAnswer)(nil)
 
+// fetchResponseOf is the FetchResponse of a Fetch handler's answer: a *fetchAnswer
+// (held record sets) or a plain *kmsg.FetchResponse. Code that edits a Fetch response
+// after the handler (authorization, quotas) goes through it.
+func fetchResponseOf(resp kmsg.Response) *kmsg.FetchResponse {
+	if a, ok := resp.(*fetchAnswer); ok {
+		return a.FetchResponse
+	}
+	return resp.(*kmsg.FetchResponse)
+}
+
 // Release lets go of every held range.
 func (a *fetchAnswer) Release() {
 	for i, h := range a.held {

@@ -110,13 +110,7 @@ func (b *Broker) withQuotas(key kmsg.Key, h rpc.Handler) rpc.Handler {
 		throttle = max(throttle, record(auth.RequestPercentage, float64(time.Since(start).Nanoseconds())*nanosToPercentage))
 		if f, ok := req.Body.(*kmsg.FetchRequest); ok && fetchReplica(f) < 0 {
 			return res.OnResponse(func(resp kmsg.Response) time.Duration {
-				n := 0
-				for _, t := range resp.(*kmsg.FetchResponse).Topics {
-					for _, p := range t.Partitions {
-						n += len(p.RecordBatches)
-					}
-				}
-				return max(throttle, record(auth.ConsumerByteRate, float64(n)))
+				return max(throttle, record(auth.ConsumerByteRate, float64(fetchResponseBytes(resp))))
 			})
 		}
 		if throttle <= 0 {
@@ -124,6 +118,23 @@ func (b *Broker) withQuotas(key kmsg.Key, h rpc.Handler) rpc.Handler {
 		}
 		return res.OnResponse(func(kmsg.Response) time.Duration { return throttle })
 	}
+}
+
+// fetchResponseBytes is the record bytes a Fetch response carries, inline or held for
+// sendfile (fetchAnswer).
+func fetchResponseBytes(resp kmsg.Response) int64 {
+	var n int64
+	if a, ok := resp.(*fetchAnswer); ok {
+		for _, h := range a.held {
+			n += h.Len()
+		}
+	}
+	for _, t := range fetchResponseOf(resp).Topics {
+		for _, p := range t.Partitions {
+			n += int64(len(p.RecordBatches))
+		}
+	}
+	return n
 }
 
 // fetchReplica is a fetch's replica id (-1 for consumers).

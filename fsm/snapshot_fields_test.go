@@ -53,6 +53,8 @@ func fillValue(t *testing.T, v reflect.Value, path string) {
 		v.SetInt(7)
 	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
 		v.SetUint(7)
+	case reflect.Float32, reflect.Float64:
+		v.SetFloat(7.5)
 	default:
 		t.Fatalf("%s: cannot fill a %s; teach fillValue", path, v.Kind())
 	}
