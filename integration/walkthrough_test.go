@@ -191,6 +191,10 @@ func TestSecurity_Walkthrough(t *testing.T) {
 		for _, pgid := range groups {
 			_ = syscall.Kill(-pgid, syscall.SIGKILL)
 		}
+		// Wait (briefly) until they are dead, so none writes into dir as it is removed.
+		for end := time.Now().Add(5 * time.Second); liveInGroups(groups) && time.Now().Before(end); {
+			time.Sleep(20 * time.Millisecond)
+		}
 		if t.Failed() {
 			for i := range 3 {
 				if b, err := os.ReadFile(filepath.Join(dir, fmt.Sprintf("node%d.log", i))); err == nil {
@@ -250,6 +254,11 @@ func TestSecurity_Walkthrough(t *testing.T) {
 					last, lastStep = out, step
 					break
 				}
+				for n := range 3 {
+					if b, _ := os.ReadFile(filepath.Join(dir, fmt.Sprintf("node%d.log", n))); bytes.Contains(b, []byte("address already in use")) {
+						t.Fatalf("node %d could not bind a port chosen free a moment before (another process took it)", n)
+					}
+				}
 				if time.Now().After(deadline) {
 					t.Fatalf("%s: not done by the deadline: %v\n--- output:\n%s", where, err, out)
 				}
@@ -278,4 +287,38 @@ func tailLines(s string, n int) string {
 		lines = lines[len(lines)-n:]
 	}
 	return strings.Join(lines, "\n")
+}
+
+// liveInGroups reports whether a process of one of the process groups is still alive
+// (neither gone nor a zombie), from /proc; without /proc it reports false.
+func liveInGroups(groups []int) bool {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return false
+	}
+	for _, e := range entries {
+		if _, err := strconv.Atoi(e.Name()); err != nil {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid pgrp ...: comm may hold spaces, so split after its ')'.
+		i := bytes.LastIndexByte(b, ')')
+		if i < 0 {
+			continue
+		}
+		f := strings.Fields(string(b[i+1:]))
+		if len(f) < 3 || f[0] == "Z" || f[0] == "X" {
+			continue
+		}
+		pgrp, _ := strconv.Atoi(f[2])
+		for _, g := range groups {
+			if pgrp == g {
+				return true
+			}
+		}
+	}
+	return false
 }
