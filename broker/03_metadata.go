@@ -12,6 +12,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/petrel-broker/petrel/auth"
 	"github.com/petrel-broker/petrel/metadata"
 	"github.com/petrel-broker/petrel/rpc"
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -70,7 +71,14 @@ func (b *Broker) handleMetadata(ctx context.Context, req *rpc.Request) rpc.Resul
 		resp.Brokers = append(resp.Brokers, mb)
 	}
 	for _, w := range topics {
-		resp.Topics = append(resp.Topics, b.metadataTopic(im, w.name, w.id, allowCreate))
+		mt := b.metadataTopic(im, w.name, w.id, allowCreate)
+		if r.Version >= 8 && r.IncludeTopicAuthorizedOperations && mt.ErrorCode == 0 && mt.Topic != nil {
+			mt.AuthorizedOperations = b.authorizedOperations(req, auth.ResourceTopic, *mt.Topic)
+		}
+		resp.Topics = append(resp.Topics, mt)
+	}
+	if r.Version >= 8 && r.Version <= 10 && r.IncludeClusterAuthorizedOperations {
+		resp.AuthorizedOperations = b.authorizedOperations(req, auth.ResourceCluster, auth.ClusterName)
 	}
 	return rpc.Respond(resp)
 }

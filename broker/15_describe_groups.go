@@ -8,6 +8,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/petrel-broker/petrel/auth"
 	"github.com/petrel-broker/petrel/group"
 	"github.com/petrel-broker/petrel/rpc"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -20,7 +21,11 @@ func (b *Broker) handleDescribeGroups(_ context.Context, req *rpc.Request) rpc.R
 	return gather(len(r.Groups), func(i int, done func(kmsg.DescribeGroupsResponseGroup)) {
 		id := r.Groups[i]
 		b.groups.submit(id, func(_ time.Time, s *group.Shard) group.Effects {
-			done(s.DescribeGroup(id, r.IncludeAuthorizedOperations))
+			g := s.DescribeGroup(id, r.IncludeAuthorizedOperations)
+			if r.Version >= 3 && r.IncludeAuthorizedOperations && b.authzEnabled() {
+				g.AuthorizedOperations = b.authorizedOperations(req, auth.ResourceGroup, id)
+			}
+			done(g)
 			return group.Effects{}
 		}, func(code int16) {
 			g := kmsg.NewDescribeGroupsResponseGroup()

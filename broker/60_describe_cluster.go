@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 
+	"github.com/petrel-broker/petrel/auth"
 	"github.com/petrel-broker/petrel/rpc"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -27,6 +28,9 @@ func (b *Broker) handleDescribeCluster(ctx context.Context, req *rpc.Request) rp
 	im := b.Image()
 	resp.ClusterID = im.ClusterID
 	resp.ControllerID = b.ControllerID()
+	if r.IncludeClusterAuthorizedOperations {
+		resp.ClusterAuthorizedOperations = b.authorizedOperations(req, auth.ResourceCluster, auth.ClusterName)
+	}
 	for _, id := range im.BrokerIDs() {
 		br := im.Brokers[id]
 		if br.Fenced && !(r.Version >= 2 && r.IncludeFencedBrokers) {

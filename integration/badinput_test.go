@@ -394,9 +394,9 @@ func testBadVersions(t *testing.T, e *badInputEnv) {
 			req.Version = 0
 			return rc.frame(req)
 		}},
-		{"SaslHandshake (not served)", func(rc *rawConn) []byte {
-			req := kmsg.NewPtrSASLHandshakeRequest()
-			req.Version, req.Mechanism = 1, "PLAIN"
+		{"CreateDelegationToken (not served)", func(rc *rawConn) []byte {
+			req := kmsg.NewPtrCreateDelegationTokenRequest()
+			req.Version = 1
 			return rc.frame(req)
 		}},
 	}
