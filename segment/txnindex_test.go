@@ -3,8 +3,10 @@ package segment
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"math"
 	"os"
+	"path/filepath"
 	"slices"
 	"testing"
 )
@@ -149,5 +151,93 @@ func TestTxnIndexOrphanRemovedOnOpen(t *testing.T) {
 	reopen(t, l, dir, smallConfig(), OpenOptions{})
 	if _, err := os.Stat(orphan); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("orphan .txnindex kept: %v", err)
+	}
+}
+
+// Compaction keeps every aborted transaction (their batches and markers are copied
+// whole): the cleaned segment's .txnindex is the union of its group's, and a crash at
+// any step of the swap leaves the same list on reopen.
+func TestTxnIndexThroughCompactionSwap(t *testing.T) {
+	cfg := smallConfig()
+	cfg.Compacted = true
+	build := func(t *testing.T) (*Log, string, []AbortedTxn) {
+		dir := t.TempDir()
+		l, _, err := Open(dir, cfg, OpenOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var aborted []AbortedTxn
+		for i := 0; i < 6; i++ {
+			if i > 0 {
+				l.Roll() // several segments, cleaned as one group
+			}
+			key := []kv{{[]byte(fmt.Sprintf("k%d", i%2)), []byte(fmt.Sprint("v", i))}}
+			appendAll(t, l, keyedBatch(t, key, 0, int64(i), -1, 0), keyedBatch(t, key, 0, int64(i), -1, 0))
+			first := l.LogEndOffset()
+			appendAll(t, l, txnBatch(t, key, int64(10+i), 0))
+			if i%3 == 2 {
+				continue // committed below
+			}
+			marker := l.LogEndOffset()
+			appendAll(t, l, markerBatch(t, int64(10+i), false))
+			a := AbortedTxn{ProducerID: int64(10 + i), FirstOffset: first, LastOffset: marker, LastStableOffset: marker + 1}
+			if err := l.AppendAbortedTxns([]AbortedTxn{a}); err != nil {
+				t.Fatal(err)
+			}
+			aborted = append(aborted, a)
+		}
+		for i := 2; i < 6; i += 3 {
+			appendAll(t, l, markerBatch(t, int64(10+i), true))
+		}
+		if err := l.Roll(); err != nil {
+			t.Fatal(err)
+		}
+		return l, dir, aborted
+	}
+	for stop := 1; ; stop++ {
+		l, dir, want := build(t)
+		p, err := l.PrepareClean(CleanOptions{MaxMapBytes: 1 << 20, UncleanableOffset: l.LogEndOffset()})
+		if err != nil || p == nil {
+			t.Fatal(p, err)
+		}
+		if err := p.Build(); err != nil {
+			t.Fatal(err)
+		}
+		steps := 0
+		p.hook = func(string) error {
+			if steps++; steps == stop {
+				return errCrash
+			}
+			return nil
+		}
+		before, _ := filepath.Glob(filepath.Join(dir, "*"+TxnIndexFileSuffix))
+		_, err = l.CommitClean(p)
+		if err == nil {
+			if got, gerr := l.AbortedTxns(); gerr != nil || !slices.Equal(got, want) {
+				t.Fatalf("after the swap: %+v (%v), want %+v", got, gerr, want)
+			}
+			if after, _ := filepath.Glob(filepath.Join(dir, "*"+TxnIndexFileSuffix)); len(after) >= len(before) {
+				t.Fatalf("the group's indexes were not merged: %d files before, %d after", len(before), len(after))
+			}
+		}
+		l.closeFiles()
+		l2, _, oerr := Open(dir, cfg, OpenOptions{})
+		if oerr != nil {
+			t.Fatalf("stop %d: reopen: %v", stop, oerr)
+		}
+		got, gerr := l2.AbortedTxns()
+		l2.Close()
+		if gerr != nil || !slices.Equal(got, want) {
+			t.Fatalf("stop %d: aborted %+v (%v), want %+v", stop, got, gerr, want)
+		}
+		if err == nil {
+			if stop < 4 {
+				t.Fatalf("only %d steps", stop)
+			}
+			return
+		}
+		if stop > 1000 {
+			t.Fatal("too many steps")
+		}
 	}
 }
