@@ -92,6 +92,7 @@ func (l *Log) swapGroup(p *CleanPlan, g *cleanGroup) error {
 		}
 		merged = append(merged, entries...)
 	}
+	merged = dedupeAborted(merged) // an earlier swap rolled back left duplicates
 	if len(merged) > 0 {
 		if err := step("write transaction index", writeTxnIndex(l.dir, base, merged)); err != nil {
 			return err

@@ -210,6 +210,11 @@ func (l *Log) AbortedTxns() ([]AbortedTxn, error) {
 func (l *Log) normaliseAborted(entries []AbortedTxn) []AbortedTxn {
 	start, end := l.logStartOffset, l.LogEndOffset()
 	entries = slices.DeleteFunc(entries, func(a AbortedTxn) bool { return a.LastOffset < start || a.LastOffset >= end })
+	return dedupeAborted(entries)
+}
+
+// dedupeAborted sorts entries by marker offset and keeps one per marker.
+func dedupeAborted(entries []AbortedTxn) []AbortedTxn {
 	slices.SortStableFunc(entries, func(a, b AbortedTxn) int { return compareInt64(a.LastOffset, b.LastOffset) })
 	return slices.CompactFunc(entries, func(a, b AbortedTxn) bool { return a.LastOffset == b.LastOffset })
 }
