@@ -44,13 +44,10 @@ type ProducerEntry struct {
 	CoordinatorEpoch int32
 }
 
-// AbortedTxn is an aborted transaction of a partition: its producer, its first offset
-// and the offset of its ABORT marker (Kafka's AbortedTxn of the .txnindex).
-type AbortedTxn struct {
-	ProducerID  int64
-	FirstOffset int64
-	LastOffset  int64
-}
+// AbortedTxn is an aborted transaction of a partition: its producer, its first offset,
+// the offset of its ABORT marker and the last stable offset right after the marker
+// (Kafka's AbortedTxn, an entry of the segment's .txnindex).
+type AbortedTxn = segment.AbortedTxn
 
 // LastSequence is the last sequence number of the latest batch, or -1 when none.
 func (e *ProducerEntry) LastSequence() int32 {
@@ -284,7 +281,8 @@ func (s *ProducerStates) Update(h segment.BatchHeader) {
 	e := s.entries[h.ProducerID]
 	if h.Control() {
 		if e != nil && e.TxnOpen && h.ControlType != 1 {
-			s.aborted = append(s.aborted, AbortedTxn{ProducerID: h.ProducerID, FirstOffset: e.TxnFirstOffset, LastOffset: h.BaseOffset})
+			s.aborted = append(s.aborted, AbortedTxn{ProducerID: h.ProducerID, FirstOffset: e.TxnFirstOffset,
+				LastOffset: h.BaseOffset, LastStableOffset: s.stableAfter(h.ProducerID, h.BaseOffset)})
 		}
 		e = applyMarker(e, h)
 	} else {
@@ -292,6 +290,20 @@ func (s *ProducerStates) Update(h segment.BatchHeader) {
 	}
 	s.entries[h.ProducerID] = e
 	s.noteOpen(e)
+}
+
+// stableAfter is the last stable offset once producer's transaction ends with a marker
+// at offset: the first offset of the oldest other ongoing transaction, else the offset
+// after the marker (Kafka's ProducerStateManager.lastStableOffset of a completed
+// transaction, the .txnindex field).
+func (s *ProducerStates) stableAfter(producer, offset int64) int64 {
+	lso := offset + 1
+	for id, first := range s.open {
+		if id != producer {
+			lso = min(lso, first)
+		}
+	}
+	return lso
 }
 
 // noteOpen keeps open in step with e.

@@ -71,7 +71,9 @@ func TestTransactionsLastStableOffsetAndAborted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantAborted := []AbortedTxn{{5, first.FirstOffset, abort.FirstOffset}, {5, 8, 10}}
+	wantAborted := []AbortedTxn{ // the LSO after the first abort: producer 6's transaction at 4
+		{ProducerID: 5, FirstOffset: first.FirstOffset, LastOffset: abort.FirstOffset, LastStableOffset: 4},
+		{ProducerID: 5, FirstOffset: 8, LastOffset: 10, LastStableOffset: 11}}
 	if !slices.Equal(res.Aborted, wantAborted) {
 		t.Fatalf("aborted %+v, want %+v", res.Aborted, wantAborted)
 	}

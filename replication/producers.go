@@ -78,21 +78,24 @@ func (p *Partition) rebuildProducerStateLocked() (ProducerLoadReport, error) {
 			return report, err
 		}
 	}
-	// The aborted transactions are not in the snapshot: they come from the log below
-	// it (the log is the transaction index Petrel keeps, until .txnindex files exist).
-	if start := p.log.LogStartOffset(); from > start {
-		below := NewProducerStates()
-		err = p.log.ScanBatchHeaders(start, func(h segment.BatchHeader) error {
-			if h.BaseOffset >= start && h.BaseOffset < from && h.Transactional() {
-				below.Update(h)
-			}
-			return nil
-		})
-		if err != nil {
-			return report, fmt.Errorf("replication: rebuilding the aborted transactions of %s-%d: %w", p.Topic, p.ID, err)
-		}
-		state.aborted = below.aborted
+	// The aborted transactions are not in the snapshot: below it they come from the
+	// segments' .txnindex files; from it on, the replay finds them and the indexes are
+	// made to agree (those of a segment recovered after a crash may lack entries). An
+	// unreadable index sends the whole rebuild to the log start.
+	indexed, err := p.log.AbortedTxns()
+	if errors.Is(err, segment.ErrCorruptTxnIndex) {
+		p.opts.Logger.Warn("ignoring a corrupt transaction index; rebuilding the producer state from the log start", "error", err)
+		state, report.SnapshotOffset, from = NewProducerStates(), -1, p.log.LogStartOffset()
+	} else if err != nil {
+		return report, fmt.Errorf("replication: reading the transaction index of %s-%d: %w", p.Topic, p.ID, err)
 	}
+	state.aborted = nil
+	for _, a := range indexed {
+		if a.LastOffset < from {
+			state.aborted = append(state.aborted, a)
+		}
+	}
+	below := len(state.aborted)
 	err = p.log.ScanBatchHeaders(from, func(h segment.BatchHeader) error {
 		if h.BaseOffset >= from {
 			state.Update(h)
@@ -102,6 +105,9 @@ func (p *Partition) rebuildProducerStateLocked() (ProducerLoadReport, error) {
 	})
 	if err != nil {
 		return report, fmt.Errorf("replication: rebuilding the producer state of %s-%d: %w", p.Topic, p.ID, err)
+	}
+	if err := p.log.RewriteAbortedTxnsFrom(from, state.aborted[below:]); err != nil {
+		return report, fmt.Errorf("replication: rebuilding the transaction index of %s-%d: %w", p.Topic, p.ID, err)
 	}
 	p.producers = state
 	return report, nil
@@ -154,7 +160,13 @@ func (p *Partition) afterAppendLocked(records []byte, activeBefore int64, info s
 			p.opts.Logger.Warn("writing the producer state snapshot at a segment roll", "offset", info.SegmentBaseOffset, "error", err)
 		}
 	}
+	n := len(p.producers.aborted)
 	p.producers.UpdateAll(records)
+	if added := p.producers.aborted[n:]; len(added) > 0 {
+		if err := p.log.AppendAbortedTxns(added); err != nil {
+			p.opts.Logger.Error("appending to the transaction index", "error", err)
+		}
+	}
 	p.dropTxnVerificationsLocked(records)
 }
 

@@ -79,6 +79,25 @@ func (l *Log) swapGroup(p *CleanPlan, g *cleanGroup) error {
 		return nil
 	}
 	base := p.segs[g.first].base
+	// The cleaned segment's transaction index is the union of the group's (transactional
+	// and control batches are copied whole, so every aborted transaction keeps its
+	// records and marker). It is written at the first segment's name before the commit
+	// point: rolled back, the duplicates it holds are dropped on read (Log.AbortedTxns);
+	// rolled forward, the later segments' indexes are no longer needed.
+	var merged []AbortedTxn
+	for k := g.first; k <= g.last; k++ {
+		entries, err := readTxnIndex(l.dir, p.segs[k].base)
+		if err != nil {
+			return l.fail("clean read transaction index", err)
+		}
+		merged = append(merged, entries...)
+	}
+	merged = dedupeAborted(merged) // an earlier swap rolled back left duplicates
+	if len(merged) > 0 {
+		if err := step("write transaction index", writeTxnIndex(l.dir, base, merged)); err != nil {
+			return err
+		}
+	}
 	swap := segmentPath(l.dir, base, LogFileSuffix) + SwapFileSuffix
 	if err := step("rename to .swap", os.Rename(g.path, swap)); err != nil {
 		return err
@@ -91,7 +110,11 @@ func (l *Log) swapGroup(p *CleanPlan, g *cleanGroup) error {
 	old := l.segments[i : i+g.last-g.first+1]
 	for _, s := range old {
 		s.close()
-		for _, suffix := range []string{IndexFileSuffix, TimeIndexFileSuffix, LogFileSuffix} {
+		suffixes := []string{IndexFileSuffix, TimeIndexFileSuffix, LogFileSuffix}
+		if s.baseOffset != base {
+			suffixes = append(suffixes, TxnIndexFileSuffix) // merged into base's
+		}
+		for _, suffix := range suffixes {
 			err := os.Remove(segmentPath(l.dir, s.baseOffset, suffix))
 			if errors.Is(err, os.ErrNotExist) {
 				err = nil
@@ -202,15 +225,18 @@ func completeSwaps(dir string, report *RecoveryReport) error {
 		if err != nil {
 			return fmt.Errorf("swap file %s: %w", name, err)
 		}
+		// base's .txnindex is the merged one, written before the swap (swapGroup).
 		for _, b := range logBases {
-			if b >= base && b < end {
+			if b > base && b < end {
 				if err := removeSegmentFiles(dir, b); err != nil {
 					return err
 				}
+			}
+			if b >= base && b < end {
 				report.DeletedSegments = append(report.DeletedSegments, b)
 			}
 		}
-		if err := removeSegmentFiles(dir, base); err != nil {
+		if err := removeFiles(dir, base, LogFileSuffix, IndexFileSuffix, TimeIndexFileSuffix); err != nil {
 			return err
 		}
 		if err := os.Rename(path, segmentPath(dir, base, LogFileSuffix)); err != nil {

@@ -7,6 +7,7 @@
 //	00000000000000000000.log        record batches back to back, exactly as produced
 //	00000000000000000000.index      sparse offset index, 8-byte entries
 //	00000000000000000000.timeindex  time index, 12-byte entries
+//	00000000000000000000.txnindex   aborted transactions of the segment, 34-byte entries (txnindex.go)
 //	leader-epoch-checkpoint         (epoch, start offset) pairs, text
 //
 // A record batch (magic 2), all integers big-endian; the CRC-32C (Castagnoli) covers

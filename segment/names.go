@@ -12,6 +12,7 @@ const (
 	LogFileSuffix        = ".log"
 	IndexFileSuffix      = ".index"
 	TimeIndexFileSuffix  = ".timeindex"
+	TxnIndexFileSuffix   = ".txnindex"
 	DeletedFileSuffix    = ".deleted"
 	CleanedFileSuffix    = ".cleaned"
 	SwapFileSuffix       = ".swap"

@@ -116,7 +116,7 @@ func scanDir(dir string, report *RecoveryReport) ([]int64, error) {
 		switch suffix {
 		case LogFileSuffix:
 			logs[base] = true
-		case IndexFileSuffix, TimeIndexFileSuffix:
+		case IndexFileSuffix, TimeIndexFileSuffix, TxnIndexFileSuffix:
 			indexes = append(indexes, name)
 		}
 	}
@@ -283,6 +283,9 @@ func (l *Log) recoverSegment(s *segment, report *RecoveryReport) (bool, error) {
 	if err := s.log.Truncate(s.size); err != nil {
 		return true, err
 	}
+	if err := s.truncateTxnIndex(s.nextOffset); err != nil {
+		return true, err
+	}
 	return true, s.sync()
 }
 
@@ -370,7 +373,12 @@ func (l *Log) finishOpen(opts OpenOptions, report *RecoveryReport) error {
 }
 
 func removeSegmentFiles(dir string, base int64) error {
-	for _, suffix := range []string{LogFileSuffix, IndexFileSuffix, TimeIndexFileSuffix} {
+	return removeFiles(dir, base, LogFileSuffix, IndexFileSuffix, TimeIndexFileSuffix, TxnIndexFileSuffix)
+}
+
+// removeFiles deletes the files of segment base with the given suffixes.
+func removeFiles(dir string, base int64, suffixes ...string) error {
+	for _, suffix := range suffixes {
 		if err := os.Remove(segmentPath(dir, base, suffix)); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return err
 		}

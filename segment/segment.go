@@ -47,6 +47,9 @@ type segment struct {
 	pins      *[]*segment   // the owner Log's held list
 	// dirty is set by writes and cleared by fsyncs: the cache closes such files last.
 	dirty bool
+	// txnDirty is set when the .txnindex was appended to since its last fsync
+	// (txnindex.go; the file is opened only for the append and the fsync).
+	txnDirty bool
 }
 
 // use makes sure the segment's files are open and pins it until its Log's current call
@@ -123,7 +126,7 @@ func createSegment(dir string, baseOffset int64, cfg Config, now time.Time) (*se
 	if st, err := os.Stat(path); err == nil && st.Size() > 0 {
 		return nil, fmt.Errorf("creating segment %s: a non-empty file exists", path)
 	}
-	for _, suffix := range []string{IndexFileSuffix, TimeIndexFileSuffix} {
+	for _, suffix := range []string{IndexFileSuffix, TimeIndexFileSuffix, TxnIndexFileSuffix} {
 		if err := os.Remove(segmentPath(dir, baseOffset, suffix)); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return nil, err
 		}
@@ -423,6 +426,9 @@ func (s *segment) truncateTo(offset int64, indexIntervalBytes int, compacted boo
 	if err := s.loadTail(indexIntervalBytes, compacted); err != nil {
 		return removed, err
 	}
+	if err := s.truncateTxnIndex(s.nextOffset); err != nil {
+		return removed, err
+	}
 	return removed, nil
 }
 
@@ -466,6 +472,12 @@ func (s *segment) sync() error {
 	if err := s.timeIndex.sync(); err != nil {
 		return err
 	}
+	if s.txnDirty {
+		if err := syncTxnIndex(s.dir, s.baseOffset); err != nil {
+			return err
+		}
+		s.txnDirty = false
+	}
 	s.dirty = false
 	return nil
 }
@@ -473,7 +485,14 @@ func (s *segment) sync() error {
 // close trims the indexes and closes every file.
 func (s *segment) close() error {
 	s.c.forget(s)
-	err := s.offsetIndex.close()
+	var err error
+	if s.txnDirty {
+		err = syncTxnIndex(s.dir, s.baseOffset)
+		s.txnDirty = false
+	}
+	if e := s.offsetIndex.close(); err == nil {
+		err = e
+	}
 	if e := s.timeIndex.close(); err == nil {
 		err = e
 	}
@@ -505,6 +524,9 @@ func (s *segment) remove() error {
 	if s.log != nil {
 		s.closeLog()
 		s.log = nil
+	}
+	if err := os.Remove(segmentPath(s.dir, s.baseOffset, TxnIndexFileSuffix)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
 	}
 	return os.Remove(segmentPath(s.dir, s.baseOffset, LogFileSuffix))
 }
