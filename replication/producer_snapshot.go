@@ -204,13 +204,23 @@ func writeProducerSnapshot(dir string, offset int64, s *ProducerStates) error {
 }
 
 // readProducerSnapshot reads and decodes one snapshot file.
-func readProducerSnapshot(dir string, offset int64) (*ProducerStates, error) {
+func readProducerSnapshot(dir string, offset int64) (*ProducerStates, uint16, error) {
 	b, err := os.ReadFile(ProducerSnapshotPath(dir, offset))
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
-	return DecodeProducerSnapshot(b)
+	s, err := DecodeProducerSnapshot(b)
+	if err != nil {
+		return nil, 0, err
+	}
+	return s, binary.BigEndian.Uint16(b), nil
 }
+
+// txnIndexSnapshotVersion is the first snapshot version written by builds that keep
+// .txnindex files: below an older snapshot the segments may hold aborted transactions
+// no index lists, so such a snapshot is not trusted for them (a one-time replay from
+// the log start after an upgrade).
+const txnIndexSnapshotVersion = 3
 
 // ProducerSnapshotOffsets lists the offsets of the snapshots in dir, ascending.
 func ProducerSnapshotOffsets(dir string) ([]int64, error) {

@@ -63,7 +63,13 @@ func (p *Partition) rebuildProducerStateLocked() (ProducerLoadReport, error) {
 	}
 	state, from := NewProducerStates(), p.log.LogStartOffset()
 	for i := len(offsets) - 1; i >= 0; i-- {
-		s, err := readProducerSnapshot(dir, offsets[i])
+		s, version, err := readProducerSnapshot(dir, offsets[i])
+		if err == nil && version < txnIndexSnapshotVersion {
+			// Written before .txnindex files existed: replay the whole log once so the
+			// aborted transactions below it are found and indexed.
+			p.opts.Logger.Info("producer state snapshot predates the transaction index; replaying the log from its start", "offset", offsets[i], "version", version)
+			break
+		}
 		if err == nil {
 			state, report.SnapshotOffset = s, offsets[i]
 			from = max(from, offsets[i])
