@@ -130,22 +130,32 @@ func parseACLEntries(c *ucli.Context) ([]aclEntry, error) {
 	return out, nil
 }
 
-func runACLsAdd(c *ucli.Context) error {
+// aclChangeArgs parses what add and remove share: the resources (filter: patterns
+// "match"/"any" allowed), the principals' entries, and a connected client.
+func aclChangeArgs(c *ucli.Context, filter bool) ([]aclResource, []aclEntry, *kafkaClient, error) {
 	if _, err := commandArgs(c); err != nil {
-		return err
+		return nil, nil, nil, err
 	}
-	resources, err := parseACLResources(c, false)
+	resources, err := parseACLResources(c, filter)
 	if err != nil {
-		return err
+		return nil, nil, nil, err
 	}
 	if len(resources) == 0 {
-		return errors.New("name a resource: --topic, --group, --cluster or --transactional-id")
+		return nil, nil, nil, errors.New("name a resource: --topic, --group, --cluster or --transactional-id")
 	}
 	entries, err := parseACLEntries(c)
 	if err != nil {
-		return err
+		return nil, nil, nil, err
 	}
 	cl, err := newKafkaClient(c)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return resources, entries, cl, nil
+}
+
+func runACLsAdd(c *ucli.Context) error {
+	resources, entries, cl, err := aclChangeArgs(c, false)
 	if err != nil {
 		return err
 	}
@@ -181,21 +191,7 @@ func runACLsAdd(c *ucli.Context) error {
 }
 
 func runACLsRemove(c *ucli.Context) error {
-	if _, err := commandArgs(c); err != nil {
-		return err
-	}
-	resources, err := parseACLResources(c, true)
-	if err != nil {
-		return err
-	}
-	if len(resources) == 0 {
-		return errors.New("name a resource: --topic, --group, --cluster or --transactional-id")
-	}
-	entries, err := parseACLEntries(c)
-	if err != nil {
-		return err
-	}
-	cl, err := newKafkaClient(c)
+	resources, entries, cl, err := aclChangeArgs(c, true)
 	if err != nil {
 		return err
 	}
