@@ -7,9 +7,8 @@ package broker
 // ACLs changed, so a committed ACL change applies at the next request after this
 // broker applied the entry.
 //
-// Requests from other brokers: until listeners authenticate brokers (the inter-broker
-// listener's principal), a request fromBroker recognises on an anonymous connection is
-// cluster-authorized, as is any request whose principal is a super user or holds
+// Requests from other brokers: a request fromBroker recognises on an anonymous
+// connection of the inter-broker listener is cluster-authorized, as is any request whose principal is a super user or holds
 // ClusterAction on the cluster and that fromBroker recognises (forwarded requests were
 // authorized at the broker that received them).
 
@@ -17,6 +16,7 @@ import (
 	"errors"
 	"net"
 	"reflect"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -139,13 +139,15 @@ func (b *Broker) authorizedCluster(req *rpc.Request, op auth.Operation) bool {
 
 // brokerRequest reports whether req comes from another broker with the cluster rights
 // that inter-broker requests need: ClusterAction on the cluster (or super user). An
-// anonymous connection is trusted on fromBroker's word until listeners authenticate.
+// anonymous connection is trusted on fromBroker's word only on the inter-broker
+// listener (a PLAINTEXT cluster's brokers have no other name); on any other listener
+// an anonymous client claiming a broker's client id gets no cluster rights.
 func (b *Broker) brokerRequest(req *rpc.Request, a *auth.Authorizer, principal, host string) bool {
 	if !fromBroker(req) {
 		return false
 	}
 	if principal == rpc.AnonymousPrincipal {
-		return true
+		return req.Conn == nil || strings.EqualFold(req.Conn.ListenerName, b.cfg.interBrokerListenerName())
 	}
 	return a.Authorize(principal, host, auth.OpClusterAction, auth.ResourceCluster, auth.ClusterName)
 }

@@ -99,6 +99,14 @@ func TestAuthorize_Principals(t *testing.T) {
 	if d := b.checkRequest(brokerReq); d.answer != nil || d.merge != nil {
 		t.Error("a request from a broker was refused")
 	}
+	// The same claim on a listener other than the inter-broker one is an anonymous
+	// client's: no cluster rights, no ACL for ANONYMOUS on t.
+	impostor := as(rpc.AnonymousPrincipal, produceTo("t"))
+	impostor.ClientID = kmsg.StringPtr(forwardedClientPrefix + "1")
+	impostor.Conn.ListenerName = "CLIENT"
+	if d := b.checkRequest(impostor); d.answer == nil && d.merge == nil {
+		t.Error("an anonymous client claiming a broker's client id on a client listener was trusted")
+	}
 
 	// Metadata for all topics shows alice only t.
 	all := kmsg.NewPtrMetadataResponse()
