@@ -18,8 +18,8 @@ type FollowerPosition struct {
 func (p *Partition) FollowerPosition() (FollowerPosition, bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.role != Follower || p.leader < 0 {
-		return FollowerPosition{}, false
+	if p.role != Follower || p.leader < 0 || p.log.Failure() != nil {
+		return FollowerPosition{}, false // a failed log fetches no more (it may hold unsynced data)
 	}
 	return FollowerPosition{LogEndOffset: p.log.LogEndOffset(), LogStartOffset: p.log.LogStartOffset(), LastFetchedEpoch: p.log.LeaderEpochs().LatestEpoch(),
 		LeaderEpoch: p.leaderEpoch, Leader: p.leader}, true

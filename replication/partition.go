@@ -361,6 +361,9 @@ func (p *Partition) appendAsLeader(records []byte, leaderEpoch int32, minInsync 
 // re-taking the lock.
 var testHookAfterFsync func(*Partition)
 
+// testHookFsyncError, when set by a test, replaces a successful fsync's result.
+var testHookFsyncError func(*Partition) error
+
 // syncTo makes offsets below end durable. Appends that arrive while one fsync runs are
 // covered by the next one, which syncs everything appended by then. A truncation while
 // the fsync runs (the lock is released for it) voids its result: the offsets it covered
@@ -394,6 +397,9 @@ func (p *Partition) syncTo(end int64) error {
 		if testHookAfterFsync != nil {
 			testHookAfterFsync(p)
 		}
+		if err == nil && testHookFsyncError != nil {
+			err = testHookFsyncError(p)
+		}
 		p.mu.Lock()
 		if p.truncations != truncations {
 			p.mu.Unlock()
@@ -410,6 +416,10 @@ func (p *Partition) syncTo(end int64) error {
 			target = p.log.LogEndOffset()
 		}
 		if err != nil {
+			// As a log directory failure in Kafka: the written data is not known to be
+			// on disk, so the log is failed for good (the broker takes the replica
+			// offline) and a follower stops reporting an end offset past durableEnd.
+			err = p.log.MarkFailed("fsync", err)
 			p.mu.Unlock()
 			return fmt.Errorf("replication: fsync of %s-%d: %w", p.Topic, p.ID, err)
 		}

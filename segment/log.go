@@ -188,6 +188,11 @@ func (l *Log) writable() error {
 }
 
 // fail records err as the log's sticky failure and returns it.
+// MarkFailed makes err (of operation op, e.g. an fsync the owner ran outside the Log)
+// the log's sticky failure, as a failed write does: every later append or flush
+// returns it, and Failure reports it.
+func (l *Log) MarkFailed(op string, err error) error { return l.fail(op, err) }
+
 func (l *Log) fail(op string, err error) error {
 	if l.failure == nil {
 		l.failure = fmt.Errorf("%w: %s in %s: %w", ErrLogFailed, op, l.dir, err)
