@@ -16,8 +16,9 @@ import (
 )
 
 // progressLine is --verify's progress for the adding replica 3: bytes of the leader's,
-// percentage, rate.
-var progressLine = regexp.MustCompile(`(?m)^  replica 3: \d+ of \d+ bytes caught up \(\d+\.\d%\) from leader \d, \d+ B/s$`)
+// percentage, and the rate when both of its samples were taken (the leader may finish
+// the move between them).
+var progressLine = regexp.MustCompile(`(?m)^  replica 3: \d+ of \d+ bytes caught up \(\d+\.\d%\) from leader \d(, \d+ B/s)?$`)
 
 // petrel runs the CLI and returns its exit code, stdout and stderr.
 func petrel(args ...string) (int, string, string) {
