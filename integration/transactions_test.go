@@ -623,7 +623,19 @@ func TestTransactionCoordinatorFailoverMidCommit(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Fatalf("read_committed after the coordinator's death: %v", got)
 	}
-	// The next transaction works with the new coordinator.
+	// The next transaction works with the new coordinator, once every survivor names
+	// it: a survivor whose image still named the dead node would send kgo, which
+	// re-reads metadata only twice, to a broker it no longer knows ("unknown broker").
+	waitFor(t, groupWait, func() error {
+		var named []int
+		for _, i := range []int{(coord + 1) % 3, (coord + 2) % 3} {
+			named = append(named, txnCoordinatorOf(t, c, i, id))
+		}
+		if named[0] == coord || named[0] != named[1] {
+			return fmt.Errorf("survivors name coordinators %v (the dead one is %d)", named, coord)
+		}
+		return nil
+	})
 	txnRun("after", kgo.TryCommit)
 	if got := consumeTxnTopic(t, c, topic, kgo.ReadCommitted(), 12); len(got) != 12 {
 		t.Fatalf("read_committed after a transaction with the new coordinator: %d records", len(got))
