@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/hashicorp/raft"
-	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -73,15 +72,15 @@ func (b *Broker) watchLeader() {
 // it again at each leader change (or every forwardRetryBackoff) until it is answered,
 // the request's own timeout passes or ctx ends; the last answer or error is returned
 // then. A request waiting on a remote controller is abandoned and sent again when the
-// leader changes: the old controller crashed or lost its term. An answer whose every
-// topic is NOT_CONTROLLER (CreateTopics, DeleteTopics) counts as not answered.
+// leader changes: the old controller crashed or lost its term. A NOT_CONTROLLER answer
+// (isNotController) counts as not answered.
 func (b *Broker) forwardToController(ctx context.Context, req kmsg.Request) (kmsg.Response, error) {
 	ctx, cancel := b.waitTimeout(ctx, forwardTimeout(req))
 	defer cancel()
 	for {
 		changed := b.leaders.changed()
 		resp, err := b.forwardOnce(ctx, req, changed)
-		if err == nil && !allTopicsNotController(resp) {
+		if err == nil && !isNotController(resp) {
 			return resp, nil
 		}
 		if ctx.Err() != nil {
@@ -121,28 +120,6 @@ func (b *Broker) forwardOnce(ctx context.Context, req kmsg.Request, changed <-ch
 		}
 	}()
 	return b.controllers.call(actx, b, req)
-}
-
-// allTopicsNotController reports a CreateTopics or DeleteTopics answer whose every
-// topic failed with NOT_CONTROLLER: the request reached a node that is no controller.
-func allTopicsNotController(resp kmsg.Response) bool {
-	var codes []int16
-	switch r := resp.(type) {
-	case *kmsg.CreateTopicsResponse:
-		for _, t := range r.Topics {
-			codes = append(codes, t.ErrorCode)
-		}
-	case *kmsg.DeleteTopicsResponse:
-		for _, t := range r.Topics {
-			codes = append(codes, t.ErrorCode)
-		}
-	}
-	for _, c := range codes {
-		if c != kerr.NotController.Code {
-			return false
-		}
-	}
-	return len(codes) > 0
 }
 
 // forwardTimeout is how long a forwarded request may wait for a controller: its own

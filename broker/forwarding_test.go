@@ -32,8 +32,9 @@ func TestForwardHelpers(t *testing.T) {
 		{ct(), false},
 		{ct(kerr.TopicAlreadyExists.Code), false},
 		{kmsg.NewPtrBrokerHeartbeatResponse(), false},
+		{&kmsg.BrokerHeartbeatResponse{ErrorCode: nc}, true},
 	} {
-		if got := allTopicsNotController(tc.resp); got != tc.want {
+		if got := isNotController(tc.resp); got != tc.want {
 			t.Errorf("%+v: %v, want %v", tc.resp, got, tc.want)
 		}
 	}

@@ -283,10 +283,16 @@ func (c *controllerClients) close() {
 	}
 }
 
-// isNotController reports a NOT_CONTROLLER top-level error.
+// isNotController reports an answer from a node that is no controller: a NOT_CONTROLLER
+// top-level error, or (CreateTopics, DeleteTopics, which have none) NOT_CONTROLLER for
+// every topic.
 func isNotController(resp kmsg.Response) bool {
 	code := int16(0)
 	switch r := resp.(type) {
+	case *kmsg.CreateTopicsResponse:
+		return allNotController(r.Topics, func(t kmsg.CreateTopicsResponseTopic) int16 { return t.ErrorCode })
+	case *kmsg.DeleteTopicsResponse:
+		return allNotController(r.Topics, func(t kmsg.DeleteTopicsResponseTopic) int16 { return t.ErrorCode })
 	case *kmsg.BrokerRegistrationResponse:
 		code = r.ErrorCode
 	case *kmsg.BrokerHeartbeatResponse:
@@ -303,4 +309,14 @@ func isNotController(resp kmsg.Response) bool {
 		code = r.ErrorCode
 	}
 	return code == kerr.NotController.Code
+}
+
+// allNotController reports a non-empty list whose every entry is NOT_CONTROLLER.
+func allNotController[T any](items []T, code func(T) int16) bool {
+	for _, it := range items {
+		if code(it) != kerr.NotController.Code {
+			return false
+		}
+	}
+	return len(items) > 0
 }
