@@ -54,6 +54,18 @@ func withClientFlags(flags ...ucli.Flag) []ucli.Flag {
 	return append(clientFlags(), flags...)
 }
 
+// withClientFlagsTimeout is withClientFlags with another --timeout default, for
+// commands whose broker-side wait can outlast the usual 10 s.
+func withClientFlagsTimeout(timeout time.Duration, flags ...ucli.Flag) []ucli.Flag {
+	all := withClientFlags(flags...)
+	for _, f := range all {
+		if d, ok := f.(*ucli.DurationFlag); ok && d.Name == "timeout" {
+			d.Value = timeout
+		}
+	}
+	return all
+}
+
 // kafkaClient is a kgo client plus what a command needs to explain failures: the
 // bootstrap servers, the timeout and the last connection error.
 type kafkaClient struct {

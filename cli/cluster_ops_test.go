@@ -131,3 +131,15 @@ func TestClusterOpsCommands(t *testing.T) {
 		t.Fatalf("log-dirs describe: %q", r.stdout)
 	}
 }
+
+// TestDeleteRecordsTimeoutDefault: delete-records waits 30 s by default (Kafka's admin
+// request.timeout.ms), longer than a follower's fencing takes, while other commands
+// keep 10 s.
+func TestDeleteRecordsTimeoutDefault(t *testing.T) {
+	if r := run(t, "", "delete-records", "--help"); !strings.Contains(r.stdout, "(default: 30s)") {
+		t.Fatalf("delete-records --help does not show a 30s --timeout default:\n%s", r.stdout)
+	}
+	if r := run(t, "", "topics", "list", "--help"); !strings.Contains(r.stdout, "(default: 10s)") {
+		t.Fatalf("topics list --help does not show a 10s --timeout default:\n%s", r.stdout)
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	ucli "github.com/urfave/cli/v2"
@@ -15,17 +16,25 @@ import (
 
 // deleteRecordsCommand is `petrel delete-records --offset-json-file F`, as
 // kafka-delete-records.sh: F is {"partitions": [{"topic": "t", "partition": 0,
-// "offset": 10}], "version": 1}; offset -1 deletes up to the high watermark.
+// "offset": 10}], "version": 1}; offset -1 deletes up to the high watermark. The
+// broker answers once every replica has moved its log start offset (the low
+// watermark), which for a cut-off follower takes until the controller fences it
+// (broker.session.timeout.ms, 9 s): --timeout defaults to 30 s, Kafka's admin
+// request.timeout.ms, so that wait fits.
 func deleteRecordsCommand() *ucli.Command {
 	return &ucli.Command{
 		Name:  "delete-records",
 		Usage: "delete records before an offset (move the log start offset), as kafka-delete-records.sh",
-		Flags: withClientFlags(
+		Flags: withClientFlagsTimeout(deleteRecordsTimeout,
 			&ucli.StringFlag{Name: "offset-json-file", Usage: `{"partitions": [{"topic": "t", "partition": 0, "offset": 10}], "version": 1}`, Required: true},
 		),
 		Action: runDeleteRecords,
 	}
 }
+
+// deleteRecordsTimeout is delete-records' --timeout default: Kafka's admin
+// request.timeout.ms, above broker.session.timeout.ms.
+const deleteRecordsTimeout = 30 * time.Second
 
 type deleteRecordsFile struct {
 	Partitions []struct {
