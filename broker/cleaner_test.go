@@ -79,14 +79,14 @@ func TestCleaner_PolicyChangeAndCheckpoint(t *testing.T) {
 		}
 		return nil
 	})
-	data, err := os.ReadFile(filepath.Join(b.cfg.logsDir(), segment.CleanerOffsetCheckpointFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
-	if len(lines) != 3 || lines[0] != "0" || lines[1] != "1" || !strings.HasPrefix(lines[2], "t 0 ") {
-		t.Fatalf("cleaner-offset-checkpoint is %q", data)
-	}
+	// The cleaner writes the checkpoint just after it records the pass in memory.
+	var data []byte
+	waitUntil(t, "cleaner-offset-checkpoint names t-0", func() bool {
+		var err error
+		data, err = os.ReadFile(filepath.Join(b.cfg.logsDir(), segment.CleanerOffsetCheckpointFile))
+		lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+		return err == nil && len(lines) == 3 && lines[0] == "0" && lines[1] == "1" && strings.HasPrefix(lines[2], "t 0 ")
+	})
 }
 
 // A partition whose cleaning fails is marked uncleanable and logged; the broker and the
