@@ -150,6 +150,7 @@ func (s *Shard) unload() Effects {
 		g.transitionTo(stateDead, time.Time{})
 	}
 	s.groups = map[string]*group{}
+	s.txnOffsets = map[int64]map[string]map[topicPartition]offsetValue{}
 	s.epoch++
 	return b.effects()
 }

@@ -50,8 +50,9 @@ func (s *Shard) TxnOffsetCommit(now time.Time, req *kmsg.TxnOffsetCommitRequest,
 		return b.effects()
 	}
 	type staged struct {
-		tp    topicPartition
-		value offsetValue
+		tp       topicPartition
+		value    offsetValue
+		previous *offsetValue // the producer's pending offset it replaced
 	}
 	var written []staged
 	var records []Record
@@ -71,8 +72,12 @@ func (s *Shard) TxnOffsetCommit(now time.Time, req *kmsg.TxnOffsetCommitRequest,
 		}
 		tp := topicPartition{topic, p.Partition}
 		v.recordOffset = s.nextPosition()
+		w := staged{tp: tp, value: v}
+		if prev, ok := s.txnOffsets[req.ProducerID][req.Group][tp]; ok {
+			w.previous = &prev
+		}
 		s.stageTxnOffset(req.ProducerID, req.Group, tp, v)
-		written = append(written, staged{tp, v})
+		written = append(written, w)
 		records = append(records, offsetCommitRecord(req.Group, tp, v))
 		return 0
 	})
@@ -92,9 +97,11 @@ func (s *Shard) TxnOffsetCommit(now time.Time, req *kmsg.TxnOffsetCommitRequest,
 			}
 		}
 		if s.epoch == epoch {
-			// The batch is not in the log: forget what it staged (unless replaced since).
-			for _, w := range written {
-				s.unstageTxnOffset(req.ProducerID, req.Group, w.tp, w.value.recordOffset)
+			// The batch is not in the log: undo what it staged (unless replaced since),
+			// in reverse order.
+			for i := len(written) - 1; i >= 0; i-- {
+				w := written[i]
+				s.unstageTxnOffset(req.ProducerID, req.Group, w.tp, w.value.recordOffset, w.previous)
 			}
 		}
 		return Effects{}
@@ -136,11 +143,16 @@ func (s *Shard) stageTxnOffset(producerID int64, groupID string, tp topicPartiti
 	pending[tp] = v
 }
 
-// unstageTxnOffset drops producerID's pending offset of groupID's tp if its record is
-// at position (a failed write's).
-func (s *Shard) unstageTxnOffset(producerID int64, groupID string, tp topicPartition, position int64) {
+// unstageTxnOffset undoes a failed write's staging of producerID's pending offset of
+// groupID's tp, if its record (at position) is still the pending one: the offset it
+// replaced (previous) is pending again, or none.
+func (s *Shard) unstageTxnOffset(producerID int64, groupID string, tp topicPartition, position int64, previous *offsetValue) {
 	pending := s.txnOffsets[producerID][groupID]
 	if v, ok := pending[tp]; !ok || v.recordOffset != position {
+		return
+	}
+	if previous != nil {
+		pending[tp] = *previous
 		return
 	}
 	s.dropTxnOffset(producerID, groupID, tp)

@@ -226,3 +226,53 @@ func TestDeleteGroupDropsPendingTxnOffsets(t *testing.T) {
 		t.Fatalf("replayed %s, live %s", got, view(h.s))
 	}
 }
+
+// FuzzTxnOffsetsLiveMatchesReplay drives a shard with an arbitrary sequence of
+// ordinary and transactional commits of two producers, their markers, deletions and
+// failed writes: nothing panics, the pending counts match the pending offsets, and a
+// load of the log written gives what the live shard shows.
+func FuzzTxnOffsetsLiveMatchesReplay(f *testing.F) {
+	f.Add([]byte{1, 0, 2, 1, 3, 4, 0, 5})
+	f.Add([]byte{1, 2, 0, 6, 3, 7, 1, 4, 5})
+	f.Fuzz(func(t *testing.T, ops []byte) {
+		h := newHarness(t, testConfig())
+		for i, op := range ops {
+			if i >= 64 {
+				break
+			}
+			p, pid := int32(op>>4)&3, int64(7+(op>>6)&1)
+			switch op & 7 {
+			case 0:
+				h.commit(2, "g", "", -1, map[int32]int64{p: int64(i)})
+			case 1, 2:
+				h.txnCommit("g", pid, map[int32]int64{p: int64(100 + i)})
+			case 3:
+				h.marker(pid, true)
+			case 4:
+				h.marker(pid, false)
+			case 5:
+				h.run(h.s.DeleteGroup(h.now, "g", func(int16) {}))
+			case 6:
+				h.writeCode = kerr.CoordinatorNotAvailable.Code
+				h.txnCommit("g", pid, map[int32]int64{p: int64(200 + i)})
+				h.writeCode = 0
+			case 7:
+				h.marker(9, op&8 != 0)
+			}
+		}
+		if g := h.s.groups["g"]; g != nil {
+			want := map[topicPartition]int{}
+			for _, byGroup := range h.s.txnOffsets {
+				for tp := range byGroup["g"] {
+					want[tp]++
+				}
+			}
+			if fmt.Sprint(want) != fmt.Sprint(g.pendingOffsets) {
+				t.Fatalf("pending counts %v, pending offsets %v", g.pendingOffsets, want)
+			}
+		}
+		if got, want := view(replayLog(t, h.batches)), view(h.s); got != want {
+			t.Fatalf("replayed %s, live %s", got, want)
+		}
+	})
+}
