@@ -63,7 +63,16 @@ func (x *txnOffsets) addOffsets(tc int, id string, pid int64, epoch int16) {
 }
 
 func (x *txnOffsets) commit(gc int, id string, pid int64, epoch int16, offset int64) {
+	if code := x.commitCode(gc, id, pid, epoch, offset); code != 0 {
+		x.t.Fatalf("TxnOffsetCommit: %v", kerr.ErrorForCode(code))
+	}
+}
+
+// commitCode sends TxnOffsetCommit for partition 0 until it gets a code that is not
+// retriable, and returns it.
+func (x *txnOffsets) commitCode(gc int, id string, pid int64, epoch int16, offset int64) int16 {
 	raw := x.c.rawTo(x.t, gc)
+	var out int16
 	waitFor(x.t, groupWait, func() error {
 		req := kmsg.NewPtrTxnOffsetCommitRequest()
 		req.Version = 3
@@ -74,15 +83,13 @@ func (x *txnOffsets) commit(gc int, id string, pid int64, epoch int16, offset in
 		rp.Partition, rp.Offset, rp.LeaderEpoch = 0, offset, -1
 		rt.Partitions = append(rt.Partitions, rp)
 		req.Topics = append(req.Topics, rt)
-		code := raw.do(testContext(x.t), req).(*kmsg.TxnOffsetCommitResponse).Topics[0].Partitions[0].ErrorCode
-		if retriable(code) {
-			return fmt.Errorf("TxnOffsetCommit: %v", kerr.ErrorForCode(code))
-		}
-		if code != 0 {
-			x.t.Fatalf("TxnOffsetCommit: %v", kerr.ErrorForCode(code))
+		out = raw.do(testContext(x.t), req).(*kmsg.TxnOffsetCommitResponse).Topics[0].Partitions[0].ErrorCode
+		if retriable(out) {
+			return fmt.Errorf("TxnOffsetCommit: %v", kerr.ErrorForCode(out))
 		}
 		return nil
 	})
+	return out
 }
 
 func (x *txnOffsets) end(tc int, id string, pid int64, epoch int16, commit bool) {
@@ -171,6 +178,13 @@ func TestTxnOffsetCommitSurvivesGroupCoordinatorFailover(t *testing.T) {
 	// COMMIT after a failover.
 	id, tc := x.idAwayFrom("txn-offsets-a", other(gc), gc)
 	init := initTxnProducer(t, c, tc, id, -1, -1)
+	// KIP-890: the partition is verified with the transaction coordinator first.
+	if code := x.commitCode(gc, id, init.ProducerID, init.ProducerEpoch, 1); code != kerr.InvalidTxnState.Code {
+		t.Fatalf("TxnOffsetCommit before AddOffsetsToTxn: %v, want INVALID_TXN_STATE", kerr.ErrorForCode(code))
+	}
+	if code := x.commitCode(gc, id, init.ProducerID+1000, 0, 1); code != kerr.InvalidProducerIDMapping.Code {
+		t.Fatalf("TxnOffsetCommit of another producer id: %v, want INVALID_PRODUCER_ID_MAPPING", kerr.ErrorForCode(code))
+	}
 	x.addOffsets(tc, id, init.ProducerID, init.ProducerEpoch)
 	x.commit(gc, id, init.ProducerID, init.ProducerEpoch, 42)
 	if offset, code := x.fetch(gc); code != kerr.UnstableOffsetCommit.Code {
