@@ -45,7 +45,12 @@ func (b *Broker) writeTxnMarkers(ctx context.Context, r *kmsg.WriteTxnMarkersReq
 	var pending []producePending
 	var where []waiting
 	var parts []kmsg.ProduceResponseTopicPartition
-	var groupMarkers []waiting // on __consumer_offsets: written by the group coordinator
+	// On __consumer_offsets the group coordinator writes the markers, meanwhile.
+	type groupMarker struct {
+		waiting
+		code <-chan int16
+	}
+	var groupMarkers []groupMarker
 	for mi, m := range r.Markers {
 		rm := kmsg.NewWriteTxnMarkersResponseMarker()
 		rm.ProducerID = m.ProducerID
@@ -62,7 +67,7 @@ func (b *Broker) writeTxnMarkers(ctx context.Context, r *kmsg.WriteTxnMarkersReq
 					continue
 				}
 				if t.Topic == offsetsTopic {
-					groupMarkers = append(groupMarkers, waiting{mi, ti, pi})
+					groupMarkers = append(groupMarkers, groupMarker{waiting{mi, ti, pi}, b.completeGroupTransaction(p, m)})
 					continue
 				}
 				batch := controlBatch(m.ProducerID, m.ProducerEpoch, m.Committed, m.CoordinatorEpoch, time.Now())
@@ -89,9 +94,17 @@ func (b *Broker) writeTxnMarkers(ctx context.Context, r *kmsg.WriteTxnMarkersReq
 			resp.Markers[w.marker].Topics[w.topic].Partitions[w.partition].ErrorCode = parts[i].ErrorCode
 		}
 	}
+	timeout := time.NewTimer(markerWait)
+	defer timeout.Stop()
 	for _, w := range groupMarkers {
-		m := r.Markers[w.marker]
-		code := b.completeGroupTransaction(ctx, m.Topics[w.topic].Partitions[w.partition], m)
+		var code int16
+		select {
+		case code = <-w.code:
+		case <-ctx.Done():
+			code = kerr.RequestTimedOut.Code
+		case <-timeout.C:
+			code = kerr.RequestTimedOut.Code
+		}
 		resp.Markers[w.marker].Topics[w.topic].Partitions[w.partition].ErrorCode = code
 	}
 	return resp

@@ -139,11 +139,11 @@ func (b *Broker) verifyTxnOffsetCommit(ctx context.Context, r *kmsg.TxnOffsetCom
 // completeGroupTransaction writes m's marker on a __consumer_offsets partition through
 // the group coordinator's runtime (Kafka's GroupCoordinator.completeTransaction), which
 // replays it once committed, materialising or dropping the producer's pending offsets
-// as a load would, and returns the outcome's code. The runtime's NOT_COORDINATOR,
-// COORDINATOR_NOT_AVAILABLE and COORDINATOR_LOAD_IN_PROGRESS become
+// as a load would. The returned channel gets the outcome's code: the runtime's
+// NOT_COORDINATOR, COORDINATOR_NOT_AVAILABLE and COORDINATOR_LOAD_IN_PROGRESS become
 // NOT_LEADER_OR_FOLLOWER, as Kafka answers them to the transaction coordinator (which
 // retries).
-func (b *Broker) completeGroupTransaction(ctx context.Context, partition int32, m kmsg.WriteTxnMarkersRequestMarker) int16 {
+func (b *Broker) completeGroupTransaction(partition int32, m kmsg.WriteTxnMarkersRequestMarker) <-chan int16 {
 	ch := make(chan int16, 1)
 	done := func(code int16) {
 		switch code {
@@ -166,10 +166,5 @@ func (b *Broker) completeGroupTransaction(ctx context.Context, partition int32, 
 	if err != nil {
 		done(errorCode(err))
 	}
-	select {
-	case code := <-ch:
-		return code
-	case <-ctx.Done():
-		return kerr.RequestTimedOut.Code
-	}
+	return ch
 }
