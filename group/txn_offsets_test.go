@@ -32,7 +32,7 @@ func (h *harness) marker(pid int64, commit bool) {
 }
 
 // replayLog loads a new shard from batches, one offset per record and marker.
-func replayLog(t *testing.T, batches []loggedBatch) *Shard {
+func replayLog(t testing.TB, batches []loggedBatch) *Shard {
 	t.Helper()
 	s := NewShard(testConfig())
 	offset := int64(0)
