@@ -17,8 +17,8 @@ type txnOffsets struct {
 	group, topic string
 }
 
-// retriable are the codes the helpers retry, as clients do.
-func retriable(code int16) bool {
+// txnOffsetsRetriable reports the codes the helpers retry, as clients do.
+func txnOffsetsRetriable(code int16) bool {
 	switch code {
 	case kerr.CoordinatorLoadInProgress.Code, kerr.CoordinatorNotAvailable.Code, kerr.NotCoordinator.Code,
 		kerr.ConcurrentTransactions.Code:
@@ -52,7 +52,7 @@ func (x *txnOffsets) addOffsets(tc int, id string, pid int64, epoch int16) {
 		req.Version = 3
 		req.TransactionalID, req.ProducerID, req.ProducerEpoch, req.Group = id, pid, epoch, x.group
 		code := raw.do(testContext(x.t), req).(*kmsg.AddOffsetsToTxnResponse).ErrorCode
-		if retriable(code) {
+		if txnOffsetsRetriable(code) {
 			return fmt.Errorf("AddOffsetsToTxn: %v", kerr.ErrorForCode(code))
 		}
 		if code != 0 {
@@ -84,7 +84,7 @@ func (x *txnOffsets) commitCode(gc int, id string, pid int64, epoch int16, offse
 		rt.Partitions = append(rt.Partitions, rp)
 		req.Topics = append(req.Topics, rt)
 		out = raw.do(testContext(x.t), req).(*kmsg.TxnOffsetCommitResponse).Topics[0].Partitions[0].ErrorCode
-		if retriable(out) {
+		if txnOffsetsRetriable(out) {
 			return fmt.Errorf("TxnOffsetCommit: %v", kerr.ErrorForCode(out))
 		}
 		return nil
@@ -99,7 +99,7 @@ func (x *txnOffsets) end(tc int, id string, pid int64, epoch int16, commit bool)
 		req.Version = 3
 		req.TransactionalID, req.ProducerID, req.ProducerEpoch, req.Commit = id, pid, epoch, commit
 		code := raw.do(testContext(x.t), req).(*kmsg.EndTxnResponse).ErrorCode
-		if retriable(code) {
+		if txnOffsetsRetriable(code) {
 			return fmt.Errorf("EndTxn: %v", kerr.ErrorForCode(code))
 		}
 		if code != 0 {
