@@ -12,16 +12,16 @@ package broker
 // INVALID_PRODUCER_EPOCH, one from an older coordinator epoch than the producer's last
 // marker there TRANSACTION_COORDINATOR_FENCED; a partition not led here NOT_LEADER_OR_FOLLOWER or
 // UNKNOWN_TOPIC_OR_PARTITION (noReplicaError). On a __consumer_offsets partition the
-// group coordinator then applies (COMMIT) or drops (ABORT) the producer's staged
-// TxnOffsetCommit offsets before the partition is answered.
+// group coordinator's runtime writes the marker (completeGroupTransaction), in order
+// with its own writes, and applies (COMMIT) or drops (ABORT) the producer's pending
+// TxnOffsetCommit offsets once it is committed, before the partition is answered.
 
 import (
 	"context"
-	"encoding/binary"
 	"time"
 
+	"github.com/petrel-broker/petrel/coordinator"
 	"github.com/petrel-broker/petrel/rpc"
-	"github.com/petrel-broker/petrel/segment"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -45,6 +45,12 @@ func (b *Broker) writeTxnMarkers(ctx context.Context, r *kmsg.WriteTxnMarkersReq
 	var pending []producePending
 	var where []waiting
 	var parts []kmsg.ProduceResponseTopicPartition
+	// On __consumer_offsets the group coordinator writes the markers, meanwhile.
+	type groupMarker struct {
+		waiting
+		code <-chan int16
+	}
+	var groupMarkers []groupMarker
 	for mi, m := range r.Markers {
 		rm := kmsg.NewWriteTxnMarkersResponseMarker()
 		rm.ProducerID = m.ProducerID
@@ -58,6 +64,10 @@ func (b *Broker) writeTxnMarkers(ctx context.Context, r *kmsg.WriteTxnMarkersReq
 				part := b.partitions.get(t.Topic, p)
 				if part == nil {
 					rt.Partitions[pi].ErrorCode = b.noReplicaError(t.Topic, p)
+					continue
+				}
+				if t.Topic == offsetsTopic {
+					groupMarkers = append(groupMarkers, groupMarker{waiting{mi, ti, pi}, b.completeGroupTransaction(p, m)})
 					continue
 				}
 				batch := controlBatch(m.ProducerID, m.ProducerEpoch, m.Committed, m.CoordinatorEpoch, time.Now())
@@ -81,54 +91,28 @@ func (b *Broker) writeTxnMarkers(ctx context.Context, r *kmsg.WriteTxnMarkersReq
 		}
 		b.awaitHighWatermarks(ctx, pending, markerWait)
 		for i, w := range where {
-			code := parts[i].ErrorCode
-			m, t := r.Markers[w.marker], r.Markers[w.marker].Topics[w.topic]
-			if code == 0 && t.Topic == offsetsTopic {
-				// The group coordinator applies or drops the transaction's offsets.
-				code = b.completeGroupTransaction(ctx, t.Partitions[w.partition], m.ProducerID, m.Committed)
-			}
-			resp.Markers[w.marker].Topics[w.topic].Partitions[w.partition].ErrorCode = code
+			resp.Markers[w.marker].Topics[w.topic].Partitions[w.partition].ErrorCode = parts[i].ErrorCode
 		}
+	}
+	timeout := time.NewTimer(markerWait)
+	defer timeout.Stop()
+	for _, w := range groupMarkers {
+		var code int16
+		select {
+		case code = <-w.code:
+		case <-ctx.Done():
+			code = kerr.RequestTimedOut.Code
+		case <-timeout.C:
+			code = kerr.RequestTimedOut.Code
+		}
+		resp.Markers[w.marker].Topics[w.topic].Partitions[w.partition].ErrorCode = code
 	}
 	return resp
 }
 
-// Control record types of a transaction marker's key.
-const (
-	controlTypeAbort  = 0
-	controlTypeCommit = 1
-)
-
-// controlBatch builds a transaction marker as Kafka writes it: an uncompressed
-// RecordBatch v2 with the transactional and control attributes, the producer's id and
-// epoch, no sequence, and one record whose key is version int16 (0) and type int16
-// (0 ABORT, 1 COMMIT) and whose value is version int16 (0) and the coordinator epoch
-// int32.
+// controlBatch builds a transaction marker as Kafka writes it (coordinator.EncodeMarker).
 func controlBatch(producerID int64, producerEpoch int16, commit bool, coordinatorEpoch int32, now time.Time) []byte {
-	key := make([]byte, 4)
-	if commit {
-		binary.BigEndian.PutUint16(key[2:], controlTypeCommit)
-	}
-	value := make([]byte, 6)
-	binary.BigEndian.PutUint32(value[2:], uint32(coordinatorEpoch))
-	rec := kmsg.Record{Key: key, Value: value}
-	rec.Length = int32(len(rec.AppendTo(nil)) - 1)
-	ts := now.UnixMilli()
-	batch := kmsg.RecordBatch{
-		Magic:          2,
-		Attributes:     0x30, // transactional | control
-		FirstTimestamp: ts,
-		MaxTimestamp:   ts,
-		ProducerID:     producerID,
-		ProducerEpoch:  producerEpoch,
-		FirstSequence:  -1,
-		NumRecords:     1,
-		Records:        rec.AppendTo(nil),
-	}
-	out := batch.AppendTo(nil)
-	binary.BigEndian.PutUint32(out[8:], uint32(len(out)-12))
-	binary.BigEndian.PutUint32(out[17:], segment.CRC32C(out[21:]))
-	return out
+	return coordinator.EncodeMarker(producerID, producerEpoch, commit, coordinatorEpoch, now)
 }
 
 // markerDone reports a partition's WriteTxnMarkers outcome for the coordinator: done

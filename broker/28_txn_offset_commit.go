@@ -1,26 +1,52 @@
 package broker
 
 // TxnOffsetCommit (key 28), v0-3: a transactional producer's offset commit, sent to the
-// group's coordinator after AddOffsetsToTxn. The offsets are staged in the group's shard
-// (group.Shard.TxnOffsetCommit) and become committed offsets when the transaction's
-// COMMIT marker reaches the group's __consumer_offsets partition (WriteTxnMarkers), or
-// are dropped on ABORT. Partitions of unknown topics are UNKNOWN_TOPIC_OR_PARTITION;
-// INVALID_GROUP_ID for an empty group id; NOT_COORDINATOR or
-// COORDINATOR_LOAD_IN_PROGRESS when the group's partition is not served here.
+// group's coordinator after AddOffsetsToTxn. As in Kafka, the offsets are written at
+// once to the group's __consumer_offsets partition as one transactional batch of the
+// producer (group.Shard.TxnOffsetCommit, the coordinator runtime's Result.Producer),
+// and the request is answered once that batch is committed (acks=all, as OffsetCommit).
+// They stay pending until the transaction's marker reaches the partition
+// (WriteTxnMarkers, through the same runtime), which materialises them (COMMIT) or
+// drops them (ABORT); a new coordinator rebuilds the pending offsets from the log.
+//
+// Before the write, KIP-890 part 1 applies as on the produce path: unless the producer
+// already has its transaction open in that partition, the partition hands out a guard
+// and the transaction coordinator is asked whether the partition is in the producer's
+// ongoing transaction (transaction.partition.verification.enable). Its refusals become
+// Kafka's TxnOffsetCommit codes: PRODUCER_FENCED is INVALID_PRODUCER_EPOCH,
+// TRANSACTION_ABORTABLE is INVALID_TXN_STATE (v5+ only knows it), and a coordinator
+// that cannot answer now is COORDINATOR_NOT_AVAILABLE (retried by clients). A write of
+// an epoch older than the partition's is INVALID_PRODUCER_EPOCH.
+//
+// Partitions of unknown topics are UNKNOWN_TOPIC_OR_PARTITION; INVALID_GROUP_ID for an
+// empty group id; NOT_COORDINATOR or COORDINATOR_LOAD_IN_PROGRESS when the group's
+// partition is not served here.
 
 import (
 	"context"
+	"slices"
+	"sync"
 	"time"
 
+	"github.com/petrel-broker/petrel/coordinator"
 	"github.com/petrel-broker/petrel/group"
+	"github.com/petrel-broker/petrel/replication"
 	"github.com/petrel-broker/petrel/rpc"
+	"github.com/petrel-broker/petrel/txn"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 func init() { registerAPI(kmsg.TxnOffsetCommit, 0, 3, (*Broker).handleTxnOffsetCommit) }
 
-func (b *Broker) handleTxnOffsetCommit(_ context.Context, req *rpc.Request) rpc.Result {
+// txnOffsetVerification is the KIP-890 outcome a TxnOffsetCommit's write carries to the
+// coordinator runtime (group.Producer.Verification).
+type txnOffsetVerification struct {
+	verify bool
+	guard  *replication.TxnVerification
+}
+
+func (b *Broker) handleTxnOffsetCommit(ctx context.Context, req *rpc.Request) rpc.Result {
 	r := req.Body.(*kmsg.TxnOffsetCommitRequest)
 	failed := func(code int16) kmsg.Response {
 		resp := r.ResponseKind().(*kmsg.TxnOffsetCommitResponse)
@@ -48,28 +74,97 @@ func (b *Broker) handleTxnOffsetCommit(_ context.Context, req *rpc.Request) rpc.
 			}
 		}
 	}
-	return b.groups.respond(r.Group, func(now time.Time, s *group.Shard, send func(kmsg.Response)) group.Effects {
-		return s.TxnOffsetCommit(now, r, r.ResponseKind().(*kmsg.TxnOffsetCommitResponse), send)
-	}, failed)
+	partition, ok := b.groups.partitionFor(r.Group)
+	if !ok {
+		return rpc.Respond(failed(kerr.NotCoordinator.Code))
+	}
+	if _, served := b.groups.rt.Loaded()[partition]; !served {
+		return rpc.Respond(failed(kerr.NotCoordinator.Code))
+	}
+	ch := make(chan kmsg.Response, 1)
+	var once sync.Once
+	send := func(resp kmsg.Response) { once.Do(func() { ch <- resp }) }
+	b.goLoop("txn offset commit", func() {
+		v, code := b.verifyTxnOffsetCommit(ctx, r, partition)
+		if code != 0 {
+			send(failed(code))
+			return
+		}
+		b.groups.submitTo(partition, func(now time.Time, s *group.Shard) group.Effects {
+			eff := s.TxnOffsetCommit(now, r, r.ResponseKind().(*kmsg.TxnOffsetCommitResponse), send)
+			if eff.Producer != nil {
+				eff.Producer.Verification = v
+			}
+			return eff
+		}, func(code int16) { send(failed(code)) })
+	})
+	return rpc.RespondLater(ch)
 }
 
-// completeGroupTransaction applies or drops producerID's staged offsets in the
-// __consumer_offsets partition after its marker; it returns the outcome's code.
-func (b *Broker) completeGroupTransaction(ctx context.Context, partition int32, producerID int64, commit bool) int16 {
+// verifyTxnOffsetCommit applies KIP-890 part 1 to r's write on the __consumer_offsets
+// partition: the guard to write with, or the code refusing the request.
+func (b *Broker) verifyTxnOffsetCommit(ctx context.Context, r *kmsg.TxnOffsetCommitRequest, partition int32) (txnOffsetVerification, int16) {
+	if !b.cfg.boolValue("transaction.partition.verification.enable") {
+		return txnOffsetVerification{}, 0
+	}
+	lp := b.partitions.get(offsetsTopic, partition)
+	if lp == nil {
+		return txnOffsetVerification{}, kerr.NotCoordinator.Code
+	}
+	guard, err := lp.StartTxnVerification(r.ProducerID, r.ProducerEpoch, time.Now().UnixMilli())
+	if err != nil {
+		return txnOffsetVerification{}, kerr.NotCoordinator.Code
+	}
+	v := txnOffsetVerification{verify: true, guard: guard}
+	if guard == nil {
+		return v, 0 // the transaction is already open in the partition
+	}
+	tps := []txn.TopicPartition{{Topic: offsetsTopic, Partition: partition}}
+	codes := b.verifyTxnPartitions(ctx, r.TransactionalID, r.ProducerID, r.ProducerEpoch, tps)
+	for wait := verifyRetryBackoff; wait <= verifyRetryMax && slices.Contains(codes, kerr.ConcurrentTransactions.Code); wait *= 2 {
+		select {
+		case <-time.After(wait):
+		case <-ctx.Done():
+		case <-b.stop:
+		}
+		codes = b.verifyTxnPartitions(ctx, r.TransactionalID, r.ProducerID, r.ProducerEpoch, tps)
+	}
+	code := produceVerifyCode(codes[0], 0)
+	if code == kerr.NotEnoughReplicas.Code {
+		code = kerr.CoordinatorNotAvailable.Code // Kafka's group coordinator translation
+	}
+	return v, code
+}
+
+// completeGroupTransaction writes m's marker on a __consumer_offsets partition through
+// the group coordinator's runtime (Kafka's GroupCoordinator.completeTransaction), which
+// replays it once committed, materialising or dropping the producer's pending offsets
+// as a load would. The returned channel gets the outcome's code: the runtime's
+// NOT_COORDINATOR, COORDINATOR_NOT_AVAILABLE and COORDINATOR_LOAD_IN_PROGRESS become
+// NOT_LEADER_OR_FOLLOWER, as Kafka answers them to the transaction coordinator (which
+// retries).
+func (b *Broker) completeGroupTransaction(partition int32, m kmsg.WriteTxnMarkersRequestMarker) <-chan int16 {
 	ch := make(chan int16, 1)
 	done := func(code int16) {
+		switch code {
+		case kerr.NotCoordinator.Code, kerr.CoordinatorNotAvailable.Code, kerr.CoordinatorLoadInProgress.Code:
+			code = kerr.NotLeaderForPartition.Code
+		}
 		select {
 		case ch <- code:
 		default:
 		}
 	}
-	b.groups.submitTo(partition, func(now time.Time, s *group.Shard) group.Effects {
-		return s.CompleteTransaction(now, producerID, commit, done)
-	}, done)
-	select {
-	case code := <-ch:
-		return code
-	case <-ctx.Done():
-		return kerr.RequestTimedOut.Code
+	write := &coordinator.MarkerWrite{ProducerID: m.ProducerID, ProducerEpoch: m.ProducerEpoch, Commit: m.Committed,
+		CoordinatorEpoch: m.CoordinatorEpoch}
+	err := b.groups.rt.Submit(partition, func(time.Time, coordinator.Shard) coordinator.Result {
+		return coordinator.Result{Marker: write, Committed: func(_ time.Time, code int16) coordinator.Result {
+			done(code)
+			return coordinator.Result{}
+		}}
+	}, func(err error) { done(errorCode(err)) })
+	if err != nil {
+		done(errorCode(err))
 	}
+	return ch
 }

@@ -98,6 +98,17 @@ type groupShard struct {
 
 func (g *groupShard) Replay(key, value []byte) error { return g.s.Replay(key, value) }
 
+// ReplayRecord and ReplayMarker make groupShard a coordinator.TransactionalShard:
+// TxnOffsetCommit's transactional batches and the markers that end them.
+func (g *groupShard) ReplayRecord(offset int64, batch coordinator.BatchInfo, key, value []byte) error {
+	return g.s.ReplayRecord(offset, batch.ProducerID, batch.Transactional, key, value)
+}
+
+func (g *groupShard) ReplayMarker(m coordinator.Marker) error {
+	g.s.ReplayMarker(m.ProducerID, m.Commit)
+	return nil
+}
+
 func (g *groupShard) Loaded(now time.Time) coordinator.Result {
 	res := g.convert(g.s.Loaded(now))
 	if g.gc.expireInterval > 0 {
@@ -133,6 +144,12 @@ func (g *groupShard) convert(eff group.Effects) coordinator.Result {
 	}
 	for _, r := range eff.Records {
 		res.Records = append(res.Records, coordinator.Record{Key: r.Key, Value: r.Value})
+	}
+	if p := eff.Producer; p != nil && len(res.Records) > 0 {
+		res.Producer = &coordinator.Producer{ID: p.ID, Epoch: p.Epoch}
+		if v, ok := p.Verification.(txnOffsetVerification); ok {
+			res.Producer.Verify, res.Producer.Guard = v.verify, v.guard
+		}
 	}
 	if eff.Committed == nil && len(eff.Replies) == 0 {
 		return res

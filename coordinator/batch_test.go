@@ -14,7 +14,7 @@ func TestDecodeBatchesUsesSegmentsParser(t *testing.T) {
 	b := EncodeBatch([]Record{{Key: []byte("k"), Value: []byte("v")}}, time.Unix(0, 0))
 	b[16] = 1 // magic
 	n := 0
-	if _, err := decodeBatches(b, func(int64, []byte, []byte) { n++ }); !errors.Is(err, segment.ErrUnsupportedMagic) || n != 0 {
+	if _, err := decodeBatches(b, func(int64, BatchInfo, []byte, []byte) { n++ }, func(Marker) { n++ }); !errors.Is(err, segment.ErrUnsupportedMagic) || n != 0 {
 		t.Fatalf("magic 1: %v, %d records", err, n)
 	}
 	// A negative base offset is no batch of a log either.
@@ -22,7 +22,7 @@ func TestDecodeBatchesUsesSegmentsParser(t *testing.T) {
 	for i := range 8 {
 		b[i] = 0xff
 	}
-	if _, err := decodeBatches(b, func(int64, []byte, []byte) { n++ }); !errors.Is(err, segment.ErrInvalidBatch) || n != 0 {
+	if _, err := decodeBatches(b, func(int64, BatchInfo, []byte, []byte) { n++ }, func(Marker) { n++ }); !errors.Is(err, segment.ErrInvalidBatch) || n != 0 {
 		t.Fatalf("negative base offset: %v, %d records", err, n)
 	}
 }

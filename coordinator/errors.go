@@ -22,4 +22,8 @@ var (
 	codeNotCoordinator          = kerr.NotCoordinator.Code
 	codeCoordinatorNotAvailable = kerr.CoordinatorNotAvailable.Code
 	codeUnknownServerError      = kerr.UnknownServerError.Code
+	// A transactional write or marker refused by the partition's producer state.
+	codeInvalidProducerEpoch         = kerr.InvalidProducerEpoch.Code
+	codeInvalidTxnState              = kerr.InvalidTxnState.Code
+	codeTransactionCoordinatorFenced = kerr.TransactionCoordinatorFenced.Code
 )

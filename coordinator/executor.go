@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/petrel-broker/petrel/replication"
+	"github.com/petrel-broker/petrel/segment"
 )
 
 const (
@@ -171,10 +172,14 @@ func (e *executor) load() (int, bool) {
 				wait = true
 				break
 			}
-			next, err := decodeBatches(res.Records, func(_ int64, key, value []byte) {
+			next, err := decodeBatches(res.Records, func(offset int64, batch BatchInfo, key, value []byte) {
 				records++
-				if err := e.replay(key, value); err != nil {
+				if err := e.replayRecord(offset, batch, key, value); err != nil {
 					e.rt.cfg.Logger.Warn("skipping a record that cannot be replayed", "topic", e.rt.cfg.Name, "partition", e.partition, "error", err)
+				}
+			}, func(m Marker) {
+				if err := e.replayMarker(m); err != nil {
+					e.rt.cfg.Logger.Warn("skipping a transaction marker that cannot be replayed", "topic", e.rt.cfg.Name, "partition", e.partition, "offset", m.Offset, "error", err)
 				}
 			})
 			if err != nil {
@@ -202,14 +207,36 @@ func (e *executor) load() (int, bool) {
 	}
 }
 
-// replay is Shard.Replay with a panic turned into an error (the record is skipped).
-func (e *executor) replay(key, value []byte) (err error) {
+// replayRecord replays one record: TransactionalShard.ReplayRecord, or Shard.Replay
+// for the records of non-transactional batches of other shards. A panic becomes an
+// error (the record is skipped).
+func (e *executor) replayRecord(offset int64, batch BatchInfo, key, value []byte) (err error) {
 	defer func() {
 		if v := recover(); v != nil {
 			err = fmt.Errorf("coordinator: replay panicked: %v", v)
 		}
 	}()
+	if ts, ok := e.shard.(TransactionalShard); ok {
+		return ts.ReplayRecord(offset, batch, key, value)
+	}
+	if batch.Transactional {
+		return fmt.Errorf("coordinator: a transactional batch of producer %d at %d in a partition without transactions", batch.ProducerID, offset)
+	}
 	return e.shard.Replay(key, value)
+}
+
+// replayMarker replays a transaction marker on a TransactionalShard (others skip it),
+// with a panic turned into an error.
+func (e *executor) replayMarker(m Marker) (err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = fmt.Errorf("coordinator: marker replay panicked: %v", v)
+		}
+	}()
+	if ts, ok := e.shard.(TransactionalShard); ok {
+		return ts.ReplayMarker(m)
+	}
+	return nil
 }
 
 // drain runs the queued tasks in order.
@@ -273,14 +300,29 @@ func (e *executor) carryOut(res Result) {
 	for _, tm := range res.Timers {
 		e.setTimer(tm, now)
 	}
-	if len(res.Records) == 0 {
+	if len(res.Records) == 0 && res.Marker == nil {
 		if res.Committed != nil {
 			e.carryOut(res.Committed(now, 0))
 		}
 		return
 	}
 	minInsync := e.minInsync()
-	info, err := e.log.AppendAsLeaderInEpoch(EncodeBatch(res.Records, now), e.epoch, minInsync)
+	var info segment.AppendInfo
+	var err error
+	switch {
+	case len(res.Records) == 0:
+		m := res.Marker
+		info, err = e.log.AppendAsLeaderInEpoch(EncodeMarker(m.ProducerID, m.ProducerEpoch, m.Commit, m.CoordinatorEpoch, now), e.epoch, minInsync)
+		if err == nil {
+			res.Committed = e.replayingMarker(Marker{Offset: info.FirstOffset, ProducerID: m.ProducerID,
+				ProducerEpoch: m.ProducerEpoch, Commit: m.Commit}, res.Committed)
+		}
+	case res.Producer != nil:
+		p := res.Producer
+		info, err = e.log.AppendTransactionalAsCoordinator(EncodeTransactionalBatch(res.Records, p.ID, p.Epoch, now), e.epoch, minInsync, p.Verify, p.Guard)
+	default:
+		info, err = e.log.AppendAsLeaderInEpoch(EncodeBatch(res.Records, now), e.epoch, minInsync)
+	}
 	if err != nil {
 		code := translateAppendError(err)
 		if code == codeUnknownServerError {
@@ -298,6 +340,24 @@ func (e *executor) carryOut(res Result) {
 	e.pending = append(e.pending, pendingWrite{end: info.LastOffset + 1, deadline: now.Add(e.rt.cfg.WriteTimeout),
 		minInsync: minInsync, committed: committed})
 	e.checkPending()
+}
+
+// replayingMarker wraps the Committed of a marker write: once committed, the marker is
+// replayed on the shard as a load would, then committed runs.
+func (e *executor) replayingMarker(m Marker, committed func(time.Time, int16) Result) func(time.Time, int16) Result {
+	return func(now time.Time, code int16) Result {
+		if code == 0 {
+			if ts, ok := e.shard.(TransactionalShard); ok {
+				if err := ts.ReplayMarker(m); err != nil {
+					e.rt.cfg.Logger.Warn("replaying a written transaction marker", "topic", e.rt.cfg.Name, "partition", e.partition, "error", err)
+				}
+			}
+		}
+		if committed == nil {
+			return Result{}
+		}
+		return committed(now, code)
+	}
 }
 
 // checkPending completes, in order, the writes the high watermark has passed, and

@@ -20,6 +20,7 @@ type fakeLog struct {
 	autoCommit bool  // the high watermark follows every append
 	appendErr  error // the next appends fail with it
 	watchers   map[*replication.Waiter]struct{}
+	txnWrites  []txnWrite // AppendTransactionalAsCoordinator's calls
 }
 
 func newFakeLog(epoch int32) *fakeLog {
@@ -63,6 +64,20 @@ func (f *fakeLog) AppendAsLeaderInEpoch(records []byte, leaderEpoch int32, minIn
 	}
 	f.notifyLocked()
 	return info, nil
+}
+
+// AppendTransactionalAsCoordinator records the producer checks asked for and appends
+// as AppendAsLeaderInEpoch.
+func (f *fakeLog) AppendTransactionalAsCoordinator(records []byte, leaderEpoch int32, minInsync int, verify bool, guard *replication.TxnVerification) (segment.AppendInfo, error) {
+	f.mu.Lock()
+	f.txnWrites = append(f.txnWrites, txnWrite{verify: verify, guard: guard})
+	f.mu.Unlock()
+	return f.AppendAsLeaderInEpoch(records, leaderEpoch, minInsync)
+}
+
+type txnWrite struct {
+	verify bool
+	guard  *replication.TxnVerification
 }
 
 func (f *fakeLog) Read(offset int64, maxBytes int, _ int32, _ replication.ReplicaScope) (replication.FetchResult, error) {

@@ -16,6 +16,11 @@ type Log interface {
 	// AppendAsLeaderInEpoch appends only while the replica leads in leaderEpoch (a stale
 	// executor's write is refused: ErrFencedLeaderEpoch).
 	AppendAsLeaderInEpoch(records []byte, leaderEpoch int32, minInsync int) (segment.AppendInfo, error)
+	// AppendTransactionalAsCoordinator is AppendAsLeaderInEpoch for a transactional
+	// batch of a producer (Result.Producer): the producer's epoch is checked, not its
+	// sequence, and with verify the batch must belong to a transaction open there or
+	// be covered by guard (KIP-890).
+	AppendTransactionalAsCoordinator(records []byte, leaderEpoch int32, minInsync int, verify bool, guard *replication.TxnVerification) (segment.AppendInfo, error)
 	Read(offset int64, maxBytes int, currentLeaderEpoch int32, scope replication.ReplicaScope) (replication.FetchResult, error)
 	State() replication.State
 	Watch(w *replication.Waiter)
@@ -36,6 +41,40 @@ type Shard interface {
 	Unloaded(now time.Time) Result
 }
 
+// TransactionalShard is a Shard whose partition holds transactional batches and
+// transaction markers (__consumer_offsets, where TxnOffsetCommit writes). While loading,
+// the runtime calls ReplayRecord instead of Replay for every record, with its offset and
+// batch, and ReplayMarker for every transaction marker, in log order; a marker the
+// runtime writes itself (Result.Marker) is replayed with ReplayMarker once committed,
+// before its Committed, so that the live state and a later load agree. A Shard that is
+// not a TransactionalShard never meets either: its loads skip markers (and
+// transactional batches, which its partition cannot hold).
+type TransactionalShard interface {
+	Shard
+	ReplayRecord(offset int64, batch BatchInfo, key, value []byte) error
+	ReplayMarker(m Marker) error
+}
+
+// Producer makes a write one transactional batch of a producer's transaction.
+type Producer struct {
+	ID    int64
+	Epoch int16
+	// Verify applies KIP-890's check (transaction.partition.verification.enable):
+	// the partition accepts the batch only in a transaction already open there at
+	// Epoch, or with Guard, obtained from the partition and verified with the
+	// transaction coordinator before the op was submitted.
+	Verify bool
+	Guard  *replication.TxnVerification
+}
+
+// MarkerWrite asks for a transaction marker (control batch) of a producer.
+type MarkerWrite struct {
+	ProducerID       int64
+	ProducerEpoch    int16
+	Commit           bool
+	CoordinatorEpoch int32
+}
+
 // Op is work run on a partition's executor with its shard.
 type Op func(now time.Time, s Shard) Result
 
@@ -52,10 +91,16 @@ type Timer struct {
 // once the high watermark passed the batch, else a translated Kafka error code. Without
 // Records, Committed (if set) is called at once with 0. Committed's Result is carried
 // out the same way.
+//
+// With Producer, Records are written as one transactional batch of that producer. With
+// Marker (and no Records), a transaction marker is written instead, with the checks the
+// partition applies to any marker (INVALID_PRODUCER_EPOCH, TRANSACTION_COORDINATOR_FENCED).
 type Result struct {
 	Timers    []Timer
 	Records   []Record
 	Committed func(now time.Time, errorCode int16) Result
+	Producer  *Producer
+	Marker    *MarkerWrite
 }
 
 // Config configures a Runtime.
@@ -219,6 +264,12 @@ func translateAppendError(err error) int16 {
 		errors.Is(err, segment.ErrLogFailed),
 		errors.Is(err, segment.ErrClosed):
 		return codeNotCoordinator
+	case errors.Is(err, replication.ErrInvalidProducerEpoch):
+		return codeInvalidProducerEpoch
+	case errors.Is(err, replication.ErrInvalidTxnState):
+		return codeInvalidTxnState
+	case errors.Is(err, replication.ErrTransactionCoordinatorFenced):
+		return codeTransactionCoordinatorFenced
 	}
 	return codeUnknownServerError
 }

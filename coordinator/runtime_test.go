@@ -168,7 +168,7 @@ func TestWriteCompletesWhenHighWatermarkPasses(t *testing.T) {
 		t.Fatal(err)
 	}
 	var got []Record
-	if _, err := decodeBatches(batch, func(_ int64, k, v []byte) { got = append(got, Record{k, v}) }); err != nil {
+	if _, err := decodeBatches(batch, func(_ int64, _ BatchInfo, k, v []byte) { got = append(got, Record{k, v}) }, func(Marker) {}); err != nil {
 		t.Fatal(err)
 	}
 	if len(got) != 2 || string(got[1].Key) != "k2" || got[1].Value != nil {

@@ -84,11 +84,24 @@ type Reply struct {
 //     otherwise.
 //
 // The zero Effects does nothing.
+//
+// With Producer set (TxnOffsetCommit), Records are one transactional batch of that
+// producer's transaction.
 type Effects struct {
 	Timers    []Timer
 	Records   []Record
 	Committed func(errorCode int16) Effects
 	Replies   []Reply
+	Producer  *Producer
+}
+
+// Producer names the transaction a write belongs to.
+type Producer struct {
+	ID    int64
+	Epoch int16
+	// Verification is the caller's, carried along untouched (the broker's KIP-890
+	// guard for the write).
+	Verification any
 }
 
 // Client names the connection a request came from, for DescribeGroups.
@@ -111,9 +124,12 @@ type Shard struct {
 	// latest is the latest now passed in; a write's Committed, which has no now of its
 	// own, acts at this time (or its call's, if later).
 	latest time.Time
-	// txnOffsets holds TxnOffsetCommit's offsets per producer id until the
-	// transaction's marker reaches this partition (txn_offsets.go).
+	// txnOffsets holds the pending transactional offsets per producer id, group and
+	// partition until the transaction's marker (txn_offsets.go).
 	txnOffsets map[int64]map[string]map[topicPartition]offsetValue
+	// position is the log position of the last offset-commit record replayed or
+	// written (nextPosition).
+	position int64
 }
 
 // NewShard returns an empty shard. cfg.NewMemberID must be set.
@@ -127,7 +143,16 @@ func NewShard(cfg Config) *Shard {
 // Replay applies one record read from the partition while loading it, in offset order.
 // A record this build cannot decode is an error (the caller logs it and skips it, as
 // Kafka does for unknown key versions).
-func (s *Shard) Replay(key, value []byte) error { return s.replay(key, value) }
+func (s *Shard) Replay(key, value []byte) error {
+	return s.replay(s.position+1, -1, false, key, value)
+}
+
+// ReplayRecord is Replay for a record at offset of a batch of producerID (-1 for the
+// coordinator's own writes): the records of a transactional batch are the producer's
+// pending offsets until its marker (ReplayMarker).
+func (s *Shard) ReplayRecord(offset, producerID int64, transactional bool, key, value []byte) error {
+	return s.replay(offset, producerID, transactional, key, value)
+}
 
 // Loaded is called once after the last Replay: it starts the timers the replayed state
 // needs (session timeouts of the members of Stable groups, offset expiry).

@@ -14,6 +14,7 @@ type batch struct {
 	records   []Record
 	committed []func(errorCode int16) Effects
 	replies   []Reply
+	producer  *Producer
 }
 
 func (b *batch) timer(key string, at time.Time) { b.timers = append(b.timers, Timer{Key: key, At: at}) }
@@ -41,12 +42,15 @@ func (b *batch) merge(e Effects) {
 		b.committed = append(b.committed, e.Committed)
 	}
 	b.replies = append(b.replies, e.Replies...)
+	if e.Producer != nil {
+		b.producer = e.Producer
+	}
 }
 
 // effects is the batch as Effects: one write for all records, whose Committed runs every
 // step's callback in order and merges what they return.
 func (b *batch) effects() Effects {
-	e := Effects{Timers: b.timers, Records: b.records, Replies: b.replies}
+	e := Effects{Timers: b.timers, Records: b.records, Replies: b.replies, Producer: b.producer}
 	if len(b.records) > 0 && len(b.committed) > 0 {
 		callbacks := b.committed
 		e.Committed = func(errorCode int16) Effects {

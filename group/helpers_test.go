@@ -22,6 +22,9 @@ type harness struct {
 	hold   bool
 	held   []Effects
 	nextID int
+	// batches is the partition as a load would read it: the committed writes and the
+	// markers, in order (txn_offsets_test.go).
+	batches []loggedBatch
 }
 
 func newHarness(t *testing.T, cfg Config) *harness {
@@ -54,6 +57,7 @@ func (h *harness) run(e Effects) {
 			return
 		}
 		h.log = append(h.log, e.Records...)
+		h.logBatch(e, h.writeCode)
 		if e.Committed != nil {
 			h.run(e.Committed(h.writeCode))
 		}
@@ -69,6 +73,7 @@ func (h *harness) release(code int16) {
 	h.held, h.hold = nil, false
 	for _, e := range held {
 		h.log = append(h.log, e.Records...)
+		h.logBatch(e, code)
 		if e.Committed != nil {
 			h.run(e.Committed(code))
 		}

@@ -62,6 +62,7 @@ func (s *Shard) offsetCommit(now time.Time, req *kmsg.OffsetCommitRequest, resp 
 			if req.Version == 1 && p.Timestamp != -1 {
 				v.commitTimestampMs = p.Timestamp
 			}
+			v.recordOffset = s.nextPosition()
 			rt.Partitions = append(rt.Partitions, commitPartition(p.Partition, 0))
 			tp := topicPartition{t.Topic, p.Partition}
 			writes = append(writes, written{tp: tp, value: v, topicIndex: ti, partIndex: len(rt.Partitions) - 1})
@@ -373,6 +374,7 @@ func (s *Shard) applyDeletion(g *group, tps []topicPartition, deleteGroup bool, 
 		if s.epoch == epoch && code == 0 {
 			for _, tp := range tps {
 				delete(g.offsets, tp)
+				s.dropTxnOffsetsOf(g.id, tp)
 			}
 			if deleteGroup && g.is(stateEmpty) && len(g.members) == 0 && s.groups[g.id] == g {
 				if len(g.offsets) == 0 && len(g.pendingOffsets) == 0 {

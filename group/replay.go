@@ -7,9 +7,11 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// replay applies one record of the partition (Kafka's GroupMetadataManager.replay and
-// OffsetMetadataManager.replay). Key types this build does not handle are skipped.
-func (s *Shard) replay(key, value []byte) error {
+// replay applies one record of the partition at offset, of a batch of producerID
+// (Kafka's GroupMetadataManager.replay and OffsetMetadataManager.replay). Key types this
+// build does not handle are skipped.
+func (s *Shard) replay(offset, producerID int64, transactional bool, key, value []byte) error {
+	s.position = max(s.position, offset)
 	k, known, err := decodeKey(key)
 	if err != nil || !known {
 		return err
@@ -18,21 +20,33 @@ func (s *Shard) replay(key, value []byte) error {
 	case keyTypeGroupMetadata:
 		return s.replayGroupMetadata(k.group, value)
 	default:
-		return s.replayOffsetCommit(k.group, k.tp, value)
+		if !transactional {
+			producerID = -1
+		}
+		return s.replayOffsetCommit(offset, producerID, k.group, k.tp, value)
 	}
 }
 
-func (s *Shard) replayOffsetCommit(groupID string, tp topicPartition, value []byte) error {
+// replayOffsetCommit applies an offset commit record: a tombstone deletes the
+// partition's offset and every pending transactional offset of it; a transactional
+// record (producerID >= 0) is staged until its producer's marker.
+func (s *Shard) replayOffsetCommit(offset, producerID int64, groupID string, tp topicPartition, value []byte) error {
 	g := s.groups[groupID]
 	if value == nil {
 		if g != nil {
 			delete(g.offsets, tp)
 		}
+		s.dropTxnOffsetsOf(groupID, tp)
 		return nil
 	}
 	v, err := decodeOffsetCommitValue(value)
 	if err != nil {
 		return fmt.Errorf("group %q %s-%d: %w", groupID, tp.topic, tp.partition, err)
+	}
+	v.recordOffset = offset
+	if producerID >= 0 {
+		s.stageTxnOffset(producerID, groupID, tp, v)
+		return nil
 	}
 	if g == nil {
 		// A simple consumer's offsets: its group is an Empty group with no protocol.
@@ -48,7 +62,7 @@ func (s *Shard) replayGroupMetadata(groupID string, value []byte) error {
 	old := s.groups[groupID]
 	if value == nil {
 		if old != nil {
-			if len(old.offsets) == 0 {
+			if len(old.offsets) == 0 && len(old.pendingOffsets) == 0 {
 				delete(s.groups, groupID)
 			} else {
 				old.protocolType, old.protocol, old.leader, old.generation = "", "", "", 0
@@ -71,7 +85,7 @@ func (s *Shard) replayGroupMetadata(groupID string, value []byte) error {
 		g.protocol = *v.protocol
 	}
 	if old != nil {
-		g.offsets = old.offsets
+		g.offsets, g.pendingOffsets = old.offsets, old.pendingOffsets
 	}
 	for _, mv := range v.members {
 		rebalance := mv.rebalanceTimeout
@@ -136,6 +150,7 @@ func (s *Shard) unload() Effects {
 		g.transitionTo(stateDead, time.Time{})
 	}
 	s.groups = map[string]*group{}
+	s.txnOffsets = map[int64]map[string]map[topicPartition]offsetValue{}
 	s.epoch++
 	return b.effects()
 }

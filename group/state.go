@@ -108,6 +108,10 @@ type offsetValue struct {
 	metadata          string
 	commitTimestampMs int64
 	expireTimestampMs int64 // -1 when none (only OffsetCommit v2-v4 with a retention time)
+	// recordOffset is where its record is in the log (the offset when replayed, the
+	// shard's position for a live write): a transactional offset materialises only
+	// over an earlier record's offset. Not part of the record.
+	recordOffset int64
 }
 
 // topicPartition names one partition of a topic.

@@ -6,22 +6,28 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// Transactional offset commits (TxnOffsetCommit, key 28, v0-3). The offsets of a
-// transaction are held per producer id, invisible to OffsetFetch (requireStable gets
-// UNSTABLE_OFFSET_COMMIT for them), until the transaction's marker reaches this
-// partition: CompleteTransaction writes them as ordinary offset commits on COMMIT and
-// drops them on ABORT.
+// Transactional offset commits (TxnOffsetCommit, key 28, v0-3), stored as Kafka stores
+// them (OffsetMetadataManager): the offsets are written at once, as ordinary
+// offset-commit records in one transactional batch of the transaction's producer
+// (Effects.Producer), and answered once that batch is committed. Until the producer's
+// transaction marker reaches this partition they are pending per producer id,
+// invisible to OffsetFetch (requireStable gets UNSTABLE_OFFSET_COMMIT for them); the
+// COMMIT marker materialises them and ABORT drops them (ReplayMarker).
 //
-// Petrel keeps them in memory only (Kafka writes them at once, in a transactional
-// batch): a coordinator failover between TxnOffsetCommit and the marker loses them, and
-// the committed transaction's offsets are then not applied (the consumer re-reads).
+// The live path and a load give the same state: ReplayRecord stages a transactional
+// record exactly as TxnOffsetCommit does, and a marker, written by the runtime or read
+// while loading, always goes through ReplayMarker. A committed transactional offset
+// replaces the partition's committed offset only if its record is later in the log
+// than that offset's record (an ordinary OffsetCommit written after the
+// TxnOffsetCommit wins); a tombstone of the partition (DeleteGroups, OffsetDelete,
+// expiry) drops the pending offsets too.
 
-// TxnOffsetCommit stages one transactional offset commit. From v3 (KIP-447) a request
+// TxnOffsetCommit writes one transactional offset commit. From v3 (KIP-447) a request
 // naming a member or generation is checked against the group as OffsetCommit is.
 func (s *Shard) TxnOffsetCommit(now time.Time, req *kmsg.TxnOffsetCommitRequest, resp *kmsg.TxnOffsetCommitResponse, send func(kmsg.Response)) Effects {
 	s.observe(now)
 	var b batch
-	answer := func(code func(topic string, p kmsg.TxnOffsetCommitRequestTopicPartition) int16) Effects {
+	answer := func(code func(topic string, p kmsg.TxnOffsetCommitRequestTopicPartition) int16) {
 		for _, t := range req.Topics {
 			rt := kmsg.NewTxnOffsetCommitResponseTopic()
 			rt.Topic = t.Topic
@@ -33,7 +39,6 @@ func (s *Shard) TxnOffsetCommit(now time.Time, req *kmsg.TxnOffsetCommitRequest,
 			resp.Topics = append(resp.Topics, rt)
 		}
 		b.reply(send, resp)
-		return b.effects()
 	}
 	check := kmsg.NewOffsetCommitRequest()
 	check.Version, check.Group, check.Generation, check.MemberID, check.InstanceID = 9, req.Group, -1, "", nil
@@ -41,22 +46,22 @@ func (s *Shard) TxnOffsetCommit(now time.Time, req *kmsg.TxnOffsetCommitRequest,
 		check.Generation, check.MemberID, check.InstanceID = req.Generation, req.MemberID, req.InstanceID
 	}
 	if code := s.validateOffsetCommit(now, &check); code != 0 {
-		return answer(func(string, kmsg.TxnOffsetCommitRequestTopicPartition) int16 { return code })
+		answer(func(string, kmsg.TxnOffsetCommitRequestTopicPartition) int16 { return code })
+		return b.effects()
 	}
-	g := s.groups[req.Group]
-	byGroup := s.txnOffsets[req.ProducerID]
-	if byGroup == nil {
-		byGroup = map[string]map[topicPartition]offsetValue{}
-		s.txnOffsets[req.ProducerID] = byGroup
+	type staged struct {
+		tp       topicPartition
+		value    offsetValue
+		previous *offsetValue // the producer's pending offset it replaced
 	}
-	staged := byGroup[req.Group]
-	if staged == nil {
-		staged = map[topicPartition]offsetValue{}
-		byGroup[req.Group] = staged
-	}
-	return answer(func(topic string, p kmsg.TxnOffsetCommitRequestTopicPartition) int16 {
-		if p.Metadata != nil && len(*p.Metadata) > s.cfg.OffsetMetadataMaxBytes {
+	var written []staged
+	var records []Record
+	answer(func(topic string, p kmsg.TxnOffsetCommitRequestTopicPartition) int16 {
+		if p.Metadata != nil && (len(*p.Metadata) > s.cfg.OffsetMetadataMaxBytes || !fitsRecord(*p.Metadata)) {
 			return errOffsetMetadataTooLarge
+		}
+		if !fitsRecord(topic) {
+			return errInvalidRequest
 		}
 		v := offsetValue{offset: p.Offset, leaderEpoch: -1, commitTimestampMs: now.UnixMilli(), expireTimestampMs: -1}
 		if req.Version >= 2 {
@@ -66,63 +71,147 @@ func (s *Shard) TxnOffsetCommit(now time.Time, req *kmsg.TxnOffsetCommitRequest,
 			v.metadata = *p.Metadata
 		}
 		tp := topicPartition{topic, p.Partition}
-		if _, ok := staged[tp]; !ok {
-			g.pendingOffsets[tp]++
+		v.recordOffset = s.nextPosition()
+		w := staged{tp: tp, value: v}
+		if prev, ok := s.txnOffsets[req.ProducerID][req.Group][tp]; ok {
+			w.previous = &prev
 		}
-		staged[tp] = v
+		s.stageTxnOffset(req.ProducerID, req.Group, tp, v)
+		written = append(written, w)
+		records = append(records, offsetCommitRecord(req.Group, tp, v))
 		return 0
 	})
+	if len(records) == 0 {
+		return b.effects()
+	}
+	epoch := s.epoch
+	b.write(func(code int16) Effects {
+		if code == 0 {
+			return Effects{}
+		}
+		for ti := range resp.Topics {
+			for pi := range resp.Topics[ti].Partitions {
+				if rp := &resp.Topics[ti].Partitions[pi]; rp.ErrorCode == 0 {
+					rp.ErrorCode = code
+				}
+			}
+		}
+		if s.epoch == epoch {
+			// The batch is not in the log: undo what it staged (unless replaced since),
+			// in reverse order.
+			for i := len(written) - 1; i >= 0; i-- {
+				w := written[i]
+				s.unstageTxnOffset(req.ProducerID, req.Group, w.tp, w.value.recordOffset, w.previous)
+			}
+		}
+		return Effects{}
+	}, records...)
+	b.producer = &Producer{ID: req.ProducerID, Epoch: req.ProducerEpoch}
+	return b.effects()
 }
 
-// CompleteTransaction applies (commit) or drops (abort) the offsets producerID staged in
-// this partition's groups; done gets the outcome once the offsets are written.
-func (s *Shard) CompleteTransaction(now time.Time, producerID int64, commit bool, done func(code int16)) Effects {
-	s.observe(now)
+// nextPosition is the log position of the next offset-commit record written live: it
+// orders records as the log does (replayed records hold their offsets, later writes
+// follow them).
+func (s *Shard) nextPosition() int64 {
+	s.position++
+	return s.position
+}
+
+// stageTxnOffset makes v producerID's pending offset of groupID's tp, creating a simple
+// consumer's group when there is none (as Kafka's replay does).
+func (s *Shard) stageTxnOffset(producerID int64, groupID string, tp topicPartition, v offsetValue) {
+	g := s.groups[groupID]
+	if g == nil {
+		g = newGroup(groupID, time.UnixMilli(v.commitTimestampMs))
+		g.stateTimestampMs = -1
+		s.groups[groupID] = g
+	}
 	byGroup := s.txnOffsets[producerID]
-	delete(s.txnOffsets, producerID)
-	release := func(g *group, tp topicPartition) {
+	if byGroup == nil {
+		byGroup = map[string]map[topicPartition]offsetValue{}
+		s.txnOffsets[producerID] = byGroup
+	}
+	pending := byGroup[groupID]
+	if pending == nil {
+		pending = map[topicPartition]offsetValue{}
+		byGroup[groupID] = pending
+	}
+	if _, ok := pending[tp]; !ok {
+		g.pendingOffsets[tp]++
+	}
+	pending[tp] = v
+}
+
+// unstageTxnOffset undoes a failed write's staging of producerID's pending offset of
+// groupID's tp, if its record (at position) is still the pending one: the offset it
+// replaced (previous) is pending again, or none.
+func (s *Shard) unstageTxnOffset(producerID int64, groupID string, tp topicPartition, position int64, previous *offsetValue) {
+	pending := s.txnOffsets[producerID][groupID]
+	if v, ok := pending[tp]; !ok || v.recordOffset != position {
+		return
+	}
+	if previous != nil {
+		pending[tp] = *previous
+		return
+	}
+	s.dropTxnOffset(producerID, groupID, tp)
+}
+
+// dropTxnOffset forgets producerID's pending offset of groupID's tp.
+func (s *Shard) dropTxnOffset(producerID int64, groupID string, tp topicPartition) {
+	byGroup := s.txnOffsets[producerID]
+	pending := byGroup[groupID]
+	if _, ok := pending[tp]; !ok {
+		return
+	}
+	delete(pending, tp)
+	if len(pending) == 0 {
+		delete(byGroup, groupID)
+	}
+	if len(byGroup) == 0 {
+		delete(s.txnOffsets, producerID)
+	}
+	if g := s.groups[groupID]; g != nil {
 		if g.pendingOffsets[tp]--; g.pendingOffsets[tp] <= 0 {
 			delete(g.pendingOffsets, tp)
 		}
 	}
-	var records []Record
-	type applied struct {
-		g  *group
-		tp topicPartition
-		v  offsetValue
-	}
-	var writes []applied
-	for id, staged := range byGroup {
-		g := s.groups[id]
-		if g == nil {
-			continue
+}
+
+// dropTxnOffsetsOf forgets every producer's pending offset of groupID's tp: a
+// tombstone of the partition was written or replayed.
+func (s *Shard) dropTxnOffsetsOf(groupID string, tp topicPartition) {
+	for producerID, byGroup := range s.txnOffsets {
+		if _, ok := byGroup[groupID][tp]; ok {
+			s.dropTxnOffset(producerID, groupID, tp)
 		}
-		for tp, v := range staged {
+	}
+}
+
+// ReplayMarker applies producerID's transaction marker (Kafka's
+// replayEndTransactionMarker): COMMIT materialises the producer's pending offsets, each
+// unless the partition's committed offset has a later record; ABORT drops them. The
+// runtime calls it for markers read while loading and for markers it wrote, once
+// committed.
+func (s *Shard) ReplayMarker(producerID int64, commit bool) {
+	byGroup := s.txnOffsets[producerID]
+	for groupID, pending := range byGroup {
+		for tp, v := range pending {
+			s.dropTxnOffset(producerID, groupID, tp)
 			if !commit {
-				release(g, tp)
 				continue
 			}
-			writes = append(writes, applied{g, tp, v})
-			records = append(records, offsetCommitRecord(id, tp, v))
-		}
-	}
-	if len(records) == 0 {
-		done(0)
-		return Effects{}
-	}
-	var b batch
-	epoch := s.epoch
-	b.write(func(code int16) Effects {
-		if s.epoch == epoch {
-			for _, w := range writes {
-				release(w.g, w.tp)
-				if code == 0 {
-					w.g.offsets[w.tp] = w.v
-				}
+			g := s.groups[groupID]
+			if g == nil {
+				g = newGroup(groupID, time.UnixMilli(v.commitTimestampMs))
+				g.stateTimestampMs = -1
+				s.groups[groupID] = g
+			}
+			if cur, ok := g.offsets[tp]; !ok || cur.recordOffset < v.recordOffset {
+				g.offsets[tp] = v
 			}
 		}
-		done(code)
-		return Effects{}
-	}, records...)
-	return b.effects()
+	}
+	delete(s.txnOffsets, producerID)
 }
