@@ -29,7 +29,7 @@ func (r *partsMetadata) AppendParts(p *Parts) { r.body(p) }
 func (r *partsMetadata) Release()             { r.released.Add(1) }
 
 // sectionFile is a file of random bytes, closed at cleanup.
-func sectionFile(t *testing.T, size int) (*os.File, []byte) {
+func sectionFile(t testing.TB, size int) (*os.File, []byte) {
 	t.Helper()
 	data := make([]byte, size)
 	rand.Read(data)
