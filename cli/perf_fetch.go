@@ -32,7 +32,8 @@ func perfFetchCommand() *ucli.Command {
 		Description: "One Fetch request in flight per partition leader, all of its partitions in each\n" +
 			"request. Records are counted from each batch header; MB/s counts whole record\n" +
 			"batches (headers and framing included), so it is a little above a consumer's\n" +
-			"MB/s of keys and values for the same records.",
+			"MB/s of keys and values for the same records. Batches are not checked (no CRC).\n" +
+			"It reads over plain TCP connections of its own: PLAINTEXT listeners only.",
 		ArgsUsage: "TOPIC",
 		Flags: withClientFlags(append([]ucli.Flag{
 			&ucli.IntFlag{Name: "records", Usage: "how many records to fetch (0: until --duration); the last fetch may overshoot"},
