@@ -41,13 +41,14 @@ func perfCommand() *ucli.Command {
 				Name:      "consume",
 				Usage:     "consume records from the beginning and report records/s and MB/s",
 				ArgsUsage: "TOPIC",
-				Flags: withClientFlags(
+				Flags: withClientFlags(append([]ucli.Flag{
 					&ucli.IntFlag{Name: "records", Usage: "how many records to consume (0: until --duration)"},
 					&ucli.DurationFlag{Name: "duration", Usage: "stop consuming after this long (0: no limit)"},
 					&ucli.BoolFlag{Name: "json", Usage: "print the final figures as JSON"},
-				),
+				}, fetchSizeFlags()...)...),
 				Action: runPerfConsume,
 			},
+			perfFetchCommand(),
 			perfLoopbackCommand(),
 		},
 	}
@@ -209,14 +210,18 @@ func runPerfConsume(c *ucli.Context) error {
 	if err != nil {
 		return err
 	}
+	sizes, err := parseFetchSizes(c)
+	if err != nil {
+		return err
+	}
 	errOut := lockErrWriter(c)
 	// The clock starts before the client: it begins fetching as soon as it exists.
 	stats := newPerfStats(false)
-	cl, err := newKafkaClient(c,
+	cl, err := newKafkaClient(c, append(sizes.kgoOptions(),
 		kgo.ConsumeTopics(topic),
 		kgo.ConsumeStartOffset(kgo.NewOffset().AtStart()),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
-	)
+	)...)
 	if err != nil {
 		return err
 	}

@@ -29,7 +29,7 @@ func (r *partsMetadata) AppendParts(p *Parts) { r.body(p) }
 func (r *partsMetadata) Release()             { r.released.Add(1) }
 
 // sectionFile is a file of random bytes, closed at cleanup.
-func sectionFile(t *testing.T, size int) (*os.File, []byte) {
+func sectionFile(t testing.TB, size int) (*os.File, []byte) {
 	t.Helper()
 	data := make([]byte, size)
 	rand.Read(data)
@@ -45,10 +45,15 @@ func sectionFile(t *testing.T, size int) (*os.File, []byte) {
 	return f, data
 }
 
-// partsBody builds a body of bytes and three sections of f and returns the bytes the
-// client must receive after the response header.
+// partsBody builds a body of bytes and sections of f and returns the bytes the client
+// must receive after the response header: large and tiny sections, and a run of small
+// ones that together overflow the copying path's buffer.
 func partsBody(f *os.File, data []byte) (func(p *Parts), []byte) {
-	secs := []FileSection{{f, 5, 1<<20 + 3}, {f, 100, 10}, {f, 0, int64(len(data))}}
+	secs := []FileSection{{f, 5, 1<<20 + 3}, {f, 100, 10}}
+	for i := range 40 {
+		secs = append(secs, FileSection{f, int64(i) * 7919, 10<<10 + int64(i)})
+	}
+	secs = append(secs, FileSection{f, 0, int64(len(data))})
 	var want []byte
 	for i, s := range secs {
 		want = append(want, byte('a'+i))
@@ -77,7 +82,7 @@ func TestPartsResponseFrames(t *testing.T) {
 	for _, mode := range []struct {
 		name string
 		min  int64
-	}{{"sendfile", 1}, {"copy", 1 << 62}} {
+	}{{"sendfile", 1}, {"copy", 1 << 62}, {"mixed", sendfileMinBytes}} {
 		t.Run(mode.name, func(t *testing.T) {
 			setSendfileMin(t, mode.min)
 			f, data := sectionFile(t, 3<<20)

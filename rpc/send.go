@@ -20,8 +20,12 @@ var chunkPool = sync.Pool{New: func() any { b := make([]byte, copyChunk); return
 
 // writeParts writes a frame of bytes and file sections to nc. This is the one place
 // that chooses how sections travel: by sendfile on a plain *net.TCPConn where the
-// platform supports it (sendfile_linux.go), otherwise (TLS, pipes, other platforms)
-// read through a pooled buffer and written.
+// platform supports it (sendfile_linux.go), otherwise (TLS, pipes, other platforms,
+// sections under sendfileMinBytes) read through a pooled buffer and written. The bytes
+// before a sendfile section leave flagged as "more to come" (MSG_MORE), so that they
+// share the section's first packet instead of being pushed alone, and copied sections
+// fill the buffer before it is written, so that a response of many small partitions
+// costs a few writes rather than one per partition.
 func writeParts(nc net.Conn, p *Parts) error {
 	tc, direct := nc.(*net.TCPConn)
 	direct = direct && sendfileSupported
@@ -32,7 +36,7 @@ func writeParts(nc net.Conn, p *Parts) error {
 		w.add(p.B[at:c.at])
 		at = c.at
 		if direct && c.sec.Size >= sendfileMinBytes {
-			if err := w.flush(); err != nil {
+			if err := w.flushMore(tc); err != nil {
 				return err
 			}
 			if err := sendFile(tc, c.sec); err != nil {
@@ -49,12 +53,13 @@ func writeParts(nc net.Conn, p *Parts) error {
 }
 
 // partsWriter gathers the bytes between sections so that they leave in as few writes
-// as possible; the pending bytes alias the Parts buffer until a section must be copied
-// after them.
+// as possible; the pending bytes alias the Parts buffer and the first used bytes of
+// chunk until they are written.
 type partsWriter struct {
 	nc      net.Conn
 	pending [][]byte
 	chunk   *[]byte
+	used    int // bytes of chunk held by pending
 }
 
 func (w *partsWriter) add(b []byte) {
@@ -75,19 +80,42 @@ func (w *partsWriter) flush() error {
 		bufs := net.Buffers(w.pending)
 		_, err = bufs.WriteTo(w.nc)
 	}
-	clear(w.pending)
-	w.pending = w.pending[:0]
+	w.reset()
 	return err
 }
 
-// copySection reads s through the pooled buffer and writes it after the pending bytes.
+// flushMore writes the pending bytes on tc as flush does, but when they are one run
+// (the usual case: the bytes before a sendfile section) it tells the kernel that more
+// follows at once, so that they are not pushed in a packet of their own.
+func (w *partsWriter) flushMore(tc *net.TCPConn) error {
+	if len(w.pending) != 1 {
+		return w.flush()
+	}
+	err := sendMore(tc, w.pending[0])
+	w.reset()
+	return err
+}
+
+func (w *partsWriter) reset() {
+	clear(w.pending)
+	w.pending = w.pending[:0]
+	w.used = 0
+}
+
+// copySection reads s into the free part of the pooled buffer and queues it after the
+// pending bytes, writing everything pending whenever the buffer is full.
 func (w *partsWriter) copySection(s FileSection) error {
 	if w.chunk == nil {
 		w.chunk = chunkPool.Get().(*[]byte)
 	}
 	for done := int64(0); done < s.Size; {
-		n := int(min(s.Size-done, copyChunk))
-		buf := (*w.chunk)[:n]
+		if w.used == copyChunk {
+			if err := w.flush(); err != nil { // the chunk is reused: write it now
+				return err
+			}
+		}
+		n := int(min(s.Size-done, int64(copyChunk-w.used)))
+		buf := (*w.chunk)[w.used : w.used+n]
 		if _, err := s.File.ReadAt(buf, s.Offset+done); err != nil {
 			if err == io.EOF {
 				return fmt.Errorf("%w: %s at %d: %d of %d bytes", ErrShortSection, s.File.Name(), s.Offset, done, s.Size)
@@ -95,9 +123,7 @@ func (w *partsWriter) copySection(s FileSection) error {
 			return err
 		}
 		w.add(buf)
-		if err := w.flush(); err != nil { // the chunk is reused: write it now
-			return err
-		}
+		w.used += n
 		done += int64(n)
 	}
 	return nil

@@ -64,3 +64,37 @@ func sendFile(tc *net.TCPConn, s FileSection) error {
 	}
 	return readErr
 }
+
+// sendMore writes b on tc with sendmsg(2) and MSG_MORE: the kernel queues the bytes
+// without pushing a packet, as TCP_CORK would for this one call, so that they leave
+// with what the next sendfile adds. The wait for the socket goes through the poller,
+// honouring the write deadline.
+func sendMore(tc *net.TCPConn, b []byte) error {
+	out, err := tc.SyscallConn()
+	if err != nil {
+		return err
+	}
+	var sendErr error
+	writeErr := out.Write(func(fd uintptr) bool {
+		for len(b) > 0 {
+			n, err := syscall.SendmsgN(int(fd), b, nil, nil, syscall.MSG_MORE)
+			if n > 0 {
+				b = b[n:]
+			}
+			switch {
+			case errors.Is(err, syscall.EAGAIN):
+				return false // wait until the socket is writable
+			case errors.Is(err, syscall.EINTR):
+				continue
+			case err != nil:
+				sendErr = &net.OpError{Op: "sendmsg", Net: "tcp", Err: err}
+				return true
+			}
+		}
+		return true
+	})
+	if sendErr != nil {
+		return sendErr
+	}
+	return writeErr
+}

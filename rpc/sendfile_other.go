@@ -8,3 +8,5 @@ import "net"
 const sendfileSupported = false
 
 func sendFile(*net.TCPConn, FileSection) error { panic("rpc: sendfile is Linux-only") }
+
+func sendMore(*net.TCPConn, []byte) error { panic("rpc: sendmsg with MSG_MORE is Linux-only") }

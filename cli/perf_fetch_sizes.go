@@ -1,0 +1,54 @@
+package cli
+
+import (
+	"fmt"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+	ucli "github.com/urfave/cli/v2"
+)
+
+// Kafka's consumer defaults for the two fetch sizes (fetch.max.bytes and
+// max.partition.fetch.bytes), which kgo shares.
+const (
+	defaultFetchMaxBytes          = 50 << 20
+	defaultMaxPartitionFetchBytes = 1 << 20
+	// maxFetchSizeFlag bounds both flags: a response frame above 1 GiB is refused by
+	// clients anyway.
+	maxFetchSizeFlag = 1 << 30
+)
+
+// fetchSizeFlags are the perf consumers' fetch sizes, named as Kafka's consumer
+// properties.
+func fetchSizeFlags() []ucli.Flag {
+	return []ucli.Flag{
+		&ucli.IntFlag{Name: "fetch-max-bytes", Usage: "fetch.max.bytes: the most bytes one Fetch response may carry", Value: defaultFetchMaxBytes},
+		&ucli.IntFlag{Name: "max-partition-fetch-bytes", Usage: "max.partition.fetch.bytes: the most bytes per partition in one Fetch response", Value: defaultMaxPartitionFetchBytes},
+	}
+}
+
+// fetchSizes are the parsed fetch-size flags.
+type fetchSizes struct {
+	maxBytes          int32 // fetch.max.bytes
+	maxPartitionBytes int32 // max.partition.fetch.bytes
+}
+
+func parseFetchSizes(c *ucli.Context) (fetchSizes, error) {
+	total, part := c.Int("fetch-max-bytes"), c.Int("max-partition-fetch-bytes")
+	if total <= 0 || total > maxFetchSizeFlag {
+		return fetchSizes{}, fmt.Errorf("bad --fetch-max-bytes %d: want 1 to %d", total, maxFetchSizeFlag)
+	}
+	if part <= 0 || part > maxFetchSizeFlag {
+		return fetchSizes{}, fmt.Errorf("bad --max-partition-fetch-bytes %d: want 1 to %d", part, maxFetchSizeFlag)
+	}
+	return fetchSizes{maxBytes: int32(total), maxPartitionBytes: int32(part)}, nil
+}
+
+// kgoOptions sets the sizes on a kgo consumer. kgo refuses a fetch.max.bytes above
+// its largest readable response (100 MiB by default), so that limit follows.
+func (f fetchSizes) kgoOptions() []kgo.Opt {
+	return []kgo.Opt{
+		kgo.FetchMaxBytes(f.maxBytes),
+		kgo.FetchMaxPartitionBytes(f.maxPartitionBytes),
+		kgo.BrokerMaxReadBytes(max(100<<20, f.maxBytes+(1<<20))),
+	}
+}
