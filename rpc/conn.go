@@ -137,7 +137,7 @@ func (c *conn) serveRequests() error {
 		if err := c.waitUnmuted(); err != nil {
 			return err
 		}
-		frame, err := c.readFrame()
+		frame, pooled, err := c.readFrame()
 		if err != nil {
 			return err
 		}
@@ -162,6 +162,10 @@ func (c *conn) serveRequests() error {
 			res = c.dispatch(req)
 		}
 		handled := time.Now()
+		if c.srv.reg.releasesFrame(req.Key) {
+			// The handler is done with the frame (framepool.go: the ownership rule).
+			putFrame(pooled)
+		}
 		c.srv.budget.Release(weight)
 		sl := slot{correlationID: req.CorrelationID, key: req.Key, version: req.Version,
 			timing: RequestTiming{Received: received, Started: started, Handled: handled, Ready: handled}}
@@ -255,40 +259,59 @@ func (c *conn) waitUnmuted() error {
 const initialFrameBuffer = 1 << 20
 
 // readFrame reads one size-prefixed request. The size is checked before anything is
-// allocated, and every frame gets a fresh buffer: decoded []byte fields alias it.
-func (c *conn) readFrame() ([]byte, error) {
+// allocated. A frame of up to maxPooledFrame bytes comes from the frame pools, and
+// pooled is then its buffer, to be released only as framepool.go's ownership rule says;
+// a larger one gets a fresh buffer that grows as its bytes arrive. Decoded []byte
+// fields alias the frame.
+func (c *conn) readFrame() (frame []byte, pooled *[]byte, err error) {
 	if err := c.readFull(c.sizeBuf[:], true); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	size := int32(binary.BigEndian.Uint32(c.sizeBuf[:]))
 	if size < minRequestHeaderSize || size > c.srv.cfg.MaxRequestBytes {
-		return nil, fmt.Errorf("%w: %d bytes (allowed %d-%d)", ErrFrameSize, size, minRequestHeaderSize, c.srv.cfg.MaxRequestBytes)
+		return nil, nil, fmt.Errorf("%w: %d bytes (allowed %d-%d)", ErrFrameSize, size, minRequestHeaderSize, c.srv.cfg.MaxRequestBytes)
 	}
-	// Read the body in chunks that grow with what arrives, so that a client announcing
-	// a large frame and stalling holds memory only for the bytes it sent. The budget
-	// (QueuedMaxRequestBytes) is taken once the frame is complete, for its decoding and
-	// handling: a stalled connection holds none of it.
-	frame := make([]byte, 0, min(int(size), initialFrameBuffer))
-	for len(frame) < int(size) {
-		if len(frame) == cap(frame) {
-			frame = slices.Grow(frame, min(int(size)-len(frame), 2*cap(frame)))
+	if pooled = getFrame(int(size)); pooled != nil {
+		frame = *pooled
+		if err := c.readFull(frame, false); err != nil {
+			putFrame(pooled)
+			return nil, nil, err
 		}
-		chunk := frame[len(frame):min(cap(frame), int(size))]
+	} else if frame, err = c.readLargeFrame(int(size)); err != nil {
+		return nil, nil, err
+	}
+	// A request that arrived while the connection is muted by a quota throttle waits
+	// here, before it takes any of the budget.
+	if err := c.waitUnmuted(); err != nil {
+		putFrame(pooled)
+		return nil, nil, err
+	}
+	weight := min(int64(size), c.srv.cfg.QueuedMaxRequestBytes)
+	if err := c.srv.budget.Acquire(c.ctx, weight); err != nil {
+		putFrame(pooled)
+		return nil, nil, err
+	}
+	c.touch()
+	return frame, pooled, nil
+}
+
+// readLargeFrame reads a frame body of size bytes (above maxPooledFrame) in chunks
+// that grow with what arrives, so that a client announcing a large frame and stalling
+// holds memory only for the bytes it sent. The budget (QueuedMaxRequestBytes) is taken
+// once the frame is complete, for its decoding and handling: a stalled connection
+// holds none of it.
+func (c *conn) readLargeFrame(size int) ([]byte, error) {
+	frame := make([]byte, 0, min(size, initialFrameBuffer))
+	for len(frame) < size {
+		if len(frame) == cap(frame) {
+			frame = slices.Grow(frame, min(size-len(frame), 2*cap(frame)))
+		}
+		chunk := frame[len(frame):min(cap(frame), size)]
 		if err := c.readFull(chunk, false); err != nil {
 			return nil, err
 		}
 		frame = frame[:len(frame)+len(chunk)]
 	}
-	// A request that arrived while the connection is muted by a quota throttle waits
-	// here, before it takes any of the budget.
-	if err := c.waitUnmuted(); err != nil {
-		return nil, err
-	}
-	weight := min(int64(size), c.srv.cfg.QueuedMaxRequestBytes)
-	if err := c.srv.budget.Acquire(c.ctx, weight); err != nil {
-		return nil, err
-	}
-	c.touch()
 	return frame, nil
 }
 

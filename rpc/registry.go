@@ -43,6 +43,9 @@ type registeredAPI struct {
 	minVersion, maxVersion int16
 	handler                Handler
 	internal               bool // served, not advertised
+	// releaseFrame: the request frame is pooled again once the handler returns
+	// (ReleaseFrameAfterHandler).
+	releaseFrame bool
 }
 
 // NewRegistry returns a Registry holding only the built-in ApiVersions.
@@ -91,6 +94,28 @@ func (r *Registry) register(key, minVersion, maxVersion int16, h Handler, intern
 		panic(fmt.Sprintf("rpc: Register: %s (key %d) registered twice", kmsg.NameForKey(key), key))
 	}
 	r.apis[key] = registeredAPI{minVersion: minVersion, maxVersion: maxVersion, handler: h, internal: internal}
+}
+
+// ReleaseFrameAfterHandler declares that key's handler keeps no []byte of its request
+// body once it returns (nor does anything it starts): the request frame then goes
+// back to the frame pools at once (framepool.go, the ownership rule). Call it after
+// Register and before NewServer; it panics for a key not registered or a registry
+// already given to NewServer.
+func (r *Registry) ReleaseFrameAfterHandler(key int16) {
+	if r.frozen.Load() {
+		panic(fmt.Sprintf("rpc: ReleaseFrameAfterHandler(%d) after NewServer", key))
+	}
+	a, ok := r.apis[key]
+	if !ok {
+		panic(fmt.Sprintf("rpc: ReleaseFrameAfterHandler: key %d is not registered", key))
+	}
+	a.releaseFrame = true
+	r.apis[key] = a
+}
+
+// releasesFrame reports whether key's request frames are released after the handler.
+func (r *Registry) releasesFrame(key int16) bool {
+	return r.apis[key].releaseFrame
 }
 
 // ApiVersionsResponse returns the response to an ApiVersions request of version
