@@ -77,7 +77,7 @@ func (b *Broker) handleProduce(ctx context.Context, req *rpc.Request) rpc.Result
 			if code == 0 {
 				part.counters.Produced(info.Records, info.Bytes)
 				sp.BaseOffset = info.FirstOffset
-				sp.LogStartOffset = part.State().LogStartOffset
+				sp.LogStartOffset = part.LogStartOffset()
 				if r.Acks == -1 {
 					waiting = append(waiting, appended{ti, pi, part, info.LastOffset + 1})
 				}

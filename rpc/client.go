@@ -146,7 +146,10 @@ func (c *Client) send(ctx context.Context, req kmsg.Request, cl *call) error {
 	if c.nextCorrelationID < 0 {
 		c.nextCorrelationID = 0
 	}
-	frame := c.formatter.AppendRequest(nil, req, cl.correlationID)
+	bp := getBuffer() // the frame is written before send returns
+	defer putBuffer(bp)
+	*bp = c.formatter.AppendRequest((*bp)[:0], req, cl.correlationID)
+	frame := *bp
 
 	c.mu.Lock()
 	if c.err != nil {

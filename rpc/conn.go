@@ -81,6 +81,10 @@ type conn struct {
 	// client quota throttle (Result.OnResponse), set by the writer.
 	mutedUntil atomic.Int64
 
+	// clientID is the previous request's client id, shared by the next request when
+	// equal. Reader goroutine only.
+	clientID *string
+
 	// sizeBuf holds a frame's size prefix. Reader goroutine only.
 	sizeBuf [4]byte
 
@@ -143,11 +147,12 @@ func (c *conn) serveRequests() error {
 		}
 		received := time.Now()
 		weight := min(int64(len(frame)), c.srv.cfg.QueuedMaxRequestBytes)
-		req, err := decodeRequest(frame, c.srv.reg)
+		req, err := decodeRequestAfter(frame, c.srv.reg, c.clientID)
 		if err != nil {
 			c.srv.budget.Release(weight)
 			return err
 		}
+		c.clientID = req.ClientID
 		req.Conn = c.info
 		res, gated := c.authenticate(req)
 		if gated && res.kind == resultInvalid {

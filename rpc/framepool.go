@@ -2,8 +2,11 @@ package rpc
 
 import (
 	"math/bits"
+	"reflect"
 	"sync"
 	"sync/atomic"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // Frame buffers. A request frame read by a conn and a response frame read by a Client
@@ -15,11 +18,14 @@ import (
 // message's []byte fields (Produce Records, Fetch RecordBatches, unknown tags); strings
 // are copies. A pooled frame goes back to its pool only at an explicit release point:
 //
-//   - a request frame after the handler of an api registered with
-//     Registry.ReleaseFrameAfterHandler has returned (conn.serveRequests). Such a
-//     handler, and anything it starts (a RespondLater goroutine), must not keep any
-//     []byte of the request body past its return; it must copy what it keeps. The
-//     frames of every other api are never released: their bodies may be kept.
+//   - a request frame once the handler has returned (conn.serveRequests), when the
+//     api's request body holds no []byte field (bodyAliasesFrame: nothing of the frame
+//     can be kept), or when the api was registered with
+//     Registry.ReleaseFrameAfterHandler (Produce). Such a handler, and anything it
+//     starts (a RespondLater goroutine), must not keep any []byte of the request body
+//     (nor its unknown tags) past its return; it must copy what it keeps. The frames of
+//     every other api (JoinGroup, SyncGroup, SaslAuthenticate, ...) are never
+//     released: their bodies' bytes may be kept.
 //   - a response frame when the caller of Client.DoPooled calls ResponseFrame.Release,
 //     after which the decoded response's []byte fields must not be used.
 //
@@ -89,4 +95,40 @@ func putFrame(p *[]byte) {
 	}
 	*p = b[:0]
 	framePools[class].Put(p)
+}
+
+// tagsType is kmsg's unknown-tags type, which aliases the frame too; no handler keeps
+// unknown tags, so it does not count in bodyAliasesFrame.
+var tagsType = reflect.TypeFor[kmsg.Tags]()
+
+// bodyAliasesFrame reports whether a request body decoded with ReadFrom may alias its
+// frame: whether its type holds a []byte anywhere (kmsg copies strings, and decodes
+// lists and uuids into fresh memory). Requests whose bodies do not are released after
+// the handler whatever it keeps.
+func bodyAliasesFrame(body kmsg.Request) bool {
+	return holdsBytes(reflect.TypeOf(body), map[reflect.Type]bool{})
+}
+
+func holdsBytes(t reflect.Type, seen map[reflect.Type]bool) bool {
+	if t == tagsType || seen[t] {
+		return false
+	}
+	seen[t] = true
+	switch t.Kind() {
+	case reflect.Pointer, reflect.Array:
+		return holdsBytes(t.Elem(), seen)
+	case reflect.Slice:
+		return t.Elem().Kind() == reflect.Uint8 || holdsBytes(t.Elem(), seen)
+	case reflect.Map:
+		return holdsBytes(t.Key(), seen) || holdsBytes(t.Elem(), seen)
+	case reflect.Struct:
+		for i := range t.NumField() {
+			if holdsBytes(t.Field(i).Type, seen) {
+				return true
+			}
+		}
+	case reflect.Interface:
+		return true // unknown contents
+	}
+	return false
 }

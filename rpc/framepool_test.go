@@ -170,3 +170,23 @@ func TestDoPooledRelease(t *testing.T) {
 		t.Fatal("a Do response changed: its frame was released")
 	}
 }
+
+func TestBodyAliasesFrame(t *testing.T) {
+	for _, c := range []struct {
+		req     kmsg.Request
+		aliases bool
+	}{
+		{kmsg.NewPtrProduceRequest(), true},
+		{kmsg.NewPtrJoinGroupRequest(), true},
+		{kmsg.NewPtrSyncGroupRequest(), true},
+		{kmsg.NewPtrSASLAuthenticateRequest(), true},
+		{kmsg.NewPtrFetchRequest(), false},
+		{kmsg.NewPtrMetadataRequest(), false},
+		{kmsg.NewPtrOffsetCommitRequest(), false},
+		{kmsg.NewPtrListOffsetsRequest(), false},
+	} {
+		if got := bodyAliasesFrame(c.req); got != c.aliases {
+			t.Errorf("%s: bodyAliasesFrame %v, want %v", kmsg.NameForKey(c.req.Key()), got, c.aliases)
+		}
+	}
+}

@@ -43,8 +43,8 @@ type registeredAPI struct {
 	minVersion, maxVersion int16
 	handler                Handler
 	internal               bool // served, not advertised
-	// releaseFrame: the request frame is pooled again once the handler returns
-	// (ReleaseFrameAfterHandler).
+	// releaseFrame: the request frame is pooled again once the handler returns (the
+	// body holds no []byte, or ReleaseFrameAfterHandler; framepool.go).
 	releaseFrame bool
 }
 
@@ -93,12 +93,14 @@ func (r *Registry) register(key, minVersion, maxVersion int16, h Handler, intern
 	if _, dup := r.apis[key]; dup {
 		panic(fmt.Sprintf("rpc: Register: %s (key %d) registered twice", kmsg.NameForKey(key), key))
 	}
-	r.apis[key] = registeredAPI{minVersion: minVersion, maxVersion: maxVersion, handler: h, internal: internal}
+	r.apis[key] = registeredAPI{minVersion: minVersion, maxVersion: maxVersion, handler: h, internal: internal,
+		releaseFrame: !bodyAliasesFrame(req)}
 }
 
-// ReleaseFrameAfterHandler declares that key's handler keeps no []byte of its request
-// body once it returns (nor does anything it starts): the request frame then goes
-// back to the frame pools at once (framepool.go, the ownership rule). Call it after
+// ReleaseFrameAfterHandler declares that key's handler, whose request body holds []byte
+// fields (Produce's records), keeps none of them once it returns (nor does anything it
+// starts): the request frame then goes back to the frame pools at once (framepool.go,
+// the ownership rule). Apis whose bodies hold no []byte are released without it. Call it after
 // Register and before NewServer; it panics for a key not registered or a registry
 // already given to NewServer.
 func (r *Registry) ReleaseFrameAfterHandler(key int16) {
