@@ -9,7 +9,6 @@ import (
 	"net"
 	"os"
 	"runtime/debug"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -264,10 +263,10 @@ func (c *conn) waitUnmuted() error {
 const initialFrameBuffer = 1 << 20
 
 // readFrame reads one size-prefixed request. The size is checked before anything is
-// allocated. A frame of up to maxPooledFrame bytes comes from the frame pools, and
-// pooled is then its buffer, to be released only as framepool.go's ownership rule says;
-// a larger one gets a fresh buffer that grows as its bytes arrive. Decoded []byte
-// fields alias the frame.
+// allocated. A frame of up to maxPooledFrame bytes is read into buffers from the frame
+// pools, and pooled is then its buffer, to be released only as framepool.go's
+// ownership rule says; a larger one gets fresh buffers. Decoded []byte fields alias
+// the frame.
 func (c *conn) readFrame() (frame []byte, pooled *[]byte, err error) {
 	if err := c.readFull(c.sizeBuf[:], true); err != nil {
 		return nil, nil, err
@@ -276,13 +275,7 @@ func (c *conn) readFrame() (frame []byte, pooled *[]byte, err error) {
 	if size < minRequestHeaderSize || size > c.srv.cfg.MaxRequestBytes {
 		return nil, nil, fmt.Errorf("%w: %d bytes (allowed %d-%d)", ErrFrameSize, size, minRequestHeaderSize, c.srv.cfg.MaxRequestBytes)
 	}
-	if pooled = getFrame(int(size)); pooled != nil {
-		frame = *pooled
-		if err := c.readFull(frame, false); err != nil {
-			putFrame(pooled)
-			return nil, nil, err
-		}
-	} else if frame, err = c.readLargeFrame(int(size)); err != nil {
+	if frame, pooled, err = c.readBody(int(size)); err != nil {
 		return nil, nil, err
 	}
 	// A request that arrived while the connection is muted by a quota throttle waits
@@ -300,24 +293,37 @@ func (c *conn) readFrame() (frame []byte, pooled *[]byte, err error) {
 	return frame, pooled, nil
 }
 
-// readLargeFrame reads a frame body of size bytes (above maxPooledFrame) in chunks
-// that grow with what arrives, so that a client announcing a large frame and stalling
-// holds memory only for the bytes it sent. The budget (QueuedMaxRequestBytes) is taken
-// once the frame is complete, for its decoding and handling: a stalled connection
-// holds none of it.
-func (c *conn) readLargeFrame(size int) ([]byte, error) {
-	frame := make([]byte, 0, min(size, initialFrameBuffer))
+// readBody reads a frame body of size bytes in chunks that grow with what arrives
+// (from initialFrameBuffer, doubling), so that a client announcing a large frame and
+// stalling holds memory only for about the bytes it sent. The budget
+// (QueuedMaxRequestBytes) is taken once the frame is complete, for its decoding and
+// handling: a stalled connection holds none of it. Up to maxPooledFrame the chunks are
+// pooled buffers (each outgrown one goes back at once) and pooled is the last.
+func (c *conn) readBody(size int) (frame []byte, pooled *[]byte, err error) {
+	grow := func(n int) {
+		if p := getFrame(n); p != nil {
+			next := append((*p)[:0], frame...)
+			putFrame(pooled)
+			frame, pooled = next, p
+			return
+		}
+		frame = append(make([]byte, 0, n), frame...) // a fresh array: pooled is released
+		putFrame(pooled)
+		pooled = nil
+	}
+	grow(min(size, initialFrameBuffer))
 	for len(frame) < size {
 		if len(frame) == cap(frame) {
-			frame = slices.Grow(frame, min(size-len(frame), 2*cap(frame)))
+			grow(min(size, 2*cap(frame)))
 		}
 		chunk := frame[len(frame):min(cap(frame), size)]
 		if err := c.readFull(chunk, false); err != nil {
-			return nil, err
+			putFrame(pooled)
+			return nil, nil, err
 		}
 		frame = frame[:len(frame)+len(chunk)]
 	}
-	return frame, nil
+	return frame, pooled, nil
 }
 
 // readFull fills buf, applying the idle rules. frameStart marks the size prefix: only

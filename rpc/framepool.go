@@ -10,9 +10,10 @@ import (
 )
 
 // Frame buffers. A request frame read by a conn and a response frame read by a Client
-// come from size-classed pools: classes are the powers of two from 1 KiB to 1 MiB, and
-// larger frames are allocated afresh and never pooled, so the pools hold at most what
-// the hot path cycles through.
+// come from size-classed pools: classes are the powers of two from 1 KiB to 8 MiB (kgo
+// sends produce requests of a few MiB under load: 1 MB batches for several
+// partitions), and larger frames are allocated afresh and never pooled. A sync.Pool
+// keeps only what was used since the last garbage collections.
 //
 // The ownership rule: a frame decoded with kmsg's ReadFrom is aliased by the decoded
 // message's []byte fields (Produce Records, Fetch RecordBatches, unknown tags); strings
@@ -34,7 +35,7 @@ import (
 // in tests rather than only under load.
 const (
 	minPooledFrameShift = 10 // 1 KiB
-	maxPooledFrameShift = 20 // 1 MiB
+	maxPooledFrameShift = 23 // 8 MiB
 	// maxPooledFrame is the largest pooled frame.
 	maxPooledFrame = 1 << maxPooledFrameShift
 )

@@ -18,7 +18,7 @@ func forceScribble(t *testing.T) {
 
 func TestFrameClasses(t *testing.T) {
 	for _, c := range []struct{ size, capacity int }{
-		{4, 1 << 10}, {1 << 10, 1 << 10}, {1<<10 + 1, 2 << 10}, {17 << 10, 32 << 10}, {1 << 20, 1 << 20}, {1<<20 + 1, 0},
+		{4, 1 << 10}, {1 << 10, 1 << 10}, {1<<10 + 1, 2 << 10}, {17 << 10, 32 << 10}, {1<<20 + 1, 2 << 20}, {8 << 20, 8 << 20}, {8<<20 + 1, 0},
 	} {
 		p := getFrame(c.size)
 		switch {
@@ -187,6 +187,42 @@ func TestBodyAliasesFrame(t *testing.T) {
 	} {
 		if got := bodyAliasesFrame(c.req); got != c.aliases {
 			t.Errorf("%s: bodyAliasesFrame %v, want %v", kmsg.NameForKey(c.req.Key()), got, c.aliases)
+		}
+	}
+}
+
+// TestFramesAcrossPooledChunks checks that request frames read in growing pooled
+// chunks (above initialFrameBuffer) and above the largest class arrive intact.
+func TestFramesAcrossPooledChunks(t *testing.T) {
+	forceScribble(t)
+	want := make(chan []byte, 1)
+	reg := NewRegistry()
+	reg.Register(int16(kmsg.Produce), 3, 11, func(_ context.Context, req *Request) Result {
+		resp := req.Body.ResponseKind().(*kmsg.ProduceResponse)
+		rt := kmsg.NewProduceResponseTopic()
+		rp := kmsg.NewProduceResponseTopicPartition()
+		if !bytes.Equal(req.Body.(*kmsg.ProduceRequest).Topics[0].Partitions[0].Records, <-want) {
+			rp.ErrorCode = 2 // CORRUPT_MESSAGE
+		}
+		rt.Partitions = append(rt.Partitions, rp)
+		resp.Topics = append(resp.Topics, rt)
+		return Respond(resp)
+	})
+	reg.ReleaseFrameAfterHandler(int16(kmsg.Produce))
+	srv := startServer(t, ServerConfig{MaxRequestBytes: 32 << 20}, reg)
+	cl := dialClient(t, srv.addr)
+	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	defer cancel()
+	for _, size := range []int{100, 1 << 20, 3<<20 + 7, 9 << 20} {
+		records := make([]byte, size)
+		rand.Read(records)
+		want <- records
+		resp, err := cl.Do(ctx, produceWith(records))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if code := resp.(*kmsg.ProduceResponse).Topics[0].Partitions[0].ErrorCode; code != 0 {
+			t.Fatalf("a %d-byte batch arrived changed", size)
 		}
 	}
 }
