@@ -36,7 +36,13 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-func init() { registerAPI(kmsg.Produce, 0, 11, (*Broker).handleProduce) }
+func init() {
+	registerAPI(kmsg.Produce, 0, 11, (*Broker).handleProduce)
+	// The records are copied into the log (write(2) into the page cache) before the
+	// handler returns, and the acks=all waiter keeps only the response: the request
+	// frame is reused (rpc/framepool.go).
+	releasesRequestFrame(kmsg.Produce)
+}
 
 // producePending is a partition whose acks=all answer waits for the high watermark.
 type producePending struct {
@@ -71,7 +77,7 @@ func (b *Broker) handleProduce(ctx context.Context, req *rpc.Request) rpc.Result
 			if code == 0 {
 				part.counters.Produced(info.Records, info.Bytes)
 				sp.BaseOffset = info.FirstOffset
-				sp.LogStartOffset = part.State().LogStartOffset
+				sp.LogStartOffset = part.LogStartOffset()
 				if r.Acks == -1 {
 					waiting = append(waiting, appended{ti, pi, part, info.LastOffset + 1})
 				}
@@ -144,9 +150,11 @@ func (b *Broker) producePartition(r *kmsg.ProduceRequest, topic string, rp kmsg.
 	if r.Acks == -1 {
 		minInsync = min(settings.minInsync, int(part.replicationFactor.Load()))
 	}
-	// The records slice aliases the request buffer, owned by this request: the append
-	// rewrites baseOffset and partitionLeaderEpoch in place. validateProducedBatch
-	// checked the CRC: the append does not compute it again.
+	// The records slice aliases the request frame (kmsg's ReadFrom does not copy []byte
+	// fields), owned by this request until the handler returns: the append rewrites
+	// baseOffset and partitionLeaderEpoch in place and writes the batch to the log, so
+	// nothing keeps the slice. validateProducedBatch checked the CRC: the append does
+	// not compute it again.
 	var info segment.AppendInfo
 	var err error
 	if v.off {

@@ -23,6 +23,15 @@ type apiSpec struct {
 // apis is filled by each handler file's init (one file per API, named by key).
 var apis []apiSpec
 
+// frameReleasingAPIs are the APIs whose handlers keep no []byte of the request body
+// once they return, so that rpc reuses their request frames (rpc/framepool.go, the
+// ownership rule). A handler file adds its key with releasesRequestFrame.
+var frameReleasingAPIs []kmsg.Key
+
+// releasesRequestFrame declares that key's handler copies whatever it keeps of its
+// request's []byte fields.
+func releasesRequestFrame(key kmsg.Key) { frameReleasingAPIs = append(frameReleasingAPIs, key) }
+
 func registerAPI(key kmsg.Key, min, max int16, h handlerFunc) {
 	apis = append(apis, apiSpec{key, min, max, h, false})
 }
@@ -47,6 +56,9 @@ func (b *Broker) newRegistry() *rpc.Registry {
 		} else {
 			reg.Register(int16(a.key), a.min, a.max, b.untilReady(a.key, b.withQuotas(a.key, handler)))
 		}
+	}
+	for _, key := range frameReleasingAPIs {
+		reg.ReleaseFrameAfterHandler(int16(key))
 	}
 	return reg
 }

@@ -254,10 +254,13 @@ func (f *fetcher) round(ctx context.Context, parts map[*Partition]*fetchState) e
 		}
 		return nil
 	}
-	resp, err := f.client.Do(ctx, req)
+	resp, frame, err := f.client.DoPooled(ctx, req)
 	if err != nil {
 		return err
 	}
+	// The appends below copy the batches into the log (write(2)); nothing keeps
+	// RecordBatches, so the response frame is reused once the round is done.
+	defer frame.Release()
 	fr := resp.(*kmsg.FetchResponse)
 	if fr.ErrorCode != 0 {
 		return kerr.ErrorForCode(fr.ErrorCode)

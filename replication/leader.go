@@ -221,8 +221,13 @@ func (p *Partition) settleISRChange(change ISRChange) {
 	}
 }
 
-// maximalISRLocked is the committed ISR plus any member a pending change adds.
+// maximalISRLocked is the committed ISR plus any member a pending change adds. Without
+// a pending change it is p.isr itself, not a copy (it runs at every high watermark
+// advance): callers only read it, under mu.
 func (p *Partition) maximalISRLocked() []int32 {
+	if len(p.pendingISR) == 0 {
+		return p.isr
+	}
 	out := slices.Clone(p.isr)
 	for _, r := range p.pendingISR {
 		if !slices.Contains(out, r) {

@@ -208,6 +208,14 @@ func (p *Partition) State() State {
 	return p.stateLocked()
 }
 
+// LogStartOffset is the log start offset, as State has it, without State's copies
+// (the produce response carries it).
+func (p *Partition) LogStartOffset() int64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.log.LogStartOffset()
+}
+
 func (p *Partition) stateLocked() State {
 	return State{Role: p.role, LeaderEpoch: p.leaderEpoch, ISR: slices.Clone(p.isr),
 		LogStartOffset: p.log.LogStartOffset(), LogEndOffset: p.log.LogEndOffset(),

@@ -50,10 +50,12 @@ type call struct {
 	result chan callResult
 }
 
-// callResult is a response body (after the correlation id) or a failure.
+// callResult is a response body (after the correlation id) or a failure. pooled is
+// the body's frame buffer when it came from the frame pools.
 type callResult struct {
-	body []byte
-	err  error
+	body   []byte
+	pooled *[]byte
+	err    error
 }
 
 // Dial connects to a Kafka listener at addr ("host:port"); clientID goes in every
@@ -88,23 +90,46 @@ func DialWith(ctx context.Context, dial DialFunc, addr, clientID string) (*Clien
 // failed, since a half-written request cannot be taken back. Produce with acks=0 gets
 // ErrNoResponseExpected: Kafka never answers it.
 func (c *Client) Do(ctx context.Context, req kmsg.Request) (kmsg.Response, error) {
+	// The frame is never released: the response's []byte fields may be kept.
+	resp, _, err := c.DoPooled(ctx, req)
+	return resp, err
+}
+
+// ResponseFrame is the pooled buffer a DoPooled response was decoded from.
+type ResponseFrame struct{ pooled *[]byte }
+
+// Release hands the buffer back to the frame pools (framepool.go). The response's
+// []byte fields (Fetch RecordBatches, for one) alias it and must not be used after;
+// call it once, when done with them. The zero ResponseFrame's Release does nothing.
+func (f ResponseFrame) Release() { putFrame(f.pooled) }
+
+// DoPooled is Do for a caller that copies what it keeps of the response's []byte
+// fields (a follower appending fetched batches to its log): it calls Release on the
+// returned frame when done, and the frame buffer is reused. On an error the frame is
+// the zero ResponseFrame.
+func (c *Client) DoPooled(ctx context.Context, req kmsg.Request) (kmsg.Response, ResponseFrame, error) {
 	if p, ok := req.(*kmsg.ProduceRequest); ok && p.Acks == 0 {
-		return nil, ErrNoResponseExpected
+		return nil, ResponseFrame{}, ErrNoResponseExpected
 	}
 	cl := &call{result: make(chan callResult, 1)}
 	if err := c.send(ctx, req, cl); err != nil {
-		return nil, err
+		return nil, ResponseFrame{}, err
 	}
 	var res callResult
 	select {
 	case res = <-cl.result:
 	case <-ctx.Done():
-		return nil, ctx.Err()
+		return nil, ResponseFrame{}, ctx.Err() // the late frame is left to the collector
 	}
 	if res.err != nil {
-		return nil, res.err
+		return nil, ResponseFrame{}, res.err
 	}
-	return decodeResponse(req, res.body)
+	resp, err := decodeResponse(req, res.body)
+	if err != nil {
+		putFrame(res.pooled)
+		return nil, ResponseFrame{}, err
+	}
+	return resp, ResponseFrame{res.pooled}, nil
 }
 
 // send writes req and queues cl for its response.
@@ -121,7 +146,10 @@ func (c *Client) send(ctx context.Context, req kmsg.Request, cl *call) error {
 	if c.nextCorrelationID < 0 {
 		c.nextCorrelationID = 0
 	}
-	frame := c.formatter.AppendRequest(nil, req, cl.correlationID)
+	bp := getBuffer() // the frame is written before send returns
+	defer putBuffer(bp)
+	*bp = c.formatter.AppendRequest((*bp)[:0], req, cl.correlationID)
+	frame := *bp
 
 	c.mu.Lock()
 	if c.err != nil {
@@ -190,7 +218,13 @@ func (c *Client) readLoop() {
 			c.fail(fmt.Errorf("%w: frame size %d", ErrMalformedResponse, size))
 			return
 		}
-		frame := make([]byte, size)
+		var frame []byte
+		pooled := getFrame(int(size))
+		if pooled != nil {
+			frame = *pooled
+		} else {
+			frame = make([]byte, size)
+		}
 		if _, err := io.ReadFull(c.nc, frame); err != nil {
 			c.fail(fmt.Errorf("rpc: reading response: %w", err))
 			return
@@ -213,7 +247,7 @@ func (c *Client) readLoop() {
 			c.fail(fmt.Errorf("%w: got %d, expected %s", ErrCorrelationMismatch, correlationID, want))
 			return
 		}
-		cl.result <- callResult{body: frame[4:]}
+		cl.result <- callResult{body: frame[4:], pooled: pooled}
 	}
 }
 

@@ -9,7 +9,6 @@ import (
 	"net"
 	"os"
 	"runtime/debug"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -81,6 +80,10 @@ type conn struct {
 	// client quota throttle (Result.OnResponse), set by the writer.
 	mutedUntil atomic.Int64
 
+	// clientID is the previous request's client id, shared by the next request when
+	// equal. Reader goroutine only.
+	clientID *string
+
 	// sizeBuf holds a frame's size prefix. Reader goroutine only.
 	sizeBuf [4]byte
 
@@ -137,17 +140,18 @@ func (c *conn) serveRequests() error {
 		if err := c.waitUnmuted(); err != nil {
 			return err
 		}
-		frame, err := c.readFrame()
+		frame, pooled, err := c.readFrame()
 		if err != nil {
 			return err
 		}
 		received := time.Now()
 		weight := min(int64(len(frame)), c.srv.cfg.QueuedMaxRequestBytes)
-		req, err := decodeRequest(frame, c.srv.reg)
+		req, err := decodeRequestAfter(frame, c.srv.reg, c.clientID)
 		if err != nil {
 			c.srv.budget.Release(weight)
 			return err
 		}
+		c.clientID = req.ClientID
 		req.Conn = c.info
 		res, gated := c.authenticate(req)
 		if gated && res.kind == resultInvalid {
@@ -162,6 +166,10 @@ func (c *conn) serveRequests() error {
 			res = c.dispatch(req)
 		}
 		handled := time.Now()
+		if c.srv.reg.releasesFrame(req.Key) {
+			// The handler is done with the frame (framepool.go: the ownership rule).
+			putFrame(pooled)
+		}
 		c.srv.budget.Release(weight)
 		sl := slot{correlationID: req.CorrelationID, key: req.Key, version: req.Version,
 			timing: RequestTiming{Received: received, Started: started, Handled: handled, Ready: handled}}
@@ -255,41 +263,67 @@ func (c *conn) waitUnmuted() error {
 const initialFrameBuffer = 1 << 20
 
 // readFrame reads one size-prefixed request. The size is checked before anything is
-// allocated, and every frame gets a fresh buffer: decoded []byte fields alias it.
-func (c *conn) readFrame() ([]byte, error) {
+// allocated. A frame of up to maxPooledFrame bytes is read into buffers from the frame
+// pools, and pooled is then its buffer, to be released only as framepool.go's
+// ownership rule says; a larger one gets fresh buffers. Decoded []byte fields alias
+// the frame.
+func (c *conn) readFrame() (frame []byte, pooled *[]byte, err error) {
 	if err := c.readFull(c.sizeBuf[:], true); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	size := int32(binary.BigEndian.Uint32(c.sizeBuf[:]))
 	if size < minRequestHeaderSize || size > c.srv.cfg.MaxRequestBytes {
-		return nil, fmt.Errorf("%w: %d bytes (allowed %d-%d)", ErrFrameSize, size, minRequestHeaderSize, c.srv.cfg.MaxRequestBytes)
+		return nil, nil, fmt.Errorf("%w: %d bytes (allowed %d-%d)", ErrFrameSize, size, minRequestHeaderSize, c.srv.cfg.MaxRequestBytes)
 	}
-	// Read the body in chunks that grow with what arrives, so that a client announcing
-	// a large frame and stalling holds memory only for the bytes it sent. The budget
-	// (QueuedMaxRequestBytes) is taken once the frame is complete, for its decoding and
-	// handling: a stalled connection holds none of it.
-	frame := make([]byte, 0, min(int(size), initialFrameBuffer))
-	for len(frame) < int(size) {
-		if len(frame) == cap(frame) {
-			frame = slices.Grow(frame, min(int(size)-len(frame), 2*cap(frame)))
-		}
-		chunk := frame[len(frame):min(cap(frame), int(size))]
-		if err := c.readFull(chunk, false); err != nil {
-			return nil, err
-		}
-		frame = frame[:len(frame)+len(chunk)]
+	if frame, pooled, err = c.readBody(int(size)); err != nil {
+		return nil, nil, err
 	}
 	// A request that arrived while the connection is muted by a quota throttle waits
 	// here, before it takes any of the budget.
 	if err := c.waitUnmuted(); err != nil {
-		return nil, err
+		putFrame(pooled)
+		return nil, nil, err
 	}
 	weight := min(int64(size), c.srv.cfg.QueuedMaxRequestBytes)
 	if err := c.srv.budget.Acquire(c.ctx, weight); err != nil {
-		return nil, err
+		putFrame(pooled)
+		return nil, nil, err
 	}
 	c.touch()
-	return frame, nil
+	return frame, pooled, nil
+}
+
+// readBody reads a frame body of size bytes in chunks that grow with what arrives
+// (from initialFrameBuffer, doubling), so that a client announcing a large frame and
+// stalling holds memory only for about the bytes it sent. The budget
+// (QueuedMaxRequestBytes) is taken once the frame is complete, for its decoding and
+// handling: a stalled connection holds none of it. Up to maxPooledFrame the chunks are
+// pooled buffers (each outgrown one goes back at once) and pooled is the last.
+func (c *conn) readBody(size int) (frame []byte, pooled *[]byte, err error) {
+	grow := func(n int) {
+		if p := getFrame(n); p != nil {
+			next := append((*p)[:0], frame...)
+			putFrame(pooled)
+			frame, pooled = next, p
+			return
+		}
+		frame = append(make([]byte, 0, n), frame...) // a fresh array: pooled is released
+		putFrame(pooled)
+		pooled = nil
+	}
+	grow(min(size, initialFrameBuffer))
+	for len(frame) < size {
+		if len(frame) == cap(frame) {
+			grow(min(size, 2*cap(frame)))
+		}
+		chunk := frame[len(frame):min(cap(frame), size)]
+		if err := c.readFull(chunk, false); err != nil {
+			putFrame(pooled)
+			return nil, nil, err
+		}
+		frame = frame[:len(frame)+len(chunk)]
+	}
+	return frame, pooled, nil
 }
 
 // readFull fills buf, applying the idle rules. frameStart marks the size prefix: only

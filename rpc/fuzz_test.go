@@ -89,6 +89,19 @@ func FuzzRequestDecode(f *testing.F) {
 		if req.Key == apiVersionsKey && req.Version > apiVersionsMaxVersion {
 			return // not decoded; answered with the downgrade reply
 		}
+		// The same frame after a request with the same client id shares its pointer,
+		// and after another decodes the same.
+		for _, prev := range []*string{req.ClientID, new(string)} {
+			again, err := decodeRequestAfter(frame, reg, prev)
+			switch {
+			case err != nil:
+				t.Fatalf("decoded once, then %v after client id %v", err, prev)
+			case (again.ClientID == nil) != (req.ClientID == nil) || again.ClientID != nil && *again.ClientID != *req.ClientID:
+				t.Fatalf("client id %v, then %v", req.ClientID, again.ClientID)
+			case prev == req.ClientID && prev != nil && again.ClientID != prev:
+				t.Fatal("the repeated client id was not shared")
+			}
+		}
 		// What was decoded can be encoded again, and answered.
 		_ = req.Body.AppendTo(nil)
 		_ = appendResponse(nil, req.CorrelationID, req.Body.ResponseKind())

@@ -24,8 +24,16 @@ const minRequestHeaderSize = 10
 // registered range, or a body that fails to decode is an error: Kafka closes the
 // connection for each. Trailing bytes after the body are ignored, as kmsg does.
 //
-// Body's []byte fields alias frame, and strings are copied; frame must not be reused.
+// Body's []byte fields alias frame, and strings are copied; frame must not be reused
+// while they are in use (framepool.go).
 func decodeRequest(frame []byte, reg *Registry) (*Request, error) {
+	return decodeRequestAfter(frame, reg, nil)
+}
+
+// decodeRequestAfter is decodeRequest for a connection whose previous request had the
+// client id prevClientID: when this one's is the same, ClientID is that same pointer
+// rather than a new copy (clients send one client id for the life of a connection).
+func decodeRequestAfter(frame []byte, reg *Registry, prevClientID *string) (*Request, error) {
 	if len(frame) < minRequestHeaderSize {
 		return nil, fmt.Errorf("%w: %d bytes", ErrMalformedHeader, len(frame))
 	}
@@ -34,7 +42,7 @@ func decodeRequest(frame []byte, reg *Registry) (*Request, error) {
 		Key:           rd.Int16(),
 		Version:       rd.Int16(),
 		CorrelationID: rd.Int32(),
-		ClientID:      rd.NullableString(),
+		ClientID:      readClientID(&rd, prevClientID),
 	}
 	if !rd.Ok() {
 		return nil, fmt.Errorf("%w: client_id runs past the frame", ErrMalformedHeader)
@@ -68,6 +76,24 @@ func decodeRequest(frame []byte, reg *Registry) (*Request, error) {
 	}
 	req.Body = body
 	return req, nil
+}
+
+// readClientID reads the header's client_id, an int16-length nullable string, reusing
+// prev when it holds the same string.
+func readClientID(rd *kbin.Reader, prev *string) *string {
+	l := rd.Int16()
+	if l < 0 {
+		return nil
+	}
+	b := rd.Span(int(l))
+	if !rd.Ok() {
+		return nil
+	}
+	if prev != nil && string(b) == *prev {
+		return prev
+	}
+	s := string(b)
+	return &s
 }
 
 // appendResponse appends a whole response frame to dst: the int32 size, the

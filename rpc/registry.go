@@ -43,6 +43,9 @@ type registeredAPI struct {
 	minVersion, maxVersion int16
 	handler                Handler
 	internal               bool // served, not advertised
+	// releaseFrame: the request frame is pooled again once the handler returns (the
+	// body holds no []byte, or ReleaseFrameAfterHandler; framepool.go).
+	releaseFrame bool
 }
 
 // NewRegistry returns a Registry holding only the built-in ApiVersions.
@@ -90,7 +93,31 @@ func (r *Registry) register(key, minVersion, maxVersion int16, h Handler, intern
 	if _, dup := r.apis[key]; dup {
 		panic(fmt.Sprintf("rpc: Register: %s (key %d) registered twice", kmsg.NameForKey(key), key))
 	}
-	r.apis[key] = registeredAPI{minVersion: minVersion, maxVersion: maxVersion, handler: h, internal: internal}
+	r.apis[key] = registeredAPI{minVersion: minVersion, maxVersion: maxVersion, handler: h, internal: internal,
+		releaseFrame: !bodyAliasesFrame(req)}
+}
+
+// ReleaseFrameAfterHandler declares that key's handler, whose request body holds []byte
+// fields (Produce's records), keeps none of them once it returns (nor does anything it
+// starts): the request frame then goes back to the frame pools at once (framepool.go,
+// the ownership rule). Apis whose bodies hold no []byte are released without it. Call it after
+// Register and before NewServer; it panics for a key not registered or a registry
+// already given to NewServer.
+func (r *Registry) ReleaseFrameAfterHandler(key int16) {
+	if r.frozen.Load() {
+		panic(fmt.Sprintf("rpc: ReleaseFrameAfterHandler(%d) after NewServer", key))
+	}
+	a, ok := r.apis[key]
+	if !ok {
+		panic(fmt.Sprintf("rpc: ReleaseFrameAfterHandler: key %d is not registered", key))
+	}
+	a.releaseFrame = true
+	r.apis[key] = a
+}
+
+// releasesFrame reports whether key's request frames are released after the handler.
+func (r *Registry) releasesFrame(key int16) bool {
+	return r.apis[key].releaseFrame
 }
 
 // ApiVersionsResponse returns the response to an ApiVersions request of version

@@ -20,9 +20,12 @@ type Request struct {
 	CorrelationID int32
 	// ClientID is the header's client_id: nullable, always int16-length encoded.
 	ClientID *string
-	// Body is the decoded request with its Version set. It was decoded from a buffer
-	// owned by this request alone, so its []byte fields (Produce Records, for example)
-	// stay valid for as long as the handler keeps them.
+	// Body is the decoded request with its Version set. Its strings are copies; its
+	// []byte fields (Produce Records, for example) alias the request frame, which is
+	// owned by this request alone. The frame is reused once the handler returns only
+	// for an api registered with Registry.ReleaseFrameAfterHandler (bodies without
+	// []byte fields are released too: nothing aliases them); otherwise the []byte
+	// fields stay valid for as long as the handler keeps them (framepool.go).
 	Body kmsg.Request
 	// Conn describes the connection the request arrived on.
 	Conn *ConnInfo

@@ -4,8 +4,8 @@
 # Three `petrel server` processes with PETREL_PPROF=1 (profiles on the metrics
 # listener), a 6-partition RF 3 topic (min.insync.replicas=2), one `petrel perf produce`
 # of 1 KiB records with acks=all for 25 s (one record in flight when the second
-# argument is 1). From second 5: a 10 s CPU profile, 10 s block and mutex profile deltas
-# of every node, and a 2 s execution trace of node 0. Writes them to out-dir and prints
+# argument is 1). From second 5: a 10 s CPU profile, 10 s block, mutex and allocation
+# profile deltas of every node, and a 2 s execution trace of node 0. Writes them to out-dir and prints
 # the top of each; read them with `go tool pprof -top` or `go tool trace`.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -47,6 +47,7 @@ for i in 0 1 2; do
   curl -s -o "$out/cpu$i.pprof" "$base/profile?seconds=10" & curls+=($!)
   curl -s -o "$out/block$i.pprof" "$base/block?seconds=10" & curls+=($!)
   curl -s -o "$out/mutex$i.pprof" "$base/mutex?seconds=10" & curls+=($!)
+  curl -s -o "$out/allocs$i.pprof" "$base/allocs?seconds=10" & curls+=($!)
 done
 curl -s -o "$out/trace0.out" "http://127.0.0.1:${mp[0]}/debug/pprof/trace?seconds=2" & curls+=($!)
 for c in "${curls[@]}"; do wait "$c" || true; done
@@ -59,3 +60,4 @@ for i in 0 1 2; do
 done
 echo "== node 0 block"; go tool pprof -top -nodecount 15 "$out/petrel" "$out/block0.pprof" 2>/dev/null | sed -n 4,22p
 echo "== node 0 mutex"; go tool pprof -top -nodecount 15 "$out/petrel" "$out/mutex0.pprof" 2>/dev/null | sed -n 4,22p
+echo "== node 0 allocations (alloc_space)"; go tool pprof -sample_index=alloc_space -top -nodecount 15 "$out/petrel" "$out/allocs0.pprof" 2>/dev/null | sed -n 4,22p
