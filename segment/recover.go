@@ -15,6 +15,9 @@ import (
 type RecoveryReport struct {
 	// SegmentsLoaded counts every segment opened.
 	SegmentsLoaded int
+	// SegmentsOpened counts the segments whose files Open opened: after a clean
+	// shutdown an empty active segment is loaded without (its files open on first use).
+	SegmentsOpened int
 	// SegmentsRecovered counts segments scanned batch by batch with CRC checks.
 	SegmentsRecovered int
 	// IndexesRebuilt lists the base offsets of segments whose indexes were rebuilt.
@@ -71,7 +74,7 @@ func Open(dir string, cfg Config, opts OpenOptions) (*Log, *RecoveryReport, erro
 	if epochErr != nil && !errors.Is(epochErr, ErrCorruptCheckpoint) {
 		return nil, nil, epochErr
 	}
-	if _, err := os.Stat(epochs.path); errors.Is(err, os.ErrNotExist) && len(bases) > 0 {
+	if epochs.missing && len(bases) > 0 {
 		rebuildEpochs = true
 	}
 	if rebuildEpochs {
@@ -85,6 +88,10 @@ func Open(dir string, cfg Config, opts OpenOptions) (*Log, *RecoveryReport, erro
 	if err := l.finishOpen(opts, report); err != nil {
 		l.closeFiles()
 		return nil, nil, err
+	}
+	l.release()
+	for _, s := range l.segments {
+		l.files.closeUnused(s) // opened on first use
 	}
 	return l, report, nil
 }
@@ -142,11 +149,22 @@ func scanDir(dir string, report *RecoveryReport) ([]int64, error) {
 func (l *Log) loadSegments(bases []int64, opts OpenOptions, rebuildEpochs bool, report *RecoveryReport) error {
 	for i, base := range bases {
 		last := i == len(bases)-1
+		if last && opts.CleanShutdown && l.files != nil && !rebuildEpochs {
+			// An empty active segment of a cleanly closed log: nothing to load, so its
+			// files are not even opened (restart of many idle replicas).
+			if s, ok := closedEmptySegment(l.dir, base, l.cfg); ok {
+				s.c, s.pins = l.files, &l.held // in the cache's care, not open
+				l.segments = append(l.segments, s)
+				report.SegmentsLoaded++
+				break
+			}
+		}
 		s, err := openSegmentFiles(l.dir, base, l.cfg, last)
 		if err != nil {
 			return err
 		}
 		l.track(s)
+		report.SegmentsOpened++
 		l.segments = append(l.segments, s)
 		report.SegmentsLoaded++
 		trusted := opts.CleanShutdown || (!last && bases[i+1] <= opts.RecoveryPoint)
@@ -366,9 +384,7 @@ func (l *Log) finishOpen(opts OpenOptions, report *RecoveryReport) error {
 			return err
 		}
 	}
-	if err := l.epochs.TruncateFromEnd(l.LogEndOffset()); err != nil {
-		return err
-	}
+	l.epochs.truncateEndAtOpen(l.LogEndOffset())
 	return l.epochs.TruncateFromStart(l.logStartOffset)
 }
 
