@@ -61,10 +61,19 @@ func Open(dir string, cfg Config, opts OpenOptions) (*Log, *RecoveryReport, erro
 	}
 	l.lastFlush = l.now()
 	report := &RecoveryReport{}
-	if err := completeSwaps(dir, report); err != nil {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
 		return nil, nil, err
 	}
-	bases, err := scanDir(dir, report)
+	if slices.ContainsFunc(ents, func(e os.DirEntry) bool { return strings.HasSuffix(e.Name(), SwapFileSuffix) }) {
+		if err := completeSwaps(dir, ents, report); err != nil {
+			return nil, nil, err
+		}
+		if ents, err = os.ReadDir(dir); err != nil {
+			return nil, nil, err
+		}
+	}
+	bases, err := scanDir(dir, ents, report)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -97,11 +106,7 @@ func Open(dir string, cfg Config, opts OpenOptions) (*Log, *RecoveryReport, erro
 }
 
 // scanDir removes leftover files and returns the base offsets of the .log files, sorted.
-func scanDir(dir string, report *RecoveryReport) ([]int64, error) {
-	ents, err := os.ReadDir(dir)
-	if err != nil {
-		return nil, err
-	}
+func scanDir(dir string, ents []os.DirEntry, report *RecoveryReport) ([]int64, error) {
 	logs := map[int64]bool{}
 	var indexes []string
 	for _, e := range ents {
@@ -149,7 +154,7 @@ func scanDir(dir string, report *RecoveryReport) ([]int64, error) {
 func (l *Log) loadSegments(bases []int64, opts OpenOptions, rebuildEpochs bool, report *RecoveryReport) error {
 	for i, base := range bases {
 		last := i == len(bases)-1
-		if last && opts.CleanShutdown && l.files != nil && !rebuildEpochs {
+		if last && opts.CleanShutdown && l.files != nil {
 			// An empty active segment of a cleanly closed log: nothing to load, so its
 			// files are not even opened (restart of many idle replicas).
 			if s, ok := closedEmptySegment(l.dir, base, l.cfg); ok {
