@@ -97,14 +97,19 @@ func allFromStart(partitions int32) map[int32]kgo.Offset {
 
 // BenchmarkIdleReplicaHeap reports the Go heap one idle, empty replica costs: a broker
 // opens 5,000 partitions (replication factor 1), and the heap after GC is compared with
-// before. Run with -benchtime=1x.
+// before; it also reports the segments left open and the goroutines added. Run with
+// -benchtime=1x.
 func BenchmarkIdleReplicaHeap(b *testing.B) {
 	const partitions = 5000
 	runtime.MemProfileRate = 512
 	for i := 0; i < b.N; i++ {
 		br := startTestBroker(b, "", map[string]string{"petrel.metrics.per.partition.enable": "false"})
-		before := heapAfterGC()
-		mustCreateTopic(b, newAdmin(b, br), fmt.Sprintf("idle-%d", i), partitions, nil)
+		adm := newAdmin(b, br)
+		if _, err := adm.ListBrokers(context.Background()); err != nil { // connected before counting goroutines
+			b.Fatal(err)
+		}
+		before, goroutines := heapAfterGC(), runtime.NumGoroutine()
+		mustCreateTopic(b, adm, fmt.Sprintf("idle-%d", i), partitions, nil)
 		ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 		for len(br.partitions.all()) < partitions {
 			if ctx.Err() != nil {
@@ -122,6 +127,9 @@ func BenchmarkIdleReplicaHeap(b *testing.B) {
 		}
 		b.ReportMetric(float64(after-before)/partitions, "heap-B/replica")
 		b.ReportMetric(float64(br.segFiles.Stats().Open), "open-segments")
+		// An idle replica runs no goroutine of its own (retention, flush and checkpoints
+		// are the broker's maintenance loop; followers share a fetcher per leader).
+		b.ReportMetric(float64(runtime.NumGoroutine()-goroutines), "goroutines-added")
 	}
 }
 
