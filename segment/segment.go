@@ -186,14 +186,22 @@ func openSegmentFiles(dir string, baseOffset int64, cfg Config, active bool) (*s
 
 // closedEmptySegment describes the empty active segment base of a log closed cleanly
 // without opening its files: size (0) and creation time come from a stat of the .log,
-// and the indexes, trimmed to no entries at the clean close, are marked writable so that
-// the first use (attach) preallocates and maps them. Only a Log with a FileCache has
-// segments whose files are closed. The bool is false when the .log is not empty (or
-// cannot be stat'ed): the caller then opens the segment as usual.
+// and the indexes, trimmed to no entries at the clean close (or missing), are marked
+// writable so that the first use (attach) preallocates and maps them. Only a Log with a
+// FileCache has segments whose files are closed. The bool is false when the .log or an
+// index is not empty (or the .log cannot be stat'ed): the caller then opens the segment
+// as usual.
 func closedEmptySegment(dir string, base int64, cfg Config) (*segment, bool) {
 	st, err := os.Stat(segmentPath(dir, base, LogFileSuffix))
 	if err != nil || st.Size() != 0 {
 		return nil, false
+	}
+	for _, suffix := range []string{IndexFileSuffix, TimeIndexFileSuffix} {
+		// Entries in an empty segment's index would be stale: opened as usual, they are
+		// validated and dropped.
+		if ist, err := os.Stat(segmentPath(dir, base, suffix)); err == nil && ist.Size() != 0 {
+			return nil, false
+		}
 	}
 	s := &segment{
 		baseOffset:           base,
