@@ -187,3 +187,60 @@ func waitReplicas(b *testing.B, br *Broker, partitions int) {
 		time.Sleep(50 * time.Millisecond) // polling a state with a deadline
 	}
 }
+
+// TestRestartLeavesIdleReplicasClosed: neither new replicas nor, after a clean restart,
+// idle ones keep a segment file open (segment's TestCleanOpenOfIdleLogOpensNoFiles
+// shows the empty ones are not even opened); the records of the replica with data read
+// back, and the empty replicas take produce requests again.
+func TestRestartLeavesIdleReplicasClosed(t *testing.T) {
+	const partitions = 12
+	dir := t.TempDir()
+	b := startTestBroker(t, dir, nil)
+	mustCreateTopic(t, newAdmin(t, b), "idle", partitions, nil)
+	if st := b.segFiles.Stats(); st.Open != 0 {
+		t.Fatalf("%d segments open after creating idle replicas", st.Open)
+	}
+	prod := newClient(t, b, kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	ctx := testContext(t)
+	for i := 0; i < 5; i++ {
+		if err := prod.ProduceSync(ctx, &kgo.Record{Topic: "idle", Partition: 0, Value: []byte(fmt.Sprint(i))}).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	prod.Close()
+	if err := b.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	b2 := startTestBroker(t, dir, nil)
+	if n := len(b2.partitions.all()); n != partitions {
+		t.Fatalf("%d of %d replicas open at ready", n, partitions)
+	}
+	if st := b2.segFiles.Stats(); st.Open != 0 {
+		t.Fatalf("%d segments open after a clean restart with idle replicas", st.Open)
+	}
+	cl := newClient(t, b2, kgo.RecordPartitioner(kgo.ManualPartitioner()),
+		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{"idle": {0: kgo.NewOffset().AtStart()}}))
+	for got := 0; got < 5; {
+		fs := cl.PollFetches(ctx)
+		if err := ctx.Err(); err != nil {
+			t.Fatalf("read %d of 5 records after the restart: %v", got, err)
+		}
+		fs.EachError(func(_ string, _ int32, err error) { t.Fatal(err) })
+		fs.EachRecord(func(r *kgo.Record) {
+			if string(r.Value) != fmt.Sprint(got) || r.Offset != int64(got) {
+				t.Fatalf("record %d: offset %d value %q", got, r.Offset, r.Value)
+			}
+			got++
+		})
+	}
+	for p := int32(1); p < partitions; p++ {
+		r := cl.ProduceSync(ctx, &kgo.Record{Topic: "idle", Partition: p, Value: []byte("after")})
+		rec, err := r.First()
+		if err != nil {
+			t.Fatalf("produce to idle partition %d after the restart: %v", p, err)
+		}
+		if rec.Offset != 0 {
+			t.Fatalf("produce to idle partition %d after the restart: offset %d, want 0", p, rec.Offset)
+		}
+	}
+}
