@@ -97,14 +97,19 @@ func allFromStart(partitions int32) map[int32]kgo.Offset {
 
 // BenchmarkIdleReplicaHeap reports the Go heap one idle, empty replica costs: a broker
 // opens 5,000 partitions (replication factor 1), and the heap after GC is compared with
-// before. Run with -benchtime=1x.
+// before; it also reports the segments left open and the goroutines added. Run with
+// -benchtime=1x.
 func BenchmarkIdleReplicaHeap(b *testing.B) {
 	const partitions = 5000
 	runtime.MemProfileRate = 512
 	for i := 0; i < b.N; i++ {
 		br := startTestBroker(b, "", map[string]string{"petrel.metrics.per.partition.enable": "false"})
-		before := heapAfterGC()
-		mustCreateTopic(b, newAdmin(b, br), fmt.Sprintf("idle-%d", i), partitions, nil)
+		adm := newAdmin(b, br)
+		if _, err := adm.ListBrokers(context.Background()); err != nil { // connected before counting goroutines
+			b.Fatal(err)
+		}
+		before, goroutines := heapAfterGC(), runtime.NumGoroutine()
+		mustCreateTopic(b, adm, fmt.Sprintf("idle-%d", i), partitions, nil)
 		ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 		for len(br.partitions.all()) < partitions {
 			if ctx.Err() != nil {
@@ -122,6 +127,9 @@ func BenchmarkIdleReplicaHeap(b *testing.B) {
 		}
 		b.ReportMetric(float64(after-before)/partitions, "heap-B/replica")
 		b.ReportMetric(float64(br.segFiles.Stats().Open), "open-segments")
+		// An idle replica runs no goroutine of its own (retention, flush and checkpoints
+		// are the broker's maintenance loop; followers share a fetcher per leader).
+		b.ReportMetric(float64(runtime.NumGoroutine()-goroutines), "goroutines-added")
 	}
 }
 
@@ -131,4 +139,108 @@ func heapAfterGC() uint64 {
 	runtime.GC()
 	runtime.ReadMemStats(&m)
 	return m.HeapAlloc
+}
+
+// BenchmarkReplicaRestart reports the time a broker with 2,000 idle, empty replicas
+// (replication factor 1) takes from Start to ready (every replica opened and given its
+// role) after a clean shutdown: the restart path of partition scale. Run with
+// -benchtime=3x; PETREL_CPU_PROFILE=file profiles the restarts (and the clean stops
+// between them) only.
+func BenchmarkReplicaRestart(b *testing.B) {
+	const partitions = 2000
+	dir := b.TempDir()
+	props := map[string]string{"petrel.metrics.per.partition.enable": "false"}
+	br := startTestBroker(b, dir, props)
+	mustCreateTopic(b, newAdmin(b, br), "restart", partitions, nil)
+	waitReplicas(b, br, partitions)
+	if err := br.Shutdown(context.Background()); err != nil {
+		b.Fatal(err)
+	}
+	if path := os.Getenv("PETREL_CPU_PROFILE"); path != "" { // the restarts only, for pprof
+		if f, err := os.Create(path); err == nil && pprof.StartCPUProfile(f) == nil {
+			defer func() { pprof.StopCPUProfile(); f.Close() }()
+		}
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		br := startTestBroker(b, dir, props)
+		b.StopTimer()
+		if n := len(br.partitions.all()); n != partitions {
+			b.Fatalf("%d of %d replicas open at ready", n, partitions)
+		}
+		b.ReportMetric(float64(br.segFiles.Stats().Open), "open-segments")
+		if err := br.Shutdown(context.Background()); err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+	}
+	b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N*partitions), "µs/replica")
+}
+
+func waitReplicas(b *testing.B, br *Broker, partitions int) {
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+	defer cancel()
+	for len(br.partitions.all()) < partitions {
+		if ctx.Err() != nil {
+			b.Fatalf("%d of %d replicas open", len(br.partitions.all()), partitions)
+		}
+		time.Sleep(50 * time.Millisecond) // polling a state with a deadline
+	}
+}
+
+// TestRestartLeavesIdleReplicasClosed: neither new replicas nor, after a clean restart,
+// idle ones keep a segment file open (segment's TestCleanOpenOfIdleLogOpensNoFiles
+// shows the empty ones are not even opened); the records of the replica with data read
+// back, and the empty replicas take produce requests again.
+func TestRestartLeavesIdleReplicasClosed(t *testing.T) {
+	const partitions = 12
+	dir := t.TempDir()
+	b := startTestBroker(t, dir, nil)
+	mustCreateTopic(t, newAdmin(t, b), "idle", partitions, nil)
+	if st := b.segFiles.Stats(); st.Open != 0 {
+		t.Fatalf("%d segments open after creating idle replicas", st.Open)
+	}
+	prod := newClient(t, b, kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	ctx := testContext(t)
+	for i := 0; i < 5; i++ {
+		if err := prod.ProduceSync(ctx, &kgo.Record{Topic: "idle", Partition: 0, Value: []byte(fmt.Sprint(i))}).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	prod.Close()
+	if err := b.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	b2 := startTestBroker(t, dir, nil)
+	if n := len(b2.partitions.all()); n != partitions {
+		t.Fatalf("%d of %d replicas open at ready", n, partitions)
+	}
+	if st := b2.segFiles.Stats(); st.Open != 0 {
+		t.Fatalf("%d segments open after a clean restart with idle replicas", st.Open)
+	}
+	cl := newClient(t, b2, kgo.RecordPartitioner(kgo.ManualPartitioner()),
+		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{"idle": {0: kgo.NewOffset().AtStart()}}))
+	for got := 0; got < 5; {
+		fs := cl.PollFetches(ctx)
+		if err := ctx.Err(); err != nil {
+			t.Fatalf("read %d of 5 records after the restart: %v", got, err)
+		}
+		fs.EachError(func(_ string, _ int32, err error) { t.Fatal(err) })
+		fs.EachRecord(func(r *kgo.Record) {
+			if string(r.Value) != fmt.Sprint(got) || r.Offset != int64(got) {
+				t.Fatalf("record %d: offset %d value %q", got, r.Offset, r.Value)
+			}
+			got++
+		})
+	}
+	for p := int32(1); p < partitions; p++ {
+		r := cl.ProduceSync(ctx, &kgo.Record{Topic: "idle", Partition: p, Value: []byte("after")})
+		rec, err := r.First()
+		if err != nil {
+			t.Fatalf("produce to idle partition %d after the restart: %v", p, err)
+		}
+		if rec.Offset != 0 {
+			t.Fatalf("produce to idle partition %d after the restart: offset %d, want 0", p, rec.Offset)
+		}
+	}
 }

@@ -337,14 +337,15 @@ type replicaToOpen struct {
 	err      error
 }
 
-// replicaOpeners is how many replicas are opened at once: opening is mostly waiting
-// for the disk (directory and file creation, fsyncs of directories and checkpoints,
-// recovery reads), so several overlap well even on two cores.
+// replicaOpeners is how many replicas are opened at once: opening and taking the first
+// role are mostly waiting for the disk (directory and file creation, fsyncs of
+// directories and checkpoints such as a new leader's leader-epoch-checkpoint, recovery
+// reads), so several overlap well even on two cores.
 const replicaOpeners = 8
 
-// openConcurrently opens the replicas of todo, replicaOpeners at a time, then gives each
-// its settings and role in image order (a replica that cannot be opened goes offline).
-// It returns false when the broker stops meanwhile.
+// openConcurrently opens the replicas of todo, replicaOpeners at a time, each opener
+// giving the replica it opened its settings and role, then marks those that cannot be
+// opened offline, in image order. It returns false when the broker stops meanwhile.
 func (pm *partitionManager) openConcurrently(todo []replicaToOpen) bool {
 	if len(todo) == 0 {
 		return true
@@ -357,7 +358,14 @@ func (pm *partitionManager) openConcurrently(todo []replicaToOpen) bool {
 			defer wg.Done()
 			for i := range jobs {
 				r := &todo[i]
-				r.lp, r.err = pm.open(r.t, r.p.ID, r.settings)
+				if r.lp, r.err = pm.open(r.t, r.p.ID, r.settings); r.err != nil {
+					continue
+				}
+				if pm.b.offline.remove(segment.TopicPartition{Topic: r.t.Name, Partition: r.p.ID}) {
+					pm.b.logger.Info("offline replica opened: following its leader again", "topic", r.t.Name, "partition", r.p.ID)
+				}
+				pm.applySettings(r.lp, r.settings)
+				pm.applyAssignment(r.lp, r.p)
 			}
 		}()
 	}
@@ -380,13 +388,7 @@ feed:
 		}
 		if r.err != nil {
 			pm.markOffline(tp, r.t.ID, r.err)
-			continue
 		}
-		if pm.b.offline.remove(tp) {
-			pm.b.logger.Info("offline replica opened: following its leader again", "topic", r.t.Name, "partition", r.p.ID)
-		}
-		pm.applySettings(r.lp, r.settings)
-		pm.applyAssignment(r.lp, r.p)
 	}
 	return !stopped
 }
@@ -396,7 +398,8 @@ feed:
 func (pm *partitionManager) open(t *metadata.Topic, id int32, s *topicSettings) (*localPartition, error) {
 	tp := segment.TopicPartition{Topic: t.Name, Partition: id}
 	dir := filepath.Join(pm.dir, segment.PartitionDirName(t.Name, id))
-	if old, err := readPartitionMetadata(dir); err == nil && old != t.ID {
+	old, oldErr := readPartitionMetadata(dir)
+	if oldErr == nil && old != t.ID {
 		pm.b.logger.Info("removing the data of an earlier topic with the same name", "dir", dir, "old_topic_id", old.String())
 		if err := os.RemoveAll(dir); err != nil {
 			return nil, err
@@ -426,9 +429,11 @@ func (pm *partitionManager) open(t *metadata.Topic, id int32, s *topicSettings) 
 			"segment", report.Cut.SegmentBaseOffset, "log_end_offset", report.Cut.Offset,
 			"bytes", report.Cut.TruncatedBytes, "reason", report.Cut.Reason)
 	}
-	if err := writePartitionMetadata(dir, t.ID); err != nil {
-		log.Close()
-		return nil, err
+	if oldErr != nil || old != t.ID { // new, or the data of an earlier topic was removed
+		if err := writePartitionMetadata(dir, t.ID); err != nil {
+			log.Close()
+			return nil, err
+		}
 	}
 	lp := &localPartition{topicID: t.ID, Partition: replication.NewPartition(t.Name, id, log, highWatermark,
 		pm.b.replicaMetricsOptions(replication.Options{BrokerID: pm.b.cfg.NodeID, SyncEveryAppend: s.syncEveryAppend, AlterISR: pm.b.alterISR,

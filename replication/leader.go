@@ -106,6 +106,9 @@ func (p *Partition) updateFollowerLocked(id int32, leo, logStart int64, now time
 	st := p.followers[id]
 	if st == nil {
 		st = &followerState{logStartOffset: -1}
+		if p.followers == nil {
+			p.followers = map[int32]*followerState{}
+		}
 		p.followers[id] = st
 	}
 	logStartMoved := logStart != st.logStartOffset

@@ -93,7 +93,7 @@ func NewPartition(topic string, id int32, log *segment.Log, highWatermark int64,
 		opts.Logger = hclog.NewNullLogger()
 	}
 	p := &Partition{Topic: topic, ID: id, opts: opts, log: log, role: Follower, leader: -1, leaderEpoch: -1,
-		followers: map[int32]*followerState{}, watchers: map[*Waiter]struct{}{}, producers: NewProducerStates()}
+		producers: NewProducerStates()} // followers and watchers are allocated on first use
 	p.highWatermark = min(max(highWatermark, log.LogStartOffset()), log.LogEndOffset())
 	p.durableEnd = log.RecoveryPoint()
 	p.syncEveryAppend.Store(opts.SyncEveryAppend)
@@ -131,9 +131,12 @@ func (p *Partition) BecomeLeaderOf(leaderEpoch, partitionEpoch int32, isr, repli
 		}
 		p.pendingISR = nil
 		now := time.Now()
-		p.followers = map[int32]*followerState{}
+		p.followers = nil
 		for _, r := range isr {
 			if r != p.opts.BrokerID {
+				if p.followers == nil {
+					p.followers = map[int32]*followerState{}
+				}
 				p.followers[r] = &followerState{logEndOffset: -1, logStartOffset: -1, lastCaughtUpTime: now}
 			}
 		}

@@ -111,7 +111,10 @@ func DecodeProducerSnapshot(b []byte) (*ProducerStates, error) {
 	if count > int64(len(rest)/fixed) {
 		return bad("%d producers cannot fit in %d bytes", count, len(rest))
 	}
-	s := &ProducerStates{entries: make(map[int64]*ProducerEntry, count), open: map[int64]int64{}}
+	s := &ProducerStates{}
+	if count > 0 {
+		s.entries = make(map[int64]*ProducerEntry, count)
+	}
 	for i := int64(0); i < count; i++ {
 		if len(rest) < fixed {
 			return bad("producer %d is cut short", i)

@@ -78,7 +78,7 @@ type ProducerStates struct {
 
 // NewProducerStates returns an empty state.
 func NewProducerStates() *ProducerStates {
-	return &ProducerStates{entries: map[int64]*ProducerEntry{}, open: map[int64]int64{}}
+	return &ProducerStates{} // maps allocated on first use: most partitions have no producer state
 }
 
 // FirstUnstableOffset is the first offset of the oldest ongoing transaction, or false
@@ -288,6 +288,9 @@ func (s *ProducerStates) Update(h segment.BatchHeader) {
 	} else {
 		e = applyProducerBatch(e, h)
 	}
+	if s.entries == nil {
+		s.entries = map[int64]*ProducerEntry{}
+	}
 	s.entries[h.ProducerID] = e
 	s.noteOpen(e)
 }
@@ -309,6 +312,9 @@ func (s *ProducerStates) stableAfter(producer, offset int64) int64 {
 // noteOpen keeps open in step with e.
 func (s *ProducerStates) noteOpen(e *ProducerEntry) {
 	if e.TxnOpen {
+		if s.open == nil {
+			s.open = map[int64]int64{}
+		}
 		s.open[e.ProducerID] = e.TxnFirstOffset
 	} else {
 		delete(s.open, e.ProducerID)

@@ -54,12 +54,15 @@ func (p *Partition) LoadProducerState(nowMs, expirationMs int64) (ProducerLoadRe
 func (p *Partition) rebuildProducerStateLocked() (ProducerLoadReport, error) {
 	report := ProducerLoadReport{SnapshotOffset: -1}
 	dir, leo := p.log.Dir(), p.log.LogEndOffset()
-	if err := deleteProducerSnapshots(dir, func(off int64) bool { return off > leo }); err != nil {
-		return report, err
-	}
-	offsets, err := ProducerSnapshotOffsets(dir)
+	offsets, err := ProducerSnapshotOffsets(dir) // one listing: those above the log end go
 	if err != nil {
 		return report, err
+	}
+	for len(offsets) > 0 && offsets[len(offsets)-1] > leo {
+		if err := os.Remove(ProducerSnapshotPath(dir, offsets[len(offsets)-1])); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return report, err
+		}
+		offsets = offsets[:len(offsets)-1]
 	}
 	state, from := NewProducerStates(), p.log.LogStartOffset()
 	for i := len(offsets) - 1; i >= 0; i-- {

@@ -20,6 +20,9 @@ func (w *Waiter) Wake() {
 // Watch adds w to the partition's waiters.
 func (p *Partition) Watch(w *Waiter) {
 	p.mu.Lock()
+	if p.watchers == nil { // allocated on first use: most replicas never have a waiter
+		p.watchers = map[*Waiter]struct{}{}
+	}
 	p.watchers[w] = struct{}{}
 	p.mu.Unlock()
 }

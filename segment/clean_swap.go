@@ -196,11 +196,9 @@ func (s *segment) readHeaderAtLimit(pos, fileSize int64, buf *[BatchHeaderSize]b
 
 // completeSwaps finishes the swaps a crash interrupted (see the protocol above) before
 // Open scans the segments. Index files of a swap are rebuilt, never trusted.
-func completeSwaps(dir string, report *RecoveryReport) error {
-	ents, err := os.ReadDir(dir)
-	if err != nil {
-		return err
-	}
+// ents is the directory's listing; completeSwaps changes the directory only when it holds
+// a swap file.
+func completeSwaps(dir string, ents []os.DirEntry, report *RecoveryReport) error {
 	var logBases []int64
 	for _, e := range ents {
 		if base, suffix, ok := parseSegmentFileName(e.Name()); ok && suffix == LogFileSuffix {

@@ -130,6 +130,40 @@ func (c *FileCache) release(s *segment) {
 	}
 }
 
+// markWritableIfClosed marks the indexes of s writable when its files are closed (the
+// next attach preallocates and maps them read-write) and reports whether they were. A
+// closed segment is in no list, so the cache does not touch it meanwhile.
+func (c *FileCache) markWritableIfClosed(s *segment) bool {
+	if c == nil {
+		return false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if s.elem != nil || s.refs > 0 || s.forgotten {
+		return false
+	}
+	s.offsetIndex.writable, s.timeIndex.writable = true, true
+	return true
+}
+
+// closeUnused closes the files of s unless it is pinned or has unsynced writes: Open
+// uses it so that an idle replica keeps no descriptor or mapping (its first use opens
+// them again).
+func (c *FileCache) closeUnused(s *segment) {
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if s.elem == nil || s.refs > 0 || s.dirty {
+		return
+	}
+	c.lru.Remove(s.elem)
+	s.elem = nil
+	s.detach()
+	c.evicts++
+}
+
 // forget takes s out of the cache before its owner closes or deletes it; after it the
 // cache never touches s again.
 func (c *FileCache) forget(s *segment) {

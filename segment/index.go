@@ -20,13 +20,23 @@ const (
 type indexFile struct {
 	dir        string   // the partition directory (the Log's string, not a copy)
 	base       int64    // the segment's base offset
-	suffix     string   // IndexFileSuffix or TimeIndexFileSuffix
 	file       *os.File // nil while the file cache has the segment closed
 	data       []byte   // the mapping; nil when the file is empty and sealed, or closed
 	entrySize  int
 	entries    int  // valid entries at the start of data
 	maxEntries int  // capacity while writable
 	writable   bool // preallocated and mapped read-write
+	// preallocated is set while the file on disk may be longer than its entries (mapped
+	// writable since its last trim): closing a detached index trims it only then.
+	preallocated bool
+}
+
+// suffix is the file's suffix: IndexFileSuffix or TimeIndexFileSuffix.
+func (ix *indexFile) suffix() string {
+	if ix.entrySize == timeIndexEntrySize {
+		return TimeIndexFileSuffix
+	}
+	return IndexFileSuffix
 }
 
 // openIndexFile opens or creates an index file. All whole entries in the file count as
@@ -41,7 +51,7 @@ func openIndexFile(dir string, base int64, suffix string, entrySize, maxEntries 
 		f.Close()
 		return nil, err
 	}
-	ix := &indexFile{dir: dir, base: base, suffix: suffix, file: f, entrySize: entrySize, maxEntries: maxEntries}
+	ix := &indexFile{dir: dir, base: base, file: f, entrySize: entrySize, maxEntries: maxEntries}
 	ix.entries = int(st.Size()) / entrySize
 	if err := ix.remap(writable, int(st.Size())); err != nil {
 		f.Close()
@@ -68,7 +78,7 @@ func (ix *indexFile) remap(writable bool, fileSize int) error {
 			return fmt.Errorf("resizing index %s: %w", ix.filePath(), err)
 		}
 	}
-	ix.writable = writable
+	ix.writable, ix.preallocated = writable, writable
 	if size == 0 {
 		return nil
 	}
@@ -86,7 +96,7 @@ func (ix *indexFile) remap(writable bool, fileSize int) error {
 
 // filePath is the index file's name, built when needed (a path per index would be most
 // of an idle segment's heap).
-func (ix *indexFile) filePath() string { return segmentPath(ix.dir, ix.base, ix.suffix) }
+func (ix *indexFile) filePath() string { return segmentPath(ix.dir, ix.base, ix.suffix()) }
 
 // attach opens and maps the file again after detach, as it was: preallocated and
 // read-write when writable, trimmed to its entries and read-only when sealed.
@@ -185,10 +195,10 @@ func (ix *indexFile) sync() error { return ix.file.Sync() }
 func (ix *indexFile) close() error {
 	if ix.file == nil { // closed by the file cache: trim by name
 		var err error
-		if ix.writable {
+		if ix.writable && ix.preallocated {
 			err = os.Truncate(ix.filePath(), int64(ix.entries*ix.entrySize))
-			ix.writable = false
 		}
+		ix.writable, ix.preallocated = false, false
 		return err
 	}
 	err := ix.seal()

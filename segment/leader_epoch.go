@@ -17,30 +17,43 @@ type EpochEntry struct {
 // leader-epoch-checkpoint on every change. Epochs and start offsets both strictly grow.
 // Not safe for concurrent use: it belongs to its Log, whose owner locks.
 type LeaderEpochCache struct {
-	path    string
+	dir     string // the partition directory (the Log's string); the file's path is built on use
 	entries []EpochEntry
+	// missing is set when the file did not exist when the cache was opened.
+	missing bool
+	// unflushed is set when the entries changed at open (truncateEndAtOpen) and the file
+	// still holds the entries from before: written by the next flush, at the latest
+	// before the log is appended to (flushIfUnflushed).
+	unflushed bool
 }
+
+// path is the checkpoint file's name.
+func (c *LeaderEpochCache) path() string { return filepath.Join(c.dir, LeaderEpochCheckpointFile) }
 
 // openLeaderEpochCache reads dir's leader-epoch-checkpoint. A corrupt or non-monotonic
 // file is reported as ErrCorruptCheckpoint so that the caller can rebuild the cache.
 func openLeaderEpochCache(dir string) (*LeaderEpochCache, error) {
-	c := &LeaderEpochCache{path: filepath.Join(dir, LeaderEpochCheckpointFile)}
-	lines, err := readCheckpoint(c.path)
+	c := &LeaderEpochCache{dir: dir}
+	path := c.path()
+	lines, err := readCheckpoint(path)
 	if err != nil {
 		return c, err
+	}
+	if lines == nil {
+		c.missing = !fileExists(path)
 	}
 	for _, line := range lines {
 		f := strings.Split(line, " ")
 		if len(f) != 2 {
-			return c, fmt.Errorf("%w: %s: line %q", ErrCorruptCheckpoint, c.path, line)
+			return c, fmt.Errorf("%w: %s: line %q", ErrCorruptCheckpoint, path, line)
 		}
 		e, err1 := strconv.ParseInt(f[0], 10, 32)
 		o, err2 := strconv.ParseInt(f[1], 10, 64)
 		if err1 != nil || err2 != nil || e < 0 || o < 0 {
-			return c, fmt.Errorf("%w: %s: line %q", ErrCorruptCheckpoint, c.path, line)
+			return c, fmt.Errorf("%w: %s: line %q", ErrCorruptCheckpoint, path, line)
 		}
 		if n := len(c.entries); n > 0 && (int32(e) <= c.entries[n-1].Epoch || o < c.entries[n-1].StartOffset) {
-			return c, fmt.Errorf("%w: %s: entries out of order at %q", ErrCorruptCheckpoint, c.path, line)
+			return c, fmt.Errorf("%w: %s: entries out of order at %q", ErrCorruptCheckpoint, path, line)
 		}
 		c.entries = append(c.entries, EpochEntry{int32(e), o})
 	}
@@ -152,5 +165,33 @@ func (c *LeaderEpochCache) flush() error {
 	for i, e := range c.entries {
 		lines[i] = fmt.Sprintf("%d %d", e.Epoch, e.StartOffset)
 	}
-	return writeCheckpoint(c.path, lines)
+	if err := writeCheckpoint(c.path(), lines); err != nil {
+		return err
+	}
+	c.unflushed = false
+	return nil
+}
+
+// truncateEndAtOpen removes the entries that start at or after the end offset of the
+// log just opened without writing the file: those entries describe no record, and every
+// open removes them again until the log grows past them, so the file is rewritten
+// before the next append (flushIfUnflushed) or with the next change. That saves an
+// fsynced file write per empty replica at start-up (an empty log's epoch starts at its
+// end; Kafka's truncateFromEndAsyncFlush, KAFKA-15046).
+func (c *LeaderEpochCache) truncateEndAtOpen(endOffset int64) {
+	n := len(c.entries)
+	for n > 0 && c.entries[n-1].StartOffset >= endOffset {
+		n--
+	}
+	if n < len(c.entries) {
+		c.entries, c.unflushed = c.entries[:n], true
+	}
+}
+
+// flushIfUnflushed writes the file when truncateAtOpen left it behind the entries.
+func (c *LeaderEpochCache) flushIfUnflushed() error {
+	if !c.unflushed {
+		return nil
+	}
+	return c.flush()
 }

@@ -203,6 +203,9 @@ func (l *Log) fail(op string, err error) error {
 // append writes validated, offset-stamped batches to the active segment, rolling first
 // when needed, then updates the leader epoch cache and applies the flush policy.
 func (l *Log) append(records []byte, set batchSet) (AppendInfo, error) {
+	if err := l.epochs.flushIfUnflushed(); err != nil {
+		return AppendInfo{}, l.fail("leader epoch checkpoint", err)
+	}
 	now := l.now()
 	if l.active().shouldRoll(l.cfg, int64(len(records)), set.count, set.lastOffset, set.maxTimestamp, now) {
 		if err := l.roll(set.firstBase, now); err != nil {

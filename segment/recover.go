@@ -15,6 +15,9 @@ import (
 type RecoveryReport struct {
 	// SegmentsLoaded counts every segment opened.
 	SegmentsLoaded int
+	// SegmentsOpened counts the segments whose files Open opened: after a clean
+	// shutdown an empty active segment is loaded without (its files open on first use).
+	SegmentsOpened int
 	// SegmentsRecovered counts segments scanned batch by batch with CRC checks.
 	SegmentsRecovered int
 	// IndexesRebuilt lists the base offsets of segments whose indexes were rebuilt.
@@ -58,10 +61,19 @@ func Open(dir string, cfg Config, opts OpenOptions) (*Log, *RecoveryReport, erro
 	}
 	l.lastFlush = l.now()
 	report := &RecoveryReport{}
-	if err := completeSwaps(dir, report); err != nil {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
 		return nil, nil, err
 	}
-	bases, err := scanDir(dir, report)
+	if slices.ContainsFunc(ents, func(e os.DirEntry) bool { return strings.HasSuffix(e.Name(), SwapFileSuffix) }) {
+		if err := completeSwaps(dir, ents, report); err != nil {
+			return nil, nil, err
+		}
+		if ents, err = os.ReadDir(dir); err != nil {
+			return nil, nil, err
+		}
+	}
+	bases, err := scanDir(dir, ents, report)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -71,7 +83,7 @@ func Open(dir string, cfg Config, opts OpenOptions) (*Log, *RecoveryReport, erro
 	if epochErr != nil && !errors.Is(epochErr, ErrCorruptCheckpoint) {
 		return nil, nil, epochErr
 	}
-	if _, err := os.Stat(epochs.path); errors.Is(err, os.ErrNotExist) && len(bases) > 0 {
+	if epochs.missing && len(bases) > 0 {
 		rebuildEpochs = true
 	}
 	if rebuildEpochs {
@@ -86,15 +98,15 @@ func Open(dir string, cfg Config, opts OpenOptions) (*Log, *RecoveryReport, erro
 		l.closeFiles()
 		return nil, nil, err
 	}
+	l.release()
+	for _, s := range l.segments {
+		l.files.closeUnused(s) // opened on first use
+	}
 	return l, report, nil
 }
 
 // scanDir removes leftover files and returns the base offsets of the .log files, sorted.
-func scanDir(dir string, report *RecoveryReport) ([]int64, error) {
-	ents, err := os.ReadDir(dir)
-	if err != nil {
-		return nil, err
-	}
+func scanDir(dir string, ents []os.DirEntry, report *RecoveryReport) ([]int64, error) {
 	logs := map[int64]bool{}
 	var indexes []string
 	for _, e := range ents {
@@ -142,11 +154,22 @@ func scanDir(dir string, report *RecoveryReport) ([]int64, error) {
 func (l *Log) loadSegments(bases []int64, opts OpenOptions, rebuildEpochs bool, report *RecoveryReport) error {
 	for i, base := range bases {
 		last := i == len(bases)-1
+		if last && opts.CleanShutdown && l.files != nil {
+			// An empty active segment of a cleanly closed log: nothing to load, so its
+			// files are not even opened (restart of many idle replicas).
+			if s, ok := closedEmptySegment(l.dir, base, l.cfg); ok {
+				s.c, s.pins = l.files, &l.held // in the cache's care, not open
+				l.segments = append(l.segments, s)
+				report.SegmentsLoaded++
+				break
+			}
+		}
 		s, err := openSegmentFiles(l.dir, base, l.cfg, last)
 		if err != nil {
 			return err
 		}
 		l.track(s)
+		report.SegmentsOpened++
 		l.segments = append(l.segments, s)
 		report.SegmentsLoaded++
 		trusted := opts.CleanShutdown || (!last && bases[i+1] <= opts.RecoveryPoint)
@@ -366,9 +389,7 @@ func (l *Log) finishOpen(opts OpenOptions, report *RecoveryReport) error {
 			return err
 		}
 	}
-	if err := l.epochs.TruncateFromEnd(l.LogEndOffset()); err != nil {
-		return err
-	}
+	l.epochs.truncateEndAtOpen(l.LogEndOffset())
 	return l.epochs.TruncateFromStart(l.logStartOffset)
 }
 

@@ -184,6 +184,39 @@ func openSegmentFiles(dir string, baseOffset int64, cfg Config, active bool) (*s
 	}, nil
 }
 
+// closedEmptySegment describes the empty active segment base of a log closed cleanly
+// without opening its files: size (0) and creation time come from a stat of the .log,
+// and the indexes, trimmed to no entries at the clean close (or missing), are marked
+// writable so that the first use (attach) preallocates and maps them. Only a Log with a
+// FileCache has segments whose files are closed. The bool is false when the .log or an
+// index is not empty (or the .log cannot be stat'ed): the caller then opens the segment
+// as usual.
+func closedEmptySegment(dir string, base int64, cfg Config) (*segment, bool) {
+	st, err := os.Stat(segmentPath(dir, base, LogFileSuffix))
+	if err != nil || st.Size() != 0 {
+		return nil, false
+	}
+	for _, suffix := range []string{IndexFileSuffix, TimeIndexFileSuffix} {
+		// Entries in an empty segment's index would be stale: opened as usual, they are
+		// validated and dropped.
+		if ist, err := os.Stat(segmentPath(dir, base, suffix)); err == nil && ist.Size() != 0 {
+			return nil, false
+		}
+	}
+	s := &segment{
+		baseOffset:           base,
+		dir:                  dir,
+		offsetIndex:          offsetIndex{&indexFile{dir: dir, base: base, entrySize: offsetIndexEntrySize, maxEntries: cfg.maxIndexEntries(offsetIndexEntrySize), writable: true}, base},
+		timeIndex:            timeIndex{&indexFile{dir: dir, base: base, entrySize: timeIndexEntrySize, maxEntries: cfg.maxIndexEntries(timeIndexEntrySize), writable: true}, base},
+		nextOffset:           base,
+		maxTimestamp:         -1,
+		offsetOfMaxTimestamp: -1,
+		firstBatchTimestamp:  -1,
+		created:              st.ModTime(),
+	}
+	return s, true
+}
+
 // readHeaderAt reads the batch header at pos. It returns io.ErrUnexpectedEOF when fewer
 // than a header's bytes remain, and an error when the header is invalid or its batch runs
 // past the end of the file.
@@ -447,8 +480,13 @@ func (s *segment) seal() error {
 	return s.timeIndex.seal()
 }
 
-// unseal makes the segment active again: both indexes preallocated and writable.
+// unseal makes the segment active again: both indexes preallocated and writable. The
+// files of a segment the cache has closed are not opened for it: attach preallocates
+// and maps writable indexes.
 func (s *segment) unseal() error {
+	if !s.held && s.c.markWritableIfClosed(s) {
+		return nil
+	}
 	if err := s.use(); err != nil {
 		return err
 	}
