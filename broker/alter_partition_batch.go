@@ -22,10 +22,11 @@ const maxISRChangesPerRequest = 5000
 // it back in the ISR in a few requests (a few metadata entries), not one request and
 // one Raft entry each.
 type isrBatcher struct {
-	b       *Broker
-	mu      sync.Mutex
-	pending []*isrItem // submitted, not yet sent; guarded by mu
-	sending bool       // a sender goroutine runs; guarded by mu
+	b        *Broker
+	mu       sync.Mutex
+	pending  []*isrItem // submitted, not yet sent; guarded by mu
+	sending  bool       // a sender goroutine runs; guarded by mu
+	inFlight int        // changes in the request being sent; guarded by mu
 }
 
 // isrItem is one submitted change and where its outcome goes.
@@ -63,6 +64,7 @@ func (q *isrBatcher) run() {
 	for {
 		q.mu.Lock()
 		batch := q.takeLocked()
+		q.inFlight = len(batch)
 		if len(batch) == 0 {
 			q.sending = false
 			q.mu.Unlock()
