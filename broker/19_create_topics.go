@@ -145,7 +145,7 @@ func (b *Broker) createTopics(ctx context.Context, r *kmsg.CreateTopicsRequest) 
 		cctx, cancel := b.waitTimeout(ctx, timeout)
 		var committed uint64
 		plans, errs, committed = b.createTopicsBatched(cctx, specs)
-		if committed > 0 {
+		if committed > 0 && createdPartitions(plans, errs) <= createWaitMaxPartitions {
 			// Give this broker's replicas a moment to open, so that a client that
 			// produces right away finds a leader; committed is success either way.
 			wctx, wcancel := context.WithTimeout(cctx, 2*time.Second)
@@ -177,4 +177,21 @@ func (b *Broker) createTopics(ctx context.Context, r *kmsg.CreateTopicsRequest) 
 	}
 	resp.Topics = topics
 	return resp
+}
+
+// createWaitMaxPartitions is the most partitions one CreateTopics may create and still
+// wait (up to 2 s) for this broker's replicas before it answers. Kafka does not wait at
+// all; a bulk creation does not either: its replicas take longer than the wait to open,
+// so waiting would only add 2 s to every request of a big creation.
+const createWaitMaxPartitions = 1000
+
+// createdPartitions counts the partitions of the topics planned without error.
+func createdPartitions(plans []*plannedTopic, errs []error) int {
+	n := 0
+	for j, p := range plans {
+		if p != nil && errs[j] == nil {
+			n += int(p.partitions)
+		}
+	}
+	return n
 }

@@ -13,7 +13,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"time"
 
 	"github.com/petrel-broker/petrel/metadata"
 	"github.com/petrel-broker/petrel/replication"
@@ -115,49 +114,8 @@ func (b *Broker) alterPartition(ctx context.Context, r *kmsg.AlterPartitionReque
 	return resp
 }
 
-// alterISR sends a leader's ISR change to the controller (replication.Options.AlterISR).
+// alterISR sends a leader's ISR change to the controller (replication.Options.AlterISR),
+// batched with this broker's other pending changes (isrBatcher).
 func (b *Broker) alterISR(change replication.ISRChange) error {
-	ctx, cancel := b.waitTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	req := kmsg.NewPtrAlterPartitionRequest()
-	req.Version = 1
-	req.BrokerID, req.BrokerEpoch = b.cfg.NodeID, b.brokerEpoch.Load()
-	t := kmsg.NewAlterPartitionRequestTopic()
-	t.Topic = change.Topic
-	p := kmsg.NewAlterPartitionRequestTopicPartition()
-	p.Partition, p.LeaderEpoch, p.PartitionEpoch, p.NewISR = change.Partition, change.LeaderEpoch, change.PartitionEpoch, change.ISR
-	t.Partitions = append(t.Partitions, p)
-	req.Topics = append(req.Topics, t)
-	before := -1 // the ISR size the change starts from, for IsrShrinks/IsrExpands
-	if lp := b.partitions.get(change.Topic, change.Partition); lp != nil {
-		before = len(lp.State().ISR)
-	}
-	resp, err := b.controllerCall(ctx, req)
-	if err != nil {
-		return err
-	}
-	r := resp.(*kmsg.AlterPartitionResponse)
-	if err := kerr.ErrorForCode(r.ErrorCode); err != nil {
-		return err // request-level (stale broker epoch, not the controller): retried
-	}
-	if len(r.Topics) != 1 || len(r.Topics[0].Partitions) != 1 {
-		return fmt.Errorf("alter partition: malformed answer with %d topics", len(r.Topics))
-	}
-	switch code := r.Topics[0].Partitions[0].ErrorCode; code {
-	case 0:
-		switch {
-		case before < 0:
-		case len(change.ISR) < before:
-			b.metrics.ISRShrunk()
-		case len(change.ISR) > before:
-			b.metrics.ISRExpanded()
-		}
-		return nil
-	case kerr.IneligibleReplica.Code, kerr.OperationNotAttempted.Code:
-		return fmt.Errorf("%w: %v", replication.ErrISRChangeNotAttempted, kerr.ErrorForCode(code))
-	case kerr.FencedLeaderEpoch.Code, kerr.InvalidUpdateVersion.Code, kerr.UnknownTopicOrPartition.Code, kerr.InvalidRequest.Code:
-		return fmt.Errorf("%w: %v", replication.ErrISRChangeRejected, kerr.ErrorForCode(code))
-	default:
-		return kerr.ErrorForCode(code)
-	}
+	return b.isrChanges.submit(change)
 }

@@ -62,6 +62,9 @@ type Broker struct {
 	sessions      *brokerSessions   // controller: broker heartbeats (this term)
 	rebalance     leaderRebalance   // controller goroutine only: automatic leader rebalance
 	controllers   controllerClients // connection to the current controller
+	heartbeats    controllerClients // the controller connection of registrations and heartbeats only (controllerChannel)
+	isrChanges    isrBatcher        // this broker's AlterPartition requests, batched (alter_partition_batch.go)
+	stalls        stallHooks        // tests only (stall_hooks.go)
 	leaders       *leaderWatch      // closed at each Raft leader change (forwarding.go)
 	brokerEpoch   atomic.Int64      // this broker's epoch; -1 until registered
 	producerIDs   *producerIDManager
@@ -108,6 +111,7 @@ func Start(cfg Config) (*Broker, error) {
 		controllerOps: make(chan controllerOp), sessions: newBrokerSessions(), leaders: newLeaderWatch(), dial: cfg.Dial,
 		readyCh: make(chan struct{}), startedAt: time.Now()}
 	b.brokerEpoch.Store(-1)
+	b.isrChanges.b = b
 	b.producerIDs = newProducerIDManager(b)
 	b.records = newRecordValidator(cfg.int64Value(decompressedLimitProperty))
 	b.segFiles = newSegmentFileCache(&b.cfg)
@@ -317,6 +321,7 @@ func (b *Broker) Shutdown(ctx context.Context) error {
 		close(b.stop)
 		b.wg.Wait()
 		b.controllers.close()
+		b.heartbeats.close()
 		b.fetchers.Close()
 		errs = append(errs, b.partitions.close())
 		errs = append(errs, b.raft.close())
@@ -338,6 +343,7 @@ func (b *Broker) Kill() {
 		close(b.stop)
 		b.wg.Wait()
 		b.controllers.close()
+		b.heartbeats.close()
 		b.fetchers.Close()
 		b.partitions.abandon()
 		b.raft.close()

@@ -157,6 +157,7 @@ func (b *Broker) runControllerOp(op controllerOp) controllerResult {
 	if err := op.ctx.Err(); err != nil {
 		return controllerResult{err: err}
 	}
+	runStallHook(&b.stalls.controllerOp)
 	start := time.Now()
 	records, err := op.plan(b.Image())
 	if err != nil || len(records) == 0 {

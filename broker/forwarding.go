@@ -119,7 +119,7 @@ func (b *Broker) forwardOnce(ctx context.Context, req kmsg.Request, changed <-ch
 		case <-actx.Done():
 		}
 	}()
-	return b.controllers.call(actx, b, req)
+	return b.controllerChannel(req).call(actx, b, req)
 }
 
 // forwardTimeout is how long a forwarded request may wait for a controller: its own

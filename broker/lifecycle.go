@@ -119,7 +119,18 @@ func (b *Broker) controllerCall(ctx context.Context, req kmsg.Request) (kmsg.Res
 			return resp, nil
 		}
 	}
-	return b.controllers.call(ctx, b, req)
+	return b.controllerChannel(req).call(ctx, b, req)
+}
+
+// controllerChannel is the connection req travels on to a remote controller:
+// registrations and heartbeats have their own, so that a broker's session never waits
+// behind its other controller requests.
+func (b *Broker) controllerChannel(req kmsg.Request) *controllerClients {
+	switch req.(type) {
+	case *kmsg.BrokerRegistrationRequest, *kmsg.BrokerHeartbeatRequest:
+		return &b.heartbeats
+	}
+	return &b.controllers
 }
 
 // controllerLocal handles req on this node's controller. It reports false for requests

@@ -145,6 +145,7 @@ func (pm *partitionManager) reconcileLoop() {
 	}
 	caughtUp := time.Now()
 	prev := metadata.NewImage()
+	first := true // the first pass is a full one (removeStrays)
 	for {
 		changed := pm.b.machine.Changed()
 		again := false
@@ -154,9 +155,17 @@ func (pm *partitionManager) reconcileLoop() {
 		default:
 		}
 		if im := pm.b.machine.Image(); im != prev || again {
-			if !pm.reconcile(im) {
+			runStallHook(&pm.b.stalls.reconcile)
+			ok := false
+			if again || first || pm.b.offline.count() > 0 || im.ConfigsChangedSince(prev) {
+				ok = pm.reconcile(im)
+			} else {
+				ok = pm.reconcileDelta(prev, im)
+			}
+			if !ok {
 				return // stopping
 			}
+			first = false
 			prev = im
 			pm.mu.Lock()
 			pm.reconciled = im.Offset
@@ -197,7 +206,9 @@ func (pm *partitionManager) waitReconciled(ctx context.Context, offset uint64) {
 
 // reconcile makes the local replicas match im: open replicas assigned here, apply
 // leadership and ISR changes and config changes, stop and delete replicas of removed
-// topics. It returns false, leaving the work unfinished, when the broker stops.
+// topics. It looks at every partition: the first pass, a recheck, while offline replicas
+// wait, and after a config change; otherwise reconcileDelta does. It returns false,
+// leaving the work unfinished, when the broker stops.
 func (pm *partitionManager) reconcile(im *metadata.Image) bool {
 	self := pm.b.cfg.NodeID
 	live := map[segment.TopicPartition]bool{}
@@ -214,29 +225,8 @@ func (pm *partitionManager) reconcile(im *metadata.Image) bool {
 			if !slices.Contains(p.Replicas, self) {
 				continue
 			}
-			tp := segment.TopicPartition{Topic: name, Partition: p.ID}
-			live[tp] = true
-			lp := pm.get(name, p.ID)
-			if lp != nil && lp.topicID != t.ID {
-				pm.remove(tp, true) // same name, new topic
-				lp = nil
-			}
-			if lp != nil {
-				if err := lp.WithLog(func(l *segment.Log) error { return l.Failure() }); errors.Is(err, segment.ErrLogFailed) {
-					pm.remove(tp, false)
-					pm.markOffline(tp, t.ID, err)
-					continue
-				}
-			}
-			if lp == nil && pm.b.offline.waiting(tp, p, self) {
-				continue // until the controller has taken it out of the ISR and leadership
-			}
-			if lp == nil {
-				toOpen = append(toOpen, replicaToOpen{t: t, p: p, settings: settings})
-				continue
-			}
-			pm.applySettings(lp, settings)
-			pm.applyAssignment(lp, p)
+			live[segment.TopicPartition{Topic: name, Partition: p.ID}] = true
+			toOpen = pm.reconcilePartition(t, p, settings, toOpen)
 		}
 	}
 	if !pm.openConcurrently(toOpen) {
@@ -256,6 +246,33 @@ func (pm *partitionManager) reconcile(im *metadata.Image) bool {
 	pm.b.groups.reconcile(im)
 	pm.b.txns.reconcile(im)
 	return true
+}
+
+// reconcilePartition applies partition p of t, which the image assigns to this broker,
+// to its local replica; a replica that is not open is appended to toOpen.
+func (pm *partitionManager) reconcilePartition(t *metadata.Topic, p *metadata.Partition, settings *topicSettings, toOpen []replicaToOpen) []replicaToOpen {
+	tp := segment.TopicPartition{Topic: t.Name, Partition: p.ID}
+	lp := pm.get(t.Name, p.ID)
+	if lp != nil && lp.topicID != t.ID {
+		pm.remove(tp, true) // same name, new topic
+		lp = nil
+	}
+	if lp != nil {
+		if err := lp.WithLog(func(l *segment.Log) error { return l.Failure() }); errors.Is(err, segment.ErrLogFailed) {
+			pm.remove(tp, false)
+			pm.markOffline(tp, t.ID, err)
+			return toOpen
+		}
+	}
+	if lp == nil && pm.b.offline.waiting(tp, p, pm.b.cfg.NodeID) {
+		return toOpen // until the controller has taken it out of the ISR and leadership
+	}
+	if lp == nil {
+		return append(toOpen, replicaToOpen{t: t, p: p, settings: settings})
+	}
+	pm.applySettings(lp, settings)
+	pm.applyAssignment(lp, p)
+	return toOpen
 }
 
 // applyAssignment turns a partition's committed state into the local role.

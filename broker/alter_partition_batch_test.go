@@ -1,0 +1,68 @@
+package broker
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/petrel-broker/petrel/replication"
+)
+
+// ISR changes submitted while an AlterPartition request is in flight go to the
+// controller together in the next request, committed as one metadata entry, and each
+// caller gets its own outcome.
+func TestISRChangesAreBatched(t *testing.T) {
+	const partitions = 200
+	b := startTestBroker(t, "", nil)
+	mustCreateTopic(t, newAdmin(t, b), "batched", partitions, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	b.partitions.waitReconciled(ctx, b.Image().Offset)
+	before := b.Image()
+	release := stallFor(t, &b.stalls.controllerOp)
+	errs := make([]error, partitions+1)
+	var wg sync.WaitGroup
+	submit := func(i int, p int32, leaderEpoch, partitionEpoch int32) {
+		defer wg.Done()
+		errs[i] = b.alterISR(replication.ISRChange{Topic: "batched", Partition: p,
+			LeaderEpoch: leaderEpoch, PartitionEpoch: partitionEpoch, ISR: []int32{b.NodeID()}})
+	}
+	for i, p := range before.Topic("batched").Partitions {
+		wg.Add(1)
+		go submit(i, p.ID, p.LeaderEpoch, p.PartitionEpoch)
+	}
+	wg.Add(1)
+	go submit(partitions, 0, 0, -5) // a stale partition epoch: rejected, alone
+	waitFor(t, 10*time.Second, func() error {
+		b.isrChanges.mu.Lock()
+		defer b.isrChanges.mu.Unlock()
+		if n := len(b.isrChanges.pending) + b.isrChanges.inFlight; n < partitions+1 {
+			return fmt.Errorf("%d of %d changes submitted", n, partitions+1)
+		}
+		return nil
+	})
+	close(release)
+	wg.Wait()
+	for i := range partitions {
+		if errs[i] != nil {
+			t.Fatalf("change %d: %v", i, errs[i])
+		}
+	}
+	if errs[partitions] == nil {
+		t.Fatal("a change with a stale partition epoch was accepted")
+	}
+	after := b.Image()
+	for _, p := range after.Topic("batched").Partitions {
+		if want := before.Topic("batched").Partitions[p.ID].PartitionEpoch + 1; p.PartitionEpoch != want {
+			t.Fatalf("partition %d: partition epoch %d, want %d", p.ID, p.PartitionEpoch, want)
+		}
+	}
+	// The changes submitted before the first request went in it, the rest (but the
+	// stale duplicate) in one more request, the duplicate in a third; entries, not
+	// records, advance the offset.
+	if entries := after.Offset - before.Offset; entries > 3 {
+		t.Fatalf("%d ISR changes took %d metadata entries", partitions, entries)
+	}
+}

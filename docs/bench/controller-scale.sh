@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# Controller health at partition scale, reproducible with one command:
+#   bash docs/bench/controller-scale.sh [partitions] [replication-factor] [stop-seconds]
+# Three `petrel server` processes on loopback with default settings (9 s session
+# timeout). Creates the partitions in topics of 5,000, then measures: CreateTopics
+# answered, every replica open and every ISR full; then stops node 2 with SIGSTOP for
+# stop-seconds (default 12: longer than the session, so it is fenced, removed from
+# every ISR and its leaderships move), resumes it with SIGCONT and times until every
+# ISR is full again. Last, it counts per node the fences, unfences, controller terms
+# and slow controller operations its log shows: a healthy cluster fences node 2 once
+# and nothing else. Prints a Markdown table. CONTROLLER_SCALE_KEEP=dir keeps the logs.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+total=${1:-10000}
+rf=${2:-3}
+stop_s=${3:-12}
+per_topic=5000
+work=$(mktemp -d)
+bin=$work/petrel
+go build -o "$bin" .
+pids=()
+cleanup() {
+  for p in "${pids[@]}"; do kill -CONT "$p" 2>/dev/null || true; kill "$p" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+  [ -n "${CONTROLLER_SCALE_KEEP:-}" ] && cp "$work"/*.log "$CONTROLLER_SCALE_KEEP"/
+  rm -rf "$work"
+}
+trap cleanup EXIT
+trap "exit 1" INT TERM
+
+free_ports() { # $1 count: distinct free ports (all bound at once, so none repeats)
+  python3 -c 'import socket,sys; s=[socket.socket() for _ in range(int(sys.argv[1]))]; [x.bind(("127.0.0.1",0)) for x in s]; print(" ".join(str(x.getsockname()[1]) for x in s))' "$1"
+}
+now() { date +%s.%N; }
+since() { python3 -c "import sys; print('%.1f' % ($(now) - $1))"; }
+metric() { # $1 metrics port, $2 metric name: its value (first series)
+  curl -s "127.0.0.1:$1/metrics" | awk -v m="$2" '$1==m {print $2; exit}'
+}
+read -r -a ports <<<"$(free_ports 9)"
+kp=("${ports[@]:0:3}"); rp=("${ports[@]:3:3}"); mp=("${ports[@]:6:3}"); voters=""
+for i in 0 1 2; do voters+="${voters:+,}$i@127.0.0.1:${rp[$i]}"; done
+for i in 0 1 2; do
+  "$bin" server --node-id "$i" --data-dir "$work/n$i" --listen "127.0.0.1:${kp[$i]}" \
+    --raft-listen "127.0.0.1:${rp[$i]}" --voters "$voters" --metrics-listen "127.0.0.1:${mp[$i]}" \
+    --set petrel.metrics.per.partition.enable=false >>"$work/n$i.log" 2>&1 &
+  pids[$i]=$!
+done
+wait_ready() { # $1 file, $2 seconds
+  local end=$(( $(date +%s) + $2 ))
+  until grep -q "broker ready" "$1"; do
+    [ "$(date +%s)" -lt "$end" ] || { echo "timed out waiting for $1 to serve" >&2; tail -20 "$1" >&2; exit 1; }
+    sleep 0.05
+  done
+}
+in_sync() { # every node: replicas open = expected, leaders under-replicated = 0
+  for i in 0 1 2; do
+    [ "$(metric "${mp[$i]}" kafka_server_replicamanager_partitioncount)" = "$1" ] || return 1
+    [ "$(metric "${mp[$i]}" kafka_server_replicamanager_underreplicatedpartitions)" = "0" ] || return 1
+  done
+}
+wait_sync() { # $1 replicas per node, $2 seconds
+  local end=$(( $(date +%s) + $2 ))
+  until in_sync "$1"; do
+    [ "$(date +%s)" -lt "$end" ] || { echo "timed out after $2 s waiting for $1 replicas in sync" >&2; exit 1; }
+    sleep 0.5
+  done
+}
+for i in 0 1 2; do wait_ready "$work/n$i.log" 60; done
+addr="127.0.0.1:${kp[0]}"
+replicas=$((total * rf / 3))
+echo "| step | partitions | RF | seconds |"
+echo "|---|---:|---:|---:|"
+t0=$(now)
+todo=$total; k=0
+while [ "$todo" -gt 0 ]; do
+  p=$(( todo < per_topic ? todo : per_topic ))
+  "$bin" topics create "cs-$k" --partitions "$p" --replication-factor "$rf" --bootstrap-server "$addr" >/dev/null
+  todo=$((todo - p)); k=$((k + 1))
+done
+echo "| create (CreateTopics answered) | $total | $rf | $(since "$t0") |"
+wait_sync "$replicas" 600
+echo "| create until every ISR is full | $total | $rf | $(since "$t0") |"
+t0=$(now)
+kill -STOP "${pids[2]}"; sleep "$stop_s"; kill -CONT "${pids[2]}"
+wait_sync "$replicas" 600
+echo "| node 2 stopped ${stop_s} s, then until every ISR is full again | $total | $rf | $(since "$t0") |"
+echo
+echo "| node | fences decided | unfences decided | controller terms started | slow controller operations |"
+echo "|---|---:|---:|---:|---:|"
+for i in 0 1 2; do
+  echo "| $i | $(grep -c 'session expired' "$work/n$i.log" || true) | $(grep -c 'broker unfenced' "$work/n$i.log" || true) | $(grep -c 'controller active' "$work/n$i.log" || true) | $(grep -c 'slow controller operation' "$work/n$i.log" || true) |"
+done
