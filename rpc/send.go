@@ -45,8 +45,16 @@ func writeParts(nc net.Conn, p *Parts) error {
 		}
 	}
 	w.add(p.B[at:])
-	return w.flush()
+	err := w.flush()
+	if testHookPartsWrites != nil {
+		testHookPartsWrites(w.writes)
+	}
+	return err
 }
+
+// testHookPartsWrites, when set by a test, is told how many writes (each one write or
+// writev system call on a TCP connection) writeParts made, sendfile calls not counted.
+var testHookPartsWrites func(int)
 
 // partsWriter gathers the bytes between sections so that they leave in as few writes
 // as possible; the pending bytes alias the Parts buffer until a section must be copied
@@ -55,6 +63,12 @@ type partsWriter struct {
 	nc      net.Conn
 	pending [][]byte
 	chunk   *[]byte
+	// chunkPending: pending holds the chunk, which must be written before it is
+	// filled again. A small section's bytes thus leave in one write with the frame
+	// bytes before and after them: one system call and, with TCP_NODELAY, one segment
+	// for a small fetch answer (a follower's one-record fetch), not two.
+	chunkPending bool
+	writes       int // flushes that wrote something
 }
 
 func (w *partsWriter) add(b []byte) {
@@ -65,10 +79,12 @@ func (w *partsWriter) add(b []byte) {
 
 // flush writes the pending bytes with one vectored write.
 func (w *partsWriter) flush() error {
+	if len(w.pending) == 0 {
+		return nil
+	}
+	w.writes++
 	var err error
 	switch len(w.pending) {
-	case 0:
-		return nil
 	case 1: // the usual case (the bytes before a sendfile section): no writev, no allocation
 		_, err = w.nc.Write(w.pending[0])
 	default:
@@ -77,15 +93,21 @@ func (w *partsWriter) flush() error {
 	}
 	clear(w.pending)
 	w.pending = w.pending[:0]
+	w.chunkPending = false
 	return err
 }
 
-// copySection reads s through the pooled buffer and writes it after the pending bytes.
+// copySection reads s through the pooled buffer and queues it after the pending bytes.
 func (w *partsWriter) copySection(s FileSection) error {
 	if w.chunk == nil {
 		w.chunk = chunkPool.Get().(*[]byte)
 	}
 	for done := int64(0); done < s.Size; {
+		if w.chunkPending { // the chunk is reused: write it first
+			if err := w.flush(); err != nil {
+				return err
+			}
+		}
 		n := int(min(s.Size-done, copyChunk))
 		buf := (*w.chunk)[:n]
 		if _, err := s.File.ReadAt(buf, s.Offset+done); err != nil {
@@ -95,9 +117,7 @@ func (w *partsWriter) copySection(s FileSection) error {
 			return err
 		}
 		w.add(buf)
-		if err := w.flush(); err != nil { // the chunk is reused: write it now
-			return err
-		}
+		w.chunkPending = true
 		done += int64(n)
 	}
 	return nil
