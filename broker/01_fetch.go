@@ -40,10 +40,11 @@ func (b *Broker) handleFetch(ctx context.Context, req *rpc.Request) rpc.Result {
 		b.countFetched(r, resp, bytes)
 		return rpc.Respond(resp)
 	}
+	changes := resp.changes
 	resp.Release() // not enough yet: parkFetch reads again
 	ch := make(chan kmsg.Response, 1)
 	b.goLoop("delayed fetch", func() {
-		resp := b.parkFetch(ctx, r, wait)
+		resp := b.parkFetch(ctx, r, wait, changes)
 		b.countFetched(r, resp, -1)
 		ch <- resp
 	})
@@ -51,20 +52,35 @@ func (b *Broker) handleFetch(ctx context.Context, req *rpc.Request) rpc.Result {
 }
 
 // parkFetch waits until enough data arrives, a partition errors, or the wait expires,
-// and returns the last read.
-func (b *Broker) parkFetch(ctx context.Context, r *kmsg.FetchRequest, wait time.Duration) *fetchAnswer {
+// and returns the last read. changes is the first read's fetchAnswer.changes. A
+// follower's fetch is not woken by high watermark moves alone (it answers with new
+// records only; replication.NewFollowerFetchWaiter).
+func (b *Broker) parkFetch(ctx context.Context, r *kmsg.FetchRequest, wait time.Duration, changes uint64) *fetchAnswer {
 	w := replication.NewWaiter()
+	if r.ReplicaID >= 0 {
+		w = replication.NewFollowerFetchWaiter()
+	}
+	var now uint64
+	gone := false
 	for _, t := range r.Topics {
 		for _, p := range t.Partitions {
-			if lp := b.partitions.get(t.Topic, p.Partition); lp != nil {
-				lp.Watch(w)
-				defer lp.Unwatch(w)
+			lp := b.partitions.get(t.Topic, p.Partition)
+			if lp == nil {
+				gone = true // since the first read: read again, to answer its error
+				continue
 			}
+			lp.Watch(w)
+			defer lp.Unwatch(w)
+			now += lp.Changes()
 		}
 	}
-	// Data that arrived between the first read and Watch woke nobody: read once more
-	// before sleeping, or the fetch would wait max_wait_ms for nothing.
-	w.Wake()
+	// A change between the first read and Watch woke nobody: read once more before
+	// sleeping, or the fetch would wait max_wait_ms for nothing. Unchanged counts
+	// prove there was none, and spare the leader that read while the acks=all
+	// waiters this fetch may just have released are running.
+	if gone || now != changes {
+		w.Wake()
+	}
 	timer := time.NewTimer(wait)
 	defer timer.Stop()
 	for {
@@ -149,7 +165,7 @@ func (b *Broker) readFetch(r *kmsg.FetchRequest) (*fetchAnswer, int, bool) {
 			if total > 0 {
 				limit = min(limit, maxBytes-total) // past the first batch, limits are hard
 			}
-			code, held := b.fetchPartition(&sp, t.Topic, p, limit, total == 0, follower, r)
+			code, held := b.fetchPartition(&sp, t.Topic, p, limit, total == 0, follower, r, &resp.changes)
 			resp.held = append(resp.held, held)
 			if code != 0 {
 				sp.ErrorCode = code
@@ -168,13 +184,15 @@ func (b *Broker) readFetch(r *kmsg.FetchRequest) (*fetchAnswer, int, bool) {
 }
 
 // fetchPartition fills one partition's answer and returns its error code and its
-// record set, held in the segment file (nil when empty).
-func (b *Broker) fetchPartition(sp *kmsg.FetchResponseTopicPartition, topic string, p kmsg.FetchRequestTopicPartition, limit int, first, follower bool, r *kmsg.FetchRequest) (int16, *segment.Hold) {
+// record set, held in the segment file (nil when empty). It adds the partition's
+// Changes() as of the read to *changes.
+func (b *Broker) fetchPartition(sp *kmsg.FetchResponseTopicPartition, topic string, p kmsg.FetchRequestTopicPartition, limit int, first, follower bool, r *kmsg.FetchRequest, changes *uint64) (int16, *segment.Hold) {
 	lp := b.partitions.get(topic, p.Partition)
 	if lp == nil {
 		return b.noReplicaError(topic, p.Partition), nil
 	}
 	if limit <= 0 && !first {
+		*changes += lp.Changes() // before the read: a change meanwhile shows
 		st := lp.State()
 		sp.HighWatermark, sp.LastStableOffset, sp.LogStartOffset = st.HighWatermark, st.LastStableOffset, st.LogStartOffset
 		return 0, nil
@@ -216,6 +234,7 @@ func (b *Broker) fetchPartition(sp *kmsg.FetchResponseTopicPartition, topic stri
 		res.Held.Release()
 		return b.errorCodeLogged(err, "fetch"), nil
 	}
+	*changes += res.Changes
 	lso := res.LastStableOffset
 	if follower {
 		lso = res.HighWatermark

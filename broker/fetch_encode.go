@@ -22,6 +22,8 @@ import (
 type fetchAnswer struct {
 	*kmsg.FetchResponse
 	held []*segment.Hold
+	// changes sums the partitions' Changes() as of the reads (01_fetch.go, parkFetch).
+	changes uint64
 }
 
 var _ rpc.PartsResponse = (*fetchAnswer)(nil)

@@ -98,6 +98,7 @@ func runPerfProduce(c *ucli.Context) error {
 	if err != nil {
 		return err
 	}
+	oneInFlight := c.Int("max-buffered-records") == 1
 	switch n := c.Int("max-buffered-records"); {
 	case n < 0:
 		return fmt.Errorf("bad --max-buffered-records %d", n)
@@ -122,7 +123,7 @@ func runPerfProduce(c *ucli.Context) error {
 
 	stats := newPerfStats(true)
 	stopProgress := startProgress(errOut, progressInterval, func() string { return stats.progressLine("sent") })
-	produceFixedRecords(ctx, cl, topic, randomPayload(size), bounds, newThrottle(limit, stats.start), stats)
+	produceFixedRecords(ctx, cl, topic, randomPayload(size), bounds, newThrottle(limit, stats.start), stats, oneInFlight)
 	flushErr := cl.Flush(c.Context)
 	stats.finish()
 	stopProgress()
@@ -143,7 +144,12 @@ func runPerfProduce(c *ucli.Context) error {
 // produceFixedRecords produces payload records until bounds or ctx (an interrupt) end
 // the run, at most at the throttle's rate. Records are produced with a context of
 // their own, so that an interrupt stops new records without failing those in flight.
-func produceFixedRecords(ctx context.Context, cl *kafkaClient, topic string, payload []byte, bounds perfBounds, limit throttle, stats *perfStats) {
+//
+// With oneInFlight each record is produced synchronously (ProduceSync, which also ends
+// the client's linger at once): its latency is its own round trip. Timing an
+// asynchronous Produce that blocks on a full buffer would also count the wait for the
+// previous record, about doubling the figure.
+func produceFixedRecords(ctx context.Context, cl *kafkaClient, topic string, payload []byte, bounds perfBounds, limit throttle, stats *perfStats, oneInFlight bool) {
 	produceCtx := context.WithoutCancel(ctx)
 	for i := int64(0); !bounds.done(i, time.Since(stats.start)); i++ {
 		if err := limit.wait(ctx, i); err != nil {
@@ -153,6 +159,11 @@ func produceFixedRecords(ctx context.Context, cl *kafkaClient, topic string, pay
 			return
 		}
 		sentAt := time.Now()
+		if oneInFlight {
+			err := cl.ProduceSync(produceCtx, &kgo.Record{Topic: topic, Value: payload}).FirstErr()
+			stats.recordAck(time.Since(sentAt), len(payload), err)
+			continue
+		}
 		cl.Produce(produceCtx, &kgo.Record{Topic: topic, Value: payload}, func(_ *kgo.Record, err error) {
 			stats.recordAck(time.Since(sentAt), len(payload), err)
 		})

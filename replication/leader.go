@@ -95,6 +95,7 @@ func (p *Partition) readForFollower(f FollowerFetch, now time.Time, hold bool) (
 	}
 	p.updateFollowerLocked(f.ReplicaID, f.FetchOffset, f.LogStartOffset, now)
 	res.HighWatermark = p.highWatermark
+	res.Changes = p.changes.Load()
 	return res, nil, nil
 }
 
@@ -125,8 +126,9 @@ func (p *Partition) updateFollowerLocked(id int32, leo, logStart int64, now time
 	if advanced || logStartMoved {
 		// Only a HW or log start move wakes waiters (the latter for DeleteRecords' low
 		// watermark): waking on every follower fetch would make two parked follower
-		// fetches wake each other (each re-read records progress) and spin.
-		p.notifyLocked()
+		// fetches wake each other (each re-read records progress) and spin. Parked
+		// follower fetches are not woken at all (NewFollowerFetchWaiter).
+		p.notifyProgressLocked()
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"runtime"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -78,6 +79,8 @@ type Partition struct {
 	// otherwise; set under mu before waiters are woken, read without it (see
 	// LeaderHighWatermark).
 	leaderHighWatermarkNow atomic.Int64
+	// changes counts wake-ups of the waiters (see Changes).
+	changes atomic.Uint64
 	// producers is the idempotent producers' state as of the log end offset (see
 	// producers.go); guarded by mu.
 	producers *ProducerStates
@@ -362,6 +365,12 @@ func (p *Partition) appendAsLeader(records []byte, leaderEpoch int32, minInsync 
 	if err != nil || !p.syncEveryAppend.Load() {
 		return info, err
 	}
+	// Let the goroutines the append just woke (the followers' parked fetches) run
+	// before this one enters the fsync: Go puts them on this goroutine's P, which a
+	// blocking system call keeps until the runtime's monitor hands it off (up to the
+	// whole fsync on a quiet broker), so the followers' copies would otherwise wait for
+	// the leader's fsync instead of overlapping it.
+	runtime.Gosched()
 	if err := p.syncTo(info.LastOffset + 1); err != nil {
 		return info, err
 	}
@@ -437,7 +446,7 @@ func (p *Partition) syncTo(end int64) error {
 		p.log.MarkFlushed(target)
 		p.durableEnd = max(p.durableEnd, target)
 		if p.maybeAdvanceHighWatermarkLocked() {
-			p.notifyLocked()
+			p.notifyProgressLocked()
 		}
 		p.mu.Unlock()
 		return nil
@@ -488,6 +497,8 @@ type FetchResult struct {
 	// Aborted lists, for a read_committed read, the aborted transactions that may
 	// hold records of the range read (nil otherwise).
 	Aborted []AbortedTxn
+	// Changes is the partition's Changes() as of the read.
+	Changes uint64
 }
 
 // Read reads for a consumer, up to this replica's high watermark. It applies KIP-320
@@ -525,6 +536,7 @@ func (p *Partition) readIsolated(offset int64, maxBytes int, currentLeaderEpoch 
 		upTo = lso
 		res.Aborted = p.producers.AbortedBetween(offset, upTo)
 	}
+	res.Changes = p.changes.Load()
 	r, err := p.log.Read(offset, maxBytes, upTo)
 	if err != nil {
 		return res, err

@@ -432,3 +432,62 @@ func TestISRAdditionOutcomes(t *testing.T) {
 		}
 	})
 }
+
+// With fsync per append, the leader ships a batch to followers while its own fsync
+// runs, but the high watermark never counts offsets the leader has not made durable:
+// the leader's fsync is held (the hook blocks it), the follower reads the records and
+// reports them in its next fetch, and still the HW stays at 0 and the append (an
+// acks=all produce's first half) does not return until the fsync does.
+func TestHighWatermarkWaitsForTheLeadersFsync(t *testing.T) {
+	p, _ := newPartition(t, true)
+	if err := p.BecomeLeader(1, []int32{0, 1}); err != nil {
+		t.Fatal(err)
+	}
+	inFsync, release := make(chan struct{}), make(chan struct{})
+	testHookAfterFsync = func(q *Partition) {
+		if q == p {
+			close(inFsync)
+			<-release
+		}
+	}
+	t.Cleanup(func() { testHookAfterFsync = nil })
+	appended := make(chan error, 1)
+	go func() {
+		_, err := p.AppendAsLeader(batch(4), 2)
+		appended <- err
+	}()
+	select {
+	case <-inFsync:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the leader's fsync did not start")
+	}
+	follower := func(offset int64) FetchResult {
+		t.Helper()
+		res, _, err := p.ReadForFollower(FollowerFetch{ReplicaID: 1, FetchOffset: offset, CurrentLeaderEpoch: 1, LastFetchedEpoch: -1, MaxBytes: 1 << 20}, time.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	if res := follower(0); len(res.Records) == 0 || res.LogEndOffset != 4 {
+		t.Fatalf("the follower did not get the records during the leader's fsync: %d bytes, LEO %d", len(res.Records), res.LogEndOffset)
+	}
+	if res := follower(4); res.HighWatermark != 0 {
+		t.Fatalf("HW %d before the leader's fsync returned", res.HighWatermark)
+	}
+	if hw := p.LeaderHighWatermark(); hw != 0 {
+		t.Fatalf("published HW %d before the leader's fsync returned", hw)
+	}
+	select {
+	case err := <-appended:
+		t.Fatalf("the append returned (%v) before its fsync", err)
+	default:
+	}
+	close(release)
+	if err := <-appended; err != nil {
+		t.Fatal(err)
+	}
+	if hw := p.State().HighWatermark; hw != 4 {
+		t.Fatalf("HW %d after the fsync", hw)
+	}
+}

@@ -4,10 +4,22 @@ package replication
 // its role changes. Its channel has room for one wake-up; wake-ups coalesce.
 type Waiter struct {
 	C chan struct{}
+	// newDataOnly: a move of the high watermark or of a log start offset alone does
+	// not wake it (see NewFollowerFetchWaiter).
+	newDataOnly bool
 }
 
 // NewWaiter returns a waiter with an empty channel.
 func NewWaiter() *Waiter { return &Waiter{C: make(chan struct{}, 1)} }
+
+// NewFollowerFetchWaiter returns a waiter for a follower's parked fetch: woken by new
+// data (an append), a role, epoch or ISR change and a stop, but not when only the high
+// watermark or a log start offset moves. A parked follower fetch can answer only with
+// new records, so waking it for those would just make it read again, empty, on the
+// leader's critical path: at the moment a follower's fetch moves the high watermark,
+// the acks=all waiters it wakes would share the CPU with every parked follower fetch.
+// As in Kafka, a follower learns the new high watermark with its next answer.
+func NewFollowerFetchWaiter() *Waiter { return &Waiter{C: make(chan struct{}, 1), newDataOnly: true} }
 
 // Wake queues a wake-up unless one is already pending.
 func (w *Waiter) Wake() {
@@ -40,13 +52,28 @@ func (p *Partition) Unwatch(w *Waiter) {
 // the last wake-up of the partition's waiters.
 func (p *Partition) LeaderHighWatermark() int64 { return p.leaderHighWatermarkNow.Load() }
 
-func (p *Partition) notifyLocked() {
+// Changes counts the partition's wake-ups so far. A FetchResult carries its value as of
+// the read (FetchResult.Changes): a reader that finds it unchanged after registering a
+// waiter knows that nothing it could read again has happened since.
+func (p *Partition) Changes() uint64 { return p.changes.Load() }
+
+// notifyLocked wakes every waiter.
+func (p *Partition) notifyLocked() { p.wakeLocked(false) }
+
+// notifyProgressLocked wakes the waiters of a high watermark or log start move alone:
+// every waiter but those of parked follower fetches.
+func (p *Partition) notifyProgressLocked() { p.wakeLocked(true) }
+
+func (p *Partition) wakeLocked(progressOnly bool) {
 	if p.role == Leader {
 		p.leaderHighWatermarkNow.Store(p.highWatermark)
 	} else {
 		p.leaderHighWatermarkNow.Store(-1)
 	}
+	p.changes.Add(1)
 	for w := range p.watchers {
-		w.Wake()
+		if !progressOnly || !w.newDataOnly {
+			w.Wake()
+		}
 	}
 }

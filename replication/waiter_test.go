@@ -49,3 +49,68 @@ func TestLeaderHighWatermarkMirror(t *testing.T) {
 		t.Fatalf("after losing leadership: %d", hw)
 	}
 }
+
+// A parked follower fetch's waiter is woken by new data and by role changes, never by a
+// high watermark move alone (another follower's fetch, the leader's fsync); every other
+// waiter is woken by both. Changes counts every wake-up, as of the read that returns it.
+func TestFollowerFetchWaiterWakesOnNewDataOnly(t *testing.T) {
+	p, _ := newPartition(t, true)
+	if err := p.BecomeLeader(1, []int32{0, 1, 2}); err != nil {
+		t.Fatal(err)
+	}
+	fw, w := NewFollowerFetchWaiter(), NewWaiter()
+	p.Watch(fw)
+	p.Watch(w)
+	defer p.Unwatch(fw)
+	defer p.Unwatch(w)
+	woken := func(w *Waiter) bool {
+		select {
+		case <-w.C:
+			return true
+		default:
+			return false
+		}
+	}
+	fetch := func(id int32, offset int64) FetchResult {
+		t.Helper()
+		res, _, err := p.ReadForFollower(FollowerFetch{ReplicaID: id, FetchOffset: offset, CurrentLeaderEpoch: 1, LastFetchedEpoch: -1, MaxBytes: 1 << 20, LogStartOffset: 0}, time.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	fetch(1, 0)
+	fetch(2, 0)
+	woken(fw)
+	woken(w)
+	before := p.Changes()
+	if _, err := p.AppendAsLeader(batch(3), 0); err != nil {
+		t.Fatal(err)
+	}
+	if !woken(fw) || !woken(w) {
+		t.Fatal("an append did not wake both waiters")
+	}
+	if p.Changes() == before {
+		t.Fatal("an append did not count as a change")
+	}
+	fetch(1, 3)
+	res := fetch(2, 3) // the HW moves to 3
+	if hw := p.State().HighWatermark; hw != 3 {
+		t.Fatalf("HW %d", hw)
+	}
+	if woken(fw) {
+		t.Fatal("a high watermark move woke a parked follower fetch")
+	}
+	if !woken(w) {
+		t.Fatal("a high watermark move did not wake the other waiter")
+	}
+	if res.Changes != p.Changes() {
+		t.Fatalf("the read that moved the HW returned changes %d, the partition is at %d", res.Changes, p.Changes())
+	}
+	if err := p.BecomeFollower(2, 1); err != nil {
+		t.Fatal(err)
+	}
+	if !woken(fw) || !woken(w) {
+		t.Fatal("a role change did not wake both waiters")
+	}
+}

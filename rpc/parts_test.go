@@ -190,3 +190,56 @@ func TestPartsShortSectionCloses(t *testing.T) {
 		})
 	}
 }
+
+// TestSmallSectionsLeaveInOneWrite: a frame whose sections are all copied (smaller than
+// sendfileMinBytes, as a follower's one-record fetch answer is) leaves in one write,
+// bytes before and after the section included, and a section larger than the copy
+// buffer still arrives whole, in order.
+func TestSmallSectionsLeaveInOneWrite(t *testing.T) {
+	f, data := sectionFile(t, copyChunk+1000)
+	var writes []int
+	testHookPartsWrites = func(n int) { writes = append(writes, n) }
+	t.Cleanup(func() { testHookPartsWrites = nil })
+	for _, tc := range []struct {
+		name       string
+		secs       []FileSection
+		wantWrites int
+	}{
+		{"one small section", []FileSection{{f, 7, 1100}}, 1},
+		{"two small sections", []FileSection{{f, 7, 1100}, {f, 3000, 500}}, 1},
+		{"a section over the copy buffer", []FileSection{{f, 0, copyChunk + 1000}}, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			setSendfileMin(t, 1<<62)
+			p := &Parts{}
+			var want []byte
+			for i, s := range tc.secs {
+				p.B = append(p.B, byte('a'+i))
+				want = append(want, byte('a'+i))
+				p.AddSection(s)
+				want = append(want, data[s.Offset:s.Offset+s.Size]...)
+			}
+			p.B = append(p.B, "end"...)
+			want = append(want, "end"...)
+			a, b := net.Pipe()
+			defer b.Close()
+			writes = writes[:0]
+			done := make(chan error, 1)
+			go func() { done <- writeParts(a, p); a.Close() }()
+			b.SetReadDeadline(time.Now().Add(testTimeout))
+			got, err := io.ReadAll(b)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := <-done; err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(got, want) {
+				t.Fatalf("got %d bytes, want %d, or they differ", len(got), len(want))
+			}
+			if len(writes) != 1 || writes[0] != tc.wantWrites {
+				t.Fatalf("writes %v, want [%d]", writes, tc.wantWrites)
+			}
+		})
+	}
+}

@@ -49,8 +49,16 @@ func writeParts(nc net.Conn, p *Parts) error {
 		}
 	}
 	w.add(p.B[at:])
-	return w.flush()
+	err := w.flush()
+	if testHookPartsWrites != nil {
+		testHookPartsWrites(w.writes)
+	}
+	return err
 }
+
+// testHookPartsWrites, when set by a test, is told how many writes (each one write or
+// writev system call on a TCP connection) writeParts made, sendfile calls not counted.
+var testHookPartsWrites func(int)
 
 // partsWriter gathers the bytes between sections so that they leave in as few writes
 // as possible; the pending bytes alias the Parts buffer and the first used bytes of
@@ -60,6 +68,7 @@ type partsWriter struct {
 	pending [][]byte
 	chunk   *[]byte
 	used    int // bytes of chunk held by pending
+	writes  int // writes made (flush and flushMore calls that wrote something)
 }
 
 func (w *partsWriter) add(b []byte) {
@@ -70,10 +79,12 @@ func (w *partsWriter) add(b []byte) {
 
 // flush writes the pending bytes with one vectored write.
 func (w *partsWriter) flush() error {
+	if len(w.pending) == 0 {
+		return nil
+	}
+	w.writes++
 	var err error
 	switch len(w.pending) {
-	case 0:
-		return nil
 	case 1: // the usual case (the bytes before a sendfile section): no writev, no allocation
 		_, err = w.nc.Write(w.pending[0])
 	default:
@@ -92,6 +103,7 @@ func (w *partsWriter) flushMore(tc *net.TCPConn) error {
 		return w.flush()
 	}
 	err := sendMore(tc, w.pending[0])
+	w.writes++
 	w.reset()
 	return err
 }

@@ -1,0 +1,62 @@
+# Inserts the one-record-in-flight trace points (docs/bench/one-in-flight-trace.sh) into a
+# copy of the source tree given as the first argument. Never run it on a worktree: the
+# trace points are a measuring device, not part of Petrel.
+import sys
+root=sys.argv[1]
+def sub(p, olds, new_fn):
+    p=root+'/'+p
+    s=open(p).read()
+    for old in olds:
+        if old in s:
+            s=s.replace(old,new_fn(old),1); open(p,'w').write(s); return
+    raise SystemExit(f"anchor not found in {p}: {olds[0]!r}")
+P='replication/partition.go'
+sub(P, ['''	if err == nil {
+		p.afterAppendLocked(records, activeBefore, info)'''], lambda o: '''	if err == nil {
+		Trace(p.opts.BrokerID, "L.appended")
+		p.afterAppendLocked(records, activeBefore, info)''')
+sub(P, ['''		syncStart := time.Now()
+'''], lambda o: o+'''		Trace(p.opts.BrokerID, "fsync.start")
+''')
+sub(P, ['''		if p.opts.ObserveFsync != nil {
+			p.opts.ObserveFsync(time.Since(syncStart))'''], lambda o: '''		Trace(p.opts.BrokerID, "fsync.end")
+'''+o)
+sub('replication/leader.go', ['''	if advanced || logStartMoved {'''], lambda o: '''	if advanced {
+		Trace(p.opts.BrokerID, "L.hw-by-fetch")
+	}
+'''+o)
+P='replication/fetcher.go'
+sub(P, ['''	resp, err := f.client.Do(ctx, req)
+	if err != nil {
+		return err
+	}
+	fr := resp.(*kmsg.FetchResponse)'''], lambda o: '''	Trace(f.fs.cfg.BrokerID, "F.fetch-sent")
+	resp, err := f.client.Do(ctx, req)
+	if err != nil {
+		return err
+	}
+	Trace(f.fs.cfg.BrokerID, "F.fetch-answered")
+	fr := resp.(*kmsg.FetchResponse)''')
+sub(P, ['''	for _, err := range finishFollowerAppends(finishes) {'''], lambda o: '''	Trace(f.fs.cfg.BrokerID, "F.appended")
+'''+o)
+P='broker/01_fetch.go'
+sub(P, ['''		resp, bytes, errored := b.readFetch(r)
+		if errored || bytes >= int(r.MinBytes) {
+			return resp'''], lambda o: '''		replication.Trace(b.cfg.NodeID, "L.park-woken")
+		resp, bytes, errored := b.readFetch(r)
+		if errored || bytes >= int(r.MinBytes) {
+			replication.Trace(b.cfg.NodeID, "L.park-answer")
+			return resp''')
+sub(P, ['''	resp, bytes, errored := b.readFetch(r)
+	wait := time.Duration(r.MaxWaitMillis) * time.Millisecond'''], lambda o: '''	replication.Trace(b.cfg.NodeID, "L.fetch-recv")
+'''+o)
+P='broker/00_produce.go'
+sub(P, ['''	r := req.Body.(*kmsg.ProduceRequest)
+	resp := r.ResponseKind().(*kmsg.ProduceResponse)'''], lambda o: '''	r := req.Body.(*kmsg.ProduceRequest)
+	replication.Trace(b.cfg.NodeID, "L.produce-recv")
+	resp := r.ResponseKind().(*kmsg.ProduceResponse)''')
+sub(P, ['''		b.awaitHighWatermarks(ctx, pending, timeout)
+		ch <- resp'''], lambda o: '''		replication.Trace(b.cfg.NodeID, "L.produce-wait")
+		b.awaitHighWatermarks(ctx, pending, timeout)
+		replication.Trace(b.cfg.NodeID, "L.produce-done")
+		ch <- resp''')
