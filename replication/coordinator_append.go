@@ -20,40 +20,7 @@ import (
 // with the checks of a coordinator's transactional write described above in place of
 // the client checks (idempotent sequence, duplicates).
 func (p *Partition) AppendTransactionalAsCoordinator(records []byte, leaderEpoch int32, minInsync int, verify bool, guard *TxnVerification) (segment.AppendInfo, error) {
-	p.mu.Lock()
-	if err := p.checkLeaderLocked(leaderEpoch); err != nil {
-		p.mu.Unlock()
-		return segment.AppendInfo{}, err
-	}
-	if minInsync > 0 && len(p.isr) < minInsync {
-		p.mu.Unlock()
-		return segment.AppendInfo{}, fmt.Errorf("%w: isr %v, min.insync.replicas %d", ErrNotEnoughReplicas, p.isr, minInsync)
-	}
-	if err := p.checkCoordinatorProducersLocked(records); err != nil {
-		p.mu.Unlock()
-		return segment.AppendInfo{}, err
-	}
-	if verify {
-		if err := p.checkTxnVerifiedLocked(records, guard); err != nil {
-			p.mu.Unlock()
-			return segment.AppendInfo{}, err
-		}
-	}
-	activeBefore := p.log.ActiveSegmentBaseOffset()
-	info, err := p.log.AppendAsLeader(records, p.leaderEpoch)
-	if err == nil {
-		p.afterAppendLocked(records, activeBefore, info)
-		p.maybeAdvanceHighWatermarkLocked()
-		p.notifyLocked()
-	}
-	p.mu.Unlock()
-	if err != nil || !p.syncEveryAppend.Load() {
-		return info, err
-	}
-	if err := p.syncTo(info.LastOffset + 1); err != nil {
-		return info, err
-	}
-	return info, nil
+	return p.appendAsLeader(records, leaderAppend{leaderEpoch: leaderEpoch, minInsync: minInsync, verify: verify, guard: guard, coordinator: true})
 }
 
 // checkCoordinatorProducersLocked refuses a batch of records whose producer epoch is

@@ -305,29 +305,49 @@ func (p *Partition) AppendAsLeader(records []byte, minInsync int) (segment.Appen
 // started in (the coordinator runtime): an older epoch is ErrFencedLeaderEpoch, a newer
 // one ErrUnknownLeaderEpoch, and nothing is written; -1 skips the check.
 func (p *Partition) AppendAsLeaderInEpoch(records []byte, leaderEpoch int32, minInsync int) (segment.AppendInfo, error) {
-	return p.appendAsLeader(records, leaderEpoch, minInsync, false, nil, false)
+	return p.appendAsLeader(records, leaderAppend{leaderEpoch: leaderEpoch, minInsync: minInsync})
 }
 
 // AppendValidatedAsLeader is AppendAsLeader for records whose every batch the caller
 // has just checked with segment.ValidateBatch (the produce handler does, to answer
 // CORRUPT_MESSAGE): the CRC-32C is computed once per produced batch, not twice.
 func (p *Partition) AppendValidatedAsLeader(records []byte, minInsync int) (segment.AppendInfo, error) {
-	return p.appendAsLeader(records, -1, minInsync, false, nil, true)
+	return p.appendAsLeader(records, leaderAppend{leaderEpoch: -1, minInsync: minInsync, crcChecked: true})
 }
 
-// appendAsLeader is AppendAsLeaderInEpoch; with verify the transactional batches must
-// pass checkTxnVerifiedLocked; crcChecked skips the batches' CRC (the caller checked it).
-func (p *Partition) appendAsLeader(records []byte, leaderEpoch int32, minInsync int, verify bool, guard *TxnVerification, crcChecked bool) (segment.AppendInfo, error) {
+// leaderAppend says how appendAsLeader checks a leader's write.
+type leaderAppend struct {
+	leaderEpoch int32 // the writer's leader epoch (checkLeaderLocked); -1: any
+	minInsync   int   // > 0 (acks=all): ISR members required first
+	// verify: the transactional batches must pass checkTxnVerifiedLocked with guard.
+	verify bool
+	guard  *TxnVerification
+	// crcChecked: the caller checked the batches' CRC-32C (segment.ValidateBatch).
+	crcChecked bool
+	// coordinator: a coordinator's transactional write (coordinator_append.go):
+	// producer epochs are checked, sequences and duplicates are not.
+	coordinator bool
+}
+
+// appendAsLeader is the one leader append: the checks a says, the write, the HW and
+// the wake-ups, then (SyncEveryAppend) the fsync.
+func (p *Partition) appendAsLeader(records []byte, a leaderAppend) (segment.AppendInfo, error) {
 	p.mu.Lock()
-	if err := p.checkLeaderLocked(leaderEpoch); err != nil {
+	if err := p.checkLeaderLocked(a.leaderEpoch); err != nil {
 		p.mu.Unlock()
 		return segment.AppendInfo{}, err
 	}
-	if minInsync > 0 && len(p.isr) < minInsync {
+	if a.minInsync > 0 && len(p.isr) < a.minInsync {
 		p.mu.Unlock()
-		return segment.AppendInfo{}, fmt.Errorf("%w: isr %v, min.insync.replicas %d", ErrNotEnoughReplicas, p.isr, minInsync)
+		return segment.AppendInfo{}, fmt.Errorf("%w: isr %v, min.insync.replicas %d", ErrNotEnoughReplicas, p.isr, a.minInsync)
 	}
-	dup, err := p.checkProducersLocked(records)
+	var dup *ProducerBatch
+	var err error
+	if a.coordinator {
+		err = p.checkCoordinatorProducersLocked(records)
+	} else {
+		dup, err = p.checkProducersLocked(records)
+	}
 	if err != nil {
 		p.mu.Unlock()
 		return segment.AppendInfo{}, err
@@ -341,15 +361,15 @@ func (p *Partition) appendAsLeader(records []byte, leaderEpoch int32, minInsync 
 		}
 		return info, nil
 	}
-	if verify {
-		if err := p.checkTxnVerifiedLocked(records, guard); err != nil {
+	if a.verify {
+		if err := p.checkTxnVerifiedLocked(records, a.guard); err != nil {
 			p.mu.Unlock()
 			return segment.AppendInfo{}, err
 		}
 	}
 	activeBefore := p.log.ActiveSegmentBaseOffset()
 	var info segment.AppendInfo
-	if crcChecked {
+	if a.crcChecked {
 		info, err = p.log.AppendValidatedAsLeader(records, p.leaderEpoch)
 	} else {
 		info, err = p.log.AppendAsLeader(records, p.leaderEpoch)

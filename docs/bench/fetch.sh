@@ -63,6 +63,8 @@ all_rows() { # $1: label prefix, $2: loopback
   read_topic consume one "$1consume (kgo, max.partition.fetch.bytes 8 MiB), 1 partition" "$2" --max-partition-fetch-bytes 8388608
   read_topic fetch one "$1raw fetch (batches not decoded), 1 partition" "$2"
   read_topic fetch six "$1raw fetch (batches not decoded), 6 partitions" "$2"
+  read_topic fetch one "$1raw fetch, max.partition.fetch.bytes 8 MiB, 1 partition" "$2" --max-partition-fetch-bytes 8388608
+  read_topic fetch six "$1raw fetch, max.partition.fetch.bytes 8 MiB, 6 partitions" "$2" --max-partition-fetch-bytes 8388608
 }
 
 run_broker "$tmp/petrel" "$tmp/data"

@@ -21,14 +21,17 @@ cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 
 trap cleanup EXIT
 trap "exit 1" INT TERM
 
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+free_ports() { # $1 count: distinct free ports (all bound at once, so none repeats)
+  python3 -c 'import socket,sys; s=[socket.socket() for _ in range(int(sys.argv[1]))]; [x.bind(("127.0.0.1",0)) for x in s]; print(" ".join(str(x.getsockname()[1]) for x in s))' "$1"
+}
 now() { date +%s.%N; }
 since() { python3 -c "import sys; print('%.1f' % ($(now) - $1))"; }
 metric() { # $1 metrics port, $2 metric name: its value (first series)
   curl -s "127.0.0.1:$1/metrics" | awk -v m="$2" '$1==m {print $2; exit}'
 }
-kp=(); rp=(); mp=(); voters=""
-for i in 0 1 2; do kp+=("$(free_port)"); rp+=("$(free_port)"); mp+=("$(free_port)"); voters+="${voters:+,}$i@127.0.0.1:${rp[$i]}"; done
+read -r -a ports <<<"$(free_ports 9)"
+kp=("${ports[@]:0:3}"); rp=("${ports[@]:3:3}"); mp=("${ports[@]:6:3}"); voters=""
+for i in 0 1 2; do voters+="${voters:+,}$i@127.0.0.1:${rp[$i]}"; done
 start() { # $1 node
   local i=$1
   "$bin" server --node-id "$i" --data-dir "$work/n$i" --listen "127.0.0.1:${kp[$i]}" \
@@ -80,7 +83,8 @@ done
 pid=${pids[2]}
 fds=$(ls /proc/"$pid"/fd | wc -l); maps=$(wc -l </proc/"$pid"/maps)
 rss=$(awk '/VmRSS/ {print $2}' /proc/"$pid"/status)
-heap=$(metric "${mp[2]}" go_memstats_heap_inuse_bytes)
+heap=$(metric "${mp[2]}" go_memstats_heap_inuse_bytes || true)
+[ -n "$heap" ] || { echo "cannot read go_memstats_heap_inuse_bytes from node 2's metrics endpoint 127.0.0.1:${mp[2]}" >&2; exit 1; }
 replicas=$((total * rf / 3))
 echo "| node 2 resources | $total | $rf | | $replicas replicas: $fds descriptors, $maps memory maps, RSS $((rss / 1024)) MiB, Go heap in use $(python3 -c "print('%.0f MiB, %.0f B/replica' % ($heap/2**20, $heap/$replicas))") |"
 t0=$(now)
