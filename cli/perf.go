@@ -213,15 +213,7 @@ func (t throttle) wait(ctx context.Context, i int64) error {
 }
 
 func runPerfConsume(c *ucli.Context) error {
-	topic, err := exactlyOneArg(c, "TOPIC")
-	if err != nil {
-		return err
-	}
-	bounds, err := parsePerfBounds(c)
-	if err != nil {
-		return err
-	}
-	sizes, err := parseFetchSizes(c)
+	topic, bounds, sizes, err := parsePerfReaderArgs(c)
 	if err != nil {
 		return err
 	}

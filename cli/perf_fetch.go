@@ -45,15 +45,7 @@ func perfFetchCommand() *ucli.Command {
 }
 
 func runPerfFetch(c *ucli.Context) error {
-	topic, err := exactlyOneArg(c, "TOPIC")
-	if err != nil {
-		return err
-	}
-	bounds, err := parsePerfBounds(c)
-	if err != nil {
-		return err
-	}
-	sizes, err := parseFetchSizes(c)
+	topic, bounds, sizes, err := parsePerfReaderArgs(c)
 	if err != nil {
 		return err
 	}

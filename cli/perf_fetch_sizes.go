@@ -52,3 +52,16 @@ func (f fetchSizes) kgoOptions() []kgo.Opt {
 		kgo.BrokerMaxReadBytes(max(100<<20, f.maxBytes+(1<<20))),
 	}
 }
+
+// parsePerfReaderArgs reads what both perf readers (consume, fetch) take: the topic,
+// the record or time bound and the fetch sizes.
+func parsePerfReaderArgs(c *ucli.Context) (topic string, bounds perfBounds, sizes fetchSizes, err error) {
+	if topic, err = exactlyOneArg(c, "TOPIC"); err != nil {
+		return
+	}
+	if bounds, err = parsePerfBounds(c); err != nil {
+		return
+	}
+	sizes, err = parseFetchSizes(c)
+	return
+}
