@@ -34,7 +34,9 @@ free_ports() { # $1 count: distinct free ports (all bound at once, so none repea
 now() { date +%s.%N; }
 since() { python3 -c "import sys; print('%.1f' % ($(now) - $1))"; }
 metric() { # $1 metrics port, $2 metric name: its value (first series)
-  curl -s "127.0.0.1:$1/metrics" | awk -v m="$2" '$1==m {print $2; exit}'
+  # awk reads to the end: an early exit would fail curl's write (pipefail) on a page
+  # as long as 10,000 partitions make it.
+  curl -s "127.0.0.1:$1/metrics" | awk -v m="$2" '$1==m && !found {print $2; found=1}'
 }
 read -r -a ports <<<"$(free_ports 9)"
 kp=("${ports[@]:0:3}"); rp=("${ports[@]:3:3}"); mp=("${ports[@]:6:3}"); voters=""
