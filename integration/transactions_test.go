@@ -636,6 +636,18 @@ func TestTransactionCoordinatorFailoverMidCommit(t *testing.T) {
 		}
 		return nil
 	})
+	// And once the producer's own metadata has dropped the dead node: while kgo still
+	// lists it, it keeps the dead coordinator cached, and a metadata update that drops
+	// the node between its coordinator lookup and its AddPartitionsToTxn fails that
+	// request with "unknown broker", which kgo does not retry (a client race, not the
+	// cluster's answer).
+	waitFor(t, groupWait, func() error {
+		producer.ForceMetadataRefresh()
+		if n := len(producer.DiscoveredBrokers()); n != 2 {
+			return fmt.Errorf("the producer knows %d brokers, want the 2 survivors", n)
+		}
+		return nil
+	})
 	txnRun("after", kgo.TryCommit)
 	if got := consumeTxnTopic(t, c, topic, kgo.ReadCommitted(), 12); len(got) != 12 {
 		t.Fatalf("read_committed after a transaction with the new coordinator: %d records", len(got))
