@@ -120,7 +120,7 @@ func ParseBatchHeader(b []byte) (BatchHeader, error) {
 	h.ControlType, h.ControlCoordinatorEpoch = -1, -1
 	if h.Control() {
 		rec := b[BatchHeaderSize:min(len(b), int(h.Size()))]
-		h.ControlType, h.ControlCoordinatorEpoch = controlType(rec), controlCoordinatorEpoch(rec)
+		h.ControlType, h.ControlCoordinatorEpoch = controlRecord(rec)
 	}
 	return h, nil
 }
@@ -130,53 +130,38 @@ func ParseBatchHeader(b []byte) (BatchHeader, error) {
 // (varints) and the key's version and type (int16 each).
 const controlRecordPrefix = 32
 
-// controlType reads the type of a control batch's first record from the bytes after
-// the batch header: the key is version int16, type int16. It returns -1 when the
-// record is cut short or malformed.
-func controlType(rec []byte) int16 {
+// controlRecord reads a control batch's first record from the bytes after the batch
+// header, in one pass: its type from the key (version int16, type int16) and, for a
+// transaction marker, the coordinator epoch from the value (version int16,
+// coordinatorEpoch int32). Each is -1 when the record is cut short or malformed before
+// it.
+func controlRecord(rec []byte) (typ int16, coordinatorEpoch int32) {
+	typ, coordinatorEpoch = -1, -1
 	_, n := binary.Varint(rec) // record length
 	if n <= 0 || len(rec) < n+1 {
-		return -1
+		return
 	}
 	rec = rec[n+1:] // attributes int8
 	for range 2 {   // timestampDelta, offsetDelta
 		if _, n = binary.Varint(rec); n <= 0 {
-			return -1
+			return
 		}
 		rec = rec[n:]
 	}
 	keyLen, n := binary.Varint(rec)
-	if n <= 0 || keyLen < 4 || len(rec) < n+4 {
-		return -1
+	if n > 0 && keyLen >= 4 && len(rec) >= n+4 {
+		typ = int16(binary.BigEndian.Uint16(rec[n+2:]))
 	}
-	return int16(binary.BigEndian.Uint16(rec[n+2:]))
-}
-
-// controlCoordinatorEpoch reads the coordinator epoch of a transaction marker's first
-// record (value: version int16, coordinatorEpoch int32), or -1 when cut short or
-// malformed.
-func controlCoordinatorEpoch(rec []byte) int32 {
-	_, n := binary.Varint(rec) // record length
-	if n <= 0 || len(rec) < n+1 {
-		return -1
-	}
-	rec = rec[n+1:] // attributes int8
-	for range 2 {   // timestampDelta, offsetDelta
-		if _, n = binary.Varint(rec); n <= 0 {
-			return -1
-		}
-		rec = rec[n:]
-	}
-	keyLen, n := binary.Varint(rec)
 	if n <= 0 || keyLen < 0 || int64(len(rec)-n) < keyLen {
-		return -1
+		return
 	}
 	rec = rec[n+int(keyLen):]
 	valueLen, n := binary.Varint(rec)
 	if n <= 0 || valueLen < 6 || len(rec) < n+6 {
-		return -1
+		return
 	}
-	return int32(binary.BigEndian.Uint32(rec[n+2:]))
+	coordinatorEpoch = int32(binary.BigEndian.Uint32(rec[n+2:]))
+	return
 }
 
 // ValidateBatch checks that b is exactly one whole v2 batch: magic, a batchLength that

@@ -2,6 +2,11 @@ package segment
 
 import "testing"
 
+// controlType and controlCoordinatorEpoch are controlRecord's two results.
+func controlType(rec []byte) int16 { typ, _ := controlRecord(rec); return typ }
+
+func controlCoordinatorEpoch(rec []byte) int32 { _, epoch := controlRecord(rec); return epoch }
+
 // A control record's type is read from Kafka's layout; cut or malformed records give -1.
 func TestControlType(t *testing.T) {
 	// length 10, attributes 0, timestampDelta 0, offsetDelta 0, keyLength 4 (zigzag 8),

@@ -243,7 +243,7 @@ func (s *segment) readHeaderAt(pos int64, buf *[BatchHeaderSize]byte) (BatchHead
 		if _, err := s.log.ReadAt(rec[:n], pos+BatchHeaderSize); err != nil {
 			return h, err
 		}
-		h.ControlType, h.ControlCoordinatorEpoch = controlType(rec[:n]), controlCoordinatorEpoch(rec[:n])
+		h.ControlType, h.ControlCoordinatorEpoch = controlRecord(rec[:n])
 	}
 	return h, nil
 }

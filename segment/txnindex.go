@@ -103,7 +103,7 @@ func appendTxnIndex(dir string, base int64, entries []AbortedTxn) error {
 }
 
 // writeTxnIndex replaces a segment's .txnindex with entries (none: the file is removed)
-// through a fsynced temporary file and a rename.
+// through a fsynced temporary file and a rename (writeFileAtomic).
 func writeTxnIndex(dir string, base int64, entries []AbortedTxn) error {
 	path := segmentPath(dir, base, TxnIndexFileSuffix)
 	if len(entries) == 0 {
@@ -116,25 +116,7 @@ func writeTxnIndex(dir string, base int64, entries []AbortedTxn) error {
 	for _, a := range entries {
 		buf = AppendTxnIndexEntry(buf, a)
 	}
-	tmp := path + checkpointTempSuffix
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(buf)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		os.Remove(tmp)
-	}
-	return err
+	return writeFileAtomic(path, buf)
 }
 
 // syncTxnIndex fsyncs a segment's .txnindex, if it exists.
