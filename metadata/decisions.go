@@ -31,26 +31,7 @@ func RemoveFromPartitionsRecords(im *Image, id int32, unclean func(topic string)
 	for _, name := range im.TopicNames() {
 		t := im.Topics[name]
 		for _, p := range t.Partitions {
-			if !slices.Contains(p.ISR, id) && p.Leader != id {
-				continue
-			}
-			isr := slices.DeleteFunc(slices.Clone(p.ISR), func(r int32) bool { return r == id })
-			if len(isr) == 0 {
-				isr = []int32{id} // keep the last member; the partition goes offline
-			}
-			change := PartitionChangeRecord{TopicID: t.ID, PartitionID: p.ID}
-			if !slices.Equal(isr, p.ISR) {
-				change.ISR = isr
-			}
-			if p.Leader == id {
-				leader, wasUnclean := ElectLeader(p, isr, acceptable, unclean != nil && unclean(name))
-				if wasUnclean {
-					change.ISR = []int32{leader}
-					change.Unclean = true
-				}
-				change.Leader = &leader
-			}
-			if change.ISR != nil || change.Leader != nil {
+			if change, ok := removeReplicaChange(t, p, id, acceptable, unclean); ok {
 				records = append(records, change)
 			}
 		}
@@ -112,4 +93,34 @@ func (im *Image) LeaderCount(id int32) int {
 		}
 	}
 	return n
+}
+
+// removeReplicaChange is the PartitionChangeRecord that takes broker id out of p's ISR
+// and leadership (fencing, controlled shutdown, an offline replica): the ISR without id,
+// its last member kept (the partition goes offline rather than lose its last in-sync
+// replica), and where id led a leader elected from the rest in assignment order among
+// acceptable brokers, or -1 (unclean(topic): from outside the ISR too, asked only
+// then). ok is false when id is
+// neither in the ISR nor the leader, or nothing changes.
+func removeReplicaChange(t *Topic, p *Partition, id int32, acceptable func(int32) bool, unclean func(topic string) bool) (change PartitionChangeRecord, ok bool) {
+	if !slices.Contains(p.ISR, id) && p.Leader != id {
+		return change, false
+	}
+	isr := slices.DeleteFunc(slices.Clone(p.ISR), func(r int32) bool { return r == id })
+	if len(isr) == 0 {
+		isr = slices.Clone(p.ISR) // the last member stays
+	}
+	change = PartitionChangeRecord{TopicID: t.ID, PartitionID: p.ID}
+	if !slices.Equal(isr, p.ISR) {
+		change.ISR = isr
+	}
+	if p.Leader == id {
+		leader, wasUnclean := ElectLeader(p, isr, acceptable, unclean != nil && unclean(t.Name))
+		if wasUnclean {
+			change.ISR = []int32{leader}
+			change.Unclean = true
+		}
+		change.Leader = &leader
+	}
+	return change, change.ISR != nil || change.Leader != nil
 }

@@ -1,7 +1,5 @@
 package metadata
 
-import "slices"
-
 // ReplicaRef names one partition of a topic by id.
 type ReplicaRef struct {
 	TopicID   Uuid
@@ -30,26 +28,7 @@ func OfflineReplicaRecords(im *Image, id int32, replicas []ReplicaRef, unclean f
 			continue
 		}
 		p := t.Partitions[ref.Partition]
-		if !slices.Contains(p.ISR, id) && p.Leader != id {
-			continue
-		}
-		isr := slices.DeleteFunc(slices.Clone(p.ISR), func(r int32) bool { return r == id })
-		if len(isr) == 0 {
-			isr = slices.Clone(p.ISR) // the last member stays
-		}
-		change := PartitionChangeRecord{TopicID: t.ID, PartitionID: p.ID}
-		if !slices.Equal(isr, p.ISR) {
-			change.ISR = isr
-		}
-		if p.Leader == id {
-			leader, wasUnclean := ElectLeader(p, isr, acceptable, unclean != nil && unclean(t.Name))
-			if wasUnclean {
-				change.ISR = []int32{leader}
-				change.Unclean = true
-			}
-			change.Leader = &leader
-		}
-		if change.ISR != nil || change.Leader != nil {
+		if change, ok := removeReplicaChange(t, p, id, acceptable, unclean); ok {
 			records = append(records, change)
 		}
 	}
