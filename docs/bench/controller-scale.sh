@@ -28,19 +28,7 @@ cleanup() {
 trap cleanup EXIT
 trap "exit 1" INT TERM
 
-free_ports() { # $1 count: distinct free ports (all bound at once, so none repeats)
-  python3 -c 'import socket,sys; s=[socket.socket() for _ in range(int(sys.argv[1]))]; [x.bind(("127.0.0.1",0)) for x in s]; print(" ".join(str(x.getsockname()[1]) for x in s))' "$1"
-}
-now() { date +%s.%N; }
-since() { python3 -c "import sys; print('%.1f' % ($(now) - $1))"; }
-metric() { # $1 metrics port, $2 metric name: its value (first series)
-  # awk reads to the end: an early exit would fail curl's write (pipefail) on a page
-  # as long as 10,000 partitions make it.
-  curl -s "127.0.0.1:$1/metrics" | awk -v m="$2" '$1==m && !found {print $2; found=1}'
-}
-read -r -a ports <<<"$(free_ports 9)"
-kp=("${ports[@]:0:3}"); rp=("${ports[@]:3:3}"); mp=("${ports[@]:6:3}"); voters=""
-for i in 0 1 2; do voters+="${voters:+,}$i@127.0.0.1:${rp[$i]}"; done
+source docs/bench/cluster3.sh
 for i in 0 1 2; do
   "$bin" server --node-id "$i" --data-dir "$work/n$i" --listen "127.0.0.1:${kp[$i]}" \
     --raft-listen "127.0.0.1:${rp[$i]}" --voters "$voters" --metrics-listen "127.0.0.1:${mp[$i]}" \
