@@ -50,6 +50,8 @@ func perfCommand() *ucli.Command {
 			},
 			perfFetchCommand(),
 			perfLoopbackCommand(),
+			perfFloorCommand(),
+			perfFloorNodeCommand(),
 		},
 	}
 }
