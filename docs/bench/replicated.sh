@@ -6,7 +6,8 @@
 #     replication factor 3 (min.insync.replicas=2) beside acks=1 with replication
 #     factor 1; then one record in flight at a time (--max-buffered-records 1) with
 #     acks=all, RF 3, with the fsync default and in page-cache mode
-#     (flush.messages=9223372036854775807);
+#     (flush.messages=9223372036854775807), and beside them their floor: the same
+#     message pattern between three processes without a broker (petrel perf floor);
 #   - three nats-server processes clustered with JetStream and a file store with
 #     sync_interval: always (fsync before acknowledging, comparable to Petrel's
 #     default), `nats bench` publishing the same number of 1 KiB random messages to an
@@ -95,6 +96,17 @@ row "Petrel: one record in flight, RF 3, acks=all, fsync" "$rps" "$mbs" "$p50" "
 read -r rps mbs p50 p99 < <(perf latpc all 5000 --max-buffered-records 1)
 row "Petrel: one record in flight, RF 3, acks=all, page cache" "$rps" "$mbs" "$p50" "$p99"
 stop_all
+# The floor of the two rows above, in the same run: the same message pattern between a
+# leader and two follower processes, without a broker (petrel perf floor).
+floor() { # records [extra flags...] -> "records/s MB/s p50 p99"
+  local n=$1; shift
+  "$bin" perf floor --records "$n" --record-size 1024 --replicas 3 --dir "$work" "$@" --json 2>/dev/null |
+    python3 -c 'import json,sys; d=json.load(sys.stdin); l=d["latency_ms"]; print("%.0f %.1f %.2f %.2f" % (d["records_per_second"], d["mb_per_second"], l["p50"], l["p99"]))'
+}
+read -r rps mbs p50 p99 < <(floor 5000 --fsync)
+row "floor (petrel perf floor): one record in flight, 3 processes, fsync" "$rps" "$mbs" "$p50" "$p99"
+read -r rps mbs p50 p99 < <(floor 5000)
+row "floor (petrel perf floor): one record in flight, 3 processes, page cache" "$rps" "$mbs" "$p50" "$p99"
 
 # Three NATS JetStream processes, file store, fsync before acknowledging.
 np=(); cp=(); routes=""
