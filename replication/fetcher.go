@@ -68,6 +68,7 @@ func (fs *Fetchers) Follow(p *Partition, leader int32) {
 	f := fs.fetchers[leader]
 	if f == nil {
 		f = &fetcher{fs: fs, leader: leader, parts: map[*Partition]*fetchState{}, wake: make(chan struct{}, 1), stop: make(chan struct{})}
+		f.stopped, f.cancelStopped = context.WithCancel(context.Background())
 		fs.fetchers[leader] = f
 		fs.wg.Add(1)
 		go f.run()
@@ -90,6 +91,7 @@ func (fs *Fetchers) Close() {
 	fs.closed = true
 	for id, f := range fs.fetchers {
 		close(f.stop)
+		f.cancelStopped()
 		delete(fs.fetchers, id)
 	}
 	fs.mu.Unlock()
@@ -110,6 +112,11 @@ type fetcher struct {
 	parts map[*Partition]*fetchState
 	wake  chan struct{}
 	stop  chan struct{}
+	// stopped is cancelled with stop: each round's context derives from it, so that
+	// no goroutine per round has to watch stop (its start and wake-up would sit on the
+	// path of every fetch, which with acks=all is the path of every produce answer).
+	stopped       context.Context
+	cancelStopped context.CancelFunc
 
 	client *rpc.Client // fetcher goroutine only
 }
@@ -173,14 +180,7 @@ func (f *fetcher) run() {
 			}
 			continue
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), f.fs.cfg.MaxWait+10*time.Second)
-		go func() {
-			select {
-			case <-f.stop:
-				cancel()
-			case <-ctx.Done():
-			}
-		}()
+		ctx, cancel := context.WithTimeout(f.stopped, f.fs.cfg.MaxWait+10*time.Second)
 		err := f.round(ctx, parts)
 		cancel()
 		if err != nil {

@@ -26,17 +26,17 @@ sub('replication/leader.go', ['''	if advanced || logStartMoved {'''], lambda o: 
 	}
 '''+o)
 P='replication/fetcher.go'
-sub(P, ['''	resp, err := f.client.Do(ctx, req)
+sub(P, ['''	resp, frame, err := f.client.DoPooled(ctx, req)
 	if err != nil {
 		return err
 	}
-	fr := resp.(*kmsg.FetchResponse)'''], lambda o: '''	Trace(f.fs.cfg.BrokerID, "F.fetch-sent")
-	resp, err := f.client.Do(ctx, req)
+''', '''	resp, err := f.client.Do(ctx, req)
 	if err != nil {
 		return err
 	}
-	Trace(f.fs.cfg.BrokerID, "F.fetch-answered")
-	fr := resp.(*kmsg.FetchResponse)''')
+'''], lambda o: '''	Trace(f.fs.cfg.BrokerID, "F.fetch-sent")
+'''+o+'''	Trace(f.fs.cfg.BrokerID, "F.fetch-answered")
+''')
 sub(P, ['''	for _, err := range finishFollowerAppends(finishes) {'''], lambda o: '''	Trace(f.fs.cfg.BrokerID, "F.appended")
 '''+o)
 P='broker/01_fetch.go'
