@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/binary"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -111,16 +112,50 @@ func runPerfFloor(c *ucli.Context) error {
 	context.AfterFunc(ctx, func() { conn.Close() }) // an interrupt ends the run
 	stats := newPerfStats(true)
 	stopProgress := startProgress(errOut, progressInterval, func() string { return stats.progressLine("sent") })
+	switchesBefore := nodes.contextSwitches()
 	runErr := floorClient(conn, a, stats)
+	switchesAfter := nodes.contextSwitches()
 	stats.finish()
 	stopProgress()
 	if ctx.Err() != nil {
 		runErr = nil
 	}
-	if err := writeSummary(c.App.Writer, stats.summary(), c.Bool("json")); err != nil {
+	sum := floorSummary{perfSummary: stats.summary()}
+	if switchesBefore != nil && switchesAfter != nil && sum.Records > 0 {
+		for i := range switchesAfter {
+			sum.SwitchesPerRecord = append(sum.SwitchesPerRecord, float64(switchesAfter[i]-switchesBefore[i])/float64(sum.Records))
+		}
+	}
+	if err := sum.write(c.App.Writer, c.Bool("json")); err != nil {
 		return err
 	}
 	return runErr
+}
+
+// floorSummary is perfSummary with the nodes' context switches per record (the
+// leader's first), where the system tells them.
+type floorSummary struct {
+	perfSummary
+	SwitchesPerRecord []float64 `json:"node_context_switches_per_record,omitempty"`
+}
+
+func (s floorSummary) write(w io.Writer, asJSON bool) error {
+	if asJSON {
+		return json.NewEncoder(w).Encode(s)
+	}
+	if err := writeSummary(w, s.perfSummary, false); err != nil {
+		return err
+	}
+	if len(s.SwitchesPerRecord) == 0 {
+		return nil
+	}
+	total, each := 0.0, make([]string, len(s.SwitchesPerRecord))
+	for i, n := range s.SwitchesPerRecord {
+		total += n
+		each[i] = fmt.Sprintf("%.2f", n)
+	}
+	_, err := fmt.Fprintf(w, "voluntary context switches per record: %.2f (leader, then followers: %s)\n", total, strings.Join(each, ", "))
+	return err
 }
 
 // floorClient sends records one at a time on conn, each after the previous answer, and
@@ -204,6 +239,20 @@ func (n *floorNodes) start(ctx context.Context, dir string, args ...string) (str
 	case <-ctx.Done():
 		return "", ctx.Err()
 	}
+}
+
+// contextSwitches returns each node's context switches so far, or nil where the
+// system does not tell.
+func (n *floorNodes) contextSwitches() []int64 {
+	out := make([]int64, len(n.procs))
+	for i, cmd := range n.procs {
+		v, ok := processContextSwitches(cmd.Process.Pid)
+		if !ok {
+			return nil
+		}
+		out[i] = v
+	}
+	return out
 }
 
 // stop ends every node: their standard input closes, and a node still running after

@@ -8,7 +8,8 @@
 # follower processes, with an fsync of each 1 KiB append where the broker fsyncs, and
 # no broker work), on the same disk. Rounds alternate the four rows so that load
 # changes touch all of them. Prints one Markdown table and, per mode, the produce p50
-# minus the floor p50: what the broker adds. PETREL_SERVER_BIN=path runs the servers
+# minus the floor p50: what the broker (and the Kafka client) adds, and the context
+# switches per record of the three processes. PETREL_SERVER_BIN=path runs the servers
 # from another petrel binary (the clients and the floor stay this one).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -39,27 +40,36 @@ done
 "$bin" topics create lat --partitions 1 --replication-factor 3 --config min.insync.replicas=2 --bootstrap-server "$addr" >/dev/null
 "$bin" topics create latpc --partitions 1 --replication-factor 3 --config min.insync.replicas=2 \
   --config flush.messages=9223372036854775807 --bootstrap-server "$addr" >/dev/null
-summary='import json,sys; d=json.load(sys.stdin); l=d["latency_ms"]; print("%.0f %.3f %.3f" % (d["records_per_second"], l["p50"], l["p99"]))'
-produce() { "$bin" perf produce "$1" --records "$records" --record-size 1024 --acks all --max-buffered-records 1 --bootstrap-server "$addr" --json 2>/dev/null | python3 -c "$summary"; }
+# "switches": voluntary context switches per record of the three server processes
+# (every thread, /proc/PID/task/*/status), or of the floor's three node processes: the
+# threads' sleeps and wake-ups, a figure that barely depends on the machine's load.
+summary='import json,sys; d=json.load(sys.stdin); l=d["latency_ms"]; print("%.0f %.3f %.3f %.1f" % (d["records_per_second"], l["p50"], l["p99"], sum(d.get("node_context_switches_per_record", []))))'
+switches() { for p in "${pids[@]}"; do cat /proc/"$p"/task/*/status; done 2>/dev/null | awk '/^voluntary_ctxt_switches/ {n += $2} END {print n}'; }
+produce() {
+  local s0 s1; s0=$(switches)
+  read -r rps p50 p99 _ < <("$bin" perf produce "$1" --records "$records" --record-size 1024 --acks all --max-buffered-records 1 --bootstrap-server "$addr" --json 2>/dev/null | python3 -c "$summary")
+  s1=$(switches)
+  echo "$rps $p50 $p99 $(python3 -c "print('%.1f' % (($s1 - $s0) / $records))")"
+}
 floor() { "$bin" perf floor --records "$records" --record-size 1024 --replicas 3 --dir "$work" "$@" --json 2>/dev/null | python3 -c "$summary"; }
 rows=()
 for r in $(seq 1 "$rounds"); do
-  read -r rps p50 p99 < <(produce lat); rows+=("$r|Petrel produce, fsync|$rps|$p50|$p99")
-  read -r rps p50 p99 < <(floor --fsync); rows+=("$r|floor, fsync|$rps|$p50|$p99")
-  read -r rps p50 p99 < <(produce latpc); rows+=("$r|Petrel produce, page cache|$rps|$p50|$p99")
-  read -r rps p50 p99 < <(floor); rows+=("$r|floor, page cache|$rps|$p50|$p99")
+  read -r rps p50 p99 sw < <(produce lat); rows+=("$r|Petrel produce, fsync|$rps|$p50|$p99|$sw")
+  read -r rps p50 p99 sw < <(floor --fsync); rows+=("$r|floor, fsync|$rps|$p50|$p99|$sw")
+  read -r rps p50 p99 sw < <(produce latpc); rows+=("$r|Petrel produce, page cache|$rps|$p50|$p99|$sw")
+  read -r rps p50 p99 sw < <(floor); rows+=("$r|floor, page cache|$rps|$p50|$p99|$sw")
 done
 echo "load average before: $load_before; after: $(cut -d' ' -f1-3 /proc/loadavg); $records records of 1 KiB per row, acks=all, RF 3, one in flight"
 echo
-echo "| round | what | records/s | p50 ms | p99 ms |"
-echo "|---:|---|---:|---:|---:|"
-for row in "${rows[@]}"; do IFS='|' read -r r what rps p50 p99 <<<"$row"; echo "| $r | $what | $rps | $p50 | $p99 |"; done
+echo "| round | what | records/s | p50 ms | p99 ms | voluntary switches per record (3 processes) |"
+echo "|---:|---|---:|---:|---:|---:|"
+for row in "${rows[@]}"; do IFS='|' read -r r what rps p50 p99 sw <<<"$row"; echo "| $r | $what | $rps | $p50 | $p99 | $sw |"; done
 echo
 printf '%s\n' "${rows[@]}" | python3 -c '
 import sys, statistics
 p = {}
 for line in sys.stdin:
-    r, what, rps, p50, p99 = line.strip().split("|")
+    r, what, rps, p50, p99, sw = line.strip().split("|")
     p.setdefault(what, []).append(float(p50))
 for mode in ("fsync", "page cache"):
     prod, fl = statistics.median(p["Petrel produce, " + mode]), statistics.median(p["floor, " + mode])
