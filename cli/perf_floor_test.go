@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"os"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -23,8 +24,11 @@ func TestPerfFloor(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, errOut.String())
 	}
 	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
-	if len(lines) != 2 || !strings.Contains(lines[0], "P50 MS") || !strings.Contains(lines[0], "P99 MS") || !strings.HasPrefix(strings.TrimSpace(lines[1]), "200 ") {
+	if len(lines) < 2 || !strings.Contains(lines[0], "P50 MS") || !strings.Contains(lines[0], "P99 MS") || !strings.HasPrefix(strings.TrimSpace(lines[1]), "200 ") {
 		t.Fatalf("output %q", out.String())
+	}
+	if runtime.GOOS == "linux" && (len(lines) != 3 || !strings.HasPrefix(lines[2], "voluntary context switches per record: ") || !strings.Contains(lines[2], "(leader, then followers: ")) {
+		t.Fatalf("no context switch line: %q", out.String())
 	}
 }
 
@@ -34,9 +38,12 @@ func TestPerfFloor_FsyncJSON(t *testing.T) {
 	if code := RunWithIO(args, &out, &errOut); code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut.String())
 	}
-	var sum perfSummary
+	var sum floorSummary
 	if err := json.Unmarshal(out.Bytes(), &sum); err != nil {
 		t.Fatalf("%v: %q", err, out.String())
+	}
+	if runtime.GOOS == "linux" && len(sum.SwitchesPerRecord) != 2 { // the leader and one follower
+		t.Fatalf("context switches %v", sum.SwitchesPerRecord)
 	}
 	if sum.Records != 50 || sum.Errors != 0 || sum.Bytes != 50*1024 || sum.LatencyMs == nil || sum.LatencyMs.P50 <= 0 || sum.LatencyMs.P99 < sum.LatencyMs.P50 {
 		t.Fatalf("summary %+v", sum)
