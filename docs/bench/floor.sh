@@ -3,10 +3,12 @@
 #   bash docs/bench/floor.sh [records] [rounds]
 # Three `petrel server` processes on loopback; `petrel perf produce --max-buffered-records
 # 1` of 1 KiB records, acks=all, RF 3 (min.insync.replicas=2), with the fsync default and
-# in page-cache mode (flush.messages=9223372036854775807); each produce row is followed
+# in page-cache mode (flush.messages=9223372036854775807), and RF 1 in page-cache mode
+# (the client and one broker: the request path without replication, against a floor of
+# one process); each produce row is followed
 # by its floor, `petrel perf floor` (the same message pattern between a leader and two
 # follower processes, with an fsync of each 1 KiB append where the broker fsyncs, and
-# no broker work), on the same disk. Rounds alternate the four rows so that load
+# no broker work), on the same disk. Rounds alternate the six rows so that load
 # changes touch all of them. Prints one Markdown table and, per mode, the produce p50
 # minus the floor p50: what the broker (and the Kafka client) adds, and the context
 # switches per record of the three processes. PETREL_SERVER_BIN=path runs the servers
@@ -40,6 +42,8 @@ done
 "$bin" topics create lat --partitions 1 --replication-factor 3 --config min.insync.replicas=2 --bootstrap-server "$addr" >/dev/null
 "$bin" topics create latpc --partitions 1 --replication-factor 3 --config min.insync.replicas=2 \
   --config flush.messages=9223372036854775807 --bootstrap-server "$addr" >/dev/null
+"$bin" topics create latrf1 --partitions 1 --replication-factor 1 \
+  --config flush.messages=9223372036854775807 --bootstrap-server "$addr" >/dev/null
 # "switches": voluntary context switches per record of the three server processes
 # (every thread, /proc/PID/task/*/status), or of the floor's three node processes: the
 # threads' sleeps and wake-ups, a figure that barely depends on the machine's load.
@@ -58,6 +62,8 @@ for r in $(seq 1 "$rounds"); do
   read -r rps p50 p99 sw < <(floor --fsync); rows+=("$r|floor, fsync|$rps|$p50|$p99|$sw")
   read -r rps p50 p99 sw < <(produce latpc); rows+=("$r|Petrel produce, page cache|$rps|$p50|$p99|$sw")
   read -r rps p50 p99 sw < <(floor); rows+=("$r|floor, page cache|$rps|$p50|$p99|$sw")
+  read -r rps p50 p99 sw < <(produce latrf1); rows+=("$r|Petrel produce, RF 1, page cache|$rps|$p50|$p99|$sw")
+  read -r rps p50 p99 sw < <(floor --replicas 1); rows+=("$r|floor, 1 process, page cache|$rps|$p50|$p99|$sw")
 done
 echo "load average before: $load_before; after: $(cut -d' ' -f1-3 /proc/loadavg); $records records of 1 KiB per row, acks=all, RF 3, one in flight"
 echo
@@ -71,6 +77,7 @@ p = {}
 for line in sys.stdin:
     r, what, rps, p50, p99, sw = line.strip().split("|")
     p.setdefault(what, []).append(float(p50))
-for mode in ("fsync", "page cache"):
-    prod, fl = statistics.median(p["Petrel produce, " + mode]), statistics.median(p["floor, " + mode])
+for mode in ("fsync", "page cache", "RF 1, page cache"):
+    prod = statistics.median(p["Petrel produce, " + mode])
+    fl = statistics.median(p["floor, " + mode.replace("RF 1", "1 process")])
     print("%s: produce p50 %.3f ms - floor p50 %.3f ms = %.3f ms added by the broker (medians over the rounds)" % (mode, prod, fl, prod - fl))'
