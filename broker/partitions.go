@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -591,10 +592,27 @@ func decompress(codec int8, b []byte) ([]byte, error) {
 }
 
 func readPartitionMetadata(dir string) (metadata.Uuid, error) {
-	data, err := os.ReadFile(filepath.Join(dir, partitionMetadataFile))
+	// One open and one read (the file is two short lines), not os.ReadFile's stat and
+	// second read: it runs for every replica at start.
+	f, err := os.Open(filepath.Join(dir, partitionMetadataFile))
 	if err != nil {
 		return metadata.ZeroUuid, err
 	}
+	var buf [512]byte
+	n, err := f.Read(buf[:])
+	data := buf[:n]
+	if err == nil && n == len(buf) { // longer than written here: read the rest
+		rest, rerr := io.ReadAll(f)
+		data, err = append(data, rest...), rerr
+	}
+	f.Close()
+	if err != nil && !errors.Is(err, io.EOF) {
+		return metadata.ZeroUuid, err
+	}
+	return parsePartitionMetadata(dir, data)
+}
+
+func parsePartitionMetadata(dir string, data []byte) (metadata.Uuid, error) {
 	for _, line := range strings.Split(string(data), "\n") {
 		if v, ok := strings.CutPrefix(line, "topic_id: "); ok {
 			return metadata.ParseUuid(strings.TrimSpace(v))
@@ -660,7 +678,21 @@ func (pm *partitionManager) close() error {
 	if err := errors.Join(errs...); err != nil {
 		return err
 	}
+	if !pm.everyLogRecovered() {
+		return nil // the next start recovers them all
+	}
 	return os.WriteFile(filepath.Join(pm.dir, cleanShutdownFile), []byte(`{"version":0,"brokerEpoch":-1}`), 0o644)
+}
+
+// everyLogRecovered reports whether every partition directory is consistent as of this
+// close, so that the clean shutdown marker may tell the next start to trust them all
+// (Kafka writes it only once every log was loaded): after a clean start, or after an
+// unclean one once the first reconciliation has opened, and so recovered, every replica
+// the image assigns here (the rest are strays, renamed for deletion). A replica that is
+// offline (its log failed) was not closed cleanly. Called once the reconciler has
+// stopped.
+func (pm *partitionManager) everyLogRecovered() bool {
+	return (pm.cleanShutdown || pm.straysRemoved) && pm.b.offline.count() == 0
 }
 
 // abandon releases every log's files without checkpoints or marker (a simulated crash).

@@ -73,6 +73,10 @@ type Log struct {
 
 	files *FileCache // nil: every segment stays open
 	held  []*segment // segments pinned for the current call (released when it returns)
+
+	// openNames are the non-segment file names Open listed, until TakeOpenListing.
+	openNames    []string
+	openNamesSet bool
 }
 
 // Failure returns the sticky write failure (ErrLogFailed), or nil.
@@ -181,6 +185,7 @@ func (l *Log) AppendAsFollower(records []byte) (AppendInfo, error) {
 }
 
 func (l *Log) writable() error {
+	l.openNames, l.openNamesSet = nil, false // the directory may change: TakeOpenListing
 	if l.closed {
 		return ErrClosed
 	}
