@@ -87,7 +87,10 @@ func consumeN(t *testing.T, b *Broker, topic string, n int) {
 func TestCleanRestartWritesNoReplicaFile(t *testing.T) {
 	const topic, records = "files", 5
 	dir := t.TempDir()
-	b := startTestBroker(t, dir, nil)
+	// The start after the one stopped early waits for that incarnation's session to end
+	// (Kafka's DUPLICATE_BROKER_REGISTRATION rule): a short session keeps the test short.
+	props := map[string]string{"broker.session.timeout.ms": "2000", "broker.heartbeat.interval.ms": "200"}
+	b := startTestBroker(t, dir, props)
 	mustCreateTopic(t, newAdmin(t, b), topic, 4, nil)
 	produceN(t, b, topic, records)
 	if err := b.Shutdown(context.Background()); err != nil {
@@ -95,7 +98,7 @@ func TestCleanRestartWritesNoReplicaFile(t *testing.T) {
 	}
 	before := replicaFiles(t, dir, topic)
 
-	b = startTestBroker(t, dir, nil)
+	b = startTestBroker(t, dir, props)
 	if n := len(b.partitions.all()); n != 4 {
 		t.Fatalf("%d of 4 replicas open at ready", n)
 	}
@@ -131,7 +134,7 @@ func TestCleanRestartWritesNoReplicaFile(t *testing.T) {
 	f.Close()
 
 	// The next start is stopped before its first reconciliation opens the replicas.
-	b2, err := Start(Config{NodeID: 0, DataDir: dir, Listen: "127.0.0.1:0", RaftListen: "127.0.0.1:0",
+	b2, err := Start(Config{NodeID: 0, DataDir: dir, Listen: "127.0.0.1:0", RaftListen: "127.0.0.1:0", Properties: props,
 		Logger: hclog.New(&hclog.LoggerOptions{Output: testLogWriter{t, "node-0 "}, Level: hclog.Info})})
 	if err != nil {
 		t.Fatal(err)
@@ -153,7 +156,7 @@ func TestCleanRestartWritesNoReplicaFile(t *testing.T) {
 		t.Fatal("a start after a crash that opened no replica wrote the clean shutdown marker")
 	}
 
-	b = startTestBroker(t, dir, nil)
+	b = startTestBroker(t, dir, props)
 	if got, err := os.Stat(logPath); err != nil || got.Size() != st.Size() {
 		t.Fatalf("after the crash recovery, partition 0's log holds %v bytes (%v), want the %d before the torn batch", got.Size(), err, st.Size())
 	}
