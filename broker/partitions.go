@@ -70,6 +70,9 @@ type partitionManager struct {
 	recoveryPoints map[segment.TopicPartition]int64
 	logStarts      map[segment.TopicPartition]int64
 	cleanShutdown  bool
+	// cleanTopicIDs are the topic ids of topicIDCheckpointFile, read at a clean start;
+	// open takes each one out (guarded by mu).
+	cleanTopicIDs map[segment.TopicPartition]metadata.Uuid
 	// compactedOnce holds the partitions the cleaner has ever cleaned (the keys of
 	// cleaner-offset-checkpoint): their logs have offset gaps, which recovery must accept
 	// even after cleanup.policy changes back to delete. Guarded by mu.
@@ -109,6 +112,9 @@ func newPartitionManager(b *Broker) (*partitionManager, error) {
 	marker := filepath.Join(dir, cleanShutdownFile)
 	if _, err := os.Stat(marker); err == nil {
 		pm.cleanShutdown = true
+		if pm.cleanTopicIDs, err = readTopicIDCheckpoint(filepath.Join(dir, topicIDCheckpointFile)); err != nil {
+			b.logger.Warn("ignoring an unreadable topic id checkpoint; reading each replica's partition.metadata", "error", err)
+		}
 		if err := os.Remove(marker); err != nil {
 			return nil, err
 		}
@@ -243,6 +249,9 @@ func (pm *partitionManager) reconcile(im *metadata.Image) bool {
 	if !pm.straysRemoved {
 		pm.straysRemoved = true
 		pm.removeStrays(live)
+		pm.mu.Lock()
+		pm.cleanTopicIDs = nil // the rest name no replica assigned here
+		pm.mu.Unlock()
 	}
 	pm.b.groups.reconcile(im)
 	pm.b.txns.reconcile(im)
@@ -416,7 +425,14 @@ feed:
 func (pm *partitionManager) open(t *metadata.Topic, id int32, s *topicSettings) (*localPartition, error) {
 	tp := segment.TopicPartition{Topic: t.Name, Partition: id}
 	dir := filepath.Join(pm.dir, segment.PartitionDirName(t.Name, id))
-	old, oldErr := readPartitionMetadata(dir)
+	pm.mu.Lock()
+	old, known := pm.cleanTopicIDs[tp]
+	delete(pm.cleanTopicIDs, tp)
+	pm.mu.Unlock()
+	var oldErr error
+	if !known || old != t.ID { // else the clean shutdown's checkpoint names this topic
+		old, oldErr = readPartitionMetadata(dir)
+	}
 	if oldErr == nil && old != t.ID {
 		pm.b.logger.Info("removing the data of an earlier topic with the same name", "dir", dir, "old_topic_id", old.String())
 		if err := os.RemoveAll(dir); err != nil {
@@ -680,6 +696,13 @@ func (pm *partitionManager) close() error {
 	}
 	if !pm.everyLogRecovered() {
 		return nil // the next start recovers them all
+	}
+	ids := map[segment.TopicPartition]metadata.Uuid{}
+	for _, lp := range pm.all() {
+		ids[segment.TopicPartition{Topic: lp.Topic, Partition: lp.ID}] = lp.topicID
+	}
+	if err := writeTopicIDCheckpoint(filepath.Join(pm.dir, topicIDCheckpointFile), ids); err != nil {
+		return err
 	}
 	return os.WriteFile(filepath.Join(pm.dir, cleanShutdownFile), []byte(`{"version":0,"brokerEpoch":-1}`), 0o644)
 }

@@ -53,9 +53,7 @@ func Open(dir string, cfg Config, opts OpenOptions) (*Log, *RecoveryReport, erro
 	// is created only when the listing finds none.
 	ents, err := os.ReadDir(dir)
 	if errors.Is(err, os.ErrNotExist) {
-		if err = os.MkdirAll(dir, 0o755); err == nil {
-			ents, err = os.ReadDir(dir)
-		}
+		err = os.MkdirAll(dir, 0o755) // a new replica: nothing in it to list
 	}
 	if err != nil {
 		return nil, nil, err
