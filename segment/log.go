@@ -77,6 +77,9 @@ type Log struct {
 	// openNames are the non-segment file names Open listed, until TakeOpenListing.
 	openNames    []string
 	openNamesSet bool
+	// txnIndexAbsent is set when Open listed no .txnindex file, until the next write:
+	// AbortedTxns and RewriteAbortedTxnsFrom then have no file to read.
+	txnIndexAbsent bool
 }
 
 // Failure returns the sticky write failure (ErrLogFailed), or nil.
@@ -186,6 +189,7 @@ func (l *Log) AppendAsFollower(records []byte) (AppendInfo, error) {
 
 func (l *Log) writable() error {
 	l.openNames, l.openNamesSet = nil, false // the directory may change: TakeOpenListing
+	l.txnIndexAbsent = false
 	if l.closed {
 		return ErrClosed
 	}

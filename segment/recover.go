@@ -81,6 +81,7 @@ func Open(dir string, cfg Config, opts OpenOptions) (*Log, *RecoveryReport, erro
 		return nil, nil, err
 	}
 	l.openNames = otherFileNames(ents)
+	txnIndexAbsent := !slices.ContainsFunc(ents, func(e os.DirEntry) bool { return strings.HasSuffix(e.Name(), TxnIndexFileSuffix) })
 	epochs, epochErr := &LeaderEpochCache{dir: dir, missing: true}, error(nil)
 	if slices.Contains(l.openNames, LeaderEpochCheckpointFile) { // else nothing to read
 		epochs, epochErr = openLeaderEpochCache(dir)
@@ -110,6 +111,7 @@ func Open(dir string, cfg Config, opts OpenOptions) (*Log, *RecoveryReport, erro
 		l.files.closeUnused(s) // opened on first use
 	}
 	l.openNamesSet = len(report.RemovedFiles) == 0 // a removal may have changed the listing
+	l.txnIndexAbsent = txnIndexAbsent
 	if !l.openNamesSet {
 		l.openNames = nil
 	}
