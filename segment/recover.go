@@ -268,8 +268,12 @@ func (l *Log) loadSegments(bases []int64, ents []os.DirEntry, opts OpenOptions, 
 			}
 			continue
 		}
-		if !s.offsetIndex.writable && opts.CleanShutdown && l.files != nil {
-			// Opened sealed above: closed now, writable (preallocated) on first use.
+		if !s.offsetIndex.writable && opts.CleanShutdown && l.files != nil &&
+			s.offsetIndex.entries*s.offsetIndex.entrySize == s.offsetIndex.mappedSize() &&
+			s.timeIndex.entries*s.timeIndex.entrySize == s.timeIndex.mappedSize() {
+			// Opened sealed above, and every entry in the files valid: closed now, writable
+			// (preallocated) on first use. (Entries dropped by loadTrusted are cleared by
+			// unsealing now instead.)
 			l.release()
 			l.files.closeUnused(s)
 		}
