@@ -90,7 +90,7 @@ if [ -n "${PETREL_RESTART_PROFILE:-}" ]; then # the metrics listener is up befor
   prof=$!
 fi
 wait_log "$work/n2.log" "broker ready" 600 2
-echo "| restart of node 2 to serving (broker ready) | $total | $rf | $(since "$t0") | $(grep 'broker ready' "$work/n2.log" | tail -1 | grep -o 'replica_recovery=[^ ]*') |"
+echo "| restart of node 2 to serving (broker ready) | $total | $rf | $(since "$t0") | $(grep 'broker ready' "$work/n2.log" | tail -1 | grep -o 'metadata_catch_up=[^ ]* replica_recovery=[^ ]*') |"
 wait_sync "$replicas" 900
 echo "| restart of node 2 until every ISR is full | $total | $rf | $(since "$t0") | |"
 [ -z "${prof:-}" ] || wait "$prof"
