@@ -83,9 +83,11 @@ type Broker struct {
 	ready     atomic.Bool
 	readyCh   chan struct{}
 	startedAt time.Time
-	wg        sync.WaitGroup
-	shutOnce  sync.Once
-	shutErr   error
+	// readyTimes is set by markReady, before readyCh closes (readiness.go).
+	readyTimes readyTimes
+	wg         sync.WaitGroup
+	shutOnce   sync.Once
+	shutErr    error
 }
 
 // Start opens the node's data, joins or bootstraps Raft, starts the Kafka listener and

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -69,6 +70,9 @@ type partitionManager struct {
 	recoveryPoints map[segment.TopicPartition]int64
 	logStarts      map[segment.TopicPartition]int64
 	cleanShutdown  bool
+	// cleanTopicIDs are the topic ids of topicIDCheckpointFile, read at a clean start;
+	// open takes each one out (guarded by mu).
+	cleanTopicIDs map[segment.TopicPartition]metadata.Uuid
 	// compactedOnce holds the partitions the cleaner has ever cleaned (the keys of
 	// cleaner-offset-checkpoint): their logs have offset gaps, which recovery must accept
 	// even after cleanup.policy changes back to delete. Guarded by mu.
@@ -108,6 +112,9 @@ func newPartitionManager(b *Broker) (*partitionManager, error) {
 	marker := filepath.Join(dir, cleanShutdownFile)
 	if _, err := os.Stat(marker); err == nil {
 		pm.cleanShutdown = true
+		if pm.cleanTopicIDs, err = readTopicIDCheckpoint(filepath.Join(dir, topicIDCheckpointFile)); err != nil {
+			b.logger.Warn("ignoring an unreadable topic id checkpoint; reading each replica's partition.metadata", "error", err)
+		}
 		if err := os.Remove(marker); err != nil {
 			return nil, err
 		}
@@ -242,6 +249,9 @@ func (pm *partitionManager) reconcile(im *metadata.Image) bool {
 	if !pm.straysRemoved {
 		pm.straysRemoved = true
 		pm.removeStrays(live)
+		pm.mu.Lock()
+		pm.cleanTopicIDs = nil // the rest name no replica assigned here
+		pm.mu.Unlock()
 	}
 	pm.b.groups.reconcile(im)
 	pm.b.txns.reconcile(im)
@@ -415,7 +425,14 @@ feed:
 func (pm *partitionManager) open(t *metadata.Topic, id int32, s *topicSettings) (*localPartition, error) {
 	tp := segment.TopicPartition{Topic: t.Name, Partition: id}
 	dir := filepath.Join(pm.dir, segment.PartitionDirName(t.Name, id))
-	old, oldErr := readPartitionMetadata(dir)
+	pm.mu.Lock()
+	old, known := pm.cleanTopicIDs[tp]
+	delete(pm.cleanTopicIDs, tp)
+	pm.mu.Unlock()
+	var oldErr error
+	if !known || old != t.ID { // else the clean shutdown's checkpoint names this topic
+		old, oldErr = readPartitionMetadata(dir)
+	}
 	if oldErr == nil && old != t.ID {
 		pm.b.logger.Info("removing the data of an earlier topic with the same name", "dir", dir, "old_topic_id", old.String())
 		if err := os.RemoveAll(dir); err != nil {
@@ -591,10 +608,27 @@ func decompress(codec int8, b []byte) ([]byte, error) {
 }
 
 func readPartitionMetadata(dir string) (metadata.Uuid, error) {
-	data, err := os.ReadFile(filepath.Join(dir, partitionMetadataFile))
+	// One open and one read (the file is two short lines), not os.ReadFile's stat and
+	// second read: it runs for every replica at start.
+	f, err := os.Open(filepath.Join(dir, partitionMetadataFile))
 	if err != nil {
 		return metadata.ZeroUuid, err
 	}
+	var buf [512]byte
+	n, err := f.Read(buf[:])
+	data := buf[:n]
+	if err == nil && n == len(buf) { // longer than written here: read the rest
+		rest, rerr := io.ReadAll(f)
+		data, err = append(data, rest...), rerr
+	}
+	f.Close()
+	if err != nil && !errors.Is(err, io.EOF) {
+		return metadata.ZeroUuid, err
+	}
+	return parsePartitionMetadata(dir, data)
+}
+
+func parsePartitionMetadata(dir string, data []byte) (metadata.Uuid, error) {
 	for _, line := range strings.Split(string(data), "\n") {
 		if v, ok := strings.CutPrefix(line, "topic_id: "); ok {
 			return metadata.ParseUuid(strings.TrimSpace(v))
@@ -660,7 +694,28 @@ func (pm *partitionManager) close() error {
 	if err := errors.Join(errs...); err != nil {
 		return err
 	}
+	if !pm.everyLogRecovered() {
+		return nil // the next start recovers them all
+	}
+	ids := map[segment.TopicPartition]metadata.Uuid{}
+	for _, lp := range pm.all() {
+		ids[segment.TopicPartition{Topic: lp.Topic, Partition: lp.ID}] = lp.topicID
+	}
+	if err := writeTopicIDCheckpoint(filepath.Join(pm.dir, topicIDCheckpointFile), ids); err != nil {
+		return err
+	}
 	return os.WriteFile(filepath.Join(pm.dir, cleanShutdownFile), []byte(`{"version":0,"brokerEpoch":-1}`), 0o644)
+}
+
+// everyLogRecovered reports whether every partition directory is consistent as of this
+// close, so that the clean shutdown marker may tell the next start to trust them all
+// (Kafka writes it only once every log was loaded): after a clean start, or after an
+// unclean one once the first reconciliation has opened, and so recovered, every replica
+// the image assigns here (the rest are strays, renamed for deletion). A replica that is
+// offline (its log failed) was not closed cleanly. Called once the reconciler has
+// stopped.
+func (pm *partitionManager) everyLogRecovered() bool {
+	return (pm.cleanShutdown || pm.straysRemoved) && pm.b.offline.count() == 0
 }
 
 // abandon releases every log's files without checkpoints or marker (a simulated crash).

@@ -41,11 +41,17 @@ const clientRequestTimeout = 30 * time.Second
 // and unfenced, and has opened its replicas: it processes client requests.
 func (b *Broker) Ready() bool { return b.ready.Load() }
 
+// readyTimes are the two parts of start-up the "broker ready" line reports: catching
+// up with the metadata log (until unfenced) and opening the replicas (the first
+// reconciliation). Written once, before readyCh is closed.
+type readyTimes struct{ catchUp, recovery time.Duration }
+
 // markReady records readiness once and logs how long start-up took.
 func (b *Broker) markReady(caughtUp, opened time.Time, offset uint64, replicas int) {
 	if b.ready.Swap(true) {
 		return
 	}
+	b.readyTimes = readyTimes{catchUp: caughtUp.Sub(b.startedAt), recovery: opened.Sub(caughtUp)}
 	close(b.readyCh)
 	b.logger.Info("broker ready: serving client requests",
 		"metadata_offset", offset,

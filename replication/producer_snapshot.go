@@ -231,10 +231,22 @@ func ProducerSnapshotOffsets(dir string) ([]int64, error) {
 	if err != nil {
 		return nil, err
 	}
-	var out []int64
+	names := make([]string, 0, len(ents))
 	for _, e := range ents {
-		name, ok := strings.CutSuffix(e.Name(), ProducerSnapshotSuffix)
-		if !ok || e.IsDir() || len(name) != 20 {
+		if !e.IsDir() {
+			names = append(names, e.Name())
+		}
+	}
+	return producerSnapshotOffsetsIn(names), nil
+}
+
+// producerSnapshotOffsetsIn returns the offsets of the producer snapshots among the file
+// names of a partition directory, sorted.
+func producerSnapshotOffsetsIn(names []string) []int64 {
+	var out []int64
+	for _, n := range names {
+		name, ok := strings.CutSuffix(n, ProducerSnapshotSuffix)
+		if !ok || len(name) != 20 {
 			continue
 		}
 		off, err := strconv.ParseInt(name, 10, 64)
@@ -244,7 +256,7 @@ func ProducerSnapshotOffsets(dir string) ([]int64, error) {
 		out = append(out, off)
 	}
 	slices.Sort(out)
-	return out, nil
+	return out
 }
 
 // deleteProducerSnapshots removes the snapshots whose offset del selects.

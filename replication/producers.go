@@ -54,8 +54,11 @@ func (p *Partition) LoadProducerState(nowMs, expirationMs int64) (ProducerLoadRe
 func (p *Partition) rebuildProducerStateLocked() (ProducerLoadReport, error) {
 	report := ProducerLoadReport{SnapshotOffset: -1}
 	dir, leo := p.log.Dir(), p.log.LogEndOffset()
-	offsets, err := ProducerSnapshotOffsets(dir) // one listing: those above the log end go
-	if err != nil {
+	var offsets []int64
+	var err error
+	if names, ok := p.log.TakeOpenListing(); ok { // just opened: Open's listing
+		offsets = producerSnapshotOffsetsIn(names)
+	} else if offsets, err = ProducerSnapshotOffsets(dir); err != nil { // one listing: those above the log end go
 		return report, err
 	}
 	for len(offsets) > 0 && offsets[len(offsets)-1] > leo {

@@ -73,6 +73,13 @@ type Log struct {
 
 	files *FileCache // nil: every segment stays open
 	held  []*segment // segments pinned for the current call (released when it returns)
+
+	// openNames are the non-segment file names Open listed, until TakeOpenListing.
+	openNames    []string
+	openNamesSet bool
+	// txnIndexAbsent is set when Open listed no .txnindex file, until the next write:
+	// AbortedTxns and RewriteAbortedTxnsFrom then have no file to read.
+	txnIndexAbsent bool
 }
 
 // Failure returns the sticky write failure (ErrLogFailed), or nil.
@@ -181,6 +188,8 @@ func (l *Log) AppendAsFollower(records []byte) (AppendInfo, error) {
 }
 
 func (l *Log) writable() error {
+	l.openNames, l.openNamesSet = nil, false // the directory may change: TakeOpenListing
+	l.txnIndexAbsent = false
 	if l.closed {
 		return ErrClosed
 	}

@@ -48,7 +48,14 @@ type RecoveryCut struct {
 
 // Open opens the partition directory dir, creating it when missing, and recovers it.
 func Open(dir string, cfg Config, opts OpenOptions) (*Log, *RecoveryReport, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	// One listing serves the whole open (segments, leftovers, which checkpoint files
+	// exist) and, through TakeOpenListing, the owner's producer snapshots: the directory
+	// is created only when the listing finds none.
+	ents, err := os.ReadDir(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		err = os.MkdirAll(dir, 0o755) // a new replica: nothing in it to list
+	}
+	if err != nil {
 		return nil, nil, err
 	}
 	if opts.Files == nil {
@@ -61,10 +68,6 @@ func Open(dir string, cfg Config, opts OpenOptions) (*Log, *RecoveryReport, erro
 	}
 	l.lastFlush = l.now()
 	report := &RecoveryReport{}
-	ents, err := os.ReadDir(dir)
-	if err != nil {
-		return nil, nil, err
-	}
 	if slices.ContainsFunc(ents, func(e os.DirEntry) bool { return strings.HasSuffix(e.Name(), SwapFileSuffix) }) {
 		if err := completeSwaps(dir, ents, report); err != nil {
 			return nil, nil, err
@@ -77,7 +80,12 @@ func Open(dir string, cfg Config, opts OpenOptions) (*Log, *RecoveryReport, erro
 	if err != nil {
 		return nil, nil, err
 	}
-	epochs, epochErr := openLeaderEpochCache(dir)
+	l.openNames = otherFileNames(ents)
+	txnIndexAbsent := !slices.ContainsFunc(ents, func(e os.DirEntry) bool { return strings.HasSuffix(e.Name(), TxnIndexFileSuffix) })
+	epochs, epochErr := &LeaderEpochCache{dir: dir, missing: true}, error(nil)
+	if slices.Contains(l.openNames, LeaderEpochCheckpointFile) { // else nothing to read
+		epochs, epochErr = openLeaderEpochCache(dir)
+	}
 	l.epochs = epochs
 	rebuildEpochs := epochErr != nil
 	if epochErr != nil && !errors.Is(epochErr, ErrCorruptCheckpoint) {
@@ -90,7 +98,7 @@ func Open(dir string, cfg Config, opts OpenOptions) (*Log, *RecoveryReport, erro
 		epochs.entries = nil
 		report.LeaderEpochsRebuilt = true
 	}
-	if err := l.loadSegments(bases, opts, rebuildEpochs, report); err != nil {
+	if err := l.loadSegments(bases, ents, opts, rebuildEpochs, report); err != nil {
 		l.closeFiles()
 		return nil, nil, err
 	}
@@ -102,7 +110,40 @@ func Open(dir string, cfg Config, opts OpenOptions) (*Log, *RecoveryReport, erro
 	for _, s := range l.segments {
 		l.files.closeUnused(s) // opened on first use
 	}
+	l.openNamesSet = len(report.RemovedFiles) == 0 // a removal may have changed the listing
+	l.txnIndexAbsent = txnIndexAbsent
+	if !l.openNamesSet {
+		l.openNames = nil
+	}
 	return l, report, nil
+}
+
+// otherFileNames lists the files of a partition directory that are not segment files
+// (checkpoints, producer snapshots, partition.metadata), for the rest of the open and for
+// the log's owner (TakeOpenListing).
+func otherFileNames(ents []os.DirEntry) []string {
+	var names []string
+	for _, e := range ents {
+		if e.IsDir() {
+			continue
+		}
+		switch _, suffix, ok := parseSegmentFileName(e.Name()); {
+		case ok && (suffix == LogFileSuffix || suffix == IndexFileSuffix || suffix == TimeIndexFileSuffix || suffix == TxnIndexFileSuffix):
+		default:
+			names = append(names, e.Name())
+		}
+	}
+	return names
+}
+
+// TakeOpenListing returns, once, the names of the files other than segment files that
+// Open found in the partition directory (a producer snapshot's owner lists them from it
+// instead of listing the directory again); ok is false on later calls, after any write
+// to the log, and when Open removed leftover files.
+func (l *Log) TakeOpenListing() (names []string, ok bool) {
+	names, ok = l.openNames, l.openNamesSet
+	l.openNames, l.openNamesSet = nil, false
+	return names, ok
 }
 
 // scanDir removes leftover files and returns the base offsets of the .log files, sorted.
@@ -148,23 +189,25 @@ func scanDir(dir string, ents []os.DirEntry, report *RecoveryReport) ([]int64, e
 	return bases, nil
 }
 
-// loadSegments opens every segment. Trusted segments (wholly below the recovery point, or
+// loadSegments opens every segment (ents is the directory's listing). Trusted segments (wholly below the recovery point, or
 // all after a clean shutdown) get a size check; the rest are recovered. The first cut
 // deletes every later segment.
-func (l *Log) loadSegments(bases []int64, opts OpenOptions, rebuildEpochs bool, report *RecoveryReport) error {
+func (l *Log) loadSegments(bases []int64, ents []os.DirEntry, opts OpenOptions, rebuildEpochs bool, report *RecoveryReport) error {
 	for i, base := range bases {
 		last := i == len(bases)-1
 		if last && opts.CleanShutdown && l.files != nil {
 			// An empty active segment of a cleanly closed log: nothing to load, so its
 			// files are not even opened (restart of many idle replicas).
-			if s, ok := closedEmptySegment(l.dir, base, l.cfg); ok {
+			if s, ok := closedEmptySegment(l.dir, base, l.cfg, ents); ok {
 				s.c, s.pins = l.files, &l.held // in the cache's care, not open
 				l.segments = append(l.segments, s)
 				report.SegmentsLoaded++
 				break
 			}
 		}
-		s, err := openSegmentFiles(l.dir, base, l.cfg, last)
+		// After a clean shutdown the active segment's indexes are opened as they were
+		// left (trimmed to their entries) and preallocated on first use, not now.
+		s, err := openSegmentFiles(l.dir, base, l.cfg, last && !(opts.CleanShutdown && l.files != nil))
 		if err != nil {
 			return err
 		}
@@ -220,9 +263,21 @@ func (l *Log) loadSegments(bases []int64, opts OpenOptions, rebuildEpochs bool, 
 		var err error
 		if i < len(l.segments)-1 {
 			err = s.seal()
-		} else {
-			err = s.unseal()
+			if err != nil {
+				return err
+			}
+			continue
 		}
+		if !s.offsetIndex.writable && opts.CleanShutdown && l.files != nil &&
+			s.offsetIndex.entries*s.offsetIndex.entrySize == s.offsetIndex.mappedSize() &&
+			s.timeIndex.entries*s.timeIndex.entrySize == s.timeIndex.mappedSize() {
+			// Opened sealed above, and every entry in the files valid: closed now, writable
+			// (preallocated) on first use. (Entries dropped by loadTrusted are cleared by
+			// unsealing now instead.)
+			l.release()
+			l.files.closeUnused(s)
+		}
+		err = s.unseal()
 		if err != nil {
 			return err
 		}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"slices"
 	"time"
 )
 
@@ -191,14 +192,18 @@ func openSegmentFiles(dir string, baseOffset int64, cfg Config, active bool) (*s
 // FileCache has segments whose files are closed. The bool is false when the .log or an
 // index is not empty (or the .log cannot be stat'ed): the caller then opens the segment
 // as usual.
-func closedEmptySegment(dir string, base int64, cfg Config) (*segment, bool) {
+func closedEmptySegment(dir string, base int64, cfg Config, ents []os.DirEntry) (*segment, bool) {
 	st, err := os.Stat(segmentPath(dir, base, LogFileSuffix))
 	if err != nil || st.Size() != 0 {
 		return nil, false
 	}
 	for _, suffix := range []string{IndexFileSuffix, TimeIndexFileSuffix} {
 		// Entries in an empty segment's index would be stale: opened as usual, they are
-		// validated and dropped.
+		// validated and dropped. An index the listing ents does not hold is not stat'ed.
+		name := segmentFileName(base, suffix)
+		if !slices.ContainsFunc(ents, func(e os.DirEntry) bool { return e.Name() == name }) {
+			continue
+		}
 		if ist, err := os.Stat(segmentPath(dir, base, suffix)); err == nil && ist.Size() != 0 {
 			return nil, false
 		}

@@ -176,6 +176,9 @@ func (l *Log) AbortedTxns() ([]AbortedTxn, error) {
 	if l.closed {
 		return nil, ErrClosed
 	}
+	if l.txnIndexAbsent {
+		return nil, nil // none listed at Open, nothing written since
+	}
 	var out []AbortedTxn
 	for _, s := range l.segments {
 		entries, err := readTxnIndex(l.dir, s.baseOffset)
@@ -217,8 +220,13 @@ func compareInt64(a, b int64) int {
 // after a crash, which may have been lost or torn). Entries below from are kept; files
 // already right are not written.
 func (l *Log) RewriteAbortedTxnsFrom(from int64, entries []AbortedTxn) error {
+	absent := l.txnIndexAbsent
 	if err := l.writable(); err != nil {
 		return err
+	}
+	if absent && !slices.ContainsFunc(entries, func(a AbortedTxn) bool { return a.LastOffset >= from }) {
+		l.txnIndexAbsent = true // no file to read, none to write
+		return nil
 	}
 	for i := l.segmentIndexFor(from); i < len(l.segments); i++ {
 		s, end := l.segments[i], l.segmentEnd(i)

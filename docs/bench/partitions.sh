@@ -8,6 +8,8 @@
 # heap of one process, a clean stop (SIGTERM to exit) and a restart to serving ("broker
 # ready") of that node with everything in sync again. Prints a Markdown table; the
 # baseline of the same run is the same steps with 100 partitions.
+# PETREL_RESTART_PROFILE=file.prof (with PETREL_PPROF=1) also writes a CPU profile of the
+# restarted node's first PETREL_RESTART_PROFILE_SECONDS (default 20) seconds.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 total=${1:-10000}
@@ -82,7 +84,13 @@ kill -TERM "$pid"; wait "$pid" 2>/dev/null || true
 echo "| clean stop of node 2 (SIGTERM to exit) | $total | $rf | $(since "$t0") | |"
 t0=$(now)
 start 2
+if [ -n "${PETREL_RESTART_PROFILE:-}" ]; then # the metrics listener is up before the replicas open
+  until curl -sf "127.0.0.1:${mp[2]}/debug/pprof/" >/dev/null; do sleep 0.02; done
+  curl -sf -o "$PETREL_RESTART_PROFILE" "127.0.0.1:${mp[2]}/debug/pprof/profile?seconds=${PETREL_RESTART_PROFILE_SECONDS:-20}" &
+  prof=$!
+fi
 wait_log "$work/n2.log" "broker ready" 600 2
-echo "| restart of node 2 to serving (broker ready) | $total | $rf | $(since "$t0") | $(grep 'broker ready' "$work/n2.log" | tail -1 | grep -o 'replica_recovery=[^ ]*') |"
+echo "| restart of node 2 to serving (broker ready) | $total | $rf | $(since "$t0") | $(grep 'broker ready' "$work/n2.log" | tail -1 | grep -o 'metadata_catch_up=[^ ]* replica_recovery=[^ ]*') |"
 wait_sync "$replicas" 900
 echo "| restart of node 2 until every ISR is full | $total | $rf | $(since "$t0") | |"
+[ -z "${prof:-}" ] || wait "$prof"

@@ -1,0 +1,109 @@
+package broker
+
+import (
+	"bufio"
+	"bytes"
+	"cmp"
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/petrel-broker/petrel/metadata"
+	"github.com/petrel-broker/petrel/segment"
+)
+
+// topicIDCheckpointFile holds, for the whole log directory, the topic id of every
+// replica closed at a clean shutdown: the partition.metadata contents of all partition
+// directories in one file, written with the clean shutdown marker. A clean start reads
+// it once instead of one partition.metadata per replica (the open of a file per replica
+// is most of what opening an idle replica costs); it is read only when the marker says
+// the directory was closed cleanly, and a replica it does not name, or names with
+// another topic id, reads its partition.metadata as before. Petrel's own file (Kafka
+// reads partition.metadata per log), in the format of the offset checkpoints: a
+// version line, a count line, then "topic partition topic-id" lines.
+const topicIDCheckpointFile = "topic-id-checkpoint"
+
+// writeTopicIDCheckpoint writes ids to path atomically (temporary file, fsync, rename,
+// directory fsync).
+func writeTopicIDCheckpoint(path string, ids map[segment.TopicPartition]metadata.Uuid) error {
+	keys := slices.SortedFunc(maps.Keys(ids), func(a, b segment.TopicPartition) int {
+		return cmp.Or(strings.Compare(a.Topic, b.Topic), cmp.Compare(a.Partition, b.Partition))
+	})
+	var buf bytes.Buffer
+	fmt.Fprintf(&buf, "0\n%d\n", len(keys))
+	for _, tp := range keys {
+		fmt.Fprintf(&buf, "%s %d %s\n", tp.Topic, tp.Partition, ids[tp].String())
+	}
+	tmp := path + ".tmp"
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(buf.Bytes())
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	d, err := os.Open(filepath.Dir(path))
+	if err != nil {
+		return err
+	}
+	err = d.Sync()
+	if cerr := d.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// readTopicIDCheckpoint reads path; a missing file is an empty map. A malformed file is
+// an error (the caller then reads every partition.metadata).
+func readTopicIDCheckpoint(path string) (map[segment.TopicPartition]metadata.Uuid, error) {
+	data, err := os.ReadFile(path)
+	if os.IsNotExist(err) {
+		return map[segment.TopicPartition]metadata.Uuid{}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	var lines []string
+	for sc.Scan() {
+		lines = append(lines, sc.Text())
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if len(lines) < 2 || lines[0] != "0" {
+		return nil, fmt.Errorf("%s: missing or unknown version", path)
+	}
+	if n, err := strconv.Atoi(lines[1]); err != nil || n != len(lines)-2 {
+		return nil, fmt.Errorf("%s: count %q does not match %d entries", path, lines[1], len(lines)-2)
+	}
+	out := make(map[segment.TopicPartition]metadata.Uuid, len(lines)-2)
+	for _, line := range lines[2:] {
+		f := strings.Split(line, " ")
+		if len(f) != 3 {
+			return nil, fmt.Errorf("%s: line %q", path, line)
+		}
+		p, err1 := strconv.ParseInt(f[1], 10, 32)
+		id, err2 := metadata.ParseUuid(f[2])
+		if err1 != nil || err2 != nil || p < 0 {
+			return nil, fmt.Errorf("%s: line %q", path, line)
+		}
+		out[segment.TopicPartition{Topic: f[0], Partition: int32(p)}] = id
+	}
+	return out, nil
+}
