@@ -31,7 +31,7 @@ func fetchSizeFlags() []ucli.Flag {
 // (the raw fetcher keeps one fetch in flight per leader and Kafka's max wait).
 func kgoFetchFlags() []ucli.Flag {
 	return []ucli.Flag{
-		&ucli.IntFlag{Name: "max-concurrent-fetches", Usage: "kgo MaxConcurrentFetches: fetches buffered or in flight at once across brokers (0: kgo's default, no limit)"},
+		&ucli.IntFlag{Name: "max-concurrent-fetches", Usage: "kgo MaxConcurrentFetches: fetches buffered or in flight at once across brokers (0: kgo's default, one per broker; kgo never has two to one broker)"},
 		&ucli.DurationFlag{Name: "fetch-max-wait", Usage: "fetch.max.wait.ms: how long the broker may hold a Fetch for fetch.min.bytes (0: kgo's default, 5s)"},
 	}
 }
