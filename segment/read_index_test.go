@@ -1,6 +1,7 @@
 package segment
 
 import (
+	"encoding/binary"
 	"math/rand/v2"
 	"testing"
 )
@@ -19,7 +20,7 @@ func TestReadByIndexMatchesScan(t *testing.T) {
 		type batch struct{ pos, size, first, last int64 }
 		var batches []batch
 		var pos int64
-		for i := range 300 {
+		for i := range 100 {
 			b := makeBatch(t, batchSpec{records: 1 + rng.IntN(6), valueSize: 10 + rng.IntN(700), seed: byte(i)})
 			info, err := l.AppendAsLeader(b, 0)
 			if err != nil {
@@ -30,7 +31,7 @@ func TestReadByIndexMatchesScan(t *testing.T) {
 		}
 		leo := l.LogEndOffset()
 		for _, upTo := range []int64{leo, leo / 2} {
-			for _, maxBytes := range []int{1, 500, 1500, 4096, 20000, 1 << 30} {
+			for _, maxBytes := range []int{1, 1500, 4096, 20000, 1 << 30} {
 				for off := int64(0); off < leo; off++ {
 					// The scan's answer: the batch holding off, then more while they fit.
 					i := 0
@@ -86,6 +87,54 @@ func BenchmarkReadSmallBatches(b *testing.B) {
 		r.Release()
 		if off = r.LastOffset + 1; off >= leo {
 			off = 0
+		}
+	}
+}
+
+// TestReadByIndexSurvivesAWrongEntry checks that an index entry naming the wrong batch
+// (an ordered but damaged index) makes a Read scan instead of trusting it: every Read
+// still returns the whole batches that fit.
+func TestReadByIndexSurvivesAWrongEntry(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.SegmentBytes = 1 << 20
+	cfg.IndexIntervalBytes = 1 // an entry for every batch
+	l, _ := openTestLog(t, cfg, OpenOptions{})
+	var sizes, lasts []int64
+	for i := range 40 {
+		b := makeBatch(t, batchSpec{records: 2, valueSize: 100, seed: byte(i)})
+		info, err := l.AppendAsLeader(b, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sizes, lasts = append(sizes, int64(len(b))), append(lasts, info.LastOffset)
+	}
+	// Entry 19 (batch 20's; batch 0 at position 0 has none) now points at batch 19's
+	// start while keeping batch 20's offset.
+	ix := l.segments[0].offsetIndex
+	if ix.entries != 39 {
+		t.Fatalf("%d index entries, want 39", ix.entries)
+	}
+	binary.BigEndian.PutUint32(ix.entry(19)[4:], uint32(ix.at(18).position))
+	leo := l.LogEndOffset()
+	for _, maxBytes := range []int{1, 1000, 2500, 1 << 20} {
+		for off := int64(0); off < leo; off++ {
+			first := int(off / 2)
+			want := sizes[first]
+			for j := first + 1; j < len(sizes) && want+sizes[j] <= int64(maxBytes); j++ {
+				want += sizes[j]
+			}
+			r, err := l.Read(off, maxBytes, leo)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r.Release()
+			n := 0
+			for s := int64(0); s < r.Size; n++ {
+				s += sizes[first+n]
+			}
+			if r.Size != want || r.LastOffset != lasts[first+n-1] {
+				t.Fatalf("Read(%d, %d) = %d bytes to offset %d, want %d bytes to %d", off, maxBytes, r.Size, r.LastOffset, want, lasts[first+n-1])
+			}
 		}
 	}
 }
