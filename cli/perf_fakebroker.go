@@ -38,9 +38,11 @@ type cannedBroker struct {
 	batchAt    [][]int // start of every batch in canned[p]
 	perBatch   int64   // records per batch
 
-	mu    sync.Mutex // serialises writes of the canned buffers, whose offsets are rewritten
-	wg    sync.WaitGroup
-	conns map[net.Conn]struct{}
+	mu      sync.Mutex // serialises writes of the canned buffers, whose offsets are rewritten
+	wg      sync.WaitGroup
+	connsMu sync.Mutex // guards conns; never held while writing, so close cannot wait on a stuck write
+	conns   map[net.Conn]struct{}
+	closed  bool // under connsMu: a connection accepted after close is closed at once
 }
 
 // startCannedBroker listens on 127.0.0.1:0 and serves topic with partitions, each
@@ -77,11 +79,12 @@ func (b *cannedBroker) addr() string { return b.ln.Addr().String() }
 // close stops the listener and every connection, and waits for their goroutines.
 func (b *cannedBroker) close() {
 	_ = b.ln.Close()
-	b.mu.Lock()
+	b.connsMu.Lock()
+	b.closed = true
 	for c := range b.conns {
 		_ = c.Close()
 	}
-	b.mu.Unlock()
+	b.connsMu.Unlock()
 	b.wg.Wait()
 }
 
@@ -92,16 +95,21 @@ func (b *cannedBroker) accept() {
 		if err != nil {
 			return
 		}
-		b.mu.Lock()
+		b.connsMu.Lock()
+		if b.closed {
+			b.connsMu.Unlock()
+			_ = c.Close()
+			return
+		}
 		b.conns[c] = struct{}{}
-		b.mu.Unlock()
+		b.connsMu.Unlock()
 		b.wg.Add(1)
 		go func() {
 			defer b.wg.Done()
 			_ = b.serve(c) // a client closing its connection ends it
-			b.mu.Lock()
+			b.connsMu.Lock()
 			delete(b.conns, c)
-			b.mu.Unlock()
+			b.connsMu.Unlock()
 			_ = c.Close()
 		}()
 	}
