@@ -45,13 +45,14 @@ func perfCommand() *ucli.Command {
 					&ucli.IntFlag{Name: "records", Usage: "how many records to consume (0: until --duration)"},
 					&ucli.DurationFlag{Name: "duration", Usage: "stop consuming after this long (0: no limit)"},
 					&ucli.BoolFlag{Name: "json", Usage: "print the final figures as JSON"},
-				}, fetchSizeFlags()...)...),
+				}, append(fetchSizeFlags(), kgoFetchFlags()...)...)...),
 				Action: runPerfConsume,
 			},
 			perfFetchCommand(),
 			perfLoopbackCommand(),
 			perfFloorCommand(),
 			perfFloorNodeCommand(),
+			perfCeilingCommand(),
 		},
 	}
 }

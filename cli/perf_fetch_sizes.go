@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
 	ucli "github.com/urfave/cli/v2"
@@ -26,10 +27,22 @@ func fetchSizeFlags() []ucli.Flag {
 	}
 }
 
-// fetchSizes are the parsed fetch-size flags.
+// kgoFetchFlags are the kgo consumer's own fetch settings, for the perf consumers only
+// (the raw fetcher keeps one fetch in flight per leader and Kafka's max wait).
+func kgoFetchFlags() []ucli.Flag {
+	return []ucli.Flag{
+		&ucli.IntFlag{Name: "max-concurrent-fetches", Usage: "kgo MaxConcurrentFetches: fetches buffered or in flight at once across brokers (0: kgo's default, one per broker; kgo never has two to one broker)"},
+		&ucli.DurationFlag{Name: "fetch-max-wait", Usage: "fetch.max.wait.ms: how long the broker may hold a Fetch for fetch.min.bytes (0: kgo's default, 5s)"},
+	}
+}
+
+// fetchSizes are the parsed fetch-size flags, and the kgo fetch settings where the
+// command has them.
 type fetchSizes struct {
-	maxBytes          int32 // fetch.max.bytes
-	maxPartitionBytes int32 // max.partition.fetch.bytes
+	maxBytes             int32         // fetch.max.bytes
+	maxPartitionBytes    int32         // max.partition.fetch.bytes
+	maxConcurrentFetches int           // kgo MaxConcurrentFetches; 0: kgo's default
+	maxWait              time.Duration // fetch.max.wait.ms; 0: kgo's default
 }
 
 func parseFetchSizes(c *ucli.Context) (fetchSizes, error) {
@@ -40,17 +53,32 @@ func parseFetchSizes(c *ucli.Context) (fetchSizes, error) {
 	if part <= 0 || part > maxFetchSizeFlag {
 		return fetchSizes{}, fmt.Errorf("bad --max-partition-fetch-bytes %d: want 1 to %d", part, maxFetchSizeFlag)
 	}
-	return fetchSizes{maxBytes: int32(total), maxPartitionBytes: int32(part)}, nil
+	sizes := fetchSizes{maxBytes: int32(total), maxPartitionBytes: int32(part),
+		maxConcurrentFetches: c.Int("max-concurrent-fetches"), maxWait: c.Duration("fetch-max-wait")}
+	if sizes.maxConcurrentFetches < 0 {
+		return fetchSizes{}, fmt.Errorf("bad --max-concurrent-fetches %d", sizes.maxConcurrentFetches)
+	}
+	if sizes.maxWait < 0 {
+		return fetchSizes{}, fmt.Errorf("bad --fetch-max-wait %s", sizes.maxWait)
+	}
+	return sizes, nil
 }
 
 // kgoOptions sets the sizes on a kgo consumer. kgo refuses a fetch.max.bytes above
 // its largest readable response (100 MiB by default), so that limit follows.
 func (f fetchSizes) kgoOptions() []kgo.Opt {
-	return []kgo.Opt{
+	opts := []kgo.Opt{
 		kgo.FetchMaxBytes(f.maxBytes),
 		kgo.FetchMaxPartitionBytes(f.maxPartitionBytes),
 		kgo.BrokerMaxReadBytes(max(100<<20, f.maxBytes+(1<<20))),
 	}
+	if f.maxConcurrentFetches > 0 {
+		opts = append(opts, kgo.MaxConcurrentFetches(f.maxConcurrentFetches))
+	}
+	if f.maxWait > 0 {
+		opts = append(opts, kgo.FetchMaxWait(f.maxWait))
+	}
+	return opts
 }
 
 // parsePerfReaderArgs reads what both perf readers (consume, fetch) take: the topic,

@@ -84,7 +84,17 @@ func (s *segment) readFrom(pos int64, h BatchHeader, maxBytes int, upTo int64) (
 	}
 	r := FileRange{File: s.log, ref: s.logRef, Position: pos, Size: h.Size(), FirstOffset: h.BaseOffset, LastOffset: h.LastOffset()}
 	var buf [BatchHeaderSize]byte
-	for next := pos + h.Size(); next < s.size; {
+	limit := s.size // where the range must end at the latest
+	if int64(maxBytes) < s.size-pos {
+		limit = pos + int64(maxBytes)
+	}
+	next := pos + h.Size()
+	end, last, ok, tooLarge := s.indexedEnd(next, limit, upTo, &buf)
+	if ok {
+		r.Size, r.LastOffset, next = end-pos, last, end
+	}
+	// Scan the (few) batches past the last index entry that fits.
+	for next < s.size && next != tooLarge && limit-next >= BatchHeaderSize {
 		nh, err := s.readHeaderAt(next, &buf)
 		if err != nil {
 			return emptyRange, fmt.Errorf("segment %d at position %d: %w", s.baseOffset, next, err)

@@ -324,12 +324,14 @@ func (s *segment) shouldRoll(cfg Config, size int64, batches int, lastOffset, ma
 // offset is at least offset. ok is false when the segment holds no such batch.
 func (s *segment) translateOffset(offset int64) (pos int64, h BatchHeader, ok bool, err error) {
 	var buf [BatchHeaderSize]byte
-	pos = s.indexedPosition(offset)
+	pos, h, known := s.indexedHeader(offset)
 	for pos < s.size {
-		h, err = s.readHeaderAt(pos, &buf)
-		if err != nil {
-			return pos, h, false, fmt.Errorf("segment %d at position %d: %w", s.baseOffset, pos, err)
+		if !known {
+			if h, err = s.readHeaderAt(pos, &buf); err != nil {
+				return pos, h, false, fmt.Errorf("segment %d at position %d: %w", s.baseOffset, pos, err)
+			}
 		}
+		known = false
 		if h.LastOffset() >= offset {
 			return pos, h, true, nil
 		}
@@ -347,18 +349,26 @@ func (s *segment) translateOffset(offset int64) (pos int64, h BatchHeader, ok bo
 // offset index entry at or below offset when the batch there ends at the entry's offset,
 // else 0.
 func (s *segment) indexedPosition(offset int64) int64 {
+	pos, _, _ := s.indexedHeader(offset)
+	return pos
+}
+
+// indexedHeader is indexedPosition that also returns the header of the batch there,
+// which it reads to check the entry; known is false when it returns 0 without one.
+func (s *segment) indexedHeader(offset int64) (pos int64, h BatchHeader, known bool) {
 	if s.use() != nil {
-		return 0
+		return 0, h, false
 	}
 	e := s.offsetIndex.lookup(offset)
 	if e.position == 0 {
-		return 0
+		return 0, h, false
 	}
 	var buf [BatchHeaderSize]byte
-	if h, err := s.readHeaderAt(e.position, &buf); err != nil || h.LastOffset() != e.offset {
-		return 0
+	h, err := s.readHeaderAt(e.position, &buf)
+	if err != nil || h.LastOffset() != e.offset {
+		return 0, BatchHeader{}, false
 	}
-	return e.position
+	return e.position, h, true
 }
 
 // timestampFloor returns the offset from which to search for the first record with a
