@@ -24,7 +24,9 @@ type testRaftFSM struct {
 
 func (f *testRaftFSM) Apply(*raft.Log) any { f.applied.Add(1); return nil }
 
-func (f *testRaftFSM) Snapshot() (raft.FSMSnapshot, error) { return testRaftSnapshot(f.snapshotBytes), nil }
+func (f *testRaftFSM) Snapshot() (raft.FSMSnapshot, error) {
+	return testRaftSnapshot(f.snapshotBytes), nil
+}
 
 func (f *testRaftFSM) Restore(rc io.ReadCloser) error {
 	defer rc.Close()
