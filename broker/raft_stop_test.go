@@ -80,13 +80,17 @@ type testRaftPeer struct {
 	snaps raft.SnapshotStore
 }
 
+// testRaftProps are the peers' properties: a 2 s lease, as the tests are about
+// stopping, not about how fast a loaded machine elects.
+var testRaftProps = map[string]string{"controller.quorum.fetch.timeout.ms": "2000"}
+
 func newTestRaftPeer(t *testing.T, id int32, snapshotBytes int) *testRaftPeer {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := &Config{NodeID: id, Properties: map[string]string{}}
+	cfg := &Config{NodeID: id, Properties: testRaftProps}
 	logger := hclog.New(&hclog.LoggerOptions{Output: testLogWriter{t, fmt.Sprintf("raft-%d ", id)}, Level: hclog.Warn})
 	conns := newRaftConns()
 	var d net.Dialer
@@ -291,6 +295,7 @@ func TestRaftCloseWhileSnapshotStalls(t *testing.T) {
 	proxy := newStallProxy(t, string(late.addr), 1<<20)
 	late.addr = raft.ServerAddress(proxy.ln.Addr().String())
 	late.start(t, nil)
+	leader = waitRaftLeader(t, peers)
 	if err := leader.node.raft.AddVoter(late.cfg.LocalID, late.addr, 0, 5*time.Second).Error(); err != nil {
 		t.Fatal(err)
 	}
