@@ -99,6 +99,10 @@ func newRaftNode(r *raft.Raft, store io.Closer, transport *raft.NetworkTransport
 		stopTimeout: raftStopTimeout, resignTimeout: max(2*rc.ElectionTimeout, time.Second)}
 }
 
+// raftMaxRPCsInFlight is 1: replication is never pipelined (a variable only so that
+// BenchmarkRaftReplicate can compare with the pipeline).
+var raftMaxRPCsInFlight = 1
+
 // newRaftTransport is hashicorp/raft's TCP transport with pipelining off
 // (MaxRPCsInFlight 1: one AppendEntries in flight per follower). hashicorp/raft's
 // pipeline can deadlock: when a follower answers one pipelined AppendEntries with a
@@ -111,7 +115,7 @@ func newRaftTransport(cfg *Config, ln net.Listener, dial rpc.DialFunc, logger hc
 	return raft.NewNetworkTransportWithConfig(&raft.NetworkTransportConfig{
 		Stream:          &streamLayer{Listener: ln, dial: dial},
 		MaxPool:         3,
-		MaxRPCsInFlight: 1,
+		MaxRPCsInFlight: raftMaxRPCsInFlight,
 		Timeout:         cfg.durationMs("controller.quorum.request.timeout.ms"),
 		Logger:          logger.Named("transport"),
 	})
@@ -210,6 +214,7 @@ func (n *raftNode) resign() {
 // by stopTimeout; and last the stores, whatever happened before, so that the data
 // directory's raft.db lock is never leaked.
 func (n *raftNode) close() error {
+	start := time.Now()
 	future := n.raft.Shutdown()
 	err := n.transport.Close()
 	n.conns.closeAll()
@@ -227,5 +232,6 @@ func (n *raftNode) close() error {
 	if e := n.store.Close(); err == nil {
 		err = e
 	}
+	n.logger.Info("raft stopped", "elapsed", time.Since(start).Round(time.Millisecond))
 	return err
 }

@@ -84,7 +84,7 @@ type testRaftPeer struct {
 // stopping, not about how fast a loaded machine elects.
 var testRaftProps = map[string]string{"controller.quorum.fetch.timeout.ms": "2000"}
 
-func newTestRaftPeer(t *testing.T, id int32, snapshotBytes int) *testRaftPeer {
+func newTestRaftPeer(t testing.TB, id int32, snapshotBytes int) *testRaftPeer {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -102,7 +102,7 @@ func newTestRaftPeer(t *testing.T, id int32, snapshotBytes int) *testRaftPeer {
 }
 
 // start bootstraps the peer with voters (none: it waits to be added) and starts it.
-func (p *testRaftPeer) start(t *testing.T, voters []*testRaftPeer) {
+func (p *testRaftPeer) start(t testing.TB, voters []*testRaftPeer) {
 	t.Helper()
 	if len(voters) > 0 {
 		var servers []raft.Server
@@ -123,7 +123,7 @@ func (p *testRaftPeer) start(t *testing.T, voters []*testRaftPeer) {
 
 // closeWithin closes the peer's Raft node and fails the test unless it returns, with
 // no error, within d.
-func (p *testRaftPeer) closeWithin(t *testing.T, d time.Duration) {
+func (p *testRaftPeer) closeWithin(t testing.TB, d time.Duration) {
 	t.Helper()
 	done := make(chan error, 1)
 	start := time.Now()
@@ -139,7 +139,7 @@ func (p *testRaftPeer) closeWithin(t *testing.T, d time.Duration) {
 	}
 }
 
-func waitRaftLeader(t *testing.T, peers []*testRaftPeer) *testRaftPeer {
+func waitRaftLeader(t testing.TB, peers []*testRaftPeer) *testRaftPeer {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for time.Now().Before(deadline) {
@@ -154,7 +154,7 @@ func waitRaftLeader(t *testing.T, peers []*testRaftPeer) *testRaftPeer {
 	return nil
 }
 
-func startTestRaftCluster(t *testing.T, n, snapshotBytes int) []*testRaftPeer {
+func startTestRaftCluster(t testing.TB, n, snapshotBytes int) []*testRaftPeer {
 	t.Helper()
 	var peers []*testRaftPeer
 	for i := range n {
@@ -167,7 +167,7 @@ func startTestRaftCluster(t *testing.T, n, snapshotBytes int) []*testRaftPeer {
 }
 
 // applyN applies n entries on the leader, many in flight at once, and waits for them.
-func applyN(t *testing.T, leader *testRaftPeer, n int) {
+func applyN(t testing.TB, leader *testRaftPeer, n int) {
 	t.Helper()
 	var futures []raft.ApplyFuture
 	for i := range n {
@@ -226,7 +226,7 @@ type stallProxy struct {
 	stop    chan struct{}
 }
 
-func newStallProxy(t *testing.T, target string, limit int64) *stallProxy {
+func newStallProxy(t testing.TB, target string, limit int64) *stallProxy {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -332,5 +332,34 @@ func TestRaftConnsRefuseAfterClose(t *testing.T) {
 	}
 	if _, err := dial(ctx, "tcp", ln.Addr().String()); !errors.Is(err, errRaftConnsClosed) {
 		t.Errorf("dial after closeAll: %v, want %v", err, errRaftConnsClosed)
+	}
+}
+
+// BenchmarkRaftReplicate: entries committed on a three-voter in-process quorum over
+// loopback TCP (in-memory stores), 64 in flight at a time, with replication
+// synchronous (MaxRPCsInFlight 1, Petrel's) and pipelined (hashicorp/raft's default 2).
+func BenchmarkRaftReplicate(b *testing.B) {
+	for _, inFlight := range []int{1, 2} {
+		b.Run(fmt.Sprintf("MaxRPCsInFlight=%d", inFlight), func(b *testing.B) {
+			defer func(v int) { raftMaxRPCsInFlight = v }(raftMaxRPCsInFlight)
+			raftMaxRPCsInFlight = inFlight
+			peers := startTestRaftCluster(b, 3, 0)
+			leader := waitRaftLeader(b, peers)
+			entry := make([]byte, 512)
+			b.SetBytes(int64(len(entry)))
+			b.ResetTimer()
+			futures := make([]raft.ApplyFuture, 0, 64)
+			for i := 0; i < b.N; i++ {
+				futures = append(futures, leader.node.raft.Apply(entry, 10*time.Second))
+				if len(futures) == cap(futures) || i == b.N-1 {
+					for _, f := range futures {
+						if err := f.Error(); err != nil {
+							b.Fatal(err)
+						}
+					}
+					futures = futures[:0]
+				}
+			}
+		})
 	}
 }
