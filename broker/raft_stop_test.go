@@ -363,3 +363,29 @@ func BenchmarkRaftReplicate(b *testing.B) {
 		})
 	}
 }
+
+// TestRaftCleanStopHandsOverLeadership: a leader stopped cleanly hands leadership to
+// another voter, so the quorum does not wait out an election timeout. The followers' timeouts are raised to a minute once a
+// leader is elected, so only a handover elects the next leader within the test.
+func TestRaftCleanStopHandsOverLeadership(t *testing.T) {
+	peers := startTestRaftCluster(t, 3, 0)
+	leader := waitRaftLeader(t, peers)
+	applyN(t, leader, 10)
+	var rest []*testRaftPeer
+	for _, p := range peers {
+		if p == leader {
+			continue
+		}
+		rest = append(rest, p)
+		if err := p.node.raft.ReloadConfig(raft.ReloadableConfig{TrailingLogs: p.cfg.TrailingLogs,
+			SnapshotInterval: p.cfg.SnapshotInterval, SnapshotThreshold: p.cfg.SnapshotThreshold,
+			HeartbeatTimeout: time.Minute, ElectionTimeout: time.Minute}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := leader.node.shutdown(); err != nil {
+		t.Fatalf("clean stop of the leader: %v", err)
+	}
+	next := waitRaftLeader(t, rest)
+	applyN(t, next, 1)
+}
