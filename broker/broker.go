@@ -326,7 +326,7 @@ func (b *Broker) Shutdown(ctx context.Context) error {
 		b.heartbeats.close()
 		b.fetchers.Close()
 		errs = append(errs, b.partitions.close())
-		errs = append(errs, b.raft.close())
+		errs = append(errs, b.raft.shutdown())
 		errs = append(errs, b.closeMetricsServer())
 		b.shutErr = errors.Join(errs...)
 	})

@@ -1,8 +1,9 @@
 package broker
 
 import (
-	"context"
+	"cmp"
 	"fmt"
+	"io"
 	"net"
 	"path/filepath"
 	"strconv"
@@ -18,8 +19,14 @@ import (
 // raftNode bundles hashicorp/raft with its stores and transport.
 type raftNode struct {
 	raft      *raft.Raft
-	store     *raftboltdb.BoltStore
+	store     io.Closer // the raft-boltdb log and stable store
 	transport *raft.NetworkTransport
+	conns     *raftConns
+	logger    hclog.Logger
+	// stopTimeout bounds the wait for Raft's goroutines at close.
+	stopTimeout time.Duration
+	// resignTimeout bounds the leadership transfer of a clean stop.
+	resignTimeout time.Duration
 }
 
 // serverID is a node id as a Raft server id.
@@ -48,24 +55,14 @@ func startRaft(cfg *Config, machine *fsm.FSM, dial rpc.DialFunc, logger hclog.Lo
 			return nil, fmt.Errorf("raft listener %s: %w", cfg.RaftListen, err)
 		}
 	}
-	if ln, dial, err = secureRaft(cfg, ln, dial); err != nil {
+	conns := newRaftConns()
+	if ln, dial, err = secureRaft(cfg, conns.listener(ln), conns.dial(dial)); err != nil {
 		ln.Close()
 		store.Close()
 		return nil, err
 	}
-	transport := raft.NewNetworkTransportWithConfig(&raft.NetworkTransportConfig{
-		Stream:  &streamLayer{Listener: ln, dial: dial},
-		MaxPool: 3,
-		Timeout: cfg.durationMs("controller.quorum.request.timeout.ms"),
-		Logger:  logger.Named("transport"),
-	})
-	rc := raft.DefaultConfig()
-	rc.LocalID = serverID(cfg.NodeID)
-	rc.Logger = logger
-	quorumTimeouts(cfg, rc)
-	rc.CommitTimeout = 5 * time.Millisecond
-	rc.SnapshotThreshold = 8192
-	rc.SnapshotInterval = 2 * time.Minute
+	transport := newRaftTransport(cfg, ln, dial, logger)
+	rc := raftConfig(cfg, logger)
 
 	hasState, err := raft.HasExistingState(store, store, snaps)
 	if err != nil {
@@ -94,7 +91,46 @@ func startRaft(cfg *Config, machine *fsm.FSM, dial rpc.DialFunc, logger hclog.Lo
 		store.Close()
 		return nil, err
 	}
-	return &raftNode{raft: r, store: store, transport: transport}, nil
+	return newRaftNode(r, store, transport, conns, rc, logger), nil
+}
+
+func newRaftNode(r *raft.Raft, store io.Closer, transport *raft.NetworkTransport, conns *raftConns, rc *raft.Config, logger hclog.Logger) *raftNode {
+	return &raftNode{raft: r, store: store, transport: transport, conns: conns, logger: logger,
+		stopTimeout: raftStopTimeout, resignTimeout: max(2*rc.ElectionTimeout, time.Second)}
+}
+
+// raftMaxRPCsInFlight is 1: replication is never pipelined (a variable only so that
+// BenchmarkRaftReplicate can compare with the pipeline).
+var raftMaxRPCsInFlight = 1
+
+// newRaftTransport is hashicorp/raft's TCP transport with pipelining off
+// (MaxRPCsInFlight 1: one AppendEntries in flight per follower). hashicorp/raft's
+// pipeline can deadlock: when a follower answers one pipelined AppendEntries with a
+// failure or a newer term, the pipeline's response decoder stops reading while the
+// sender may still be parked handing it the next request, and neither channel has a
+// deadline; replication to that follower stops and raft.Shutdown waits for the parked
+// goroutine forever. Seen at 30,000 partitions with leader churn; synchronous
+// replication has every wait bounded by controller.quorum.request.timeout.ms.
+func newRaftTransport(cfg *Config, ln net.Listener, dial rpc.DialFunc, logger hclog.Logger) *raft.NetworkTransport {
+	return raft.NewNetworkTransportWithConfig(&raft.NetworkTransportConfig{
+		Stream:          &streamLayer{Listener: ln, dial: dial},
+		MaxPool:         3,
+		MaxRPCsInFlight: raftMaxRPCsInFlight,
+		Timeout:         cfg.durationMs("controller.quorum.request.timeout.ms"),
+		Logger:          logger.Named("transport"),
+	})
+}
+
+// raftConfig is the hashicorp/raft configuration of this node.
+func raftConfig(cfg *Config, logger hclog.Logger) *raft.Config {
+	rc := raft.DefaultConfig()
+	rc.LocalID = serverID(cfg.NodeID)
+	rc.Logger = logger
+	quorumTimeouts(cfg, rc)
+	rc.CommitTimeout = 5 * time.Millisecond
+	rc.SnapshotThreshold = 8192
+	rc.SnapshotInterval = 2 * time.Minute
+	return rc
 }
 
 // quorumTimeouts maps Kafka's controller.quorum.* timeouts onto hashicorp/raft's:
@@ -111,20 +147,6 @@ func quorumTimeouts(cfg *Config, rc *raft.Config) {
 	rc.ElectionTimeout = max(cfg.durationMs("controller.quorum.election.timeout.ms"), fetch)
 }
 
-// streamLayer is Raft's transport over a listener and a dial function, so that tests
-// can cut a node's Raft traffic.
-type streamLayer struct {
-	net.Listener
-	dial rpc.DialFunc
-}
-
-// Dial opens a connection to another Raft member.
-func (s *streamLayer) Dial(address raft.ServerAddress, timeout time.Duration) (net.Conn, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
-	defer cancel()
-	return s.dial(ctx, "tcp", string(address))
-}
-
 // isObserver reports a node that is not among the listed voters: it joins as a
 // non-voter instead of bootstrapping.
 func isObserver(cfg *Config) bool {
@@ -139,13 +161,77 @@ func isObserver(cfg *Config) bool {
 	return true
 }
 
+// raftStopTimeout bounds how long close waits for hashicorp/raft's goroutines after
+// its transport is cut; past it the stores are closed anyway (their operations then
+// fail) so that the data directory is released.
+const raftStopTimeout = 3 * time.Second
+
+// shutdown is a clean stop: a leader hands leadership to an up-to-date voter first (as
+// a KRaft controller resigns), so the quorum does not wait out an election timeout,
+// then the node closes.
+func (n *raftNode) shutdown() error {
+	n.resign()
+	return n.close()
+}
+
+// resign transfers leadership when this node is the leader of a quorum of several
+// voters, waiting at most resignTimeout.
+func (n *raftNode) resign() {
+	if n.raft.State() != raft.Leader {
+		return
+	}
+	cf := n.raft.GetConfiguration()
+	if cf.Error() != nil {
+		return
+	}
+	voters := 0
+	for _, s := range cf.Configuration().Servers {
+		if s.Suffrage == raft.Voter {
+			voters++
+		}
+	}
+	if voters < 2 {
+		return
+	}
+	done := make(chan error, 1)
+	go func() { done <- n.raft.LeadershipTransfer().Error() }()
+	timer := time.NewTimer(n.resignTimeout)
+	defer timer.Stop()
+	select {
+	case err := <-done:
+		if err != nil {
+			n.logger.Warn("leadership transfer before stopping failed", "error", err)
+		}
+	case <-timer.C:
+		n.logger.Warn("leadership transfer before stopping timed out", "timeout", n.resignTimeout)
+	}
+}
+
+// close stops Raft in bounded time, in order: raft.Shutdown tells its goroutines to
+// stop; the transport and every Raft connection are closed at once, so a goroutine
+// blocked in a network read or write (a snapshot streamed to or from a stalled peer)
+// returns instead of holding the shutdown; then the wait for the goroutines, bounded
+// by stopTimeout; and last the stores, whatever happened before, so that the data
+// directory's raft.db lock is never leaked.
 func (n *raftNode) close() error {
-	err := n.raft.Shutdown().Error()
-	if e := n.transport.Close(); err == nil {
-		err = e
+	start := time.Now()
+	future := n.raft.Shutdown()
+	err := n.transport.Close()
+	n.conns.closeAll()
+	done := make(chan error, 1)
+	go func() { done <- future.Error() }()
+	timer := time.NewTimer(n.stopTimeout)
+	defer timer.Stop()
+	select {
+	case e := <-done:
+		err = cmp.Or(e, err)
+	case <-timer.C:
+		n.logger.Error("raft did not stop in time; closing its stores anyway", "timeout", n.stopTimeout)
+		err = cmp.Or(err, fmt.Errorf("raft did not stop within %s", n.stopTimeout))
 	}
 	if e := n.store.Close(); err == nil {
 		err = e
 	}
+	n.logger.Info("raft stopped", "elapsed", time.Since(start).Round(time.Millisecond))
 	return err
 }

@@ -7,8 +7,10 @@
 # stop-seconds (default 12: longer than the session, so it is fenced, removed from
 # every ISR and its leaderships move), resumes it with SIGCONT and times until every
 # ISR is full again. Last, it counts per node the fences, unfences, controller terms
-# and slow controller operations its log shows: a healthy cluster fences node 2 once
-# and nothing else. Prints a Markdown table. CONTROLLER_SCALE_KEEP=dir keeps the logs.
+# and slow controller operations its log shows (after a clean stop of all three, timed): a healthy cluster fences node 2 once
+# and nothing else. Prints a Markdown table. CONTROLLER_SCALE_KEEP=dir keeps the logs;
+# CONTROLLER_SCALE_SET="k=v k=v" adds --set k=v to every server (for example
+# controller.quorum.fetch.timeout.ms=2000).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 total=${1:-10000}
@@ -29,10 +31,12 @@ trap cleanup EXIT
 trap "exit 1" INT TERM
 
 source docs/bench/cluster3.sh
+sets=()
+for kv in ${CONTROLLER_SCALE_SET:-}; do sets+=(--set "$kv"); done
 for i in 0 1 2; do
   "$bin" server --node-id "$i" --data-dir "$work/n$i" --listen "127.0.0.1:${kp[$i]}" \
     --raft-listen "127.0.0.1:${rp[$i]}" --voters "$voters" --metrics-listen "127.0.0.1:${mp[$i]}" \
-    --set petrel.metrics.per.partition.enable=false >>"$work/n$i.log" 2>&1 &
+    --set petrel.metrics.per.partition.enable=false "${sets[@]}" >>"$work/n$i.log" 2>&1 &
   pids[$i]=$!
 done
 wait_ready() { # $1 file, $2 seconds
@@ -74,6 +78,19 @@ t0=$(now)
 kill -STOP "${pids[2]}"; sleep "$stop_s"; kill -CONT "${pids[2]}"
 wait_sync "$replicas" 600
 echo "| node 2 stopped ${stop_s} s, then until every ISR is full again | $total | $rf | $(since "$t0") |"
+t0=$(now)
+kill -TERM "${pids[@]}"
+end=$(( $(date +%s) + 60 ))
+for p in "${pids[@]}"; do # bounded: a node still up after 60 s dumps its goroutines to its log
+  while kill -0 "$p" 2>/dev/null && [ "$(date +%s)" -lt "$end" ]; do sleep 0.05; done
+done
+hung=0
+for p in "${pids[@]}"; do kill -0 "$p" 2>/dev/null && { hung=$((hung + 1)); kill -QUIT "$p"; }; done
+if [ "$hung" = 0 ]; then
+  echo "| clean stop of all three (SIGTERM until every process exits) | $total | $rf | $(since "$t0") |"
+else
+  echo "| clean stop of all three: $hung still running after 60 s (goroutines dumped to their logs) | $total | $rf | - |"
+fi
 echo
 echo "| node | fences decided | unfences decided | controller terms started | slow controller operations |"
 echo "|---|---:|---:|---:|---:|"
