@@ -119,7 +119,7 @@ func (p *Partition) BecomeLeaderOf(leaderEpoch, partitionEpoch int32, isr, repli
 		return ErrPartitionStopped
 	}
 	if leaderEpoch > p.log.LeaderEpochs().LatestEpoch() {
-		if err := p.log.LeaderEpochs().Assign(leaderEpoch, p.log.LogEndOffset()); err != nil {
+		if err := p.log.LeaderEpochs().AssignLeaderStart(leaderEpoch, p.log.LogEndOffset()); err != nil {
 			return err
 		}
 	}

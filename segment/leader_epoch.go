@@ -21,9 +21,10 @@ type LeaderEpochCache struct {
 	entries []EpochEntry
 	// missing is set when the file did not exist when the cache was opened.
 	missing bool
-	// unflushed is set when the entries changed at open (truncateEndAtOpen) and the file
-	// still holds the entries from before: written by the next flush, at the latest
-	// before the log is appended to (flushIfUnflushed).
+	// unflushed is set when the entries changed at open (truncateEndAtOpen) or by a new
+	// leadership (AssignLeaderStart) and the file still holds the entries from before:
+	// written by the next flush, at the latest before the log is appended to
+	// (flushIfUnflushed).
 	unflushed bool
 }
 
@@ -94,6 +95,34 @@ func (c *LeaderEpochCache) Assign(epoch int32, startOffset int64) error {
 	}
 	c.entries = append(keep, EpochEntry{epoch, startOffset})
 	return c.flush()
+}
+
+// AssignLeaderStart records that a new leadership's epoch starts at startOffset (the log
+// end offset when the replica becomes leader) without writing the file: the entry is
+// made durable by the next rewrite, at the latest before the log's next append
+// (flushIfUnflushed), so a leadership that never appends never fsyncs. Callers see the
+// entry at once (LatestEpoch, EndOffsetFor). Kafka's makeLeader assigns the epoch with a
+// synchronous checkpoint write (LeaderEpochFileCache.assign, which KAFKA-15046 and
+// KAFKA-16541 left synchronous); Petrel defers it because the entry describes only
+// records of its epoch: with none appended, losing it in a crash loses nothing (the
+// next leadership has a higher epoch, followers hold no record of it), and with some
+// appended the file was fsynced before the first of them (DESIGN.md invariant 37).
+// When the entry is not a plain extension (epoch not above the latest, or startOffset
+// below the latest start) it falls back to Assign.
+func (c *LeaderEpochCache) AssignLeaderStart(epoch int32, startOffset int64) error {
+	if epoch < 0 || startOffset < 0 {
+		return nil
+	}
+	if n := len(c.entries); n > 0 && (epoch <= c.entries[n-1].Epoch || startOffset < c.entries[n-1].StartOffset) {
+		return c.Assign(epoch, startOffset)
+	}
+	if n := len(c.entries); n > 0 && c.entries[n-1].StartOffset == startOffset {
+		// The previous epoch holds no record: Assign would replace it too.
+		c.entries = c.entries[:n-1]
+	}
+	c.entries = append(c.entries, EpochEntry{epoch, startOffset})
+	c.unflushed = true
+	return nil
 }
 
 // EndOffsetFor answers OffsetForLeaderEpoch for requestedEpoch on a log whose end offset is
@@ -188,7 +217,8 @@ func (c *LeaderEpochCache) truncateEndAtOpen(endOffset int64) {
 	}
 }
 
-// flushIfUnflushed writes the file when truncateAtOpen left it behind the entries.
+// flushIfUnflushed writes the file when truncateEndAtOpen or AssignLeaderStart left it
+// behind the entries.
 func (c *LeaderEpochCache) flushIfUnflushed() error {
 	if !c.unflushed {
 		return nil
