@@ -311,9 +311,11 @@ func (b *Broker) Shutdown(ctx context.Context) error {
 	b.shutOnce.Do(func() {
 		b.logger.Info("broker shutting down")
 		b.shuttingDown.Store(true)
+		phases := newShutdownPhases()
 		cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 		b.controlledShutdown(cctx)
 		cancel()
+		phases.mark("controlled_shutdown")
 		close(b.draining)
 		b.groups.close() // parked group requests answer NOT_COORDINATOR before the drain
 		b.txns.close()
@@ -323,10 +325,14 @@ func (b *Broker) Shutdown(ctx context.Context) error {
 		b.controllers.close()
 		b.heartbeats.close()
 		b.fetchers.Close()
+		phases.mark("drain")
 		errs = append(errs, b.partitions.close())
+		phases.mark("replicas_closed")
 		errs = append(errs, b.raft.close())
+		phases.mark("raft_closed")
 		errs = append(errs, b.closeMetricsServer())
 		b.shutErr = errors.Join(errs...)
+		b.logger.Info("broker shut down", phases.fields()...)
 	})
 	return b.shutErr
 }
