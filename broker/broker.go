@@ -60,6 +60,7 @@ type Broker struct {
 
 	controllerOps chan controllerOp // decisions for the controller goroutine
 	sessions      *brokerSessions   // controller: broker heartbeats (this term)
+	finishers     shutdownFinishers // controller: controlled shutdowns whose ISR removals are being written
 	rebalance     leaderRebalance   // controller goroutine only: automatic leader rebalance
 	controllers   controllerClients // connection to the current controller
 	heartbeats    controllerClients // the controller connection of registrations and heartbeats only (controllerChannel)
