@@ -50,10 +50,14 @@ func (b *Broker) brokerHeartbeat(ctx context.Context, r *kmsg.BrokerHeartbeatReq
 			if cur == nil || cur.Epoch != r.BrokerEpoch {
 				return nil, nil
 			}
-			var records []metadata.Record
-			if !cur.Fenced {
-				records = []metadata.Record{metadata.FenceBrokerRecord{BrokerID: id, BrokerEpoch: cur.Epoch}}
+			if cur.Fenced {
+				// A later heartbeat: leaderships only (normally none left); the ISR
+				// removals are finishControlledShutdown's, so a heartbeat never waits
+				// for them.
+				changes, _ := metadata.ControlledShutdownRecords(im, id, 0)
+				return changes, nil
 			}
+			records := []metadata.Record{metadata.FenceBrokerRecord{BrokerID: id, BrokerEpoch: cur.Epoch}}
 			changes, _ := metadata.ControlledShutdownRecords(im, id, int(shutdownEntryRecords.Load())-len(records))
 			return append(records, changes...), nil
 		})
