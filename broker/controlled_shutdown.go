@@ -21,6 +21,22 @@ func init() { shutdownEntryRecords.Store(metadata.MaxRecordsPerShutdownEntry) }
 type shutdownFinishers struct {
 	mu      sync.Mutex
 	running map[int32]bool
+	clean   map[int32]int64 // fenced brokers seen in no shared ISR, at this broker epoch
+}
+
+// knownClean reports whether fenced broker id, registered at epoch, was seen in no
+// shared ISR (a fenced broker is never added to one, so it stays so); mark records it.
+func (f *shutdownFinishers) knownClean(id int32, epoch int64, mark bool) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if mark {
+		if f.clean == nil {
+			f.clean = map[int32]int64{}
+		}
+		f.clean[id] = epoch
+	}
+	e, ok := f.clean[id]
+	return ok && e == epoch
 }
 
 // start reports whether the caller is to finish id's shutdown (no one else is).
@@ -48,8 +64,8 @@ func (f *shutdownFinishers) done(id int32) {
 // of at most shutdownEntryRecords records, after the broker was told it
 // may stop: only its leaderships hold up its stop, as in Kafka, where the broker stops
 // once it leads nothing. It gives up when the broker registers again, this node stops
-// being the controller, or a minute has passed (the leaders then shrink their ISRs
-// after replica.lag.time.max.ms, as after a crash).
+// being the controller, or a minute has passed; the next controller's duties start it
+// again for a fenced broker still in a shared ISR (finishFencedBrokers).
 func (b *Broker) finishControlledShutdown(id int32, epoch int64) {
 	if !b.finishers.start(id) {
 		return
@@ -76,6 +92,23 @@ func (b *Broker) finishControlledShutdown(id int32, epoch int64) {
 			}
 		}
 	}()
+}
+
+// finishFencedBrokers (a controller duty) finishes the controlled shutdown of every
+// fenced broker still in an ISR it shares with another replica: one whose controller
+// stopped before writing all its ISR removals (the stopping broker may have been the
+// controller itself) is finished by the next controller.
+func (b *Broker) finishFencedBrokers(im *metadata.Image) {
+	for id, br := range im.Brokers {
+		if !br.Fenced || b.finishers.knownClean(id, br.Epoch, false) {
+			continue
+		}
+		if inSharedISR(im, id) {
+			b.finishControlledShutdown(id, br.Epoch)
+		} else {
+			b.finishers.knownClean(id, br.Epoch, true)
+		}
+	}
 }
 
 // inSharedISR reports whether broker id is in an ISR it shares with another replica
