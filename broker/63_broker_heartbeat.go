@@ -4,8 +4,10 @@ package broker
 // controller keeps the last one in memory and writes records only on changes. A fenced
 // broker whose metadata offset has reached its registration is unfenced (and leaderless
 // partitions whose ISR holds it get a leader). WantShutdown starts a controlled shutdown:
-// the broker is fenced and taken out of every ISR and leadership first, then answered
-// ShouldShutdown once it leads nothing. Unknown brokers get BROKER_ID_NOT_REGISTERED, a
+// the broker is fenced and its leaderships moved in one entry, with as many of its ISR
+// removals as fit in 10,000 records; it is answered ShouldShutdown once it leads nothing,
+// and the controller writes the remaining ISR removals after (controlled_shutdown.go,
+// DESIGN.md invariant 38). Unknown brokers get BROKER_ID_NOT_REGISTERED, a
 // wrong epoch STALE_BROKER_EPOCH.
 
 import (
@@ -49,12 +51,21 @@ func (b *Broker) brokerHeartbeat(ctx context.Context, r *kmsg.BrokerHeartbeatReq
 				return nil, nil
 			}
 			if cur.Fenced {
-				return metadata.RemoveFromPartitionsRecords(im, id, nil), nil
+				// A later heartbeat: leaderships only (normally none left); the ISR
+				// removals are finishControlledShutdown's, so a heartbeat never waits
+				// for them.
+				changes, _ := metadata.ControlledShutdownRecords(im, id, 0)
+				return changes, nil
 			}
-			return metadata.FenceBrokerRecords(im, id, nil), nil
+			records := []metadata.Record{metadata.FenceBrokerRecord{BrokerID: id, BrokerEpoch: cur.Epoch}}
+			changes, _ := metadata.ControlledShutdownRecords(im, id, int(shutdownEntryRecords.Load())-len(records))
+			return append(records, changes...), nil
 		})
 		if err == nil {
 			resp.ShouldShutdown = im.LeaderCount(id) == 0
+			if inSharedISR(im, id) {
+				b.finishControlledShutdown(id, r.BrokerEpoch)
+			}
 		}
 	case br.Fenced && !r.WantFence && resp.IsCaughtUp && !b.sessions.inControlledShutdown(id):
 		im, err = b.controllerDo(ctx, func(im *metadata.Image) ([]metadata.Record, error) {

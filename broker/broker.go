@@ -60,6 +60,7 @@ type Broker struct {
 
 	controllerOps chan controllerOp // decisions for the controller goroutine
 	sessions      *brokerSessions   // controller: broker heartbeats (this term)
+	finishers     shutdownFinishers // controller: controlled shutdowns whose ISR removals are being written
 	rebalance     leaderRebalance   // controller goroutine only: automatic leader rebalance
 	controllers   controllerClients // connection to the current controller
 	heartbeats    controllerClients // the controller connection of registrations and heartbeats only (controllerChannel)
@@ -313,9 +314,11 @@ func (b *Broker) Shutdown(ctx context.Context) error {
 	b.shutOnce.Do(func() {
 		b.logger.Info("broker shutting down")
 		b.shuttingDown.Store(true)
+		phases := newShutdownPhases()
 		cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 		b.controlledShutdown(cctx)
 		cancel()
+		phases.mark("controlled_shutdown")
 		close(b.draining)
 		b.groups.close() // parked group requests answer NOT_COORDINATOR before the drain
 		b.txns.close()
@@ -325,10 +328,14 @@ func (b *Broker) Shutdown(ctx context.Context) error {
 		b.controllers.close()
 		b.heartbeats.close()
 		b.fetchers.Close()
+		phases.mark("drain")
 		errs = append(errs, b.partitions.close())
+		phases.mark("replicas_closed")
 		errs = append(errs, b.raft.shutdown())
+		phases.mark("raft_closed")
 		errs = append(errs, b.closeMetricsServer())
 		b.shutErr = errors.Join(errs...)
+		b.logger.Info("broker shut down", phases.fields()...)
 	})
 	return b.shutErr
 }

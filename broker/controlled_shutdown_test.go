@@ -77,3 +77,57 @@ func TestControlledShutdownStaysFenced(t *testing.T) {
 		cancel()
 	}
 }
+
+// TestControlledShutdownInBoundedEntries: with more ISR removals than an entry holds, the
+// stopping broker is told to stop once its leaderships have moved, and the controller
+// then takes it out of every other ISR, each partition changing once.
+func TestControlledShutdownInBoundedEntries(t *testing.T) {
+	old := shutdownEntryRecords.Load()
+	shutdownEntryRecords.Store(4)
+	defer shutdownEntryRecords.Store(old)
+	c := startTestCluster(t, 3, 3, nil)
+	if resp, err := newAdmin(t, c.brokers[0]).CreateTopic(testContext(t), 24, 3, nil, "bounded"); err != nil || resp.Err != nil {
+		t.Fatalf("create: %v %v", err, resp.Err)
+	}
+	var ctrl *Broker
+	waitFor(t, 10*time.Second, func() error {
+		for _, b := range c.brokers {
+			if b.IsController() {
+				ctrl = b
+				return nil
+			}
+		}
+		return fmt.Errorf("no controller")
+	})
+	victim := c.brokers[(int(ctrl.NodeID())+1)%3]
+	id := victim.NodeID()
+	waitFor(t, 20*time.Second, func() error {
+		for _, p := range ctrl.Image().Topic("bounded").Partitions {
+			if !slices.Contains(p.ISR, id) {
+				return fmt.Errorf("broker %d not in the ISR of partition %d", id, p.ID)
+			}
+		}
+		return nil
+	})
+	before := ctrl.Image().Topic("bounded").Partitions
+	if err := victim.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	c.brokers[int(id)] = nil
+	if n := ctrl.Image().LeaderCount(id); n != 0 {
+		t.Fatalf("broker %d stopped still leading %d partitions", id, n)
+	}
+	waitFor(t, 20*time.Second, func() error {
+		for _, p := range ctrl.Image().Topic("bounded").Partitions {
+			if slices.Contains(p.ISR, id) {
+				return fmt.Errorf("broker %d still in the ISR %v of partition %d", id, p.ISR, p.ID)
+			}
+		}
+		return nil
+	})
+	for i, p := range ctrl.Image().Topic("bounded").Partitions {
+		if p.PartitionEpoch != before[i].PartitionEpoch+1 {
+			t.Errorf("partition %d: partition epoch %d, was %d: want one change", i, p.PartitionEpoch, before[i].PartitionEpoch)
+		}
+	}
+}

@@ -203,6 +203,7 @@ func (b *Broker) controllerDuties() {
 		b.logger.Warn("broker session expired: fenced, removed from every ISR, leaders re-elected", "broker", id,
 			"partition_changes", len(records)-1)
 	}
+	b.finishFencedBrokers(b.Image())
 	b.completeReassignments(ctx)
 	b.maybeRebalanceLeaders(ctx, time.Now())
 }

@@ -94,9 +94,10 @@ func (b *Broker) controlledShutdown(ctx context.Context) {
 		return
 	}
 	for ctx.Err() == nil {
-		cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-		hb, err := b.heartbeat(cctx, epoch, true)
-		cancel()
+		// No shorter bound than ctx: the controller answers once the entry moving this
+		// broker's leaderships is committed, which takes seconds at 100,000 partitions,
+		// and a retry would only queue behind it.
+		hb, err := b.heartbeat(ctx, epoch, true)
 		if err == nil && hb.ShouldShutdown {
 			b.logger.Info("controlled shutdown: this broker leads nothing now")
 			return

@@ -124,3 +124,43 @@ func removeReplicaChange(t *Topic, p *Partition, id int32, acceptable func(int32
 	}
 	return change, change.ISR != nil || change.Leader != nil
 }
+
+// MaxRecordsPerShutdownEntry bounds an entry of a controlled shutdown (Kafka's
+// controller writes a non-atomic result in batches of at most 10,000 records).
+const MaxRecordsPerShutdownEntry = 10_000
+
+// ControlledShutdownRecords plans the next entry of broker id's controlled shutdown: the
+// changes that move every leadership it holds to another ISR member (taking it out of
+// those ISRs) come first, all in this entry so that it can stop once the entry is
+// committed; then changes that take it out of the ISRs of partitions it follows, as many
+// as fit in max records in all. more reports that ISR changes are left for a later entry.
+func ControlledShutdownRecords(im *Image, id int32, max int) (records []Record, more bool) {
+	acceptable := func(r int32) bool { return im.Acceptable(r, id) }
+	names := im.TopicNames()
+	for _, name := range names {
+		t := im.Topics[name]
+		for _, p := range t.Partitions {
+			if p.Leader != id {
+				continue
+			}
+			if change, ok := removeReplicaChange(t, p, id, acceptable, nil); ok {
+				records = append(records, change)
+			}
+		}
+	}
+	for _, name := range names {
+		t := im.Topics[name]
+		for _, p := range t.Partitions {
+			if p.Leader == id || !slices.Contains(p.ISR, id) || len(p.ISR) == 1 {
+				continue
+			}
+			if len(records) >= max {
+				return records, true
+			}
+			if change, ok := removeReplicaChange(t, p, id, acceptable, nil); ok {
+				records = append(records, change)
+			}
+		}
+	}
+	return records, false
+}

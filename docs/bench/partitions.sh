@@ -7,7 +7,10 @@
 # replica open and every partition's ISR full, open descriptors, memory maps, RSS and Go
 # heap of one process, a clean stop (SIGTERM to exit) and a restart to serving ("broker
 # ready") of that node with everything in sync again. Prints a Markdown table; the
-# baseline of the same run is the same steps with 100 partitions.
+# baseline of the same run is the same steps with 100 partitions. The stop row's note is
+# node 2's "broker shut down" line (time per shutdown phase). PETREL_SERVER_BIN=path runs
+# the servers from another petrel binary (a before/after comparison); PETREL_BENCH_LOGS=dir
+# keeps the three nodes' logs there (with PETREL_PPROF=1 also CPU profiles of the stop).
 # PETREL_RESTART_PROFILE=file.prof (with PETREL_PPROF=1) also writes a CPU profile of the
 # restarted node's first PETREL_RESTART_PROFILE_SECONDS (default 20) seconds.
 set -euo pipefail
@@ -18,15 +21,20 @@ per_topic=5000
 work=$(mktemp -d)
 bin=$work/petrel
 go build -o "$bin" .
+server_bin=${PETREL_SERVER_BIN:-$bin}
 pids=()
-cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; rm -rf "$work"; }
+cleanup() {
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true
+  if [ -n "${PETREL_BENCH_LOGS:-}" ]; then mkdir -p "$PETREL_BENCH_LOGS" && cp "$work"/n*.log "$PETREL_BENCH_LOGS"/ 2>/dev/null || true; fi
+  rm -rf "$work"
+}
 trap cleanup EXIT
 trap "exit 1" INT TERM
 
 source docs/bench/cluster3.sh
 start() { # $1 node
   local i=$1
-  "$bin" server --node-id "$i" --data-dir "$work/n$i" --listen "127.0.0.1:${kp[$i]}" \
+  "$server_bin" server --node-id "$i" --data-dir "$work/n$i" --listen "127.0.0.1:${kp[$i]}" \
     --raft-listen "127.0.0.1:${rp[$i]}" --voters "$voters" --metrics-listen "127.0.0.1:${mp[$i]}" \
     --set petrel.metrics.per.partition.enable=false >>"$work/n$i.log" 2>&1 &
   pids[$i]=$!
@@ -79,9 +87,17 @@ heap=$(metric "${mp[2]}" go_memstats_heap_inuse_bytes || true)
 [ -n "$heap" ] || { echo "cannot read go_memstats_heap_inuse_bytes from node 2's metrics endpoint 127.0.0.1:${mp[2]}" >&2; exit 1; }
 replicas=$((total * rf / 3))
 echo "| node 2 resources | $total | $rf | | $replicas replicas: $fds descriptors, $maps memory maps, RSS $((rss / 1024)) MiB, Go heap in use $(python3 -c "print('%.0f MiB, %.0f B/replica' % ($heap/2**20, $heap/$replicas))") |"
+if [ "${PETREL_PPROF:-}" = 1 ] && [ -n "${PETREL_BENCH_LOGS:-}" ]; then
+  # CPU profiles of the stop: node 2 for its first 3 s, the others for 4 s.
+  mkdir -p "$PETREL_BENCH_LOGS"
+  for i in 0 1 2; do
+    curl -s -o "$PETREL_BENCH_LOGS/stop-cpu-n$i.prof" "127.0.0.1:${mp[$i]}/debug/pprof/profile?seconds=$(( i == 2 ? 3 : 4 ))" &
+  done
+  sleep 0.2
+fi
 t0=$(now)
 kill -TERM "$pid"; wait "$pid" 2>/dev/null || true
-echo "| clean stop of node 2 (SIGTERM to exit) | $total | $rf | $(since "$t0") | |"
+echo "| clean stop of node 2 (SIGTERM to exit) | $total | $rf | $(since "$t0") | $(grep 'broker shut down' "$work/n2.log" | tail -1 | grep -o '[a-z_]*=[0-9.a-zµ]*' | tr '\n' ' ') |"
 t0=$(now)
 start 2
 if [ -n "${PETREL_RESTART_PROFILE:-}" ]; then # the metrics listener is up before the replicas open
