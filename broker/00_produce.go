@@ -103,13 +103,8 @@ func (b *Broker) handleProduce(ctx context.Context, req *rpc.Request) rpc.Result
 	case len(pending) == 0:
 		return rpc.Respond(resp)
 	}
-	ch := make(chan kmsg.Response, 1)
 	timeout := time.Duration(r.TimeoutMillis) * time.Millisecond
-	b.goLoop("delayed produce", func() {
-		b.awaitHighWatermarks(ctx, pending, timeout)
-		ch <- resp
-	})
-	return rpc.RespondLater(ch)
+	return rpc.RespondLater(b.startDelayedProduce(ctx, resp, pending, timeout))
 }
 
 // producePartition validates and appends one partition's batch.

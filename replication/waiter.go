@@ -1,5 +1,7 @@
 package replication
 
+import "slices"
+
 // Waiter is woken when a watched partition's high watermark or log end offset moves or
 // its role changes. Its channel has room for one wake-up; wake-ups coalesce.
 type Waiter struct {
@@ -7,6 +9,28 @@ type Waiter struct {
 	// newDataOnly: a move of the high watermark or of a log start offset alone does
 	// not wake it (see NewFollowerFetchWaiter).
 	newDataOnly bool
+	// onWake, when set, is called instead of the channel send (NewCallbackWaiter).
+	onWake func(WakeState) (drop bool)
+}
+
+// WakeState is what a callback waiter is told at each wake-up: the partition's role,
+// high watermark and maximal ISR size (State.MaximalISRSize), read under its lock.
+type WakeState struct {
+	Role           Role
+	HighWatermark  int64
+	MaximalISRSize int
+}
+
+// NewCallbackWaiter returns a waiter that, instead of a channel send, calls fn with the
+// partition's state at every wake-up of the partition it watches, and once from Watch
+// itself, so that nothing that happened before Watch is missed. fn runs on the
+// goroutine that changed the partition — for an acks=all answer, the one whose
+// follower fetch advanced the high watermark — with the partition lock held: it must
+// not block, take a partition lock or call a partition, and must return quickly. When
+// it returns true the partition drops the waiter, as Unwatch would. A callback waiter
+// watches one partition (make one per partition); its C is nil.
+func NewCallbackWaiter(fn func(WakeState) (drop bool)) *Waiter {
+	return &Waiter{onWake: fn}
 }
 
 // NewWaiter returns a waiter with an empty channel.
@@ -36,6 +60,9 @@ func (p *Partition) Watch(w *Waiter) {
 		p.watchers = map[*Waiter]struct{}{}
 	}
 	p.watchers[w] = struct{}{}
+	if w.onWake != nil && w.onWake(p.wakeStateLocked()) {
+		delete(p.watchers, w)
+	}
 	p.mu.Unlock()
 }
 
@@ -71,9 +98,34 @@ func (p *Partition) wakeLocked(progressOnly bool) {
 		p.leaderHighWatermarkNow.Store(-1)
 	}
 	p.changes.Add(1)
+	var ws WakeState
+	haveState := false
 	for w := range p.watchers {
-		if !progressOnly || !w.newDataOnly {
+		switch {
+		case w.onWake != nil:
+			if !haveState {
+				ws, haveState = p.wakeStateLocked(), true
+			}
+			if w.onWake(ws) {
+				delete(p.watchers, w) // allowed while ranging
+			}
+		case !progressOnly || !w.newDataOnly:
 			w.Wake()
 		}
 	}
+}
+
+func (p *Partition) wakeStateLocked() WakeState {
+	return WakeState{Role: p.role, HighWatermark: p.highWatermark, MaximalISRSize: p.maximalISRSizeLocked()}
+}
+
+// maximalISRSizeLocked is len(maximalISRLocked()) without its copy.
+func (p *Partition) maximalISRSizeLocked() int {
+	n := len(p.isr)
+	for _, r := range p.pendingISR {
+		if !slices.Contains(p.isr, r) {
+			n++
+		}
+	}
+	return n
 }

@@ -114,3 +114,43 @@ func TestFollowerFetchWaiterWakesOnNewDataOnly(t *testing.T) {
 		t.Fatal("a role change did not wake both waiters")
 	}
 }
+
+// A callback waiter is called from Watch with the current state and then, on the
+// goroutine that changes the partition, at each wake-up (a high watermark advance by a
+// follower fetch, a role change) until it asks to be dropped.
+func TestCallbackWaiter(t *testing.T) {
+	p, _ := newPartition(t, true)
+	if err := p.BecomeLeader(1, []int32{0, 1}); err != nil {
+		t.Fatal(err)
+	}
+	var seen []WakeState
+	drop := false
+	w := NewCallbackWaiter(func(s WakeState) bool { seen = append(seen, s); return drop })
+	p.Watch(w)
+	if len(seen) != 1 || seen[0].Role != Leader || seen[0].HighWatermark != 0 || seen[0].MaximalISRSize != 2 {
+		t.Fatalf("from Watch: %+v", seen)
+	}
+	if _, err := p.AppendAsLeader(batch(4), 0); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := p.ReadForFollower(FollowerFetch{ReplicaID: 1, FetchOffset: 4, CurrentLeaderEpoch: 1, LastFetchedEpoch: -1, MaxBytes: 1 << 20, LogStartOffset: 0}, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if last := seen[len(seen)-1]; last.HighWatermark != 4 {
+		t.Fatalf("after the follower fetch: %+v", seen)
+	}
+	drop = true
+	if err := p.BecomeFollower(2, 1); err != nil {
+		t.Fatal(err)
+	}
+	n := len(seen)
+	if seen[n-1].Role != Follower {
+		t.Fatalf("after the role change: %+v", seen[n-1])
+	}
+	if err := p.BecomeLeader(3, []int32{0, 1}); err != nil {
+		t.Fatal(err)
+	}
+	if len(seen) != n {
+		t.Fatalf("called after asking to be dropped: %+v", seen[n:])
+	}
+}
