@@ -367,6 +367,13 @@ func (l *Log) assignEpochsFrom(s *segment) error {
 // finishOpen creates the first segment of an empty log, settles the log start offset
 // and recovery point, and trims the leader epoch cache to the log.
 func (l *Log) finishOpen(opts OpenOptions, report *RecoveryReport) error {
+	if len(l.segments) == 0 && l.files != nil {
+		// No segment file at all (scanDir removed any orphan index): a new log, or one
+		// never written to. Its files are created on first use.
+		s := unbornSegment(l.dir, max(opts.LogStartOffset, 0), l.cfg, l.now())
+		s.c, s.pins = l.files, &l.held // in the cache's care, not open
+		l.segments = []*segment{s}
+	}
 	if len(l.segments) == 0 {
 		s, err := createSegment(l.dir, max(opts.LogStartOffset, 0), l.cfg, l.now())
 		if err != nil {
