@@ -194,3 +194,26 @@ func TestNewLogCreatesSegmentFilesOnFirstAppend(t *testing.T) {
 		t.Fatalf("after the crash: end %d (want %d), cut %+v", l.LogEndOffset(), end, rep.Cut)
 	}
 }
+
+// TestNewLogTruncateFullyBeforeFirstAppend: a new follower whose leader's log starts
+// past zero starts its empty log there (the unborn segment has no file to remove), and
+// takes appends from that offset.
+func TestNewLogTruncateFullyBeforeFirstAppend(t *testing.T) {
+	cfg := smallConfig()
+	fc := NewFileCache(4)
+	dir := t.TempDir()
+	l, _, err := Open(dir, cfg, OpenOptions{Files: fc})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	if err := l.TruncateFullyAndStartAt(500); err != nil {
+		t.Fatal(err)
+	}
+	if l.LogStartOffset() != 500 || l.LogEndOffset() != 500 {
+		t.Fatalf("offsets [%d, %d), want [500, 500)", l.LogStartOffset(), l.LogEndOffset())
+	}
+	if _, err := l.TruncateTo(500); err != nil {
+		t.Fatal(err)
+	}
+}

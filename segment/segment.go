@@ -603,6 +603,9 @@ func (s *segment) closeLog() error {
 // remove closes the segment and deletes its files.
 func (s *segment) remove() error {
 	s.c.forget(s)
+	if s.unborn {
+		return nil // no file was ever created
+	}
 	s.offsetIndex.remove()
 	s.timeIndex.remove()
 	if s.log != nil {
