@@ -3,6 +3,7 @@ package segment
 import (
 	"bytes"
 	"os"
+	"path/filepath"
 	"testing"
 )
 
@@ -39,16 +40,17 @@ func TestCleanOpenOfIdleLogOpensNoFiles(t *testing.T) {
 	if err := l.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if oi, ti := indexFileSizes(t, dir, 0); oi != -1 || ti != -1 {
-		t.Fatalf("indexes of %d and %d bytes after a clean close of a log never written, want none created", oi, ti)
+	// A new log never written to has created no segment file (unbornSegment).
+	if oi, ti := indexFileSizes(t, dir, 0); oi != -1 || ti != -1 || fileExists(segmentPath(dir, 0, LogFileSuffix)) {
+		t.Fatalf("a new log closed unwritten left segment files (indexes of %d and %d bytes)", oi, ti)
 	}
 
 	l, rep, err = Open(dir, cfg, OpenOptions{Files: fc, CleanShutdown: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rep.SegmentsLoaded != 1 || rep.SegmentsOpened != 0 || rep.SegmentsRecovered != 0 || len(rep.IndexesRebuilt) != 0 {
-		t.Fatalf("clean open of an empty log: %+v, want one segment loaded, none opened or recovered", rep)
+	if rep.SegmentsOpened != 0 || rep.SegmentsRecovered != 0 || len(rep.IndexesRebuilt) != 0 {
+		t.Fatalf("clean open of an empty log: %+v, want no segment opened or recovered", rep)
 	}
 	if st := fc.Stats(); st.Open != 0 {
 		t.Fatalf("%d segments open after a clean open", st.Open)
@@ -153,4 +155,66 @@ func TestOpenTrimsEpochsBeforeNextAppend(t *testing.T) {
 	}
 	appendEpochs(t, l, 1) // epoch 1 again (a follower of the old leader): no Assign
 	checkEpochs(t, "after the append", l.LeaderEpochs(), dir, []EpochEntry{{1, 0}})
+}
+
+// TestNewLogCreatesSegmentFilesOnFirstAppend: opening a new log creates its directory
+// and no segment file; the first append creates the active segment's .log and
+// preallocated indexes, and the batches survive a crash right after the flush.
+func TestNewLogCreatesSegmentFilesOnFirstAppend(t *testing.T) {
+	cfg := smallConfig()
+	fc := NewFileCache(4)
+	dir := filepath.Join(t.TempDir(), "t-0")
+	l, _, err := Open(dir, cfg, OpenOptions{Files: fc})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range ents {
+		if _, _, ok := parseSegmentFileName(e.Name()); ok {
+			t.Fatalf("a new log created %s before its first append", e.Name())
+		}
+	}
+	written := appendN(t, l, 10, batchSpec{records: 2, valueSize: 100, baseTimestamp: 50, tsStep: 1}, 0)
+	if err := l.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if oi, ti := indexFileSizes(t, dir, 0); oi != int64(cfg.SegmentIndexBytes) || ti <= 0 || !fileExists(segmentPath(dir, 0, LogFileSuffix)) {
+		t.Fatalf("after the first append: indexes of %d and %d bytes, .log exists %v", oi, ti, fileExists(segmentPath(dir, 0, LogFileSuffix)))
+	}
+	end := l.LogEndOffset()
+	l.closeFiles() // a crash
+	l, rep, err := Open(dir, cfg, OpenOptions{Files: fc})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	if l.LogEndOffset() != end || rep.Cut != nil || len(readAll(t, l)) != len(written) {
+		t.Fatalf("after the crash: end %d (want %d), cut %+v", l.LogEndOffset(), end, rep.Cut)
+	}
+}
+
+// TestNewLogTruncateFullyBeforeFirstAppend: a new follower whose leader's log starts
+// past zero starts its empty log there (the unborn segment has no file to remove), and
+// takes appends from that offset.
+func TestNewLogTruncateFullyBeforeFirstAppend(t *testing.T) {
+	cfg := smallConfig()
+	fc := NewFileCache(4)
+	dir := t.TempDir()
+	l, _, err := Open(dir, cfg, OpenOptions{Files: fc})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	if err := l.TruncateFullyAndStartAt(500); err != nil {
+		t.Fatal(err)
+	}
+	if l.LogStartOffset() != 500 || l.LogEndOffset() != 500 {
+		t.Fatalf("offsets [%d, %d), want [500, 500)", l.LogStartOffset(), l.LogEndOffset())
+	}
+	if _, err := l.TruncateTo(500); err != nil {
+		t.Fatal(err)
+	}
 }

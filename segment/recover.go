@@ -422,12 +422,19 @@ func (l *Log) assignEpochsFrom(s *segment) error {
 // finishOpen creates the first segment of an empty log, settles the log start offset
 // and recovery point, and trims the leader epoch cache to the log.
 func (l *Log) finishOpen(opts OpenOptions, report *RecoveryReport) error {
-	if len(l.segments) == 0 {
-		s, err := l.createFirstSegment(max(opts.LogStartOffset, 0))
+	if len(l.segments) == 0 && l.files != nil {
+		// No segment file at all (scanDir removed any orphan index): a new log, or one
+		// never written to. Its files are created on first use.
+		s := unbornSegment(l.dir, max(opts.LogStartOffset, 0), l.cfg, l.now())
+		s.c, s.pins = l.files, &l.held // in the cache's care, not open
+		l.segments = []*segment{s}
+	}
+	if len(l.segments) == 0 { // no file cache (tests of the bare segment layer)
+		s, err := createSegment(l.dir, max(opts.LogStartOffset, 0), l.cfg, l.now())
 		if err != nil {
 			return err
 		}
-		l.segments = []*segment{s}
+		l.segments = []*segment{l.track(s)}
 	}
 	l.logStartOffset = max(opts.LogStartOffset, l.segments[0].baseOffset)
 	if l.logStartOffset > l.LogEndOffset() {
@@ -445,47 +452,6 @@ func (l *Log) finishOpen(opts OpenOptions, report *RecoveryReport) error {
 	}
 	l.epochs.truncateEndAtOpen(l.LogEndOffset())
 	return l.epochs.TruncateFromStart(l.logStartOffset)
-}
-
-// createFirstSegment creates the empty first segment of a new log. With a file cache it
-// creates only the .log file: the indexes are created, preallocated and mapped on first
-// use, as for the idle segment of a clean open (closedEmptySegment), so a replica that is
-// never written has no index files to trim when it is closed (two truncates per idle
-// replica at a clean stop of 100,000 of them).
-func (l *Log) createFirstSegment(base int64) (*segment, error) {
-	if l.files == nil {
-		s, err := createSegment(l.dir, base, l.cfg, l.now())
-		if err != nil {
-			return nil, err
-		}
-		return l.track(s), nil
-	}
-	path := segmentPath(l.dir, base, LogFileSuffix)
-	if st, err := os.Stat(path); err == nil && st.Size() > 0 {
-		return nil, fmt.Errorf("creating segment %s: a non-empty file exists", path)
-	}
-	for _, suffix := range []string{IndexFileSuffix, TimeIndexFileSuffix, TxnIndexFileSuffix} {
-		if err := os.Remove(segmentPath(l.dir, base, suffix)); err != nil && !errors.Is(err, os.ErrNotExist) {
-			return nil, err
-		}
-	}
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
-	if err != nil {
-		return nil, err
-	}
-	if err := f.Close(); err != nil {
-		return nil, err
-	}
-	if err := syncDir(l.dir); err != nil {
-		return nil, err
-	}
-	s, ok := closedEmptySegment(l.dir, base, l.cfg, nil) // its indexes were just removed
-	if !ok {
-		return nil, fmt.Errorf("creating segment %s: the new empty file is not empty", path)
-	}
-	s.created = l.now()
-	s.c, s.pins = l.files, &l.held // in the cache's care, not open
-	return s, nil
 }
 
 func removeSegmentFiles(dir string, base int64) error {

@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"path/filepath"
 	"slices"
 	"time"
 )
@@ -51,6 +52,9 @@ type segment struct {
 	// txnDirty is set when the .txnindex was appended to since its last fsync
 	// (txnindex.go; the file is opened only for the append and the fsync).
 	txnDirty bool
+	// unborn is set while the files of a new log's empty active segment do not exist
+	// (unbornSegment): the first attach creates them. Owner only.
+	unborn bool
 }
 
 // use makes sure the segment's files are open and pins it until its Log's current call
@@ -92,7 +96,11 @@ func (l *Log) release() {
 // attach reopens the files of a segment the cache closed. Sizes and entry counts are
 // the segment's own; the files are only mapped again.
 func (s *segment) attach() error {
-	f, err := os.OpenFile(segmentPath(s.dir, s.baseOffset, LogFileSuffix), os.O_RDWR, 0)
+	flags := os.O_RDWR
+	if s.unborn {
+		flags |= os.O_CREATE
+	}
+	f, err := os.OpenFile(segmentPath(s.dir, s.baseOffset, LogFileSuffix), flags, 0o644)
 	if err != nil {
 		return err
 	}
@@ -104,6 +112,22 @@ func (s *segment) attach() error {
 		s.offsetIndex.detach()
 		f.Close()
 		return err
+	}
+	if s.unborn {
+		// The files were just created: their names in the partition directory, and the
+		// directory's own name in the log directory, are made durable before anything
+		// is written to them (an fsynced append must not vanish with its file).
+		err := syncDir(s.dir)
+		if err == nil {
+			err = syncDir(filepath.Dir(s.dir))
+		}
+		if err != nil {
+			s.timeIndex.detach()
+			s.offsetIndex.detach()
+			f.Close()
+			return err
+		}
+		s.unborn = false
 	}
 	s.log, s.logRef = f, newFileRef(f)
 	return nil
@@ -220,6 +244,28 @@ func closedEmptySegment(dir string, base int64, cfg Config, ents []os.DirEntry) 
 		created:              st.ModTime(),
 	}
 	return s, true
+}
+
+// unbornSegment is the empty active segment of a log that Open has just created, with no
+// file yet: its first use (attach, through the file cache) creates the .log and both
+// indexes and fsyncs the partition directory and its parent, as Kafka creates a new
+// log's index files lazily and fsyncs the directory with the first flush of a new
+// segment. Creating many partitions thus costs a directory each, not three preallocated
+// and mapped files and a directory fsync each; a replica that is never written to keeps
+// no segment file at all.
+func unbornSegment(dir string, base int64, cfg Config, now time.Time) *segment {
+	return &segment{
+		baseOffset:           base,
+		dir:                  dir,
+		offsetIndex:          offsetIndex{&indexFile{dir: dir, base: base, entrySize: offsetIndexEntrySize, maxEntries: cfg.maxIndexEntries(offsetIndexEntrySize), writable: true}, base},
+		timeIndex:            timeIndex{&indexFile{dir: dir, base: base, entrySize: timeIndexEntrySize, maxEntries: cfg.maxIndexEntries(timeIndexEntrySize), writable: true}, base},
+		nextOffset:           base,
+		maxTimestamp:         -1,
+		offsetOfMaxTimestamp: -1,
+		firstBatchTimestamp:  -1,
+		created:              now,
+		unborn:               true,
+	}
 }
 
 // readHeaderAt reads the batch header at pos. It returns io.ErrUnexpectedEOF when fewer
@@ -572,6 +618,9 @@ func (s *segment) closeLog() error {
 // remove closes the segment and deletes its files.
 func (s *segment) remove() error {
 	s.c.forget(s)
+	if s.unborn {
+		return nil // no file was ever created
+	}
 	s.offsetIndex.remove()
 	s.timeIndex.remove()
 	if s.log != nil {
