@@ -85,6 +85,7 @@ type Broker struct {
 	startedAt time.Time
 	// readyTimes is set by markReady, before readyCh closes (readiness.go).
 	readyTimes readyTimes
+	trace      startupTrace // startup_trace.go
 	wg         sync.WaitGroup
 	shutOnce   sync.Once
 	shutErr    error
@@ -160,11 +161,13 @@ func Start(cfg Config) (*Broker, error) {
 		pm.close()
 		return nil, err
 	}
+	b.trace.mark("raft_start")
 	if b.raft, err = startRaft(&b.cfg, b.machine, b.dial, b.logger.Named("raft")); err != nil {
 		b.closeListeners()
 		pm.close()
 		return nil, err
 	}
+	b.traceRaftStarted()
 	b.server = rpc.NewServer(rpc.ServerConfig{
 		MaxRequestBytes:       int32(cfg.int64Value("socket.request.max.bytes")),
 		QueuedMaxRequestBytes: cfg.int64Value("queued.max.request.bytes"),
@@ -183,6 +186,7 @@ func Start(cfg Config) (*Broker, error) {
 	b.goLoop("leader watch", b.watchLeader)
 	b.goLoop("controller", b.controllerLoop)
 	b.goLoop("broker lifecycle", b.lifecycleLoop)
+	b.goLoop("start-up trace", b.traceReplay)
 	if b.isObserver() {
 		b.goLoop("join", b.joinLoop)
 	}

@@ -41,6 +41,11 @@ func (b *Broker) lifecycleLoop() {
 			switch {
 			case err == nil:
 				fenced = hb.IsFenced
+				if fenced {
+					b.trace.countHeartbeat()
+				} else {
+					b.trace.mark("heartbeat_unfenced")
+				}
 			case errors.Is(err, kerr.StaleBrokerEpoch), errors.Is(err, kerr.BrokerIDNotRegistered):
 				epoch = -1
 			}
@@ -57,6 +62,7 @@ func (b *Broker) lifecycleLoop() {
 
 // register sends this broker's registration; it returns the broker epoch or -1.
 func (b *Broker) register(ctx context.Context) int64 {
+	b.trace.mark("registration_sent")
 	resp, err := b.controllerCall(ctx, b.registrationRequest())
 	if err != nil {
 		b.logger.Debug("registration not done", "error", err)
@@ -67,6 +73,7 @@ func (b *Broker) register(ctx context.Context) int64 {
 		b.logger.Debug("registration refused", "error", err)
 		return -1
 	}
+	b.trace.mark("registration_answered")
 	b.logger.Info("registered with the controller", "broker_epoch", r.BrokerEpoch)
 	return r.BrokerEpoch
 }
