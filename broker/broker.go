@@ -155,6 +155,7 @@ func Start(cfg Config) (*Broker, error) {
 		return nil, err
 	}
 	b.partitions = pm
+	b.trace.mark("replica_checkpoints_read")
 
 	b.authFailures = newAuthFailureLimiter(cfg.durationMs("connection.failed.authentication.delay.ms"))
 	if err := b.openListeners(); err != nil {

@@ -85,6 +85,9 @@ func (b *Broker) heartbeat(ctx context.Context, epoch int64, wantShutdown bool) 
 	req.BrokerID, req.BrokerEpoch = b.cfg.NodeID, epoch
 	req.CurrentMetadataOffset = int64(b.Image().Offset)
 	req.WantShutdown = wantShutdown
+	if req.CurrentMetadataOffset >= epoch {
+		b.trace.mark("heartbeat_caught_up_sent")
+	}
 	resp, err := b.controllerCall(ctx, req)
 	if err != nil {
 		return nil, err

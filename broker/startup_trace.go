@@ -4,6 +4,8 @@ import (
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/hashicorp/raft"
 )
 
 // startupTrace times the parts of metadata_catch_up (the "broker ready" line): Raft's
@@ -44,14 +46,23 @@ func (b *Broker) traceRaftStarted() {
 	stats := b.raft.raft.Stats()
 	snapshot, _ := strconv.ParseUint(stats["last_snapshot_index"], 10, 64)
 	last, _ := strconv.ParseUint(stats["last_log_index"], 10, 64)
+	// The replay is done when the image holds the last command on disk: entries of
+	// other types (the no-op of an election, configurations) never reach the image.
+	for i := 0; i < 64 && last > snapshot; i++ {
+		var l raft.Log
+		if err := b.raft.store.GetLog(last, &l); err != nil || l.Type == raft.LogCommand {
+			break
+		}
+		last--
+	}
 	b.trace.mu.Lock()
 	b.trace.snapshotIndex, b.trace.logIndex = snapshot, last
 	b.trace.mu.Unlock()
 }
 
 // traceReplay marks when the first entry after the snapshot was applied and when every
-// entry that was on disk at start was. It polls the applied index (it ends then, or at
-// readiness or stop, so it runs during start-up only).
+// command that was on disk at start was. It polls the image's offset (it ends then, or
+// at readiness or stop, so it runs during start-up only).
 func (b *Broker) traceReplay() {
 	b.trace.mu.Lock()
 	snapshot, last := b.trace.snapshotIndex, b.trace.logIndex
@@ -59,7 +70,7 @@ func (b *Broker) traceReplay() {
 	tick := time.NewTicker(5 * time.Millisecond)
 	defer tick.Stop()
 	for {
-		applied := b.raft.raft.AppliedIndex()
+		applied := b.Image().Offset
 		if applied > snapshot {
 			b.trace.mark("first_entry_applied")
 		}

@@ -82,6 +82,7 @@ func (f *FSM) publish(next *metadata.Image) {
 
 // Snapshot captures the current image; writing it happens later in Persist.
 func (f *FSM) Snapshot() (raft.FSMSnapshot, error) {
+	f.stats.snapshotTaken() // Snapshot and Apply are never concurrent (FSM contract)
 	return &snapshot{image: f.Image()}, nil
 }
 
@@ -98,6 +99,7 @@ func (f *FSM) Restore(r io.ReadCloser) error {
 		return fmt.Errorf("fsm: unsupported snapshot version %d", env.Version)
 	}
 	f.publish(env.Image.FromSnapshotForm())
+	f.stats.snapshotTaken()
 	f.stats.snapshotBytes.Store(cr.n)
 	f.stats.snapshotNanos.Store(int64(time.Since(start)))
 	return nil

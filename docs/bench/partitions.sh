@@ -11,7 +11,7 @@
 # PETREL_RESTART_PROFILE=file.prof (with PETREL_PPROF=1) also writes a CPU profile of the
 # restarted node's first PETREL_RESTART_PROFILE_SECONDS (default 20) seconds.
 # PETREL_RESTART_LOG=file keeps the restarted node's log (its "metadata caught up" line
-# gives the parts of metadata_catch_up).
+# gives the parts of metadata_catch_up), and the others' as file.n0 and file.n1.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 total=${1:-10000}
@@ -93,7 +93,7 @@ if [ -n "${PETREL_RESTART_PROFILE:-}" ]; then # the metrics listener is up befor
 fi
 wait_log "$work/n2.log" "broker ready" 600 2
 echo "| restart of node 2 to serving (broker ready) | $total | $rf | $(since "$t0") | $(grep 'broker ready' "$work/n2.log" | tail -1 | grep -o 'metadata_catch_up=[^ ]* replica_recovery=[^ ]*') |"
-[ -z "${PETREL_RESTART_LOG:-}" ] || cp "$work/n2.log" "$PETREL_RESTART_LOG"
+[ -z "${PETREL_RESTART_LOG:-}" ] || { cp "$work/n2.log" "$PETREL_RESTART_LOG"; cp "$work/n0.log" "$PETREL_RESTART_LOG.n0"; cp "$work/n1.log" "$PETREL_RESTART_LOG.n1"; }
 wait_sync "$replicas" 900
 echo "| restart of node 2 until every ISR is full | $total | $rf | $(since "$t0") | |"
 [ -z "${prof:-}" ] || wait "$prof"
