@@ -188,6 +188,7 @@ func Start(cfg Config) (*Broker, error) {
 	b.goLoop("controller", b.controllerLoop)
 	b.goLoop("broker lifecycle", b.lifecycleLoop)
 	b.goLoop("start-up trace", b.traceReplay)
+	b.goLoop("metadata snapshots", b.metadataSnapshotLoop)
 	if b.isObserver() {
 		b.goLoop("join", b.joinLoop)
 	}

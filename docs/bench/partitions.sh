@@ -10,6 +10,7 @@
 # baseline of the same run is the same steps with 100 partitions.
 # PETREL_RESTART_PROFILE=file.prof (with PETREL_PPROF=1) also writes a CPU profile of the
 # restarted node's first PETREL_RESTART_PROFILE_SECONDS (default 20) seconds.
+# PETREL_SET="name=value ..." passes properties to every server (--set).
 # PETREL_RESTART_LOG=file keeps the restarted node's log (its "metadata caught up" line
 # gives the parts of metadata_catch_up), and the others' as file.n0 and file.n1.
 set -euo pipefail
@@ -26,11 +27,13 @@ trap cleanup EXIT
 trap "exit 1" INT TERM
 
 source docs/bench/cluster3.sh
+sets=()
+for s in ${PETREL_SET:-}; do sets+=(--set "$s"); done
 start() { # $1 node
   local i=$1
   "$bin" server --node-id "$i" --data-dir "$work/n$i" --listen "127.0.0.1:${kp[$i]}" \
     --raft-listen "127.0.0.1:${rp[$i]}" --voters "$voters" --metrics-listen "127.0.0.1:${mp[$i]}" \
-    --set petrel.metrics.per.partition.enable=false >>"$work/n$i.log" 2>&1 &
+    --set petrel.metrics.per.partition.enable=false ${sets[@]+"${sets[@]}"} >>"$work/n$i.log" 2>&1 &
   pids[$i]=$!
 }
 wait_log() { # $1 file, $2 pattern, $3 seconds, $4 matches to wait for (default 1)
