@@ -44,6 +44,9 @@ func (b *Broker) metadataSnapshotLoop() {
 // takeMetadataSnapshot asks Raft for a snapshot and waits for it (Raft writes it on its
 // snapshot goroutine; no lock is held here).
 func (b *Broker) takeMetadataSnapshot(reason string) {
+	if b.shuttingDown.Load() {
+		return // a snapshot cannot be interrupted: it would hold up the stop
+	}
 	start := time.Now()
 	before := b.machine.Stats()
 	err := b.raft.raft.Snapshot().Error()
