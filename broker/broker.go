@@ -86,6 +86,7 @@ type Broker struct {
 	startedAt time.Time
 	// readyTimes is set by markReady, before readyCh closes (readiness.go).
 	readyTimes readyTimes
+	trace      startupTrace // startup_trace.go
 	wg         sync.WaitGroup
 	shutOnce   sync.Once
 	shutErr    error
@@ -150,22 +151,41 @@ func Start(cfg Config) (*Broker, error) {
 	})
 	b.groups = newGroupCoordinator(b)
 	b.txns = newTxnCoordinator(b)
-	pm, err := newPartitionManager(b)
-	if err != nil {
-		return nil, err
+	// The replicas' checkpoints (one line per replica) are read while Raft starts
+	// (its snapshot restore): neither needs the other until the reconciler runs.
+	type pmResult struct {
+		pm  *partitionManager
+		err error
 	}
-	b.partitions = pm
-
+	pmCh := make(chan pmResult, 1)
+	go func() {
+		pm, err := newPartitionManager(b)
+		b.trace.mark("replica_checkpoints_read")
+		pmCh <- pmResult{pm, err}
+	}()
 	b.authFailures = newAuthFailureLimiter(cfg.durationMs("connection.failed.authentication.delay.ms"))
-	if err := b.openListeners(); err != nil {
-		pm.close()
-		return nil, err
+	listenErr := b.openListeners()
+	if listenErr == nil {
+		b.trace.mark("raft_start")
+		if b.raft, err = startRaft(&b.cfg, b.machine, b.dial, b.logger.Named("raft")); err != nil {
+			b.closeListeners()
+		}
 	}
-	if b.raft, err = startRaft(&b.cfg, b.machine, b.dial, b.logger.Named("raft")); err != nil {
-		b.closeListeners()
-		pm.close()
-		return nil, err
+	res := <-pmCh
+	switch {
+	case listenErr != nil || err != nil || res.err != nil:
+		if listenErr == nil && err == nil {
+			b.raft.close()
+			b.closeListeners()
+		}
+		if res.pm != nil {
+			res.pm.close()
+		}
+		return nil, errors.Join(listenErr, err, res.err)
 	}
+	pm := res.pm
+	b.partitions = pm
+	b.traceRaftStarted()
 	b.server = rpc.NewServer(rpc.ServerConfig{
 		MaxRequestBytes:       int32(cfg.int64Value("socket.request.max.bytes")),
 		QueuedMaxRequestBytes: cfg.int64Value("queued.max.request.bytes"),
@@ -184,6 +204,8 @@ func Start(cfg Config) (*Broker, error) {
 	b.goLoop("leader watch", b.watchLeader)
 	b.goLoop("controller", b.controllerLoop)
 	b.goLoop("broker lifecycle", b.lifecycleLoop)
+	b.goLoop("start-up trace", b.traceReplay)
+	b.goLoop("metadata snapshots", b.metadataSnapshotLoop)
 	if b.isObserver() {
 		b.goLoop("join", b.joinLoop)
 	}

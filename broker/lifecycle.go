@@ -15,20 +15,33 @@ import (
 
 // lifecycleLoop registers this broker with the controller and keeps its session with
 // heartbeats every broker.heartbeat.interval.ms (every 200 ms while unregistered or
-// fenced, so that a restarted broker is unfenced promptly).
+// fenced, so that a restarted broker is unfenced promptly). A registered, fenced broker
+// also heartbeats as soon as its image reaches its registration (the offset the
+// controller unfences it at), rather than on the next tick.
 func (b *Broker) lifecycleLoop() {
 	interval := b.cfg.durationMs("broker.heartbeat.interval.ms")
 	epoch := int64(-1)
 	fenced := true
+	caughtUpSent := int64(-1) // the epoch whose caught-up heartbeat was sent
 	timer := time.NewTimer(0)
 	defer timer.Stop()
 	for {
-		select {
-		case <-b.stop:
-			return
-		case <-b.draining:
-			return
-		case <-timer.C:
+		changed := b.machine.Changed()
+		watch := epoch >= 0 && fenced && caughtUpSent != epoch
+		if !watch || b.Image().Offset < uint64(epoch) {
+			var catchUp <-chan struct{}
+			if watch {
+				catchUp = changed
+			}
+			select {
+			case <-b.stop:
+				return
+			case <-b.draining:
+				return
+			case <-catchUp:
+				continue // look at the new image
+			case <-timer.C:
+			}
 		}
 		if b.shuttingDown.Load() {
 			return // controlledShutdown heartbeats from here on
@@ -37,10 +50,18 @@ func (b *Broker) lifecycleLoop() {
 		if epoch < 0 {
 			epoch = b.register(ctx)
 		} else {
+			if b.Image().Offset >= uint64(epoch) {
+				caughtUpSent = epoch
+			}
 			hb, err := b.heartbeat(ctx, epoch, false)
 			switch {
 			case err == nil:
 				fenced = hb.IsFenced
+				if fenced {
+					b.trace.countHeartbeat()
+				} else {
+					b.trace.mark("heartbeat_unfenced")
+				}
 			case errors.Is(err, kerr.StaleBrokerEpoch), errors.Is(err, kerr.BrokerIDNotRegistered):
 				epoch = -1
 			}
@@ -57,6 +78,7 @@ func (b *Broker) lifecycleLoop() {
 
 // register sends this broker's registration; it returns the broker epoch or -1.
 func (b *Broker) register(ctx context.Context) int64 {
+	b.trace.mark("registration_sent")
 	resp, err := b.controllerCall(ctx, b.registrationRequest())
 	if err != nil {
 		b.logger.Debug("registration not done", "error", err)
@@ -67,6 +89,7 @@ func (b *Broker) register(ctx context.Context) int64 {
 		b.logger.Debug("registration refused", "error", err)
 		return -1
 	}
+	b.trace.mark("registration_answered")
 	b.logger.Info("registered with the controller", "broker_epoch", r.BrokerEpoch)
 	return r.BrokerEpoch
 }
@@ -78,6 +101,9 @@ func (b *Broker) heartbeat(ctx context.Context, epoch int64, wantShutdown bool) 
 	req.BrokerID, req.BrokerEpoch = b.cfg.NodeID, epoch
 	req.CurrentMetadataOffset = int64(b.Image().Offset)
 	req.WantShutdown = wantShutdown
+	if req.CurrentMetadataOffset >= epoch {
+		b.trace.mark("heartbeat_caught_up_sent")
+	}
 	resp, err := b.controllerCall(ctx, req)
 	if err != nil {
 		return nil, err

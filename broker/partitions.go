@@ -151,6 +151,7 @@ func (pm *partitionManager) reconcileLoop() {
 		return // stopped before it caught up
 	}
 	caughtUp := time.Now()
+	pm.b.logStartupTrace()
 	prev := metadata.NewImage()
 	first := true // the first pass is a full one (removeStrays)
 	for {

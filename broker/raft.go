@@ -16,10 +16,16 @@ import (
 	"github.com/petrel-broker/petrel/rpc"
 )
 
+// raftStore is the Raft log store the node closes at stop (raft-boltdb's BoltStore).
+type raftStore interface {
+	raft.LogStore
+	io.Closer
+}
+
 // raftNode bundles hashicorp/raft with its stores and transport.
 type raftNode struct {
 	raft      *raft.Raft
-	store     io.Closer // the raft-boltdb log and stable store
+	store     raftStore // the raft-boltdb log and stable store
 	transport *raft.NetworkTransport
 	conns     *raftConns
 	logger    hclog.Logger
@@ -94,7 +100,7 @@ func startRaft(cfg *Config, machine *fsm.FSM, dial rpc.DialFunc, logger hclog.Lo
 	return newRaftNode(r, store, transport, conns, rc, logger), nil
 }
 
-func newRaftNode(r *raft.Raft, store io.Closer, transport *raft.NetworkTransport, conns *raftConns, rc *raft.Config, logger hclog.Logger) *raftNode {
+func newRaftNode(r *raft.Raft, store raftStore, transport *raft.NetworkTransport, conns *raftConns, rc *raft.Config, logger hclog.Logger) *raftNode {
 	return &raftNode{raft: r, store: store, transport: transport, conns: conns, logger: logger,
 		stopTimeout: raftStopTimeout, resignTimeout: max(2*rc.ElectionTimeout, time.Second)}
 }

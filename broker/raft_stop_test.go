@@ -117,7 +117,7 @@ func (p *testRaftPeer) start(t testing.TB, voters []*testRaftPeer) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p.node = newRaftNode(r, io.NopCloser(nil), p.trans, p.conns, p.cfg, p.cfg.Logger)
+	p.node = newRaftNode(r, nopCloseLogStore{p.logs}, p.trans, p.conns, p.cfg, p.cfg.Logger)
 	t.Cleanup(func() { p.node.close() })
 }
 
@@ -389,3 +389,8 @@ func TestRaftCleanStopHandsOverLeadership(t *testing.T) {
 	next := waitRaftLeader(t, rest)
 	applyN(t, next, 1)
 }
+
+// nopCloseLogStore is a test peer's in-memory log store as the node's raftStore.
+type nopCloseLogStore struct{ raft.LogStore }
+
+func (nopCloseLogStore) Close() error { return nil }

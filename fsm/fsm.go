@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"sync"
+	"time"
 
 	"github.com/hashicorp/raft"
 	"github.com/petrel-broker/petrel/metadata"
@@ -18,6 +19,7 @@ type FSM struct {
 	mu      sync.Mutex      // guards image and changed
 	image   *metadata.Image // current image; never modified in place
 	changed chan struct{}   // closed and replaced after each change
+	stats   stats           // stats.go
 }
 
 // New returns an FSM holding the empty image.
@@ -54,6 +56,8 @@ func (f *FSM) Apply(l *raft.Log) interface{} {
 	if l.Type != raft.LogCommand {
 		return ApplyResult{Image: f.Image()}
 	}
+	f.stats.entries.Add(1)
+	f.stats.entryBytes.Add(int64(len(l.Data)))
 	records, err := metadata.DecodeRecords(l.Data)
 	if err != nil {
 		panic(fmt.Sprintf("fsm: cannot decode metadata entry at index %d: %v", l.Index, err))
@@ -78,20 +82,26 @@ func (f *FSM) publish(next *metadata.Image) {
 
 // Snapshot captures the current image; writing it happens later in Persist.
 func (f *FSM) Snapshot() (raft.FSMSnapshot, error) {
+	f.stats.snapshotTaken() // Snapshot and Apply are never concurrent (FSM contract)
 	return &snapshot{image: f.Image()}, nil
 }
 
 // Restore replaces the whole state with a snapshot's image.
 func (f *FSM) Restore(r io.ReadCloser) error {
 	defer r.Close()
+	start := time.Now()
+	cr := &countingReader{r: r}
 	var env snapshotEnvelope
-	if err := json.NewDecoder(r).Decode(&env); err != nil {
+	if err := json.NewDecoder(cr).Decode(&env); err != nil {
 		return fmt.Errorf("fsm: decoding snapshot: %w", err)
 	}
 	if env.Version != snapshotVersion || env.Image == nil {
 		return fmt.Errorf("fsm: unsupported snapshot version %d", env.Version)
 	}
 	f.publish(env.Image.FromSnapshotForm())
+	f.stats.snapshotTaken()
+	f.stats.snapshotBytes.Store(cr.n)
+	f.stats.snapshotNanos.Store(int64(time.Since(start)))
 	return nil
 }
 

@@ -13,6 +13,9 @@
 # keeps the three nodes' logs there (with PETREL_PPROF=1 also CPU profiles of the stop).
 # PETREL_RESTART_PROFILE=file.prof (with PETREL_PPROF=1) also writes a CPU profile of the
 # restarted node's first PETREL_RESTART_PROFILE_SECONDS (default 20) seconds.
+# PETREL_SET="name=value ..." passes properties to every server (--set).
+# PETREL_RESTART_LOG=file keeps the restarted node's log (its "metadata caught up" line
+# gives the parts of metadata_catch_up), and the others' as file.n0 and file.n1.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 total=${1:-10000}
@@ -32,11 +35,13 @@ trap cleanup EXIT
 trap "exit 1" INT TERM
 
 source docs/bench/cluster3.sh
+sets=()
+for s in ${PETREL_SET:-}; do sets+=(--set "$s"); done
 start() { # $1 node
   local i=$1
   "$server_bin" server --node-id "$i" --data-dir "$work/n$i" --listen "127.0.0.1:${kp[$i]}" \
     --raft-listen "127.0.0.1:${rp[$i]}" --voters "$voters" --metrics-listen "127.0.0.1:${mp[$i]}" \
-    --set petrel.metrics.per.partition.enable=false >>"$work/n$i.log" 2>&1 &
+    --set petrel.metrics.per.partition.enable=false ${sets[@]+"${sets[@]}"} >>"$work/n$i.log" 2>&1 &
   pids[$i]=$!
 }
 wait_log() { # $1 file, $2 pattern, $3 seconds, $4 matches to wait for (default 1)
@@ -107,6 +112,7 @@ if [ -n "${PETREL_RESTART_PROFILE:-}" ]; then # the metrics listener is up befor
 fi
 wait_log "$work/n2.log" "broker ready" 600 2
 echo "| restart of node 2 to serving (broker ready) | $total | $rf | $(since "$t0") | $(grep 'broker ready' "$work/n2.log" | tail -1 | grep -o 'metadata_catch_up=[^ ]* replica_recovery=[^ ]*') |"
+[ -z "${PETREL_RESTART_LOG:-}" ] || { cp "$work/n2.log" "$PETREL_RESTART_LOG"; cp "$work/n0.log" "$PETREL_RESTART_LOG.n0"; cp "$work/n1.log" "$PETREL_RESTART_LOG.n1"; }
 wait_sync "$replicas" 900
 echo "| restart of node 2 until every ISR is full | $total | $rf | $(since "$t0") | |"
 [ -z "${prof:-}" ] || wait "$prof"
