@@ -75,3 +75,8 @@ func (v *recordValidator) check(batch []byte, compacted bool) error {
 	defer v.scratch.Put(buf)
 	return keyless(segment.CheckRecords(batch, r, v.limit, *buf))
 }
+
+// RecordBatchCRC is the CRC-32C a record batch (magic 2) carries over its bytes from the
+// attributes field to its end: segment's one table, for tools outside the broker that
+// build batches (the canned broker of `petrel perf consume-ceiling`).
+func RecordBatchCRC(fromAttributes []byte) uint32 { return segment.CRC32C(fromAttributes) }

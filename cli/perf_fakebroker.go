@@ -4,13 +4,13 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"hash/crc32"
 	"io"
 	"net"
 	"strconv"
 	"sync"
 	"time"
 
+	"github.com/petrel-broker/petrel/broker"
 	"github.com/twmb/franz-go/pkg/kbin"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -148,7 +148,7 @@ func cannedBatch(n, size int) []byte {
 	b = binary.BigEndian.AppendUint32(b, uint32(n))   // record count
 	b = append(b, records...)
 	binary.BigEndian.PutUint32(b[batchLengthAt:], uint32(len(b)-batchLogOverhead))
-	binary.BigEndian.PutUint32(b[17:], crc32.Checksum(b[21:], crc32.MakeTable(crc32.Castagnoli)))
+	binary.BigEndian.PutUint32(b[17:], broker.RecordBatchCRC(b[21:]))
 	return b
 }
 

@@ -2,8 +2,10 @@ package integration
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 )
@@ -17,14 +19,27 @@ func TestPerfFetchAcrossLeaders(t *testing.T) {
 	if code, _, stderr := petrel("topics", "create", bs, "--partitions", "6", "--replication-factor", "1", "spread"); code != 0 {
 		t.Fatalf("topics create: exit %d, %s", code, stderr)
 	}
-	md, err := kadm.NewClient(c.Client(t)).Metadata(testContext(t), "spread")
-	if err != nil {
-		t.Fatal(err)
-	}
+	// Metadata is answered from the asked broker's own image, which may not hold the
+	// topic yet when CreateTopics (answered by the controller) returns.
+	adm := kadm.NewClient(c.Client(t))
 	leaders := map[int32]bool{}
-	for _, p := range md.Topics["spread"].Partitions {
-		leaders[p.Leader] = true
-	}
+	waitFor(t, 20*time.Second, func() error {
+		md, err := adm.Metadata(testContext(t), "spread")
+		if err != nil {
+			return err
+		}
+		clear(leaders)
+		for _, p := range md.Topics["spread"].Partitions {
+			if p.Leader < 0 {
+				return fmt.Errorf("partition %d has no leader yet", p.Partition)
+			}
+			leaders[p.Leader] = true
+		}
+		if n := len(md.Topics["spread"].Partitions); n != 6 {
+			return fmt.Errorf("%d partitions in metadata, want 6", n)
+		}
+		return nil
+	})
 	if len(leaders) < 2 {
 		t.Fatalf("partitions led by %v: want several leaders", leaders)
 	}
