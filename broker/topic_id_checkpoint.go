@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"maps"
 	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -38,34 +37,7 @@ func writeTopicIDCheckpoint(path string, ids map[segment.TopicPartition]metadata
 	for _, tp := range keys {
 		fmt.Fprintf(&buf, "%s %d %s\n", tp.Topic, tp.Partition, ids[tp].String())
 	}
-	tmp := path + ".tmp"
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(buf.Bytes())
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	d, err := os.Open(filepath.Dir(path))
-	if err != nil {
-		return err
-	}
-	err = d.Sync()
-	if cerr := d.Close(); err == nil {
-		err = cerr
-	}
-	return err
+	return segment.WriteFileAtomic(path, buf.Bytes())
 }
 
 // readTopicIDCheckpoint reads path; a missing file is an empty map. A malformed file is

@@ -107,12 +107,12 @@ func writeCheckpoint(path string, lines []string) error {
 		b.WriteString(l)
 		b.WriteByte('\n')
 	}
-	return writeFileAtomic(path, b.Bytes())
+	return WriteFileAtomic(path, b.Bytes())
 }
 
-// writeFileAtomic replaces path with data: a temporary file is written and fsynced, renamed
+// WriteFileAtomic replaces path with data: a temporary file is written and fsynced, renamed
 // over path, and the directory fsynced, so a crash leaves the old or the new file whole.
-func writeFileAtomic(path string, data []byte) error {
+func WriteFileAtomic(path string, data []byte) error {
 	tmp := path + checkpointTempSuffix
 	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
 	if err != nil {

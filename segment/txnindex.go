@@ -103,7 +103,7 @@ func appendTxnIndex(dir string, base int64, entries []AbortedTxn) error {
 }
 
 // writeTxnIndex replaces a segment's .txnindex with entries (none: the file is removed)
-// through a fsynced temporary file and a rename (writeFileAtomic).
+// through a fsynced temporary file and a rename (WriteFileAtomic).
 func writeTxnIndex(dir string, base int64, entries []AbortedTxn) error {
 	path := segmentPath(dir, base, TxnIndexFileSuffix)
 	if len(entries) == 0 {
@@ -116,7 +116,7 @@ func writeTxnIndex(dir string, base int64, entries []AbortedTxn) error {
 	for _, a := range entries {
 		buf = AppendTxnIndexEntry(buf, a)
 	}
-	return writeFileAtomic(path, buf)
+	return WriteFileAtomic(path, buf)
 }
 
 // syncTxnIndex fsyncs a segment's .txnindex, if it exists.
