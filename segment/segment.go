@@ -232,7 +232,13 @@ func closedEmptySegment(dir string, base int64, cfg Config, ents []os.DirEntry) 
 			return nil, false
 		}
 	}
-	s := &segment{
+	return emptyIdleSegment(dir, base, cfg, st.ModTime()), true
+}
+
+// emptyIdleSegment is an empty segment whose files are not open (or do not exist yet),
+// created at created.
+func emptyIdleSegment(dir string, base int64, cfg Config, created time.Time) *segment {
+	return &segment{
 		baseOffset:           base,
 		dir:                  dir,
 		offsetIndex:          offsetIndex{&indexFile{dir: dir, base: base, entrySize: offsetIndexEntrySize, maxEntries: cfg.maxIndexEntries(offsetIndexEntrySize), writable: true}, base},
@@ -241,9 +247,8 @@ func closedEmptySegment(dir string, base int64, cfg Config, ents []os.DirEntry) 
 		maxTimestamp:         -1,
 		offsetOfMaxTimestamp: -1,
 		firstBatchTimestamp:  -1,
-		created:              st.ModTime(),
+		created:              created,
 	}
-	return s, true
 }
 
 // unbornSegment is the empty active segment of a log that Open has just created, with no
@@ -254,18 +259,9 @@ func closedEmptySegment(dir string, base int64, cfg Config, ents []os.DirEntry) 
 // and mapped files and a directory fsync each; a replica that is never written to keeps
 // no segment file at all.
 func unbornSegment(dir string, base int64, cfg Config, now time.Time) *segment {
-	return &segment{
-		baseOffset:           base,
-		dir:                  dir,
-		offsetIndex:          offsetIndex{&indexFile{dir: dir, base: base, entrySize: offsetIndexEntrySize, maxEntries: cfg.maxIndexEntries(offsetIndexEntrySize), writable: true}, base},
-		timeIndex:            timeIndex{&indexFile{dir: dir, base: base, entrySize: timeIndexEntrySize, maxEntries: cfg.maxIndexEntries(timeIndexEntrySize), writable: true}, base},
-		nextOffset:           base,
-		maxTimestamp:         -1,
-		offsetOfMaxTimestamp: -1,
-		firstBatchTimestamp:  -1,
-		created:              now,
-		unborn:               true,
-	}
+	s := emptyIdleSegment(dir, base, cfg, now)
+	s.unborn = true
+	return s
 }
 
 // readHeaderAt reads the batch header at pos. It returns io.ErrUnexpectedEOF when fewer
