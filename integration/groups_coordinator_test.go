@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -60,6 +61,13 @@ func coordinatorOf(t testing.TB, c *Cluster, via int, group string) int {
 		}
 		if code != 0 {
 			return fmt.Errorf("FindCoordinator: %v", kerr.ErrorForCode(code))
+		}
+		// The asked broker answers from its own image, which may still name a node
+		// that has just stopped (its controlled shutdown moved the leadership, and the
+		// entry has not reached this broker yet): a client would fail to connect and
+		// ask again.
+		if !slices.Contains(c.live(), int(id)) {
+			return fmt.Errorf("FindCoordinator names node-%d, which is stopped", id)
 		}
 		node = id
 		return nil
