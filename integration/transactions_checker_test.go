@@ -23,8 +23,11 @@ func TestTransactionAbortedReadChecker(t *testing.T) {
 	const txns, perTxn = 12, 6
 	c.CreateTopicRF(t, topic, 3, 3, nil)
 	coord := txnCoordinatorOf(t, c, 0, id)
-	producer := newClient(t, c.Addrs(), kgo.TransactionalID(id), kgo.DefaultProduceTopic(topic),
-		kgo.RecordPartitioner(kgo.RoundRobinPartitioner()), kgo.TransactionTimeout(20*time.Second))
+	newProducer := func() *kgo.Client {
+		return newClient(t, c.Addrs(), kgo.TransactionalID(id), kgo.DefaultProduceTopic(topic),
+			kgo.RecordPartitioner(kgo.RoundRobinPartitioner()), kgo.TransactionTimeout(20*time.Second))
+	}
+	producer := newProducer()
 	type outcome int
 	const (
 		aborted outcome = iota
@@ -45,7 +48,16 @@ func TestTransactionAbortedReadChecker(t *testing.T) {
 		ctx, cancel := context.WithTimeout(testContext(t), 30*time.Second)
 		commit := n%2 == 0
 		if err := producer.BeginTransaction(); err != nil {
-			t.Fatalf("transaction %d: begin: %v", n, err)
+			// kgo fails a sharded AddPartitionsToTxn to a broker its metadata has just
+			// dropped ("unknown broker") without a retry and makes its producer id fatal;
+			// an application then makes a new producer, whose InitProducerID (same
+			// transactional id, next epoch) ends what the old one left open (the old one
+			// is closed at cleanup).
+			t.Logf("transaction %d: begin: %v; a new producer", n, err)
+			producer = newProducer()
+			if err := producer.BeginTransaction(); err != nil {
+				t.Fatalf("transaction %d: begin with a new producer: %v", n, err)
+			}
 		}
 		var produceErr error
 		for i := range perTxn {
