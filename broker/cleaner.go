@@ -229,7 +229,7 @@ func (c *logCleaner) clean(job cleanJob) {
 	c.firstDirty[job.tp] = res.CleanedUpTo
 	c.passes++
 	c.mu.Unlock()
-	if err := c.writeCheckpoint(); err != nil {
+	if err := c.WriteCheckpoint(); err != nil {
 		c.logger.Warn("writing the cleaner offset checkpoint", "error", err)
 	}
 	elapsed := time.Since(start)
@@ -256,8 +256,8 @@ func (c *logCleaner) markUncleanable(tp segment.TopicPartition, step string, err
 		"partition", tp.Partition, "step", step, "error", err)
 }
 
-// writeCheckpoint writes cleaner-offset-checkpoint for the partitions still here.
-func (c *logCleaner) writeCheckpoint() error {
+// WriteCheckpoint writes cleaner-offset-checkpoint for the partitions still here.
+func (c *logCleaner) WriteCheckpoint() error {
 	live := map[segment.TopicPartition]bool{}
 	for _, lp := range c.pm.all() {
 		live[segment.TopicPartition{Topic: lp.Topic, Partition: lp.ID}] = true

@@ -1,12 +1,9 @@
 package broker
 
 import (
-	"bufio"
-	"bytes"
 	"cmp"
 	"fmt"
 	"maps"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -32,40 +29,22 @@ func writeTopicIDCheckpoint(path string, ids map[segment.TopicPartition]metadata
 	keys := slices.SortedFunc(maps.Keys(ids), func(a, b segment.TopicPartition) int {
 		return cmp.Or(strings.Compare(a.Topic, b.Topic), cmp.Compare(a.Partition, b.Partition))
 	})
-	var buf bytes.Buffer
-	fmt.Fprintf(&buf, "0\n%d\n", len(keys))
-	for _, tp := range keys {
-		fmt.Fprintf(&buf, "%s %d %s\n", tp.Topic, tp.Partition, ids[tp].String())
+	lines := make([]string, len(keys))
+	for i, tp := range keys {
+		lines[i] = fmt.Sprintf("%s %d %s", tp.Topic, tp.Partition, ids[tp].String())
 	}
-	return segment.WriteFileAtomic(path, buf.Bytes())
+	return segment.WriteCheckpoint(path, lines)
 }
 
 // readTopicIDCheckpoint reads path; a missing file is an empty map. A malformed file is
 // an error (the caller then reads every partition.metadata).
 func readTopicIDCheckpoint(path string) (map[segment.TopicPartition]metadata.Uuid, error) {
-	data, err := os.ReadFile(path)
-	if os.IsNotExist(err) {
-		return map[segment.TopicPartition]metadata.Uuid{}, nil
-	}
+	lines, err := segment.ReadCheckpoint(path) // a missing file has no lines
 	if err != nil {
 		return nil, err
 	}
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	var lines []string
-	for sc.Scan() {
-		lines = append(lines, sc.Text())
-	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	if len(lines) < 2 || lines[0] != "0" {
-		return nil, fmt.Errorf("%s: missing or unknown version", path)
-	}
-	if n, err := strconv.Atoi(lines[1]); err != nil || n != len(lines)-2 {
-		return nil, fmt.Errorf("%s: count %q does not match %d entries", path, lines[1], len(lines)-2)
-	}
-	out := make(map[segment.TopicPartition]metadata.Uuid, len(lines)-2)
-	for _, line := range lines[2:] {
+	out := make(map[segment.TopicPartition]metadata.Uuid, len(lines))
+	for _, line := range lines {
 		f := strings.Split(line, " ")
 		if len(f) != 3 {
 			return nil, fmt.Errorf("%s: line %q", path, line)

@@ -31,7 +31,7 @@ func ReadOffsetCheckpoint(path string) (map[TopicPartition]int64, error) {
 	if fi, err := os.Stat(path); err == nil && fi.Size() == 0 {
 		return map[TopicPartition]int64{}, nil
 	}
-	lines, err := readCheckpoint(path)
+	lines, err := ReadCheckpoint(path)
 	if err != nil {
 		return nil, err
 	}
@@ -68,12 +68,12 @@ func WriteOffsetCheckpoint(path string, offsets map[TopicPartition]int64) error 
 	for i, tp := range keys {
 		lines[i] = fmt.Sprintf("%s %d %d", tp.Topic, tp.Partition, offsets[tp])
 	}
-	return writeCheckpoint(path, lines)
+	return WriteCheckpoint(path, lines)
 }
 
-// readCheckpoint returns the entry lines of a checkpoint file after checking its version
+// ReadCheckpoint returns the entry lines of a checkpoint file after checking its version
 // and count. A missing file has no lines.
-func readCheckpoint(path string) ([]string, error) {
+func ReadCheckpoint(path string) ([]string, error) {
 	data, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
@@ -99,8 +99,8 @@ func readCheckpoint(path string) ([]string, error) {
 	return lines[2:], nil
 }
 
-// writeCheckpoint writes "0", the count and lines atomically.
-func writeCheckpoint(path string, lines []string) error {
+// WriteCheckpoint writes "0", the count and lines atomically.
+func WriteCheckpoint(path string, lines []string) error {
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "%d\n%d\n", checkpointVersion, len(lines))
 	for _, l := range lines {

@@ -36,7 +36,7 @@ func (c *LeaderEpochCache) path() string { return filepath.Join(c.dir, LeaderEpo
 func openLeaderEpochCache(dir string) (*LeaderEpochCache, error) {
 	c := &LeaderEpochCache{dir: dir}
 	path := c.path()
-	lines, err := readCheckpoint(path)
+	lines, err := ReadCheckpoint(path)
 	if err != nil {
 		return c, err
 	}
@@ -194,7 +194,7 @@ func (c *LeaderEpochCache) flush() error {
 	for i, e := range c.entries {
 		lines[i] = fmt.Sprintf("%d %d", e.Epoch, e.StartOffset)
 	}
-	if err := writeCheckpoint(c.path(), lines); err != nil {
+	if err := WriteCheckpoint(c.path(), lines); err != nil {
 		return err
 	}
 	c.unflushed = false
