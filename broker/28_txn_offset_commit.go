@@ -158,10 +158,13 @@ func (b *Broker) completeGroupTransaction(partition int32, m kmsg.WriteTxnMarker
 	write := &coordinator.MarkerWrite{ProducerID: m.ProducerID, ProducerEpoch: m.ProducerEpoch, Commit: m.Committed,
 		CoordinatorEpoch: m.CoordinatorEpoch}
 	err := b.groups.rt.Submit(partition, func(time.Time, coordinator.Shard) coordinator.Result {
-		return coordinator.Result{Marker: write, Committed: func(_ time.Time, code int16) coordinator.Result {
+		answer := func(_ time.Time, code int16) coordinator.Result {
 			done(code)
 			return coordinator.Result{}
-		}}
+		}
+		// A timed-out marker is answered at once (the transaction coordinator retries
+		// it); the runtime still replays it if it lands.
+		return coordinator.Result{Marker: write, Committed: answer, TimedOut: answer}
 	}, func(err error) { done(errorCode(err)) })
 	if err != nil {
 		done(errorCode(err))

@@ -154,17 +154,37 @@ func (g *groupShard) convert(eff group.Effects) coordinator.Result {
 	if eff.Committed == nil && len(eff.Replies) == 0 {
 		return res
 	}
-	res.Committed = func(_ time.Time, code int16) coordinator.Result {
-		var next coordinator.Result
-		if eff.Committed != nil {
-			next = g.convert(eff.Committed(code))
+	// The replies go once: after TimedOut when the write times out, else after
+	// Committed (which, after a timeout, only applies what landed).
+	answered := false
+	reply := func() {
+		if answered {
+			return
 		}
+		answered = true
 		for _, r := range eff.Replies {
 			if r.Send != nil {
 				r.Send(r.Response)
 			}
 		}
+	}
+	res.Committed = func(_ time.Time, code int16) coordinator.Result {
+		var next coordinator.Result
+		if eff.Committed != nil {
+			next = g.convert(eff.Committed(code))
+		}
+		reply()
 		return next
+	}
+	if len(res.Records) > 0 {
+		res.TimedOut = func(_ time.Time, code int16) coordinator.Result {
+			var next coordinator.Result
+			if eff.TimedOut != nil {
+				next = g.convert(eff.TimedOut(code))
+			}
+			reply()
+			return next
+		}
 	}
 	return res
 }

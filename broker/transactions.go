@@ -118,11 +118,14 @@ func (t *txnShard) convert(eff txn.Effects) coordinator.Result {
 	if eff.Committed == nil && len(eff.Replies) == 0 && len(eff.Markers) == 0 {
 		return res
 	}
-	res.Committed = func(_ time.Time, code int16) coordinator.Result {
-		var next coordinator.Result
-		if eff.Committed != nil {
-			next = t.convert(eff.Committed(code))
+	// The replies and markers go once: after TimedOut when the write times out, else
+	// after Committed (which, after a timeout, only applies what landed).
+	answered := false
+	reply := func() {
+		if answered {
+			return
 		}
+		answered = true
 		for _, r := range eff.Replies {
 			if r.Send != nil {
 				r.Send(r.Response)
@@ -131,7 +134,24 @@ func (t *txnShard) convert(eff txn.Effects) coordinator.Result {
 		for _, m := range eff.Markers {
 			t.tc.writeMarkers(t.partition, m)
 		}
+	}
+	res.Committed = func(_ time.Time, code int16) coordinator.Result {
+		var next coordinator.Result
+		if eff.Committed != nil {
+			next = t.convert(eff.Committed(code))
+		}
+		reply()
 		return next
+	}
+	if len(res.Records) > 0 {
+		res.TimedOut = func(_ time.Time, code int16) coordinator.Result {
+			var next coordinator.Result
+			if eff.TimedOut != nil {
+				next = t.convert(eff.TimedOut(code))
+			}
+			reply()
+			return next
+		}
 	}
 	return res
 }

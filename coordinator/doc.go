@@ -11,8 +11,12 @@
 // callback, called on the executor once the high watermark passes the batch or the
 // write failed, with Kafka's coordinator error translation (NOT_LEADER_OR_FOLLOWER →
 // NOT_COORDINATOR; NOT_ENOUGH_REPLICAS(_AFTER_APPEND) and REQUEST_TIMED_OUT →
-// COORDINATOR_NOT_AVAILABLE). Unloading (leadership lost) fails pending writes and
-// queued ops with NOT_COORDINATOR and cancels the partition's timers.
+// COORDINATOR_NOT_AVAILABLE). A write the high watermark has not reached by its
+// deadline is answered through its TimedOut but stays pending: once it lands, its
+// Committed applies it in log order, so the live state is what a load would replay (a
+// write whose append failed is never applied). Unloading (leadership lost) fails
+// pending writes and queued ops with NOT_COORDINATOR and cancels the partition's
+// timers.
 //
 // The package knows nothing of groups or transactions: those rules live in the Shard.
 package coordinator

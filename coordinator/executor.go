@@ -30,12 +30,16 @@ type timerEntry struct {
 	t    *time.Timer
 }
 
-// pendingWrite is an appended batch waiting for the high watermark.
+// pendingWrite is an appended batch waiting for the high watermark. It stays pending,
+// in append (log) order, until the high watermark passes it or the partition is
+// unloaded: a write answered at its deadline (timedOut) is still applied once it lands.
 type pendingWrite struct {
 	end       int64 // the high watermark must reach this
 	deadline  time.Time
 	minInsync int
 	committed func(now time.Time, errorCode int16) Result
+	timedOut  func(now time.Time, errorCode int16) Result
+	answered  bool // timedOut has run
 }
 
 // executor is one loaded partition: its goroutine loads the log, then runs tasks one at
@@ -125,6 +129,9 @@ func (e *executor) run() {
 	if !e.runTask(task{op: func(now time.Time, s Shard) Result { return s.Loaded(now) }}) {
 		return
 	}
+	if !e.runTask(task{op: func(time.Time, Shard) Result { e.checkPending(); return Result{} }}) {
+		return
+	}
 	deadline := time.NewTimer(time.Hour)
 	defer deadline.Stop()
 	for {
@@ -139,8 +146,8 @@ func (e *executor) run() {
 		if !e.runTask(task{op: func(time.Time, Shard) Result { e.checkPending(); return Result{} }}) {
 			return
 		}
-		if len(e.pending) > 0 {
-			deadline.Reset(max(e.pending[0].deadline.Sub(e.rt.cfg.Now()), time.Millisecond))
+		if p := e.nextDeadline(); p != nil {
+			deadline.Reset(max(p.deadline.Sub(e.rt.cfg.Now()), time.Millisecond))
 		}
 	}
 }
@@ -337,9 +344,9 @@ func (e *executor) carryOut(res Result) {
 	if committed == nil {
 		committed = func(time.Time, int16) Result { return Result{} }
 	}
+	// checkPending, which runs after every task, completes it.
 	e.pending = append(e.pending, pendingWrite{end: info.LastOffset + 1, deadline: now.Add(e.rt.cfg.WriteTimeout),
-		minInsync: minInsync, committed: committed})
-	e.checkPending()
+		minInsync: minInsync, committed: committed, timedOut: res.TimedOut})
 }
 
 // replayingMarker wraps the Committed of a marker write: once committed, the marker is
@@ -360,29 +367,70 @@ func (e *executor) replayingMarker(m Marker, committed func(time.Time, int16) Re
 	}
 }
 
-// checkPending completes, in order, the writes the high watermark has passed, and
-// fails those that can no longer complete or timed out.
+// checkPending completes, in order, the writes the high watermark has passed
+// (Committed with 0, also for a write already answered by TimedOut), answers through
+// TimedOut those still short of it at their deadline, and fails with NOT_COORDINATOR
+// those that can no longer complete (leadership moved; the new leader's load decides
+// what they became). A write stays pending after its TimedOut so that, if it lands, the
+// shard applies it in log order, after every write before it and before every write
+// after it, as a load would.
 func (e *executor) checkPending() {
 	for len(e.pending) > 0 {
 		st := e.log.State()
 		p := e.pending[0]
 		now := e.rt.cfg.Now()
-		var code int16
 		switch {
 		case st.Role != replication.Leader || st.LeaderEpoch != e.epoch:
-			code = codeNotCoordinator
-		case st.HighWatermark >= p.end && st.MaximalISRSize < p.minInsync:
-			code = codeCoordinatorNotAvailable // NOT_ENOUGH_REPLICAS_AFTER_APPEND
+			e.pending = e.pending[1:]
+			e.carryOut(p.committed(now, codeNotCoordinator))
 		case st.HighWatermark >= p.end:
-			code = 0
-		case !now.Before(p.deadline):
-			code = codeCoordinatorNotAvailable // REQUEST_TIMED_OUT
+			e.pending = e.pending[1:]
+			if st.MaximalISRSize < p.minInsync && !p.answered {
+				// NOT_ENOUGH_REPLICAS_AFTER_APPEND: the client gets the error, but the
+				// batch is committed, so the shard applies it.
+				e.answer(&p, now)
+			}
+			e.carryOut(p.committed(now, 0))
 		default:
+			e.answerTimedOut(now)
 			return
 		}
-		e.pending = e.pending[1:]
-		e.carryOut(p.committed(now, code))
 	}
+}
+
+// answerTimedOut runs TimedOut, in order, for the pending writes whose deadline has
+// passed (COORDINATOR_NOT_AVAILABLE, Kafka's translation of REQUEST_TIMED_OUT). It
+// walks by index: a TimedOut's own writes are appended behind.
+func (e *executor) answerTimedOut(now time.Time) {
+	for i := 0; i < len(e.pending); i++ {
+		p := &e.pending[i]
+		if p.answered {
+			continue
+		}
+		if now.Before(p.deadline) {
+			return
+		}
+		e.answer(p, now)
+	}
+}
+
+// answer marks p answered and carries out its TimedOut, if any.
+func (e *executor) answer(p *pendingWrite, now time.Time) {
+	p.answered = true
+	if p.timedOut != nil {
+		res := p.timedOut(now, codeCoordinatorNotAvailable)
+		e.carryOut(res)
+	}
+}
+
+// nextDeadline is the first pending write not yet answered, or nil.
+func (e *executor) nextDeadline() *pendingWrite {
+	for i := range e.pending {
+		if !e.pending[i].answered {
+			return &e.pending[i]
+		}
+	}
+	return nil
 }
 
 func (e *executor) setTimer(tm Timer, now time.Time) {

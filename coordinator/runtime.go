@@ -87,10 +87,20 @@ type Timer struct {
 }
 
 // Result is what an Op asks the runtime to do: set Timers at once, append Records as
-// one batch with acks=all semantics, and call Committed when the write is over — with 0
-// once the high watermark passed the batch, else a translated Kafka error code. Without
+// one batch with acks=all semantics, and call Committed once the write's fate in the
+// log is known — with 0 once the high watermark passed the batch, else a translated
+// Kafka error code: the append failed (the batch is not in the log) or the partition
+// was unloaded first (NOT_COORDINATOR; the next leader's load decides). Without
 // Records, Committed (if set) is called at once with 0. Committed's Result is carried
 // out the same way.
+//
+// TimedOut answers early: it is called with COORDINATOR_NOT_AVAILABLE (Kafka's
+// translation of REQUEST_TIMED_OUT and NOT_ENOUGH_REPLICAS_AFTER_APPEND) when the high
+// watermark has not passed the batch within Config.WriteTimeout, or passed it with the
+// ISR below min.insync.replicas. The write stays pending: Committed still follows, with
+// 0 if the batch lands, after every earlier write's Committed and before every later
+// one's, so the live state applies what a load would replay. A Result without TimedOut
+// is answered by Committed alone.
 //
 // With Producer, Records are written as one transactional batch of that producer. With
 // Marker (and no Records), a transaction marker is written instead, with the checks the
@@ -99,6 +109,7 @@ type Result struct {
 	Timers    []Timer
 	Records   []Record
 	Committed func(now time.Time, errorCode int16) Result
+	TimedOut  func(now time.Time, errorCode int16) Result
 	Producer  *Producer
 	Marker    *MarkerWrite
 }
@@ -107,8 +118,9 @@ type Result struct {
 type Config struct {
 	// Name is the internal topic, for logs.
 	Name string
-	// WriteTimeout bounds the wait for the high watermark (offsets.commit.timeout.ms,
-	// 5000); a write not committed by then gets COORDINATOR_NOT_AVAILABLE.
+	// WriteTimeout bounds the wait for the high watermark before a write is answered
+	// (offsets.commit.timeout.ms, 5000): a write not committed by then gets its
+	// TimedOut (COORDINATOR_NOT_AVAILABLE), and its Committed when it lands.
 	WriteTimeout time.Duration
 	// LoadReadBytes is the size of each read while loading (default 1 MiB).
 	LoadReadBytes int

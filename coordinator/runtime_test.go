@@ -177,18 +177,21 @@ func TestWriteCompletesWhenHighWatermarkPasses(t *testing.T) {
 }
 
 func TestWriteErrorsAreTranslated(t *testing.T) {
+	const none = -1 // Committed not called (the write is still pending)
 	for _, tc := range []struct {
-		name  string
-		setup func(f *fakeLog)
-		after func(f *fakeLog) // after the append
-		want  int16
+		name      string
+		setup     func(f *fakeLog)
+		after     func(f *fakeLog) // after the append
+		want      int16            // the answer: TimedOut's code, else Committed's
+		committed int16            // Committed's code
 	}{
-		{"not enough replicas", func(f *fakeLog) { f.appendErr = replication.ErrNotEnoughReplicas }, nil, kerr.CoordinatorNotAvailable.Code},
-		{"not leader", func(f *fakeLog) { f.appendErr = replication.ErrNotLeader }, nil, kerr.NotCoordinator.Code},
-		{"storage error", func(f *fakeLog) { f.appendErr = segment.ErrLogFailed }, nil, kerr.NotCoordinator.Code},
-		{"timed out", func(*fakeLog) {}, nil, kerr.CoordinatorNotAvailable.Code},
-		{"leadership lost while waiting", func(*fakeLog) {}, func(f *fakeLog) { f.role = replication.Follower }, kerr.NotCoordinator.Code},
-		{"ISR shrank after append", func(f *fakeLog) { f.isr = 2 }, func(f *fakeLog) { f.isr = 1; f.hw = f.leo }, kerr.CoordinatorNotAvailable.Code},
+		{"not enough replicas", func(f *fakeLog) { f.appendErr = replication.ErrNotEnoughReplicas }, nil, kerr.CoordinatorNotAvailable.Code, kerr.CoordinatorNotAvailable.Code},
+		{"not leader", func(f *fakeLog) { f.appendErr = replication.ErrNotLeader }, nil, kerr.NotCoordinator.Code, kerr.NotCoordinator.Code},
+		{"storage error", func(f *fakeLog) { f.appendErr = segment.ErrLogFailed }, nil, kerr.NotCoordinator.Code, kerr.NotCoordinator.Code},
+		{"timed out", func(*fakeLog) {}, nil, kerr.CoordinatorNotAvailable.Code, none},
+		{"leadership lost while waiting", func(*fakeLog) {}, func(f *fakeLog) { f.role = replication.Follower }, kerr.NotCoordinator.Code, kerr.NotCoordinator.Code},
+		// NOT_ENOUGH_REPLICAS_AFTER_APPEND: answered with the error, applied (it is committed).
+		{"ISR shrank after append", func(f *fakeLog) { f.isr = 2 }, func(f *fakeLog) { f.isr = 1; f.hw = f.leo }, kerr.CoordinatorNotAvailable.Code, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFakeLog(0)
@@ -197,18 +200,38 @@ func TestWriteErrorsAreTranslated(t *testing.T) {
 			waitFor(t, "serving", func() bool { return len(r.Serving()) == 1 })
 			f.set(func(f *fakeLog) { f.isr = 2 })
 			f.set(tc.setup)
-			done := make(chan int16, 1)
+			answered := make(chan int16, 1)
+			committed := make(chan int16, 1)
+			var once sync.Once
+			answer := func(code int16) { once.Do(func() { answered <- code }) }
 			submitWait(t, r, 0, func(time.Time, Shard) (struct{}, Result) {
 				return struct{}{}, Result{Records: []Record{{Key: []byte("k")}},
-					Committed: func(_ time.Time, code int16) Result { done <- code; return Result{} }}
+					Committed: func(_ time.Time, code int16) Result { answer(code); committed <- code; return Result{} },
+					TimedOut:  func(_ time.Time, code int16) Result { answer(code); return Result{} }}
 			})
 			if tc.after != nil {
 				f.set(tc.after)
 			}
 			select {
-			case code := <-done:
+			case code := <-answered:
 				if code != tc.want {
-					t.Fatalf("code %d, want %d", code, tc.want)
+					t.Fatalf("answered %d, want %d", code, tc.want)
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatal("write never answered")
+			}
+			if tc.committed == none {
+				select {
+				case code := <-committed:
+					t.Fatalf("committed with %d, the write is not in the log's committed part", code)
+				default:
+				}
+				return
+			}
+			select {
+			case code := <-committed:
+				if code != tc.committed {
+					t.Fatalf("committed with %d, want %d", code, tc.committed)
 				}
 			case <-time.After(10 * time.Second):
 				t.Fatal("write never completed")
@@ -371,7 +394,7 @@ func TestStaleEpochWriteIsRefused(t *testing.T) {
 }
 
 // offsets.commit.timeout.ms runs on the runtime's clock: a write the high watermark has
-// not passed fails with COORDINATOR_NOT_AVAILABLE once the clock passes its deadline.
+// not passed is answered COORDINATOR_NOT_AVAILABLE once the clock passes its deadline.
 func TestWriteTimeoutFollowsTheClock(t *testing.T) {
 	var mu sync.Mutex
 	clock := time.UnixMilli(1_700_000_000_000)
@@ -383,7 +406,7 @@ func TestWriteTimeoutFollowsTheClock(t *testing.T) {
 	done := make(chan int16, 1)
 	submitWait(t, r, 0, func(time.Time, Shard) (struct{}, Result) {
 		return struct{}{}, Result{Records: []Record{{Key: []byte("k")}},
-			Committed: func(_ time.Time, code int16) Result { done <- code; return Result{} }}
+			TimedOut: func(_ time.Time, code int16) Result { done <- code; return Result{} }}
 	})
 	mu.Lock()
 	clock = clock.Add(time.Hour)

@@ -120,6 +120,6 @@ func (s *Shard) deleteGroup(now time.Time, groupID string, send func(errorCode i
 		records = append(records, offsetCommitTombstone(g.id, tp))
 	}
 	records = append(records, groupMetadataTombstone(g.id))
-	b.write(s.applyDeletion(g, tps, true, send), records...)
+	s.writeDeletion(&b, g, tps, true, send, records)
 	return b.effects()
 }

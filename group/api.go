@@ -74,14 +74,21 @@ type Reply struct {
 // Effects is what a call asks the runtime to do, in this order:
 //  1. set or cancel Timers (at once);
 //  2. append Records as one batch with acks=all semantics, if there are any;
-//  3. when the write is over, call Committed with its outcome — 0 when the high
-//     watermark passed the batch, else a Kafka error code already translated for
-//     coordinators (NOT_COORDINATOR, COORDINATOR_NOT_AVAILABLE, ...); Committed may
-//     change the error codes of the responses in Replies (they are pointers) and apply
-//     what was waiting for the write, and returns further Effects, which the runtime
-//     carries out the same way;
+//  3. when the write's fate in the log is known, call Committed with it — 0 when the
+//     high watermark passed the batch, else a Kafka error code already translated for
+//     coordinators (NOT_COORDINATOR, COORDINATOR_NOT_AVAILABLE, ...) when the batch is
+//     not in the log or the partition was unloaded first; Committed may change the
+//     error codes of the responses in Replies (they are pointers) and apply what was
+//     waiting for the write, and returns further Effects, which the runtime carries out
+//     the same way;
 //  4. deliver Replies: after the write and Committed when there are Records, at once
 //     otherwise.
+//
+// TimedOut, when set, is called instead of Committed for the answer when the write is
+// not committed within offsets.commit.timeout.ms (COORDINATOR_NOT_AVAILABLE): it sets
+// the responses' codes, Replies are delivered after it, and Committed follows when the
+// write's fate is known — with 0 if the batch landed after all, which applies it as a
+// load of the partition would. After TimedOut, Committed leaves the responses alone.
 //
 // The zero Effects does nothing.
 //
@@ -91,6 +98,7 @@ type Effects struct {
 	Timers    []Timer
 	Records   []Record
 	Committed func(errorCode int16) Effects
+	TimedOut  func(errorCode int16) Effects
 	Replies   []Reply
 	Producer  *Producer
 }

@@ -13,6 +13,7 @@ type batch struct {
 	timers    []Timer
 	records   []Record
 	committed []func(errorCode int16) Effects
+	timedOut  []func(errorCode int16) Effects
 	replies   []Reply
 	producer  *Producer
 }
@@ -34,12 +35,40 @@ func (b *batch) write(committed func(errorCode int16) Effects, records ...Record
 	}
 }
 
+// writeAnswered adds records whose outcome committed handles, and whose answer on a
+// timeout timedOut gives (Effects.TimedOut); committed then runs when the batch's fate
+// is known, 0 if it landed.
+func (b *batch) writeAnswered(committed, timedOut func(errorCode int16) Effects, records ...Record) {
+	b.write(committed, records...)
+	b.timedOut = append(b.timedOut, timedOut)
+}
+
+// writeOnce adds records whose outcome cb handles once: at the timeout (as a failure,
+// as Kafka's classic group does when the append future fails with the timeout) or when
+// the write's fate is known, whichever comes first. For group metadata records, which
+// describe the membership and are superseded by the group's next one: a group whose
+// write timed out rebalances, and its next generation's record replaces the late one.
+func (b *batch) writeOnce(cb func(errorCode int16) Effects, records ...Record) {
+	done := false
+	once := func(code int16) Effects {
+		if done {
+			return Effects{}
+		}
+		done = true
+		return cb(code)
+	}
+	b.writeAnswered(once, once, records...)
+}
+
 // merge appends e's effects to b.
 func (b *batch) merge(e Effects) {
 	b.timers = append(b.timers, e.Timers...)
 	b.records = append(b.records, e.Records...)
 	if e.Committed != nil {
 		b.committed = append(b.committed, e.Committed)
+	}
+	if e.TimedOut != nil {
+		b.timedOut = append(b.timedOut, e.TimedOut)
 	}
 	b.replies = append(b.replies, e.Replies...)
 	if e.Producer != nil {
@@ -51,17 +80,26 @@ func (b *batch) merge(e Effects) {
 // step's callback in order and merges what they return.
 func (b *batch) effects() Effects {
 	e := Effects{Timers: b.timers, Records: b.records, Replies: b.replies, Producer: b.producer}
-	if len(b.records) > 0 && len(b.committed) > 0 {
-		callbacks := b.committed
-		e.Committed = func(errorCode int16) Effects {
-			var out batch
-			for _, cb := range callbacks {
-				out.merge(cb(errorCode))
-			}
-			return out.effects()
-		}
+	if len(b.records) > 0 {
+		e.Committed = runAll(b.committed)
+		e.TimedOut = runAll(b.timedOut)
 	}
 	return e
+}
+
+// runAll is one callback running callbacks in order and merging what they return; nil
+// when there are none.
+func runAll(callbacks []func(errorCode int16) Effects) func(errorCode int16) Effects {
+	if len(callbacks) == 0 {
+		return nil
+	}
+	return func(errorCode int16) Effects {
+		var out batch
+		for _, cb := range callbacks {
+			out.merge(cb(errorCode))
+		}
+		return out.effects()
+	}
 }
 
 // Timer keys: a kind, the group id and, for heartbeats, the member id, separated by NUL

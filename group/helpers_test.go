@@ -20,7 +20,7 @@ type harness struct {
 	writeCode int16    // the outcome of the next writes
 	// hold parks writes instead of completing them (release completes them).
 	hold   bool
-	held   []Effects
+	held   []heldWrite
 	nextID int
 	// batches is the partition as a load would read it: the committed writes and the
 	// markers, in order (txn_offsets_test.go).
@@ -53,7 +53,7 @@ func (h *harness) run(e Effects) {
 	}
 	if len(e.Records) > 0 {
 		if h.hold {
-			h.held = append(h.held, e)
+			h.held = append(h.held, heldWrite{e: e})
 			return
 		}
 		h.log = append(h.log, e.Records...)
@@ -67,18 +67,46 @@ func (h *harness) run(e Effects) {
 	}
 }
 
-// release completes the held writes with code.
+// heldWrite is a write parked by hold; answered once timeOut answered it.
+type heldWrite struct {
+	e        Effects
+	answered bool
+}
+
+// timeOut answers the held writes as the runtime does at offsets.commit.timeout.ms:
+// TimedOut with COORDINATOR_NOT_AVAILABLE, then the replies; they stay held (release
+// decides whether they landed).
+func (h *harness) timeOut() {
+	for i := range h.held {
+		w := &h.held[i]
+		if w.answered {
+			continue
+		}
+		w.answered = true
+		if w.e.TimedOut != nil {
+			h.run(w.e.TimedOut(errCoordinatorNotAvailable))
+		}
+		for _, r := range w.e.Replies {
+			r.Send(r.Response)
+		}
+	}
+}
+
+// release completes the held writes with code (0: they landed, in order).
 func (h *harness) release(code int16) {
 	held := h.held
 	h.held, h.hold = nil, false
-	for _, e := range held {
+	for _, w := range held {
+		e := w.e
 		h.log = append(h.log, e.Records...)
 		h.logBatch(e, code)
 		if e.Committed != nil {
 			h.run(e.Committed(code))
 		}
-		for _, r := range e.Replies {
-			r.Send(r.Response)
+		if !w.answered {
+			for _, r := range e.Replies {
+				r.Send(r.Response)
+			}
 		}
 	}
 }

@@ -280,7 +280,7 @@ func (s *Shard) updateStaticMember(now time.Time, b *batch, g *group, j joinRequ
 		// Persist the new member id; answer once it is written.
 		generation := g.generation
 		epoch := s.epoch
-		b.write(func(code int16) Effects {
+		b.writeOnce(func(code int16) Effects {
 			var out batch
 			now := s.committedNow(now)
 			if s.epoch != epoch {

@@ -83,19 +83,26 @@ func (s *Shard) offsetCommit(now time.Time, req *kmsg.OffsetCommitRequest, resp 
 		dropIfUnused()
 	} else {
 		epoch := s.epoch
-		b.write(func(code int16) Effects {
+		answered := false // by the timeout: the response is sent, leave it alone
+		answer := func(code int16) {
+			for _, w := range writes {
+				resp.Topics[w.topicIndex].Partitions[w.partIndex].ErrorCode = code
+			}
+		}
+		b.writeAnswered(func(code int16) Effects {
 			defer func() {
 				if s.epoch == epoch {
 					dropIfUnused()
 				}
 			}()
+			if code != 0 && !answered {
+				answer(code)
+			}
+			if s.epoch != epoch {
+				return Effects{}
+			}
+			// Applied once committed, also after a timeout: the offsets a load replays.
 			for _, w := range writes {
-				if code != 0 {
-					resp.Topics[w.topicIndex].Partitions[w.partIndex].ErrorCode = code
-				}
-				if s.epoch != epoch {
-					continue
-				}
 				if g.pendingOffsets[w.tp]--; g.pendingOffsets[w.tp] <= 0 {
 					delete(g.pendingOffsets, w.tp)
 				}
@@ -103,6 +110,10 @@ func (s *Shard) offsetCommit(now time.Time, req *kmsg.OffsetCommitRequest, resp 
 					g.offsets[w.tp] = w.value
 				}
 			}
+			return Effects{}
+		}, func(code int16) Effects {
+			answered = true
+			answer(code)
 			return Effects{}
 		}, records...)
 	}
@@ -267,9 +278,12 @@ func (s *Shard) offsetDelete(now time.Time, req *kmsg.OffsetDeleteRequest, send 
 	b.reply(send, resp)
 	if len(records) > 0 {
 		epoch := s.epoch
-		b.write(func(code int16) Effects {
+		answered := false
+		b.writeAnswered(func(code int16) Effects {
 			if code != 0 {
-				resp.ErrorCode = code
+				if !answered {
+					resp.ErrorCode = code
+				}
 				return Effects{}
 			}
 			if s.epoch == epoch {
@@ -277,6 +291,10 @@ func (s *Shard) offsetDelete(now time.Time, req *kmsg.OffsetDeleteRequest, send 
 					delete(g.offsets, tp)
 				}
 			}
+			return Effects{}
+		}, func(code int16) Effects {
+			answered = true
+			resp.ErrorCode = code
 			return Effects{}
 		}, records...)
 	}
@@ -337,7 +355,7 @@ func (s *Shard) expireOffsets(now time.Time) Effects {
 		if len(records) == 0 {
 			continue
 		}
-		b.write(s.applyDeletion(g, expired, deleteGroup, nil), records...)
+		s.writeDeletion(&b, g, expired, deleteGroup, nil, records)
 	}
 	return b.effects()
 }
@@ -364,13 +382,16 @@ func expirationBase(g *group) (func(offsetValue) int64, bool) {
 	return nil, false
 }
 
-// applyDeletion returns the write callback that forgets the deleted offsets and, with
-// deleteGroup, the group if it is still Empty. Writes complete in append order, so every
-// commit appended before the tombstones has been applied when it runs and every later
-// one is applied after it: deleting unconditionally makes memory what the log replays.
-func (s *Shard) applyDeletion(g *group, tps []topicPartition, deleteGroup bool, done func(code int16)) func(int16) Effects {
+// writeDeletion writes records (tombstones) whose callback, once they are committed,
+// forgets the deleted offsets and, with deleteGroup, the group if it is still Empty;
+// done (if set) gets the answer, at the timeout if the write is not committed by then.
+// Writes complete in append order (a late one too), so every commit appended before the
+// tombstones has been applied when it runs and every later one is applied after it:
+// deleting unconditionally makes memory what the log replays.
+func (s *Shard) writeDeletion(b *batch, g *group, tps []topicPartition, deleteGroup bool, done func(code int16), records []Record) {
 	epoch := s.epoch
-	return func(code int16) Effects {
+	answered := false
+	b.writeAnswered(func(code int16) Effects {
 		if s.epoch == epoch && code == 0 {
 			for _, tp := range tps {
 				delete(g.offsets, tp)
@@ -384,9 +405,15 @@ func (s *Shard) applyDeletion(g *group, tps []topicPartition, deleteGroup bool, 
 				}
 			}
 		}
+		if done != nil && !answered {
+			done(code)
+		}
+		return Effects{}
+	}, func(code int16) Effects {
+		answered = true
 		if done != nil {
 			done(code)
 		}
 		return Effects{}
-	}
+	}, records...)
 }

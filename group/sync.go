@@ -93,7 +93,7 @@ func (s *Shard) storeLeaderAssignment(now time.Time, b *batch, g *group, req *km
 	}
 	generation := req.Generation
 	epoch := s.epoch
-	b.write(func(code int16) Effects {
+	b.writeOnce(func(code int16) Effects {
 		var out batch
 		now := s.committedNow(now)
 		if s.epoch != epoch || !g.is(stateCompletingRebalance) || g.generation != generation {

@@ -85,16 +85,22 @@ func (s *Shard) TxnOffsetCommit(now time.Time, req *kmsg.TxnOffsetCommitRequest,
 		return b.effects()
 	}
 	epoch := s.epoch
-	b.write(func(code int16) Effects {
-		if code == 0 {
-			return Effects{}
-		}
+	answered := false // by the timeout: the response is sent, leave it alone
+	fail := func(code int16) {
 		for ti := range resp.Topics {
 			for pi := range resp.Topics[ti].Partitions {
 				if rp := &resp.Topics[ti].Partitions[pi]; rp.ErrorCode == 0 {
 					rp.ErrorCode = code
 				}
 			}
+		}
+	}
+	b.writeAnswered(func(code int16) Effects {
+		if code == 0 {
+			return Effects{} // staged already; a late one too, as a load stages it
+		}
+		if !answered {
+			fail(code)
 		}
 		if s.epoch == epoch {
 			// The batch is not in the log: undo what it staged (unless replaced since),
@@ -104,6 +110,10 @@ func (s *Shard) TxnOffsetCommit(now time.Time, req *kmsg.TxnOffsetCommitRequest,
 				s.unstageTxnOffset(req.ProducerID, req.Group, w.tp, w.value.recordOffset, w.previous)
 			}
 		}
+		return Effects{}
+	}, func(code int16) Effects {
+		answered = true
+		fail(code)
 		return Effects{}
 	}, records...)
 	b.producer = &Producer{ID: req.ProducerID, Epoch: req.ProducerEpoch}

@@ -51,11 +51,18 @@ type Reply struct {
 //  3. deliver Replies: after the write and Committed when there are Records, at once
 //     otherwise.
 //
+// TimedOut, when set, answers instead of Committed when the write is not committed
+// within the write timeout (COORDINATOR_NOT_AVAILABLE, as Kafka's
+// TransactionStateManager translates REQUEST_TIMED_OUT); Replies are delivered after
+// it, and Committed follows once the write's fate is known — 0 if the record landed
+// after all, which applies it as a load would.
+//
 // Each of Markers asks the runtime to write one transaction's markers and to call its
 // Done on the shard's goroutine once every partition has its marker.
 type Effects struct {
 	Records   []Record
 	Committed func(errorCode int16) Effects
+	TimedOut  func(errorCode int16) Effects
 	Replies   []Reply
 	Markers   []*Markers
 }

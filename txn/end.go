@@ -193,8 +193,14 @@ func merge(a, b Effects) Effects {
 	}
 	out := Effects{Records: append(a.Records, b.Records...), Replies: append(a.Replies, b.Replies...),
 		Markers: append(a.Markers, b.Markers...)}
-	ca, cb := a.Committed, b.Committed
-	out.Committed = func(code int16) Effects {
+	out.Committed = both(a.Committed, b.Committed)
+	out.TimedOut = both(a.TimedOut, b.TimedOut)
+	return out
+}
+
+// both runs ca then cb (either may be nil) and merges what they return.
+func both(ca, cb func(code int16) Effects) func(code int16) Effects {
+	return func(code int16) Effects {
 		var ea, eb Effects
 		if ca != nil {
 			ea = ca(code)
@@ -204,5 +210,4 @@ func merge(a, b Effects) Effects {
 		}
 		return merge(ea, eb)
 	}
-	return out
 }

@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -18,6 +19,7 @@ type harness struct {
 	writeCode int16
 	hold      bool // park writes instead of completing them
 	held      []Effects
+	answered  map[int]bool // held writes answered by timeOut, by index
 	markers   []*Markers
 	nextPID   int64
 }
@@ -47,12 +49,39 @@ func (h *harness) run(e Effects) {
 	h.markers = append(h.markers, e.Markers...)
 }
 
+// timeOut answers the parked writes as the runtime does at the write timeout:
+// TimedOut with COORDINATOR_NOT_AVAILABLE, then the replies and markers; they stay
+// parked (release decides whether they landed).
+func (h *harness) timeOut() {
+	if h.answered == nil {
+		h.answered = map[int]bool{}
+	}
+	for i, e := range h.held {
+		if h.answered[i] {
+			continue
+		}
+		h.answered[i] = true
+		if e.TimedOut != nil {
+			h.run(e.TimedOut(kerr.CoordinatorNotAvailable.Code))
+		}
+		for _, r := range e.Replies {
+			r.Send(r.Response)
+		}
+		h.markers = append(h.markers, e.Markers...)
+	}
+}
+
 // release completes the parked writes with code.
 func (h *harness) release(code int16) {
-	held := h.held
-	h.held, h.hold = nil, false
-	for _, e := range held {
+	held, answered := h.held, h.answered
+	h.held, h.hold, h.answered = nil, false, nil
+	for i, e := range held {
 		h.writeCode = code
+		if answered[i] {
+			h.log = append(h.log, e.Records...)
+			h.run(e.Committed(code))
+			continue
+		}
 		h.run(e)
 	}
 	h.writeCode = 0

@@ -154,14 +154,22 @@ func (s *Shard) Replay(key, value []byte) error {
 
 // write records the transition next of t (held in the shard) and calls done with the
 // outcome once it is committed; on success next becomes the committed state, on failure
-// t stays as it was. Requests for the id meanwhile get CONCURRENT_TRANSACTIONS.
+// t stays as it was. Requests for the id meanwhile get CONCURRENT_TRANSACTIONS. A write
+// not committed within the write timeout is answered then (done with
+// COORDINATOR_NOT_AVAILABLE) but stays pending, as Kafka keeps the pending state on
+// that error: if it lands, next becomes the committed state then, and a prepared
+// transaction gets its markers, as a load would resume it.
 func (s *Shard) write(now time.Time, t, next *Transaction, done func(code int16) Effects) Effects {
 	next.LastUpdate = now
 	t.pending = next
+	answered := false
 	return Effects{
 		Records: []Record{{Key: encodeKey(next.ID), Value: encodeValue(next)}},
 		Committed: func(code int16) Effects {
 			if s.txns[next.ID] != t {
+				if answered {
+					return Effects{}
+				}
 				return done(code) // replaced meanwhile (cannot happen while pending)
 			}
 			t.pending = nil
@@ -170,11 +178,21 @@ func (s *Shard) write(now time.Time, t, next *Transaction, done func(code int16)
 			if code == 0 {
 				s.txns[next.ID] = next.clone()
 			}
-			out := done(code)
+			var out Effects
+			switch {
+			case !answered:
+				out = done(code)
+			case code == 0 && (next.State == StatePrepareCommit || next.State == StatePrepareAbort):
+				out = Effects{Markers: []*Markers{s.markers(next.ID)}}
+			}
 			for _, call := range queued {
 				out = merge(out, call(now))
 			}
 			return out
+		},
+		TimedOut: func(code int16) Effects {
+			answered = true
+			return done(code)
 		},
 	}
 }

@@ -1,0 +1,84 @@
+package txn
+
+import (
+	"testing"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+)
+
+// An EndTxn whose PrepareCommit timed out is answered COORDINATOR_NOT_AVAILABLE, keeps
+// the transaction pending (CONCURRENT_TRANSACTIONS meanwhile), and once the record
+// lands the transaction is prepared and its markers are written, as a load would
+// resume it; the retried EndTxn then succeeds.
+func TestTimedOutPrepareAppliedWhenItLands(t *testing.T) {
+	h := newHarness(t)
+	r := h.init("t", -1, -1, 60000)
+	pid, epoch := r.ProducerID, r.ProducerEpoch
+	h.add("t", pid, epoch, tpA)
+	h.hold = true
+	h.end("t", pid, epoch, true)
+	h.timeOut()
+	h.hold = false
+	if c := h.end("t", pid, epoch, true); c != kerr.ConcurrentTransactions.Code {
+		t.Fatalf("retried EndTxn while the write is pending: %d", c)
+	}
+	if len(h.markers) != 0 {
+		t.Fatalf("markers before the prepare landed: %d", len(h.markers))
+	}
+	h.release(0)
+	if got := h.state("t"); got.State != StatePrepareCommit {
+		t.Fatalf("after landing: %v", got.State)
+	}
+	if len(h.markers) != 1 || !h.markers[0].Commit {
+		t.Fatalf("markers after landing: %+v", h.markers)
+	}
+	h.completeMarkers()
+	if got := h.state("t"); got.State != StateCompleteCommit {
+		t.Fatalf("after markers: %v", got.State)
+	}
+	if c := h.end("t", pid, epoch, true); c != 0 {
+		t.Fatalf("retried EndTxn: %d", c)
+	}
+	if got := h.replayed().txns["t"]; got.State != StateCompleteCommit {
+		t.Fatalf("replayed: %v", got.State)
+	}
+}
+
+// The EndTxn's answer on a timeout.
+func TestTimedOutWriteAnswersCoordinatorNotAvailable(t *testing.T) {
+	h := newHarness(t)
+	r := h.init("t", -1, -1, 60000)
+	h.add("t", r.ProducerID, r.ProducerEpoch, tpA)
+	h.hold = true
+	code := int16(-1)
+	h.run(h.s.EndTransaction(h.now, "t", r.ProducerID, r.ProducerEpoch, false, func(c int16) { code = c }))
+	h.timeOut()
+	if code != kerr.CoordinatorNotAvailable.Code {
+		t.Fatalf("EndTxn answered %d at the timeout", code)
+	}
+	h.release(0)
+	if code != kerr.CoordinatorNotAvailable.Code {
+		t.Fatalf("answered again: %d", code)
+	}
+	if got := h.state("t"); got.State != StatePrepareAbort {
+		t.Fatalf("after landing: %v", got.State)
+	}
+}
+
+// A write that failed to append leaves the previous state, live and replayed.
+func TestFailedWriteAppliedNowhere(t *testing.T) {
+	h := newHarness(t)
+	r := h.init("t", -1, -1, 60000)
+	h.writeCode = kerr.CoordinatorNotAvailable.Code
+	if c := h.add("t", r.ProducerID, r.ProducerEpoch, tpA); c != kerr.CoordinatorNotAvailable.Code {
+		t.Fatalf("add: %d", c)
+	}
+	h.log = h.log[:len(h.log)-1] // the failed append is not in the log
+	h.writeCode = 0
+	if got := h.state("t"); got.State != StateEmpty {
+		t.Fatalf("live: %v", got.State)
+	}
+	if got := h.replayed().txns["t"]; got.State != StateEmpty {
+		t.Fatalf("replayed: %v", got.State)
+	}
+}
