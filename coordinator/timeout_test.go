@@ -71,6 +71,12 @@ func recv(t *testing.T, ch <-chan string, what string) string {
 	return ""
 }
 
+// waitBatches waits until f holds n batches (an op runs before its write is appended).
+func waitBatches(t *testing.T, f *fakeLog, n int) {
+	t.Helper()
+	waitFor(t, fmt.Sprintf("%d batches", n), func() bool { f.mu.Lock(); defer f.mu.Unlock(); return len(f.batches) == n })
+}
+
 // loadAgain loads f on a new runtime (a failover or restart) and returns what it shows.
 func loadAgain(t *testing.T, f *fakeLog) map[string]string {
 	t.Helper()
@@ -95,6 +101,7 @@ func TestTimedOutWriteAppliedInLogOrderWhenItLands(t *testing.T) {
 	answers, commits := make(chan string, 4), make(chan string, 4)
 	put(t, r, "k", "1", answers, commits)
 	put(t, r, "j", "1", answers, commits)
+	waitBatches(t, f, 2)
 	mu.Lock()
 	clock = clock.Add(time.Hour)
 	mu.Unlock()
@@ -108,6 +115,7 @@ func TestTimedOutWriteAppliedInLogOrderWhenItLands(t *testing.T) {
 		t.Fatalf("applied before the high watermark passed: %v", got)
 	}
 	put(t, r, "k", "2", answers, commits)
+	waitBatches(t, f, 3)
 	f.set(func(f *fakeLog) { f.hw = f.leo })
 	if got := recv(t, answers, "answer"); got != "k=2 0" {
 		t.Fatalf("the later write answered %q", got)
@@ -189,6 +197,7 @@ func TestTimedOutMarkerReplayedWhenItLands(t *testing.T) {
 			TimedOut:  func(_ time.Time, code int16) Result { answered <- code; return Result{} },
 			Committed: func(_ time.Time, code int16) Result { committed <- code; return Result{} }}
 	})
+	waitBatches(t, f, 1)
 	if code := <-answered; code != kerr.CoordinatorNotAvailable.Code {
 		t.Fatalf("answered %d", code)
 	}
