@@ -29,7 +29,7 @@ func checkProducer(t *Transaction, pid int64, epoch int16) int16 {
 // maxQueued calls) instead of getting CONCURRENT_TRANSACTIONS.
 func (s *Shard) AddPartitions(now time.Time, id string, pid int64, epoch int16, partitions []TopicPartition, done func(code int16)) Effects {
 	t := s.txns[id]
-	if t != nil && t.ProducerID == pid && t.ProducerEpoch == epoch && t.pending != nil && len(t.queued) < maxQueued {
+	if t != nil && t.ProducerID == pid && t.ProducerEpoch == epoch && t.pending != nil && !t.stalled && len(t.queued) < maxQueued {
 		switch t.pending.State {
 		case StateOngoing, StateCompleteCommit, StateCompleteAbort:
 			// Another add of this producer (a client adds from each of its broker

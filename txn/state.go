@@ -70,6 +70,9 @@ type Transaction struct {
 	// maxQueued) and run again once the write is over.
 	pending *Transaction
 	queued  []func(now time.Time) Effects
+	// stalled says the pending write timed out (answered, waiting to land): nothing
+	// queues behind it any more.
+	stalled bool
 }
 
 // maxQueued bounds the AddPartitions calls waiting for one transaction's pending write.
@@ -82,7 +85,7 @@ func (t *Transaction) clone() *Transaction {
 	if c.Partitions == nil {
 		c.Partitions = map[TopicPartition]struct{}{}
 	}
-	c.pending, c.queued = nil, nil
+	c.pending, c.queued, c.stalled = nil, nil, false
 	return &c
 }
 
@@ -172,7 +175,7 @@ func (s *Shard) write(now time.Time, t, next *Transaction, done func(code int16)
 				}
 				return done(code) // replaced meanwhile (cannot happen while pending)
 			}
-			t.pending = nil
+			t.pending, t.stalled = nil, false
 			queued := t.queued
 			t.queued = nil
 			if code == 0 {
@@ -192,7 +195,19 @@ func (s *Shard) write(now time.Time, t, next *Transaction, done func(code int16)
 		},
 		TimedOut: func(code int16) Effects {
 			answered = true
-			return done(code)
+			out := done(code)
+			if s.txns[next.ID] != t {
+				return out
+			}
+			// The calls queued behind the write get CONCURRENT_TRANSACTIONS now
+			// (retriable) rather than wait for it to land.
+			t.stalled = true
+			queued := t.queued
+			t.queued = nil
+			for _, call := range queued {
+				out = merge(out, call(now))
+			}
+			return out
 		},
 	}
 }

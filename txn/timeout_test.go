@@ -82,3 +82,32 @@ func TestFailedWriteAppliedNowhere(t *testing.T) {
 		t.Fatalf("replayed: %v", got.State)
 	}
 }
+
+// An AddPartitions waiting behind a write that times out is answered then
+// (CONCURRENT_TRANSACTIONS, which the producer retries), and so is one arriving after.
+func TestQueuedAddAnsweredAtTheTimeout(t *testing.T) {
+	h := newHarness(t)
+	r := h.init("t", -1, -1, 60000)
+	pid, epoch := r.ProducerID, r.ProducerEpoch
+	h.hold = true
+	first := h.add("t", pid, epoch, tpA)
+	second := int16(-1)
+	h.run(h.s.AddPartitions(h.now, "t", pid, epoch, []TopicPartition{tpB}, func(c int16) { second = c }))
+	if first != -1 || second != -1 {
+		t.Fatalf("answered before the timeout: %d %d", first, second)
+	}
+	h.timeOut()
+	if second != kerr.ConcurrentTransactions.Code {
+		t.Fatalf("queued add answered %d at the timeout", second)
+	}
+	if c := h.add("t", pid, epoch, tpB); c != kerr.ConcurrentTransactions.Code {
+		t.Fatalf("add while the timed-out write is pending: %d", c)
+	}
+	h.release(0)
+	if got := h.state("t"); got.State != StateOngoing || len(got.Partitions) != 1 {
+		t.Fatalf("after landing: %+v", got)
+	}
+	if c := h.add("t", pid, epoch, tpB); c != 0 {
+		t.Fatalf("add after landing: %d", c)
+	}
+}
