@@ -20,7 +20,9 @@ type kvShard struct {
 	kv map[string]string
 }
 
-func newKV(t *testing.T) *kvShard { return &kvShard{testShard: testShard{t: t}, kv: map[string]string{}} }
+func newKV(t *testing.T) *kvShard {
+	return &kvShard{testShard: testShard{t: t}, kv: map[string]string{}}
+}
 
 func (s *kvShard) Replay(key, value []byte) error {
 	s.set(string(key), string(value))
@@ -105,7 +107,7 @@ func TestTimedOutWriteAppliedInLogOrderWhenItLands(t *testing.T) {
 	mu.Lock()
 	clock = clock.Add(time.Hour)
 	mu.Unlock()
-	f.set(func(*fakeLog) {}) // wakes the executor
+	f.set(func(*fakeLog) {})                            // wakes the executor
 	for _, want := range []string{"k=1 15", "j=1 15"} { // COORDINATOR_NOT_AVAILABLE
 		if got := recv(t, answers, "answer"); got != want {
 			t.Fatalf("answered %q, want %q", got, want)
