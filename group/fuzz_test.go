@@ -8,11 +8,12 @@ import (
 )
 
 // FuzzShardOperations drives a shard with an arbitrary sequence of requests, timer
-// firings, failed writes and unloads. Nothing may panic, no request may be answered
+// firings, failed and timed-out writes and unloads. Nothing may panic, no request may be answered
 // twice, and after a final Unload every request has been answered exactly once.
 func FuzzShardOperations(f *testing.F) {
 	f.Add([]byte{0, 0, 0, 1, 9, 2, 0, 3, 1, 4, 0, 5, 2, 9, 9, 6, 0, 7, 1, 8, 2})
 	f.Add([]byte{0, 10, 0, 10, 9, 1, 0, 11, 3, 0, 12, 9, 9, 9, 13, 0, 0, 1, 1})
+	f.Add([]byte{0, 0, 9, 1, 6, 0, 4, 4, 1, 0, 14, 0, 4, 8, 14, 1, 7, 0, 12, 0, 14, 2, 7, 3})
 	f.Fuzz(func(t *testing.T, ops []byte) {
 		cfg := testConfig()
 		cfg.MaxSize = 3
@@ -49,7 +50,7 @@ func FuzzShardOperations(f *testing.F) {
 		}
 		groups := []string{"g", "h"}
 		for i := 0; i < len(ops); {
-			op := next(&i) % 14
+			op := next(&i) % 15
 			arg := next(&i)
 			groupID := groups[int(arg)%len(groups)]
 			memberID := members[int(arg)%len(members)]
@@ -112,6 +113,8 @@ func FuzzShardOperations(f *testing.F) {
 				h.writeCode = []int16{0, 0, errCoordinatorNotAvailable}[arg%3]
 			case 9:
 				h.advance(time.Duration(arg) * time.Second)
+			case 14:
+				h.timeOut() // held writes answered; a later release decides whether they landed
 			case 12:
 				n := new(int)
 				counts = append(counts, n)
