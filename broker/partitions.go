@@ -115,7 +115,14 @@ func newPartitionManager(b *Broker) (*partitionManager, error) {
 		if pm.cleanTopicIDs, err = readTopicIDCheckpoint(filepath.Join(dir, topicIDCheckpointFile)); err != nil {
 			b.logger.Warn("ignoring an unreadable topic id checkpoint; reading each replica's partition.metadata", "error", err)
 		}
+		// Removed for good before any replica is opened and written to, so that a crash
+		// of this run is never taken for a clean shutdown by the next (Kafka deletes it
+		// as it starts loading, KAFKA-10471): the removal is made durable with the
+		// directory's fsync, once per start.
 		if err := os.Remove(marker); err != nil {
+			return nil, err
+		}
+		if err := segment.SyncDir(dir); err != nil {
 			return nil, err
 		}
 	}
@@ -434,6 +441,11 @@ func (pm *partitionManager) open(t *metadata.Topic, id int32, s *topicSettings) 
 	if !known || old != t.ID { // else the clean shutdown's checkpoint names this topic
 		old, oldErr = readPartitionMetadata(dir)
 	}
+	if errors.Is(oldErr, errMalformedPartitionMetadata) {
+		// The replica is ours by assignment: the topic id comes from the image and the
+		// file is rewritten below (never a failed open for it).
+		pm.b.logger.Warn("ignoring a malformed partition.metadata; taking the topic id from the metadata", "dir", dir, "topic_id", t.ID.String(), "error", oldErr)
+	}
 	if oldErr == nil && old != t.ID {
 		pm.b.logger.Info("removing the data of an earlier topic with the same name", "dir", dir, "old_topic_id", old.String())
 		if err := os.RemoveAll(dir); err != nil {
@@ -464,8 +476,13 @@ func (pm *partitionManager) open(t *metadata.Topic, id int32, s *topicSettings) 
 			"segment", report.Cut.SegmentBaseOffset, "log_end_offset", report.Cut.Offset,
 			"bytes", report.Cut.TruncatedBytes, "reason", report.Cut.Reason)
 	}
-	if oldErr != nil || old != t.ID { // new, or the data of an earlier topic was removed
-		if err := writePartitionMetadata(dir, t.ID); err != nil {
+	// New, the data of an earlier topic removed, missing or malformed, or (unborn) not
+	// known to be written: for a log without segment files the write waits for the first
+	// segment's birth and its directory fsyncs (no fsync per partition creation), so the
+	// file is durable, whole, before the log's first record (Kafka flushes it before the
+	// first append); otherwise it is written at once, atomically.
+	if oldErr != nil || old != t.ID || log.Unborn() {
+		if err := log.WriteMetadataFile(partitionMetadataFile, partitionMetadata(t.ID)); err != nil {
 			log.Close()
 			return nil, err
 		}
@@ -608,6 +625,9 @@ func decompress(codec int8, b []byte) ([]byte, error) {
 	return kgoDecompressor.Decompress(b, kgo.CompressionCodecType(codec))
 }
 
+// readPartitionMetadata reads a replica's partition.metadata. A missing file is
+// os.ErrNotExist; one that is empty, cut short or otherwise malformed is
+// errMalformedPartitionMetadata.
 func readPartitionMetadata(dir string) (metadata.Uuid, error) {
 	// One open and one read (the file is two short lines), not os.ReadFile's stat and
 	// second read: it runs for every replica at start.
@@ -629,20 +649,43 @@ func readPartitionMetadata(dir string) (metadata.Uuid, error) {
 	return parsePartitionMetadata(dir, data)
 }
 
+// errMalformedPartitionMetadata is a partition.metadata that does not hold a topic id in
+// Kafka's format: torn by a crash of a build that wrote it without an fsync, or damaged.
+var errMalformedPartitionMetadata = errors.New("malformed partition.metadata")
+
+// parsePartitionMetadata parses Kafka's format, "version: 0" then "topic_id: <id>", as
+// Kafka's PartitionMetadataFile reads it: an unknown version, a missing or invalid (or
+// zero) topic id, or anything after it but blank lines is errMalformedPartitionMetadata.
 func parsePartitionMetadata(dir string, data []byte) (metadata.Uuid, error) {
-	for _, line := range strings.Split(string(data), "\n") {
-		if v, ok := strings.CutPrefix(line, "topic_id: "); ok {
-			return metadata.ParseUuid(strings.TrimSpace(v))
+	bad := func(why string) (metadata.Uuid, error) {
+		return metadata.ZeroUuid, fmt.Errorf("%w: %s: %s", errMalformedPartitionMetadata, filepath.Join(dir, partitionMetadataFile), why)
+	}
+	lines := strings.Split(string(data), "\n")
+	if len(lines) < 2 {
+		return bad("fewer than two lines")
+	}
+	if v, ok := strings.CutPrefix(lines[0], "version:"); !ok || strings.TrimSpace(v) != "0" {
+		return bad(fmt.Sprintf("version line %q", lines[0]))
+	}
+	v, ok := strings.CutPrefix(lines[1], "topic_id:")
+	if !ok {
+		return bad(fmt.Sprintf("topic id line %q", lines[1]))
+	}
+	id, err := metadata.ParseUuid(strings.TrimSpace(v))
+	if err != nil || id == metadata.ZeroUuid {
+		return bad(fmt.Sprintf("topic id %q", strings.TrimSpace(v)))
+	}
+	for _, l := range lines[2:] {
+		if strings.TrimSpace(l) != "" {
+			return bad(fmt.Sprintf("trailing line %q", l))
 		}
 	}
-	return metadata.ZeroUuid, fmt.Errorf("%s has no topic_id", filepath.Join(dir, partitionMetadataFile))
+	return id, nil
 }
 
-func writePartitionMetadata(dir string, id metadata.Uuid) error {
-	if old, err := readPartitionMetadata(dir); err == nil && old == id {
-		return nil
-	}
-	return os.WriteFile(filepath.Join(dir, partitionMetadataFile), []byte("version: 0\ntopic_id: "+id.String()+"\n"), 0o644)
+// partitionMetadata is the partition.metadata of topic id (Kafka's format).
+func partitionMetadata(id metadata.Uuid) []byte {
+	return []byte("version: 0\ntopic_id: " + id.String() + "\n")
 }
 
 // topicSettings resolves a topic's configs.
@@ -705,7 +748,9 @@ func (pm *partitionManager) close() error {
 	if err := writeTopicIDCheckpoint(filepath.Join(pm.dir, topicIDCheckpointFile), ids); err != nil {
 		return err
 	}
-	return os.WriteFile(filepath.Join(pm.dir, cleanShutdownFile), []byte(`{"version":0,"brokerEpoch":-1}`), 0o644)
+	// Whole or absent, and durable before Shutdown returns (a temporary file, fsync,
+	// rename, directory fsync: two fsyncs per log directory and shutdown).
+	return segment.WriteFileAtomic(filepath.Join(pm.dir, cleanShutdownFile), []byte(`{"version":0,"brokerEpoch":-1}`))
 }
 
 // everyLogRecovered reports whether every partition directory is consistent as of this
