@@ -237,6 +237,11 @@ func (p *Partition) WriteProducerSnapshot() error {
 	if _, err := os.Stat(ProducerSnapshotPath(p.log.Dir(), leo)); err == nil {
 		return nil // taken at this offset already (Kafka skips it too)
 	}
+	// Recovery trusts the .txnindex files below the newest snapshot: they are durable
+	// before it is written (a no-op without new aborted transactions).
+	if err := p.log.SyncTxnIndex(); err != nil {
+		return err
+	}
 	return writeProducerSnapshot(p.log.Dir(), leo, p.producers)
 }
 

@@ -173,3 +173,30 @@ func TestWriteMetadataFileWaitsForTheFirstSegment(t *testing.T) {
 		}
 	})
 }
+
+// SyncTxnIndex fsyncs the directory once after an append created a .txnindex (its name
+// is then durable before a shutdown snapshot that recovery would trust it under), and
+// does nothing when no aborted transaction was added since.
+func TestSyncTxnIndexFsyncsTheDirectoryOfANewIndex(t *testing.T) {
+	l, dir := openTestLog(t, smallConfig(), OpenOptions{})
+	appendN(t, l, 4, batchSpec{records: 2, valueSize: 10}, 0)
+	var events []string
+	recordSyncDirs(t, &events, nil)
+	if err := l.SyncTxnIndex(); err != nil || len(events) != 0 {
+		t.Fatalf("without an aborted transaction: %v, fsyncs %q", err, events)
+	}
+	a := AbortedTxn{ProducerID: 5, FirstOffset: 0, LastOffset: 3, LastStableOffset: 4}
+	if err := l.AppendAbortedTxns([]AbortedTxn{a}); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.SyncTxnIndex(); err != nil || !slices.Equal(events, []string{"sync " + dir}) {
+		t.Fatalf("after creating the index: %v, fsyncs %q", err, events)
+	}
+	a.LastOffset, a.FirstOffset = 5, 4
+	if err := l.AppendAbortedTxns([]AbortedTxn{a}); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.SyncTxnIndex(); err != nil || len(events) != 1 {
+		t.Fatalf("after appending to an existing index: %v, fsyncs %q", err, events)
+	}
+}

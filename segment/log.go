@@ -292,6 +292,7 @@ func (l *Log) roll(baseOffset int64, now time.Time) error {
 		return l.fail("roll", err)
 	}
 	l.track(s)
+	old.txnCreated = false // its name is durable by createSegment's directory fsync
 	l.segments = append(l.segments, s)
 	l.recoveryPoint = max(l.recoveryPoint, old.nextOffset)
 	return nil
