@@ -5,8 +5,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
-	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -26,9 +24,6 @@ import (
 
 // cleanShutdownFile marks a log directory closed cleanly (Kafka's name and format).
 const cleanShutdownFile = ".kafka_cleanshutdown"
-
-// partitionMetadataFile holds the topic id in each partition directory (KIP-516).
-const partitionMetadataFile = "partition.metadata"
 
 // topicSettings are a topic's resolved configs that the data path reads per request.
 type topicSettings struct {
@@ -386,6 +381,7 @@ func (pm *partitionManager) openConcurrently(todo []replicaToOpen) bool {
 		return true
 	}
 	jobs := make(chan int)
+	metaFiles := newPartitionMetadataFiles() // one partition.metadata per topic of todo
 	var wg sync.WaitGroup
 	for w := 0; w < min(replicaOpeners, len(todo)); w++ {
 		wg.Add(1)
@@ -393,7 +389,7 @@ func (pm *partitionManager) openConcurrently(todo []replicaToOpen) bool {
 			defer wg.Done()
 			for i := range jobs {
 				r := &todo[i]
-				if r.lp, r.err = pm.open(r.t, r.p.ID, r.settings); r.err != nil {
+				if r.lp, r.err = pm.open(r.t, r.p.ID, r.settings, metaFiles); r.err != nil {
 					continue
 				}
 				if pm.b.offline.remove(segment.TopicPartition{Topic: r.t.Name, Partition: r.p.ID}) {
@@ -430,7 +426,7 @@ feed:
 
 // open opens (creating or recovering) a partition's log directory. Several run at once
 // (openConcurrently): the checkpoint maps are read and changed under pm.mu.
-func (pm *partitionManager) open(t *metadata.Topic, id int32, s *topicSettings) (*localPartition, error) {
+func (pm *partitionManager) open(t *metadata.Topic, id int32, s *topicSettings, metaFiles *partitionMetadataFiles) (*localPartition, error) {
 	tp := segment.TopicPartition{Topic: t.Name, Partition: id}
 	dir := filepath.Join(pm.dir, segment.PartitionDirName(t.Name, id))
 	pm.mu.Lock()
@@ -482,7 +478,7 @@ func (pm *partitionManager) open(t *metadata.Topic, id int32, s *topicSettings) 
 	// file is durable, whole, before the log's first record (Kafka flushes it before the
 	// first append); otherwise it is written at once, atomically.
 	if oldErr != nil || old != t.ID || log.Unborn() {
-		if err := log.WriteMetadataFile(partitionMetadataFile, partitionMetadata(t.ID)); err != nil {
+		if err := log.WriteMetadataFile(metaFiles.get(t.ID)); err != nil {
 			log.Close()
 			return nil, err
 		}
@@ -623,69 +619,6 @@ var kgoDecompressor = kgo.DefaultDecompressor()
 // decompress lets time lookups look inside compressed batches.
 func decompress(codec int8, b []byte) ([]byte, error) {
 	return kgoDecompressor.Decompress(b, kgo.CompressionCodecType(codec))
-}
-
-// readPartitionMetadata reads a replica's partition.metadata. A missing file is
-// os.ErrNotExist; one that is empty, cut short or otherwise malformed is
-// errMalformedPartitionMetadata.
-func readPartitionMetadata(dir string) (metadata.Uuid, error) {
-	// One open and one read (the file is two short lines), not os.ReadFile's stat and
-	// second read: it runs for every replica at start.
-	f, err := os.Open(filepath.Join(dir, partitionMetadataFile))
-	if err != nil {
-		return metadata.ZeroUuid, err
-	}
-	var buf [512]byte
-	n, err := f.Read(buf[:])
-	data := buf[:n]
-	if err == nil && n == len(buf) { // longer than written here: read the rest
-		rest, rerr := io.ReadAll(f)
-		data, err = append(data, rest...), rerr
-	}
-	f.Close()
-	if err != nil && !errors.Is(err, io.EOF) {
-		return metadata.ZeroUuid, err
-	}
-	return parsePartitionMetadata(dir, data)
-}
-
-// errMalformedPartitionMetadata is a partition.metadata that does not hold a topic id in
-// Kafka's format: torn by a crash of a build that wrote it without an fsync, or damaged.
-var errMalformedPartitionMetadata = errors.New("malformed partition.metadata")
-
-// parsePartitionMetadata parses Kafka's format, "version: 0" then "topic_id: <id>", as
-// Kafka's PartitionMetadataFile reads it: an unknown version, a missing or invalid (or
-// zero) topic id, or anything after it but blank lines is errMalformedPartitionMetadata.
-func parsePartitionMetadata(dir string, data []byte) (metadata.Uuid, error) {
-	bad := func(why string) (metadata.Uuid, error) {
-		return metadata.ZeroUuid, fmt.Errorf("%w: %s: %s", errMalformedPartitionMetadata, filepath.Join(dir, partitionMetadataFile), why)
-	}
-	lines := strings.Split(string(data), "\n")
-	if len(lines) < 2 {
-		return bad("fewer than two lines")
-	}
-	if v, ok := strings.CutPrefix(lines[0], "version:"); !ok || strings.TrimSpace(v) != "0" {
-		return bad(fmt.Sprintf("version line %q", lines[0]))
-	}
-	v, ok := strings.CutPrefix(lines[1], "topic_id:")
-	if !ok {
-		return bad(fmt.Sprintf("topic id line %q", lines[1]))
-	}
-	id, err := metadata.ParseUuid(strings.TrimSpace(v))
-	if err != nil || id == metadata.ZeroUuid {
-		return bad(fmt.Sprintf("topic id %q", strings.TrimSpace(v)))
-	}
-	for _, l := range lines[2:] {
-		if strings.TrimSpace(l) != "" {
-			return bad(fmt.Sprintf("trailing line %q", l))
-		}
-	}
-	return id, nil
-}
-
-// partitionMetadata is the partition.metadata of topic id (Kafka's format).
-func partitionMetadata(id metadata.Uuid) []byte {
-	return []byte("version: 0\ntopic_id: " + id.String() + "\n")
 }
 
 // topicSettings resolves a topic's configs.

@@ -29,28 +29,30 @@ type RollObserver interface {
 // SetRollObserver sets the observer of the log's rolls (nil: none).
 func (l *Log) SetRollObserver(o RollObserver) { l.rollObserver = o }
 
-// dirFile is a file of the partition directory waiting for the first segment's birth.
-type dirFile struct {
-	name string
-	data []byte
+// DirFile is a small file of a partition directory (WriteMetadataFile). An unborn log
+// keeps a pointer to it until its first segment is born, so one DirFile may serve every
+// replica of a topic; it must not change once handed over.
+type DirFile struct {
+	Name string
+	Data []byte
 }
 
 // Unborn reports whether the log has no segment file yet: a new log (or one never
 // written to) before the first use of its active segment.
 func (l *Log) Unborn() bool { return l.active().unborn }
 
-// WriteMetadataFile writes the file name of the partition directory with data so that a
+// WriteMetadataFile writes f into the partition directory so that a
 // crash leaves it whole or absent, never torn, and durable before the log's first record:
 // while the log is unborn it is written when the first segment is born (first append, or
 // a full truncation), covered by that birth's directory fsync, so a partition creation
 // costs no fsync for it; otherwise it is written now, with a directory fsync. A file
 // still waiting when the log is closed is not written (the log holds no record).
-func (l *Log) WriteMetadataFile(name string, data []byte) error {
+func (l *Log) WriteMetadataFile(f *DirFile) error {
 	if l.Unborn() {
-		l.birthFile = &dirFile{name: name, data: data}
+		l.birthFile = f
 		return nil
 	}
-	return WriteFileAtomic(filepath.Join(l.dir, name), data)
+	return WriteFileAtomic(filepath.Join(l.dir, f.Name), f.Data)
 }
 
 // writeBirthFile writes the file WriteMetadataFile left for the first segment's birth.
@@ -61,7 +63,7 @@ func (l *Log) writeBirthFile() error {
 	if f == nil {
 		return nil
 	}
-	if err := WriteFileSynced(filepath.Join(l.dir, f.name), f.data); err != nil {
+	if err := WriteFileSynced(filepath.Join(l.dir, f.Name), f.Data); err != nil {
 		return err
 	}
 	l.birthFile = nil

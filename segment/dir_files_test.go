@@ -123,7 +123,7 @@ func TestWriteMetadataFileWaitsForTheFirstSegment(t *testing.T) {
 					t.Errorf("directory fsync before the file is whole: %q %v", got, err)
 				}
 			})
-			if err := l.WriteMetadataFile("partition.metadata", want); err != nil {
+			if err := l.WriteMetadataFile(&DirFile{Name: "partition.metadata", Data: want}); err != nil {
 				t.Fatal(err)
 			}
 			if _, err := os.Stat(path); err == nil || len(events) > 0 {
@@ -147,7 +147,7 @@ func TestWriteMetadataFileWaitsForTheFirstSegment(t *testing.T) {
 			if l2.Unborn() {
 				t.Fatal("a log with segment files is unborn")
 			}
-			if err := l2.WriteMetadataFile("partition.metadata", other); err != nil {
+			if err := l2.WriteMetadataFile(&DirFile{Name: "partition.metadata", Data: other}); err != nil {
 				t.Fatal(err)
 			}
 			if got, _ := os.ReadFile(path); !bytes.Equal(got, other) || len(events) != 1 {
@@ -162,7 +162,7 @@ func TestWriteMetadataFileWaitsForTheFirstSegment(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := l.WriteMetadataFile("partition.metadata", want); err != nil {
+		if err := l.WriteMetadataFile(&DirFile{Name: "partition.metadata", Data: want}); err != nil {
 			t.Fatal(err)
 		}
 		if err := l.Close(); err != nil {

@@ -82,7 +82,7 @@ type Log struct {
 	txnIndexAbsent bool
 
 	rollObserver RollObserver // told of every roll (dir_files.go)
-	birthFile    *dirFile     // written at the first segment's birth (dir_files.go)
+	birthFile    *DirFile     // written at the first segment's birth (dir_files.go)
 }
 
 // Failure returns the sticky write failure (ErrLogFailed), or nil.
