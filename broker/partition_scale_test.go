@@ -183,7 +183,7 @@ func BenchmarkReplicaRestart(b *testing.B) {
 	b.ReportMetric(float64(recovery.Microseconds())/float64(b.N*partitions), "recovery-µs/replica")
 }
 
-func waitReplicas(b *testing.B, br *Broker, partitions int) {
+func waitReplicas(b testing.TB, br *Broker, partitions int) {
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 	defer cancel()
 	for len(br.partitions.all()) < partitions {

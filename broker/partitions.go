@@ -5,8 +5,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
-	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -26,9 +24,6 @@ import (
 
 // cleanShutdownFile marks a log directory closed cleanly (Kafka's name and format).
 const cleanShutdownFile = ".kafka_cleanshutdown"
-
-// partitionMetadataFile holds the topic id in each partition directory (KIP-516).
-const partitionMetadataFile = "partition.metadata"
 
 // topicSettings are a topic's resolved configs that the data path reads per request.
 type topicSettings struct {
@@ -115,7 +110,14 @@ func newPartitionManager(b *Broker) (*partitionManager, error) {
 		if pm.cleanTopicIDs, err = readTopicIDCheckpoint(filepath.Join(dir, topicIDCheckpointFile)); err != nil {
 			b.logger.Warn("ignoring an unreadable topic id checkpoint; reading each replica's partition.metadata", "error", err)
 		}
+		// Removed for good before any replica is opened and written to, so that a crash
+		// of this run is never taken for a clean shutdown by the next (Kafka deletes it
+		// as it starts loading, KAFKA-10471): the removal is made durable with the
+		// directory's fsync, once per start.
 		if err := os.Remove(marker); err != nil {
+			return nil, err
+		}
+		if err := segment.SyncDir(dir); err != nil {
 			return nil, err
 		}
 	}
@@ -379,6 +381,7 @@ func (pm *partitionManager) openConcurrently(todo []replicaToOpen) bool {
 		return true
 	}
 	jobs := make(chan int)
+	metaFiles := newPartitionMetadataFiles() // one partition.metadata per topic of todo
 	var wg sync.WaitGroup
 	for w := 0; w < min(replicaOpeners, len(todo)); w++ {
 		wg.Add(1)
@@ -386,7 +389,7 @@ func (pm *partitionManager) openConcurrently(todo []replicaToOpen) bool {
 			defer wg.Done()
 			for i := range jobs {
 				r := &todo[i]
-				if r.lp, r.err = pm.open(r.t, r.p.ID, r.settings); r.err != nil {
+				if r.lp, r.err = pm.open(r.t, r.p.ID, r.settings, metaFiles); r.err != nil {
 					continue
 				}
 				if pm.b.offline.remove(segment.TopicPartition{Topic: r.t.Name, Partition: r.p.ID}) {
@@ -423,7 +426,7 @@ feed:
 
 // open opens (creating or recovering) a partition's log directory. Several run at once
 // (openConcurrently): the checkpoint maps are read and changed under pm.mu.
-func (pm *partitionManager) open(t *metadata.Topic, id int32, s *topicSettings) (*localPartition, error) {
+func (pm *partitionManager) open(t *metadata.Topic, id int32, s *topicSettings, metaFiles *partitionMetadataFiles) (*localPartition, error) {
 	tp := segment.TopicPartition{Topic: t.Name, Partition: id}
 	dir := filepath.Join(pm.dir, segment.PartitionDirName(t.Name, id))
 	pm.mu.Lock()
@@ -433,6 +436,11 @@ func (pm *partitionManager) open(t *metadata.Topic, id int32, s *topicSettings) 
 	var oldErr error
 	if !known || old != t.ID { // else the clean shutdown's checkpoint names this topic
 		old, oldErr = readPartitionMetadata(dir)
+	}
+	if errors.Is(oldErr, errMalformedPartitionMetadata) {
+		// The replica is ours by assignment: the topic id comes from the image and the
+		// file is rewritten below (never a failed open for it).
+		pm.b.logger.Warn("ignoring a malformed partition.metadata; taking the topic id from the metadata", "dir", dir, "topic_id", t.ID.String(), "error", oldErr)
 	}
 	if oldErr == nil && old != t.ID {
 		pm.b.logger.Info("removing the data of an earlier topic with the same name", "dir", dir, "old_topic_id", old.String())
@@ -464,8 +472,13 @@ func (pm *partitionManager) open(t *metadata.Topic, id int32, s *topicSettings) 
 			"segment", report.Cut.SegmentBaseOffset, "log_end_offset", report.Cut.Offset,
 			"bytes", report.Cut.TruncatedBytes, "reason", report.Cut.Reason)
 	}
-	if oldErr != nil || old != t.ID { // new, or the data of an earlier topic was removed
-		if err := writePartitionMetadata(dir, t.ID); err != nil {
+	// New, the data of an earlier topic removed, missing or malformed, or (unborn) not
+	// known to be written: for a log without segment files the write waits for the first
+	// segment's birth and its directory fsyncs (no fsync per partition creation), so the
+	// file is durable, whole, before the log's first record (Kafka flushes it before the
+	// first append); otherwise it is written at once, atomically.
+	if oldErr != nil || old != t.ID || log.Unborn() {
+		if err := log.WriteMetadataFile(metaFiles.get(t.ID)); err != nil {
 			log.Close()
 			return nil, err
 		}
@@ -608,43 +621,6 @@ func decompress(codec int8, b []byte) ([]byte, error) {
 	return kgoDecompressor.Decompress(b, kgo.CompressionCodecType(codec))
 }
 
-func readPartitionMetadata(dir string) (metadata.Uuid, error) {
-	// One open and one read (the file is two short lines), not os.ReadFile's stat and
-	// second read: it runs for every replica at start.
-	f, err := os.Open(filepath.Join(dir, partitionMetadataFile))
-	if err != nil {
-		return metadata.ZeroUuid, err
-	}
-	var buf [512]byte
-	n, err := f.Read(buf[:])
-	data := buf[:n]
-	if err == nil && n == len(buf) { // longer than written here: read the rest
-		rest, rerr := io.ReadAll(f)
-		data, err = append(data, rest...), rerr
-	}
-	f.Close()
-	if err != nil && !errors.Is(err, io.EOF) {
-		return metadata.ZeroUuid, err
-	}
-	return parsePartitionMetadata(dir, data)
-}
-
-func parsePartitionMetadata(dir string, data []byte) (metadata.Uuid, error) {
-	for _, line := range strings.Split(string(data), "\n") {
-		if v, ok := strings.CutPrefix(line, "topic_id: "); ok {
-			return metadata.ParseUuid(strings.TrimSpace(v))
-		}
-	}
-	return metadata.ZeroUuid, fmt.Errorf("%s has no topic_id", filepath.Join(dir, partitionMetadataFile))
-}
-
-func writePartitionMetadata(dir string, id metadata.Uuid) error {
-	if old, err := readPartitionMetadata(dir); err == nil && old == id {
-		return nil
-	}
-	return os.WriteFile(filepath.Join(dir, partitionMetadataFile), []byte("version: 0\ntopic_id: "+id.String()+"\n"), 0o644)
-}
-
 // topicSettings resolves a topic's configs.
 func (b *Broker) topicSettings(im *metadata.Image, topic string) *topicSettings {
 	cfgs := b.topicConfigsFor(im, topic)
@@ -705,7 +681,9 @@ func (pm *partitionManager) close() error {
 	if err := writeTopicIDCheckpoint(filepath.Join(pm.dir, topicIDCheckpointFile), ids); err != nil {
 		return err
 	}
-	return os.WriteFile(filepath.Join(pm.dir, cleanShutdownFile), []byte(`{"version":0,"brokerEpoch":-1}`), 0o644)
+	// Whole or absent, and durable before Shutdown returns (a temporary file, fsync,
+	// rename, directory fsync: two fsyncs per log directory and shutdown).
+	return segment.WriteFileAtomic(filepath.Join(pm.dir, cleanShutdownFile), []byte(`{"version":0,"brokerEpoch":-1}`))
 }
 
 // everyLogRecovered reports whether every partition directory is consistent as of this

@@ -57,13 +57,12 @@ func (p *Partition) appendAsFollowerUnsynced(records []byte, leaderEpoch int32) 
 	}
 	var end int64
 	if len(records) > 0 {
-		activeBefore := p.log.ActiveSegmentBaseOffset()
 		info, err := p.log.AppendAsFollower(records)
 		if err != nil {
 			p.mu.Unlock()
 			return 0, err
 		}
-		p.afterAppendLocked(records, activeBefore, info)
+		p.afterAppendLocked(records)
 		end = info.LastOffset + 1
 	}
 	p.mu.Unlock()

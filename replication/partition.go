@@ -101,6 +101,7 @@ func NewPartition(topic string, id int32, log *segment.Log, highWatermark int64,
 	p.durableEnd = log.RecoveryPoint()
 	p.syncEveryAppend.Store(opts.SyncEveryAppend)
 	p.leaderHighWatermarkNow.Store(-1)
+	log.SetRollObserver((*rollSnapshotter)(p))
 	return p
 }
 
@@ -367,7 +368,6 @@ func (p *Partition) appendAsLeader(records []byte, a leaderAppend) (segment.Appe
 			return segment.AppendInfo{}, err
 		}
 	}
-	activeBefore := p.log.ActiveSegmentBaseOffset()
 	var info segment.AppendInfo
 	if a.crcChecked {
 		info, err = p.log.AppendValidatedAsLeader(records, p.leaderEpoch)
@@ -375,7 +375,7 @@ func (p *Partition) appendAsLeader(records []byte, a leaderAppend) (segment.Appe
 		info, err = p.log.AppendAsLeader(records, p.leaderEpoch)
 	}
 	if err == nil {
-		p.afterAppendLocked(records, activeBefore, info)
+		p.afterAppendLocked(records)
 		// Followers may fetch the new batches at once, while the leader's fsync runs;
 		// with SyncEveryAppend the HW still waits for that fsync (syncTo).
 		p.maybeAdvanceHighWatermarkLocked()

@@ -180,33 +180,24 @@ func DecodeProducerSnapshot(b []byte) (*ProducerStates, error) {
 	return s, nil
 }
 
-// writeProducerSnapshot writes the snapshot of s at offset atomically: a temporary file
-// (".tmp", which log recovery removes when left over), fsynced, renamed into place.
+// writeProducerSnapshot writes the snapshot of s at offset whole or not at all: a
+// temporary file (".tmp", which log recovery removes when left over), fsynced, renamed
+// into place (segment.WriteFileSynced). The rename is durable after the directory's next
+// fsync: at a roll, the new segment's (rollSnapshotter), before the recovery point moves
+// past offset. A shutdown snapshot's rename may be lost in a crash soon after; the next
+// open then starts from an older snapshot and replays more of the log (as Kafka, whose
+// close fsyncs the snapshot but not the directory).
 func writeProducerSnapshot(dir string, offset int64, s *ProducerStates) error {
 	path := ProducerSnapshotPath(dir, offset)
-	tmp := path + ".tmp"
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(EncodeProducerSnapshot(s))
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		os.Remove(tmp)
+	if err := segment.WriteFileSynced(path, EncodeProducerSnapshot(s)); err != nil {
 		return fmt.Errorf("replication: writing producer snapshot %s: %w", path, err)
 	}
 	return nil
 }
 
-// readProducerSnapshot reads and decodes one snapshot file.
+// readProducerSnapshot reads and decodes the snapshot at offset. Besides the decoder's
+// checks, a snapshot is corrupt when it names an offset at or past its own: it holds the
+// state of the batches below offset only.
 func readProducerSnapshot(dir string, offset int64) (*ProducerStates, uint16, error) {
 	b, err := os.ReadFile(ProducerSnapshotPath(dir, offset))
 	if err != nil {
@@ -215,6 +206,11 @@ func readProducerSnapshot(dir string, offset int64) (*ProducerStates, uint16, er
 	s, err := DecodeProducerSnapshot(b)
 	if err != nil {
 		return nil, 0, err
+	}
+	for _, e := range s.entries {
+		if e.TxnOpen && e.TxnFirstOffset >= offset || len(e.Batches) > 0 && e.Batches[len(e.Batches)-1].LastOffset >= offset {
+			return nil, 0, fmt.Errorf("%w: producer %d's state reaches past the snapshot's offset %d", ErrCorruptProducerSnapshot, e.ProducerID, offset)
+		}
 	}
 	return s, binary.BigEndian.Uint16(b), nil
 }

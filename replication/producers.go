@@ -163,15 +163,10 @@ func (p *Partition) checkProducersLocked(records []byte) (*ProducerBatch, error)
 	return nil, nil
 }
 
-// afterAppendLocked updates the producer state with appended (stamped) batches; when
-// the append rolled the log (a new active segment), it first snapshots the state as of
-// the new segment's base offset. Callers hold mu.
-func (p *Partition) afterAppendLocked(records []byte, activeBefore int64, info segment.AppendInfo) {
-	if info.SegmentBaseOffset != activeBefore {
-		if err := writeProducerSnapshot(p.log.Dir(), info.SegmentBaseOffset, p.producers); err != nil {
-			p.opts.Logger.Warn("writing the producer state snapshot at a segment roll", "offset", info.SegmentBaseOffset, "error", err)
-		}
-	}
+// afterAppendLocked updates the producer state with appended (stamped) batches. A roll
+// inside the append has already snapshotted the state as of the new segment's base
+// offset (rollSnapshotter). Callers hold mu.
+func (p *Partition) afterAppendLocked(records []byte) {
 	n := len(p.producers.aborted)
 	p.producers.UpdateAll(records)
 	if added := p.producers.aborted[n:]; len(added) > 0 {
@@ -180,6 +175,23 @@ func (p *Partition) afterAppendLocked(records []byte, activeBefore int64, info s
 		}
 	}
 	p.dropTxnVerificationsLocked(records)
+}
+
+// rollSnapshotter is a Partition as its log's segment.RollObserver.
+type rollSnapshotter Partition
+
+// BeforeRoll snapshots the producer state as of the new segment's base offset: the state
+// of every batch below it, since the batches of the append that rolls are applied only
+// after it returns (afterAppendLocked). The snapshot's contents are fsynced here and its
+// name by the roll's directory fsync, so it is durable before the recovery point moves
+// to that offset (Kafka takes it at every roll and flushes it with the segments and the
+// directory before the recovery point moves, KAFKA-15046). A failed write only costs
+// replay at the next open. Runs under mu, inside the append.
+func (r *rollSnapshotter) BeforeRoll(base int64) {
+	p := (*Partition)(r)
+	if err := writeProducerSnapshot(p.log.Dir(), base, p.producers); err != nil {
+		p.opts.Logger.Warn("writing the producer state snapshot at a segment roll", "offset", base, "error", err)
+	}
 }
 
 // afterTruncateLocked makes the producer state match a truncated log: snapshots above
@@ -224,6 +236,11 @@ func (p *Partition) WriteProducerSnapshot() error {
 	}
 	if _, err := os.Stat(ProducerSnapshotPath(p.log.Dir(), leo)); err == nil {
 		return nil // taken at this offset already (Kafka skips it too)
+	}
+	// Recovery trusts the .txnindex files below the newest snapshot: they are durable
+	// before it is written (a no-op without new aborted transactions).
+	if err := p.log.SyncTxnIndex(); err != nil {
+		return err
 	}
 	return writeProducerSnapshot(p.log.Dir(), leo, p.producers)
 }

@@ -113,6 +113,18 @@ func WriteCheckpoint(path string, lines []string) error {
 // WriteFileAtomic replaces path with data: a temporary file is written and fsynced, renamed
 // over path, and the directory fsynced, so a crash leaves the old or the new file whole.
 func WriteFileAtomic(path string, data []byte) error {
+	if err := WriteFileSynced(path, data); err != nil {
+		return err
+	}
+	return syncDir(filepath.Dir(path))
+}
+
+// WriteFileSynced replaces path with data through a temporary file that is written and
+// fsynced before it is renamed over path (Kafka's write, force, atomicMoveWithFallback
+// without its directory flush): a crash leaves the old file, or the new one whole, never a
+// torn copy. The rename itself is durable only once the directory is fsynced, which the
+// caller arranges (a segment roll's or birth's directory fsync, or SyncDir).
+func WriteFileSynced(path string, data []byte) error {
 	tmp := path + checkpointTempSuffix
 	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
 	if err != nil {
@@ -132,11 +144,18 @@ func WriteFileAtomic(path string, data []byte) error {
 		os.Remove(tmp) // a failed write leaves no temporary file behind
 		return err
 	}
-	return syncDir(filepath.Dir(path))
+	return nil
 }
+
+// SyncDir fsyncs a directory so that the entries created, renamed and removed in it are
+// durable (Kafka's Utils.flushDir).
+func SyncDir(dir string) error { return syncDir(dir) }
 
 // syncDir fsyncs a directory so that created, renamed and removed entries are durable.
 func syncDir(dir string) error {
+	if testSyncDirHook != nil {
+		testSyncDirHook(dir)
+	}
 	d, err := os.Open(dir)
 	if err != nil {
 		return err
@@ -147,3 +166,8 @@ func syncDir(dir string) error {
 	}
 	return err
 }
+
+// testSyncDirHook, when set by a test, sees every directory fsync before it is made
+// (the order of fsyncs and renames is what makes a small file durable). Nil in
+// production.
+var testSyncDirHook func(dir string)

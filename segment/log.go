@@ -80,6 +80,9 @@ type Log struct {
 	// txnIndexAbsent is set when Open listed no .txnindex file, until the next write:
 	// AbortedTxns and RewriteAbortedTxnsFrom then have no file to read.
 	txnIndexAbsent bool
+
+	rollObserver RollObserver // told of every roll (dir_files.go)
+	birthFile    *DirFile     // written at the first segment's birth (dir_files.go)
 }
 
 // Failure returns the sticky write failure (ErrLogFailed), or nil.
@@ -215,6 +218,9 @@ func (l *Log) append(records []byte, set batchSet) (AppendInfo, error) {
 	if err := l.epochs.flushIfUnflushed(); err != nil {
 		return AppendInfo{}, l.fail("leader epoch checkpoint", err)
 	}
+	if err := l.writeBirthFile(); err != nil { // before the first record (dir_files.go)
+		return AppendInfo{}, l.fail("partition metadata file", err)
+	}
 	now := l.now()
 	if l.active().shouldRoll(l.cfg, int64(len(records)), set.count, set.lastOffset, set.maxTimestamp, now) {
 		if err := l.roll(set.firstBase, now); err != nil {
@@ -278,11 +284,15 @@ func (l *Log) roll(baseOffset int64, now time.Time) error {
 	if err := old.sync(); err != nil {
 		return l.fail("roll", err)
 	}
+	if l.rollObserver != nil {
+		l.rollObserver.BeforeRoll(baseOffset) // durable by createSegment's directory fsync
+	}
 	s, err := createSegment(l.dir, baseOffset, l.cfg, now)
 	if err != nil {
 		return l.fail("roll", err)
 	}
 	l.track(s)
+	old.txnCreated = false // its name is durable by createSegment's directory fsync
 	l.segments = append(l.segments, s)
 	l.recoveryPoint = max(l.recoveryPoint, old.nextOffset)
 	return nil

@@ -52,6 +52,9 @@ type segment struct {
 	// txnDirty is set when the .txnindex was appended to since its last fsync
 	// (txnindex.go; the file is opened only for the append and the fsync).
 	txnDirty bool
+	// txnCreated is set when an append created the .txnindex after the segment's own
+	// directory fsync, until SyncTxnIndex or a roll fsyncs the directory.
+	txnCreated bool
 	// unborn is set while the files of a new log's empty active segment do not exist
 	// (unbornSegment): the first attach creates them. Owner only.
 	unborn bool

@@ -78,13 +78,15 @@ func readTxnIndex(dir string, base int64) ([]AbortedTxn, error) {
 }
 
 // appendTxnIndex appends entries to a segment's .txnindex, first cutting a torn last
-// entry so that the new ones stay aligned.
-func appendTxnIndex(dir string, base int64, entries []AbortedTxn) error {
+// entry so that the new ones stay aligned. created is set when the file was empty (just
+// created: writeTxnIndex removes a file rather than leave it empty).
+func appendTxnIndex(dir string, base int64, entries []AbortedTxn) (created bool, err error) {
 	f, err := os.OpenFile(segmentPath(dir, base, TxnIndexFileSuffix), os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
-		return err
+		return false, err
 	}
 	size, err := f.Seek(0, io.SeekEnd)
+	created = size == 0
 	if err == nil && size%TxnIndexEntrySize != 0 {
 		size -= size % TxnIndexEntrySize
 		err = f.Truncate(size)
@@ -99,7 +101,7 @@ func appendTxnIndex(dir string, base int64, entries []AbortedTxn) error {
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
-	return err
+	return created, err
 }
 
 // writeTxnIndex replaces a segment's .txnindex with entries (none: the file is removed)
@@ -158,11 +160,45 @@ func (l *Log) AppendAbortedTxns(entries []AbortedTxn) error {
 		for n < len(entries) && entries[n].LastOffset < end {
 			n++
 		}
-		if err := appendTxnIndex(l.dir, s.baseOffset, entries[:n]); err != nil {
+		created, err := appendTxnIndex(l.dir, s.baseOffset, entries[:n])
+		if err != nil {
 			return l.fail("transaction index append", err)
 		}
-		s.txnDirty = true
+		s.txnDirty, s.txnCreated = true, s.txnCreated || created
 		entries = entries[n:]
+	}
+	return nil
+}
+
+// SyncTxnIndex makes the transaction index durable as it is now: the .txnindex files
+// appended to since their last fsync are fsynced and, when an append created one since
+// the directory's last fsync, the directory too. The group commit fsyncs only .log files
+// and the next roll the rest, so an owner calls it before it writes a producer snapshot
+// that is not a roll's (the shutdown snapshot): recovery trusts the index below the
+// newest snapshot. Nothing to do (no syscall) for a log without new aborted
+// transactions.
+func (l *Log) SyncTxnIndex() error {
+	if err := l.writable(); err != nil {
+		return err
+	}
+	created := false
+	for _, s := range l.segments {
+		if s.txnDirty {
+			if err := syncTxnIndex(s.dir, s.baseOffset); err != nil {
+				return l.fail("transaction index sync", err)
+			}
+			s.txnDirty = false
+		}
+		created = created || s.txnCreated
+	}
+	if !created {
+		return nil
+	}
+	if err := syncDir(l.dir); err != nil {
+		return l.fail("transaction index sync", err)
+	}
+	for _, s := range l.segments {
+		s.txnCreated = false
 	}
 	return nil
 }
