@@ -40,7 +40,15 @@ sub(P, ['''	resp, frame, err := f.client.DoPooled(ctx, req)
 sub(P, ['''	for _, err := range finishFollowerAppends(finishes) {'''], lambda o: '''	Trace(f.fs.cfg.BrokerID, "F.appended")
 '''+o)
 P='broker/01_fetch.go'
-sub(P, ['''		resp, bytes, errored := b.readFetch(r)
+import os
+if os.path.exists(root+'/broker/delayed_fetch.go'):
+    # Parked follower fetches without a goroutine (read on the appending goroutine).
+    sub('broker/delayed_fetch.go', ['''		resp, bytes, errored := f.b.readFetch(f.r)
+		if errored || bytes >= int(f.r.MinBytes) || expired {'''], lambda o: '''		replication.Trace(f.b.cfg.NodeID, "L.park-woken")
+'''+o+'''
+			replication.Trace(f.b.cfg.NodeID, "L.park-answer")''')
+else:
+    sub(P, ['''		resp, bytes, errored := b.readFetch(r)
 		if errored || bytes >= int(r.MinBytes) {
 			return resp'''], lambda o: '''		replication.Trace(b.cfg.NodeID, "L.park-woken")
 		resp, bytes, errored := b.readFetch(r)
@@ -58,5 +66,6 @@ sub(P, ['''	r := req.Body.(*kmsg.ProduceRequest)
 # The acks=all answer (broker/delayed_produce.go: answered by the goroutine that
 # advances the high watermark).
 sub('broker/delayed_produce.go', ['''	d.ch <- d.resp
+	if len(d.pending) > 1 {''', '''	d.out.Complete(d.resp)
 	if len(d.pending) > 1 {'''], lambda o: '''	replication.Trace(-1, "L.produce-done")
 '''+o)
