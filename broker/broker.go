@@ -142,7 +142,7 @@ func Start(cfg Config) (*Broker, error) {
 		BrokerID: cfg.NodeID,
 		MaxWait:  cfg.durationMs("replica.fetch.wait.max.ms"),
 		MaxBytes: int32(cfg.int64Value("replica.fetch.max.bytes")),
-		Connect:  b.connectToBroker,
+		Connect:  b.connectFetcher, // fetcher_conn.go
 		Throttled: func(topic string, partition int32) bool {
 			rate := b.ownFollowerThrottle(topic, partition)
 			return rate >= 0 && b.throttles.follower.exceeded(rate, time.Now())

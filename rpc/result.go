@@ -87,7 +87,7 @@ type Result struct {
 	later <-chan kmsg.Response // resultLater
 	// deferred is resultLater's Deferred (RespondDeferred), when later is nil.
 	deferred *Deferred
-	err   error                // resultClose
+	err      error // resultClose
 	// closeAfter closes the connection after a resultLater answer (authn.go).
 	closeAfter error
 	// finish runs on the response before it is written (OnResponse).
