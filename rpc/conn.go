@@ -77,6 +77,12 @@ type conn struct {
 	done      chan struct{}
 	closeOnce sync.Once
 
+	// direct is the Deferred the reader registered without queuing it (bypass): the
+	// writer must see it written before it writes anything after it. kick (capacity
+	// 1) wakes the writer when that Deferred's Complete could not write it all.
+	direct atomic.Pointer[Deferred]
+	kick   chan struct{}
+
 	// mutedUntil is the UnixNano time until which the reader reads no request: a
 	// client quota throttle (Result.OnResponse), set by the writer.
 	mutedUntil atomic.Int64
@@ -106,6 +112,7 @@ func newConn(s *Server, nc net.Conn, id uint64) *conn {
 		tokens: make(chan struct{}, s.cfg.MaxInflight),
 		stop:   make(chan struct{}),
 		done:   make(chan struct{}),
+		kick:   make(chan struct{}, 1),
 	}
 	c.touch()
 	return c
@@ -199,6 +206,9 @@ func (c *conn) serveRequests() error {
 			sl.closeReason = fmt.Errorf("%w: zero Result from the %s handler", ErrBadResult, kmsg.NameForKey(req.Key))
 		}
 		c.owed.Add(1)
+		if sl.deferred != nil && sl.closeAfter == nil && c.bypass(sl) {
+			continue // its Complete writes it (deferred.go)
+		}
 		c.queue <- sl
 		if sl.closeReason != nil || sl.closeAfter != nil {
 			return errHandedToWriter
@@ -434,9 +444,18 @@ func (c *conn) writeLoop() {
 		} else {
 			select {
 			case sl, ok = <-c.queue:
+			case <-c.kick:
+				if !c.awaitDirect() {
+					return
+				}
+				continue
 			case <-c.ctx.Done():
 				return
 			}
+		}
+		// Nothing is written before the Deferred the reader did not queue.
+		if !c.awaitDirect() {
+			return
 		}
 		if !ok {
 			c.close(errDrained)

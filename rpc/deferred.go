@@ -42,6 +42,9 @@ type Deferred struct {
 	// state to head.
 	timing     RequestTiming
 	closeAfter error
+	// bypassed: the reader registered it as the writer's (conn.bypass); the writer
+	// is not waiting on handoff and must be kicked.
+	bypassed bool
 
 	completed atomic.Bool  // Complete has been called
 	state     atomic.Int32 // deferredPending, ...
@@ -119,13 +122,20 @@ func (d *Deferred) Complete(resp kmsg.Response) bool {
 			break
 		}
 	}
+	var h deferredHandoff
 	if resp == nil {
-		d.handoff <- deferredHandoff{abandon: true}
-		return true
+		h.abandon = true
+	} else {
+		h = d.c.writeDirect(d, resp)
 	}
-	h := d.c.writeDirect(d, resp)
 	if !h.done || d.closeAfter != nil {
 		d.handoff <- h // the writer finishes it (and closes, for closeAfter)
+		if d.bypassed {
+			select {
+			case d.c.kick <- struct{}{}:
+			default:
+			}
+		}
 		return true
 	}
 	d.c.book(d.key, &d.timing, h)
@@ -134,6 +144,61 @@ func (d *Deferred) Complete(resp kmsg.Response) bool {
 		d.handoff <- h // the writer waits for it (takenSignal)
 	}
 	return true
+}
+
+// bypass registers sl's Deferred as if the writer had reached it, without queuing it,
+// when nothing earlier on the connection is unwritten (owed counts sl already): its
+// Complete then writes it and does its bookkeeping with no goroutine woken — neither
+// the writer by the queue nor by the answer. It reports false (queue it) when Complete
+// has already run.
+func (c *conn) bypass(sl slot) bool {
+	if c.owed.Load() != 1 {
+		return false
+	}
+	d := sl.deferred
+	d.timing, d.bypassed = sl.timing, true
+	c.direct.Store(d)
+	if d.state.CompareAndSwap(deferredPending, deferredHead) {
+		return true
+	}
+	d.bypassed = false
+	c.direct.Store(nil)
+	return false
+}
+
+// awaitDirect is the writer before anything it writes: it waits until the Deferred
+// the reader registered without queuing it (bypass), if any, is written, and finishes
+// what its Complete left. It returns false when the connection closed.
+func (c *conn) awaitDirect() bool {
+	d := c.direct.Load()
+	if d == nil {
+		return true
+	}
+	for {
+		switch d.state.Load() {
+		case deferredWritten:
+			c.direct.CompareAndSwap(d, nil)
+			return true
+		case deferredHead:
+			if !d.state.CompareAndSwap(deferredHead, deferredHeadSignal) {
+				continue
+			}
+		case deferredTaken:
+			if !d.state.CompareAndSwap(deferredTaken, deferredTakenSignal) {
+				continue
+			}
+		}
+		break
+	}
+	var h deferredHandoff
+	select {
+	case h = <-d.handoff:
+	case <-c.ctx.Done():
+		return false
+	}
+	c.direct.CompareAndSwap(d, nil)
+	sl := slot{correlationID: d.correlationID, key: d.key, version: d.version, finish: d.finish, timing: d.timing, deferred: d}
+	return c.finishDeferred(&sl, h)
 }
 
 // book does a fully written slot's bookkeeping (the writer's written, without the
