@@ -25,10 +25,12 @@ import (
 // meanwhile makes it dirty and the runner reads again) and the one that answers moves
 // the state to done, which ends every other path.
 type delayedFollowerFetch struct {
-	b       *Broker
-	r       *kmsg.FetchRequest
-	d       *rpc.Deferred
-	parts   []*localPartition
+	b   *Broker
+	r   *kmsg.FetchRequest
+	out responder // the request's rpc.Deferred
+	// readFetch reads the fetch again (b.readFetch(r); tests replace it).
+	readFetch func() (*fetchAnswer, int, bool)
+	parts     []*localPartition
 	waiters []*replication.Waiter
 	state   atomic.Int32 // fetchIdle, fetchRunning, fetchDirty, fetchDone
 	// expired is set by the timer and the drain: the next read answers whatever it
@@ -53,9 +55,9 @@ const (
 // startDelayedFollowerFetch parks r (a follower's fetch whose first read found no
 // records) and returns its result. changes is the first read's fetchAnswer.changes.
 func (b *Broker) startDelayedFollowerFetch(ctx context.Context, req *rpc.Request, r *kmsg.FetchRequest, wait time.Duration, changes uint64) rpc.Result {
-	f := &delayedFollowerFetch{b: b, r: r, d: req.Defer()}
-	f.poke = f.read
-	var now uint64
+	d := req.Defer()
+	f := &delayedFollowerFetch{b: b, r: r, out: d, readFetch: func() (*fetchAnswer, int, bool) { return b.readFetch(r) }}
+	var parts []*localPartition
 	gone := false
 	for _, t := range r.Topics {
 		for _, p := range t.Partitions {
@@ -64,11 +66,23 @@ func (b *Broker) startDelayedFollowerFetch(ctx context.Context, req *rpc.Request
 				gone = true // since the first read: read again, to answer its error
 				continue
 			}
-			w := replication.NewAfterUnlockWaiter(true, f.woken)
-			f.parts, f.waiters = append(f.parts, lp), append(f.waiters, w)
-			lp.Watch(w)
-			now += lp.Changes()
+			parts = append(parts, lp)
 		}
+	}
+	f.start(ctx, b.drainCtx, parts, wait, changes, gone)
+	return rpc.RespondDeferred(d)
+}
+
+// start watches parts and arms the timer and the hooks. changes is the first read's
+// sum of the partitions' Changes(); gone says a partition has gone since.
+func (f *delayedFollowerFetch) start(ctx, drain context.Context, parts []*localPartition, wait time.Duration, changes uint64, gone bool) {
+	f.poke = f.read
+	var now uint64
+	for _, lp := range parts {
+		w := replication.NewAfterUnlockWaiter(true, f.woken)
+		f.parts, f.waiters = append(f.parts, lp), append(f.waiters, w)
+		lp.Watch(w)
+		now += lp.Changes() // after Watch: any later change wakes the fetch
 	}
 	// A change between the first read and Watch woke nobody: read once more, or the
 	// fetch would wait max_wait_ms for nothing. Unchanged counts prove there was none.
@@ -79,12 +93,11 @@ func (b *Broker) startDelayedFollowerFetch(ctx context.Context, req *rpc.Request
 	f.timer.Store(t)
 	stop := context.AfterFunc(ctx, f.abandon)
 	f.stopCtx.Store(&stop)
-	stopDrain := context.AfterFunc(b.drainCtx, f.expire)
+	stopDrain := context.AfterFunc(drain, f.expire)
 	f.stopDrain.Store(&stopDrain)
 	if f.state.Load() == fetchDone {
 		f.disarm()
 	}
-	return rpc.RespondDeferred(f.d)
 }
 
 // woken is every partition's waiter callback, under that partition's lock: the read
@@ -124,11 +137,13 @@ func (f *delayedFollowerFetch) read() {
 	}
 	for {
 		expired := f.expired.Load()
-		resp, bytes, errored := f.b.readFetch(f.r)
-		if errored || bytes >= int(f.r.MinBytes) || expired {
+		resp, bytes, errored := f.readFetch()
+		if errored || bytes >= max(int(f.r.MinBytes), 1) || expired {
 			f.finish()
-			f.b.countFetched(f.r, resp, -1)
-			f.d.Complete(resp)
+			if f.b != nil {
+				f.b.countFetched(f.r, resp, -1)
+			}
+			f.out.Complete(resp)
 			return
 		}
 		resp.Release()
@@ -148,7 +163,7 @@ func (f *delayedFollowerFetch) abandon() {
 		case fetchIdle:
 			if f.state.CompareAndSwap(fetchIdle, fetchRunning) {
 				f.finish()
-				f.d.Complete(nil)
+				f.out.Complete(nil)
 				return
 			}
 		default: // a read runs: it answers (to the closed connection) or idles again

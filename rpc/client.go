@@ -312,7 +312,7 @@ func (c *Client) doInline(ctx context.Context, req kmsg.Request) (kmsg.Response,
 		if ctx.Err() != nil {
 			return nil, ResponseFrame{}, ctx.Err()
 		}
-		return nil, ResponseFrame{}, err
+		return nil, ResponseFrame{}, c.Err() // the first failure: ErrClientClosed after Close
 	}
 	if got != cl { // only this call is pending
 		putFrame(res.pooled)
