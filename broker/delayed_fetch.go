@@ -31,8 +31,8 @@ type delayedFollowerFetch struct {
 	// readFetch reads the fetch again (b.readFetch(r); tests replace it).
 	readFetch func() (*fetchAnswer, int, bool)
 	parts     []*localPartition
-	waiters []*replication.Waiter
-	state   atomic.Int32 // fetchIdle, fetchRunning, fetchDirty, fetchDone
+	waiters   []*replication.Waiter
+	state     atomic.Int32 // fetchIdle, fetchRunning, fetchDirty, fetchDone
 	// expired is set by the timer and the drain: the next read answers whatever it
 	// finds.
 	expired atomic.Bool
