@@ -43,10 +43,10 @@ P='broker/01_fetch.go'
 import os
 if os.path.exists(root+'/broker/delayed_fetch.go'):
     # Parked follower fetches without a goroutine (read on the appending goroutine).
-    sub('broker/delayed_fetch.go', ['''		resp, bytes, errored := f.b.readFetch(f.r)
-		if errored || bytes >= int(f.r.MinBytes) || expired {'''], lambda o: '''		replication.Trace(f.b.cfg.NodeID, "L.park-woken")
+    sub('broker/delayed_fetch.go', ['''		resp, bytes, errored := f.readFetch()
+		if errored || bytes >= max(int(f.r.MinBytes), 1) || expired {'''], lambda o: '''		replication.Trace(-1, "L.park-woken")
 '''+o+'''
-			replication.Trace(f.b.cfg.NodeID, "L.park-answer")''')
+			replication.Trace(-1, "L.park-answer")''')
 else:
     sub(P, ['''		resp, bytes, errored := b.readFetch(r)
 		if errored || bytes >= int(r.MinBytes) {
