@@ -77,11 +77,16 @@ func (b *Broker) startDelayedFollowerFetch(ctx context.Context, req *rpc.Request
 // sum of the partitions' Changes(); gone says a partition has gone since.
 func (f *delayedFollowerFetch) start(ctx, drain context.Context, parts []*localPartition, wait time.Duration, changes uint64, gone bool) {
 	f.poke = f.read
+	// Every waiter exists before the first Watch: a wake-up of one partition may answer
+	// (finish reads parts and waiters) while the others are still being watched; a
+	// waiter watched after the answer drops itself in Watch (woken).
+	f.parts, f.waiters = parts, make([]*replication.Waiter, len(parts))
+	for i := range parts {
+		f.waiters[i] = replication.NewAfterUnlockWaiter(true, f.woken)
+	}
 	var now uint64
-	for _, lp := range parts {
-		w := replication.NewAfterUnlockWaiter(true, f.woken)
-		f.parts, f.waiters = append(f.parts, lp), append(f.waiters, w)
-		lp.Watch(w)
+	for i, lp := range parts {
+		lp.Watch(f.waiters[i])
 		now += lp.Changes() // after Watch: any later change wakes the fetch
 	}
 	// A change between the first read and Watch woke nobody: read once more, or the
