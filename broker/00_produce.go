@@ -104,7 +104,9 @@ func (b *Broker) handleProduce(ctx context.Context, req *rpc.Request) rpc.Result
 		return rpc.Respond(resp)
 	}
 	timeout := time.Duration(r.TimeoutMillis) * time.Millisecond
-	return rpc.RespondLater(b.startDelayedProduce(ctx, resp, pending, timeout))
+	deferred := req.Defer()
+	b.startDelayedProduce(ctx, resp, pending, timeout, deferred)
+	return rpc.RespondDeferred(deferred)
 }
 
 // producePartition validates and appends one partition's batch.

@@ -42,6 +42,9 @@ func (b *Broker) handleFetch(ctx context.Context, req *rpc.Request) rpc.Result {
 	}
 	changes := resp.changes
 	resp.Release() // not enough yet: parkFetch reads again
+	if r.ReplicaID >= 0 {
+		return b.startDelayedFollowerFetch(ctx, req, r, wait, changes) // delayed_fetch.go
+	}
 	ch := make(chan kmsg.Response, 1)
 	b.goLoop("delayed fetch", func() {
 		resp := b.parkFetch(ctx, r, wait, changes)
@@ -52,9 +55,9 @@ func (b *Broker) handleFetch(ctx context.Context, req *rpc.Request) rpc.Result {
 }
 
 // parkFetch waits until enough data arrives, a partition errors, or the wait expires,
-// and returns the last read. changes is the first read's fetchAnswer.changes. A
-// follower's fetch is not woken by high watermark moves alone (it answers with new
-// records only; replication.NewFollowerFetchWaiter).
+// and returns the last read. changes is the first read's fetchAnswer.changes. It
+// parks consumers' fetches; a follower's is a delayedFollowerFetch, which is not woken
+// by high watermark moves alone either (it answers with new records only).
 func (b *Broker) parkFetch(ctx context.Context, r *kmsg.FetchRequest, wait time.Duration, changes uint64) *fetchAnswer {
 	w := replication.NewWaiter()
 	if r.ReplicaID >= 0 {

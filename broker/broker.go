@@ -75,6 +75,10 @@ type Broker struct {
 	quotas        clientQuotas         // client quotas (quotas.go)
 
 	draining chan struct{} // closed when shutdown starts: parked fetches answer at once
+	// drainCtx is cancelled with draining closing, for the parked requests that
+	// have no goroutine to wait on a channel (delayed_fetch.go: context.AfterFunc).
+	drainCtx    context.Context
+	drainCancel context.CancelFunc
 	// shuttingDown is set when Shutdown starts: from then on heartbeats only ask for a
 	// controlled shutdown (a plain heartbeat would get the broker unfenced again).
 	shuttingDown atomic.Bool
@@ -114,6 +118,7 @@ func Start(cfg Config) (*Broker, error) {
 	b := &Broker{cfg: cfg, logger: cfg.Logger, machine: fsm.New(), stop: make(chan struct{}), draining: make(chan struct{}),
 		controllerOps: make(chan controllerOp), sessions: newBrokerSessions(), leaders: newLeaderWatch(), dial: cfg.Dial,
 		readyCh: make(chan struct{}), startedAt: time.Now()}
+	b.drainCtx, b.drainCancel = context.WithCancel(context.Background())
 	b.brokerEpoch.Store(-1)
 	b.isrChanges.b = b
 	b.producerIDs = newProducerIDManager(b)
@@ -137,7 +142,7 @@ func Start(cfg Config) (*Broker, error) {
 		BrokerID: cfg.NodeID,
 		MaxWait:  cfg.durationMs("replica.fetch.wait.max.ms"),
 		MaxBytes: int32(cfg.int64Value("replica.fetch.max.bytes")),
-		Connect:  b.connectToBroker,
+		Connect:  b.connectFetcher, // fetcher_conn.go
 		Throttled: func(topic string, partition int32) bool {
 			rate := b.ownFollowerThrottle(topic, partition)
 			return rate >= 0 && b.throttles.follower.exceeded(rate, time.Now())
@@ -342,6 +347,7 @@ func (b *Broker) Shutdown(ctx context.Context) error {
 		cancel()
 		phases.mark("controlled_shutdown")
 		close(b.draining)
+		b.drainCancel()
 		b.groups.close() // parked group requests answer NOT_COORDINATOR before the drain
 		b.txns.close()
 		errs := []error{b.server.Shutdown(ctx)}
@@ -369,6 +375,7 @@ func (b *Broker) Kill() {
 		b.closeMetricsServer()
 		b.server.Close()
 		close(b.draining)
+		b.drainCancel()
 		b.groups.close()
 		b.txns.close()
 		close(b.stop)

@@ -12,14 +12,15 @@ import (
 
 // delayedProduce is an acks=all produce waiting for the high watermarks of its
 // partitions (Kafka's DelayedProduce). It has no goroutine of its own: each partition
-// has a callback waiter (replication.NewCallbackWaiter) that decides that partition's
-// outcome on the goroutine that changed it — the one whose follower fetch advanced the
-// high watermark, usually — and the partition deciding last answers, as Kafka's
-// purgatory completes a delayed produce on the thread that advanced the high
-// watermark. A timer (timeout_ms) and the connection's context answer the rest.
-// Exactly one of them answers (finished); the response is handed to the connection's
-// writer on a channel of capacity 1, so no answering goroutine blocks on, or writes to,
-// a connection.
+// has an after-unlock waiter (replication.NewAfterUnlockWaiter) that decides that
+// partition's outcome on the goroutine that changed it — the one whose follower fetch
+// advanced the high watermark, usually — and the partition deciding last answers once
+// that partition's lock is released, as Kafka's purgatory completes a delayed produce
+// on the thread that advanced the high watermark. The answer goes to the request's
+// rpc.Deferred, which writes it to the client's connection on that same goroutine when
+// nothing is ahead of it there, without waking the connection's writer first. A timer
+// (timeout_ms) and the connection's context answer the rest. Exactly one of them
+// answers (finished); none blocks on, or waits for, a connection.
 type delayedProduce struct {
 	pending []producePending
 	// outcome[i] is 0 while partition i waits, then its error code + 1 (1: committed).
@@ -29,7 +30,8 @@ type delayedProduce struct {
 	finished  atomic.Bool  // the response is decided and sent
 	waiters   []*replication.Waiter
 	resp      kmsg.Response
-	ch        chan kmsg.Response
+	out       responder
+	answer    func() // d.complete, bound once
 	// timer and stopCtx (context.AfterFunc's stop) are set after the waiters, which
 	// may answer first: whoever answers stops what is set, and the registration stops
 	// what it sets after an answer.
@@ -37,15 +39,21 @@ type delayedProduce struct {
 	stopCtx atomic.Pointer[func() bool]
 }
 
-// startDelayedProduce registers the waiters and the timeout and returns the channel the
-// response arrives on. The response may be sent before it returns (every high
-// watermark already there).
-func (b *Broker) startDelayedProduce(ctx context.Context, resp kmsg.Response, pending []producePending, timeout time.Duration) chan kmsg.Response {
+// responder delivers a delayed response: the request's *rpc.Deferred (a channel in
+// tests).
+type responder interface {
+	Complete(kmsg.Response) bool
+}
+
+// startDelayedProduce registers the waiters and the timeout; the response goes to out,
+// possibly before it returns (every high watermark already there).
+func (b *Broker) startDelayedProduce(ctx context.Context, resp kmsg.Response, pending []producePending, timeout time.Duration, out responder) {
 	d := &delayedProduce{pending: pending, outcome: make([]atomic.Int32, len(pending)),
-		waiters: make([]*replication.Waiter, len(pending)), resp: resp, ch: make(chan kmsg.Response, 1)}
+		waiters: make([]*replication.Waiter, len(pending)), resp: resp, out: out}
+	d.answer = d.complete
 	d.remaining.Store(int32(len(pending)))
 	for i := range pending {
-		d.waiters[i] = replication.NewCallbackWaiter(func(s replication.WakeState) bool { return d.decide(i, s) })
+		d.waiters[i] = replication.NewAfterUnlockWaiter(false, func(s replication.WakeState) (bool, func()) { return d.decide(i, s) })
 	}
 	for i, p := range pending {
 		p.part.Watch(d.waiters[i]) // may decide, and answer, at once
@@ -58,7 +66,6 @@ func (b *Broker) startDelayedProduce(ctx context.Context, resp kmsg.Response, pe
 		t.Stop()
 		stop()
 	}
-	return d.ch
 }
 
 // disarm stops the timer and the context hook, as far as they are set.
@@ -71,12 +78,13 @@ func (d *delayedProduce) disarm() {
 	}
 }
 
-// decide records partition i's outcome from its state, if it has one yet, and answers
-// when it was the last; it reports whether the waiter is done with the partition. It
-// runs under partition i's lock (replication.NewCallbackWaiter).
-func (d *delayedProduce) decide(i int, s replication.WakeState) bool {
+// decide records partition i's outcome from its state, if it has one yet; it reports
+// whether the waiter is done with the partition and, when this was the last outcome,
+// returns the answer to run once the partition's lock is released. It runs under
+// partition i's lock (replication.NewAfterUnlockWaiter).
+func (d *delayedProduce) decide(i int, s replication.WakeState) (bool, func()) {
 	if d.outcome[i].Load() != 0 || d.finished.Load() {
-		return true
+		return true, nil
 	}
 	p := d.pending[i]
 	var code int16
@@ -84,7 +92,7 @@ func (d *delayedProduce) decide(i int, s replication.WakeState) bool {
 	case s.Role != replication.Leader:
 		code = kerr.NotLeaderForPartition.Code
 	case s.HighWatermark < p.end:
-		return false
+		return false, nil
 	case s.MaximalISRSize < p.minInsync:
 		// Written and committed, but the ISR fell below min.insync.replicas while the
 		// request waited: Kafka's NOT_ENOUGH_REPLICAS_AFTER_APPEND.
@@ -92,13 +100,13 @@ func (d *delayedProduce) decide(i int, s replication.WakeState) bool {
 	}
 	d.outcome[i].Store(int32(code) + 1)
 	if d.remaining.Add(-1) == 0 {
-		d.complete()
+		return true, d.answer
 	}
-	return true
+	return true, nil
 }
 
 // complete answers with every partition's outcome, unless the timer or the context
-// answered first.
+// answered first. No partition lock is held.
 func (d *delayedProduce) complete() {
 	if !d.finished.CompareAndSwap(false, true) {
 		return
@@ -107,12 +115,11 @@ func (d *delayedProduce) complete() {
 	for i, p := range d.pending {
 		p.resp.ErrorCode = int16(d.outcome[i].Load() - 1)
 	}
-	d.ch <- d.resp
+	d.out.Complete(d.resp)
 	if len(d.pending) > 1 {
-		// The other partitions' waiters are done too (each decided), but this runs
-		// under one partition's lock: the others drop theirs at their next wake-up or
-		// here, off the answering goroutine.
-		go d.unwatch()
+		// The other partitions' waiters are done too (each decided): drop them now
+		// rather than at their next wake-up.
+		d.unwatch()
 	}
 }
 
@@ -132,7 +139,7 @@ func (d *delayedProduce) expire(code int16) {
 			p.resp.ErrorCode = code
 		}
 	}
-	d.ch <- d.resp
+	d.out.Complete(d.resp)
 }
 
 func (d *delayedProduce) unwatch() {

@@ -55,8 +55,15 @@ func dpStart(b *Broker, ctx context.Context, parts []*localPartition, ends []int
 	for i, lp := range parts {
 		pending[i] = producePending{lp, &resp.Topics[0].Partitions[i], ends[i], 1}
 	}
-	return resp, b.startDelayedProduce(ctx, resp, pending, timeout)
+	ch := make(chan kmsg.Response, 2) // room for a wrong second answer
+	b.startDelayedProduce(ctx, resp, pending, timeout, chanResponder(ch))
+	return resp, ch
 }
+
+// chanResponder delivers a delayed response on its channel.
+type chanResponder chan kmsg.Response
+
+func (c chanResponder) Complete(r kmsg.Response) bool { c <- r; return true }
 
 func dpReceive(t *testing.T, ch chan kmsg.Response) *kmsg.ProduceResponse {
 	t.Helper()

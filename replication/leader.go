@@ -63,7 +63,15 @@ func (p *Partition) ReadForFollowerHeld(f FollowerFetch, now time.Time) (FetchRe
 
 func (p *Partition) readForFollower(f FollowerFetch, now time.Time, hold bool) (FetchResult, *DivergingEpoch, error) {
 	p.mu.Lock()
-	defer p.mu.Unlock()
+	// The acks=all produce requests this fetch completes (its offset advances the high
+	// watermark) are answered on this goroutine once the lock is released, as Kafka's
+	// purgatory completes a delayed produce on the thread that handled the fetch.
+	p.collecting = true
+	defer func() {
+		after := p.takeCollectedLocked()
+		p.mu.Unlock()
+		runAfterUnlock(after)
+	}()
 	res := FetchResult{Records: []byte{}, HighWatermark: p.highWatermark, LogStartOffset: p.log.LogStartOffset(), LogEndOffset: p.log.LogEndOffset()}
 	if err := p.checkLeaderLocked(f.CurrentLeaderEpoch); err != nil {
 		return res, nil, err

@@ -75,6 +75,11 @@ type Partition struct {
 	leaderEpochStartOffset int64
 	followers              map[int32]*followerState // leader: each follower's progress
 	watchers               map[*Waiter]struct{}
+	// collecting is set (under mu) by the operations that run the after-unlock
+	// functions of the waiters they wake on their own goroutine (collected); at any
+	// other wake-up those run on a goroutine of their own (NewAfterUnlockWaiter).
+	collecting bool
+	collected  []func()
 	// leaderHighWatermarkNow mirrors highWatermark while this replica leads and is -1
 	// otherwise; set under mu before waiters are woken, read without it (see
 	// LeaderHighWatermark).
@@ -313,7 +318,7 @@ func (p *Partition) AppendAsLeaderInEpoch(records []byte, leaderEpoch int32, min
 // has just checked with segment.ValidateBatch (the produce handler does, to answer
 // CORRUPT_MESSAGE): the CRC-32C is computed once per produced batch, not twice.
 func (p *Partition) AppendValidatedAsLeader(records []byte, minInsync int) (segment.AppendInfo, error) {
-	return p.appendAsLeader(records, leaderAppend{leaderEpoch: -1, minInsync: minInsync, crcChecked: true})
+	return p.appendAsLeader(records, leaderAppend{leaderEpoch: -1, minInsync: minInsync, crcChecked: true, inlineWake: true})
 }
 
 // leaderAppend says how appendAsLeader checks a leader's write.
@@ -328,6 +333,10 @@ type leaderAppend struct {
 	// coordinator: a coordinator's transactional write (coordinator_append.go):
 	// producer epochs are checked, sequences and duplicates are not.
 	coordinator bool
+	// inlineWake: the caller holds no lock (the produce handler), so the after-unlock
+	// functions of the waiters the append wakes (parked follower fetches) run on its
+	// goroutine, before the fsync.
+	inlineWake bool
 }
 
 // appendAsLeader is the one leader append: the checks a says, the write, the HW and
@@ -379,9 +388,15 @@ func (p *Partition) appendAsLeader(records []byte, a leaderAppend) (segment.Appe
 		// Followers may fetch the new batches at once, while the leader's fsync runs;
 		// with SyncEveryAppend the HW still waits for that fsync (syncTo).
 		p.maybeAdvanceHighWatermarkLocked()
+		p.collecting = a.inlineWake
 		p.notifyLocked()
 	}
+	after := p.takeCollectedLocked()
 	p.mu.Unlock()
+	// The parked follower fetches the append woke are answered here, on this
+	// goroutine, before the fsync: the records leave for the followers at once, with no
+	// goroutine to wake in between (NewAfterUnlockWaiter).
+	runAfterUnlock(after)
 	if err != nil || !p.syncEveryAppend.Load() {
 		return info, err
 	}
@@ -409,6 +424,10 @@ var testHookFsyncError func(*Partition) error
 // the fsync runs (the lock is released for it) voids its result: the offsets it covered
 // may since hold other batches, so the sync is done again.
 func (p *Partition) syncTo(end int64) error {
+	// The acks=all answers the high watermark advance releases are written once
+	// flushMu is released too (the defers run in reverse order).
+	var after []func()
+	defer func() { runAfterUnlock(after) }()
 	p.flushMu.Lock()
 	defer p.flushMu.Unlock()
 	for {
@@ -466,7 +485,9 @@ func (p *Partition) syncTo(end int64) error {
 		p.log.MarkFlushed(target)
 		p.durableEnd = max(p.durableEnd, target)
 		if p.maybeAdvanceHighWatermarkLocked() {
+			p.collecting = true
 			p.notifyProgressLocked()
+			after = p.takeCollectedLocked()
 		}
 		p.mu.Unlock()
 		return nil

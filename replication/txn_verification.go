@@ -60,7 +60,7 @@ func (p *Partition) StartTxnVerification(producerID int64, producerEpoch int16, 
 // guard (nil when none was verified), else ErrInvalidTxnState and nothing is written.
 // Like AppendValidatedAsLeader, the caller has checked every batch's CRC-32C.
 func (p *Partition) AppendAsLeaderVerified(records []byte, minInsync int, guard *TxnVerification) (segment.AppendInfo, error) {
-	return p.appendAsLeader(records, leaderAppend{leaderEpoch: -1, minInsync: minInsync, verify: true, guard: guard, crcChecked: true})
+	return p.appendAsLeader(records, leaderAppend{leaderEpoch: -1, minInsync: minInsync, verify: true, guard: guard, crcChecked: true, inlineWake: true})
 }
 
 // checkTxnVerifiedLocked applies the check of AppendAsLeaderVerified. Callers hold mu.

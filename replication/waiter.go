@@ -11,6 +11,8 @@ type Waiter struct {
 	newDataOnly bool
 	// onWake, when set, is called instead of the channel send (NewCallbackWaiter).
 	onWake func(WakeState) (drop bool)
+	// after, when set, is called instead of the channel send (NewAfterUnlockWaiter).
+	after func(WakeState) (drop bool, then func())
 }
 
 // WakeState is what a callback waiter is told at each wake-up: the partition's role,
@@ -19,6 +21,8 @@ type WakeState struct {
 	Role           Role
 	HighWatermark  int64
 	MaximalISRSize int
+	// Watching is set for the call from Watch itself (NewAfterUnlockWaiter).
+	Watching bool
 }
 
 // NewCallbackWaiter returns a waiter that, instead of a channel send, calls fn with the
@@ -31,6 +35,37 @@ type WakeState struct {
 // watches one partition (make one per partition); its C is nil.
 func NewCallbackWaiter(fn func(WakeState) (drop bool)) *Waiter {
 	return &Waiter{onWake: fn}
+}
+
+// NewAfterUnlockWaiter returns a waiter that, like a callback waiter, calls fn with the
+// partition's state under its lock at every wake-up (and once from Watch, with
+// Watching set), and then runs the function fn returns, if any, once the lock is
+// released: on the goroutine that changed the partition when that is a leader append
+// by the produce handler (AppendValidatedAsLeader, AppendAsLeaderVerified), a follower
+// fetch read (ReadForFollower, which advances the high watermark) or the fsync that
+// advances it; on a new goroutine at every other wake-up; on Watch's caller for the
+// call from Watch. So the goroutine whose append or fetch made a delayed response
+// ready writes it itself (rpc.Deferred), with no goroutine hand-off. then must not
+// assume any lock is held, may take partition locks and must not block for long (it
+// writes to the network only without waiting). With followerFetch set, a move of the
+// high watermark or of a log start offset alone does not wake it
+// (NewFollowerFetchWaiter). Its C is nil.
+func NewAfterUnlockWaiter(followerFetch bool, fn func(WakeState) (drop bool, then func())) *Waiter {
+	return &Waiter{after: fn, newDataOnly: followerFetch}
+}
+
+// takeCollectedLocked ends the collection of after-unlock functions and returns them.
+func (p *Partition) takeCollectedLocked() []func() {
+	fns := p.collected
+	p.collected, p.collecting = nil, false
+	return fns
+}
+
+// runAfterUnlock runs the collected after-unlock functions; no partition lock is held.
+func runAfterUnlock(fns []func()) {
+	for _, f := range fns {
+		f()
+	}
 }
 
 // NewWaiter returns a waiter with an empty channel.
@@ -63,7 +98,19 @@ func (p *Partition) Watch(w *Waiter) {
 	if w.onWake != nil && w.onWake(p.wakeStateLocked()) {
 		delete(p.watchers, w)
 	}
+	var then func()
+	if w.after != nil {
+		ws := p.wakeStateLocked()
+		ws.Watching = true
+		var drop bool
+		if drop, then = w.after(ws); drop {
+			delete(p.watchers, w)
+		}
+	}
 	p.mu.Unlock()
+	if then != nil {
+		then()
+	}
 }
 
 // Unwatch removes w.
@@ -108,6 +155,24 @@ func (p *Partition) wakeLocked(progressOnly bool) {
 			}
 			if w.onWake(ws) {
 				delete(p.watchers, w) // allowed while ranging
+			}
+		case w.after != nil:
+			if progressOnly && w.newDataOnly {
+				continue
+			}
+			if !haveState {
+				ws, haveState = p.wakeStateLocked(), true
+			}
+			drop, then := w.after(ws)
+			if drop {
+				delete(p.watchers, w)
+			}
+			switch {
+			case then == nil:
+			case p.collecting:
+				p.collected = append(p.collected, then)
+			default:
+				go then()
 			}
 		case !progressOnly || !w.newDataOnly:
 			w.Wake()

@@ -154,3 +154,73 @@ func TestCallbackWaiter(t *testing.T) {
 		t.Fatalf("called after asking to be dropped: %+v", seen[n:])
 	}
 }
+
+// An after-unlock waiter's function runs with the partition lock released (it takes
+// the lock itself here): on the appending goroutine, before the append returns, for
+// the produce handler's append; on the reading goroutine, before ReadForFollower
+// returns, for the follower fetch that advances the high watermark; on a goroutine of
+// its own for other wake-ups (a role change). A follower-fetch waiter is not run for
+// the high watermark move.
+func TestAfterUnlockWaiterRunsOnTheChangingGoroutine(t *testing.T) {
+	p, _ := newPartition(t, true)
+	if err := p.BecomeLeader(1, []int32{0, 1}); err != nil {
+		t.Fatal(err)
+	}
+	type run struct {
+		hw      int64
+		watched bool
+	}
+	runs := make(chan run, 16)
+	fetchRuns := make(chan struct{}, 16)
+	w := NewAfterUnlockWaiter(false, func(s WakeState) (bool, func()) {
+		watched := s.Watching
+		return false, func() { runs <- run{p.State().HighWatermark, watched} }
+	})
+	fw := NewAfterUnlockWaiter(true, func(s WakeState) (bool, func()) {
+		if s.Watching {
+			return false, nil
+		}
+		return false, func() { _ = p.State(); fetchRuns <- struct{}{} }
+	})
+	p.Watch(w)
+	p.Watch(fw)
+	if r := <-runs; !r.watched {
+		t.Fatal("Watch did not run the function with Watching set")
+	}
+	if _, err := p.AppendValidatedAsLeader(batch(2), 0); err != nil {
+		t.Fatal(err)
+	}
+	if len(runs) != 1 || len(fetchRuns) != 1 {
+		t.Fatalf("after the produce append: %d and %d runs before it returned, want 1 each", len(runs), len(fetchRuns))
+	}
+	<-runs
+	<-fetchRuns
+	if _, _, err := p.ReadForFollower(FollowerFetch{ReplicaID: 1, FetchOffset: 2, CurrentLeaderEpoch: 1, LastFetchedEpoch: -1,
+		MaxBytes: 1 << 20, LogStartOffset: -1}, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case r := <-runs:
+		if r.hw != 2 {
+			t.Fatalf("ran at high watermark %d, want 2", r.hw)
+		}
+	default:
+		t.Fatal("the high watermark advance returned without running the function")
+	}
+	if len(fetchRuns) != 0 {
+		t.Fatal("a follower-fetch waiter ran for a high watermark move")
+	}
+	if err := p.BecomeFollower(2, 1); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		select {
+		case <-runs:
+		case <-fetchRuns:
+		case <-time.After(10 * time.Second):
+			t.Fatal("a role change did not run the functions")
+		}
+	}
+	p.Unwatch(w)
+	p.Unwatch(fw)
+}

@@ -38,8 +38,12 @@ type Client struct {
 	// err is the reason the client failed, nil while it works; guarded by mu.
 	err error
 
-	// done is closed when the reader goroutine exits.
+	// done is closed when the reader goroutine exits (at once for an inline client).
 	done chan struct{}
+	// inline: every call reads its own response on its goroutine (DialInline);
+	// inlineMu makes the calls one at a time.
+	inline   bool
+	inlineMu sync.Mutex
 }
 
 // call is one request waiting for its response.
@@ -70,6 +74,20 @@ type DialFunc func(ctx context.Context, network, addr string) (net.Conn, error)
 
 // DialWith is Dial through dial (tests inject network faults this way).
 func DialWith(ctx context.Context, dial DialFunc, addr, clientID string) (*Client, error) {
+	return newClient(ctx, dial, addr, clientID, false)
+}
+
+// DialInline is DialWith for a client whose every call reads its own response on the
+// calling goroutine instead of having a reader goroutine hand it over: one goroutine
+// wake-up less per response, for a caller with one request in flight at a time (a
+// follower's fetcher). Its calls are made one at a time, and a call whose ctx ends
+// before its response arrives fails the client (the response cannot be skipped
+// without reading it).
+func DialInline(ctx context.Context, dial DialFunc, addr, clientID string) (*Client, error) {
+	return newClient(ctx, dial, addr, clientID, true)
+}
+
+func newClient(ctx context.Context, dial DialFunc, addr, clientID string, inline bool) (*Client, error) {
 	nc, err := dial(ctx, "tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("rpc: dial %s: %w", addr, err)
@@ -79,8 +97,13 @@ func DialWith(ctx context.Context, dial DialFunc, addr, clientID string) (*Clien
 		formatter: kmsg.NewRequestFormatter(kmsg.FormatterClientID(clientID)),
 		writeSem:  make(chan struct{}, 1),
 		done:      make(chan struct{}),
+		inline:    inline,
 	}
-	go c.readLoop()
+	if inline {
+		close(c.done) // no reader goroutine
+	} else {
+		go c.readLoop()
+	}
 	return c, nil
 }
 
@@ -110,6 +133,9 @@ func (f ResponseFrame) Release() { putFrame(f.pooled) }
 func (c *Client) DoPooled(ctx context.Context, req kmsg.Request) (kmsg.Response, ResponseFrame, error) {
 	if p, ok := req.(*kmsg.ProduceRequest); ok && p.Acks == 0 {
 		return nil, ResponseFrame{}, ErrNoResponseExpected
+	}
+	if c.inline {
+		return c.doInline(ctx, req)
 	}
 	cl := &call{result: make(chan callResult, 1)}
 	if err := c.send(ctx, req, cl); err != nil {
@@ -207,48 +233,99 @@ func decodeResponse(req kmsg.Request, body []byte) (kmsg.Response, error) {
 // readLoop reads responses and hands each to the oldest pending call.
 func (c *Client) readLoop() {
 	defer close(c.done)
-	var sizeBuf [4]byte
 	for {
-		if _, err := io.ReadFull(c.nc, sizeBuf[:]); err != nil {
-			c.fail(fmt.Errorf("rpc: reading response: %w", err))
+		cl, res, err := c.readOne()
+		if err != nil {
+			c.fail(err)
 			return
 		}
-		size := int32(binary.BigEndian.Uint32(sizeBuf[:]))
-		if size < 4 || size > maxResponseBytes {
-			c.fail(fmt.Errorf("%w: frame size %d", ErrMalformedResponse, size))
-			return
-		}
-		var frame []byte
-		pooled := getFrame(int(size))
-		if pooled != nil {
-			frame = *pooled
-		} else {
-			frame = make([]byte, size)
-		}
-		if _, err := io.ReadFull(c.nc, frame); err != nil {
-			c.fail(fmt.Errorf("rpc: reading response: %w", err))
-			return
-		}
-		correlationID := int32(binary.BigEndian.Uint32(frame))
-		c.mu.Lock()
-		var cl *call
-		if len(c.pending) > 0 {
-			cl = c.pending[0]
-			c.pending[0] = nil
-			c.pending = c.pending[1:]
-		}
-		c.mu.Unlock()
-		if cl == nil || cl.correlationID != correlationID {
-			want := "none"
-			if cl != nil {
-				want = fmt.Sprint(cl.correlationID)
-				cl.result <- callResult{err: ErrCorrelationMismatch}
-			}
-			c.fail(fmt.Errorf("%w: got %d, expected %s", ErrCorrelationMismatch, correlationID, want))
-			return
-		}
-		cl.result <- callResult{body: frame[4:], pooled: pooled}
+		cl.result <- res
 	}
+}
+
+// readOne reads the next response and takes the oldest pending call, which it must
+// answer; an error fails the client (after the call, if any, got ErrCorrelationMismatch).
+func (c *Client) readOne() (*call, callResult, error) {
+	var sizeBuf [4]byte
+	if _, err := io.ReadFull(c.nc, sizeBuf[:]); err != nil {
+		return nil, callResult{}, fmt.Errorf("rpc: reading response: %w", err)
+	}
+	size := int32(binary.BigEndian.Uint32(sizeBuf[:]))
+	if size < 4 || size > maxResponseBytes {
+		return nil, callResult{}, fmt.Errorf("%w: frame size %d", ErrMalformedResponse, size)
+	}
+	var frame []byte
+	pooled := getFrame(int(size))
+	if pooled != nil {
+		frame = *pooled
+	} else {
+		frame = make([]byte, size)
+	}
+	if _, err := io.ReadFull(c.nc, frame); err != nil {
+		putFrame(pooled)
+		return nil, callResult{}, fmt.Errorf("rpc: reading response: %w", err)
+	}
+	correlationID := int32(binary.BigEndian.Uint32(frame))
+	c.mu.Lock()
+	var cl *call
+	if len(c.pending) > 0 {
+		cl = c.pending[0]
+		c.pending[0] = nil
+		c.pending = c.pending[1:]
+	}
+	c.mu.Unlock()
+	if cl == nil || cl.correlationID != correlationID {
+		want := "none"
+		if cl != nil {
+			want = fmt.Sprint(cl.correlationID)
+			cl.result <- callResult{err: ErrCorrelationMismatch}
+		}
+		putFrame(pooled)
+		return nil, callResult{}, fmt.Errorf("%w: got %d, expected %s", ErrCorrelationMismatch, correlationID, want)
+	}
+	return cl, callResult{body: frame[4:], pooled: pooled}, nil
+}
+
+// doInline is DoPooled on a DialInline client: it sends req and reads the response
+// itself. ctx ending first fails the client.
+func (c *Client) doInline(ctx context.Context, req kmsg.Request) (kmsg.Response, ResponseFrame, error) {
+	c.inlineMu.Lock()
+	defer c.inlineMu.Unlock()
+	cl := &call{result: make(chan callResult, 1)}
+	if err := c.send(ctx, req, cl); err != nil {
+		return nil, ResponseFrame{}, err
+	}
+	stop := context.AfterFunc(ctx, func() { _ = c.nc.SetReadDeadline(aLongTimeAgo) })
+	got, res, err := c.readOne()
+	if !stop() && err == nil {
+		// ctx ended as the read finished: the deadline may land on the next call's read.
+		err = ctx.Err()
+	}
+	if err != nil {
+		if ctx.Err() != nil {
+			err = fmt.Errorf("rpc: reading %s: %w", kmsg.NameForKey(req.Key()), ctx.Err())
+		}
+		if got != nil {
+			putFrame(res.pooled)
+		}
+		c.fail(err)
+		if ctx.Err() != nil {
+			return nil, ResponseFrame{}, ctx.Err()
+		}
+		return nil, ResponseFrame{}, c.Err() // the first failure: ErrClientClosed after Close
+	}
+	if got != cl { // only this call is pending
+		putFrame(res.pooled)
+		err := fmt.Errorf("%w: an answer for another call", ErrCorrelationMismatch)
+		c.fail(err)
+		return nil, ResponseFrame{}, err
+	}
+	resp, err := decodeResponse(req, res.body)
+	if err != nil {
+		putFrame(res.pooled)
+		return nil, ResponseFrame{}, err
+	}
+	return resp, ResponseFrame{res.pooled}, nil
 }
 
 // fail records err as the client's failure (the first one wins), closes the

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"sync"
 	"testing"
 	"time"
@@ -191,5 +192,94 @@ func TestClientServerGone(t *testing.T) {
 	}
 	if cl.Err() == nil {
 		t.Fatal("client not failed")
+	}
+}
+
+// dialInline dials addr with an inline Client (DialInline) closed at cleanup.
+func dialInline(t *testing.T, addr string) *Client {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	defer cancel()
+	var d net.Dialer
+	cl, err := DialInline(ctx, d.DialContext, addr, "petrel-replica")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cl.Close() })
+	return cl
+}
+
+// An inline client reads each response on the calling goroutine: calls from several
+// goroutines are made one at a time and each gets its own answer; DoPooled's frame is
+// released as for the ordinary client.
+func TestInlineClientDo(t *testing.T) {
+	srv := startServer(t, ServerConfig{}, metadataRegistry(echoMetadata))
+	cl := dialInline(t, srv.addr)
+	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	defer cancel()
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 50 {
+				if err := doMetadata(ctx, cl, 9, fmt.Sprintf("g%d-%d", g, i)); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	resp, frame, err := cl.DoPooled(ctx, metadataRequest(12, "pooled"))
+	if err != nil || *resp.(*kmsg.MetadataResponse).ClusterID != "pooled" {
+		t.Fatalf("DoPooled: %v", err)
+	}
+	frame.Release()
+}
+
+// A call of an inline client whose ctx ends before its answer fails the client (the
+// answer cannot be skipped unread); Close while a call waits fails it with
+// ErrClientClosed; neither blocks.
+func TestInlineClientCancelAndClose(t *testing.T) {
+	laterCh := make(chan chan kmsg.Response, 2)
+	srv := startServer(t, ServerConfig{}, laterRegistry(laterCh, nil))
+	cl := dialInline(t, srv.addr)
+	short, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		_, err := cl.Do(short, metadataRequest(4, "later"))
+		done <- err
+	}()
+	<-laterCh
+	cancel()
+	select {
+	case err := <-done:
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("cancelled call: %v", err)
+		}
+	case <-time.After(testTimeout):
+		t.Fatal("cancelled call did not return")
+	}
+	if cl.Err() == nil {
+		t.Fatal("an inline client cancelled mid-read is still usable")
+	}
+
+	cl = dialInline(t, srv.addr)
+	go func() {
+		_, err := cl.Do(context.Background(), metadataRequest(4, "later"))
+		done <- err
+	}()
+	<-laterCh
+	if err := cl.Close(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-done:
+		if !errors.Is(err, ErrClientClosed) {
+			t.Fatalf("waiting call after Close: %v", err)
+		}
+	case <-time.After(testTimeout):
+		t.Fatal("Close did not fail the waiting call")
 	}
 }

@@ -27,9 +27,10 @@ type slot struct {
 	// version is the version the response is encoded at: the request's, or 0 for the
 	// ApiVersions downgrade reply.
 	version int16
-	// Exactly one of resp, later and closeReason is set.
+	// Exactly one of resp, later, deferred and closeReason is set.
 	resp        kmsg.Response
 	later       <-chan kmsg.Response
+	deferred    *Deferred
 	closeReason error
 	// closeAfter, when set, closes the connection for this reason once the response is
 	// written (a failed authentication).
@@ -76,6 +77,12 @@ type conn struct {
 	done      chan struct{}
 	closeOnce sync.Once
 
+	// direct is the Deferred the reader registered without queuing it (bypass): the
+	// writer must see it written before it writes anything after it. kick (capacity
+	// 1) wakes the writer when that Deferred's Complete could not write it all.
+	direct atomic.Pointer[Deferred]
+	kick   chan struct{}
+
 	// mutedUntil is the UnixNano time until which the reader reads no request: a
 	// client quota throttle (Result.OnResponse), set by the writer.
 	mutedUntil atomic.Int64
@@ -105,6 +112,7 @@ func newConn(s *Server, nc net.Conn, id uint64) *conn {
 		tokens: make(chan struct{}, s.cfg.MaxInflight),
 		stop:   make(chan struct{}),
 		done:   make(chan struct{}),
+		kick:   make(chan struct{}, 1),
 	}
 	c.touch()
 	return c
@@ -153,6 +161,7 @@ func (c *conn) serveRequests() error {
 		}
 		c.clientID = req.ClientID
 		req.Conn = c.info
+		req.conn = c
 		res, gated := c.authenticate(req)
 		if gated && res.kind == resultInvalid {
 			c.srv.budget.Release(weight)
@@ -187,13 +196,19 @@ func (c *conn) serveRequests() error {
 		case resultRespond:
 			sl.resp, sl.finish, sl.closeAfter = res.resp, res.finish, res.closeAfter
 		case resultLater:
-			sl.later, sl.finish, sl.closeAfter = res.later, res.finish, res.closeAfter
+			sl.later, sl.deferred, sl.finish, sl.closeAfter = res.later, res.deferred, res.finish, res.closeAfter
+			if sl.deferred != nil {
+				sl.deferred.finish = res.finish // before the writer can reach it
+			}
 		case resultClose:
 			sl.closeReason = res.err
 		default:
 			sl.closeReason = fmt.Errorf("%w: zero Result from the %s handler", ErrBadResult, kmsg.NameForKey(req.Key))
 		}
 		c.owed.Add(1)
+		if sl.deferred != nil && sl.closeAfter == nil && c.bypass(sl) {
+			continue // its Complete writes it (deferred.go)
+		}
 		c.queue <- sl
 		if sl.closeReason != nil || sl.closeAfter != nil {
 			return errHandedToWriter
@@ -419,12 +434,27 @@ func (c *conn) touch() {
 // waiting on RespondLater channels in turn.
 func (c *conn) writeLoop() {
 	defer c.srv.wg.Done()
+	var next slot // a slot read while waiting at a Deferred (awaitDeferred)
+	var hasNext, nextOK bool
 	for {
 		var sl slot
 		var ok bool
-		select {
-		case sl, ok = <-c.queue:
-		case <-c.ctx.Done():
+		if hasNext {
+			sl, ok, hasNext = next, nextOK, false
+		} else {
+			select {
+			case sl, ok = <-c.queue:
+			case <-c.kick:
+				if !c.awaitDirect() {
+					return
+				}
+				continue
+			case <-c.ctx.Done():
+				return
+			}
+		}
+		// Nothing is written before the Deferred the reader did not queue.
+		if !c.awaitDirect() {
 			return
 		}
 		if !ok {
@@ -436,6 +466,17 @@ func (c *conn) writeLoop() {
 			return
 		}
 		resp := sl.resp
+		if sl.deferred != nil {
+			h, n, more, got, ok := c.awaitDeferred(sl)
+			if !ok {
+				return
+			}
+			next, nextOK, hasNext = n, more, got
+			if !c.finishDeferred(&sl, h) {
+				return
+			}
+			continue
+		}
 		if sl.later != nil {
 			select {
 			case r, ok := <-sl.later:
@@ -461,14 +502,79 @@ func (c *conn) writeLoop() {
 			sl.timing.WriteFinish = time.Now()
 			observe(sl.key, sl.timing)
 		}
-		if sl.closeAfter != nil {
-			c.close(sl.closeAfter)
+		if !c.written(sl) {
 			return
 		}
-		c.owed.Add(-1)
-		c.touch()
-		<-c.tokens
 	}
+}
+
+// written ends a response's slot once it is written: the close it asks for, or the
+// bookkeeping of owed responses. It returns false when the connection closed.
+func (c *conn) written(sl slot) bool {
+	if sl.closeAfter != nil {
+		c.close(sl.closeAfter)
+		return false
+	}
+	c.owed.Add(-1)
+	c.touch()
+	<-c.tokens
+	return true
+}
+
+// finishDeferred does what a Deferred's Complete left to the writer (deferred.go):
+// nothing but the bookkeeping when Complete wrote the whole frame, the rest of the
+// frame, or the whole response. It returns false when the connection closed.
+func (c *conn) finishDeferred(sl *slot, h deferredHandoff) bool {
+	observe := c.srv.cfg.ObserveRequest
+	switch {
+	case h.abandon:
+		c.close(fmt.Errorf("%w: %s correlation id %d", ErrResponseAbandoned, kmsg.NameForKey(sl.key), sl.correlationID))
+		return false
+	case h.err != nil:
+		c.close(h.err)
+		return false
+	case h.resp != nil:
+		sl.timing.Ready = time.Now()
+		sl.timing.WriteStart = sl.timing.Ready
+		if err := c.writeResponse(*sl, h.resp); err != nil {
+			c.close(err)
+			return false
+		}
+		sl.timing.WriteFinish = time.Now()
+	case h.parts != nil:
+		sl.timing.Ready, sl.timing.WriteStart = h.start, h.start
+		err := c.nc.SetWriteDeadline(time.Now().Add(c.srv.cfg.IdleTimeout))
+		if err == nil {
+			err = writeParts(c.nc, h.parts)
+		}
+		h.pr.Release()
+		putParts(h.parts)
+		if err != nil {
+			c.close(err)
+			return false
+		}
+		sl.timing.WriteFinish = time.Now()
+	case h.buf != nil:
+		sl.timing.Ready, sl.timing.WriteStart = h.start, h.start
+		err := c.nc.SetWriteDeadline(time.Now().Add(c.srv.cfg.IdleTimeout))
+		if err == nil {
+			_, err = c.nc.Write((*h.buf)[h.written:])
+		}
+		putBuffer(h.buf)
+		if err != nil {
+			c.close(err)
+			return false
+		}
+		sl.timing.WriteFinish = time.Now()
+	case h.booked: // written whole and booked by Complete
+		return true
+	default: // written whole by Complete
+		sl.timing.Ready, sl.timing.WriteStart, sl.timing.WriteFinish = h.start, h.start, h.finished
+	}
+	if observe != nil {
+		observe(sl.key, sl.timing)
+	}
+	return c.written(*sl)
 }
 
 // writeResponse encodes resp at the slot's version with throttle 0 (or the throttle
@@ -477,17 +583,7 @@ func (c *conn) writeResponse(sl slot, resp kmsg.Response) error {
 	if resp.Key() != sl.key {
 		return fmt.Errorf("%w: %s response to a %s request", ErrResponseKey, kmsg.NameForKey(resp.Key()), kmsg.NameForKey(sl.key))
 	}
-	resp.SetVersion(sl.version)
-	var throttle time.Duration
-	if sl.finish != nil {
-		throttle = max(sl.finish(resp), 0)
-	}
-	if t, ok := resp.(kmsg.SetThrottleResponse); ok {
-		t.SetThrottle(int32(min(throttle.Milliseconds(), 1<<31-1)))
-	}
-	if throttle > 0 {
-		c.mutedUntil.Store(time.Now().Add(throttle).UnixNano())
-	}
+	c.prepareResponse(sl.version, sl.finish, resp)
 	if pr, ok := resp.(PartsResponse); ok {
 		return c.writeParts(sl, pr)
 	}
@@ -499,6 +595,22 @@ func (c *conn) writeResponse(sl slot, resp kmsg.Response) error {
 	}
 	_, err := c.nc.Write(*bp)
 	return err
+}
+
+// prepareResponse sets resp's version and its throttle: 0, or what the OnResponse
+// function finish asks for, which also mutes the connection.
+func (c *conn) prepareResponse(version int16, finish func(kmsg.Response) time.Duration, resp kmsg.Response) {
+	resp.SetVersion(version)
+	var throttle time.Duration
+	if finish != nil {
+		throttle = max(finish(resp), 0)
+	}
+	if t, ok := resp.(kmsg.SetThrottleResponse); ok {
+		t.SetThrottle(int32(min(throttle.Milliseconds(), 1<<31-1)))
+	}
+	if throttle > 0 {
+		c.mutedUntil.Store(time.Now().Add(throttle).UnixNano())
+	}
 }
 
 // writeParts writes a response made of bytes and file sections (parts.go, send.go),

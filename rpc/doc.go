@@ -13,6 +13,16 @@
 // each response. So responses leave in request order while many requests are in
 // flight, and the reader stops reading once ServerConfig.MaxInflight responses are owed.
 //
+// A Deferred (Request.Defer, RespondDeferred) is a delayed response that the goroutine
+// completing it writes itself, with one non-blocking write, when every earlier
+// response is written: the writer waits at its slot, or the reader, finding nothing
+// owed, registered it without queuing it, so that neither goroutine is woken for it.
+// What that write cannot take (a full socket, TLS, a large fetch answer for sendfile)
+// the writer writes, still in order (deferred.go).
+//
+// A Client made by DialInline has no reader goroutine: each call reads its own
+// response, one call at a time (a follower's fetcher, one fetch in flight).
+//
 // # Responses with file sections
 //
 // A response implementing PartsResponse (Fetch) encodes itself as bytes interleaved

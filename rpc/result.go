@@ -29,6 +29,8 @@ type Request struct {
 	Body kmsg.Request
 	// Conn describes the connection the request arrived on.
 	Conn *ConnInfo
+	// conn is the connection that read it (nil in tests that build a Request): Defer.
+	conn *conn
 }
 
 // ConnInfo describes one client connection. A ConnInfo is never modified once a request
@@ -83,7 +85,9 @@ type Result struct {
 	kind  resultKind
 	resp  kmsg.Response        // resultRespond
 	later <-chan kmsg.Response // resultLater
-	err   error                // resultClose
+	// deferred is resultLater's Deferred (RespondDeferred), when later is nil.
+	deferred *Deferred
+	err      error // resultClose
 	// closeAfter closes the connection after a resultLater answer (authn.go).
 	closeAfter error
 	// finish runs on the response before it is written (OnResponse).

@@ -40,7 +40,15 @@ sub(P, ['''	resp, frame, err := f.client.DoPooled(ctx, req)
 sub(P, ['''	for _, err := range finishFollowerAppends(finishes) {'''], lambda o: '''	Trace(f.fs.cfg.BrokerID, "F.appended")
 '''+o)
 P='broker/01_fetch.go'
-sub(P, ['''		resp, bytes, errored := b.readFetch(r)
+import os
+if os.path.exists(root+'/broker/delayed_fetch.go'):
+    # Parked follower fetches without a goroutine (read on the appending goroutine).
+    sub('broker/delayed_fetch.go', ['''		resp, bytes, errored := f.readFetch()
+		if errored || bytes >= max(int(f.r.MinBytes), 1) || expired {'''], lambda o: '''		replication.Trace(-1, "L.park-woken")
+'''+o+'''
+			replication.Trace(-1, "L.park-answer")''')
+else:
+    sub(P, ['''		resp, bytes, errored := b.readFetch(r)
 		if errored || bytes >= int(r.MinBytes) {
 			return resp'''], lambda o: '''		replication.Trace(b.cfg.NodeID, "L.park-woken")
 		resp, bytes, errored := b.readFetch(r)
@@ -55,8 +63,9 @@ sub(P, ['''	r := req.Body.(*kmsg.ProduceRequest)
 	resp := r.ResponseKind().(*kmsg.ProduceResponse)'''], lambda o: '''	r := req.Body.(*kmsg.ProduceRequest)
 	replication.Trace(b.cfg.NodeID, "L.produce-recv")
 	resp := r.ResponseKind().(*kmsg.ProduceResponse)''')
-sub(P, ['''		b.awaitHighWatermarks(ctx, pending, timeout)
-		ch <- resp'''], lambda o: '''		replication.Trace(b.cfg.NodeID, "L.produce-wait")
-		b.awaitHighWatermarks(ctx, pending, timeout)
-		replication.Trace(b.cfg.NodeID, "L.produce-done")
-		ch <- resp''')
+# The acks=all answer (broker/delayed_produce.go: answered by the goroutine that
+# advances the high watermark).
+sub('broker/delayed_produce.go', ['''	d.ch <- d.resp
+	if len(d.pending) > 1 {''', '''	d.out.Complete(d.resp)
+	if len(d.pending) > 1 {'''], lambda o: '''	replication.Trace(-1, "L.produce-done")
+'''+o)

@@ -19,8 +19,8 @@ runs = {"fsync": records[skip:n - skip], "page cache": records[n + skip:2 * n - 
 steps = [
     ("leader appended", lambda L: (lambda b, w: b == L and w == "L.appended"), 0),
     ("leader fsync starts", lambda L: (lambda b, w: b == L and w == "fsync.start"), 0),
-    ("1st follower's parked fetch answered", lambda L: (lambda b, w: b == L and w == "L.park-answer"), 0),
-    ("2nd follower's parked fetch answered", lambda L: (lambda b, w: b == L and w == "L.park-answer"), 1),
+    ("1st follower's parked fetch answered", lambda L: (lambda b, w: b in (L, -1) and w == "L.park-answer"), 0),
+    ("2nd follower's parked fetch answered", lambda L: (lambda b, w: b in (L, -1) and w == "L.park-answer"), 1),
     ("1st follower has the records", lambda L: (lambda b, w: b != L and w == "F.fetch-answered"), 0),
     ("2nd follower has the records", lambda L: (lambda b, w: b != L and w == "F.fetch-answered"), 1),
     ("leader fsync ends", lambda L: (lambda b, w: b == L and w == "fsync.end"), 0),
@@ -28,7 +28,7 @@ steps = [
     ("2nd follower fsync ends", lambda L: (lambda b, w: b != L and w == "fsync.end"), 1),
     ("2nd follower's next fetch reaches the leader", lambda L: (lambda b, w: b == L and w == "L.fetch-recv"), 1),
     ("HW passes the record", lambda L: (lambda b, w: b == L and w in ("L.hw-by-fetch", "L.hw-by-fsync")), 0),
-    ("produce answered", lambda L: (lambda b, w: b == L and w == "L.produce-done"), 0),
+    ("produce answered", lambda L: (lambda b, w: w == "L.produce-done"), 0),
 ]
 
 
@@ -48,7 +48,7 @@ for name, recs in runs.items():
             hits = [t for t, b, w in rec if p(b, w)]
             if len(hits) > k:
                 times[label].append((hits[k] - t0) / 1000)
-        reads.append(sum(1 for t, b, w in rec if b == leader and w in ("L.fetch-recv", "L.park-woken")))
+        reads.append(sum(1 for t, b, w in rec if b in (leader, -1) and w in ("L.fetch-recv", "L.park-woken")))
     cols[name] = {label: median(times[label]) for label, _, _ in steps}
     cols[name]["fetch reads on the leader per record (mean)"] = "%.2f" % (sum(reads) / max(len(reads), 1))
     cols[name]["records"] = str(len(recs))

@@ -1,0 +1,204 @@
+package broker
+
+import (
+	"context"
+	"sync/atomic"
+	"time"
+
+	"github.com/petrel-broker/petrel/replication"
+	"github.com/petrel-broker/petrel/rpc"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// delayedFollowerFetch is a follower's Fetch parked until new records arrive (Kafka's
+// DelayedFetch for a replica). It has no goroutine: each partition has an after-unlock
+// waiter (replication.NewAfterUnlockWaiter) and the goroutine that appended — the
+// produce handler, before its fsync — reads the fetch again and completes its
+// rpc.Deferred, which writes the answer straight to the follower's connection when
+// nothing is ahead of it there. So a record leaves for the followers from the
+// goroutine that read it from the producer, as in `petrel perf floor`, instead of
+// waking a parked goroutine per follower that then wakes the connection's writer. A
+// timer (max_wait_ms), the connection's context and the broker's drain answer the
+// rest.
+//
+// Exactly one answer: the reads run one at a time (state: idle → running, a wake-up
+// meanwhile makes it dirty and the runner reads again) and the one that answers moves
+// the state to done, which ends every other path.
+type delayedFollowerFetch struct {
+	b   *Broker
+	r   *kmsg.FetchRequest
+	out responder // the request's rpc.Deferred
+	// readFetch reads the fetch again (b.readFetch(r); tests replace it).
+	readFetch func() (*fetchAnswer, int, bool)
+	parts     []*localPartition
+	waiters   []*replication.Waiter
+	state     atomic.Int32 // fetchIdle, fetchRunning, fetchDirty, fetchDone
+	// expired is set by the timer and the drain: the next read answers whatever it
+	// finds.
+	expired atomic.Bool
+	poke    func() // f.read, bound once (a method value allocates per use)
+	// timer, stopCtx and stopDrain are set after the waiters, which may answer
+	// first: whoever answers stops what is set, and the registration stops what it
+	// sets after an answer.
+	timer     atomic.Pointer[time.Timer]
+	stopCtx   atomic.Pointer[func() bool]
+	stopDrain atomic.Pointer[func() bool]
+}
+
+const (
+	fetchIdle int32 = iota
+	fetchRunning
+	fetchDirty
+	fetchDone
+)
+
+// startDelayedFollowerFetch parks r (a follower's fetch whose first read found no
+// records) and returns its result. changes is the first read's fetchAnswer.changes.
+func (b *Broker) startDelayedFollowerFetch(ctx context.Context, req *rpc.Request, r *kmsg.FetchRequest, wait time.Duration, changes uint64) rpc.Result {
+	d := req.Defer()
+	f := &delayedFollowerFetch{b: b, r: r, out: d, readFetch: func() (*fetchAnswer, int, bool) { return b.readFetch(r) }}
+	var parts []*localPartition
+	gone := false
+	for _, t := range r.Topics {
+		for _, p := range t.Partitions {
+			lp := b.partitions.get(t.Topic, p.Partition)
+			if lp == nil {
+				gone = true // since the first read: read again, to answer its error
+				continue
+			}
+			parts = append(parts, lp)
+		}
+	}
+	f.start(ctx, b.drainCtx, parts, wait, changes, gone)
+	return rpc.RespondDeferred(d)
+}
+
+// start watches parts and arms the timer and the hooks. changes is the first read's
+// sum of the partitions' Changes(); gone says a partition has gone since.
+func (f *delayedFollowerFetch) start(ctx, drain context.Context, parts []*localPartition, wait time.Duration, changes uint64, gone bool) {
+	f.poke = f.read
+	// Every waiter exists before the first Watch: a wake-up of one partition may answer
+	// (finish reads parts and waiters) while the others are still being watched; a
+	// waiter watched after the answer drops itself in Watch (woken).
+	f.parts, f.waiters = parts, make([]*replication.Waiter, len(parts))
+	for i := range parts {
+		f.waiters[i] = replication.NewAfterUnlockWaiter(true, f.woken)
+	}
+	var now uint64
+	for i, lp := range parts {
+		lp.Watch(f.waiters[i])
+		now += lp.Changes() // after Watch: any later change wakes the fetch
+	}
+	// A change between the first read and Watch woke nobody: read once more, or the
+	// fetch would wait max_wait_ms for nothing. Unchanged counts prove there was none.
+	if gone || now != changes {
+		f.read()
+	}
+	t := time.AfterFunc(wait, f.expire)
+	f.timer.Store(t)
+	stop := context.AfterFunc(ctx, f.abandon)
+	f.stopCtx.Store(&stop)
+	stopDrain := context.AfterFunc(drain, f.expire)
+	f.stopDrain.Store(&stopDrain)
+	if f.state.Load() == fetchDone {
+		f.disarm()
+	}
+}
+
+// woken is every partition's waiter callback, under that partition's lock: the read
+// runs once the lock is released (on the appending goroutine for a produce).
+func (f *delayedFollowerFetch) woken(s replication.WakeState) (bool, func()) {
+	if s.Watching || f.state.Load() == fetchDone {
+		return f.state.Load() == fetchDone, nil
+	}
+	return false, f.poke
+}
+
+// expire makes the fetch answer now with what there is (max_wait_ms, the drain).
+func (f *delayedFollowerFetch) expire() {
+	f.expired.Store(true)
+	f.read()
+}
+
+// read reads the fetch again and answers when there are records, a partition must be
+// answered at once, or the fetch expired; a read already running elsewhere is told to
+// read again instead.
+func (f *delayedFollowerFetch) read() {
+	for {
+		switch s := f.state.Load(); s {
+		case fetchIdle:
+			if !f.state.CompareAndSwap(fetchIdle, fetchRunning) {
+				continue
+			}
+		case fetchRunning:
+			if !f.state.CompareAndSwap(fetchRunning, fetchDirty) {
+				continue
+			}
+			return
+		default: // dirty (the runner reads again) or done
+			return
+		}
+		break
+	}
+	for {
+		expired := f.expired.Load()
+		resp, bytes, errored := f.readFetch()
+		if errored || bytes >= max(int(f.r.MinBytes), 1) || expired {
+			f.finish()
+			if f.b != nil {
+				f.b.countFetched(f.r, resp, -1)
+			}
+			f.out.Complete(resp)
+			return
+		}
+		resp.Release()
+		if f.state.CompareAndSwap(fetchRunning, fetchIdle) {
+			return
+		}
+		f.state.Store(fetchRunning) // dirty: something happened during the read
+	}
+}
+
+// abandon ends the fetch without a read: its connection has closed.
+func (f *delayedFollowerFetch) abandon() {
+	for {
+		switch s := f.state.Load(); s {
+		case fetchDone:
+			return
+		case fetchIdle:
+			if f.state.CompareAndSwap(fetchIdle, fetchRunning) {
+				f.finish()
+				f.out.Complete(nil)
+				return
+			}
+		default: // a read runs: it answers (to the closed connection) or idles again
+			f.expired.Store(true)
+			if f.state.CompareAndSwap(s, fetchDirty) || f.state.Load() == fetchDone {
+				return
+			}
+		}
+	}
+}
+
+// finish marks the fetch answered and drops its waiters and timers; the caller holds
+// the read (state running) and answers.
+func (f *delayedFollowerFetch) finish() {
+	f.state.Store(fetchDone)
+	f.disarm()
+	for i, lp := range f.parts {
+		lp.Unwatch(f.waiters[i])
+	}
+}
+
+// disarm stops the timer and the context hooks, as far as they are set.
+func (f *delayedFollowerFetch) disarm() {
+	if t := f.timer.Load(); t != nil {
+		t.Stop()
+	}
+	if stop := f.stopCtx.Load(); stop != nil {
+		(*stop)()
+	}
+	if stop := f.stopDrain.Load(); stop != nil {
+		(*stop)()
+	}
+}

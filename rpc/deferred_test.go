@@ -1,0 +1,232 @@
+package rpc
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// deferredResponse is the tagged Metadata answer to request i.
+func deferredResponse(i int) kmsg.Response {
+	resp := kmsg.NewPtrMetadataResponse()
+	resp.ClusterID = kmsg.StringPtr(fmt.Sprintf("t-%d", i))
+	return resp
+}
+
+// Responses on one connection stay in request order when some are completed by the
+// goroutine that finishes them (Deferred.Complete writing directly, with the writer
+// waiting at them or bypassed altogether) and the others by the writer: 200 pipelined
+// requests, each answered at once, completed inside its handler, or completed later
+// from another goroutine in a shuffled order. Every response arrives once, in order.
+func TestDeferredResponsesKeepRequestOrder(t *testing.T) {
+	const n = 200
+	var wg sync.WaitGroup
+	var observed atomic.Int32
+	srv := startServer(t, ServerConfig{ObserveRequest: func(int16, RequestTiming) { observed.Add(1) }}, metadataRegistry(func(_ context.Context, req *Request) Result {
+		i := tagIndex(requestTag(req))
+		switch i % 3 {
+		case 0:
+			return Respond(echoResponse(req))
+		case 1: // completed before the handler returns: the writer takes it (ready)
+			d := req.Defer()
+			d.Complete(echoResponse(req))
+			return RespondDeferred(d)
+		default: // completed later, by another goroutine, in no particular order
+			d := req.Defer()
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				time.Sleep(time.Duration(rand.IntN(1000)) * time.Microsecond) // spreads the completions; not synchronisation
+				if !d.Complete(deferredResponse(i)) {
+					t.Errorf("first Complete of %d refused", i)
+				}
+				if d.Complete(deferredResponse(i)) {
+					t.Errorf("second Complete of %d taken", i)
+				}
+			}()
+			return RespondDeferred(d)
+		}
+	}))
+	c := dialRaw(t, srv.addr)
+	var batch []byte
+	for i := range n {
+		batch = append(batch, requestFrame(metadataRequest(9, fmt.Sprintf("t-%d", i)), int32(1000+i))...)
+	}
+	writeAll(t, c, batch)
+	for i := range n {
+		corr, body := readResponse(t, c)
+		if corr != int32(1000+i) {
+			t.Fatalf("response %d has correlation id %d", i, corr)
+		}
+		if got := parseMetadata(t, body, 9).ClusterID; got == nil || *got != fmt.Sprintf("t-%d", i) {
+			t.Fatalf("response %d echoes %v", i, got)
+		}
+	}
+	wg.Wait()
+	waitFor(t, testTimeout, func() error {
+		if got := observed.Load(); got != n {
+			return fmt.Errorf("%d responses observed, want %d", got, n)
+		}
+		return nil
+	})
+}
+
+// A Deferred completed while nothing else is owed on the connection is written by the
+// completing goroutine itself: the writer is never reached (the hook that runs when it
+// waits at a Deferred does not run), and the next request is served normally.
+func TestDeferredWrittenByTheCompletingGoroutine(t *testing.T) {
+	var mu sync.Mutex
+	var pending *Deferred
+	writerWaited := atomic.Int32{}
+	testHookWriterAtDeferred = func(*Deferred) { writerWaited.Add(1) }
+	t.Cleanup(func() { testHookWriterAtDeferred = nil })
+	srv := startServer(t, ServerConfig{}, metadataRegistry(func(_ context.Context, req *Request) Result {
+		if requestTag(req) != "t-0" {
+			return Respond(echoResponse(req))
+		}
+		d := req.Defer()
+		mu.Lock()
+		pending = d
+		mu.Unlock()
+		return RespondDeferred(d)
+	}))
+	c := dialRaw(t, srv.addr)
+	sendRequest(t, c, metadataRequest(9, "t-0"), 1000)
+	var d *Deferred
+	waitFor(t, testTimeout, func() error {
+		mu.Lock()
+		defer mu.Unlock()
+		if d = pending; d == nil || d.state.Load() != deferredHead {
+			return fmt.Errorf("not registered yet")
+		}
+		return nil
+	})
+	d.Complete(deferredResponse(0))
+	if s := d.state.Load(); s != deferredWritten {
+		t.Fatalf("state %d after Complete, want written (%d)", s, deferredWritten)
+	}
+	corr, body := readResponse(t, c)
+	if corr != 1000 || *parseMetadata(t, body, 9).ClusterID != "t-0" {
+		t.Fatalf("response %d", corr)
+	}
+	roundTrip(t, c, 9, 1001, "t-1") // the writer goes on after it
+	if n := writerWaited.Load(); n != 0 {
+		t.Fatalf("the writer waited at the Deferred %d times", n)
+	}
+}
+
+// Complete racing the connection's close, a server stop or an abandonment
+// (Complete(nil)) answers exactly once and never blocks; an abandonment that wins
+// closes the connection, as a RespondLater channel closed without a value does.
+func TestDeferredCompleteRacesCloseAndStop(t *testing.T) {
+	for round := range 15 {
+		ds := make(chan *Deferred, 1)
+		srv := startServer(t, ServerConfig{}, metadataRegistry(func(_ context.Context, req *Request) Result {
+			d := req.Defer()
+			ds <- d
+			return RespondDeferred(d)
+		}))
+		c := dialRaw(t, srv.addr)
+		sendRequest(t, c, metadataRequest(9, "t-0"), 1000)
+		var d *Deferred
+		select {
+		case d = <-ds:
+		case <-time.After(testTimeout):
+			t.Fatal("no request")
+		}
+		answered, abandoned := make(chan bool, 1), make(chan bool, 1)
+		go func() { answered <- d.Complete(deferredResponse(0)) }()
+		switch round % 3 {
+		case 0:
+			c.Close()
+		case 1:
+			go func() { abandoned <- d.Complete(nil) }()
+		default:
+			go func() { _ = srv.Close() }()
+		}
+		receive := func(ch chan bool) bool {
+			select {
+			case ok := <-ch:
+				return ok
+			case <-time.After(testTimeout):
+				t.Fatal("Complete blocked")
+				return false
+			}
+		}
+		gotAnswer := receive(answered)
+		if round%3 != 1 {
+			if !gotAnswer {
+				t.Fatal("the only answer was refused")
+			}
+		} else if gotAnswer == receive(abandoned) {
+			t.Fatalf("answer taken %v and abandonment taken %v: exactly one must be", gotAnswer, !gotAnswer)
+		}
+		if d.Complete(deferredResponse(0)) {
+			t.Fatal("a late Complete was taken")
+		}
+		if round%3 == 1 {
+			_ = c.SetReadDeadline(time.Now().Add(testTimeout))
+			var size [4]byte
+			_, err := io.ReadFull(c, size[:])
+			if gotAnswer && err != nil {
+				t.Fatalf("answered, but reading it: %v", err)
+			}
+			if !gotAnswer && err == nil {
+				t.Fatal("abandoned, but a response arrived")
+			}
+		}
+	}
+}
+
+// A Deferred whose frame does not fit the socket buffer (the client is not reading) is
+// written partly by Complete, which returns at once, and finished by the writer; the
+// client then reads it whole, and the next response after it.
+func TestDeferredPartialWriteFinishedByTheWriter(t *testing.T) {
+	ds := make(chan *Deferred, 1)
+	srv := startServer(t, ServerConfig{}, metadataRegistry(func(_ context.Context, req *Request) Result {
+		if requestTag(req) != "t-0" {
+			return Respond(echoResponse(req))
+		}
+		d := req.Defer()
+		ds <- d
+		return RespondDeferred(d)
+	}))
+	c := dialRaw(t, srv.addr)
+	sendRequest(t, c, metadataRequest(9, "t-0"), 1000)
+	d := <-ds
+	waitFor(t, testTimeout, func() error {
+		if d.state.Load() != deferredHead {
+			return fmt.Errorf("not registered yet")
+		}
+		return nil
+	})
+	big := kmsg.NewPtrMetadataResponse()
+	tag := make([]byte, 8<<20) // far more than a loopback socket buffer takes at once
+	for i := range tag {
+		tag[i] = 'a' + byte(i%26)
+	}
+	big.ClusterID = kmsg.StringPtr(string(tag))
+	returned := make(chan struct{})
+	go func() { d.Complete(big); close(returned) }()
+	select {
+	case <-returned:
+	case <-time.After(testTimeout):
+		t.Fatal("Complete blocked on a full socket")
+	}
+	sendRequest(t, c, metadataRequest(9, "t-1"), 1001)
+	_ = c.SetReadDeadline(time.Now().Add(testTimeout))
+	corr, body := readResponse(t, c)
+	if got := parseMetadata(t, body, 9).ClusterID; corr != 1000 || got == nil || *got != string(tag) {
+		t.Fatalf("response %d: the big answer did not arrive whole", corr)
+	}
+	if corr, body := readResponse(t, c); corr != 1001 || *parseMetadata(t, body, 9).ClusterID != "t-1" {
+		t.Fatalf("then response %d", corr)
+	}
+}
