@@ -60,11 +60,9 @@ func (b *Broker) handleFetch(ctx context.Context, req *rpc.Request) rpc.Result {
 // by high watermark moves alone either (it answers with new records only).
 func (b *Broker) parkFetch(ctx context.Context, r *kmsg.FetchRequest, wait time.Duration, changes uint64) *fetchAnswer {
 	w := replication.NewWaiter()
-	if r.ReplicaID >= 0 {
-		w = replication.NewFollowerFetchWaiter()
-	}
 	var now uint64
 	gone := false
+	var watched []*localPartition
 	for _, t := range r.Topics {
 		for _, p := range t.Partitions {
 			lp := b.partitions.get(t.Topic, p.Partition)
@@ -73,10 +71,22 @@ func (b *Broker) parkFetch(ctx context.Context, r *kmsg.FetchRequest, wait time.
 				continue
 			}
 			lp.Watch(w)
-			defer lp.Unwatch(w)
+			watched = append(watched, lp)
 			now += lp.Changes()
 		}
 	}
+	defer func() {
+		select {
+		case <-b.draining:
+			// Every replica closes in a moment, and w with it: unwatching tens of
+			// thousands of partitions one lock at a time would only hold up the drain.
+			return
+		default:
+		}
+		for _, lp := range watched {
+			lp.Unwatch(w)
+		}
+	}()
 	// A change between the first read and Watch woke nobody: read once more before
 	// sleeping, or the fetch would wait max_wait_ms for nothing. Unchanged counts
 	// prove there was none, and spare the leader that read while the acks=all
@@ -105,6 +115,29 @@ func (b *Broker) parkFetch(ctx context.Context, r *kmsg.FetchRequest, wait time.
 		}
 		resp.Release()
 	}
+}
+
+// stoppingFollowerFetch answers a follower's parked fetch when this broker starts to
+// stop: NOT_LEADER_OR_FOLLOWER for every partition, read from nothing. The controlled
+// shutdown has moved this broker's leaderships already, so the follower fetches them
+// from their new leaders; reading each of a follower's tens of thousands of partitions
+// once more would only hold up the drain (Kafka drops its delayed fetches at shutdown).
+func stoppingFollowerFetch(r *kmsg.FetchRequest) *fetchAnswer {
+	resp := &fetchAnswer{FetchResponse: r.ResponseKind().(*kmsg.FetchResponse)}
+	resp.Topics = make([]kmsg.FetchResponseTopic, len(r.Topics))
+	for i, t := range r.Topics {
+		st := &resp.Topics[i]
+		st.Topic = t.Topic
+		st.Partitions = make([]kmsg.FetchResponseTopicPartition, len(t.Partitions))
+		for j, p := range t.Partitions {
+			sp := kmsg.NewFetchResponseTopicPartition()
+			sp.Partition, sp.ErrorCode = p.Partition, kerr.NotLeaderForPartition.Code
+			sp.HighWatermark, sp.LastStableOffset, sp.LogStartOffset = -1, -1, -1
+			sp.RecordBatches = []byte{} // never null
+			st.Partitions[j] = sp
+		}
+	}
+	return resp
 }
 
 // countFetched counts the record bytes of a fetch answer (total, or -1 to add them up)

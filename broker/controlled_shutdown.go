@@ -66,7 +66,15 @@ func (f *shutdownFinishers) done(id int32) {
 // once it leads nothing. It gives up when the broker registers again, this node stops
 // being the controller, or a minute has passed; the next controller's duties start it
 // again for a fenced broker still in a shared ISR (finishFencedBrokers).
+//
+// A controller that is itself stopping leaves its own ISR removals to the next
+// controller (it hands the quorum over as soon as its leaderships have moved: Shutdown),
+// so its stop never waits for them: at 100,000 partitions each entry of them takes
+// seconds to commit and apply, and its drain would wait for the one in flight.
 func (b *Broker) finishControlledShutdown(id int32, epoch int64) {
+	if id == b.cfg.NodeID && b.shuttingDown.Load() {
+		return
+	}
 	if !b.finishers.start(id) {
 		return
 	}

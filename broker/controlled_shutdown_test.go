@@ -82,6 +82,17 @@ func TestControlledShutdownStaysFenced(t *testing.T) {
 // stopping broker is told to stop once its leaderships have moved, and the controller
 // then takes it out of every other ISR, each partition changing once.
 func TestControlledShutdownInBoundedEntries(t *testing.T) {
+	testControlledShutdownInBoundedEntries(t, false)
+}
+
+// TestControlledShutdownOfTheController: the same when the stopping broker is the
+// controller: it hands Raft over once its leaderships have moved and writes none of its
+// other ISR removals itself; the next controller does, each partition changing once.
+func TestControlledShutdownOfTheController(t *testing.T) {
+	testControlledShutdownInBoundedEntries(t, true)
+}
+
+func testControlledShutdownInBoundedEntries(t *testing.T, stopController bool) {
 	old := shutdownEntryRecords.Load()
 	shutdownEntryRecords.Store(4)
 	defer shutdownEntryRecords.Store(old)
@@ -100,6 +111,9 @@ func TestControlledShutdownInBoundedEntries(t *testing.T) {
 		return fmt.Errorf("no controller")
 	})
 	victim := c.brokers[(int(ctrl.NodeID())+1)%3]
+	if stopController {
+		victim = ctrl
+	}
 	id := victim.NodeID()
 	waitFor(t, 20*time.Second, func() error {
 		for _, p := range ctrl.Image().Topic("bounded").Partitions {
@@ -114,6 +128,20 @@ func TestControlledShutdownInBoundedEntries(t *testing.T) {
 		t.Fatal(err)
 	}
 	c.brokers[int(id)] = nil
+	if stopController {
+		waitFor(t, 20*time.Second, func() error {
+			for _, b := range c.brokers {
+				if b != nil && b.IsController() {
+					ctrl = b
+					if n := ctrl.Image().LeaderCount(id); n != 0 { // applying the log still
+						return fmt.Errorf("broker %d leads %d partitions in the new controller's image", id, n)
+					}
+					return nil
+				}
+			}
+			return fmt.Errorf("no new controller")
+		})
+	}
 	if n := ctrl.Image().LeaderCount(id); n != 0 {
 		t.Fatalf("broker %d stopped still leading %d partitions", id, n)
 	}

@@ -98,7 +98,7 @@ func (f *delayedFollowerFetch) start(ctx, drain context.Context, parts []*localP
 	f.timer.Store(t)
 	stop := context.AfterFunc(ctx, f.abandon)
 	f.stopCtx.Store(&stop)
-	stopDrain := context.AfterFunc(drain, f.expire)
+	stopDrain := context.AfterFunc(drain, f.drained)
 	f.stopDrain.Store(&stopDrain)
 	if f.state.Load() == fetchDone {
 		f.disarm()
@@ -156,6 +156,32 @@ func (f *delayedFollowerFetch) read() {
 			return
 		}
 		f.state.Store(fetchRunning) // dirty: something happened during the read
+	}
+}
+
+// drained answers the fetch when the broker starts to stop: NOT_LEADER_OR_FOLLOWER
+// for every partition (stoppingFollowerFetch), read from nothing and without
+// unwatching its partitions, which close next — reading and unwatching each of a
+// follower's tens of thousands of partitions would only hold up the drain. A read
+// running meanwhile answers instead, with what it finds, as after expire.
+func (f *delayedFollowerFetch) drained() {
+	for {
+		switch s := f.state.Load(); s {
+		case fetchDone:
+			return
+		case fetchIdle:
+			if f.state.CompareAndSwap(fetchIdle, fetchRunning) {
+				f.state.Store(fetchDone)
+				f.disarm()
+				f.out.Complete(stoppingFollowerFetch(f.r))
+				return
+			}
+		default:
+			f.expired.Store(true)
+			if f.state.CompareAndSwap(s, fetchDirty) || f.state.Load() == fetchDone {
+				return
+			}
+		}
 	}
 }
 

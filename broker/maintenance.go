@@ -36,7 +36,10 @@ func (pm *partitionManager) maintenanceLoop() {
 				pm.b.logger.Warn("writing checkpoints", "error", err)
 			}
 		case now := <-isrTick.C:
-			for _, lp := range pm.all() {
+			for i, lp := range pm.all() {
+				if pm.stopping(i) {
+					return
+				}
 				lp.MaybeShrinkISR(now, lagMax)
 			}
 		case <-retentionTick.C:
@@ -45,7 +48,10 @@ func (pm *partitionManager) maintenanceLoop() {
 			pm.expireProducers(now)
 		case now := <-flushTick.C:
 			pm.deleteDue(now)
-			for _, lp := range pm.all() {
+			for i, lp := range pm.all() {
+				if pm.stopping(i) {
+					return
+				}
 				err := lp.WithLog(func(l *segment.Log) error {
 					if err := l.Failure(); err != nil {
 						return err
@@ -82,5 +88,20 @@ func (pm *partitionManager) expireProducers(now time.Time) {
 		if n := lp.ExpireProducers(now.UnixMilli(), expiration); n > 0 {
 			pm.b.logger.Debug("expired idle producers", "topic", lp.Topic, "partition", lp.ID, "producers", n)
 		}
+	}
+}
+
+// stopping reports, at every 1,024th replica i of a pass over all of them, whether the
+// broker is stopping: a pass over 100,000 replicas takes long enough to hold up the
+// drain of a clean shutdown, which waits for this loop.
+func (pm *partitionManager) stopping(i int) bool {
+	if i%1024 != 0 {
+		return false
+	}
+	select {
+	case <-pm.b.stop:
+		return true
+	default:
+		return false
 	}
 }

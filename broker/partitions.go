@@ -636,50 +636,36 @@ func (b *Broker) topicSettings(im *metadata.Image, topic string) *topicSettings 
 
 // checkpoint writes the high watermark, recovery point and log start checkpoints.
 func (pm *partitionManager) checkpoint() error {
-	hw := map[segment.TopicPartition]int64{}
-	rp := map[segment.TopicPartition]int64{}
-	ls := map[segment.TopicPartition]int64{}
-	for _, lp := range pm.all() {
-		st := lp.State()
-		if st.Role == replication.Stopped {
-			continue
+	parts := pm.all()
+	entries := make([]checkpointEntry, 0, len(parts))
+	for _, lp := range parts {
+		if off, ok := lp.CheckpointOffsets(); ok {
+			entries = append(entries, checkpointEntry{tp: segment.TopicPartition{Topic: lp.Topic, Partition: lp.ID}, off: off})
 		}
-		tp := segment.TopicPartition{Topic: lp.Topic, Partition: lp.ID}
-		hw[tp], rp[tp], ls[tp] = st.HighWatermark, st.RecoveryPoint, st.LogStartOffset
 	}
-	return errors.Join(
-		segment.WriteOffsetCheckpoint(filepath.Join(pm.dir, segment.ReplicationOffsetCheckpointFile), hw),
-		segment.WriteOffsetCheckpoint(filepath.Join(pm.dir, segment.RecoveryPointOffsetCheckpointFile), rp),
-		segment.WriteOffsetCheckpoint(filepath.Join(pm.dir, segment.LogStartOffsetCheckpointFile), ls),
-	)
+	return pm.writeCheckpoints(entries, false)
 }
 
-// close flushes and closes every log, writes the checkpoints and the clean-shutdown
-// marker.
+// close closes every replica (replica_close.go: flush, producer snapshot, stop, several
+// at once), then writes the checkpoints of those it closed and, when every replica
+// closed cleanly and every log is recovered, the topic-id checkpoint and the
+// clean-shutdown marker, last.
 func (pm *partitionManager) close() error {
+	closed := closeReplicas(pm.all())
 	var errs []error
-	for _, lp := range pm.all() {
-		// Flush first so that the recovery point checkpoint covers everything.
-		errs = append(errs, lp.WithLog(func(l *segment.Log) error { return l.Flush() }))
-		// The producer state at the log end, so that the next start replays nothing.
-		errs = append(errs, lp.WriteProducerSnapshot())
+	entries := make([]checkpointEntry, 0, len(closed))
+	for _, c := range closed {
+		if c.err != nil {
+			errs = append(errs, c.err)
+		}
+		if !c.stopped {
+			entries = append(entries, checkpointEntry{tp: c.tp, topicID: c.topicID, off: c.off})
+		}
 	}
-	errs = append(errs, pm.checkpoint())
-	for _, lp := range pm.all() {
-		errs = append(errs, lp.Stop(false))
-	}
-	if err := errors.Join(errs...); err != nil {
-		return err
-	}
-	if !pm.everyLogRecovered() {
-		return nil // the next start recovers them all
-	}
-	ids := map[segment.TopicPartition]metadata.Uuid{}
-	for _, lp := range pm.all() {
-		ids[segment.TopicPartition{Topic: lp.Topic, Partition: lp.ID}] = lp.topicID
-	}
-	if err := writeTopicIDCheckpoint(filepath.Join(pm.dir, topicIDCheckpointFile), ids); err != nil {
-		return err
+	clean := len(errs) == 0 && pm.everyLogRecovered()
+	errs = append(errs, pm.writeCheckpoints(entries, clean))
+	if err := errors.Join(errs...); err != nil || !clean {
+		return err // without the marker, the next start recovers them all
 	}
 	// Whole or absent, and durable before Shutdown returns (a temporary file, fsync,
 	// rename, directory fsync: two fsyncs per log directory and shutdown).

@@ -4,7 +4,9 @@ import "time"
 
 // shutdownPhases times the steps of a clean shutdown for its closing log line
 // ("broker shut down controlled_shutdown=… drain=… replicas_closed=… raft_closed=…"),
-// which is how the stop row of docs/bench/partitions.sh is broken down.
+// which is how the stop row of docs/bench/partitions.sh is broken down. controlled_shutdown
+// includes a controller's hand-over of the quorum; Raft stops while the replicas close,
+// so raft_closed is only what its stop took beyond replicas_closed.
 type shutdownPhases struct {
 	last time.Time
 	kv   []any

@@ -1,7 +1,6 @@
 package broker
 
 import (
-	"cmp"
 	"fmt"
 	"maps"
 	"slices"
@@ -26,14 +25,28 @@ const topicIDCheckpointFile = "topic-id-checkpoint"
 // writeTopicIDCheckpoint writes ids to path atomically (temporary file, fsync, rename,
 // directory fsync).
 func writeTopicIDCheckpoint(path string, ids map[segment.TopicPartition]metadata.Uuid) error {
-	keys := slices.SortedFunc(maps.Keys(ids), func(a, b segment.TopicPartition) int {
-		return cmp.Or(strings.Compare(a.Topic, b.Topic), cmp.Compare(a.Partition, b.Partition))
-	})
-	lines := make([]string, len(keys))
+	keys := slices.SortedFunc(maps.Keys(ids), segment.CompareTopicPartitions)
+	vals := make([]metadata.Uuid, len(keys))
 	for i, tp := range keys {
-		lines[i] = fmt.Sprintf("%s %d %s", tp.Topic, tp.Partition, ids[tp].String())
+		vals[i] = ids[tp]
 	}
-	return segment.WriteCheckpoint(path, lines)
+	return writeSortedTopicIDCheckpoint(path, keys, vals)
+}
+
+// writeSortedTopicIDCheckpoint writes the file writeTopicIDCheckpoint writes, of keys
+// (sorted by segment.CompareTopicPartitions) with ids[i] for keys[i], without a map or
+// a string per line.
+func writeSortedTopicIDCheckpoint(path string, keys []segment.TopicPartition, ids []metadata.Uuid) error {
+	for _, tp := range keys {
+		if err := segment.CheckCheckpointTopic(path, tp.Topic); err != nil {
+			return err
+		}
+	}
+	return segment.WriteFileAtomic(path, segment.EncodeCheckpoint(len(keys), 56, func(b []byte, i int) []byte {
+		b = segment.AppendTopicPartition(b, keys[i])
+		b = append(b, ' ')
+		return append(b, ids[i].String()...)
+	}))
 }
 
 // readTopicIDCheckpoint reads path; a missing file is an empty map. A malformed file is

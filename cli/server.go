@@ -84,6 +84,8 @@ func runUntilSignal(brokers ...*broker.Broker) error {
 	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
 	defer signal.Stop(sig)
 	<-sig
+	sp := startStopProfile()
+	defer sp.finish()
 	ctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
 	defer cancel()
 	go func() {

@@ -180,6 +180,9 @@ type envelope struct {
 
 // EncodeRecords encodes records as one Raft log entry; they are applied atomically.
 func EncodeRecords(records ...Record) ([]byte, error) {
+	if len(records) >= parallelRecords {
+		return encodeRecordsParallel(records)
+	}
 	envs := make([]envelope, len(records))
 	for i, r := range records {
 		data, err := json.Marshal(r)
@@ -198,21 +201,7 @@ func DecodeRecords(b []byte) ([]Record, error) {
 	if err := json.Unmarshal(b, &envs); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrInvalidRecord, err)
 	}
-	out := make([]Record, 0, len(envs))
-	for _, e := range envs {
-		r, err := newRecord(e.Type)
-		if err != nil {
-			return nil, err
-		}
-		if e.Version > r.Version() {
-			return nil, fmt.Errorf("%w: record type %d version %d is newer than this build's %d", ErrInvalidRecord, e.Type, e.Version, r.Version())
-		}
-		if err := json.Unmarshal(e.Data, r); err != nil {
-			return nil, fmt.Errorf("%w: record type %d: %v", ErrInvalidRecord, e.Type, err)
-		}
-		out = append(out, derefRecord(r))
-	}
-	return out, nil
+	return decodeEnvelopes(envs)
 }
 
 func newRecord(t RecordType) (Record, error) {

@@ -230,6 +230,11 @@ func (p *Partition) WriteProducerSnapshot() error {
 	if p.role == Stopped {
 		return ErrPartitionStopped
 	}
+	return p.writeProducerSnapshotLocked()
+}
+
+// writeProducerSnapshotLocked is WriteProducerSnapshot with p.mu held and p not stopped.
+func (p *Partition) writeProducerSnapshotLocked() error {
 	leo := p.log.LogEndOffset()
 	if leo == 0 {
 		return nil // nothing was ever appended: no state (Kafka: lastMapOffset 0)

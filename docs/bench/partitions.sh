@@ -10,7 +10,11 @@
 # baseline of the same run is the same steps with 100 partitions. The stop row's note is
 # node 2's "broker shut down" line (time per shutdown phase). PETREL_SERVER_BIN=path runs
 # the servers from another petrel binary (a before/after comparison); PETREL_BENCH_LOGS=dir
-# keeps the three nodes' logs there (with PETREL_PPROF=1 also CPU profiles of the stop).
+# keeps the three nodes' logs there (with PETREL_PPROF=1 also CPU profiles of the stop:
+# the stopped node's own in dir/n<node>-stop with its block, mutex and goroutine profiles,
+# and an execution trace with PETREL_STOP_TRACE=1). PETREL_STOP_NODE=controller stops
+# and restarts the active controller instead of node 2 (the stop row says when the
+# stopped node was the controller).
 # PETREL_RESTART_PROFILE=file.prof (with PETREL_PPROF=1) also writes a CPU profile of the
 # restarted node's first PETREL_RESTART_PROFILE_SECONDS (default 20) seconds.
 # PETREL_SET="name=value ..." passes properties to every server (--set).
@@ -27,7 +31,8 @@ go build -o "$bin" .
 server_bin=${PETREL_SERVER_BIN:-$bin}
 pids=()
 cleanup() {
-  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true
+  # SIGKILL: the data is deleted, and a clean stop here would write stop profiles again.
+  for p in "${pids[@]}"; do kill -KILL "$p" 2>/dev/null || true; done; wait 2>/dev/null || true
   if [ -n "${PETREL_BENCH_LOGS:-}" ]; then mkdir -p "$PETREL_BENCH_LOGS" && cp "$work"/n*.log "$PETREL_BENCH_LOGS"/ 2>/dev/null || true; fi
   rm -rf "$work"
 }
@@ -37,9 +42,10 @@ trap "exit 1" INT TERM
 source docs/bench/cluster3.sh
 sets=()
 for s in ${PETREL_SET:-}; do sets+=(--set "$s"); done
+stop_profile= # with PETREL_PPROF=1 and PETREL_BENCH_LOGS: where the stopped node profiles its stop
 start() { # $1 node
   local i=$1
-  "$server_bin" server --node-id "$i" --data-dir "$work/n$i" --listen "127.0.0.1:${kp[$i]}" \
+  PETREL_STOP_PROFILE=${stop_profile:+$stop_profile/n$i-stop} "$server_bin" server --node-id "$i" --data-dir "$work/n$i" --listen "127.0.0.1:${kp[$i]}" \
     --raft-listen "127.0.0.1:${rp[$i]}" --voters "$voters" --metrics-listen "127.0.0.1:${mp[$i]}" \
     --set petrel.metrics.per.partition.enable=false ${sets[@]+"${sets[@]}"} >>"$work/n$i.log" 2>&1 &
   pids[$i]=$!
@@ -66,6 +72,7 @@ wait_sync() { # $1 replicas per node, $2 seconds
   done
 }
 
+[ "${PETREL_PPROF:-}" = 1 ] && [ -n "${PETREL_BENCH_LOGS:-}" ] && stop_profile=$PETREL_BENCH_LOGS
 for i in 0 1 2; do start "$i"; done
 for i in 0 1 2; do wait_log "$work/n$i.log" "broker ready" 60; done
 addr="127.0.0.1:${kp[0]}"
@@ -85,34 +92,47 @@ for n in 100 "$total"; do
   wait_sync $((n * rf / 3)) 900
   echo "| create until every ISR is full | $n | $rf | $(since "$t0") | |"
 done
-pid=${pids[2]}
+# The node measured: 2, or with PETREL_STOP_NODE=controller the active controller (a
+# stopping controller also hands over Raft leadership and its own ISR removals).
+sn=2
+if [ "${PETREL_STOP_NODE:-}" = controller ]; then
+  for i in 0 1 2; do [ "$(metric "${mp[$i]}" kafka_controller_kafkacontroller_activecontrollercount)" = 1 ] && sn=$i || true; done
+fi
+role=""
+[ "$(metric "${mp[$sn]}" kafka_controller_kafkacontroller_activecontrollercount)" = 1 ] && role=" (the controller)" || true
+pid=${pids[$sn]}
 fds=$(ls /proc/"$pid"/fd | wc -l); maps=$(wc -l </proc/"$pid"/maps)
 rss=$(awk '/VmRSS/ {print $2}' /proc/"$pid"/status)
-heap=$(metric "${mp[2]}" go_memstats_heap_inuse_bytes || true)
-[ -n "$heap" ] || { echo "cannot read go_memstats_heap_inuse_bytes from node 2's metrics endpoint 127.0.0.1:${mp[2]}" >&2; exit 1; }
+heap=$(metric "${mp[$sn]}" go_memstats_heap_inuse_bytes || true)
+[ -n "$heap" ] || { echo "cannot read go_memstats_heap_inuse_bytes from node $sn's metrics endpoint 127.0.0.1:${mp[$sn]}" >&2; exit 1; }
 replicas=$((total * rf / 3))
-echo "| node 2 resources | $total | $rf | | $replicas replicas: $fds descriptors, $maps memory maps, RSS $((rss / 1024)) MiB, Go heap in use $(python3 -c "print('%.0f MiB, %.0f B/replica' % ($heap/2**20, $heap/$replicas))") |"
-if [ "${PETREL_PPROF:-}" = 1 ] && [ -n "${PETREL_BENCH_LOGS:-}" ]; then
-  # CPU profiles of the stop: node 2 for its first 3 s, the others for 4 s.
-  mkdir -p "$PETREL_BENCH_LOGS"
+echo "| node $sn resources | $total | $rf | | $replicas replicas: $fds descriptors, $maps memory maps, RSS $((rss / 1024)) MiB, Go heap in use $(python3 -c "print('%.0f MiB, %.0f B/replica' % ($heap/2**20, $heap/$replicas))") |"
+if [ -n "$stop_profile" ]; then
+  # CPU profiles of the stop: the others for 4 s through their metrics listeners; node $sn
+  # profiles itself from the signal to the end of Shutdown (PETREL_STOP_PROFILE, set at
+  # every node's start: cli/stop_profile.go) into $PETREL_BENCH_LOGS/n$sn-stop.
   for i in 0 1 2; do
-    curl -s -o "$PETREL_BENCH_LOGS/stop-cpu-n$i.prof" "127.0.0.1:${mp[$i]}/debug/pprof/profile?seconds=$(( i == 2 ? 3 : 4 ))" &
+    [ "$i" = "$sn" ] || curl -s -o "$PETREL_BENCH_LOGS/stop-cpu-n$i.prof" "127.0.0.1:${mp[$i]}/debug/pprof/profile?seconds=4" &
   done
   sleep 0.2
 fi
 t0=$(now)
 kill -TERM "$pid"; wait "$pid" 2>/dev/null || true
-echo "| clean stop of node 2 (SIGTERM to exit) | $total | $rf | $(since "$t0") | $(grep 'broker shut down' "$work/n2.log" | tail -1 | grep -o '[a-z_]*=[0-9.a-zµ]*' | tr '\n' ' ') |"
+echo "| clean stop of node $sn$role (SIGTERM to exit) | $total | $rf | $(since "$t0") | $(grep 'broker shut down' "$work/n$sn.log" | tail -1 | grep -o '[a-z_]*=[0-9.a-zµ]*' | tr '\n' ' ') |"
+stop_profile= # the restarted node is not profiled when the cleanup stops it
 t0=$(now)
-start 2
+start "$sn"
 if [ -n "${PETREL_RESTART_PROFILE:-}" ]; then # the metrics listener is up before the replicas open
-  until curl -sf "127.0.0.1:${mp[2]}/debug/pprof/" >/dev/null; do sleep 0.02; done
-  curl -sf -o "$PETREL_RESTART_PROFILE" "127.0.0.1:${mp[2]}/debug/pprof/profile?seconds=${PETREL_RESTART_PROFILE_SECONDS:-20}" &
+  until curl -sf "127.0.0.1:${mp[$sn]}/debug/pprof/" >/dev/null; do sleep 0.02; done
+  curl -sf -o "$PETREL_RESTART_PROFILE" "127.0.0.1:${mp[$sn]}/debug/pprof/profile?seconds=${PETREL_RESTART_PROFILE_SECONDS:-20}" &
   prof=$!
 fi
-wait_log "$work/n2.log" "broker ready" 600 2
-echo "| restart of node 2 to serving (broker ready) | $total | $rf | $(since "$t0") | $(grep 'broker ready' "$work/n2.log" | tail -1 | grep -o 'metadata_catch_up=[^ ]* replica_recovery=[^ ]*') |"
-[ -z "${PETREL_RESTART_LOG:-}" ] || { cp "$work/n2.log" "$PETREL_RESTART_LOG"; cp "$work/n0.log" "$PETREL_RESTART_LOG.n0"; cp "$work/n1.log" "$PETREL_RESTART_LOG.n1"; }
+wait_log "$work/n$sn.log" "broker ready" 600 2
+echo "| restart of node $sn to serving (broker ready) | $total | $rf | $(since "$t0") | $(grep 'broker ready' "$work/n$sn.log" | tail -1 | grep -o 'metadata_catch_up=[^ ]* replica_recovery=[^ ]*') |"
+if [ -n "${PETREL_RESTART_LOG:-}" ]; then
+  cp "$work/n$sn.log" "$PETREL_RESTART_LOG"
+  for i in 0 1 2; do [ "$i" = "$sn" ] || cp "$work/n$i.log" "$PETREL_RESTART_LOG.n$i"; done
+fi
 wait_sync "$replicas" 900
-echo "| restart of node 2 until every ISR is full | $total | $rf | $(since "$t0") | |"
+echo "| restart of node $sn until every ISR is full | $total | $rf | $(since "$t0") | |"
 [ -z "${prof:-}" ] || wait "$prof"
