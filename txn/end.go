@@ -118,6 +118,10 @@ func (s *Shard) prepareEnd(now time.Time, t *Transaction, epoch int16, commit bo
 	})
 }
 
+// completionRetryBackoff is the wait before the markers asked for again after a
+// CompleteCommit or CompleteAbort whose append failed.
+const completionRetryBackoff = 500 * time.Millisecond
+
 // markers returns the Markers of the prepared transaction of id, whose Done writes
 // CompleteCommit or CompleteAbort; when that write fails the markers are asked for
 // again (they are idempotent), unless the shard was unloaded. A CompleteCommit or
@@ -143,7 +147,9 @@ func (s *Shard) markers(txnID string) *Markers {
 		next.StartTime = time.Time{}
 		return s.writeAnswering(now, t, next, func(code int16) Effects {
 			if code != 0 && code != kerr.NotCoordinator.Code {
-				return Effects{Markers: []*Markers{s.markers(txnID)}}
+				again := s.markers(txnID)
+				again.Backoff = completionRetryBackoff
+				return Effects{Markers: []*Markers{again}}
 			}
 			return Effects{}
 		}, func(int16) Effects { return Effects{} })

@@ -125,8 +125,8 @@ func TestTimedOutCompleteAsksForNoMarkersAgain(t *testing.T) {
 	if c := h.end("t", pid, epoch, true); c != 0 {
 		t.Fatalf("EndTxn: %d", c)
 	}
-	if len(h.markers) != 1 {
-		t.Fatalf("markers after the prepare: %d", len(h.markers))
+	if len(h.markers) != 1 || h.markers[0].Backoff != 0 {
+		t.Fatalf("markers after the prepare: %+v", h.markers)
 	}
 	h.hold = true
 	h.completeMarkers() // the CompleteCommit write is held
@@ -165,6 +165,11 @@ func TestFailedCompleteAsksForMarkersAgain(t *testing.T) {
 	h.writeCode = 0
 	if len(h.markers) != 1 {
 		t.Fatalf("markers after the failed CompleteCommit: %d", len(h.markers))
+	}
+	// Not at once: while the partition refuses writes, each round would append
+	// another marker to every partition of the transaction.
+	if h.markers[0].Backoff <= 0 {
+		t.Fatalf("markers asked for again without a backoff")
 	}
 	h.completeMarkers()
 	if got := h.state("t"); got.State != StateCompleteCommit {
