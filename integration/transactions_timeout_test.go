@@ -124,12 +124,17 @@ func TestTxnOffsetCommit_TimedOutLandsVisibleAfterCommit(t *testing.T) {
 	x.waitCommitted(next, 42) // a load replays the late batch and the marker
 }
 
-// EndTxn's PrepareCommit times out (COORDINATOR_NOT_AVAILABLE) and lands afterwards:
-// meanwhile the retried EndTxn gets CONCURRENT_TRANSACTIONS (the write is pending, as
-// in Kafka), then the landed prepare gets its markers and the transaction completes
-// committed, which the retried EndTxn is answered (NONE) on the live coordinator and on
-// the next one after a failover.
-func TestTransactionTimedOutPrepareLandsCommitted(t *testing.T) {
+// EndTxn's PrepareCommit (PrepareAbort) times out (COORDINATOR_NOT_AVAILABLE) and lands
+// afterwards: meanwhile the retried EndTxn gets CONCURRENT_TRANSACTIONS (the write is
+// pending, as in Kafka), then the landed prepare gets its markers and the transaction
+// completes as the log says, which the retried EndTxn is answered (NONE) on the live
+// coordinator and on the next one after a failover; the group's offset is the
+// transaction's (committed) or none (aborted).
+func TestTransactionTimedOutPrepareLandsCommitted(t *testing.T) { timedOutPrepareLands(t, true) }
+
+func TestTransactionTimedOutPrepareLandsAborted(t *testing.T) { timedOutPrepareLands(t, false) }
+
+func timedOutPrepareLands(t *testing.T, commit bool) {
 	c := StartCluster(t, 3, txnTimeoutOptions()...)
 	x := &txnOffsets{t: t, c: c, group: "txn-late-prepare", topic: "txn-late-prepare-in"}
 	c.CreateTopicRF(t, x.topic, 1, 3, nil)
@@ -140,31 +145,38 @@ func TestTransactionTimedOutPrepareLandsCommitted(t *testing.T) {
 	pid, epoch := init.ProducerID, init.ProducerEpoch
 	x.addOffsets(tc, id, pid, epoch)
 	x.commit(gc, id, pid, epoch, 42)
+	state, want := "CompleteAbort", int64(-1)
+	if commit {
+		state, want = "CompleteCommit", 42
+	}
 
 	follower := cutOffFollower(c, tc)
 	c.Partition(follower)
-	if code := x.endOnce(tc, id, pid, epoch, true); code != kerr.CoordinatorNotAvailable.Code {
+	if code := x.endOnce(tc, id, pid, epoch, commit); code != kerr.CoordinatorNotAvailable.Code {
 		t.Fatalf("EndTxn while the HW stands still: %v, want COORDINATOR_NOT_AVAILABLE", kerr.ErrorForCode(code))
 	}
-	if code := x.endOnce(tc, id, pid, epoch, true); code != kerr.ConcurrentTransactions.Code {
+	if code := x.endOnce(tc, id, pid, epoch, commit); code != kerr.ConcurrentTransactions.Code {
 		t.Fatalf("EndTxn retried while the prepare is pending: %v, want CONCURRENT_TRANSACTIONS", kerr.ErrorForCode(code))
 	}
-	if state, _ := x.txnState(tc, id); state != "Ongoing" {
-		t.Fatalf("described %q while the prepare is pending, want the committed state Ongoing", state)
+	if got, _ := x.txnState(tc, id); got != "Ongoing" {
+		t.Fatalf("described %q while the prepare is pending, want the committed state Ongoing", got)
 	}
 	c.Heal()
-	x.waitTxnState(tc, id, "CompleteCommit") // the landed prepare got its markers
-	if code := x.endOnce(tc, id, pid, epoch, true); code != 0 {
-		t.Fatalf("EndTxn retried after the commit: %v", kerr.ErrorForCode(code))
+	x.waitTxnState(tc, id, state) // the landed prepare got its markers
+	if code := x.endOnce(tc, id, pid, epoch, commit); code != 0 {
+		t.Fatalf("EndTxn retried after the end: %v", kerr.ErrorForCode(code))
 	}
-	x.waitCommitted(tc, 42)
+	if code := x.endOnce(tc, id, pid, epoch, !commit); code != kerr.InvalidTxnState.Code {
+		t.Fatalf("EndTxn the other way after the end: %v, want INVALID_TXN_STATE", kerr.ErrorForCode(code))
+	}
+	x.waitCommitted(tc, want)
 
 	c.Stop(tc)
 	next := txnCoordinatorOf(t, c, follower, id)
 	if next == tc {
 		t.Fatalf("the transaction coordinator is still the stopped node %d", tc)
 	}
-	x.waitTxnState(next, id, "CompleteCommit")
-	x.end(next, id, pid, epoch, true) // the retry still succeeds
-	x.waitCommitted(next, 42)
+	x.waitTxnState(next, id, state)
+	x.end(next, id, pid, epoch, commit) // the retry still succeeds
+	x.waitCommitted(next, want)
 }
