@@ -28,6 +28,13 @@ func (tc *txnCoordinator) writeMarkers(partition int32, m *txn.Markers) {
 	}
 	b := tc.b
 	b.goLoop("txn markers", func() {
+		if m.Backoff > 0 { // asked for again after a failed completion
+			select {
+			case <-b.stop:
+				return
+			case <-time.After(m.Backoff):
+			}
+		}
 		remaining := m.Partitions
 		backoff := 20 * time.Millisecond
 		for len(remaining) > 0 {

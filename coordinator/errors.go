@@ -17,6 +17,10 @@ var (
 	ErrClosed = errors.New("coordinator: runtime closed")
 )
 
+// errTooManyTimedOut refuses a write while Config.MaxTimedOutWrites timed-out writes
+// wait for the high watermark (COORDINATOR_NOT_AVAILABLE, nothing appended).
+var errTooManyTimedOut = errors.New("coordinator: too many timed-out writes wait for the high watermark")
+
 // The Kafka codes the runtime's writes complete with.
 var (
 	codeNotCoordinator          = kerr.NotCoordinator.Code

@@ -62,8 +62,11 @@ type executor struct {
 	// The executor goroutine's own.
 	timers  map[string]*timerEntry
 	pending []pendingWrite
-	waiter  *replication.Waiter
-	loaded  bool
+	// timedOut counts the writes of pending already answered by their TimedOut
+	// (bounded by Config.MaxTimedOutWrites).
+	timedOut int
+	waiter   *replication.Waiter
+	loaded   bool
 }
 
 func newExecutor(rt *Runtime, spec LoadSpec) *executor {
@@ -317,6 +320,10 @@ func (e *executor) carryOut(res Result) {
 	var info segment.AppendInfo
 	var err error
 	switch {
+	case e.timedOut >= e.rt.cfg.MaxTimedOutWrites:
+		// The high watermark has stood still for a while: refuse rather than hold
+		// more (not appended, so applied nowhere; the client retries).
+		err = errTooManyTimedOut
 	case len(res.Records) == 0:
 		m := res.Marker
 		info, err = e.log.AppendAsLeaderInEpoch(EncodeMarker(m.ProducerID, m.ProducerEpoch, m.Commit, m.CoordinatorEpoch, now), e.epoch, minInsync)
@@ -382,9 +389,15 @@ func (e *executor) checkPending() {
 		switch {
 		case st.Role != replication.Leader || st.LeaderEpoch != e.epoch:
 			e.pending = e.pending[1:]
+			if p.answered {
+				e.timedOut--
+			}
 			e.carryOut(p.committed(now, codeNotCoordinator))
 		case st.HighWatermark >= p.end:
 			e.pending = e.pending[1:]
+			if p.answered {
+				e.timedOut--
+			}
 			if st.MaximalISRSize < p.minInsync && !p.answered {
 				// NOT_ENOUGH_REPLICAS_AFTER_APPEND: the client gets the error, but the
 				// batch is committed, so the shard applies it.
@@ -410,6 +423,7 @@ func (e *executor) answerTimedOut(now time.Time) {
 		if now.Before(p.deadline) {
 			return
 		}
+		e.timedOut++
 		e.answer(p, now)
 	}
 }
@@ -458,7 +472,7 @@ func (e *executor) shutdown() {
 	for _, p := range e.pending {
 		e.discard(p.committed(now, codeNotCoordinator), now)
 	}
-	e.pending = nil
+	e.pending, e.timedOut = nil, 0
 	if e.loaded {
 		func() {
 			defer func() {

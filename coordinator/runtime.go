@@ -124,7 +124,13 @@ type Config struct {
 	WriteTimeout time.Duration
 	// LoadReadBytes is the size of each read while loading (default 1 MiB).
 	LoadReadBytes int
-	Logger        hclog.Logger
+	// MaxTimedOutWrites bounds, per partition, the writes answered at their timeout
+	// that are still pending (the high watermark stands still): past it a new write is
+	// refused without being appended, as a failed append (COORDINATOR_NOT_AVAILABLE,
+	// applied nowhere), until the held writes land or the partition is unloaded. So
+	// pending holds at most the writes of one WriteTimeout plus these (default 1024).
+	MaxTimedOutWrites int
+	Logger            hclog.Logger
 	// Now is the clock (default time.Now).
 	Now func() time.Time
 }
@@ -152,6 +158,9 @@ func New(cfg Config) *Runtime {
 	}
 	if cfg.LoadReadBytes <= 0 {
 		cfg.LoadReadBytes = 1 << 20
+	}
+	if cfg.MaxTimedOutWrites <= 0 {
+		cfg.MaxTimedOutWrites = 1024
 	}
 	return &Runtime{cfg: cfg, executors: map[int32]*executor{}}
 }
@@ -269,7 +278,7 @@ func (r *Runtime) Close() {
 // Kafka does.
 func translateAppendError(err error) int16 {
 	switch {
-	case errors.Is(err, replication.ErrNotEnoughReplicas):
+	case errors.Is(err, replication.ErrNotEnoughReplicas), errors.Is(err, errTooManyTimedOut):
 		return codeCoordinatorNotAvailable
 	case errors.Is(err, replication.ErrNotLeader), errors.Is(err, replication.ErrPartitionStopped),
 		errors.Is(err, replication.ErrFencedLeaderEpoch), errors.Is(err, replication.ErrUnknownLeaderEpoch),

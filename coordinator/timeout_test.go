@@ -214,3 +214,51 @@ func TestTimedOutMarkerReplayedWhenItLands(t *testing.T) {
 		t.Fatalf("replayed %v, want %v", got, want)
 	}
 }
+
+// Writes answered at their timeout stay pending only up to Config.MaxTimedOutWrites:
+// while the high watermark stands still past that, a new write is refused without
+// being appended (COORDINATOR_NOT_AVAILABLE, applied nowhere), so pending is bounded;
+// once the held writes land, writes are appended again.
+func TestTimedOutWritesAreBounded(t *testing.T) {
+	f := newFakeLog(0)
+	r := startRuntime(t, Config{WriteTimeout: 20 * time.Millisecond, MaxTimedOutWrites: 2})
+	s := newKV(t)
+	r.Load(LoadSpec{Partition: 0, LeaderEpoch: 0, Log: f, Shard: s})
+	waitFor(t, "serving", func() bool { return len(r.Serving()) == 1 })
+	answers, commits := make(chan string, 8), make(chan string, 8)
+	put(t, r, "a", "1", answers, commits)
+	put(t, r, "b", "1", answers, commits)
+	for _, want := range []string{"a=1 15", "b=1 15"} {
+		if got := recv(t, answers, "answer"); got != want {
+			t.Fatalf("answered %q, want %q", got, want)
+		}
+	}
+	put(t, r, "c", "1", answers, commits)
+	if got := recv(t, commits, "Committed"); got != "c=1 15" {
+		t.Fatalf("the write past the bound: Committed %q, want it refused", got)
+	}
+	f.mu.Lock()
+	n := len(f.batches)
+	f.mu.Unlock()
+	if n != 2 {
+		t.Fatalf("%d batches in the log, want the refused write not appended", n)
+	}
+	f.set(func(f *fakeLog) { f.hw = f.leo })
+	for _, want := range []string{"a=1 0", "b=1 0"} {
+		if got := recv(t, commits, "Committed"); got != want {
+			t.Fatalf("Committed %q, want %q", got, want)
+		}
+	}
+	f.set(func(f *fakeLog) { f.autoCommit = true; f.hw = f.leo })
+	put(t, r, "d", "1", answers, commits)
+	if got := recv(t, commits, "Committed"); got != "d=1 0" {
+		t.Fatalf("after the held writes landed: Committed %q", got)
+	}
+	live := s.get()
+	if want := map[string]string{"a": "1", "b": "1", "d": "1"}; !maps.Equal(live, want) {
+		t.Fatalf("live %v, want %v", live, want)
+	}
+	if loaded := loadAgain(t, f); !maps.Equal(loaded, live) {
+		t.Fatalf("a load shows %v, the live shard %v", loaded, live)
+	}
+}

@@ -78,6 +78,10 @@ type Markers struct {
 	Commit           bool
 	CoordinatorEpoch int32
 	Partitions       []TopicPartition
+	// Backoff is how long to wait before writing them: markers asked for again after
+	// the completion's append failed wait, so that a partition refusing writes does
+	// not have a marker appended to every partition of the transaction in a loop.
+	Backoff time.Duration
 	// Done completes the transaction (CompleteCommit or CompleteAbort).
 	Done func(now time.Time) Effects
 }

@@ -118,9 +118,17 @@ func (s *Shard) prepareEnd(now time.Time, t *Transaction, epoch int16, commit bo
 	})
 }
 
+// completionRetryBackoff is the wait before the markers asked for again after a
+// CompleteCommit or CompleteAbort whose append failed.
+const completionRetryBackoff = 500 * time.Millisecond
+
 // markers returns the Markers of the prepared transaction of id, whose Done writes
 // CompleteCommit or CompleteAbort; when that write fails the markers are asked for
-// again (they are idempotent), unless the shard was unloaded.
+// again (they are idempotent), unless the shard was unloaded. A CompleteCommit or
+// CompleteAbort that times out asks for nothing: it is pending until it lands or the
+// partition is unloaded (the next load resumes the prepared transaction), and markers
+// asked for again could still be in flight once it landed, where a late COMMIT or
+// ABORT would end the producer's next transaction at the same epoch.
 func (s *Shard) markers(txnID string) *Markers {
 	t := s.txns[txnID]
 	m := &Markers{TransactionalID: txnID, ProducerID: t.ProducerID, ProducerEpoch: t.ProducerEpoch,
@@ -137,12 +145,14 @@ func (s *Shard) markers(txnID string) *Markers {
 		}
 		clear(next.Partitions)
 		next.StartTime = time.Time{}
-		return s.write(now, t, next, func(code int16) Effects {
+		return s.writeAnswering(now, t, next, func(code int16) Effects {
 			if code != 0 && code != kerr.NotCoordinator.Code {
-				return Effects{Markers: []*Markers{s.markers(txnID)}}
+				again := s.markers(txnID)
+				again.Backoff = completionRetryBackoff
+				return Effects{Markers: []*Markers{again}}
 			}
 			return Effects{}
-		})
+		}, func(int16) Effects { return Effects{} })
 	}
 	return m
 }

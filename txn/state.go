@@ -163,6 +163,12 @@ func (s *Shard) Replay(key, value []byte) error {
 // that error: if it lands, next becomes the committed state then, and a prepared
 // transaction gets its markers, as a load would resume it.
 func (s *Shard) write(now time.Time, t, next *Transaction, done func(code int16) Effects) Effects {
+	return s.writeAnswering(now, t, next, done, done)
+}
+
+// writeAnswering is write whose answer at the write timeout is timedOut rather than
+// done; done still gets every other outcome.
+func (s *Shard) writeAnswering(now time.Time, t, next *Transaction, done, timedOut func(code int16) Effects) Effects {
 	next.LastUpdate = now
 	t.pending = next
 	answered := false
@@ -195,7 +201,7 @@ func (s *Shard) write(now time.Time, t, next *Transaction, done func(code int16)
 		},
 		TimedOut: func(code int16) Effects {
 			answered = true
-			out := done(code)
+			out := timedOut(code)
 			if s.txns[next.ID] != t {
 				return out
 			}

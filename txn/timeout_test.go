@@ -111,3 +111,68 @@ func TestQueuedAddAnsweredAtTheTimeout(t *testing.T) {
 		t.Fatalf("add after landing: %d", c)
 	}
 }
+
+// A CompleteCommit write that times out asks for no markers again: it is pending and
+// either lands (the transaction is complete) or the partition is unloaded (the next
+// load resumes the prepared transaction). Markers asked for again would be in flight
+// after the completion lands, and the producer's next transaction, at the same epoch,
+// could take a late COMMIT marker of the previous one.
+func TestTimedOutCompleteAsksForNoMarkersAgain(t *testing.T) {
+	h := newHarness(t)
+	r := h.init("t", -1, -1, 60000)
+	pid, epoch := r.ProducerID, r.ProducerEpoch
+	h.add("t", pid, epoch, tpA)
+	if c := h.end("t", pid, epoch, true); c != 0 {
+		t.Fatalf("EndTxn: %d", c)
+	}
+	if len(h.markers) != 1 || h.markers[0].Backoff != 0 {
+		t.Fatalf("markers after the prepare: %+v", h.markers)
+	}
+	h.hold = true
+	h.completeMarkers() // the CompleteCommit write is held
+	h.timeOut()
+	if len(h.markers) != 0 {
+		t.Fatalf("markers asked for again while CompleteCommit is pending: %+v", h.markers)
+	}
+	if c := h.end("t", pid, epoch, true); c != kerr.ConcurrentTransactions.Code {
+		t.Fatalf("retried EndTxn while CompleteCommit is pending: %d", c)
+	}
+	h.release(0)
+	if got := h.state("t"); got.State != StateCompleteCommit {
+		t.Fatalf("after landing: %v", got.State)
+	}
+	if len(h.markers) != 0 {
+		t.Fatalf("markers after CompleteCommit landed: %+v", h.markers)
+	}
+	if c := h.add("t", pid, epoch, tpB); c != 0 {
+		t.Fatalf("the next transaction: %d", c)
+	}
+}
+
+// A CompleteCommit write whose append fails (it is not in the log) asks for the markers
+// again, and the retry completes the transaction.
+func TestFailedCompleteAsksForMarkersAgain(t *testing.T) {
+	h := newHarness(t)
+	r := h.init("t", -1, -1, 60000)
+	pid, epoch := r.ProducerID, r.ProducerEpoch
+	h.add("t", pid, epoch, tpA)
+	h.end("t", pid, epoch, true)
+	h.writeCode = kerr.CoordinatorNotAvailable.Code
+	m := h.markers[0]
+	h.markers = h.markers[1:]
+	h.run(m.Done(h.now))
+	h.log = h.log[:len(h.log)-1] // the failed append is not in the log
+	h.writeCode = 0
+	if len(h.markers) != 1 {
+		t.Fatalf("markers after the failed CompleteCommit: %d", len(h.markers))
+	}
+	// Not at once: while the partition refuses writes, each round would append
+	// another marker to every partition of the transaction.
+	if h.markers[0].Backoff <= 0 {
+		t.Fatalf("markers asked for again without a backoff")
+	}
+	h.completeMarkers()
+	if got := h.state("t"); got.State != StateCompleteCommit {
+		t.Fatalf("after the retry: %v", got.State)
+	}
+}
