@@ -4,9 +4,10 @@ package broker
 // to the high watermark; read_committed (isolation_level 1, librdkafka's and kafkajs's
 // default) reads up to the last stable offset (min of the HW and the first offset of
 // the oldest ongoing transaction) and gets the aborted transactions of the range, so
-// that it drops their records. Fetch sessions are declined: session id 0 in every answer
-// (KIP-227 allows it), and a nonzero session id we never issued gets
-// FETCH_SESSION_ID_NOT_FOUND. max_bytes and partition_max_bytes are soft limits (KIP-74):
+// that it drops their records. Fetch sessions (KIP-227, v7+; fetch_session.go,
+// fetch_session_context.go): a full fetch with epoch 0 gets a session when the cache
+// has room, and incremental fetches of it name only what changed. max_bytes and
+// partition_max_bytes are soft limits (KIP-74):
 // the first batch is returned even when larger. A fetch with less than min_bytes parks
 // until enough data arrives, a partition's state changes, or max_wait_ms passes.
 // KIP-320: current_leader_epoch fences stale or future epochs. KIP-392: from v11 a
@@ -21,7 +22,6 @@ import (
 	"github.com/petrel-broker/petrel/replication"
 	"github.com/petrel-broker/petrel/rpc"
 	"github.com/petrel-broker/petrel/segment"
-	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -29,14 +29,18 @@ func init() { registerAPI(kmsg.Fetch, 4, 12, (*Broker).handleFetch) }
 
 func (b *Broker) handleFetch(ctx context.Context, req *rpc.Request) rpc.Result {
 	r := req.Body.(*kmsg.FetchRequest)
-	if r.Version >= 7 && r.SessionID != 0 {
+	fc := b.fetchSessions.newContext(r, r.ReplicaID >= 0, time.Now().UnixMilli())
+	if fc.kind == fetchSessionError {
 		resp := r.ResponseKind().(*kmsg.FetchResponse)
-		resp.ErrorCode = kerr.FetchSessionIDNotFound.Code
+		resp.ErrorCode = fc.errorCode
 		return rpc.Respond(resp)
 	}
-	resp, bytes, errored := b.readFetch(r)
+	plan := fc.request(r) // the session's partitions for an incremental fetch
+	denied := b.fetchDenied(req, r)
+	resp, bytes, errored := b.readFetch(plan, denied)
 	wait := time.Duration(r.MaxWaitMillis) * time.Millisecond
 	if errored || bytes >= int(r.MinBytes) || wait <= 0 {
+		b.fetchSessions.finish(&fc, plan, resp, time.Now().UnixMilli())
 		b.countFetched(r, resp, bytes)
 		return rpc.Respond(resp)
 	}
@@ -44,7 +48,8 @@ func (b *Broker) handleFetch(ctx context.Context, req *rpc.Request) rpc.Result {
 	resp.Release() // not enough yet: parkFetch reads again
 	ch := make(chan kmsg.Response, 1)
 	b.goLoop("delayed fetch", func() {
-		resp := b.parkFetch(ctx, r, wait, changes)
+		resp := b.parkFetch(ctx, plan, denied, wait, changes)
+		b.fetchSessions.finish(&fc, plan, resp, time.Now().UnixMilli())
 		b.countFetched(r, resp, -1)
 		ch <- resp
 	})
@@ -55,7 +60,7 @@ func (b *Broker) handleFetch(ctx context.Context, req *rpc.Request) rpc.Result {
 // and returns the last read. changes is the first read's fetchAnswer.changes. A
 // follower's fetch is not woken by high watermark moves alone (it answers with new
 // records only; replication.NewFollowerFetchWaiter).
-func (b *Broker) parkFetch(ctx context.Context, r *kmsg.FetchRequest, wait time.Duration, changes uint64) *fetchAnswer {
+func (b *Broker) parkFetch(ctx context.Context, r *kmsg.FetchRequest, denied func(topic string) bool, wait time.Duration, changes uint64) *fetchAnswer {
 	w := replication.NewWaiter()
 	if r.ReplicaID >= 0 {
 		w = replication.NewFollowerFetchWaiter()
@@ -87,16 +92,16 @@ func (b *Broker) parkFetch(ctx context.Context, r *kmsg.FetchRequest, wait time.
 		select {
 		case <-w.C:
 		case <-timer.C:
-			resp, _, _ := b.readFetch(r)
+			resp, _, _ := b.readFetch(r, denied)
 			return resp
 		case <-ctx.Done():
-			resp, _, _ := b.readFetch(r)
+			resp, _, _ := b.readFetch(r, denied)
 			return resp
 		case <-b.draining:
-			resp, _, _ := b.readFetch(r)
+			resp, _, _ := b.readFetch(r, denied)
 			return resp
 		}
-		resp, bytes, errored := b.readFetch(r)
+		resp, bytes, errored := b.readFetch(r, denied)
 		if errored || bytes >= int(r.MinBytes) {
 			return resp
 		}
@@ -141,10 +146,11 @@ func (b *Broker) countFetched(r *kmsg.FetchRequest, resp *fetchAnswer, total int
 // readFetch reads every requested partition once. It returns the response, the record
 // bytes it holds and whether any partition must be answered at once (an error, or a
 // diverging epoch for a follower). The response holds its record sets in the segment
-// files (fetch_encode.go) until the rpc writer has sent it, or it is Released.
-func (b *Broker) readFetch(r *kmsg.FetchRequest) (*fetchAnswer, int, bool) {
+// files (fetch_encode.go) until the rpc writer has sent it, or it is Released. The
+// partitions of topics denied reports (nil: none) get TOPIC_AUTHORIZATION_FAILED
+// (fetchDenied).
+func (b *Broker) readFetch(r *kmsg.FetchRequest, denied func(topic string) bool) (*fetchAnswer, int, bool) {
 	resp := &fetchAnswer{FetchResponse: r.ResponseKind().(*kmsg.FetchResponse)}
-	resp.SessionID = 0
 	follower := r.ReplicaID >= 0
 	total, errored := 0, false
 	maxBytes := int(r.MaxBytes)
@@ -154,12 +160,20 @@ func (b *Broker) readFetch(r *kmsg.FetchRequest) (*fetchAnswer, int, bool) {
 	for _, t := range r.Topics {
 		st := kmsg.NewFetchResponseTopic()
 		st.Topic = t.Topic
+		deny := denied != nil && denied(t.Topic)
 		for _, p := range t.Partitions {
 			sp := kmsg.NewFetchResponseTopicPartition()
 			sp.Partition = p.Partition
 			sp.RecordBatches = []byte{} // never null: librdkafka rejects a null record set
 			if r.IsolationLevel == 1 {
 				sp.AbortedTransactions = []kmsg.FetchResponseTopicPartitionAbortedTransaction{}
+			}
+			if deny {
+				sp.ErrorCode = codeTopicAuthz
+				sp.HighWatermark, sp.LastStableOffset, sp.LogStartOffset = -1, -1, -1
+				resp.held = append(resp.held, nil)
+				st.Partitions = append(st.Partitions, sp)
+				continue
 			}
 			limit := int(p.PartitionMaxBytes)
 			if total > 0 {
