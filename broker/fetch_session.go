@@ -21,6 +21,7 @@ import (
 	"math/rand/v2"
 	"sync"
 
+	"github.com/petrel-broker/petrel/metrics"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -212,6 +213,13 @@ func (c *fetchSessionCache) partitions() int64 {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.numPartitions
+}
+
+// state is the cache's metrics.
+func (c *fetchSessionCache) state() metrics.FetchSessionState {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return metrics.FetchSessionState{Sessions: len(c.sessions), Partitions: c.numPartitions, Evictions: c.evictions}
 }
 
 // newSessionIDLocked is a random id in [1, MaxInt32) not in use (Kafka's newSessionId).
