@@ -16,6 +16,8 @@
 # PETREL_SET="name=value ..." passes properties to every server (--set).
 # PETREL_RESTART_LOG=file keeps the restarted node's log (its "metadata caught up" line
 # gives the parts of metadata_catch_up), and the others' as file.n0 and file.n1.
+# PETREL_IDLE_CPU_SECONDS=30 also measures node 2's CPU (user + system, /proc/<pid>/stat)
+# over that many idle seconds once every ISR is full, and its fetch sessions.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 total=${1:-10000}
@@ -92,6 +94,14 @@ heap=$(metric "${mp[2]}" go_memstats_heap_inuse_bytes || true)
 [ -n "$heap" ] || { echo "cannot read go_memstats_heap_inuse_bytes from node 2's metrics endpoint 127.0.0.1:${mp[2]}" >&2; exit 1; }
 replicas=$((total * rf / 3))
 echo "| node 2 resources | $total | $rf | | $replicas replicas: $fds descriptors, $maps memory maps, RSS $((rss / 1024)) MiB, Go heap in use $(python3 -c "print('%.0f MiB, %.0f B/replica' % ($heap/2**20, $heap/$replicas))") |"
+if [ -n "${PETREL_IDLE_CPU_SECONDS:-}" ]; then
+  ticks() { awk '{print $14 + $15}' /proc/"$1"/stat; }
+  c0=$(ticks "$pid"); sleep "$PETREL_IDLE_CPU_SECONDS"; c1=$(ticks "$pid")
+  hz=$(getconf CLK_TCK)
+  sessions=$(metric "${mp[2]}" kafka_server_fetchsessioncache_numincrementalfetchsessions || true)
+  cached=$(metric "${mp[2]}" kafka_server_fetchsessioncache_numincrementalfetchpartitionscached || true)
+  echo "| node 2 idle CPU | $total | $rf | $PETREL_IDLE_CPU_SECONDS | $(python3 -c "print('%.2f CPU-s (%.1f %% of a core); fetch sessions here: %s, partitions cached: %s' % (($c1-$c0)/$hz, 100*($c1-$c0)/$hz/$PETREL_IDLE_CPU_SECONDS, '${sessions:-none}', '${cached:-none}'))") |"
+fi
 if [ "${PETREL_PPROF:-}" = 1 ] && [ -n "${PETREL_BENCH_LOGS:-}" ]; then
   # CPU profiles of the stop: node 2 for its first 3 s, the others for 4 s.
   mkdir -p "$PETREL_BENCH_LOGS"
