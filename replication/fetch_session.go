@@ -18,6 +18,7 @@ type followerSession struct {
 	epoch int32 // of the next fetch: 0 full, > 0 incremental
 	// sent is the session's partitions as the leader holds them, after the last
 	// answered fetch; pending is what they will be once the fetch in flight is answered.
+	// The two maps swap at each answer and are reused.
 	sent, pending map[sessionPartition]kmsg.FetchRequestTopicPartition
 }
 
@@ -31,7 +32,8 @@ type sessionPartition struct {
 // (Kafka's nextCloseExisting).
 func (s *followerSession) reset() {
 	s.epoch = 0
-	s.sent, s.pending = nil, nil
+	clear(s.sent)
+	clear(s.pending)
 }
 
 // build fills req's session fields and partitions from want (every partition to
@@ -39,7 +41,10 @@ func (s *followerSession) reset() {
 // joined or changed, and the forgotten ones.
 func (s *followerSession) build(req *kmsg.FetchRequest, want []kmsg.FetchRequestTopic) {
 	req.SessionID, req.SessionEpoch = s.id, s.epoch
-	s.pending = make(map[sessionPartition]kmsg.FetchRequestTopicPartition, len(s.sent))
+	if s.pending == nil {
+		s.pending = make(map[sessionPartition]kmsg.FetchRequestTopicPartition, len(s.sent))
+	}
+	clear(s.pending)
 	for _, t := range want {
 		for _, p := range t.Partitions {
 			s.pending[sessionPartition{t.Topic, p.Partition}] = p
@@ -106,7 +111,7 @@ func (s *followerSession) answered(resp *kmsg.FetchResponse) bool {
 	}
 	s.id = resp.SessionID
 	s.epoch = nextSessionEpoch(s.epoch)
-	s.sent, s.pending = s.pending, nil
+	s.sent, s.pending = s.pending, s.sent
 	return true
 }
 
