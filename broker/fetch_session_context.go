@@ -140,19 +140,19 @@ func (c *fetchSessionCache) finish(fc *fetchContext, plan *kmsg.FetchRequest, re
 			n += len(t.Partitions)
 		}
 		resp.SessionID = c.maybeCreate(nowMs, fc.follower, fc.topicIDs, n, func(s *fetchSession) {
-			i := 0
+			// readFetch answers topic by topic, partition by partition, in plan order.
 			for ti := range plan.Topics {
 				t := &plan.Topics[ti]
 				for pi := range t.Partitions {
 					p := &t.Partitions[pi]
 					key := fetchSessionKey{t.Topic, p.Partition}
-					if s.parts[key] == nil { // a partition named twice joins once
-						s.addLocked(key, p)
-						if sp := resp.partitionAt(i); sp != nil {
-							s.parts[key].answered(sp)
-						}
+					if s.parts[key] != nil {
+						continue // a partition named twice joins once
 					}
-					i++
+					s.addLocked(key, p)
+					if ti < len(resp.Topics) && pi < len(resp.Topics[ti].Partitions) {
+						s.parts[key].answered(&resp.Topics[ti].Partitions[pi])
+					}
 				}
 			}
 		})
@@ -203,18 +203,6 @@ func (cp *cachedFetchPartition) mustRespond(sp *kmsg.FetchResponseTopicPartition
 		must = true
 	}
 	return must
-}
-
-// partitionAt is the i-th partition of the answer in response order, or nil.
-func (a *fetchAnswer) partitionAt(i int) *kmsg.FetchResponseTopicPartition {
-	for ti := range a.Topics {
-		t := &a.Topics[ti]
-		if i < len(t.Partitions) {
-			return &t.Partitions[i]
-		}
-		i -= len(t.Partitions)
-	}
-	return nil
 }
 
 // keepPartitions drops, in place, the partitions keep refuses (given each one's index
