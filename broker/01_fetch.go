@@ -44,11 +44,9 @@ func (b *Broker) handleFetch(ctx context.Context, req *rpc.Request) rpc.Result {
 		b.countFetched(r, resp, bytes)
 		return rpc.Respond(resp)
 	}
-	changes := resp.changes
-	resp.Release() // not enough yet: parkFetch reads again
 	ch := make(chan kmsg.Response, 1)
 	b.goLoop("delayed fetch", func() {
-		resp := b.parkFetch(ctx, plan, denied, wait, changes)
+		resp := b.parkFetch(ctx, plan, denied, wait, resp)
 		b.fetchSessions.finish(&fc, plan, resp, time.Now().UnixMilli())
 		b.countFetched(r, resp, -1)
 		ch <- resp
@@ -57,17 +55,24 @@ func (b *Broker) handleFetch(ctx context.Context, req *rpc.Request) rpc.Result {
 }
 
 // parkFetch waits until enough data arrives, a partition errors, or the wait expires,
-// and returns the last read. changes is the first read's fetchAnswer.changes. A
+// and returns the last read. first is the handler's read, not enough to answer. A
 // follower's fetch is not woken by high watermark moves alone (it answers with new
-// records only; replication.NewFollowerFetchWaiter).
-func (b *Broker) parkFetch(ctx context.Context, r *kmsg.FetchRequest, denied func(topic string) bool, wait time.Duration, changes uint64) *fetchAnswer {
+// records only; replication.NewFollowerFetchWaiter). When the wait ends with no
+// partition changed since the last read (the sum of their Changes() the same), that
+// read is the answer: a read again would find the same, and at idle it is most of a
+// leader's work for its followers' parked fetches.
+func (b *Broker) parkFetch(ctx context.Context, r *kmsg.FetchRequest, denied func(topic string) bool, wait time.Duration, first *fetchAnswer) *fetchAnswer {
 	w := replication.NewWaiter()
 	if r.ReplicaID >= 0 {
 		w = replication.NewFollowerFetchWaiter()
 	}
+	last := first.reusable()
 	var now uint64
 	gone := false
 	for _, t := range r.Topics {
+		if denied != nil && denied(t.Topic) {
+			continue // answered TOPIC_AUTHORIZATION_FAILED: nothing to watch
+		}
 		for _, p := range t.Partitions {
 			lp := b.partitions.get(t.Topic, p.Partition)
 			if lp == nil {
@@ -83,7 +88,7 @@ func (b *Broker) parkFetch(ctx context.Context, r *kmsg.FetchRequest, denied fun
 	// sleeping, or the fetch would wait max_wait_ms for nothing. Unchanged counts
 	// prove there was none, and spare the leader that read while the acks=all
 	// waiters this fetch may just have released are running.
-	if gone || now != changes {
+	if gone || now != first.changes {
 		w.Wake()
 	}
 	timer := time.NewTimer(wait)
@@ -92,21 +97,48 @@ func (b *Broker) parkFetch(ctx context.Context, r *kmsg.FetchRequest, denied fun
 		select {
 		case <-w.C:
 		case <-timer.C:
-			resp, _, _ := b.readFetch(r, denied)
-			return resp
+			return b.lastFetchRead(r, denied, last)
 		case <-ctx.Done():
-			resp, _, _ := b.readFetch(r, denied)
-			return resp
+			return b.lastFetchRead(r, denied, last)
 		case <-b.draining:
-			resp, _, _ := b.readFetch(r, denied)
-			return resp
+			return b.lastFetchRead(r, denied, last)
 		}
 		resp, bytes, errored := b.readFetch(r, denied)
 		if errored || bytes >= int(r.MinBytes) {
+			last.Release()
 			return resp
 		}
-		resp.Release()
+		last.Release()
+		last = resp.reusable()
 	}
+}
+
+// lastFetchRead is a parked fetch's answer when its wait ends: last (a read holding no
+// records, or nil) if no partition changed since it, else a new read.
+func (b *Broker) lastFetchRead(r *kmsg.FetchRequest, denied func(topic string) bool, last *fetchAnswer) *fetchAnswer {
+	if last != nil {
+		var now uint64
+		unchanged := true
+		for _, t := range r.Topics {
+			if denied != nil && denied(t.Topic) {
+				continue
+			}
+			for _, p := range t.Partitions {
+				lp := b.partitions.get(t.Topic, p.Partition)
+				if lp == nil {
+					unchanged = false
+					break
+				}
+				now += lp.Changes()
+			}
+		}
+		if unchanged && now == last.changes {
+			return last
+		}
+		last.Release()
+	}
+	resp, _, _ := b.readFetch(r, denied)
+	return resp
 }
 
 // countFetched counts the record bytes of a fetch answer (total, or -1 to add them up)
@@ -179,7 +211,7 @@ func (b *Broker) readFetch(r *kmsg.FetchRequest, denied func(topic string) bool)
 			if total > 0 {
 				limit = min(limit, maxBytes-total) // past the first batch, limits are hard
 			}
-			code, held := b.fetchPartition(&sp, t.Topic, p, limit, total == 0, follower, r, &resp.changes)
+			code, held := b.fetchPartition(&sp, t.Topic, p, limit, total == 0, follower, r, resp)
 			resp.held = append(resp.held, held)
 			if code != 0 {
 				sp.ErrorCode = code
@@ -199,14 +231,15 @@ func (b *Broker) readFetch(r *kmsg.FetchRequest, denied func(topic string) bool)
 
 // fetchPartition fills one partition's answer and returns its error code and its
 // record set, held in the segment file (nil when empty). It adds the partition's
-// Changes() as of the read to *changes.
-func (b *Broker) fetchPartition(sp *kmsg.FetchResponseTopicPartition, topic string, p kmsg.FetchRequestTopicPartition, limit int, first, follower bool, r *kmsg.FetchRequest, changes *uint64) (int16, *segment.Hold) {
+// Changes() as of the read to a.changes, and marks a answered by a replication quota
+// (a.throttled).
+func (b *Broker) fetchPartition(sp *kmsg.FetchResponseTopicPartition, topic string, p kmsg.FetchRequestTopicPartition, limit int, first, follower bool, r *kmsg.FetchRequest, a *fetchAnswer) (int16, *segment.Hold) {
 	lp := b.partitions.get(topic, p.Partition)
 	if lp == nil {
 		return b.noReplicaError(topic, p.Partition), nil
 	}
 	if limit <= 0 && !first {
-		*changes += lp.Changes() // before the read: a change meanwhile shows
+		a.changes += lp.Changes() // before the read: a change meanwhile shows
 		st := lp.State()
 		sp.HighWatermark, sp.LastStableOffset, sp.LogStartOffset = st.HighWatermark, st.LastStableOffset, st.LogStartOffset
 		return 0, nil
@@ -234,6 +267,7 @@ func (b *Broker) fetchPartition(sp *kmsg.FetchResponseTopicPartition, topic stri
 		case throttled:
 			res.Held.Release() // over the leader's replication quota (throttle.go)
 			res.Held = nil
+			a.throttled = true
 		case rate >= 0:
 			b.throttles.leader.record(rate, int(res.Held.Len()), now)
 		}
@@ -248,7 +282,7 @@ func (b *Broker) fetchPartition(sp *kmsg.FetchResponseTopicPartition, topic stri
 		res.Held.Release()
 		return b.errorCodeLogged(err, "fetch"), nil
 	}
-	*changes += res.Changes
+	a.changes += res.Changes
 	lso := res.LastStableOffset
 	if follower {
 		lso = res.HighWatermark

@@ -246,3 +246,22 @@ func (a *fetchAnswer) heldAt(i int) *segment.Hold {
 	}
 	return nil
 }
+
+// reusable returns a, or nil after releasing it, for a parked fetch that may answer
+// with it at the end of its wait if nothing changes meanwhile (parkFetch): only an
+// answer holding no records and not cut by a quota, which time alone changes.
+func (a *fetchAnswer) reusable() *fetchAnswer {
+	if a == nil || a.throttled || a.anyHeld() {
+		a.Release()
+		return nil
+	}
+	for _, t := range a.Topics {
+		for _, p := range t.Partitions {
+			if len(p.RecordBatches) > 0 {
+				a.Release()
+				return nil
+			}
+		}
+	}
+	return a
+}
