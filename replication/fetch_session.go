@@ -16,16 +16,18 @@ import (
 type followerSession struct {
 	id    int32 // 0: none
 	epoch int32 // of the next fetch: 0 full, > 0 incremental
-	// sent is the session's partitions as the leader holds them, after the last
-	// answered fetch; pending is what they will be once the fetch in flight is answered.
-	// The two maps swap at each answer and are reused.
-	sent, pending map[sessionPartition]kmsg.FetchRequestTopicPartition
+	// sent is the session's partitions, by topic and partition, with the parameters
+	// last sent: what the leader holds once the fetch in flight is answered. A fetch
+	// that is not answered with the session resets it (the next one is full), so
+	// build updates it at once.
+	sent  map[string]map[int32]*sentPartition
+	round uint64 // counts builds: marks the partitions of the latest
 }
 
-// sessionPartition names a partition in a follower session.
-type sessionPartition struct {
-	topic     string
-	partition int32
+// sentPartition is a session partition's parameters as last sent.
+type sentPartition struct {
+	params kmsg.FetchRequestTopicPartition
+	round  uint64 // the build that last wanted it
 }
 
 // reset makes the next fetch a full one that closes the current session, if any
@@ -33,7 +35,6 @@ type sessionPartition struct {
 func (s *followerSession) reset() {
 	s.epoch = 0
 	clear(s.sent)
-	clear(s.pending)
 }
 
 // build fills req's session fields and partitions from want (every partition to
@@ -41,46 +42,56 @@ func (s *followerSession) reset() {
 // joined or changed, and the forgotten ones.
 func (s *followerSession) build(req *kmsg.FetchRequest, want []kmsg.FetchRequestTopic) {
 	req.SessionID, req.SessionEpoch = s.id, s.epoch
-	if s.pending == nil {
-		s.pending = make(map[sessionPartition]kmsg.FetchRequestTopicPartition, len(s.sent))
-	}
-	clear(s.pending)
-	for _, t := range want {
-		for _, p := range t.Partitions {
-			s.pending[sessionPartition{t.Topic, p.Partition}] = p
-		}
-	}
-	if s.epoch == 0 {
+	full := s.epoch == 0
+	if full {
+		clear(s.sent)
 		req.Topics = want
-		return
 	}
+	if s.sent == nil {
+		s.sent = map[string]map[int32]*sentPartition{}
+	}
+	s.round++
 	for _, t := range want {
+		ps := s.sent[t.Topic]
+		if ps == nil {
+			ps = make(map[int32]*sentPartition, len(t.Partitions))
+			s.sent[t.Topic] = ps
+		}
 		var changed []kmsg.FetchRequestTopicPartition
 		for _, p := range t.Partitions {
-			if old, ok := s.sent[sessionPartition{t.Topic, p.Partition}]; !ok || !sameFetchParams(old, p) {
+			e := ps[p.Partition]
+			switch {
+			case e == nil:
+				e = &sentPartition{}
+				ps[p.Partition] = e
+				changed = append(changed, p)
+			case !sameFetchParams(e.params, p):
 				changed = append(changed, p)
 			}
+			e.params, e.round = p, s.round
 		}
-		if len(changed) > 0 {
+		if len(changed) > 0 && !full {
 			rt := t
 			rt.Partitions = changed
 			req.Topics = append(req.Topics, rt)
 		}
 	}
-	forgotten := map[string]int{} // topic -> index in req.ForgottenTopics
-	for k := range s.sent {
-		if _, ok := s.pending[k]; ok {
-			continue
+	for topic, ps := range s.sent {
+		var gone []int32
+		for partition, e := range ps {
+			if e.round != s.round {
+				delete(ps, partition)
+				gone = append(gone, partition)
+			}
 		}
-		i, ok := forgotten[k.topic]
-		if !ok {
-			i = len(req.ForgottenTopics)
-			forgotten[k.topic] = i
+		if len(ps) == 0 {
+			delete(s.sent, topic)
+		}
+		if len(gone) > 0 && !full {
 			ft := kmsg.NewFetchRequestForgottenTopic()
-			ft.Topic = k.topic
+			ft.Topic, ft.Partitions = topic, gone
 			req.ForgottenTopics = append(req.ForgottenTopics, ft)
 		}
-		req.ForgottenTopics[i].Partitions = append(req.ForgottenTopics[i].Partitions, k.partition)
 	}
 }
 
@@ -111,7 +122,6 @@ func (s *followerSession) answered(resp *kmsg.FetchResponse) bool {
 	}
 	s.id = resp.SessionID
 	s.epoch = nextSessionEpoch(s.epoch)
-	s.sent, s.pending = s.pending, s.sent
 	return true
 }
 
