@@ -17,7 +17,9 @@
 # PETREL_RESTART_LOG=file keeps the restarted node's log (its "metadata caught up" line
 # gives the parts of metadata_catch_up), and the others' as file.n0 and file.n1.
 # PETREL_IDLE_CPU_SECONDS=30 also measures node 2's CPU (user + system, /proc/<pid>/stat)
-# over that many idle seconds once every ISR is full, and its fetch sessions.
+# over that many idle seconds, PETREL_IDLE_SETTLE_SECONDS (default 20) after every ISR
+# is full (the last creations' checkpoints and collections settle first), and its
+# fetch sessions.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 total=${1:-10000}
@@ -96,6 +98,7 @@ replicas=$((total * rf / 3))
 echo "| node 2 resources | $total | $rf | | $replicas replicas: $fds descriptors, $maps memory maps, RSS $((rss / 1024)) MiB, Go heap in use $(python3 -c "print('%.0f MiB, %.0f B/replica' % ($heap/2**20, $heap/$replicas))") |"
 if [ -n "${PETREL_IDLE_CPU_SECONDS:-}" ]; then
   ticks() { awk '{print $14 + $15}' /proc/"$1"/stat; }
+  sleep "${PETREL_IDLE_SETTLE_SECONDS:-20}"
   c0=$(ticks "$pid"); sleep "$PETREL_IDLE_CPU_SECONDS"; c1=$(ticks "$pid")
   hz=$(getconf CLK_TCK)
   sessions=$(metric "${mp[2]}" kafka_server_fetchsessioncache_numincrementalfetchsessions || true)
