@@ -4,9 +4,10 @@ package broker
 // to the high watermark; read_committed (isolation_level 1, librdkafka's and kafkajs's
 // default) reads up to the last stable offset (min of the HW and the first offset of
 // the oldest ongoing transaction) and gets the aborted transactions of the range, so
-// that it drops their records. Fetch sessions are declined: session id 0 in every answer
-// (KIP-227 allows it), and a nonzero session id we never issued gets
-// FETCH_SESSION_ID_NOT_FOUND. max_bytes and partition_max_bytes are soft limits (KIP-74):
+// that it drops their records. Fetch sessions (KIP-227, v7+; fetch_session.go,
+// fetch_session_context.go): a full fetch with epoch 0 gets a session when the cache
+// has room, and incremental fetches of it name only what changed. max_bytes and
+// partition_max_bytes are soft limits (KIP-74):
 // the first batch is returned even when larger. A fetch with less than min_bytes parks
 // until enough data arrives, a partition's state changes, or max_wait_ms passes.
 // KIP-320: current_leader_epoch fences stale or future epochs. KIP-392: from v11 a
@@ -29,25 +30,28 @@ func init() { registerAPI(kmsg.Fetch, 4, 12, (*Broker).handleFetch) }
 
 func (b *Broker) handleFetch(ctx context.Context, req *rpc.Request) rpc.Result {
 	r := req.Body.(*kmsg.FetchRequest)
-	if r.Version >= 7 && r.SessionID != 0 {
+	fc := b.fetchSessions.newContext(r, r.ReplicaID >= 0, time.Now().UnixMilli())
+	if fc.kind == fetchSessionError {
 		resp := r.ResponseKind().(*kmsg.FetchResponse)
-		resp.ErrorCode = kerr.FetchSessionIDNotFound.Code
+		resp.ErrorCode = fc.errorCode
 		return rpc.Respond(resp)
 	}
-	resp, bytes, errored := b.readFetch(r)
+	plan := fc.request(r) // the session's partitions for an incremental fetch
+	denied := b.fetchDenied(req, r)
+	resp, bytes, errored := b.readFetch(plan, denied)
 	wait := time.Duration(r.MaxWaitMillis) * time.Millisecond
 	if errored || bytes >= int(r.MinBytes) || wait <= 0 {
+		b.fetchSessions.finish(&fc, plan, resp, time.Now().UnixMilli())
 		b.countFetched(r, resp, bytes)
 		return rpc.Respond(resp)
 	}
-	changes := resp.changes
-	resp.Release() // not enough yet: parkFetch reads again
 	if r.ReplicaID >= 0 {
-		return b.startDelayedFollowerFetch(ctx, req, r, wait, changes) // delayed_fetch.go
+		return b.startDelayedFollowerFetch(ctx, req, &fc, plan, denied, wait, resp) // delayed_fetch.go
 	}
 	ch := make(chan kmsg.Response, 1)
 	b.goLoop("delayed fetch", func() {
-		resp := b.parkFetch(ctx, r, wait, changes)
+		resp := b.parkFetch(ctx, plan, denied, wait, resp)
+		b.fetchSessions.finish(&fc, plan, resp, time.Now().UnixMilli())
 		b.countFetched(r, resp, -1)
 		ch <- resp
 	})
@@ -55,15 +59,20 @@ func (b *Broker) handleFetch(ctx context.Context, req *rpc.Request) rpc.Result {
 }
 
 // parkFetch waits until enough data arrives, a partition errors, or the wait expires,
-// and returns the last read. changes is the first read's fetchAnswer.changes. It
-// parks consumers' fetches; a follower's is a delayedFollowerFetch, which is not woken
-// by high watermark moves alone either (it answers with new records only).
-func (b *Broker) parkFetch(ctx context.Context, r *kmsg.FetchRequest, wait time.Duration, changes uint64) *fetchAnswer {
+// and returns the last read. first is the handler's read, not enough to answer. It
+// parks consumers' fetches; a follower's is a delayedFollowerFetch. When the wait ends
+// with no partition changed since the last read (the sum of their Changes() the same),
+// that read is the answer: a read again would find the same.
+func (b *Broker) parkFetch(ctx context.Context, r *kmsg.FetchRequest, denied func(topic string) bool, wait time.Duration, first *fetchAnswer) *fetchAnswer {
 	w := replication.NewWaiter()
+	last := first.reusable()
 	var now uint64
 	gone := false
 	var watched []*localPartition
 	for _, t := range r.Topics {
+		if denied != nil && denied(t.Topic) {
+			continue // answered TOPIC_AUTHORIZATION_FAILED: nothing to watch
+		}
 		for _, p := range t.Partitions {
 			lp := b.partitions.get(t.Topic, p.Partition)
 			if lp == nil {
@@ -91,7 +100,7 @@ func (b *Broker) parkFetch(ctx context.Context, r *kmsg.FetchRequest, wait time.
 	// sleeping, or the fetch would wait max_wait_ms for nothing. Unchanged counts
 	// prove there was none, and spare the leader that read while the acks=all
 	// waiters this fetch may just have released are running.
-	if gone || now != changes {
+	if gone || now != first.changes {
 		w.Wake()
 	}
 	timer := time.NewTimer(wait)
@@ -100,20 +109,19 @@ func (b *Broker) parkFetch(ctx context.Context, r *kmsg.FetchRequest, wait time.
 		select {
 		case <-w.C:
 		case <-timer.C:
-			resp, _, _ := b.readFetch(r)
-			return resp
+			return b.lastFetchRead(r, denied, last)
 		case <-ctx.Done():
-			resp, _, _ := b.readFetch(r)
-			return resp
+			return b.lastFetchRead(r, denied, last)
 		case <-b.draining:
-			resp, _, _ := b.readFetch(r)
-			return resp
+			return b.lastFetchRead(r, denied, last)
 		}
-		resp, bytes, errored := b.readFetch(r)
+		resp, bytes, errored := b.readFetch(r, denied)
 		if errored || bytes >= int(r.MinBytes) {
+			last.Release()
 			return resp
 		}
-		resp.Release()
+		last.Release()
+		last = resp.reusable()
 	}
 }
 
@@ -137,6 +145,34 @@ func stoppingFollowerFetch(r *kmsg.FetchRequest) *fetchAnswer {
 			st.Partitions[j] = sp
 		}
 	}
+	return resp
+}
+
+// lastFetchRead is a parked fetch's answer when its wait ends: last (a read holding no
+// records, or nil) if no partition changed since it, else a new read.
+func (b *Broker) lastFetchRead(r *kmsg.FetchRequest, denied func(topic string) bool, last *fetchAnswer) *fetchAnswer {
+	if last != nil {
+		var now uint64
+		unchanged := true
+		for _, t := range r.Topics {
+			if denied != nil && denied(t.Topic) {
+				continue
+			}
+			for _, p := range t.Partitions {
+				lp := b.partitions.get(t.Topic, p.Partition)
+				if lp == nil {
+					unchanged = false
+					break
+				}
+				now += lp.Changes()
+			}
+		}
+		if unchanged && now == last.changes {
+			return last
+		}
+		last.Release()
+	}
+	resp, _, _ := b.readFetch(r, denied)
 	return resp
 }
 
@@ -177,10 +213,11 @@ func (b *Broker) countFetched(r *kmsg.FetchRequest, resp *fetchAnswer, total int
 // readFetch reads every requested partition once. It returns the response, the record
 // bytes it holds and whether any partition must be answered at once (an error, or a
 // diverging epoch for a follower). The response holds its record sets in the segment
-// files (fetch_encode.go) until the rpc writer has sent it, or it is Released.
-func (b *Broker) readFetch(r *kmsg.FetchRequest) (*fetchAnswer, int, bool) {
+// files (fetch_encode.go) until the rpc writer has sent it, or it is Released. The
+// partitions of topics denied reports (nil: none) get TOPIC_AUTHORIZATION_FAILED
+// (fetchDenied).
+func (b *Broker) readFetch(r *kmsg.FetchRequest, denied func(topic string) bool) (*fetchAnswer, int, bool) {
 	resp := &fetchAnswer{FetchResponse: r.ResponseKind().(*kmsg.FetchResponse)}
-	resp.SessionID = 0
 	follower := r.ReplicaID >= 0
 	total, errored := 0, false
 	maxBytes := int(r.MaxBytes)
@@ -190,6 +227,7 @@ func (b *Broker) readFetch(r *kmsg.FetchRequest) (*fetchAnswer, int, bool) {
 	for _, t := range r.Topics {
 		st := kmsg.NewFetchResponseTopic()
 		st.Topic = t.Topic
+		deny := denied != nil && denied(t.Topic)
 		for _, p := range t.Partitions {
 			sp := kmsg.NewFetchResponseTopicPartition()
 			sp.Partition = p.Partition
@@ -197,11 +235,18 @@ func (b *Broker) readFetch(r *kmsg.FetchRequest) (*fetchAnswer, int, bool) {
 			if r.IsolationLevel == 1 {
 				sp.AbortedTransactions = []kmsg.FetchResponseTopicPartitionAbortedTransaction{}
 			}
+			if deny {
+				sp.ErrorCode = codeTopicAuthz
+				sp.HighWatermark, sp.LastStableOffset, sp.LogStartOffset = -1, -1, -1
+				resp.held = append(resp.held, nil)
+				st.Partitions = append(st.Partitions, sp)
+				continue
+			}
 			limit := int(p.PartitionMaxBytes)
 			if total > 0 {
 				limit = min(limit, maxBytes-total) // past the first batch, limits are hard
 			}
-			code, held := b.fetchPartition(&sp, t.Topic, p, limit, total == 0, follower, r, &resp.changes)
+			code, held := b.fetchPartition(&sp, t.Topic, p, limit, total == 0, follower, r, resp)
 			resp.held = append(resp.held, held)
 			if code != 0 {
 				sp.ErrorCode = code
@@ -221,14 +266,15 @@ func (b *Broker) readFetch(r *kmsg.FetchRequest) (*fetchAnswer, int, bool) {
 
 // fetchPartition fills one partition's answer and returns its error code and its
 // record set, held in the segment file (nil when empty). It adds the partition's
-// Changes() as of the read to *changes.
-func (b *Broker) fetchPartition(sp *kmsg.FetchResponseTopicPartition, topic string, p kmsg.FetchRequestTopicPartition, limit int, first, follower bool, r *kmsg.FetchRequest, changes *uint64) (int16, *segment.Hold) {
+// Changes() as of the read to a.changes, and marks a answered by a replication quota
+// (a.throttled).
+func (b *Broker) fetchPartition(sp *kmsg.FetchResponseTopicPartition, topic string, p kmsg.FetchRequestTopicPartition, limit int, first, follower bool, r *kmsg.FetchRequest, a *fetchAnswer) (int16, *segment.Hold) {
 	lp := b.partitions.get(topic, p.Partition)
 	if lp == nil {
 		return b.noReplicaError(topic, p.Partition), nil
 	}
 	if limit <= 0 && !first {
-		*changes += lp.Changes() // before the read: a change meanwhile shows
+		a.changes += lp.Changes() // before the read: a change meanwhile shows
 		st := lp.State()
 		sp.HighWatermark, sp.LastStableOffset, sp.LogStartOffset = st.HighWatermark, st.LastStableOffset, st.LogStartOffset
 		return 0, nil
@@ -256,6 +302,7 @@ func (b *Broker) fetchPartition(sp *kmsg.FetchResponseTopicPartition, topic stri
 		case throttled:
 			res.Held.Release() // over the leader's replication quota (throttle.go)
 			res.Held = nil
+			a.throttled = true
 		case rate >= 0:
 			b.throttles.leader.record(rate, int(res.Held.Len()), now)
 		}
@@ -270,7 +317,7 @@ func (b *Broker) fetchPartition(sp *kmsg.FetchResponseTopicPartition, topic stri
 		res.Held.Release()
 		return b.errorCodeLogged(err, "fetch"), nil
 	}
-	*changes += res.Changes
+	a.changes += res.Changes
 	lso := res.LastStableOffset
 	if follower {
 		lso = res.HighWatermark

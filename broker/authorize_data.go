@@ -64,6 +64,9 @@ func fetchTopicName(im *metadata.Image, version int16, name string, id [16]byte)
 // checkFetch: a follower's fetch (replica id >= 0) needs ClusterAction, a consumer's
 // Read on each topic; denied partitions get TOPIC_AUTHORIZATION_FAILED, as in Kafka.
 func (b *Broker) checkFetch(req *rpc.Request, r *kmsg.FetchRequest, topicOK opCheck, clusterOK func(auth.Operation) bool) authzDecision {
+	if fetchInSession(r) {
+		return authzDecision{} // the handler checks every partition it reads (fetchDenied)
+	}
 	replica := r.ReplicaID
 	if r.Version >= 15 {
 		replica = r.ReplicaState.ID
@@ -95,6 +98,37 @@ func (b *Broker) checkFetch(req *rpc.Request, r *kmsg.FetchRequest, topicOK opCh
 			out.Topics = append(out.Topics, rt)
 		}
 	})
+}
+
+// fetchInSession reports whether r creates or uses a fetch session (KIP-227): v7+ with
+// an epoch other than -1.
+func fetchInSession(r *kmsg.FetchRequest) bool { return r.Version >= 7 && r.SessionEpoch >= 0 }
+
+// fetchDenied is the Fetch handler's authorization of a fetch in a session, whose
+// partitions are mostly not named in the request: it reports the topics whose
+// partitions get TOPIC_AUTHORIZATION_FAILED at this fetch — every one for a follower
+// without ClusterAction, those a consumer may not Read — as Kafka checks the session's
+// partitions at every fetch. nil when nothing is denied or authorization is off. It
+// is called from one goroutine at a time.
+func (b *Broker) fetchDenied(req *rpc.Request, r *kmsg.FetchRequest) func(topic string) bool {
+	if !b.authzEnabled() || !fetchInSession(r) {
+		return nil
+	}
+	if r.ReplicaID >= 0 {
+		if b.authorizedCluster(req, auth.OpClusterAction) {
+			return nil
+		}
+		return func(string) bool { return true }
+	}
+	memo := map[string]bool{}
+	return func(topic string) bool {
+		d, ok := memo[topic]
+		if !ok {
+			d = !b.authorized(req, auth.OpRead, auth.ResourceTopic, topic)
+			memo[topic] = d
+		}
+		return d
+	}
 }
 
 // checkMetadata: a request for all topics lists only those the principal may

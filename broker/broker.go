@@ -52,6 +52,10 @@ type Broker struct {
 	groups     *groupCoordinator          // the __consumer_offsets partitions this broker leads
 	txns       *txnCoordinator            // the __transaction_state partitions this broker leads
 
+	// fetchSessions are the KIP-227 fetch sessions of the consumers and followers that
+	// fetch from this broker (fetch_session.go).
+	fetchSessions *fetchSessionCache
+
 	offsetsCreator  internalTopicCreator
 	txnStateCreator internalTopicCreator
 	records         *recordValidator // walks the records of produced batches
@@ -124,6 +128,8 @@ func Start(cfg Config) (*Broker, error) {
 	b.producerIDs = newProducerIDManager(b)
 	b.records = newRecordValidator(cfg.int64Value(decompressedLimitProperty))
 	b.segFiles = newSegmentFileCache(&b.cfg)
+	b.fetchSessions = newFetchSessionCache(int(cfg.int64Value("max.incremental.fetch.session.cache.slots")),
+		cfg.int64Value("min.incremental.fetch.session.eviction.ms"))
 	b.offline = newOfflineReplicas()
 	b.metrics = b.newMetrics()
 	if b.dial == nil {

@@ -28,11 +28,20 @@ type delayedFollowerFetch struct {
 	b   *Broker
 	r   *kmsg.FetchRequest
 	out responder // the request's rpc.Deferred
-	// readFetch reads the fetch again (b.readFetch(r); tests replace it).
+	// readFetch reads the fetch again (b.readFetch of the session's plan; tests
+	// replace it).
 	readFetch func() (*fetchAnswer, int, bool)
-	parts     []*localPartition
-	waiters   []*replication.Waiter
-	state     atomic.Int32 // fetchIdle, fetchRunning, fetchDirty, fetchDone
+	// answering, when set, runs on the answer before it is sent: the fetch session's
+	// bookkeeping (fetchSessionCache.finish) and the byte counts.
+	answering func(*fetchAnswer)
+	// last is the latest read that found no records (fetchAnswer.reusable), or nil:
+	// when the wait ends with no partition changed since, it is the answer, without a
+	// read again of every partition (at idle most of a leader's work for its
+	// followers). Only the goroutine holding the read (state running) touches it.
+	last    *fetchAnswer
+	parts   []*localPartition
+	waiters []*replication.Waiter
+	state   atomic.Int32 // fetchIdle, fetchRunning, fetchDirty, fetchDone
 	// expired is set by the timer and the drain: the next read answers whatever it
 	// finds.
 	expired atomic.Bool
@@ -52,14 +61,26 @@ const (
 	fetchDone
 )
 
-// startDelayedFollowerFetch parks r (a follower's fetch whose first read found no
-// records) and returns its result. changes is the first read's fetchAnswer.changes.
-func (b *Broker) startDelayedFollowerFetch(ctx context.Context, req *rpc.Request, r *kmsg.FetchRequest, wait time.Duration, changes uint64) rpc.Result {
+// startDelayedFollowerFetch parks r (a follower's fetch whose first read, first,
+// found no records) and returns its result. plan is what it reads (the session's
+// partitions for an incremental fetch, fc its session context); denied is
+// fetchDenied's answer.
+func (b *Broker) startDelayedFollowerFetch(ctx context.Context, req *rpc.Request, fc *fetchContext, plan *kmsg.FetchRequest, denied func(string) bool, wait time.Duration, first *fetchAnswer) rpc.Result {
 	d := req.Defer()
-	f := &delayedFollowerFetch{b: b, r: r, out: d, readFetch: func() (*fetchAnswer, int, bool) { return b.readFetch(r) }}
+	r := req.Body.(*kmsg.FetchRequest)
+	f := &delayedFollowerFetch{b: b, r: plan, out: d,
+		readFetch: func() (*fetchAnswer, int, bool) { return b.readFetch(plan, denied) },
+		answering: func(resp *fetchAnswer) {
+			b.fetchSessions.finish(fc, plan, resp, time.Now().UnixMilli())
+			b.countFetched(r, resp, -1)
+		}}
+	changes := first.changes
 	var parts []*localPartition
 	gone := false
-	for _, t := range r.Topics {
+	for _, t := range plan.Topics {
+		if denied != nil && denied(t.Topic) {
+			continue // answered TOPIC_AUTHORIZATION_FAILED: nothing to watch
+		}
 		for _, p := range t.Partitions {
 			lp := b.partitions.get(t.Topic, p.Partition)
 			if lp == nil {
@@ -68,6 +89,11 @@ func (b *Broker) startDelayedFollowerFetch(ctx context.Context, req *rpc.Request
 			}
 			parts = append(parts, lp)
 		}
+	}
+	if !gone {
+		f.last = first.reusable()
+	} else {
+		first.Release()
 	}
 	f.start(ctx, b.drainCtx, parts, wait, changes, gone)
 	return rpc.RespondDeferred(d)
@@ -142,16 +168,19 @@ func (f *delayedFollowerFetch) read() {
 	}
 	for {
 		expired := f.expired.Load()
-		resp, bytes, errored := f.readFetch()
-		if errored || bytes >= max(int(f.r.MinBytes), 1) || expired {
-			f.finish()
-			if f.b != nil {
-				f.b.countFetched(f.r, resp, -1)
-			}
-			f.out.Complete(resp)
+		if expired && f.last != nil && f.unchanged(f.last.changes) {
+			resp := f.last
+			f.last = nil
+			f.answer(resp)
 			return
 		}
-		resp.Release()
+		resp, bytes, errored := f.readFetch()
+		if errored || bytes >= max(int(f.r.MinBytes), 1) || expired {
+			f.answer(resp)
+			return
+		}
+		f.last.Release()
+		f.last = resp.reusable()
 		if f.state.CompareAndSwap(fetchRunning, fetchIdle) {
 			return
 		}
@@ -173,7 +202,13 @@ func (f *delayedFollowerFetch) drained() {
 			if f.state.CompareAndSwap(fetchIdle, fetchRunning) {
 				f.state.Store(fetchDone)
 				f.disarm()
-				f.out.Complete(stoppingFollowerFetch(f.r))
+				f.last.Release()
+				f.last = nil
+				resp := stoppingFollowerFetch(f.r)
+				if f.answering != nil {
+					f.answering(resp)
+				}
+				f.out.Complete(resp)
 				return
 			}
 		default:
@@ -185,6 +220,25 @@ func (f *delayedFollowerFetch) drained() {
 	}
 }
 
+// unchanged reports whether no partition of the fetch changed since a read whose sum
+// of the partitions' Changes() was c.
+func (f *delayedFollowerFetch) unchanged(c uint64) bool {
+	var now uint64
+	for _, lp := range f.parts {
+		now += lp.Changes()
+	}
+	return now == c
+}
+
+// answer ends the fetch with resp; the caller holds the read (state running).
+func (f *delayedFollowerFetch) answer(resp *fetchAnswer) {
+	f.finish()
+	if f.answering != nil {
+		f.answering(resp)
+	}
+	f.out.Complete(resp)
+}
+
 // abandon ends the fetch without a read: its connection has closed.
 func (f *delayedFollowerFetch) abandon() {
 	for {
@@ -194,6 +248,8 @@ func (f *delayedFollowerFetch) abandon() {
 		case fetchIdle:
 			if f.state.CompareAndSwap(fetchIdle, fetchRunning) {
 				f.finish()
+				f.last.Release()
+				f.last = nil
 				f.out.Complete(nil)
 				return
 			}

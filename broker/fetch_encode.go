@@ -24,6 +24,9 @@ type fetchAnswer struct {
 	held []*segment.Hold
 	// changes sums the partitions' Changes() as of the reads (01_fetch.go, parkFetch).
 	changes uint64
+	// throttled: a partition's records were left out by a replication quota, which
+	// time alone lifts (throttle.go).
+	throttled bool
 }
 
 var _ rpc.PartsResponse = (*fetchAnswer)(nil)
@@ -38,8 +41,11 @@ func fetchResponseOf(resp kmsg.Response) *kmsg.FetchResponse {
 	return resp.(*kmsg.FetchResponse)
 }
 
-// Release lets go of every held range.
+// Release lets go of every held range; a nil answer has none.
 func (a *fetchAnswer) Release() {
+	if a == nil {
+		return
+	}
 	for i, h := range a.held {
 		h.Release()
 		a.held[i] = nil

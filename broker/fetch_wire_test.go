@@ -129,7 +129,7 @@ func TestFetchAnswerOutlivesTopicDeletion(t *testing.T) {
 	fp.PartitionMaxBytes, fp.CurrentLeaderEpoch = 1<<20, -1
 	ft.Partitions = append(ft.Partitions, fp)
 	req.Topics = append(req.Topics, ft)
-	answer, n, _ := b.readFetch(req)
+	answer, n, _ := b.readFetch(req, nil)
 	defer answer.Release()
 	if n < len(value) || answer.held[0] == nil {
 		t.Fatalf("read %d bytes, hold %v", n, answer.held[0])

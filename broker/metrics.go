@@ -87,7 +87,7 @@ func (b *Broker) replicaMetricsOptions(opts replication.Options) replication.Opt
 // (one lock of its own at a time) and the image.
 func (b *Broker) metricsSnapshot() metrics.Snapshot {
 	s := metrics.Snapshot{NodeID: b.cfg.NodeID, ClusterID: b.Image().ClusterID, ActiveController: b.IsController(),
-		Ready: b.readyForClients(), Raft: b.raftState()}
+		Ready: b.readyForClients(), Raft: b.raftState(), FetchSessions: b.fetchSessions.state()}
 	for _, lp := range b.partitions.all() {
 		st := lp.State()
 		ps := metrics.PartitionState{Topic: lp.Topic, Partition: lp.ID, Leader: st.Role == replication.Leader,

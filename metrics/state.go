@@ -30,6 +30,8 @@ type Snapshot struct {
 	Ready bool
 	// GroupLags are the consumer lags of the groups this broker coordinates.
 	GroupLags []GroupLag
+	// FetchSessions is the fetch session cache (fetch_sessions.go).
+	FetchSessions FetchSessionState
 }
 
 // PartitionState is one local replica.
@@ -127,6 +129,9 @@ func (c *stateCollector) Describe(ch chan<- *prometheus.Desc) {
 		descRaftApplied, descRaftLast, descRaftContact, descInfo, descReady, descGroupLag, descGroupLagSum} {
 		ch <- d
 	}
+	for _, d := range fetchSessionDescs {
+		ch <- d
+	}
 }
 
 func (c *stateCollector) Collect(ch chan<- prometheus.Metric) {
@@ -171,6 +176,7 @@ func (c *stateCollector) Collect(ch chan<- prometheus.Metric) {
 	gauge(descRaftContact, s.Raft.LastContactSeconds)
 	gauge(descReady, b2f(s.Ready))
 	gauge(descInfo, 1, strconv.Itoa(int(s.NodeID)), s.ClusterID)
+	collectFetchSessions(ch, s.FetchSessions)
 	sums := map[string]int64{}
 	for _, l := range s.GroupLags {
 		sums[l.Group] += l.Lag

@@ -118,7 +118,8 @@ type fetcher struct {
 	stopped       context.Context
 	cancelStopped context.CancelFunc
 
-	client *rpc.Client // fetcher goroutine only
+	client  *rpc.Client     // fetcher goroutine only
+	session followerSession // fetcher goroutine only (fetch_session.go)
 }
 
 func (f *fetcher) add(p *Partition) {
@@ -204,6 +205,7 @@ func (f *fetcher) round(ctx context.Context, parts map[*Partition]*fetchState) e
 			return err
 		}
 		f.client = cl
+		f.session.reset() // a new connection starts with a full fetch
 	}
 	req := kmsg.NewPtrFetchRequest()
 	req.Version = 12
@@ -211,8 +213,9 @@ func (f *fetcher) round(ctx context.Context, parts map[*Partition]*fetchState) e
 	req.MaxWaitMillis = int32(f.fs.cfg.MaxWait / time.Millisecond)
 	req.MinBytes = 1
 	req.MaxBytes = f.fs.cfg.MaxBytes * int32(max(len(parts), 1))
-	req.SessionEpoch = -1
 	byName := map[string]map[int32]*Partition{}
+	topicAt := map[string]int{} // index in want
+	var want []kmsg.FetchRequestTopic
 	for p, st := range parts {
 		pos, ok := p.FollowerPosition()
 		if !ok || pos.Leader != f.leader {
@@ -232,21 +235,19 @@ func (f *fetcher) round(ctx context.Context, parts map[*Partition]*fetchState) e
 		}
 		if byName[p.Topic] == nil {
 			byName[p.Topic] = map[int32]*Partition{}
+			topicAt[p.Topic] = len(want)
 			t := kmsg.NewFetchRequestTopic()
 			t.Topic = p.Topic
-			req.Topics = append(req.Topics, t)
+			want = append(want, t)
 		}
 		byName[p.Topic][p.ID] = p
 		fp := kmsg.NewFetchRequestTopicPartition()
 		fp.Partition, fp.FetchOffset, fp.CurrentLeaderEpoch = p.ID, pos.LogEndOffset, pos.LeaderEpoch
 		fp.LastFetchedEpoch, fp.PartitionMaxBytes, fp.LogStartOffset = pos.LastFetchedEpoch, f.fs.cfg.MaxBytes, pos.LogStartOffset
-		for i := range req.Topics {
-			if req.Topics[i].Topic == p.Topic {
-				req.Topics[i].Partitions = append(req.Topics[i].Partitions, fp)
-			}
-		}
+		t := &want[topicAt[p.Topic]]
+		t.Partitions = append(t.Partitions, fp)
 	}
-	if len(req.Topics) == 0 {
+	if len(want) == 0 {
 		select {
 		case <-f.wake:
 		case <-time.After(100 * time.Millisecond):
@@ -254,15 +255,22 @@ func (f *fetcher) round(ctx context.Context, parts map[*Partition]*fetchState) e
 		}
 		return nil
 	}
+	f.session.build(req, want)
 	resp, frame, err := f.client.DoPooled(ctx, req)
 	if err != nil {
+		f.session.reset()
 		return err
 	}
 	// The appends below copy the batches into the log (write(2)); nothing keeps
 	// RecordBatches, so the response frame is reused once the round is done.
 	defer frame.Release()
 	fr := resp.(*kmsg.FetchResponse)
-	if fr.ErrorCode != 0 {
+	if !f.session.answered(fr) {
+		switch fr.ErrorCode {
+		case kerr.FetchSessionIDNotFound.Code, kerr.InvalidFetchSessionEpoch.Code, kerr.FetchSessionTopicIDError.Code:
+			f.fs.cfg.Logger.Debug("follower fetch session reset", "leader", f.leader, "error", kerr.ErrorForCode(fr.ErrorCode))
+			return nil // the next round is a full fetch, at once
+		}
 		return kerr.ErrorForCode(fr.ErrorCode)
 	}
 	// Append every partition's batches first, then finish them all at once: their

@@ -397,6 +397,16 @@ func TestTruncateToRemovesLeaderEpochs(t *testing.T) {
 		checkEpochs(t, fmt.Sprintf("TruncateTo(%d)", s.to), l.LeaderEpochs(), dir, s.want)
 	}
 
+	// An epoch that starts at the log end (a leadership that appended nothing) goes
+	// with a truncation to the log end, or beyond it.
+	if err := l.LeaderEpochs().AssignLeaderStart(5, 10); err != nil {
+		t.Fatal(err)
+	}
+	if leo, err := l.TruncateTo(10); err != nil || leo != 10 {
+		t.Fatalf("TruncateTo(10) at the log end = %d, %v", leo, err)
+	}
+	checkEpochs(t, "TruncateTo(10) with epoch 5 at the log end", l.LeaderEpochs(), dir, []EpochEntry{{1, 0}})
+
 	// A new leader in a lower epoch than the truncated one appends at the new end.
 	appendEpochs(t, l, 4)
 	checkEpochs(t, "epoch 4 after truncation", l.LeaderEpochs(), dir, []EpochEntry{{1, 0}, {4, 10}})

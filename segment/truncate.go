@@ -17,6 +17,13 @@ func (l *Log) TruncateTo(offset int64) (int64, error) {
 		return 0, fmt.Errorf("%w: truncate to negative offset %d", ErrOffsetOutOfRange, offset)
 	}
 	if offset >= l.LogEndOffset() {
+		// No record goes, but an epoch that starts at the log end holds none: a
+		// leadership of this replica that appended nothing. Kafka drops it here too
+		// (UnifiedLog.truncateTo), or a follower would keep sending it as its last
+		// fetched epoch and the leader keep answering the same diverging epoch.
+		if err := l.epochs.TruncateFromEnd(l.LogEndOffset()); err != nil {
+			return l.LogEndOffset(), l.fail("leader epoch checkpoint", err)
+		}
 		return l.LogEndOffset(), nil
 	}
 	if offset < l.logStartOffset {

@@ -20,6 +20,10 @@
 # PETREL_SET="name=value ..." passes properties to every server (--set).
 # PETREL_RESTART_LOG=file keeps the restarted node's log (its "metadata caught up" line
 # gives the parts of metadata_catch_up), and the others' as file.n0 and file.n1.
+# PETREL_IDLE_CPU_SECONDS=30 also measures node 2's CPU (user + system, /proc/<pid>/stat)
+# over that many idle seconds, PETREL_IDLE_SETTLE_SECONDS (default 20) after every ISR
+# is full (the last creations' checkpoints and collections settle first), and its
+# fetch sessions.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 total=${1:-10000}
@@ -107,6 +111,15 @@ heap=$(metric "${mp[$sn]}" go_memstats_heap_inuse_bytes || true)
 [ -n "$heap" ] || { echo "cannot read go_memstats_heap_inuse_bytes from node $sn's metrics endpoint 127.0.0.1:${mp[$sn]}" >&2; exit 1; }
 replicas=$((total * rf / 3))
 echo "| node $sn resources | $total | $rf | | $replicas replicas: $fds descriptors, $maps memory maps, RSS $((rss / 1024)) MiB, Go heap in use $(python3 -c "print('%.0f MiB, %.0f B/replica' % ($heap/2**20, $heap/$replicas))") |"
+if [ -n "${PETREL_IDLE_CPU_SECONDS:-}" ]; then
+  ticks() { awk '{print $14 + $15}' /proc/"$1"/stat; }
+  sleep "${PETREL_IDLE_SETTLE_SECONDS:-20}"
+  c0=$(ticks "$pid"); sleep "$PETREL_IDLE_CPU_SECONDS"; c1=$(ticks "$pid")
+  hz=$(getconf CLK_TCK)
+  sessions=$(metric "${mp[$sn]}" kafka_server_fetchsessioncache_numincrementalfetchsessions || true)
+  cached=$(metric "${mp[$sn]}" kafka_server_fetchsessioncache_numincrementalfetchpartitionscached || true)
+  echo "| node $sn idle CPU | $total | $rf | $PETREL_IDLE_CPU_SECONDS | $(python3 -c "print('%.2f CPU-s (%.1f %% of a core); fetch sessions here: %s, partitions cached: %s' % (($c1-$c0)/$hz, 100*($c1-$c0)/$hz/$PETREL_IDLE_CPU_SECONDS, '${sessions:-none}', '${cached:-none}'))") |"
+fi
 if [ -n "$stop_profile" ]; then
   # CPU profiles of the stop: the others for 4 s through their metrics listeners; node $sn
   # profiles itself from the signal to the end of Shutdown (PETREL_STOP_PROFILE, set at

@@ -1,0 +1,267 @@
+package broker
+
+// How one Fetch request relates to a fetch session (Kafka's FetchManager.newContext and
+// its FetchContexts). Fetch v7+ carries a session id and epoch:
+//
+//	id 0, epoch -1    sessionless: every partition named is answered, session id 0
+//	id X, epoch -1    the same, and session X is closed
+//	id 0, epoch 0     full: every partition named is answered, and a new session of
+//	                  them is created if the cache has room (its id in the answer, else 0)
+//	id X, epoch 0     the same, after closing session X
+//	id X, epoch N > 0 incremental: N must be session X's epoch (else
+//	                  INVALID_FETCH_SESSION_EPOCH; no session X: FETCH_SESSION_ID_NOT_FOUND;
+//	                  a v13+ request on a session of names or the reverse:
+//	                  FETCH_SESSION_TOPIC_ID_ERROR). The partitions named join the session
+//	                  or update its parameters, ForgottenTopicsData leave it, and every
+//	                  partition of the session is read; the answer names only those with
+//	                  records, a changed high watermark, last stable offset or log start
+//	                  offset, an error, a diverging epoch or a preferred read replica. A
+//	                  session left empty is closed, and the fetch answered sessionless.
+//
+// An incremental fetch parks like a full one (01_fetch.go): it watches every partition
+// of its session. Its answer is filtered once, when it is sent; if another request of
+// the session was accepted meanwhile (a duplicate), the session's epoch has moved and
+// the answer is INVALID_FETCH_SESSION_EPOCH, as in Kafka.
+
+import (
+	"github.com/petrel-broker/petrel/segment"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+type fetchContextKind uint8
+
+const (
+	fetchSessionless  fetchContextKind = iota // no session: answer what is named, session id 0
+	fetchFull                                 // answer what is named and create a session of it
+	fetchIncremental                          // answer the session's partitions that changed
+	fetchSessionError                         // answer errorCode alone
+)
+
+// fetchContext is one Fetch request's relation to the session cache.
+type fetchContext struct {
+	kind      fetchContextKind
+	errorCode int16 // fetchSessionError
+	follower  bool  // replica id >= 0: a privileged session
+	topicIDs  bool  // v13+
+	// Incremental only: the session, its epoch once this request was accepted, and its
+	// partitions in the order they are read (the order of the answer before filtering).
+	session *fetchSession
+	epoch   int32
+	parts   []*cachedFetchPartition
+}
+
+// newContext decides how r relates to the cache's sessions and, for an incremental
+// fetch, applies its partitions and forgotten topics to the session and moves the
+// session's epoch on.
+func (c *fetchSessionCache) newContext(r *kmsg.FetchRequest, follower bool, nowMs int64) fetchContext {
+	fc := fetchContext{kind: fetchSessionless, follower: follower, topicIDs: r.Version >= 13}
+	if r.Version < 7 {
+		return fc
+	}
+	if r.SessionEpoch == fetchSessionInitialEpoch || r.SessionEpoch == fetchSessionFinalEpoch {
+		if r.SessionID != fetchSessionInvalidID {
+			c.remove(r.SessionID) // any session a full fetch names is closed
+		}
+		if r.SessionEpoch == fetchSessionInitialEpoch {
+			fc.kind = fetchFull
+		}
+		return fc
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	s := c.sessions[r.SessionID]
+	if s == nil {
+		return fetchContext{kind: fetchSessionError, errorCode: kerr.FetchSessionIDNotFound.Code}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch {
+	case s.epoch != r.SessionEpoch:
+		return fetchContext{kind: fetchSessionError, errorCode: kerr.InvalidFetchSessionEpoch.Code}
+	case s.topicIDs != fc.topicIDs:
+		return fetchContext{kind: fetchSessionError, errorCode: kerr.FetchSessionTopicIDError.Code}
+	}
+	s.updateLocked(r.Topics, r.ForgottenTopics)
+	if c.numPartitions-int64(max(s.cachedSize, 0))+int64(len(s.parts)) > c.maxPartitions {
+		c.removeLocked(s) // past the cache's bound: the client starts again with a full fetch
+		return fetchContext{kind: fetchSessionError, errorCode: kerr.FetchSessionIDNotFound.Code}
+	}
+	if len(s.parts) == 0 {
+		c.removeLocked(s)
+		return fc // sessionless: the partitions named (if any) are answered
+	}
+	c.touchLocked(s, nowMs, len(s.parts))
+	s.epoch = nextFetchSessionEpoch(s.epoch)
+	fc.kind, fc.session, fc.epoch = fetchIncremental, s, s.epoch
+	fc.parts = make([]*cachedFetchPartition, 0, len(s.parts))
+	for cp := s.head; cp != nil; cp = cp.next {
+		fc.parts = append(fc.parts, cp)
+	}
+	return fc
+}
+
+// request is the request to read for fc: r itself, or for an incremental fetch a copy
+// of r naming the session's partitions in session order with their cached parameters.
+func (fc *fetchContext) request(r *kmsg.FetchRequest) *kmsg.FetchRequest {
+	if fc.kind != fetchIncremental {
+		return r
+	}
+	plan := *r
+	plan.Topics = nil
+	plan.ForgottenTopics = nil
+	fc.session.mu.Lock()
+	defer fc.session.mu.Unlock()
+	parts := make([]kmsg.FetchRequestTopicPartition, len(fc.parts))
+	start := 0
+	for i, cp := range fc.parts {
+		p := &parts[i]
+		p.Partition, p.FetchOffset, p.LogStartOffset, p.PartitionMaxBytes = cp.key.partition, cp.fetchOffset, cp.fetcherLogStartOffset, cp.maxBytes
+		p.CurrentLeaderEpoch, p.LastFetchedEpoch = cp.currentLeaderEpoch, cp.lastFetchedEpoch
+		if i+1 == len(fc.parts) || fc.parts[i+1].key.topic != cp.key.topic {
+			t := kmsg.FetchRequestTopic{Topic: cp.key.topic, Partitions: parts[start : i+1 : i+1]}
+			plan.Topics = append(plan.Topics, t)
+			start = i + 1
+		}
+	}
+	return &plan
+}
+
+// finish completes resp, the answer read for fc's request plan (request), before it
+// is sent: its session id, the new session of a full fetch, the filtering of an
+// incremental one.
+func (c *fetchSessionCache) finish(fc *fetchContext, plan *kmsg.FetchRequest, resp *fetchAnswer, nowMs int64) {
+	switch fc.kind {
+	case fetchSessionless:
+		resp.SessionID = fetchSessionInvalidID
+	case fetchFull:
+		n := 0
+		for _, t := range plan.Topics {
+			n += len(t.Partitions)
+		}
+		resp.SessionID = c.maybeCreate(nowMs, fc.follower, fc.topicIDs, n, func(s *fetchSession) {
+			// readFetch answers topic by topic, partition by partition, in plan order.
+			for ti := range plan.Topics {
+				t := &plan.Topics[ti]
+				for pi := range t.Partitions {
+					p := &t.Partitions[pi]
+					key := fetchSessionKey{t.Topic, p.Partition}
+					if s.parts[key] != nil {
+						continue // a partition named twice joins once
+					}
+					s.addLocked(key, p)
+					if ti < len(resp.Topics) && pi < len(resp.Topics[ti].Partitions) {
+						s.parts[key].answered(&resp.Topics[ti].Partitions[pi])
+					}
+				}
+			}
+		})
+	case fetchIncremental:
+		s := fc.session
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		resp.SessionID = s.id
+		if s.epoch != fc.epoch {
+			// Another request of the session was accepted since this one (a duplicate).
+			resp.Release()
+			resp.Topics, resp.held = nil, nil
+			resp.ErrorCode = kerr.InvalidFetchSessionEpoch.Code
+			return
+		}
+		resp.keepPartitions(func(i int, sp *kmsg.FetchResponseTopicPartition, recordBytes int) bool {
+			if i >= len(fc.parts) {
+				return true
+			}
+			cp := fc.parts[i]
+			if !cp.mustRespond(sp, recordBytes) {
+				return false
+			}
+			if recordBytes > 0 && s.parts[cp.key] == cp {
+				s.moveToBackLocked(cp)
+			}
+			return true
+		})
+	}
+}
+
+// answered records what an answer told the client of cp.
+func (cp *cachedFetchPartition) answered(sp *kmsg.FetchResponseTopicPartition) {
+	cp.highWatermark, cp.lastStableOffset, cp.localLogStartOffset = sp.HighWatermark, sp.LastStableOffset, sp.LogStartOffset
+}
+
+// mustRespond reports whether an incremental answer names the partition (Kafka's
+// CachedPartition.maybeUpdateResponseData, plus the last stable offset, which a
+// read_committed consumer reads up to), and records what it tells the client.
+func (cp *cachedFetchPartition) mustRespond(sp *kmsg.FetchResponseTopicPartition, recordBytes int) bool {
+	must := recordBytes > 0 || sp.PreferredReadReplica >= 0 || sp.DivergingEpoch.Epoch >= 0 || sp.DivergingEpoch.EndOffset >= 0
+	if cp.highWatermark != sp.HighWatermark || cp.lastStableOffset != sp.LastStableOffset || cp.localLogStartOffset != sp.LogStartOffset {
+		must = true
+		cp.answered(sp)
+	}
+	if sp.ErrorCode != 0 {
+		cp.highWatermark = -1 // answered again once the error clears
+		must = true
+	}
+	return must
+}
+
+// keepPartitions drops, in place, the partitions keep refuses (given each one's index
+// in response order and its record bytes), releasing their held record sets, and the
+// topics left without partitions.
+func (a *fetchAnswer) keepPartitions(keep func(i int, sp *kmsg.FetchResponseTopicPartition, recordBytes int) bool) {
+	i, w := 0, 0
+	topics := a.Topics[:0]
+	for ti := range a.Topics {
+		t := a.Topics[ti]
+		kept := t.Partitions[:0]
+		for pi := range t.Partitions {
+			sp := &t.Partitions[pi]
+			h := a.heldAt(i)
+			if keep(i, sp, a.recordBytes(i, sp)) {
+				kept = append(kept, *sp)
+				if i < len(a.held) {
+					a.held[w] = h
+				}
+				w++
+			} else {
+				h.Release()
+			}
+			i++
+		}
+		if len(kept) > 0 {
+			t.Partitions = kept
+			topics = append(topics, t)
+		}
+	}
+	a.Topics = topics
+	if w < len(a.held) {
+		clear(a.held[w:])
+		a.held = a.held[:w]
+	}
+}
+
+func (a *fetchAnswer) heldAt(i int) *segment.Hold {
+	if i < len(a.held) {
+		return a.held[i]
+	}
+	return nil
+}
+
+// reusable returns a, or nil after releasing it, for a parked fetch that may answer
+// with it at the end of its wait if nothing changes meanwhile (parkFetch): only an
+// answer holding no records and not cut by a quota, which time alone changes.
+func (a *fetchAnswer) reusable() *fetchAnswer {
+	if a == nil || a.throttled || a.anyHeld() {
+		a.Release()
+		return nil
+	}
+	for _, t := range a.Topics {
+		for _, p := range t.Partitions {
+			if len(p.RecordBatches) > 0 {
+				a.Release()
+				return nil
+			}
+		}
+	}
+	return a
+}

@@ -1,0 +1,135 @@
+package replication
+
+import (
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// followerSession is a fetcher's KIP-227 fetch session with its leader (the follower
+// half of Kafka's FetchSessionHandler). The first fetch on a connection is full (epoch
+// 0, naming the previous session, if any, so that the leader closes it); once the
+// leader answers with a session id, each fetch names only the partitions that joined
+// or whose fetch parameters changed (fetch offset, leader epoch, last fetched epoch,
+// log start offset, max bytes) and forgets those that left. Any session error, a
+// failed request and a new connection go back to a full fetch. Used by the fetcher's
+// goroutine only.
+type followerSession struct {
+	id    int32 // 0: none
+	epoch int32 // of the next fetch: 0 full, > 0 incremental
+	// sent is the session's partitions, by topic and partition, with the parameters
+	// last sent: what the leader holds once the fetch in flight is answered. A fetch
+	// that is not answered with the session resets it (the next one is full), so
+	// build updates it at once.
+	sent  map[string]map[int32]*sentPartition
+	round uint64 // counts builds: marks the partitions of the latest
+}
+
+// sentPartition is a session partition's parameters as last sent.
+type sentPartition struct {
+	params kmsg.FetchRequestTopicPartition
+	round  uint64 // the build that last wanted it
+}
+
+// reset makes the next fetch a full one that closes the current session, if any
+// (Kafka's nextCloseExisting).
+func (s *followerSession) reset() {
+	s.epoch = 0
+	clear(s.sent)
+}
+
+// build fills req's session fields and partitions from want (every partition to
+// fetch this round, grouped by topic): all of them for a full fetch, else those that
+// joined or changed, and the forgotten ones.
+func (s *followerSession) build(req *kmsg.FetchRequest, want []kmsg.FetchRequestTopic) {
+	req.SessionID, req.SessionEpoch = s.id, s.epoch
+	full := s.epoch == 0
+	if full {
+		clear(s.sent)
+		req.Topics = want
+	}
+	if s.sent == nil {
+		s.sent = map[string]map[int32]*sentPartition{}
+	}
+	s.round++
+	for _, t := range want {
+		ps := s.sent[t.Topic]
+		if ps == nil {
+			ps = make(map[int32]*sentPartition, len(t.Partitions))
+			s.sent[t.Topic] = ps
+		}
+		var changed []kmsg.FetchRequestTopicPartition
+		for _, p := range t.Partitions {
+			e := ps[p.Partition]
+			switch {
+			case e == nil:
+				e = &sentPartition{}
+				ps[p.Partition] = e
+				changed = append(changed, p)
+			case !sameFetchParams(e.params, p):
+				changed = append(changed, p)
+			}
+			e.params, e.round = p, s.round
+		}
+		if len(changed) > 0 && !full {
+			rt := t
+			rt.Partitions = changed
+			req.Topics = append(req.Topics, rt)
+		}
+	}
+	for topic, ps := range s.sent {
+		var gone []int32
+		for partition, e := range ps {
+			if e.round != s.round {
+				delete(ps, partition)
+				gone = append(gone, partition)
+			}
+		}
+		if len(ps) == 0 {
+			delete(s.sent, topic)
+		}
+		if len(gone) > 0 && !full {
+			ft := kmsg.NewFetchRequestForgottenTopic()
+			ft.Topic, ft.Partitions = topic, gone
+			req.ForgottenTopics = append(req.ForgottenTopics, ft)
+		}
+	}
+}
+
+// sameFetchParams reports whether a partition's fetch parameters are unchanged.
+func sameFetchParams(a, b kmsg.FetchRequestTopicPartition) bool {
+	return a.FetchOffset == b.FetchOffset && a.CurrentLeaderEpoch == b.CurrentLeaderEpoch &&
+		a.LastFetchedEpoch == b.LastFetchedEpoch && a.LogStartOffset == b.LogStartOffset &&
+		a.PartitionMaxBytes == b.PartitionMaxBytes
+}
+
+// answered takes the leader's answer to the fetch built last. It reports false on a
+// session error (FETCH_SESSION_ID_NOT_FOUND forgets the session; any other error closes
+// it with the next, full, fetch); the answer's partitions are then to be ignored.
+func (s *followerSession) answered(resp *kmsg.FetchResponse) bool {
+	if resp.ErrorCode != 0 {
+		if resp.ErrorCode == kerr.FetchSessionIDNotFound.Code {
+			s.id = 0
+		}
+		s.reset()
+		return false
+	}
+	if resp.SessionID == 0 {
+		// No session created (full), or the leader ended it (incremental): the next
+		// fetch is full and asks again.
+		s.id = 0
+		s.reset()
+		return true
+	}
+	s.id = resp.SessionID
+	s.epoch = nextSessionEpoch(s.epoch)
+	return true
+}
+
+// nextSessionEpoch is Kafka's FetchMetadata.nextEpoch for a session in use: 0 (full)
+// becomes 1, and the epochs count up, wrapping to 1.
+func nextSessionEpoch(epoch int32) int32 {
+	if epoch == 1<<31-1 {
+		return 1
+	}
+	return epoch + 1
+}
