@@ -25,17 +25,8 @@ func perfCommand() *ucli.Command {
 				Name:      "produce",
 				Usage:     "produce fixed-size records and report records/s, MB/s and ack latency",
 				ArgsUsage: "TOPIC",
-				Flags: withClientFlags(
-					&ucli.IntFlag{Name: "records", Usage: "how many records to produce (0: until --duration)"},
-					&ucli.IntFlag{Name: "record-size", Usage: "value size in bytes", Value: 100},
-					&ucli.StringFlag{Name: "acks", Usage: "acknowledgements: all (-1), 1 or 0", Value: "all"},
-					&ucli.StringFlag{Name: "compression", Usage: "none, gzip, snappy, lz4 or zstd", Value: "none"},
-					&ucli.Float64Flag{Name: "throughput-limit", Usage: "at most this many records per second (0: no limit)"},
-					&ucli.DurationFlag{Name: "duration", Usage: "stop producing after this long (0: no limit)"},
-					&ucli.IntFlag{Name: "max-buffered-records", Usage: "records the client holds before the next waits (1: one record in flight at a time; 0: the client default)"},
-					&ucli.BoolFlag{Name: "json", Usage: "print the final figures as JSON"},
-				),
-				Action: runPerfProduce,
+				Flags:     perfProduceFlags(),
+				Action:    runPerfProduce,
 			},
 			{
 				Name:      "consume",
@@ -53,6 +44,7 @@ func perfCommand() *ucli.Command {
 			perfFloorCommand(),
 			perfFloorNodeCommand(),
 			perfCeilingCommand(),
+			perfProduceCeilingCommand(),
 		},
 	}
 }
@@ -81,11 +73,30 @@ func (b perfBounds) done(n int64, elapsed time.Duration) bool {
 	return (b.records > 0 && n >= b.records) || (b.duration > 0 && elapsed >= b.duration)
 }
 
+// perfProduceFlags are the flags of `perf produce` and `perf produce-ceiling`.
+func perfProduceFlags() []ucli.Flag {
+	return withClientFlags(
+		&ucli.IntFlag{Name: "records", Usage: "how many records to produce (0: until --duration)"},
+		&ucli.IntFlag{Name: "record-size", Usage: "value size in bytes", Value: 100},
+		&ucli.StringFlag{Name: "acks", Usage: "acknowledgements: all (-1), 1 or 0", Value: "all"},
+		&ucli.StringFlag{Name: "compression", Usage: "none, gzip, snappy, lz4 or zstd", Value: "none"},
+		&ucli.Float64Flag{Name: "throughput-limit", Usage: "at most this many records per second (0: no limit)"},
+		&ucli.DurationFlag{Name: "duration", Usage: "stop producing after this long (0: no limit)"},
+		&ucli.IntFlag{Name: "max-buffered-records", Usage: "records the client holds before the next waits (1: one record in flight at a time; 0: the client default)"},
+		&ucli.BoolFlag{Name: "json", Usage: "print the final figures as JSON"},
+	)
+}
+
 func runPerfProduce(c *ucli.Context) error {
 	topic, err := exactlyOneArg(c, "TOPIC")
 	if err != nil {
 		return err
 	}
+	return perfProduceTo(c, topic)
+}
+
+// perfProduceTo is `perf produce` to topic.
+func perfProduceTo(c *ucli.Context, topic string) error {
 	bounds, err := parsePerfBounds(c)
 	if err != nil {
 		return err

@@ -32,3 +32,17 @@ func TestPerf_ConsumeTakesKgoFetchSettings(t *testing.T) {
 		t.Fatalf("perf consume with kgo fetch settings: %+v", sum)
 	}
 }
+
+func TestPerf_ProduceCeilingAcknowledgesEveryRecord(t *testing.T) {
+	// kgo (idempotent, acks=all) against the in-process canned broker: every record is
+	// acknowledged, one in flight and batched alike.
+	r := mustRun(t, "", "perf", "produce-ceiling", "--records", "500", "--record-size", "100", "--max-buffered-records", "1", "--json")
+	if sum := decodeSummary(t, r.stdout); sum.Records != 500 || sum.Errors != 0 || sum.Bytes != 500*100 {
+		t.Fatalf("produce-ceiling one in flight: %+v", sum)
+	}
+	r = mustRun(t, "", "perf", "produce-ceiling", "--records", "5000", "--record-size", "10", "--json")
+	if sum := decodeSummary(t, r.stdout); sum.Records != 5000 || sum.Errors != 0 {
+		t.Fatalf("produce-ceiling batched: %+v", sum)
+	}
+	mustFail(t, "takes no arguments", "", "perf", "produce-ceiling", "--records", "1", "topic")
+}

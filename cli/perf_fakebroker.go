@@ -8,6 +8,7 @@ import (
 	"net"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/petrel-broker/petrel/broker"
@@ -43,6 +44,8 @@ type cannedBroker struct {
 	connsMu sync.Mutex // guards conns; never held while writing, so close cannot wait on a stuck write
 	conns   map[net.Conn]struct{}
 	closed  bool // under connsMu: a connection accepted after close is closed at once
+
+	produced atomic.Int64 // records acknowledged by Produce: the next base offset
 }
 
 // startCannedBroker listens on 127.0.0.1:0 and serves topic with partitions, each
@@ -222,6 +225,8 @@ func (b *cannedBroker) answer(req kmsg.Request) (kmsg.Response, error) {
 			{ApiKey: kmsg.ListOffsets.Int16(), MinVersion: 1, MaxVersion: 4},
 			{ApiKey: kmsg.Metadata.Int16(), MinVersion: 4, MaxVersion: 8},
 			{ApiKey: kmsg.ApiVersions.Int16(), MinVersion: 0, MaxVersion: req.Version},
+			{ApiKey: kmsg.Produce.Int16(), MinVersion: 3, MaxVersion: 9},
+			{ApiKey: kmsg.InitProducerID.Int16(), MinVersion: 0, MaxVersion: 4},
 		}
 		return resp, nil
 	case *kmsg.MetadataRequest:
@@ -257,6 +262,30 @@ func (b *cannedBroker) answer(req kmsg.Request) (kmsg.Response, error) {
 				if p.Timestamp != -2 {
 					rp.Offset = cannedHighWatermark
 				}
+				rt.Partitions = append(rt.Partitions, rp)
+			}
+			resp.Topics = append(resp.Topics, rt)
+		}
+		return resp, nil
+	case *kmsg.InitProducerIDRequest:
+		resp := req.ResponseKind().(*kmsg.InitProducerIDResponse)
+		resp.ProducerID, resp.ProducerEpoch = 1, 0
+		return resp, nil
+	case *kmsg.ProduceRequest:
+		// Every batch acknowledged at once, stored nowhere: what a broker that costs
+		// nothing would answer (`perf produce-ceiling`).
+		resp := req.ResponseKind().(*kmsg.ProduceResponse)
+		for _, t := range req.Topics {
+			rt := kmsg.NewProduceResponseTopic()
+			rt.Topic = t.Topic
+			for _, p := range t.Partitions {
+				rp := kmsg.NewProduceResponseTopicPartition()
+				rp.Partition, rp.LogAppendTime, rp.LogStartOffset = p.Partition, -1, 0
+				n := int64(1)
+				if len(p.Records) >= 61 { // a v2 batch header: the record count at byte 57
+					n = int64(binary.BigEndian.Uint32(p.Records[57:61]))
+				}
+				rp.BaseOffset = b.produced.Add(n) - n
 				rt.Partitions = append(rt.Partitions, rp)
 			}
 			resp.Topics = append(resp.Topics, rt)

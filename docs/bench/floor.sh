@@ -8,8 +8,10 @@
 # one process); each produce row is followed
 # by its floor, `petrel perf floor` (the same message pattern between a leader and two
 # follower processes, with an fsync of each 1 KiB append where the broker fsyncs, and
-# no broker work), on the same disk. Rounds alternate the six rows so that load
-# changes touch all of them. Prints one Markdown table and, per mode, the produce p50
+# no broker work), on the same disk. A seventh row, `petrel perf produce-ceiling`, is
+# the same kgo producer against a canned broker in the client's process that acknowledges at
+# once: the client's own share. Rounds alternate the rows so that load changes touch
+# all of them. Prints one Markdown table and, per mode, the produce p50
 # minus the floor p50: what the broker (and the Kafka client) adds, and the context
 # switches per record of the three processes. PETREL_SERVER_BIN=path runs the servers
 # from another petrel binary (the clients and the floor stay this one).
@@ -64,6 +66,8 @@ for r in $(seq 1 "$rounds"); do
   read -r rps p50 p99 sw < <(floor); rows+=("$r|floor, page cache|$rps|$p50|$p99|$sw")
   read -r rps p50 p99 sw < <(produce latrf1); rows+=("$r|Petrel produce, RF 1, page cache|$rps|$p50|$p99|$sw")
   read -r rps p50 p99 sw < <(floor --replicas 1); rows+=("$r|floor, 1 process, page cache|$rps|$p50|$p99|$sw")
+  read -r rps p50 p99 _ < <("$bin" perf produce-ceiling --records "$records" --record-size 1024 --acks all --max-buffered-records 1 --json 2>/dev/null | python3 -c "$summary")
+  rows+=("$r|kgo alone: produce-ceiling (canned broker in the client's process)|$rps|$p50|$p99|")
 done
 echo "load average before: $load_before; after: $(cut -d' ' -f1-3 /proc/loadavg); $records records of 1 KiB per row, acks=all, RF 3, one in flight"
 echo

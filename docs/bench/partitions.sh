@@ -97,10 +97,13 @@ for n in 100 "$total"; do
   echo "| create until every ISR is full | $n | $rf | $(since "$t0") | |"
 done
 # The node measured: 2, or with PETREL_STOP_NODE=controller the active controller (a
-# stopping controller also hands over Raft leadership and its own ISR removals).
+# stopping controller also hands over Raft leadership and its own ISR removals), with
+# PETREL_STOP_NODE=broker a node that is not the controller.
 sn=2
 if [ "${PETREL_STOP_NODE:-}" = controller ]; then
   for i in 0 1 2; do [ "$(metric "${mp[$i]}" kafka_controller_kafkacontroller_activecontrollercount)" = 1 ] && sn=$i || true; done
+elif [ "${PETREL_STOP_NODE:-}" = broker ]; then # any node but the active controller
+  for i in 2 1 0; do [ "$(metric "${mp[$i]}" kafka_controller_kafkacontroller_activecontrollercount)" = 1 ] || { sn=$i; break; }; done
 fi
 role=""
 [ "$(metric "${mp[$sn]}" kafka_controller_kafkacontroller_activecontrollercount)" = 1 ] && role=" (the controller)" || true
