@@ -67,22 +67,10 @@ func (b *Broker) parkFetch(ctx context.Context, r *kmsg.FetchRequest, denied fun
 	w := replication.NewWaiter()
 	last := first.reusable()
 	var now uint64
-	gone := false
-	var watched []*localPartition
-	for _, t := range r.Topics {
-		if denied != nil && denied(t.Topic) {
-			continue // answered TOPIC_AUTHORIZATION_FAILED: nothing to watch
-		}
-		for _, p := range t.Partitions {
-			lp := b.partitions.get(t.Topic, p.Partition)
-			if lp == nil {
-				gone = true // since the first read: read again, to answer its error
-				continue
-			}
-			lp.Watch(w)
-			watched = append(watched, lp)
-			now += lp.Changes()
-		}
+	watched, gone := b.fetchPartitions(r, denied)
+	for _, lp := range watched {
+		lp.Watch(w)
+		now += lp.Changes()
 	}
 	defer func() {
 		select {
@@ -123,6 +111,28 @@ func (b *Broker) parkFetch(ctx context.Context, r *kmsg.FetchRequest, denied fun
 		last.Release()
 		last = resp.reusable()
 	}
+}
+
+// fetchPartitions returns the local replicas of r's partitions, those of topics denied
+// reports excepted (answered TOPIC_AUTHORIZATION_FAILED: nothing to watch), and
+// whether a partition has gone since the first read (read again, to answer its
+// error).
+func (b *Broker) fetchPartitions(r *kmsg.FetchRequest, denied func(topic string) bool) ([]*localPartition, bool) {
+	var parts []*localPartition
+	gone := false
+	for _, t := range r.Topics {
+		if denied != nil && denied(t.Topic) {
+			continue
+		}
+		for _, p := range t.Partitions {
+			if lp := b.partitions.get(t.Topic, p.Partition); lp != nil {
+				parts = append(parts, lp)
+			} else {
+				gone = true
+			}
+		}
+	}
+	return parts, gone
 }
 
 // stoppingFollowerFetch answers a follower's parked fetch when this broker starts to

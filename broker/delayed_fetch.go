@@ -75,21 +75,7 @@ func (b *Broker) startDelayedFollowerFetch(ctx context.Context, req *rpc.Request
 			b.countFetched(r, resp, -1)
 		}}
 	changes := first.changes
-	var parts []*localPartition
-	gone := false
-	for _, t := range plan.Topics {
-		if denied != nil && denied(t.Topic) {
-			continue // answered TOPIC_AUTHORIZATION_FAILED: nothing to watch
-		}
-		for _, p := range t.Partitions {
-			lp := b.partitions.get(t.Topic, p.Partition)
-			if lp == nil {
-				gone = true // since the first read: read again, to answer its error
-				continue
-			}
-			parts = append(parts, lp)
-		}
-	}
+	parts, gone := b.fetchPartitions(plan, denied)
 	if !gone {
 		f.last = first.reusable()
 	} else {
@@ -194,30 +180,44 @@ func (f *delayedFollowerFetch) read() {
 // follower's tens of thousands of partitions would only hold up the drain. A read
 // running meanwhile answers instead, with what it finds, as after expire.
 func (f *delayedFollowerFetch) drained() {
+	if !f.takeIdle() {
+		return
+	}
+	f.state.Store(fetchDone)
+	f.disarm()
+	f.dropLast()
+	resp := stoppingFollowerFetch(f.r)
+	if f.answering != nil {
+		f.answering(resp)
+	}
+	f.out.Complete(resp)
+}
+
+// takeIdle takes the read when none runs (state idle → running) and reports it; when
+// a read runs, it marks the fetch expired and the read dirty, so that the runner reads
+// once more and answers; when the fetch is done, nothing.
+func (f *delayedFollowerFetch) takeIdle() bool {
 	for {
 		switch s := f.state.Load(); s {
 		case fetchDone:
-			return
+			return false
 		case fetchIdle:
 			if f.state.CompareAndSwap(fetchIdle, fetchRunning) {
-				f.state.Store(fetchDone)
-				f.disarm()
-				f.last.Release()
-				f.last = nil
-				resp := stoppingFollowerFetch(f.r)
-				if f.answering != nil {
-					f.answering(resp)
-				}
-				f.out.Complete(resp)
-				return
+				return true
 			}
 		default:
 			f.expired.Store(true)
 			if f.state.CompareAndSwap(s, fetchDirty) || f.state.Load() == fetchDone {
-				return
+				return false
 			}
 		}
 	}
+}
+
+// dropLast releases the kept last read; the caller holds the read.
+func (f *delayedFollowerFetch) dropLast() {
+	f.last.Release()
+	f.last = nil
 }
 
 // unchanged reports whether no partition of the fetch changed since a read whose sum
@@ -239,27 +239,15 @@ func (f *delayedFollowerFetch) answer(resp *fetchAnswer) {
 	f.out.Complete(resp)
 }
 
-// abandon ends the fetch without a read: its connection has closed.
+// abandon ends the fetch without a read: its connection has closed. A read running
+// meanwhile answers (to the closed connection).
 func (f *delayedFollowerFetch) abandon() {
-	for {
-		switch s := f.state.Load(); s {
-		case fetchDone:
-			return
-		case fetchIdle:
-			if f.state.CompareAndSwap(fetchIdle, fetchRunning) {
-				f.finish()
-				f.last.Release()
-				f.last = nil
-				f.out.Complete(nil)
-				return
-			}
-		default: // a read runs: it answers (to the closed connection) or idles again
-			f.expired.Store(true)
-			if f.state.CompareAndSwap(s, fetchDirty) || f.state.Load() == fetchDone {
-				return
-			}
-		}
+	if !f.takeIdle() {
+		return
 	}
+	f.finish()
+	f.dropLast()
+	f.out.Complete(nil)
 }
 
 // finish marks the fetch answered and drops its waiters and timers; the caller holds
