@@ -109,6 +109,9 @@ func (b *Broker) controllerLoop() {
 			activeTerm = b.ControllerEpoch()
 			b.activateSessions(previous, time.Now())
 			b.logger.Info("controller active", "epoch", activeTerm)
+			// Before any decision of the term: a broker's registration then always
+			// lands after the cluster id, so no broker serves Metadata without it.
+			b.ensureClusterID()
 		}
 		return true
 	}
@@ -173,22 +176,34 @@ func (b *Broker) runControllerOp(op controllerOp) controllerResult {
 	return controllerResult{image: im, err: err}
 }
 
+// ensureClusterID writes the cluster id when the image has none yet (a new cluster's
+// first controller term) and reports whether the image has one now.
+func (b *Broker) ensureClusterID() bool {
+	if b.Image().ClusterID != "" {
+		return true
+	}
+	ctx, cancel := b.waitTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	var raw [16]byte
+	if _, err := rand.Read(raw[:]); err != nil {
+		return false
+	}
+	if _, err := b.propose(ctx, metadata.ClusterRecord{ClusterID: metadata.UuidFromBytes(raw).String()}); err != nil {
+		b.logger.Warn("writing the cluster id", "error", err)
+		return false
+	}
+	return b.Image().ClusterID != ""
+}
+
 // controllerDuties writes the cluster id once, fences brokers whose session expired
 // and completes reassignments that are ready.
 func (b *Broker) controllerDuties() {
 	ctx, cancel := b.waitTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	im := b.Image()
-	if im.ClusterID == "" {
-		var raw [16]byte
-		if _, err := rand.Read(raw[:]); err != nil {
-			return
-		}
-		if _, err := b.propose(ctx, metadata.ClusterRecord{ClusterID: metadata.UuidFromBytes(raw).String()}); err != nil {
-			b.logger.Warn("writing the cluster id", "error", err)
-		}
+	if !b.ensureClusterID() {
 		return
 	}
+	im := b.Image()
 	for _, id := range b.sessions.expired(im, time.Now(), b.cfg.durationMs("broker.session.timeout.ms")) {
 		records := metadata.FenceBrokerRecords(b.Image(), id, b.uncleanAllowed(b.Image()))
 		if len(records) == 0 {
