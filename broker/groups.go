@@ -168,23 +168,21 @@ func (g *groupShard) convert(eff group.Effects) coordinator.Result {
 			}
 		}
 	}
-	res.Committed = func(_ time.Time, code int16) coordinator.Result {
-		var next coordinator.Result
-		if eff.Committed != nil {
-			next = g.convert(eff.Committed(code))
-		}
-		reply()
-		return next
-	}
-	if len(res.Records) > 0 {
-		res.TimedOut = func(_ time.Time, code int16) coordinator.Result {
+	// then answers the write's fate: the shard's follow-up (Committed or TimedOut)
+	// converted, after the replies are sent.
+	then := func(follow func(int16) group.Effects) func(time.Time, int16) coordinator.Result {
+		return func(_ time.Time, code int16) coordinator.Result {
 			var next coordinator.Result
-			if eff.TimedOut != nil {
-				next = g.convert(eff.TimedOut(code))
+			if follow != nil {
+				next = g.convert(follow(code))
 			}
 			reply()
 			return next
 		}
+	}
+	res.Committed = then(eff.Committed)
+	if len(res.Records) > 0 {
+		res.TimedOut = then(eff.TimedOut)
 	}
 	return res
 }
