@@ -99,6 +99,27 @@ func RespondDeferred(d *Deferred) Result {
 	return Result{kind: resultLater, deferred: d}
 }
 
+// signalWriter tells a Complete still to come, or one writing now, that the
+// connection's writer waits at d (head → headSignal, taken → takenSignal), so that it
+// hands over what it cannot write; it reports whether d is written already.
+func (d *Deferred) signalWriter() bool {
+	for {
+		switch d.state.Load() {
+		case deferredWritten:
+			return true
+		case deferredHead:
+			if !d.state.CompareAndSwap(deferredHead, deferredHeadSignal) {
+				continue
+			}
+		case deferredTaken:
+			if !d.state.CompareAndSwap(deferredTaken, deferredTakenSignal) {
+				continue
+			}
+		}
+		return false
+	}
+}
+
 // Complete delivers the response. It returns false, doing nothing, when Complete was
 // called before. A nil resp closes the connection (ErrResponseAbandoned), as a
 // RespondLater channel closed without a value does. It never blocks on the
@@ -174,21 +195,9 @@ func (c *conn) awaitDirect() bool {
 	if d == nil {
 		return true
 	}
-	for {
-		switch d.state.Load() {
-		case deferredWritten:
-			c.direct.CompareAndSwap(d, nil)
-			return true
-		case deferredHead:
-			if !d.state.CompareAndSwap(deferredHead, deferredHeadSignal) {
-				continue
-			}
-		case deferredTaken:
-			if !d.state.CompareAndSwap(deferredTaken, deferredTakenSignal) {
-				continue
-			}
-		}
-		break
+	if d.signalWriter() {
+		c.direct.CompareAndSwap(d, nil)
+		return true
 	}
 	var h deferredHandoff
 	select {
@@ -240,20 +249,8 @@ func (c *conn) awaitDeferred(sl slot) (h deferredHandoff, next slot, more, hasNe
 	}
 	// The next slot (or the queue's end) came first: it may be written only after this
 	// one, which Complete may have written meanwhile.
-	for {
-		switch d.state.Load() {
-		case deferredWritten:
-			return deferredHandoff{done: true, booked: true}, next, more, true, true
-		case deferredHead:
-			if !d.state.CompareAndSwap(deferredHead, deferredHeadSignal) {
-				continue
-			}
-		case deferredTaken:
-			if !d.state.CompareAndSwap(deferredTaken, deferredTakenSignal) {
-				continue
-			}
-		}
-		break
+	if d.signalWriter() {
+		return deferredHandoff{done: true, booked: true}, next, more, true, true
 	}
 	select {
 	case h = <-d.handoff:
