@@ -6,7 +6,7 @@ import "testing"
 // before it decides anything else, so the broker's registration lands after it and a
 // broker that is ready never answers Metadata with an empty cluster id (a client
 // reading it at once used to see "" until the controller's next tick, about one start
-// in ten: five starts catch that more often than not).
+// in ten: five starts catch a regression in about two runs of five).
 func TestClusterIDBeforeReady(t *testing.T) {
 	for range 5 {
 		b := startTestBroker(t, "", nil)
