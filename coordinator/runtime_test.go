@@ -210,6 +210,13 @@ func TestWriteErrorsAreTranslated(t *testing.T) {
 					TimedOut:  func(_ time.Time, code int16) Result { answer(code); return Result{} }}
 			})
 			if tc.after != nil {
+				// "After the append" means after it: the op has run, but the runtime
+				// appends its records a moment later.
+				waitFor(t, "the append", func() bool {
+					f.mu.Lock()
+					defer f.mu.Unlock()
+					return len(f.batches) == 1
+				})
 				f.set(tc.after)
 			}
 			select {

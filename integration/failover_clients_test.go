@@ -370,6 +370,25 @@ func runFailoverScenario(t *testing.T, bin string, produce fovProducer) {
 			return err
 		})
 	}
+	// Every partition a killed broker led takes writes again: a client's partitioner
+	// may avoid a partition for a while after its leader changed (kgo's sticky one
+	// picks among the partitions its last metadata called writable, refreshed at most
+	// every 5 s), so the run goes on until each got an acknowledgement after Metadata
+	// showed its new leader; the dead leader cannot have sent it. Clients that report
+	// no offsets name no partitions either.
+	procWaitFor(t, 60*time.Second, "an acknowledged write to every partition a killed broker led, from its new leader", func() error {
+		if res.noOffsets() {
+			return nil
+		}
+		for i, k := range kills {
+			for p := range k.led {
+				if !res.ackedAfter(p, k.elected[p]) {
+					return fmt.Errorf("kill %d: partition %d: no acknowledgement since its new leader", i, p)
+				}
+			}
+		}
+		return nil
+	})
 	// Some more producing on the healed cluster, then stop and drain.
 	healed := res.progress()
 	procWaitFor(t, 30*time.Second, "acknowledgements after the last restart", func() error {
@@ -408,6 +427,18 @@ func runFailoverScenario(t *testing.T, bin string, produce fovProducer) {
 	if failed != 0 {
 		t.Errorf("%d records failed to the application (want 0): %v", failed, res.failed)
 	}
+}
+
+// ackedAfter reports an acknowledgement of a write to partition p that arrived after at.
+func (r *fovResult) ackedAfter(p int32, at time.Time) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, a := range slices.Backward(r.acked) {
+		if a.partition == p && a.at.After(at) {
+			return true
+		}
+	}
+	return false
 }
 
 // noOffsets reports a client that acknowledges records without offsets.
