@@ -1,6 +1,7 @@
 package rpc
 
 import (
+	"bufio"
 	"context"
 	"encoding/binary"
 	"fmt"
@@ -23,7 +24,11 @@ const maxResponseBytes = 1 << 30
 // with SetVersion (a request left at version 0 is sent as v0). All methods are safe
 // for concurrent use. Any connection failure fails the Client for good; dial a new one.
 type Client struct {
-	nc        net.Conn
+	nc net.Conn
+	// rd reads responses from nc through a read-ahead buffer: a small response (a
+	// follower's fetch answer of a few records) arrives in one read call instead of
+	// two; a large one is read into its frame directly. Reader only.
+	rd        *bufio.Reader
 	formatter *kmsg.RequestFormatter
 
 	// writeSem (capacity 1) serialises writes, so that the order of pending is the
@@ -62,6 +67,9 @@ type callResult struct {
 	err    error
 }
 
+// clientReadAheadSize is the size of a Client's read-ahead buffer.
+const clientReadAheadSize = 4 << 10
+
 // Dial connects to a Kafka listener at addr ("host:port"); clientID goes in every
 // request header. ctx bounds the dial only.
 func Dial(ctx context.Context, addr, clientID string) (*Client, error) {
@@ -94,6 +102,7 @@ func newClient(ctx context.Context, dial DialFunc, addr, clientID string, inline
 	}
 	c := &Client{
 		nc:        nc,
+		rd:        bufio.NewReaderSize(nc, clientReadAheadSize),
 		formatter: kmsg.NewRequestFormatter(kmsg.FormatterClientID(clientID)),
 		writeSem:  make(chan struct{}, 1),
 		done:      make(chan struct{}),
@@ -247,7 +256,7 @@ func (c *Client) readLoop() {
 // answer; an error fails the client (after the call, if any, got ErrCorrelationMismatch).
 func (c *Client) readOne() (*call, callResult, error) {
 	var sizeBuf [4]byte
-	if _, err := io.ReadFull(c.nc, sizeBuf[:]); err != nil {
+	if _, err := io.ReadFull(c.rd, sizeBuf[:]); err != nil {
 		return nil, callResult{}, fmt.Errorf("rpc: reading response: %w", err)
 	}
 	size := int32(binary.BigEndian.Uint32(sizeBuf[:]))
@@ -261,7 +270,7 @@ func (c *Client) readOne() (*call, callResult, error) {
 	} else {
 		frame = make([]byte, size)
 	}
-	if _, err := io.ReadFull(c.nc, frame); err != nil {
+	if _, err := io.ReadFull(c.rd, frame); err != nil {
 		putFrame(pooled)
 		return nil, callResult{}, fmt.Errorf("rpc: reading response: %w", err)
 	}

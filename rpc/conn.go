@@ -27,11 +27,13 @@ type slot struct {
 	// version is the version the response is encoded at: the request's, or 0 for the
 	// ApiVersions downgrade reply.
 	version int16
-	// Exactly one of resp, later, deferred and closeReason is set.
+	// Exactly one of resp, later, deferred, handoff and closeReason is set.
 	resp        kmsg.Response
 	later       <-chan kmsg.Response
 	deferred    *Deferred
 	closeReason error
+	// handoff is what the reader's writeNow could not write at once.
+	handoff *deferredHandoff
 	// closeAfter, when set, closes the connection for this reason once the response is
 	// written (a failed authentication).
 	closeAfter error
@@ -93,6 +95,8 @@ type conn struct {
 
 	// sizeBuf holds a frame's size prefix. Reader goroutine only.
 	sizeBuf [4]byte
+	// readAhead is what readFull read beyond what it was asked for.
+	readAhead readAhead
 
 	// security is the listener's TLS and SASL state (authn.go). Reader goroutine only.
 	security connSecurity
@@ -114,6 +118,7 @@ func newConn(s *Server, nc net.Conn, id uint64) *conn {
 		done:   make(chan struct{}),
 		kick:   make(chan struct{}, 1),
 	}
+	c.readAhead.buf = make([]byte, readAheadSize)
 	c.touch()
 	return c
 }
@@ -208,6 +213,9 @@ func (c *conn) serveRequests() error {
 		c.owed.Add(1)
 		if sl.deferred != nil && sl.closeAfter == nil && c.bypass(sl) {
 			continue // its Complete writes it (deferred.go)
+		}
+		if c.writeNow(&sl) {
+			continue // written here (deferred.go)
 		}
 		c.queue <- sl
 		if sl.closeReason != nil || sl.closeAfter != nil {
@@ -346,16 +354,38 @@ func (c *conn) readBody(size int) (frame []byte, pooled *[]byte, err error) {
 // something happened within IdleTimeout. Elsewhere a read that makes no progress for
 // IdleTimeout fails. It returns io.EOF only for a clean end between frames, and
 // errStopped once stopReading was called.
+//
+// Reads go through the connection's read-ahead buffer: a frame of up to its size —
+// the size prefix and the body of a produce or fetch request — arrives in one read
+// call instead of two (and the call that finds the socket empty), with one deadline
+// set instead of two; bytes of the next frames that came with it wait there.
 func (c *conn) readFull(buf []byte, frameStart bool) error {
+	got := c.takeBuffered(buf)
+	if got == len(buf) {
+		if frameStart && c.stopping() {
+			return errStopped
+		}
+		return nil
+	}
 	idle := c.srv.cfg.IdleTimeout
 	if err := c.setReadDeadline(time.Now().Add(idle)); err != nil {
 		return err
 	}
-	got, mark := 0, 0 // mark is got when the deadline was last set
+	mark := got // got when the deadline was last set
 	for got < len(buf) {
-		n, err := c.nc.Read(buf[got:])
+		var n int
+		var err error
+		if len(buf)-got < len(c.readAhead.buf) {
+			// A small remainder: read as much as the buffer takes, keep the rest.
+			var m int
+			m, err = c.nc.Read(c.readAhead.buf)
+			c.readAhead.start, c.readAhead.end = 0, m
+			n = c.takeBuffered(buf[got:])
+		} else {
+			n, err = c.nc.Read(buf[got:])
+		}
 		got += n
-		if err == nil {
+		if err == nil || got == len(buf) {
 			continue
 		}
 		if !errors.Is(err, os.ErrDeadlineExceeded) {
@@ -393,6 +423,24 @@ func (c *conn) readFull(buf []byte, frameStart bool) error {
 		}
 	}
 	return nil
+}
+
+// readAheadSize is the size of a connection's read-ahead buffer: a 1 KiB record's
+// produce or fetch request fits it whole.
+const readAheadSize = 4 << 10
+
+// readAhead holds bytes read from the connection and not yet consumed:
+// buf[start:end]. Reader goroutine only.
+type readAhead struct {
+	buf        []byte
+	start, end int
+}
+
+// takeBuffered copies buffered bytes to buf and returns how many.
+func (c *conn) takeBuffered(buf []byte) int {
+	n := copy(buf, c.readAhead.buf[c.readAhead.start:c.readAhead.end])
+	c.readAhead.start += n
+	return n
 }
 
 // setReadDeadline sets the read deadline, then reports errStopped if stopReading has
@@ -465,7 +513,16 @@ func (c *conn) writeLoop() {
 			c.close(sl.closeReason)
 			return
 		}
+		if testHookWriterSlot != nil {
+			testHookWriterSlot()
+		}
 		resp := sl.resp
+		if sl.handoff != nil {
+			if !c.finishDeferred(&sl, *sl.handoff) {
+				return
+			}
+			continue
+		}
 		if sl.deferred != nil {
 			h, n, more, got, ok := c.awaitDeferred(sl)
 			if !ok {
@@ -507,6 +564,9 @@ func (c *conn) writeLoop() {
 		}
 	}
 }
+
+// testHookWriterSlot, when set by a test, runs on the writer for every slot it takes.
+var testHookWriterSlot func()
 
 // written ends a response's slot once it is written: the close it asks for, or the
 // bookkeeping of owed responses. It returns false when the connection closed.

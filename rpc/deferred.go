@@ -272,8 +272,14 @@ const maxDirectFrame = 64 << 10
 // non-blocking write takes, on the completing goroutine; what is left goes to the
 // writer in the handoff.
 func (c *conn) writeDirect(d *Deferred, resp kmsg.Response) deferredHandoff {
+	return c.writeNonBlocking(d.correlationID, d.key, d.version, d.finish, resp)
+}
+
+// writeNonBlocking is writeDirect for the response to request correlationID (key, at
+// version, OnResponse function finish) on any goroutine that owns the write side.
+func (c *conn) writeNonBlocking(correlationID int32, key, version int16, finish func(kmsg.Response) time.Duration, resp kmsg.Response) deferredHandoff {
 	h := deferredHandoff{start: time.Now()}
-	if c == nil || resp.Key() != d.key {
+	if c == nil || resp.Key() != key {
 		h.resp = resp // the writer reports a wrong key
 		return h
 	}
@@ -282,11 +288,11 @@ func (c *conn) writeDirect(d *Deferred, resp kmsg.Response) deferredHandoff {
 		h.resp = resp
 		return h
 	}
-	c.prepareResponse(d.version, d.finish, resp)
+	c.prepareResponse(version, finish, resp)
 	bp := getBuffer()
 	if pr, isParts := resp.(PartsResponse); isParts {
 		p := getParts()
-		if err := buildParts(p, d.correlationID, pr); err != nil {
+		if err := buildParts(p, correlationID, pr); err != nil {
 			putParts(p)
 			putBuffer(bp)
 			pr.Release()
@@ -308,7 +314,7 @@ func (c *conn) writeDirect(d *Deferred, resp kmsg.Response) deferredHandoff {
 		}
 		*bp = flat
 	} else {
-		*bp = appendResponse((*bp)[:0], d.correlationID, resp)
+		*bp = appendResponse((*bp)[:0], correlationID, resp)
 	}
 	n, err := tryWrite(tc, *bp)
 	switch {
@@ -322,4 +328,36 @@ func (c *conn) writeDirect(d *Deferred, resp kmsg.Response) deferredHandoff {
 		h.buf, h.written = bp, n
 	}
 	return h
+}
+
+// writeNow writes, from the reader goroutine, a response that is ready when the
+// reader has it — a handler's Respond, or a Deferred that Complete answered before
+// the reader queued it (an acks=all produce on a partition whose ISR is its leader
+// alone) — when nothing earlier on the connection is unwritten (owed counts sl
+// already), so that the writer is neither woken by the queue nor, on an idle
+// machine, a thread by the writer. It writes what one non-blocking write takes, as
+// Complete does, and reports true when that was all of it; otherwise it turns sl
+// into a handoff for the writer (the rest of the frame, or the whole response) and
+// the caller queues it.
+func (c *conn) writeNow(sl *slot) bool {
+	if !directWriteSupported || sl.closeAfter != nil || c.owed.Load() != 1 {
+		return false
+	}
+	resp := sl.resp
+	if d := sl.deferred; d != nil {
+		if d.state.Load() != deferredReady || d.resp == nil {
+			return false
+		}
+		resp = d.resp
+	}
+	if resp == nil {
+		return false
+	}
+	h := c.writeNonBlocking(sl.correlationID, sl.key, sl.version, sl.finish, resp)
+	if h.done {
+		c.book(sl.key, &sl.timing, h)
+		return true
+	}
+	sl.resp, sl.deferred, sl.handoff = nil, nil, &h
+	return false
 }

@@ -230,3 +230,62 @@ func TestDeferredPartialWriteFinishedByTheWriter(t *testing.T) {
 		t.Fatalf("then response %d", corr)
 	}
 }
+
+// A response that is ready when the reader has it — a handler's Respond, or a
+// Deferred completed inside its handler — is written by the reader when nothing is
+// ahead of it on the connection: the writer takes no slot.
+func TestReadyResponseWrittenByTheReader(t *testing.T) {
+	var writerSlots atomic.Int32
+	testHookWriterSlot = func() { writerSlots.Add(1) }
+	t.Cleanup(func() { testHookWriterSlot = nil })
+	srv := startServer(t, ServerConfig{}, metadataRegistry(func(_ context.Context, req *Request) Result {
+		if requestTag(req) != "deferred" {
+			return Respond(echoResponse(req))
+		}
+		d := req.Defer()
+		d.Complete(echoResponse(req))
+		return RespondDeferred(d)
+	}))
+	c := dialRaw(t, srv.addr)
+	for i := range 20 {
+		tag := fmt.Sprintf("t-%d", i)
+		if i%2 == 1 {
+			tag = "deferred"
+		}
+		roundTrip(t, c, 9, int32(1000+i), tag)
+	}
+	if n := writerSlots.Load(); n != 0 {
+		t.Fatalf("the writer took %d slots", n)
+	}
+}
+
+// A ready response the reader cannot write at once (a full socket buffer) is finished
+// by the writer, and the pipelined responses after it follow it in order.
+func TestReaderPartialWriteFinishedByTheWriter(t *testing.T) {
+	tag := make([]byte, 8<<20) // far more than a loopback socket buffer takes at once
+	for i := range tag {
+		tag[i] = 'a' + byte(i%26)
+	}
+	srv := startServer(t, ServerConfig{}, metadataRegistry(func(_ context.Context, req *Request) Result {
+		if requestTag(req) != "big" {
+			return Respond(echoResponse(req))
+		}
+		big := kmsg.NewPtrMetadataResponse()
+		big.ClusterID = kmsg.StringPtr(string(tag))
+		return Respond(big)
+	}))
+	c := dialRaw(t, srv.addr)
+	sendRequest(t, c, metadataRequest(9, "big"), 1000)
+	sendRequest(t, c, metadataRequest(9, "t-1"), 1001)
+	sendRequest(t, c, metadataRequest(9, "t-2"), 1002)
+	_ = c.SetReadDeadline(time.Now().Add(testTimeout))
+	corr, body := readResponse(t, c)
+	if got := parseMetadata(t, body, 9).ClusterID; corr != 1000 || got == nil || *got != string(tag) {
+		t.Fatalf("response %d: the big answer did not arrive whole", corr)
+	}
+	for i := range 2 {
+		if corr, body := readResponse(t, c); corr != int32(1001+i) || *parseMetadata(t, body, 9).ClusterID != fmt.Sprintf("t-%d", i+1) {
+			t.Fatalf("then response %d", corr)
+		}
+	}
+}

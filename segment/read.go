@@ -62,6 +62,9 @@ func (l *Log) Read(offset int64, maxBytes int, upTo int64) (FileRange, error) {
 	}
 	for i := l.segmentIndexFor(offset); i < len(l.segments); i++ {
 		s := l.segments[i]
+		if pos, h, ok := s.tailBatch(offset); ok {
+			return s.readFrom(pos, h, maxBytes, upTo)
+		}
 		pos, h, ok, err := s.translateOffset(offset)
 		if err != nil {
 			return emptyRange, err

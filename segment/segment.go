@@ -58,6 +58,17 @@ type segment struct {
 	// unborn is set while the files of a new log's empty active segment do not exist
 	// (unbornSegment): the first attach creates them. Owner only.
 	unborn bool
+	// last is the last batch indexBatch accounted for, nil until the first (an idle
+	// replica's segments pay a pointer for it); tailBatch trusts it only while it ends
+	// at size and nextOffset.
+	last *lastBatch
+}
+
+// lastBatch is a segment's last batch and its position: a read at the end of the log
+// (a follower fetching what was just appended) starts there without reading headers.
+type lastBatch struct {
+	pos int64
+	h   BatchHeader
 }
 
 // use makes sure the segment's files are open and pins it until its Log's current call
@@ -267,6 +278,9 @@ func unbornSegment(dir string, base int64, cfg Config, now time.Time) *segment {
 	return s
 }
 
+// testHookHeaderRead, when set by a test, runs for every header readHeaderAt reads.
+var testHookHeaderRead func()
+
 // readHeaderAt reads the batch header at pos. It returns io.ErrUnexpectedEOF when fewer
 // than a header's bytes remain, and an error when the header is invalid or its batch runs
 // past the end of the file.
@@ -276,6 +290,9 @@ func (s *segment) readHeaderAt(pos int64, buf *[BatchHeaderSize]byte) (BatchHead
 	}
 	if err := s.use(); err != nil {
 		return BatchHeader{}, err
+	}
+	if testHookHeaderRead != nil {
+		testHookHeaderRead()
 	}
 	if _, err := s.log.ReadAt(buf[:], pos); err != nil {
 		return BatchHeader{}, err
@@ -338,6 +355,25 @@ func (s *segment) indexBatch(h BatchHeader, pos int64, indexIntervalBytes int) {
 	s.bytesSinceLastIndexEntry += int(h.Size())
 	s.nextOffset = h.NextOffset()
 	s.size = pos + h.Size()
+	if s.last == nil {
+		s.last = new(lastBatch)
+	}
+	s.last.pos, s.last.h = pos, h
+	// As readHeaderAt returns a header: without the control record's fields.
+	s.last.h.ControlType, s.last.h.ControlCoordinatorEpoch = -1, -1
+}
+
+// tailBatch returns the segment's last batch when it holds offset (or is the first
+// after it): what translateOffset would find, from memory. ok is false when offset is
+// before that batch, past the segment, or the remembered batch no longer ends the
+// segment (a truncation).
+func (s *segment) tailBatch(offset int64) (pos int64, h BatchHeader, ok bool) {
+	b := s.last
+	if b == nil || offset < b.h.BaseOffset || offset >= s.nextOffset ||
+		b.pos+b.h.Size() != s.size || b.h.NextOffset() != s.nextOffset {
+		return 0, BatchHeader{}, false
+	}
+	return b.pos, b.h, true
 }
 
 // shouldRoll reports whether an append of size bytes in batches batches, offsets up to
