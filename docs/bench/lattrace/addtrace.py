@@ -12,9 +12,12 @@ def sub(p, olds, new_fn):
     raise SystemExit(f"anchor not found in {p}: {olds[0]!r}")
 P='replication/partition.go'
 sub(P, ['''	if err == nil {
-		p.afterAppendLocked(records, activeBefore, info)'''], lambda o: '''	if err == nil {
+		p.afterAppendLocked(records, activeBefore, info)''', '''	if err == nil {
+		p.afterAppendLocked(records)
+		// Followers may fetch'''], lambda o: o.replace('''	if err == nil {
+''', '''	if err == nil {
 		Trace(p.opts.BrokerID, "L.appended")
-		p.afterAppendLocked(records, activeBefore, info)''')
+''', 1))
 sub(P, ['''		syncStart := time.Now()
 '''], lambda o: o+'''		Trace(p.opts.BrokerID, "fsync.start")
 ''')
@@ -27,6 +30,11 @@ sub('replication/leader.go', ['''	if advanced || logStartMoved {'''], lambda o: 
 '''+o)
 P='replication/fetcher.go'
 sub(P, ['''	resp, frame, err := f.client.DoPooled(ctx, req)
+	if err != nil {
+		f.session.reset()
+		return err
+	}
+''', '''	resp, frame, err := f.client.DoPooled(ctx, req)
 	if err != nil {
 		return err
 	}
@@ -56,6 +64,7 @@ else:
 			replication.Trace(b.cfg.NodeID, "L.park-answer")
 			return resp''')
 sub(P, ['''	resp, bytes, errored := b.readFetch(r)
+	wait := time.Duration(r.MaxWaitMillis) * time.Millisecond''', '''	resp, bytes, errored := b.readFetch(plan, denied)
 	wait := time.Duration(r.MaxWaitMillis) * time.Millisecond'''], lambda o: '''	replication.Trace(b.cfg.NodeID, "L.fetch-recv")
 '''+o)
 P='broker/00_produce.go'
