@@ -195,6 +195,14 @@ func (c *conn) awaitDirect() bool {
 	if d == nil {
 		return true
 	}
+	if s := d.state.Load(); s == deferredPending || s == deferredReady {
+		// The reader's bypass is registering d, or has given up on it (Complete came
+		// first): nothing of it is the writer's, and the writer holds no slot queued
+		// after it (the reader queues none until bypass returns). A kick left over from
+		// an earlier Deferred brings the writer here at such a moment; waiting on d's
+		// handoff then would wait for ever.
+		return true
+	}
 	if d.signalWriter() {
 		c.direct.CompareAndSwap(d, nil)
 		return true
@@ -342,6 +350,9 @@ func (c *conn) writeNonBlocking(correlationID int32, key, version int16, finish 
 func (c *conn) writeNow(sl *slot) bool {
 	if !directWriteSupported || sl.closeAfter != nil || c.owed.Load() != 1 {
 		return false
+	}
+	if _, plain := c.nc.(*net.TCPConn); !plain {
+		return false // TLS: the writer writes it, as before (and its timings stay the writer's)
 	}
 	resp := sl.resp
 	if d := sl.deferred; d != nil {

@@ -289,3 +289,28 @@ func TestReaderPartialWriteFinishedByTheWriter(t *testing.T) {
 		}
 	}
 }
+
+// The writer brought to awaitDirect by a kick left over from an earlier Deferred, at
+// a moment when the reader's bypass is still registering the next one (pending) or
+// has given up on it (ready, Complete came first), returns at once: nothing of that
+// Deferred is the writer's, and its handoff will never be sent.
+func TestAwaitDirectSkipsAnUnregisteredDeferred(t *testing.T) {
+	for _, state := range []int32{deferredPending, deferredReady} {
+		ctx, cancel := context.WithCancel(context.Background())
+		c := &conn{ctx: ctx}
+		d := &Deferred{handoff: make(chan deferredHandoff, 1)}
+		d.state.Store(state)
+		c.direct.Store(d)
+		done := make(chan bool, 1)
+		go func() { done <- c.awaitDirect() }()
+		select {
+		case ok := <-done:
+			if !ok {
+				t.Fatalf("state %d: awaitDirect reported a closed connection", state)
+			}
+		case <-time.After(testTimeout):
+			t.Fatalf("state %d: the writer waited for a handoff that never comes", state)
+		}
+		cancel()
+	}
+}

@@ -359,7 +359,8 @@ func (s *segment) indexBatch(h BatchHeader, pos int64, indexIntervalBytes int) {
 		s.last = new(lastBatch)
 	}
 	s.last.pos, s.last.h = pos, h
-	// As readHeaderAt returns a header: without the control record's fields.
+	// As readHeaderAt, which reads the header alone, returns it: without the control
+	// record's fields (ParseBatchHeader of a whole batch fills them in).
 	s.last.h.ControlType, s.last.h.ControlCoordinatorEpoch = -1, -1
 }
 
