@@ -48,30 +48,7 @@ func (r *rawTo) do(ctx context.Context, req kmsg.Request) kmsg.Response {
 // and returns its node id.
 func coordinatorOf(t testing.TB, c *Cluster, via int, group string) int {
 	t.Helper()
-	raw := c.rawTo(t, via)
-	var node int32 = -1
-	waitFor(t, groupWait, func() error {
-		req := kmsg.NewPtrFindCoordinatorRequest()
-		req.CoordinatorKey = group
-		req.CoordinatorKeys = []string{group}
-		resp := raw.do(testContext(t), req).(*kmsg.FindCoordinatorResponse)
-		code, id := resp.ErrorCode, resp.NodeID
-		if len(resp.Coordinators) > 0 {
-			code, id = resp.Coordinators[0].ErrorCode, resp.Coordinators[0].NodeID
-		}
-		if code != 0 {
-			return fmt.Errorf("FindCoordinator: %v", kerr.ErrorForCode(code))
-		}
-		// The asked broker answers from its own image, which may still name a node
-		// that has just stopped (its controlled shutdown moved the leadership, and the
-		// entry has not reached this broker yet): a client would fail to connect and
-		// ask again.
-		if !slices.Contains(c.live(), int(id)) {
-			return fmt.Errorf("FindCoordinator names node-%d, which is stopped", id)
-		}
-		node = id
-		return nil
-	})
+	node := liveCoordinator(t, c, via, group, 0)
 	// FindCoordinator names the leader of the group's partition at once, as Kafka does;
 	// the partition may still be loading (COORDINATOR_LOAD_IN_PROGRESS, which clients
 	// retry). Wait until the coordinator serves the group.
@@ -538,4 +515,35 @@ func TestGroupCoordinator_RestartEveryNode(t *testing.T) {
 	if len(got) != 10 {
 		t.Fatalf("resumed with %d records, want the 10 new ones", len(got))
 	}
+}
+
+// liveCoordinator asks node via for the coordinator of key (keyType 0: a group, 1: a
+// transactional id) until it names a live node. The asked broker answers from its own
+// image, which may still name a node that has just stopped (its controlled shutdown
+// moved the leadership, and the entry has not reached this broker yet): a client
+// would fail to connect and ask again.
+func liveCoordinator(t testing.TB, c *Cluster, via int, key string, keyType int8) int32 {
+	t.Helper()
+	raw := c.rawTo(t, via)
+	var node int32 = -1
+	waitFor(t, groupWait, func() error {
+		req := kmsg.NewPtrFindCoordinatorRequest()
+		req.CoordinatorType = keyType
+		req.CoordinatorKey = key
+		req.CoordinatorKeys = []string{key}
+		resp := raw.do(testContext(t), req).(*kmsg.FindCoordinatorResponse)
+		code, id := resp.ErrorCode, resp.NodeID
+		if len(resp.Coordinators) > 0 {
+			code, id = resp.Coordinators[0].ErrorCode, resp.Coordinators[0].NodeID
+		}
+		if code != 0 {
+			return fmt.Errorf("FindCoordinator: %v", kerr.ErrorForCode(code))
+		}
+		if !slices.Contains(c.live(), int(id)) {
+			return fmt.Errorf("FindCoordinator names node-%d, which is stopped", id)
+		}
+		node = id
+		return nil
+	})
+	return node
 }

@@ -31,25 +31,7 @@ func txnOptions() []Option {
 // coordinator and returns its node id.
 func txnCoordinatorOf(t testing.TB, c *Cluster, via int, id string) int {
 	t.Helper()
-	raw := c.rawTo(t, via)
-	var node int32 = -1
-	waitFor(t, groupWait, func() error {
-		req := kmsg.NewPtrFindCoordinatorRequest()
-		req.CoordinatorType = 1
-		req.CoordinatorKey = id
-		req.CoordinatorKeys = []string{id}
-		resp := raw.do(testContext(t), req).(*kmsg.FindCoordinatorResponse)
-		code, n := resp.ErrorCode, resp.NodeID
-		if len(resp.Coordinators) > 0 {
-			code, n = resp.Coordinators[0].ErrorCode, resp.Coordinators[0].NodeID
-		}
-		if code != 0 {
-			return fmt.Errorf("FindCoordinator: %v", kerr.ErrorForCode(code))
-		}
-		node = n
-		return nil
-	})
-	return int(node)
+	return int(liveCoordinator(t, c, via, id, 1))
 }
 
 // initTxnProducer sends InitProducerId for id to node, retrying the retriable
