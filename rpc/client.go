@@ -67,9 +67,6 @@ type callResult struct {
 	err    error
 }
 
-// clientReadAheadSize is the size of a Client's read-ahead buffer.
-const clientReadAheadSize = 4 << 10
-
 // Dial connects to a Kafka listener at addr ("host:port"); clientID goes in every
 // request header. ctx bounds the dial only.
 func Dial(ctx context.Context, addr, clientID string) (*Client, error) {
@@ -102,7 +99,7 @@ func newClient(ctx context.Context, dial DialFunc, addr, clientID string, inline
 	}
 	c := &Client{
 		nc:        nc,
-		rd:        bufio.NewReaderSize(nc, clientReadAheadSize),
+		rd:        bufio.NewReaderSize(nc, readAheadSize),
 		formatter: kmsg.NewRequestFormatter(kmsg.FormatterClientID(clientID)),
 		writeSem:  make(chan struct{}, 1),
 		done:      make(chan struct{}),

@@ -1,6 +1,7 @@
 package rpc
 
 import (
+	"bufio"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -95,8 +96,9 @@ type conn struct {
 
 	// sizeBuf holds a frame's size prefix. Reader goroutine only.
 	sizeBuf [4]byte
-	// readAhead is what readFull read beyond what it was asked for.
-	readAhead readAhead
+	// rd reads nc, as the TLS handshake left it, through a read-ahead buffer
+	// (readFull). Reader goroutine only.
+	rd *bufio.Reader
 
 	// security is the listener's TLS and SASL state (authn.go). Reader goroutine only.
 	security connSecurity
@@ -118,7 +120,6 @@ func newConn(s *Server, nc net.Conn, id uint64) *conn {
 		done:   make(chan struct{}),
 		kick:   make(chan struct{}, 1),
 	}
-	c.readAhead.buf = make([]byte, readAheadSize)
 	c.touch()
 	return c
 }
@@ -128,6 +129,8 @@ func (c *conn) readLoop() {
 	defer c.srv.wg.Done()
 	err := c.handshakeTLS()
 	if err == nil {
+		// After the handshake: a TLS listener's nc is the tls.Conn (setListener).
+		c.rd = bufio.NewReaderSize(c.nc, readAheadSize)
 		err = c.serveRequests()
 	}
 	switch {
@@ -355,13 +358,14 @@ func (c *conn) readBody(size int) (frame []byte, pooled *[]byte, err error) {
 // IdleTimeout fails. It returns io.EOF only for a clean end between frames, and
 // errStopped once stopReading was called.
 //
-// Reads go through the connection's read-ahead buffer: a frame of up to its size —
-// the size prefix and the body of a produce or fetch request — arrives in one read
-// call instead of two (and the call that finds the socket empty), with one deadline
-// set instead of two; bytes of the next frames that came with it wait there.
+// Reads go through the connection's read-ahead buffer (a bufio.Reader): a frame of up
+// to its size — the size prefix and the body of a produce or fetch request — arrives
+// in one read call instead of two (and the call that finds the socket empty), with
+// one deadline set instead of two; bytes of the next frames that came with it wait
+// there. A part already buffered whole is taken without a deadline.
 func (c *conn) readFull(buf []byte, frameStart bool) error {
-	got := c.takeBuffered(buf)
-	if got == len(buf) {
+	if c.rd.Buffered() >= len(buf) {
+		_, _ = io.ReadFull(c.rd, buf) // from the buffer: cannot fail
 		if frameStart && c.stopping() {
 			return errStopped
 		}
@@ -371,21 +375,11 @@ func (c *conn) readFull(buf []byte, frameStart bool) error {
 	if err := c.setReadDeadline(time.Now().Add(idle)); err != nil {
 		return err
 	}
-	mark := got // got when the deadline was last set
+	got, mark := 0, 0 // mark is got when the deadline was last set
 	for got < len(buf) {
-		var n int
-		var err error
-		if len(buf)-got < len(c.readAhead.buf) {
-			// A small remainder: read as much as the buffer takes, keep the rest.
-			var m int
-			m, err = c.nc.Read(c.readAhead.buf)
-			c.readAhead.start, c.readAhead.end = 0, m
-			n = c.takeBuffered(buf[got:])
-		} else {
-			n, err = c.nc.Read(buf[got:])
-		}
+		n, err := c.rd.Read(buf[got:])
 		got += n
-		if err == nil || got == len(buf) {
+		if err == nil {
 			continue
 		}
 		if !errors.Is(err, os.ErrDeadlineExceeded) {
@@ -425,23 +419,10 @@ func (c *conn) readFull(buf []byte, frameStart bool) error {
 	return nil
 }
 
-// readAheadSize is the size of a connection's read-ahead buffer: a 1 KiB record's
-// produce or fetch request fits it whole.
+// readAheadSize is the size of a connection's (and a Client's) read-ahead buffer: a
+// 1 KiB record's produce or fetch request, or a follower's fetch answer of it, fits it
+// whole; a larger read goes straight to its frame.
 const readAheadSize = 4 << 10
-
-// readAhead holds bytes read from the connection and not yet consumed:
-// buf[start:end]. Reader goroutine only.
-type readAhead struct {
-	buf        []byte
-	start, end int
-}
-
-// takeBuffered copies buffered bytes to buf and returns how many.
-func (c *conn) takeBuffered(buf []byte) int {
-	n := copy(buf, c.readAhead.buf[c.readAhead.start:c.readAhead.end])
-	c.readAhead.start += n
-	return n
-}
 
 // setReadDeadline sets the read deadline, then reports errStopped if stopReading has
 // run. Checking after setting means a concurrent stopReading is never missed: either

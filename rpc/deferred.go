@@ -348,11 +348,8 @@ func (c *conn) writeNonBlocking(correlationID int32, key, version int16, finish 
 // into a handoff for the writer (the rest of the frame, or the whole response) and
 // the caller queues it.
 func (c *conn) writeNow(sl *slot) bool {
-	if !directWriteSupported || sl.closeAfter != nil || c.owed.Load() != 1 {
+	if sl.closeAfter != nil || c.owed.Load() != 1 {
 		return false
-	}
-	if _, plain := c.nc.(*net.TCPConn); !plain {
-		return false // TLS: the writer writes it, as before (and its timings stay the writer's)
 	}
 	resp := sl.resp
 	if d := sl.deferred; d != nil {
@@ -365,9 +362,14 @@ func (c *conn) writeNow(sl *slot) bool {
 		return false
 	}
 	h := c.writeNonBlocking(sl.correlationID, sl.key, sl.version, sl.finish, resp)
-	if h.done {
+	switch {
+	case h.done:
 		c.book(sl.key, &sl.timing, h)
 		return true
+	case h.resp != nil:
+		// Nothing prepared or written (TLS, no direct writes here, a wrong key): the
+		// writer takes the slot as it is, timings and all.
+		return false
 	}
 	sl.resp, sl.deferred, sl.handoff = nil, nil, &h
 	return false
