@@ -100,9 +100,14 @@ type cleanJob struct {
 	firstDirty int64
 	upTo       int64
 	ratio      float64
+	// check is set for a log that still hides empty batches without a producer id,
+	// which an older build's cleaner wrote (segment/legacy_empty.go): the pass first
+	// looks for them, runs only if it finds some, and then stops hiding.
+	check bool
 }
 
-// grab picks the partition most in need of cleaning and marks it in progress.
+// grab picks the partition most in need of cleaning and marks it in progress. Logs to
+// check for an older build's empty batches come first, whatever their dirty ratio.
 func (c *logCleaner) grab(now time.Time) (cleanJob, bool) {
 	var best cleanJob
 	found := false
@@ -120,10 +125,10 @@ func (c *logCleaner) grab(now time.Time) (cleanJob, bool) {
 			continue
 		}
 		job, must, ok := c.measure(lp, tp, s.cleaner, checkpoint, has, now)
-		if !ok || (!must && job.ratio < s.cleaner.minCleanableRatio) {
+		if !ok || (!must && !job.check && job.ratio < s.cleaner.minCleanableRatio) {
 			continue
 		}
-		if must {
+		if must || job.check {
 			job.ratio = math.Inf(1)
 		}
 		if !found || job.ratio > best.ratio {
@@ -147,7 +152,8 @@ func (c *logCleaner) grab(now time.Time) (cleanJob, bool) {
 // the first dirty offset up to the first uncleanable one (the last stable offset —
 // the high watermark, or the first offset of the oldest open transaction below it —,
 // the active segment, the first segment younger than min.compaction.lag.ms). must is
-// set when the oldest dirty segment is older than max.compaction.lag.ms.
+// set when the oldest dirty segment is older than max.compaction.lag.ms. A log that
+// hides empty batches is a job (check) even with nothing dirty.
 func (c *logCleaner) measure(lp *localPartition, tp segment.TopicPartition, s cleanerSettings, checkpoint int64, has bool, now time.Time) (job cleanJob, must, ok bool) {
 	st := lp.State()
 	stable := min(st.HighWatermark, st.LastStableOffset)
@@ -174,10 +180,14 @@ func (c *logCleaner) measure(lp *localPartition, tp segment.TopicPartition, s cl
 				}
 			}
 		}
-		if dirty == 0 {
+		check := l.HidesEmptyBatches()
+		if dirty == 0 && !check {
 			return nil
 		}
-		job = cleanJob{lp: lp, tp: tp, settings: s, firstDirty: first, upTo: upTo, ratio: float64(dirty) / float64(clean+dirty)}
+		job = cleanJob{lp: lp, tp: tp, settings: s, firstDirty: first, upTo: upTo, check: check}
+		if clean+dirty > 0 {
+			job.ratio = float64(dirty) / float64(clean+dirty)
+		}
 		ok = true
 		return nil
 	})
@@ -190,32 +200,40 @@ func (c *logCleaner) clean(job cleanJob) {
 	opts := segment.CleanOptions{FirstDirtyOffset: job.firstDirty, UncleanableOffset: job.upTo, MaxMapBytes: c.mapBytes,
 		DeleteRetentionMs: job.settings.deleteRetentionMs, Decompress: decompress, Compress: compress,
 		Throttle: c.throttle.wait, Cancelled: c.stopped}
-	var plan *segment.CleanPlan
-	err := job.lp.WithLog(func(l *segment.Log) (err error) {
-		plan, err = l.PrepareClean(opts)
-		return err
-	})
+	plan, err := job.lp.PrepareClean(opts)
 	if err != nil || plan == nil {
 		if err != nil && !errors.Is(err, replication.ErrPartitionStopped) {
 			c.markUncleanable(job.tp, "preparing", err)
+		} else if err == nil && job.check {
+			c.stopHiding(job)
 		}
 		return
 	}
+	if job.check {
+		found, err := plan.HasLegacyEmptyBatches()
+		if err != nil {
+			plan.Abandon()
+			c.markUncleanable(job.tp, "checking for empty batches", err)
+			return
+		}
+		if !found {
+			plan.Abandon()
+			c.stopHiding(job)
+			return
+		}
+		c.logger.Info("removing the empty batches an older build's cleaner left, which many clients cannot read",
+			"topic", job.tp.Topic, "partition", job.tp.Partition)
+	}
 	start := time.Now()
 	if err := plan.Build(); err != nil {
-		stale := true
-		job.lp.WithLog(func(*segment.Log) error { stale = plan.Stale(); return nil })
+		stale := job.lp.StaleClean(plan)
 		plan.Abandon()
 		if !stale && !errors.Is(err, segment.ErrCleanAborted) {
 			c.markUncleanable(job.tp, "building", err)
 		}
 		return
 	}
-	var res segment.CleanResult
-	err = job.lp.WithLog(func(l *segment.Log) (err error) {
-		res, err = l.CommitClean(plan)
-		return err
-	})
+	res, err := job.lp.CommitClean(plan)
 	plan.Abandon()
 	switch {
 	case errors.Is(err, segment.ErrCleanAborted), errors.Is(err, replication.ErrPartitionStopped):
@@ -223,6 +241,9 @@ func (c *logCleaner) clean(job cleanJob) {
 	case err != nil:
 		c.markUncleanable(job.tp, "swapping", err)
 		return
+	}
+	if job.check {
+		c.stopHiding(job)
 	}
 	c.pm.markCompacted(job.tp)
 	c.mu.Lock()
@@ -237,6 +258,11 @@ func (c *logCleaner) clean(job cleanJob) {
 		"dirty_ratio", job.ratio, "cleaned_up_to", res.CleanedUpTo, "bytes_read", res.BytesRead, "bytes_written", res.BytesWritten,
 		"records_removed", res.RecordsRemoved, "tombstones_removed", res.TombstonesRemoved,
 		"segments", res.SegmentsBefore, "segments_after", res.SegmentsAfter, "elapsed", elapsed)
+}
+
+// stopHiding lets consumers read every batch of a checked or repaired log.
+func (c *logCleaner) stopHiding(job cleanJob) {
+	job.lp.WithLog(func(l *segment.Log) error { l.SetHideEmptyBatches(false); return nil })
 }
 
 // forget drops tp's first dirty offset and uncleanable mark (its data is deleted).

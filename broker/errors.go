@@ -23,6 +23,7 @@ var errorTable = []struct {
 	{segment.ErrInvalidBatch, kerr.InvalidRecord.Code},
 	{segment.ErrInvalidRecord, kerr.InvalidRecord.Code},
 	{segment.ErrUndecodableRecords, kerr.CorruptMessage.Code},
+	{segment.ErrRecordSetTooLarge, kerr.RecordListTooLarge.Code},
 	{segment.ErrRecordsTooLarge, kerr.MessageTooLarge.Code},
 	{segment.ErrUnsupportedMagic, kerr.InvalidRecord.Code},
 	{segment.ErrLogFailed, kerr.KafkaStorageError.Code},

@@ -467,6 +467,11 @@ func (pm *partitionManager) open(t *metadata.Topic, id int32, s *topicSettings, 
 	if err != nil {
 		return nil, err
 	}
+	pm.mu.Lock()
+	// A log an older build's cleaner may have cleaned hides the empty batches it left
+	// until the cleaner has checked it (logCleaner.clean).
+	log.SetHideEmptyBatches(pm.compactedOnce[tp])
+	pm.mu.Unlock()
 	if report.Cut != nil {
 		pm.b.logger.Warn("recovery cut a torn or corrupt log tail", "topic", t.Name, "partition", id,
 			"segment", report.Cut.SegmentBaseOffset, "log_end_offset", report.Cut.Offset,

@@ -34,22 +34,19 @@ func TestProducerStateSurvivesCompaction(t *testing.T) {
 	}
 	p.WithLog(func(l *segment.Log) error { return l.Roll() })
 	before := p.State().LogEndOffset
-	err := p.WithLog(func(l *segment.Log) error {
-		plan, err := l.PrepareClean(segment.CleanOptions{UncleanableOffset: l.LogEndOffset(), MaxMapBytes: 1 << 20})
-		if err != nil || plan == nil {
-			t.Fatalf("prepare: %v %v", plan, err)
-		}
-		if err := plan.Build(); err != nil {
-			return err
-		}
-		res, err := l.CommitClean(plan)
-		if res.RecordsRemoved != 60 {
-			t.Errorf("removed %d records, want 60", res.RecordsRemoved)
-		}
-		return err
-	})
+	plan, err := p.PrepareClean(segment.CleanOptions{UncleanableOffset: before, MaxMapBytes: 1 << 20})
+	if err != nil || plan == nil {
+		t.Fatalf("prepare: %v %v", plan, err)
+	}
+	if err := plan.Build(); err != nil {
+		t.Fatal(err)
+	}
+	res, err := p.CommitClean(plan)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if res.RecordsRemoved != 60 {
+		t.Errorf("removed %d records, want 60", res.RecordsRemoved)
 	}
 	if err := p.Stop(false); err != nil {
 		t.Fatal(err)
@@ -83,4 +80,78 @@ func TestProducerStateSurvivesCompaction(t *testing.T) {
 	if _, err := p2.AppendAsLeader(idempotentBatch(1, 8, 0, seq[8]), 0); err != nil {
 		t.Fatalf("next sequence after compaction: %v", err)
 	}
+}
+
+// TestCleanForgetsAbortedTransactionsWithTheirMarkers: the cleaner discards an aborted
+// transaction's data, then its ABORT marker; from then on a read_committed fetch no
+// longer lists the transaction (else the consumer would drop the producer's later,
+// committed transaction as aborted), and the transaction index agrees.
+func TestCleanForgetsAbortedTransactionsWithTheirMarkers(t *testing.T) {
+	cfg := segment.DefaultConfig()
+	cfg.Compacted = true
+	p, _ := newLeader(t, cfg)
+	app := func(b []byte) segment.AppendInfo {
+		t.Helper()
+		info, err := p.AppendAsLeader(b, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return info
+	}
+	app(transactionalBatch(2, 5, 0, 0))
+	abort := app(markerBatch(5, 0, false))
+	committed := app(transactionalBatch(2, 5, 0, 2))
+	app(markerBatch(5, 0, true))
+	p.WithLog(func(l *segment.Log) error { return l.Roll() })
+	app(batch(1))
+	aborted := func() []AbortedTxn {
+		t.Helper()
+		res, err := p.ReadIsolated(0, 1<<20, -1, LeaderOnly, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res.Aborted
+	}
+	if got := aborted(); len(got) != 1 || got[0].LastOffset != abort.FirstOffset {
+		t.Fatalf("aborted before cleaning: %+v", got)
+	}
+	var dropped []AbortedTxn
+	for pass := 0; pass < 3; pass++ { // the data, the marker's delete horizon, the marker
+		plan, err := p.PrepareClean(segment.CleanOptions{UncleanableOffset: p.State().LogEndOffset, MaxMapBytes: 1 << 20})
+		if err != nil || plan == nil {
+			t.Fatalf("prepare: %v %v", plan, err)
+		}
+		if err := plan.Build(); err != nil {
+			t.Fatal(err)
+		}
+		res, err := p.CommitClean(plan)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dropped = append(dropped, res.DroppedAbortedTxns...)
+	}
+	if len(dropped) != 1 || dropped[0].LastOffset != abort.FirstOffset {
+		t.Fatalf("dropped %+v, want the transaction aborted at %d", dropped, abort.FirstOffset)
+	}
+	if got := aborted(); len(got) != 0 {
+		t.Fatalf("a read_committed fetch still lists %+v", got)
+	}
+	p.WithLog(func(l *segment.Log) error {
+		if idx, err := l.AbortedTxns(); err != nil || len(idx) != 0 {
+			t.Fatalf("transaction index %+v, %v", idx, err)
+		}
+		found := false
+		return l.ScanBatchHeaders(0, func(h segment.BatchHeader) error {
+			if h.BaseOffset == abort.FirstOffset {
+				t.Fatalf("the ABORT marker at %d is still in the log", h.BaseOffset)
+			}
+			if h.BaseOffset == committed.FirstOffset {
+				found = true // the producer's last batch: kept (empty: its records have no key)
+			}
+			if h.BaseOffset > committed.FirstOffset && !found {
+				t.Fatal("the producer's last batch is gone")
+			}
+			return nil
+		})
+	})
 }

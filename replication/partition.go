@@ -578,7 +578,7 @@ func (p *Partition) readIsolated(offset int64, maxBytes int, currentLeaderEpoch 
 		res.Aborted = p.producers.AbortedBetween(offset, upTo)
 	}
 	res.Changes = p.changes.Load()
-	r, err := p.log.Read(offset, maxBytes, upTo)
+	r, err := p.log.ReadForConsumer(offset, maxBytes, upTo)
 	if err != nil {
 		return res, err
 	}

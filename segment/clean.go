@@ -38,6 +38,15 @@ type CleanOptions struct {
 	// Cancelled, when set, is checked between batches: true stops Build with
 	// ErrCleanAborted (the owner is shutting down).
 	Cancelled func() bool
+	// Producers are the partition's active producers (Kafka's producer state, expired
+	// producers left out): each one's last data batch (or, without one, its last marker)
+	// survives cleaning, empty if nothing of it stays. Nil derives them from the batches
+	// of the segments cleaned.
+	Producers map[int64]ProducerLastRecord
+	// AbortedTxns are the partition's aborted transactions: their data is discarded and
+	// their markers kept until no batch of theirs is left. Nil reads them from the
+	// transaction indexes.
+	AbortedTxns []AbortedTxn
 }
 
 // CleanResult says what a pass did.
@@ -52,6 +61,10 @@ type CleanResult struct {
 	TombstonesRemoved int64
 	SegmentsBefore    int
 	SegmentsAfter     int
+	// DroppedAbortedTxns are the aborted transactions whose ABORT marker the pass
+	// removed: they left the transaction index, and the owner must forget them too (a
+	// fetch must not list an aborted transaction whose marker is gone).
+	DroppedAbortedTxns []AbortedTxn
 }
 
 // CleanPlan is one cleaning pass in three steps: PrepareClean (under the owner's lock)
@@ -66,11 +79,16 @@ type CleanPlan struct {
 	nowMs      int64
 
 	segs      []cleanSource // sealed segments from the first, below UncleanableOffset
+	after     int64         // base offset of the segment after the last one in segs
 	endOffset int64         // everything below is in the offset map
 	offsets   *offsetMap
 	groups    []cleanGroup
 
-	lastBatchOfProducer map[int64]int64
+	producers map[int64]ProducerLastRecord // active producers (CleanOptions.Producers)
+	aborted   []AbortedTxn                 // the partition's aborted transactions
+	// droppedMarkers holds the offsets of the ABORT markers the pass removes (or
+	// empties): their transaction index entries go with them.
+	droppedMarkers map[int64]bool
 
 	// scratch
 	recs    []record
@@ -92,7 +110,8 @@ type cleanSource struct {
 }
 
 type cleanGroup struct {
-	first, last int // indexes into segs
+	first, last int   // indexes into segs
+	end         int64 // base offset of the segment after the group
 	path        string
 	built       bool
 }
@@ -114,8 +133,15 @@ func (l *Log) PrepareClean(opts CleanOptions) (*CleanPlan, error) {
 	opts.UncleanableOffset = limit
 	opts.FirstDirtyOffset = first
 	p := &CleanPlan{log: l, opts: opts, generation: l.generation, nowMs: l.now().UnixMilli(),
-		lastBatchOfProducer: map[int64]int64{}}
-	for _, s := range l.segments[:len(l.segments)-1] {
+		producers: opts.Producers, aborted: opts.AbortedTxns, droppedMarkers: map[int64]bool{}}
+	if p.aborted == nil {
+		aborted, err := l.AbortedTxns()
+		if err != nil {
+			return nil, err
+		}
+		p.aborted = aborted
+	}
+	for i, s := range l.segments[:len(l.segments)-1] {
 		if s.baseOffset >= limit {
 			break
 		}
@@ -125,6 +151,7 @@ func (l *Log) PrepareClean(opts CleanOptions) (*CleanPlan, error) {
 			return nil, err
 		}
 		p.segs = append(p.segs, cleanSource{s.baseOffset, s.nextOffset, s.size, s, f})
+		p.after = l.segments[i+1].baseOffset
 	}
 	p.Result.SegmentsBefore = len(l.segments)
 	return p, nil
@@ -156,6 +183,33 @@ func (p *CleanPlan) throttle(n int64) {
 	}
 }
 
+// errAt places err at a position of a segment being cleaned.
+func errAt(src cleanSource, pos int64, err error) error {
+	return fmt.Errorf("segment %d at position %d: %w", src.base, pos, err)
+}
+
+// forEachHeader reads the batch headers of every segment of the plan, in order, with
+// the plan's own files, until fn returns false.
+func (p *CleanPlan) forEachHeader(fn func(h BatchHeader) bool) error {
+	var hb [BatchHeaderSize]byte
+	for _, src := range p.segs {
+		for pos := int64(0); pos < src.size; {
+			if _, err := src.file.ReadAt(hb[:], pos); err != nil {
+				return errAt(src, pos, err)
+			}
+			h, err := ParseBatchHeader(hb[:])
+			if err != nil {
+				return errAt(src, pos, err)
+			}
+			if !fn(h) {
+				return nil
+			}
+			pos += h.Size()
+		}
+	}
+	return nil
+}
+
 // forEachBatch reads the whole batches of src from position 0, calling fn with each
 // until fn returns false.
 func (p *CleanPlan) forEachBatch(src cleanSource, fn func(b []byte, h BatchHeader) (bool, error)) error {
@@ -164,11 +218,11 @@ func (p *CleanPlan) forEachBatch(src cleanSource, fn func(b []byte, h BatchHeade
 	for pos := int64(0); pos < src.size; {
 		var hb [BatchHeaderSize]byte
 		if _, err := readFull(r, hb[:]); err != nil {
-			return fmt.Errorf("segment %d at position %d: %w", src.base, pos, err)
+			return errAt(src, pos, err)
 		}
 		h, err := ParseBatchHeader(hb[:])
 		if err != nil {
-			return fmt.Errorf("segment %d at position %d: %w", src.base, pos, err)
+			return errAt(src, pos, err)
 		}
 		if pos+h.Size() > src.size {
 			return fmt.Errorf("%w: segment %d: batch at position %d runs past its end", ErrInvalidBatch, src.base, pos)
@@ -179,7 +233,10 @@ func (p *CleanPlan) forEachBatch(src cleanSource, fn func(b []byte, h BatchHeade
 		b := buf[:h.Size()]
 		copy(b, hb[:])
 		if _, err := readFull(r, b[BatchHeaderSize:]); err != nil {
-			return fmt.Errorf("segment %d at position %d: %w", src.base, pos, err)
+			return errAt(src, pos, err)
+		}
+		if h.Control() {
+			h.ControlType, h.ControlCoordinatorEpoch = controlRecord(b[BatchHeaderSize:])
 		}
 		p.Result.BytesRead += h.Size()
 		p.throttle(h.Size())
@@ -198,39 +255,26 @@ func (p *CleanPlan) forEachBatch(src cleanSource, fn func(b []byte, h BatchHeade
 // Build maps the dirty section and writes the cleaned segments. It touches no state
 // of the Log and may run without the owner's lock.
 func (p *CleanPlan) Build() error {
-	if err := p.findLastBatchOfProducers(); err != nil {
-		return err
+	if p.producers == nil {
+		producers, err := p.deriveProducers()
+		if err != nil {
+			return err
+		}
+		p.producers = producers
 	}
 	if err := p.buildOffsetMap(); err != nil {
 		return err
 	}
 	p.planGroups()
-	for gi := range p.groups {
-		if err := p.buildGroup(&p.groups[gi]); err != nil {
-			return err
-		}
+	// One walker reads every group in offset order from the log start: a marker's
+	// transaction may have batches in an earlier group.
+	var walker *txnWalker
+	if len(p.segs) > 0 {
+		walker = newTxnWalker(p.aborted, p.segs[0].base)
 	}
-	return nil
-}
-
-// findLastBatchOfProducers notes each producer's last batch in the segments to clean,
-// reading headers only. A producer whose last batch lies later (in the active segment)
-// keeps one empty batch more than Kafka would keep: harmless.
-func (p *CleanPlan) findLastBatchOfProducers() error {
-	var hb [BatchHeaderSize]byte
-	for _, src := range p.segs {
-		for pos := int64(0); pos < src.size; {
-			if _, err := src.file.ReadAt(hb[:], pos); err != nil {
-				return fmt.Errorf("segment %d at position %d: %w", src.base, pos, err)
-			}
-			h, err := ParseBatchHeader(hb[:])
-			if err != nil {
-				return fmt.Errorf("segment %d at position %d: %w", src.base, pos, err)
-			}
-			if h.ProducerID >= 0 {
-				p.lastBatchOfProducer[h.ProducerID] = h.BaseOffset
-			}
-			pos += h.Size()
+	for gi := range p.groups {
+		if err := p.buildGroup(&p.groups[gi], walker); err != nil {
+			return err
 		}
 	}
 	return nil
@@ -241,6 +285,7 @@ func (p *CleanPlan) findLastBatchOfProducers() error {
 func (p *CleanPlan) buildOffsetMap() error {
 	p.offsets = newOffsetMap(p.opts.MaxMapBytes)
 	p.endOffset = p.opts.FirstDirtyOffset
+	walker := newTxnWalker(p.aborted, p.opts.FirstDirtyOffset)
 	stopped := false
 	for _, src := range p.segs {
 		if stopped {
@@ -258,11 +303,17 @@ func (p *CleanPlan) buildOffsetMap() error {
 				return false, nil
 			}
 			p.Result.DirtyBytes += h.Size()
-			// A transactional batch's records never enter the map: an aborted (or still
-			// open) transaction must not supersede a committed value, and filterBatch
-			// copies transactional batches whole, so no record is removed in favour of
-			// one whose fate the cleaner does not know. Control batches hold no keys.
-			if !h.Control() && !h.Transactional() {
+			// Records of aborted transactions never enter the map (they must not
+			// supersede anything); committed transactional records do, as Kafka's. No
+			// transaction is open below the uncleanable offset. Control batches hold no
+			// keys.
+			aborted := false
+			if h.Control() {
+				walker.controlBatch(h, h.ControlType)
+			} else {
+				aborted = walker.dataBatch(h)
+			}
+			if !h.Control() && !aborted {
 				raw, ok, err := p.recordsSection(b, h)
 				if err != nil {
 					return false, err
@@ -310,17 +361,20 @@ func (p *CleanPlan) planGroups() {
 			j++
 			size += p.segs[j].size
 		}
-		p.groups = append(p.groups, cleanGroup{first: i, last: j,
+		end := p.after
+		if j+1 < len(p.segs) {
+			end = p.segs[j+1].base
+		}
+		p.groups = append(p.groups, cleanGroup{first: i, last: j, end: end,
 			path: segmentPath(p.log.dir, p.segs[i].base, LogFileSuffix) + CleanedFileSuffix})
 		i = j + 1
 	}
 }
 
 // buildGroup writes one group's cleaned segment to <base>.log.cleaned and fsyncs it.
-// The group's very last batch always survives (empty when nothing of it stays), so the
-// cleaned segment ends where the group did: swap recovery finds the segments it
-// replaces by their offsets.
-func (p *CleanPlan) buildGroup(g *cleanGroup) error {
+// The cleaned segment may end before the group did, or hold nothing at all, when its
+// last batches are removed: the swap records where the group ends (swapGroup).
+func (p *CleanPlan) buildGroup(g *cleanGroup, walker *txnWalker) error {
 	f, err := os.OpenFile(g.path, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
 	if err != nil {
 		return err
@@ -329,12 +383,10 @@ func (p *CleanPlan) buildGroup(g *cleanGroup) error {
 	w := bufio.NewWriterSize(f, 256<<10)
 	var out []byte
 	for i := g.first; i <= g.last; i++ {
-		src := p.segs[i]
-		lastOfGroup := i == g.last
-		err := p.forEachBatch(src, func(b []byte, h BatchHeader) (bool, error) {
+		err := p.forEachBatch(p.segs[i], func(b []byte, h BatchHeader) (bool, error) {
 			out = out[:0]
 			var err error
-			out, err = p.filterBatch(out, b, h, lastOfGroup && h.NextOffset() == src.next)
+			out, err = p.filterBatch(out, b, h, walker)
 			if err != nil {
 				return false, err
 			}
@@ -354,9 +406,5 @@ func (p *CleanPlan) buildGroup(g *cleanGroup) error {
 		f.Close()
 		return err
 	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
+	return syncAndClose(f)
 }

@@ -116,15 +116,32 @@ func (p *CleanPlan) recordsSection(b []byte, h BatchHeader) (raw []byte, ok bool
 }
 
 // filterBatch decides what of the batch b (header h) survives cleaning and appends it to
-// out: the batch unchanged, a rewritten batch holding the records that stay, an empty
-// batch (header only) when nothing stays but the batch must (keep: the last batch of a
-// producer, or of a cleaned group), or nothing. Control batches (transaction markers)
-// and transactional batches are always copied whole: the cleaner does not track which
-// transactions committed, so it neither removes nor thins them (a simpler rule than
-// Kafka's, which discards aborted data and markers after their delete horizon).
-func (p *CleanPlan) filterBatch(out, b []byte, h BatchHeader, keep bool) ([]byte, error) {
-	if h.Control() || h.Transactional() || h.BaseOffset >= p.endOffset {
+// out, by Kafka's rules (LogCleaner's filter over MemoryRecords.filterTo):
+//
+//   - A data batch of an aborted transaction loses its records. Otherwise a record
+//     stays when it has a key, no later offset of its key is in the offset map, and it
+//     is not a tombstone past its delete horizon.
+//   - A transaction marker stays while its transaction has batches left before it; once
+//     none is left it gets a delete horizon (now + delete.retention.ms) and goes when
+//     the horizon passes.
+//   - A batch left with no record is removed, unless it holds its active producer's last
+//     sequence and epoch (ProducerLastRecord): that one stays as an empty batch with
+//     Kafka's layout. An empty batch without a producer id is never written.
+//
+// A batch keeping all its records (and needing no new horizon) is copied byte for byte.
+// Batches at or past the end of the offset map are copied whole; the walker still reads
+// them. Without codecs a compressed batch is copied whole too.
+func (p *CleanPlan) filterBatch(out, b []byte, h BatchHeader, walker *txnWalker) ([]byte, error) {
+	if h.Control() {
+		return p.filterControlBatch(out, b, h, walker)
+	}
+	aborted := walker.dataBatch(h)
+	if h.BaseOffset >= p.endOffset {
 		return append(out, b...), nil
+	}
+	if aborted || h.RecordCount == 0 {
+		p.Result.RecordsRemoved += int64(h.RecordCount)
+		return p.emptyOrNothing(out, h), nil
 	}
 	raw, ok, err := p.recordsSection(b, h)
 	if err != nil || !ok {
@@ -164,12 +181,48 @@ func (p *CleanPlan) filterBatch(out, b []byte, h BatchHeader, keep bool) ([]byte
 		return append(out, b...), nil
 	}
 	if len(kept) == 0 {
-		if keep || (h.ProducerID >= 0 && p.lastBatchOfProducer[h.ProducerID] == h.BaseOffset) {
-			return appendEmptyBatch(out, h), nil
-		}
-		return out, nil
+		return p.emptyOrNothing(out, h), nil
 	}
 	return p.rebuildBatch(out, h, recs, kept, needHorizon)
+}
+
+// filterControlBatch applies filterBatch's rule for transaction markers.
+func (p *CleanPlan) filterControlBatch(out, b []byte, h BatchHeader, walker *txnWalker) ([]byte, error) {
+	discardable := walker.controlBatch(h, h.ControlType)
+	if h.BaseOffset >= p.endOffset {
+		return append(out, b...), nil
+	}
+	hasHorizon := h.Attributes&attributeDeleteHorizon != 0
+	if discardable && (h.RecordCount == 0 || hasHorizon && p.nowMs >= h.BaseTimestamp) {
+		if h.RecordCount > 0 && h.ControlType == controlTypeAbort {
+			p.droppedMarkers[h.LastOffset()] = true
+		}
+		return p.emptyOrNothing(out, h), nil
+	}
+	if !discardable || hasHorizon || h.Codec() != 0 {
+		return append(out, b...), nil
+	}
+	// The marker's transaction has no batch left: it gets its delete horizon.
+	recs, err := parseRecords(b[BatchHeaderSize:], h.RecordCount, p.recs)
+	p.recs = recs
+	if err != nil {
+		return out, fmt.Errorf("control batch at offset %d: %w", h.BaseOffset, err)
+	}
+	kept := p.kept[:0]
+	for i := range recs {
+		kept = append(kept, i)
+	}
+	p.kept = kept
+	return p.rebuildBatch(out, h, recs, kept, true)
+}
+
+// emptyOrNothing is the end of a batch that keeps no record: an empty batch when it
+// holds its producer's last sequence and epoch, else nothing.
+func (p *CleanPlan) emptyOrNothing(out []byte, h BatchHeader) []byte {
+	if p.lastOfProducer(h) {
+		return appendEmptyBatch(out, h)
+	}
+	return out
 }
 
 // rebuildBatch writes a batch with h's offsets, producer fields and codec holding the
@@ -218,12 +271,13 @@ func (p *CleanPlan) rebuildBatch(out []byte, h BatchHeader, recs []record, kept 
 	return out, nil
 }
 
-// appendEmptyBatch appends a header-only batch with h's offsets, timestamps and producer
-// fields and no records, uncompressed (Kafka's DefaultRecordBatch.writeEmptyHeader).
+// appendEmptyBatch appends a header-only batch with h's offsets and producer fields and
+// no records (Kafka's DefaultRecordBatch.writeEmptyHeader): uncompressed, no delete
+// horizon, both timestamps h's max timestamp.
 func appendEmptyBatch(out []byte, h BatchHeader) []byte {
 	start := len(out)
-	attrs := h.Attributes &^ (attributeCodecMask)
-	out = appendBatchHeader(out, h, attrs, h.BaseTimestamp, h.MaxTimestamp, 0, 0)
+	attrs := h.Attributes &^ (attributeCodecMask | attributeDeleteHorizon)
+	out = appendBatchHeader(out, h, attrs, h.MaxTimestamp, h.MaxTimestamp, 0, 0)
 	sealBatch(out[start:])
 	return out
 }

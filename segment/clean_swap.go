@@ -6,23 +6,40 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 )
 
 // The swap protocol (Kafka's, as in LogCleaner and UnifiedLog.replaceSegments), per
-// cleaned group with base offset B replacing the sealed segments S1..Sk (S1 at B):
+// cleaned group with base offset B replacing the sealed segments S1..Sk (S1 at B) that
+// end where the next segment starts, at E:
 //
 //  1. B.log.cleaned is written and fsynced (Build). A crash leaves it; Open deletes it
 //     and the old segments stand.
-//  2. B.log.cleaned is renamed B.log.swap and the directory fsynced: the commit point.
-//  3. S1..Sk are deleted (.index, .timeindex, then .log of each).
-//  4. B.log.swap is renamed B.log and the directory fsynced.
-//  5. The new segment is opened and its indexes built from its batch headers.
+//  2. When S1..Sk have transaction indexes, B.txnindex.cleaned is written and fsynced:
+//     their entries but those whose ABORT marker the pass removed (empty if none is
+//     left). Before the commit point Open deletes it with the other .cleaned files.
+//  3. B.swapend, holding E, is written and fsynced with its directory entry: the cleaned
+//     segment may end before E, or be empty, when cleaning removed the group's last
+//     batches, so its own batches cannot tell where the group ended.
+//  4. B.log.cleaned is renamed B.log.swap and the directory fsynced: the commit point.
+//  5. S1..Sk are deleted (.index, .timeindex, .txnindex but B's, then .log of each).
+//  6. B.txnindex.cleaned is renamed over B.txnindex (an empty one removes both).
+//  7. B.log.swap is renamed B.log and the directory fsynced; B.swapend is removed.
+//  8. The new segment is opened and its indexes built from its batch headers.
 //
-// Open completes any swap it finds: for B.log.swap ending at offset E it deletes every
-// segment with a base offset in [B, E) and renames the swap to B.log, so a crash at any
-// step leaves either the old segments or the new one, never both or neither. The cleaned
-// segment ends at offset E exactly because its last batch always survives.
+// Open completes any swap it finds: for B.log.swap it deletes every segment with a base
+// offset in [B, E), installs B.txnindex.cleaned if it is still there, and renames the
+// swap to B.log, so a crash at any step leaves either the old segments (with their
+// transaction indexes) or the new one, never both or neither. E is read from B.swapend;
+// a swap without one (written by an older build, whose cleaned segments always ended
+// with the group's last batch) ends after its last batch. A B.swapend without a swap is
+// a leftover and is deleted.
+
+// SwapEndFileSuffix names the file holding the end offset of a cleaned group being
+// swapped in (step 2 above): "<base>.swapend".
+const SwapEndFileSuffix = ".swapend"
 
 // CommitClean swaps the built segments in. It returns ErrCleanAborted, dropping the
 // cleaned files, when the log was truncated or lost segments since PrepareClean. An
@@ -54,6 +71,11 @@ func (l *Log) CommitClean(p *CleanPlan) (CleanResult, error) {
 			return p.Result, err
 		}
 	}
+	for _, a := range p.aborted {
+		if p.droppedMarkers[a.LastOffset] {
+			p.Result.DroppedAbortedTxns = append(p.Result.DroppedAbortedTxns, a)
+		}
+	}
 	p.Result.SegmentsAfter = len(l.segments)
 	return p.Result, nil
 }
@@ -79,11 +101,11 @@ func (l *Log) swapGroup(p *CleanPlan, g *cleanGroup) error {
 		return nil
 	}
 	base := p.segs[g.first].base
-	// The cleaned segment's transaction index is the union of the group's (transactional
-	// and control batches are copied whole, so every aborted transaction keeps its
-	// records and marker). It is written at the first segment's name before the commit
-	// point: rolled back, the duplicates it holds are dropped on read (Log.AbortedTxns);
-	// rolled forward, the later segments' indexes are no longer needed.
+	// The cleaned segment's transaction index: the entries of the group's indexes but
+	// those whose ABORT marker the pass removed. It must change with the segment, never
+	// before (rolled back, a removed entry would expose aborted records again): it is
+	// written as B.txnindex.cleaned before the commit point and renamed over
+	// B.txnindex after it (Open finishes the same for a swap it completes).
 	var merged []AbortedTxn
 	for k := g.first; k <= g.last; k++ {
 		entries, err := readTxnIndex(l.dir, p.segs[k].base)
@@ -92,11 +114,21 @@ func (l *Log) swapGroup(p *CleanPlan, g *cleanGroup) error {
 		}
 		merged = append(merged, entries...)
 	}
-	merged = dedupeAborted(merged) // an earlier swap rolled back left duplicates
-	if len(merged) > 0 {
-		if err := step("write transaction index", writeTxnIndex(l.dir, base, merged)); err != nil {
+	hadIndex := len(merged) > 0
+	merged = dedupeAborted(merged) // an older build's rolled-back swap left duplicates
+	merged = slices.DeleteFunc(merged, func(a AbortedTxn) bool { return p.droppedMarkers[a.LastOffset] })
+	cleanedIndex := segmentPath(l.dir, base, TxnIndexFileSuffix) + CleanedFileSuffix
+	if hadIndex {
+		if err := step("write transaction index", writeCleanedTxnIndex(cleanedIndex, merged)); err != nil {
 			return err
 		}
+	}
+	endPath := segmentPath(l.dir, base, SwapEndFileSuffix)
+	if err := step("write swap end", writeSwapEnd(endPath, g.end)); err != nil {
+		return err
+	}
+	if err := step("sync dir", syncDir(l.dir)); err != nil {
+		return err
 	}
 	swap := segmentPath(l.dir, base, LogFileSuffix) + SwapFileSuffix
 	if err := step("rename to .swap", os.Rename(g.path, swap)); err != nil {
@@ -127,11 +159,21 @@ func (l *Log) swapGroup(p *CleanPlan, g *cleanGroup) error {
 	}
 	rest := append([]*segment(nil), l.segments[i+len(old):]...)
 	l.segments = l.segments[:i]
+	if hadIndex {
+		if err := step("install transaction index", installCleanedTxnIndex(l.dir, base)); err != nil {
+			l.segments = append(l.segments, rest...)
+			return err
+		}
+	}
 	if err := step("rename .swap to .log", os.Rename(swap, segmentPath(l.dir, base, LogFileSuffix))); err != nil {
 		l.segments = append(l.segments, rest...)
 		return err
 	}
 	if err := step("sync dir", syncDir(l.dir)); err != nil {
+		l.segments = append(l.segments, rest...)
+		return err
+	}
+	if err := step("remove swap end", os.Remove(endPath)); err != nil {
 		l.segments = append(l.segments, rest...)
 		return err
 	}
@@ -219,11 +261,15 @@ func completeSwaps(dir string, ents []os.DirEntry, report *RecoveryReport) error
 			report.RemovedFiles = append(report.RemovedFiles, name)
 			continue
 		}
-		end, err := swapEndOffset(path)
+		endPath := segmentPath(dir, base, SwapEndFileSuffix)
+		end, err := readSwapEnd(endPath, base)
+		if errors.Is(err, os.ErrNotExist) {
+			end, err = swapEndOffset(path)
+		}
 		if err != nil {
 			return fmt.Errorf("swap file %s: %w", name, err)
 		}
-		// base's .txnindex is the merged one, written before the swap (swapGroup).
+		// base's .txnindex is replaced by the cleaned one, if the swap wrote one.
 		for _, b := range logBases {
 			if b > base && b < end {
 				if err := removeSegmentFiles(dir, b); err != nil {
@@ -237,15 +283,94 @@ func completeSwaps(dir string, ents []os.DirEntry, report *RecoveryReport) error
 		if err := removeFiles(dir, base, LogFileSuffix, IndexFileSuffix, TimeIndexFileSuffix); err != nil {
 			return err
 		}
+		if err := installCleanedTxnIndex(dir, base); err != nil {
+			return err
+		}
 		if err := os.Rename(path, segmentPath(dir, base, LogFileSuffix)); err != nil {
 			return err
 		}
 		if err := syncDir(dir); err != nil {
 			return err
 		}
+		if err := os.Remove(endPath); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return err
+		}
 		report.SwapsCompleted = append(report.SwapsCompleted, base)
 	}
 	return nil
+}
+
+// writeCleanedTxnIndex writes a cleaned group's transaction index to path (empty when
+// no entry is left) and fsyncs it.
+func writeCleanedTxnIndex(path string, entries []AbortedTxn) error {
+	var buf []byte
+	for _, a := range entries {
+		buf = AppendTxnIndexEntry(buf, a)
+	}
+	return writeSynced(path, buf)
+}
+
+// writeSynced writes data to a new file at path (replacing any) and fsyncs it; the
+// caller fsyncs the directory.
+func writeSynced(path string, data []byte) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	return syncAndClose(f)
+}
+
+// syncAndClose fsyncs and closes f, closing it on a failed fsync too.
+func syncAndClose(f *os.File) error {
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// installCleanedTxnIndex renames base's cleaned transaction index, if there is one, over
+// its .txnindex (an empty one removes both). The caller fsyncs the directory.
+func installCleanedTxnIndex(dir string, base int64) error {
+	path := segmentPath(dir, base, TxnIndexFileSuffix)
+	cleaned := path + CleanedFileSuffix
+	st, err := os.Stat(cleaned)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if st.Size() == 0 {
+		if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return err
+		}
+		return os.Remove(cleaned)
+	}
+	return os.Rename(cleaned, path)
+}
+
+// writeSwapEnd writes a group's end offset to path and fsyncs it.
+func writeSwapEnd(path string, end int64) error {
+	return writeSynced(path, []byte(strconv.FormatInt(end, 10)+"\n"))
+}
+
+// readSwapEnd reads the end offset a swap's .swapend file holds; os.ErrNotExist when
+// there is none.
+func readSwapEnd(path string, base int64) (int64, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0, err
+	}
+	end, err := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
+	if err != nil || end <= base {
+		return 0, fmt.Errorf("%w: swap end file %s holds %q", ErrInvalidBatch, filepath.Base(path), b)
+	}
+	return end, nil
 }
 
 // swapEndOffset scans the batch headers of a swap file for the offset after its last

@@ -344,12 +344,14 @@ func TestClean_Property(t *testing.T) {
 var errCrash = errors.New("simulated crash")
 
 // TestClean_CrashAtEverySwapStep stops the swap after each file operation and reopens:
-// the log reads back either as before cleaning or as after, never a mix.
+// the log reads back either as before cleaning or as after, never a mix, and so does its
+// transaction index. The logs: plain records; groups whose last batches cleaning removes
+// (keyless records), so that their cleaned segments end early or hold nothing; aborted
+// transactions whose markers go, so that the transaction indexes change.
 func TestClean_CrashAtEverySwapStep(t *testing.T) {
 	cfg := smallConfig()
 	cfg.Compacted = true
-	build := func(t *testing.T) (*Log, string) {
-		l, dir := openTestLog(t, cfg, OpenOptions{})
+	plain := func(t *testing.T, l *Log) {
 		for i := 0; i < 120; i++ {
 			if i%25 == 24 {
 				l.Roll() // several segments, cleaned as one group
@@ -359,61 +361,146 @@ func TestClean_CrashAtEverySwapStep(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		return l, dir
 	}
-	// The reference: the log before and after a complete pass.
-	ref, _ := build(t)
-	_, before := consumeAll(t, ref)
-	cleanAll(t, ref, 0, ref.LogEndOffset(), CleanOptions{MaxMapBytes: 1 << 20})
-	_, after := consumeAll(t, ref)
-	if len(after) >= len(before) {
-		t.Fatalf("cleaning removed nothing: %d records before, %d after", len(before), len(after))
+	endsEarly := func(t *testing.T, l *Log) {
+		for i := 0; i < 90; i++ {
+			if i%30 == 29 {
+				l.Roll()
+			}
+			key := []byte(fmt.Sprintf("k%d", i%5))
+			if i%30 >= 20 && i < 60 || i >= 60 && i%30 >= 25 {
+				key = nil // the tail of the first two segments, the very end of the third
+			}
+			b := keyedBatch(t, []kv{{key, bytes.Repeat([]byte{'v'}, 300)}}, 0, int64(i), -1, 0)
+			if _, err := l.AppendAsLeader(b, 0); err != nil {
+				t.Fatal(err)
+			}
+		}
+		l.Roll()
+		l.AppendAsLeader(keyedBatch(t, []kv{{[]byte("head"), []byte("h")}}, 0, 100, -1, 0), 0)
 	}
-	for stop := 1; ; stop++ {
-		l, dir := build(t)
-		p, err := l.PrepareClean(CleanOptions{MaxMapBytes: 1 << 20, UncleanableOffset: l.LogEndOffset()})
-		if err != nil || p == nil {
-			t.Fatal(p, err)
-		}
-		if err := p.Build(); err != nil {
-			t.Fatal(err)
-		}
-		steps := 0
-		p.hook = func(string) error {
-			if steps++; steps == stop {
-				return errCrash
+	emptied := func(t *testing.T, l *Log) {
+		for i := 0; i < 40; i++ {
+			if i%10 == 9 {
+				l.Roll()
 			}
-			return nil
-		}
-		_, err = l.CommitClean(p)
-		l.closeFiles()
-		l2, _, oerr := Open(dir, cfg, OpenOptions{})
-		if oerr != nil {
-			t.Fatalf("stop %d: reopen: %v", stop, oerr)
-		}
-		_, got := consumeAll(t, l2)
-		checkSegmentFiles(t, dir)
-		leftovers, _ := filepath.Glob(filepath.Join(dir, "*.swap"))
-		cleaned, _ := filepath.Glob(filepath.Join(dir, "*.cleaned"))
-		l2.Close()
-		if len(leftovers)+len(cleaned) > 0 {
-			t.Fatalf("stop %d: leftovers %v %v", stop, leftovers, cleaned)
-		}
-		if !slices.Equal(got, before) && !slices.Equal(got, after) {
-			t.Fatalf("stop %d: the log is neither the old nor the new one (%d records; before %d, after %d)", stop, len(got), len(before), len(after))
-		}
-		if err == nil {
-			if !slices.Equal(got, after) {
-				t.Fatal("a complete swap reads as the old log")
+			b := keyedBatch(t, []kv{{nil, bytes.Repeat([]byte{'x'}, 400)}}, 0, int64(i), -1, 0)
+			if _, err := l.AppendAsLeader(b, 0); err != nil {
+				t.Fatal(err)
 			}
-			if stop < 4 {
-				t.Fatalf("only %d steps", stop)
+		}
+		l.Roll()
+		l.AppendAsLeader(keyedBatch(t, []kv{{[]byte("head"), []byte("h")}}, 0, 100, -1, 0), 0)
+	}
+	aborts := func(t *testing.T, l *Log) {
+		for i := 0; i < 12; i++ {
+			pid := int64(10 + i%3)
+			appendAll(t, l,
+				keyedBatch(t, []kv{{[]byte(fmt.Sprintf("k%d", i%4)), []byte("plain")}}, 0, 0, -1, 0),
+				txnBatch(t, []kv{{[]byte(fmt.Sprintf("t%d", i)), []byte("aborted")}}, pid, int32(i)),
+				markerBatch(t, pid, false))
+			if i%4 == 3 {
+				l.Roll()
 			}
-			return
 		}
-		if stop > 10000 {
-			t.Fatal("too many steps")
-		}
+		l.AppendAsLeader(keyedBatch(t, []kv{{[]byte("head"), []byte("h")}}, 0, 100, -1, 0), 0)
+	}
+	for _, tc := range []struct {
+		name  string
+		build func(*testing.T, *Log)
+		// passes: the reference cleans that many times, with the clock moved past
+		// every delete horizon before the last; the crashed run's last pass is the
+		// one stopped.
+		passes int
+	}{{"plain", plain, 1}, {"ends early", endsEarly, 1}, {"emptied", emptied, 1}, {"markers removed", aborts, 3}} {
+		t.Run(tc.name, func(t *testing.T) {
+			clock := &testClock{t: time.UnixMilli(1_700_000_000_000)}
+			opts := CleanOptions{MaxMapBytes: 1 << 20, DeleteRetentionMs: 1000}
+			build := func(t *testing.T) (*Log, string) {
+				l, dir := openTestLog(t, cfg, OpenOptions{Now: clock.now})
+				tc.build(t, l)
+				return l, dir
+			}
+			pass := func(l *Log, hook func(string) error) error {
+				opts.UncleanableOffset = l.LogEndOffset()
+				p, err := l.PrepareClean(opts)
+				if err != nil || p == nil {
+					t.Fatal(p, err)
+				}
+				if err := p.Build(); err != nil {
+					t.Fatal(err)
+				}
+				p.hook = hook
+				_, err = l.CommitClean(p)
+				return err
+			}
+			prepare := func(t *testing.T) (*Log, string) {
+				l, dir := build(t)
+				for i := 0; i < tc.passes-1; i++ {
+					if err := pass(l, nil); err != nil {
+						t.Fatal(err)
+					}
+				}
+				clock.advance(2 * time.Second)
+				return l, dir
+			}
+			// The reference: the log before and after the last pass.
+			ref, _ := prepare(t)
+			_, before := consumeAll(t, ref)
+			idxBefore, _ := ref.AbortedTxns()
+			if err := pass(ref, nil); err != nil {
+				t.Fatal(err)
+			}
+			_, after := consumeAll(t, ref)
+			idxAfter, _ := ref.AbortedTxns()
+			if slices.Equal(after, before) && slices.Equal(idxBefore, idxAfter) {
+				t.Fatalf("the pass changed nothing: %d records", len(before))
+			}
+			for stop := 1; ; stop++ {
+				l, dir := prepare(t)
+				steps := 0
+				err := pass(l, func(string) error {
+					if steps++; steps == stop {
+						return errCrash
+					}
+					return nil
+				})
+				l.closeFiles()
+				l2, _, oerr := Open(dir, cfg, OpenOptions{Now: clock.now})
+				if oerr != nil {
+					t.Fatalf("stop %d: reopen: %v", stop, oerr)
+				}
+				_, got := consumeAll(t, l2)
+				idx, ierr := l2.AbortedTxns()
+				checkSegmentFiles(t, dir)
+				leftovers, _ := filepath.Glob(filepath.Join(dir, "*.swap*"))
+				cleaned, _ := filepath.Glob(filepath.Join(dir, "*.cleaned"))
+				l2.Close()
+				if ierr != nil {
+					t.Fatalf("stop %d: %v", stop, ierr)
+				}
+				if len(leftovers)+len(cleaned) > 0 {
+					t.Fatalf("stop %d: leftovers %v %v", stop, leftovers, cleaned)
+				}
+				old := slices.Equal(got, before) && slices.Equal(idx, idxBefore)
+				if !old && !(slices.Equal(got, after) && slices.Equal(idx, idxAfter)) {
+					t.Fatalf("stop %d: the log is neither the old nor the new one (%d records, index %v; before %d, %v; after %d, %v)",
+						stop, len(got), idx, len(before), idxBefore, len(after), idxAfter)
+				}
+				if err == nil {
+					if old {
+						t.Fatal("a complete swap reads as the old log")
+					}
+					if stop < 4 {
+						t.Fatalf("only %d steps", stop)
+					}
+					return
+				}
+				if stop > 10000 {
+					t.Fatal("too many steps")
+				}
+			}
+		})
 	}
 }
 

@@ -16,6 +16,9 @@ var (
 	// ErrRecordsTooLarge means a compressed batch's records decompress to more than the
 	// limit the caller set.
 	ErrRecordsTooLarge = errors.New("segment: records decompress past the limit")
+	// ErrRecordSetTooLarge means a leader append of more bytes than segment.bytes: no
+	// segment could hold it (Kafka's RecordBatchTooLargeException).
+	ErrRecordSetTooLarge = errors.New("segment: the records are larger than the segment size (segment.bytes)")
 	// ErrUndecodableRecords means a compressed batch's records section cannot be
 	// decompressed.
 	ErrUndecodableRecords = errors.New("segment: compressed records cannot be decoded")

@@ -83,6 +83,10 @@ type Log struct {
 
 	rollObserver RollObserver // told of every roll (dir_files.go)
 	birthFile    *DirFile     // written at the first segment's birth (dir_files.go)
+
+	// hideEmptyBatches makes ReadForConsumer skip empty batches without a producer id
+	// (legacy_empty.go), until the owner has checked or repaired the log.
+	hideEmptyBatches bool
 }
 
 // Failure returns the sticky write failure (ErrLogFailed), or nil.
@@ -155,6 +159,9 @@ func (l *Log) appendAsLeader(records []byte, leaderEpoch int32, crcChecked bool)
 	defer l.release()
 	if err := l.writable(); err != nil {
 		return AppendInfo{}, err
+	}
+	if int64(len(records)) > l.cfg.SegmentBytes {
+		return AppendInfo{}, fmt.Errorf("%w: %d bytes, segment.bytes is %d", ErrRecordSetTooLarge, len(records), l.cfg.SegmentBytes)
 	}
 	set, err := validateBatches(records, false, false, crcChecked)
 	if err != nil {

@@ -304,10 +304,18 @@ func TestRollTriggers(t *testing.T) {
 		}
 	})
 	t.Run("segment.bytes with one oversized append", func(t *testing.T) {
+		// A leader refuses such an append (TestAppendLargerThanSegmentRefused); a
+		// follower copying a leader with a larger segment.bytes takes it.
 		cfg := smallConfig()
 		cfg.SegmentBytes = 100
 		l, _ := openTestLog(t, cfg, OpenOptions{})
-		appendN(t, l, 2, batchSpec{records: 1, valueSize: 500}, 0)
+		for i := range 2 {
+			b := makeBatch(t, batchSpec{records: 1, valueSize: 500, seed: byte(i)})
+			putBaseOffset(b, int64(i))
+			if _, err := l.AppendAsFollower(b); err != nil {
+				t.Fatal(err)
+			}
+		}
 		if segs := l.Segments(); len(segs) != 2 || segs[0].NextOffset != 1 {
 			t.Fatalf("an oversized batch must go alone into a segment: %+v", segs)
 		}
@@ -707,5 +715,25 @@ func TestClosedLogRefusesWork(t *testing.T) {
 	}
 	if err := l.Close(); err != nil {
 		t.Fatalf("second close: %v", err)
+	}
+}
+
+// TestAppendLargerThanSegmentRefused: a leader append larger than segment.bytes is
+// refused (Kafka's RECORD_LIST_TOO_LARGE) instead of making a segment past its size; a
+// follower copies what its leader accepted.
+func TestAppendLargerThanSegmentRefused(t *testing.T) {
+	cfg := smallConfig()
+	cfg.SegmentBytes = 1024
+	l, _ := openTestLog(t, cfg, OpenOptions{})
+	defer l.Close()
+	big := makeBatch(t, batchSpec{records: 1, valueSize: 2048})
+	if _, err := l.AppendAsLeader(big, 0); !errors.Is(err, ErrRecordSetTooLarge) {
+		t.Fatalf("append of %d bytes to 1024-byte segments: %v", len(big), err)
+	}
+	if l.LogEndOffset() != 0 {
+		t.Fatal("the refused batch was appended")
+	}
+	if _, err := l.AppendAsFollower(big); err != nil {
+		t.Fatalf("follower append: %v", err)
 	}
 }

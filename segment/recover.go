@@ -155,7 +155,8 @@ func scanDir(dir string, ents []os.DirEntry, report *RecoveryReport) ([]int64, e
 		if e.IsDir() {
 			continue
 		}
-		if strings.HasSuffix(name, checkpointTempSuffix) || strings.HasSuffix(name, DeletedFileSuffix) || strings.HasSuffix(name, CleanedFileSuffix) {
+		if strings.HasSuffix(name, checkpointTempSuffix) || strings.HasSuffix(name, DeletedFileSuffix) || strings.HasSuffix(name, CleanedFileSuffix) ||
+			strings.HasSuffix(name, SwapEndFileSuffix) {
 			if err := os.Remove(filepath.Join(dir, name)); err != nil {
 				return nil, err
 			}

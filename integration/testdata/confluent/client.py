@@ -16,18 +16,26 @@
     committed-%05d (record i to partition i % PARTITIONS) in one transaction and
     commits it, then N records valued aborted-%05d in another and aborts it; prints
     "committed N aborted N".
+  python3 client.py dump BROKERS TOPIC
+    reads every partition of TOPIC from its beginning to its end (the high
+    watermark, or the last stable offset: read_committed is librdkafka's default)
+    with assign() and no group membership (group.id is set only because the client
+    requires one; nothing is committed), and prints each record as
+    "partition offset key value", key and value as "x" and their bytes in hex, or
+    "-" for null. Any consumer error fails the run.
 
 Every run is bounded: it exits with status 3 after PETREL_SCRIPT_TIMEOUT_MS (60 s).
 Client errors go to stderr.
 """
 
+import binascii
 import os
 import signal
 import sys
 import threading
 import time
 
-from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
+from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, KafkaException, Producer, TopicPartition
 
 TIMEOUT_MS = int(os.environ.get("PETREL_SCRIPT_TIMEOUT_MS", "60000"))
 # The group timeouts: the client's defaults unless these are set.
@@ -167,6 +175,47 @@ def member(brokers, topic, group, client_id):
     consumer.close()
 
 
+def hexed(b):
+    return "-" if b is None else "x" + binascii.hexlify(b).decode()
+
+
+def dump(brokers, topic):
+    consumer = Consumer({
+        "bootstrap.servers": brokers,
+        "client.id": "confluent-dump",
+        "group.id": "confluent-dump-unused",
+        "enable.auto.commit": False,
+        "enable.auto.offset.store": False,
+        "enable.partition.eof": True,
+    })
+    timeout = TIMEOUT_MS / 1000.0
+    md = consumer.list_topics(topic, timeout=timeout)
+    parts = sorted(md.topics[topic].partitions)
+    consumer.assign([TopicPartition(topic, p, OFFSET_BEGINNING) for p in parts])
+    ends = {}
+    for p in parts:
+        _, high = consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=timeout, cached=False)
+        ends[p] = high
+    position = {p: -1 for p in parts}
+    at_eof = set()
+    while len(at_eof) < len(parts):
+        msg = consumer.poll(0.5)
+        if msg is None:
+            continue
+        if msg.error():
+            if msg.error().code() == KafkaError._PARTITION_EOF:
+                position[msg.partition()] = max(position[msg.partition()], msg.offset())
+                at_eof.add(msg.partition())
+                continue
+            raise KafkaException(msg.error())
+        out("%d %d %s %s" % (msg.partition(), msg.offset(), hexed(msg.key()), hexed(msg.value())))
+        position[msg.partition()] = msg.offset() + 1
+    for p in parts:
+        if position[p] < ends[p]:
+            raise RuntimeError("partition %d: read up to %d, the end offset is %d" % (p, position[p], ends[p]))
+    consumer.close()
+
+
 def main():
     bound()
     mode, args = sys.argv[1], sys.argv[2:]
@@ -178,6 +227,8 @@ def main():
         txn(args[0], args[1], int(args[2]), args[3], int(args[4]))
     elif mode == "member":
         member(args[0], args[1], args[2], args[3])
+    elif mode == "dump":
+        dump(args[0], args[1])
     else:
         raise SystemExit("unknown mode %s" % mode)
 

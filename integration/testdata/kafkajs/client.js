@@ -16,6 +16,13 @@
 //     committed-%05d (record i to partition i % PARTITIONS) in one transaction and
 //     commits it, then N records valued aborted-%05d in another and aborts it; prints
 //     "committed N aborted N".
+//   node client.js dump BROKERS TOPIC
+//     reads every partition of TOPIC from its beginning (a consumer of a group of its
+//     own: kafkajs has no consumer without one; autoCommit off) until it has read the
+//     record just below each partition's end offset (admin.fetchTopicOffsets: the high
+//     watermark), which must therefore be a record this consumer returns, and prints
+//     each record as "partition offset key value", key and value as "x" and their
+//     bytes in hex, or "-" for null. kafkajs reads read_committed by default.
 //
 // Every run is bounded: it exits with status 3 after PETREL_SCRIPT_TIMEOUT_MS (60 s).
 // Logs go to stderr.
@@ -165,6 +172,65 @@ async function member(brokers, topic, group, clientId) {
   // Runs until SIGTERM (leave) or SIGKILL; the timeout above bounds it.
 }
 
+function hexed(b) {
+  return b === null || b === undefined ? '-' : `x${b.toString('hex')}`;
+}
+
+async function dump(brokers, topic) {
+  const client = kafka(brokers, 'kafkajs-dump');
+  const admin = client.admin();
+  await admin.connect();
+  const offsets = await admin.fetchTopicOffsets(topic);
+  await admin.disconnect();
+  // partition -> the offset of the last record to read (high watermark - 1)
+  const last = new Map();
+  for (const { partition, high, low } of offsets) {
+    if (BigInt(high) > BigInt(low)) {
+      last.set(partition, BigInt(high) - 1n);
+    }
+  }
+  const consumer = client.consumer({
+    groupId: `kafkajs-dump-${process.pid}-${Date.now()}`,
+    maxWaitTimeInMs: 200,
+  });
+  await consumer.connect();
+  await consumer.subscribe({ topics: [topic], fromBeginning: true });
+  let finish;
+  const finished = new Promise((resolve) => { finish = resolve; });
+  if (last.size === 0) {
+    finish();
+  }
+  const seen = new Map(); // partition -> offset of the last record read
+  process.on('exit', (code) => {
+    if (code !== 0) {
+      const at = [...seen].map(([p, o]) => `${p}@${o}`).join(' ') || 'none';
+      console.error(`dump: last records read (partition@offset): ${at}; to read up to: ${[...last].map(([p, o]) => `${p}@${o}`).join(' ')}`);
+    }
+  });
+  await consumer.run({
+    autoCommit: false,
+    eachMessage: async ({ partition, message }) => {
+      const offset = BigInt(message.offset);
+      const prev = seen.get(partition);
+      if (prev !== undefined && offset <= prev) {
+        return; // already printed (a rebalance makes kafkajs read records again)
+      }
+      out(`${partition} ${message.offset} ${hexed(message.key)} ${hexed(message.value)}`);
+      seen.set(partition, offset);
+      if (last.has(partition) && offset >= last.get(partition)) {
+        last.delete(partition);
+        if (last.size === 0) {
+          finish();
+        }
+      }
+    },
+  });
+  await finished;
+  await consumer.disconnect();
+  // Writes to a pipe are asynchronous: the exit must not cut the output short.
+  await new Promise((resolve) => process.stdout.write('', resolve));
+}
+
 async function main() {
   const [mode, ...args] = process.argv.slice(2);
   switch (mode) {
@@ -176,6 +242,8 @@ async function main() {
       return consume(args[0], args[1], args[2], Number(args[3]));
     case 'member':
       return member(args[0], args[1], args[2], args[3]);
+    case 'dump':
+      return dump(args[0], args[1]);
     default:
       throw new Error(`unknown mode ${mode}`);
   }
