@@ -5,6 +5,7 @@ package auth
 
 import (
 	"fmt"
+	"net/netip"
 	"strings"
 )
 
@@ -102,6 +103,8 @@ func (a ACL) Validate() error {
 		return fmt.Errorf("%w: resource name must not be empty", ErrInvalidACL)
 	case a.Host == "":
 		return fmt.Errorf("%w: host must not be empty", ErrInvalidACL)
+	case strings.Contains(a.Host, "/") && !validCIDR(a.Host):
+		return fmt.Errorf("%w: host %q is not a valid CIDR block (such as 10.0.0.0/8)", ErrInvalidACL, a.Host)
 	case a.ResourceType == ResourceCluster && (a.ResourceName != ClusterName || a.PatternType != PatternLiteral):
 		return fmt.Errorf("%w: the cluster resource is the literal %s", ErrInvalidACL, ClusterName)
 	case a.PatternType == PatternPrefixed && a.ResourceName == Wildcard:
@@ -136,9 +139,27 @@ func (a ACL) matchesPrincipal(principal string) bool {
 	return a.Principal == WildcardPrincipal && strings.HasPrefix(principal, "User:")
 }
 
-// matchesHost reports whether the ACL applies to a client at host.
+// matchesHost reports whether the ACL applies to a client at host: every host (*), the
+// host itself, or a CIDR block holding it (KIP-1276: 10.0.0.0/8, 2001:db8::/32).
 func (a ACL) matchesHost(host string) bool {
-	return a.Host == Wildcard || a.Host == host
+	if a.Host == Wildcard || a.Host == host {
+		return true
+	}
+	if !strings.Contains(a.Host, "/") {
+		return false
+	}
+	block, err := netip.ParsePrefix(a.Host)
+	if err != nil {
+		return false
+	}
+	addr, err := netip.ParseAddr(host)
+	return err == nil && block.Masked().Contains(addr.Unmap())
+}
+
+// validCIDR reports whether host is a CIDR block.
+func validCIDR(host string) bool {
+	_, err := netip.ParsePrefix(host)
+	return err == nil
 }
 
 // matchesOperation reports whether the ACL covers op: the same operation or All, and

@@ -192,3 +192,43 @@ func TestAuthorize_ManyPrefixes(t *testing.T) {
 		}
 	}
 }
+
+// TestAuthorize_CIDRHosts: an ACL's host may be a CIDR block (KIP-1276), IPv4 or IPv6;
+// a deny for a block wins over an allow for every host; an invalid block is refused.
+func TestAuthorize_CIDRHosts(t *testing.T) {
+	inside := allow("User:dave", OpRead, ResourceTopic, "t", PatternLiteral)
+	inside.Host = "10.0.0.0/8"
+	v6 := allow("User:dave", OpRead, ResourceTopic, "v6", PatternLiteral)
+	v6.Host = "2001:db8::/32"
+	denyBlock := allow("User:erin", OpRead, ResourceTopic, "t", PatternLiteral)
+	denyBlock.Host, denyBlock.Permission = "192.168.0.0/16", PermissionDeny
+	acls := []ACL{inside, v6, denyBlock, allow("User:erin", OpRead, ResourceTopic, "t", PatternLiteral)}
+	for _, a := range acls {
+		if err := a.Validate(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a := NewAuthorizer(AuthorizerConfig{}, acls)
+	for _, c := range []struct {
+		principal, host, topic string
+		want                   bool
+	}{
+		{"User:dave", "10.1.2.3", "t", true},
+		{"User:dave", "::ffff:10.1.2.3", "t", true},
+		{"User:dave", "11.0.0.1", "t", false},
+		{"User:dave", "not-an-ip", "t", false},
+		{"User:dave", "2001:db8:1::5", "v6", true},
+		{"User:dave", "2001:db9::5", "v6", false},
+		{"User:erin", "192.168.4.4", "t", false},
+		{"User:erin", "172.16.0.1", "t", true},
+	} {
+		if got := a.Authorize(c.principal, c.host, OpRead, ResourceTopic, c.topic); got != c.want {
+			t.Errorf("%s at %s reading %s: %v, want %v", c.principal, c.host, c.topic, got, c.want)
+		}
+	}
+	bad := inside
+	bad.Host = "10.0.0.0/33"
+	if err := bad.Validate(); err == nil {
+		t.Error("an invalid CIDR block was accepted")
+	}
+}

@@ -23,9 +23,13 @@ import (
 func init() { registerAPI(kmsg.CreateTopics, 2, 7, (*Broker).handleCreateTopics) }
 
 func (b *Broker) handleCreateTopics(ctx context.Context, req *rpc.Request) rpc.Result {
-	if fromBroker(req) {
+	if fromBroker(req) && (b.clusterPrincipal(req) || !b.authzEnabled()) {
 		// A broker's own request may create internal topics (a user's request that
-		// another broker forwards had its internal topics removed there).
+		// another broker forwards had its internal topics removed there). With the
+		// authorizer on, only a principal holding ClusterAction is a broker; without
+		// it, any client may claim a broker's client id, but the controller creates an
+		// internal topic only with its own partitions, replication factor and configs
+		// (canonicalInternalTopic), so the claim can only create it early.
 		return b.respondFromController(allowInternalCreate(ctx), req)
 	}
 	r := req.Body.(*kmsg.CreateTopicsRequest)
@@ -131,6 +135,9 @@ func (b *Broker) createTopics(ctx context.Context, r *kmsg.CreateTopicsRequest) 
 			if c.Value != nil {
 				spec.configs[c.Name] = *c.Value
 			}
+		}
+		if spec.internal {
+			b.canonicalInternalTopic(&spec) // Kafka's layout, whoever asked
 		}
 		specs = append(specs, spec)
 		index = append(index, i)

@@ -3,6 +3,7 @@ package broker
 // DescribeAcls (key 29), v0-3: the ACLs of this broker's image that the filter
 // selects, grouped by resource (Kafka's filter rules, auth.Filter). v0 filters and
 // answers literal patterns only. Needs Describe on the cluster (authorize_admin.go).
+// Without an authorizer: SECURITY_DISABLED, as in Kafka.
 
 import (
 	"cmp"
@@ -19,6 +20,10 @@ func init() { registerAPI(kmsg.DescribeACLs, 0, 3, (*Broker).handleDescribeACLs)
 func (b *Broker) handleDescribeACLs(_ context.Context, req *rpc.Request) rpc.Result {
 	r := req.Body.(*kmsg.DescribeACLsRequest)
 	resp := r.ResponseKind().(*kmsg.DescribeACLsResponse)
+	if !b.authzEnabled() {
+		resp.ErrorCode, resp.ErrorMessage = errorCode(ErrSecurityDisabled), errorMessage(ErrSecurityDisabled)
+		return rpc.Respond(resp)
+	}
 	pattern := auth.PatternType(r.ResourcePatternType)
 	if r.Version == 0 {
 		pattern = auth.PatternLiteral

@@ -6,7 +6,8 @@ package broker
 // answered as created without a second copy; more than 10,000 creations are refused
 // with POLICY_VIOLATION (limits.go). v0 creates literal ACLs. Needs Alter on
 // the cluster (authorize_admin.go). Every broker applies the entry and authorizes by
-// it from its next request.
+// it from its next request. Without an authorizer (authorizer.class.name unset) every
+// creation is SECURITY_DISABLED, as in Kafka.
 
 import (
 	"context"
@@ -21,6 +22,16 @@ import (
 func init() { registerAPI(kmsg.CreateACLs, 0, 3, (*Broker).handleCreateACLs) }
 
 func (b *Broker) handleCreateACLs(ctx context.Context, req *rpc.Request) rpc.Result {
+	if !b.authzEnabled() {
+		r := req.Body.(*kmsg.CreateACLsRequest)
+		resp := r.ResponseKind().(*kmsg.CreateACLsResponse)
+		for range r.Creations {
+			res := kmsg.NewCreateACLsResponseResult()
+			res.ErrorCode, res.ErrorMessage = errorCode(ErrSecurityDisabled), errorMessage(ErrSecurityDisabled)
+			resp.Results = append(resp.Results, res)
+		}
+		return rpc.Respond(resp)
+	}
 	return b.respondFromController(ctx, req)
 }
 

@@ -3,7 +3,8 @@ package broker
 // DeleteAcls (key 31), v0-3: forwarded to the controller, which removes every ACL a
 // filter selects (auth.Filter) in one entry of RemoveAccessControlEntryRecords and
 // answers, per filter, the ACLs it matched. v0 filters literal patterns only. Needs
-// Alter on the cluster (authorize_admin.go).
+// Alter on the cluster (authorize_admin.go). Without an authorizer every filter is
+// SECURITY_DISABLED, as in Kafka.
 
 import (
 	"context"
@@ -17,6 +18,16 @@ import (
 func init() { registerAPI(kmsg.DeleteACLs, 0, 3, (*Broker).handleDeleteACLs) }
 
 func (b *Broker) handleDeleteACLs(ctx context.Context, req *rpc.Request) rpc.Result {
+	if !b.authzEnabled() {
+		r := req.Body.(*kmsg.DeleteACLsRequest)
+		resp := r.ResponseKind().(*kmsg.DeleteACLsResponse)
+		for range r.Filters {
+			res := kmsg.NewDeleteACLsResponseResult()
+			res.ErrorCode, res.ErrorMessage = errorCode(ErrSecurityDisabled), errorMessage(ErrSecurityDisabled)
+			resp.Results = append(resp.Results, res)
+		}
+		return rpc.Respond(resp)
+	}
 	return b.respondFromController(ctx, req)
 }
 

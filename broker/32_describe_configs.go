@@ -161,9 +161,14 @@ func (b *Broker) describeBrokerConfig(r *kmsg.DescribeConfigsRequest, def config
 	return c
 }
 
+// newConfigEntry is one config of a DescribeConfigs answer. A secret (TypePassword) is
+// sensitive with a null value, for every principal and version, as in Kafka.
 func newConfigEntry(r *kmsg.DescribeConfigsRequest, def configDef, value string, source int8) kmsg.DescribeConfigsResponseResourceConfig {
 	c := kmsg.NewDescribeConfigsResponseResourceConfig()
 	c.Name, c.Value = def.Name, &value
+	if def.Type == TypePassword {
+		c.Value, c.IsSensitive = nil, true
+	}
 	c.Source = kmsg.ConfigSource(source)
 	c.IsDefault = source == sourceDefault
 	c.ConfigType = kmsg.ConfigType(def.Type)
@@ -174,8 +179,12 @@ func newConfigEntry(r *kmsg.DescribeConfigsRequest, def configDef, value string,
 	return c
 }
 
+// synonym is one synonym of a config; a secret's value is null.
 func synonym(name, value string, source int8) kmsg.DescribeConfigsResponseResourceConfigConfigSynonym {
 	s := kmsg.NewDescribeConfigsResponseResourceConfigConfigSynonym()
 	s.Name, s.Value, s.Source = name, &value, kmsg.ConfigSource(source)
+	if sensitiveProperty(name) {
+		s.Value = nil
+	}
 	return s
 }

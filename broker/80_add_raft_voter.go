@@ -4,15 +4,32 @@ package broker
 // any member to add it to the metadata quorum as a non-voter (an observer that holds the
 // whole image). Members forward it to the controller, which calls raft.AddNonvoter. The
 // request's listener named "raft" carries the joiner's Raft address.
+//
+// Rules:
+//   - Alter on the cluster, checked where the request arrives (Kafka's
+//     ControllerApis.handleAddRaftVoter: authorizeClusterOperation(ALTER)); without it,
+//     CLUSTER_AUTHORIZATION_FAILED and nothing changes. The check is authorizedCluster's,
+//     after the API's rule in authorize_admin.go: a broker's request (brokerRequest)
+//     passes it, as the copy a member forwards to the controller must.
+//   - A node id already in the Raft configuration, voter or not, is refused with
+//     DUPLICATE_VOTER (126; Kafka's AddVoterHandler: "The voter id ... is already part
+//     of the set of voters"), whatever address it names: hashicorp/raft's AddNonvoter
+//     would rewrite that member's address, and two such requests left a 3-node cluster
+//     without a controller. Kafka changes a voter only by removing and adding it.
+//   - A new id at an address a member already has is INVALID_REQUEST (Petrel's rule:
+//     hashicorp/raft refuses a configuration with one address twice, which would
+//     otherwise come back as an unknown error).
+//   - The change applies only to the configuration it was checked against
+//     (AddNonvoter's prevIndex), so two requests cannot both pass the checks.
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 	"time"
 
 	"github.com/hashicorp/raft"
+	"github.com/petrel-broker/petrel/auth"
 	"github.com/petrel-broker/petrel/rpc"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -20,6 +37,12 @@ import (
 
 func init() {
 	registerInternalAPI(kmsg.AddRaftVoter, 0, 1, func(b *Broker, ctx context.Context, req *rpc.Request) rpc.Result {
+		if !b.authorizedCluster(req, auth.OpAlter) {
+			resp := req.Body.ResponseKind().(*kmsg.AddRaftVoterResponse)
+			resp.SetVersion(req.Version)
+			resp.ErrorCode, resp.ErrorMessage = errorCode(ErrClusterAuthorizationFailed), errorMessage(ErrClusterAuthorizationFailed)
+			return rpc.Respond(resp)
+		}
 		return b.respondFromController(ctx, req)
 	})
 }
@@ -41,16 +64,54 @@ func (b *Broker) addNonvoter(ctx context.Context, r *kmsg.AddRaftVoterRequest) *
 		resp.ErrorMessage = errorMessage(errors.New("no raft listener given"))
 		return resp
 	}
-	f := b.raft.raft.AddNonvoter(raft.ServerID(strconv.Itoa(int(r.VoterID))), raft.ServerAddress(addr), 0, 10*time.Second)
-	if err := f.Error(); err != nil {
-		if errors.Is(err, raft.ErrNotLeader) {
-			err = fmt.Errorf("%w: %v", ErrNotController, err)
-		}
-		resp.ErrorCode = b.errorCodeLogged(err, "add raft non-voter")
-		resp.ErrorMessage = errorMessage(err)
+	id := serverID(r.VoterID)
+	cf := b.raft.raft.GetConfiguration()
+	if err := cf.Error(); err != nil {
+		return addNonvoterFailed(b, resp, err)
+	}
+	if code, msg := checkNewRaftMember(cf.Configuration(), id, raft.ServerAddress(addr)); code != 0 {
+		resp.ErrorCode, resp.ErrorMessage = code, &msg
 		return resp
 	}
+	f := b.raft.raft.AddNonvoter(id, raft.ServerAddress(addr), cf.Index(), 10*time.Second)
+	if err := f.Error(); err != nil {
+		// Another change won the race for this configuration: answer as if this
+		// request had come second.
+		if now := b.raft.raft.GetConfiguration(); now.Error() == nil {
+			if code, msg := checkNewRaftMember(now.Configuration(), id, raft.ServerAddress(addr)); code != 0 {
+				resp.ErrorCode, resp.ErrorMessage = code, &msg
+				return resp
+			}
+		}
+		return addNonvoterFailed(b, resp, err)
+	}
 	b.logger.Info("added a raft non-voter", "node", r.VoterID, "raft", addr)
+	return resp
+}
+
+// checkNewRaftMember refuses an id already in the configuration (DUPLICATE_VOTER) and
+// an address a member already has (INVALID_REQUEST); 0 lets the addition through.
+func checkNewRaftMember(cf raft.Configuration, id raft.ServerID, addr raft.ServerAddress) (int16, string) {
+	for _, s := range cf.Servers {
+		switch {
+		case s.ID == id:
+			return kerr.DuplicateVoter.Code, fmt.Sprintf("node %s is already a member of the metadata quorum (%s at %s); "+
+				"its address cannot be changed by AddRaftVoter", id, s.Suffrage, s.Address)
+		case s.Address == addr:
+			return kerr.InvalidRequest.Code, fmt.Sprintf("the Raft address %s is already node %s's", addr, s.ID)
+		}
+	}
+	return 0, ""
+}
+
+// addNonvoterFailed answers a Raft failure: NOT_CONTROLLER when this node no longer
+// leads, the error table's code otherwise.
+func addNonvoterFailed(b *Broker, resp *kmsg.AddRaftVoterResponse, err error) *kmsg.AddRaftVoterResponse {
+	if errors.Is(err, raft.ErrNotLeader) {
+		err = fmt.Errorf("%w: %v", ErrNotController, err)
+	}
+	resp.ErrorCode = b.errorCodeLogged(err, "add raft non-voter")
+	resp.ErrorMessage = errorMessage(err)
 	return resp
 }
 

@@ -7,15 +7,16 @@ package broker
 // ACLs changed, so a committed ACL change applies at the next request after this
 // broker applied the entry.
 //
-// Requests from other brokers: a request fromBroker recognises on an anonymous
-// connection of the inter-broker listener is cluster-authorized, as is any request whose principal is a super user or holds
-// ClusterAction on the cluster and that fromBroker recognises (forwarded requests were
-// authorized at the broker that received them).
+// Requests from other brokers: a principal that is a super user or holds ClusterAction
+// on the cluster is a broker and has every right (forwarded requests were authorized at
+// the broker that received them). The client id plays no part (brokerRequest).
 
 import (
 	"errors"
+	"fmt"
 	"net"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -137,19 +138,60 @@ func (b *Broker) authorizedCluster(req *rpc.Request, op auth.Operation) bool {
 	return b.authorized(req, op, auth.ResourceCluster, auth.ClusterName)
 }
 
-// brokerRequest reports whether req comes from another broker with the cluster rights
-// that inter-broker requests need: ClusterAction on the cluster (or super user). An
-// anonymous connection is trusted on fromBroker's word only on the inter-broker
-// listener (a PLAINTEXT cluster's brokers have no other name); on any other listener
-// an anonymous client claiming a broker's client id gets no cluster rights.
+// brokerRequest reports whether req comes from another broker: its principal holds
+// ClusterAction on the cluster (a super user, or a principal granted it — Kafka's
+// broker operation). Such a principal has every right: a request another broker
+// forwards was authorized at the broker that received it. Only the authenticated
+// principal counts, never the client id: on an inter-broker listener that does not
+// authenticate, brokers are User:ANONYMOUS, which must then be a super user
+// (checkInterBrokerIdentity).
 func (b *Broker) brokerRequest(req *rpc.Request, a *auth.Authorizer, principal, host string) bool {
-	if !fromBroker(req) {
-		return false
-	}
-	if principal == rpc.AnonymousPrincipal {
-		return req.Conn == nil || strings.EqualFold(req.Conn.ListenerName, b.cfg.interBrokerListenerName())
-	}
 	return a.Authorize(principal, host, auth.OpClusterAction, auth.ResourceCluster, auth.ClusterName)
+}
+
+// clusterPrincipal reports whether the request's authenticated principal is a broker's
+// by the cluster's own word: with the authorizer on, a principal holding ClusterAction
+// (super users included); without it, an authenticated super user. Quota exemptions and
+// the creation of internal topics key on it, never on the client id.
+func (b *Broker) clusterPrincipal(req *rpc.Request) bool {
+	principal, host := requestPrincipal(req)
+	if a := b.authorizer(); a != nil {
+		return a.Authorize(principal, host, auth.OpClusterAction, auth.ResourceCluster, auth.ClusterName)
+	}
+	return principal != rpc.AnonymousPrincipal && slices.Contains(b.authzState().cfg.SuperUsers, principal)
+}
+
+// checkInterBrokerIdentity refuses a start where brokers could not work with each other
+// under the authorizer: their requests are authorized by the principal they
+// authenticate as on the inter-broker listener, and on a listener that does not
+// authenticate (PLAINTEXT, or SSL without ssl.client.auth=required) that is
+// User:ANONYMOUS, which then needs to be in super.users (Kafka requires the same, and
+// its brokers silently fail to replicate without it). Every client of that listener
+// then has every right: authenticate the inter-broker listener to keep them apart.
+func (c *Config) checkInterBrokerIdentity() error {
+	if v, _ := c.brokerValue("authorizer.class.name"); v == "" {
+		return nil
+	}
+	specs, err := c.listenerSpecs()
+	if err != nil {
+		return nil // reported by the listeners' own checks
+	}
+	name := c.interBrokerListenerName()
+	for _, s := range specs {
+		if !strings.EqualFold(s.Name, name) {
+			continue
+		}
+		authenticated := s.sasl() || s.tls() && strings.EqualFold(c.listenerProperty(s.Name, "ssl.client.auth"), "required")
+		users, _ := c.brokerValue("super.users")
+		if authenticated || slices.Contains(auth.ParseSuperUsers(users), rpc.AnonymousPrincipal) {
+			return nil
+		}
+		return fmt.Errorf("%w: authorizer.class.name is set and the inter-broker listener %s does not authenticate, so brokers "+
+			"would connect to each other as %s, without the rights they need: authenticate that listener (SASL, or SSL with "+
+			"ssl.client.auth=required), or add %s to super.users (every client of that listener then has every right)",
+			ErrInvalidBrokerConfig, s.Name, rpc.AnonymousPrincipal, rpc.AnonymousPrincipal)
+	}
+	return nil
 }
 
 // Authorization failures, mapped to Kafka's codes in errors.go.
@@ -159,4 +201,8 @@ var (
 	ErrClusterAuthorizationFailed         = errors.New("broker: cluster authorization failed")
 	ErrTransactionalIDAuthorizationFailed = errors.New("broker: transactional id authorization failed")
 	ErrOperationNotAttempted              = errors.New("broker: operation not attempted")
+	// ErrSecurityDisabled answers the ACL APIs when no authorizer is configured
+	// (Kafka's "No Authorizer is configured on the broker"): an ACL stored then would
+	// not be enforced, and an operator would believe it is.
+	ErrSecurityDisabled = errors.New("broker: no authorizer is configured on the broker (authorizer.class.name)")
 )

@@ -5,6 +5,8 @@ package broker
 // APIs brokers send each other (ClusterAction).
 
 import (
+	"fmt"
+
 	"github.com/petrel-broker/petrel/auth"
 	"github.com/petrel-broker/petrel/metadata"
 	"github.com/petrel-broker/petrel/rpc"
@@ -244,8 +246,8 @@ func (b *Broker) checkAdminRequest(req *rpc.Request, topicOK opCheck, clusterOK 
 		return clusterOnly(auth.OpClusterAction, func(resp kmsg.Response) {
 			resp.(*kmsg.AllocateProducerIDsResponse).ErrorCode = codeClusterAuthz
 		})
-	case *kmsg.AddRaftVoterRequest:
-		return clusterOnly(auth.OpClusterAction, func(resp kmsg.Response) {
+	case *kmsg.AddRaftVoterRequest: // Alter, as Kafka's ControllerApis (brokers hold ClusterAction, which implies every right)
+		return clusterOnly(auth.OpAlter, func(resp kmsg.Response) {
 			resp.(*kmsg.AddRaftVoterResponse).ErrorCode = codeClusterAuthz
 		})
 	case *kmsg.WriteTxnMarkersRequest:
@@ -267,9 +269,23 @@ func (b *Broker) checkAdminRequest(req *rpc.Request, topicOK opCheck, clusterOK 
 				out.Markers = append(out.Markers, rm)
 			}
 		})
+	case *kmsg.AssignReplicasToDirsRequest:
+		return clusterOnly(auth.OpClusterAction, func(resp kmsg.Response) {
+			resp.(*kmsg.AssignReplicasToDirsResponse).ErrorCode = codeClusterAuthz
+		})
+	case *kmsg.SASLHandshakeRequest, *kmsg.SASLAuthenticateRequest, *kmsg.DescribeClusterRequest:
+		// None, as in Kafka: the SASL exchange comes before there is a principal, and
+		// DescribeCluster names only brokers (its cluster authorized operations are
+		// filled for the principal).
+		return authzDecision{}
+	default:
+		// An API without a rule is refused (the registry test keeps this unreachable).
+		return authzDecision{close: fmt.Errorf("%w: api key %d", errNoAuthorizationRule, req.Key)}
 	}
-	return authzDecision{}
 }
+
+// errNoAuthorizationRule closes the connection of a request whose API has no rule.
+var errNoAuthorizationRule = fmt.Errorf("%w: the api has no authorization rule", ErrClusterAuthorizationFailed)
 
 // configResourceOK checks op on a config resource: a topic, or a broker (and broker
 // loggers) through the cluster resource.

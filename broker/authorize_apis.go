@@ -140,14 +140,18 @@ func (b *Broker) checkRequest(req *rpc.Request) authzDecision {
 		}
 		var denied []string
 		r.CoordinatorKeys, denied = split(r.CoordinatorKeys, ok)
-		return mergeIf(len(denied) > 0, func(resp kmsg.Response) {
+		add := func(resp kmsg.Response) {
 			out := resp.(*kmsg.FindCoordinatorResponse)
 			for _, k := range denied {
 				c := kmsg.NewFindCoordinatorResponseCoordinator()
 				c.Key, c.NodeID, c.Port, c.ErrorCode = k, -1, -1, code
 				out.Coordinators = append(out.Coordinators, c)
 			}
-		})
+		}
+		if len(r.CoordinatorKeys) == 0 && len(denied) > 0 {
+			return whole(add) // every key denied: nothing is looked up, nothing created
+		}
+		return mergeIf(len(denied) > 0, add)
 	case *kmsg.JoinGroupRequest:
 		if !groupOK(auth.OpRead, r.Group) {
 			return whole(func(resp kmsg.Response) {
@@ -356,8 +360,10 @@ func (b *Broker) checkRequest(req *rpc.Request) authzDecision {
 		var denied []kmsg.OffsetForLeaderEpochRequestTopic
 		r.Topics, denied = split(r.Topics, func(t kmsg.OffsetForLeaderEpochRequestTopic) bool { return topicOK(auth.OpDescribe, t.Topic) })
 		return mergeIf(len(denied) > 0, func(resp kmsg.Response) { addEpochDenied(resp, denied) })
+	default:
+		return b.checkAdminRequest(req, topicOK, clusterOK, whole)
 	}
-	return b.checkAdminRequest(req, topicOK, clusterOK, whole)
+	return authzDecision{} // a case above that refused nothing
 }
 
 func addEpochDenied(resp kmsg.Response, denied []kmsg.OffsetForLeaderEpochRequestTopic) {

@@ -131,12 +131,13 @@ func (b *Broker) fetchDenied(req *rpc.Request, r *kmsg.FetchRequest) func(topic 
 	}
 }
 
-// checkMetadata: a request for all topics lists only those the principal may
-// Describe; a named topic it may not Describe gets TOPIC_AUTHORIZATION_FAILED, and an
+// checkMetadata: a request for all topics (null, or empty in v0) lists only those the
+// principal may Describe; a named topic it may not Describe gets TOPIC_AUTHORIZATION_FAILED, and an
 // unknown one it may not Create (on the cluster or the topic) is not auto-created:
 // UNKNOWN_TOPIC_OR_PARTITION.
 func (b *Broker) checkMetadata(r *kmsg.MetadataRequest, topicOK opCheck, clusterOK func(auth.Operation) bool) authzDecision {
-	if r.Topics == nil {
+	if r.Topics == nil || r.Version == 0 && len(r.Topics) == 0 { // v0 has no null: empty is all topics
+		r.Topics = nil
 		return authzDecision{merge: func(resp kmsg.Response) {
 			out := resp.(*kmsg.MetadataResponse)
 			out.Topics = slices.DeleteFunc(out.Topics, func(t kmsg.MetadataResponseTopic) bool {

@@ -49,7 +49,7 @@ func FuzzACLRequests(f *testing.F) {
 	}
 	// A silent broker: the fuzz target must not log through f.
 	b, err := Start(Config{NodeID: 0, DataDir: f.TempDir(), Listen: "127.0.0.1:0", RaftListen: "127.0.0.1:0",
-		Properties: map[string]string{"authorizer.class.name": standardAuthorizer, "super.users": "User:fuzz"}, Logger: hclog.NewNullLogger()})
+		Properties: map[string]string{"authorizer.class.name": standardAuthorizer, "super.users": "User:fuzz;User:ANONYMOUS"}, Logger: hclog.NewNullLogger()})
 	if err != nil {
 		f.Fatal(err)
 	}

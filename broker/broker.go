@@ -116,6 +116,9 @@ func Start(cfg Config) (*Broker, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := cfg.checkInterBrokerIdentity(); err != nil {
+		return nil, err
+	}
 	for _, w := range warnings {
 		cfg.Logger.Warn(w)
 	}

@@ -107,7 +107,7 @@ func docType(d configDef) string {
 	return t
 }
 
-var typeNames = map[ConfigType]string{TypeBoolean: "BOOLEAN", TypeString: "STRING", TypeInt: "INT", TypeLong: "LONG", TypeDouble: "DOUBLE", TypeList: "LIST"}
+var typeNames = map[ConfigType]string{TypeBoolean: "BOOLEAN", TypeString: "STRING", TypeInt: "INT", TypeLong: "LONG", TypeDouble: "DOUBLE", TypeList: "LIST", TypePassword: "PASSWORD"}
 
 func docDefault(v string) string {
 	if v == "" {

@@ -46,12 +46,16 @@ func (b *Broker) topicConfigsFor(im *metadata.Image, topic string) map[string]re
 }
 
 // dynamicBrokerConfigNames are the broker properties that may change at run time: the
-// broker defaults of the topic configs (Kafka's DynamicLogConfig set) and the
-// replication throttles (Kafka's DynamicReplicationConfig, KIP-73).
+// broker defaults of the topic configs (Kafka's DynamicLogConfig set), the
+// replication throttles (Kafka's DynamicReplicationConfig, KIP-73) and the connection
+// limits (Kafka's DynamicConnectionQuota; connection_quotas.go).
 var dynamicBrokerConfigNames = func() map[string]bool {
 	m := map[string]bool{
 		"leader.replication.throttled.rate":   true,
 		"follower.replication.throttled.rate": true,
+		"max.connections":                     true,
+		"max.connections.per.ip":              true,
+		"max.connections.per.ip.overrides":    true,
 	}
 	for _, d := range topicConfigDefs {
 		if d.BrokerSynonym != "" {

@@ -3,7 +3,6 @@ package broker
 import (
 	"slices"
 	"strconv"
-	"strings"
 )
 
 // EffectiveProperty is one broker property as a node would run with it.
@@ -58,10 +57,10 @@ func (c *Config) effectiveProperties() []EffectiveProperty {
 			p.Source = c.propertySource(from)
 		}
 		if from != "" && from != name {
-			p.From = from + "=" + c.Properties[from]
+			p.From = from + "=" + shownValue(from, c.Properties[from])
 		}
-		if sensitiveName(name) && p.Value != "" {
-			p.Value = "[hidden]"
+		if p.Value != "" {
+			p.Value = shownValue(name, p.Value)
 		}
 		out = append(out, p)
 	}
@@ -87,9 +86,7 @@ func (c *Config) effectiveProperties() []EffectiveProperty {
 				p.Status = "not implemented"
 			}
 		}
-		if sensitiveName(name) {
-			p.Value = "[hidden]"
-		}
+		p.Value = shownValue(name, p.Value)
 		out = append(out, p)
 	}
 	return out
@@ -118,15 +115,4 @@ func (c *Config) flagProperty(def configDef) EffectiveProperty {
 		}
 	}
 	return p
-}
-
-// sensitiveName reports property names whose values Kafka treats as secrets (PASSWORD
-// type): passwords, keys and JAAS configurations.
-func sensitiveName(name string) bool {
-	for _, s := range []string{"password", "jaas.config", "secret"} {
-		if strings.Contains(name, s) {
-			return true
-		}
-	}
-	return strings.HasSuffix(name, ".key")
 }

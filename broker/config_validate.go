@@ -22,9 +22,10 @@ type invalidConfigError string
 func (e invalidConfigError) Error() string        { return string(e) }
 func (e invalidConfigError) Is(target error) bool { return target == metadata.ErrInvalidConfig }
 
-// configException is Kafka's ConfigException(name, value, message).
+// configException is Kafka's ConfigException(name, value, message); a secret's value
+// shows as "[hidden]".
 func configException(name, value, message string) error {
-	return invalidConfigError(fmt.Sprintf("Invalid value %s for configuration %s: %s", value, name, message))
+	return invalidConfigError(fmt.Sprintf("Invalid value %s for configuration %s: %s", shownValue(name, value), name, message))
 }
 
 // parsedValue is a property value parsed by its type.

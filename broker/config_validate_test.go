@@ -79,6 +79,9 @@ func TestValidators_JustInsideAndJustOutside(t *testing.T) {
 			cases = append(cases, tc{javaDouble(v.min), ""}, tc{javaDouble(v.max), ""}, tc{"0.25", ""},
 				tc{"-0.1", fmt.Sprintf("Invalid value -0.1 for configuration %s: Value must be at least %s", def.Name, javaDouble(v.min))},
 				tc{"1.01", fmt.Sprintf("Invalid value 1.01 for configuration %s: Value must be no more than %s", def.Name, javaDouble(v.max))})
+		case connectionOverridesValidator:
+			cases = append(cases, tc{"", ""}, tc{"10.0.0.1:5,host.example:200", ""}, tc{"::1:3", ""},
+				tc{"10.0.0.1", fmt.Sprintf("Invalid value 10.0.0.1 for configuration %s: Expected host:count,... : entry \"10.0.0.1\" is not host:count", def.Name)})
 		default:
 			t.Fatalf("%s: validator %T has no test", def.Name, def.Validator)
 		}

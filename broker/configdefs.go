@@ -16,6 +16,10 @@ const (
 	TypeLong    ConfigType = 5
 	TypeDouble  ConfigType = 6
 	TypeList    ConfigType = 7
+	// TypePassword is Kafka's PASSWORD: a secret. Its value never leaves the broker:
+	// DescribeConfigs answers it as sensitive with a null value, and logs, errors,
+	// --print-config and the CLI show "[hidden]" (sensitive.go).
+	TypePassword ConfigType = 9
 )
 
 // configDef is one Kafka property with its default and documentation. The fields after
@@ -127,7 +131,17 @@ var brokerConfigDefs = []configDef{
 	{Name: "queued.max.request.bytes", Type: TypeLong, Default: "-1", ReadOnly: true,
 		Doc:  "The bytes of requests queued before the broker stops reading more; -1 is no limit.",
 		Note: "Bytes of complete requests being decoded and handled at once across connections (kmsg can allocate ~32x a hostile frame while decoding); -1 means socket.request.max.bytes; a connection still receiving its request holds none."},
-	{Name: "connections.max.idle.ms", Type: TypeLong, Default: "600000", ReadOnly: true, Doc: "Idle connections are closed after this long, in milliseconds."},
+	{Name: "connections.max.idle.ms", Type: TypeLong, Default: "600000", ReadOnly: true, Doc: "Idle connections are closed after this long, in milliseconds.",
+		Note: "A connection that has read no request and owes no response for this long is closed, on every listener, authenticated or not; the same time bounds a TLS handshake, a request stalled half-read and a response write that makes no progress."},
+	{Name: "max.connections", Type: TypeInt, Default: "2147483647", Validator: atLeast(0),
+		Doc:  "The most connections the broker holds at once, over all listeners (listener.name.<listener>.max.connections limits one listener); at the limit, new connections wait until one closes. The inter-broker listener is exempt when there are other listeners.",
+		Note: "As Kafka, accepting stops at the limit (later clients wait in the accept queue) and resumes when a connection closes; inter-broker connections count but are never held back. Unlike Kafka, no connection of another listener is closed to make room for one. Dynamic (per broker or as the cluster default); the per-listener limit is read at start."},
+	{Name: "max.connections.per.ip", Type: TypeInt, Default: "2147483647", Validator: atLeast(0),
+		Doc:  "The most connections from one IP address, over all listeners; a connection past it is closed as soon as it is accepted.",
+		Note: "0 needs max.connections.per.ip.overrides (as Kafka). Dynamic; a change applies to new connections."},
+	{Name: "max.connections.per.ip.overrides", Type: TypeString, Default: "", Validator: connectionOverridesValidator{},
+		Doc:  "Per-address limits that override max.connections.per.ip, as host:count,... with an IP address or a host name.",
+		Note: "A host name is resolved (all its addresses) when the value is first used; one that does not resolve is ignored with a warning. Dynamic."},
 	{Name: "log.cleaner.enable", Type: TypeBoolean, Default: "true", ReadOnly: true, Doc: "Whether the log cleaner runs (compacted topics)."},
 	{Name: "log.cleaner.threads", Type: TypeInt, Default: "1", ReadOnly: true, Validator: atLeast(0), Doc: "The cleaner threads: each cleans one partition at a time."},
 	{Name: "log.cleaner.dedupe.buffer.size", Type: TypeLong, Default: "134217728", ReadOnly: true,

@@ -45,9 +45,6 @@ var unimplementedBrokerConfigs = []unimplementedConfig{
 	{Name: "listener.security.protocol.map", Note: noteListener},
 	{Name: "inter.broker.listener.name", Note: noteListener},
 	{Name: "security.inter.broker.protocol", Note: noteListener},
-	{Name: "max.connections", Note: "connection limits are not implemented yet"},
-	{Name: "max.connections.per.ip", Note: "connection limits are not implemented yet"},
-	{Name: "max.connections.per.ip.overrides", Note: "connection limits are not implemented yet"},
 	// Security.
 	{Name: "principal.builder.class", Note: noteSecurity},
 	{Name: "connections.max.reauth.ms", Note: noteSecurity},

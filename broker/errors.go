@@ -82,6 +82,7 @@ var errorTable = []struct {
 	{ErrTopicAuthorizationFailed, kerr.TopicAuthorizationFailed.Code},
 	{ErrGroupAuthorizationFailed, kerr.GroupAuthorizationFailed.Code},
 	{ErrClusterAuthorizationFailed, kerr.ClusterAuthorizationFailed.Code},
+	{ErrSecurityDisabled, kerr.SecurityDisabled.Code},
 	{ErrTransactionalIDAuthorizationFailed, kerr.TransactionalIDAuthorizationFailed.Code},
 	{ErrOperationNotAttempted, kerr.OperationNotAttempted.Code},
 	{auth.ErrInvalidACL, kerr.InvalidRequest.Code},

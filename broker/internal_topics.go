@@ -84,33 +84,64 @@ type internalTopicSpec struct {
 // replicas). It returns the image to answer from; the caller answers
 // COORDINATOR_NOT_AVAILABLE if the topic is still missing.
 func (b *Broker) ensureOffsetsTopic(ctx context.Context) *metadata.Image {
-	return b.ensureInternalTopic(ctx, internalTopicSpec{
-		name: offsetsTopic, partitions: int32(b.cfg.int64Value("offsets.topic.num.partitions")),
-		rf: b.cfg.offsetsReplicationFactor(), rfProperty: "offsets.topic.replication.factor",
-		configs: [][2]string{
-			{"cleanup.policy", "compact"},
-			{"segment.bytes", itoa(b.cfg.int64Value("offsets.topic.segment.bytes"))},
-			{"compression.type", "producer"},
-		},
-		creator: &b.offsetsCreator,
-	})
+	spec, _ := b.internalTopicSpecFor(offsetsTopic)
+	return b.ensureInternalTopic(ctx, spec)
 }
 
 // ensureTransactionStateTopic creates __transaction_state by the same rule, with
 // min.insync.replicas from transaction.state.log.min.isr.
 func (b *Broker) ensureTransactionStateTopic(ctx context.Context) *metadata.Image {
-	return b.ensureInternalTopic(ctx, internalTopicSpec{
-		name: transactionStateTopic, partitions: int32(b.cfg.int64Value("transaction.state.log.num.partitions")),
-		rf: b.cfg.transactionStateReplicationFactor(), rfProperty: "transaction.state.log.replication.factor",
-		configs: [][2]string{
-			{"cleanup.policy", "compact"},
-			{"segment.bytes", itoa(b.cfg.int64Value("transaction.state.log.segment.bytes"))},
-			{"compression.type", "producer"},
-			{"min.insync.replicas", itoa(b.cfg.int64Value("transaction.state.log.min.isr"))},
-			{"unclean.leader.election.enable", "false"},
-		},
-		creator: &b.txnStateCreator,
-	})
+	spec, _ := b.internalTopicSpecFor(transactionStateTopic)
+	return b.ensureInternalTopic(ctx, spec)
+}
+
+// internalTopicSpecFor is how this broker creates an internal topic, from its own
+// properties (offsets.topic.*, transaction.state.log.*): Kafka's partitions,
+// replication factor and configs. The controller creates an internal topic only by
+// this spec, whatever the request asked (canonicalInternalTopic), so no client can
+// choose them.
+func (b *Broker) internalTopicSpecFor(name string) (internalTopicSpec, bool) {
+	switch name {
+	case offsetsTopic:
+		return internalTopicSpec{
+			name: offsetsTopic, partitions: int32(b.cfg.int64Value("offsets.topic.num.partitions")),
+			rf: b.cfg.offsetsReplicationFactor(), rfProperty: "offsets.topic.replication.factor",
+			configs: [][2]string{
+				{"cleanup.policy", "compact"},
+				{"segment.bytes", itoa(b.cfg.int64Value("offsets.topic.segment.bytes"))},
+				{"compression.type", "producer"},
+			},
+			creator: &b.offsetsCreator,
+		}, true
+	case transactionStateTopic:
+		return internalTopicSpec{
+			name: transactionStateTopic, partitions: int32(b.cfg.int64Value("transaction.state.log.num.partitions")),
+			rf: b.cfg.transactionStateReplicationFactor(), rfProperty: "transaction.state.log.replication.factor",
+			configs: [][2]string{
+				{"cleanup.policy", "compact"},
+				{"segment.bytes", itoa(b.cfg.int64Value("transaction.state.log.segment.bytes"))},
+				{"compression.type", "producer"},
+				{"min.insync.replicas", itoa(b.cfg.int64Value("transaction.state.log.min.isr"))},
+				{"unclean.leader.election.enable", "false"},
+			},
+			creator: &b.txnStateCreator,
+		}, true
+	}
+	return internalTopicSpec{}, false
+}
+
+// canonicalInternalTopic replaces what a CreateTopics for an internal topic asks with
+// this controller's spec: partitions, replication factor and configs.
+func (b *Broker) canonicalInternalTopic(spec *topicSpec) {
+	want, ok := b.internalTopicSpecFor(spec.name)
+	if !ok {
+		return
+	}
+	spec.partitions, spec.replicationFactor, spec.assignment = want.partitions, int16(want.rf), nil
+	spec.configs = map[string]string{}
+	for _, c := range want.configs {
+		spec.configs[c[0]] = c[1]
+	}
 }
 
 func (b *Broker) ensureInternalTopic(ctx context.Context, spec internalTopicSpec) *metadata.Image {

@@ -192,10 +192,11 @@ func (b *Broker) controllerLocal(ctx context.Context, req kmsg.Request) (kmsg.Re
 // forwarded again, so brokers that briefly disagree on the controller cannot loop.
 const forwardedClientPrefix = "petrel-broker-"
 
-// fromBroker is the one answer to "did another Petrel broker send this request"
-// (follower fetches, forwarded and internal requests): its client id starts with
-// forwardedClientPrefix. The client id is not authenticated: until listeners
-// authenticate (P12), any client may claim it (DESIGN.md, "Trust between brokers").
+// fromBroker reports whether a request names itself another Petrel broker's: its client
+// id starts with forwardedClientPrefix. The client id is not authenticated, so it only
+// routes (a broker's request is not forwarded again, nor held until this broker is
+// ready); no right depends on it (DESIGN.md, "Trust between brokers"): those come
+// from the authenticated principal (brokerRequest, clusterPrincipal).
 func fromBroker(req *rpc.Request) bool {
 	return req.ClientID != nil && strings.HasPrefix(*req.ClientID, forwardedClientPrefix)
 }

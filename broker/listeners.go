@@ -202,7 +202,8 @@ func (c *Config) jaasConfig(listener, mechanism string) ([]auth.LoginModule, err
 }
 
 // rpcListenerConfig builds the rpc configuration of a listener: TLS from its ssl.*
-// properties, SASL with its enabled mechanisms.
+// properties, SASL with its enabled mechanisms, the failure delay and the bound on
+// frames before authentication (sasl.server.max.receive.size).
 func (b *Broker) rpcListenerConfig(s listenerSpec) (rpc.ListenerConfig, error) {
 	lc := rpc.ListenerConfig{Name: s.Name}
 	if s.tls() {
@@ -221,12 +222,14 @@ func (b *Broker) rpcListenerConfig(s listenerSpec) (rpc.ListenerConfig, error) {
 		lc.SASL = a
 		lc.MaxReauth = time.Duration(parseInt64(b.cfg.listenerProperty(s.Name, "connections.max.reauth.ms"))) * time.Millisecond
 		lc.FailureDelay = b.authFailures.delay
+		lc.SASLMaxReceiveSize = int32(parseInt64(b.cfg.listenerProperty(s.Name, "sasl.server.max.receive.size")))
 	}
 	return lc, nil
 }
 
 // openListeners resolves and binds every listener (the first one may be the
-// KafkaListener test hook) and builds its rpc configuration.
+// KafkaListener test hook) and builds its rpc configuration; the listeners share one
+// connectionQuotas (max.connections counts over all of them).
 func (b *Broker) openListeners() error {
 	specs, err := b.cfg.listenerSpecs()
 	if err != nil {
@@ -235,6 +238,10 @@ func (b *Broker) openListeners() error {
 	inter := b.cfg.interBrokerListenerName()
 	if !slices.ContainsFunc(specs, func(s listenerSpec) bool { return s.Name == inter }) {
 		return fmt.Errorf("%w: the inter-broker listener %s (inter.broker.listener.name or security.inter.broker.protocol) is not one of listeners", ErrInvalidBrokerConfig, inter)
+	}
+	quotas, err := b.newConnectionQuotas(specs, inter) // connection_quotas.go
+	if err != nil {
+		return err
 	}
 	var out []boundListener
 	fail := func(err error) error {
@@ -248,6 +255,7 @@ func (b *Broker) openListeners() error {
 		if err != nil {
 			return fail(err)
 		}
+		lc.Limiter = quotas
 		var ln net.Listener
 		if i == 0 && b.cfg.KafkaListener != nil {
 			ln = b.cfg.KafkaListener

@@ -78,7 +78,7 @@ const nanosToPercentage = 100.0 / 1e9
 func (b *Broker) withQuotas(key kmsg.Key, h rpc.Handler) rpc.Handler {
 	return func(ctx context.Context, req *rpc.Request) rpc.Result {
 		im := b.Image()
-		if len(im.ClientQuotas) == 0 || fromBroker(req) {
+		if len(im.ClientQuotas) == 0 || b.quotaExempt(req) {
 			return h(ctx, req)
 		}
 		principal, _ := requestPrincipal(req)
@@ -118,6 +118,17 @@ func (b *Broker) withQuotas(key kmsg.Key, h rpc.Handler) rpc.Handler {
 		}
 		return res.OnResponse(func(kmsg.Response) time.Duration { return throttle })
 	}
+}
+
+// quotaExempt reports requests no client quota applies to, as in Kafka: a follower's
+// fetch (a replica id; it needs ClusterAction when the authorizer is on) and the
+// requests of an authenticated broker principal (clusterPrincipal). A client id that
+// names a broker exempts nothing.
+func (b *Broker) quotaExempt(req *rpc.Request) bool {
+	if f, ok := req.Body.(*kmsg.FetchRequest); ok && fetchReplica(f) >= 0 {
+		return true
+	}
+	return b.clusterPrincipal(req)
 }
 
 // fetchResponseBytes is the record bytes a Fetch response carries, inline or held for

@@ -45,24 +45,29 @@ func startRaft(cfg *Config, machine *fsm.FSM, dial rpc.DialFunc, logger hclog.Lo
 	if err := ensureDir(dir); err != nil {
 		return nil, err
 	}
+	ln := cfg.RaftListener
+	if ln == nil {
+		var err error
+		if ln, err = net.Listen("tcp", cfg.RaftListen); err != nil {
+			return nil, fmt.Errorf("raft listener %s: %w", cfg.RaftListen, err)
+		}
+	}
+	// The transport's security first: a refusal (plaintext Raft on a cluster that
+	// authenticates clients) opens no store.
+	conns := newRaftConns()
+	raw := ln
+	ln, dial, err := secureRaft(cfg, conns.listener(ln), conns.dial(dial))
+	if err != nil {
+		raw.Close()
+		return nil, err
+	}
 	store, err := raftboltdb.NewBoltStore(filepath.Join(dir, "raft.db"))
 	if err != nil {
+		ln.Close()
 		return nil, fmt.Errorf("opening raft store: %w", err)
 	}
 	snaps, err := raft.NewFileSnapshotStoreWithLogger(dir, 2, logger.Named("snapshots"))
 	if err != nil {
-		store.Close()
-		return nil, err
-	}
-	ln := cfg.RaftListener
-	if ln == nil {
-		if ln, err = net.Listen("tcp", cfg.RaftListen); err != nil {
-			store.Close()
-			return nil, fmt.Errorf("raft listener %s: %w", cfg.RaftListen, err)
-		}
-	}
-	conns := newRaftConns()
-	if ln, dial, err = secureRaft(cfg, conns.listener(ln), conns.dial(dial)); err != nil {
 		ln.Close()
 		store.Close()
 		return nil, err

@@ -74,7 +74,9 @@ func (a *saslAuthenticator) NewSession(mechanism string, _ *rpc.ConnInfo) (rpc.S
 // authFailureLimiter delays answers to failed authentications
 // (connection.failed.authentication.delay.ms), per remote host: failures from one
 // address are answered at most once per delay, so a client retrying passwords in a
-// loop or over many connections gets one answer per delay.
+// loop or over many connections gets one answer per delay. Parallel failures queue up
+// without a cap: the i-th waits i delays. What they cost while they wait (a connection
+// each, its reader already gone) is bounded by max.connections.per.ip.
 type authFailureLimiter struct {
 	base time.Duration
 	mu   sync.Mutex
@@ -110,11 +112,7 @@ func (l *authFailureLimiter) delay(remote net.Addr) time.Duration {
 	}
 	at := now.Add(l.base)
 	if n, ok := l.next[host]; ok && n.After(now) {
-		// Bounded: a host far behind is capped at ten delays.
-		at = n.Add(l.base)
-		if limit := now.Add(10 * l.base); at.After(limit) {
-			at = limit
-		}
+		at = n.Add(l.base) // one delay after the host's last scheduled answer
 	}
 	l.next[host] = at
 	return at.Sub(now)

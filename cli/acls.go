@@ -29,8 +29,8 @@ func aclsCommand() *ucli.Command {
 	entryFlags := []ucli.Flag{
 		&ucli.StringSliceFlag{Name: "allow-principal", Usage: "a principal to allow, Type:Name (repeatable)"},
 		&ucli.StringSliceFlag{Name: "deny-principal", Usage: "a principal to deny, Type:Name (repeatable)"},
-		&ucli.StringSliceFlag{Name: "allow-host", Usage: "a host the allowed principals may connect from (default *)"},
-		&ucli.StringSliceFlag{Name: "deny-host", Usage: "a host the denied principals may not connect from (default *)"},
+		&ucli.StringSliceFlag{Name: "allow-host", Usage: "a host (IP address or CIDR block, such as 10.0.0.0/8) the allowed principals may connect from (default *)"},
+		&ucli.StringSliceFlag{Name: "deny-host", Usage: "a host (IP address or CIDR block) the denied principals may not connect from (default *)"},
 		&ucli.StringSliceFlag{Name: "operation", Usage: "Read, Write, Create, Delete, Alter, Describe, ClusterAction, DescribeConfigs, AlterConfigs, IdempotentWrite or All (repeatable)"},
 	}
 	return &ucli.Command{
@@ -181,7 +181,7 @@ func runACLsAdd(c *ucli.Context) error {
 	}
 	for _, res := range resp.Results {
 		if err := kerr.ErrorForCode(res.ErrorCode); err != nil {
-			return fmt.Errorf("create ACLs: %w", kafkaError(err, derefString(res.ErrorMessage)))
+			return aclError("create ACLs", err, res.ErrorMessage)
 		}
 	}
 	if _, err := io.WriteString(c.App.Writer, out.String()); err != nil {
@@ -217,7 +217,7 @@ func runACLsRemove(c *ucli.Context) error {
 	}
 	for _, res := range resp.Results {
 		if err := kerr.ErrorForCode(res.ErrorCode); err != nil {
-			return fmt.Errorf("delete ACLs: %w", kafkaError(err, derefString(res.ErrorMessage)))
+			return aclError("delete ACLs", err, res.ErrorMessage)
 		}
 	}
 	if _, err := io.WriteString(c.App.Writer, out.String()); err != nil {
@@ -273,7 +273,7 @@ func listACLs(c *ucli.Context, cl *kafkaClient, resources []aclResource, princip
 			return fmt.Errorf("describe ACLs: %w", cl.explain(err))
 		}
 		if err := kerr.ErrorForCode(resp.ErrorCode); err != nil {
-			return fmt.Errorf("describe ACLs: %w", kafkaError(err, derefString(resp.ErrorMessage)))
+			return aclError("describe ACLs", err, resp.ErrorMessage)
 		}
 		for _, r := range resp.Resources {
 			key := aclResource{r.ResourceType, r.ResourceName, r.ResourcePatternType}
@@ -302,4 +302,13 @@ func listACLs(c *ucli.Context, cl *kafkaClient, resources []aclResource, princip
 	}
 	_, err := io.WriteString(c.App.Writer, out.String())
 	return err
+}
+
+// aclError words a refused ACL request; a cluster without an authorizer
+// (SECURITY_DISABLED) gets one line saying so, since ACLs would not be enforced there.
+func aclError(op string, err error, message *string) error {
+	if errors.Is(err, kerr.SecurityDisabled) {
+		return fmt.Errorf("%s: the cluster has no authorizer (authorizer.class.name is not set), so ACLs would not be enforced", op)
+	}
+	return fmt.Errorf("%s: %w", op, kafkaError(err, derefString(message)))
 }

@@ -1,14 +1,18 @@
 package cli
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
 
 // TestACLs_AddListRemove: kafka-acls.sh's flags and listing, literal and prefixed
-// patterns, removal, and Kafka's errors for bad flags and missing rights.
+// patterns, removal, and Kafka's errors for bad flags, missing rights and a cluster
+// without an authorizer.
 func TestACLs_AddListRemove(t *testing.T) {
-	b := startBroker(t, nil)
+	b := startBroker(t, map[string]string{"authorizer.class.name": "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+		"super.users": "User:ANONYMOUS"})
 	bs := bootstrap(b)
 	r := mustRun(t, "", "acls", "add", bs, "--allow-principal", "User:alice", "--operation", "Read", "--operation", "Describe", "--topic", "orders")
 	if !strings.Contains(r.stdout, "Adding ACLs for resource `ResourcePattern(resourceType=TOPIC, name=orders, patternType=LITERAL)`: \n") ||
@@ -53,8 +57,29 @@ func TestACLs_AddListRemove(t *testing.T) {
 	mustFail(t, "--resource-pattern-type must be literal or prefixed", "", "acls", "add", bs, "--allow-principal", "User:a", "--operation", "Read", "--topic", "t", "--resource-pattern-type", "match")
 	mustFail(t, "name a resource", "", "acls", "add", bs, "--allow-principal", "User:a", "--operation", "Read")
 
-	locked := startBroker(t, map[string]string{"authorizer.class.name": "org.apache.kafka.metadata.authorizer.StandardAuthorizer"})
-	mustFail(t, "CLUSTER_AUTHORIZATION_FAILED", "", "acls", "list", bootstrap(locked))
+	// CIDR blocks as hosts (KIP-1276).
+	mustRun(t, "", "acls", "add", bs, "--allow-principal", "User:net", "--allow-host", "10.0.0.0/8", "--operation", "Read", "--topic", "cidr")
+	r = mustRun(t, "", "acls", "list", bs, "--topic", "cidr")
+	if !strings.Contains(r.stdout, "(principal=User:net, host=10.0.0.0/8, operation=READ, permissionType=ALLOW)") {
+		t.Fatalf("CIDR listing:\n%s", r.stdout)
+	}
+	mustFail(t, "not a valid CIDR block", "", "acls", "add", bs, "--allow-principal", "User:net", "--allow-host", "10.0.0.0/33", "--operation", "Read", "--topic", "cidr")
+
+	// bob, authenticated over SASL without rights, is refused.
+	locked := startBroker(t, map[string]string{"authorizer.class.name": "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+		"super.users": "User:ANONYMOUS", "listeners": "PLAINTEXT://127.0.0.1:0,SASL_PLAINTEXT://127.0.0.1:0",
+		"sasl.enabled.mechanisms": "PLAIN", "petrel.raft.security.protocol": "PLAINTEXT",
+		"listener.name.sasl_plaintext.plain.sasl.jaas.config": `org.apache.kafka.common.security.plain.PlainLoginModule required user_bob="bob-secret";`})
+	props := filepath.Join(t.TempDir(), "client.properties")
+	if err := os.WriteFile(props, []byte("security.protocol=SASL_PLAINTEXT\nsasl.mechanism=PLAIN\nsasl.username=bob\nsasl.password=bob-secret\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	mustFail(t, "CLUSTER_AUTHORIZATION_FAILED", "", "acls", "list", "--bootstrap-server="+locked.ListenerAddr("SASL_PLAINTEXT").String(), "--command-config", props)
+
+	open := bootstrap(startBroker(t, nil))
+	const disabled = "the cluster has no authorizer (authorizer.class.name is not set), so ACLs would not be enforced"
+	mustFail(t, disabled, "", "acls", "add", open, "--deny-principal", "User:mallory", "--operation", "Read", "--topic", "t")
+	mustFail(t, disabled, "", "acls", "list", open)
 }
 
 // TestQuotas_AlterDescribe: kafka-configs.sh's entity flags and wording.

@@ -89,10 +89,11 @@ func TestAuthz_AuthorizedOperations(t *testing.T) {
 		`user_admin="admin-secret" user_alice="alice-secret";`
 	c := StartCluster(t, 1,
 		WithProperty("listeners", "PLAINTEXT://127.0.0.1:0,SASL_PLAINTEXT://127.0.0.1:0"),
+		WithProperty("petrel.raft.security.protocol", "PLAINTEXT"), // one node: no Raft peer
 		WithProperty("sasl.enabled.mechanisms", "PLAIN"),
 		WithProperty("listener.name.sasl_plaintext.plain.sasl.jaas.config", jaas),
 		WithProperty("authorizer.class.name", "org.apache.kafka.metadata.authorizer.StandardAuthorizer"),
-		WithProperty("super.users", "User:admin"))
+		WithProperty("super.users", "User:admin;User:ANONYMOUS"))
 	addr := c.Node(0).ListenerAddr("SASL_PLAINTEXT").String()
 	as := func(user, pass string, opts ...kgo.Opt) *kgo.Client {
 		return newClient(t, []string{addr}, append([]kgo.Opt{saslOpt("PLAIN", user, pass)}, opts...)...)

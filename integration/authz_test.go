@@ -13,29 +13,47 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// aclAdmin is an admin client the brokers trust as one of their own (client id
-// petrel-broker-N on an anonymous connection is cluster-authorized until listeners
-// authenticate brokers), so it may create topics and ACLs with authorization on.
-func aclAdmin(t testing.TB, c *Cluster) *kadm.Client {
-	return kadm.NewClient(c.Client(t, kgo.ClientID("petrel-broker-99")))
+// authzJAAS holds the SASL/PLAIN users of authzCluster: the brokers' own (broker) and
+// an administrator; both are super users.
+const authzJAAS = `org.apache.kafka.common.security.plain.PlainLoginModule required username="broker" password="broker-secret" ` +
+	`user_broker="broker-secret" user_admin="admin-secret";`
+
+// authzCluster is n brokers with the authorizer on that authenticate each other over
+// SASL_PLAINTEXT (the inter-broker listener) and serve anonymous clients on PLAINTEXT.
+func authzCluster(t *testing.T, n int) *Cluster {
+	return StartCluster(t, n,
+		WithProperty("listeners", "PLAINTEXT://127.0.0.1:0,SASL_PLAINTEXT://127.0.0.1:0"),
+		WithProperty("inter.broker.listener.name", "SASL_PLAINTEXT"),
+		WithProperty("sasl.enabled.mechanisms", "PLAIN"),
+		WithProperty("sasl.mechanism.inter.broker.protocol", "PLAIN"),
+		WithProperty("listener.name.sasl_plaintext.plain.sasl.jaas.config", authzJAAS),
+		WithProperty("authorizer.class.name", "org.apache.kafka.metadata.authorizer.StandardAuthorizer"),
+		WithProperty("super.users", "User:broker;User:admin"),
+		WithProperty("petrel.raft.security.protocol", "PLAINTEXT")) // a test's loopback quorum
 }
 
-// createACLs creates ACLs at the controller as aclAdmin's trusted client: a request
-// from a "broker" is never forwarded, so it goes to the controller itself.
+// aclAdminClient is a client authenticated as authzCluster's administrator.
+func aclAdminClient(t testing.TB, c *Cluster) *kgo.Client {
+	var seeds []string
+	for i := range c.nodes {
+		seeds = append(seeds, c.Node(i).ListenerAddr("SASL_PLAINTEXT").String())
+	}
+	return newClient(t, seeds, saslOpt("PLAIN", "admin", "admin-secret"))
+}
+
+// aclAdmin is an admin client for authzCluster's administrator.
+func aclAdmin(t testing.TB, c *Cluster) *kadm.Client { return kadm.NewClient(aclAdminClient(t, c)) }
+
+// createACLs creates ACLs as the administrator.
 func createACLs(ctx context.Context, t testing.TB, c *Cluster, creations ...kmsg.CreateACLsRequestCreation) {
 	t.Helper()
-	cl, err := kgo.NewClient(kgo.SeedBrokers(c.Addr(c.Controller())), kgo.ClientID("petrel-broker-99"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
 	req := kmsg.NewPtrCreateACLsRequest()
 	req.Creations = creations
-	resp, err := cl.SeedBrokers()[0].Request(ctx, req)
+	resp, err := req.RequestWith(ctx, aclAdminClient(t, c))
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, r := range resp.(*kmsg.CreateACLsResponse).Results {
+	for _, r := range resp.Results {
 		if err := kerr.ErrorForCode(r.ErrorCode); err != nil {
 			t.Fatal(err)
 		}
@@ -81,7 +99,7 @@ func produce(ctx context.Context, t testing.TB, c *Cluster, topic string) error 
 // write to matching topics until a literal deny overrides it; joining a group needs
 // Read on the group.
 func TestAuthz_ACLsOnEveryBroker(t *testing.T) {
-	c := StartCluster(t, 3, WithProperty("authorizer.class.name", "org.apache.kafka.metadata.authorizer.StandardAuthorizer"))
+	c := authzCluster(t, 3)
 	ctx := testContext(t)
 	adm := aclAdmin(t, c)
 	for _, topic := range []string{"readable", "hidden", "pre-x", "pre-y"} {
@@ -159,14 +177,14 @@ func TestAuthz_ACLsOnEveryBroker(t *testing.T) {
 		t.Errorf("produce to pre-y: %v", err)
 	}
 
-	// Listing ACLs: every one for the trusted admin, refused for anonymous.
+	// Listing ACLs: every one for the administrator, refused for anonymous.
 	describe := func(cl *kgo.Client) (*kmsg.DescribeACLsResponse, error) {
 		req := kmsg.NewPtrDescribeACLsRequest()
 		req.ResourceType, req.ResourcePatternType = kmsg.ACLResourceTypeAny, kmsg.ACLResourcePatternTypeAny
 		req.Operation, req.PermissionType = kmsg.ACLOperationAny, kmsg.ACLPermissionTypeAny
 		return req.RequestWith(ctx, cl)
 	}
-	listed, err := describe(c.Client(t, kgo.ClientID("petrel-broker-99")))
+	listed, err := describe(aclAdminClient(t, c))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -45,6 +45,7 @@ func startSecureNode(t *testing.T, extra ...Option) *secureNode {
 	server := ca.issue("broker", false)
 	opts := []Option{
 		WithProperty("listeners", "PLAINTEXT://127.0.0.1:0,SSL://127.0.0.1:0,SASL_PLAINTEXT://127.0.0.1:0,SASL_SSL://127.0.0.1:0"),
+		WithProperty("petrel.raft.security.protocol", "PLAINTEXT"), // one node: no Raft peer
 		WithProperty("ssl.keystore.type", "PEM"),
 		WithProperty("ssl.keystore.location", server.keystore),
 		WithProperty("ssl.truststore.type", "PEM"),

@@ -3,6 +3,7 @@ package rpc
 import (
 	"context"
 	"crypto/tls"
+	"encoding/binary"
 	"fmt"
 	"slices"
 	"time"
@@ -68,6 +69,44 @@ func (c *conn) handshakeTLS() error {
 		c.log.Debug("TLS client authenticated", "principal", info.Principal)
 	}
 	return nil
+}
+
+// preAuth reports whether the connection is on a SASL listener and has not yet
+// completed its first authentication.
+func (sec *connSecurity) preAuth() bool {
+	return sec.lc != nil && sec.lc.SASL != nil && !sec.authenticated
+}
+
+// maxRequestBytes is the largest request frame the connection may read now:
+// sasl.server.max.receive.size on a SASL listener before the first authentication
+// completes (preAuth true), socket.request.max.bytes otherwise.
+func (c *conn) maxRequestBytes() (limit int32, preAuth bool) {
+	limit = c.srv.cfg.MaxRequestBytes
+	if !c.security.preAuth() {
+		return limit, false
+	}
+	saslMax := c.security.lc.SASLMaxReceiveSize
+	if saslMax <= 0 {
+		saslMax = DefaultSASLMaxReceiveSize
+	}
+	return min(limit, saslMax), true
+}
+
+// checkPreAuthKey refuses, from the api key alone and before its body is decoded, a
+// request other than ApiVersions, SaslHandshake and SaslAuthenticate on a SASL listener
+// before authentication (Kafka's SaslServerAuthenticator does the same): an
+// unauthenticated client cannot make the broker decode any other api's body. frame
+// holds at least a request header's first bytes (readFrame).
+func (c *conn) checkPreAuthKey(frame []byte) error {
+	if !c.security.preAuth() {
+		return nil
+	}
+	switch key := int16(binary.BigEndian.Uint16(frame)); key {
+	case apiVersionsKey, saslHandshakeKey, saslAuthenticateKey:
+		return nil
+	default:
+		return fmt.Errorf("%w: %s (key %d)", ErrUnauthenticated, kmsg.NameForKey(key), key)
+	}
 }
 
 // authenticate applies the SASL rules to req. gated false means dispatch req as

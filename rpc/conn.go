@@ -102,6 +102,9 @@ type conn struct {
 
 	// security is the listener's TLS and SASL state (authn.go). Reader goroutine only.
 	security connSecurity
+	// release, when set, gives the connection back to its listener's Limiter; set
+	// before the goroutines start, called once by close.
+	release func()
 }
 
 // newConn prepares a connection; the caller starts readLoop and writeLoop.
@@ -162,6 +165,10 @@ func (c *conn) serveRequests() error {
 		}
 		received := time.Now()
 		weight := min(int64(len(frame)), c.srv.cfg.QueuedMaxRequestBytes)
+		if err := c.checkPreAuthKey(frame); err != nil {
+			c.srv.budget.Release(weight)
+			return err
+		}
 		req, err := decodeRequestAfter(frame, c.srv.reg, c.clientID)
 		if err != nil {
 			c.srv.budget.Release(weight)
@@ -298,8 +305,12 @@ func (c *conn) readFrame() (frame []byte, pooled *[]byte, err error) {
 		return nil, nil, err
 	}
 	size := int32(binary.BigEndian.Uint32(c.sizeBuf[:]))
-	if size < minRequestHeaderSize || size > c.srv.cfg.MaxRequestBytes {
-		return nil, nil, fmt.Errorf("%w: %d bytes (allowed %d-%d)", ErrFrameSize, size, minRequestHeaderSize, c.srv.cfg.MaxRequestBytes)
+	if limit, preAuth := c.maxRequestBytes(); size < minRequestHeaderSize || size > limit {
+		when := ""
+		if preAuth {
+			when = " before authentication (sasl.server.max.receive.size)"
+		}
+		return nil, nil, fmt.Errorf("%w: %d bytes%s (allowed %d-%d)", ErrFrameSize, size, when, minRequestHeaderSize, limit)
 	}
 	if frame, pooled, err = c.readBody(int(size)); err != nil {
 		return nil, nil, err
@@ -677,6 +688,9 @@ func (c *conn) close(reason error) {
 		c.cancel()
 		_ = c.nc.Close()
 		c.srv.forgetConn(c)
+		if c.release != nil {
+			c.release()
+		}
 		close(c.done)
 	})
 }

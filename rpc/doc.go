@@ -48,6 +48,13 @@
 //
 // # Closing
 //
+// On a SASL listener, until the connection's first authentication completes, a frame
+// is read only if its size prefix is at most ListenerConfig.SASLMaxReceiveSize (Kafka's
+// sasl.server.max.receive.size), and a request other than ApiVersions, SaslHandshake
+// and SaslAuthenticate closes the connection from its api key, before its body is
+// decoded. A ListenerConfig.Limiter admits each accepted connection before anything is
+// read (the broker's connection quotas); it may hold the accept loop back.
+//
 // A connection closes when the client closes it, on a protocol violation, when idle
 // for ServerConfig.IdleTimeout with nothing owed, on CloseConnection (after the
 // responses owed before it), or when a RespondLater channel is closed without a value.

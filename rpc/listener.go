@@ -33,6 +33,31 @@ type ListenerConfig struct {
 	// authentication from remote (connection.failed.authentication.delay.ms); the
 	// connection is closed after the answer.
 	FailureDelay func(remote net.Addr) time.Duration
+	// SASLMaxReceiveSize caps a request frame on a SASL listener until the connection's
+	// first authentication completes (Kafka's sasl.server.max.receive.size): a larger
+	// size prefix closes the connection before any of the body is read. Zero means
+	// DefaultSASLMaxReceiveSize. Afterwards ServerConfig.MaxRequestBytes applies.
+	SASLMaxReceiveSize int32
+	// Limiter, when set, admits every connection the listener accepts before anything
+	// is read from it (Kafka's connection quotas).
+	Limiter ConnectionLimiter
+}
+
+// DefaultSASLMaxReceiveSize is Kafka's sasl.server.max.receive.size (512 KiB).
+const DefaultSASLMaxReceiveSize int32 = 524288
+
+// ConnectionLimiter decides which accepted connections a listener serves (Kafka's
+// max.connections, max.connections.per.ip). It must be safe for concurrent use; the
+// Server holds no lock while calling it.
+type ConnectionLimiter interface {
+	// Admit is called on the listener's accept goroutine for each accepted connection,
+	// before anything is read from it. It may block, holding back further accepts
+	// (Kafka's back-pressure at max.connections), until stop is closed (Shutdown or
+	// Close). false closes the connection at once.
+	Admit(listener string, remote net.Addr, stop <-chan struct{}) bool
+	// Release is called once, from any goroutine, when a connection Admit admitted
+	// closes.
+	Release(listener string, remote net.Addr)
 }
 
 // SASLAuthenticator is a listener's SASL server: its enabled mechanisms and a new

@@ -191,6 +191,9 @@ func (s *Server) ServeListener(ln net.Listener, lc ListenerConfig) error {
 			continue
 		}
 		backoff = 0
+		if !s.admit(nc, &lc) {
+			continue
+		}
 		s.startConn(nc, &lc)
 	}
 }
@@ -305,11 +308,29 @@ func (s *Server) forgetListener(ln net.Listener) {
 	}
 }
 
+// admit asks the listener's Limiter to admit nc, which may hold the accept loop back;
+// a connection refused is closed at once. It reports whether nc is admitted.
+func (s *Server) admit(nc net.Conn, lc *ListenerConfig) bool {
+	if lc.Limiter == nil {
+		return true
+	}
+	if lc.Limiter.Admit(lc.Name, nc.RemoteAddr(), s.quit) {
+		return true
+	}
+	_ = nc.Close()
+	return false
+}
+
 // startConn registers nc and starts its reader and writer, or closes nc if the server
-// is no longer running.
+// is no longer running. A connection admitted by the listener's Limiter is released to
+// it when it closes.
 func (s *Server) startConn(nc net.Conn, lc *ListenerConfig) {
 	c := newConn(s, nc, s.nextConnID.Add(1))
 	c.setListener(lc)
+	if lim := lc.Limiter; lim != nil {
+		name, remote := lc.Name, nc.RemoteAddr()
+		c.release = func() { lim.Release(name, remote) }
+	}
 	s.mu.Lock()
 	if s.state != stateRunning {
 		s.mu.Unlock()

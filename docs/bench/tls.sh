@@ -31,7 +31,7 @@ log=$work/broker.log
 "$bin" server --node-id 0 --data-dir "$work/data" --raft-listen "127.0.0.1:$raft" --metrics-listen "" \
   --set "listeners=PLAINTEXT://127.0.0.1:$plain,SASL_SSL://127.0.0.1:$secure" \
   --set ssl.keystore.type=PEM --set "ssl.keystore.location=$work/keystore.pem" \
-  --set sasl.enabled.mechanisms=SCRAM-SHA-512 >"$log" 2>&1 &
+  --set sasl.enabled.mechanisms=SCRAM-SHA-512 --set petrel.raft.security.protocol=PLAINTEXT >"$log" 2>&1 &
 broker_pid=$!
 trap 'kill $broker_pid 2>/dev/null || true; rm -rf "$work"' EXIT
 for _ in $(seq 1 300); do grep -q "listening on" "$log" && break; sleep 0.1; done
