@@ -13,14 +13,25 @@ package broker
 // record inside is walked, compressed batches decompressed as a stream (recordcheck.go):
 // a malformed record is INVALID_RECORD naming its index, undecodable compressed data
 // CORRUPT_MESSAGE, and records decompressing past petrel.max.decompressed.batch.bytes
-// MESSAGE_TOO_LARGE; the batch is stored byte for byte as sent. acks=0 gets no
+// MESSAGE_TOO_LARGE; a keyless record in a compacted topic is INVALID_RECORD with, from
+// v8, KIP-467's record_errors naming each such record; a batch larger than
+// segment.bytes is RECORD_LIST_TOO_LARGE. The batch is stored as sent but for the
+// offset and leader epoch, unless the topic's compression.type names another codec
+// (recompressed during the record walk, recompress.go: a result past max.message.bytes
+// is MESSAGE_TOO_LARGE) or its message.timestamp.type is LogAppendTime (the append
+// stamps the batch's timestamp, answered as log_append_time, v2+). acks=0 gets no
 // response (a failure closes the connection, as Kafka does); acks=1 answers after the
 // local append; acks=-1 checks min.insync.replicas first and answers when the high
 // watermark passes the batch, or REQUEST_TIMED_OUT at timeout_ms. Idempotent batches
 // (a producer id) pass the partition's producer-state checks under the partition lock
 // before any offset is assigned: INVALID_PRODUCER_EPOCH, OUT_OF_ORDER_SEQUENCE_NUMBER,
 // or, for a repeat of one of the producer's last 5 batches, success with the original
-// offsets and nothing written (docs/idempotence.md).
+// offsets (and append time) and nothing written (docs/idempotence.md). Below the log directory's free-space
+// floor (petrel.log.dir.min.free.bytes, log_dir_space.go) a partition is refused with the
+// retriable NOT_ENOUGH_REPLICAS before its append; a failed write is KAFKA_STORAGE_ERROR
+// and takes the log directory offline (offline_replicas.go). A request naming a
+// partition this broker's image has another broker lead waits, briefly, when that image
+// is about to change (refused_leader_hold.go): the client may know of the change first.
 
 import (
 	"context"
@@ -54,6 +65,7 @@ type producePending struct {
 
 func (b *Broker) handleProduce(ctx context.Context, req *rpc.Request) rpc.Result {
 	r := req.Body.(*kmsg.ProduceRequest)
+	b.awaitProduceLeaders(ctx, r) // the image is about to make this broker leader (refused_leader_hold.go)
 	resp := r.ResponseKind().(*kmsg.ProduceResponse)
 	type appended struct {
 		topic, partition int // indexes into resp
@@ -62,7 +74,7 @@ func (b *Broker) handleProduce(ctx context.Context, req *rpc.Request) rpc.Result
 	}
 	var waiting []appended
 	failed := false
-	verifying := b.cfg.boolValue("transaction.partition.verification.enable")
+	verifying := b.dynamicBrokerBool("transaction.partition.verification.enable")
 	verified := b.verifyProduce(ctx, r)
 	for ti, rt := range r.Topics {
 		st := kmsg.NewProduceResponseTopic()
@@ -72,11 +84,12 @@ func (b *Broker) handleProduce(ctx context.Context, req *rpc.Request) rpc.Result
 			sp.Partition = rp.Partition
 			v := verified[txn.TopicPartition{Topic: rt.Topic, Partition: rp.Partition}]
 			v.off = !verifying
-			code, msg, part, info := b.producePartition(r, rt.Topic, rp, v)
+			code, msg, part, info := b.producePartition(r, rt.Topic, rp, v, &sp)
 			sp.ErrorCode, sp.ErrorMessage = code, msg
 			if code == 0 {
 				part.counters.Produced(info.Records, info.Bytes)
 				sp.BaseOffset = info.FirstOffset
+				sp.LogAppendTime = info.LogAppendTime
 				sp.LogStartOffset = part.LogStartOffset()
 				if r.Acks == -1 {
 					waiting = append(waiting, appended{ti, pi, part, info.LastOffset + 1})
@@ -109,8 +122,9 @@ func (b *Broker) handleProduce(ctx context.Context, req *rpc.Request) rpc.Result
 	return rpc.RespondDeferred(deferred)
 }
 
-// producePartition validates and appends one partition's batch.
-func (b *Broker) producePartition(r *kmsg.ProduceRequest, topic string, rp kmsg.ProduceRequestTopicPartition, v produceVerification) (int16, *string, *localPartition, segment.AppendInfo) {
+// producePartition validates and appends one partition's batch; records at fault are
+// named in sp's record errors (KIP-467, v8+).
+func (b *Broker) producePartition(r *kmsg.ProduceRequest, topic string, rp kmsg.ProduceRequestTopicPartition, v produceVerification, sp *kmsg.ProduceResponseTopicPartition) (int16, *string, *localPartition, segment.AppendInfo) {
 	var none segment.AppendInfo
 	fail := func(code int16, format string, args ...any) (int16, *string, *localPartition, segment.AppendInfo) {
 		return code, errorMessage(fmt.Errorf(format, args...)), nil, none
@@ -136,33 +150,63 @@ func (b *Broker) producePartition(r *kmsg.ProduceRequest, topic string, rp kmsg.
 	if code, err := validateProducedBatch(rp.Records, r.Version, settings.maxMessageBytes); code != 0 {
 		return code, errorMessage(err), nil, none
 	}
-	if err := b.records.check(rp.Records, settings.segment.Compacted); err != nil {
+	records, release, err := b.checkRecords(rp.Records, settings)
+	if err != nil {
+		var re *recordErrors
+		if errors.As(err, &re) && r.Version >= 8 {
+			for _, i := range re.indexes {
+				e := kmsg.NewProduceResponseTopicPartitionErrorRecord()
+				e.RelativeOffset = i
+				e.ErrorMessage = kmsg.StringPtr(fmt.Sprintf("%s in topic partition %s-%d.", re.message, topic, rp.Partition))
+				sp.ErrorRecords = append(sp.ErrorRecords, e)
+			}
+		}
 		return b.errorCodeLogged(err, "produce"), errorMessage(err), nil, none
 	}
+	defer release()
 	if v.code != 0 {
 		return fail(v.code, "the transaction coordinator did not verify %s-%d in the producer's transaction: %v",
 			topic, rp.Partition, kerr.ErrorForCode(v.code))
+	}
+	if err := b.logSpace.belowFloor(time.Now()); err != nil {
+		// Retriable, nothing written (log_dir_space.go explains the code).
+		return kerr.NotEnoughReplicas.Code, errorMessage(err), nil, none
 	}
 	minInsync := 0
 	if r.Acks == -1 {
 		minInsync = min(settings.minInsync, int(part.replicationFactor.Load()))
 	}
 	// The records slice aliases the request frame (kmsg's ReadFrom does not copy []byte
-	// fields), owned by this request until the handler returns: the append rewrites
-	// baseOffset and partitionLeaderEpoch in place and writes the batch to the log, so
-	// nothing keeps the slice. validateProducedBatch checked the CRC: the append does
-	// not compute it again.
+	// fields), owned by this request until the handler returns, or is the recompressed
+	// batch, released when this function returns: the append rewrites baseOffset and
+	// partitionLeaderEpoch (and, under LogAppendTime, the timestamp and CRC) in place and
+	// writes the batch to the log, so nothing keeps the slice. validateProducedBatch
+	// checked the CRC (recompress computed the new one): the append does not compute it
+	// again.
 	var info segment.AppendInfo
-	var err error
 	if v.off {
-		info, err = part.AppendValidatedAsLeader(rp.Records, minInsync)
+		info, err = part.AppendValidatedAsLeader(records, minInsync)
 	} else {
-		info, err = part.AppendAsLeaderVerified(rp.Records, minInsync, v.guard)
+		info, err = part.AppendAsLeaderVerified(records, minInsync, v.guard)
 	}
 	if err != nil {
+		if errors.Is(err, segment.ErrLogFailed) {
+			b.partitions.recheck() // the log directory goes offline (offline_replicas.go)
+		}
 		return b.errorCodeLogged(err, "produce"), errorMessage(err), nil, none
 	}
 	return 0, nil, part, info
+}
+
+// checkRecords walks the records of a validated batch (recordcheck.go) and, when the
+// topic's compression.type names another codec than the batch's, returns the batch
+// recompressed (recompress.go); release is to be called once the append is done.
+func (b *Broker) checkRecords(batch []byte, s *topicSettings) ([]byte, func(), error) {
+	h, err := segment.ParseBatchHeader(batch)
+	if err == nil && s.compression.rewrites(h.Codec()) {
+		return b.records.recompress(batch, s.segment.Compacted, s.compression, s.maxMessageBytes)
+	}
+	return batch, func() {}, b.records.check(batch, s.segment.Compacted)
 }
 
 // validateProducedBatch applies Kafka's produce checks in Kafka's order.

@@ -9,11 +9,14 @@ package broker
 // has room, and incremental fetches of it name only what changed. max_bytes and
 // partition_max_bytes are soft limits (KIP-74):
 // the first batch is returned even when larger. A fetch with less than min_bytes parks
-// until enough data arrives, a partition's state changes, or max_wait_ms passes.
+// until enough data arrives, a partition's state changes, or max_wait_ms passes; it
+// answers at once when a partition's read came from an older segment than its high
+// watermark's (Kafka's DelayedFetch: the fetch is falling behind the current segment).
 // KIP-320: current_leader_epoch fences stale or future epochs. KIP-392: from v11 a
 // follower serves consumers too, up to its own high watermark (never past the
 // leader's); preferred_read_replica is always -1, so clients that do not ask a follower
-// themselves keep reading from the leader.
+// themselves keep reading from the leader. A consumer's fetch below v10 of a topic with
+// compression.type=zstd is UNSUPPORTED_COMPRESSION_TYPE, as in Kafka (KIP-110).
 
 import (
 	"context"
@@ -40,7 +43,7 @@ func (b *Broker) handleFetch(ctx context.Context, req *rpc.Request) rpc.Result {
 	denied := b.fetchDenied(req, r)
 	resp, bytes, errored := b.readFetch(plan, denied)
 	wait := time.Duration(r.MaxWaitMillis) * time.Millisecond
-	if errored || bytes >= int(r.MinBytes) || wait <= 0 {
+	if errored || bytes >= int(r.MinBytes) || resp.behind || wait <= 0 {
 		b.fetchSessions.finish(&fc, plan, resp, time.Now().UnixMilli())
 		b.countFetched(r, resp, bytes)
 		return rpc.Respond(resp)
@@ -104,7 +107,7 @@ func (b *Broker) parkFetch(ctx context.Context, r *kmsg.FetchRequest, denied fun
 			return b.lastFetchRead(r, denied, last)
 		}
 		resp, bytes, errored := b.readFetch(r, denied)
-		if errored || bytes >= int(r.MinBytes) {
+		if errored || bytes >= int(r.MinBytes) || resp.behind {
 			last.Release()
 			return resp
 		}
@@ -317,6 +320,10 @@ func (b *Broker) fetchPartition(sp *kmsg.FetchResponseTopicPartition, topic stri
 			b.throttles.leader.record(rate, int(res.Held.Len()), now)
 		}
 	} else {
+		if r.Version < 10 && lp.settings.Load().compression.codec == zstdCodec {
+			// Kafka: a consumer too old for zstd (KIP-110) cannot read a zstd topic.
+			return kerr.UnsupportedCompressionType.Code, nil
+		}
 		scope := replication.LeaderOnly
 		if r.Version >= 11 {
 			scope = replication.AnyReplica // KIP-392: a follower serves up to its own HW
@@ -328,6 +335,9 @@ func (b *Broker) fetchPartition(sp *kmsg.FetchResponseTopicPartition, topic stri
 		return b.errorCodeLogged(err, "fetch"), nil
 	}
 	a.changes += res.Changes
+	if res.FallingBehind {
+		a.behind = true
+	}
 	lso := res.LastStableOffset
 	if follower {
 		lso = res.HighWatermark

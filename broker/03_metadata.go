@@ -5,7 +5,11 @@ package broker
 // the Raft leader, or this broker while the leader is unknown or silent
 // (metadataControllerID: every broker forwards controller requests). Topic ids (v10+) are real UUIDs; v12 looks topics up by id. Unknown
 // topics are auto-created when the request allows it (always in v0-3) and
-// auto.create.topics.enable is true, with num.partitions and default.replication.factor.
+// auto.create.topics.enable is true, with num.partitions and default.replication.factor;
+// as in Kafka, the request that created a topic gets it LEADER_NOT_AVAILABLE without
+// partitions, and the next one finds it ready. Before answering, the other brokers the
+// answer names as leaders are probed, and an answer naming one that refuses waits for
+// its fence (metadata_leader_probes.go, refused_leader_hold.go).
 
 import (
 	"context"
@@ -23,6 +27,7 @@ func init() { registerAPI(kmsg.Metadata, 0, 12, (*Broker).handleMetadata) }
 
 func (b *Broker) handleMetadata(ctx context.Context, req *rpc.Request) rpc.Result {
 	r := req.Body.(*kmsg.MetadataRequest)
+	b.checkMetadataLeaders(ctx, r) // no dead leader in the answer (metadata_leader_probes.go)
 	allowCreate := (r.Version < 4 || r.AllowAutoTopicCreation) && b.cfg.boolValue("auto.create.topics.enable")
 	im := b.Image()
 	all := r.Topics == nil || (r.Version == 0 && len(r.Topics) == 0)
@@ -32,6 +37,7 @@ func (b *Broker) handleMetadata(ctx context.Context, req *rpc.Request) rpc.Resul
 		id   [16]byte
 	}
 	var topics []wanted
+	var created map[string]bool
 	if all {
 		for _, name := range im.TopicNames() {
 			topics = append(topics, wanted{name: name})
@@ -49,7 +55,7 @@ func (b *Broker) handleMetadata(ctx context.Context, req *rpc.Request) rpc.Resul
 			}
 		}
 		if len(missing) > 0 {
-			im = b.autoCreateTopics(ctx, missing)
+			im, created = b.autoCreateTopics(ctx, missing)
 		}
 	}
 
@@ -71,6 +77,15 @@ func (b *Broker) handleMetadata(ctx context.Context, req *rpc.Request) rpc.Resul
 		resp.Brokers = append(resp.Brokers, mb)
 	}
 	for _, w := range topics {
+		if created[w.name] {
+			// Kafka's answer to the request whose auto-creation made the topic: the
+			// topic is there, but its partitions are for the next request.
+			mt := kmsg.NewMetadataResponseTopic()
+			name := w.name
+			mt.Topic, mt.ErrorCode = &name, kerr.LeaderNotAvailable.Code
+			resp.Topics = append(resp.Topics, mt)
+			continue
+		}
 		mt := b.metadataTopic(im, w.name, w.id, allowCreate)
 		if r.Version >= 8 && r.IncludeTopicAuthorizedOperations && mt.ErrorCode == 0 && mt.Topic != nil {
 			mt.AuthorizedOperations = b.authorizedOperations(req, auth.ResourceTopic, *mt.Topic)
@@ -85,9 +100,11 @@ func (b *Broker) handleMetadata(ctx context.Context, req *rpc.Request) rpc.Resul
 
 // autoCreateTopics creates topics with the broker defaults through the controller and
 // waits (briefly) until this broker's image has them and its replicas are open, so
-// that the producer that asked finds their leaders ready. It returns the image to
-// answer from.
-func (b *Broker) autoCreateTopics(ctx context.Context, names []string) *metadata.Image {
+// that the client's next Metadata finds their leaders ready. It returns the image to
+// answer from and the topics this call created: Kafka answers those
+// LEADER_NOT_AVAILABLE without partitions, and clients written against Kafka rely on it
+// (after a delete, for one).
+func (b *Broker) autoCreateTopics(ctx context.Context, names []string) (*metadata.Image, map[string]bool) {
 	cctx, cancel := b.waitTimeout(ctx, 5*time.Second)
 	defer cancel()
 	req := kmsg.NewPtrCreateTopicsRequest()
@@ -100,10 +117,15 @@ func (b *Broker) autoCreateTopics(ctx context.Context, names []string) *metadata
 	resp, err := b.controllerCall(cctx, req)
 	if err != nil {
 		b.logger.Warn("auto-creating topics", "topics", names, "error", err)
-		return b.Image()
+		return b.Image(), nil
 	}
+	created := map[string]bool{}
 	for _, t := range resp.(*kmsg.CreateTopicsResponse).Topics {
-		if t.ErrorCode != 0 && t.ErrorCode != kerr.TopicAlreadyExists.Code {
+		switch t.ErrorCode {
+		case 0:
+			created[t.Topic] = true
+		case kerr.TopicAlreadyExists.Code:
+		default:
 			b.logger.Warn("auto-creating topic", "topic", t.Topic, "error", kerr.ErrorForCode(t.ErrorCode))
 		}
 	}
@@ -113,12 +135,12 @@ func (b *Broker) autoCreateTopics(ctx context.Context, names []string) *metadata
 		im := b.Image()
 		if !slices.ContainsFunc(names, func(n string) bool { return im.Topic(n) == nil }) {
 			b.partitions.waitReconciled(cctx, im.Offset)
-			return im
+			return im, created
 		}
 		select {
 		case <-changed:
 		case <-cctx.Done():
-			return b.Image()
+			return b.Image(), created
 		}
 	}
 }

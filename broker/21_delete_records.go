@@ -9,7 +9,10 @@ package broker
 // DelayedDeleteRecords, the answer waits, bounded by timeout_ms, until the low watermark
 // (the smallest log start offset over the replicas on unfenced brokers) has reached the
 // requested offset, and carries it; a partition still short at the deadline gets
-// REQUEST_TIMED_OUT.
+// REQUEST_TIMED_OUT. Petrel writes the log directory's checkpoints before it answers
+// (Kafka writes log-start-offset-checkpoint only periodically): a leader's crash after
+// the answer never brings the deleted records back. A failed write answers
+// KAFKA_STORAGE_ERROR.
 
 import (
 	"context"
@@ -74,6 +77,15 @@ func (b *Broker) deleteRecordsLocal(r *kmsg.DeleteRecordsRequest) (*kmsg.DeleteR
 			} else {
 				pending = append(pending, pendingDelete{lp: lp.Partition, required: required, rp: rp})
 			}
+		}
+	}
+	if len(pending) > 0 {
+		if err := b.partitions.checkpoint(); err != nil {
+			b.logger.Error("delete records: writing the log start offset checkpoint", "error", err)
+			for _, pd := range pending {
+				pd.rp.ErrorCode = kerr.KafkaStorageError.Code
+			}
+			pending = nil
 		}
 	}
 	return resp, pending

@@ -104,7 +104,7 @@ func (b *Broker) handleTxnOffsetCommit(ctx context.Context, req *rpc.Request) rp
 // verifyTxnOffsetCommit applies KIP-890 part 1 to r's write on the __consumer_offsets
 // partition: the guard to write with, or the code refusing the request.
 func (b *Broker) verifyTxnOffsetCommit(ctx context.Context, r *kmsg.TxnOffsetCommitRequest, partition int32) (txnOffsetVerification, int16) {
-	if !b.cfg.boolValue("transaction.partition.verification.enable") {
+	if !b.dynamicBrokerBool("transaction.partition.verification.enable") {
 		return txnOffsetVerification{}, 0
 	}
 	lp := b.partitions.get(offsetsTopic, partition)

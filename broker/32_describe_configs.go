@@ -12,6 +12,7 @@ package broker
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 
@@ -57,6 +58,7 @@ func (b *Broker) handleDescribeConfigs(ctx context.Context, req *rpc.Request) rp
 			for _, def := range brokerSynonymDefs() {
 				entries = append(entries, b.describeBrokerConfig(r, def, dyn))
 			}
+			entries = append(entries, describeStoredBrokerConfigs(r, dyn)...)
 		case kmsg.ConfigResourceTypeBrokerLogger:
 		default:
 			rr.ErrorCode = kerr.InvalidRequest.Code
@@ -159,6 +161,33 @@ func (b *Broker) describeBrokerConfig(r *kmsg.DescribeConfigsRequest, def config
 		}
 	}
 	return c
+}
+
+// describeStoredBrokerConfigs lists the dynamic broker configs stored that are not in
+// the property table: Kafka properties Petrel does not act on (inertBrokerConfig) and
+// listener-prefixed ones, as Kafka lists every dynamic config set.
+func describeStoredBrokerConfigs(r *kmsg.DescribeConfigsRequest, dyn dynamicBrokerConfigs) []kmsg.DescribeConfigsResponseResourceConfig {
+	names := map[string]bool{}
+	for _, m := range []map[string]string{dyn.own, dyn.defaults} {
+		for name := range m {
+			if _, inTable := brokerConfigByName[name]; !inTable {
+				names[name] = true
+			}
+		}
+	}
+	var out []kmsg.DescribeConfigsResponseResourceConfig
+	for _, name := range slices.Sorted(maps.Keys(names)) {
+		v, src, _ := dyn.lookup(name)
+		def, ok := listenerPropertyDef(name)
+		if !ok {
+			def = configDef{Name: name, Type: TypeString, Doc: "A Kafka property Petrel stores but does not act on."}
+			if sensitiveProperty(name) {
+				def.Type = TypePassword
+			}
+		}
+		out = append(out, newConfigEntry(r, def, v, src))
+	}
+	return out
 }
 
 // newConfigEntry is one config of a DescribeConfigs answer. A secret (TypePassword) is

@@ -4,7 +4,8 @@ package broker
 // every local replica (or those named): its size in bytes, its offset lag (high
 // watermark minus log end offset, never negative; Kafka's definition for a current
 // log) and is_future (always false: Petrel has no intra-broker moves). v4+ adds the
-// file system's total and usable bytes.
+// file system's total and usable bytes. A log directory offline after a failed write
+// (offline_replicas.go) is answered KAFKA_STORAGE_ERROR, as Kafka answers an offline one.
 
 import (
 	"context"
@@ -12,6 +13,7 @@ import (
 	"syscall"
 
 	"github.com/petrel-broker/petrel/rpc"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -25,6 +27,9 @@ func (b *Broker) describeLogDirs(r *kmsg.DescribeLogDirsRequest) *kmsg.DescribeL
 	resp := r.ResponseKind().(*kmsg.DescribeLogDirsResponse)
 	dir := kmsg.NewDescribeLogDirsResponseDir()
 	dir.Dir = b.cfg.logsDir()
+	if b.offline.dirFailure() != nil {
+		dir.ErrorCode = kerr.KafkaStorageError.Code // offline after a failed write (offline_replicas.go)
+	}
 	var fs syscall.Statfs_t
 	if err := syscall.Statfs(dir.Dir, &fs); err == nil {
 		dir.TotalBytes = int64(fs.Blocks) * int64(fs.Bsize)

@@ -127,7 +127,11 @@ func (b *Broker) commitConfigs(ctx context.Context, validateOnly bool, plan func
 	})
 	mu.Lock()
 	unclean := enablesUnclean(planned)
+	stored := planned
 	mu.Unlock()
+	if err == nil {
+		b.warnInertConfigs(stored)
+	}
 	if err != nil || !unclean {
 		return err
 	}
@@ -147,4 +151,18 @@ func (b *Broker) commitConfigs(ctx context.Context, validateOnly bool, plan func
 	defer mu.Unlock()
 	logUncleanElections(b, before, elected)
 	return nil
+}
+
+// warnInertConfigs logs each stored broker config that Petrel does not act on
+// (inertBrokerConfig), as a start-up property of that kind is warned about.
+func (b *Broker) warnInertConfigs(records []metadata.Record) {
+	for _, r := range records {
+		c, ok := r.(metadata.ConfigRecord)
+		if !ok || c.ResourceType != metadata.BrokerResource || c.Value == nil {
+			continue
+		}
+		if u, inert := inertBrokerConfig(c.Name); inert {
+			b.logger.Warn("stored a broker config Petrel does not act on", "config", c.Name, "broker", c.ResourceName, "why", u.Note)
+		}
+	}
 }

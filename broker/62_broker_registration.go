@@ -3,9 +3,12 @@ package broker
 // BrokerRegistration (key 62), v0-4, internal: brokers send it to the controller over the
 // Kafka listener; it is served but never advertised. A cluster-id mismatch is
 // INCONSISTENT_CLUSTER_ID; a different incarnation while the old one's session is still
-// valid is DUPLICATE_BROKER_REGISTRATION; a new incarnation is registered fenced with a
-// new broker epoch (the Raft index of its record), and an old incarnation not fenced yet
-// is fenced first in the same entry; the same incarnation keeps its epoch.
+// valid is DUPLICATE_BROKER_REGISTRATION (Kafka's rule), unless the request names the
+// registered incarnation as its previous one (Petrel's previousIncarnationTag: the
+// process holds the data directory the registered incarnation recorded itself in, so
+// that incarnation is dead; registration_file.go); a new incarnation is registered
+// fenced with a new broker epoch (the Raft index of its record), and an old incarnation
+// not fenced yet is fenced first in the same entry; the same incarnation keeps its epoch.
 
 import (
 	"context"
@@ -20,6 +23,7 @@ import (
 
 func init() {
 	registerInternalAPI(kmsg.BrokerRegistration, 0, 4, func(b *Broker, ctx context.Context, req *rpc.Request) rpc.Result {
+		detachTags(&req.Body.(*kmsg.BrokerRegistrationRequest).UnknownTags) // answered on another goroutine
 		return b.respondFromController(ctx, req)
 	})
 }
@@ -37,9 +41,10 @@ func (b *Broker) brokerRegistration(ctx context.Context, r *kmsg.BrokerRegistrat
 	resp := r.ResponseKind().(*kmsg.BrokerRegistrationResponse)
 	timeout := b.cfg.durationMs("broker.session.timeout.ms")
 	incarnation := metadata.Uuid(r.IncarnationID)
-	newIncarnation := false
+	previous := previousIncarnationOf(r)
+	newIncarnation, replacedLive := false, false
 	im, err := b.controllerDo(ctx, func(im *metadata.Image) ([]metadata.Record, error) {
-		newIncarnation = false
+		newIncarnation, replacedLive = false, false
 		if im.ClusterID != "" && r.ClusterID != "" && r.ClusterID != im.ClusterID {
 			return nil, fmt.Errorf("%w: broker %d has %q, the cluster is %q", ErrInconsistentClusterID, r.BrokerID, r.ClusterID, im.ClusterID)
 		}
@@ -47,7 +52,8 @@ func (b *Broker) brokerRegistration(ctx context.Context, r *kmsg.BrokerRegistrat
 		if existing != nil && existing.IncarnationID == incarnation {
 			return nil, nil // the same process again: keep epoch and fence state
 		}
-		if existing != nil && !existing.Fenced && b.sessions.valid(r.BrokerID, time.Now(), timeout) {
+		replaces := existing != nil && previous != metadata.ZeroUuid && previous == existing.IncarnationID
+		if existing != nil && !existing.Fenced && !replaces && b.sessions.valid(r.BrokerID, time.Now(), timeout) {
 			return nil, fmt.Errorf("%w: broker %d", ErrDuplicateBrokerRegistration, r.BrokerID)
 		}
 		newIncarnation = true
@@ -59,6 +65,7 @@ func (b *Broker) brokerRegistration(ctx context.Context, r *kmsg.BrokerRegistrat
 		var records []metadata.Record
 		if existing != nil && !existing.Fenced {
 			records = metadata.FenceBrokerRecords(im, r.BrokerID, b.uncleanAllowed(im))
+			replacedLive = replaces
 		}
 		rec := metadata.RegisterBrokerRecord{BrokerID: r.BrokerID, IncarnationID: incarnation, Fenced: true}
 		for _, l := range r.Listeners {
@@ -74,6 +81,10 @@ func (b *Broker) brokerRegistration(ctx context.Context, r *kmsg.BrokerRegistrat
 		return resp
 	}
 	resp.BrokerEpoch = im.Brokers[r.BrokerID].Epoch
+	if replacedLive {
+		b.logger.Info("broker restarted on its data directory: its previous incarnation fenced and replaced at once",
+			"broker", r.BrokerID, "previous_incarnation", previous, "broker_epoch", resp.BrokerEpoch)
+	}
 	if newIncarnation {
 		b.sessions.registered(r.BrokerID, time.Now()) // a new process: a fresh session
 	} else {
@@ -98,6 +109,9 @@ func (b *Broker) registrationRequest() *kmsg.BrokerRegistrationRequest {
 	if rack := b.cfg.Properties["broker.rack"]; rack != "" {
 		req.Rack = &rack
 	}
-	req.PreviousBrokerEpoch = -1
+	req.PreviousBrokerEpoch = -1 // Kafka's field (KIP-966, v3+): the epoch of a clean shutdown
+	if b.previousIncarnation != metadata.ZeroUuid {
+		req.UnknownTags.Set(previousIncarnationTag, b.previousIncarnation[:])
+	}
 	return req
 }

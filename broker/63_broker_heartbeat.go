@@ -8,7 +8,9 @@ package broker
 // removals as fit in 10,000 records; it is answered ShouldShutdown once it leads nothing,
 // and the controller writes the remaining ISR removals after (controlled_shutdown.go,
 // DESIGN.md invariant 39). Unknown brokers get BROKER_ID_NOT_REGISTERED, a
-// wrong epoch STALE_BROKER_EPOCH.
+// wrong epoch STALE_BROKER_EPOCH. Petrel's refusedPeersTag reports peers whose listener
+// refused the sender's connections; the controller probes them and may fence them
+// before their session expires (peer_evidence.go).
 
 import (
 	"context"
@@ -22,6 +24,7 @@ import (
 
 func init() {
 	registerInternalAPI(kmsg.BrokerHeartbeat, 0, 2, func(b *Broker, ctx context.Context, req *rpc.Request) rpc.Result {
+		detachTags(&req.Body.(*kmsg.BrokerHeartbeatRequest).UnknownTags) // answered on another goroutine
 		return b.respondFromController(ctx, req)
 	})
 }
@@ -41,6 +44,11 @@ func (b *Broker) brokerHeartbeat(ctx context.Context, r *kmsg.BrokerHeartbeatReq
 		return resp
 	}
 	b.sessions.heartbeat(id, r.CurrentMetadataOffset, r.WantShutdown, time.Now())
+	if refused, err := refusedPeersOf(r); err != nil {
+		b.logger.Debug("heartbeat's refused peers ignored", "broker", id, "error", err)
+	} else if len(refused) > 0 {
+		b.refusedPeersReported(id, refused) // never waits (peer_evidence.go)
+	}
 	resp.IsCaughtUp = r.CurrentMetadataOffset >= br.Epoch
 	var err error
 	switch {

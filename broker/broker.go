@@ -43,10 +43,21 @@ type Broker struct {
 	authFailures *authFailureLimiter
 
 	incarnation metadata.Uuid // random per process start
+	// dataDir is the data directory's lock (data_dir_lock.go), taken first by Start and
+	// released last by Shutdown and Kill.
+	dataDir *dataDirLock
+	// previousIncarnation is the incarnation the previous process on this data
+	// directory registered (registration_file.go), named in this process's
+	// registration; zero when unknown. Set in Start.
+	previousIncarnation metadata.Uuid
+	// persistedEpoch is the broker epoch last recorded in the registration file;
+	// lifecycle goroutine only.
+	persistedEpoch int64
 
 	partitions *partitionManager
 	segFiles   *segment.FileCache         // bounds the open segment files of every replica (filecache.go)
 	offline    *offlineReplicas           // replicas that cannot be opened (offline_replicas.go)
+	logSpace   *logDirSpace               // the log directory's free space and its floor (log_dir_space.go)
 	cleaner    atomic.Pointer[logCleaner] // nil when log.cleaner.enable is false
 	fetchers   *replication.Fetchers      // follower fetchers, one per leader
 	groups     *groupCoordinator          // the __consumer_offsets partitions this broker leads
@@ -64,6 +75,9 @@ type Broker struct {
 
 	controllerOps chan controllerOp // decisions for the controller goroutine
 	sessions      *brokerSessions   // controller: broker heartbeats (this term)
+	evidence      *peerEvidence     // controller: brokers' refused connections and probes (this term)
+	refusals      *peerRefusals     // refused connections to peers, to report (peer_reports.go)
+	leaderProbes  *leaderProbes     // Metadata's probes of the leaders it names (metadata_leader_probes.go)
 	finishers     shutdownFinishers // controller: controlled shutdowns whose ISR removals are being written
 	rebalance     leaderRebalance   // controller goroutine only: automatic leader rebalance
 	controllers   controllerClients // connection to the current controller
@@ -112,6 +126,17 @@ func Start(cfg Config) (*Broker, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
+	// Before any port, store or file of the data directory is opened.
+	lock, err := lockDataDir(cfg.DataDir)
+	if err != nil {
+		return nil, err
+	}
+	started := false
+	defer func() {
+		if !started {
+			lock.release()
+		}
+	}()
 	warnings, err := cfg.checkProperties()
 	if err != nil {
 		return nil, err
@@ -123,8 +148,9 @@ func Start(cfg Config) (*Broker, error) {
 		cfg.Logger.Warn(w)
 	}
 	b := &Broker{cfg: cfg, logger: cfg.Logger, machine: fsm.New(), stop: make(chan struct{}), draining: make(chan struct{}),
-		controllerOps: make(chan controllerOp), sessions: newBrokerSessions(), leaders: newLeaderWatch(), dial: cfg.Dial,
-		readyCh: make(chan struct{}), startedAt: time.Now()}
+		controllerOps: make(chan controllerOp), sessions: newBrokerSessions(), evidence: newPeerEvidence(), refusals: newPeerRefusals(), leaderProbes: newLeaderProbes(),
+		leaders: newLeaderWatch(), dial: cfg.Dial,
+		readyCh: make(chan struct{}), startedAt: time.Now(), dataDir: lock}
 	b.drainCtx, b.drainCancel = context.WithCancel(context.Background())
 	b.brokerEpoch.Store(-1)
 	b.isrChanges.b = b
@@ -134,6 +160,7 @@ func Start(cfg Config) (*Broker, error) {
 	b.fetchSessions = newFetchSessionCache(int(cfg.int64Value("max.incremental.fetch.session.cache.slots")),
 		cfg.int64Value("min.incremental.fetch.session.eviction.ms"))
 	b.offline = newOfflineReplicas()
+	b.logSpace = newLogDirSpace(cfg.logsDir(), cfg.int64Value(minFreeBytesProperty))
 	b.metrics = b.newMetrics()
 	if b.dial == nil {
 		var d net.Dialer
@@ -144,6 +171,7 @@ func Start(cfg Config) (*Broker, error) {
 		return nil, err
 	}
 	b.incarnation = metadata.UuidFromBytes(inc)
+	b.loadPreviousIncarnation()
 	if err := ensureDir(cfg.logsDir()); err != nil {
 		return nil, err
 	}
@@ -193,7 +221,7 @@ func Start(cfg Config) (*Broker, error) {
 			b.closeListeners()
 		}
 		if res.pm != nil {
-			res.pm.close()
+			res.pm.abandon() // a failed start writes no checkpoint and no marker (checkpoints.go)
 		}
 		return nil, errors.Join(listenErr, err, res.err)
 	}
@@ -211,7 +239,7 @@ func Start(cfg Config) (*Broker, error) {
 		b.server.Close()
 		b.closeListeners()
 		b.raft.close()
-		pm.close()
+		pm.abandon()
 		return nil, err
 	}
 	b.serveListeners()
@@ -226,6 +254,9 @@ func Start(cfg Config) (*Broker, error) {
 	b.goLoop("reconciler", b.partitions.reconcileLoop)
 	b.goLoop("log maintenance", b.partitions.maintenanceLoop)
 	b.goLoop("offline replica reports", b.offlineReportLoop)
+	if b.raft.meta != nil {
+		b.goLoop("metadata store watch", b.watchMetadataStore) // metadata_store.go
+	}
 	if cfg.boolValue("log.cleaner.enable") {
 		c := newLogCleaner(b.partitions, b.stop)
 		b.cleaner.Store(c)
@@ -233,6 +264,7 @@ func Start(cfg Config) (*Broker, error) {
 	}
 	b.logger.Info("broker started", "node_id", cfg.NodeID, "listeners", b.listenersValue(false),
 		"raft", string(b.raft.transport.LocalAddr()), "data_dir", cfg.DataDir)
+	started = true
 	return b, nil
 }
 
@@ -262,6 +294,11 @@ func (b *Broker) IsController() bool { return b.raft.raft.State() == raft.Leader
 
 // ControllerID returns the Raft leader's node id, or -1.
 func (b *Broker) ControllerID() int32 {
+	if b.metadataStoreFailure() != nil {
+		// Raft is stopped here (metadata_store.go): no controller is known, so no
+		// heartbeat is sent and the controller fences this broker when its session ends.
+		return -1
+	}
 	_, id := b.raft.raft.LeaderWithID()
 	n, err := strconv.Atoi(string(id))
 	if err != nil {
@@ -380,6 +417,7 @@ func (b *Broker) Shutdown(ctx context.Context) error {
 		errs = append(errs, <-raftClosed)
 		phases.mark("raft_closed") // what Raft's stop took beyond the replicas' close
 		errs = append(errs, b.closeMetricsServer())
+		b.dataDir.release() // last: another process may take the directory now
 		b.shutErr = errors.Join(errs...)
 		b.logger.Info("broker shut down", phases.fields()...)
 	})
@@ -403,6 +441,7 @@ func (b *Broker) Kill() {
 		b.fetchers.Close()
 		b.partitions.abandon()
 		b.raft.close()
+		b.dataDir.release() // as a crash's end of process would
 		b.shutErr = errors.New("killed")
 	})
 }

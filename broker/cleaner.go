@@ -3,6 +3,7 @@ package broker
 import (
 	"bytes"
 	"errors"
+	"maps"
 	"math"
 	"path/filepath"
 	"sync"
@@ -23,17 +24,25 @@ import (
 // pass reads the topic's settings as currently resolved, so a cleanup.policy changed
 // at run time applies from the next pass. A partition whose cleaning fails is marked
 // uncleanable (logged once) until this broker restarts; the others go on.
+//
+// The cleaner's own settings are dynamic, as Kafka's (LogCleaner.ReconfigurableConfigs):
+// log.cleaner.threads (a supervisor starts threads, and a thread past the count stops
+// after its pass), log.cleaner.dedupe.buffer.size (split between the threads, read per
+// pass), log.cleaner.io.max.bytes.per.second and log.cleaner.backoff.ms (read per pass
+// and per sleep).
 type logCleaner struct {
 	pm       *partitionManager
+	b        *Broker
 	logger   hclog.Logger
 	path     string
-	threads  int
-	mapBytes int64 // per thread: log.cleaner.dedupe.buffer.size / threads
-	backoff  time.Duration
 	throttle *ioThrottle
 	stop     <-chan struct{}
 
+	// writeMu serialises WriteCheckpoint: threads finish passes at once, and each write
+	// goes through one temporary file. Taken before mu, held across the write.
+	writeMu     sync.Mutex
 	mu          sync.Mutex // a leaf: never held while calling a Partition
+	running     int        // cleaner threads running; thread i stops when i >= the wanted count
 	firstDirty  map[segment.TopicPartition]int64
 	inProgress  map[segment.TopicPartition]bool
 	uncleanable map[segment.TopicPartition]string
@@ -41,12 +50,9 @@ type logCleaner struct {
 }
 
 func newLogCleaner(pm *partitionManager, stop <-chan struct{}) *logCleaner {
-	cfg := &pm.b.cfg
-	threads := int(cfg.int64Value("log.cleaner.threads"))
-	c := &logCleaner{pm: pm, logger: pm.b.logger.Named("cleaner"), path: filepath.Join(pm.dir, segment.CleanerOffsetCheckpointFile),
-		threads: threads, mapBytes: cfg.int64Value("log.cleaner.dedupe.buffer.size") / int64(max(threads, 1)),
-		backoff:  cfg.durationMs("log.cleaner.backoff.ms"),
-		throttle: newIOThrottle(cfg.float64Value("log.cleaner.io.max.bytes.per.second"), stop),
+	b := pm.b
+	c := &logCleaner{pm: pm, b: b, logger: b.logger.Named("cleaner"), path: filepath.Join(pm.dir, segment.CleanerOffsetCheckpointFile),
+		throttle: newIOThrottle(b.dynamicBrokerFloat64("log.cleaner.io.max.bytes.per.second"), stop),
 		stop:     stop, inProgress: map[segment.TopicPartition]bool{}, uncleanable: map[segment.TopicPartition]string{}}
 	var err error
 	if c.firstDirty, err = segment.ReadOffsetCheckpoint(c.path); err != nil {
@@ -56,10 +62,43 @@ func newLogCleaner(pm *partitionManager, stop <-chan struct{}) *logCleaner {
 	return c
 }
 
-// start runs the cleaner threads on the broker's loops.
+// threads is log.cleaner.threads as it is now.
+func (c *logCleaner) threads() int { return int(max(c.b.dynamicBrokerInt64("log.cleaner.threads"), 0)) }
+
+// mapBytes is each thread's share of log.cleaner.dedupe.buffer.size as it is now.
+func (c *logCleaner) mapBytes() int64 {
+	return c.b.dynamicBrokerInt64("log.cleaner.dedupe.buffer.size") / int64(max(c.threads(), 1))
+}
+
+// backoff is log.cleaner.backoff.ms as it is now.
+func (c *logCleaner) backoff() time.Duration {
+	return time.Duration(c.b.dynamicBrokerInt64("log.cleaner.backoff.ms")) * time.Millisecond
+}
+
+// start runs the supervisor, which keeps log.cleaner.threads threads running as the
+// property changes.
 func (c *logCleaner) start(b *Broker) {
-	for i := 0; i < c.threads; i++ {
-		b.goLoop("log cleaner", c.run)
+	b.goLoop("log cleaner supervisor", func() {
+		for {
+			changed := b.machine.Changed()
+			c.startThreads(b)
+			select {
+			case <-c.stop:
+				return
+			case <-changed:
+			}
+		}
+	})
+}
+
+// startThreads starts threads up to log.cleaner.threads.
+func (c *logCleaner) startThreads(b *Broker) {
+	want := c.threads()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for ; c.running < want; c.running++ {
+		id := c.running
+		b.goLoop("log cleaner", func() { c.run(id) })
 	}
 }
 
@@ -72,11 +111,24 @@ func (c *logCleaner) stopped() bool {
 	}
 }
 
-func (c *logCleaner) run() {
-	for !c.stopped() {
+// surplus reports whether thread id is past log.cleaner.threads; if so it leaves the
+// running count (the highest thread leaves first: a lower one waits for it).
+func (c *logCleaner) surplus(id int) bool {
+	want := c.threads()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if id < want || id != c.running-1 {
+		return false
+	}
+	c.running--
+	return true
+}
+
+func (c *logCleaner) run(id int) {
+	for !c.stopped() && !c.surplus(id) {
 		job, ok := c.grab(time.Now())
 		if !ok {
-			t := time.NewTimer(c.backoff)
+			t := time.NewTimer(c.backoff())
 			select {
 			case <-c.stop:
 				t.Stop()
@@ -197,7 +249,8 @@ func (c *logCleaner) measure(lp *localPartition, tp segment.TopicPartition, s cl
 // clean runs one pass over job's partition: prepare and commit under the partition's
 // lock, build (the reading and writing) without it.
 func (c *logCleaner) clean(job cleanJob) {
-	opts := segment.CleanOptions{FirstDirtyOffset: job.firstDirty, UncleanableOffset: job.upTo, MaxMapBytes: c.mapBytes,
+	c.throttle.setRate(c.b.dynamicBrokerFloat64("log.cleaner.io.max.bytes.per.second"))
+	opts := segment.CleanOptions{FirstDirtyOffset: job.firstDirty, UncleanableOffset: job.upTo, MaxMapBytes: c.mapBytes(),
 		DeleteRetentionMs: job.settings.deleteRetentionMs, Decompress: decompress, Compress: compress,
 		Throttle: c.throttle.wait, Cancelled: c.stopped}
 	plan, err := job.lp.PrepareClean(opts)
@@ -282,19 +335,16 @@ func (c *logCleaner) markUncleanable(tp segment.TopicPartition, step string, err
 		"partition", tp.Partition, "step", step, "error", err)
 }
 
-// WriteCheckpoint writes cleaner-offset-checkpoint for the partitions still here.
+// WriteCheckpoint writes cleaner-offset-checkpoint: every partition the cleaner knows,
+// open here or not (one not yet opened by this start, or offline, keeps its line: its
+// log has offset gaps recovery must accept), until forget drops it with its data. One
+// write at a time (writeMu), each of the offsets as they are once the previous one
+// ended, so the file never goes back.
 func (c *logCleaner) WriteCheckpoint() error {
-	live := map[segment.TopicPartition]bool{}
-	for _, lp := range c.pm.all() {
-		live[segment.TopicPartition{Topic: lp.Topic, Partition: lp.ID}] = true
-	}
+	c.writeMu.Lock()
+	defer c.writeMu.Unlock()
 	c.mu.Lock()
-	out := map[segment.TopicPartition]int64{}
-	for tp, o := range c.firstDirty {
-		if live[tp] {
-			out[tp] = o
-		}
-	}
+	out := maps.Clone(c.firstDirty)
 	c.mu.Unlock()
 	return segment.WriteOffsetCheckpoint(c.path, out)
 }
@@ -321,10 +371,10 @@ func compress(codec int8, raw []byte) ([]byte, error) {
 // ioThrottle is log.cleaner.io.max.bytes.per.second, shared by the cleaner threads
 // (Kafka's Throttler): callers report bytes and sleep when ahead of the rate.
 type ioThrottle struct {
-	rate float64
 	stop <-chan struct{}
 
 	mu     sync.Mutex
+	rate   float64 // bytes per second; guarded by mu (setRate)
 	start  time.Time
 	amount float64
 }
@@ -333,11 +383,22 @@ func newIOThrottle(rate float64, stop <-chan struct{}) *ioThrottle {
 	return &ioThrottle{rate: rate, stop: stop, start: time.Now()}
 }
 
+// setRate changes the rate (a dynamic log.cleaner.io.max.bytes.per.second); a new rate
+// starts a new window.
+func (t *ioThrottle) setRate(rate float64) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if rate != t.rate {
+		t.rate, t.start, t.amount = rate, time.Now(), 0
+	}
+}
+
 func (t *ioThrottle) wait(n int64) {
+	t.mu.Lock()
 	if t.rate <= 0 || t.rate >= math.MaxFloat64/2 {
+		t.mu.Unlock()
 		return
 	}
-	t.mu.Lock()
 	now := time.Now()
 	t.amount += float64(n)
 	elapsed := now.Sub(t.start)

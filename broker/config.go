@@ -237,6 +237,7 @@ func segmentConfig(cfgs map[string]resolvedConfig) segment.Config {
 		sc.RetentionMs, sc.RetentionBytes = -1, -1
 	}
 	sc.Compacted = strings.Contains(cfgs["cleanup.policy"].value, "compact")
+	sc.LogAppendTime = cfgs["message.timestamp.type"].value == "LogAppendTime"
 	return sc
 }
 

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/xrash/smetrics"
 )
 
 // checkProperties validates every supplied broker property, as Kafka does at start, and
@@ -81,26 +83,9 @@ func suggestProperty(name string) string {
 	return best
 }
 
-// editDistance is the Levenshtein distance between a and b, in bytes.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
-}
+// editDistance is the Levenshtein distance between a and b, in bytes (smetrics'
+// Wagner-Fischer with unit costs).
+func editDistance(a, b string) int { return smetrics.WagnerFischer(a, b, 1, 1, 1) }
 
 // unimplementedBrokerConfig finds name among the Kafka broker properties Petrel knows
 // but does not implement: by exact name, then by prefix.

@@ -31,7 +31,6 @@ func TestCheckProperties_Warnings(t *testing.T) {
 		{"listener.name.sasl_plaintext.gssapi.sasl.kerberos.service.name", "kafka", "Petrel does not implement it yet"},
 		{"process.roles", "broker,controller", "Petrel does not implement it yet (Petrel's Raft quorum is configured by --voters"},
 		{"node.id", "4", "The configuration 'node.id' was supplied (--set) but Petrel takes it from --node-id; the value is ignored"},
-		{"compression.type", "zstd", "Invalid value zstd for configuration compression.type: Petrel supports only producer"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -48,7 +47,8 @@ func TestCheckProperties_Warnings(t *testing.T) {
 			}
 		})
 	}
-	if w, err := checkProps(t, true, map[string]string{"log.retention.hours": "1", "num.partitions": "3"}); err != nil || len(w) != 0 {
+	if w, err := checkProps(t, true, map[string]string{"log.retention.hours": "1", "num.partitions": "3", "compression.type": "zstd",
+		"compression.zstd.level": "9", "compression.gzip.level": "1", "log.message.timestamp.type": "LogAppendTime"}); err != nil || len(w) != 0 {
 		t.Fatalf("known properties: warnings %q, error %v", w, err)
 	}
 }

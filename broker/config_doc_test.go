@@ -190,16 +190,14 @@ Kafka's wording:
   ` + "`Invalid value -5 for configuration log.segment.bytes: Value must be at least 14`" + `,
   ` + "`Invalid value abc for configuration num.partitions: Not a number of type INT`" + `,
   ` + "`Invalid value brotli for configuration compression.type: String must be one of: ...`" + `.
-  A valid Kafka value that Petrel does not implement
-  (` + "`message.timestamp.type=LogAppendTime`" + `) is refused the same way:
-  ` + "`Invalid value LogAppendTime for configuration message.timestamp.type: Petrel supports only CreateTime (LogAppendTime is not implemented yet)`" + `.
+  A valid Kafka value that Petrel does not implement would be refused the same way
+  (` + "`Petrel supports only ...`" + `); no property has such a value at present.
 * An unknown name is a warning that names the closest known one:
   ` + "`The configuration 'log.retention.hour' was supplied (--set) but isn't a known config; did you mean log.retention.hours?`" + `.
   A topic config given as a broker property suggests its broker synonym
   (` + "`retention.ms`" + ` → ` + "`log.retention.ms`" + `).
 * A Kafka property Petrel knows but does not implement yet (the list below) is a warning
-  that says so; so is a property a flag supplies (` + "`listeners`" + ` comes from ` + "`--listen`" + `) and a
-  valid value Petrel does not act on (` + "`compression.type=zstd`" + `).
+  that says so; so is a property a flag supplies (` + "`listeners`" + ` comes from ` + "`--listen`" + `).
 * ` + "`--strict-config`" + ` turns every warning into an error: the server does not start.
 
 The same checks apply to the topic configs of CreateTopics: a bad value is INVALID_CONFIG
@@ -222,4 +220,27 @@ do. Supplied properties that Petrel does not act on follow the table, marked ` +
 ` + "`not implemented`" + ` or ` + "`ignored`" + `; secrets (passwords, JAAS configs) print as ` + "`[hidden]`" + `.
 A running broker answers DescribeConfigs (` + "`kafka-configs.sh --describe --all`" + `) with the
 same values, sources and synonyms.
+
+## Changing broker properties at run time
+
+IncrementalAlterConfigs and AlterConfigs (` + "`kafka-configs.sh --alter --entity-type brokers`" + `,
+` + "`petrel configs alter`" + `) change a broker property at run time by Kafka's rules (its
+` + "`Dynamic Update Mode`" + `): for one broker (` + "`--entity-name 0`" + `) or as the cluster
+default (` + "`--entity-default`" + `). A property Kafka reads only at start is refused with
+` + "`Cannot update these configs dynamically: Set(NAME)`" + `; a per-broker one named for the
+cluster default with ` + "`broker id must be specified`" + `; an SSL one without its
+` + "`listener.name.<l>.`" + ` prefix with ` + "`only per-listener`" + `. The properties below not marked
+read-only change at run time, from their next use: the topic configs' broker defaults,
+the replication throttles, the connection limits, ` + "`log.cleaner.threads`" + `,
+` + "`log.cleaner.dedupe.buffer.size`" + `, ` + "`log.cleaner.io.max.bytes.per.second`" + `,
+` + "`log.cleaner.backoff.ms`" + `, ` + "`producer.id.expiration.ms`" + ` and
+` + "`transaction.partition.verification.enable`" + `. Kafka also changes ` + "`listeners`" + `,
+` + "`listener.security.protocol.map`" + `, the listeners' SASL and SSL settings and
+` + "`log.retention.hours`" + `/` + "`minutes`" + `/` + "`log.roll.hours`" + ` at run time; Petrel reads those at
+start and refuses a change with a message saying to restart with the new value (or to
+change ` + "`log.retention.ms`" + `/` + "`log.roll.ms`" + `). A Kafka property Petrel knows but does not act on
+(the list below) that Kafka changes at run time (` + "`num.io.threads`" + `,
+` + "`sasl.kerberos.min.time.before.relogin`" + `, ...) is stored, listed by DescribeConfigs and
+logged as inert, as it is accepted with a warning at start, so tools that set Kafka's
+full property set work.
 `

@@ -108,6 +108,22 @@ func (r rangeValidator) String() string {
 	return "[...]"
 }
 
+// betweenOr is Kafka's GzipCompression.LevelValidator: min..max, or exactly or.
+func betweenOr(min, max, or int64) validator { return rangeOrValidator{min, max, or} }
+
+type rangeOrValidator struct{ min, max, or int64 }
+
+func (r rangeOrValidator) check(v parsedValue) string {
+	if v.num > r.max || v.num < r.min && v.num != r.or {
+		return fmt.Sprintf("Value must be between %d and %d or equal to %d", r.min, r.max, r.or)
+	}
+	return ""
+}
+
+func (r rangeOrValidator) String() string {
+	return fmt.Sprintf("[%d,...,%d] or %d", r.min, r.max, r.or)
+}
+
 // stringValidator is ConfigDef.ValidString.in: one of a fixed set, case-sensitive.
 type stringValidator []string
 

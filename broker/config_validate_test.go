@@ -33,9 +33,7 @@ func sortedDefNames(m map[string]configDef) []string {
 // value just inside it (accepted) and one just outside (refused in Kafka's wording).
 func TestValidators_JustInsideAndJustOutside(t *testing.T) {
 	checked := 0
-	// between has no property in the table yet; a made-up one stands in for it.
-	defs := append(allConfigDefs(), configDef{Name: "made.up.level", Type: TypeInt, Validator: between(1, 9)})
-	for _, def := range defs {
+	for _, def := range allConfigDefs() {
 		if def.Validator == nil {
 			continue
 		}
@@ -54,6 +52,14 @@ func TestValidators_JustInsideAndJustOutside(t *testing.T) {
 			if v.hasMax {
 				cases = append(cases, tc{itoa(v.max), ""},
 					tc{itoa(v.max + 1), fmt.Sprintf("Invalid value %d for configuration %s: Value must be no more than %d", v.max+1, def.Name, v.max)})
+			}
+		case rangeOrValidator:
+			msg := fmt.Sprintf("Value must be between %d and %d or equal to %d", v.min, v.max, v.or)
+			cases = append(cases, tc{itoa(v.min), ""}, tc{itoa(v.max), ""}, tc{itoa(v.or), ""},
+				tc{itoa(v.max + 1), fmt.Sprintf("Invalid value %d for configuration %s: %s", v.max+1, def.Name, msg)},
+				tc{itoa(v.or - 1), fmt.Sprintf("Invalid value %d for configuration %s: %s", v.or-1, def.Name, msg)})
+			if v.min-1 != v.or {
+				cases = append(cases, tc{itoa(v.min - 1), fmt.Sprintf("Invalid value %d for configuration %s: %s", v.min-1, def.Name, msg)})
 			}
 		case stringValidator:
 			for _, s := range v {
@@ -119,7 +125,8 @@ func TestValidators_KafkaMessages(t *testing.T) {
 		// Petrel's limits, in Kafka's wording.
 		{"min.cleanable.dirty.ratio", "1.5", "Invalid value 1.5 for configuration min.cleanable.dirty.ratio: Value must be no more than 1.0"},
 		{"min.cleanable.dirty.ratio", "half", "Invalid value half for configuration min.cleanable.dirty.ratio: Not a number of type DOUBLE"},
-		{"message.timestamp.type", "LogAppendTime", "Invalid value LogAppendTime for configuration message.timestamp.type: Petrel supports only CreateTime (LogAppendTime is not implemented yet)"},
+		{"compression.gzip.level", "0", "Invalid value 0 for configuration compression.gzip.level: Value must be between 1 and 9 or equal to -1"},
+		{"compression.zstd.level", "23", "Invalid value 23 for configuration compression.zstd.level: Value must be no more than 22"},
 	}
 	for _, tt := range tests {
 		def, ok := topicConfigByName[tt.name]
@@ -131,11 +138,12 @@ func TestValidators_KafkaMessages(t *testing.T) {
 			t.Errorf("%s=%q: %v, expected %q", tt.name, tt.value, err, tt.want)
 		}
 	}
-	// Accepted as Kafka accepts them: trimmed numbers, booleans in any case, a warn-only
-	// codec, list elements with spaces.
+	// Accepted as Kafka accepts them: trimmed numbers, booleans in any case, every codec
+	// and timestamp type, list elements with spaces.
 	for name, value := range map[string]string{
 		"log.segment.bytes": " 14 ", "auto.create.topics.enable": "TRUE", "delete.topic.enable": " False",
 		"compression.type": "gzip", "cleanup.policy": " delete , delete", "retention.ms": "-1", "segment.bytes": "+1048576",
+		"message.timestamp.type": "LogAppendTime", "log.message.timestamp.type": "LogAppendTime", "compression.zstd.level": "-131072",
 		"log.retention.ms": "-5", // Kafka reads a negative broker retention as -1
 	} {
 		def, ok := topicConfigByName[name]
@@ -146,11 +154,25 @@ func TestValidators_KafkaMessages(t *testing.T) {
 			t.Errorf("%s=%q: %v, expected it accepted", name, value, err)
 		}
 	}
-	if w := limitWarning(topicConfigByName["compression.type"], "gzip"); !strings.Contains(w, "Petrel supports only producer") {
-		t.Errorf("compression.type=gzip warning %q", w)
+	// Petrel's limits on a property's values (no property of the table has one now): a
+	// made-up property with each kind.
+	limited := configDef{Name: "made.up.codec", Type: TypeString, Validator: oneOf("a", "b"),
+		Limit: &petrelLimit{values: []string{"a"}, why: "b is not implemented yet"}}
+	if err := checkConfigValue(limited, "b"); err == nil || err.Error() != "Invalid value b for configuration made.up.codec: Petrel supports only a (b is not implemented yet)" {
+		t.Errorf("a limited value: %v", err)
 	}
-	if w := limitWarning(topicConfigByName["compression.type"], "producer"); w != "" {
-		t.Errorf("compression.type=producer warning %q, expected none", w)
+	limited.Limit = &petrelLimit{values: []string{"a"}, why: "b is accepted and ignored", warnOnly: true}
+	if err := checkConfigValue(limited, "b"); err != nil {
+		t.Errorf("a warn-only limit refused: %v", err)
+	}
+	if w := limitWarning(limited, "b"); !strings.Contains(w, "Petrel supports only a") {
+		t.Errorf("made.up.codec=b warning %q", w)
+	}
+	if w := limitWarning(limited, "a"); w != "" {
+		t.Errorf("made.up.codec=a warning %q, expected none", w)
+	}
+	if w := limitWarning(topicConfigByName["compression.type"], "zstd"); w != "" {
+		t.Errorf("compression.type=zstd warning %q, expected none: Petrel recompresses", w)
 	}
 }
 

@@ -281,10 +281,10 @@ func TestParseConnectionOverrides(t *testing.T) {
 	if err := checkConfigValue(def, "10.0.0.1:x"); err == nil || !strings.Contains(err.Error(), "max.connections.per.ip.overrides") {
 		t.Fatalf("a bad override was accepted: %v", err)
 	}
-	if err := validateDynamicBrokerConfig("max.connections.per.ip.overrides", "10.0.0.1:4"); err != nil {
+	if err := validateDynamicBrokerConfig("max.connections.per.ip.overrides", "10.0.0.1:4", false); err != nil {
 		t.Fatalf("a dynamic override was refused: %v", err)
 	}
-	if err := validateDynamicBrokerConfig("max.connections", "-1"); err == nil {
+	if err := validateDynamicBrokerConfig("max.connections", "-1", false); err == nil {
 		t.Fatal("max.connections=-1 accepted")
 	}
 }

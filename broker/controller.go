@@ -76,6 +76,11 @@ func (b *Broker) propose(ctx context.Context, records ...metadata.Record) (*meta
 		if errors.Is(err, raft.ErrNotLeader) || errors.Is(err, raft.ErrLeadershipLost) {
 			return nil, fmt.Errorf("%w: %v", ErrNotController, err)
 		}
+		if ferr := b.metadataStoreFailure(); ferr != nil {
+			// Not written: this node stops being the controller (metadata_store.go), and
+			// the request is sent again to the next one.
+			return nil, fmt.Errorf("%w: %w", ErrNotController, ferr)
+		}
 		return nil, err
 	}
 	res := f.Response().(fsm.ApplyResult)
@@ -85,8 +90,9 @@ func (b *Broker) propose(ctx context.Context, records ...metadata.Record) (*meta
 // controllerLoop is the controller goroutine. While this node is the Raft leader it
 // runs decisions one at a time, keeps broker sessions, fences brokers whose session
 // expired, and writes the cluster id once. A new term starts with a Raft barrier (every
-// committed entry applied) and a fresh session for every registered broker but the
-// previous controller (activateSessions).
+// committed entry applied), a fresh session for every registered broker but the
+// previous controller (activateSessions), which is fenced at once unless its listener
+// accepts a connection (fencePreviousController).
 func (b *Broker) controllerLoop() {
 	tick := time.NewTicker(100 * time.Millisecond)
 	defer tick.Stop()
@@ -109,6 +115,9 @@ func (b *Broker) controllerLoop() {
 			activeTerm = b.ControllerEpoch()
 			b.activateSessions(previous, time.Now())
 			b.logger.Info("controller active", "epoch", activeTerm)
+			// Before any decision of the term: a dead previous controller's broker
+			// leads nothing and gets no new replica (peer_evidence.go).
+			b.fencePreviousController(previous)
 			// Before any decision of the term: a broker's registration then always
 			// lands after the cluster id, so no broker serves Metadata without it.
 			b.ensureClusterID()
@@ -146,6 +155,7 @@ func (b *Broker) controllerLoop() {
 // is always safe for data (the ISR keeps a last member), only a leadership move.
 func (b *Broker) activateSessions(previous int32, now time.Time) {
 	b.sessions.activate(b.Image(), now)
+	b.evidence.reset()
 	if previous < 0 || previous == b.cfg.NodeID {
 		return
 	}

@@ -22,7 +22,8 @@ func TestCreateTopics_InvalidConfigsGetKafkasMessage(t *testing.T) {
 		{"min.insync.replicas", "0", "Invalid value 0 for configuration min.insync.replicas: Value must be at least 1"},
 		{"compression.type", "brotli", "Invalid value brotli for configuration compression.type: String must be one of: uncompressed, zstd, lz4, snappy, gzip, producer"},
 		{"cleanup.policy", "compact,bogus", "Invalid value bogus for configuration cleanup.policy: String must be one of: compact, delete"},
-		{"message.timestamp.type", "LogAppendTime", "Invalid value LogAppendTime for configuration message.timestamp.type: Petrel supports only CreateTime (LogAppendTime is not implemented yet)"},
+		{"compression.gzip.level", "10", "Invalid value 10 for configuration compression.gzip.level: Value must be between 1 and 9 or equal to -1"},
+		{"compression.lz4.level", "9", "Petrel does not implement topic config compression.lz4.level yet (" + noteLz4Level + ")"},
 		{"no.such.config", "1", "Unknown topic config name: no.such.config"},
 		{"preallocate", "true", "Petrel does not implement topic config preallocate yet (segment files grow as written)"},
 	}

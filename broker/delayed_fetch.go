@@ -161,7 +161,7 @@ func (f *delayedFollowerFetch) read() {
 			return
 		}
 		resp, bytes, errored := f.readFetch()
-		if errored || bytes >= max(int(f.r.MinBytes), 1) || expired {
+		if errored || bytes >= max(int(f.r.MinBytes), 1) || resp.behind || expired {
 			f.answer(resp)
 			return
 		}

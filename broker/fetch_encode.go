@@ -27,6 +27,10 @@ type fetchAnswer struct {
 	// throttled: a partition's records were left out by a replication quota, which
 	// time alone lifts (throttle.go).
 	throttled bool
+	// behind: a partition's read came from a segment older than the one holding its
+	// high watermark (Kafka's DelayedFetch: "the fetch is falling behind the current
+	// segment"), so the fetch answers at once, whatever min_bytes says.
+	behind bool
 }
 
 var _ rpc.PartsResponse = (*fetchAnswer)(nil)

@@ -18,5 +18,7 @@ func (b *Broker) connectFetcher(ctx context.Context, id int32) (*rpc.Client, err
 		return nil, fmt.Errorf("broker %d has no known address", id)
 	}
 	clientID := fmt.Sprintf("%s%d", forwardedClientPrefix, b.cfg.NodeID)
-	return rpc.DialInline(ctx, b.interBroker.dialFunc(b.dial, clientID), addr, clientID)
+	cl, err := rpc.DialInline(ctx, b.interBroker.dialFunc(b.dial, clientID), addr, clientID)
+	b.noteDialError(id, err) // a refusal is reported to the controller (peer_reports.go)
+	return cl, err
 }

@@ -83,8 +83,8 @@ func (b *Broker) forwardToController(ctx context.Context, req kmsg.Request) (kms
 		if err == nil && !isNotController(resp) {
 			return resp, nil
 		}
-		if ctx.Err() != nil {
-			return resp, err
+		if ctx.Err() != nil || b.metadataStoreFailure() != nil {
+			return resp, err // no controller will ever be known here (metadata_store.go)
 		}
 		b.logger.Debug("forward to the controller not answered; retrying at the next leader change", "error", err)
 		timer := time.NewTimer(forwardRetryBackoff)

@@ -17,21 +17,32 @@ import (
 // heartbeats every broker.heartbeat.interval.ms (every 200 ms while unregistered or
 // fenced, so that a restarted broker is unfenced promptly). A registered, fenced broker
 // also heartbeats as soon as its image reaches its registration (the offset the
-// controller unfences it at), rather than on the next tick.
+// controller unfences it at), rather than on the next tick, and a registered broker
+// heartbeats at once when it has peers' refused connections to report (peer_reports.go).
+// A new controller is registered with or heartbeaten at once, not on the next tick.
 func (b *Broker) lifecycleLoop() {
 	interval := b.cfg.durationMs("broker.heartbeat.interval.ms")
 	epoch := int64(-1)
 	fenced := true
 	caughtUpSent := int64(-1) // the epoch whose caught-up heartbeat was sent
+	reported := uint64(0)     // the metadata offset the last heartbeat carried
+	var lastSent time.Time
 	timer := time.NewTimer(0)
 	defer timer.Stop()
 	for {
 		changed := b.machine.Changed()
+		leaderChanged := b.leaders.changed()
 		watch := epoch >= 0 && fenced && caughtUpSent != epoch
 		if !watch || b.Image().Offset < uint64(epoch) {
-			var catchUp <-chan struct{}
+			var catchUp, applied <-chan struct{}
 			if watch {
 				catchUp = changed
+			} else if epoch >= 0 && !fenced {
+				applied = changed
+			}
+			var refusals <-chan struct{}
+			if epoch >= 0 {
+				refusals = b.refusals.notify
 			}
 			select {
 			case <-b.stop:
@@ -40,6 +51,22 @@ func (b *Broker) lifecycleLoop() {
 				return
 			case <-catchUp:
 				continue // look at the new image
+			case <-applied:
+				// Report a newly applied metadata offset promptly (at most one
+				// heartbeat per appliedReportGap): the controller answers an admin
+				// change only once every live broker has applied it (admin_visibility.go).
+				if b.Image().Offset <= reported {
+					continue
+				}
+				if wait := appliedReportGap - time.Since(lastSent); wait > 0 {
+					timer.Reset(wait)
+					continue
+				}
+			case <-refusals:
+			case <-leaderChanged:
+				if b.ControllerID() < 0 {
+					continue // no controller to talk to yet
+				}
 			case <-timer.C:
 			}
 		}
@@ -53,6 +80,7 @@ func (b *Broker) lifecycleLoop() {
 			if b.Image().Offset >= uint64(epoch) {
 				caughtUpSent = epoch
 			}
+			reported, lastSent = b.Image().Offset, time.Now()
 			hb, err := b.heartbeat(ctx, epoch, false)
 			switch {
 			case err == nil:
@@ -91,6 +119,7 @@ func (b *Broker) register(ctx context.Context) int64 {
 	}
 	b.trace.mark("registration_answered")
 	b.logger.Info("registered with the controller", "broker_epoch", r.BrokerEpoch)
+	b.persistRegistration(r.BrokerEpoch)
 	return r.BrokerEpoch
 }
 
@@ -104,8 +133,13 @@ func (b *Broker) heartbeat(ctx context.Context, epoch int64, wantShutdown bool) 
 	if req.CurrentMetadataOffset >= epoch {
 		b.trace.mark("heartbeat_caught_up_sent")
 	}
+	refused := b.refusals.take(time.Now())
+	if len(refused) > 0 {
+		req.UnknownTags.Set(refusedPeersTag, encodeRefusedPeers(refused))
+	}
 	resp, err := b.controllerCall(ctx, req)
 	if err != nil {
+		b.refusals.requeue(refused)
 		return nil, err
 	}
 	hb := resp.(*kmsg.BrokerHeartbeatResponse)
@@ -116,8 +150,8 @@ func (b *Broker) heartbeat(ctx context.Context, epoch int64, wantShutdown bool) 
 // waits until it leads nothing (or ctx ends), as Kafka's controlled shutdown does.
 func (b *Broker) controlledShutdown(ctx context.Context) {
 	epoch := b.brokerEpoch.Load()
-	if epoch < 0 {
-		return
+	if epoch < 0 || b.metadataStoreFailure() != nil {
+		return // unregistered, or no controller to ask (metadata_store.go)
 	}
 	for ctx.Err() == nil {
 		// No shorter bound than ctx: the controller answers once the entry moving this
@@ -161,8 +195,18 @@ func (b *Broker) controllerChannel(req kmsg.Request) *controllerClients {
 }
 
 // controllerLocal handles req on this node's controller. It reports false for requests
-// the controller does not handle in process.
+// the controller does not handle in process. An admin change is answered once every live
+// broker has applied it (admin_visibility.go).
 func (b *Broker) controllerLocal(ctx context.Context, req kmsg.Request) (kmsg.Response, bool) {
+	resp, ok := b.controllerLocalOp(ctx, req)
+	if ok && adminChange(req) {
+		b.awaitAppliedEverywhere(ctx, b.Image().Offset)
+	}
+	return resp, ok
+}
+
+// controllerLocalOp is controllerLocal without the wait.
+func (b *Broker) controllerLocalOp(ctx context.Context, req kmsg.Request) (kmsg.Response, bool) {
 	switch r := req.(type) {
 	case *kmsg.BrokerRegistrationRequest:
 		return b.brokerRegistration(ctx, r), true

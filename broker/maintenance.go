@@ -2,6 +2,7 @@ package broker
 
 import (
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/petrel-broker/petrel/replication"
@@ -22,7 +23,11 @@ func (pm *partitionManager) maintenanceLoop() {
 	defer isrTick.Stop()
 	// Kafka's producer.id.expiration.check.interval.ms is 600000; a shorter expiration
 	// is checked as often as it lasts.
-	expiryTick := time.NewTicker(min(producerExpirationCheckInterval, max(cfg.durationMs("producer.id.expiration.ms"), time.Second)))
+	// producer.id.expiration.ms may change at run time: the next check follows it.
+	expiryEvery := func() time.Duration {
+		return min(producerExpirationCheckInterval, max(time.Duration(pm.b.dynamicBrokerInt64("producer.id.expiration.ms"))*time.Millisecond, time.Second))
+	}
+	expiryTick := time.NewTimer(expiryEvery())
 	defer expiryTick.Stop()
 	defer hwTick.Stop()
 	defer retentionTick.Stop()
@@ -32,8 +37,13 @@ func (pm *partitionManager) maintenanceLoop() {
 		case <-pm.b.stop:
 			return
 		case <-hwTick.C:
+			if pm.b.offline.dirFailure() != nil {
+				continue // nothing is written to an offline log directory
+			}
 			if err := pm.checkpoint(); err != nil {
-				pm.b.logger.Warn("writing checkpoints", "error", err)
+				// Kafka's rule: a checkpoint that cannot be written takes the log
+				// directory offline (offline_replicas.go).
+				pm.failLogDir(fmt.Errorf("writing checkpoints: %w", err))
 			}
 		case now := <-isrTick.C:
 			for i, lp := range pm.all() {
@@ -46,6 +56,7 @@ func (pm *partitionManager) maintenanceLoop() {
 			pm.enforceRetention()
 		case now := <-expiryTick.C:
 			pm.expireProducers(now)
+			expiryTick.Reset(expiryEvery())
 		case now := <-flushTick.C:
 			pm.deleteDue(now)
 			for i, lp := range pm.all() {
@@ -83,7 +94,7 @@ func (pm *partitionManager) enforceRetention() {
 
 // expireProducers drops idle producers (producer.id.expiration.ms) from every replica.
 func (pm *partitionManager) expireProducers(now time.Time) {
-	expiration := pm.b.cfg.int64Value("producer.id.expiration.ms")
+	expiration := pm.b.dynamicBrokerInt64("producer.id.expiration.ms")
 	for _, lp := range pm.all() {
 		if n := lp.ExpireProducers(now.UnixMilli(), expiration); n > 0 {
 			pm.b.logger.Debug("expired idle producers", "topic", lp.Topic, "partition", lp.ID, "producers", n)

@@ -5,6 +5,7 @@ package broker
 // state is read into a metrics.Snapshot at scrape time, never kept up to date.
 
 import (
+	"errors"
 	"fmt"
 	"net"
 	"strconv"
@@ -47,7 +48,7 @@ func (b *Broker) startMetricsServer() error {
 			return fmt.Errorf("metrics listener %s: %w", b.cfg.MetricsListen, err)
 		}
 	}
-	b.metricsServer = metrics.Serve(ln, b.metrics, b.readyForClients)
+	b.metricsServer = metrics.Serve(ln, b.metrics, b.readiness)
 	b.logger.Info("metrics listener started", "address", ln.Addr().String())
 	return nil
 }
@@ -68,8 +69,23 @@ func (b *Broker) closeMetricsServer() error {
 	return b.metricsServer.Close()
 }
 
-// readyForClients is /readyz: start-up readiness (readiness.go), and not stopping.
-func (b *Broker) readyForClients() bool { return b.Ready() && !b.shuttingDown.Load() }
+// readyForClients is /readyz answering 200 (readiness).
+func (b *Broker) readyForClients() bool { return b.readiness() == nil }
+
+// readiness is /readyz: nil when the broker serves client requests — start-up
+// readiness reached (readiness.go), not stopping, its metadata store writable
+// (metadata_store.go) — else why not.
+func (b *Broker) readiness() error {
+	switch {
+	case b.shuttingDown.Load():
+		return errors.New("shutting down")
+	case b.metadataStoreFailure() != nil:
+		return b.metadataStoreFailure()
+	case !b.Ready():
+		return errors.New("catching up with the metadata log, fenced, or opening replicas")
+	}
+	return nil
+}
 
 // observeRequest feeds the request metrics from the Kafka listener.
 func (b *Broker) observeRequest(key int16, t rpc.RequestTiming) {
@@ -87,7 +103,12 @@ func (b *Broker) replicaMetricsOptions(opts replication.Options) replication.Opt
 // (one lock of its own at a time) and the image.
 func (b *Broker) metricsSnapshot() metrics.Snapshot {
 	s := metrics.Snapshot{NodeID: b.cfg.NodeID, ClusterID: b.Image().ClusterID, ActiveController: b.IsController(),
-		Ready: b.readyForClients(), Raft: b.raftState(), FetchSessions: b.fetchSessions.state()}
+		Ready: b.readyForClients(), Raft: b.raftState(), FetchSessions: b.fetchSessions.state(),
+		MetadataStoreOffline: b.metadataStoreFailure() != nil, OfflineReplicas: b.offline.count()}
+	if b.offline.dirFailure() != nil {
+		s.OfflineLogDirs = 1
+	}
+	s.LogDirFreeBytes, s.LogDirBelowMinFree = b.logSpace.fresh(time.Now())
 	for _, lp := range b.partitions.all() {
 		st := lp.State()
 		ps := metrics.PartitionState{Topic: lp.Topic, Partition: lp.ID, Leader: st.Role == replication.Leader,

@@ -8,9 +8,23 @@ package broker
 // takes the replica out of the ISR and moves its leadership to another ISR member. The
 // reconciler tries to open the replica again at every later image; once it opens it
 // follows the leader and rejoins the ISR as any follower does.
+//
+// A failed write is different: it takes the whole log directory offline, as Kafka's
+// LogDirFailureChannel does (failLogDir). The first log to fail a write (its sticky
+// ErrLogFailed: an append, fsync, roll or truncation — on a full disk, ENOSPC) or a
+// failed checkpoint write marks the directory offline, once, with one ERROR line; the
+// reconciler then stops every replica of it and records them all offline, reported to
+// the controller like the others, and opens none again, nor any replica assigned here
+// later, until the broker restarts: a full file system fails every log in turn, and a
+// replica reopened on it would fail again at its first fetch. The broker keeps serving
+// (Metadata, forwarded admin requests, KAFKA_STORAGE_ERROR for its replicas; Kafka halts
+// when its last log directory fails). Nothing acknowledged is lost: an acknowledged
+// record was fsynced, and a restart recovers the logs and rejoins their ISRs.
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"slices"
 	"sync"
 	"time"
@@ -31,11 +45,37 @@ type offlineReplica struct {
 	since   time.Time
 }
 
-// offlineReplicas is the broker's set of offline replicas. mu is a leaf.
+// errLogDirOffline marks the error of a replica whose log directory is offline.
+var errLogDirOffline = errors.New("log directory offline")
+
+// offlineReplicas is the broker's set of offline replicas and the state of its log
+// directory. mu is a leaf.
 type offlineReplicas struct {
 	mu   sync.Mutex
 	m    map[segment.TopicPartition]offlineReplica
 	wake chan struct{} // 1-buffered: the report loop has work
+	// dirErr is the log directory's failure (wrapping errLogDirOffline), nil while it is
+	// online. Set once, kept until the broker restarts. Guarded by mu.
+	dirErr error
+}
+
+// failDir records the log directory offline because of err; it reports whether it was
+// online before.
+func (o *offlineReplicas) failDir(err error) bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.dirErr != nil {
+		return false
+	}
+	o.dirErr = fmt.Errorf("%w: %w", errLogDirOffline, err)
+	return true
+}
+
+// dirFailure is the log directory's failure, or nil while it is online.
+func (o *offlineReplicas) dirFailure() error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.dirErr
 }
 
 func newOfflineReplicas() *offlineReplicas {
@@ -122,12 +162,39 @@ func (o *offlineReplicas) waiting(tp segment.TopicPartition, p *metadata.Partiti
 }
 
 // markOffline records a replica the reconciler could not open or whose log failed
-// (logged once).
+// (logged once; not at all when the log directory is offline: failLogDir said it).
 func (pm *partitionManager) markOffline(tp segment.TopicPartition, topicID metadata.Uuid, err error) {
-	if pm.b.offline.add(tp, topicID, err) {
+	if pm.b.offline.add(tp, topicID, err) && pm.b.offline.dirFailure() == nil {
 		pm.b.logger.Error("replica offline: its log cannot be opened or written; reporting it to the controller",
 			"topic", tp.Topic, "partition", tp.Partition, "error", err)
 	}
+}
+
+// failLogDir takes the log directory offline after a failed write (see the file
+// comment): once, with one ERROR line; the reconciler then takes every replica offline.
+func (pm *partitionManager) failLogDir(err error) {
+	if !pm.b.offline.failDir(err) {
+		return
+	}
+	pm.b.logger.Error("log directory offline: a write failed; every replica in it is offline until the broker restarts "+
+		"(the controller moves their leaderships and ISR memberships to other brokers)",
+		"dir", pm.dir, "replicas", len(pm.all()), "error", err)
+	pm.recheck()
+}
+
+// offlineByDir stops the open replica lp (nil when not open) of tp because the log
+// directory is offline, and records it offline. It reports whether the directory is
+// offline.
+func (pm *partitionManager) offlineByDir(tp segment.TopicPartition, topicID metadata.Uuid, lp *localPartition) bool {
+	err := pm.b.offline.dirFailure()
+	if err == nil {
+		return false
+	}
+	if lp != nil {
+		pm.remove(tp, false)
+	}
+	pm.markOffline(tp, topicID, err)
+	return true
 }
 
 // recheck makes the reconciler run again on the current image (a replica's log failed).

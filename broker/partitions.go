@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -32,6 +33,7 @@ type topicSettings struct {
 	segment         segment.Config
 	syncEveryAppend bool
 	cleaner         cleanerSettings
+	compression     topicCompression // compression.type and its levels (recompress.go)
 }
 
 // localPartition is a replica on this broker.
@@ -60,11 +62,21 @@ type partitionManager struct {
 	reconciled     uint64        // image offset the local replicas match
 	reconciledCh   chan struct{} // closed and replaced when reconciled moves
 
-	// Loaded at start, used when a partition's log is first opened.
-	highWatermarks map[segment.TopicPartition]int64
-	recoveryPoints map[segment.TopicPartition]int64
-	logStarts      map[segment.TopicPartition]int64
-	cleanShutdown  bool
+	// carried holds the offset checkpoints' lines of the replicas that are not open here
+	// (checkpoints.go): loaded at start, taken out when a replica opens, put back with
+	// the offsets it stopped with when it is removed but its data kept (offline), dropped
+	// with its data. A replica is never in parts and carried at once. Guarded by mu.
+	carried map[segment.TopicPartition]replication.CloseOffsets
+	// checkpointMu serialises the writes of the offset checkpoints and the moves of a
+	// replica between parts and carried (checkpoints.go). Taken before mu and before
+	// any Partition lock; held across the writes' fsyncs.
+	checkpointMu sync.Mutex
+	// cleanShutdown is set when the log directory was closed cleanly (the marker was
+	// there at start); the marker is removed before the first replica opens
+	// (removeCleanShutdownMarker, once: markerOnce, markerErr).
+	cleanShutdown bool
+	markerOnce    sync.Once
+	markerErr     error
 	// cleanTopicIDs are the topic ids of topicIDCheckpointFile, read at a clean start;
 	// open takes each one out (guarded by mu).
 	cleanTopicIDs map[segment.TopicPartition]metadata.Uuid
@@ -84,19 +96,7 @@ func newPartitionManager(b *Broker) (*partitionManager, error) {
 		recheckCh:      make(chan struct{}, 1),
 		replicaLog:     b.logger.Named("partition"),
 		pendingDeletes: map[string]time.Time{}}
-	var err error
-	if pm.highWatermarks, err = segment.ReadOffsetCheckpoint(filepath.Join(dir, segment.ReplicationOffsetCheckpointFile)); err != nil {
-		b.logger.Warn("ignoring unreadable high watermark checkpoint", "error", err)
-		pm.highWatermarks = map[segment.TopicPartition]int64{}
-	}
-	if pm.recoveryPoints, err = segment.ReadOffsetCheckpoint(filepath.Join(dir, segment.RecoveryPointOffsetCheckpointFile)); err != nil {
-		b.logger.Warn("ignoring unreadable recovery point checkpoint; every segment will be recovered", "error", err)
-		pm.recoveryPoints = map[segment.TopicPartition]int64{}
-	}
-	if pm.logStarts, err = segment.ReadOffsetCheckpoint(filepath.Join(dir, segment.LogStartOffsetCheckpointFile)); err != nil {
-		b.logger.Warn("ignoring unreadable log start checkpoint", "error", err)
-		pm.logStarts = map[segment.TopicPartition]int64{}
-	}
+	pm.carried = readOffsetCheckpoints(dir, b.logger)
 	pm.compactedOnce = map[segment.TopicPartition]bool{}
 	if cleaned, err := segment.ReadOffsetCheckpoint(filepath.Join(dir, segment.CleanerOffsetCheckpointFile)); err == nil {
 		for tp := range cleaned {
@@ -104,21 +104,10 @@ func newPartitionManager(b *Broker) (*partitionManager, error) {
 		}
 	}
 	pm.scheduleLeftoverDeletions()
-	marker := filepath.Join(dir, cleanShutdownFile)
-	if _, err := os.Stat(marker); err == nil {
-		pm.cleanShutdown = true
+	if _, err := os.Stat(filepath.Join(dir, cleanShutdownFile)); err == nil {
+		pm.cleanShutdown = true // the marker is removed before the first replica opens
 		if pm.cleanTopicIDs, err = readTopicIDCheckpoint(filepath.Join(dir, topicIDCheckpointFile)); err != nil {
 			b.logger.Warn("ignoring an unreadable topic id checkpoint; reading each replica's partition.metadata", "error", err)
-		}
-		// Removed for good before any replica is opened and written to, so that a crash
-		// of this run is never taken for a clean shutdown by the next (Kafka deletes it
-		// as it starts loading, KAFKA-10471): the removal is made durable with the
-		// directory's fsync, once per start.
-		if err := os.Remove(marker); err != nil {
-			return nil, err
-		}
-		if err := segment.SyncDir(dir); err != nil {
-			return nil, err
 		}
 	}
 	return pm, nil
@@ -255,6 +244,7 @@ func (pm *partitionManager) reconcile(im *metadata.Image) bool {
 		pm.mu.Lock()
 		pm.cleanTopicIDs = nil // the rest name no replica assigned here
 		pm.mu.Unlock()
+		pm.forgetNotHosted(live)
 	}
 	pm.b.groups.reconcile(im)
 	pm.b.txns.reconcile(im)
@@ -272,10 +262,14 @@ func (pm *partitionManager) reconcilePartition(t *metadata.Topic, p *metadata.Pa
 	}
 	if lp != nil {
 		if err := lp.WithLog(func(l *segment.Log) error { return l.Failure() }); errors.Is(err, segment.ErrLogFailed) {
+			pm.failLogDir(err) // a failed write: the whole directory goes offline (offline_replicas.go)
 			pm.remove(tp, false)
 			pm.markOffline(tp, t.ID, err)
 			return toOpen
 		}
+	}
+	if pm.offlineByDir(tp, t.ID, lp) {
+		return toOpen // until the broker restarts
 	}
 	if lp == nil && pm.b.offline.waiting(tp, p, pm.b.cfg.NodeID) {
 		return toOpen // until the controller has taken it out of the ISR and leadership
@@ -424,9 +418,13 @@ feed:
 	return !stopped
 }
 
-// open opens (creating or recovering) a partition's log directory. Several run at once
-// (openConcurrently): the checkpoint maps are read and changed under pm.mu.
+// open opens (creating or recovering) a partition's log directory, from its carried
+// checkpoint line. Several run at once (openConcurrently): the carried lines are read
+// and changed under pm.mu.
 func (pm *partitionManager) open(t *metadata.Topic, id int32, s *topicSettings, metaFiles *partitionMetadataFiles) (*localPartition, error) {
+	if err := pm.removeCleanShutdownMarker(); err != nil {
+		return nil, err
+	}
 	tp := segment.TopicPartition{Topic: t.Name, Partition: id}
 	dir := filepath.Join(pm.dir, segment.PartitionDirName(t.Name, id))
 	pm.mu.Lock()
@@ -448,18 +446,21 @@ func (pm *partitionManager) open(t *metadata.Topic, id int32, s *topicSettings, 
 			return nil, err
 		}
 		pm.mu.Lock()
-		delete(pm.recoveryPoints, tp)
-		delete(pm.logStarts, tp)
-		delete(pm.highWatermarks, tp)
+		delete(pm.carried, tp)
 		pm.mu.Unlock()
 		pm.forgetCleaned(tp)
 	}
 	pm.mu.Lock()
-	recoveryPoint, logStart, highWatermark := pm.recoveryPoints[tp], pm.logStarts[tp], pm.highWatermarks[tp]
+	prev := pm.carried[tp]
 	pm.mu.Unlock()
+	if prev != (replication.CloseOffsets{}) && errors.Is(oldErr, fs.ErrNotExist) {
+		if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
+			prev = replication.CloseOffsets{} // a line of data that is gone (a new topic of an old name)
+		}
+	}
 	log, report, err := segment.Open(dir, pm.logConfig(tp, s), segment.OpenOptions{
-		RecoveryPoint:  recoveryPoint,
-		LogStartOffset: logStart,
+		RecoveryPoint:  prev.RecoveryPoint,
+		LogStartOffset: prev.LogStartOffset,
 		CleanShutdown:  pm.cleanShutdown,
 		Decompress:     decompress,
 		Files:          pm.b.segFiles,
@@ -488,12 +489,12 @@ func (pm *partitionManager) open(t *metadata.Topic, id int32, s *topicSettings, 
 			return nil, err
 		}
 	}
-	lp := &localPartition{topicID: t.ID, Partition: replication.NewPartition(t.Name, id, log, highWatermark,
+	lp := &localPartition{topicID: t.ID, Partition: replication.NewPartition(t.Name, id, log, prev.HighWatermark,
 		pm.b.replicaMetricsOptions(replication.Options{BrokerID: pm.b.cfg.NodeID, SyncEveryAppend: s.syncEveryAppend, AlterISR: pm.b.alterISR,
 			Logger: &replicaLogger{Logger: pm.replicaLog, topic: t.Name, partition: id}})),
 		counters: pm.b.metrics.Topic(t.Name)}
 	lp.settings.Store(s)
-	ps, err := lp.LoadProducerState(time.Now().UnixMilli(), pm.b.cfg.int64Value("producer.id.expiration.ms"))
+	ps, err := lp.LoadProducerState(time.Now().UnixMilli(), pm.b.dynamicBrokerInt64("producer.id.expiration.ms"))
 	if err != nil {
 		lp.Stop(false)
 		return nil, err
@@ -504,6 +505,7 @@ func (pm *partitionManager) open(t *metadata.Topic, id int32, s *topicSettings, 
 	}
 	pm.mu.Lock()
 	pm.parts[tp] = lp
+	delete(pm.carried, tp) // the open replica's own offsets are checkpointed from now on
 	pm.mu.Unlock()
 	return lp, nil
 }
@@ -511,9 +513,18 @@ func (pm *partitionManager) open(t *metadata.Topic, id int32, s *topicSettings, 
 // remove stops a replica; with deleteData its directory is renamed to
 // "<topic>-<partition>.<uuid>-delete" and removed after log.segment.delete.delay.ms.
 func (pm *partitionManager) remove(tp segment.TopicPartition, deleteData bool) {
+	if !deleteData {
+		// Its line moves from parts to carried, with the offsets it stops with, in one
+		// step as the checkpoint writes see it.
+		pm.checkpointMu.Lock()
+		defer pm.checkpointMu.Unlock()
+	}
 	pm.mu.Lock()
 	lp := pm.parts[tp]
 	delete(pm.parts, tp)
+	if deleteData {
+		delete(pm.carried, tp)
+	}
 	pm.mu.Unlock()
 	if deleteData {
 		pm.b.metrics.ForgetTopic(tp.Topic)
@@ -532,6 +543,10 @@ func (pm *partitionManager) remove(tp segment.TopicPartition, deleteData bool) {
 		if err := lp.Stop(false); err != nil {
 			pm.b.logger.Warn("stopping partition", "topic", tp.Topic, "partition", tp.Partition, "error", err)
 		}
+		off := lp.CheckpointOffsets()
+		pm.mu.Lock()
+		pm.carried[tp] = off
+		pm.mu.Unlock()
 		return
 	}
 	pm.forgetCleaned(tp)
@@ -602,6 +617,10 @@ func (pm *partitionManager) removeStrays(live map[segment.TopicPartition]bool) {
 			continue
 		}
 		pm.b.logger.Info("removing a stray partition directory: this broker no longer hosts the replica", "topic", topic, "partition", partition)
+		pm.mu.Lock()
+		delete(pm.carried, tp)
+		pm.mu.Unlock()
+		pm.forgetCleaned(tp)
 		pm.scheduleDeletion(to)
 	}
 }
@@ -636,61 +655,6 @@ func (b *Broker) topicSettings(im *metadata.Image, topic string) *topicSettings 
 		segment:         segmentConfig(cfgs),
 		syncEveryAppend: cfgs["flush.messages"].value == "1",
 		cleaner:         cleanerConfig(cfgs),
-	}
-}
-
-// checkpoint writes the high watermark, recovery point and log start checkpoints.
-func (pm *partitionManager) checkpoint() error {
-	parts := pm.all()
-	entries := make([]checkpointEntry, 0, len(parts))
-	for _, lp := range parts {
-		if off, ok := lp.CheckpointOffsets(); ok {
-			entries = append(entries, checkpointEntry{tp: segment.TopicPartition{Topic: lp.Topic, Partition: lp.ID}, off: off})
-		}
-	}
-	return pm.writeCheckpoints(entries, false)
-}
-
-// close closes every replica (replica_close.go: flush, producer snapshot, stop, several
-// at once), then writes the checkpoints of those it closed and, when every replica
-// closed cleanly and every log is recovered, the topic-id checkpoint and the
-// clean-shutdown marker, last.
-func (pm *partitionManager) close() error {
-	closed := closeReplicas(pm.all())
-	var errs []error
-	entries := make([]checkpointEntry, 0, len(closed))
-	for _, c := range closed {
-		if c.err != nil {
-			errs = append(errs, c.err)
-		}
-		if !c.stopped {
-			entries = append(entries, checkpointEntry{tp: c.tp, topicID: c.topicID, off: c.off})
-		}
-	}
-	clean := len(errs) == 0 && pm.everyLogRecovered()
-	errs = append(errs, pm.writeCheckpoints(entries, clean))
-	if err := errors.Join(errs...); err != nil || !clean {
-		return err // without the marker, the next start recovers them all
-	}
-	// Whole or absent, and durable before Shutdown returns (a temporary file, fsync,
-	// rename, directory fsync: two fsyncs per log directory and shutdown).
-	return segment.WriteFileAtomic(filepath.Join(pm.dir, cleanShutdownFile), []byte(`{"version":0,"brokerEpoch":-1}`))
-}
-
-// everyLogRecovered reports whether every partition directory is consistent as of this
-// close, so that the clean shutdown marker may tell the next start to trust them all
-// (Kafka writes it only once every log was loaded): after a clean start, or after an
-// unclean one once the first reconciliation has opened, and so recovered, every replica
-// the image assigns here (the rest are strays, renamed for deletion). A replica that is
-// offline (its log failed) was not closed cleanly. Called once the reconciler has
-// stopped.
-func (pm *partitionManager) everyLogRecovered() bool {
-	return (pm.cleanShutdown || pm.straysRemoved) && pm.b.offline.count() == 0
-}
-
-// abandon releases every log's files without checkpoints or marker (a simulated crash).
-func (pm *partitionManager) abandon() {
-	for _, lp := range pm.all() {
-		lp.Stop(false)
+		compression:     compressionConfig(cfgs),
 	}
 }

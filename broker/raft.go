@@ -33,6 +33,9 @@ type raftNode struct {
 	stopTimeout time.Duration
 	// resignTimeout bounds the leadership transfer of a clean stop.
 	resignTimeout time.Duration
+	// meta is store as the metadata store whose failed writes fence this node
+	// (metadata_store.go); nil in tests that build a node on other stores.
+	meta *metadataStore
 }
 
 // serverID is a node id as a Raft server id.
@@ -61,11 +64,12 @@ func startRaft(cfg *Config, machine *fsm.FSM, dial rpc.DialFunc, logger hclog.Lo
 		raw.Close()
 		return nil, err
 	}
-	store, err := raftboltdb.NewBoltStore(filepath.Join(dir, "raft.db"))
+	bolt, err := raftboltdb.NewBoltStore(filepath.Join(dir, "raft.db"))
 	if err != nil {
 		ln.Close()
 		return nil, fmt.Errorf("opening raft store: %w", err)
 	}
+	store := newMetadataStore(bolt) // a failed write fences this node's Raft (metadata_store.go)
 	snaps, err := raft.NewFileSnapshotStoreWithLogger(dir, 2, logger.Named("snapshots"))
 	if err != nil {
 		ln.Close()
@@ -102,7 +106,10 @@ func startRaft(cfg *Config, machine *fsm.FSM, dial rpc.DialFunc, logger hclog.Lo
 		store.Close()
 		return nil, err
 	}
-	return newRaftNode(r, store, transport, conns, rc, logger), nil
+	electSoleVoterAtOnce(r, rc.LocalID) // raft_sole_voter.go
+	n := newRaftNode(r, store, transport, conns, rc, logger)
+	n.meta = store
+	return n, nil
 }
 
 // raftLogCacheEntries is how many of the newest Raft log entries the leader keeps in
@@ -157,6 +164,7 @@ func raftConfig(cfg *Config, logger hclog.Logger) *raft.Config {
 	rc.LocalID = serverID(cfg.NodeID)
 	rc.Logger = logger
 	quorumTimeouts(cfg, rc)
+	soleVoterLease(cfg, rc)
 	rc.CommitTimeout = 5 * time.Millisecond
 	rc.SnapshotThreshold = 8192
 	rc.SnapshotInterval = 2 * time.Minute

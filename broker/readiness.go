@@ -88,6 +88,11 @@ func readinessBound(req kmsg.Request) time.Duration {
 // untilReady wraps a client API's handler with the readiness wait.
 func (b *Broker) untilReady(key kmsg.Key, h rpc.Handler) rpc.Handler {
 	return func(ctx context.Context, req *rpc.Request) rpc.Result {
+		if err := b.metadataStoreFailure(); err != nil && !fromBroker(req) {
+			// The image no longer follows the metadata log (metadata_store.go): the
+			// client goes to another broker, as from one that does not answer.
+			return rpc.CloseConnection(fmt.Errorf("broker %d serves no client request: %w", b.cfg.NodeID, err))
+		}
 		if b.ready.Load() || fromBroker(req) {
 			return h(ctx, req)
 		}

@@ -3,6 +3,7 @@ package broker
 import (
 	"errors"
 	"fmt"
+	"io"
 	"sync"
 	"sync/atomic"
 
@@ -28,6 +29,7 @@ type recordValidator struct {
 	limit   int64
 	codecs  *codecReaders
 	scratch sync.Pool // *[]byte of recordScratchSize
+	rewrite batchRecompressor
 }
 
 func newRecordValidator(limit int64) *recordValidator {
@@ -54,16 +56,18 @@ func (v *recordValidator) check(batch []byte, compacted bool) error {
 	if err != nil {
 		return err
 	}
-	keyless := func(sum segment.RecordsSummary, err error) error {
-		if err == nil && compacted && sum.NullKeys > 0 {
-			return fmt.Errorf("%w: compacted topic cannot accept message without key", segment.ErrInvalidRecord)
-		}
-		return err
-	}
 	if h.Codec() == 0 {
-		return keyless(segment.CheckRecords(batch, nil, v.limit, nil))
+		sum, err := segment.CheckRecords(batch, nil, v.limit, nil)
+		return recordsError(sum, err, compacted)
 	}
-	r, release, err := v.codecs.open(h.Codec(), batch[segment.BatchHeaderSize:])
+	return v.walk(batch, h.Codec(), compacted, nil)
+}
+
+// walk checks the records of the compressed batch as check does, decompressing them as
+// a stream; with tee set, every decompressed byte the walk reads is written to tee too
+// (recompress.go), and an error tee returns ends the walk.
+func (v *recordValidator) walk(batch []byte, codec int8, compacted bool, tee io.Writer) error {
+	r, release, err := v.codecs.open(codec, batch[segment.BatchHeaderSize:])
 	if err != nil {
 		if errors.Is(err, segment.ErrRecordsTooLarge) {
 			return err
@@ -71,10 +75,38 @@ func (v *recordValidator) check(batch []byte, compacted bool) error {
 		return fmt.Errorf("%w: %v", segment.ErrUndecodableRecords, err)
 	}
 	defer release()
+	if tee != nil {
+		r = io.TeeReader(r, tee)
+	}
 	buf := v.scratch.Get().(*[]byte)
 	defer v.scratch.Put(buf)
-	return keyless(segment.CheckRecords(batch, r, v.limit, *buf))
+	sum, err := segment.CheckRecords(batch, r, v.limit, *buf)
+	return recordsError(sum, err, compacted)
 }
+
+// recordsError is check's error for what CheckRecords returned: with compacted set
+// (cleanup.policy includes compact) a record without a key is INVALID_RECORD, as in
+// Kafka's LogValidator: the cleaner could never keep it.
+func recordsError(sum segment.RecordsSummary, err error, compacted bool) error {
+	if err == nil && compacted && sum.NullKeys > 0 {
+		return &recordErrors{indexes: sum.NullKeyIndexes, total: int(sum.NullKeys), message: "Compacted topic cannot accept message without key"}
+	}
+	return err
+}
+
+// recordErrors is INVALID_RECORD naming the records at fault (KIP-467, Produce v8+): the
+// producer fails those and delivers the others of the batch.
+type recordErrors struct {
+	indexes []int32 // the records' indexes in the batch (the first ones, when many)
+	total   int     // how many records are at fault
+	message string  // each record's error
+}
+
+func (e *recordErrors) Error() string {
+	return fmt.Sprintf("One or more records have been rejected due to %d record errors in total: %s (records %v)", e.total, e.message, e.indexes[:min(len(e.indexes), 3)])
+}
+
+func (e *recordErrors) Unwrap() error { return segment.ErrInvalidRecord }
 
 // RecordBatchCRC is the CRC-32C a record batch (magic 2) carries over its bytes from the
 // attributes field to its end: segment's one table, for tools outside the broker that

@@ -23,12 +23,12 @@ const replicaClosers = replicaOpeners
 // closes in about a microsecond, less than handing it to a goroutine would cost.
 const replicaCloseChunk = 256
 
-// closedReplica is the outcome of one replica's CloseClean.
+// closedReplica is the outcome of one replica's CloseClean (a replica stopped before
+// the close: its offsets then, and ErrPartitionStopped).
 type closedReplica struct {
 	tp      segment.TopicPartition
 	topicID metadata.Uuid
 	off     replication.CloseOffsets
-	stopped bool // stopped before the close: not checkpointed
 	err     error
 }
 
@@ -47,9 +47,9 @@ func closeReplicas(parts []*localPartition) []closedReplica {
 				}
 				for i := start; i < min(start+replicaCloseChunk, len(parts)); i++ {
 					lp := parts[i]
-					off, stopped, err := lp.CloseClean()
+					off, _, err := lp.CloseClean()
 					out[i] = closedReplica{tp: segment.TopicPartition{Topic: lp.Topic, Partition: lp.ID},
-						topicID: lp.topicID, off: off, stopped: stopped, err: err}
+						topicID: lp.topicID, off: off, err: err}
 				}
 			}
 		})
@@ -61,7 +61,7 @@ func closeReplicas(parts []*localPartition) []closedReplica {
 // checkpointEntry is one replica's line in the per-log-dir checkpoints.
 type checkpointEntry struct {
 	tp      segment.TopicPartition
-	topicID metadata.Uuid
+	topicID metadata.Uuid // zero when unknown (a carried line): not in the topic-id checkpoint
 	off     replication.CloseOffsets
 }
 
@@ -97,11 +97,14 @@ func (pm *partitionManager) writeCheckpoints(entries []checkpointEntry, withTopi
 	}
 	if withTopicIDs {
 		writes = append(writes, func() error {
-			ids := make([]metadata.Uuid, len(entries))
-			for i, e := range entries {
-				ids[i] = e.topicID
+			named := make([]segment.TopicPartition, 0, len(entries))
+			ids := make([]metadata.Uuid, 0, len(entries))
+			for _, e := range entries {
+				if e.topicID != (metadata.Uuid{}) {
+					named, ids = append(named, e.tp), append(ids, e.topicID)
+				}
 			}
-			return writeSortedTopicIDCheckpoint(filepath.Join(pm.dir, topicIDCheckpointFile), keys, ids)
+			return writeSortedTopicIDCheckpoint(filepath.Join(pm.dir, topicIDCheckpointFile), named, ids)
 		})
 	}
 	errs := make([]error, len(writes))

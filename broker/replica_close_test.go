@@ -62,8 +62,9 @@ func TestShutdownClosesEveryReplicaOnce(t *testing.T) {
 
 // TestShutdownReportsACloseError: a replica that does not close cleanly (here stopped
 // before the shutdown) fails the shutdown with its error; the others are still closed
-// and checkpointed, but neither the topic-id checkpoint nor the clean-shutdown marker
-// is written, so the next start recovers every log.
+// and checkpointed, the stopped one keeps its line (the offsets it stopped with: never
+// dropped, checkpoints.go), but neither the topic-id checkpoint nor the clean-shutdown
+// marker is written, so the next start recovers every log.
 func TestShutdownReportsACloseError(t *testing.T) {
 	const topic = "close-error"
 	dir := t.TempDir()
@@ -77,8 +78,8 @@ func TestShutdownReportsACloseError(t *testing.T) {
 		t.Fatalf("shutdown: %v, want ErrPartitionStopped", err)
 	}
 	logs := filepath.Join(dir, "logs")
-	if got, err := segment.ReadOffsetCheckpoint(filepath.Join(logs, segment.RecoveryPointOffsetCheckpointFile)); err != nil || len(got) != 3 {
-		t.Fatalf("recovery point checkpoint: %v (%v), want the 3 replicas closed", got, err)
+	if got, err := segment.ReadOffsetCheckpoint(filepath.Join(logs, segment.RecoveryPointOffsetCheckpointFile)); err != nil || len(got) != 4 {
+		t.Fatalf("recovery point checkpoint: %v (%v), want the 3 replicas closed and the stopped one", got, err)
 	}
 	for _, name := range []string{cleanShutdownFile, topicIDCheckpointFile} {
 		if _, err := os.Stat(filepath.Join(logs, name)); err == nil {

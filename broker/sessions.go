@@ -15,6 +15,9 @@ import (
 type brokerSessions struct {
 	mu       sync.Mutex
 	sessions map[int32]*brokerSession
+	// reports is closed and replaced whenever a heartbeat reports a higher metadata
+	// offset (waitApplied); guarded by mu.
+	reports chan struct{}
 }
 
 type brokerSession struct {
@@ -24,7 +27,7 @@ type brokerSession struct {
 }
 
 func newBrokerSessions() *brokerSessions {
-	return &brokerSessions{sessions: map[int32]*brokerSession{}}
+	return &brokerSessions{sessions: map[int32]*brokerSession{}, reports: make(chan struct{})}
 }
 
 // activate gives every registered broker a fresh session (a new controller term).
@@ -52,10 +55,15 @@ func (s *brokerSessions) heardAt(id int32, at time.Time) {
 func (s *brokerSessions) heartbeat(id int32, metadataOffset int64, shuttingDown bool, now time.Time) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if old := s.sessions[id]; old != nil && old.shuttingDown {
+	old := s.sessions[id]
+	if old != nil && old.shuttingDown {
 		shuttingDown = true
 	}
 	s.sessions[id] = &brokerSession{lastHeartbeat: now, metadataOffset: metadataOffset, shuttingDown: shuttingDown}
+	if old == nil || metadataOffset > old.metadataOffset {
+		close(s.reports)
+		s.reports = make(chan struct{})
+	}
 }
 
 // registered starts a fresh session for a new registration (not shutting down).
@@ -112,4 +120,23 @@ func (s *brokerSessions) offsets() map[int32]int64 {
 		out[id] = sess.metadataOffset
 	}
 	return out
+}
+
+// lagging counts the registered, unfenced brokers of im with a live session whose last
+// reported metadata offset is below offset, and returns the channel closed at the next
+// higher report (awaitAppliedEverywhere).
+func (s *brokerSessions) lagging(im *metadata.Image, offset int64, now time.Time, timeout time.Duration) (<-chan struct{}, int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for id, br := range im.Brokers {
+		sess, ok := s.sessions[id]
+		if br.Fenced || !ok || sess.shuttingDown || now.Sub(sess.lastHeartbeat) > timeout {
+			continue
+		}
+		if sess.metadataOffset < offset {
+			n++
+		}
+	}
+	return s.reports, n
 }

@@ -52,7 +52,7 @@ type produceVerification struct {
 // their partition, one coordinator call per producer, and returns the outcome by
 // partition; partitions that need nothing are absent.
 func (b *Broker) verifyProduce(ctx context.Context, r *kmsg.ProduceRequest) map[txn.TopicPartition]produceVerification {
-	if !b.cfg.boolValue("transaction.partition.verification.enable") {
+	if !b.dynamicBrokerBool("transaction.partition.verification.enable") {
 		return nil
 	}
 	if r.TransactionID == nil || *r.TransactionID == "" {

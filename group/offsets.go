@@ -13,7 +13,7 @@ func (s *Shard) offsetCommit(now time.Time, req *kmsg.OffsetCommitRequest, resp 
 	var b batch
 	resp.Version = req.Version
 	_, existed := s.groups[req.Group]
-	if code := s.validateOffsetCommit(now, req); code != 0 {
+	if code := s.validateOffsetCommit(now, req, false); code != 0 {
 		for _, t := range req.Topics {
 			ti := commitTopic(resp, t.Topic)
 			for _, p := range t.Partitions {
@@ -140,9 +140,16 @@ func commitPartition(partition int32, code int16) kmsg.OffsetCommitResponseTopic
 	return p
 }
 
-// validateOffsetCommit is Kafka's validateOffsetCommit and ClassicGroup.validateOffsetCommit;
-// a simple consumer's first commit creates its (Empty, protocol-less) group.
-func (s *Shard) validateOffsetCommit(now time.Time, req *kmsg.OffsetCommitRequest) int16 {
+// validateOffsetCommit is Kafka's validateOffsetCommit and ClassicGroup.validateOffsetCommit
+// for an OffsetCommit (transactional false) or a TxnOffsetCommit (true, req carrying its
+// group and member fields); a simple consumer's first commit creates its (Empty,
+// protocol-less) group. A transactional commit naming no member, generation or
+// instance is accepted whatever the group's state (older TxnOffsetCommit versions
+// carry none: Kafka exempts them from the members-only rule), and a transactional
+// commit is never refused for CompletingRebalance; a named generation of a group that
+// does not exist is ILLEGAL_GENERATION to it (OffsetMetadataManager's
+// validateTransactionalOffsetCommit), GROUP_ID_NOT_FOUND to OffsetCommit v9+.
+func (s *Shard) validateOffsetCommit(now time.Time, req *kmsg.OffsetCommitRequest, transactional bool) int16 {
 	if !validGroupID(req.Group) {
 		return errInvalidGroupID
 	}
@@ -155,7 +162,7 @@ func (s *Shard) validateOffsetCommit(now time.Time, req *kmsg.OffsetCommitReques
 		if generation < 0 {
 			g = newGroup(req.Group, now)
 			s.groups[req.Group] = g
-		} else if req.Version >= 9 {
+		} else if req.Version >= 9 && !transactional {
 			return errGroupIDNotFound
 		} else {
 			return errIllegalGeneration
@@ -174,10 +181,10 @@ func (s *Shard) validateOffsetCommit(now time.Time, req *kmsg.OffsetCommitReques
 		if generation != g.generation {
 			return errIllegalGeneration
 		}
-	} else if !g.is(stateEmpty) {
+	} else if !transactional && !g.is(stateEmpty) {
 		return errUnknownMemberID
 	}
-	if g.is(stateCompletingRebalance) {
+	if !transactional && g.is(stateCompletingRebalance) {
 		return errRebalanceInProgress
 	}
 	return 0

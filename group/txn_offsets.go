@@ -22,8 +22,12 @@ import (
 // TxnOffsetCommit wins); a tombstone of the partition (DeleteGroups, OffsetDelete,
 // expiry) drops the pending offsets too.
 
-// TxnOffsetCommit writes one transactional offset commit. From v3 (KIP-447) a request
-// naming a member or generation is checked against the group as OffsetCommit is.
+// TxnOffsetCommit writes one transactional offset commit. As in Kafka, a request naming
+// no member, generation or instance (v0-2 carry none; v3 with generation -1 and an
+// empty member id: Java's sendOffsetsToTransaction(offsets, groupId)) is accepted
+// whatever the group's members; from v3 (KIP-447) a request naming a member or
+// generation is checked against the group as OffsetCommit is, except that
+// CompletingRebalance does not refuse it (validateOffsetCommit).
 func (s *Shard) TxnOffsetCommit(now time.Time, req *kmsg.TxnOffsetCommitRequest, resp *kmsg.TxnOffsetCommitResponse, send func(kmsg.Response)) Effects {
 	s.observe(now)
 	var b batch
@@ -45,7 +49,7 @@ func (s *Shard) TxnOffsetCommit(now time.Time, req *kmsg.TxnOffsetCommitRequest,
 	if req.Version >= 3 {
 		check.Generation, check.MemberID, check.InstanceID = req.Generation, req.MemberID, req.InstanceID
 	}
-	if code := s.validateOffsetCommit(now, &check); code != 0 {
+	if code := s.validateOffsetCommit(now, &check, true); code != 0 {
 		answer(func(string, kmsg.TxnOffsetCommitRequestTopicPartition) int16 { return code })
 		return b.effects()
 	}

@@ -276,3 +276,114 @@ func FuzzTxnOffsetsLiveMatchesReplay(f *testing.F) {
 		}
 	})
 }
+
+// txnCommitAs sends TxnOffsetCommit at version with the given member fields (v3+ carry
+// them; older versions have none) for partition 0 of topic t, and returns its code.
+func (h *harness) txnCommitAs(version int16, groupID, memberID string, generation int32, pid int64) int16 {
+	req := kmsg.NewPtrTxnOffsetCommitRequest()
+	req.Version = version
+	req.Group, req.ProducerID, req.ProducerEpoch = groupID, pid, 3
+	req.MemberID, req.Generation = memberID, generation
+	topic := kmsg.NewTxnOffsetCommitRequestTopic()
+	topic.Topic = "t"
+	rp := kmsg.NewTxnOffsetCommitRequestTopicPartition()
+	rp.Partition, rp.Offset = 0, 42
+	topic.Partitions = append(topic.Partitions, rp)
+	req.Topics = append(req.Topics, topic)
+	b := &box[kmsg.TxnOffsetCommitResponse]{}
+	h.run(h.s.TxnOffsetCommit(h.now, req, kmsg.NewPtrTxnOffsetCommitResponse(), b.send))
+	if !b.done() {
+		h.t.Fatal("TxnOffsetCommit not answered")
+	}
+	return b.resp.Topics[0].Partitions[0].ErrorCode
+}
+
+// TestTxnOffsetCommitValidation is Kafka's rule for transactional commits
+// (ClassicGroup.validateOffsetCommit with isTransactional, and
+// OffsetMetadataManager.validateTransactionalOffsetCommit): a commit without a member
+// id, generation or instance id (every v0-2 request, and v3 with generation -1: Java's
+// sendOffsetsToTransaction(offsets, groupId), sarama's AddMessageToTxn) is accepted in
+// every state of a live group, not UNKNOWN_MEMBER_ID; one naming a member is checked
+// as OffsetCommit is, except that CompletingRebalance does not refuse it; a named
+// generation of a group that does not exist is ILLEGAL_GENERATION. An accepted commit
+// leaves the group's state alone and its offset is committed by the COMMIT marker.
+func TestTxnOffsetCommitValidation(t *testing.T) {
+	type setup func(h *harness) (member string, generation int32)
+	states := map[string]setup{
+		"none": func(h *harness) (string, int32) { return "", 1 },
+		"Empty": func(h *harness) (string, int32) {
+			h.commit(8, "g", "", -1, map[int32]int64{1: 1})
+			return "", 0
+		},
+		"PreparingRebalance": func(h *harness) (string, int32) {
+			ids, gen := h.stableGroup("g", 2)
+			h.join("g", ids[0])
+			return ids[1], gen
+		},
+		"CompletingRebalance": func(h *harness) (string, int32) {
+			h.join("g", "")
+			b := h.join("g", "")
+			h.advance(0)
+			return b.resp.MemberID, b.resp.Generation
+		},
+		"Stable": func(h *harness) (string, int32) {
+			ids, gen := h.stableGroup("g", 2)
+			return ids[1], gen
+		},
+	}
+	type request struct {
+		version int16
+		member  bool  // the state's member id, else none
+		gen     int32 // added to the state's generation, or -1 for none
+	}
+	anonymous := []request{{0, false, -1}, {1, false, -1}, {2, false, -1}, {3, false, -1}}
+	for _, tc := range []struct {
+		state string
+		reqs  []request
+		want  int16
+	}{
+		{"none", anonymous, 0},
+		{"Empty", anonymous, 0},
+		{"PreparingRebalance", anonymous, 0},
+		{"CompletingRebalance", anonymous, 0},
+		{"Stable", anonymous, 0},
+		{"none", []request{{3, false, 0}}, errIllegalGeneration},
+		{"PreparingRebalance", []request{{3, true, 0}}, 0},
+		{"CompletingRebalance", []request{{3, true, 0}}, 0},
+		{"Stable", []request{{3, true, 0}}, 0},
+		{"Stable", []request{{3, true, -100}}, errIllegalGeneration}, // an older generation
+		{"Stable", []request{{3, false, 0}}, errUnknownMemberID},     // a generation without a member
+		{"CompletingRebalance", []request{{3, false, 0}}, errUnknownMemberID},
+	} {
+		for _, r := range tc.reqs {
+			name := fmt.Sprintf("%s/v%d/member=%v/gen%+d", tc.state, r.version, r.member, r.gen)
+			t.Run(name, func(t *testing.T) {
+				h := newHarness(t, testConfig())
+				member, gen := states[tc.state](h)
+				before := h.state("g")
+				if !r.member {
+					member = ""
+				}
+				switch {
+				case r.gen == -1:
+					gen = -1
+				case r.gen == -100:
+					gen--
+				}
+				if got := h.txnCommitAs(r.version, "g", member, gen, 7); got != tc.want {
+					t.Fatalf("code %d (%v), want %d (%v)", got, kerr.ErrorForCode(got), tc.want, kerr.ErrorForCode(tc.want))
+				}
+				if after := h.state("g"); after != before && !(tc.state == "none" && tc.want == 0) {
+					t.Fatalf("state %s after the commit, was %s", after, before)
+				}
+				if tc.want != 0 {
+					return
+				}
+				h.marker(7, true)
+				if got := h.fetched("g", 0)[0]; got != 42 {
+					t.Fatalf("offset %d after COMMIT, want 42", got)
+				}
+			})
+		}
+	}
+}

@@ -429,7 +429,7 @@ func procParseIDs(s string) []int32 {
 }
 
 // procBuildPetrel builds the petrel binary into t's temporary directory.
-func procBuildPetrel(t *testing.T) string {
+func procBuildPetrel(t testing.TB) string {
 	t.Helper()
 	goBin, err := exec.LookPath("go") // go test puts GOROOT/bin first in PATH
 	if err != nil {
@@ -476,14 +476,14 @@ type procNode struct {
 // procStartCluster starts three voters and waits until every one is in Metadata. Ports
 // are checked free by binding and closing them (procFreePorts), so another process may
 // take one in between; a start that fails to bind is retried on fresh ports.
-func procStartCluster(t *testing.T, bin string) *procCluster {
+func procStartCluster(t testing.TB, bin string) *procCluster {
 	t.Helper()
 	return procStartClusterWith(t, bin)
 }
 
 // procStartClusterWith is procStartCluster with extra `--set key=value` properties for
 // every node, applied after (so overriding) the default session timeout and heartbeat.
-func procStartClusterWith(t *testing.T, bin string, sets ...string) *procCluster {
+func procStartClusterWith(t testing.TB, bin string, sets ...string) *procCluster {
 	t.Helper()
 	for attempt := 1; ; attempt++ {
 		c, err := procTryStartCluster(t, bin, sets)
@@ -499,7 +499,7 @@ func procStartClusterWith(t *testing.T, bin string, sets ...string) *procCluster
 
 var errProcAddrInUse = errors.New("a port was taken before the node bound it")
 
-func procTryStartCluster(t *testing.T, bin string, sets []string) (*procCluster, error) {
+func procTryStartCluster(t testing.TB, bin string, sets []string) (*procCluster, error) {
 	ports, err := procFreePorts(6)
 	if err != nil {
 		t.Fatal(err)
@@ -613,7 +613,7 @@ func procEphemeralLow() int {
 
 // start starts the node's process with its flags; it is killed at t's cleanup if still
 // running.
-func (n *procNode) start(t *testing.T) {
+func (n *procNode) start(t testing.TB) {
 	t.Helper()
 	prefix := fmt.Sprintf("node-%d ", n.id)
 	if n.out != nil {
@@ -667,7 +667,7 @@ func (n *procNode) exited() error {
 }
 
 // signal sends sig to the running process.
-func (n *procNode) signal(t *testing.T, sig syscall.Signal) {
+func (n *procNode) signal(t testing.TB, sig syscall.Signal) {
 	t.Helper()
 	if err := n.exited(); err != nil {
 		t.Fatal(err)
@@ -678,7 +678,7 @@ func (n *procNode) signal(t *testing.T, sig syscall.Signal) {
 }
 
 // waitExit waits for the process to end and returns its state.
-func (n *procNode) waitExit(t *testing.T, timeout time.Duration) *os.ProcessState {
+func (n *procNode) waitExit(t testing.TB, timeout time.Duration) *os.ProcessState {
 	t.Helper()
 	select {
 	case <-n.done:
@@ -715,7 +715,7 @@ func (c *procCluster) addrs() []string {
 
 // petrel runs a petrel client command against the cluster and returns its stdout; a
 // failure fails t.
-func (c *procCluster) petrel(t *testing.T, args ...string) string {
+func (c *procCluster) petrel(t testing.TB, args ...string) string {
 	t.Helper()
 	out, err := c.runPetrel(args...)
 	if err != nil {
@@ -798,7 +798,7 @@ type procPermanent struct{ error }
 
 // procWaitFor polls f every 100 ms until it returns nil, failing t with f's last error
 // once timeout passes or at once for a procPermanent error.
-func procWaitFor(t *testing.T, timeout time.Duration, what string, f func() error) {
+func procWaitFor(t testing.TB, timeout time.Duration, what string, f func() error) {
 	t.Helper()
 	start := time.Now()
 	for {
@@ -820,7 +820,7 @@ func procWaitFor(t *testing.T, timeout time.Duration, what string, f func() erro
 // procLineWriter sends a process's output to t.Log line by line with a prefix, until
 // stop, and keeps it all for error messages. Safe for concurrent use.
 type procLineWriter struct {
-	t      *testing.T
+	t      testing.TB
 	prefix string
 
 	mu sync.Mutex

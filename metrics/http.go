@@ -19,9 +19,9 @@ type Server struct {
 }
 
 // Serve starts serving reg on ln: /metrics in the Prometheus text format (or
-// OpenMetrics when asked), /healthz 200 while the process runs, /readyz 200 once
-// ready() holds and 503 before.
-func Serve(ln net.Listener, reg *Registry, ready func() bool) *Server {
+// OpenMetrics when asked), /healthz 200 while the process runs, /readyz 200 while
+// readiness() returns nil and 503 with its error's text otherwise.
+func Serve(ln net.Listener, reg *Registry, readiness func() error) *Server {
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.HandlerFor(reg.Gatherer(), promhttp.HandlerOpts{
 		ErrorHandling:     promhttp.ContinueOnError,
@@ -33,9 +33,13 @@ func Serve(ln net.Listener, reg *Registry, ready func() bool) *Server {
 	})
 	mux.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-		if ready == nil || !ready() {
+		err := errors.New("starting")
+		if readiness != nil {
+			err = readiness()
+		}
+		if err != nil {
 			w.WriteHeader(http.StatusServiceUnavailable)
-			_, _ = w.Write([]byte("not ready: catching up with the metadata log, fenced, or opening replicas\n"))
+			_, _ = w.Write([]byte("not ready: " + err.Error() + "\n"))
 			return
 		}
 		_, _ = w.Write([]byte("ready\n"))

@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"errors"
 	"io"
 	"net"
 	"net/http"
@@ -14,7 +15,7 @@ import (
 	"github.com/prometheus/common/model"
 )
 
-func serveTest(t *testing.T, reg *Registry, ready func() bool) string {
+func serveTest(t *testing.T, reg *Registry, ready func() error) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -177,15 +178,22 @@ func TestMetrics_PerPartitionOff(t *testing.T) {
 }
 
 func TestMetrics_HealthAndReadiness(t *testing.T) {
-	var ready atomic.Bool
-	base := serveTest(t, New(Options{}), ready.Load)
+	var notReady atomic.Pointer[error]
+	reason := errors.New("metadata store failed: append of raft.db: no space left on device")
+	notReady.Store(&reason)
+	base := serveTest(t, New(Options{}), func() error {
+		if p := notReady.Load(); p != nil {
+			return *p
+		}
+		return nil
+	})
 	if code, _ := get(t, base+"/healthz"); code != http.StatusOK {
 		t.Errorf("/healthz = %d", code)
 	}
-	if code, _ := get(t, base+"/readyz"); code != http.StatusServiceUnavailable {
-		t.Errorf("/readyz before ready = %d, want 503", code)
+	if code, body := get(t, base+"/readyz"); code != http.StatusServiceUnavailable || body != "not ready: "+reason.Error()+"\n" {
+		t.Errorf("/readyz before ready = %d %q, want 503 with the reason", code, body)
 	}
-	ready.Store(true)
+	notReady.Store(nil)
 	if code, _ := get(t, base+"/readyz"); code != http.StatusOK {
 		t.Errorf("/readyz when ready = %d, want 200", code)
 	}

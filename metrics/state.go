@@ -28,6 +28,19 @@ type Snapshot struct {
 	Raft RaftState
 	// Ready is the start-up readiness of /readyz.
 	Ready bool
+	// MetadataStoreOffline is set once this node's metadata store (raft.db) failed a
+	// write and Raft stopped here.
+	MetadataStoreOffline bool
+	// OfflineLogDirs counts log directories that failed a write (0 or 1: one per node).
+	OfflineLogDirs int
+	// OfflineReplicas counts replicas assigned here that are offline (cannot be opened,
+	// or their log directory is offline).
+	OfflineReplicas int
+	// LogDirFreeBytes is the free space of the log directory's file system (bytes
+	// available to the broker), -1 when unknown; LogDirBelowMinFree is set while it is
+	// below petrel.log.dir.min.free.bytes and Produce is refused.
+	LogDirFreeBytes    int64
+	LogDirBelowMinFree bool
 	// GroupLags are the consumer lags of the groups this broker coordinates.
 	GroupLags []GroupLag
 	// FetchSessions is the fetch session cache (fetch_sessions.go).
@@ -109,6 +122,16 @@ var (
 		"Always 1; the labels name the broker: node_id and cluster_id.", []string{"node_id", "cluster_id"}, nil)
 	descReady = prometheus.NewDesc("petrel_broker_ready",
 		"1 once the broker is ready (caught up with metadata, unfenced, replicas open): /readyz.", nil, nil)
+	descMetadataStoreOffline = prometheus.NewDesc("petrel_metadata_store_offline",
+		"1 once this node's metadata store (raft.db) failed a write: Raft stopped here, /readyz answers 503.", nil, nil)
+	descOfflineLogDirs = prometheus.NewDesc("kafka_log_logmanager_offlinelogdirectorycount",
+		"Log directories offline after a failed write: OfflineLogDirectoryCount.", nil, nil)
+	descOfflineReplicas = prometheus.NewDesc("kafka_server_replicamanager_offlinereplicacount",
+		"Replicas assigned here that are offline (cannot be opened or written): OfflineReplicaCount.", nil, nil)
+	descLogDirFree = prometheus.NewDesc("petrel_log_dir_free_bytes",
+		"Bytes available to the broker on the log directory's file system (-1 unknown).", nil, nil)
+	descLogDirBelowMinFree = prometheus.NewDesc("petrel_log_dir_below_min_free",
+		"1 while the log directory's free bytes are below petrel.log.dir.min.free.bytes: Produce is refused.", nil, nil)
 	descGroupLag = prometheus.NewDesc("kafka_consumergroup_lag",
 		"A consumer group's lag on a partition: high watermark minus committed offset (groups this broker coordinates).",
 		[]string{"group", "topic", "partition"}, nil)
@@ -126,7 +149,8 @@ func (c *stateCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descUnderReplicated, descUnderMinISR, descPartitionCount, descLeaderCount,
 		descActiveController, descOffline, descGlobalPartitions, descGlobalTopics, descFenced, descActiveBrokers,
 		descMaxLag, descLogSize, descLogSegments, descLogStart, descLogEnd, descRaftTerm, descRaftCommit,
-		descRaftApplied, descRaftLast, descRaftContact, descInfo, descReady, descGroupLag, descGroupLagSum} {
+		descRaftApplied, descRaftLast, descRaftContact, descInfo, descReady, descGroupLag, descGroupLagSum,
+		descMetadataStoreOffline, descOfflineLogDirs, descOfflineReplicas, descLogDirFree, descLogDirBelowMinFree} {
 		ch <- d
 	}
 	for _, d := range fetchSessionDescs {
@@ -175,6 +199,11 @@ func (c *stateCollector) Collect(ch chan<- prometheus.Metric) {
 	gauge(descRaftLast, float64(s.Raft.LastLogIndex))
 	gauge(descRaftContact, s.Raft.LastContactSeconds)
 	gauge(descReady, b2f(s.Ready))
+	gauge(descMetadataStoreOffline, b2f(s.MetadataStoreOffline))
+	gauge(descOfflineLogDirs, float64(s.OfflineLogDirs))
+	gauge(descOfflineReplicas, float64(s.OfflineReplicas))
+	gauge(descLogDirFree, float64(s.LogDirFreeBytes))
+	gauge(descLogDirBelowMinFree, b2f(s.LogDirBelowMinFree))
 	gauge(descInfo, 1, strconv.Itoa(int(s.NodeID)), s.ClusterID)
 	collectFetchSessions(ch, s.FetchSessions)
 	sums := map[string]int64{}

@@ -12,7 +12,7 @@ type CloseOffsets struct {
 // snapshot at the log end (so that the next start replays nothing), reads the offsets
 // the checkpoints record, and stops the replica as Stop(false) does. A replica that was
 // stopped already reports stopped and ErrPartitionStopped (it was not closed cleanly
-// here, and there is nothing of it to checkpoint). A flush or snapshot
+// here), with the offsets it had when it stopped (CheckpointOffsets). A flush or snapshot
 // failure is returned with the offsets as they are (the recovery point then stays where
 // the last successful flush left it); the replica is stopped in every case. An idle
 // replica (nothing unflushed, nothing ever appended, no open files) costs two lock
@@ -23,11 +23,11 @@ func (p *Partition) CloseClean() (off CloseOffsets, stopped bool, err error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.role == Stopped {
-		return CloseOffsets{}, true, ErrPartitionStopped
+		return p.checkpointOffsetsLocked(), true, ErrPartitionStopped
 	}
 	ferr := p.log.Flush()
 	serr := p.writeProducerSnapshotLocked()
-	off = CloseOffsets{HighWatermark: p.highWatermark, RecoveryPoint: p.log.RecoveryPoint(), LogStartOffset: p.log.LogStartOffset()}
+	off = p.checkpointOffsetsLocked()
 	p.role = Stopped
 	p.notifyLocked()
 	cerr := p.log.Close()
@@ -40,12 +40,17 @@ func (p *Partition) CloseClean() (off CloseOffsets, stopped bool, err error) {
 }
 
 // CheckpointOffsets reads the offsets the per-log-dir checkpoints record (State without
-// its copies); false when the replica is stopped.
-func (p *Partition) CheckpointOffsets() (CloseOffsets, bool) {
+// its copies). A stopped replica reports those it had when it stopped: its log is no
+// longer written, and a checkpoint written after it stopped (an offline replica, a
+// close that failed) must carry them rather than drop it. Once its data is deleted
+// (StopForDeletion) they describe nothing; the owner no longer checkpoints it.
+func (p *Partition) CheckpointOffsets() CloseOffsets {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.role == Stopped {
-		return CloseOffsets{}, false
-	}
-	return CloseOffsets{HighWatermark: p.highWatermark, RecoveryPoint: p.log.RecoveryPoint(), LogStartOffset: p.log.LogStartOffset()}, true
+	return p.checkpointOffsetsLocked()
+}
+
+// checkpointOffsetsLocked is CheckpointOffsets. Callers hold mu.
+func (p *Partition) checkpointOffsetsLocked() CloseOffsets {
+	return CloseOffsets{HighWatermark: p.highWatermark, RecoveryPoint: p.log.RecoveryPoint(), LogStartOffset: p.log.LogStartOffset()}
 }

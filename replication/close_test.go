@@ -11,7 +11,8 @@ import (
 // TestCloseClean: a clean close of a replica with unflushed records flushes them (the
 // recovery point reaches the log end), writes the producer snapshot at the log end,
 // reports the offsets the checkpoints record and stops the replica; a second close
-// reports the replica stopped, and an idle replica closes without writing anything.
+// reports the replica stopped, with the same offsets, and an idle replica closes
+// without writing anything.
 func TestCloseClean(t *testing.T) {
 	p, dir := newLeader(t, segment.DefaultConfig()) // no fsync per append
 	if _, err := p.AppendAsLeader(batch(4), 1); err != nil {
@@ -33,11 +34,11 @@ func TestCloseClean(t *testing.T) {
 	if p.State().Role != Stopped {
 		t.Fatalf("role %v after close", p.State().Role)
 	}
-	if _, ok := p.CheckpointOffsets(); ok {
-		t.Fatal("a stopped replica has checkpoint offsets")
+	if got := p.CheckpointOffsets(); got != off {
+		t.Fatalf("a stopped replica's checkpoint offsets %+v, want those it stopped with %+v", got, off)
 	}
-	if _, stopped, err := p.CloseClean(); !stopped || !errors.Is(err, ErrPartitionStopped) {
-		t.Fatalf("second close: stopped=%v err=%v, want ErrPartitionStopped", stopped, err)
+	if again, stopped, err := p.CloseClean(); !stopped || !errors.Is(err, ErrPartitionStopped) || again != off {
+		t.Fatalf("second close: %+v stopped=%v err=%v, want ErrPartitionStopped with %+v", again, stopped, err, off)
 	}
 
 	idle, idleDir := newPartition(t, false)

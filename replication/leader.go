@@ -92,6 +92,7 @@ func (p *Partition) readForFollower(f FollowerFetch, now time.Time, hold bool) (
 	if err != nil {
 		return res, nil, err
 	}
+	res.FallingBehind = r.FallingBehind
 	if hold {
 		res.Held = r.Hold() // takes over the range's cache pin
 	} else {

@@ -363,8 +363,11 @@ func (p *Partition) appendAsLeader(records []byte, a leaderAppend) (segment.Appe
 		return segment.AppendInfo{}, err
 	}
 	if dup != nil {
+		info := segment.AppendInfo{FirstOffset: dup.FirstOffset, LastOffset: dup.LastOffset, MaxTimestamp: -1, OffsetOfMaxTimestamp: -1, LogAppendTime: -1}
+		if p.log.Config().LogAppendTime {
+			info.LogAppendTime = dup.Timestamp // the original's stamped maxTimestamp, as Kafka answers a duplicate
+		}
 		p.mu.Unlock()
-		info := segment.AppendInfo{FirstOffset: dup.FirstOffset, LastOffset: dup.LastOffset, MaxTimestamp: -1, OffsetOfMaxTimestamp: -1}
 		if p.syncEveryAppend.Load() {
 			// The original may still be in its group-commit fsync.
 			return info, p.syncTo(dup.LastOffset + 1)
@@ -421,8 +424,9 @@ var testHookFsyncError func(*Partition) error
 
 // syncTo makes offsets below end durable. Appends that arrive while one fsync runs are
 // covered by the next one, which syncs everything appended by then. A truncation while
-// the fsync runs (the lock is released for it) voids its result: the offsets it covered
-// may since hold other batches, so the sync is done again.
+// the fsync runs (the lock is released for it) voids a successful result: the offsets it
+// covered may since hold other batches, so the sync is done again. A failed fsync fails
+// the log whatever happened meanwhile (sticky, never retried).
 func (p *Partition) syncTo(end int64) error {
 	// The acks=all answers the high watermark advance releases are written once
 	// flushMu is released too (the defers run in reverse order).
@@ -460,19 +464,26 @@ func (p *Partition) syncTo(end int64) error {
 			err = testHookFsyncError(p)
 		}
 		p.mu.Lock()
-		if p.truncations != truncations {
-			p.mu.Unlock()
-			continue
-		}
-		if errors.Is(err, os.ErrClosed) {
-			// A segment was deleted meanwhile (retention): flush what remains under
-			// the lock.
-			if p.role == Stopped {
+		// A failed fsync is never retried into success, even when a truncation
+		// overtook it: the pages it did not write may hold offsets below the
+		// truncation point, and Linux reports a writeback error once, so the retry
+		// would succeed over lost data. Only a closed file (a segment deleted or its
+		// descriptor evicted meanwhile) and a successful fsync go on.
+		if closed := errors.Is(err, os.ErrClosed); err == nil || closed {
+			if p.truncations != truncations {
 				p.mu.Unlock()
-				return ErrPartitionStopped
+				continue
 			}
-			err = p.log.Flush()
-			target = p.log.LogEndOffset()
+			if closed {
+				// A segment was deleted meanwhile (retention): flush what remains under
+				// the lock.
+				if p.role == Stopped {
+					p.mu.Unlock()
+					return ErrPartitionStopped
+				}
+				err = p.log.Flush()
+				target = p.log.LogEndOffset()
+			}
 		}
 		if err != nil {
 			// As a log directory failure in Kafka: the written data is not known to be
@@ -540,6 +551,9 @@ type FetchResult struct {
 	Aborted []AbortedTxn
 	// Changes is the partition's Changes() as of the read.
 	Changes uint64
+	// FallingBehind tells that the read came from an older segment than the one holding
+	// its bound (segment.FileRange.FallingBehind): a delayed fetch answers at once.
+	FallingBehind bool
 }
 
 // Read reads for a consumer, up to this replica's high watermark. It applies KIP-320
@@ -582,6 +596,7 @@ func (p *Partition) readIsolated(offset int64, maxBytes int, currentLeaderEpoch 
 	if err != nil {
 		return res, err
 	}
+	res.FallingBehind = r.FallingBehind
 	if hold {
 		res.Held = r.Hold() // pinned under the lock, before anything can remove the segment
 		return res, nil

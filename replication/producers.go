@@ -185,13 +185,13 @@ type rollSnapshotter Partition
 // after it returns (afterAppendLocked). The snapshot's contents are fsynced here and its
 // name by the roll's directory fsync, so it is durable before the recovery point moves
 // to that offset (Kafka takes it at every roll and flushes it with the segments and the
-// directory before the recovery point moves, KAFKA-15046). A failed write only costs
-// replay at the next open. Runs under mu, inside the append.
-func (r *rollSnapshotter) BeforeRoll(base int64) {
+// directory before the recovery point moves, KAFKA-15046). A failed write fails the
+// roll and the log (segment.ErrLogFailed, sticky until the replica is reopened), as an
+// I/O error takes Kafka's log directory offline: the disk that refused the snapshot is
+// not trusted with the next segment. Runs under mu, inside the append.
+func (r *rollSnapshotter) BeforeRoll(base int64) error {
 	p := (*Partition)(r)
-	if err := writeProducerSnapshot(p.log.Dir(), base, p.producers); err != nil {
-		p.opts.Logger.Warn("writing the producer state snapshot at a segment roll", "offset", base, "error", err)
-	}
+	return writeProducerSnapshot(p.log.Dir(), base, p.producers)
 }
 
 // afterTruncateLocked makes the producer state match a truncated log: snapshots above

@@ -282,6 +282,17 @@ func validateBatches(buf []byte, follower, compacted, crcChecked bool) (batchSet
 	return s, nil
 }
 
+// stampLogAppendTime marks the whole batch b LogAppendTime with appendTime (ms) as its
+// maxTimestamp and recomputes its CRC (message.timestamp.type=LogAppendTime). The
+// records and baseTimestamp are left as they are: a consumer takes maxTimestamp as every
+// record's timestamp, as Kafka's LogValidator leaves them for v2 batches.
+func stampLogAppendTime(b []byte, appendTime int64) {
+	attrs := binary.BigEndian.Uint16(b[offsetAttributes:]) | attributeLogAppendTime
+	binary.BigEndian.PutUint16(b[offsetAttributes:], attrs)
+	binary.BigEndian.PutUint64(b[offsetMaxTimestamp:], uint64(appendTime))
+	binary.BigEndian.PutUint32(b[offsetCRC:], crc32.Checksum(b[offsetAttributes:], castagnoli))
+}
+
 // stampBatch rewrites the two fields outside the CRC: baseOffset and partitionLeaderEpoch.
 func stampBatch(b []byte, baseOffset int64, leaderEpoch int32) {
 	binary.BigEndian.PutUint64(b[offsetBaseOffset:], uint64(baseOffset))

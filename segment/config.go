@@ -13,8 +13,9 @@ type Config struct {
 	// SegmentMs is segment.ms: roll when the active segment's first batch is this much
 	// older than the batches being appended.
 	SegmentMs int64
-	// SegmentIndexBytes is segment.index.bytes: the preallocated size of each index file;
-	// a full index rolls the segment.
+	// SegmentIndexBytes is segment.index.bytes: the largest size of each index file
+	// (Kafka preallocates it; Petrel's files grow with their entries); a full index rolls
+	// the segment.
 	SegmentIndexBytes int
 	// IndexIntervalBytes is index.interval.bytes: bytes appended between index entries.
 	IndexIntervalBytes int
@@ -33,6 +34,11 @@ type Config struct {
 	// offset span, down to none; recovery and follower appends accept both, while an
 	// uncompacted log treats a gap as corruption.
 	Compacted bool
+	// LogAppendTime is message.timestamp.type=LogAppendTime: a leader append stamps each
+	// batch with the append time (the timestamp-type attribute bit and maxTimestamp, the
+	// CRC recomputed; records untouched), as Kafka's LogValidator does. Follower appends
+	// keep the leader's batches as they are.
+	LogAppendTime bool
 }
 
 // DefaultConfig returns Kafka's defaults.

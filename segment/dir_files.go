@@ -22,8 +22,10 @@ type RollObserver interface {
 	// BeforeRoll runs once the active segment is sealed and fsynced and before the
 	// segment at newBaseOffset is created: a file it writes in the partition directory
 	// with fsynced contents (WriteFileSynced) is durable once the roll returns. It runs
-	// under the owner's lock, inside the Log call that rolls.
-	BeforeRoll(newBaseOffset int64)
+	// under the owner's lock, inside the Log call that rolls. An error fails the roll
+	// and the log (ErrLogFailed, sticky): the recovery point never moves past a segment
+	// whose files the observer could not write.
+	BeforeRoll(newBaseOffset int64) error
 }
 
 // SetRollObserver sets the observer of the log's rolls (nil: none).

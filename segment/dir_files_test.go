@@ -29,7 +29,7 @@ type rollRecorder struct {
 
 // BeforeRoll checks that the new segment does not exist yet and the recovery point is
 // still below it, and writes a file with fsynced contents, as producer snapshots are.
-func (r *rollRecorder) BeforeRoll(base int64) {
+func (r *rollRecorder) BeforeRoll(base int64) error {
 	if _, err := os.Stat(segmentPath(r.l.dir, base, LogFileSuffix)); err == nil {
 		r.t.Errorf("segment %d exists before the roll observer ran", base)
 	}
@@ -40,6 +40,7 @@ func (r *rollRecorder) BeforeRoll(base int64) {
 		r.t.Error(err)
 	}
 	*r.events = append(*r.events, fmt.Sprintf("roll %d", base))
+	return nil
 }
 
 // A file the roll observer writes is renamed into place before the new segment's

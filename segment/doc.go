@@ -4,7 +4,7 @@
 // A partition directory is named <topic>-<partition>. It holds segments, each named by
 // its base offset zero-padded to 20 digits:
 //
-//	00000000000000000000.log        record batches back to back, exactly as produced
+//	00000000000000000000.log        record batches back to back, as the leader appended them
 //	00000000000000000000.index      sparse offset index, 8-byte entries
 //	00000000000000000000.timeindex  time index, 12-byte entries
 //	00000000000000000000.txnindex   aborted transactions of the segment, 34-byte entries (txnindex.go)
@@ -12,17 +12,19 @@
 //
 // A record batch (magic 2), all integers big-endian; the CRC-32C (Castagnoli) covers
 // bytes [21, end), so the two fields the broker rewrites, baseOffset and
-// partitionLeaderEpoch, sit outside it:
+// partitionLeaderEpoch, sit outside it. Under message.timestamp.type=LogAppendTime
+// (Config.LogAppendTime) a leader append also sets the timestamp-type bit and
+// maxTimestamp to the append time, and recomputes the CRC:
 //
 //	 0  baseOffset            int64   rewritten: the offset assigned to the first record
 //	 8  batchLength           int32   bytes after this field (batch size = batchLength+12)
 //	12  partitionLeaderEpoch  int32   rewritten: the leader epoch of the appending leader
 //	16  magic                 int8    2 (0 and 1 are rejected)
 //	17  crc                   uint32  CRC-32C of bytes [21, end)
-//	21  attributes            int16   bits 0-2 codec, 3 timestamp type, 4 transactional, 5 control
+//	21  attributes            int16   bits 0-2 codec, 3 timestamp type (1: LogAppendTime), 4 transactional, 5 control
 //	23  lastOffsetDelta       int32   recordCount-1
 //	27  baseTimestamp         int64
-//	35  maxTimestamp          int64
+//	35  maxTimestamp          int64   under LogAppendTime: the append time, every record's timestamp
 //	43  producerId            int64
 //	51  producerEpoch         int16
 //	53  baseSequence          int32
@@ -35,9 +37,11 @@
 // last offset and its start position. Time index entry (.timeindex): timestamp int64 (the
 // largest timestamp so far in the segment), relative offset uint32 (the last offset of the
 // batch that holds it); written with offset index entries when the timestamp grew, and
-// once more when the segment stops being active. Both index files are preallocated to
-// segment.index.bytes while their segment is active and trimmed to their entries when it
-// rolls or the log closes. They are memory-mapped, as in Kafka.
+// once more when the segment stops being active. Both index files are memory-mapped
+// read-only, as in Kafka, but written with pwrite and never preallocated: a file holds
+// exactly its entries (segment.index.bytes bounds how many), so a full file system fails
+// an append with ENOSPC instead of a SIGBUS in a mapping, and recovery and truncation cut
+// entries off with ftruncate rather than writing zeros (index.go).
 //
 // Offsets in a Log are contiguous: every batch starts at the offset after the previous
 // batch's last offset, and recovery treats a gap as corruption — except in a compacted

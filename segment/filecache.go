@@ -131,7 +131,7 @@ func (c *FileCache) release(s *segment) {
 }
 
 // markWritableIfClosed marks the indexes of s writable when its files are closed (the
-// next attach preallocates and maps them read-write) and reports whether they were. A
+// next attach maps them for appends) and reports whether they were. A
 // closed segment is in no list, so the cache does not touch it meanwhile.
 func (c *FileCache) markWritableIfClosed(s *segment) bool {
 	if c == nil {

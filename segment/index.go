@@ -3,6 +3,7 @@ package segment
 import (
 	"encoding/binary"
 	"fmt"
+	"io"
 	"os"
 	"sort"
 	"syscall"
@@ -14,21 +15,37 @@ const (
 	timeIndexEntrySize   = 12 // timestamp int64, relative offset uint32
 )
 
-// indexFile is a memory-mapped file of fixed-size entries, the common part of the offset
-// and time indexes. While writable, the file is preallocated to its maximum size and the
-// mapping covers it; when sealed, the file is trimmed to its entries and mapped read-only.
+// indexFile is a file of fixed-size entries, the common part of the offset and time
+// indexes. Entries are written with pwrite and read through a read-only shared mapping
+// of the file; nothing is ever written through the mapping. The file holds exactly its
+// entries (no preallocated, sparse tail), so:
+//
+//   - a full file system fails the write of an entry with ENOSPC, an error of the append
+//     (the log's sticky failure), never a SIGBUS from a page fault in a mapping;
+//   - dropping entries is an ftruncate: no zeros are written over space the index might
+//     grow into, and no stale entry is left behind the kept ones.
+//
+// While the index is writable the mapping covers maxEntries entries, past the end of the
+// file, so appends never remap; only the part below the file's end is ever read. A
+// sealed index is mapped exactly over its entries. Entries appended during one segment
+// call are collected in pending and written with one pwrite by flush, which every
+// segment method that appends calls before it returns: outside a call pending is empty,
+// unless that write failed (the log has then failed too).
 type indexFile struct {
 	dir        string   // the partition directory (the Log's string, not a copy)
 	base       int64    // the segment's base offset
 	file       *os.File // nil while the file cache has the segment closed
-	data       []byte   // the mapping; nil when the file is empty and sealed, or closed
+	data       []byte   // the read-only mapping; nil when there is nothing to map, or closed
 	entrySize  int
-	entries    int  // valid entries at the start of data
-	maxEntries int  // capacity while writable
-	writable   bool // preallocated and mapped read-write
-	// preallocated is set while the file on disk may be longer than its entries (mapped
-	// writable since its last trim): closing a detached index trims it only then.
-	preallocated bool
+	entries    int // valid entries: written ones, then pending ones
+	written    int // entries in the file, at its start
+	maxEntries int // capacity while writable
+	// fileSize is the file's length as this index last saw or set it: written*entrySize,
+	// except for a file an older build preallocated (or a write that failed half-way)
+	// until truncateEntries trims it.
+	fileSize int64
+	pending  []byte // entries [written, entries), not yet written to the file
+	writable bool   // appends allowed; mapped over maxEntries
 }
 
 // suffix is the file's suffix: IndexFileSuffix or TimeIndexFileSuffix.
@@ -51,42 +68,31 @@ func openIndexFile(dir string, base int64, suffix string, entrySize, maxEntries 
 		f.Close()
 		return nil, err
 	}
-	ix := &indexFile{dir: dir, base: base, file: f, entrySize: entrySize, maxEntries: maxEntries}
+	ix := &indexFile{dir: dir, base: base, file: f, entrySize: entrySize, maxEntries: maxEntries, writable: writable}
+	ix.fileSize = st.Size()
 	ix.entries = int(st.Size()) / entrySize
-	if err := ix.remap(writable, int(st.Size())); err != nil {
+	ix.written = ix.entries
+	if err := ix.mapFile(); err != nil {
 		f.Close()
 		return nil, err
 	}
 	return ix, nil
 }
 
-// remap resizes the file and maps it again: writable maps max(maxEntries, entries)
-// entries read-write; sealed trims the file to its entries and maps it read-only.
-// fileSize is the current size of the file, used when mapping an unchanged file.
-func (ix *indexFile) remap(writable bool, fileSize int) error {
+// mapFile maps the file again, read-only: over max(maxEntries, entries) entries while
+// writable, over the written entries when sealed.
+func (ix *indexFile) mapFile() error {
 	if err := ix.unmap(); err != nil {
 		return err
 	}
-	var size int
-	if writable {
+	size := ix.written * ix.entrySize
+	if ix.writable {
 		size = max(ix.maxEntries, ix.entries) * ix.entrySize
-	} else {
-		size = ix.entries * ix.entrySize
 	}
-	if size != fileSize {
-		if err := ix.file.Truncate(int64(size)); err != nil {
-			return fmt.Errorf("resizing index %s: %w", ix.filePath(), err)
-		}
-	}
-	ix.writable, ix.preallocated = writable, writable
 	if size == 0 {
 		return nil
 	}
-	prot := syscall.PROT_READ
-	if writable {
-		prot |= syscall.PROT_WRITE
-	}
-	data, err := syscall.Mmap(int(ix.file.Fd()), 0, size, prot, syscall.MAP_SHARED)
+	data, err := syscall.Mmap(int(ix.file.Fd()), 0, size, syscall.PROT_READ, syscall.MAP_SHARED)
 	if err != nil {
 		return fmt.Errorf("mapping index %s: %w", ix.filePath(), err)
 	}
@@ -98,8 +104,8 @@ func (ix *indexFile) remap(writable bool, fileSize int) error {
 // of an idle segment's heap).
 func (ix *indexFile) filePath() string { return segmentPath(ix.dir, ix.base, ix.suffix()) }
 
-// attach opens and maps the file again after detach, as it was: preallocated and
-// read-write when writable, trimmed to its entries and read-only when sealed.
+// attach opens and maps the file again after detach, as it was: over maxEntries when
+// writable, over its entries when sealed.
 func (ix *indexFile) attach() error {
 	f, err := os.OpenFile(ix.filePath(), os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
@@ -110,8 +116,13 @@ func (ix *indexFile) attach() error {
 		f.Close()
 		return err
 	}
-	ix.file = f
-	if err := ix.remap(ix.writable, int(st.Size())); err != nil {
+	ix.file, ix.fileSize = f, st.Size()
+	if n := int(st.Size()) / ix.entrySize; n < ix.written {
+		// Entries were cut off outside this process: never read past the file's end
+		// (lookups check every entry against the log, so fewer only costs a scan).
+		ix.written, ix.entries, ix.pending = n, n, nil
+	}
+	if err := ix.mapFile(); err != nil {
 		ix.file = nil
 		f.Close()
 		return err
@@ -119,8 +130,8 @@ func (ix *indexFile) attach() error {
 	return nil
 }
 
-// detach unmaps and closes the file, keeping the entry count; a writable index stays
-// preallocated, and pages written through the mapping stay in the page cache.
+// detach unmaps and closes the file, keeping the entry counts (and pending entries a
+// failed write left).
 func (ix *indexFile) detach() {
 	ix.unmap()
 	if ix.file != nil {
@@ -138,11 +149,15 @@ func (ix *indexFile) unmap() error {
 	return err
 }
 
-// mappedSize is the current size of the file as mapped.
+// mappedSize is the current size of the mapping.
 func (ix *indexFile) mappedSize() int { return len(ix.data) }
 
-// entry returns the i-th entry's bytes.
+// entry returns the i-th entry's bytes: from the mapping when written, else from pending.
 func (ix *indexFile) entry(i int) []byte {
+	if i >= ix.written {
+		i -= ix.written
+		return ix.pending[i*ix.entrySize : (i+1)*ix.entrySize]
+	}
 	return ix.data[i*ix.entrySize : (i+1)*ix.entrySize]
 }
 
@@ -151,63 +166,153 @@ func (ix *indexFile) full(reserve int) bool {
 	return ix.entries+reserve > ix.maxEntries
 }
 
-// appendEntry writes the next entry. The index must be writable and not full.
+// appendEntry adds the next entry to pending; flush writes it. The index must be
+// writable and not full.
 func (ix *indexFile) appendEntry(fill func(b []byte)) {
-	fill(ix.data[ix.entries*ix.entrySize : (ix.entries+1)*ix.entrySize])
+	n := len(ix.pending)
+	ix.pending = append(ix.pending, make([]byte, ix.entrySize)...)
+	fill(ix.pending[n:])
 	ix.entries++
 }
 
-// truncateEntries keeps the first n entries and zeroes the rest of the old entries, so a
-// crash cannot leave stale entries behind them.
-func (ix *indexFile) truncateEntries(n int) {
-	if n >= ix.entries {
-		return
+// maxKeptPending is the largest pending buffer kept for the next appends; a larger one
+// (a recovery's rebuilt entries) is dropped once written.
+const maxKeptPending = 512
+
+// flush writes the pending entries to the file with one pwrite. On an error (ENOSPC on
+// a full file system) they stay pending and the caller fails the log.
+func (ix *indexFile) flush() error {
+	if len(ix.pending) == 0 {
+		return nil
 	}
-	if ix.writable {
-		clear(ix.data[n*ix.entrySize : ix.entries*ix.entrySize])
+	if ix.file == nil {
+		return fmt.Errorf("writing index %s: %w", ix.filePath(), os.ErrClosed)
+	}
+	at := int64(ix.written * ix.entrySize)
+	n, err := ix.file.WriteAt(ix.pending, at)
+	ix.fileSize = max(ix.fileSize, at+int64(n))
+	if err != nil {
+		return fmt.Errorf("writing index %s: %w", ix.filePath(), err)
+	}
+	ix.written = ix.entries
+	if cap(ix.pending) > maxKeptPending {
+		ix.pending = nil
+	} else {
+		ix.pending = ix.pending[:0]
+	}
+	return nil
+}
+
+// truncateEntries keeps the first n entries. Written entries past them are cut off the
+// file with ftruncate, and so is anything past the written entries (an older build's
+// preallocated tail, a torn entry): the file then ends at its last entry, with no stale
+// entry and no zero written.
+func (ix *indexFile) truncateEntries(n int) error {
+	n = min(n, ix.entries)
+	if n >= ix.written {
+		ix.pending = ix.pending[:(n-ix.written)*ix.entrySize]
+	} else {
+		ix.pending = ix.pending[:0]
+		ix.written = n
 	}
 	ix.entries = n
-}
-
-// seal trims the file to its entries and maps it read-only.
-func (ix *indexFile) seal() error {
-	if !ix.writable {
-		if ix.entries*ix.entrySize == ix.mappedSize() {
-			return nil
+	if size := int64(ix.written * ix.entrySize); ix.fileSize != size {
+		if err := ix.truncateFile(size); err != nil {
+			return err
 		}
-		return ix.remap(false, ix.mappedSize())
 	}
-	return ix.remap(false, ix.mappedSize())
+	return nil
 }
 
-// unseal preallocates the file again and maps it read-write.
+// truncateFile sets the file's length to size, by name when the file cache has it
+// closed.
+func (ix *indexFile) truncateFile(size int64) error {
+	var err error
+	if ix.file != nil {
+		err = ix.file.Truncate(size)
+	} else {
+		err = os.Truncate(ix.filePath(), size)
+	}
+	if err != nil {
+		return fmt.Errorf("truncating index %s: %w", ix.filePath(), err)
+	}
+	ix.fileSize = size
+	return nil
+}
+
+// zeroFrom reports whether every byte of the file from pos to its end is zero (an
+// untrimmed, preallocated tail). It reads the file, not the mapping: reading holes
+// through a shared mapping allocates pages on tmpfs.
+func (ix *indexFile) zeroFrom(pos int64) bool {
+	if pos >= ix.fileSize || ix.file == nil {
+		return pos >= ix.fileSize
+	}
+	buf := make([]byte, min(ix.fileSize-pos, 64<<10))
+	for pos < ix.fileSize {
+		n, err := ix.file.ReadAt(buf[:min(int64(len(buf)), ix.fileSize-pos)], pos)
+		if !allZero(buf[:n]) {
+			return false
+		}
+		pos += int64(n)
+		if err != nil {
+			return err == io.EOF
+		}
+	}
+	return true
+}
+
+// seal writes pending entries, trims the file to its entries and maps it read-only
+// over them.
+func (ix *indexFile) seal() error {
+	if err := ix.flush(); err != nil {
+		return err
+	}
+	if err := ix.truncateEntries(ix.entries); err != nil {
+		return err
+	}
+	if !ix.writable && ix.mappedSize() == ix.written*ix.entrySize {
+		return nil
+	}
+	ix.writable = false
+	return ix.mapFile()
+}
+
+// unseal makes the index writable: mapped over maxEntries for the appends to come. The
+// file does not change.
 func (ix *indexFile) unseal() error {
 	if ix.writable {
 		return nil
 	}
-	return ix.remap(true, ix.mappedSize())
+	ix.writable = true
+	return ix.mapFile()
 }
 
-// sync flushes the file, including pages written through the mapping.
-func (ix *indexFile) sync() error { return ix.file.Sync() }
-
-// close trims a writable index to its entries and closes the file.
-func (ix *indexFile) close() error {
-	if ix.file == nil { // closed by the file cache: trim by name
-		var err error
-		if ix.writable && ix.preallocated {
-			err = os.Truncate(ix.filePath(), int64(ix.entries*ix.entrySize))
-		}
-		ix.writable, ix.preallocated = false, false
+// sync writes pending entries and fsyncs the file.
+func (ix *indexFile) sync() error {
+	if err := ix.flush(); err != nil {
 		return err
 	}
-	err := ix.seal()
+	return ix.file.Sync()
+}
+
+// close writes pending entries and closes the file. The file holds exactly its entries
+// already (an older build's preallocated file was trimmed when opened).
+func (ix *indexFile) close() error {
+	ix.writable = false
+	if ix.file == nil { // closed by the file cache
+		return nil
+	}
+	err := ix.flush()
+	if terr := ix.truncateEntries(ix.entries); err == nil {
+		err = terr
+	}
 	if uerr := ix.unmap(); err == nil {
 		err = uerr
 	}
 	if cerr := ix.file.Close(); err == nil {
 		err = cerr
 	}
+	ix.file = nil
 	return err
 }
 
@@ -262,8 +367,9 @@ func (ix offsetIndex) append(offset, position int64) {
 }
 
 // validPrefix returns how many leading entries are strictly increasing in offset and
-// position, with positions inside a .log of logSize bytes, and whether only zero bytes (a
-// preallocated, untrimmed tail) follow them.
+// position, with positions inside a .log of logSize bytes, and whether only zero bytes
+// follow them in the file (an older build's preallocated, untrimmed tail, or an extended
+// file's last bytes that a crash left as zeros).
 func (ix offsetIndex) validPrefix(logSize int64) (n int, cleanTail bool) {
 	prev := offsetPosition{offset: -1, position: -1}
 	for n = 0; n < ix.entries; n++ {
@@ -273,13 +379,13 @@ func (ix offsetIndex) validPrefix(logSize int64) (n int, cleanTail bool) {
 		}
 		prev = e
 	}
-	return n, allZero(ix.data[n*ix.entrySize : ix.entries*ix.entrySize])
+	return n, ix.zeroFrom(int64(n * ix.entrySize))
 }
 
 // truncateBelow keeps the entries with offsets below offset.
-func (ix offsetIndex) truncateBelow(offset int64) {
+func (ix offsetIndex) truncateBelow(offset int64) error {
 	n := sort.Search(ix.entries, func(i int) bool { return ix.at(i).offset >= offset })
-	ix.truncateEntries(n)
+	return ix.truncateEntries(n)
 }
 
 // timeIndex maps timestamps to offsets.
@@ -354,13 +460,13 @@ func (ix timeIndex) validPrefix(nextOffset int64) (n int, cleanTail bool) {
 		}
 		prev = e
 	}
-	return n, allZero(ix.data[n*ix.entrySize : ix.entries*ix.entrySize])
+	return n, ix.zeroFrom(int64(n * ix.entrySize))
 }
 
 // truncateBelow keeps the entries with offsets below offset.
-func (ix timeIndex) truncateBelow(offset int64) {
+func (ix timeIndex) truncateBelow(offset int64) error {
 	n := sort.Search(ix.entries, func(i int) bool { return ix.at(i).offset >= offset })
-	ix.truncateEntries(n)
+	return ix.truncateEntries(n)
 }
 
 func allZero(b []byte) bool {

@@ -44,6 +44,9 @@ type AppendInfo struct {
 	Batches              int
 	Records              int64
 	Bytes                int64
+	// LogAppendTime is the append time (ms) a leader append stamped on the batches
+	// (Config.LogAppendTime), -1 when it stamped none: Produce answers it.
+	LogAppendTime int64
 }
 
 // Log is one partition's log: ordered segments, the last one active.
@@ -144,6 +147,9 @@ func (l *Log) active() *segment { return l.segments[len(l.segments)-1] }
 // AppendAsLeader validates one or more v2 batches in records, assigns them offsets from
 // the log end offset by rewriting each baseOffset in place, stamps leaderEpoch as their
 // partitionLeaderEpoch, and appends them. Both rewritten fields are outside the CRC.
+// With Config.LogAppendTime each batch is also stamped with the append time (attributes
+// and maxTimestamp, in place, its CRC recomputed), so the indexes and every reader see
+// the append time.
 func (l *Log) AppendAsLeader(records []byte, leaderEpoch int32) (AppendInfo, error) {
 	return l.appendAsLeader(records, leaderEpoch, false)
 }
@@ -167,15 +173,25 @@ func (l *Log) appendAsLeader(records []byte, leaderEpoch int32, crcChecked bool)
 	if err != nil {
 		return AppendInfo{}, err
 	}
+	appendTime := int64(-1)
+	if l.cfg.LogAppendTime {
+		appendTime = l.now().UnixMilli()
+		set.maxTimestamp = appendTime
+	}
 	next := l.LogEndOffset()
 	for pos := 0; pos < len(records); {
 		h, _ := ParseBatchHeader(records[pos:])
 		stampBatch(records[pos:], next, leaderEpoch)
+		if appendTime >= 0 {
+			stampLogAppendTime(records[pos:pos+int(h.Size())], appendTime)
+		}
 		next += int64(h.LastOffsetDelta) + 1
 		pos += int(h.Size())
 	}
 	set.firstBase, set.lastOffset = l.LogEndOffset(), next-1
-	return l.append(records, set)
+	info, err := l.append(records, set)
+	info.LogAppendTime = appendTime
+	return info, err
 }
 
 // AppendAsFollower appends batches copied from the leader unchanged. They must be valid
@@ -236,6 +252,7 @@ func (l *Log) append(records []byte, set batchSet) (AppendInfo, error) {
 	}
 	s := l.active()
 	info := AppendInfo{
+		LogAppendTime:     -1,
 		FirstOffset:       set.firstBase,
 		LastOffset:        set.lastOffset,
 		SegmentBaseOffset: s.baseOffset,
@@ -292,7 +309,10 @@ func (l *Log) roll(baseOffset int64, now time.Time) error {
 		return l.fail("roll", err)
 	}
 	if l.rollObserver != nil {
-		l.rollObserver.BeforeRoll(baseOffset) // durable by createSegment's directory fsync
+		// Its files are durable by createSegment's directory fsync.
+		if err := l.rollObserver.BeforeRoll(baseOffset); err != nil {
+			return l.fail("roll", err)
+		}
 	}
 	s, err := createSegment(l.dir, baseOffset, l.cfg, now)
 	if err != nil {

@@ -97,7 +97,7 @@ func TestCleanOpenOfIdleLogOpensNoFiles(t *testing.T) {
 }
 
 // TestCleanOpenEmptyLogThenCrash: the lazily opened empty segment of a clean open takes
-// appends (its indexes preallocated and mapped on first use), and a crash after them
+// appends (its indexes mapped on first use, written with pwrite), and a crash after them
 // recovers every batch.
 func TestCleanOpenEmptyLogThenCrash(t *testing.T) {
 	cfg := smallConfig()
@@ -114,8 +114,8 @@ func TestCleanOpenEmptyLogThenCrash(t *testing.T) {
 	if err := l.Flush(); err != nil {
 		t.Fatal(err)
 	}
-	if oi, _ := indexFileSizes(t, dir, 0); oi != int64(cfg.SegmentIndexBytes) {
-		t.Fatalf("active offset index of %d bytes, want preallocated to %d", oi, cfg.SegmentIndexBytes)
+	if oi, _ := indexFileSizes(t, dir, 0); oi <= 0 || oi >= int64(cfg.SegmentIndexBytes) || oi%offsetIndexEntrySize != 0 {
+		t.Fatalf("active offset index of %d bytes, want its entries only (never preallocated to %d)", oi, cfg.SegmentIndexBytes)
 	}
 	end := l.LogEndOffset()
 	l.closeFiles() // a crash
@@ -159,7 +159,7 @@ func TestOpenTrimsEpochsBeforeNextAppend(t *testing.T) {
 
 // TestNewLogCreatesSegmentFilesOnFirstAppend: opening a new log creates its directory
 // and no segment file; the first append creates the active segment's .log and
-// preallocated indexes, and the batches survive a crash right after the flush.
+// indexes, and the batches survive a crash right after the flush.
 func TestNewLogCreatesSegmentFilesOnFirstAppend(t *testing.T) {
 	cfg := smallConfig()
 	fc := NewFileCache(4)
@@ -181,7 +181,7 @@ func TestNewLogCreatesSegmentFilesOnFirstAppend(t *testing.T) {
 	if err := l.Flush(); err != nil {
 		t.Fatal(err)
 	}
-	if oi, ti := indexFileSizes(t, dir, 0); oi != int64(cfg.SegmentIndexBytes) || ti <= 0 || !fileExists(segmentPath(dir, 0, LogFileSuffix)) {
+	if oi, ti := indexFileSizes(t, dir, 0); oi <= 0 || ti <= 0 || !fileExists(segmentPath(dir, 0, LogFileSuffix)) {
 		t.Fatalf("after the first append: indexes of %d and %d bytes, .log exists %v", oi, ti, fileExists(segmentPath(dir, 0, LogFileSuffix)))
 	}
 	end := l.LogEndOffset()

@@ -15,6 +15,10 @@ type FileRange struct {
 	Size        int64 // bytes
 	FirstOffset int64 // base offset of the first batch; -1 when empty
 	LastOffset  int64 // last offset of the last batch; -1 when empty
+	// FallingBehind is set when the range's segment is older than the segment holding
+	// the read's bound (upTo): more data below the bound lies in later segments (Kafka's
+	// DelayedFetch completes such a fetch at once, whatever min_bytes says).
+	FallingBehind bool
 
 	ref *fileRef  // the segment's file reference, for Hold
 	pin *rangePin // keeps File open in the Log's FileCache until Release (or Hold)
@@ -62,17 +66,21 @@ func (l *Log) Read(offset int64, maxBytes int, upTo int64) (FileRange, error) {
 	}
 	for i := l.segmentIndexFor(offset); i < len(l.segments); i++ {
 		s := l.segments[i]
-		if pos, h, ok := s.tailBatch(offset); ok {
-			return s.readFrom(pos, h, maxBytes, upTo)
-		}
-		pos, h, ok, err := s.translateOffset(offset)
-		if err != nil {
-			return emptyRange, err
+		pos, h, ok := s.tailBatch(offset)
+		if !ok {
+			var err error
+			if pos, h, ok, err = s.translateOffset(offset); err != nil {
+				return emptyRange, err
+			}
 		}
 		if !ok {
 			continue // offset is past this segment's batches
 		}
-		return s.readFrom(pos, h, maxBytes, upTo)
+		r, err := s.readFrom(pos, h, maxBytes, upTo)
+		if r.Size > 0 && i+1 < len(l.segments) && l.segments[i+1].baseOffset < upTo {
+			r.FallingBehind = true
+		}
+		return r, err
 	}
 	return emptyRange, nil
 }

@@ -3,6 +3,7 @@ package segment
 import (
 	"encoding/binary"
 	"math/rand/v2"
+	"os"
 	"testing"
 )
 
@@ -114,7 +115,16 @@ func TestReadByIndexSurvivesAWrongEntry(t *testing.T) {
 	if ix.entries != 39 {
 		t.Fatalf("%d index entries, want 39", ix.entries)
 	}
-	binary.BigEndian.PutUint32(ix.entry(19)[4:], uint32(ix.at(18).position))
+	var wrong [4]byte // written to the file: the mapping is read-only
+	binary.BigEndian.PutUint32(wrong[:], uint32(ix.at(18).position))
+	f, err := os.OpenFile(ix.filePath(), os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteAt(wrong[:], 19*offsetIndexEntrySize+4); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
 	leo := l.LogEndOffset()
 	for _, maxBytes := range []int{1, 1000, 2500, 1 << 20} {
 		for off := int64(0); off < leo; off++ {

@@ -15,7 +15,14 @@ type RecordsSummary struct {
 	Bytes int64
 	// NullKeys counts records without a key (a compacted topic refuses them).
 	NullKeys int32
+	// NullKeyIndexes are the indexes in the batch of the first records without a key (at
+	// most MaxNullKeyIndexes), for KIP-467's per-record errors; nil when none.
+	NullKeyIndexes []int32
 }
+
+// MaxNullKeyIndexes bounds RecordsSummary.NullKeyIndexes (a batch may hold millions of
+// records; the errors of the first thousand tell the producer enough).
+const MaxNullKeyIndexes = 1000
 
 // MinRecordsScratch is the smallest scratch buffer CheckRecords accepts for a compressed
 // batch: room for the longest varint a record field may hold, several times over.
@@ -75,7 +82,7 @@ func CheckRecords(b []byte, decompressed io.Reader, limit int64, scratch []byte)
 		return sum, fmt.Errorf("%w: bytes follow record %d, the last of %d", ErrInvalidRecord, h.RecordCount-1, h.RecordCount)
 	}
 	sum.Bytes = s.consumed
-	sum.NullKeys = s.nullKeys
+	sum.NullKeys, sum.NullKeyIndexes = s.nullKeys, s.nullAt
 	return sum, nil
 }
 
@@ -90,8 +97,9 @@ type recordStream struct {
 	consumed int64 // bytes the walk has consumed
 	pulled   int64 // bytes read from src
 	limit    int64
-	lastNull bool  // the last field read was null
-	nullKeys int32 // records with a null key
+	lastNull bool    // the last field read was null
+	nullKeys int32   // records with a null key
+	nullAt   []int32 // indexes of the first records with a null key
 }
 
 // available reports whether at least n (≤ MinRecordsScratch) bytes are buffered, reading
@@ -241,6 +249,9 @@ func (s *recordStream) record(i int32) (int64, error) {
 	err = s.field(i, "key", "key length", true, end)
 	if s.lastNull {
 		s.nullKeys++
+		if len(s.nullAt) < MaxNullKeyIndexes {
+			s.nullAt = append(s.nullAt, i)
+		}
 	}
 	if err != nil {
 		return 0, err

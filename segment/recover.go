@@ -207,7 +207,7 @@ func (l *Log) loadSegments(bases []int64, ents []os.DirEntry, opts OpenOptions, 
 			}
 		}
 		// After a clean shutdown the active segment's indexes are opened as they were
-		// left (trimmed to their entries) and preallocated on first use, not now.
+		// left (holding their entries) and mapped writable on first use, not now.
 		s, err := openSegmentFiles(l.dir, base, l.cfg, last && !(opts.CleanShutdown && l.files != nil))
 		if err != nil {
 			return err
@@ -269,12 +269,9 @@ func (l *Log) loadSegments(bases []int64, ents []os.DirEntry, opts OpenOptions, 
 			}
 			continue
 		}
-		if !s.offsetIndex.writable && opts.CleanShutdown && l.files != nil &&
-			s.offsetIndex.entries*s.offsetIndex.entrySize == s.offsetIndex.mappedSize() &&
-			s.timeIndex.entries*s.timeIndex.entrySize == s.timeIndex.mappedSize() {
-			// Opened sealed above, and every entry in the files valid: closed now, writable
-			// (preallocated) on first use. (Entries dropped by loadTrusted are cleared by
-			// unsealing now instead.)
+		if !s.offsetIndex.writable && opts.CleanShutdown && l.files != nil {
+			// Opened sealed above (entries loadTrusted dropped are already cut off the
+			// files): closed now, mapped writable on first use.
 			l.release()
 			l.files.closeUnused(s)
 		}
@@ -297,12 +294,13 @@ func (l *Log) loadTrusted(s *segment, expectNext int64, report *RecoveryReport) 
 	if !clean || (s.indexesMissing && s.size > 0) {
 		return false
 	}
-	s.offsetIndex.truncateEntries(n)
+	if s.offsetIndex.truncateEntries(n) != nil {
+		return false // recovery truncates it again, and fails the open if it cannot
+	}
 	tn, tclean := s.timeIndex.validPrefix(1<<63 - 1)
-	if !tclean {
+	if !tclean || s.timeIndex.truncateEntries(tn) != nil {
 		return false
 	}
-	s.timeIndex.truncateEntries(tn)
 	if err := s.loadTail(l.cfg.IndexIntervalBytes, l.cfg.Compacted); err != nil {
 		return false
 	}
@@ -329,8 +327,14 @@ func (l *Log) recoverSegment(s *segment, report *RecoveryReport) (bool, error) {
 	if err := s.timeIndex.unseal(); err != nil {
 		return false, err
 	}
-	s.offsetIndex.truncateEntries(0)
-	s.timeIndex.truncateEntries(0)
+	// The old entries are cut off the files (ftruncate), never overwritten with zeros:
+	// the rebuilt ones are written with one pwrite per index below.
+	if err := s.offsetIndex.truncateEntries(0); err != nil {
+		return false, err
+	}
+	if err := s.timeIndex.truncateEntries(0); err != nil {
+		return false, err
+	}
 	fileSize := s.size
 	s.size, s.nextOffset = 0, s.baseOffset
 	s.maxTimestamp, s.offsetOfMaxTimestamp, s.firstBatchTimestamp = -1, -1, -1
@@ -353,6 +357,9 @@ func (l *Log) recoverSegment(s *segment, report *RecoveryReport) (bool, error) {
 		}
 		s.size = pos // indexBatch advances it
 		s.indexBatch(h, pos, l.cfg.IndexIntervalBytes)
+	}
+	if err := s.flushIndexes(); err != nil {
+		return false, err
 	}
 	if reason == nil {
 		return false, nil

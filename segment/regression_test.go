@@ -46,9 +46,10 @@ func TestManyBatchesInOneCallWithASmallIndex(t *testing.T) {
 	}
 }
 
-// An active segment copied while open has preallocated, zero-tailed indexes. Loaded as
-// trusted, its largest timestamp must come from real entries, not the zero tail. The
-// largest timestamp is in the first batch, so only the time index knows it.
+// An active segment of an older build (or copied while open) has preallocated,
+// zero-tailed indexes. Loaded as trusted, its largest timestamp must come from real
+// entries, not the zero tail, and the tail is cut off the files. The largest timestamp
+// is in the first batch, so only the time index knows it.
 func TestTrustedLoadOfUntrimmedIndexes(t *testing.T) {
 	cfg := smallConfig()
 	cfg.IndexIntervalBytes = 100
@@ -65,12 +66,14 @@ func TestTrustedLoadOfUntrimmedIndexes(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		entrySize := map[string]int{IndexFileSuffix: offsetIndexEntrySize, TimeIndexFileSuffix: timeIndexEntrySize}[suffix]
-		if want := cfg.SegmentIndexBytes / max(entrySize, 1) * entrySize; suffix != LogFileSuffix && len(data) != want {
-			t.Fatalf("%s is %d bytes, expected the preallocated %d", suffix, len(data), want)
-		}
 		if err := os.WriteFile(segmentPath(copyDir, 0, suffix), data, 0o644); err != nil {
 			t.Fatal(err)
+		}
+		entrySize := map[string]int{IndexFileSuffix: offsetIndexEntrySize, TimeIndexFileSuffix: timeIndexEntrySize}[suffix]
+		if suffix != LogFileSuffix { // preallocated as older builds did (a sparse zero tail)
+			if err := os.Truncate(segmentPath(copyDir, 0, suffix), int64(cfg.SegmentIndexBytes/entrySize*entrySize)); err != nil {
+				t.Fatal(err)
+			}
 		}
 	}
 	l2, rep, err := Open(copyDir, cfg, OpenOptions{CleanShutdown: true})
@@ -80,6 +83,11 @@ func TestTrustedLoadOfUntrimmedIndexes(t *testing.T) {
 	defer l2.Close()
 	if rep.SegmentsRecovered != 0 || l2.LogEndOffset() != 20 {
 		t.Fatalf("report %+v, LEO %d", rep, l2.LogEndOffset())
+	}
+	for _, ix := range []*indexFile{l2.segments[0].offsetIndex.indexFile, l2.segments[0].timeIndex.indexFile} {
+		if st, err := os.Stat(ix.filePath()); err != nil || st.Size() != int64(ix.entries*ix.entrySize) {
+			t.Fatalf("%s after the open: %v, %d entries: the zero tail is not cut off", ix.filePath(), err, ix.entries)
+		}
 	}
 	if got := l2.Segments()[0].MaxTimestamp; got != 5001 {
 		t.Fatalf("max timestamp %d, want 5001", got)

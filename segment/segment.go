@@ -148,7 +148,7 @@ func (s *segment) attach() error {
 }
 
 // detach closes the segment's files and mappings, keeping its state (the cache evicting
-// it). A writable index stays preallocated.
+// it).
 func (s *segment) detach() {
 	if s.log != nil {
 		s.closeLog() // a Hold still sending keeps the old descriptor until it is released
@@ -226,7 +226,7 @@ func openSegmentFiles(dir string, baseOffset int64, cfg Config, active bool) (*s
 // closedEmptySegment describes the empty active segment base of a log closed cleanly
 // without opening its files: size (0) and creation time come from a stat of the .log,
 // and the indexes, trimmed to no entries at the clean close (or missing), are marked
-// writable so that the first use (attach) preallocates and maps them. Only a Log with a
+// writable so that the first use (attach) maps them for appends. Only a Log with a
 // FileCache has segments whose files are closed. The bool is false when the .log or an
 // index is not empty (or the .log cannot be stat'ed): the caller then opens the segment
 // as usual.
@@ -269,8 +269,8 @@ func emptyIdleSegment(dir string, base int64, cfg Config, created time.Time) *se
 // file yet: its first use (attach, through the file cache) creates the .log and both
 // indexes and fsyncs the partition directory and its parent, as Kafka creates a new
 // log's index files lazily and fsyncs the directory with the first flush of a new
-// segment. Creating many partitions thus costs a directory each, not three preallocated
-// and mapped files and a directory fsync each; a replica that is never written to keeps
+// segment. Creating many partitions thus costs a directory each, not three mapped files
+// and a directory fsync each; a replica that is never written to keeps
 // no segment file at all.
 func unbornSegment(dir string, base int64, cfg Config, now time.Time) *segment {
 	s := emptyIdleSegment(dir, base, cfg, now)
@@ -325,6 +325,7 @@ func (s *segment) appendBatches(buf []byte, indexIntervalBytes int) error {
 	if _, err := s.log.WriteAt(buf, s.size); err != nil {
 		return err
 	}
+	before := s.tailState()
 	pos := s.size
 	for off := 0; off < len(buf); {
 		h, _ := ParseBatchHeader(buf[off:]) // validated by the caller
@@ -332,7 +333,60 @@ func (s *segment) appendBatches(buf []byte, indexIntervalBytes int) error {
 		pos += h.Size()
 		off += int(h.Size())
 	}
+	if err := s.flushIndexes(); err != nil {
+		// The index entries could not be written (ENOSPC): the append did not happen,
+		// as when the .log write fails. Its bytes are cut off again where the file
+		// system lets us (shrinking needs no space); recovery cuts them otherwise.
+		s.restoreTail(before)
+		_ = s.log.Truncate(s.size)
+		return err
+	}
 	return nil
+}
+
+// segmentTail is what an append changes in a segment, for undoing a failed one.
+type segmentTail struct {
+	size, nextOffset, maxTimestamp, offsetOfMaxTimestamp, firstBatchTimestamp int64
+	bytesSinceLastIndexEntry, offsetEntries, timeEntries                      int
+	last                                                                      lastBatch
+	hadLast                                                                   bool
+}
+
+func (s *segment) tailState() segmentTail {
+	t := segmentTail{size: s.size, nextOffset: s.nextOffset, maxTimestamp: s.maxTimestamp,
+		offsetOfMaxTimestamp: s.offsetOfMaxTimestamp, firstBatchTimestamp: s.firstBatchTimestamp,
+		bytesSinceLastIndexEntry: s.bytesSinceLastIndexEntry,
+		offsetEntries:            s.offsetIndex.entries, timeEntries: s.timeIndex.entries}
+	if s.last != nil {
+		t.last, t.hadLast = *s.last, true
+	}
+	return t
+}
+
+// restoreTail undoes an append: the segment's state and index entries as in t. The
+// dropped entries were never written, or only partly: the index files are cut back to
+// their written entries (best effort; the log has failed).
+func (s *segment) restoreTail(t segmentTail) {
+	s.size, s.nextOffset, s.maxTimestamp = t.size, t.nextOffset, t.maxTimestamp
+	s.offsetOfMaxTimestamp, s.firstBatchTimestamp = t.offsetOfMaxTimestamp, t.firstBatchTimestamp
+	s.bytesSinceLastIndexEntry = t.bytesSinceLastIndexEntry
+	if t.hadLast {
+		*s.last = t.last
+	} else {
+		s.last = nil
+	}
+	_ = s.offsetIndex.truncateEntries(t.offsetEntries)
+	_ = s.timeIndex.truncateEntries(t.timeEntries)
+}
+
+// flushIndexes writes the index entries appended since the last flush (one pwrite per
+// index). Every method that appends entries calls it before it returns; a failure (ENOSPC)
+// is the caller's to turn into the log's sticky failure.
+func (s *segment) flushIndexes() error {
+	if err := s.offsetIndex.flush(); err != nil {
+		return err
+	}
+	return s.timeIndex.flush()
 }
 
 // indexBatch accounts for the batch h at pos, which has just been appended or scanned:
@@ -543,8 +597,12 @@ func (s *segment) truncateTo(offset int64, indexIntervalBytes int, compacted boo
 	if !ok {
 		return 0, nil // offset is at or past the segment's end
 	}
-	s.offsetIndex.truncateBelow(h.BaseOffset)
-	s.timeIndex.truncateBelow(h.BaseOffset)
+	if err := s.offsetIndex.truncateBelow(h.BaseOffset); err != nil {
+		return 0, err
+	}
+	if err := s.timeIndex.truncateBelow(h.BaseOffset); err != nil {
+		return 0, err
+	}
 	removed := s.size - pos
 	if err := s.log.Truncate(pos); err != nil {
 		return 0, err
@@ -563,7 +621,7 @@ func (s *segment) truncateTo(offset int64, indexIntervalBytes int, compacted boo
 }
 
 // seal makes the segment inactive: a final time index entry for its largest timestamp,
-// then both indexes trimmed and mapped read-only.
+// written with any pending entries, then both indexes mapped over their entries.
 func (s *segment) seal() error {
 	if err := s.use(); err != nil {
 		return err
@@ -577,9 +635,8 @@ func (s *segment) seal() error {
 	return s.timeIndex.seal()
 }
 
-// unseal makes the segment active again: both indexes preallocated and writable. The
-// files of a segment the cache has closed are not opened for it: attach preallocates
-// and maps writable indexes.
+// unseal makes the segment active again: both indexes writable. The files of a segment
+// the cache has closed are not opened for it: attach maps writable indexes.
 func (s *segment) unseal() error {
 	if !s.held && s.c.markWritableIfClosed(s) {
 		return nil
@@ -617,7 +674,7 @@ func (s *segment) sync() error {
 	return nil
 }
 
-// close trims the indexes and closes every file.
+// close writes pending index entries and closes every file.
 func (s *segment) close() error {
 	s.c.forget(s)
 	var err error

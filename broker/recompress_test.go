@@ -1,0 +1,408 @@
+package broker
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/klauspost/compress/snappy/xerial"
+	"github.com/klauspost/compress/zstd"
+	"github.com/petrel-broker/petrel/segment"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+	"github.com/twmb/franz-go/pkg/kversion"
+)
+
+// rcIdempotent gives batch an (unknown, so accepted) producer id, epoch and base
+// sequence and recomputes its CRC.
+func rcIdempotent(batch []byte, producerID int64) []byte {
+	binary.BigEndian.PutUint64(batch[43:], uint64(producerID))
+	binary.BigEndian.PutUint16(batch[51:], 3)
+	binary.BigEndian.PutUint32(batch[53:], 0)
+	binary.BigEndian.PutUint32(batch[17:], segment.CRC32C(batch[21:]))
+	return batch
+}
+
+// rcDecompress decompresses section with codec through the broker's own strict
+// streaming readers (codecs.go) and, to compare, kgo's.
+func rcDecompress(t *testing.T, section []byte, codec int8) []byte {
+	t.Helper()
+	if codec == 0 {
+		return section
+	}
+	r, release, err := newCodecReaders(64<<20).open(codec, section)
+	if err != nil {
+		t.Fatalf("codec %d: %v", codec, err)
+	}
+	defer release()
+	raw, err := io.ReadAll(r)
+	if err != nil {
+		t.Fatalf("codec %d: the broker's reader: %v", codec, err)
+	}
+	viaKgo, err := kgo.DefaultDecompressor().Decompress(section, kgo.CompressionCodecType(codec))
+	if err != nil || !bytes.Equal(viaKgo, raw) {
+		t.Fatalf("codec %d: kgo decompresses differently: %v", codec, err)
+	}
+	return raw
+}
+
+// TestCompressionType_Produce: every source codec produced to a topic of every
+// compression.type is stored with the topic's codec (producer: the batch's), the same
+// records byte for byte, the producer's header fields and a valid CRC; a consumer reads
+// the records back.
+func TestCompressionType_Produce(t *testing.T) {
+	b := startTestBroker(t, "", nil)
+	adm := newAdmin(t, b)
+	cl := newClient(t, b)
+	section := rvGoodSection(40, 300, true, 7)
+	for _, target := range compressionTypes {
+		topic := "ct-" + target
+		mustCreateTopic(t, adm, topic, 1, map[string]*string{"compression.type": kmsg.StringPtr(target)})
+		for _, src := range rvCodecs {
+			batch := rcIdempotent(rvBatch(rvCompress(t, section, src.codec), 40, src.codec), 9000+int64(src.codec))
+			if code, msg := produceRaw(t, cl, topic, bytes.Clone(batch)); code != 0 {
+				t.Fatalf("%s from %s: code %d (%s)", target, src.name, code, msg)
+			}
+		}
+		batches := fetchBatches(t, b, topic)
+		if len(batches) != len(rvCodecs) {
+			t.Fatalf("%s: %d batches stored, %d produced", target, len(batches), len(rvCodecs))
+		}
+		for i, rb := range batches {
+			src := rvCodecs[i]
+			want := src.codec
+			if n := codecNumbers[target]; n != keepCodec {
+				want = n
+			}
+			if got := int8(rb.Attributes & 7); got != want {
+				t.Errorf("%s from %s: stored with codec %d, expected %d", target, src.name, got, want)
+			}
+			raw := rb.AppendTo(nil)
+			if crc := segment.CRC32C(raw[21:]); crc != uint32(rb.CRC) {
+				t.Errorf("%s from %s: CRC %#x, computed %#x", target, src.name, uint32(rb.CRC), crc)
+			}
+			if rb.ProducerID != 9000+int64(src.codec) || rb.ProducerEpoch != 3 || rb.FirstSequence != 0 || rb.NumRecords != 40 ||
+				rb.LastOffsetDelta != 39 || rb.FirstTimestamp != 1_700_000_000_000 || rb.MaxTimestamp != 1_700_000_000_000 || rb.Attributes&^7 != 0 {
+				t.Errorf("%s from %s: header %+v", target, src.name, rb)
+			}
+			if got := rcDecompress(t, rb.Records, int8(rb.Attributes&7)); !bytes.Equal(got, section) {
+				t.Errorf("%s from %s: the records changed", target, src.name)
+			}
+		}
+		cons := newClient(t, b, kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+		for got := 0; got < 40*len(rvCodecs); {
+			fs := cons.PollFetches(testContext(t))
+			if err := fs.Err0(); err != nil {
+				t.Fatalf("%s: consume: %v", target, err)
+			}
+			fs.EachRecord(func(r *kgo.Record) {
+				if want := fmt.Sprintf("key-%d", got%40); string(r.Key) != want {
+					t.Fatalf("%s: record %d has key %q, expected %q", target, got, r.Key, want)
+				}
+				got++
+			})
+		}
+	}
+}
+
+// TestCompressionType_Refusals: a batch that recompresses past max.message.bytes is
+// MESSAGE_TOO_LARGE, records without a key on a compacted topic are INVALID_RECORD
+// naming them, and undecodable data is CORRUPT_MESSAGE; nothing is written.
+func TestCompressionType_Refusals(t *testing.T) {
+	b := startTestBroker(t, "", map[string]string{decompressedLimitProperty: "8388608"})
+	adm := newAdmin(t, b)
+	cl := newClient(t, b)
+	mustCreateTopic(t, adm, "small", 1, map[string]*string{"compression.type": kmsg.StringPtr("uncompressed"), "max.message.bytes": kmsg.StringPtr("65536")})
+	mustCreateTopic(t, adm, "compacted", 1, map[string]*string{"compression.type": kmsg.StringPtr("lz4"), "cleanup.policy": kmsg.StringPtr("compact")})
+	mustCreateTopic(t, adm, "zstd", 1, map[string]*string{"compression.type": kmsg.StringPtr("zstd")})
+	// 4 MiB of zeros in a 4 KiB gzip batch: within the decompression limit, far past
+	// the topic's max.message.bytes once stored uncompressed.
+	bomb := rvBatch(rvCompress(t, rvBomb(64, 64<<10), 1), 64, 1)
+	if code, msg := produceRaw(t, cl, "small", bomb); code != kerr.MessageTooLarge.Code || !strings.Contains(msg, "max.message.bytes") {
+		t.Errorf("a batch recompressed past max.message.bytes: code %d (%s)", code, msg)
+	}
+	keyless := rvBatch(rvCompress(t, rvBomb(3, 10), 2), 3, 2) // rvRecord writes null keys
+	if code, msg := produceRaw(t, cl, "compacted", keyless); code != kerr.InvalidRecord.Code || !strings.Contains(msg, "without key") {
+		t.Errorf("keyless records on a compacted topic: code %d (%s)", code, msg)
+	}
+	corrupt := rvBatch(flipByte(rvCompress(t, rvGoodSection(20, 100, true, 1), 1), 30), 20, 1)
+	if code, msg := produceRaw(t, cl, "zstd", corrupt); code != kerr.CorruptMessage.Code {
+		t.Errorf("undecodable gzip to a zstd topic: code %d (%s)", code, msg)
+	}
+	for _, topic := range []string{"small", "compacted", "zstd"} {
+		if n := len(fetchBatches(t, b, topic)); n != 0 {
+			t.Errorf("%s: %d batches written", topic, n)
+		}
+	}
+}
+
+// TestRecompressBoundedAllocation: rewriting a bomb in each codec allocates far less
+// than it decompresses to, whatever the target: the walk stops at the decompression
+// limit and the output at max.message.bytes.
+func TestRecompressBoundedAllocation(t *testing.T) {
+	v := newRecordValidator(4 << 20)
+	for _, c := range rvCodecs[1:] {
+		// 16 records of 512 KiB of zeros: 8 MiB, twice the limit.
+		batch := rvBatch(rvCompress(t, rvBomb(16, 512<<10), c.codec), 16, c.codec)
+		for _, target := range []string{"uncompressed", "gzip", "snappy", "lz4", "zstd"} {
+			if codecNumbers[target] == c.codec {
+				continue
+			}
+			t.Run(c.name+"-to-"+target, func(t *testing.T) {
+				tc := topicCompression{codec: codecNumbers[target], gzipLevel: -1, zstdLevel: zstd.SpeedDefault}
+				rewrite := func() {
+					if _, _, err := v.recompress(batch, false, tc, 1<<20); !errors.Is(err, segment.ErrRecordsTooLarge) {
+						t.Fatalf("bomb of %d bytes: %v", len(batch), err)
+					}
+				}
+				rewrite() // the pools fill
+				if raceDetector {
+					return // the pools drop writers at random: the totals say nothing
+				}
+				var before, after runtime.MemStats
+				runtime.ReadMemStats(&before)
+				const rounds = 3
+				for range rounds {
+					rewrite()
+				}
+				runtime.ReadMemStats(&after)
+				per := (after.TotalAlloc - before.TotalAlloc) / rounds
+				if per > 2<<20 {
+					t.Fatalf("%d bytes allocated per rewrite of a %d-byte bomb", per, len(batch))
+				}
+				t.Logf("%d bytes allocated per rewrite", per)
+			})
+		}
+	}
+}
+
+// TestRecompressLevels: compression.gzip.level and compression.zstd.level reach the
+// writers (a lower level compresses less), and the configs resolve as Kafka's.
+func TestRecompressLevels(t *testing.T) {
+	cfgs := func(kv ...string) map[string]resolvedConfig {
+		m := map[string]resolvedConfig{}
+		for i := 0; i < len(kv); i += 2 {
+			m[kv[i]] = resolvedConfig{value: kv[i+1]}
+		}
+		return m
+	}
+	if tc := compressionConfig(cfgs("compression.type", "producer", "compression.gzip.level", "-1", "compression.zstd.level", "3")); tc.codec != keepCodec || tc.gzipLevel != -1 || tc.zstdLevel != zstd.SpeedDefault {
+		t.Errorf("defaults: %+v", tc)
+	}
+	if tc := compressionConfig(cfgs("compression.type", "zstd", "compression.zstd.level", "-5")); tc.codec != 4 || tc.zstdLevel != zstd.SpeedFastest {
+		t.Errorf("zstd -5: %+v", tc)
+	}
+	if tc := compressionConfig(cfgs("compression.type", "zstd", "compression.zstd.level", "19")); tc.zstdLevel != zstd.SpeedBestCompression {
+		t.Errorf("zstd 19: %+v", tc)
+	}
+	v := newRecordValidator(64 << 20)
+	section := rvGoodSection(200, 500, true, 3)
+	batch := rvBatch(section, 200, 0)
+	size := func(tc topicCompression) int {
+		out, release, err := v.recompress(batch, false, tc, 1<<20)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer release()
+		if got := rcDecompress(t, out[segment.BatchHeaderSize:], tc.codec); !bytes.Equal(got, section) {
+			t.Fatalf("%+v: the records changed", tc)
+		}
+		return len(out)
+	}
+	gzip1, gzip9 := size(topicCompression{codec: 1, gzipLevel: 1}), size(topicCompression{codec: 1, gzipLevel: 9})
+	zstdFast, zstdBest := size(topicCompression{codec: 4, zstdLevel: zstd.SpeedFastest}), size(topicCompression{codec: 4, zstdLevel: zstd.SpeedBestCompression})
+	if gzip9 >= gzip1 || zstdBest >= zstdFast {
+		t.Errorf("gzip level 1: %d bytes, level 9: %d; zstd fastest: %d, best: %d", gzip1, gzip9, zstdFast, zstdBest)
+	}
+}
+
+// TestXerialWriter: the snappy writer's xerial framing, in blocks of 32 KiB, is read by
+// the broker's strict reader, kgo and klauspost's xerial decoder alike.
+func TestXerialWriter(t *testing.T) {
+	for _, n := range []int{1, xerialBlockSize - 1, xerialBlockSize, xerialBlockSize + 1, 5*xerialBlockSize + 17} {
+		in := rvValue(n, n%2 == 0, n)
+		var out bytes.Buffer
+		w := &xerialWriter{}
+		w.Reset(&out)
+		for p := in; len(p) > 0; { // uneven writes
+			k := min(len(p), 1000+len(p)%7777)
+			if _, err := w.Write(p[:k]); err != nil {
+				t.Fatal(err)
+			}
+			p = p[k:]
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		b := out.Bytes()
+		if !bytes.HasPrefix(b, xerialMagicHeader) {
+			t.Fatalf("%d bytes: no xerial header", n)
+		}
+		blocks := 0
+		for rest := b[len(xerialMagicHeader):]; len(rest) > 0; blocks++ {
+			rest = rest[4+binary.BigEndian.Uint32(rest):]
+		}
+		if want := (n + xerialBlockSize - 1) / xerialBlockSize; blocks != want {
+			t.Errorf("%d bytes in %d blocks, expected %d", n, blocks, want)
+		}
+		if got := rcDecompress(t, b, 2); !bytes.Equal(got, in) {
+			t.Fatalf("%d bytes: decoded differently", n)
+		}
+		if got, err := xerial.Decode(b); err != nil || !bytes.Equal(got, in) {
+			t.Fatalf("%d bytes: klauspost's xerial decoder: %v", n, err)
+		}
+	}
+}
+
+// FuzzRecompress: whatever batch the walk accepts, its rewrite with any codec is
+// accepted by the walk too and holds the same records section, with the producer's
+// header fields; refusals wrap segment's sentinels.
+//
+//	go test -run XXX -fuzz FuzzRecompress -fuzztime 20000x ./broker/
+func FuzzRecompress(f *testing.F) {
+	for _, c := range rvCodecs {
+		for i, n := range []int{1, 40} {
+			f.Add(rvCompress(f, rvGoodSection(n, 10+i*2000, i%2 == 0, i), c.codec), uint8(c.codec), int32(n), uint8(4-c.codec))
+		}
+	}
+	v := newRecordValidator(1 << 20)
+	f.Fuzz(func(t *testing.T, section []byte, codec uint8, count int32, target uint8) {
+		codec, target = codec%5, target%5
+		if count < 1 {
+			count = 1
+		}
+		batch := rvBatch(section, count, int8(codec))
+		tc := topicCompression{codec: int8(target), gzipLevel: -1, zstdLevel: zstd.SpeedDefault}
+		out, release, err := v.recompress(bytes.Clone(batch), false, tc, 2<<20)
+		if err != nil {
+			if !errors.Is(err, segment.ErrInvalidRecord) && !errors.Is(err, segment.ErrRecordsTooLarge) && !errors.Is(err, segment.ErrUndecodableRecords) {
+				t.Fatalf("error wraps no sentinel: %v", err)
+			}
+			if v.check(batch, false) == nil && !errors.Is(err, segment.ErrRecordsTooLarge) {
+				t.Fatalf("the walk accepts the batch, its rewrite fails: %v", err)
+			}
+			return
+		}
+		defer release()
+		h, err := segment.ValidateBatch(out)
+		if err != nil || h.Codec() != int8(target) || h.RecordCount != count || h.BaseTimestamp != 1_700_000_000_000 || h.ProducerID != -1 {
+			t.Fatalf("rewritten header %+v: %v", h, err)
+		}
+		if err := v.check(out, false); err != nil {
+			t.Fatalf("the walk refuses the rewrite: %v", err)
+		}
+		in, err := kgo.DefaultDecompressor().Decompress(section, kgo.CompressionCodecType(codec))
+		if codec == 0 {
+			in, err = section, nil
+		}
+		if err != nil {
+			t.Fatalf("accepted, but kgo cannot decompress the input: %v", err)
+		}
+		got, err := kgo.DefaultDecompressor().Decompress(out[segment.BatchHeaderSize:], kgo.CompressionCodecType(target))
+		if target == 0 {
+			got, err = out[segment.BatchHeaderSize:], nil
+		}
+		if err != nil || !bytes.Equal(got, in) {
+			t.Fatalf("the rewrite holds other records: %v", err)
+		}
+	})
+}
+
+// TestCompressionType_ZstdTopicRefusesOldFetch: as Kafka (KIP-110), a consumer's Fetch
+// below v10 of a compression.type=zstd topic is UNSUPPORTED_COMPRESSION_TYPE; v10 reads
+// it, and other topics are read at any version.
+func TestCompressionType_ZstdTopicRefusesOldFetch(t *testing.T) {
+	b := startTestBroker(t, "", nil)
+	adm := newAdmin(t, b)
+	cl := newClient(t, b)
+	mustCreateTopic(t, adm, "zstd-topic", 1, map[string]*string{"compression.type": kmsg.StringPtr("zstd")})
+	mustCreateTopic(t, adm, "any-topic", 1, nil)
+	for _, topic := range []string{"zstd-topic", "any-topic"} {
+		if code, msg := produceRaw(t, cl, topic, rvBatch(rvGoodSection(3, 10, true, 1), 3, 0)); code != 0 {
+			t.Fatalf("%s: code %d (%s)", topic, code, msg)
+		}
+	}
+	for _, tt := range []struct {
+		topic   string
+		version int16
+		want    int16
+	}{{"zstd-topic", 9, kerr.UnsupportedCompressionType.Code}, {"zstd-topic", 4, kerr.UnsupportedCompressionType.Code},
+		{"zstd-topic", 10, 0}, {"any-topic", 4, 0}, {"any-topic", 9, 0}} {
+		req := kmsg.NewPtrFetchRequest()
+		req.Version, req.ReplicaID, req.MaxBytes = tt.version, -1, 1<<20
+		ft := kmsg.NewFetchRequestTopic()
+		ft.Topic = tt.topic
+		fp := kmsg.NewFetchRequestTopicPartition()
+		fp.PartitionMaxBytes = 1 << 20
+		ft.Partitions = append(ft.Partitions, fp)
+		req.Topics = append(req.Topics, ft)
+		vs := kversion.Stable()
+		vs.SetMaxKeyVersion(kmsg.Fetch.Int16(), tt.version) // kgo sends the highest version both sides allow
+		resp, err := req.RequestWith(testContext(t), newClient(t, b, kgo.MaxVersions(vs)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		sp := resp.Topics[0].Partitions[0]
+		if resp.Version != tt.version {
+			t.Fatalf("sent fetch v%d, expected v%d", resp.Version, tt.version)
+		}
+		if sp.ErrorCode != tt.want || tt.want == 0 && len(sp.RecordBatches) == 0 {
+			t.Errorf("%s fetch v%d: code %d, %d bytes; expected code %d", tt.topic, tt.version, sp.ErrorCode, len(sp.RecordBatches), tt.want)
+		}
+	}
+}
+
+// TestCompressionType_BrokerDefaultAndDynamic: the broker's compression.type is the
+// default of topics without an override, and a topic's compression.type changed at run
+// time applies to the next append.
+func TestCompressionType_BrokerDefaultAndDynamic(t *testing.T) {
+	b := startTestBroker(t, "", map[string]string{"compression.type": "lz4"})
+	adm := newAdmin(t, b)
+	cl := newClient(t, b)
+	mustCreateTopic(t, adm, "inherits", 1, nil)
+	mustCreateTopic(t, adm, "overrides", 1, map[string]*string{"compression.type": kmsg.StringPtr("producer")})
+	batch := rvBatch(rvCompress(t, rvGoodSection(4, 100, true, 2), 2), 4, 2) // snappy
+	codecs := func(topic string) (out []int16) {
+		for _, rb := range fetchBatches(t, b, topic) {
+			out = append(out, rb.Attributes&7)
+		}
+		return out
+	}
+	for _, topic := range []string{"inherits", "overrides"} {
+		if code, msg := produceRaw(t, cl, topic, bytes.Clone(batch)); code != 0 {
+			t.Fatalf("%s: code %d (%s)", topic, code, msg)
+		}
+	}
+	if got := codecs("inherits"); len(got) != 1 || got[0] != 3 {
+		t.Fatalf("a topic under the broker's compression.type=lz4 stored codecs %v", got)
+	}
+	if got := codecs("overrides"); len(got) != 1 || got[0] != 2 {
+		t.Fatalf("a compression.type=producer topic stored codecs %v", got)
+	}
+	resp, err := adm.AlterTopicConfigs(testContext(t), []kadm.AlterConfig{{Name: "compression.type", Value: kmsg.StringPtr("zstd")}}, "overrides")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range resp {
+		if r.Err != nil {
+			t.Fatalf("alter %s: %v %s", r.Name, r.Err, r.ErrMessage)
+		}
+	}
+	waitFor(t, 10*time.Second, func() error {
+		if code, msg := produceRaw(t, cl, "overrides", bytes.Clone(batch)); code != 0 {
+			return fmt.Errorf("code %d (%s)", code, msg)
+		}
+		if got := codecs("overrides"); got[len(got)-1] != 4 {
+			return fmt.Errorf("stored codecs %v", got)
+		}
+		return nil
+	})
+}
