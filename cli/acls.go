@@ -39,7 +39,7 @@ func aclsCommand() *ucli.Command {
 		Subcommands: []*ucli.Command{
 			{Name: "add", Usage: "add ACLs", Flags: withClientFlags(append(slices.Clone(resourceFlags), entryFlags...)...), Action: runACLsAdd},
 			{Name: "remove", Usage: "remove the ACLs that match", Flags: withClientFlags(append(slices.Clone(resourceFlags), entryFlags...)...), Action: runACLsRemove},
-			{Name: "list", Usage: "list ACLs (all, or those of the named resources)", Flags: withClientFlags(append(slices.Clone(resourceFlags),
+			{Name: "list", Usage: "list ACLs (all, or those of the named resources)", Flags: withOutputFlags(append(slices.Clone(resourceFlags),
 				&ucli.StringFlag{Name: "principal", Usage: "only the ACLs of this principal"})...), Action: runACLsList},
 		},
 	}
@@ -238,6 +238,9 @@ func runACLsList(c *ucli.Context) error {
 	if p := c.String("principal"); p != "" {
 		principal = &p
 	}
+	if _, err := jsonOutput(c); err != nil {
+		return err
+	}
 	cl, err := newKafkaClient(c)
 	if err != nil {
 		return err
@@ -292,6 +295,30 @@ func listACLs(c *ucli.Context, cl *kafkaClient, resources []aclResource, princip
 	slices.SortFunc(keys, func(a, b aclResource) int {
 		return cmp.Or(cmp.Compare(a.typ, b.typ), cmp.Compare(a.name, b.name), cmp.Compare(a.pattern, b.pattern))
 	})
+	asJSON, err := jsonOutput(c)
+	if err != nil {
+		return err
+	}
+	if asJSON {
+		type acl struct {
+			ResourceType string `json:"resource_type"`
+			ResourceName string `json:"resource_name"`
+			PatternType  string `json:"pattern_type"`
+			Principal    string `json:"principal"`
+			Host         string `json:"host"`
+			Operation    string `json:"operation"`
+			Permission   string `json:"permission"`
+		}
+		acls := []acl{}
+		for _, k := range keys {
+			for _, e := range found[k] {
+				acls = append(acls, acl{k.typ.String(), k.name, k.pattern.String(), e.principal, e.host, e.op.String(), e.perm.String()})
+			}
+		}
+		return writeJSON(c.App.Writer, struct {
+			ACLs []acl `json:"acls"`
+		}{acls})
+	}
 	var out strings.Builder
 	for _, k := range keys {
 		fmt.Fprintf(&out, "Current ACLs for resource `%s`: \n", k)
@@ -300,7 +327,7 @@ func listACLs(c *ucli.Context, cl *kafkaClient, resources []aclResource, princip
 		}
 		out.WriteString("\n")
 	}
-	_, err := io.WriteString(c.App.Writer, out.String())
+	_, err = io.WriteString(c.App.Writer, out.String())
 	return err
 }
 

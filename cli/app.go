@@ -16,8 +16,17 @@ func Run(args []string) int {
 
 // RunWithIO is Run with explicit output streams, for tests.
 func RunWithIO(args []string, stdout, stderr io.Writer) int {
-	app := newApp(stdout, stderr)
-	if err := app.Run(args); err != nil {
+	return runApp(newApp(stdout, stderr), args, stderr)
+}
+
+// runApp runs app with args (Kafka's action flags rewritten first) and prints an error
+// as one line.
+func runApp(app *ucli.App, args []string, stderr io.Writer) int {
+	args, err := normalizeArgs(app, args)
+	if err == nil {
+		err = app.Run(args)
+	}
+	if err != nil {
 		fmt.Fprintf(stderr, "petrel: %v\n", err)
 		return 1
 	}
@@ -25,24 +34,25 @@ func RunWithIO(args []string, stdout, stderr io.Writer) int {
 }
 
 func newApp(stdout, stderr io.Writer) *ucli.App {
-	return &ucli.App{
+	app := &ucli.App{
 		Name:      "petrel",
 		Usage:     "a Kafka-compatible streaming broker in one binary",
-		Version:   versionString(),
 		Writer:    stdout,
 		ErrWriter: stderr,
+		// --version is ours, so that it prints what `petrel version` prints.
+		HideVersion:          true,
+		EnableBashCompletion: true,
 		Flags: []ucli.Flag{
-			&ucli.StringFlag{
-				Name:    "log-level",
-				Usage:   "log level: trace, debug, info, warn, error",
-				Value:   "info",
-				EnvVars: []string{"PETREL_LOG_LEVEL"},
-			},
+			logLevelFlag(true),
+			&ucli.BoolFlag{Name: "version", Aliases: []string{"v"}, Usage: "print the version, as petrel version"},
 		},
+		Action:       appAction,
+		OnUsageError: usageError(""),
 		Commands: []*ucli.Command{
 			serverCommand(),
 			devCommand(),
 			versionCommand(),
+			completionCommand(),
 			topicsCommand(),
 			groupsCommand(),
 			produceCommand(),
@@ -61,17 +71,19 @@ func newApp(stdout, stderr io.Writer) *ucli.App {
 			aclsCommand(),
 			quotasCommand(),
 		},
-		// Errors are printed once by RunWithIO.
+		// Errors are printed once by runApp.
 		ExitErrHandler: func(*ucli.Context, error) {},
 	}
+	finishCommands("", app.Commands)
+	return app
 }
 
-// newLogger builds the process logger from the global --log-level flag. Every log line
-// in petrel goes through go-hclog.
+// newLogger builds the process logger from --log-level (given before or after the
+// command name). Every log line in petrel goes through go-hclog.
 func newLogger(c *ucli.Context) hclog.Logger {
 	return hclog.New(&hclog.LoggerOptions{
 		Name:   "petrel",
-		Level:  hclog.LevelFromString(c.String("log-level")),
+		Level:  logLevel(c),
 		Output: c.App.ErrWriter,
 	})
 }

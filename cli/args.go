@@ -13,11 +13,7 @@ import (
 func RunWithInput(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	app := newApp(stdout, stderr)
 	app.Reader = stdin
-	if err := app.Run(args); err != nil {
-		fmt.Fprintf(stderr, "petrel: %v\n", err)
-		return 1
-	}
-	return 0
+	return runApp(app, args, stderr)
 }
 
 // commandArgs returns the command's positional arguments, accepting flags after them
@@ -39,7 +35,11 @@ func commandArgs(c *ucli.Context) ([]string, error) {
 		name, value, hasValue := strings.Cut(strings.TrimLeft(arg, "-"), "=")
 		flag := commandFlag(c, name)
 		if flag == nil {
-			return nil, fmt.Errorf("flag provided but not defined: %s", arg)
+			var flags []ucli.Flag
+			if c.Command != nil {
+				flags = c.Command.Flags
+			}
+			return nil, flagError(commandPath(c), fmt.Errorf("flag provided but not defined: %s", arg), flags)
 		}
 		if !hasValue {
 			if isBoolFlag(flag) {
@@ -59,6 +59,14 @@ func commandArgs(c *ucli.Context) ([]string, error) {
 		}
 	}
 	return positional, nil
+}
+
+// commandPath is the running command's name after "petrel": "topics create".
+func commandPath(c *ucli.Context) string {
+	if c.Command == nil {
+		return ""
+	}
+	return strings.TrimPrefix(c.Command.HelpName, c.App.Name+" ")
 }
 
 // commandFlag finds the running command's flag called name (or with that alias).
@@ -92,4 +100,37 @@ func exactlyOneArg(c *ucli.Context, what string) (string, error) {
 		return "", fmt.Errorf("%s takes exactly one %s, got %d", name, what, len(args))
 	}
 	return args[0], nil
+}
+
+// namesArgs returns the names given positionally and with the repeatable --flag (Kafka's
+// tools' spelling: --topic, --group), positional ones first, without repeats.
+func namesArgs(c *ucli.Context, flag string) ([]string, error) {
+	args, err := commandArgs(c)
+	if err != nil {
+		return nil, err
+	}
+	for _, n := range c.StringSlice(flag) {
+		if n = strings.TrimSpace(n); n != "" {
+			args = append(args, n)
+		}
+	}
+	return dedupe(args), nil
+}
+
+// oneNameArg is namesArgs for a command that takes exactly one name, what in errors
+// (TOPIC, GROUP).
+func oneNameArg(c *ucli.Context, flag, what string) (string, error) {
+	names, err := namesArgs(c, flag)
+	if err != nil {
+		return "", err
+	}
+	if len(names) != 1 {
+		return "", fmt.Errorf("%s takes exactly one %s (or --%s), got %d", commandPath(c), what, flag, len(names))
+	}
+	return names[0], nil
+}
+
+// topicFlag is Kafka's --topic for commands that also take topics positionally.
+func topicFlag(usage string) ucli.Flag {
+	return &ucli.StringSliceFlag{Name: "topic", Usage: usage}
 }

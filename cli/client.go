@@ -36,6 +36,7 @@ func clientFlags() []ucli.Flag {
 	return []ucli.Flag{
 		&ucli.StringFlag{
 			Name:    "bootstrap-server",
+			Aliases: []string{"b"}, // kcat's and rpk's -b
 			Usage:   "Kafka bootstrap servers, host:port[,host:port...]",
 			Value:   defaultBootstrap,
 			EnvVars: []string{"PETREL_BOOTSTRAP_SERVER"},

@@ -21,51 +21,57 @@ func clusterCommand() *ucli.Command {
 		Usage: "inspect the cluster",
 		Subcommands: []*ucli.Command{
 			{
-				Name:   "describe",
-				Usage:  "print the cluster id, the controller, the metadata quorum and the brokers",
-				Flags:  clientFlags(),
-				Action: runClusterDescribe,
+				Name:    "describe",
+				Aliases: []string{"info"},
+				Usage:   "print the cluster id, the controller, the metadata quorum and the brokers",
+				Flags:   withOutputFlags(),
+				Action:  runClusterDescribe,
 			},
 		},
 	}
 }
 
 // clusterDescription is what `cluster describe` prints: only what the cluster reports.
+// The JSON names are `cluster describe -o json`'s.
 type clusterDescription struct {
-	ClusterID    string
-	ControllerID int32 // -1 when the cluster reports none
-	Brokers      []brokerDescription
+	ClusterID    string              `json:"cluster_id"`
+	ControllerID int32               `json:"controller_id"` // -1 when the cluster reports none
+	Brokers      []brokerDescription `json:"brokers"`
 	// Quorum is the metadata quorum (DescribeQuorum, key 55); nil when the cluster does
 	// not describe it (Kafka with ZooKeeper).
-	Quorum *quorumDescription
+	Quorum *quorumDescription `json:"quorum"`
 }
 
 // brokerDescription is one broker as the cluster reports it.
 type brokerDescription struct {
-	NodeID int32
-	Host   string
-	Port   int32
-	Rack   string // "" when the broker has none
-	Fenced bool
+	NodeID int32  `json:"id"`
+	Host   string `json:"host"`
+	Port   int32  `json:"port"`
+	Rack   string `json:"rack"` // "" when the broker has none
+	Fenced bool   `json:"fenced"`
 }
 
 // quorumDescription is the metadata quorum: the controller is its leader.
 type quorumDescription struct {
-	LeaderID      int32
-	Epoch         int32 // controller epoch (the Raft term in Petrel)
-	HighWatermark int64 // committed metadata offset
-	Members       []quorumMember
+	LeaderID      int32          `json:"leader_id"`
+	Epoch         int32          `json:"epoch"`          // controller epoch (the Raft term in Petrel)
+	HighWatermark int64          `json:"high_watermark"` // committed metadata offset
+	Members       []quorumMember `json:"members"`
 }
 
 // quorumMember is a voter or a non-voter (observer) of the metadata quorum.
 type quorumMember struct {
-	NodeID       int32
-	Voter        bool
-	LogEndOffset int64 // the member's metadata offset; -1 when unknown
+	NodeID       int32 `json:"id"`
+	Voter        bool  `json:"voter"`
+	LogEndOffset int64 `json:"log_end_offset"` // the member's metadata offset; -1 when unknown
 }
 
 func runClusterDescribe(c *ucli.Context) error {
 	if _, err := commandArgs(c); err != nil {
+		return err
+	}
+	asJSON, err := jsonOutput(c)
+	if err != nil {
 		return err
 	}
 	cl, err := newKafkaClient(c)
@@ -78,6 +84,12 @@ func runClusterDescribe(c *ucli.Context) error {
 	d, err := describeCluster(ctx, cl)
 	if err != nil {
 		return fmt.Errorf("describe cluster: %w", cl.explain(err))
+	}
+	if asJSON {
+		if d.Brokers == nil {
+			d.Brokers = []brokerDescription{}
+		}
+		return writeJSON(c.App.Writer, d)
 	}
 	return writeClusterDescription(c.App.Writer, d)
 }

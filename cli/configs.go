@@ -19,9 +19,12 @@ import (
 func configsCommand() *ucli.Command {
 	entityFlags := func(extra ...ucli.Flag) []ucli.Flag {
 		return withClientFlags(append([]ucli.Flag{
-			&ucli.StringFlag{Name: "entity-type", Usage: "topics, brokers, or users (SCRAM credentials)", Required: true},
+			&ucli.StringFlag{Name: "entity-type", Usage: "topics, brokers, or users (SCRAM credentials); or give --topic or --broker"},
 			&ucli.StringFlag{Name: "entity-name", Usage: "the topic name or broker id"},
 			&ucli.BoolFlag{Name: "entity-default", Usage: "the cluster-wide default broker configs"},
+			&ucli.StringFlag{Name: "topic", Usage: "a topic: --entity-type topics --entity-name TOPIC, as kafka-configs.sh"},
+			&ucli.StringFlag{Name: "broker", Usage: "a broker id: --entity-type brokers --entity-name ID, as kafka-configs.sh"},
+			&ucli.BoolFlag{Name: "broker-defaults", Usage: "the cluster-wide default: --entity-type brokers --entity-default, as kafka-configs.sh"},
 		}, extra...)...)
 	}
 	return &ucli.Command{
@@ -31,7 +34,7 @@ func configsCommand() *ucli.Command {
 			{
 				Name:   "describe",
 				Usage:  "list the dynamic configs of a topic or broker (every config with --all)",
-				Flags:  entityFlags(&ucli.BoolFlag{Name: "all", Usage: "list every config, not only the dynamic ones"}),
+				Flags:  entityFlags(&ucli.BoolFlag{Name: "all", Usage: "list every config, not only the dynamic ones"}, outputFlag()),
 				Action: runConfigsDescribe,
 			},
 			{
@@ -54,6 +57,42 @@ type configEntity struct {
 	isDefault   bool   // the cluster-wide broker default
 	brokerID    int32
 	describeAll bool // no name: every topic or broker
+}
+
+// entityShortcuts maps kafka-configs.sh's --topic, --broker and --broker-defaults onto
+// --entity-type, --entity-name and --entity-default.
+func entityShortcuts(c *ucli.Context) error {
+	var given []string
+	for _, name := range []string{"topic", "broker", "broker-defaults"} {
+		if c.IsSet(name) {
+			given = append(given, "--"+name)
+		}
+	}
+	switch {
+	case len(given) > 1:
+		return fmt.Errorf("give one of %s", strings.Join(given, ", "))
+	case len(given) == 1 && (c.IsSet("entity-type") || c.IsSet("entity-name") || c.IsSet("entity-default")):
+		return fmt.Errorf("%s cannot be used with --entity-type, --entity-name or --entity-default", given[0])
+	case c.IsSet("topic"):
+		return setAll(c, "entity-type", "topics", "entity-name", c.String("topic"))
+	case c.IsSet("broker"):
+		return setAll(c, "entity-type", "brokers", "entity-name", c.String("broker"))
+	case c.IsSet("broker-defaults"):
+		return setAll(c, "entity-type", "brokers", "entity-default", "true")
+	case !c.IsSet("entity-type"):
+		return errors.New("required flag --entity-type not set (or give --topic, --broker or --broker-defaults)")
+	}
+	return nil
+}
+
+// setAll sets flags from name, value pairs.
+func setAll(c *ucli.Context, pairs ...string) error {
+	for i := 0; i+1 < len(pairs); i += 2 {
+		if err := c.Set(pairs[i], pairs[i+1]); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func parseConfigEntity(c *ucli.Context) (configEntity, error) {
@@ -101,6 +140,13 @@ func runConfigsDescribe(c *ucli.Context) error {
 	if _, err := commandArgs(c); err != nil {
 		return err
 	}
+	asJSON, err := jsonOutput(c)
+	if err != nil {
+		return err
+	}
+	if err := entityShortcuts(c); err != nil {
+		return err
+	}
 	if handled, err := scramViaConfigs(c, false); handled {
 		return err
 	}
@@ -136,6 +182,7 @@ func runConfigsDescribe(c *ucli.Context) error {
 		entities = []configEntity{e}
 	}
 	var out strings.Builder
+	resources := []configResourceJSON{}
 	for _, ent := range entities {
 		var rcs kadm.ResourceConfigs
 		switch {
@@ -168,15 +215,61 @@ func runConfigsDescribe(c *ucli.Context) error {
 		}
 		configs := rcs[0].Configs
 		sort.Slice(configs, func(i, j int) bool { return configs[i].Key < configs[j].Key })
+		res := configResourceJSON{EntityType: "brokers", EntityName: &ent.name, Configs: []configJSON{}}
+		switch {
+		case ent.topic:
+			res.EntityType = "topics"
+		case ent.isDefault:
+			res.EntityName = nil
+		}
 		for _, cfg := range configs {
 			if !c.Bool("all") && cfg.Source != want {
 				continue
 			}
 			out.WriteString("  " + formatConfigEntry(cfg) + "\n")
+			res.Configs = append(res.Configs, configEntryJSON(cfg))
 		}
+		resources = append(resources, res)
+	}
+	if asJSON {
+		return writeJSON(c.App.Writer, struct {
+			Resources []configResourceJSON `json:"resources"`
+		}{resources})
 	}
 	_, err = fmt.Fprint(c.App.Writer, out.String())
 	return err
+}
+
+// configResourceJSON is one resource of `configs describe -o json`.
+type configResourceJSON struct {
+	EntityType string       `json:"entity_type"` // topics or brokers
+	EntityName *string      `json:"entity_name"` // null: the cluster-wide broker default
+	Configs    []configJSON `json:"configs"`
+}
+
+// configJSON is one config: its value (null when sensitive or unset), where the value
+// comes from (Kafka's source names, DYNAMIC_TOPIC_CONFIG ...) and its synonyms in
+// order of precedence.
+type configJSON struct {
+	Name      string          `json:"name"`
+	Value     *string         `json:"value"`
+	Source    string          `json:"source"`
+	Sensitive bool            `json:"sensitive"`
+	Synonyms  []configSynonym `json:"synonyms"`
+}
+
+type configSynonym struct {
+	Name   string  `json:"name"`
+	Value  *string `json:"value"`
+	Source string  `json:"source"`
+}
+
+func configEntryJSON(cfg kadm.Config) configJSON {
+	out := configJSON{Name: cfg.Key, Value: cfg.Value, Source: cfg.Source.String(), Sensitive: cfg.Sensitive, Synonyms: []configSynonym{}}
+	for _, s := range cfg.Synonyms {
+		out.Synonyms = append(out.Synonyms, configSynonym{Name: s.Key, Value: s.Value, Source: s.Source.String()})
+	}
+	return out
 }
 
 // formatConfigEntry is kafka-configs.sh's line: k=v sensitive=false synonyms={...}.
@@ -190,6 +283,9 @@ func formatConfigEntry(cfg kadm.Config) string {
 
 func runConfigsAlter(c *ucli.Context) error {
 	if _, err := commandArgs(c); err != nil {
+		return err
+	}
+	if err := entityShortcuts(c); err != nil {
 		return err
 	}
 	if handled, err := scramViaConfigs(c, true); handled {

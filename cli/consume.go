@@ -23,6 +23,7 @@ func consumeCommand() *ucli.Command {
 		Usage:     "print a topic's records, one value per line",
 		ArgsUsage: "TOPIC",
 		Flags: withClientFlags(
+			topicFlag("the topic to consume (instead of TOPIC)"),
 			&ucli.StringFlag{Name: "group", Usage: "consume as a member of this consumer group, committing offsets"},
 			&ucli.BoolFlag{Name: "from-beginning", Usage: "start at the earliest offset instead of the latest"},
 			&ucli.IntFlag{Name: "partition", Usage: "read only this partition (-1: all)", Value: -1},
@@ -52,7 +53,7 @@ type consumeSettings struct {
 }
 
 func parseConsumeSettings(c *ucli.Context) (consumeSettings, error) {
-	topic, err := exactlyOneArg(c, "TOPIC")
+	topic, err := oneNameArg(c, "topic", "TOPIC")
 	if err != nil {
 		return consumeSettings{}, err
 	}

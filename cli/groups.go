@@ -15,13 +15,14 @@ import (
 // plain Kafka admin client (kadm), so it works against Apache Kafka too.
 func groupsCommand() *ucli.Command {
 	return &ucli.Command{
-		Name:  "groups",
-		Usage: "list, describe and delete consumer groups; reset or delete their offsets",
+		Name:    "groups",
+		Aliases: []string{"group"},
+		Usage:   "list, describe and delete consumer groups; reset or delete their offsets",
 		Subcommands: []*ucli.Command{
 			{
 				Name:  "list",
 				Usage: "list consumer groups, one per line (with --state: a GROUP STATE table)",
-				Flags: withClientFlags(
+				Flags: withOutputFlags(
 					&ucli.StringFlag{Name: "state", Usage: "show each group's state, only groups in these comma-separated states (\"all\": every state)"},
 				),
 				Action: runGroupsList,
@@ -30,7 +31,10 @@ func groupsCommand() *ucli.Command {
 				Name:      "describe",
 				Usage:     "describe consumer groups in kafka-consumer-groups.sh's format: offsets and lag (default), --members or --state",
 				ArgsUsage: "GROUP...",
-				Flags: withClientFlags(
+				Flags: withOutputFlags(
+					groupFlag("a group to describe (repeatable, with or instead of GROUP...)"),
+					&ucli.BoolFlag{Name: "all-groups", Usage: "describe every group"},
+					&ucli.BoolFlag{Name: "offsets", Usage: "describe the group's offsets and lag (the default view)"},
 					&ucli.BoolFlag{Name: "members", Usage: "describe the group's members"},
 					&ucli.BoolFlag{Name: "state", Usage: "describe the group's state"},
 					&ucli.BoolFlag{Name: "verbose", Usage: "with --members: also print each member's assignment"},
@@ -41,7 +45,7 @@ func groupsCommand() *ucli.Command {
 				Name:      "delete",
 				Usage:     "delete consumer groups that have no members, with their committed offsets",
 				ArgsUsage: "GROUP...",
-				Flags:     withClientFlags(),
+				Flags:     withClientFlags(groupFlag("a group to delete (repeatable, with or instead of GROUP...)")),
 				Action:    runGroupsDelete,
 			},
 			{
@@ -49,6 +53,7 @@ func groupsCommand() *ucli.Command {
 				Usage:     "compute new committed offsets for an inactive group (a dry run unless --execute)",
 				ArgsUsage: "GROUP",
 				Flags: withClientFlags(
+					groupFlag("the group (instead of GROUP)"),
 					&ucli.StringSliceFlag{Name: "topic", Usage: "a topic, or topic:partition,partition,... (repeatable)"},
 					&ucli.BoolFlag{Name: "all-topics", Usage: "every topic the group has committed offsets for"},
 					&ucli.BoolFlag{Name: "to-earliest", Usage: "reset to the earliest offset"},
@@ -67,12 +72,18 @@ func groupsCommand() *ucli.Command {
 				Usage:     "delete a group's committed offsets for topics it is not subscribed to",
 				ArgsUsage: "GROUP",
 				Flags: withClientFlags(
+					groupFlag("the group (instead of GROUP)"),
 					&ucli.StringSliceFlag{Name: "topic", Usage: "a topic, or topic:partition,partition,... (repeatable)"},
 				),
 				Action: runGroupsDeleteOffsets,
 			},
 		},
 	}
+}
+
+// groupFlag is kafka-consumer-groups.sh's --group.
+func groupFlag(usage string) ucli.Flag {
+	return &ucli.StringSliceFlag{Name: "group", Usage: usage}
 }
 
 // groupStates are the classic group states ListGroups filters by, spelled as Kafka
@@ -102,8 +113,20 @@ func parseGroupStates(s string) ([]string, error) {
 	return out, nil
 }
 
+// listedGroup is one group of `groups list -o json`.
+type listedGroup struct {
+	Group        string `json:"group"`
+	State        string `json:"state"` // "" when the broker does not say (ListGroups before v4)
+	ProtocolType string `json:"protocol_type"`
+	Coordinator  int32  `json:"coordinator"`
+}
+
 func runGroupsList(c *ucli.Context) error {
 	if _, err := commandArgs(c); err != nil {
+		return err
+	}
+	asJSON, err := jsonOutput(c)
+	if err != nil {
 		return err
 	}
 	withState := c.IsSet("state")
@@ -124,6 +147,15 @@ func runGroupsList(c *ucli.Context) error {
 	}
 	var out strings.Builder
 	sorted := listed.Sorted()
+	if asJSON {
+		groups := []listedGroup{}
+		for _, g := range sorted {
+			groups = append(groups, listedGroup{Group: g.Group, State: g.State, ProtocolType: g.ProtocolType, Coordinator: g.Coordinator})
+		}
+		return writeJSON(c.App.Writer, struct {
+			Groups []listedGroup `json:"groups"`
+		}{groups})
+	}
 	if !withState {
 		for _, g := range sorted {
 			out.WriteString(g.Group + "\n")
@@ -145,14 +177,13 @@ func runGroupsList(c *ucli.Context) error {
 }
 
 func runGroupsDelete(c *ucli.Context) error {
-	groups, err := commandArgs(c)
+	groups, err := namesArgs(c, "group")
 	if err != nil {
 		return err
 	}
 	if len(groups) == 0 {
-		return errors.New("groups delete needs at least one GROUP")
+		return errors.New("groups delete needs at least one GROUP (or --group)")
 	}
-	groups = dedupe(groups)
 	cl, err := newKafkaClient(c)
 	if err != nil {
 		return err

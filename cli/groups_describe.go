@@ -22,20 +22,27 @@ const (
 )
 
 func runGroupsDescribe(c *ucli.Context) error {
-	groups, err := commandArgs(c)
+	groups, err := namesArgs(c, "group")
 	if err != nil {
 		return err
 	}
-	if len(groups) == 0 {
-		return errors.New("groups describe needs at least one GROUP")
+	asJSON, err := jsonOutput(c)
+	if err != nil {
+		return err
 	}
-	if c.Bool("members") && c.Bool("state") {
+	all := c.Bool("all-groups")
+	switch {
+	case len(groups) == 0 && !all:
+		return errors.New("groups describe needs at least one GROUP (or --group, or --all-groups)")
+	case len(groups) > 0 && all:
+		return errors.New("--all-groups cannot be used with named groups")
+	case c.Bool("members") && c.Bool("state"):
 		return errors.New("--members and --state cannot be used together")
-	}
-	if c.Bool("verbose") && !c.Bool("members") {
+	case c.Bool("offsets") && (c.Bool("members") || c.Bool("state")):
+		return errors.New("--offsets cannot be used with --members or --state")
+	case c.Bool("verbose") && !c.Bool("members"):
 		return errors.New("--verbose needs --members")
 	}
-	groups = dedupe(groups)
 	cl, err := newKafkaClient(c)
 	if err != nil {
 		return err
@@ -44,12 +51,29 @@ func runGroupsDescribe(c *ucli.Context) error {
 	ctx, cancel := cl.requestContext(c.Context)
 	defer cancel()
 	adm := cl.admin()
+	if all {
+		listed, err := adm.ListGroups(ctx)
+		if err != nil {
+			return fmt.Errorf("list groups: %w", cl.explain(err))
+		}
+		groups = listed.Groups()
+		sort.Strings(groups)
+		if len(groups) == 0 {
+			if asJSON {
+				return writeJSON(c.App.Writer, struct {
+					Groups []describedGroupJSON `json:"groups"`
+				}{[]describedGroupJSON{}})
+			}
+			return nil
+		}
+	}
 	described, err := adm.DescribeGroups(ctx, groups...)
 	if err != nil && len(described) == 0 {
 		return fmt.Errorf("describe groups: %w", cl.explain(err))
 	}
 	var out strings.Builder
 	var missing []string
+	jsonGroups := []describedGroupJSON{}
 	for _, name := range groups {
 		d, ok := described[name]
 		switch {
@@ -64,6 +88,12 @@ func runGroupsDescribe(c *ucli.Context) error {
 			continue
 		}
 		switch {
+		case asJSON:
+			rows, err := groupOffsetRows(ctx, adm, d)
+			if err != nil {
+				return cl.explain(err)
+			}
+			jsonGroups = append(jsonGroups, groupJSON(d, rows))
 		case c.Bool("state"):
 			writeGroupState(&out, d)
 		case c.Bool("members"):
@@ -78,7 +108,13 @@ func runGroupsDescribe(c *ucli.Context) error {
 			writeGroupOffsets(&out, name, rows)
 		}
 	}
-	if _, err := io.WriteString(c.App.Writer, out.String()); err != nil {
+	if asJSON {
+		if err := writeJSON(c.App.Writer, struct {
+			Groups []describedGroupJSON `json:"groups"`
+		}{jsonGroups}); err != nil {
+			return err
+		}
+	} else if _, err := io.WriteString(c.App.Writer, out.String()); err != nil {
 		return err
 	}
 	switch len(missing) {
@@ -89,6 +125,78 @@ func runGroupsDescribe(c *ucli.Context) error {
 	default:
 		return fmt.Errorf("consumer groups %s do not exist", strings.Join(missing, ", "))
 	}
+}
+
+// describedGroupJSON is one group of `groups describe -o json`: its state, members and
+// offsets together, whatever view the text would show.
+type describedGroupJSON struct {
+	Group        string            `json:"group"`
+	State        string            `json:"state"`
+	ProtocolType string            `json:"protocol_type"`
+	Protocol     string            `json:"protocol"` // the assignment strategy
+	Coordinator  groupCoordinator  `json:"coordinator"`
+	Members      []groupMemberJSON `json:"members"`
+	Offsets      []groupOffsetJSON `json:"offsets"`
+	TotalLag     int64             `json:"total_lag"` // summed over the partitions with a known lag
+}
+
+type groupCoordinator struct {
+	ID   int32  `json:"id"`
+	Host string `json:"host"`
+	Port int32  `json:"port"`
+}
+
+type groupMemberJSON struct {
+	MemberID   string             `json:"member_id"`
+	InstanceID *string            `json:"instance_id"`
+	ClientID   string             `json:"client_id"`
+	Host       string             `json:"host"`
+	Assignment map[string][]int32 `json:"assignment"` // topic -> partitions
+}
+
+// groupOffsetJSON is one partition of a group; null offsets are unknown (no commit, or
+// the log end could not be listed).
+type groupOffsetJSON struct {
+	Topic         string  `json:"topic"`
+	Partition     int32   `json:"partition"`
+	CurrentOffset *int64  `json:"current_offset"`
+	LogEndOffset  *int64  `json:"log_end_offset"`
+	Lag           *int64  `json:"lag"`
+	MemberID      *string `json:"member_id"`
+}
+
+func groupJSON(d kadm.DescribedGroup, rows []offsetRow) describedGroupJSON {
+	g := describedGroupJSON{Group: d.Group, State: d.State, ProtocolType: d.ProtocolType, Protocol: d.Protocol,
+		Coordinator: groupCoordinator{ID: d.Coordinator.NodeID, Host: d.Coordinator.Host, Port: d.Coordinator.Port},
+		Members:     []groupMemberJSON{}, Offsets: []groupOffsetJSON{}}
+	for _, m := range d.Members {
+		assigned := memberAssignment(m)
+		for t := range assigned {
+			sort.Slice(assigned[t], func(a, b int) bool { return assigned[t][a] < assigned[t][b] })
+		}
+		g.Members = append(g.Members, groupMemberJSON{MemberID: m.MemberID, InstanceID: m.InstanceID, ClientID: m.ClientID,
+			Host: m.ClientHost, Assignment: assigned})
+	}
+	known := func(o int64) *int64 {
+		if o < 0 {
+			return nil
+		}
+		return &o
+	}
+	for _, r := range rows {
+		o := groupOffsetJSON{Topic: r.topic, Partition: r.partition, CurrentOffset: known(r.current), LogEndOffset: known(r.logEnd)}
+		if r.current >= 0 && r.logEnd >= 0 {
+			lag := max(r.logEnd-r.current, 0)
+			o.Lag = &lag
+			g.TotalLag += lag
+		}
+		if r.member != nil {
+			id := r.member.MemberID
+			o.MemberID = &id
+		}
+		g.Offsets = append(g.Offsets, o)
+	}
+	return g
 }
 
 // warnGroupState prints kafka-consumer-groups.sh's notes about an empty or rebalancing

@@ -142,7 +142,7 @@ func parseKafkaDateTime(s string) (time.Time, error) {
 }
 
 func runGroupsResetOffsets(c *ucli.Context) error {
-	group, err := exactlyOneArg(c, "GROUP")
+	group, err := oneNameArg(c, "group", "GROUP")
 	if err != nil {
 		return err
 	}
@@ -296,7 +296,7 @@ func computeResetOffsets(ctx context.Context, adm *kadm.Client, plan resetPlan, 
 }
 
 func runGroupsDeleteOffsets(c *ucli.Context) error {
-	group, err := exactlyOneArg(c, "GROUP")
+	group, err := oneNameArg(c, "group", "GROUP")
 	if err != nil {
 		return err
 	}

@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"net"
 	"strings"
@@ -152,4 +153,131 @@ func lines(ls ...string) string {
 		return ""
 	}
 	return strings.Join(ls, "\n") + "\n"
+}
+
+// testCluster is n brokers in one process, every one a Raft voter, on 127.0.0.1:0 ports
+// (Kafka, Raft and metrics listeners bound first, the voter list built from them).
+type testCluster struct {
+	t       testing.TB
+	brokers []*broker.Broker
+	stopped []bool
+}
+
+// startCluster starts the brokers, waits until every one is ready and shuts the running
+// ones down at cleanup.
+func startCluster(t testing.TB, n int, props map[string]string) *testCluster {
+	t.Helper()
+	tc := &testCluster{t: t, brokers: make([]*broker.Broker, n), stopped: make([]bool, n)}
+	var kafkaLns, raftLns []net.Listener
+	var voters []broker.Voter
+	for i := range n {
+		kl, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		rl, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		kafkaLns, raftLns = append(kafkaLns, kl), append(raftLns, rl)
+		voters = append(voters, broker.Voter{ID: int32(i), Addr: rl.Addr().String()})
+	}
+	dirs := make([]string, n)
+	for i := range dirs {
+		dirs[i] = t.TempDir()
+	}
+	t.Cleanup(tc.shutdown) // after TempDir's cleanups are registered, so it runs before them
+	for i := range n {
+		all := map[string]string{"broker.session.timeout.ms": "3000", "broker.heartbeat.interval.ms": "250"}
+		for k, v := range props {
+			all[k] = v
+		}
+		b, err := broker.Start(broker.Config{
+			NodeID: int32(i), DataDir: dirs[i],
+			Listen: kafkaLns[i].Addr().String(), Advertised: kafkaLns[i].Addr().String(), RaftListen: raftLns[i].Addr().String(),
+			Voters: voters, Properties: all, MetricsListen: "127.0.0.1:0",
+			KafkaListener: kafkaLns[i], RaftListener: raftLns[i],
+			Logger: hclog.New(&hclog.LoggerOptions{Output: testLogWriter{t}, Level: hclog.Warn, Name: fmt.Sprintf("node-%d", i)}), // logs say node-N
+		})
+		if err != nil {
+			for j := i; j < n; j++ {
+				kafkaLns[j].Close()
+				raftLns[j].Close()
+			}
+			t.Fatalf("node-%d: %v", i, err)
+		}
+		tc.brokers[i] = b
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	for i, b := range tc.brokers {
+		if err := b.WaitReady(ctx); err != nil {
+			t.Fatalf("node-%d not ready: %v", i, err)
+		}
+	}
+	return tc
+}
+
+// stop shuts node i down gracefully (a controlled shutdown: it is fenced at once).
+func (tc *testCluster) stop(i int) {
+	tc.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	tc.stopped[i] = true
+	if err := tc.brokers[i].Shutdown(ctx); err != nil {
+		tc.t.Logf("node-%d shutdown: %v", i, err)
+	}
+}
+
+func (tc *testCluster) shutdown() {
+	for i, b := range tc.brokers {
+		if b != nil && !tc.stopped[i] {
+			tc.stop(i)
+		}
+	}
+}
+
+// bootstrap is --bootstrap-server with every running node.
+func (tc *testCluster) bootstrap() string {
+	var addrs []string
+	for i, b := range tc.brokers {
+		if !tc.stopped[i] {
+			addrs = append(addrs, b.Addr().String())
+		}
+	}
+	return "--bootstrap-server=" + strings.Join(addrs, ",")
+}
+
+// metrics is --metrics with every node's endpoint, stopped ones included.
+func (tc *testCluster) metrics() string {
+	var addrs []string
+	for _, b := range tc.brokers {
+		addrs = append(addrs, b.MetricsAddr().String())
+	}
+	return "--metrics=" + strings.Join(addrs, ",")
+}
+
+// waitFor polls check until it returns nil, failing the test with its last error after
+// timeout.
+func waitFor(t testing.TB, timeout time.Duration, check func() error) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		err := check()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after %s: %v", timeout, err)
+		}
+		time.Sleep(50 * time.Millisecond) // polling interval
+	}
+}
+
+// runQuiet is run without logging the outcome (for polls).
+func runQuiet(stdin string, args ...string) result {
+	var out, errOut bytes.Buffer
+	start := time.Now()
+	code := RunWithInput(append([]string{"petrel"}, args...), strings.NewReader(stdin), &out, &errOut)
+	return result{code: code, stdout: out.String(), stderr: errOut.String(), took: time.Since(start)}
 }

@@ -10,9 +10,10 @@ import (
 )
 
 // TestMain runs `petrel perf floor`'s node processes, which it starts from this test
-// binary, instead of the tests.
+// binary, and the petrel processes of tests that need a second one (runPetrelEnv),
+// instead of the tests.
 func TestMain(m *testing.M) {
-	if os.Getenv(floorNodeEnv) != "" {
+	if os.Getenv(floorNodeEnv) != "" || os.Getenv(runPetrelEnv) != "" {
 		os.Exit(Run(os.Args))
 	}
 	os.Exit(m.Run())

@@ -24,6 +24,7 @@ func produceCommand() *ucli.Command {
 		Usage:     "produce stdin lines to a topic, one record per line",
 		ArgsUsage: "TOPIC",
 		Flags: withClientFlags(
+			topicFlag("the topic to produce to (instead of TOPIC)"),
 			&ucli.StringFlag{Name: "key-separator", Usage: "split each line into key and value at the first SEP (a line without it is an error)"},
 			&ucli.StringFlag{Name: "acks", Usage: "acknowledgements: all (-1), 1 or 0", Value: "all"},
 			&ucli.IntFlag{Name: "partition", Usage: "produce every record to this partition (-1: the default key-hash partitioner)", Value: -1},
@@ -78,7 +79,7 @@ func parseCompression(name string) (kgo.CompressionCodec, error) {
 }
 
 func runProduce(c *ucli.Context) error {
-	topic, err := exactlyOneArg(c, "TOPIC")
+	topic, err := oneNameArg(c, "topic", "TOPIC")
 	if err != nil {
 		return err
 	}

@@ -22,7 +22,7 @@ func producersCommand() *ucli.Command {
 			{
 				Name:  "describe",
 				Usage: "describe the producers of a partition, as kafka-transactions.sh describe-producers",
-				Flags: withClientFlags(
+				Flags: withOutputFlags(
 					&ucli.StringFlag{Name: "topic", Usage: "the topic", Required: true},
 					&ucli.IntFlag{Name: "partition", Usage: "the partition", Required: true},
 				),
@@ -34,6 +34,10 @@ func producersCommand() *ucli.Command {
 
 func runProducersDescribe(c *ucli.Context) error {
 	if _, err := commandArgs(c); err != nil {
+		return err
+	}
+	asJSON, err := jsonOutput(c)
+	if err != nil {
 		return err
 	}
 	topic, partition := c.String("topic"), c.Int("partition")
@@ -62,6 +66,25 @@ func runProducersDescribe(c *ucli.Context) error {
 	}
 	if p.Err != nil {
 		return fmt.Errorf("describe producers of %s-%d: %w", topic, partition, kafkaError(p.Err, p.ErrMessage))
+	}
+	if asJSON {
+		type producer struct {
+			ProducerID                    int64 `json:"producer_id"`
+			ProducerEpoch                 int16 `json:"producer_epoch"`
+			CoordinatorEpoch              int32 `json:"coordinator_epoch"`
+			LastSequence                  int32 `json:"last_sequence"`
+			LastTimestamp                 int64 `json:"last_timestamp"`
+			CurrentTransactionStartOffset int64 `json:"current_transaction_start_offset"` // -1: none
+		}
+		listed := []producer{}
+		for _, pr := range p.ActiveProducers.Sorted() {
+			listed = append(listed, producer{pr.ProducerID, pr.ProducerEpoch, pr.CoordinatorEpoch, pr.LastSequence, pr.LastTimestamp, pr.CurrentTxnStartOffset})
+		}
+		return writeJSON(c.App.Writer, struct {
+			Topic     string     `json:"topic"`
+			Partition int        `json:"partition"`
+			Producers []producer `json:"producers"`
+		}{topic, partition, listed})
 	}
 	var out strings.Builder
 	w := tabwriter.NewWriter(&out, 0, 0, 1, ' ', 0)

@@ -31,7 +31,7 @@ func quotasCommand() *ucli.Command {
 		Name:  "quotas",
 		Usage: "describe and alter client quotas, as kafka-configs.sh --entity-type users|clients",
 		Subcommands: []*ucli.Command{
-			{Name: "describe", Usage: "list the quotas of the named entities (every quota when none is named)", Flags: entityFlags(), Action: runQuotasDescribe},
+			{Name: "describe", Usage: "list the quotas of the named entities (every quota when none is named)", Flags: append(entityFlags(), outputFlag()), Action: runQuotasDescribe},
 			{Name: "alter", Usage: "set and delete quotas", Flags: entityFlags(
 				&ucli.StringFlag{Name: "add-config", Usage: "quotas to set: producer_byte_rate=N,consumer_byte_rate=N,request_percentage=N"},
 				&ucli.StringFlag{Name: "delete-config", Usage: "quotas to delete: k1,k2"},
@@ -86,6 +86,17 @@ func parseQuotaEntity(c *ucli.Context) ([]quotaPart, error) {
 	return parts, nil
 }
 
+// describeQuotaJSONKey orders quota entities in the JSON listing.
+func describeQuotaJSONKey(entity map[string]*string) string {
+	key := ""
+	for _, typ := range []string{"user", "client-id"} {
+		if name, ok := entity[typ]; ok {
+			key += typ + "=" + derefString(name) + ";"
+		}
+	}
+	return key
+}
+
 // describeQuotaEntity is kafka-configs.sh's entity wording.
 func describeQuotaEntity(parts []quotaPart) string {
 	var out []string
@@ -108,6 +119,10 @@ func runQuotasDescribe(c *ucli.Context) error {
 		return err
 	}
 	parts, err := parseQuotaEntity(c)
+	if err != nil {
+		return err
+	}
+	asJSON, err := jsonOutput(c)
 	if err != nil {
 		return err
 	}
@@ -136,6 +151,30 @@ func runQuotasDescribe(c *ucli.Context) error {
 	}
 	if err := kerr.ErrorForCode(resp.ErrorCode); err != nil {
 		return fmt.Errorf("describe client quotas: %w", kafkaError(err, derefString(resp.ErrorMessage)))
+	}
+	if asJSON {
+		// entity: {"user": "alice", "client-id": null}, a null name the default.
+		type quota struct {
+			Entity map[string]*string `json:"entity"`
+			Values map[string]float64 `json:"values"`
+		}
+		quotas := []quota{}
+		for _, e := range resp.Entries {
+			q := quota{Entity: map[string]*string{}, Values: map[string]float64{}}
+			for _, en := range e.Entity {
+				q.Entity[en.Type] = en.Name
+			}
+			for _, v := range e.Values {
+				q.Values[v.Key] = v.Value
+			}
+			quotas = append(quotas, q)
+		}
+		sort.Slice(quotas, func(i, j int) bool {
+			return describeQuotaJSONKey(quotas[i].Entity) < describeQuotaJSONKey(quotas[j].Entity)
+		})
+		return writeJSON(c.App.Writer, struct {
+			Quotas []quota `json:"quotas"`
+		}{quotas})
 	}
 	var lines []string
 	for _, e := range resp.Entries {

@@ -108,7 +108,7 @@ func logDirsCommand() *ucli.Command {
 		Subcommands: []*ucli.Command{{
 			Name:  "describe",
 			Usage: "each broker's log directories with their replicas' size and offset lag",
-			Flags: withClientFlags(
+			Flags: withOutputFlags(
 				&ucli.StringFlag{Name: "broker-list", Usage: "broker ids: 0,1,2 (default: every broker)"},
 				&ucli.StringFlag{Name: "topic-list", Usage: "topics: t1,t2 (default: every topic)"},
 			),
@@ -156,6 +156,10 @@ func runLogDirsDescribe(c *ucli.Context) error {
 		}
 		brokers = append(brokers, int32(id))
 	}
+	asJSON, err := jsonOutput(c)
+	if err != nil {
+		return err
+	}
 	var topics []string
 	for _, s := range strings.Split(c.String("topic-list"), ",") {
 		if s = strings.TrimSpace(s); s != "" {
@@ -170,7 +174,9 @@ func runLogDirsDescribe(c *ucli.Context) error {
 	ctx, cancel := cl.requestContext(c.Context)
 	defer cancel()
 	adm := cl.admin()
-	fmt.Fprintln(c.App.Writer, "Querying brokers for log directories information")
+	if !asJSON {
+		fmt.Fprintln(c.App.Writer, "Querying brokers for log directories information")
+	}
 	var set kadm.TopicsSet
 	if len(topics) > 0 {
 		details, err := adm.ListTopics(ctx, topics...)
@@ -211,6 +217,9 @@ func runLogDirsDescribe(c *ucli.Context) error {
 	}
 	sort.Slice(out.Brokers, func(i, j int) bool { return out.Brokers[i].Broker < out.Brokers[j].Broker })
 	sort.Strings(ids)
+	if asJSON { // Kafka's JSON alone, without the tool's two text lines
+		return writeJSON(c.App.Writer, out)
+	}
 	raw, err := json.Marshal(out)
 	if err != nil {
 		return err

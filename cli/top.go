@@ -1,9 +1,11 @@
 package cli
 
 // `petrel top`: a live view of the cluster in the style of htop, over the Kafka
-// protocol (brokers, controller, partition leaders) and every broker's /metrics (rates,
-// under-replicated partitions, partition growth). Rates are the difference of two
-// scrapes. --once prints one snapshot as tables, for scripts.
+// protocol (Metadata and DescribeCluster: brokers, fenced ones included, partitions,
+// the controller) and every broker's /metrics (rates, request latency, partition
+// counts, consumer group lag). Rates and latency percentiles are taken between two
+// scrapes. --once prints one snapshot as plain text and exits; the screen needs a
+// terminal. The view is built in top_view.go, drawn in top_ui.go.
 
 import (
 	"context"
@@ -12,40 +14,49 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"sort"
+	"os"
+	"runtime"
 	"strconv"
-	"strings"
-	"text/tabwriter"
 	"time"
 
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
-	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 	ucli "github.com/urfave/cli/v2"
 )
 
 // defaultMetricsPort is petrel server's --metrics-listen port (petrel dev: + node id).
 const defaultMetricsPort = 9644
 
+// errNoTerminal is top's answer when its output is not a terminal.
+var errNoTerminal = errors.New("petrel top needs a terminal; use --once for a plain-text snapshot")
+
 func topCommand() *ucli.Command {
 	return &ucli.Command{
 		Name:  "top",
-		Usage: "live view of brokers, throughput, requests and the busiest partitions",
+		Usage: "live view of brokers, throughput, latency, consumer lag and the busiest partitions",
 		Description: "Reads the cluster over the Kafka protocol and every broker's /metrics. Metrics endpoints\n" +
 			"come from --metrics; without it, each broker's host on port 9644, or 9644 + node id\n" +
-			"where several brokers share a host (petrel dev's layout). q or Ctrl-C quits.",
+			"where several brokers share a host (petrel dev's layout). q or Ctrl-C quits.\n" +
+			"--once prints one snapshot as plain text (rates over --interval) and exits.",
 		Flags: withClientFlags(
-			&ucli.StringSliceFlag{Name: "metrics", Usage: "metrics endpoint host:port of a broker (repeatable; default: see above)"},
+			&ucli.StringSliceFlag{Name: "metrics", Usage: "metrics endpoint host:port of a broker (repeatable or comma-separated; default: see above)"},
 			&ucli.DurationFlag{Name: "interval", Usage: "refresh interval (and the sampling window of --once)", Value: time.Second},
-			&ucli.BoolFlag{Name: "once", Usage: "print one snapshot as tables and exit"},
+			&ucli.BoolFlag{Name: "once", Usage: "print one snapshot as plain text and exit"},
 			&ucli.IntFlag{Name: "partitions", Usage: "how many of the busiest partitions to show", Value: 10},
+			&ucli.IntFlag{Name: "groups", Usage: "how many consumer groups to show, by lag", Value: 10},
 		),
 		Action: runTop,
 	}
 }
 
 func runTop(c *ucli.Context) error {
+	if _, err := commandArgs(c); err != nil {
+		return err
+	}
 	interval := c.Duration("interval")
 	if interval <= 0 {
 		return fmt.Errorf("--interval must be positive, got %s", interval)
@@ -55,15 +66,18 @@ func runTop(c *ucli.Context) error {
 			return fmt.Errorf("bad --metrics %q: want host:port", m)
 		}
 	}
+	once := c.Bool("once")
+	if !once && !isTerminal(c.App.Writer) {
+		return errNoTerminal
+	}
 	cl, err := newKafkaClient(c)
 	if err != nil {
 		return err
 	}
 	defer cl.Close()
-	src := &topSource{adm: cl.admin(), explicit: c.StringSlice("metrics"), timeout: cl.timeout,
-		http: &http.Client{Timeout: min(cl.timeout, 5*time.Second)}}
-	limit := max(c.Int("partitions"), 0)
-	if c.Bool("once") {
+	src := newTopSource(cl.Client, c.StringSlice("metrics"), cl.timeout)
+	limits := topLimits{partitions: max(c.Int("partitions"), 0), groups: max(c.Int("groups"), 0)}
+	if once {
 		ctx, cancel := context.WithTimeout(c.Context, cl.timeout+interval+cl.timeout)
 		defer cancel()
 		first, err := src.sample(ctx)
@@ -79,26 +93,72 @@ func runTop(c *ucli.Context) error {
 		if err != nil {
 			return cl.explain(err)
 		}
-		printTop(c.App.Writer, buildTopView(first, second, limit))
-		return nil
+		return printTop(c.App.Writer, buildTopView(first, second, limits))
 	}
-	return newTopUI(src, interval, limit, nil).run(c.Context)
+	return newTopUI(src, interval, limits, nil).run(c.Context)
 }
 
-// topSource gathers samples.
+// isTerminal reports whether w is a terminal the screen can take over: a character
+// device, with a controlling terminal (/dev/tty, which tcell opens) on Unix.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	if err != nil || fi.Mode()&os.ModeCharDevice == 0 {
+		return false
+	}
+	if runtime.GOOS == "windows" {
+		return true
+	}
+	tty, err := os.OpenFile("/dev/tty", os.O_RDWR, 0)
+	if err != nil {
+		return false
+	}
+	tty.Close()
+	return true
+}
+
+// topSource gathers samples. Not safe for concurrent use: one goroutine samples.
 type topSource struct {
-	adm      *kadm.Client
-	explicit []string
-	timeout  time.Duration
+	cl       *kgo.Client
+	explicit []string      // --metrics endpoints; nil: derived from the brokers
+	timeout  time.Duration // bounds each request
 	http     *http.Client
+	known    map[int32]string // every broker seen so far: id -> host:port, so that one that vanishes stays listed
+}
+
+func newTopSource(cl *kgo.Client, explicit []string, timeout time.Duration) *topSource {
+	return &topSource{cl: cl, explicit: explicit, timeout: timeout,
+		http: &http.Client{Timeout: min(timeout, 5*time.Second)}, known: map[int32]string{}}
 }
 
 // topSample is the cluster at one moment.
 type topSample struct {
 	at         time.Time
-	meta       kadm.Metadata
-	brokers    map[int32]*brokerScrape // by node id
+	clusterID  string
+	controller int32
+	brokers    map[int32]*topBroker    // every broker known: registered, fenced, or named as a replica
+	topics     []topTopic              // every topic, internal ones included
+	scrapes    map[int32]*brokerScrape // by node id
 	unreadable []string                // metrics endpoints that did not answer
+}
+
+// topBroker is one broker as the cluster reports it.
+type topBroker struct {
+	id          int32
+	address     string // host:port; "" when unknown
+	fenced      bool   // DescribeCluster says so
+	registered  bool   // Metadata or DescribeCluster lists it
+	unreachable bool   // its Kafka listener refused a connection
+}
+
+// topTopic is one topic's partitions.
+type topTopic struct {
+	name       string
+	internal   bool
+	partitions []kmsg.MetadataResponseTopicPartition
 }
 
 // brokerScrape is one broker's /metrics, reduced to what top shows.
@@ -108,6 +168,15 @@ type brokerScrape struct {
 	partitions, leaders, underRep float64
 	ready                         bool
 	logEnd, size                  map[topicPartition]float64
+	latency                       map[string]histogram // TotalTimeMs by request (Produce, Fetch)
+	groupLag                      map[string]float64   // kafka_consumergroup_lag_sum by group (the groups it coordinates)
+}
+
+// histogram is a cumulative Prometheus histogram.
+type histogram struct {
+	bounds []float64 // bucket upper bounds, ascending; the last may be +Inf
+	counts []uint64  // cumulative counts per bucket
+	count  uint64
 }
 
 type topicPartition struct {
@@ -116,40 +185,105 @@ type topicPartition struct {
 }
 
 func (s *topSource) sample(ctx context.Context) (*topSample, error) {
-	mctx, cancel := context.WithTimeout(ctx, s.timeout)
+	rctx, cancel := context.WithTimeout(ctx, s.timeout)
 	defer cancel()
-	meta, err := s.adm.Metadata(mctx)
+	// Metadata asked each time (not kgo's cache), so that a change shows at once.
+	req := kmsg.NewPtrMetadataRequest()
+	meta, err := req.RequestWith(rctx, s.cl)
 	if err != nil {
 		return nil, err
 	}
-	out := &topSample{at: time.Now(), meta: meta, brokers: map[int32]*brokerScrape{}}
-	for _, ep := range s.endpoints(meta) {
+	out := &topSample{at: time.Now(), controller: meta.ControllerID, brokers: map[int32]*topBroker{}, scrapes: map[int32]*brokerScrape{}}
+	if meta.ClusterID != nil {
+		out.clusterID = *meta.ClusterID
+	}
+	broker := func(id int32) *topBroker {
+		b := out.brokers[id]
+		if b == nil {
+			b = &topBroker{id: id, address: s.known[id]}
+			out.brokers[id] = b
+		}
+		return b
+	}
+	for _, b := range meta.Brokers {
+		tb := broker(b.NodeID)
+		tb.address, tb.registered = net.JoinHostPort(b.Host, strconv.Itoa(int(b.Port))), true
+	}
+	// DescribeCluster lists fenced brokers too (v2+); a cluster without it shows the
+	// brokers Metadata lists, and those named as replicas or seen before as down.
+	dreq := kmsg.NewPtrDescribeClusterRequest()
+	dreq.IncludeFencedBrokers = true
+	if dresp, err := dreq.RequestWith(rctx, s.cl); err == nil && kerr.ErrorForCode(dresp.ErrorCode) == nil {
+		for _, b := range dresp.Brokers {
+			tb := broker(b.NodeID)
+			tb.address, tb.registered, tb.fenced = net.JoinHostPort(b.Host, strconv.Itoa(int(b.Port))), true, b.IsFenced
+		}
+	}
+	for _, t := range meta.Topics {
+		if t.Topic == nil || t.ErrorCode != 0 {
+			continue
+		}
+		out.topics = append(out.topics, topTopic{name: *t.Topic, internal: t.IsInternal, partitions: t.Partitions})
+		for _, p := range t.Partitions {
+			for _, id := range p.Replicas {
+				broker(id)
+			}
+		}
+	}
+	for id := range s.known {
+		broker(id)
+	}
+	for _, b := range out.brokers {
+		if b.address != "" {
+			s.known[b.id] = b.address
+		}
+	}
+	for _, ep := range s.endpoints(out.brokers) {
 		bs, id, err := s.scrape(ctx, ep)
 		if err != nil {
 			out.unreadable = append(out.unreadable, ep)
 			continue
 		}
-		out.brokers[id] = bs
+		out.scrapes[id] = bs
+	}
+	// A registered, unfenced broker whose metrics did not answer: is it there at all?
+	for _, b := range out.brokers {
+		if out.scrapes[b.id] == nil && b.registered && !b.fenced && b.address != "" {
+			conn, err := (&net.Dialer{Timeout: min(s.timeout, time.Second)}).DialContext(ctx, "tcp", b.address)
+			if err != nil {
+				b.unreachable = true
+				continue
+			}
+			conn.Close()
+		}
 	}
 	return out, nil
 }
 
-// endpoints are --metrics, or each broker's host with the default port layout.
-func (s *topSource) endpoints(meta kadm.Metadata) []string {
+// endpoints are --metrics, or each registered, unfenced broker's host with the default
+// port layout.
+func (s *topSource) endpoints(brokers map[int32]*topBroker) []string {
 	if len(s.explicit) > 0 {
 		return s.explicit
 	}
 	perHost := map[string]int{}
-	for _, b := range meta.Brokers {
-		perHost[b.Host]++
+	for _, b := range brokers {
+		if host, _, err := net.SplitHostPort(b.address); err == nil && b.registered {
+			perHost[host]++
+		}
 	}
 	var out []string
-	for _, b := range meta.Brokers {
-		port := defaultMetricsPort
-		if perHost[b.Host] > 1 {
-			port += int(b.NodeID)
+	for _, id := range sortedIDs(brokers) {
+		b := brokers[id]
+		host, _, err := net.SplitHostPort(b.address)
+		if err != nil || !b.registered || b.fenced {
+			continue
 		}
-		out = append(out, net.JoinHostPort(b.Host, strconv.Itoa(port)))
+		port := defaultMetricsPort
+		if perHost[host] > 1 {
+			port += int(b.id)
+		}
+		out = append(out, net.JoinHostPort(host, strconv.Itoa(port)))
 	}
 	return out
 }
@@ -173,6 +307,11 @@ func (s *topSource) scrape(ctx context.Context, endpoint string) (*brokerScrape,
 	if err != nil {
 		return nil, 0, err
 	}
+	return parseScrape(endpoint, fams)
+}
+
+// parseScrape reduces one broker's metric families to a brokerScrape and its node id.
+func parseScrape(endpoint string, fams map[string]*dto.MetricFamily) (*brokerScrape, int32, error) {
 	info := fams["petrel_broker_info"]
 	if info == nil || len(info.Metric) == 0 {
 		return nil, 0, errors.New(endpoint + ": not a Petrel broker (no petrel_broker_info)")
@@ -181,7 +320,8 @@ func (s *topSource) scrape(ctx context.Context, endpoint string) (*brokerScrape,
 	if err != nil {
 		return nil, 0, err
 	}
-	bs := &brokerScrape{endpoint: endpoint, logEnd: map[topicPartition]float64{}, size: map[topicPartition]float64{}}
+	bs := &brokerScrape{endpoint: endpoint, logEnd: map[topicPartition]float64{}, size: map[topicPartition]float64{},
+		latency: map[string]histogram{}, groupLag: map[string]float64{}}
 	bs.bytesIn = sumWhere(fams["kafka_server_brokertopicmetrics_bytesin_total"], "topic", "")
 	bs.bytesOut = sumWhere(fams["kafka_server_brokertopicmetrics_bytesout_total"], "topic", "")
 	bs.requests = sumWhere(fams["kafka_network_requestmetrics_requests_total"], "", "")
@@ -201,6 +341,24 @@ func (s *topSource) scrape(ctx context.Context, endpoint string) (*brokerScrape,
 	}
 	perPartition("kafka_log_log_logendoffset", bs.logEnd)
 	perPartition("kafka_log_log_size", bs.size)
+	if f := fams["kafka_network_requestmetrics_totaltimems"]; f != nil {
+		for _, m := range f.Metric {
+			if h := m.GetHistogram(); h != nil {
+				var hist histogram
+				for _, b := range h.GetBucket() {
+					hist.bounds = append(hist.bounds, b.GetUpperBound())
+					hist.counts = append(hist.counts, b.GetCumulativeCount())
+				}
+				hist.count = h.GetSampleCount()
+				bs.latency[label(m, "request")] = hist
+			}
+		}
+	}
+	if f := fams["kafka_consumergroup_lag_sum"]; f != nil {
+		for _, m := range f.Metric {
+			bs.groupLag[label(m, "group")] = metricValue(m)
+		}
+	}
 	return bs, int32(id), nil
 }
 
@@ -235,124 +393,4 @@ func sumWhere(f *dto.MetricFamily, name, value string) float64 {
 		}
 	}
 	return sum
-}
-
-// topView is what top shows, as table rows.
-type topView struct {
-	summary    string
-	brokers    [][]string // with a header row
-	partitions [][]string // with a header row
-	warnings   []string
-}
-
-// buildTopView computes rates between two samples.
-func buildTopView(prev, cur *topSample, limit int) topView {
-	secs := cur.at.Sub(prev.at).Seconds()
-	if secs <= 0 {
-		secs = 1
-	}
-	rate := func(a, b float64) float64 { return max(b-a, 0) / secs }
-	meta := cur.meta
-	var topics, partitions, offline int
-	leaderOf := map[topicPartition]int32{}
-	for _, t := range meta.Topics {
-		if t.IsInternal {
-			continue
-		}
-		topics++
-		for _, p := range t.Partitions {
-			partitions++
-			if p.Leader < 0 {
-				offline++
-			}
-			leaderOf[topicPartition{t.Topic, p.Partition}] = p.Leader
-		}
-	}
-	var urp float64
-	for _, b := range cur.brokers {
-		urp += b.underRep
-	}
-	// Topics and partitions are the users' (internal topics left out); under-replicated
-	// counts every partition, as the brokers report it.
-	v := topView{summary: fmt.Sprintf("cluster %s  controller %d  brokers %d  topics %d  partitions %d  under-replicated %.0f  offline %d",
-		meta.Cluster, meta.Controller, len(meta.Brokers), topics, partitions, urp, offline)}
-	v.brokers = [][]string{{"BROKER", "ADDRESS", "CTRL", "IN MB/s", "OUT MB/s", "REQ/s", "PARTITIONS", "LEADERS", "URP", "READY"}}
-	brokers := append(kadm.BrokerDetails(nil), meta.Brokers...)
-	sort.Slice(brokers, func(i, j int) bool { return brokers[i].NodeID < brokers[j].NodeID })
-	for _, b := range brokers {
-		id := b.NodeID
-		row := []string{strconv.Itoa(int(id)), net.JoinHostPort(b.Host, strconv.Itoa(int(b.Port))), "", "-", "-", "-", "-", "-", "-", "-"}
-		if id == meta.Controller {
-			row[2] = "*"
-		}
-		c, p := cur.brokers[id], prev.brokers[id]
-		if c != nil && p != nil {
-			row[3] = fmt.Sprintf("%.2f", rate(p.bytesIn, c.bytesIn)/1e6)
-			row[4] = fmt.Sprintf("%.2f", rate(p.bytesOut, c.bytesOut)/1e6)
-			row[5] = fmt.Sprintf("%.0f", rate(p.requests, c.requests))
-			row[6], row[7], row[8] = fmt.Sprintf("%.0f", c.partitions), fmt.Sprintf("%.0f", c.leaders), fmt.Sprintf("%.0f", c.underRep)
-			row[9] = "no"
-			if c.ready {
-				row[9] = "yes"
-			}
-		}
-		v.brokers = append(v.brokers, row)
-	}
-	type busy struct {
-		tp     topicPartition
-		leader int32
-		rate   float64
-		size   float64
-	}
-	var all []busy
-	for tp, leader := range leaderOf {
-		c, p := cur.brokers[leader], prev.brokers[leader]
-		if c == nil || p == nil {
-			continue
-		}
-		end, ok1 := c.logEnd[tp]
-		before, ok2 := p.logEnd[tp]
-		if !ok1 || !ok2 {
-			continue
-		}
-		all = append(all, busy{tp, leader, rate(before, end), c.size[tp]})
-	}
-	sort.Slice(all, func(i, j int) bool {
-		if all[i].rate != all[j].rate {
-			return all[i].rate > all[j].rate
-		}
-		if all[i].tp.topic != all[j].tp.topic {
-			return all[i].tp.topic < all[j].tp.topic
-		}
-		return all[i].tp.partition < all[j].tp.partition
-	})
-	v.partitions = [][]string{{"TOPIC", "PARTITION", "LEADER", "RECORDS/s", "SIZE MB"}}
-	for _, b := range all[:min(limit, len(all))] {
-		v.partitions = append(v.partitions, []string{b.tp.topic, strconv.Itoa(int(b.tp.partition)), strconv.Itoa(int(b.leader)),
-			fmt.Sprintf("%.0f", b.rate), fmt.Sprintf("%.2f", b.size/1e6)})
-	}
-	for _, ep := range cur.unreadable {
-		v.warnings = append(v.warnings, "metrics endpoint "+ep+" did not answer (use --metrics host:port)")
-	}
-	return v
-}
-
-// printTop writes a view as tab-aligned tables.
-func printTop(w io.Writer, v topView) {
-	fmt.Fprintln(w, v.summary)
-	fmt.Fprintln(w)
-	table := func(rows [][]string) {
-		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-		for _, r := range rows {
-			fmt.Fprintln(tw, strings.Join(r, "\t"))
-		}
-		tw.Flush()
-	}
-	table(v.brokers)
-	fmt.Fprintln(w)
-	fmt.Fprintln(w, "BUSIEST PARTITIONS")
-	table(v.partitions)
-	for _, warn := range v.warnings {
-		fmt.Fprintln(w, "warning: "+warn)
-	}
 }

@@ -2,7 +2,7 @@ package cli
 
 import (
 	"context"
-	"net/http"
+	"math"
 	"regexp"
 	"strings"
 	"sync"
@@ -10,18 +10,21 @@ import (
 	"time"
 
 	"github.com/gdamore/tcell/v2"
-	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // TestTop_OncePrintsTheClusterSnapshot runs `petrel top --once` while a producer writes
-// to partition 0 of a topic: one broker row (the controller, ready, its partitions),
-// and partition 0 first among the busiest partitions, with a rate.
+// to partition 0 of a topic and a group lags behind: one broker row (the controller,
+// up, its leaders and partitions), the group's lag, and partition 0 among the busiest
+// partitions with a rate; every line fits 80 columns.
 func TestTop_OncePrintsTheClusterSnapshot(t *testing.T) {
 	b := startBroker(t, nil)
 	bs := bootstrap(b)
 	mustRun(t, "", "topics", "create", bs, "--partitions", "2", "orders")
 	produceEach(t, b.Addr().String(), "orders", 2, 20)
+	// A group that read 2 records and left, committing them: it lags behind.
+	mustRun(t, "", "consume", bs, "orders", "--group", "billing", "--from-beginning", "--max-messages", "2")
 
 	cl, err := kgo.NewClient(kgo.SeedBrokers(b.Addr().String()), kgo.RecordPartitioner(kgo.ManualPartitioner()))
 	if err != nil {
@@ -45,20 +48,28 @@ func TestTop_OncePrintsTheClusterSnapshot(t *testing.T) {
 	wg.Wait()
 
 	out := r.stdout
+	assertFits80(t, out)
 	lines := strings.Split(out, "\n")
-	if !regexp.MustCompile(`^cluster \S+  controller 0  brokers 1  topics 1  partitions 2  under-replicated 0  offline 0$`).MatchString(lines[0]) {
+	if !regexp.MustCompile(`^cluster \S+  controller 0  brokers 1$`).MatchString(lines[0]) {
 		t.Errorf("summary line %q", lines[0])
 	}
-	if !regexp.MustCompile(`(?m)^BROKER +ADDRESS +CTRL +IN MB/s +OUT MB/s +REQ/s +PARTITIONS +LEADERS +URP +READY$`).MatchString(out) {
+	// __consumer_offsets (50 partitions) counts as a topic and in the partitions.
+	if lines[1] != "topics 2, partitions 52 (50 internal), under-replicated 0, offline 0" {
+		t.Errorf("second summary line %q", lines[1])
+	}
+	if !regexp.MustCompile(`(?m)^ID  ADDRESS +STATE  IN/s  OUT/s  REQ/s  LEADERS  URP  PRODUCE  FETCH$`).MatchString(out) {
 		t.Errorf("no broker header in\n%s", out)
 	}
-	// No group ran, so __consumer_offsets does not exist: the broker holds and leads
-	// the topic's 2 partitions.
+	// The broker holds and leads the topic's 2 partitions and __consumer_offsets' 50, all
+	// counted; produce requests ran in the window, so there is a p99.
 	addr := regexp.QuoteMeta(b.Addr().String())
-	if !regexp.MustCompile(`(?m)^0 +` + addr + ` +\* +\d+\.\d\d +\d+\.\d\d +\d+ +2 +2 +0 +yes$`).MatchString(out) {
+	if !regexp.MustCompile(`(?m)^0\* +` + addr + ` +up +\S+ +\S+ +\d+ +52/52 +0 +\d+(\.\d)?m?s +\S+$`).MatchString(out) {
 		t.Errorf("no broker row for node 0 in\n%s", out)
 	}
-	m := regexp.MustCompile(`(?m)^BUSIEST PARTITIONS\nTOPIC +PARTITION +LEADER +RECORDS/s +SIZE MB\norders +0 +0 +(\d+) +\d+\.\d\d\norders +1 +0 +0 +\d+\.\d\d$`).FindStringSubmatch(out)
+	if !regexp.MustCompile(`(?m)^CONSUMER GROUPS\nGROUP +LAG +COORDINATOR\nbilling +[1-9]\d* +0$`).MatchString(out) {
+		t.Errorf("no lag of group billing in\n%s", out)
+	}
+	m := regexp.MustCompile(`(?m)^BUSIEST PARTITIONS\nTOPIC +PARTITION +LEADER +RECORDS/s +SIZE MB\norders +0 +0 +(\d+) +\d+\.\d\d$`).FindStringSubmatch(out)
 	if m == nil {
 		t.Fatalf("busiest partitions not as expected in\n%s", out)
 	}
@@ -67,31 +78,44 @@ func TestTop_OncePrintsTheClusterSnapshot(t *testing.T) {
 	}
 }
 
-func TestTop_BadFlags(t *testing.T) {
-	r := run(t, "", "top", "--once", "--metrics", "nohostport")
-	if r.code == 0 || !strings.Contains(r.stderr, `bad --metrics "nohostport": want host:port`) {
-		t.Errorf("exit %d, stderr %q", r.code, r.stderr)
-	}
-	r = run(t, "", "top", "--once", "--interval", "0s")
-	if r.code == 0 || !strings.Contains(r.stderr, "--interval must be positive") {
-		t.Errorf("exit %d, stderr %q", r.code, r.stderr)
+// assertFits80 fails for any line wider than 80 columns.
+func assertFits80(t *testing.T, out string) {
+	t.Helper()
+	for _, l := range strings.Split(out, "\n") {
+		if n := displayWidth(l); n > 80 {
+			t.Errorf("line of %d columns: %q", n, l)
+		}
 	}
 }
 
-// TestTop_ScreenShowsBrokersAndQuits drives the interactive view on a simulated
-// terminal: the broker table appears with the broker's row, and q quits.
-func TestTop_ScreenShowsBrokersAndQuits(t *testing.T) {
+func TestTop_BadFlags(t *testing.T) {
+	mustFail(t, `bad --metrics "nohostport": want host:port`, "", "top", "--once", "--metrics", "nohostport")
+	mustFail(t, "--interval must be positive", "", "top", "--once", "--interval", "0s")
+}
+
+// Without a terminal the screen cannot start: one line saying so (it used to be tcell's
+// "open /dev/tty").
+func TestTop_WithoutTerminal(t *testing.T) {
+	r := mustFail(t, "needs a terminal; use --once", "", "top", "--bootstrap-server", closedPort(t))
+	if strings.Count(r.stderr, "\n") != 1 {
+		t.Fatalf("stderr is not one line: %q", r.stderr)
+	}
+}
+
+// TestTop_ScreenFits80Columns drives the interactive view on a simulated 80x24
+// terminal: the broker table appears whole (the last column's header, the broker's
+// state) and q quits.
+func TestTop_ScreenFits80Columns(t *testing.T) {
 	b := startBroker(t, nil)
-	cl, err := newTestKafkaClient(b.Addr().String())
+	cl, err := kgo.NewClient(kgo.SeedBrokers(b.Addr().String()))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer cl.Close()
 	screen := tcell.NewSimulationScreen("UTF-8")
-	src := &topSource{adm: kadm.NewClient(cl), explicit: []string{b.MetricsAddr().String()}, timeout: 10 * time.Second,
-		http: &http.Client{Timeout: 5 * time.Second}}
-	ui := newTopUI(src, 100*time.Millisecond, 5, screen) // initialises the screen
-	screen.SetSize(120, 30)
+	src := newTopSource(cl, []string{b.MetricsAddr().String()}, 10*time.Second)
+	ui := newTopUI(src, 100*time.Millisecond, topLimits{partitions: 5, groups: 5}, screen) // initialises the screen
+	screen.SetSize(80, 24)
 	done := make(chan error, 1)
 	go func() { done <- ui.run(context.Background()) }()
 	addr := b.Addr().String()
@@ -121,11 +145,12 @@ func TestTop_ScreenShowsBrokersAndQuits(t *testing.T) {
 		case <-time.After(10 * time.Second):
 			t.Fatal("the view's event loop does not run")
 		}
-		if strings.Contains(text, "BROKER") && strings.Contains(text, addr) && strings.Contains(text, "yes") {
+		if regexp.MustCompile(`ID +ADDRESS +STATE +IN/s +OUT/s +REQ/s +LEADERS +URP +PRODUCE +FETCH`).MatchString(text) &&
+			regexp.MustCompile(`0\* +`+regexp.QuoteMeta(addr)+` +up +`).MatchString(text) {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("the screen never showed broker %s ready:\n%s", addr, text)
+			t.Fatalf("the 80-column screen never showed broker %s up with every column:\n%s", addr, text)
 		}
 		time.Sleep(20 * time.Millisecond) // polling the simulated screen
 	}
@@ -140,6 +165,95 @@ func TestTop_ScreenShowsBrokersAndQuits(t *testing.T) {
 	}
 }
 
-func newTestKafkaClient(addr string) (*kgo.Client, error) {
-	return kgo.NewClient(kgo.SeedBrokers(addr))
+// The view from synthetic samples: a fenced broker and one that vanished from the
+// cluster are DOWN, not left out; internal partitions count everywhere; latency p99
+// comes from the histograms' growth between the samples.
+func TestBuildTopView_DownBrokersAndCounts(t *testing.T) {
+	partition := func(p, leader int32, replicas, isr []int32) kmsg.MetadataResponseTopicPartition {
+		mp := kmsg.NewMetadataResponseTopicPartition()
+		mp.Partition, mp.Leader, mp.Replicas, mp.ISR = p, leader, replicas, isr
+		return mp
+	}
+	hist := func(counts ...uint64) histogram {
+		return histogram{bounds: []float64{1, 10, 100, math.Inf(1)}, counts: counts, count: counts[len(counts)-1]}
+	}
+	scrape := func(in uint64, produce histogram) *brokerScrape {
+		return &brokerScrape{bytesIn: float64(in), partitions: 2, leaders: 1, ready: true,
+			latency: map[string]histogram{"Produce": produce}, groupLag: map[string]float64{"billing": 7}}
+	}
+	at := time.Unix(100, 0)
+	sample := func(at time.Time, in uint64, produce histogram) *topSample {
+		return &topSample{at: at, clusterID: "c1", controller: 0,
+			brokers: map[int32]*topBroker{
+				0: {id: 0, address: "127.0.0.1:9092", registered: true},
+				1: {id: 1, address: "127.0.0.1:9094", registered: true, fenced: true},
+				2: {id: 2, address: "127.0.0.1:9096"}, // seen before, no longer registered
+			},
+			topics: []topTopic{
+				{name: "orders", partitions: []kmsg.MetadataResponseTopicPartition{partition(0, 0, []int32{0, 1}, []int32{0})}},
+				{name: "__consumer_offsets", internal: true, partitions: []kmsg.MetadataResponseTopicPartition{
+					partition(0, 0, []int32{0, 1}, []int32{0}), partition(1, -1, []int32{2}, []int32{2})}},
+			},
+			scrapes: map[int32]*brokerScrape{0: scrape(in, produce)}}
+	}
+	// 100 produce requests between the samples, all between 10 and 100 ms: p99 99.1 ms.
+	v := buildTopView(sample(at, 1000, hist(0, 10, 10, 10)), sample(at.Add(time.Second), 3000, hist(0, 10, 110, 110)),
+		topLimits{partitions: 5, groups: 5})
+	var out strings.Builder
+	if err := printTop(&out, v); err != nil {
+		t.Fatal(err)
+	}
+	assertFits80(t, out.String())
+	want := "cluster c1  controller 0  brokers 3 (2 down)\n" +
+		"topics 2, partitions 3 (2 internal), under-replicated 2, offline 1\n" +
+		"\n" +
+		"BROKERS  per second; LEADERS: led/hosted; PRODUCE, FETCH: p99 request time\n" +
+		"ID  ADDRESS         STATE  IN/s  OUT/s  REQ/s  LEADERS  URP  PRODUCE  FETCH\n" +
+		"0*  127.0.0.1:9092  up       2K      0      0      1/2    0     99ms      -\n" +
+		"1   127.0.0.1:9094  DOWN      -      -      -        -    -        -      -\n" +
+		"2   127.0.0.1:9096  DOWN      -      -      -        -    -        -      -\n" +
+		"\n" +
+		"CONSUMER GROUPS\n" +
+		"GROUP    LAG  COORDINATOR\n" +
+		"billing    7            0\n" +
+		"\n" +
+		"BUSIEST PARTITIONS\n" +
+		"TOPIC  PARTITION  LEADER  RECORDS/s  SIZE MB\n"
+	if out.String() != want {
+		t.Fatalf("view:\n%s\nwant:\n%s", out.String(), want)
+	}
+}
+
+func TestQuantileBetween(t *testing.T) {
+	bounds := []float64{1, 10, 100, math.Inf(1)}
+	h := func(c ...uint64) histogram { return histogram{bounds: bounds, counts: c, count: c[len(c)-1]} }
+	cases := []struct {
+		name      string
+		prev, cur histogram
+		want      float64
+	}{
+		{"nothing new", h(5, 5, 5, 5), h(5, 5, 5, 5), math.NaN()},
+		{"all in the first bucket", histogram{}, h(100, 100, 100, 100), 0.99},
+		{"in between: the second bucket", h(100, 100, 100, 100), h(100, 200, 200, 200), 1 + 9*0.99},
+		{"above the last finite bound", h(0, 0, 0, 0), h(0, 0, 0, 10), 100},
+	}
+	for _, tc := range cases {
+		got := quantileBetween(tc.prev, tc.cur, 0.99)
+		if !(math.IsNaN(got) && math.IsNaN(tc.want)) && math.Abs(got-tc.want) > 1e-9 {
+			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
+		}
+	}
+	for in, want := range map[float64]string{math.NaN(): "-", 0.44: "0.4ms", 2.5: "2.5ms", 250: "250ms", 1234: "1.2s"} {
+		if got := formatMillis(in); got != want {
+			t.Errorf("formatMillis(%v) = %q, want %q", in, got, want)
+		}
+	}
+	for in, want := range map[float64]string{512: "512", 950e3: "950K", 2.1e6: "2.1M", 123e6: "123M", 1.2e9: "1.2G"} {
+		if got := formatBytes(in); got != want {
+			t.Errorf("formatBytes(%v) = %q, want %q", in, got, want)
+		}
+	}
+	if got := shortAddress("broker-17.kafka.example.com:9092"); displayWidth(got) != 17 || !strings.HasSuffix(got, ":9092") {
+		t.Errorf("shortAddress: %q", got)
+	}
 }

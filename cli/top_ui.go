@@ -1,6 +1,8 @@
 package cli
 
-// The interactive `petrel top`: a tview (tcell) screen refreshed every interval.
+// The interactive `petrel top`: a tview (tcell) screen refreshed every interval, laid
+// out to fit 80 columns: the summary, the brokers, the consumer groups by lag and the
+// busiest partitions.
 
 import (
 	"context"
@@ -15,31 +17,36 @@ import (
 type topUI struct {
 	src      *topSource
 	interval time.Duration
-	limit    int
+	limits   topLimits
 	app      *tview.Application
+	layout   *tview.Flex
 	header   *tview.TextView
 	brokers  *tview.Table
+	groups   *tview.Table
 	parts    *tview.Table
 }
 
 // newTopUI builds the view; screen nil is the terminal (tests pass a simulation screen,
 // initialised here).
-func newTopUI(src *topSource, interval time.Duration, limit int, screen tcell.Screen) *topUI {
-	u := &topUI{src: src, interval: interval, limit: limit, app: tview.NewApplication(),
+func newTopUI(src *topSource, interval time.Duration, limits topLimits, screen tcell.Screen) *topUI {
+	u := &topUI{src: src, interval: interval, limits: limits, app: tview.NewApplication(),
 		header: tview.NewTextView().SetDynamicColors(true), brokers: tview.NewTable().SetFixed(1, 0),
-		parts: tview.NewTable().SetFixed(1, 0)}
+		groups: tview.NewTable().SetFixed(1, 0), parts: tview.NewTable().SetFixed(1, 0)}
 	if screen != nil {
 		u.app.SetScreen(screen)
 	}
+	u.header.SetText("[::b]petrel top[::-]  waiting for the first samples…")
 	u.brokers.SetBorder(true).SetTitle(" brokers ")
+	u.groups.SetBorder(true).SetTitle(" consumer groups by lag ")
 	u.parts.SetBorder(true).SetTitle(" busiest partitions ")
 	footer := tview.NewTextView().SetDynamicColors(true).SetText("[::d]q quit · refresh every " + interval.String())
-	layout := tview.NewFlex().SetDirection(tview.FlexRow).
-		AddItem(u.header, 2, 0, false).
-		AddItem(u.brokers, 0, 1, false).
+	u.layout = tview.NewFlex().SetDirection(tview.FlexRow).
+		AddItem(u.header, 3, 0, false).
+		AddItem(u.brokers, 5, 0, false).
+		AddItem(u.groups, 0, 1, false).
 		AddItem(u.parts, 0, 1, false).
 		AddItem(footer, 1, 0, false)
-	u.app.SetRoot(layout, true)
+	u.app.SetRoot(u.layout, true)
 	u.app.SetInputCapture(func(ev *tcell.EventKey) *tcell.EventKey {
 		if ev.Rune() == 'q' || ev.Key() == tcell.KeyEscape {
 			u.app.Stop()
@@ -50,20 +57,40 @@ func newTopUI(src *topSource, interval time.Duration, limit int, screen tcell.Sc
 	return u
 }
 
-func fillTable(t *tview.Table, rows [][]string) {
+// fillTable shows rows (the first a header); right[i] right-aligns column i; a DOWN
+// cell is red.
+func fillTable(t *tview.Table, rows [][]string, right []bool) {
 	t.Clear()
 	for r, row := range rows {
 		for col, text := range row {
 			cell := tview.NewTableCell(text).SetExpansion(1)
-			if r == 0 {
+			switch {
+			case r == 0:
 				cell.SetTextColor(tcell.ColorBlack).SetBackgroundColor(tcell.ColorGreen).SetSelectable(false)
+			case text == stateDown:
+				cell.SetTextColor(tcell.ColorRed).SetAttributes(tcell.AttrBold)
 			}
-			if col > 2 {
+			if col < len(right) && right[col] {
 				cell.SetAlign(tview.AlignRight)
 			}
 			t.SetCell(r, col, cell)
 		}
 	}
+}
+
+// show draws a view.
+func (u *topUI) show(v topView) {
+	text := "[::b]petrel top[::-]  " + tview.Escape(v.summary[0]) + "\n" + tview.Escape(v.summary[1])
+	if len(v.warnings) > 0 {
+		text += "\n[yellow]" + tview.Escape(strings.Join(v.warnings, "; "))
+	} else {
+		text += "\n[::d]" + tview.Escape(v.legend)
+	}
+	u.header.SetText(text)
+	fillTable(u.brokers, v.brokers, brokerColumnsRight)
+	u.layout.ResizeItem(u.brokers, len(v.brokers)+2, 0)
+	fillTable(u.groups, v.groups, []bool{false, true, true})
+	fillTable(u.parts, v.partitions, []bool{false, true, true, true, true})
 }
 
 // run shows the view until q, Escape or Ctrl-C (or parent ends).
@@ -96,17 +123,9 @@ func (u *topUI) run(parent context.Context) error {
 				prev = cur
 				continue
 			}
-			v := buildTopView(prev, cur, u.limit)
+			v := buildTopView(prev, cur, u.limits)
 			prev = cur
-			u.app.QueueUpdateDraw(func() {
-				text := "[::b]petrel top[::-]  " + tview.Escape(v.summary)
-				if len(v.warnings) > 0 {
-					text += "\n[yellow]" + tview.Escape(strings.Join(v.warnings, "; "))
-				}
-				u.header.SetText(text)
-				fillTable(u.brokers, v.brokers)
-				fillTable(u.parts, v.partitions)
-			})
+			u.app.QueueUpdateDraw(func() { u.show(v) })
 		}
 	}()
 	err := u.app.Run()

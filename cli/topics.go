@@ -1,13 +1,11 @@
 package cli
 
 import (
-	"context"
 	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -17,18 +15,22 @@ import (
 	ucli "github.com/urfave/cli/v2"
 )
 
-// topicsCommand is `petrel topics`: create, list, describe and delete topics, like
-// kafka-topics.sh.
+// topicsCommand is `petrel topics`: create, list, describe, alter and delete topics,
+// like kafka-topics.sh (whose --create, --list, --describe, --alter and --delete work as
+// well: see normalizeArgs), and list their offsets like kafka-get-offsets.sh. Topics are
+// named positionally or with --topic.
 func topicsCommand() *ucli.Command {
 	return &ucli.Command{
-		Name:  "topics",
-		Usage: "create, list, describe and delete topics",
+		Name:    "topics",
+		Aliases: []string{"topic"},
+		Usage:   "create, list, describe, alter and delete topics; list their offsets",
 		Subcommands: []*ucli.Command{
 			{
 				Name:      "create",
 				Usage:     "create a topic",
 				ArgsUsage: "TOPIC",
 				Flags: withClientFlags(
+					topicFlag("the topic to create (instead of TOPIC)"),
 					&ucli.IntFlag{Name: "partitions", Usage: "number of partitions (-1: the broker's num.partitions)", Value: -1},
 					&ucli.IntFlag{Name: "replication-factor", Usage: "replicas per partition (-1: the broker's default.replication.factor)", Value: -1},
 					repeatableFlag("config", "a topic config override, key=value, the value taken whole (repeatable)"),
@@ -37,23 +39,22 @@ func topicsCommand() *ucli.Command {
 				Action: runTopicsCreate,
 			},
 			{
-				Name:   "list",
-				Usage:  "list topic names, one per line",
-				Flags:  withClientFlags(&ucli.BoolFlag{Name: "exclude-internal", Usage: "leave out internal topics"}),
+				Name:  "list",
+				Usage: "list topic names, one per line",
+				Flags: withOutputFlags(
+					topicFlag("list only these topics, if they exist (repeatable)"),
+					&ucli.BoolFlag{Name: "exclude-internal", Usage: "leave out internal topics"},
+				),
 				Action: runTopicsList,
 			},
-			{
-				Name:      "describe",
-				Usage:     "describe topics (all when none are named) in kafka-topics.sh's format",
-				ArgsUsage: "[TOPIC...]",
-				Flags:     withClientFlags(&ucli.BoolFlag{Name: "exclude-internal", Usage: "leave out internal topics when describing all"}),
-				Action:    runTopicsDescribe,
-			},
+			topicsDescribeCommand(),
+			topicsOffsetsCommand(),
 			{
 				Name:      "alter",
 				Usage:     "add partitions to a topic, as kafka-topics.sh --alter",
 				ArgsUsage: "TOPIC",
 				Flags: withClientFlags(
+					topicFlag("the topic to alter (instead of TOPIC)"),
 					&ucli.IntFlag{Name: "partitions", Usage: "the new, larger number of partitions (required)"},
 					&ucli.StringFlag{Name: "replica-assignment", Usage: "replicas of each new partition: 1:2,2:0 (partitions separated by commas, replicas by colons)"},
 				),
@@ -63,15 +64,18 @@ func topicsCommand() *ucli.Command {
 				Name:      "delete",
 				Usage:     "delete topics",
 				ArgsUsage: "TOPIC...",
-				Flags:     withClientFlags(&ucli.BoolFlag{Name: "if-exists", Usage: "succeed for topics that do not exist"}),
-				Action:    runTopicsDelete,
+				Flags: withClientFlags(
+					topicFlag("a topic to delete (repeatable, with or instead of TOPIC...)"),
+					&ucli.BoolFlag{Name: "if-exists", Usage: "succeed for topics that do not exist"},
+				),
+				Action: runTopicsDelete,
 			},
 		},
 	}
 }
 
 func runTopicsCreate(c *ucli.Context) error {
-	topic, err := exactlyOneArg(c, "TOPIC")
+	topic, err := oneNameArg(c, "topic", "TOPIC")
 	if err != nil {
 		return err
 	}
@@ -126,8 +130,22 @@ func parseTopicConfigs(pairs []string) (map[string]*string, error) {
 	return configs, nil
 }
 
+// topicListing is one topic of `topics list -o json`.
+type topicListing struct {
+	Name              string `json:"name"`
+	TopicID           string `json:"topic_id"`
+	Internal          bool   `json:"internal"`
+	Partitions        int    `json:"partitions"`
+	ReplicationFactor int    `json:"replication_factor"`
+}
+
 func runTopicsList(c *ucli.Context) error {
-	if _, err := commandArgs(c); err != nil {
+	names, err := namesArgs(c, "topic")
+	if err != nil {
+		return err
+	}
+	asJSON, err := jsonOutput(c)
+	if err != nil {
 		return err
 	}
 	cl, err := newKafkaClient(c)
@@ -144,133 +162,31 @@ func runTopicsList(c *ucli.Context) error {
 	if c.Bool("exclude-internal") {
 		topics.FilterInternal()
 	}
-	var out strings.Builder
-	for _, name := range topics.Names() {
-		out.WriteString(name + "\n")
-	}
-	_, err = io.WriteString(c.App.Writer, out.String())
-	return err
-}
-
-func runTopicsDescribe(c *ucli.Context) error {
-	names, err := commandArgs(c)
-	if err != nil {
-		return err
-	}
-	names = dedupe(names)
-	cl, err := newKafkaClient(c)
-	if err != nil {
-		return err
-	}
-	defer cl.Close()
-	ctx, cancel := cl.requestContext(c.Context)
-	defer cancel()
-	details, err := describeTopicDetails(ctx, cl, names, c.Bool("exclude-internal"))
-	if err != nil {
-		return err
-	}
-	configs, err := topicConfigs(ctx, cl, details)
-	if err != nil {
-		return err
-	}
-	var out strings.Builder
-	for _, d := range details {
-		writeTopicDescription(&out, d, configs[d.Topic])
-	}
-	_, err = io.WriteString(c.App.Writer, out.String())
-	return err
-}
-
-// describeTopicDetails fetches metadata for the named topics (all topics when none are
-// named), in the order given or sorted by name. A named topic that does not exist is an
-// error.
-func describeTopicDetails(ctx context.Context, cl *kafkaClient, names []string, excludeInternal bool) ([]kadm.TopicDetail, error) {
-	topics, err := cl.admin().ListTopicsWithInternal(ctx, names...)
-	if err != nil {
-		return nil, fmt.Errorf("describe topics: %w", cl.explain(err))
-	}
-	if len(names) == 0 {
-		if excludeInternal {
-			topics.FilterInternal()
-		}
-		names = topics.Names()
-	}
-	var missing []string
-	details := make([]kadm.TopicDetail, 0, len(names))
-	for _, name := range names {
-		d := topics[name]
-		if errors.Is(d.Err, kerr.UnknownTopicOrPartition) || (d.Err == nil && d.Topic == "") {
-			missing = append(missing, strconv.Quote(name))
+	listed := []topicListing{}
+	for _, d := range topics.Sorted() {
+		if len(names) > 0 && !slices.Contains(names, d.Topic) {
 			continue
 		}
-		if d.Err != nil {
-			return nil, fmt.Errorf("describe topic %q: %w", name, d.Err)
+		l := topicListing{Name: d.Topic, Internal: d.IsInternal, Partitions: len(d.Partitions)}
+		if d.ID != (kadm.TopicID{}) {
+			l.TopicID = kafkaUUID(d.ID)
 		}
-		details = append(details, d)
-	}
-	switch len(missing) {
-	case 0:
-		return details, nil
-	case 1:
-		return nil, fmt.Errorf("topic %s does not exist", missing[0])
-	default:
-		return nil, fmt.Errorf("topics %s do not exist", strings.Join(missing, ", "))
-	}
-}
-
-// topicConfigs returns, per topic, the configs that differ from the broker defaults
-// (every source but DEFAULT_CONFIG, as kafka-topics.sh shows them), sorted by name.
-func topicConfigs(ctx context.Context, cl *kafkaClient, details []kadm.TopicDetail) (map[string][]kadm.Config, error) {
-	out := map[string][]kadm.Config{}
-	if len(details) == 0 {
-		return out, nil
-	}
-	names := make([]string, len(details))
-	for i, d := range details {
-		names[i] = d.Topic
-	}
-	resources, err := cl.admin().DescribeTopicConfigs(ctx, names...)
-	if err != nil {
-		return nil, fmt.Errorf("describe topic configs: %w", cl.explain(err))
-	}
-	for _, r := range resources {
-		if r.Err != nil {
-			return nil, fmt.Errorf("describe configs of topic %q: %w", r.Name, kafkaError(r.Err, r.ErrMessage))
+		if ps := d.Partitions.Sorted(); len(ps) > 0 {
+			l.ReplicationFactor = len(ps[0].Replicas)
 		}
-		var set []kadm.Config
-		for _, cfg := range r.Configs {
-			if cfg.Source != kmsg.ConfigSourceDefaultConfig {
-				set = append(set, cfg)
-			}
-		}
-		sort.Slice(set, func(i, j int) bool { return set[i].Key < set[j].Key })
-		out[r.Name] = set
+		listed = append(listed, l)
 	}
-	return out, nil
-}
-
-// writeTopicDescription writes one topic the way kafka-topics.sh --describe does: a
-// summary line, then one tab-indented line per partition, fields separated by tabs.
-func writeTopicDescription(w *strings.Builder, d kadm.TopicDetail, configs []kadm.Config) {
-	partitions := d.Partitions.Sorted()
-	replicationFactor := 0
-	if len(partitions) > 0 {
-		replicationFactor = len(partitions[0].Replicas)
+	if asJSON {
+		return writeJSON(c.App.Writer, struct {
+			Topics []topicListing `json:"topics"`
+		}{listed})
 	}
-	fmt.Fprintf(w, "Topic: %s", d.Topic)
-	if d.ID != (kadm.TopicID{}) {
-		fmt.Fprintf(w, "\tTopicId: %s", kafkaUUID(d.ID))
+	var out strings.Builder
+	for _, l := range listed {
+		out.WriteString(l.Name + "\n")
 	}
-	fmt.Fprintf(w, "\tPartitionCount: %d\tReplicationFactor: %d\tConfigs: %s\n",
-		len(partitions), replicationFactor, formatConfigs(configs))
-	for _, p := range partitions {
-		leader := "none"
-		if p.Leader >= 0 {
-			leader = strconv.Itoa(int(p.Leader))
-		}
-		fmt.Fprintf(w, "\tTopic: %s\tPartition: %d\tLeader: %s\tReplicas: %s\tIsr: %s\n",
-			d.Topic, p.Partition, leader, joinIDs(p.Replicas), joinIDs(p.ISR))
-	}
+	_, err = io.WriteString(c.App.Writer, out.String())
+	return err
 }
 
 // formatConfigs joins configs as k=v,k=v; a sensitive value prints as null, as Kafka's
@@ -312,14 +228,13 @@ func dedupe(names []string) []string {
 }
 
 func runTopicsDelete(c *ucli.Context) error {
-	names, err := commandArgs(c)
+	names, err := namesArgs(c, "topic")
 	if err != nil {
 		return err
 	}
 	if len(names) == 0 {
-		return errors.New("topics delete needs at least one TOPIC")
+		return errors.New("topics delete needs at least one TOPIC (or --topic)")
 	}
-	names = dedupe(names)
 	cl, err := newKafkaClient(c)
 	if err != nil {
 		return err

@@ -14,7 +14,7 @@ import (
 // runTopicsAlter is `petrel topics alter TOPIC --partitions N [--replica-assignment
 // 1:2,2:0]`: CreatePartitions, printing nothing on success as kafka-topics.sh --alter.
 func runTopicsAlter(c *ucli.Context) error {
-	topic, err := exactlyOneArg(c, "TOPIC")
+	topic, err := oneNameArg(c, "topic", "TOPIC")
 	if err != nil {
 		return err
 	}

@@ -61,8 +61,8 @@ func TestTopics_CreateErrors(t *testing.T) {
 	mustFail(t, `bad --config "retention.ms": want key=value`, "", "topics", "create", bs, "--config", "retention.ms", "u")
 	mustFail(t, "INVALID_CONFIG", "", "topics", "create", bs, "--config", "no.such.config=1", "u")
 	mustFail(t, "--partitions must be positive", "", "topics", "create", bs, "--partitions", "0", "u")
-	mustFail(t, "takes exactly one TOPIC, got 0", "", "topics", "create", bs)
-	mustFail(t, "takes exactly one TOPIC, got 2", "", "topics", "create", bs, "u", "v")
+	mustFail(t, "takes exactly one TOPIC (or --topic), got 0", "", "topics", "create", bs)
+	mustFail(t, "takes exactly one TOPIC (or --topic), got 2", "", "topics", "create", bs, "u", "v")
 	mustFail(t, "flag provided but not defined: --no-such-flag", "", "topics", "create", bs, "u", "--no-such-flag")
 	mustFail(t, "INVALID_TOPIC_EXCEPTION", "", "topics", "create", bs, "bad/name")
 	if r := mustRun(t, "", "topics", "list", bs); r.stdout != "t\n" {

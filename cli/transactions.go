@@ -24,13 +24,13 @@ func transactionsCommand() *ucli.Command {
 			{
 				Name:   "list",
 				Usage:  "list the transactional ids known to their coordinators",
-				Flags:  withClientFlags(),
+				Flags:  withOutputFlags(),
 				Action: runTransactionsList,
 			},
 			{
 				Name:  "describe",
 				Usage: "describe the state of one transactional id",
-				Flags: withClientFlags(
+				Flags: withOutputFlags(
 					&ucli.StringFlag{Name: "transactional-id", Usage: "the transactional id", Required: true},
 				),
 				Action: runTransactionsDescribe,
@@ -45,6 +45,10 @@ func runTransactionsList(c *ucli.Context) error {
 	if _, err := commandArgs(c); err != nil {
 		return err
 	}
+	asJSON, err := jsonOutput(c)
+	if err != nil {
+		return err
+	}
 	cl, err := newKafkaClient(c)
 	if err != nil {
 		return err
@@ -55,6 +59,21 @@ func runTransactionsList(c *ucli.Context) error {
 	listed, err := cl.admin().ListTransactions(ctx, nil, nil)
 	if err != nil {
 		return fmt.Errorf("list transactions: %w", cl.explain(err))
+	}
+	if asJSON {
+		type transaction struct {
+			TransactionalID string `json:"transactional_id"`
+			Coordinator     int32  `json:"coordinator"`
+			ProducerID      int64  `json:"producer_id"`
+			State           string `json:"state"`
+		}
+		txns := []transaction{}
+		for _, l := range listed.Sorted() {
+			txns = append(txns, transaction{l.TxnID, l.Coordinator, l.ProducerID, l.State})
+		}
+		return writeJSON(c.App.Writer, struct {
+			Transactions []transaction `json:"transactions"`
+		}{txns})
 	}
 	var out strings.Builder
 	w := tabwriter.NewWriter(&out, 0, 0, 1, ' ', 0)
@@ -71,6 +90,10 @@ func runTransactionsList(c *ucli.Context) error {
 
 func runTransactionsDescribe(c *ucli.Context) error {
 	if _, err := commandArgs(c); err != nil {
+		return err
+	}
+	asJSON, err := jsonOutput(c)
+	if err != nil {
 		return err
 	}
 	id := c.String("transactional-id")
@@ -94,6 +117,32 @@ func runTransactionsDescribe(c *ucli.Context) error {
 	}
 	if d.Err != nil {
 		return fmt.Errorf("describe transaction %s: %s", id, describeKafkaError(d.Err))
+	}
+	if asJSON {
+		type partition struct {
+			Topic     string `json:"topic"`
+			Partition int32  `json:"partition"`
+		}
+		parts := []partition{}
+		for _, tp := range d.Topics.Sorted() {
+			for _, p := range tp.Partitions {
+				parts = append(parts, partition{tp.Topic, p})
+			}
+		}
+		var start *int64
+		if d.StartTimestamp >= 0 {
+			start = &d.StartTimestamp
+		}
+		return writeJSON(c.App.Writer, struct {
+			Coordinator     int32       `json:"coordinator"`
+			TransactionalID string      `json:"transactional_id"`
+			ProducerID      int64       `json:"producer_id"`
+			ProducerEpoch   int16       `json:"producer_epoch"`
+			State           string      `json:"state"`
+			TimeoutMs       int32       `json:"timeout_ms"`
+			StartTimeMs     *int64      `json:"start_time_ms"` // null: no transaction open
+			Partitions      []partition `json:"partitions"`
+		}{d.Coordinator, d.TxnID, d.ProducerID, d.ProducerEpoch, d.State, d.TimeoutMillis, start, parts})
 	}
 	var out strings.Builder
 	w := tabwriter.NewWriter(&out, 0, 0, 1, ' ', 0)

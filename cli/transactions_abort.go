@@ -41,7 +41,7 @@ func transactionsFindHangingCommand() *ucli.Command {
 	return &ucli.Command{
 		Name:  "find-hanging",
 		Usage: "list open transactions older than --max-transaction-timeout on the partitions a broker leads, or of a topic",
-		Flags: withClientFlags(
+		Flags: withOutputFlags(
 			&ucli.IntFlag{Name: "broker-id", Usage: "the broker whose led partitions to search", Value: -1},
 			&ucli.StringFlag{Name: "topic", Usage: "the topic to search"},
 			&ucli.IntFlag{Name: "partition", Usage: "the partition of --topic to search", Value: -1},
@@ -177,6 +177,10 @@ func runTransactionsFindHanging(c *ucli.Context) error {
 	if _, err := commandArgs(c); err != nil {
 		return err
 	}
+	asJSON, err := jsonOutput(c)
+	if err != nil {
+		return err
+	}
 	brokerID, topic, partition := c.Int("broker-id"), c.String("topic"), c.Int("partition")
 	timeout := c.Int("max-transaction-timeout")
 	switch {
@@ -239,12 +243,12 @@ func runTransactionsFindHanging(c *ucli.Context) error {
 			}
 		}
 	}
-	return writeHanging(c.App.Writer, rows, time.Duration(timeout)*time.Minute, time.Now())
+	return writeHanging(c.App.Writer, rows, time.Duration(timeout)*time.Minute, time.Now(), asJSON)
 }
 
 // writeHanging prints kafka-transactions.sh find-hanging's table: every open
 // transaction whose producer last wrote longer ago than maxTimeout.
-func writeHanging(out io.Writer, producers []kadm.DescribedProducer, maxTimeout time.Duration, now time.Time) error {
+func writeHanging(out io.Writer, producers []kadm.DescribedProducer, maxTimeout time.Duration, now time.Time, asJSON bool) error {
 	var hanging []kadm.DescribedProducer
 	for _, pr := range producers {
 		if pr.CurrentTxnStartOffset >= 0 && now.Sub(time.UnixMilli(pr.LastTimestamp)) > maxTimeout {
@@ -260,6 +264,26 @@ func writeHanging(out io.Writer, producers []kadm.DescribedProducer, maxTimeout 
 		}
 		return int(a.ProducerID - b.ProducerID)
 	})
+	if asJSON {
+		type hangingTxn struct {
+			Topic            string `json:"topic"`
+			Partition        int32  `json:"partition"`
+			ProducerID       int64  `json:"producer_id"`
+			ProducerEpoch    int16  `json:"producer_epoch"`
+			CoordinatorEpoch int32  `json:"coordinator_epoch"`
+			StartOffset      int64  `json:"start_offset"`
+			LastTimestamp    int64  `json:"last_timestamp"`
+			DurationMinutes  int64  `json:"duration_minutes"`
+		}
+		list := []hangingTxn{}
+		for _, pr := range hanging {
+			list = append(list, hangingTxn{pr.Topic, pr.Partition, pr.ProducerID, pr.ProducerEpoch, pr.CoordinatorEpoch,
+				pr.CurrentTxnStartOffset, pr.LastTimestamp, int64(now.Sub(time.UnixMilli(pr.LastTimestamp)) / time.Minute)})
+		}
+		return writeJSON(out, struct {
+			Hanging []hangingTxn `json:"hanging"`
+		}{list})
+	}
 	var sb strings.Builder
 	w := tabwriter.NewWriter(&sb, 0, 0, 1, ' ', 0)
 	fmt.Fprintln(w, "Topic\tPartition\tProducerId\tProducerEpoch\tCoordinatorEpoch\tStartOffset\tLastTimestamp\tDuration(min)")

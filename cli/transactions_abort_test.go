@@ -19,7 +19,7 @@ func TestWriteHanging(t *testing.T) {
 		{Topic: "a", Partition: 0, ProducerID: 4, CurrentTxnStartOffset: 1, LastTimestamp: 9*60000 + 1}, // too recent
 	}
 	var out bytes.Buffer
-	if err := writeHanging(&out, producers, 5*time.Minute, now); err != nil {
+	if err := writeHanging(&out, producers, 5*time.Minute, now, false); err != nil {
 		t.Fatal(err)
 	}
 	want := "Topic Partition ProducerId ProducerEpoch CoordinatorEpoch StartOffset LastTimestamp Duration(min)\n" +

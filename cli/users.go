@@ -47,7 +47,7 @@ func usersCommand() *ucli.Command {
 					Name:      "list",
 					Usage:     "list users' mechanisms and iterations, in kafka-configs.sh's words",
 					ArgsUsage: "[USER...]",
-					Flags:     withClientFlags(),
+					Flags:     withOutputFlags(),
 					Action:    runUsersScramList,
 				},
 			},
@@ -152,6 +152,10 @@ func runUsersScramList(c *ucli.Context) error {
 // listScram prints, per user, kafka-configs.sh --describe --entity-type users's line:
 // SCRAM credential configs for user-principal 'alice' are SCRAM-SHA-256=iterations=8192
 func listScram(c *ucli.Context, users []string) error {
+	asJSON, err := jsonOutput(c)
+	if err != nil {
+		return err
+	}
 	cl, err := newKafkaClient(c)
 	if err != nil {
 		return err
@@ -168,10 +172,27 @@ func listScram(c *ucli.Context, users []string) error {
 		names = append(names, name)
 	}
 	slices.Sort(names)
+	type credential struct {
+		Mechanism  string `json:"mechanism"`
+		Iterations int32  `json:"iterations"`
+	}
+	type user struct {
+		User        string       `json:"user"`
+		Credentials []credential `json:"credentials"`
+	}
+	listed := []user{}
 	for _, name := range names {
 		d := described[name]
 		if d.Err != nil {
 			return fmt.Errorf("user %s: %w", name, kafkaError(d.Err, d.ErrMessage))
+		}
+		if asJSON {
+			u := user{User: name, Credentials: []credential{}}
+			for _, ci := range d.CredInfos {
+				u.Credentials = append(u.Credentials, credential{ci.Mechanism.String(), ci.Iterations})
+			}
+			listed = append(listed, u)
+			continue
 		}
 		var parts []string
 		for _, ci := range d.CredInfos {
@@ -180,6 +201,11 @@ func listScram(c *ucli.Context, users []string) error {
 		if _, err := fmt.Fprintf(c.App.Writer, "SCRAM credential configs for user-principal '%s' are %s\n", name, strings.Join(parts, ", ")); err != nil {
 			return err
 		}
+	}
+	if asJSON {
+		return writeJSON(c.App.Writer, struct {
+			Users []user `json:"users"`
+		}{listed})
 	}
 	return nil
 }

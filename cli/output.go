@@ -1,0 +1,46 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+
+	ucli "github.com/urfave/cli/v2"
+)
+
+// outputFlag is -o/--output on every list and describe command: text (Kafka's tools'
+// format) or json, a stable format for scripts documented in docs/operations.md.
+// New fields may be added to the JSON; existing ones keep their names and meaning.
+func outputFlag() ucli.Flag {
+	return &ucli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "text",
+		Usage: "output format: text, or json (stable, for scripts: docs/operations.md)"}
+}
+
+// jsonOutput reports whether --output asks for JSON; another value than text or json
+// is an error. Commands without the flag print text.
+func jsonOutput(c *ucli.Context) (bool, error) {
+	if commandFlag(c, "output") == nil {
+		return false, nil
+	}
+	switch v := strings.ToLower(strings.TrimSpace(c.String("output"))); v {
+	case "", "text", "plain", "table":
+		return false, nil
+	case "json":
+		return true, nil
+	default:
+		return false, fmt.Errorf("bad --output %q: want text or json", c.String("output"))
+	}
+}
+
+// writeJSON writes v as indented JSON followed by a newline.
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+// withOutputFlags is withClientFlags plus --output, for list and describe commands.
+func withOutputFlags(flags ...ucli.Flag) []ucli.Flag {
+	return withClientFlags(append([]ucli.Flag{outputFlag()}, flags...)...)
+}
