@@ -97,6 +97,9 @@ type Broker struct {
 	// have no goroutine to wait on a channel (delayed_fetch.go: context.AfterFunc).
 	drainCtx    context.Context
 	drainCancel context.CancelFunc
+	// fetchKick answers parked follower fetches when this broker gains a leadership
+	// (fetch_kick.go).
+	fetchKick *followerFetchKick
 	// shuttingDown is set when Shutdown starts: from then on heartbeats only ask for a
 	// controlled shutdown (a plain heartbeat would get the broker unfenced again).
 	shuttingDown atomic.Bool
@@ -152,6 +155,7 @@ func Start(cfg Config) (*Broker, error) {
 		leaders: newLeaderWatch(), dial: cfg.Dial,
 		readyCh: make(chan struct{}), startedAt: time.Now(), dataDir: lock}
 	b.drainCtx, b.drainCancel = context.WithCancel(context.Background())
+	b.fetchKick = newFollowerFetchKick()
 	b.brokerEpoch.Store(-1)
 	b.isrChanges.b = b
 	b.producerIDs = newProducerIDManager(b)

@@ -52,6 +52,9 @@ type delayedFollowerFetch struct {
 	timer     atomic.Pointer[time.Timer]
 	stopCtx   atomic.Pointer[func() bool]
 	stopDrain atomic.Pointer[func() bool]
+	// stopKick stops the hook that answers the fetch when this broker becomes the
+	// leader of a partition (fetch_kick.go).
+	stopKick atomic.Pointer[func() bool]
 }
 
 const (
@@ -82,7 +85,18 @@ func (b *Broker) startDelayedFollowerFetch(ctx context.Context, req *rpc.Request
 		first.Release()
 	}
 	f.start(ctx, b.drainCtx, parts, wait, changes, gone)
+	f.expireOnKick(b.fetchKick)
 	return rpc.RespondDeferred(d)
+}
+
+// expireOnKick answers the parked fetch with what it has at k's next kick: this broker
+// became the leader of a partition the fetch does not name (fetch_kick.go).
+func (f *delayedFollowerFetch) expireOnKick(k *followerFetchKick) {
+	stop := context.AfterFunc(k.current(), f.expire)
+	f.stopKick.Store(&stop)
+	if f.state.Load() == fetchDone {
+		stop()
+	}
 }
 
 // start watches parts and arms the timer and the hooks. changes is the first read's
@@ -269,6 +283,9 @@ func (f *delayedFollowerFetch) disarm() {
 		(*stop)()
 	}
 	if stop := f.stopDrain.Load(); stop != nil {
+		(*stop)()
+	}
+	if stop := f.stopKick.Load(); stop != nil {
 		(*stop)()
 	}
 }

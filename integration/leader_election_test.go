@@ -161,9 +161,14 @@ func TestCluster_UncleanElections(t *testing.T) {
 		}
 		return nil
 	})
-	if code := produceTo(t, c, 2, "u-config", -1); code != 0 {
-		t.Fatalf("produce to the uncleanly elected leader: %v", kerr.ErrorForCode(code))
-	}
+	// The image names node 2 the leader before node 2 has applied it: until then it
+	// answers NOT_LEADER_FOR_PARTITION, which clients retry, as Kafka's brokers do.
+	waitFor(t, 10*time.Second, func() error {
+		if code := produceTo(t, c, 2, "u-config", -1); code != 0 {
+			return fmt.Errorf("produce to the uncleanly elected leader: %v", kerr.ErrorForCode(code))
+		}
+		return nil
+	})
 }
 
 // waitFullISR waits until every partition of topics has all its replicas in the ISR.
