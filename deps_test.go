@@ -17,14 +17,15 @@ const module = "github.com/petrel-broker/petrel"
 var allowedInternal = map[string][]string{
 	"":            {"cli"},
 	"cli":         {"broker"},
-	"broker":      {"rpc", "replication", "fsm", "metadata", "segment", "coordinator", "group", "txn", "metrics", "auth"},
+	"broker":      {"rpc", "replication", "fsm", "metadata", "segment", "compress", "coordinator", "group", "txn", "metrics", "auth"},
 	"coordinator": {"replication", "segment"},
 	"group":       {},
 	"txn":         {},
 	"replication": {"rpc", "segment", "metadata"},
 	"fsm":         {"metadata"},
 	"rpc":         {},
-	"segment":     {},
+	"segment":     {"compress"},
+	"compress":    {},
 	"metadata":    {},
 	"metrics":     {},
 	"auth":        {},
@@ -35,6 +36,7 @@ var allowedInternal = map[string][]string{
 // listed may import any external module.
 var allowedExternal = map[string][]string{
 	"segment":     {},
+	"compress":    {"github.com/klauspost/compress", "github.com/pierrec/lz4/v4"},
 	"metadata":    {},
 	"rpc":         {"golang.org/x/sync/semaphore", "github.com/twmb/franz-go/pkg/kmsg", "github.com/twmb/franz-go/pkg/kerr", "github.com/twmb/franz-go/pkg/kbin", "github.com/hashicorp/go-hclog"},
 	"fsm":         {"github.com/hashicorp/raft"},

@@ -20,6 +20,7 @@ package broker
 
 import (
 	"context"
+	"github.com/petrel-broker/petrel/compress"
 	"time"
 
 	"github.com/petrel-broker/petrel/replication"
@@ -320,7 +321,7 @@ func (b *Broker) fetchPartition(sp *kmsg.FetchResponseTopicPartition, topic stri
 			b.throttles.leader.record(rate, int(res.Held.Len()), now)
 		}
 	} else {
-		if r.Version < 10 && lp.settings.Load().compression.codec == zstdCodec {
+		if r.Version < 10 && lp.settings.Load().compression.codec == compress.Zstd {
 			// Kafka: a consumer too old for zstd (KIP-110) cannot read a zstd topic.
 			return kerr.UnsupportedCompressionType.Code, nil
 		}

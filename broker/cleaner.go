@@ -1,7 +1,6 @@
 package broker
 
 import (
-	"bytes"
 	"errors"
 	"maps"
 	"math"
@@ -10,7 +9,6 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
-	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/petrel-broker/petrel/replication"
 	"github.com/petrel-broker/petrel/segment"
@@ -251,7 +249,7 @@ func (c *logCleaner) measure(lp *localPartition, tp segment.TopicPartition, s cl
 func (c *logCleaner) clean(job cleanJob) {
 	c.throttle.setRate(c.b.dynamicBrokerFloat64("log.cleaner.io.max.bytes.per.second"))
 	opts := segment.CleanOptions{FirstDirtyOffset: job.firstDirty, UncleanableOffset: job.upTo, MaxMapBytes: c.mapBytes(),
-		DeleteRetentionMs: job.settings.deleteRetentionMs, Decompress: decompress, Compress: compress,
+		DeleteRetentionMs: job.settings.deleteRetentionMs, Decompress: c.b.records.codecs.Decompress, Compress: c.b.records.compressWhole,
 		Throttle: c.throttle.wait, Cancelled: c.stopped}
 	plan, err := job.lp.PrepareClean(opts)
 	if err != nil || plan == nil {
@@ -347,25 +345,6 @@ func (c *logCleaner) WriteCheckpoint() error {
 	out := maps.Clone(c.firstDirty)
 	c.mu.Unlock()
 	return segment.WriteOffsetCheckpoint(c.path, out)
-}
-
-// compress recompresses a cleaned batch's records with its codec (kgo's compressors,
-// as the decompressor is kgo's).
-func compress(codec int8, raw []byte) ([]byte, error) {
-	codecs := []kgo.CompressionCodec{kgo.NoCompression(), kgo.GzipCompression(), kgo.SnappyCompression(), kgo.Lz4Compression(), kgo.ZstdCompression()}
-	if codec < 1 || int(codec) >= len(codecs) {
-		return nil, errors.New("unknown compression codec")
-	}
-	c, err := kgo.DefaultCompressor(codecs[codec])
-	if err != nil {
-		return nil, err
-	}
-	var buf bytes.Buffer
-	out, used := c.Compress(&buf, raw)
-	if int8(used) != codec {
-		return nil, errors.New("the codec could not compress the records")
-	}
-	return bytes.Clone(out), nil
 }
 
 // ioThrottle is log.cleaner.io.max.bytes.per.second, shared by the cleaner threads

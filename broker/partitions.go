@@ -20,7 +20,6 @@ import (
 	"github.com/petrel-broker/petrel/metrics"
 	"github.com/petrel-broker/petrel/replication"
 	"github.com/petrel-broker/petrel/segment"
-	"github.com/twmb/franz-go/pkg/kgo"
 )
 
 // cleanShutdownFile marks a log directory closed cleanly (Kafka's name and format).
@@ -464,7 +463,7 @@ func (pm *partitionManager) open(t *metadata.Topic, id int32, s *topicSettings, 
 		RecoveryPoint:  prev.RecoveryPoint,
 		LogStartOffset: prev.LogStartOffset,
 		CleanShutdown:  pm.cleanShutdown,
-		Decompress:     decompress,
+		Decompress:     pm.b.records.codecs.Decompress, // time lookups look inside compressed batches
 		Files:          pm.b.segFiles,
 	})
 	if err != nil {
@@ -638,13 +637,6 @@ func (pm *partitionManager) scheduleLeftoverDeletions() {
 			pm.scheduleDeletion(filepath.Join(pm.dir, e.Name()))
 		}
 	}
-}
-
-var kgoDecompressor = kgo.DefaultDecompressor()
-
-// decompress lets time lookups look inside compressed batches.
-func decompress(codec int8, b []byte) ([]byte, error) {
-	return kgoDecompressor.Decompress(b, kgo.CompressionCodecType(codec))
 }
 
 // topicSettings resolves a topic's configs.

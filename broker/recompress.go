@@ -19,32 +19,21 @@ import (
 	"strconv"
 	"sync"
 
-	"github.com/klauspost/compress/gzip"
-	"github.com/klauspost/compress/s2"
-	"github.com/klauspost/compress/zstd"
+	"github.com/petrel-broker/petrel/compress"
 	"github.com/petrel-broker/petrel/segment"
-	"github.com/pierrec/lz4/v4"
 )
 
 // keepCodec is topicCompression.codec for compression.type=producer.
 const keepCodec = -1
 
-// zstdCodec is zstd's codec number: a topic stored with it refuses consumers' fetches
-// below v10 (01_fetch.go).
-const zstdCodec = 4
-
 // topicCompression is a topic's compression.type with its codec levels.
 type topicCompression struct {
-	codec     int8              // the codec batches are stored with (0-4), or keepCodec
-	gzipLevel int               // compression.gzip.level: -1 (the library's default) or 1-9
-	zstdLevel zstd.EncoderLevel // compression.zstd.level as klauspost's encoder speed
+	codec int8             // the codec batches are stored with (0-4), or keepCodec
+	opts  compress.Options // compression.gzip.level and compression.zstd.level
 }
 
 // codecNumbers are compression.type's values as batch codecs.
 var codecNumbers = map[string]int8{"producer": keepCodec, "uncompressed": 0, "gzip": 1, "snappy": 2, "lz4": 3, "zstd": 4}
-
-// codecNames are the codecs' names in errors.
-var codecNames = [...]string{"uncompressed", "gzip", "snappy", "lz4", "zstd"}
 
 // compressionConfig resolves a topic's compression settings.
 func compressionConfig(cfgs map[string]resolvedConfig) topicCompression {
@@ -52,15 +41,14 @@ func compressionConfig(cfgs map[string]resolvedConfig) topicCompression {
 	if !ok {
 		codec = keepCodec
 	}
-	gzipLevel, err := strconv.Atoi(cfgs["compression.gzip.level"].value)
-	if err != nil {
-		gzipLevel = gzip.DefaultCompression
+	opts := compress.DefaultOptions
+	if n, err := strconv.Atoi(cfgs["compression.gzip.level"].value); err == nil {
+		opts.GzipLevel = n
 	}
-	zstdLevel, err := strconv.Atoi(cfgs["compression.zstd.level"].value)
-	if err != nil {
-		zstdLevel = 3
+	if n, err := strconv.Atoi(cfgs["compression.zstd.level"].value); err == nil {
+		opts.ZstdLevel = n
 	}
-	return topicCompression{codec: codec, gzipLevel: gzipLevel, zstdLevel: zstd.EncoderLevelFromZstd(zstdLevel)}
+	return topicCompression{codec: codec, opts: opts}
 }
 
 // rewrites reports whether a batch compressed with codec is stored with another codec.
@@ -70,76 +58,10 @@ func (c topicCompression) rewrites(codec int8) bool { return c.codec != keepCode
 // (a topic with a large max.message.bytes) is left to the garbage collector.
 const recompressedSizeBound = 4 << 20
 
-// xerialBlockSize is the input of one snappy block in the xerial framing, as Java's
-// SnappyOutputStream writes it.
-const xerialBlockSize = 32 << 10
-
-// zstdWindow is the window of the zstd writer: a batch is at most max.message.bytes
-// (1 MiB by default), and the window bounds the encoder's memory.
-const zstdWindow = 1 << 20
-
-// codecWriter is a pooled compressing writer.
-type codecWriter interface {
-	io.Writer
-	Reset(io.Writer)
-	Close() error
-}
-
 // batchRecompressor rewrites batches with a topic's codec; safe for concurrent use.
 type batchRecompressor struct {
-	gzip   [11]sync.Pool // *gzip.Writer by level+1 (-1 at 0)
-	zstd   [5]sync.Pool  // *zstd.Encoder by EncoderLevel (1-4)
-	lz4    sync.Pool     // *lz4.Writer
-	snappy sync.Pool     // *xerialWriter
-	out    sync.Pool     // *boundedBuffer
-}
-
-// writer returns a pooled writer for tc's codec, writing to dst, and the function that
-// returns it to the pool.
-func (r *batchRecompressor) writer(tc topicCompression, dst io.Writer) (codecWriter, func(), error) {
-	var pool *sync.Pool
-	var newWriter func() (codecWriter, error)
-	switch tc.codec {
-	case 1:
-		level := tc.gzipLevel
-		if level != gzip.DefaultCompression && (level < gzip.BestSpeed || level > gzip.BestCompression) {
-			level = gzip.DefaultCompression
-		}
-		pool = &r.gzip[level+1]
-		newWriter = func() (codecWriter, error) { return gzip.NewWriterLevel(nil, level) }
-	case 2:
-		pool = &r.snappy
-		newWriter = func() (codecWriter, error) { return &xerialWriter{}, nil }
-	case 3:
-		pool = &r.lz4
-		newWriter = func() (codecWriter, error) {
-			w := lz4.NewWriter(nil)
-			// Kafka's own LZ4 frames: 64 KiB blocks (KafkaLZ4BlockOutputStream), written
-			// synchronously.
-			return w, w.Apply(lz4.BlockSizeOption(lz4.Block64Kb), lz4.ConcurrencyOption(1))
-		}
-	case 4:
-		level := tc.zstdLevel
-		if level < zstd.SpeedFastest || level > zstd.SpeedBestCompression {
-			level = zstd.SpeedDefault
-		}
-		pool = &r.zstd[level]
-		newWriter = func() (codecWriter, error) {
-			return zstd.NewWriter(nil, zstd.WithEncoderLevel(level), zstd.WithWindowSize(zstdWindow),
-				zstd.WithEncoderConcurrency(1)) // synchronous: no goroutines behind the stream
-		}
-	default:
-		return nil, nil, fmt.Errorf("no writer for codec %d", tc.codec)
-	}
-	w, _ := pool.Get().(codecWriter)
-	if w == nil {
-		var err error
-		if w, err = newWriter(); err != nil {
-			return nil, nil, err
-		}
-	}
-	w.Reset(dst)
-	return w, func() { pool.Put(w) }, nil
+	writers compress.Writers
+	out     sync.Pool // *boundedBuffer
 }
 
 // recompress checks the records of batch, which validateProducedBatch accepted, as
@@ -156,7 +78,7 @@ func (v *recordValidator) recompress(batch []byte, compacted bool, tc topicCompr
 	if out == nil {
 		out = new(boundedBuffer)
 	}
-	out.reset(maxBytes, codecNames[tc.codec])
+	out.reset(maxBytes, compress.Name(tc.codec))
 	release := func() {
 		if cap(out.b) <= recompressedSizeBound {
 			out.b = out.b[:0]
@@ -165,10 +87,10 @@ func (v *recordValidator) recompress(batch []byte, compacted bool, tc topicCompr
 	}
 	out.b = append(out.b, batch[:segment.BatchHeaderSize]...)
 	var dst io.Writer = out
-	var w codecWriter
-	if tc.codec != 0 {
+	var w compress.Writer
+	if tc.codec != compress.None {
 		var put func()
-		if w, put, err = v.rewrite.writer(tc, out); err != nil {
+		if w, put, err = v.rewrite.writers.Get(tc.codec, tc.opts, out); err != nil {
 			release()
 			return nil, nil, err
 		}
@@ -217,61 +139,3 @@ func (o *boundedBuffer) Write(p []byte) (int, error) {
 	o.b = append(o.b, p...)
 	return len(p), nil
 }
-
-// xerialMagicHeader is the xerial framing's header: the magic, version 1 and minimum
-// compatible version 1.
-var xerialMagicHeader = append(append([]byte{}, xerialMagic...), 0, 0, 0, 1, 0, 0, 0, 1)
-
-// xerialWriter writes snappy in the xerial framing (Java's SnappyOutputStream, which
-// every Kafka client reads): the header, then each xerialBlockSize bytes of input as a
-// big-endian int32 length and a standard snappy block (s2.EncodeSnappy, which the
-// strict decoder of codecs.go and every snappy implementation read).
-type xerialWriter struct {
-	dst     io.Writer
-	in      []byte // input not yet encoded, up to xerialBlockSize
-	block   []byte // the length and encoded block, reused
-	started bool   // the header is written
-}
-
-func (x *xerialWriter) Reset(dst io.Writer) { x.dst, x.in, x.started = dst, x.in[:0], false }
-
-func (x *xerialWriter) Write(p []byte) (int, error) {
-	n := len(p)
-	for len(p) > 0 {
-		if x.in == nil {
-			x.in = make([]byte, 0, xerialBlockSize)
-		}
-		k := copy(x.in[len(x.in):cap(x.in)], p)
-		x.in, p = x.in[:len(x.in)+k], p[k:]
-		if len(x.in) == cap(x.in) {
-			if err := x.flush(); err != nil {
-				return 0, err
-			}
-		}
-	}
-	return n, nil
-}
-
-// flush writes the header when not yet written and the buffered input as one block.
-func (x *xerialWriter) flush() error {
-	if !x.started {
-		if _, err := x.dst.Write(xerialMagicHeader); err != nil {
-			return err
-		}
-		x.started = true
-	}
-	if len(x.in) == 0 {
-		return nil
-	}
-	need := 4 + s2.MaxEncodedLen(len(x.in))
-	if cap(x.block) < need {
-		x.block = make([]byte, need)
-	}
-	enc := s2.EncodeSnappy(x.block[4:need], x.in)
-	binary.BigEndian.PutUint32(x.block, uint32(len(enc)))
-	x.in = x.in[:0]
-	_, err := x.dst.Write(x.block[:4+len(enc)])
-	return err
-}
-
-func (x *xerialWriter) Close() error { return x.flush() }

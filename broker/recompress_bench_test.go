@@ -3,11 +3,11 @@ package broker
 import (
 	"context"
 	"fmt"
+	"github.com/petrel-broker/petrel/compress"
 	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/klauspost/compress/zstd"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -29,7 +29,7 @@ func BenchmarkRecompress(b *testing.B) {
 	for _, src := range []int8{0, 2} {
 		batch := rvBatch(rvCompress(b, section, src), 16, src)
 		for _, target := range []string{"producer", "uncompressed", "gzip", "snappy", "lz4", "zstd"} {
-			tc := topicCompression{codec: codecNumbers[target], gzipLevel: -1, zstdLevel: zstd.SpeedDefault}
+			tc := topicCompression{codec: codecNumbers[target], opts: compress.DefaultOptions}
 			if tc.codec == src {
 				continue
 			}

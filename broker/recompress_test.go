@@ -5,14 +5,13 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/petrel-broker/petrel/compress"
 	"io"
 	"runtime"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/klauspost/compress/snappy/xerial"
-	"github.com/klauspost/compress/zstd"
 	"github.com/petrel-broker/petrel/segment"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -32,13 +31,13 @@ func rcIdempotent(batch []byte, producerID int64) []byte {
 }
 
 // rcDecompress decompresses section with codec through the broker's own strict
-// streaming readers (codecs.go) and, to compare, kgo's.
+// streaming readers (compress.Readers) and, to compare, kgo's.
 func rcDecompress(t *testing.T, section []byte, codec int8) []byte {
 	t.Helper()
 	if codec == 0 {
 		return section
 	}
-	r, release, err := newCodecReaders(64<<20).open(codec, section)
+	r, release, err := compress.NewReaders(64<<20).Open(codec, section)
 	if err != nil {
 		t.Fatalf("codec %d: %v", codec, err)
 	}
@@ -157,7 +156,7 @@ func TestRecompressBoundedAllocation(t *testing.T) {
 				continue
 			}
 			t.Run(c.name+"-to-"+target, func(t *testing.T) {
-				tc := topicCompression{codec: codecNumbers[target], gzipLevel: -1, zstdLevel: zstd.SpeedDefault}
+				tc := topicCompression{codec: codecNumbers[target], opts: compress.DefaultOptions}
 				rewrite := func() {
 					if _, _, err := v.recompress(batch, false, tc, 1<<20); !errors.Is(err, segment.ErrRecordsTooLarge) {
 						t.Fatalf("bomb of %d bytes: %v", len(batch), err)
@@ -194,14 +193,14 @@ func TestRecompressLevels(t *testing.T) {
 		}
 		return m
 	}
-	if tc := compressionConfig(cfgs("compression.type", "producer", "compression.gzip.level", "-1", "compression.zstd.level", "3")); tc.codec != keepCodec || tc.gzipLevel != -1 || tc.zstdLevel != zstd.SpeedDefault {
+	if tc := compressionConfig(cfgs("compression.type", "producer", "compression.gzip.level", "-1", "compression.zstd.level", "3")); tc.codec != keepCodec || tc.opts != compress.DefaultOptions {
 		t.Errorf("defaults: %+v", tc)
 	}
-	if tc := compressionConfig(cfgs("compression.type", "zstd", "compression.zstd.level", "-5")); tc.codec != 4 || tc.zstdLevel != zstd.SpeedFastest {
+	if tc := compressionConfig(cfgs("compression.type", "zstd", "compression.zstd.level", "-5")); tc.codec != 4 || tc.opts.ZstdLevel != -5 {
 		t.Errorf("zstd -5: %+v", tc)
 	}
-	if tc := compressionConfig(cfgs("compression.type", "zstd", "compression.zstd.level", "19")); tc.zstdLevel != zstd.SpeedBestCompression {
-		t.Errorf("zstd 19: %+v", tc)
+	if tc := compressionConfig(cfgs("compression.type", "gzip", "compression.gzip.level", "9")); tc.codec != 1 || tc.opts.GzipLevel != 9 {
+		t.Errorf("gzip 9: %+v", tc)
 	}
 	v := newRecordValidator(64 << 20)
 	section := rvGoodSection(200, 500, true, 3)
@@ -217,48 +216,10 @@ func TestRecompressLevels(t *testing.T) {
 		}
 		return len(out)
 	}
-	gzip1, gzip9 := size(topicCompression{codec: 1, gzipLevel: 1}), size(topicCompression{codec: 1, gzipLevel: 9})
-	zstdFast, zstdBest := size(topicCompression{codec: 4, zstdLevel: zstd.SpeedFastest}), size(topicCompression{codec: 4, zstdLevel: zstd.SpeedBestCompression})
+	gzip1, gzip9 := size(topicCompression{codec: 1, opts: compress.Options{GzipLevel: 1}}), size(topicCompression{codec: 1, opts: compress.Options{GzipLevel: 9}})
+	zstdFast, zstdBest := size(topicCompression{codec: 4, opts: compress.Options{ZstdLevel: -5}}), size(topicCompression{codec: 4, opts: compress.Options{ZstdLevel: 19}})
 	if gzip9 >= gzip1 || zstdBest >= zstdFast {
 		t.Errorf("gzip level 1: %d bytes, level 9: %d; zstd fastest: %d, best: %d", gzip1, gzip9, zstdFast, zstdBest)
-	}
-}
-
-// TestXerialWriter: the snappy writer's xerial framing, in blocks of 32 KiB, is read by
-// the broker's strict reader, kgo and klauspost's xerial decoder alike.
-func TestXerialWriter(t *testing.T) {
-	for _, n := range []int{1, xerialBlockSize - 1, xerialBlockSize, xerialBlockSize + 1, 5*xerialBlockSize + 17} {
-		in := rvValue(n, n%2 == 0, n)
-		var out bytes.Buffer
-		w := &xerialWriter{}
-		w.Reset(&out)
-		for p := in; len(p) > 0; { // uneven writes
-			k := min(len(p), 1000+len(p)%7777)
-			if _, err := w.Write(p[:k]); err != nil {
-				t.Fatal(err)
-			}
-			p = p[k:]
-		}
-		if err := w.Close(); err != nil {
-			t.Fatal(err)
-		}
-		b := out.Bytes()
-		if !bytes.HasPrefix(b, xerialMagicHeader) {
-			t.Fatalf("%d bytes: no xerial header", n)
-		}
-		blocks := 0
-		for rest := b[len(xerialMagicHeader):]; len(rest) > 0; blocks++ {
-			rest = rest[4+binary.BigEndian.Uint32(rest):]
-		}
-		if want := (n + xerialBlockSize - 1) / xerialBlockSize; blocks != want {
-			t.Errorf("%d bytes in %d blocks, expected %d", n, blocks, want)
-		}
-		if got := rcDecompress(t, b, 2); !bytes.Equal(got, in) {
-			t.Fatalf("%d bytes: decoded differently", n)
-		}
-		if got, err := xerial.Decode(b); err != nil || !bytes.Equal(got, in) {
-			t.Fatalf("%d bytes: klauspost's xerial decoder: %v", n, err)
-		}
 	}
 }
 
@@ -280,7 +241,7 @@ func FuzzRecompress(f *testing.F) {
 			count = 1
 		}
 		batch := rvBatch(section, count, int8(codec))
-		tc := topicCompression{codec: int8(target), gzipLevel: -1, zstdLevel: zstd.SpeedDefault}
+		tc := topicCompression{codec: int8(target), opts: compress.DefaultOptions}
 		out, release, err := v.recompress(bytes.Clone(batch), false, tc, 2<<20)
 		if err != nil {
 			if !errors.Is(err, segment.ErrInvalidRecord) && !errors.Is(err, segment.ErrRecordsTooLarge) && !errors.Is(err, segment.ErrUndecodableRecords) {

@@ -3,6 +3,7 @@ package broker
 import (
 	"errors"
 	"fmt"
+	"github.com/petrel-broker/petrel/compress"
 	"io"
 	"sync"
 	"sync/atomic"
@@ -27,7 +28,7 @@ var skipRecordValidation atomic.Bool
 // and buffers, never past the limit.
 type recordValidator struct {
 	limit   int64
-	codecs  *codecReaders
+	codecs  *compress.Readers
 	scratch sync.Pool // *[]byte of recordScratchSize
 	rewrite batchRecompressor
 }
@@ -36,9 +37,15 @@ func newRecordValidator(limit int64) *recordValidator {
 	if limit < 1 {
 		limit = 64 << 20
 	}
-	v := &recordValidator{limit: limit, codecs: newCodecReaders(limit)}
+	v := &recordValidator{limit: limit, codecs: compress.NewReaders(limit)}
 	v.scratch.New = func() any { b := make([]byte, recordScratchSize); return &b }
 	return v
+}
+
+// compressWhole compresses a cleaned batch's records with its codec at Kafka's default
+// levels (the cleaner keeps each batch's codec).
+func (v *recordValidator) compressWhole(codec int8, raw []byte) ([]byte, error) {
+	return v.rewrite.writers.Compress(codec, compress.DefaultOptions, raw)
 }
 
 // check validates the records of batch, which validateProducedBatch accepted. Its
@@ -67,7 +74,7 @@ func (v *recordValidator) check(batch []byte, compacted bool) error {
 // a stream; with tee set, every decompressed byte the walk reads is written to tee too
 // (recompress.go), and an error tee returns ends the walk.
 func (v *recordValidator) walk(batch []byte, codec int8, compacted bool, tee io.Writer) error {
-	r, release, err := v.codecs.open(codec, batch[segment.BatchHeaderSize:])
+	r, release, err := v.codecs.Open(codec, batch[segment.BatchHeaderSize:])
 	if err != nil {
 		if errors.Is(err, segment.ErrRecordsTooLarge) {
 			return err

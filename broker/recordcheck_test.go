@@ -196,7 +196,7 @@ func TestSnappyBatchWithS2OnlyBlockIsRefused(t *testing.T) {
 	if out, err := s2.Decode(nil, block); err != nil || !bytes.Equal(out, section) {
 		t.Fatalf("s2 round trip: %v", err)
 	}
-	xerial := append(append([]byte(nil), xerialMagic...), 0, 0, 0, 1, 0, 0, 0, 1)
+	xerial := []byte{0x82, 'S', 'N', 'A', 'P', 'P', 'Y', 0, 0, 0, 0, 1, 0, 0, 0, 1} // the xerial framing's header
 	xerial = binary.BigEndian.AppendUint32(xerial, uint32(len(block)))
 	xerial = append(xerial, block...)
 

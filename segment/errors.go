@@ -1,6 +1,10 @@
 package segment
 
-import "errors"
+import (
+	"errors"
+
+	"github.com/petrel-broker/petrel/compress"
+)
 
 // Sentinel errors. Errors returned by this package wrap one of these with details
 // (offsets, positions, file names); match them with errors.Is.
@@ -14,8 +18,9 @@ var (
 	// key, value or header inconsistent with the batch or with the bytes present.
 	ErrInvalidRecord = errors.New("segment: invalid record")
 	// ErrRecordsTooLarge means a compressed batch's records decompress to more than the
-	// limit the caller set.
-	ErrRecordsTooLarge = errors.New("segment: records decompress past the limit")
+	// limit the caller set: compress's sentinel, so a decompressing reader's error and
+	// the record walk's are one.
+	ErrRecordsTooLarge = compress.ErrTooLarge
 	// ErrRecordSetTooLarge means a leader append of more bytes than segment.bytes: no
 	// segment could hold it (Kafka's RecordBatchTooLargeException).
 	ErrRecordSetTooLarge = errors.New("segment: the records are larger than the segment size (segment.bytes)")
