@@ -134,3 +134,30 @@ func TestListenerRule_KafkaRefusals(t *testing.T) {
 		})
 	}
 }
+
+// Kafka's default listeners=PLAINTEXT://:9092 (every interface) is accepted and
+// advertised at the machine's host name, as Kafka advertises its canonical host name.
+func TestListenerRule_EmptyHostAdvertisesTheHostName(t *testing.T) {
+	name, err := os.Hostname()
+	if err != nil || name == "" {
+		t.Skip("no host name")
+	}
+	cfg := Config{NodeID: 0, DataDir: t.TempDir(), Properties: map[string]string{"listeners": "PLAINTEXT://:9092"}}
+	if err := cfg.ApplyListenerFlags(ListenerFlags{}); err != nil {
+		t.Fatal(err)
+	}
+	specs, err := cfg.listenerSpecs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if specs[0].Bind != ":9092" || specs[0].Advertised != "" {
+		t.Fatalf("spec %+v", specs[0])
+	}
+	if got := advertisedHost(":9092"); got != net.JoinHostPort(name, "9092") {
+		t.Fatalf("advertised %q, want %s:9092", got, name)
+	}
+	cfg.Properties["advertised.listeners"] = "PLAINTEXT://:9093"
+	if specs, err = cfg.listenerSpecs(); err != nil || specs[0].Advertised != net.JoinHostPort(name, "9093") {
+		t.Fatalf("an empty advertised host: %+v %v", specs, err)
+	}
+}

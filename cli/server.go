@@ -45,7 +45,11 @@ func serverCommand() *ucli.Command {
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(c.App.Writer, "petrel node %d listening on %s (raft %s)\n", cfg.NodeID, b.Addr(), b.RaftAddr())
+			metrics := "none"
+			if a := b.MetricsAddr(); a != nil {
+				metrics = a.String()
+			}
+			fmt.Fprintf(c.App.Writer, "petrel node %d listening on %s (raft %s, metrics %s)\n", cfg.NodeID, b.Addr(), b.RaftAddr(), metrics)
 			return runUntilSignal(b)
 		},
 	}

@@ -219,6 +219,11 @@ func TestDocs_OperationsMultiNodeExamples(t *testing.T) {
 	}
 	all := append(slices.Clone(voters), joiners...)
 	waitReady(all)
+	for _, i := range all {
+		if want := fmt.Sprintf("metrics 127.0.0.1:%d)", 9644+base+ids[i]); !strings.Contains(logOf(i), want) {
+			t.Errorf("node %d does not say %q:\n%s", i, want, tailLines(logOf(i), 5))
+		}
+	}
 
 	first := "127.0.0.1:" + portOf[portRe.FindStringSubmatch(cmds[0])[1]]
 	cl, err := kgo.NewClient(kgo.SeedBrokers(first))
