@@ -144,6 +144,8 @@ func (b *Broker) describeBrokerConfig(r *kmsg.DescribeConfigsRequest, def config
 		value, set = b.listenersValue(false), true
 	case "advertised.listeners":
 		value, set = b.listenersValue(true), true
+	case metricsListenerProperty:
+		value, set = b.metricsListenerValue(), true
 	default:
 		flagged = false
 	}

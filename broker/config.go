@@ -91,7 +91,7 @@ func (c *Config) validate() error {
 	if c.NodeID < 0 {
 		return fmt.Errorf("%w: --node-id must be at least 0", ErrInvalidBrokerConfig)
 	}
-	if c.KafkaListener == nil {
+	if _, set := c.Properties["listeners"]; c.KafkaListener == nil && !set {
 		if _, _, err := net.SplitHostPort(c.Listen); err != nil {
 			return fmt.Errorf("%w: --listen %q: %v", ErrInvalidBrokerConfig, c.Listen, err)
 		}
@@ -100,6 +100,9 @@ func (c *Config) validate() error {
 		if _, _, err := net.SplitHostPort(c.RaftListen); err != nil {
 			return fmt.Errorf("%w: --raft-listen %q: %v", ErrInvalidBrokerConfig, c.RaftListen, err)
 		}
+	}
+	if _, err := c.listenerSpecs(); err != nil { // the one listener rule (listener_rule.go)
+		return err
 	}
 	return nil
 }

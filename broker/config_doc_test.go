@@ -133,7 +133,10 @@ func docValid(d configDef) string {
 
 func docDescription(d configDef) string {
 	var petrel []string
-	if d.Flag != "" {
+	switch {
+	case d.Flag != "" && listenerFlagProperty(d.Name):
+		petrel = append(petrel, "`"+d.Flag+"` is its shorthand.")
+	case d.Flag != "":
 		petrel = append(petrel, "set by `"+d.Flag+"`; the property is ignored with a warning.")
 	}
 	if d.Note != "" {
@@ -180,6 +183,41 @@ Dynamic configs (source ` + "`dynamic`" + `) are the per-topic configs set throu
 ` + "`petrel dev`" + ` takes the same ` + "`--config`" + `, ` + "`--set`" + ` and ` + "`--strict-config`" + ` and gives the
 properties to every node.
 
+## Listeners
+
+One rule decides where a node listens and what it advertises, checked at start (and by
+` + "`--print-config`" + `); a node that breaks it refuses to start with the message quoted:
+
+* **Client listeners** are ` + "`listeners`" + ` (NAME://host:port,...), or ` + "`--listen host:port`" + `,
+  its shorthand for ` + "`listeners=PLAINTEXT://host:port`" + `; neither: ` + "`PLAINTEXT://127.0.0.1:9092`" + `.
+  Give one or the other, from any source: ` + "`--listen`" + ` together with a different
+  ` + "`listeners`" + ` (config file, environment or ` + "`--set`" + `) is refused
+  (` + "`--listen 127.0.0.1:9092 conflicts with listeners=SASL_SSL://... (config file)`" + `).
+* **Protocols**: every listener name needs an entry in ` + "`listener.security.protocol.map`" + `
+  (a name that is a protocol needs none with the default map):
+  ` + "`No security protocol defined for listener EXTERNAL`" + `.
+* **Advertised addresses**: a listener is advertised at its ` + "`advertised.listeners`" + `
+  entry, or (the first listener) at ` + "`--advertised host:port`" + `, its shorthand, else at
+  its own address. ` + "`--advertised`" + ` with a different ` + "`advertised.listeners`" + ` is refused;
+  ` + "`advertised.listeners`" + ` may name only listeners of ` + "`listeners`" + ` (Kafka's
+  ` + "`advertised.listeners listener names must be equal to or a subset of the ones defined in listeners`" + `).
+  An advertised address on 0.0.0.0 or ::, given or taken from the listener, is refused
+  as Kafka refuses it: ` + "`advertised.listeners cannot use the nonroutable meta-address 0.0.0.0. Use a routable IP address.`" + `
+  (so ` + "`--listen 0.0.0.0:9092`" + ` needs ` + "`--advertised host:9092`" + `). An empty host
+  (` + "`PLAINTEXT://:9092`" + `, every interface) is advertised as the machine's host name, as Kafka does.
+* **The controller listener**: a listener named in ` + "`controller.listener.names`" + ` (a Kafka
+  KRaft file's ` + "`CONTROLLER://:9093`" + `) is the Raft listener, never a client port: its
+  address is ` + "`--raft-listen`" + `'s (both given and different: refused), it is not served
+  to Kafka clients, not advertised, and an ` + "`advertised.listeners`" + ` entry for it is not used.
+  One such listener at most; its protocol must be PLAINTEXT unless
+  ` + "`petrel.raft.security.protocol`" + ` decides the Raft transport's security. Without one,
+  ` + "`--raft-listen`" + ` (default ` + "`127.0.0.1:9093`" + `) is the Raft listener. Kafka's other KRaft
+  properties (` + "`process.roles`" + `, ` + "`controller.quorum.voters`" + `) are warnings: the quorum comes
+  from ` + "`--voters`" + ` and ` + "`--join`" + `.
+* **Metrics**: ` + "`--metrics-listen`" + ` (default 127.0.0.1 on port 9644 + node id, so nodes on one
+  host never collide; ` + "`\"\"`" + ` for none). DescribeConfigs reports the bound address as
+  ` + "`petrel.metrics.listener`" + `.
+
 ## Checks at start
 
 Every supplied property is checked before the node opens anything, with Kafka's parsing
@@ -197,7 +235,7 @@ Kafka's wording:
   A topic config given as a broker property suggests its broker synonym
   (` + "`retention.ms`" + ` → ` + "`log.retention.ms`" + `).
 * A Kafka property Petrel knows but does not implement yet (the list below) is a warning
-  that says so; so is a property a flag supplies (` + "`listeners`" + ` comes from ` + "`--listen`" + `).
+  that says so; so is a property a flag supplies (` + "`node.id`" + ` comes from ` + "`--node-id`" + `).
 * ` + "`--strict-config`" + ` turns every warning into an error: the server does not start.
 
 The same checks apply to the topic configs of CreateTopics: a bad value is INVALID_CONFIG

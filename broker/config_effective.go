@@ -105,6 +105,8 @@ func (c *Config) flagProperty(def configDef) EffectiveProperty {
 		if v, ok := c.Properties[def.Name]; ok {
 			p.Value, p.Source = v, c.propertySource(def.Name)
 		}
+	case metricsListenerProperty:
+		p.Value = c.MetricsListen
 	case "advertised.listeners":
 		if v, ok := c.Properties[def.Name]; ok {
 			p.Value, p.Source = v, c.propertySource(def.Name)

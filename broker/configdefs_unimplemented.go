@@ -35,7 +35,6 @@ var unimplementedBrokerConfigs = []unimplementedConfig{
 	{Name: "process.roles", Note: noteKRaft},
 	{Name: "controller.quorum.voters", Note: noteKRaft},
 	{Name: "controller.quorum.bootstrap.servers", Note: noteKRaft},
-	{Name: "controller.listener.names", Note: noteKRaft},
 	{Name: "controller.quorum.election.backoff.max.ms", Note: "hashicorp/raft restarts a failed election after a random 1-2 times controller.quorum.election.timeout.ms"},
 	{Name: "controller.quorum.append.linger.ms", Note: "hashicorp/raft batches proposals that wait while an append is in flight"},
 	{Name: "controller.quorum.retry.backoff.ms", Note: "hashicorp/raft backs off failed requests to a voter on its own"},

@@ -33,10 +33,17 @@ func startTestBroker(t testing.TB, dir string, props map[string]string) *Broker 
 		dir = t.TempDir()
 	}
 	var out io.Writer = testLogWriter{t, "node-0 "}
-	b, err := Start(Config{
+	return startReadyBroker(t, Config{
 		NodeID: 0, DataDir: dir, Listen: "127.0.0.1:0", RaftListen: "127.0.0.1:0", Properties: props,
 		Logger: hclog.New(&hclog.LoggerOptions{Output: out, Level: hclog.Info}),
 	})
+}
+
+// startReadyBroker starts a broker with cfg, waits until it is ready and shuts it down
+// at cleanup.
+func startReadyBroker(t testing.TB, cfg Config) *Broker {
+	t.Helper()
+	b, err := Start(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

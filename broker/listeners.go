@@ -94,38 +94,51 @@ func (c *Config) protocolMap() (map[string]string, error) {
 	return m, nil
 }
 
-// listenerSpecs resolves the listeners: the listeners property, or PLAINTEXT://--listen;
-// each with its protocol and advertised address (advertised.listeners, else --advertised
-// for the first listener, else the bound address).
+// listenerSpecs resolves the client listeners by the one listener rule
+// (listener_rule.go): the listeners property, or PLAINTEXT://--listen, less the
+// controller listeners (controller.listener.names: the Raft listener); each with its
+// protocol and advertised address (advertised.listeners, else --advertised for the
+// first listener, else its own address, which must then be routable).
 func (c *Config) listenerSpecs() ([]listenerSpec, error) {
-	entries := [][2]string{{protocolPlaintext, c.Listen}}
-	if v, ok := c.Properties["listeners"]; ok {
-		var err error
-		if entries, err = parseListenerList("listeners", v); err != nil {
-			return nil, err
-		}
-		if len(entries) == 0 {
-			return nil, fmt.Errorf("%w: listeners is empty", ErrInvalidBrokerConfig)
-		}
+	entries, err := c.listenerEntries()
+	if err != nil {
+		return nil, err
 	}
 	protos, err := c.protocolMap()
 	if err != nil {
 		return nil, err
 	}
+	if err := c.checkControllerListeners(entries, protos); err != nil {
+		return nil, err
+	}
+	controllers := c.controllerListenerNames()
 	var advertised [][2]string
 	if v, ok := c.Properties["advertised.listeners"]; ok {
 		if advertised, err = parseListenerList("advertised.listeners", v); err != nil {
 			return nil, err
 		}
 	}
+	var names []string
+	for _, e := range entries {
+		names = append(names, e[0])
+	}
+	for _, a := range advertised {
+		if !slices.Contains(names, a[0]) {
+			return nil, fmt.Errorf("%w: advertised.listeners listener names must be equal to or a subset of the ones defined in listeners. Found %s. The valid options based on the current configuration are %s",
+				ErrInvalidBrokerConfig, a[0], strings.Join(names, ","))
+		}
+	}
 	specs := make([]listenerSpec, 0, len(entries))
-	for i, e := range entries {
+	for _, e := range entries {
+		if slices.Contains(controllers, e[0]) {
+			continue // the Raft listener, never a client port
+		}
 		proto, ok := protos[e[0]]
 		if !ok {
-			return nil, fmt.Errorf("%w: listener %s has no security protocol in listener.security.protocol.map", ErrInvalidBrokerConfig, e[0])
+			return nil, noProtocolError(e[0])
 		}
 		s := listenerSpec{Name: e[0], Protocol: proto, Bind: e[1]}
-		if i == 0 && c.Advertised != "" {
+		if len(specs) == 0 && c.Advertised != "" {
 			s.Advertised = c.Advertised
 		}
 		for _, a := range advertised {
@@ -133,12 +146,13 @@ func (c *Config) listenerSpecs() ([]listenerSpec, error) {
 				s.Advertised = a[1]
 			}
 		}
-		specs = append(specs, s)
-	}
-	for _, a := range advertised {
-		if !slices.ContainsFunc(specs, func(s listenerSpec) bool { return s.Name == a[0] }) {
-			return nil, fmt.Errorf("%w: advertised.listeners names %s, which is not in listeners", ErrInvalidBrokerConfig, a[0])
+		if err := checkAdvertisable(s); err != nil {
+			return nil, err
 		}
+		if s.Advertised != "" {
+			s.Advertised = advertisedHost(s.Advertised)
+		}
+		specs = append(specs, s)
 	}
 	return specs, nil
 }
@@ -264,6 +278,10 @@ func (b *Broker) openListeners() error {
 		}
 		if s.Advertised == "" {
 			s.Advertised = ln.Addr().String()
+			if host, _, _ := net.SplitHostPort(s.Bind); host == "" { // every interface: the host name
+				_, port, _ := net.SplitHostPort(s.Advertised)
+				s.Advertised = advertisedHost(net.JoinHostPort("", port))
+			}
 		}
 		out = append(out, boundListener{spec: s, ln: ln, cfg: lc})
 	}

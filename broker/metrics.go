@@ -21,6 +21,11 @@ import (
 // perPartitionMetricsProperty turns the per-topic and per-partition series on or off.
 const perPartitionMetricsProperty = "petrel.metrics.per.partition.enable"
 
+// metricsListenerProperty is the metrics listener's address as DescribeConfigs reports
+// it (--metrics-listen; the bound address on a running broker): petrel top reads every
+// broker's from the broker itself.
+const metricsListenerProperty = "petrel.metrics.listener"
+
 // newMetrics builds the broker's registry and names every served API for the request
 // metrics.
 func (b *Broker) newMetrics() *metrics.Registry {
@@ -59,6 +64,14 @@ func (b *Broker) MetricsAddr() net.Addr {
 		return nil
 	}
 	return b.metricsServer.Addr()
+}
+
+// metricsListenerValue is the bound metrics listener address, "" when there is none.
+func (b *Broker) metricsListenerValue() string {
+	if a := b.MetricsAddr(); a != nil {
+		return a.String()
+	}
+	return ""
 }
 
 // closeMetricsServer stops the metrics listener, if any.

@@ -29,7 +29,7 @@ var errUnreachable = errors.New("test: no route to host")
 func startFencingTestBroker(t *testing.T, unreachable string) *Broker {
 	t.Helper()
 	var d net.Dialer
-	b, err := Start(Config{
+	return startReadyBroker(t, Config{
 		NodeID: 0, DataDir: t.TempDir(), Listen: "127.0.0.1:0", RaftListen: "127.0.0.1:0",
 		// Sessions never expire during the test: only evidence fences.
 		Properties: map[string]string{"broker.session.timeout.ms": "600000"},
@@ -41,16 +41,6 @@ func startFencingTestBroker(t *testing.T, unreachable string) *Broker {
 			return d.DialContext(ctx, network, addr)
 		},
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { b.Shutdown(context.Background()) })
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if err := b.WaitReady(ctx); err != nil {
-		t.Fatal(err)
-	}
-	return b
 }
 
 // fakeBroker registers broker id (incarnation inc, naming previous) with b's controller

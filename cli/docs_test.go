@@ -116,3 +116,24 @@ func TestReadmeGroupExampleWithKcat(t *testing.T) {
 		t.Fatalf("groups describe g after the README's kcat example:\n%s", r.stdout)
 	}
 }
+
+// The listener rule is stated once, in docs/configuration.md; docs/operations.md and
+// the sample properties point to it instead of saying another rule ("the property
+// wins" once disagreed with the page that said the flag supplies the value).
+func TestListenerRuleStatedOnce(t *testing.T) {
+	conf := readRepoFile(t, "docs/configuration.md")
+	if !strings.Contains(conf, "\n## Listeners\n") {
+		t.Fatal("docs/configuration.md has no Listeners section")
+	}
+	for _, path := range []string{"docs/configuration.md", "docs/operations.md", "config/server.properties", "README.md"} {
+		text := readRepoFile(t, path)
+		for _, stale := range []string{"the property wins", "The node's identity and addresses come only from the flags", "default\n`127.0.0.1:9644`"} {
+			if strings.Contains(text, stale) {
+				t.Errorf("%s still says %q", path, stale)
+			}
+		}
+	}
+	if ops := readRepoFile(t, "docs/operations.md"); !strings.Contains(ops, "configuration.md#listeners") {
+		t.Error("docs/operations.md does not point to the listener rule in docs/configuration.md")
+	}
+}

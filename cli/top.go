@@ -28,8 +28,12 @@ import (
 	ucli "github.com/urfave/cli/v2"
 )
 
-// defaultMetricsPort is petrel server's --metrics-listen port (petrel dev: + node id).
+// defaultMetricsPort + node id is petrel server's default --metrics-listen port (and
+// petrel dev's layout).
 const defaultMetricsPort = 9644
+
+// metricsListenerConfig is the broker config that reports a broker's metrics listener.
+const metricsListenerConfig = "petrel.metrics.listener"
 
 // errNoTerminal is top's answer when its output is not a terminal.
 var errNoTerminal = errors.New("petrel top needs a terminal; use --once for a plain-text snapshot")
@@ -39,8 +43,8 @@ func topCommand() *ucli.Command {
 		Name:  "top",
 		Usage: "live view of brokers, throughput, latency, consumer lag and the busiest partitions",
 		Description: "Reads the cluster over the Kafka protocol and every broker's /metrics. Metrics endpoints\n" +
-			"come from --metrics; without it, each broker's host on port 9644, or 9644 + node id\n" +
-			"where several brokers share a host (petrel dev's layout). q or Ctrl-C quits.\n" +
+			"come from --metrics; without it, each broker reports its own (DescribeConfigs,\n" +
+			"petrel.metrics.listener), else its host on port 9644 + node id. q or Ctrl-C quits.\n" +
 			"--once prints one snapshot as plain text (rates over --interval) and exits.",
 		Flags: withClientFlags(
 			&ucli.StringSliceFlag{Name: "metrics", Usage: "metrics endpoint host:port of a broker (repeatable or comma-separated; default: see above)"},
@@ -127,11 +131,14 @@ type topSource struct {
 	timeout  time.Duration // bounds each request
 	http     *http.Client
 	known    map[int32]string // every broker seen so far: id -> host:port, so that one that vanishes stays listed
+	// published are the metrics endpoints brokers reported (petrel.metrics.listener),
+	// by broker id; "" is a broker that serves none. Asked again after a failed scrape.
+	published map[int32]string
 }
 
 func newTopSource(cl *kgo.Client, explicit []string, timeout time.Duration) *topSource {
 	return &topSource{cl: cl, explicit: explicit, timeout: timeout,
-		http: &http.Client{Timeout: min(timeout, 5*time.Second)}, known: map[int32]string{}}
+		http: &http.Client{Timeout: min(timeout, 5*time.Second)}, known: map[int32]string{}, published: map[int32]string{}}
 }
 
 // topSample is the cluster at one moment.
@@ -238,10 +245,11 @@ func (s *topSource) sample(ctx context.Context) (*topSample, error) {
 			s.known[b.id] = b.address
 		}
 	}
-	for _, ep := range s.endpoints(out.brokers) {
-		bs, id, err := s.scrape(ctx, ep)
+	for _, ep := range s.endpoints(ctx, out.brokers) {
+		bs, id, err := s.scrape(ctx, ep.addr)
 		if err != nil {
-			out.unreadable = append(out.unreadable, ep)
+			out.unreadable = append(out.unreadable, ep.addr)
+			delete(s.published, ep.broker) // it may have restarted elsewhere: ask again
 			continue
 		}
 		out.scrapes[id] = bs
@@ -260,32 +268,93 @@ func (s *topSource) sample(ctx context.Context) (*topSample, error) {
 	return out, nil
 }
 
-// endpoints are --metrics, or each registered, unfenced broker's host with the default
-// port layout.
-func (s *topSource) endpoints(brokers map[int32]*topBroker) []string {
+// metricsEndpoint is a metrics endpoint to scrape and the broker it is expected to be
+// (-1 for a --metrics endpoint).
+type metricsEndpoint struct {
+	broker int32
+	addr   string
+}
+
+// endpoints are --metrics, or each registered, unfenced broker's metrics endpoint: the
+// one it reports (askEndpoints), else its host on port 9644 + node id (petrel
+// server's default).
+func (s *topSource) endpoints(ctx context.Context, brokers map[int32]*topBroker) []metricsEndpoint {
+	var out []metricsEndpoint
 	if len(s.explicit) > 0 {
-		return s.explicit
-	}
-	perHost := map[string]int{}
-	for _, b := range brokers {
-		if host, _, err := net.SplitHostPort(b.address); err == nil && b.registered {
-			perHost[host]++
+		for _, e := range s.explicit {
+			out = append(out, metricsEndpoint{-1, e})
 		}
+		return out
 	}
-	var out []string
+	s.askEndpoints(ctx, brokers)
 	for _, id := range sortedIDs(brokers) {
 		b := brokers[id]
 		host, _, err := net.SplitHostPort(b.address)
 		if err != nil || !b.registered || b.fenced {
 			continue
 		}
-		port := defaultMetricsPort
-		if perHost[host] > 1 {
-			port += int(b.id)
+		addr, ok := s.published[id]
+		if !ok {
+			addr = net.JoinHostPort(host, strconv.Itoa(defaultMetricsPort+int(id)))
 		}
-		out = append(out, net.JoinHostPort(host, strconv.Itoa(port)))
+		if addr != "" {
+			out = append(out, metricsEndpoint{id, addr})
+		}
 	}
 	return out
+}
+
+// askEndpoints asks every registered, unfenced broker whose endpoint is not known yet
+// for its petrel.metrics.listener, in one DescribeConfigs that the client splits per
+// broker. An unspecified host (0.0.0.0) becomes the broker's own host. A broker that
+// does not answer (an older build, no DESCRIBE_CONFIGS right) is left out.
+func (s *topSource) askEndpoints(ctx context.Context, brokers map[int32]*topBroker) {
+	req := kmsg.NewPtrDescribeConfigsRequest()
+	for _, id := range sortedIDs(brokers) {
+		if b := brokers[id]; b.registered && !b.fenced && b.address != "" {
+			if _, known := s.published[id]; !known {
+				r := kmsg.NewDescribeConfigsRequestResource()
+				r.ResourceType, r.ResourceName, r.ConfigNames = kmsg.ConfigResourceTypeBroker, strconv.Itoa(int(id)), []string{metricsListenerConfig}
+				req.Resources = append(req.Resources, r)
+			}
+		}
+	}
+	if len(req.Resources) == 0 {
+		return
+	}
+	actx, cancel := context.WithTimeout(ctx, min(s.timeout, 3*time.Second))
+	defer cancel()
+	for _, shard := range s.cl.RequestSharded(actx, req) {
+		if shard.Err != nil {
+			continue
+		}
+		for _, r := range shard.Resp.(*kmsg.DescribeConfigsResponse).Resources {
+			id, err := strconv.ParseInt(r.ResourceName, 10, 32)
+			b := brokers[int32(id)]
+			if err != nil || r.ErrorCode != 0 || b == nil {
+				continue
+			}
+			for _, c := range r.Configs {
+				if c.Name == metricsListenerConfig && c.Value != nil {
+					s.published[int32(id)] = reachableEndpoint(*c.Value, b.address)
+				}
+			}
+		}
+	}
+}
+
+// reachableEndpoint is a reported listener address with an unspecified or empty host
+// replaced by the host of the broker's Kafka address.
+func reachableEndpoint(addr, kafkaAddr string) string {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return addr
+	}
+	if ip := net.ParseIP(host); host == "" || (ip != nil && ip.IsUnspecified()) {
+		kafkaHost, _, _ := net.SplitHostPort(kafkaAddr)
+		return net.JoinHostPort(kafkaHost, port)
+	}
+	return addr
 }
 
 // scrape reads one /metrics endpoint with the client library's parser.

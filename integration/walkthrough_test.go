@@ -184,25 +184,8 @@ func TestSecurity_Walkthrough(t *testing.T) {
 	}
 
 	bin := procBuildPetrel(t)
-	dir := t.TempDir()
-	env := append(os.Environ(), "PATH="+filepath.Dir(bin)+string(os.PathListSeparator)+os.Getenv("PATH"))
-	var groups []int
-	t.Cleanup(func() {
-		for _, pgid := range groups {
-			_ = syscall.Kill(-pgid, syscall.SIGKILL)
-		}
-		// Wait (briefly) until they are dead, so none writes into dir as it is removed.
-		for end := time.Now().Add(5 * time.Second); liveInGroups(groups) && time.Now().Before(end); {
-			time.Sleep(20 * time.Millisecond)
-		}
-		if t.Failed() {
-			for i := range 3 {
-				if b, err := os.ReadFile(filepath.Join(dir, fmt.Sprintf("node%d.log", i))); err == nil {
-					t.Logf("node%d.log (last lines):\n%s", i, tailLines(string(b), 25))
-				}
-			}
-		}
-	})
+	sh := newDocsShell(t, bin, []string{"node0.log", "node1.log", "node2.log"})
+	dir, env := sh.dir, sh.env
 	// runShell runs one block and returns its combined output and error.
 	runShell := func(step walkStep, timeout time.Duration) (string, error) {
 		ctx, cancel := context.WithTimeout(context.Background(), timeout)
@@ -216,7 +199,7 @@ func TestSecurity_Walkthrough(t *testing.T) {
 		if err := cmd.Start(); err != nil {
 			return "", err
 		}
-		groups = append(groups, cmd.Process.Pid)
+		sh.groups = append(sh.groups, cmd.Process.Pid)
 		err := cmd.Wait()
 		if ctx.Err() != nil {
 			err = fmt.Errorf("%w (timed out after %s)", err, timeout)
@@ -278,6 +261,38 @@ func TestSecurity_Walkthrough(t *testing.T) {
 			t.Fatalf("%s: unknown kind %q", where, step.kind)
 		}
 	}
+}
+
+// docsShell is a temporary directory where a document's commands run with the built
+// petrel first in PATH, each in a process group of its own (groups). At cleanup every
+// group is killed and, when the test failed, the last lines of the named logs in the
+// directory are logged.
+type docsShell struct {
+	dir    string
+	env    []string
+	groups []int
+}
+
+func newDocsShell(t *testing.T, bin string, logs []string) *docsShell {
+	sh := &docsShell{dir: t.TempDir(),
+		env: append(os.Environ(), "PATH="+filepath.Dir(bin)+string(os.PathListSeparator)+os.Getenv("PATH"))}
+	t.Cleanup(func() {
+		for _, pgid := range sh.groups {
+			_ = syscall.Kill(-pgid, syscall.SIGKILL)
+		}
+		// Wait (briefly) until they are dead, so none writes into dir as it is removed.
+		for end := time.Now().Add(5 * time.Second); liveInGroups(sh.groups) && time.Now().Before(end); {
+			time.Sleep(20 * time.Millisecond)
+		}
+		if t.Failed() {
+			for _, name := range logs {
+				if b, err := os.ReadFile(filepath.Join(sh.dir, name)); err == nil {
+					t.Logf("%s (last lines):\n%s", name, tailLines(string(b), 25))
+				}
+			}
+		}
+	})
+	return sh
 }
 
 // tailLines is the last n lines of s.
