@@ -21,7 +21,7 @@ func dpPartition(t *testing.T, id int32) *localPartition {
 	}
 	p := replication.NewPartition("t", id, log, 0, replication.Options{BrokerID: 0})
 	t.Cleanup(func() { p.Stop(false) })
-	if err := p.BecomeLeader(1, []int32{0, 1}); err != nil {
+	if err := p.BecomeLeaderOf(1, 0, []int32{0, 1}, []int32{0, 1}); err != nil {
 		t.Fatal(err)
 	}
 	return &localPartition{Partition: p}

@@ -67,7 +67,7 @@ func TestProducerStateSurvivesCompaction(t *testing.T) {
 	if _, err := p2.LoadProducerState(0, 0); err != nil {
 		t.Fatal(err)
 	}
-	if err := p2.BecomeLeader(1, []int32{0}); err != nil {
+	if err := p2.BecomeLeaderOf(1, 0, []int32{0}, []int32{0}); err != nil {
 		t.Fatal(err)
 	}
 	info, err := p2.AppendAsLeader(idempotentBatch(2, 7, 0, seq[7]-2), 0)

@@ -37,7 +37,7 @@ func TestAppendTransactionalAsCoordinator(t *testing.T) {
 	}
 	// A stale writer's leader epoch is fenced.
 	stale := p.State().LeaderEpoch
-	if err := p.BecomeLeader(stale+1, []int32{p.opts.BrokerID}); err != nil {
+	if err := p.BecomeLeaderOf(stale+1, 0, []int32{p.opts.BrokerID}, []int32{p.opts.BrokerID}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := p.AppendTransactionalAsCoordinator(transactionalBatch(1, pid, 2, 0), stale, 0, false, nil); !errors.Is(err, ErrFencedLeaderEpoch) {

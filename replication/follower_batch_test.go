@@ -97,7 +97,7 @@ func TestFollowerFinishAfterLeadershipChange(t *testing.T) {
 		}
 		fins = append(fins, followerFinish{p: p, end: end, leaderEpoch: 3, leaderHW: 2})
 	}
-	if err := parts[1].BecomeLeader(4, []int32{1}); err != nil {
+	if err := parts[1].BecomeLeaderOf(4, 0, []int32{1}, []int32{1}); err != nil {
 		t.Fatal(err)
 	}
 	errs := finishFollowerAppends(fins)

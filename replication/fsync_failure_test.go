@@ -37,7 +37,7 @@ func TestFollowerFsyncFailureFailsTheLog(t *testing.T) {
 // good and the append that waited for the fsync gets the error.
 func TestFsyncFailureOvertakenByTruncationStaysFailed(t *testing.T) {
 	p, _ := newPartition(t, true)
-	if err := p.BecomeLeader(1, []int32{0}); err != nil {
+	if err := p.BecomeLeaderOf(1, 0, []int32{0}, []int32{0}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := p.AppendAsLeader(batch(2), 0); err != nil {

@@ -21,7 +21,7 @@ func TestBecomeLeaderEpochInMemoryUntilAppend(t *testing.T) {
 		}
 		return string(data)
 	}
-	if err := p.BecomeLeader(2, []int32{0}); err != nil {
+	if err := p.BecomeLeaderOf(2, 0, []int32{0}, []int32{0}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := p.AppendAsLeader(batch(3), 1); err != nil {
@@ -31,17 +31,17 @@ func TestBecomeLeaderEpochInMemoryUntilAppend(t *testing.T) {
 	if before != "0\n1\n2 0\n" {
 		t.Fatalf("checkpoint after the append of epoch 2: %q", before)
 	}
-	if err := p.BecomeLeader(4, []int32{0}); err != nil {
+	if err := p.BecomeLeaderOf(4, 0, []int32{0}, []int32{0}); err != nil {
 		t.Fatal(err)
 	}
 	if e, end := p.EndOffsetForEpoch(4); e != 4 || end != 3 {
-		t.Fatalf("EndOffsetForEpoch(4) = (%d, %d) after BecomeLeader(4), want (4, 3)", e, end)
+		t.Fatalf("EndOffsetForEpoch(4) = (%d, %d) after BecomeLeaderOf(4), want (4, 3)", e, end)
 	}
 	if e, end := p.EndOffsetForEpoch(2); e != 2 || end != 3 {
 		t.Fatalf("EndOffsetForEpoch(2) = (%d, %d), want (2, 3)", e, end)
 	}
 	if got := read(); got != before {
-		t.Fatalf("BecomeLeader rewrote the checkpoint: %q, was %q", got, before)
+		t.Fatalf("BecomeLeaderOf rewrote the checkpoint: %q, was %q", got, before)
 	}
 	if _, err := p.AppendAsLeader(batch(1), 1); err != nil {
 		t.Fatal(err)

@@ -110,14 +110,10 @@ func NewPartition(topic string, id int32, log *segment.Log, highWatermark int64,
 	return p
 }
 
-// BecomeLeader makes this replica the leader in leaderEpoch with isr (replicas defaults
-// to isr). It records the epoch's start offset in the leader epoch cache; followers
-// start with unknown progress (caught up as of now for ISR members).
-func (p *Partition) BecomeLeader(leaderEpoch int32, isr []int32) error {
-	return p.BecomeLeaderOf(leaderEpoch, 0, isr, isr)
-}
-
-// BecomeLeaderOf is BecomeLeader with the partition epoch and the full replica list.
+// BecomeLeaderOf makes this replica the leader in leaderEpoch and partitionEpoch with
+// isr and the full replica list. It records the epoch's start offset in the leader
+// epoch cache; followers start with unknown progress (caught up as of now for ISR
+// members).
 func (p *Partition) BecomeLeaderOf(leaderEpoch, partitionEpoch int32, isr, replicas []int32) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -167,15 +163,6 @@ func (p *Partition) BecomeFollower(leaderEpoch int32, leader int32) error {
 	p.role, p.leaderEpoch, p.leader, p.isr, p.pendingISR = Follower, leaderEpoch, leader, nil, nil
 	p.notifyLocked()
 	return nil
-}
-
-// UpdateISR sets the ISR of a leader (from committed metadata).
-func (p *Partition) UpdateISR(isr []int32) { p.UpdateISROf(p.partitionEpochNow(), isr) }
-
-func (p *Partition) partitionEpochNow() int32 {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.partitionEpoch
 }
 
 // UpdateISROf sets the committed ISR and partition epoch of a leader.

@@ -61,7 +61,7 @@ func TestLeaderHighWatermark(t *testing.T) {
 		if _, err := p.AppendAsLeader(batch(1), 0); !errors.Is(err, ErrNotLeader) {
 			t.Fatalf("append as follower: %v", err)
 		}
-		if err := p.BecomeLeader(3, []int32{0}); err != nil {
+		if err := p.BecomeLeaderOf(3, 0, []int32{0}, []int32{0}); err != nil {
 			t.Fatal(err)
 		}
 		info, err := p.AppendAsLeader(batch(5), 1)
@@ -85,7 +85,7 @@ func TestLeaderHighWatermark(t *testing.T) {
 // consumers see nothing new, followers read to the log end.
 func TestHighWatermarkWaitsForTheISR(t *testing.T) {
 	p, _ := newPartition(t, false)
-	if err := p.BecomeLeader(1, []int32{0, 1}); err != nil {
+	if err := p.BecomeLeaderOf(1, 0, []int32{0, 1}, []int32{0, 1}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := p.AppendAsLeader(batch(3), 0); err != nil {
@@ -107,11 +107,11 @@ func TestHighWatermarkWaitsForTheISR(t *testing.T) {
 		t.Fatalf("min.insync: %v, LEO %d", err, p.State().LogEndOffset)
 	}
 	// The ISR shrinks to the leader: the HW catches up and never goes back.
-	p.UpdateISR([]int32{0})
+	p.UpdateISROf(0, []int32{0})
 	if hw := p.State().HighWatermark; hw != 3 {
 		t.Fatalf("HW %d after the ISR shrank", hw)
 	}
-	p.UpdateISR([]int32{0, 1})
+	p.UpdateISROf(0, []int32{0, 1})
 	if hw := p.State().HighWatermark; hw != 3 {
 		t.Fatalf("HW moved back to %d", hw)
 	}
@@ -122,7 +122,7 @@ func TestLeaderEpochFencing(t *testing.T) {
 	if err := p.CheckLeaderEpoch(-1); !errors.Is(err, ErrNotLeader) {
 		t.Fatalf("follower: %v", err)
 	}
-	if err := p.BecomeLeader(5, []int32{0}); err != nil {
+	if err := p.BecomeLeaderOf(5, 0, []int32{0}, []int32{0}); err != nil {
 		t.Fatal(err)
 	}
 	for epoch, want := range map[int32]error{-1: nil, 5: nil, 4: ErrFencedLeaderEpoch, 6: ErrUnknownLeaderEpoch} {
@@ -139,7 +139,7 @@ func TestLeaderEpochFencing(t *testing.T) {
 // durable and below the high watermark when its call returns.
 func TestGroupCommitConcurrentAppends(t *testing.T) {
 	p, _ := newPartition(t, true)
-	if err := p.BecomeLeader(0, []int32{0}); err != nil {
+	if err := p.BecomeLeaderOf(0, 0, []int32{0}, []int32{0}); err != nil {
 		t.Fatal(err)
 	}
 	w := NewWaiter()
@@ -181,7 +181,7 @@ func TestGroupCommitConcurrentAppends(t *testing.T) {
 
 func TestStopAndDelete(t *testing.T) {
 	p, dir := newPartition(t, false)
-	if err := p.BecomeLeader(0, []int32{0}); err != nil {
+	if err := p.BecomeLeaderOf(0, 0, []int32{0}, []int32{0}); err != nil {
 		t.Fatal(err)
 	}
 	if err := p.Stop(true); err != nil {
@@ -200,7 +200,7 @@ func TestStopAndDelete(t *testing.T) {
 
 func TestBecomeFollowerStopsLeading(t *testing.T) {
 	p, _ := newPartition(t, false)
-	if err := p.BecomeLeader(1, []int32{0, 1}); err != nil {
+	if err := p.BecomeLeaderOf(1, 0, []int32{0, 1}, []int32{0, 1}); err != nil {
 		t.Fatal(err)
 	}
 	if err := p.BecomeFollower(2, 1); err != nil {
@@ -259,7 +259,7 @@ func TestFollowerServesReadsUpToItsHighWatermark(t *testing.T) {
 // waking each other.
 func TestFollowerFetchWakesWaitersOnlyWhenTheHighWatermarkMoves(t *testing.T) {
 	p, _ := newPartition(t, false)
-	if err := p.BecomeLeader(1, []int32{0, 1, 2}); err != nil {
+	if err := p.BecomeLeaderOf(1, 0, []int32{0, 1, 2}, []int32{0, 1, 2}); err != nil {
 		t.Fatal(err)
 	}
 	w := NewWaiter()
@@ -309,7 +309,7 @@ func TestFollowerFetchWakesWaitersOnlyWhenTheHighWatermarkMoves(t *testing.T) {
 // end, or a later follower append up to 5 would be reported durable without an fsync.
 func TestTruncationDuringFsyncDoesNotCountAsDurable(t *testing.T) {
 	p, _ := newPartition(t, true)
-	if err := p.BecomeLeader(1, []int32{0}); err != nil {
+	if err := p.BecomeLeaderOf(1, 0, []int32{0}, []int32{0}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := p.AppendAsLeader(batch(2), 0); err != nil {
@@ -440,7 +440,7 @@ func TestISRAdditionOutcomes(t *testing.T) {
 // acks=all produce's first half) does not return until the fsync does.
 func TestHighWatermarkWaitsForTheLeadersFsync(t *testing.T) {
 	p, _ := newPartition(t, true)
-	if err := p.BecomeLeader(1, []int32{0, 1}); err != nil {
+	if err := p.BecomeLeaderOf(1, 0, []int32{0, 1}, []int32{0, 1}); err != nil {
 		t.Fatal(err)
 	}
 	inFsync, release := make(chan struct{}), make(chan struct{})

@@ -28,7 +28,7 @@ func rolledLeader(tb testing.TB) (dir string, want []ProducerEntry, offs []int64
 		tb.Fatal(err)
 	}
 	p := NewPartition("t", 0, log, 0, Options{BrokerID: 0})
-	if err := p.BecomeLeader(0, []int32{0}); err != nil {
+	if err := p.BecomeLeaderOf(0, 0, []int32{0}, []int32{0}); err != nil {
 		tb.Fatal(err)
 	}
 	for seq := int32(0); seq < 40; seq += 2 {

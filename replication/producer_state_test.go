@@ -34,7 +34,7 @@ func newLeader(t *testing.T, cfg segment.Config) (*Partition, string) {
 	}
 	p := NewPartition("t", 0, log, 0, Options{BrokerID: 0})
 	t.Cleanup(func() { p.Stop(false) })
-	if err := p.BecomeLeader(0, []int32{0}); err != nil {
+	if err := p.BecomeLeaderOf(0, 0, []int32{0}, []int32{0}); err != nil {
 		t.Fatal(err)
 	}
 	return p, dir
@@ -182,7 +182,7 @@ func TestFollowerRebuildsProducerState(t *testing.T) {
 	if err := follower.AppendAsFollower(records, 0, 12, 0); err != nil {
 		t.Fatal(err)
 	}
-	if err := follower.BecomeLeader(1, []int32{0}); err != nil {
+	if err := follower.BecomeLeaderOf(1, 0, []int32{0}, []int32{0}); err != nil {
 		t.Fatal(err)
 	}
 	info, err := follower.AppendAsLeader(idempotentBatch(3, 9, 2, 9), 0)
@@ -203,7 +203,7 @@ func entriesEqual(a, b ProducerEntry) bool {
 // is no longer known, so its retry is appended again.
 func TestTruncationRebuildsProducerState(t *testing.T) {
 	p, dir := newPartition(t, false)
-	if err := p.BecomeLeader(0, []int32{0}); err != nil {
+	if err := p.BecomeLeaderOf(0, 0, []int32{0}, []int32{0}); err != nil {
 		t.Fatal(err)
 	}
 	for seq := int32(0); seq < 4; seq++ {
@@ -417,7 +417,7 @@ func BenchmarkProducerStateHeap(b *testing.B) {
 // state is reset instead, so the retry is appended (an unknown producer, KAFKA-7190).
 func TestFailedRebuildOnTruncationResetsProducerState(t *testing.T) {
 	p, dir := newPartition(t, false)
-	if err := p.BecomeLeader(0, []int32{0}); err != nil {
+	if err := p.BecomeLeaderOf(0, 0, []int32{0}, []int32{0}); err != nil {
 		t.Fatal(err)
 	}
 	for seq := int32(0); seq < 4; seq++ {
@@ -438,7 +438,7 @@ func TestFailedRebuildOnTruncationResetsProducerState(t *testing.T) {
 	if leo, err := p.TruncateTo(2); err != nil || leo != 2 {
 		t.Fatalf("retried truncation: %d %v", leo, err)
 	}
-	if err := p.BecomeLeader(2, []int32{0}); err != nil {
+	if err := p.BecomeLeaderOf(2, 0, []int32{0}, []int32{0}); err != nil {
 		t.Fatal(err)
 	}
 	info, err := p.AppendAsLeader(idempotentBatch(1, 5, 0, 2), 0)
@@ -450,7 +450,7 @@ func TestFailedRebuildOnTruncationResetsProducerState(t *testing.T) {
 // A writer bound to an older leader epoch (a stale coordinator) writes nothing.
 func TestAppendAsLeaderInEpochRefusesStaleEpoch(t *testing.T) {
 	p, _ := newLeader(t, segment.DefaultConfig())
-	if err := p.BecomeLeader(1, []int32{0}); err != nil {
+	if err := p.BecomeLeaderOf(1, 0, []int32{0}, []int32{0}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := p.AppendAsLeaderInEpoch(batch(1), 0, 0); !errors.Is(err, ErrFencedLeaderEpoch) {

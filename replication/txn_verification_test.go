@@ -52,7 +52,7 @@ func TestTxnVerificationGuards(t *testing.T) {
 	if _, err := p.AppendAsLeaderVerified(transactionalBatch(1, pid, 0, 2), 0, other); !errors.Is(err, ErrInvalidTxnState) {
 		t.Fatalf("batch with another epoch's guard: %v", err)
 	}
-	if err := p.BecomeLeader(p.State().LeaderEpoch+1, []int32{p.opts.BrokerID}); err != nil {
+	if err := p.BecomeLeaderOf(p.State().LeaderEpoch+1, 0, []int32{p.opts.BrokerID}, []int32{p.opts.BrokerID}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := p.AppendAsLeaderVerified(transactionalBatch(1, pid, 1, 0), 0, other); !errors.Is(err, ErrInvalidTxnState) {

@@ -122,7 +122,7 @@ func TestTxnIndexRecoveredAfterCrash(t *testing.T) {
 		if _, err := q.LoadProducerState(0, 0); err != nil {
 			t.Fatal(err)
 		}
-		if err := q.BecomeLeader(0, []int32{0}); err != nil {
+		if err := q.BecomeLeaderOf(0, 0, []int32{0}, []int32{0}); err != nil {
 			t.Fatal(err)
 		}
 		if got := q.producers.Aborted(); !slices.Equal(got, wantAll) {

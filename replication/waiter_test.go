@@ -13,7 +13,7 @@ func TestLeaderHighWatermarkMirror(t *testing.T) {
 	if hw := p.LeaderHighWatermark(); hw != -1 {
 		t.Fatalf("follower: %d", hw)
 	}
-	if err := p.BecomeLeader(1, []int32{0, 1}); err != nil {
+	if err := p.BecomeLeaderOf(1, 0, []int32{0, 1}, []int32{0, 1}); err != nil {
 		t.Fatal(err)
 	}
 	if hw := p.LeaderHighWatermark(); hw != 0 {
@@ -55,7 +55,7 @@ func TestLeaderHighWatermarkMirror(t *testing.T) {
 // waiter is woken by both. Changes counts every wake-up, as of the read that returns it.
 func TestFollowerFetchWaiterWakesOnNewDataOnly(t *testing.T) {
 	p, _ := newPartition(t, true)
-	if err := p.BecomeLeader(1, []int32{0, 1, 2}); err != nil {
+	if err := p.BecomeLeaderOf(1, 0, []int32{0, 1, 2}, []int32{0, 1, 2}); err != nil {
 		t.Fatal(err)
 	}
 	fw, w := NewFollowerFetchWaiter(), NewWaiter()
@@ -120,7 +120,7 @@ func TestFollowerFetchWaiterWakesOnNewDataOnly(t *testing.T) {
 // follower fetch, a role change) until it asks to be dropped.
 func TestCallbackWaiter(t *testing.T) {
 	p, _ := newPartition(t, true)
-	if err := p.BecomeLeader(1, []int32{0, 1}); err != nil {
+	if err := p.BecomeLeaderOf(1, 0, []int32{0, 1}, []int32{0, 1}); err != nil {
 		t.Fatal(err)
 	}
 	var seen []WakeState
@@ -147,7 +147,7 @@ func TestCallbackWaiter(t *testing.T) {
 	if seen[n-1].Role != Follower {
 		t.Fatalf("after the role change: %+v", seen[n-1])
 	}
-	if err := p.BecomeLeader(3, []int32{0, 1}); err != nil {
+	if err := p.BecomeLeaderOf(3, 0, []int32{0, 1}, []int32{0, 1}); err != nil {
 		t.Fatal(err)
 	}
 	if len(seen) != n {
@@ -163,7 +163,7 @@ func TestCallbackWaiter(t *testing.T) {
 // the high watermark move.
 func TestAfterUnlockWaiterRunsOnTheChangingGoroutine(t *testing.T) {
 	p, _ := newPartition(t, true)
-	if err := p.BecomeLeader(1, []int32{0, 1}); err != nil {
+	if err := p.BecomeLeaderOf(1, 0, []int32{0, 1}, []int32{0, 1}); err != nil {
 		t.Fatal(err)
 	}
 	type run struct {
