@@ -12,17 +12,17 @@ import (
 	"time"
 )
 
-// TestCluster_LogHygiene runs a clean three-node bootstrap, a rolling restart (each
-// node stopped gracefully and restarted, full ISRs again before the next) and a clean
-// stop of one node, and counts the lines every node logged at WARN or ERROR: there
-// must be none.
+// TestCluster_LogHygiene runs a clean bootstrap of three voters and a non-voter that
+// joins (and is caught up from an empty log), a rolling restart (each node stopped
+// gracefully and restarted, full ISRs again before the next) and a clean stop of one
+// node, and counts the lines every node logged at WARN or ERROR: there must be none.
 func TestCluster_LogHygiene(t *testing.T) {
-	c := StartCluster(t, 3)
+	c := StartCluster(t, 4, WithVoters(3))
 	const topic = "hygiene"
 	c.CreateTopicRF(t, topic, 3, 3, nil)
 	waitFullISR(t, c, topic)
 	checkNoAlerts(t, c, "a clean bootstrap")
-	for i := range 3 {
+	for i := range 4 {
 		c.Stop(i)
 		c.Restart(i)
 		waitFullISR(t, c, topic)
