@@ -83,6 +83,7 @@ func startRaft(cfg *Config, machine *fsm.FSM, dial rpc.DialFunc, logger hclog.Lo
 	// (raft_logger.go); Petrel's lines about Raft keep the plain logger.
 	rc := raftConfig(cfg, logger)
 	filter := newRaftLogFilter(rc, time.Now)
+	filter.joining = isObserver(cfg)
 	rc.Logger = newRaftLogger(logger, filter)
 	transport := newRaftTransport(cfg, ln, dial, rc.Logger)
 

@@ -78,6 +78,13 @@ var raftStoppingMessages = map[string]bool{
 	"failed to contact quorum of nodes, stepping down": true,
 }
 
+// raftJoiningMessages are raft's messages that are routine on a node joining as a
+// non-voter, which has no configuration until the leader adds it: INFO there (a join
+// that does not succeed is Petrel's WARN, joinLoop), their own level on other nodes.
+var raftJoiningMessages = map[string]bool{
+	"no known peers, aborting election": true,
+}
+
 // raftPeerMessages are raft's messages about a failed call to one peer, with the
 // argument that names the peer.
 var raftPeerMessages = map[string]string{
@@ -108,6 +115,8 @@ type raftLogFilter struct {
 	forgetAfter time.Duration
 	// stopping is set when the node starts a graceful stop (raftNode.beginStop).
 	stopping atomic.Bool
+	// joining is set on a node that joins as a non-voter; set before raft starts.
+	joining bool
 
 	mu sync.Mutex
 	// peers are the open episodes by peer key (its Raft address, or "id N" when only
@@ -183,7 +192,7 @@ func (f *raftLogFilter) decide(level hclog.Level, msg string, args []any) (hclog
 		}
 		return to, msg, args
 	}
-	if raftStoppingMessages[msg] && f.stopping.Load() {
+	if raftStoppingMessages[msg] && f.stopping.Load() || raftJoiningMessages[msg] && f.joining {
 		return hclog.Info, msg, args
 	}
 	if raftConnMessages[msg] && connClosed(argError(args)) {
@@ -211,12 +220,21 @@ func (f *raftLogFilter) peerFailure(peer string, level hclog.Level, msg string, 
 	}
 	ep.last = now
 	ep.failures++
-	lasted := now.Sub(ep.start)
-	if lasted < raftPeerWarnAfter || (!ep.warned.IsZero() && now.Sub(ep.warned) < raftPeerWarnEvery) {
+	if !warningDue(ep.start, ep.warned, now) {
 		return hclog.Debug, msg, args
 	}
 	ep.warned = now
-	return min(level, hclog.Warn), msg, append(args, "unreachable_for", lasted.Round(time.Second), "failures", ep.failures)
+	return min(level, hclog.Warn), msg, append(args, "unreachable_for", now.Sub(ep.start).Round(time.Second), "failures", ep.failures)
+}
+
+// warningDue reports whether a condition that began at start, last logged at WARN at
+// warned (zero: never), is due a WARN at now: once it has lasted raftPeerWarnAfter,
+// then once per raftPeerWarnEvery.
+func warningDue(start, warned, now time.Time) bool {
+	if now.Sub(start) < raftPeerWarnAfter {
+		return false
+	}
+	return warned.IsZero() || now.Sub(warned) >= raftPeerWarnEvery
 }
 
 // reachable ends the episode of the peer with id, if one is open, and returns what to

@@ -257,3 +257,37 @@ func TestRaftLeadershipMoving(t *testing.T) {
 		t.Error("an enqueue timeout or a write error taken as leadership moving")
 	}
 }
+
+// TestRaftLogger_NoPeersWhileJoining: a non-voter waiting to be added has no
+// configuration, which raft logs at WARN: INFO on a joining node, WARN elsewhere.
+func TestRaftLogger_NoPeersWhileJoining(t *testing.T) {
+	for _, joining := range []bool{false, true} {
+		r := newRaftLogRecorder(t)
+		r.filter.joining = joining
+		r.log.Warn("no known peers, aborting election")
+		want := map[bool]string{false: "warn", true: "info"}[joining]
+		if l := r.one(); l.Level != want {
+			t.Errorf("joining %v: %+v, want %s", joining, l, want)
+		}
+	}
+}
+
+// TestWarningDue: a condition is WARN once it has lasted raftPeerWarnAfter, then once
+// per raftPeerWarnEvery.
+func TestWarningDue(t *testing.T) {
+	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	at := func(d time.Duration) time.Time { return start.Add(d) }
+	for _, tc := range []struct {
+		warned, now time.Time
+		want        bool
+	}{
+		{time.Time{}, at(raftPeerWarnAfter - time.Millisecond), false},
+		{time.Time{}, at(raftPeerWarnAfter), true},
+		{at(raftPeerWarnAfter), at(raftPeerWarnAfter + raftPeerWarnEvery - time.Millisecond), false},
+		{at(raftPeerWarnAfter), at(raftPeerWarnAfter + raftPeerWarnEvery), true},
+	} {
+		if got := warningDue(start, tc.warned, tc.now); got != tc.want {
+			t.Errorf("warned %v, now %v: %v, want %v", tc.warned.Sub(start), tc.now.Sub(start), got, tc.want)
+		}
+	}
+}
