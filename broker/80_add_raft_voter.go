@@ -26,6 +26,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/hashicorp/raft"
@@ -105,9 +106,9 @@ func checkNewRaftMember(cf raft.Configuration, id raft.ServerID, addr raft.Serve
 }
 
 // addNonvoterFailed answers a Raft failure: NOT_CONTROLLER when this node no longer
-// leads, the error table's code otherwise.
+// leads (or is handing the leadership over), the error table's code otherwise.
 func addNonvoterFailed(b *Broker, resp *kmsg.AddRaftVoterResponse, err error) *kmsg.AddRaftVoterResponse {
-	if errors.Is(err, raft.ErrNotLeader) {
+	if raftLeadershipMoving(err) {
 		err = fmt.Errorf("%w: %v", ErrNotController, err)
 	}
 	resp.ErrorCode = b.errorCodeLogged(err, "add raft non-voter")
@@ -116,16 +117,28 @@ func addNonvoterFailed(b *Broker, resp *kmsg.AddRaftVoterResponse, err error) *k
 }
 
 // joinLoop asks the members in JoinAddrs to add this node as a non-voter until Raft
-// replicates to it.
+// replicates to it. Refusals are DEBUG (a member that is not the controller, a quorum
+// still starting); a node still outside the quorum after raftPeerWarnAfter is WARN,
+// then once per raftPeerWarnEvery, with the last refusal.
 func (b *Broker) joinLoop() {
-	for attempt := 0; ; attempt++ {
+	start := time.Now()
+	var warned time.Time
+	for {
 		if b.raft.raft.LastIndex() > 0 {
 			return // the leader is replicating to us: we are a member
 		}
+		var lastErr error
 		for _, addr := range b.cfg.JoinAddrs {
-			if b.askToJoin(addr) {
+			err := b.askToJoin(addr)
+			if err == nil {
 				return
 			}
+			lastErr = fmt.Errorf("%s: %w", addr, err)
+		}
+		if now := time.Now(); warningDue(start, warned, now) {
+			warned = now
+			b.logger.Warn("not a member of the metadata quorum yet: no member in --join has added this node; retrying",
+				"waited", now.Sub(start).Round(time.Second), "join", strings.Join(b.cfg.JoinAddrs, ","), "last_error", lastErr)
 		}
 		select {
 		case <-b.stop:
@@ -135,12 +148,13 @@ func (b *Broker) joinLoop() {
 	}
 }
 
-func (b *Broker) askToJoin(addr string) bool {
+// askToJoin asks the member at addr to add this node as a non-voter; nil when it did.
+func (b *Broker) askToJoin(addr string) error {
 	ctx, cancel := b.waitTimeout(context.Background(), 15*time.Second)
 	defer cancel()
 	cl, err := b.dialBroker(ctx, addr, fmt.Sprintf("petrel-join-%d", b.cfg.NodeID))
 	if err != nil {
-		return false
+		return err
 	}
 	defer cl.Close()
 	req := kmsg.NewPtrAddRaftVoterRequest()
@@ -153,15 +167,16 @@ func (b *Broker) askToJoin(addr string) bool {
 	req.Listeners = append(req.Listeners, l)
 	resp, err := cl.Do(ctx, req)
 	if err != nil {
-		return false
+		return err
 	}
 	r := resp.(*kmsg.AddRaftVoterResponse)
 	if r.ErrorCode != 0 {
-		b.logger.Debug("join refused", "member", addr, "error", kerr.ErrorForCode(r.ErrorCode))
-		return false
+		err := kerr.ErrorForCode(r.ErrorCode)
+		b.logger.Debug("join refused", "member", addr, "error", err)
+		return err
 	}
 	b.logger.Info("joined the metadata quorum as a non-voter", "via", addr)
-	return true
+	return nil
 }
 
 // isObserver reports whether this node joins as a non-voter.

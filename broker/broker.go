@@ -391,6 +391,7 @@ func (b *Broker) Shutdown(ctx context.Context) error {
 	b.shutOnce.Do(func() {
 		b.logger.Info("broker shutting down")
 		b.shuttingDown.Store(true)
+		b.raft.beginStop()
 		phases := newShutdownPhases()
 		cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 		b.controlledShutdown(cctx)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
 	"github.com/petrel-broker/petrel/fsm"
 	"github.com/petrel-broker/petrel/metadata"
@@ -73,18 +74,31 @@ func (b *Broker) propose(ctx context.Context, records ...metadata.Record) (*meta
 	}
 	f := b.raft.raft.Apply(data, timeout)
 	if err := f.Error(); err != nil {
-		if errors.Is(err, raft.ErrNotLeader) || errors.Is(err, raft.ErrLeadershipLost) {
-			return nil, fmt.Errorf("%w: %v", ErrNotController, err)
-		}
 		if ferr := b.metadataStoreFailure(); ferr != nil {
 			// Not written: this node stops being the controller (metadata_store.go), and
 			// the request is sent again to the next one.
 			return nil, fmt.Errorf("%w: %w", ErrNotController, ferr)
 		}
+		if raftLeadershipMoving(err) {
+			return nil, fmt.Errorf("%w: %v", ErrNotController, err)
+		}
 		return nil, err
 	}
 	res := f.Response().(fsm.ApplyResult)
 	return res.Image, res.Err
+}
+
+// raftLeadershipMoving reports a Raft Apply error that means this node is not, or is
+// ceasing to be, the leader: the request belongs to the next controller
+// (NOT_CONTROLLER, which brokers and clients retry), not UNKNOWN_SERVER_ERROR. A
+// leadership transfer in progress is a clean stop handing the controller over.
+func raftLeadershipMoving(err error) bool {
+	for _, e := range []error{raft.ErrNotLeader, raft.ErrLeadershipLost, raft.ErrLeadershipTransferInProgress, raft.ErrRaftShutdown} {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	return false
 }
 
 // controllerLoop is the controller goroutine. While this node is the Raft leader it
@@ -181,7 +195,13 @@ func (b *Broker) runControllerOp(op controllerOp) controllerResult {
 	defer cancel()
 	im, err := b.propose(ctx, records...)
 	if took := time.Since(start); took > slowControllerOp {
-		b.logger.Warn("slow controller operation", "records", len(records), "plan", planned.Sub(start), "propose", time.Since(planned))
+		// While this node stops, a slow commit is the other voters stopping too (the
+		// whole cluster stopped at once): INFO.
+		level := hclog.Warn
+		if b.shuttingDown.Load() {
+			level = hclog.Info
+		}
+		b.logger.Log(level, "slow controller operation", "records", len(records), "plan", planned.Sub(start), "propose", time.Since(planned))
 	}
 	return controllerResult{image: im, err: err}
 }

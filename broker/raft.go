@@ -36,6 +36,9 @@ type raftNode struct {
 	// meta is store as the metadata store whose failed writes fence this node
 	// (metadata_store.go); nil in tests that build a node on other stores.
 	meta *metadataStore
+	// logFilter is the filter of hashicorp/raft's lines (raft_logger.go); nil in tests
+	// that build a node on their own logger.
+	logFilter *raftLogFilter
 }
 
 // serverID is a node id as a Raft server id.
@@ -76,8 +79,13 @@ func startRaft(cfg *Config, machine *fsm.FSM, dial rpc.DialFunc, logger hclog.Lo
 		store.Close()
 		return nil, err
 	}
-	transport := newRaftTransport(cfg, ln, dial, logger)
+	// Raft's own lines go through the filter that gives routine events their level
+	// (raft_logger.go); Petrel's lines about Raft keep the plain logger.
 	rc := raftConfig(cfg, logger)
+	filter := newRaftLogFilter(rc, time.Now)
+	filter.joining = isObserver(cfg)
+	rc.Logger = newRaftLogger(logger, filter)
+	transport := newRaftTransport(cfg, ln, dial, rc.Logger)
 
 	hasState, err := raft.HasExistingState(store, store, snaps)
 	if err != nil {
@@ -107,8 +115,9 @@ func startRaft(cfg *Config, machine *fsm.FSM, dial rpc.DialFunc, logger hclog.Lo
 		return nil, err
 	}
 	electSoleVoterAtOnce(r, rc.LocalID) // raft_sole_voter.go
+	filter.watchResumedHeartbeats(r, rc.Logger)
 	n := newRaftNode(r, store, transport, conns, rc, logger)
-	n.meta = store
+	n.meta, n.logFilter = store, filter
 	return n, nil
 }
 
@@ -212,6 +221,14 @@ func (n *raftNode) shutdown() error {
 	return n.close()
 }
 
+// beginStop tells the log filter that this node is stopping gracefully: from now on a
+// lost quorum is routine (the other voters may be stopping too).
+func (n *raftNode) beginStop() {
+	if n.logFilter != nil {
+		n.logFilter.stopping.Store(true)
+	}
+}
+
 // resign transfers leadership when this node is the leader of a quorum of several
 // voters, waiting at most resignTimeout.
 func (n *raftNode) resign() {
@@ -235,13 +252,15 @@ func (n *raftNode) resign() {
 	go func() { done <- n.raft.LeadershipTransfer().Error() }()
 	timer := time.NewTimer(n.resignTimeout)
 	defer timer.Stop()
+	// A failed transfer costs the others one election timeout, and is what happens when
+	// the whole cluster stops at once (the chosen voter is stopping too): INFO.
 	select {
 	case err := <-done:
 		if err != nil {
-			n.logger.Warn("leadership transfer before stopping failed", "error", err)
+			n.logger.Info("leadership transfer before stopping failed; the other voters elect a leader after their election timeout", "error", err)
 		}
 	case <-timer.C:
-		n.logger.Warn("leadership transfer before stopping timed out", "timeout", n.resignTimeout)
+		n.logger.Info("leadership transfer before stopping timed out; the other voters elect a leader after their election timeout", "timeout", n.resignTimeout)
 	}
 }
 

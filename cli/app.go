@@ -44,6 +44,7 @@ func newApp(stdout, stderr io.Writer) *ucli.App {
 		EnableBashCompletion: true,
 		Flags: []ucli.Flag{
 			logLevelFlag(true),
+			logFormatFlag(true),
 			&ucli.BoolFlag{Name: "version", Aliases: []string{"v"}, Usage: "print the version, as petrel version"},
 		},
 		Action:       appAction,
@@ -78,12 +79,13 @@ func newApp(stdout, stderr io.Writer) *ucli.App {
 	return app
 }
 
-// newLogger builds the process logger from --log-level (given before or after the
-// command name). Every log line in petrel goes through go-hclog.
+// newLogger builds the process logger from --log-level and --log-format (given before
+// or after the command name). Every log line in petrel goes through go-hclog.
 func newLogger(c *ucli.Context) hclog.Logger {
 	return hclog.New(&hclog.LoggerOptions{
-		Name:   "petrel",
-		Level:  logLevel(c),
-		Output: c.App.ErrWriter,
+		Name:       "petrel",
+		Level:      logLevel(c),
+		Output:     c.App.ErrWriter,
+		JSONFormat: logJSON(c),
 	})
 }

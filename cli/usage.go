@@ -19,52 +19,85 @@ import (
 // logLevels are the values --log-level accepts.
 var logLevels = []string{"trace", "debug", "info", "warn", "error"}
 
-// logLevelValue is --log-level's value: a level hclog knows, checked when it is set (on
-// the command line, by the environment or by commandArgs), so that a bad level is
-// refused before anything runs.
-type logLevelValue struct{ level string }
+// logFormats are the values --log-format accepts: hclog's text lines, or one JSON
+// object per line (hclog's JSON output: @timestamp, @level, @module, @message and the
+// line's fields).
+var logFormats = []string{"text", "json"}
 
-func (v *logLevelValue) Set(s string) error {
+// choiceValue is the value of a flag that takes one of a fixed list (--log-level,
+// --log-format), checked when it is set (on the command line, by the environment or by
+// commandArgs), so that a bad value is refused before anything runs.
+type choiceValue struct {
+	choices []string
+	value   string
+}
+
+func (v *choiceValue) Set(s string) error {
 	s = strings.ToLower(strings.TrimSpace(s))
-	if !slices.Contains(logLevels, s) {
-		return fmt.Errorf("want %s", strings.Join(logLevels, ", "))
+	if !slices.Contains(v.choices, s) {
+		return fmt.Errorf("want %s", strings.Join(v.choices, ", "))
 	}
-	v.level = s
+	v.value = s
 	return nil
 }
 
-func (v *logLevelValue) String() string {
+func (v *choiceValue) String() string {
 	if v == nil {
 		return ""
 	}
-	return v.level
+	return v.value
+}
+
+// choiceFlag is a flag taking one of choices, def when not given; the app's copy also
+// reads the environment variable env.
+func choiceFlag(name, usage string, choices []string, def, env string, app bool) ucli.Flag {
+	f := &ucli.GenericFlag{Name: name, Usage: usage + ": " + strings.Join(choices, ", "),
+		Value: &choiceValue{choices: choices, value: def}}
+	if app {
+		f.EnvVars = []string{env}
+	}
+	return f
 }
 
 // logLevelFlag is --log-level; the app's copy also reads PETREL_LOG_LEVEL. Every command
 // has its own copy, so the flag works before or after the command name.
-func logLevelFlag(env bool) ucli.Flag {
-	f := &ucli.GenericFlag{Name: "log-level", Usage: "log level: " + strings.Join(logLevels, ", "), Value: &logLevelValue{level: "info"}}
-	if env {
-		f.EnvVars = []string{"PETREL_LOG_LEVEL"}
-	}
-	return f
+func logLevelFlag(app bool) ucli.Flag {
+	return choiceFlag("log-level", "log level", logLevels, "info", "PETREL_LOG_LEVEL", app)
+}
+
+// logFormatFlag is --log-format, like --log-level; the app's copy also reads
+// PETREL_LOG_FORMAT.
+func logFormatFlag(app bool) ucli.Flag {
+	return choiceFlag("log-format", "log format", logFormats, "text", "PETREL_LOG_FORMAT", app)
 }
 
 // logLevel is the innermost --log-level given (the command's, then its parents', then
 // the app's or PETREL_LOG_LEVEL), or info.
 func logLevel(c *ucli.Context) hclog.Level {
+	return hclog.LevelFromString(innermostChoice(c, "log-level", "info"))
+}
+
+// logJSON reports whether the innermost --log-format given (or PETREL_LOG_FORMAT)
+// is json.
+func logJSON(c *ucli.Context) bool {
+	return innermostChoice(c, "log-format", "text") == "json"
+}
+
+// innermostChoice is the value of the choice flag name set closest to c's command (its
+// own, then its parents', then the app's or the environment's), or def.
+func innermostChoice(c *ucli.Context, name, def string) string {
 	for _, ctx := range c.Lineage() {
 		if ctx.Command == nil && ctx.App == nil {
 			continue
 		}
-		if !locallySet(ctx, "log-level") {
+		if !locallySet(ctx, name) {
 			continue
 		}
-		if v, ok := ctx.Generic("log-level").(*logLevelValue); ok && v.level != "" {
-			return hclog.LevelFromString(v.level)
+		if v, ok := ctx.Generic(name).(*choiceValue); ok && v.value != "" {
+			return v.value
 		}
 	}
-	return hclog.Info
+	return def
 }
 
 // locallySet reports whether ctx's own flag set (not a parent's) has name set, on the
@@ -78,13 +111,14 @@ func locallySet(ctx *ucli.Context, name string) bool {
 	return false
 }
 
-// finishCommands gives every command in the tree the shared behaviour: --log-level,
+// finishCommands gives every command in the tree the shared behaviour: --log-level and
+// --log-format,
 // one-line usage errors, required flags checked without a help dump, and, for command
 // groups, an unknown subcommand refused with a suggestion.
 func finishCommands(path string, cmds []*ucli.Command) {
 	for _, cmd := range cmds {
 		name := strings.TrimSpace(path + " " + cmd.Name)
-		cmd.Flags = append(cmd.Flags, logLevelFlag(false))
+		cmd.Flags = append(cmd.Flags, logLevelFlag(false), logFormatFlag(false))
 		cmd.OnUsageError = usageError(name)
 		checkRequired(name, cmd)
 		if len(cmd.Subcommands) > 0 {
@@ -350,7 +384,7 @@ func normalizeArgs(app *ucli.App, args []string) ([]string, error) {
 	for i < len(args) && strings.HasPrefix(args[i], "-") && args[i] != "-" && args[i] != "--" {
 		name, _, hasValue := strings.Cut(strings.TrimLeft(args[i], "-"), "=")
 		i++
-		if name == "log-level" && !hasValue {
+		if (name == "log-level" || name == "log-format") && !hasValue {
 			i++
 		}
 	}

@@ -84,6 +84,8 @@ func TestUsageErrorsAreOneLine(t *testing.T) {
 		{[]string{"--log-level", "verbose", "version"}, `invalid value "verbose" for flag --log-level: want trace, debug, info, warn, error`},
 		{[]string{"topics", "list", "--log-level", "loud"}, `invalid value "loud" for flag --log-level`},
 		{[]string{"topics", "describe", "t", "--log-level", "loud"}, `invalid value "loud" for flag --log-level`},
+		{[]string{"--log-format", "yaml", "version"}, `invalid value "yaml" for flag --log-format: want text, json`},
+		{[]string{"topics", "list", "--log-format", "xml"}, `invalid value "xml" for flag --log-format`},
 		{[]string{"configs", "describe"}, "required flag --entity-type not set"},
 		{[]string{"server"}, "required flag --data-dir not set"},
 		{[]string{"producers", "describe", "--topic", "t"}, "required flag --partition not set"},
@@ -135,7 +137,8 @@ func TestNormalizeArgs(t *testing.T) {
 	}
 }
 
-// Every list and describe command takes -o/--output, and every command --log-level.
+// Every list and describe command takes -o/--output, and every command --log-level and
+// --log-format.
 func TestEveryListAndDescribeCommandHasOutput(t *testing.T) {
 	app := newApp(&bytes.Buffer{}, &bytes.Buffer{})
 	var walk func(path string, cmds []*ucli.Command)
@@ -150,8 +153,8 @@ func TestEveryListAndDescribeCommandHasOutput(t *testing.T) {
 				}
 				return false
 			}
-			if !has("log-level") {
-				t.Errorf("%s has no --log-level", name)
+			if !has("log-level") || !has("log-format") {
+				t.Errorf("%s lacks --log-level or --log-format", name)
 			}
 			lists := cmd.Name == "list" || cmd.Name == "describe" || name == "topics offsets" || name == "transactions find-hanging" || name == "version"
 			if lists && (!has("output") || !has("o")) {

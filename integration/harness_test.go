@@ -545,22 +545,42 @@ func bounded[T any](t testing.TB, d time.Duration, what string, f func() (T, err
 	}
 }
 
-// testLogWriter sends a node's log lines to t.Log with a prefix, until stop.
+// testLogWriter sends a node's log lines to t.Log with a prefix, until stop, and keeps
+// the lines logged at WARN or ERROR (TakeAlertLines).
 type testLogWriter struct {
 	t      testing.TB
 	prefix string
 	mu     sync.Mutex
 	// stopped is set at the end of cleanup; guarded by mu.
 	stopped bool
+	// alerts are the WARN and ERROR lines so far, with the prefix; guarded by mu.
+	alerts []string
 }
 
 func (w *testLogWriter) Write(p []byte) (int, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	line := w.prefix + strings.TrimRight(string(p), "\n")
+	if strings.Contains(line, "[WARN]") || strings.Contains(line, "[ERROR]") {
+		w.alerts = append(w.alerts, line)
+	}
 	if !w.stopped {
-		w.t.Log(w.prefix + strings.TrimRight(string(p), "\n"))
+		w.t.Log(line)
 	}
 	return len(p), nil
+}
+
+// TakeAlertLines returns the lines the nodes logged at WARN or ERROR since the last
+// call (or the start), node by node, and forgets them.
+func (c *Cluster) TakeAlertLines() []string {
+	var out []string
+	for _, node := range c.nodes {
+		node.log.mu.Lock()
+		out = append(out, node.log.alerts...)
+		node.log.alerts = nil
+		node.log.mu.Unlock()
+	}
+	return out
 }
 
 func (w *testLogWriter) stop() {

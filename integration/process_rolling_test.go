@@ -92,6 +92,24 @@ func (r *rollingClients) run(t *testing.T, c *procCluster, topic string) {
 	}()
 }
 
+// fullISR returns nil once topic has partitions partitions, each with a leader and
+// every one of the three brokers in its ISR.
+func (c *procCluster) fullISR(topic string, partitions int) error {
+	st, err := c.describe(topic)
+	if err != nil {
+		return err
+	}
+	if len(st.partitions) != partitions {
+		return fmt.Errorf("%d partitions", len(st.partitions))
+	}
+	for id, p := range st.partitions {
+		if p.Leader < 0 || len(p.ISR) != 3 {
+			return fmt.Errorf("partition %d: leader %d, ISR %v", id, p.Leader, p.ISR)
+		}
+	}
+	return nil
+}
+
 func (r *rollingClients) counts() (acked, seen int) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -107,21 +125,7 @@ func TestProcessRollingRestart(t *testing.T) {
 	c := procStartCluster(t, bin)
 	const topic = "roll"
 	c.petrel(t, "topics", "create", topic, "--partitions", "3", "--replication-factor", "3")
-	full := func() error {
-		st, err := c.describe(topic)
-		if err != nil {
-			return err
-		}
-		if len(st.partitions) != 3 {
-			return fmt.Errorf("%d partitions", len(st.partitions))
-		}
-		for id, p := range st.partitions {
-			if p.Leader < 0 || len(p.ISR) != 3 {
-				return fmt.Errorf("partition %d: leader %d, ISR %v", id, p.Leader, p.ISR)
-			}
-		}
-		return nil
-	}
+	full := func() error { return c.fullISR(topic, 3) }
 	procWaitFor(t, 15*time.Second, "the topic with full ISRs", full)
 
 	r := &rollingClients{acked: map[string]bool{}, seen: map[string]bool{}, stop: make(chan struct{})}
