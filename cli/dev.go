@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"time"
 
@@ -60,6 +61,8 @@ func runDev(c *ucli.Context) error {
 		}
 	}
 	logger := newLogger(c)
+	stop := notifyStop()
+	defer signal.Stop(stop)
 	var brokers []*broker.Broker
 	shutdownAll := func() {
 		for _, b := range brokers {
@@ -102,5 +105,5 @@ func runDev(c *ucli.Context) error {
 	if addr := metricsAddr(0); addr != "" {
 		fmt.Fprintf(c.App.Writer, "  metrics: http://%s/metrics (petrel top --metrics %s)\n", addr, addr)
 	}
-	return runUntilSignal(brokers...)
+	return runUntilSignal(stop, brokers...)
 }

@@ -92,3 +92,44 @@ func TestLogFormatFromEnvironment(t *testing.T) {
 		parseJSONLog(t, line)
 	}
 }
+
+// TestServerSIGTERMDuringStart: a SIGTERM that arrives while the broker is still
+// starting (at its first Raft log line, inside broker.Start) stops it gracefully once
+// the start is done (a "broker shut down" line, exit status 0) instead of killing the
+// process where it stands.
+func TestServerSIGTERMDuringStart(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, os.Args[0], "server", "--data-dir", t.TempDir(), "--listen", "127.0.0.1:0",
+		"--raft-listen", "127.0.0.1:0", "--metrics-listen", "", "--log-format", "json")
+	cmd.Env = append(os.Environ(), runPetrelEnv+"=1")
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	signalled, sawShutDown := false, false
+	scanner := bufio.NewScanner(stderr)
+	for scanner.Scan() {
+		l := parseJSONLog(t, scanner.Text())
+		t.Log(scanner.Text())
+		if !signalled && strings.Contains(l.Message, "initial configuration") {
+			signalled = true
+			if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if l.Message == "broker shut down" {
+			sawShutDown = true
+		}
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("petrel server after a SIGTERM during its start: %v", err)
+	}
+	if !signalled || !sawShutDown {
+		t.Errorf("signalled during start: %v; a \"broker shut down\" line: %v", signalled, sawShutDown)
+	}
+}

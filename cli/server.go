@@ -41,6 +41,8 @@ func serverCommand() *ucli.Command {
 			if c.Bool("print-config") {
 				return printConfig(c, cfg)
 			}
+			stop := notifyStop() // before Start: a SIGTERM while replicas recover still stops cleanly
+			defer signal.Stop(stop)
 			b, err := broker.Start(cfg)
 			if err != nil {
 				return err
@@ -50,7 +52,7 @@ func serverCommand() *ucli.Command {
 				metrics = a.String()
 			}
 			fmt.Fprintf(c.App.Writer, "petrel node %d listening on %s (raft %s, metrics %s)\n", cfg.NodeID, b.Addr(), b.RaftAddr(), metrics)
-			return runUntilSignal(b)
+			return runUntilSignal(stop, b)
 		},
 	}
 }
@@ -110,12 +112,19 @@ func metricsListen(c *ucli.Context, nodeID int32) (string, error) {
 // shutdownGrace bounds a graceful shutdown.
 const shutdownGrace = 30 * time.Second
 
-// runUntilSignal waits for SIGINT or SIGTERM, then shuts the brokers down gracefully. A
-// second signal exits at once.
-func runUntilSignal(brokers ...*broker.Broker) error {
+// notifyStop returns the channel SIGINT and SIGTERM arrive on from now on; the caller
+// stops it (signal.Stop) when done. Taken before the brokers start, so a signal during
+// a long start (log recovery) waits for it and then stops them gracefully instead of
+// killing the process.
+func notifyStop() chan os.Signal {
 	sig := make(chan os.Signal, 2)
 	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
-	defer signal.Stop(sig)
+	return sig
+}
+
+// runUntilSignal waits for a signal on sig (notifyStop), then shuts the brokers down
+// gracefully. A second signal exits at once.
+func runUntilSignal(sig chan os.Signal, brokers ...*broker.Broker) error {
 	<-sig
 	sp := startStopProfile()
 	defer sp.finish()
