@@ -36,6 +36,10 @@ type raftNode struct {
 	// meta is store as the metadata store whose failed writes fence this node
 	// (metadata_store.go); nil in tests that build a node on other stores.
 	meta *metadataStore
+	// removed are the members this node removed from the configuration: raft's
+	// errors about them are logged at Debug (raft_removed_peers.go); nil in tests
+	// that build a node on other stores.
+	removed *removedPeers
 }
 
 // serverID is a node id as a Raft server id.
@@ -78,9 +82,16 @@ func startRaft(cfg *Config, machine *fsm.FSM, dial rpc.DialFunc, logger hclog.Lo
 	}
 	transport := newRaftTransport(cfg, ln, dial, logger)
 	rc := raftConfig(cfg, logger)
+	removed := newRemovedPeers()
+	rc.Logger = removedPeerLogger{Logger: logger, removed: removed} // raft_removed_peers.go
 
 	hasState, err := raft.HasExistingState(store, store, snaps)
 	if err != nil {
+		transport.Close()
+		store.Close()
+		return nil, err
+	}
+	if err := checkJoinable(cfg, hasState); err != nil { // raft_membership.go
 		transport.Close()
 		store.Close()
 		return nil, err
@@ -106,9 +117,17 @@ func startRaft(cfg *Config, machine *fsm.FSM, dial rpc.DialFunc, logger hclog.Lo
 		store.Close()
 		return nil, err
 	}
-	electSoleVoterAtOnce(r, rc.LocalID) // raft_sole_voter.go
 	n := newRaftNode(r, store, transport, conns, rc, logger)
-	n.meta = store
+	n.meta, n.removed = store, removed
+	if hasState {
+		// NewRaft has read the configuration from the snapshot and the log; nothing has
+		// been sent yet (a follower waits a heartbeat timeout before it campaigns).
+		if err := checkPersistedVoters(cfg, r.GetConfiguration().Configuration()); err != nil {
+			n.close()
+			return nil, err
+		}
+	}
+	electSoleVoterAtOnce(r, rc.LocalID) // raft_sole_voter.go
 	return n, nil
 }
 

@@ -20,6 +20,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -552,15 +553,27 @@ type testLogWriter struct {
 	mu     sync.Mutex
 	// stopped is set at the end of cleanup; guarded by mu.
 	stopped bool
+	// lines are the lines written so far (Cluster.logLines); guarded by mu.
+	lines []string
 }
 
 func (w *testLogWriter) Write(p []byte) (int, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if !w.stopped {
-		w.t.Log(w.prefix + strings.TrimRight(string(p), "\n"))
+		line := strings.TrimRight(string(p), "\n")
+		w.lines = append(w.lines, line)
+		w.t.Log(w.prefix + line)
 	}
 	return len(p), nil
+}
+
+// logLines returns the lines node i has logged so far, in every run of it.
+func (c *Cluster) logLines(i int) []string {
+	w := c.nodes[i].log
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return slices.Clone(w.lines)
 }
 
 func (w *testLogWriter) stop() {
