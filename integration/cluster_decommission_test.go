@@ -206,6 +206,10 @@ func TestCluster_Cordon(t *testing.T) {
 	if code, out, stderr := petrel("cluster", "cordon", "2", bs); code != 0 || out != "Broker 2 cordoned: no new replicas are placed on it.\n" {
 		t.Fatalf("cordon 2: exit %d, stdout %q, stderr %q", code, out, stderr)
 	}
+	code, out, stderr := petrel("configs", "describe", "--entity-type", "brokers", "--entity-name", "2", bs)
+	if code != 0 || !strings.Contains(out, "cordoned.log.dirs=*") {
+		t.Fatalf("configs describe of broker 2: exit %d, stdout %q, stderr %q", code, out, stderr)
+	}
 	ldReq := kmsg.NewPtrDescribeLogDirsRequest()
 	resp, err := c.RequestTo(testContext(t), t, 2, ldReq)
 	if err != nil || len(resp.(*kmsg.DescribeLogDirsResponse).Dirs) != 1 || !resp.(*kmsg.DescribeLogDirsResponse).Dirs[0].IsCordoned {
