@@ -4,7 +4,8 @@ package broker
 // every local replica (or those named): its size in bytes, its offset lag (high
 // watermark minus log end offset, never negative; Kafka's definition for a current
 // log) and is_future (always false: Petrel has no intra-broker moves). v4+ adds the
-// file system's total and usable bytes. A log directory offline after a failed write
+// file system's total and usable bytes; v5+ is_cordoned, this broker's cordoned.log.dirs
+// in the metadata log (KIP-1066, metadata/decommission.go). A log directory offline after a failed write
 // (offline_replicas.go) is answered KAFKA_STORAGE_ERROR, as Kafka answers an offline one.
 
 import (
@@ -27,6 +28,7 @@ func (b *Broker) describeLogDirs(r *kmsg.DescribeLogDirsRequest) *kmsg.DescribeL
 	resp := r.ResponseKind().(*kmsg.DescribeLogDirsResponse)
 	dir := kmsg.NewDescribeLogDirsResponseDir()
 	dir.Dir = b.cfg.logsDir()
+	dir.IsCordoned = b.Image().Cordoned(b.cfg.NodeID)
 	if b.offline.dirFailure() != nil {
 		dir.ErrorCode = kerr.KafkaStorageError.Code // offline after a failed write (offline_replicas.go)
 	}

@@ -108,7 +108,10 @@ func (b *Broker) planPartitions(im *metadata.Image, t kmsg.CreatePartitionsReque
 			assignment = append(assignment, a.Replicas)
 		}
 	} else {
-		brokers := im.UnfencedBrokerIDs()
+		brokers := im.PlacementBrokerIDs() // unfenced and not cordoned (KIP-1066)
+		if err := im.PlacementShortfall(rf); err != nil {
+			return nil, err
+		}
 		n := max(len(brokers), 1)
 		all, err := metadata.AssignReplicas(brokers, int(t.Count), rf, mrand.IntN(n), mrand.IntN(n))
 		if err != nil {

@@ -86,6 +86,9 @@ func (b *Broker) addNonvoter(ctx context.Context, r *kmsg.AddRaftVoterRequest) *
 		}
 		return addNonvoterFailed(b, resp, err)
 	}
+	if b.raft.removed != nil {
+		b.raft.removed.readded(raft.ServerAddress(addr))
+	}
 	b.logger.Info("added a raft non-voter", "node", r.VoterID, "raft", addr)
 	return resp
 }

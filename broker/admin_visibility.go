@@ -30,7 +30,7 @@ func adminChange(req kmsg.Request) bool {
 	case *kmsg.CreateTopicsRequest, *kmsg.DeleteTopicsRequest, *kmsg.CreatePartitionsRequest,
 		*kmsg.IncrementalAlterConfigsRequest, *kmsg.AlterConfigsRequest, *kmsg.CreateACLsRequest,
 		*kmsg.DeleteACLsRequest, *kmsg.AlterClientQuotasRequest, *kmsg.AlterUserSCRAMCredentialsRequest,
-		*kmsg.AlterPartitionAssignmentsRequest, *kmsg.ElectLeadersRequest:
+		*kmsg.AlterPartitionAssignmentsRequest, *kmsg.ElectLeadersRequest, *kmsg.UnregisterBrokerRequest:
 		return true
 	}
 	return false

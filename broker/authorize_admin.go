@@ -250,6 +250,16 @@ func (b *Broker) checkAdminRequest(req *rpc.Request, topicOK opCheck, clusterOK 
 		return clusterOnly(auth.OpAlter, func(resp kmsg.Response) {
 			resp.(*kmsg.AddRaftVoterResponse).ErrorCode = codeClusterAuthz
 		})
+	case *kmsg.RemoveRaftVoterRequest: // Alter, as Kafka's ControllerApis
+		return clusterOnly(auth.OpAlter, func(resp kmsg.Response) {
+			out := resp.(*kmsg.RemoveRaftVoterResponse)
+			out.ErrorCode, out.ErrorMessage = codeClusterAuthz, errorMessage(ErrClusterAuthorizationFailed)
+		})
+	case *kmsg.UnregisterBrokerRequest: // Alter, as Kafka's ControllerApis
+		return clusterOnly(auth.OpAlter, func(resp kmsg.Response) {
+			out := resp.(*kmsg.UnregisterBrokerResponse)
+			out.ErrorCode, out.ErrorMessage = codeClusterAuthz, errorMessage(ErrClusterAuthorizationFailed)
+		})
 	case *kmsg.WriteTxnMarkersRequest:
 		return clusterOnly(auth.OpClusterAction, func(resp kmsg.Response) {
 			out := resp.(*kmsg.WriteTxnMarkersResponse)

@@ -14,7 +14,7 @@ import (
 var clusterActionAPIs = map[kmsg.Key]bool{
 	kmsg.BrokerRegistration: true, kmsg.BrokerHeartbeat: true, kmsg.AlterPartition: true,
 	kmsg.AllocateProducerIDs: true, kmsg.AssignReplicasToDirs: true, kmsg.AddRaftVoter: true,
-	kmsg.WriteTxnMarkers: true,
+	kmsg.WriteTxnMarkers: true, kmsg.UnregisterBroker: true, kmsg.RemoveRaftVoter: true,
 }
 
 // TestAuthorize_EveryAPIHasARule walks every API the registry serves: each has an

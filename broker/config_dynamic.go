@@ -65,6 +65,7 @@ var dynamicBrokerConfigNames = func() map[string]bool {
 		"log.cleaner.backoff.ms":                    true,
 		"producer.id.expiration.ms":                 true,
 		"transaction.partition.verification.enable": true,
+		metadata.CordonedLogDirsConfig:              true,
 	}
 	for _, d := range topicConfigDefs {
 		if d.BrokerSynonym != "" {

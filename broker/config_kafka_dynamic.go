@@ -13,6 +13,8 @@ var kafkaDynamicBrokerConfigs = map[string]string{
 	"log.retention.hours":   "cluster-wide",
 	"log.retention.minutes": "cluster-wide",
 	"log.roll.hours":        "cluster-wide",
+	// KIP-1066 (Kafka 4.3): read by the controller's replica placement.
+	"cordoned.log.dirs": "per-broker",
 	// LogCleaner.ReconfigurableConfigs.
 	"log.cleaner.threads":                 "cluster-wide",
 	"log.cleaner.dedupe.buffer.size":      "cluster-wide",

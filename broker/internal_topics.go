@@ -150,9 +150,9 @@ func (b *Broker) ensureInternalTopic(ctx context.Context, spec internalTopicSpec
 		return im
 	}
 	rf := spec.rf
-	if len(im.UnfencedBrokerIDs()) < rf {
-		b.logger.Debug("not creating "+spec.name+": fewer unfenced brokers than its replication factor",
-			"unfenced", len(im.UnfencedBrokerIDs()), spec.rfProperty, rf)
+	if len(im.PlacementBrokerIDs()) < rf {
+		b.logger.Debug("not creating "+spec.name+": fewer unfenced, uncordoned brokers than its replication factor",
+			"placeable", len(im.PlacementBrokerIDs()), spec.rfProperty, rf)
 		return im
 	}
 	if !spec.creator.running.CompareAndSwap(false, true) {

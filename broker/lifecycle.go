@@ -214,6 +214,10 @@ func (b *Broker) controllerLocalOp(ctx context.Context, req kmsg.Request) (kmsg.
 		return b.brokerHeartbeat(ctx, r), true
 	case *kmsg.AddRaftVoterRequest:
 		return b.addNonvoter(ctx, r), true
+	case *kmsg.RemoveRaftVoterRequest:
+		return b.removeRaftVoter(r), true
+	case *kmsg.UnregisterBrokerRequest:
+		return b.unregisterBroker(ctx, r), true
 	case *kmsg.AlterPartitionRequest:
 		return b.alterPartition(ctx, r), true
 	case *kmsg.DescribeQuorumRequest:
@@ -273,6 +277,10 @@ func notControllerResponse(req kmsg.Request, cause error) kmsg.Response {
 	case *kmsg.BrokerHeartbeatResponse:
 		r.ErrorCode = code
 	case *kmsg.AddRaftVoterResponse:
+		r.ErrorCode, r.ErrorMessage = code, errorMessage(cause)
+	case *kmsg.RemoveRaftVoterResponse:
+		r.ErrorCode, r.ErrorMessage = code, errorMessage(cause)
+	case *kmsg.UnregisterBrokerResponse:
 		r.ErrorCode, r.ErrorMessage = code, errorMessage(cause)
 	case *kmsg.DescribeQuorumResponse:
 		r.ErrorCode, r.ErrorMessage = code, errorMessage(cause)
@@ -381,6 +389,10 @@ func isNotController(resp kmsg.Response) bool {
 	case *kmsg.BrokerHeartbeatResponse:
 		code = r.ErrorCode
 	case *kmsg.AddRaftVoterResponse:
+		code = r.ErrorCode
+	case *kmsg.RemoveRaftVoterResponse:
+		code = r.ErrorCode
+	case *kmsg.UnregisterBrokerResponse:
 		code = r.ErrorCode
 	case *kmsg.DescribeQuorumResponse:
 		code = r.ErrorCode

@@ -39,6 +39,10 @@ type raftNode struct {
 	// logFilter is the filter of hashicorp/raft's lines (raft_logger.go); nil in tests
 	// that build a node on their own logger.
 	logFilter *raftLogFilter
+	// removed are the members this node removed from the configuration: raft's
+	// errors about them are logged at Debug (raft_removed_peers.go); nil in tests
+	// that build a node on other stores.
+	removed *removedPeers
 }
 
 // serverID is a node id as a Raft server id.
@@ -84,11 +88,17 @@ func startRaft(cfg *Config, machine *fsm.FSM, dial rpc.DialFunc, logger hclog.Lo
 	rc := raftConfig(cfg, logger)
 	filter := newRaftLogFilter(rc, time.Now)
 	filter.joining = isObserver(cfg)
+	filter.removed = newRemovedPeers()
 	rc.Logger = newRaftLogger(logger, filter)
 	transport := newRaftTransport(cfg, ln, dial, rc.Logger)
 
 	hasState, err := raft.HasExistingState(store, store, snaps)
 	if err != nil {
+		transport.Close()
+		store.Close()
+		return nil, err
+	}
+	if err := checkJoinable(cfg, hasState); err != nil { // raft_membership.go
 		transport.Close()
 		store.Close()
 		return nil, err
@@ -114,10 +124,18 @@ func startRaft(cfg *Config, machine *fsm.FSM, dial rpc.DialFunc, logger hclog.Lo
 		store.Close()
 		return nil, err
 	}
+	n := newRaftNode(r, store, transport, conns, rc, logger)
+	n.meta, n.logFilter, n.removed = store, filter, filter.removed
+	if hasState {
+		// NewRaft has read the configuration from the snapshot and the log; nothing has
+		// been sent yet (a follower waits a heartbeat timeout before it campaigns).
+		if err := checkPersistedVoters(cfg, r.GetConfiguration().Configuration()); err != nil {
+			n.close()
+			return nil, err
+		}
+	}
 	electSoleVoterAtOnce(r, rc.LocalID) // raft_sole_voter.go
 	filter.watchResumedHeartbeats(r, rc.Logger)
-	n := newRaftNode(r, store, transport, conns, rc, logger)
-	n.meta, n.logFilter = store, filter
 	return n, nil
 }
 

@@ -117,6 +117,9 @@ type raftLogFilter struct {
 	stopping atomic.Bool
 	// joining is set on a node that joins as a non-voter; set before raft starts.
 	joining bool
+	// removed are the members this node removed from the configuration, whose failures
+	// are logged at Debug (raft_removed_peers.go); set before raft starts, nil in tests.
+	removed *removedPeers
 
 	mu sync.Mutex
 	// peers are the open episodes by peer key (its Raft address, or "id N" when only
@@ -185,6 +188,9 @@ func (l *raftLogger) ResetNamed(name string) hclog.Logger {
 func (f *raftLogFilter) decide(level hclog.Level, msg string, args []any) (hclog.Level, string, []any) {
 	if level < hclog.Warn {
 		return level, msg, args
+	}
+	if f.removed != nil && f.removed.names(args) {
+		return hclog.Debug, msg, args // a member removed for good (raft_removed_peers.go)
 	}
 	if to, ok := raftMessageLevels[msg]; ok {
 		if msg == "failed to get previous log" && !errors.Is(argError(args), raft.ErrLogNotFound) {

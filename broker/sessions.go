@@ -24,6 +24,10 @@ type brokerSession struct {
 	lastHeartbeat  time.Time
 	metadataOffset int64 // the broker's applied metadata offset, from its heartbeats
 	shuttingDown   bool
+	// heard is set once this controller had a heartbeat or registration from the
+	// broker: a session a new controller started for every registered broker is not
+	// evidence that the broker runs.
+	heard bool
 }
 
 func newBrokerSessions() *brokerSessions {
@@ -59,7 +63,7 @@ func (s *brokerSessions) heartbeat(id int32, metadataOffset int64, shuttingDown 
 	if old != nil && old.shuttingDown {
 		shuttingDown = true
 	}
-	s.sessions[id] = &brokerSession{lastHeartbeat: now, metadataOffset: metadataOffset, shuttingDown: shuttingDown}
+	s.sessions[id] = &brokerSession{lastHeartbeat: now, metadataOffset: metadataOffset, shuttingDown: shuttingDown, heard: true}
 	if old == nil || metadataOffset > old.metadataOffset {
 		close(s.reports)
 		s.reports = make(chan struct{})
@@ -70,7 +74,14 @@ func (s *brokerSessions) heartbeat(id int32, metadataOffset int64, shuttingDown 
 func (s *brokerSessions) registered(id int32, now time.Time) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.sessions[id] = &brokerSession{lastHeartbeat: now, metadataOffset: -1}
+	s.sessions[id] = &brokerSession{lastHeartbeat: now, metadataOffset: -1, heard: true}
+}
+
+// forget drops broker id's session (the broker was unregistered).
+func (s *brokerSessions) forget(id int32) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.sessions, id)
 }
 
 // inControlledShutdown reports whether broker id asked for a controlled shutdown.
@@ -109,6 +120,15 @@ func (s *brokerSessions) valid(id int32, now time.Time, timeout time.Duration) b
 	defer s.mu.Unlock()
 	sess, ok := s.sessions[id]
 	return ok && !sess.shuttingDown && now.Sub(sess.lastHeartbeat) <= timeout
+}
+
+// heartbeating reports whether broker id runs as far as this controller knows: it
+// registered or heartbeat here within timeout and did not ask for a controlled shutdown.
+func (s *brokerSessions) heartbeating(id int32, now time.Time, timeout time.Duration) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	sess, ok := s.sessions[id]
+	return ok && sess.heard && !sess.shuttingDown && now.Sub(sess.lastHeartbeat) <= timeout
 }
 
 // offsets returns each broker's last reported metadata offset.

@@ -43,3 +43,35 @@ func TestSessionsHeardAtStartsTheSessionEarlier(t *testing.T) {
 		t.Fatal("a heartbeat did not renew the previous controller's session")
 	}
 }
+
+// A session a new controller starts for every registered broker is no sign of life:
+// only a registration or heartbeat it received, within the session timeout and without
+// a controlled shutdown, makes a broker count as running (UnregisterBroker and
+// RemoveRaftVoter refuse running brokers); forget drops the session.
+func TestSessionsHeartbeatingNeedsAHeartbeat(t *testing.T) {
+	im, err := metadata.NewImage().Apply(1, []metadata.Record{
+		metadata.RegisterBrokerRecord{BrokerID: 0}, metadata.RegisterBrokerRecord{BrokerID: 1},
+		metadata.RegisterBrokerRecord{BrokerID: 2}, metadata.RegisterBrokerRecord{BrokerID: 3},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := newBrokerSessions()
+	now, timeout := time.Unix(1000, 0), 9*time.Second
+	s.activate(im, now)
+	s.heartbeat(1, 5, false, now)
+	s.registered(2, now)
+	s.heartbeat(3, 5, true, now)
+	for id, want := range []bool{false, true, true, false} {
+		if got := s.heartbeating(int32(id), now, timeout); got != want {
+			t.Errorf("broker %d: heartbeating %v, want %v", id, got, want)
+		}
+	}
+	if s.heartbeating(1, now.Add(timeout+time.Millisecond), timeout) {
+		t.Error("broker 1 still heartbeating a session timeout later")
+	}
+	s.forget(1)
+	if _, ok := s.offsets()[1]; ok || s.heartbeating(1, now, timeout) {
+		t.Error("broker 1's session survived forget")
+	}
+}

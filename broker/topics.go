@@ -109,12 +109,15 @@ func (b *Broker) planTopic(im *metadata.Image, spec topicSpec) (*plannedTopic, e
 		if rf == -1 {
 			rf = int(b.cfg.int64Value("default.replication.factor"))
 		}
-		brokers := im.UnfencedBrokerIDs()
+		brokers := im.PlacementBrokerIDs() // unfenced and not cordoned (KIP-1066)
 		if partitions <= 0 {
 			return nil, fmt.Errorf("%w: number of partitions must be larger than 0", metadata.ErrInvalidPartitions)
 		}
 		if partitions > maxPartitionsPerRequest {
 			return nil, tooManyPartitions(int64(partitions))
+		}
+		if err := im.PlacementShortfall(rf); err != nil {
+			return nil, err
 		}
 		n := max(len(brokers), 1)
 		var err error

@@ -18,8 +18,8 @@ import (
 func clusterCommand() *ucli.Command {
 	return &ucli.Command{
 		Name:  "cluster",
-		Usage: "inspect the cluster",
-		Subcommands: []*ucli.Command{
+		Usage: "inspect the cluster, decommission and cordon brokers",
+		Subcommands: append([]*ucli.Command{
 			{
 				Name:    "describe",
 				Aliases: []string{"info"},
@@ -27,7 +27,7 @@ func clusterCommand() *ucli.Command {
 				Flags:   withOutputFlags(),
 				Action:  runClusterDescribe,
 			},
-		},
+		}, clusterMembershipCommands()...),
 	}
 }
 

@@ -20,6 +20,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -555,6 +556,8 @@ type testLogWriter struct {
 	stopped bool
 	// alerts are the WARN and ERROR lines so far, with the prefix; guarded by mu.
 	alerts []string
+	// lines are the lines written so far (Cluster.logLines); guarded by mu.
+	lines []string
 }
 
 func (w *testLogWriter) Write(p []byte) (int, error) {
@@ -565,6 +568,7 @@ func (w *testLogWriter) Write(p []byte) (int, error) {
 		w.alerts = append(w.alerts, line)
 	}
 	if !w.stopped {
+		w.lines = append(w.lines, strings.TrimRight(string(p), "\n"))
 		w.t.Log(line)
 	}
 	return len(p), nil
@@ -581,6 +585,14 @@ func (c *Cluster) TakeAlertLines() []string {
 		node.log.mu.Unlock()
 	}
 	return out
+}
+
+// logLines returns the lines node i has logged so far, in every run of it.
+func (c *Cluster) logLines(i int) []string {
+	w := c.nodes[i].log
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return slices.Clone(w.lines)
 }
 
 func (w *testLogWriter) stop() {

@@ -1,0 +1,114 @@
+package broker
+
+// UnregisterBroker (key 64), v0: decommissions a broker (`petrel cluster remove-broker`,
+// Kafka's `kafka-cluster.sh unregister`). Any broker forwards it to the controller, which
+// removes the broker's registration, and its per-broker dynamic configs, from the
+// metadata log in one entry, and, when the broker is a Raft non-voter (a node that
+// joined with --join), removes it from the Raft configuration too, so the Raft leader
+// stops replicating to it. After that no Metadata, DescribeCluster, DescribeQuorum answer
+// or broker metric names it. A voter stays in the quorum: RemoveRaftVoter (81) removes
+// it.
+//
+// Rules:
+//   - Alter on the cluster (Kafka's ControllerApis.handleUnregisterBroker); without it,
+//     CLUSTER_AUTHORIZATION_FAILED.
+//   - An unknown id is BROKER_ID_NOT_REGISTERED (Kafka's), unless it is still a Raft
+//     non-voter: an earlier removal that stopped between the two steps is completed.
+//   - Petrel's rules, where Kafka unregisters any broker: a broker that is running (not
+//     fenced, or heartbeating) is refused with INVALID_REQUEST ("stop it first": it would
+//     register again at its next heartbeat), and so is a broker that still holds replicas,
+//     naming how many and the first (move them with `petrel reassign` first): a partition
+//     must never list a broker that no longer exists.
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/hashicorp/raft"
+	"github.com/petrel-broker/petrel/metadata"
+	"github.com/petrel-broker/petrel/rpc"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+func init() {
+	registerAPI(kmsg.UnregisterBroker, 0, 0, func(b *Broker, ctx context.Context, req *rpc.Request) rpc.Result {
+		return b.respondFromController(ctx, req)
+	})
+}
+
+// raftMembershipTimeout bounds a change of the Raft configuration.
+const raftMembershipTimeout = 10 * time.Second
+
+// unregisterBroker runs on the controller.
+func (b *Broker) unregisterBroker(ctx context.Context, r *kmsg.UnregisterBrokerRequest) *kmsg.UnregisterBrokerResponse {
+	resp := r.ResponseKind().(*kmsg.UnregisterBrokerResponse)
+	id := r.BrokerID
+	timeout := b.cfg.durationMs("broker.session.timeout.ms")
+	_, err := b.controllerDo(ctx, func(im *metadata.Image) ([]metadata.Record, error) {
+		br := im.Brokers[id]
+		switch {
+		case br == nil:
+			return nil, fmt.Errorf("%w: broker %d is not registered", ErrBrokerNotRegistered, id)
+		case !br.Fenced || b.sessions.heartbeating(id, time.Now(), timeout):
+			return nil, fmt.Errorf("%w: broker %d is running; stop it first (it would register again)", ErrInvalidRequest, id)
+		}
+		if n, first := im.ReplicaCount(id); n > 0 {
+			return nil, fmt.Errorf("%w: broker %d still holds %d replica(s), %s first; move them to other brokers with petrel reassign first",
+				ErrInvalidRequest, id, n, first)
+		}
+		return metadata.UnregisterBrokerRecords(im, id), nil
+	})
+	removedNonvoter := false
+	if err == nil || errors.Is(err, ErrBrokerNotRegistered) {
+		var rerr error
+		removedNonvoter, rerr = b.removeRaftNonvoter(id)
+		if removedNonvoter {
+			err = nil // an unknown id still in Raft completes an earlier removal
+		}
+		err = cmp.Or(err, rerr)
+	}
+	if err != nil {
+		if errors.Is(err, raft.ErrNotLeader) {
+			err = fmt.Errorf("%w: %v", ErrNotController, err)
+		}
+		resp.ErrorCode, resp.ErrorMessage = b.errorCodeLogged(err, "unregister broker"), errorMessage(err)
+		return resp
+	}
+	b.sessions.forget(id)
+	b.logger.Info("broker unregistered", "broker", id, "raft_non_voter_removed", removedNonvoter)
+	return resp
+}
+
+// removeServer removes member s from the Raft configuration at index prevIndex (the
+// configuration the caller checked) and records it as removed.
+func (n *raftNode) removeServer(s raft.Server, prevIndex uint64) error {
+	if err := n.raft.RemoveServer(s.ID, prevIndex, raftMembershipTimeout).Error(); err != nil {
+		return err
+	}
+	if n.removed != nil {
+		n.removed.add(s.Address)
+	}
+	return nil
+}
+
+// removeRaftNonvoter removes node id from the Raft configuration when it is a non-voter
+// there; it reports whether it did.
+func (b *Broker) removeRaftNonvoter(id int32) (bool, error) {
+	cf := b.raft.raft.GetConfiguration()
+	if err := cf.Error(); err != nil {
+		return false, err
+	}
+	for _, s := range cf.Configuration().Servers {
+		if s.ID != serverID(id) || s.Suffrage == raft.Voter {
+			continue
+		}
+		if err := b.raft.removeServer(s, cf.Index()); err != nil {
+			return false, err
+		}
+		return true, nil
+	}
+	return false, nil
+}
