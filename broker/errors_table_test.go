@@ -20,6 +20,7 @@ var errorsNeverAnswered = map[string]string{
 	"segment.ErrCleanAborted":              "the cleaner's own pass, retried later",
 	"segment.ErrCorruptTxnIndex":           "rebuilt from the log when the producer state loads",
 	"compress.ErrTooLarge":                 "the same value as segment.ErrRecordsTooLarge",
+	"broker.ErrQuorumMembership":           "a start refused (raft_membership.go), never a request's answer",
 }
 
 // errorPackages are the packages whose errors handlers pass to errorCode. rpc's are
