@@ -9,8 +9,8 @@ package integration
 //
 //	go test ./integration/ -run '^$' -bench BenchmarkProducePath -benchmem -benchtime 2000x
 //
-// and add -memprofile for the allocation sites (docs/benchmarks.md, "Produce path
-// allocations").
+// and add -memprofile for the allocation sites (docs/benchmarks-history.md, "Produce
+// path allocations"; the current figures are in docs/benchmarks.md).
 
 import (
 	"crypto/rand"
