@@ -8,7 +8,8 @@ package integration
 // now, and the node ids N become B+N, B chosen so that the ports the nodes derive for
 // their metrics listener (9644 + node id, as the page says) are free too. Then every
 // node's /readyz must answer 200 on its derived port, Metadata must list every broker,
-// no node may log "address already in use", and `petrel top --once` must show every
+// no node may log "address already in use" (nor anything at WARN or ERROR, the first
+// voter started alone until it campaigns), and `petrel top --once` must show every
 // broker up with its figures, read from the metrics endpoints the brokers publish.
 
 import (
@@ -210,7 +211,16 @@ func TestDocs_OperationsMultiNodeExamples(t *testing.T) {
 			voters = append(voters, i)
 		}
 	}
-	for _, i := range voters {
+	// The first voter alone until it campaigns, as an operator starting them one by
+	// one: its requests to the voters not yet up are routine, not WARN or ERROR.
+	start(voters[0])
+	procWaitFor(t, 30*time.Second, "the first voter campaigning alone", func() error {
+		if !strings.Contains(logOf(voters[0]), "entering candidate state") {
+			return errors.New("no election started yet")
+		}
+		return nil
+	})
+	for _, i := range voters[1:] {
 		start(i)
 	}
 	waitReady(voters)
@@ -256,6 +266,14 @@ func TestDocs_OperationsMultiNodeExamples(t *testing.T) {
 	}
 	if strings.Contains(string(out), "no answer from metrics endpoint") {
 		t.Errorf("petrel top missed a metrics endpoint")
+	}
+	// A bootstrap as documented logs nothing at WARN or ERROR (P18 item 4).
+	for _, i := range all {
+		for _, line := range strings.Split(logOf(i), "\n") {
+			if strings.Contains(line, "[WARN]") || strings.Contains(line, "[ERROR]") {
+				t.Errorf("node %d: %s", i, line)
+			}
+		}
 	}
 }
 
