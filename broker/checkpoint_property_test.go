@@ -65,7 +65,7 @@ func newCheckpointNode(t *testing.T) *checkpointNode {
 	n := &checkpointNode{t: t, dir: dir, topic: &metadata.Topic{Name: "seq", ID: metadata.Uuid{7, 1}},
 		settings: &topicSettings{segment: cfg, syncEveryAppend: true, minInsync: 1, maxMessageBytes: 1 << 20}}
 	n.b = &Broker{cfg: Config{DataDir: dir, Properties: map[string]string{}}, logger: hclog.NewNullLogger(),
-		machine: fsm.New(), offline: newOfflineReplicas(), segFiles: segment.NewFileCache(16),
+		machine: fsm.New(), offline: newOfflineReplicas(), records: newRecordValidator(0), segFiles: segment.NewFileCache(16),
 		fetchers: replication.NewFetchers(replication.FetcherConfig{})}
 	n.b.metrics = n.b.newMetrics()
 	return n
