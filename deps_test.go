@@ -30,7 +30,12 @@ var allowedInternal = map[string][]string{
 	"metrics":     {},
 	"auth":        {},
 	"integration": {"broker", "cli"},
+	testHelpers:   {},
 }
+
+// testHelpers is the one test-helper package (waiting for a condition): every
+// package's tests may import it, no production code may.
+const testHelpers = "internal/testwait"
 
 // allowedExternal limits non-standard-library imports of non-test code. A package not
 // listed may import any external module.
@@ -90,6 +95,12 @@ func TestImportGraph(t *testing.T) {
 			for _, imp := range imports {
 				if imp == module || strings.HasPrefix(imp, module+"/") {
 					dep := strings.TrimPrefix(strings.TrimPrefix(imp, module), "/")
+					if dep == testHelpers {
+						if !testCode {
+							t.Errorf("%s imports %s: it is for tests only", p.ImportPath, imp)
+						}
+						continue
+					}
 					if dep != name && !slices.Contains(allowed, dep) {
 						t.Errorf("%s imports %s: not allowed by the import graph", p.ImportPath, imp)
 					}

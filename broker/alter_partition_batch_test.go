@@ -3,6 +3,7 @@ package broker
 import (
 	"context"
 	"fmt"
+	"github.com/petrel-broker/petrel/internal/testwait"
 	"sync"
 	"testing"
 	"time"
@@ -35,7 +36,7 @@ func TestISRChangesAreBatched(t *testing.T) {
 	}
 	wg.Add(1)
 	go submit(partitions, 0, 0, -5) // a stale partition epoch: rejected, alone
-	waitFor(t, 10*time.Second, func() error {
+	testwait.For(t, 10*time.Second, func() error {
 		b.isrChanges.mu.Lock()
 		defer b.isrChanges.mu.Unlock()
 		if n := len(b.isrChanges.pending) + b.isrChanges.inFlight; n < partitions+1 {

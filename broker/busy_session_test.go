@@ -3,6 +3,7 @@ package broker
 import (
 	"context"
 	"fmt"
+	"github.com/petrel-broker/petrel/internal/testwait"
 	"slices"
 	"sync"
 	"testing"
@@ -21,7 +22,7 @@ func startBusyCluster(t *testing.T) (c *testCluster, ctrl, busy *Broker) {
 		"broker.session.timeout.ms":    fmt.Sprint(busyTestSession.Milliseconds()),
 		"broker.heartbeat.interval.ms": "250",
 	})
-	waitFor(t, 20*time.Second, func() error {
+	testwait.For(t, 20*time.Second, func() error {
 		for _, b := range c.brokers {
 			if b.IsController() && slices.Equal(b.Image().UnfencedBrokerIDs(), []int32{0, 1, 2}) {
 				ctrl = b
@@ -79,7 +80,7 @@ func TestBusyBrokerKeepsSession(t *testing.T) {
 		t.Fatal("the stalled reconciler opened a replica")
 	}
 	close(release)
-	waitFor(t, 20*time.Second, func() error {
+	testwait.For(t, 20*time.Second, func() error {
 		for p := int32(0); p < 6; p++ {
 			if busy.partitions.get("busy", p) == nil {
 				return fmt.Errorf("partition %d not open on broker %d", p, busy.NodeID())

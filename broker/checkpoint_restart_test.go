@@ -3,6 +3,7 @@ package broker
 import (
 	"context"
 	"errors"
+	"github.com/petrel-broker/petrel/internal/testwait"
 	"net"
 	"os"
 	"path/filepath"
@@ -121,7 +122,7 @@ func TestCrashInUncleanRestartWindowKeepsDeleteRecords(t *testing.T) {
 	logs := filepath.Join(dir, "logs")
 	startsPath := filepath.Join(logs, segment.LogStartOffsetCheckpointFile)
 	tp := segment.TopicPartition{Topic: topic, Partition: 0}
-	waitFor(t, 10*time.Second, func() error { // the log start offset checkpointed
+	testwait.For(t, 10*time.Second, func() error { // the log start offset checkpointed
 		starts, err := segment.ReadOffsetCheckpoint(startsPath)
 		if err != nil || starts[tp] != 150 {
 			return errors.New("not yet")
@@ -140,7 +141,7 @@ func TestCrashInUncleanRestartWindowKeepsDeleteRecords(t *testing.T) {
 	}
 	hold := func() { <-b2.stop }
 	b2.stalls.reconcile.Store(&hold)
-	waitFor(t, 10*time.Second, func() error { // a periodic checkpoint of the restart
+	testwait.For(t, 10*time.Second, func() error { // a periodic checkpoint of the restart
 		after := checkpointFiles(t, logs)
 		for _, name := range offsetCheckpointNames {
 			if os.SameFile(before[name], after[name]) {

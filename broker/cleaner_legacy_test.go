@@ -4,9 +4,11 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"github.com/petrel-broker/petrel/internal/testwait"
 	"hash/crc32"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -101,7 +103,7 @@ func TestCleaner_RepairsEmptyBatchesOfOlderBuilds(t *testing.T) {
 	mustCreateTopic(t, newAdmin(t, b), topic, 1, map[string]*string{"cleanup.policy": strp("compact"), "segment.bytes": strp("2048")})
 	produceKeyed(t, newClient(t, b, kgo.ProducerLinger(0)), topic, 300, 20)
 	c := b.cleaner.Load()
-	waitUntil(t, "the topic is cleaned", func() bool { _, ok := c.cleanedUpTo(topic); return ok })
+	testwait.Until(t, 30*time.Second, "the topic is cleaned", func() bool { _, ok := c.cleanedUpTo(topic); return ok })
 	if err := b.Shutdown(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -175,8 +177,8 @@ func TestCleaner_RepairsEmptyBatchesOfOlderBuilds(t *testing.T) {
 
 	// The cleaner on: its check finds and removes them, and the log stops hiding.
 	b = startTestBroker(t, dir, props)
-	waitUntil(t, "the cleaner removes them", func() bool { return legacy(b) == 0 })
-	waitUntil(t, "the log stops hiding", func() bool {
+	testwait.Until(t, 30*time.Second, "the cleaner removes them", func() bool { return legacy(b) == 0 })
+	testwait.Until(t, 30*time.Second, "the log stops hiding", func() bool {
 		hides := true
 		b.partitions.get(topic, 0).WithLog(func(l *segment.Log) error { hides = l.HidesEmptyBatches(); return nil })
 		return !hides

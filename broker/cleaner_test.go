@@ -2,6 +2,7 @@ package broker
 
 import (
 	"fmt"
+	"github.com/petrel-broker/petrel/internal/testwait"
 	"os"
 	"path/filepath"
 	"strings"
@@ -24,17 +25,6 @@ func produceKeyed(t *testing.T, cl *kgo.Client, topic string, n, keys int) {
 		if err := cl.ProduceSync(testContext(t), recs...).FirstErr(); err != nil {
 			t.Fatal(err)
 		}
-	}
-}
-
-func waitUntil(t *testing.T, what string, f func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for !f() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting until %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
 	}
 }
 
@@ -68,7 +58,7 @@ func TestCleaner_PolicyChangeAndCheckpoint(t *testing.T) {
 	s := *lp.settings.Load()
 	s.segment.Compacted, s.cleaner.compact = true, true
 	b.partitions.applySettings(lp, &s)
-	waitUntil(t, "the topic is cleaned", func() bool { o, ok := c.cleanedUpTo("t"); return ok && o > 1000 })
+	testwait.Until(t, 30*time.Second, "the topic is cleaned", func() bool { o, ok := c.cleanedUpTo("t"); return ok && o > 1000 })
 	// Back to delete: the log keeps accepting its gaps (recovery must not cut them).
 	d := *lp.settings.Load()
 	d.segment.Compacted, d.cleaner.compact = false, false
@@ -81,7 +71,7 @@ func TestCleaner_PolicyChangeAndCheckpoint(t *testing.T) {
 	})
 	// The cleaner writes the checkpoint just after it records the pass in memory.
 	var data []byte
-	waitUntil(t, "cleaner-offset-checkpoint names t-0", func() bool {
+	testwait.Until(t, 30*time.Second, "cleaner-offset-checkpoint names t-0", func() bool {
 		var err error
 		data, err = os.ReadFile(filepath.Join(b.cfg.logsDir(), segment.CleanerOffsetCheckpointFile))
 		lines := strings.Split(strings.TrimSpace(string(data)), "\n")
@@ -111,7 +101,7 @@ func TestCleaner_FailureMarksOnlyThatPartitionUncleanable(t *testing.T) {
 	c := newLogCleaner(b.partitions, b.stop)
 	b.cleaner.Store(c)
 	c.start(b)
-	waitUntil(t, "fine is cleaned and broken is uncleanable", func() bool {
+	testwait.Until(t, 30*time.Second, "fine is cleaned and broken is uncleanable", func() bool {
 		_, ok := c.cleanedUpTo("fine")
 		return ok && c.uncleanableReason("broken") != ""
 	})
@@ -184,7 +174,7 @@ func TestCleaner_CleanableRangeStopsAtLastStableOffset(t *testing.T) {
 	if err := tx.EndTransaction(ctx, kgo.TryCommit); err != nil {
 		t.Fatal(err)
 	}
-	waitUntil(t, "the LSO reaches the HW", func() bool { st := lp.State(); return st.LastStableOffset == st.HighWatermark })
+	testwait.Until(t, 30*time.Second, "the LSO reaches the HW", func() bool { st := lp.State(); return st.LastStableOffset == st.HighWatermark })
 	lp.WithLog(func(l *segment.Log) error { active = l.ActiveSegmentBaseOffset(); return nil })
 	if job, _, ok := c.measure(lp, tp, lp.settings.Load().cleaner, 0, false, time.Now()); !ok || job.upTo != active {
 		t.Fatalf("committed: ok %v upTo %d, active segment at %d", ok, job.upTo, active)

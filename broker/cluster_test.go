@@ -3,6 +3,7 @@ package broker
 import (
 	"context"
 	"fmt"
+	"github.com/petrel-broker/petrel/internal/testwait"
 	"net"
 	"slices"
 	"testing"
@@ -87,7 +88,7 @@ func TestThreeNodeClusterBasics(t *testing.T) {
 	}
 	defer cl.Close()
 	// Every broker agrees on the controller and sees all three brokers unfenced.
-	waitFor(t, 20*time.Second, func() error {
+	testwait.For(t, 20*time.Second, func() error {
 		ctrl := c.brokers[0].ControllerID()
 		for _, b := range c.brokers {
 			if b.ControllerID() != ctrl || ctrl < 0 {
@@ -107,7 +108,7 @@ func TestThreeNodeClusterBasics(t *testing.T) {
 	if err != nil || resp.Err != nil {
 		t.Fatalf("create via non-controller: %v %v", err, resp.Err)
 	}
-	waitFor(t, 20*time.Second, func() error {
+	testwait.For(t, 20*time.Second, func() error {
 		for _, b := range c.brokers {
 			tp := b.Image().Topic("t")
 			if tp == nil || len(tp.Partitions) != 4 {
@@ -126,20 +127,6 @@ func TestThreeNodeClusterBasics(t *testing.T) {
 	if len(leaders) != 3 {
 		t.Fatalf("leaders not spread: %v", leaders)
 	}
-}
-
-// waitFor polls f until it returns nil or the timeout passes.
-func waitFor(t testing.TB, timeout time.Duration, f func() error) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	var err error
-	for time.Now().Before(deadline) {
-		if err = f(); err == nil {
-			return
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	t.Fatalf("condition not met within %v: %v", timeout, err)
 }
 
 // restart starts node i again on its data dir and addresses.

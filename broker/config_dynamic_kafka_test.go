@@ -1,6 +1,7 @@
 package broker
 
 import (
+	"github.com/petrel-broker/petrel/internal/testwait"
 	"strings"
 	"testing"
 	"time"
@@ -116,15 +117,15 @@ func TestCleanerConfigsAreDynamic(t *testing.T) {
 		defer c.mu.Unlock()
 		return c.running
 	}
-	waitUntil(t, "one cleaner thread", func() bool { return running() == 1 })
+	testwait.Until(t, 30*time.Second, "one cleaner thread", func() bool { return running() == 1 })
 	for _, want := range []int{3, 0, 2} {
 		if code, msg := alterBrokerConfig(t, b, "", "log.cleaner.threads", itoa(int64(want))); code != 0 {
 			t.Fatalf("log.cleaner.threads=%d: code %d %q", want, code, msg)
 		}
-		waitUntil(t, "the cleaner threads follow log.cleaner.threads="+itoa(int64(want)), func() bool { return running() == want })
+		testwait.Until(t, 30*time.Second, "the cleaner threads follow log.cleaner.threads="+itoa(int64(want)), func() bool { return running() == want })
 	}
 	if code, msg := alterBrokerConfig(t, b, "", "log.cleaner.backoff.ms", "60000"); code != 0 {
 		t.Fatalf("log.cleaner.backoff.ms: code %d %q", code, msg)
 	}
-	waitUntil(t, "the backoff follows", func() bool { return c.backoff() == time.Minute })
+	testwait.Until(t, 30*time.Second, "the backoff follows", func() bool { return c.backoff() == time.Minute })
 }

@@ -3,6 +3,7 @@ package broker
 import (
 	"context"
 	"fmt"
+	"github.com/petrel-broker/petrel/internal/testwait"
 	"slices"
 	"testing"
 	"time"
@@ -20,7 +21,7 @@ func TestControlledShutdownStaysFenced(t *testing.T) {
 		t.Fatalf("create: %v %v", err, resp.Err)
 	}
 	var ctrl *Broker
-	waitFor(t, 10*time.Second, func() error {
+	testwait.For(t, 10*time.Second, func() error {
 		for _, b := range c.brokers {
 			if b.IsController() {
 				ctrl = b
@@ -32,7 +33,7 @@ func TestControlledShutdownStaysFenced(t *testing.T) {
 	for round := 0; round < 3; round++ {
 		victim := c.brokers[(int(ctrl.NodeID())+1+round%2)%3]
 		id := victim.NodeID()
-		waitFor(t, 20*time.Second, func() error {
+		testwait.For(t, 20*time.Second, func() error {
 			for _, p := range ctrl.Image().Topic("cs").Partitions {
 				if !slices.Contains(p.ISR, id) {
 					return fmt.Errorf("broker %d not back in the ISR of partition %d", id, p.ID)
@@ -101,7 +102,7 @@ func testControlledShutdownInBoundedEntries(t *testing.T, stopController bool) {
 		t.Fatalf("create: %v %v", err, resp.Err)
 	}
 	var ctrl *Broker
-	waitFor(t, 10*time.Second, func() error {
+	testwait.For(t, 10*time.Second, func() error {
 		for _, b := range c.brokers {
 			if b.IsController() {
 				ctrl = b
@@ -115,7 +116,7 @@ func testControlledShutdownInBoundedEntries(t *testing.T, stopController bool) {
 		victim = ctrl
 	}
 	id := victim.NodeID()
-	waitFor(t, 20*time.Second, func() error {
+	testwait.For(t, 20*time.Second, func() error {
 		for _, p := range ctrl.Image().Topic("bounded").Partitions {
 			if !slices.Contains(p.ISR, id) {
 				return fmt.Errorf("broker %d not in the ISR of partition %d", id, p.ID)
@@ -129,7 +130,7 @@ func testControlledShutdownInBoundedEntries(t *testing.T, stopController bool) {
 	}
 	c.brokers[int(id)] = nil
 	if stopController {
-		waitFor(t, 20*time.Second, func() error {
+		testwait.For(t, 20*time.Second, func() error {
 			for _, b := range c.brokers {
 				if b != nil && b.IsController() {
 					ctrl = b
@@ -145,7 +146,7 @@ func testControlledShutdownInBoundedEntries(t *testing.T, stopController bool) {
 	if n := ctrl.Image().LeaderCount(id); n != 0 {
 		t.Fatalf("broker %d stopped still leading %d partitions", id, n)
 	}
-	waitFor(t, 20*time.Second, func() error {
+	testwait.For(t, 20*time.Second, func() error {
 		for _, p := range ctrl.Image().Topic("bounded").Partitions {
 			if slices.Contains(p.ISR, id) {
 				return fmt.Errorf("broker %d still in the ISR %v of partition %d", id, p.ISR, p.ID)

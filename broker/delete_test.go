@@ -2,6 +2,7 @@ package broker
 
 import (
 	"context"
+	"github.com/petrel-broker/petrel/internal/testwait"
 	"os"
 	"path/filepath"
 	"strings"
@@ -39,7 +40,7 @@ func TestDeleteTopicRenamesThenRemoves(t *testing.T) {
 			t.Fatalf("partition directory %s was not renamed", name)
 		}
 	}
-	waitFor(t, 20*time.Second, func() error {
+	testwait.For(t, 20*time.Second, func() error {
 		if left := deleted(); len(left) > 0 {
 			return os.ErrExist
 		}
@@ -55,7 +56,7 @@ func TestDeleteTopicRenamesThenRemoves(t *testing.T) {
 		t.Fatal(err)
 	}
 	startTestBroker(t, dir, map[string]string{"log.segment.delete.delay.ms": "300"})
-	waitFor(t, 20*time.Second, func() error {
+	testwait.For(t, 20*time.Second, func() error {
 		_, err := os.Stat(leftover)
 		if err == nil {
 			return os.ErrExist

@@ -2,6 +2,7 @@ package broker
 
 import (
 	"context"
+	"github.com/petrel-broker/petrel/internal/testwait"
 	"testing"
 	"time"
 
@@ -33,11 +34,11 @@ func TestFollowerFetchKickAnswersParkedFetches(t *testing.T) {
 		t.Fatal("answered before any kick")
 	}
 	k.kick()
-	waitUntil(t, "the parked fetch answered by the kick", func() bool { return len(first) == 1 })
+	testwait.Until(t, 30*time.Second, "the parked fetch answered by the kick", func() bool { return len(first) == 1 })
 
 	second := kickParked(lp, k)
 	k.kick() // within the gap of the first: scheduled after it, not dropped
-	waitUntil(t, "the fetch parked after the first kick answered by the late one", func() bool { return len(second) == 1 })
+	testwait.Until(t, 30*time.Second, "the fetch parked after the first kick answered by the late one", func() bool { return len(second) == 1 })
 	if len(first) != 1 {
 		t.Fatal("the first fetch answered twice")
 	}

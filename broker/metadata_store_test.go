@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/petrel-broker/petrel/internal/testwait"
 	"io"
 	"net"
 	"net/http"
@@ -128,7 +129,7 @@ func TestMetadataStoreFailure_SoleVoterStepsDownOnce(t *testing.T) {
 	cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	_, _ = kadm.NewClient(newClient(t, b, kgo.RetryTimeout(time.Second))).CreateTopic(cctx, 1, 1, nil, "after-the-failure")
 	cancel()
-	waitFor(t, 10*time.Second, func() error {
+	testwait.For(t, 10*time.Second, func() error {
 		if b.metadataStoreFailure() == nil {
 			return fmt.Errorf("the store's failure is not recorded")
 		}
@@ -185,7 +186,7 @@ func TestMetadataStoreFailure_ControllerHandsOver(t *testing.T) {
 		}
 	})
 	var failed *Broker
-	waitFor(t, 10*time.Second, func() error {
+	testwait.For(t, 10*time.Second, func() error {
 		for _, b := range c.brokers {
 			if b.IsController() {
 				failed = b
@@ -207,7 +208,7 @@ func TestMetadataStoreFailure_ControllerHandsOver(t *testing.T) {
 	// connection closed); sent again, it reaches the next controller.
 	ctx := testContext(t)
 	start := time.Now()
-	waitFor(t, 20*time.Second, func() error {
+	testwait.For(t, 20*time.Second, func() error {
 		cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 		defer cancel()
 		adm := kadm.NewClient(newClient(t, others[0]))
@@ -220,7 +221,7 @@ func TestMetadataStoreFailure_ControllerHandsOver(t *testing.T) {
 	})
 	t.Logf("topic created %s after the failure", time.Since(start).Round(time.Millisecond))
 	var controller int32
-	waitFor(t, 10*time.Second, func() error {
+	testwait.For(t, 10*time.Second, func() error {
 		controller = others[0].ControllerID()
 		if controller < 0 || controller == failed.NodeID() || others[1].ControllerID() != controller {
 			return fmt.Errorf("controllers seen: %d and %d", controller, others[1].ControllerID())
@@ -242,7 +243,7 @@ func TestMetadataStoreFailure_ControllerHandsOver(t *testing.T) {
 	if err := failed.readiness(); err == nil || !strings.Contains(err.Error(), "metadata store failed") {
 		t.Fatalf("readiness of the failed node: %v", err)
 	}
-	waitFor(t, 10*time.Second, func() error {
+	testwait.For(t, 10*time.Second, func() error {
 		if br, ok := others[0].Image().Brokers[failed.NodeID()]; !ok || !br.Fenced {
 			return fmt.Errorf("node %d is not fenced", failed.NodeID())
 		}
@@ -263,7 +264,7 @@ func TestMetadataStoreFailure_ControllerHandsOver(t *testing.T) {
 	if err := restarted.WaitReady(ctx); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 10*time.Second, func() error {
+	testwait.For(t, 10*time.Second, func() error {
 		if restarted.Image().Topics["created-after-the-failure"] == nil {
 			return fmt.Errorf("the restarted node's image lacks the topic created while it was down")
 		}

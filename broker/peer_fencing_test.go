@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/petrel-broker/petrel/internal/testwait"
 	"net"
 	"strconv"
 	"testing"
@@ -66,7 +67,7 @@ func fakeRegistration(t *testing.T, b *Broker, id int32, inc, previous metadata.
 // fakeUnfence heartbeats broker id at epoch, caught up, until it is unfenced.
 func fakeUnfence(t *testing.T, b *Broker, id int32, epoch int64) {
 	t.Helper()
-	waitFor(t, 10*time.Second, func() error {
+	testwait.For(t, 10*time.Second, func() error {
 		hb := kmsg.NewPtrBrokerHeartbeatRequest()
 		hb.Version, hb.BrokerID, hb.BrokerEpoch, hb.CurrentMetadataOffset = 1, id, epoch, int64(b.Image().Offset)
 		resp := b.brokerHeartbeat(testContext(t), hb)
@@ -161,7 +162,7 @@ func TestRegistrationReplacesTheNamedIncarnation(t *testing.T) {
 func waitProbed(t *testing.T, b *Broker, id int32, epoch int64) probeResult {
 	t.Helper()
 	var res probeResult
-	waitFor(t, 10*time.Second, func() error {
+	testwait.For(t, 10*time.Second, func() error {
 		var ok bool
 		if res, ok = b.evidence.lastProbe(id, epoch); !ok {
 			return fmt.Errorf("broker %d not probed yet", id)
@@ -204,7 +205,7 @@ func TestRefusalReportsFenceOnlyOnEvidence(t *testing.T) {
 	if res := waitProbed(t, b, 6, epochs[6]); res != probeRefused {
 		t.Fatalf("broker 6 (nothing listening): probe %s", res)
 	}
-	waitFor(t, 10*time.Second, func() error {
+	testwait.For(t, 10*time.Second, func() error {
 		if !fenced(6) {
 			return errors.New("broker 6 not fenced")
 		}
@@ -224,7 +225,7 @@ func TestRefusalReportsFenceOnlyOnEvidence(t *testing.T) {
 		t.Fatalf("broker 7 (unreachable), one reporter: probe %s, fenced %v", res, fenced(7))
 	}
 	b.refusedPeersReported(8, []peerRefusal{{7, epochs[7]}})
-	waitFor(t, 10*time.Second, func() error {
+	testwait.For(t, 10*time.Second, func() error {
 		if !fenced(7) {
 			return errors.New("broker 7 not fenced by two of its three peers' reports")
 		}

@@ -3,6 +3,7 @@ package broker
 import (
 	"bytes"
 	"fmt"
+	"github.com/petrel-broker/petrel/internal/testwait"
 	"testing"
 	"time"
 
@@ -110,7 +111,7 @@ func TestLogAppendTime_Produce(t *testing.T) {
 	if err := txp.EndTransaction(ctx, kgo.TryCommit); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 10*time.Second, func() error { // the markers are written after EndTxn answers
+	testwait.For(t, 10*time.Second, func() error { // the markers are written after EndTxn answers
 		for _, topic := range []string{"lat", "lat-gzip"} {
 			if n := len(fetchBatches(t, b, topic)); n != 5 {
 				return fmt.Errorf("%s: %d batches", topic, n)
@@ -198,7 +199,7 @@ func TestLogAppendTime_BrokerDefaultAndDynamic(t *testing.T) {
 			t.Fatalf("alter %s: %v %s", r.Name, r.Err, r.ErrMessage)
 		}
 	}
-	waitFor(t, 10*time.Second, func() error {
+	testwait.For(t, 10*time.Second, func() error {
 		sp := produceRawPartition(t, cl, "overrides", bytes.Clone(batch))
 		if sp.ErrorCode != 0 || sp.LogAppendTime < 0 {
 			return fmt.Errorf("code %d, log_append_time %d", sp.ErrorCode, sp.LogAppendTime)

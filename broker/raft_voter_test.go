@@ -3,6 +3,7 @@ package broker
 import (
 	"context"
 	"fmt"
+	"github.com/petrel-broker/petrel/internal/testwait"
 	"net"
 	"testing"
 	"time"
@@ -74,7 +75,7 @@ func raftAddresses(t *testing.T, b *Broker) map[raft.ServerID]raft.ServerAddress
 func TestAddRaftVoter_RefusesAddressRewrite(t *testing.T) {
 	c := startTestCluster(t, 3, 3, nil)
 	var ctrl int32 = -1
-	waitFor(t, 30*time.Second, func() error {
+	testwait.For(t, 30*time.Second, func() error {
 		ctrl = c.brokers[0].ControllerID()
 		for _, b := range c.brokers {
 			if id := b.ControllerID(); id < 0 || id != ctrl {
@@ -139,7 +140,7 @@ func TestAddRaftVoter_NeedsAlterOnCluster(t *testing.T) {
 			t.Fatal(r.Err)
 		}
 	}
-	waitFor(t, 10*time.Second, func() error {
+	testwait.For(t, 10*time.Second, func() error {
 		if len(b.Image().ACLs) == 0 {
 			return fmt.Errorf("the ACL is not applied yet")
 		}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/petrel-broker/petrel/compress"
+	"github.com/petrel-broker/petrel/internal/testwait"
 	"io"
 	"runtime"
 	"strings"
@@ -357,7 +358,7 @@ func TestCompressionType_BrokerDefaultAndDynamic(t *testing.T) {
 			t.Fatalf("alter %s: %v %s", r.Name, r.Err, r.ErrMessage)
 		}
 	}
-	waitFor(t, 10*time.Second, func() error {
+	testwait.For(t, 10*time.Second, func() error {
 		if code, msg := produceRaw(t, cl, "overrides", bytes.Clone(batch)); code != 0 {
 			return fmt.Errorf("code %d (%s)", code, msg)
 		}

@@ -3,6 +3,7 @@ package broker
 import (
 	"context"
 	"encoding/binary"
+	"github.com/petrel-broker/petrel/internal/testwait"
 	"hash/crc32"
 	"net"
 	"testing"
@@ -134,7 +135,7 @@ func TestNoReplicaErrorChoice(t *testing.T) {
 	b := c.brokers[0]
 	createAssigned(t, b, "here", 0)
 	createAssigned(t, b, "elsewhere", 1)
-	waitFor(t, 20*time.Second, func() error {
+	testwait.For(t, 20*time.Second, func() error {
 		if c.brokers[0].Image().Topic("elsewhere") == nil || c.brokers[0].partitions.get("here", 0) == nil {
 			return context.DeadlineExceeded
 		}

@@ -2,6 +2,7 @@ package broker
 
 import (
 	"fmt"
+	"github.com/petrel-broker/petrel/internal/testwait"
 	"testing"
 	"time"
 
@@ -25,7 +26,7 @@ func TestWriteTxnMarkersCoordinatorFenced(t *testing.T) {
 		req.Markers = append(req.Markers, m)
 		return b.writeTxnMarkers(testContext(t), req).Markers[0].Topics[0].Partitions[0].ErrorCode
 	}
-	waitFor(t, 20*time.Second, func() error {
+	testwait.For(t, 20*time.Second, func() error {
 		if code := write(5, true); code != 0 {
 			return fmt.Errorf("marker of coordinator epoch 5: %v", kerr.ErrorForCode(code))
 		}

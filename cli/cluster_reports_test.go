@@ -3,6 +3,7 @@ package cli
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/petrel-broker/petrel/internal/testwait"
 	"regexp"
 	"slices"
 	"strings"
@@ -29,7 +30,7 @@ func TestCluster_ReportsAndTopWithABrokerDown(t *testing.T) {
 
 	// Nothing to report while every broker is up.
 	for _, report := range []string{"--under-replicated-partitions", "--unavailable-partitions", "--under-min-isr-partitions"} {
-		waitFor(t, 20*time.Second, func() error {
+		testwait.For(t, 20*time.Second, func() error {
 			if r := runQuiet("", "topics", "describe", bs, report); r.code != 0 || r.stdout != "" {
 				return fmt.Errorf("%s with every broker up: exit %d, %q%s", report, r.code, r.stdout, r.stderr)
 			}
@@ -95,7 +96,7 @@ func TestCluster_ReportsAndTopWithABrokerDown(t *testing.T) {
 	}
 	for report, expected := range want {
 		slices.SortFunc(expected, func(a, b tp) int { return strings.Compare(fmt.Sprint(a), fmt.Sprint(b)) })
-		waitFor(t, 30*time.Second, func() error {
+		testwait.For(t, 30*time.Second, func() error {
 			got, raw, err := reported(report)
 			if err != nil {
 				return err

@@ -257,23 +257,6 @@ func (tc *testCluster) metrics() string {
 	return "--metrics=" + strings.Join(addrs, ",")
 }
 
-// waitFor polls check until it returns nil, failing the test with its last error after
-// timeout.
-func waitFor(t testing.TB, timeout time.Duration, check func() error) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		err := check()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("after %s: %v", timeout, err)
-		}
-		time.Sleep(50 * time.Millisecond) // polling interval
-	}
-}
-
 // runQuiet is run without logging the outcome (for polls).
 func runQuiet(stdin string, args ...string) result {
 	var out, errOut bytes.Buffer

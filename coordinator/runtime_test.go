@@ -3,6 +3,7 @@ package coordinator
 import (
 	"errors"
 	"fmt"
+	"github.com/petrel-broker/petrel/internal/testwait"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -52,18 +53,6 @@ func (s *testShard) Unloaded(time.Time) Result {
 		return s.onUnload()
 	}
 	return Result{}
-}
-
-// waitFor polls cond until it holds or the deadline passes.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(time.Millisecond)
-	}
 }
 
 // run submits op, retrying while the partition loads, and returns its first result.
@@ -125,7 +114,7 @@ func TestLoadReplaysCommittedLogThenServes(t *testing.T) {
 		t.Fatal("serving before the high watermark reached the log end")
 	}
 	f.set(func(f *fakeLog) { f.hw = f.leo })
-	waitFor(t, "serving", func() bool { return len(r.Serving()) == 1 })
+	testwait.Until(t, 10*time.Second, "serving", func() bool { return len(r.Serving()) == 1 })
 	got := submitWait(t, r, 7, func(_ time.Time, sh Shard) ([]Record, Result) {
 		return append([]Record(nil), sh.(*testShard).replayed...), Result{}
 	})
@@ -145,7 +134,7 @@ func TestWriteCompletesWhenHighWatermarkPasses(t *testing.T) {
 	f := newFakeLog(0)
 	r := startRuntime(t, Config{})
 	r.Load(LoadSpec{Partition: 0, LeaderEpoch: 0, Log: f, Shard: &testShard{t: t}})
-	waitFor(t, "serving", func() bool { return len(r.Serving()) == 1 })
+	testwait.Until(t, 10*time.Second, "serving", func() bool { return len(r.Serving()) == 1 })
 	done := make(chan int16, 1)
 	submitWait(t, r, 0, func(time.Time, Shard) (struct{}, Result) {
 		return struct{}{}, Result{Records: []Record{{Key: []byte("k"), Value: []byte("v")}, {Key: []byte("k2")}},
@@ -197,7 +186,7 @@ func TestWriteErrorsAreTranslated(t *testing.T) {
 			f := newFakeLog(0)
 			r := startRuntime(t, Config{WriteTimeout: 100 * time.Millisecond})
 			r.Load(LoadSpec{Partition: 0, LeaderEpoch: 0, Log: f, Shard: &testShard{t: t}, MinInsync: func() int { return 2 }})
-			waitFor(t, "serving", func() bool { return len(r.Serving()) == 1 })
+			testwait.Until(t, 10*time.Second, "serving", func() bool { return len(r.Serving()) == 1 })
 			f.set(func(f *fakeLog) { f.isr = 2 })
 			f.set(tc.setup)
 			answered := make(chan int16, 1)
@@ -212,7 +201,7 @@ func TestWriteErrorsAreTranslated(t *testing.T) {
 			if tc.after != nil {
 				// "After the append" means after it: the op has run, but the runtime
 				// appends its records a moment later.
-				waitFor(t, "the append", func() bool {
+				testwait.Until(t, 10*time.Second, "the append", func() bool {
 					f.mu.Lock()
 					defer f.mu.Unlock()
 					return len(f.batches) == 1
@@ -252,7 +241,7 @@ func TestCommittedChainsFurtherWritesInOrder(t *testing.T) {
 	f.autoCommit = true
 	r := startRuntime(t, Config{})
 	r.Load(LoadSpec{Partition: 0, LeaderEpoch: 0, Log: f, Shard: &testShard{t: t}})
-	waitFor(t, "serving", func() bool { return len(r.Serving()) == 1 })
+	testwait.Until(t, 10*time.Second, "serving", func() bool { return len(r.Serving()) == 1 })
 	var order []string
 	var mu sync.Mutex
 	note := func(s string) { mu.Lock(); order = append(order, s); mu.Unlock() }
@@ -287,7 +276,7 @@ func TestUnloadFailsPendingWritesAndQueuedOps(t *testing.T) {
 		return Result{Committed: func(_ time.Time, code int16) Result { unloadAnswered <- code; return Result{} }}
 	}}
 	r.Load(LoadSpec{Partition: 0, LeaderEpoch: 0, Log: f, Shard: s})
-	waitFor(t, "serving", func() bool { return len(r.Serving()) == 1 })
+	testwait.Until(t, 10*time.Second, "serving", func() bool { return len(r.Serving()) == 1 })
 	pending := make(chan int16, 1)
 	block := make(chan struct{})
 	submitWait(t, r, 0, func(time.Time, Shard) (struct{}, Result) {
@@ -325,7 +314,7 @@ func TestTimersReplaceCancelAndDieWithTheLoad(t *testing.T) {
 	f := newFakeLog(0)
 	r := startRuntime(t, Config{})
 	r.Load(LoadSpec{Partition: 0, LeaderEpoch: 0, Log: f, Shard: &testShard{t: t}})
-	waitFor(t, "serving", func() bool { return len(r.Serving()) == 1 })
+	testwait.Until(t, 10*time.Second, "serving", func() bool { return len(r.Serving()) == 1 })
 	fired := make(chan string, 10)
 	fire := func(name string) Op {
 		return func(time.Time, Shard) Result { fired <- name; return Result{} }
@@ -362,12 +351,12 @@ func TestLoadAgainInANewEpochReloads(t *testing.T) {
 	if r.Load(LoadSpec{Partition: 0, LeaderEpoch: 1, Log: f, Shard: &testShard{t: t}}) {
 		t.Fatal("a load in the same epoch replaced the loaded partition")
 	}
-	waitFor(t, "serving", func() bool { return len(r.Serving()) == 1 })
+	testwait.Until(t, 10*time.Second, "serving", func() bool { return len(r.Serving()) == 1 })
 	f.set(func(f *fakeLog) { f.epoch = 2 })
 	s2 := &testShard{t: t}
 	r.Load(LoadSpec{Partition: 0, LeaderEpoch: 2, Log: f, Shard: s2})
-	waitFor(t, "the old load unloaded", func() bool { return s1.unloaded.Load() == 1 })
-	waitFor(t, "the new load serving", func() bool { return s2.loaded.Load() == 1 })
+	testwait.Until(t, 10*time.Second, "the old load unloaded", func() bool { return s1.unloaded.Load() == 1 })
+	testwait.Until(t, 10*time.Second, "the new load serving", func() bool { return s2.loaded.Load() == 1 })
 	n := submitWait(t, r, 0, func(_ time.Time, sh Shard) (int, Result) { return len(sh.(*testShard).replayed), Result{} })
 	if n != 1 {
 		t.Fatalf("new load replayed %d records", n)
@@ -380,7 +369,7 @@ func TestStaleEpochWriteIsRefused(t *testing.T) {
 	f := newFakeLog(1)
 	r := startRuntime(t, Config{WriteTimeout: 10 * time.Second})
 	r.Load(LoadSpec{Partition: 0, LeaderEpoch: 1, Log: f, Shard: &testShard{t: t}})
-	waitFor(t, "serving", func() bool { return len(r.Serving()) == 1 })
+	testwait.Until(t, 10*time.Second, "serving", func() bool { return len(r.Serving()) == 1 })
 	f.set(func(f *fakeLog) { f.epoch = 2 })
 	done := make(chan int16, 1)
 	submitWait(t, r, 0, func(time.Time, Shard) (struct{}, Result) {
@@ -409,7 +398,7 @@ func TestWriteTimeoutFollowsTheClock(t *testing.T) {
 	f := newFakeLog(0)
 	r := startRuntime(t, Config{WriteTimeout: time.Hour, Now: now})
 	r.Load(LoadSpec{Partition: 0, LeaderEpoch: 0, Log: f, Shard: &testShard{t: t}})
-	waitFor(t, "serving", func() bool { return len(r.Serving()) == 1 })
+	testwait.Until(t, 10*time.Second, "serving", func() bool { return len(r.Serving()) == 1 })
 	done := make(chan int16, 1)
 	submitWait(t, r, 0, func(time.Time, Shard) (struct{}, Result) {
 		return struct{}{}, Result{Records: []Record{{Key: []byte("k")}},
@@ -435,7 +424,7 @@ func TestConcurrentSubmitsRunOneAtATime(t *testing.T) {
 	r := startRuntime(t, Config{})
 	s := &testShard{t: t}
 	r.Load(LoadSpec{Partition: 0, LeaderEpoch: 0, Log: f, Shard: s})
-	waitFor(t, "serving", func() bool { return len(r.Serving()) == 1 })
+	testwait.Until(t, 10*time.Second, "serving", func() bool { return len(r.Serving()) == 1 })
 	var wg sync.WaitGroup
 	var completed atomic.Int32
 	for i := range 8 {
@@ -485,7 +474,7 @@ func TestPanickingShardFailsTheRequestAndStopsServing(t *testing.T) {
 	f := newFakeLog(0)
 	r := startRuntime(t, Config{})
 	r.Load(LoadSpec{Partition: 0, LeaderEpoch: 0, Log: f, Shard: &testShard{t: t}})
-	waitFor(t, "serving", func() bool { return len(r.Serving()) == 1 })
+	testwait.Until(t, 10*time.Second, "serving", func() bool { return len(r.Serving()) == 1 })
 	failed := make(chan error, 1)
 	if err := r.Submit(0, func(time.Time, Shard) Result { panic("bug") }, func(err error) { failed <- err }); err != nil {
 		t.Fatal(err)
@@ -493,7 +482,7 @@ func TestPanickingShardFailsTheRequestAndStopsServing(t *testing.T) {
 	if err := <-failed; !errors.Is(err, ErrNotCoordinator) {
 		t.Fatalf("failed with %v", err)
 	}
-	waitFor(t, "stopped serving", func() bool { return len(r.Serving()) == 0 })
+	testwait.Until(t, 10*time.Second, "stopped serving", func() bool { return len(r.Serving()) == 0 })
 	if err := r.Submit(0, func(time.Time, Shard) Result { return Result{} }, nil); !errors.Is(err, ErrNotCoordinator) {
 		t.Fatalf("submit after the panic: %v", err)
 	}

@@ -2,6 +2,7 @@ package coordinator
 
 import (
 	"fmt"
+	"github.com/petrel-broker/petrel/internal/testwait"
 	"maps"
 	"slices"
 	"sync"
@@ -76,7 +77,7 @@ func recv(t *testing.T, ch <-chan string, what string) string {
 // waitBatches waits until f holds n batches (an op runs before its write is appended).
 func waitBatches(t *testing.T, f *fakeLog, n int) {
 	t.Helper()
-	waitFor(t, fmt.Sprintf("%d batches", n), func() bool { f.mu.Lock(); defer f.mu.Unlock(); return len(f.batches) == n })
+	testwait.Until(t, 10*time.Second, fmt.Sprintf("%d batches", n), func() bool { f.mu.Lock(); defer f.mu.Unlock(); return len(f.batches) == n })
 }
 
 // loadAgain loads f on a new runtime (a failover or restart) and returns what it shows.
@@ -85,7 +86,7 @@ func loadAgain(t *testing.T, f *fakeLog) map[string]string {
 	r := startRuntime(t, Config{})
 	s := newKV(t)
 	r.Load(LoadSpec{Partition: 0, LeaderEpoch: f.State().LeaderEpoch, Log: f, Shard: s})
-	waitFor(t, "the second load", func() bool { return len(r.Serving()) == 1 })
+	testwait.Until(t, 10*time.Second, "the second load", func() bool { return len(r.Serving()) == 1 })
 	return s.get()
 }
 
@@ -99,7 +100,7 @@ func TestTimedOutWriteAppliedInLogOrderWhenItLands(t *testing.T) {
 	r := startRuntime(t, Config{WriteTimeout: time.Hour, Now: now})
 	s := newKV(t)
 	r.Load(LoadSpec{Partition: 0, LeaderEpoch: 0, Log: f, Shard: s})
-	waitFor(t, "serving", func() bool { return len(r.Serving()) == 1 })
+	testwait.Until(t, 10*time.Second, "serving", func() bool { return len(r.Serving()) == 1 })
 	answers, commits := make(chan string, 4), make(chan string, 4)
 	put(t, r, "k", "1", answers, commits)
 	put(t, r, "j", "1", answers, commits)
@@ -146,7 +147,7 @@ func TestFailedAppendAppliedNowhere(t *testing.T) {
 	r := startRuntime(t, Config{WriteTimeout: 50 * time.Millisecond})
 	s := newKV(t)
 	r.Load(LoadSpec{Partition: 0, LeaderEpoch: 0, Log: f, Shard: s})
-	waitFor(t, "serving", func() bool { return len(r.Serving()) == 1 })
+	testwait.Until(t, 10*time.Second, "serving", func() bool { return len(r.Serving()) == 1 })
 	answers, commits := make(chan string, 4), make(chan string, 4)
 	f.set(func(f *fakeLog) { f.appendErr = replication.ErrNotEnoughReplicas })
 	put(t, r, "k", "1", answers, commits)
@@ -173,7 +174,7 @@ func TestTimedOutWriteUnloadedIsNotCoordinator(t *testing.T) {
 	f := newFakeLog(0)
 	r := startRuntime(t, Config{WriteTimeout: 50 * time.Millisecond})
 	r.Load(LoadSpec{Partition: 0, LeaderEpoch: 0, Log: f, Shard: newKV(t)})
-	waitFor(t, "serving", func() bool { return len(r.Serving()) == 1 })
+	testwait.Until(t, 10*time.Second, "serving", func() bool { return len(r.Serving()) == 1 })
 	answers, commits := make(chan string, 4), make(chan string, 4)
 	put(t, r, "k", "1", answers, commits)
 	if got := recv(t, answers, "answer"); got != "k=1 15" {
@@ -192,7 +193,7 @@ func TestTimedOutMarkerReplayedWhenItLands(t *testing.T) {
 	r := startRuntime(t, Config{WriteTimeout: 50 * time.Millisecond})
 	s := &txnShard{testShard: testShard{t: t}}
 	r.Load(LoadSpec{Partition: 0, LeaderEpoch: 0, Log: f, Shard: s})
-	waitFor(t, "serving", func() bool { return len(r.Serving()) == 1 })
+	testwait.Until(t, 10*time.Second, "serving", func() bool { return len(r.Serving()) == 1 })
 	answered, committed := make(chan int16, 1), make(chan int16, 1)
 	submitWait(t, r, 0, func(time.Time, Shard) (struct{}, Result) {
 		return struct{}{}, Result{Marker: &MarkerWrite{ProducerID: 7, ProducerEpoch: 2, Commit: true},
@@ -224,7 +225,7 @@ func TestTimedOutWritesAreBounded(t *testing.T) {
 	r := startRuntime(t, Config{WriteTimeout: 20 * time.Millisecond, MaxTimedOutWrites: 2})
 	s := newKV(t)
 	r.Load(LoadSpec{Partition: 0, LeaderEpoch: 0, Log: f, Shard: s})
-	waitFor(t, "serving", func() bool { return len(r.Serving()) == 1 })
+	testwait.Until(t, 10*time.Second, "serving", func() bool { return len(r.Serving()) == 1 })
 	answers, commits := make(chan string, 8), make(chan string, 8)
 	put(t, r, "a", "1", answers, commits)
 	put(t, r, "b", "1", answers, commits)

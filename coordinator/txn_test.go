@@ -2,6 +2,7 @@ package coordinator
 
 import (
 	"fmt"
+	"github.com/petrel-broker/petrel/internal/testwait"
 	"slices"
 	"sync"
 	"testing"
@@ -72,7 +73,7 @@ func TestLoadReplaysTransactionalBatchesAndMarkers(t *testing.T) {
 	r := startRuntime(t, Config{})
 	s := &txnShard{testShard: testShard{t: t}}
 	r.Load(LoadSpec{Partition: 0, LeaderEpoch: 0, Log: f, Shard: s})
-	waitFor(t, "serving", func() bool { return len(r.Serving()) == 1 })
+	testwait.Until(t, 10*time.Second, "serving", func() bool { return len(r.Serving()) == 1 })
 	want := []string{
 		"record 0 pid -1 txn false a",
 		"record 1 pid 7 txn true t7",
@@ -94,7 +95,7 @@ func TestPlainShardSkipsMarkersAndTransactionalBatches(t *testing.T) {
 	r := startRuntime(t, Config{})
 	s := &testShard{t: t}
 	r.Load(LoadSpec{Partition: 0, LeaderEpoch: 0, Log: f, Shard: s})
-	waitFor(t, "serving", func() bool { return len(r.Serving()) == 1 })
+	testwait.Until(t, 10*time.Second, "serving", func() bool { return len(r.Serving()) == 1 })
 	got := submitWait(t, r, 0, func(_ time.Time, sh Shard) ([]Record, Result) {
 		return slices.Clone(sh.(*testShard).replayed), Result{}
 	})
@@ -111,7 +112,7 @@ func TestTransactionalWriteAndMarker(t *testing.T) {
 	r := startRuntime(t, Config{})
 	s := &txnShard{testShard: testShard{t: t}}
 	r.Load(LoadSpec{Partition: 0, LeaderEpoch: 0, Log: f, Shard: s})
-	waitFor(t, "serving", func() bool { return len(r.Serving()) == 1 })
+	testwait.Until(t, 10*time.Second, "serving", func() bool { return len(r.Serving()) == 1 })
 	guard := &replication.TxnVerification{}
 	done := make(chan int16, 2)
 	submitWait(t, r, 0, func(time.Time, Shard) (struct{}, Result) {
@@ -119,7 +120,7 @@ func TestTransactionalWriteAndMarker(t *testing.T) {
 			Producer:  &Producer{ID: 7, Epoch: 2, Verify: true, Guard: guard},
 			Committed: func(_ time.Time, code int16) Result { done <- code; return Result{} }}
 	})
-	waitFor(t, "the transactional batch", func() bool { f.mu.Lock(); defer f.mu.Unlock(); return len(f.batches) == 1 })
+	testwait.Until(t, 10*time.Second, "the transactional batch", func() bool { f.mu.Lock(); defer f.mu.Unlock(); return len(f.batches) == 1 })
 	f.mu.Lock()
 	h, err := segment.ParseBatchHeader(f.batches[0])
 	calls := slices.Clone(f.txnWrites)
@@ -143,7 +144,7 @@ func TestTransactionalWriteAndMarker(t *testing.T) {
 				return Result{}
 			}}
 	})
-	waitFor(t, "the marker", func() bool { f.mu.Lock(); defer f.mu.Unlock(); return len(f.batches) == 2 })
+	testwait.Until(t, 10*time.Second, "the marker", func() bool { f.mu.Lock(); defer f.mu.Unlock(); return len(f.batches) == 2 })
 	if got := s.seen(); len(got) != 0 {
 		t.Fatalf("replayed before the marker was committed: %v", got)
 	}
@@ -178,7 +179,7 @@ func TestTransactionalWriteErrorsAreTranslated(t *testing.T) {
 		r := startRuntime(t, Config{})
 		s := &txnShard{testShard: testShard{t: t}}
 		r.Load(LoadSpec{Partition: 0, LeaderEpoch: 0, Log: f, Shard: s})
-		waitFor(t, "serving", func() bool { return len(r.Serving()) == 1 })
+		testwait.Until(t, 10*time.Second, "serving", func() bool { return len(r.Serving()) == 1 })
 		for _, res := range []Result{
 			{Marker: &MarkerWrite{ProducerID: 7}},
 			{Records: []Record{{Key: []byte("k")}}, Producer: &Producer{ID: 7}},

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/petrel-broker/petrel/internal/testwait"
 	"testing"
 	"time"
 
@@ -108,7 +109,7 @@ func TestAuthz_ACLsOnEveryBroker(t *testing.T) {
 		}
 	}
 	for i := range 3 {
-		waitFor(t, 10*time.Second, func() error {
+		testwait.For(t, 10*time.Second, func() error {
 			got, err := visibleTopics(ctx, t, c, i)
 			if err != nil {
 				return err
@@ -132,7 +133,7 @@ func TestAuthz_ACLsOnEveryBroker(t *testing.T) {
 		t.Helper()
 		start := time.Now()
 		for i := range 3 {
-			waitFor(t, time.Second-time.Since(start)+50*time.Millisecond, func() error { return f(i) })
+			testwait.For(t, time.Second-time.Since(start)+50*time.Millisecond, func() error { return f(i) })
 		}
 		if d := time.Since(start); d > time.Second {
 			t.Errorf("%s took %s to reach every broker", what, d)
@@ -159,7 +160,7 @@ func TestAuthz_ACLsOnEveryBroker(t *testing.T) {
 
 	// Prefixed ACL.
 	create(aclEntry(anon, allow, topic, "pre-", prefixed, kmsg.ACLOperationWrite))
-	waitFor(t, 5*time.Second, func() error {
+	testwait.For(t, 5*time.Second, func() error {
 		if err := produce(ctx, t, c, "pre-x"); err != nil {
 			return fmt.Errorf("produce to pre-x: %w", err)
 		}
@@ -167,7 +168,7 @@ func TestAuthz_ACLsOnEveryBroker(t *testing.T) {
 	})
 	// Deny overrides allow.
 	create(aclEntry(anon, deny, topic, "pre-x", literal, kmsg.ACLOperationWrite))
-	waitFor(t, 5*time.Second, func() error {
+	testwait.For(t, 5*time.Second, func() error {
 		if err := produce(ctx, t, c, "pre-x"); !errors.Is(err, kerr.TopicAuthorizationFailed) {
 			return fmt.Errorf("produce to denied pre-x: %v", err)
 		}
@@ -219,7 +220,7 @@ func TestAuthz_ACLsOnEveryBroker(t *testing.T) {
 		t.Errorf("join without group Read: %v, want GROUP_AUTHORIZATION_FAILED", err)
 	}
 	create(aclEntry(anon, allow, group, "g", literal, kmsg.ACLOperationRead))
-	waitFor(t, 10*time.Second, func() error {
+	testwait.For(t, 10*time.Second, func() error {
 		err := join()
 		if errors.Is(err, kerr.GroupAuthorizationFailed) || errors.Is(err, kerr.CoordinatorNotAvailable) || errors.Is(err, kerr.NotCoordinator) {
 			return fmt.Errorf("join: %w", err)

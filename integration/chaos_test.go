@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"github.com/petrel-broker/petrel/internal/testwait"
 	"math/rand/v2"
 	"os"
 	"strconv"
@@ -43,7 +44,7 @@ func TestChaosKillRestartUnderLoad(t *testing.T) {
 	)
 	const partitions = 3
 	c.CreateTopicRF(t, "chaos", partitions, 3, nil)
-	waitFor(t, 20*time.Second, func() error {
+	testwait.For(t, 20*time.Second, func() error {
 		for i := range 3 {
 			for p := int32(0); p < partitions; p++ {
 				if _, err := replicaLEO(t, c, i, "chaos", p); err != nil {
@@ -122,7 +123,7 @@ func TestChaosKillRestartUnderLoad(t *testing.T) {
 		// Let the cluster fail over under load, then bring the node back.
 		<-time.After(time.Duration(500+rng.IntN(1500)) * time.Millisecond)
 		c.Start(victim)
-		waitFor(t, 60*time.Second, func() error { return wholeISR(observer, victim) })
+		testwait.For(t, 60*time.Second, func() error { return wholeISR(observer, victim) })
 	}
 	close(stop)
 	<-loadDone
@@ -134,7 +135,7 @@ func TestChaosKillRestartUnderLoad(t *testing.T) {
 
 	// Replicas converge and are byte-identical below the high watermark.
 	ends := map[int32]int64{}
-	waitFor(t, 30*time.Second, func() error {
+	testwait.For(t, 30*time.Second, func() error {
 		for p := int32(0); p < partitions; p++ {
 			var logs [][]byte
 			var hws []int64

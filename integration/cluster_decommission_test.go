@@ -3,6 +3,7 @@ package integration
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/petrel-broker/petrel/internal/testwait"
 	"slices"
 	"strings"
 	"testing"
@@ -77,7 +78,7 @@ func TestCluster_RemoveBroker_NonVoter(t *testing.T) {
 		t.Fatalf("remove-broker of a running broker: exit %d, stderr %q", code, stderr)
 	}
 	c.Stop(3)
-	waitFor(t, convergeTimeout, func() error {
+	testwait.For(t, convergeTimeout, func() error {
 		if d := describeVia(t, c); !d.mentions(3) {
 			return fmt.Errorf("describe lost broker 3 before its removal: %+v", d)
 		}
@@ -109,7 +110,7 @@ func TestCluster_RemoveBroker_NonVoter(t *testing.T) {
 			t.Fatalf("node-%d still has broker 3 in its image", i)
 		}
 	}
-	waitFor(t, convergeTimeout, func() error { // followers learn the configuration from the leader
+	testwait.For(t, convergeTimeout, func() error { // followers learn the configuration from the leader
 		for _, i := range c.live() {
 			voters, nonvoters, err := c.Node(i).RaftServers()
 			if err != nil || slices.Contains(append(voters, nonvoters...), 3) {
@@ -162,7 +163,7 @@ func TestCluster_RemoveBroker_Voter(t *testing.T) {
 	if code != 0 || !strings.Contains(out, fmt.Sprintf("Voter %d removed from the metadata quorum", victim)) {
 		t.Fatalf("remove-broker %d: exit %d, stdout %q, stderr %q", victim, code, out, stderr)
 	}
-	waitFor(t, convergeTimeout, func() error { // followers learn the configuration from the leader
+	testwait.For(t, convergeTimeout, func() error { // followers learn the configuration from the leader
 		for _, i := range c.live() {
 			voters, nonvoters, err := c.Node(i).RaftServers()
 			slices.Sort(voters)

@@ -7,6 +7,7 @@ package integration
 import (
 	"errors"
 	"fmt"
+	"github.com/petrel-broker/petrel/internal/testwait"
 	"os"
 	"path/filepath"
 	"slices"
@@ -166,7 +167,7 @@ func TestCluster_ConfigsLive(t *testing.T) {
 	produceCode := func(topic string) int16 { t.Helper(); return produceTo(t, c, 0, topic, -1) }
 	waitCode := func(topic string, want int16) {
 		t.Helper()
-		waitFor(t, 10*time.Second, func() error {
+		testwait.For(t, 10*time.Second, func() error {
 			if got := produceCode(topic); got != want {
 				return fmt.Errorf("produce to %s: %v, want %v", topic, kerr.ErrorForCode(got), kerr.ErrorForCode(want))
 			}
@@ -221,7 +222,7 @@ func TestCluster_ConfigsLive(t *testing.T) {
 		t.Fatalf("%d segments with segment.bytes=200 after 10 batches, want several", n)
 	}
 	set("live", "retention.ms", "1")
-	waitFor(t, 10*time.Second, func() error {
+	testwait.For(t, 10*time.Second, func() error {
 		offs, err := adm.ListStartOffsets(ctx, "live")
 		if err != nil {
 			return err
@@ -239,7 +240,7 @@ func TestCluster_ConfigsLive(t *testing.T) {
 	set("sized", "segment.ms", "1")
 	sizedDir := filepath.Join(c.nodes[0].dir, "logs", "sized-0")
 	for i := range 4 {
-		waitFor(t, 5*time.Second, func() error {
+		testwait.For(t, 5*time.Second, func() error {
 			if code := produceCode("sized"); code != 0 {
 				return kerr.ErrorForCode(code)
 			}
@@ -250,7 +251,7 @@ func TestCluster_ConfigsLive(t *testing.T) {
 		})
 	}
 	set("sized", "retention.bytes", "1")
-	waitFor(t, 10*time.Second, func() error {
+	testwait.For(t, 10*time.Second, func() error {
 		offs, err := adm.ListStartOffsets(ctx, "sized")
 		if err != nil {
 			return err
@@ -372,7 +373,7 @@ func TestCluster_DeleteRecordsAndLogDirs(t *testing.T) {
 	}
 	waitEarliest := func(want int64) {
 		t.Helper()
-		waitFor(t, 15*time.Second, func() error {
+		testwait.For(t, 15*time.Second, func() error {
 			for i := range 3 {
 				if got, err := listOffsetAt(c, i, -2, "trim", 0, -2); err != nil || got != want {
 					return fmt.Errorf("node-%d: earliest offset %d (%v), want %d", i, got, err, want)

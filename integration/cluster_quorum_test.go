@@ -5,6 +5,7 @@ package integration
 
 import (
 	"fmt"
+	"github.com/petrel-broker/petrel/internal/testwait"
 	"slices"
 	"testing"
 	"time"
@@ -40,7 +41,7 @@ func testVoters(t *testing.T, n int) {
 		t.Fatalf("image: cluster id %q, brokers %v, unfenced %v; expected all of %v", im.ClusterID, im.brokerIDs(), im.unfencedBrokerIDs(), all)
 	}
 	// Every node answers Metadata with the same brokers and controller.
-	waitFor(t, convergeTimeout, func() error {
+	testwait.For(t, convergeTimeout, func() error {
 		ctrl, err := c.agreedController()
 		if err != nil {
 			return err
@@ -98,7 +99,7 @@ func TestCluster_ThreeVotersTwoNonVoters(t *testing.T) {
 		}
 		return nil
 	}
-	waitFor(t, convergeTimeout, func() error { return checkServers([]int{0, 1, 2, 3, 4}) })
+	testwait.For(t, convergeTimeout, func() error { return checkServers([]int{0, 1, 2, 3, 4}) })
 	ctrl := c.Controller()
 	if ctrl > 2 {
 		t.Fatalf("controller is node-%d, a non-voter", ctrl)

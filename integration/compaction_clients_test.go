@@ -21,6 +21,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/petrel-broker/petrel/internal/testwait"
 	"maps"
 	"math/rand/v2"
 	"os"
@@ -240,7 +241,7 @@ func TestCompaction_Clients(t *testing.T) {
 	}
 	switched := time.Now()
 	checkpoint := filepath.Join(c.nodes[0].dir, "logs", "cleaner-offset-checkpoint")
-	waitFor(t, 40*time.Second, func() error {
+	testwait.For(t, 40*time.Second, func() error {
 		cleaned, err := readCleanerCheckpoint(checkpoint)
 		if err != nil {
 			return err
@@ -261,7 +262,7 @@ func TestCompaction_Clients(t *testing.T) {
 		}
 		// The files, read while the cleaner may still swap segments: a read that
 		// meets a swap is read again.
-		waitFor(t, 10*time.Second, func() error {
+		testwait.For(t, 10*time.Second, func() error {
 			var err error
 			tp.onDisk, err = readCCDisk(filepath.Join(c.nodes[0].dir, "logs", tp.name+"-0"))
 			return err
@@ -483,7 +484,7 @@ func ccProduceTransactional(t *testing.T, c *Cluster, tp *ccTopic) {
 	// The last marker is written after EndTransaction returns: the roller must come after
 	// it, so wait until no transaction is open (last stable offset = log end offset).
 	adm := c.Admin(t)
-	waitFor(t, 15*time.Second, func() error {
+	testwait.For(t, 15*time.Second, func() error {
 		end, err := adm.ListEndOffsets(ctx, tp.name)
 		if err != nil {
 			return err

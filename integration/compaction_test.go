@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/petrel-broker/petrel/internal/testwait"
 	"hash/crc32"
 	"os"
 	"path/filepath"
@@ -109,7 +110,7 @@ func TestCompaction_ThreeReplicas(t *testing.T) {
 		t.Fatalf("a keyless record on a compacted topic: %v, want INVALID_RECORD", err)
 	}
 	for i := range 3 {
-		waitFor(t, 45*time.Second, func() error {
+		testwait.For(t, 45*time.Second, func() error {
 			v, err := compactedReplicaView(c, i, topic, 0)
 			if err != nil {
 				return err

@@ -7,6 +7,7 @@ package integration
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/petrel-broker/petrel/internal/testwait"
 	"maps"
 	"strings"
 	"testing"
@@ -142,7 +143,7 @@ var matrixClients = []matrixClient{
 				t.Fatalf("kafka-go write: %v", err)
 			}
 			adm := c.Admin(t)
-			waitFor(t, 15*time.Second, func() error {
+			testwait.For(t, 15*time.Second, func() error {
 				end, err := adm.ListEndOffsets(ctx, topic)
 				if err != nil {
 					return err

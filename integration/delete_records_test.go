@@ -7,6 +7,7 @@ package integration
 import (
 	"context"
 	"fmt"
+	"github.com/petrel-broker/petrel/internal/testwait"
 	"testing"
 	"time"
 
@@ -92,7 +93,7 @@ func TestCluster_DeleteRecordsLowWatermark(t *testing.T) {
 		t.Fatalf("DeleteRecords answered before node-%d was fenced (cut %v ago)", follower, time.Since(cut))
 	}
 	c.Heal()
-	waitFor(t, 20*time.Second, func() error {
+	testwait.For(t, 20*time.Second, func() error {
 		if got, err := listOffsetAt(c, follower, -2, "lowmark", 0, -2); err != nil || got != 25 {
 			return fmt.Errorf("node-%d after healing: earliest offset %d (%v), want 25", follower, got, err)
 		}

@@ -14,6 +14,7 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"github.com/petrel-broker/petrel/internal/testwait"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -70,7 +71,7 @@ func TestProcess_CrashRecoveryAllocatesNoIndexSpace(t *testing.T) {
 	n.start(t)
 	ready := func() error {
 		if err := n.exited(); err != nil {
-			return procPermanent{err}
+			return testwait.Permanent(err)
 		}
 		m, err := c.brokerMetadata(2 * time.Second)
 		if err != nil || len(m.Brokers) != 1 {
@@ -78,7 +79,7 @@ func TestProcess_CrashRecoveryAllocatesNoIndexSpace(t *testing.T) {
 		}
 		return nil
 	}
-	procWaitFor(t, procStartTimeout, "the node to serve", ready)
+	testwait.ForWhat(t, procStartTimeout, "the node to serve", ready)
 	cl, err := kgo.NewClient(kgo.SeedBrokers(n.kafkaAddr), kgo.RecordPartitioner(kgo.ManualPartitioner()))
 	if err != nil {
 		t.Fatal(err)
@@ -100,7 +101,7 @@ func TestProcess_CrashRecoveryAllocatesNoIndexSpace(t *testing.T) {
 	n.waitExit(t, 10*time.Second)
 	before := allocatedBytes(t, n.dir)
 	n.start(t)
-	procWaitFor(t, procStartTimeout, "the node to recover and serve", ready)
+	testwait.ForWhat(t, procStartTimeout, "the node to recover and serve", ready)
 	after := allocatedBytes(t, n.dir)
 	t.Logf("data directory: %d bytes allocated after the kill, %d after recovering %d partitions", before, after, partitions)
 	if after-before > 512<<10 {
@@ -237,7 +238,7 @@ func TestCluster_FullLogDirGoesOffline(t *testing.T) {
 			t.Fatalf("node 0's log directory is not offline after %d records", next)
 		}
 	}
-	waitFor(t, 30*time.Second, func() error {
+	testwait.For(t, 30*time.Second, func() error {
 		im := c.Image(c.Controller())
 		for _, p := range im.Topics[topic].Partitions {
 			if p.Leader == 0 || p.Leader < 0 || slices.Contains(p.ISR, 0) {
@@ -284,7 +285,7 @@ func TestCluster_FullLogDirGoesOffline(t *testing.T) {
 		t.Fatal(err)
 	}
 	c.Restart(0)
-	waitFor(t, 40*time.Second, func() error {
+	testwait.For(t, 40*time.Second, func() error {
 		im := c.Image(c.Controller())
 		for _, p := range im.Topics[topic].Partitions {
 			if !slices.Contains(p.ISR, 0) {

@@ -16,6 +16,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/petrel-broker/petrel/internal/testwait"
 	"math/rand/v2"
 	"net"
 	"net/http"
@@ -214,7 +215,7 @@ func TestDocs_OperationsMultiNodeExamples(t *testing.T) {
 	// The first voter alone until it campaigns, as an operator starting them one by
 	// one: its requests to the voters not yet up are routine, not WARN or ERROR.
 	start(voters[0])
-	procWaitFor(t, 30*time.Second, "the first voter campaigning alone", func() error {
+	testwait.ForWhat(t, 30*time.Second, "the first voter campaigning alone", func() error {
 		if !strings.Contains(logOf(voters[0]), "entering candidate state") {
 			return errors.New("no election started yet")
 		}
@@ -241,7 +242,7 @@ func TestDocs_OperationsMultiNodeExamples(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer cl.Close()
-	procWaitFor(t, 30*time.Second, "every broker in Metadata", func() error {
+	testwait.ForWhat(t, 30*time.Second, "every broker in Metadata", func() error {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		m, err := kadm.NewClient(cl).BrokerMetadata(ctx)

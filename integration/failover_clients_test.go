@@ -16,6 +16,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/petrel-broker/petrel/internal/testwait"
 	"io"
 	"maps"
 	"math"
@@ -261,7 +262,7 @@ func runFailoverScenario(t *testing.T, bin string, produce fovProducer) {
 	if strings.TrimSpace(out) != "Created topic "+fovTopic+"." {
 		t.Fatalf("topics create printed %q", out)
 	}
-	procWaitFor(t, 20*time.Second, "every partition led with a full ISR", func() error {
+	testwait.ForWhat(t, 20*time.Second, "every partition led with a full ISR", func() error {
 		_, err := c.fovPartitions(func(p kadm.PartitionDetail) error {
 			if p.Leader < 0 || len(p.ISR) != 3 {
 				return fmt.Errorf("partition %d: leader %d, ISR %v", p.Partition, p.Leader, p.ISR)
@@ -287,7 +288,7 @@ func runFailoverScenario(t *testing.T, bin string, produce fovProducer) {
 		}
 		<-done
 	}()
-	procWaitFor(t, 30*time.Second, "the producer's first acknowledgements", func() error {
+	testwait.ForWhat(t, 30*time.Second, "the producer's first acknowledgements", func() error {
 		if n := res.progress(); n < fovProgress {
 			return fmt.Errorf("%d acknowledged", n)
 		}
@@ -340,9 +341,9 @@ func runFailoverScenario(t *testing.T, bin string, produce fovProducer) {
 		restarted := time.Now()
 		// Until its old session expires the dead incarnation is still in Metadata: wait
 		// for the new one's readiness in its log.
-		procWaitFor(t, procStartTimeout+fovSessionTimeout, fmt.Sprintf("broker %d ready again", victim), func() error {
+		testwait.ForWhat(t, procStartTimeout+fovSessionTimeout, fmt.Sprintf("broker %d ready again", victim), func() error {
 			if err := node.exited(); err != nil {
-				return procPermanent{err}
+				return testwait.Permanent(err)
 			}
 			if !strings.Contains(node.out.all(), "broker ready") {
 				return errors.New("no \"broker ready\" line yet")
@@ -360,7 +361,7 @@ func runFailoverScenario(t *testing.T, bin string, produce fovProducer) {
 		case <-time.After(60 * time.Second):
 			t.Fatalf("round %d: the partitions broker %d led got no new leader within 60 s", round, victim)
 		}
-		procWaitFor(t, 60*time.Second, fmt.Sprintf("broker %d back in every ISR", victim), func() error {
+		testwait.ForWhat(t, 60*time.Second, fmt.Sprintf("broker %d back in every ISR", victim), func() error {
 			_, err := c.fovPartitions(func(p kadm.PartitionDetail) error {
 				if !slices.Contains(p.ISR, victim) {
 					return fmt.Errorf("partition %d: ISR %v", p.Partition, p.ISR)
@@ -376,7 +377,7 @@ func runFailoverScenario(t *testing.T, bin string, produce fovProducer) {
 	// every 5 s), so the run goes on until each got an acknowledgement after Metadata
 	// showed its new leader; the dead leader cannot have sent it. Clients that report
 	// no offsets name no partitions either.
-	procWaitFor(t, 60*time.Second, "an acknowledged write to every partition a killed broker led, from its new leader", func() error {
+	testwait.ForWhat(t, 60*time.Second, "an acknowledged write to every partition a killed broker led, from its new leader", func() error {
 		if res.noOffsets() {
 			return nil
 		}
@@ -391,7 +392,7 @@ func runFailoverScenario(t *testing.T, bin string, produce fovProducer) {
 	})
 	// Some more producing on the healed cluster, then stop and drain.
 	healed := res.progress()
-	procWaitFor(t, 30*time.Second, "acknowledgements after the last restart", func() error {
+	testwait.ForWhat(t, 30*time.Second, "acknowledgements after the last restart", func() error {
 		if n := res.progress(); n < healed+fovProgress {
 			return fmt.Errorf("%d acknowledged since", n-healed)
 		}

@@ -10,6 +10,7 @@ package integration
 import (
 	"context"
 	"fmt"
+	"github.com/petrel-broker/petrel/internal/testwait"
 	"os"
 	"path/filepath"
 	"slices"
@@ -170,7 +171,7 @@ func TestCluster_RefusedLeaderFencedBeforeItsSession(t *testing.T) {
 	}
 	start := time.Now()
 	c.Kill(int(victim))
-	waitFor(t, fastBound, func() error {
+	testwait.For(t, fastBound, func() error {
 		for _, i := range c.live() {
 			im := c.Image(i)
 			if !im.Brokers[victim].Fenced {

@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/petrel-broker/petrel/internal/testwait"
 	"testing"
 	"time"
 
@@ -58,7 +59,7 @@ func TestFetchSessions_ConsumerFollowersRestart(t *testing.T) {
 	if _, err := c.Admin(t).ElectLeaders(testContext(t), kadm.ElectPreferredReplica, nil); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, convergeTimeout, func() error {
+	testwait.For(t, convergeTimeout, func() error {
 		for _, p := range c.Image(0).Topics[topic].Partitions {
 			if p.Leader != p.Replicas[0] {
 				return fmt.Errorf("partition %d led by %d, preferred %d", p.ID, p.Leader, p.Replicas[0])
@@ -78,7 +79,7 @@ func TestFetchSessions_ConsumerFollowersRestart(t *testing.T) {
 func waitSessions(t *testing.T, c *Cluster) {
 	t.Helper()
 	for i := range 3 {
-		waitFor(t, convergeTimeout, func() error {
+		testwait.For(t, convergeTimeout, func() error {
 			fams := c.scrapeNode(t, i)
 			if n := metricSum(fams, "kafka_server_fetchsessioncache_numincrementalfetchsessions", nil); n < 3 {
 				return fmt.Errorf("node-%d holds %v fetch sessions, want the two followers' and the consumer's", i, n)
@@ -134,7 +135,7 @@ func equalCounts(a, b map[int32]int) bool {
 // is the count of records sent.
 func checkInSync(t *testing.T, c *Cluster, topic string, partitions int32, sent map[int32]int) {
 	t.Helper()
-	waitFor(t, convergeTimeout, func() error {
+	testwait.For(t, convergeTimeout, func() error {
 		im := c.Image(0)
 		tp, ok := im.Topics[topic]
 		if !ok {

@@ -18,6 +18,7 @@ package integration
 import (
 	"context"
 	"fmt"
+	"github.com/petrel-broker/petrel/internal/testwait"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -134,7 +135,7 @@ func commitErr(ctx context.Context, cl *kgo.Client, group, topic string, offset 
 // commitOnce is commitErr retried until it succeeds (the coordinator may be loading).
 func commitOnce(b *testing.B, ctx context.Context, cl *kgo.Client, group, topic string, offset int64) {
 	b.Helper()
-	waitFor(b, groupWait, func() error { return commitErr(ctx, cl, group, topic, offset) })
+	testwait.For(b, groupWait, func() error { return commitErr(ctx, cl, group, topic, offset) })
 }
 
 func BenchmarkGroups_FailoverTimes(b *testing.B) {
@@ -203,7 +204,7 @@ func measureMemberKill(b *testing.B, c *Cluster, topic, group string) time.Durat
 	killedAt.Store(killed.UnixNano())
 	victim.kill()
 	var took time.Duration
-	waitFor(b, groupWait, func() error {
+	testwait.For(b, groupWait, func() error {
 		for _, r := range survivor.records() {
 			if slices.Contains(orphaned, r.partition) && len(r.value) > 6 && r.value[:6] == "after/" {
 				took = time.Since(killed)
@@ -240,7 +241,7 @@ func measureCoordinatorKill(b *testing.B, c *Cluster, topic, group string) time.
 	killed := time.Now()
 	c.Kill(int(old))
 	var took time.Duration
-	waitFor(b, 2*groupWait, func() error {
+	testwait.For(b, 2*groupWait, func() error {
 		// A fresh client each time: kgo keeps dialing a cached coordinator that is
 		// gone.
 		cl, err := kgo.NewClient(kgo.SeedBrokers(c.Addrs()...))

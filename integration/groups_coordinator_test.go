@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/petrel-broker/petrel/internal/testwait"
 	"slices"
 	"sync"
 	"testing"
@@ -53,7 +54,7 @@ func coordinatorOf(t testing.TB, c *Cluster, via int, group string) int {
 	// the partition may still be loading (COORDINATOR_LOAD_IN_PROGRESS, which clients
 	// retry). Wait until the coordinator serves the group.
 	coordinator := c.rawTo(t, int(node))
-	waitFor(t, groupWait, func() error {
+	testwait.For(t, groupWait, func() error {
 		req := kmsg.NewPtrDescribeGroupsRequest()
 		req.Groups = []string{group}
 		resp := coordinator.do(testContext(t), req).(*kmsg.DescribeGroupsResponse)
@@ -175,7 +176,7 @@ func TestGroupCoordinator_OffsetsTopicCreatedOnFirstNeedAndProtected(t *testing.
 	}
 	coord := coordinatorOf(t, c, 1, "g-first")
 	var view imageView
-	waitFor(t, convergeTimeout, func() error {
+	testwait.For(t, convergeTimeout, func() error {
 		view = c.WaitConverged()
 		if view.Topics[offsetsTopicName].Name == "" {
 			return errors.New("no __consumer_offsets yet")
@@ -389,7 +390,7 @@ func TestGroupCoordinator_FailoverKeepsCommittedOffsets(t *testing.T) {
 	}
 	// Commit the last position and check it on the new coordinator.
 	var final map[int32]int64
-	waitFor(t, groupWait, func() error {
+	testwait.For(t, groupWait, func() error {
 		cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 		defer cancel()
 		if err := cl.CommitUncommittedOffsets(cctx); err != nil {
@@ -424,7 +425,7 @@ func TestGroupCoordinator_FailoverKeepsCommittedOffsets(t *testing.T) {
 	if newCoord == coord {
 		t.Fatalf("the coordinator is still the killed node %d", coord)
 	}
-	waitFor(t, groupWait, func() error {
+	testwait.For(t, groupWait, func() error {
 		g := describeRaw(ctx, c.rawTo(t, newCoord), group)
 		if g.ErrorCode != 0 || g.State != "Stable" || len(g.Members) != 1 {
 			return fmt.Errorf("group at node %d: %v state %q, %d members", newCoord, kerr.ErrorForCode(g.ErrorCode), g.State, len(g.Members))
@@ -489,7 +490,7 @@ func TestGroupCoordinator_RestartEveryNode(t *testing.T) {
 	}
 	c.Restart(0, 1, 2)
 	watch = c.Client(t)
-	waitFor(t, groupWait, func() error {
+	testwait.For(t, groupWait, func() error {
 		got, err := committedOffsets(ctx, watch, group)
 		if err != nil {
 			return err
@@ -526,7 +527,7 @@ func liveCoordinator(t testing.TB, c *Cluster, via int, key string, keyType int8
 	t.Helper()
 	raw := c.rawTo(t, via)
 	var node int32 = -1
-	waitFor(t, groupWait, func() error {
+	testwait.For(t, groupWait, func() error {
 		req := kmsg.NewPtrFindCoordinatorRequest()
 		req.CoordinatorType = keyType
 		req.CoordinatorKey = key

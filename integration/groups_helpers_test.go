@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/petrel-broker/petrel/internal/testwait"
 	"net"
 	"slices"
 	"sort"
@@ -172,7 +173,7 @@ func waitSplit(t testing.TB, c *Cluster, group, topic string, partitions int32, 
 	t.Helper()
 	adm := c.Admin(t)
 	var got groupAssignment
-	waitFor(t, groupWait, func() error {
+	testwait.For(t, groupWait, func() error {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		state, a, err := describeAssignment(ctx, adm, group, topic)
@@ -248,7 +249,7 @@ func checkPhase(t testing.TB, c *Cluster, group, topic, phase string, partitions
 	t.Logf("phase %s: assignment %v", phase, assignment)
 	want := producePhase(t, c, topic, phase, partitions, 10)
 	prefix := phase + "/"
-	waitFor(t, groupWait, func() error {
+	testwait.For(t, groupWait, func() error {
 		seen := map[string]bool{}
 		for _, m := range members {
 			for _, r := range m.records() {

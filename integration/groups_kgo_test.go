@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/petrel-broker/petrel/internal/testwait"
 	"slices"
 	"sync"
 	"testing"
@@ -272,7 +273,7 @@ func TestGroupsKgo_StaticMembership(t *testing.T) {
 	// old one's place with its assignment.
 	b.leave()
 	b2 := static("static-b")(t, c, group, topic, "kgo-static-b")
-	waitFor(t, groupWait, func() error {
+	testwait.For(t, groupWait, func() error {
 		_, a, err := describeAssignment(testContext(t), c.Admin(t), group, topic)
 		if err != nil {
 			return err
@@ -282,7 +283,7 @@ func TestGroupsKgo_StaticMembership(t *testing.T) {
 		}
 		return nil
 	})
-	waitFor(t, groupWait, func() error {
+	testwait.For(t, groupWait, func() error {
 		if got := b2.generation(); got != gen {
 			return fmt.Errorf("the restarted member is in generation %d, want %d", got, gen)
 		}

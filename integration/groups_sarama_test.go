@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/petrel-broker/petrel/internal/testwait"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -197,7 +198,7 @@ func TestGroupsSarama_StaticMembership(t *testing.T) {
 	b := static("static-b")(t, c, group, topic, "sarama-static-b")
 	before := waitSplit(t, c, group, topic, 4, "sarama-static-a", "sarama-static-b")
 	var gen int32
-	waitFor(t, groupWait, func() error {
+	testwait.For(t, groupWait, func() error {
 		gen = a.generation()
 		if gen < 1 || b.generation() != gen {
 			return fmt.Errorf("generations: a %d, b %d", gen, b.generation())
@@ -207,7 +208,7 @@ func TestGroupsSarama_StaticMembership(t *testing.T) {
 
 	b.leave()
 	b2 := static("static-b")(t, c, group, topic, "sarama-static-b")
-	waitFor(t, groupWait, func() error {
+	testwait.For(t, groupWait, func() error {
 		if got := b2.generation(); got != gen {
 			return fmt.Errorf("the restarted member is in generation %d, want %d", got, gen)
 		}

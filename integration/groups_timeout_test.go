@@ -9,6 +9,7 @@ package integration
 import (
 	"context"
 	"fmt"
+	"github.com/petrel-broker/petrel/internal/testwait"
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -58,7 +59,7 @@ func groupOffsetAt(ctx context.Context, r *rawTo, group, topic string) (int64, e
 // waitFetched waits until r's node shows want as group's committed offset.
 func waitFetched(t *testing.T, r *rawTo, group, topic string, want int64) {
 	t.Helper()
-	waitFor(t, groupWait, func() error {
+	testwait.For(t, groupWait, func() error {
 		got, err := groupOffsetAt(testContext(t), r, group, topic)
 		if err != nil {
 			return err

@@ -18,6 +18,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"github.com/petrel-broker/petrel/internal/testwait"
 	"net"
 	"os"
 	"slices"
@@ -208,7 +209,7 @@ func (c *Cluster) waitReady(indices []int) {
 			c.t.Fatalf("node-%d: %v", i, err)
 		}
 	}
-	waitFor(c.t, startTimeout, func() error {
+	testwait.For(c.t, startTimeout, func() error {
 		live := c.live()
 		for _, i := range live {
 			im := c.Image(i)
@@ -388,7 +389,7 @@ func (c *Cluster) Heal() {
 func (c *Cluster) Controller() int {
 	c.t.Helper()
 	ctrl := -1
-	waitFor(c.t, convergeTimeout, func() (err error) {
+	testwait.For(c.t, convergeTimeout, func() (err error) {
 		ctrl, err = c.agreedController()
 		return err
 	})
@@ -400,7 +401,7 @@ func (c *Cluster) Controller() int {
 func (c *Cluster) WaitConverged() imageView {
 	c.t.Helper()
 	var im imageView
-	waitFor(c.t, convergeTimeout, func() error {
+	testwait.For(c.t, convergeTimeout, func() error {
 		live := c.live()
 		if len(live) == 0 {
 			return fmt.Errorf("no live node")
@@ -498,27 +499,6 @@ func testContext(t testing.TB) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
 	t.Cleanup(cancel)
 	return ctx
-}
-
-// waitFor polls f every 20 ms until it returns nil, failing t with f's last error
-// once timeout passes.
-func waitFor(t testing.TB, timeout time.Duration, f func() error) {
-	t.Helper()
-	deadline := time.NewTimer(timeout)
-	defer deadline.Stop()
-	tick := time.NewTicker(20 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		err := f()
-		if err == nil {
-			return
-		}
-		select {
-		case <-deadline.C:
-			t.Fatalf("condition not met within %s: %v", timeout, err)
-		case <-tick.C:
-		}
-	}
 }
 
 // bounded runs f, failing t if it has not returned within d. It is for blocking client

@@ -32,6 +32,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
+	"github.com/petrel-broker/petrel/internal/testwait"
 	"hash/crc32"
 	"io"
 	"net"
@@ -311,7 +312,7 @@ func TestHostile(t *testing.T) {
 			nc.Close()
 		}
 		// The broker lets go of them: its goroutines return to about where they were.
-		waitFor(t, 30*time.Second, func() error {
+		testwait.For(t, 30*time.Second, func() error {
 			if g := runtime.NumGoroutine(); g > base+100 {
 				return fmt.Errorf("%d goroutines, %d before the connections", g, base)
 			}

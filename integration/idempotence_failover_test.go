@@ -11,6 +11,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/petrel-broker/petrel/internal/testwait"
 	"os"
 	"path/filepath"
 	"sync"
@@ -37,7 +38,7 @@ func startReplicated(t *testing.T, topic string) *Cluster {
 	t.Helper()
 	c := StartCluster(t, 3, failoverProperties...)
 	c.CreateTopicRF(t, topic, 1, 3, nil)
-	waitFor(t, 20*time.Second, func() error {
+	testwait.For(t, 20*time.Second, func() error {
 		for i := range 3 {
 			if _, err := replicaLEO(t, c, i, topic, 0); err != nil {
 				return fmt.Errorf("node-%d has not opened its replica: %w", i, err)
@@ -53,7 +54,7 @@ func startReplicated(t *testing.T, topic string) *Cluster {
 func waitISR(t *testing.T, c *Cluster, observer int, topic string, n int, not int32) partitionView {
 	t.Helper()
 	var p partitionView
-	waitFor(t, 60*time.Second, func() error {
+	testwait.For(t, 60*time.Second, func() error {
 		var err error
 		if p, err = partitionIn(c, observer, topic, 0); err != nil {
 			return err
@@ -112,7 +113,7 @@ func TestIdempotence_FailoverExactlyOnce(t *testing.T) {
 	}
 	waitAcked := func(n int) {
 		t.Helper()
-		waitFor(t, 60*time.Second, func() error {
+		testwait.For(t, 60*time.Second, func() error {
 			if got := ackedCount(); got < n {
 				return fmt.Errorf("%d of %d acknowledged", got, n)
 			}
@@ -143,7 +144,7 @@ func TestIdempotence_FailoverExactlyOnce(t *testing.T) {
 	}
 	// Replicas converge, byte-identical below the HW.
 	var hw int64
-	waitFor(t, 30*time.Second, func() error {
+	testwait.For(t, 30*time.Second, func() error {
 		var logs [][]byte
 		var hws []int64
 		for i := range 3 {
@@ -210,7 +211,7 @@ func TestIdempotence_NewLeaderAnswersRetryWithOriginalOffset(t *testing.T) {
 	if sp.ErrorCode != 0 || sp.BaseOffset != 3 {
 		t.Fatalf("batch 3: %v at %d", kerr.ErrorForCode(sp.ErrorCode), sp.BaseOffset)
 	}
-	waitFor(t, 20*time.Second, func() error {
+	testwait.For(t, 20*time.Second, func() error {
 		for i := range 3 {
 			if leo, err := replicaLEO(t, c, i, topic, 0); err != nil || leo != 5 {
 				return fmt.Errorf("node-%d log end %d %v", i, leo, err)
@@ -221,7 +222,7 @@ func TestIdempotence_NewLeaderAnswersRetryWithOriginalOffset(t *testing.T) {
 	observer := (leader + 1) % 3
 	c.Kill(leader)
 	next := int(waitISR(t, c, observer, topic, 2, int32(leader)).Leader)
-	waitFor(t, 20*time.Second, func() error { return leads(c, next, topic, 0) })
+	testwait.For(t, 20*time.Second, func() error { return leads(c, next, topic, 0) })
 	sp = produceRaw(t, c, next, topic, -1, retry)
 	if sp.ErrorCode != 0 || sp.BaseOffset != 3 {
 		t.Fatalf("retry at the new leader node-%d: %v at offset %d, originally 3", next, kerr.ErrorForCode(sp.ErrorCode), sp.BaseOffset)
@@ -263,7 +264,7 @@ func TestIdempotence_RestartRecognisesRetry(t *testing.T) {
 			c.Kill(0)
 			c.Restart(0)
 			var sp kmsg.ProduceResponseTopicPartition
-			waitFor(t, 20*time.Second, func() error {
+			testwait.For(t, 20*time.Second, func() error {
 				if err := leads(c, 0, topic, 0); err != nil {
 					return err
 				}
@@ -282,7 +283,7 @@ func TestIdempotence_RestartRecognisesRetry(t *testing.T) {
 				t.Fatalf("no clean-shutdown snapshot: %v", err)
 			}
 			c.Restart(0)
-			waitFor(t, 20*time.Second, func() error {
+			testwait.For(t, 20*time.Second, func() error {
 				if err := leads(c, 0, topic, 0); err != nil {
 					return err
 				}
@@ -349,7 +350,7 @@ func TestProducerIDs_UniqueAcrossBrokersAndControllerFailover(t *testing.T) {
 	for i := range 3 {
 		groups = append(groups, run(i, perNode))
 	}
-	waitFor(t, 60*time.Second, func() error {
+	testwait.For(t, 60*time.Second, func() error {
 		if n := total.Load(); n < perNode {
 			return fmt.Errorf("%d ids so far", n)
 		}

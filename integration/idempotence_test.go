@@ -15,6 +15,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/petrel-broker/petrel/internal/testwait"
 	"hash/crc32"
 	"strings"
 	"sync"
@@ -170,7 +171,7 @@ func initProducerID(t testing.TB, c *Cluster, i int) (int64, int16) {
 	t.Helper()
 	var id int64
 	var epoch int16
-	waitFor(t, 30*time.Second, func() error {
+	testwait.For(t, 30*time.Second, func() error {
 		var err error
 		id, epoch, err = tryInitProducerID(c, i, -1, -1)
 		return err

@@ -8,6 +8,7 @@ package integration
 import (
 	"errors"
 	"fmt"
+	"github.com/petrel-broker/petrel/internal/testwait"
 	"net"
 	"slices"
 	"strconv"
@@ -81,7 +82,7 @@ func TestKafkaGo_WriterReader(t *testing.T) {
 	if err := noAcks.WriteMessages(ctx, kafkaGoMessages("kafka-go", 0, n)...); err != nil {
 		t.Fatalf("acks=0 writer: %v", err)
 	}
-	waitFor(t, 15*time.Second, func() error {
+	testwait.For(t, 15*time.Second, func() error {
 		end, err := endOffset()
 		if err == nil && end != n {
 			err = fmt.Errorf("end offset %d, expected %d after the acks=0 writes", end, n)

@@ -7,6 +7,7 @@ package integration
 import (
 	"errors"
 	"fmt"
+	"github.com/petrel-broker/petrel/internal/testwait"
 	"testing"
 	"time"
 
@@ -77,7 +78,7 @@ func restartAndWaitISR(t *testing.T, c *Cluster, x int32, topic string) int {
 	c.Stop(int(x))
 	c.Restart(int(x))
 	moved := 0
-	waitFor(t, 30*time.Second, func() error {
+	testwait.For(t, 30*time.Second, func() error {
 		im := c.WaitConverged()
 		moved = 0
 		for _, p := range im.Topics[topic].Partitions {
@@ -111,7 +112,7 @@ func TestCluster_UncleanElections(t *testing.T) {
 	if err := alterErr(adm.AlterTopicConfigs(ctx, cfg("min.insync.replicas", "3"), "mir")); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 10*time.Second, func() error {
+	testwait.For(t, 10*time.Second, func() error {
 		if code := produceTo(t, c, 0, "mir", -1); code != kerr.NotEnoughReplicas.Code {
 			return fmt.Errorf("acks=all with min.insync.replicas=3 and 2 in sync: %v", kerr.ErrorForCode(code))
 		}
@@ -120,7 +121,7 @@ func TestCluster_UncleanElections(t *testing.T) {
 	if err := alterErr(adm.AlterTopicConfigs(ctx, cfg("min.insync.replicas", "2"), "mir")); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 10*time.Second, func() error {
+	testwait.For(t, 10*time.Second, func() error {
 		if code := produceTo(t, c, 0, "mir", -1); code != 0 {
 			return fmt.Errorf("acks=all with min.insync.replicas=2: %v", kerr.ErrorForCode(code))
 		}
@@ -152,7 +153,7 @@ func TestCluster_UncleanElections(t *testing.T) {
 	if err := alterErr(adm.AlterTopicConfigs(ctx, cfg("unclean.leader.election.enable", "true"), "u-config")); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 10*time.Second, func() error {
+	testwait.For(t, 10*time.Second, func() error {
 		im := c.WaitConverged()
 		for _, topic := range []string{"u-elect", "u-config"} {
 			if p := im.Topics[topic].Partitions[0]; p.Leader != 2 || len(p.ISR) != 1 || p.ISR[0] != 2 {
@@ -163,7 +164,7 @@ func TestCluster_UncleanElections(t *testing.T) {
 	})
 	// The image names node 2 the leader before node 2 has applied it: until then it
 	// answers NOT_LEADER_FOR_PARTITION, which clients retry, as Kafka's brokers do.
-	waitFor(t, 10*time.Second, func() error {
+	testwait.For(t, 10*time.Second, func() error {
 		if code := produceTo(t, c, 2, "u-config", -1); code != 0 {
 			return fmt.Errorf("produce to the uncleanly elected leader: %v", kerr.ErrorForCode(code))
 		}
@@ -174,7 +175,7 @@ func TestCluster_UncleanElections(t *testing.T) {
 // waitFullISR waits until every partition of topics has all its replicas in the ISR.
 func waitFullISR(t *testing.T, c *Cluster, topics ...string) {
 	t.Helper()
-	waitFor(t, 30*time.Second, func() error {
+	testwait.For(t, 30*time.Second, func() error {
 		im := c.WaitConverged()
 		for _, topic := range topics {
 			for _, p := range im.Topics[topic].Partitions {
@@ -222,7 +223,7 @@ func TestCluster_AutoLeaderRebalance(t *testing.T) {
 		t.Fatalf("restart moved %d leaderships of few, want 1", moved)
 	}
 	checks := c.Node(0).LeaderRebalanceChecks()
-	waitFor(t, 20*time.Second, func() error {
+	testwait.For(t, 20*time.Second, func() error {
 		if n := c.Node(0).LeaderRebalanceChecks(); n < checks+2 {
 			return fmt.Errorf("%d balance checks since the restart", n-checks)
 		}
@@ -242,7 +243,7 @@ func TestCluster_AutoLeaderRebalance(t *testing.T) {
 	waitFullISR(t, c, "more")
 	c.Stop(x)
 	c.Restart(x)
-	waitFor(t, 30*time.Second, func() error {
+	testwait.For(t, 30*time.Second, func() error {
 		im := c.WaitConverged()
 		for _, topic := range []string{"few", "more"} {
 			for _, p := range im.Topics[topic].Partitions {

@@ -9,6 +9,7 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"github.com/petrel-broker/petrel/internal/testwait"
 	"strconv"
 	"strings"
 	"testing"
@@ -110,7 +111,7 @@ func TestConfluentPython_LogAppendTime(t *testing.T) {
 
 	// Both replicas hold the leader's stamped batches, byte for byte.
 	var logs [2][]byte
-	waitFor(t, 10*time.Second, func() error {
+	testwait.For(t, 10*time.Second, func() error {
 		for i := range logs {
 			hw, data, err := replicaLog(t, c, i, topic, 0)
 			if err != nil {

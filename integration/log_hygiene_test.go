@@ -6,6 +6,7 @@ package integration
 import (
 	"errors"
 	"fmt"
+	"github.com/petrel-broker/petrel/internal/testwait"
 	"strings"
 	"syscall"
 	"testing"
@@ -29,7 +30,7 @@ func TestCluster_LogHygiene(t *testing.T) {
 	}
 	checkNoAlerts(t, c, "a rolling restart")
 	c.Stop(1)
-	waitFor(t, convergeTimeout, func() error {
+	testwait.For(t, convergeTimeout, func() error {
 		if b, ok := c.Image(0).Brokers[1]; !ok || !b.Fenced {
 			return errors.New("broker 1 is not fenced in node-0's image")
 		}
@@ -56,7 +57,7 @@ func TestProcessLogHygiene(t *testing.T) {
 	const topic = "hygiene"
 	c.petrel(t, "topics", "create", topic, "--partitions", "3", "--replication-factor", "3")
 	full := func() error { return c.fullISR(topic, 3) }
-	procWaitFor(t, 30*time.Second, "the topic with full ISRs", full)
+	testwait.ForWhat(t, 30*time.Second, "the topic with full ISRs", full)
 	var alerts []string
 	for _, n := range c.nodes {
 		alerts = append(alerts, procAlertLines(n.out)...)
@@ -75,9 +76,9 @@ func TestProcessLogHygiene(t *testing.T) {
 		}
 		alerts = append(alerts, procAlertLines(n.out)...)
 		n.start(t)
-		procWaitFor(t, 45*time.Second, fmt.Sprintf("node-%d back with full ISRs", n.id), func() error {
+		testwait.ForWhat(t, 45*time.Second, fmt.Sprintf("node-%d back with full ISRs", n.id), func() error {
 			if err := n.exited(); err != nil {
-				return procPermanent{err}
+				return testwait.Permanent(err)
 			}
 			return full()
 		})

@@ -5,6 +5,7 @@ package integration
 
 import (
 	"fmt"
+	"github.com/petrel-broker/petrel/internal/testwait"
 	"io"
 	"net/http"
 	"os"
@@ -160,7 +161,7 @@ func TestMetrics_ThreeNodeClusterUnderLoad(t *testing.T) {
 	}
 
 	// Every documented metric is served by some node, and the counters moved.
-	waitFor(t, 30*time.Second, func() error {
+	testwait.For(t, 30*time.Second, func() error {
 		present := map[string]bool{}
 		for _, i := range c.running() {
 			for name := range c.scrapeNode(t, i) {
@@ -208,7 +209,7 @@ func TestMetrics_ThreeNodeClusterUnderLoad(t *testing.T) {
 	if got := nodesSum(all, "kafka_server_replicamanager_leadercount", nil); got < 6 {
 		t.Errorf("LeaderCount summed = %v, want at least the 6 user partitions", got)
 	}
-	waitFor(t, 30*time.Second, func() error {
+	testwait.For(t, 30*time.Second, func() error {
 		if got := c.clusterSum(t, "kafka_consumergroup_lag", map[string]string{"group": grp, "topic": topic}); got != n {
 			return fmt.Errorf("lag of %s = %v, want %d", grp, got, n)
 		}
@@ -226,7 +227,7 @@ func TestMetrics_ThreeNodeClusterUnderLoad(t *testing.T) {
 			t.Errorf("node-%d ActiveControllerCount = %v, want %v (controller node-%d)", i, got, want, ctrl)
 		}
 	}
-	waitFor(t, 30*time.Second, func() error {
+	testwait.For(t, 30*time.Second, func() error {
 		if got := c.clusterSum(t, "kafka_server_replicamanager_underreplicatedpartitions", nil); got != 0 {
 			return fmt.Errorf("UnderReplicatedPartitions = %v with every node up", got)
 		}
@@ -246,7 +247,7 @@ func TestMetrics_ThreeNodeClusterUnderLoad(t *testing.T) {
 		t.Fatalf("no %s partition on node-%d", solo, victim)
 	}
 	c.Stop(victim)
-	waitFor(t, 30*time.Second, func() error {
+	testwait.For(t, 30*time.Second, func() error {
 		if got := c.clusterSum(t, "kafka_server_replicamanager_underreplicatedpartitions", nil); got == 0 {
 			return fmt.Errorf("UnderReplicatedPartitions = 0 with node-%d stopped", victim)
 		}
@@ -256,7 +257,7 @@ func TestMetrics_ThreeNodeClusterUnderLoad(t *testing.T) {
 		return nil
 	})
 	c.Restart(victim)
-	waitFor(t, 60*time.Second, func() error {
+	testwait.For(t, 60*time.Second, func() error {
 		if got := c.clusterSum(t, "kafka_server_replicamanager_underreplicatedpartitions", nil); got != 0 {
 			return fmt.Errorf("UnderReplicatedPartitions = %v after node-%d returned", got, victim)
 		}
@@ -292,7 +293,7 @@ func TestMetrics_ReadyzFollowsReadiness(t *testing.T) {
 		t.Fatal("a partitioned restarted node is ready")
 	}
 	c.Heal()
-	waitFor(t, 30*time.Second, func() error {
+	testwait.For(t, 30*time.Second, func() error {
 		code, _, err := httpGet(url + "/readyz")
 		if err != nil || code != http.StatusOK {
 			return fmt.Errorf("/readyz = %d %v", code, err)

@@ -3,6 +3,7 @@ package integration
 import (
 	"context"
 	"fmt"
+	"github.com/petrel-broker/petrel/internal/testwait"
 	"os"
 	"path/filepath"
 	"slices"
@@ -28,7 +29,7 @@ func TestPartitionScale_OfflineReplicaMovesLeadership(t *testing.T) {
 		t.Fatal(err)
 	}
 	createWithAssignment(t, c, topic, [][]int32{{0, 1, 2}})
-	waitFor(t, 20*time.Second, func() error {
+	testwait.For(t, 20*time.Second, func() error {
 		p := c.Image(c.Controller()).Topics[topic].Partitions[0]
 		if p.Leader == 0 || p.Leader < 0 || slices.Contains(p.ISR, 0) {
 			return fmt.Errorf("leader %d, ISR %v", p.Leader, p.ISR)
@@ -80,7 +81,7 @@ func TestPartitionScale_OfflineReplicaMovesLeadership(t *testing.T) {
 		t.Fatal(err)
 	}
 	c.CreateTopic(t, "offline-replica-nudge", 1, nil)
-	waitFor(t, 30*time.Second, func() error {
+	testwait.For(t, 30*time.Second, func() error {
 		p := c.Image(c.Controller()).Topics[topic].Partitions[0]
 		if !slices.Contains(p.ISR, 0) {
 			return fmt.Errorf("ISR %v without node 0", p.ISR)

@@ -3,6 +3,7 @@ package integration
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/petrel-broker/petrel/internal/testwait"
 	"strings"
 	"testing"
 	"time"
@@ -23,7 +24,7 @@ func TestPerfFetchAcrossLeaders(t *testing.T) {
 	// topic yet when CreateTopics (answered by the controller) returns.
 	adm := kadm.NewClient(c.Client(t))
 	leaders := map[int32]bool{}
-	waitFor(t, 20*time.Second, func() error {
+	testwait.For(t, 20*time.Second, func() error {
 		md, err := adm.Metadata(testContext(t), "spread")
 		if err != nil {
 			return err

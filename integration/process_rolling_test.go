@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/petrel-broker/petrel/internal/testwait"
 	"slices"
 	"sync"
 	"syscall"
@@ -126,7 +127,7 @@ func TestProcessRollingRestart(t *testing.T) {
 	const topic = "roll"
 	c.petrel(t, "topics", "create", topic, "--partitions", "3", "--replication-factor", "3")
 	full := func() error { return c.fullISR(topic, 3) }
-	procWaitFor(t, 15*time.Second, "the topic with full ISRs", full)
+	testwait.ForWhat(t, 15*time.Second, "the topic with full ISRs", full)
 
 	r := &rollingClients{acked: map[string]bool{}, seen: map[string]bool{}, stop: make(chan struct{})}
 	r.run(t, c, topic)
@@ -141,7 +142,7 @@ func TestProcessRollingRestart(t *testing.T) {
 	t.Cleanup(stopClients)
 	waitProgress := func(what string) {
 		a0, s0 := r.counts()
-		procWaitFor(t, 30*time.Second, what, func() error {
+		testwait.ForWhat(t, 30*time.Second, what, func() error {
 			if a, s := r.counts(); a < a0+100 || s < s0+100 {
 				return fmt.Errorf("acked %d -> %d, consumed %d -> %d", a0, a, s0, s)
 			}
@@ -158,9 +159,9 @@ func TestProcessRollingRestart(t *testing.T) {
 		}
 		exited := time.Since(start)
 		n.start(t)
-		procWaitFor(t, 45*time.Second, fmt.Sprintf("node-%d back with full ISRs", n.id), func() error {
+		testwait.ForWhat(t, 45*time.Second, fmt.Sprintf("node-%d back with full ISRs", n.id), func() error {
 			if err := n.exited(); err != nil {
-				return procPermanent{err}
+				return testwait.Permanent(err)
 			}
 			return full()
 		})
@@ -169,7 +170,7 @@ func TestProcessRollingRestart(t *testing.T) {
 	}
 
 	// The consumer must read every acknowledged record.
-	procWaitFor(t, 30*time.Second, "every acknowledged record consumed", func() error {
+	testwait.ForWhat(t, 30*time.Second, "every acknowledged record consumed", func() error {
 		r.mu.Lock()
 		defer r.mu.Unlock()
 		if len(r.acked) == 0 {

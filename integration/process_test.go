@@ -13,6 +13,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/petrel-broker/petrel/internal/testwait"
 	"math/rand/v2"
 	"net"
 	"os"
@@ -105,7 +106,7 @@ func runProcStop(t *testing.T, bin string, sig syscall.Signal) {
 	// CreateTopics answers once the topic is committed; every broker applies it soon
 	// after. Describe until the full placement is visible.
 	var before procTopicState
-	procWaitFor(t, 10*time.Second, "the topic in describe", func() error {
+	testwait.ForWhat(t, 10*time.Second, "the topic in describe", func() error {
 		st, err := c.describe(procTopic)
 		if err != nil {
 			return err
@@ -154,7 +155,7 @@ func runProcStop(t *testing.T, bin string, sig syscall.Signal) {
 	// new one: its fresh sessions start the dead broker's session timeout.
 	sessionStart := stopAt
 	if sig == syscall.SIGKILL {
-		procWaitFor(t, procElectionTimeout, "a new controller", func() error {
+		testwait.ForWhat(t, procElectionTimeout, "a new controller", func() error {
 			m, err := c.brokerMetadata(time.Second)
 			if err != nil {
 				return err
@@ -177,7 +178,7 @@ func runProcStop(t *testing.T, bin string, sig syscall.Signal) {
 	// the latter.
 	var after procTopicState
 	lastOld := stopAt
-	procWaitFor(t, time.Until(sessionStart.Add(bound)), fmt.Sprintf("broker %d's leaderships and ISR memberships moved", victim), func() error {
+	testwait.ForWhat(t, time.Until(sessionStart.Add(bound)), fmt.Sprintf("broker %d's leaderships and ISR memberships moved", victim), func() error {
 		pollStart := time.Now()
 		st, err := c.describe(procTopic)
 		if err != nil {
@@ -226,7 +227,7 @@ func runProcStop(t *testing.T, bin string, sig syscall.Signal) {
 
 	// The survivors agree on a controller that is not the stopped node; after a crash of
 	// the controller, its epoch (the Raft term) grew.
-	procWaitFor(t, 5*time.Second, "a live controller in Metadata, without the stopped broker", func() error {
+	testwait.ForWhat(t, 5*time.Second, "a live controller in Metadata, without the stopped broker", func() error {
 		m, err := c.brokerMetadata(2 * time.Second)
 		if err != nil {
 			return err
@@ -254,9 +255,9 @@ func runProcStop(t *testing.T, bin string, sig syscall.Signal) {
 	// with the metadata log and is unfenced.
 	restartAt := time.Now()
 	node.start(t)
-	procWaitFor(t, procStartTimeout, fmt.Sprintf("restarted broker %d back in Metadata", victim), func() error {
+	testwait.ForWhat(t, procStartTimeout, fmt.Sprintf("restarted broker %d back in Metadata", victim), func() error {
 		if err := node.exited(); err != nil {
-			return procPermanent{err}
+			return testwait.Permanent(err)
 		}
 		m, err := c.brokerMetadata(2 * time.Second)
 		if err != nil {
@@ -791,30 +792,6 @@ func (c *procCluster) controllerEpoch(timeout time.Duration) (int32, error) {
 		return 0, errors.New("describe quorum: no partition in the answer")
 	}
 	return resp.Topics[0].Partitions[0].LeaderEpoch, nil
-}
-
-// procPermanent marks an error that procWaitFor should not retry.
-type procPermanent struct{ error }
-
-// procWaitFor polls f every 100 ms until it returns nil, failing t with f's last error
-// once timeout passes or at once for a procPermanent error.
-func procWaitFor(t testing.TB, timeout time.Duration, what string, f func() error) {
-	t.Helper()
-	start := time.Now()
-	for {
-		err := f()
-		if err == nil {
-			return
-		}
-		var permanent procPermanent
-		if errors.As(err, &permanent) {
-			t.Fatalf("waiting for %s: %v", what, permanent.error)
-		}
-		if time.Since(start) > timeout {
-			t.Fatalf("%s: not within %s: %v", what, timeout, err)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
 }
 
 // procLineWriter sends a process's output to t.Log line by line with a prefix, until

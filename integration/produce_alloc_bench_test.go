@@ -16,6 +16,7 @@ import (
 	"crypto/rand"
 	"encoding/binary"
 	"fmt"
+	"github.com/petrel-broker/petrel/internal/testwait"
 	"hash/crc32"
 	"io"
 	"net"
@@ -38,7 +39,7 @@ func benchProducePath(b *testing.B, nodes int, rf int16, acks int16) {
 	const topic = "bench-alloc"
 	c.CreateTopicRF(b, topic, 1, rf, nil)
 	var leader int
-	waitFor(b, 20*time.Second, func() error {
+	testwait.For(b, 20*time.Second, func() error {
 		pv, err := partitionIn(c, 0, topic, 0)
 		if err != nil {
 			return err

@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/rand"
 	"fmt"
+	"github.com/petrel-broker/petrel/internal/testwait"
 	mrand "math/rand/v2"
 	"sync"
 	"testing"
@@ -105,7 +106,7 @@ func TestProducePooledFramesKeepStoredData(t *testing.T) {
 	for p := int32(0); p < 2; p++ {
 		var leaderLog []byte
 		var leaderHW int64
-		waitFor(t, 20*time.Second, func() error {
+		testwait.For(t, 20*time.Second, func() error {
 			logs := make([][]byte, 3)
 			hws := make([]int64, 3)
 			for i := range 3 {

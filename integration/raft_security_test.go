@@ -13,6 +13,7 @@ import (
 	"context"
 	"crypto/tls"
 	"fmt"
+	"github.com/petrel-broker/petrel/internal/testwait"
 	"net"
 	"testing"
 	"time"
@@ -93,7 +94,7 @@ func TestSecurity_RaftStrangerFramesRefused(t *testing.T) {
 		}
 		return out
 	}
-	waitFor(t, convergeTimeout, func() error {
+	testwait.For(t, convergeTimeout, func() error {
 		for i, tm := range terms() {
 			if tm != term {
 				return fmt.Errorf("node-%d is at term %d, the controller at %d", i, tm, term)

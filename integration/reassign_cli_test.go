@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/rand"
 	"fmt"
+	"github.com/petrel-broker/petrel/internal/testwait"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -71,7 +72,7 @@ func TestReassignCLI(t *testing.T) {
 	}
 	var views []string
 	cleared := false
-	waitFor(t, 60*time.Second, func() error {
+	testwait.For(t, 60*time.Second, func() error {
 		code, out, stderr := petrel("reassign", bs, "--verify", "--reassignment-json-file", plan)
 		if code != 0 {
 			return fmt.Errorf("--verify: exit %d, stderr %q", code, stderr)

@@ -11,6 +11,7 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"github.com/petrel-broker/petrel/internal/testwait"
 	"os"
 	"path/filepath"
 	"slices"
@@ -83,7 +84,7 @@ func (p *ackedProducer) close() {
 // waitAcked waits until at least n records are acknowledged.
 func (p *ackedProducer) waitAcked(t *testing.T, n int) {
 	t.Helper()
-	waitFor(t, 60*time.Second, func() error {
+	testwait.For(t, 60*time.Second, func() error {
 		if got := p.count(); got < n {
 			return fmt.Errorf("%d records acknowledged, waiting for %d", got, n)
 		}
@@ -98,7 +99,7 @@ func (p *ackedProducer) checkNoAckedLoss(t *testing.T, c *Cluster, topic string)
 	p.close()
 	seen := map[string]bool{}
 	cons := c.Client(t, kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: {0: kgo.NewOffset().AtStart()}}))
-	waitFor(t, 60*time.Second, func() error {
+	testwait.For(t, 60*time.Second, func() error {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		defer cancel()
 		fs := cons.PollFetches(ctx)
@@ -142,7 +143,7 @@ func reassign(t *testing.T, adm *kadm.Client, topic string, target []int32) erro
 func waitReplicas(t *testing.T, c *Cluster, topic string, replicas []int32, timeout time.Duration) partitionView {
 	t.Helper()
 	var p partitionView
-	waitFor(t, timeout, func() error {
+	testwait.For(t, timeout, func() error {
 		im := c.WaitConverged()
 		p = im.Topics[topic].Partitions[0]
 		if !slices.Equal(slices.Sorted(slices.Values(p.Replicas)), slices.Sorted(slices.Values(replicas))) || len(p.Adding)+len(p.Removing) > 0 {
@@ -157,7 +158,7 @@ func waitReplicas(t *testing.T, c *Cluster, topic string, replicas []int32, time
 // one high watermark.
 func waitIdenticalReplicas(t *testing.T, c *Cluster, topic string, nodes []int) {
 	t.Helper()
-	waitFor(t, 30*time.Second, func() error {
+	testwait.For(t, 30*time.Second, func() error {
 		var first []byte
 		var hw0 int64
 		for k, i := range nodes {
@@ -219,7 +220,7 @@ func TestReassignment_MoveWhileProducing(t *testing.T) {
 	}
 	waitIdenticalReplicas(t, c, "move", []int{1, 2, 3})
 	dir := filepath.Join(c.nodes[0].dir, "logs", "move-0")
-	waitFor(t, 30*time.Second, func() error {
+	testwait.For(t, 30*time.Second, func() error {
 		if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
 			return fmt.Errorf("broker 0 still has %s (%v)", dir, err)
 		}
@@ -243,7 +244,7 @@ func TestReassignment_Cancel(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir3 := filepath.Join(c.nodes[3].dir, "logs", "cancel-0")
-	waitFor(t, 30*time.Second, func() error {
+	testwait.For(t, 30*time.Second, func() error {
 		if leo, err := replicaLEO(t, c, 3, "cancel", 0); err != nil || leo == 0 {
 			return fmt.Errorf("replica 3 has not fetched yet: %d %v", leo, err)
 		}
@@ -259,7 +260,7 @@ func TestReassignment_Cancel(t *testing.T) {
 	if slices.Contains(p.ISR, 3) {
 		t.Fatalf("after cancel: %+v", p)
 	}
-	waitFor(t, 30*time.Second, func() error {
+	testwait.For(t, 30*time.Second, func() error {
 		if _, err := os.Stat(dir3); !errors.Is(err, os.ErrNotExist) {
 			return fmt.Errorf("broker 3 still has %s (%v)", dir3, err)
 		}

@@ -20,6 +20,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/petrel-broker/petrel/internal/testwait"
 	"maps"
 	"slices"
 	"sync"
@@ -47,7 +48,7 @@ func TestReplicationSteadyState(t *testing.T) {
 		}
 	}
 	// Every replica converges to the same log end offset and high watermark.
-	waitFor(t, 30*time.Second, func() error {
+	testwait.For(t, 30*time.Second, func() error {
 		for p := int32(0); p < 2; p++ {
 			var leo, hw []int64
 			for i := range 3 {
@@ -121,7 +122,7 @@ func TestStoppedFollowerLeavesAndRejoinsTheISR(t *testing.T) {
 		return cl.ProduceSync(ctx, kgo.StringRecord("x")).FirstErr()
 	}
 	isrOf := func() []int32 { return mustPartitionIn(t, c, c.live()[0], "isr", 0).ISR }
-	waitFor(t, 20*time.Second, func() error {
+	testwait.For(t, 20*time.Second, func() error {
 		if err := produce(); err != nil {
 			return err
 		}
@@ -136,7 +137,7 @@ func TestStoppedFollowerLeavesAndRejoinsTheISR(t *testing.T) {
 	if err := produce(); err != nil {
 		t.Fatalf("acks=all after a follower died (the ISR shrinks to two): %v", err)
 	}
-	waitFor(t, 20*time.Second, func() error { // every node applies the change, not at once
+	testwait.For(t, 20*time.Second, func() error { // every node applies the change, not at once
 		if isr := isrOf(); slices.Contains(isr, 3) {
 			return fmt.Errorf("isr still %v", isr)
 		}
@@ -148,7 +149,7 @@ func TestStoppedFollowerLeavesAndRejoinsTheISR(t *testing.T) {
 	if code := produceTo(t, c, 2, "isr", -1); code != kerr.NotEnoughReplicasAfterAppend.Code {
 		t.Fatalf("acks=all while the ISR fell to one: %v, want NOT_ENOUGH_REPLICAS_AFTER_APPEND", kerr.ErrorForCode(code))
 	}
-	waitFor(t, 20*time.Second, func() error {
+	testwait.For(t, 20*time.Second, func() error {
 		if isr := isrOf(); !slices.Equal(isr, []int32{2}) {
 			return fmt.Errorf("isr %v", isr)
 		}
@@ -162,7 +163,7 @@ func TestStoppedFollowerLeavesAndRejoinsTheISR(t *testing.T) {
 		t.Fatalf("NOT_ENOUGH_REPLICAS wrote data: LEO %d -> %d", leo, got)
 	}
 	c.Start(3)
-	waitFor(t, 30*time.Second, func() error {
+	testwait.For(t, 30*time.Second, func() error {
 		if isr := isrOf(); !slices.Contains(isr, 3) {
 			return fmt.Errorf("isr %v", isr)
 		}
@@ -187,7 +188,7 @@ func TestKillLeaderWhileProducing(t *testing.T) {
 		WithProperty("replica.lag.time.max.ms", "2000"),
 	)
 	c.CreateTopicRF(t, "kl", 1, 3, nil)
-	waitFor(t, 20*time.Second, func() error {
+	testwait.For(t, 20*time.Second, func() error {
 		for i := range 3 {
 			if _, err := partitionIn(c, i, "kl", 0); err != nil {
 				return err
@@ -226,7 +227,7 @@ func TestKillLeaderWhileProducing(t *testing.T) {
 	c.Kill(int(leader))
 	<-midStream
 	// A new leader, other than the dead one, from the ISR.
-	waitFor(t, 30*time.Second, func() error {
+	testwait.For(t, 30*time.Second, func() error {
 		p := mustPartitionIn(t, c, observer, "kl", 0)
 		if p.Leader < 0 || p.Leader == leader {
 			return fmt.Errorf("leader %d", p.Leader)
@@ -235,7 +236,7 @@ func TestKillLeaderWhileProducing(t *testing.T) {
 	})
 	produceSome(400, 200)
 	c.Start(int(leader))
-	waitFor(t, 60*time.Second, func() error {
+	testwait.For(t, 60*time.Second, func() error {
 		p := mustPartitionIn(t, c, observer, "kl", 0)
 		if len(p.ISR) != 3 {
 			return fmt.Errorf("isr %v", p.ISR)
@@ -256,7 +257,7 @@ func TestKillLeaderWhileProducing(t *testing.T) {
 	}
 	// All three replicas converge, byte-identical below the HW.
 	var hws []int64
-	waitFor(t, 30*time.Second, func() error {
+	testwait.For(t, 30*time.Second, func() error {
 		var logs [][]byte
 		hws = hws[:0]
 		for i := range 3 {
@@ -317,7 +318,7 @@ func TestDivergentFollowerTruncatesByLeaderEpoch(t *testing.T) {
 			t.Fatalf("acks=all record %d: %v", i, kerr.ErrorForCode(code))
 		}
 	}
-	waitFor(t, 20*time.Second, func() error {
+	testwait.For(t, 20*time.Second, func() error {
 		if leo, err := replicaLEO(t, c, 4, "div", 0); err != nil || leo != 10 {
 			return fmt.Errorf("follower 4 at LEO %d (%v)", leo, err)
 		}
@@ -334,14 +335,14 @@ func TestDivergentFollowerTruncatesByLeaderEpoch(t *testing.T) {
 	}
 	c.Kill(3)
 	const observer = 0
-	waitFor(t, 20*time.Second, func() error {
+	testwait.For(t, 20*time.Second, func() error {
 		if p := mustPartitionIn(t, c, observer, "div", 0); p.Leader != -1 {
 			return fmt.Errorf("leader %d", p.Leader)
 		}
 		return nil
 	})
 	c.Start(4)
-	waitFor(t, 30*time.Second, func() error {
+	testwait.For(t, 30*time.Second, func() error {
 		if p := mustPartitionIn(t, c, observer, "div", 0); p.Leader != 4 {
 			return fmt.Errorf("leader %d isr %v", p.Leader, p.ISR)
 		}
@@ -362,7 +363,7 @@ func TestDivergentFollowerTruncatesByLeaderEpoch(t *testing.T) {
 	// The follower's high watermark follows the leader's (13 here: the ISR is 4 alone
 	// until 3 rejoins), so once it reaches 13 a consumer fetch from 3 covers its whole
 	// log, as the leader's covers 4's.
-	waitFor(t, 30*time.Second, func() error {
+	testwait.For(t, 30*time.Second, func() error {
 		st, err := replicaOffsets(t, c, 3, "div", 0)
 		if err != nil {
 			return fmt.Errorf("replica 3: %w", err)
@@ -415,11 +416,11 @@ func TestFollowerRestartThenLeaderDies(t *testing.T) {
 	const observer = 0
 	c.Kill(4)
 	c.Start(4)
-	waitFor(t, 30*time.Second, func() error { // the new process registered, not the old one's leftover
+	testwait.For(t, 30*time.Second, func() error { // the new process registered, not the old one's leftover
 		return registeredAgain(c, observer, 4)
 	})
 	c.Kill(3)
-	waitFor(t, 30*time.Second, func() error {
+	testwait.For(t, 30*time.Second, func() error {
 		if p := mustPartitionIn(t, c, observer, "k101", 0); p.Leader == 3 {
 			return fmt.Errorf("broker 3 still leads")
 		}
@@ -427,7 +428,7 @@ func TestFollowerRestartThenLeaderDies(t *testing.T) {
 	})
 	if p := mustPartitionIn(t, c, observer, "k101", 0); p.Leader == 4 {
 		var leo int64
-		waitFor(t, 30*time.Second, func() error {
+		testwait.For(t, 30*time.Second, func() error {
 			var err error
 			if leo, err = replicaLEO(t, c, 4, "k101", 0); err != nil {
 				return fmt.Errorf("broker 4 has not opened its replica: %w", err)
@@ -441,7 +442,7 @@ func TestFollowerRestartThenLeaderDies(t *testing.T) {
 		t.Fatalf("unexpected leader %d", p.Leader)
 	}
 	c.Start(3)
-	waitFor(t, 30*time.Second, func() error {
+	testwait.For(t, 30*time.Second, func() error {
 		p := mustPartitionIn(t, c, observer, "k101", 0)
 		if p.Leader < 0 || len(p.ISR) != 2 {
 			return fmt.Errorf("leader %d isr %v", p.Leader, p.ISR)
@@ -497,7 +498,7 @@ func TestKIP392FollowerReads(t *testing.T) {
 		node := int(f)
 		// A follower learns the leader's HW in its next fetch response, which the leader
 		// may hold for up to replica.fetch.wait.max.ms when there is no new data.
-		waitFor(t, 10*time.Second, func() error {
+		testwait.For(t, 10*time.Second, func() error {
 			hw, data, err := replicaLog(t, c, node, topic, 0)
 			if err != nil {
 				return fmt.Errorf("follower %d: %w", node, err)
@@ -840,7 +841,7 @@ func createAssignedTopic(t *testing.T, c *Cluster, topic string, replicas []int3
 // partition 0 and follower has opened its replica.
 func waitAssignedReplicas(t *testing.T, c *Cluster, topic string, leader, follower int) {
 	t.Helper()
-	waitFor(t, 20*time.Second, func() error {
+	testwait.For(t, 20*time.Second, func() error {
 		if err := leads(c, leader, topic, 0); err != nil {
 			return fmt.Errorf("node %d does not lead yet: %w", leader, err)
 		}

@@ -13,6 +13,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/petrel-broker/petrel/internal/testwait"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -65,7 +66,7 @@ func TestRestartedBrokerAnswersNoStaleImage(t *testing.T) {
 		<-done
 	}()
 
-	waitFor(t, 30*time.Second, func() error {
+	testwait.For(t, 30*time.Second, func() error {
 		if produced.Load() == 0 || consumed.Load() == 0 {
 			return fmt.Errorf("%d produced, %d consumed", produced.Load(), consumed.Load())
 		}
@@ -110,7 +111,7 @@ func TestRestartedBrokerAnswersNoStaleImage(t *testing.T) {
 	}
 	// The clients go on after the restart.
 	after, read := produced.Load(), consumed.Load()
-	waitFor(t, 30*time.Second, func() error {
+	testwait.For(t, 30*time.Second, func() error {
 		if produced.Load() <= after || consumed.Load() <= read {
 			return fmt.Errorf("since node-%d was ready: %d produced, %d consumed", victim, produced.Load()-after, consumed.Load()-read)
 		}

@@ -6,6 +6,7 @@ package integration
 import (
 	"errors"
 	"fmt"
+	"github.com/petrel-broker/petrel/internal/testwait"
 	"slices"
 	"strconv"
 	"testing"
@@ -231,7 +232,7 @@ func TestSarama_ClusterAdmin(t *testing.T) {
 	if err := call("DeleteTopic", func() error { return admin.DeleteTopic(topic) }); err != nil {
 		t.Fatalf("DeleteTopic: %v", err)
 	}
-	waitFor(t, 10*time.Second, func() error {
+	testwait.For(t, 10*time.Second, func() error {
 		var topics map[string]sarama.TopicDetail
 		if err := call("ListTopics", func() (err error) { topics, err = admin.ListTopics(); return err }); err != nil {
 			return err

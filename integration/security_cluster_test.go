@@ -9,6 +9,7 @@ import (
 	"context"
 	"crypto/tls"
 	"fmt"
+	"github.com/petrel-broker/petrel/internal/testwait"
 	"net"
 	"slices"
 	"testing"
@@ -53,7 +54,7 @@ func TestSecurity_SASLSSLClusterReplicatesAndElects(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Every replica joins the ISR: the followers fetch over SASL_SSL.
-	waitFor(t, 30*time.Second, func() error {
+	testwait.For(t, 30*time.Second, func() error {
 		p := c.Node(0).Image().Topic("replicated")
 		if p == nil || len(p.Partitions) == 0 || len(p.Partitions[0].ISR) != 3 {
 			return fmt.Errorf("ISR not full yet: %+v", p)
@@ -71,7 +72,7 @@ func TestSecurity_SASLSSLClusterReplicatesAndElects(t *testing.T) {
 	produce(0, 20)
 	leader := int(c.Node(0).Image().Topic("replicated").Partitions[0].Leader)
 	c.Kill(leader)
-	waitFor(t, 30*time.Second, func() error {
+	testwait.For(t, 30*time.Second, func() error {
 		for _, i := range c.live() {
 			if l := c.Node(i).Image().Topic("replicated").Partitions[0].Leader; l < 0 || int(l) == leader {
 				return fmt.Errorf("node-%d still sees leader %d", i, l)

@@ -13,6 +13,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/petrel-broker/petrel/internal/testwait"
 	"io"
 	"net"
 	"slices"
@@ -206,7 +207,7 @@ func TestSecurity_ConnectionsPerIP(t *testing.T) {
 	}
 	// Once the broker has seen one close, there is room for one more.
 	first.nc.Close()
-	waitFor(t, testTimeout, func() error {
+	testwait.For(t, testTimeout, func() error {
 		if !apiVersionsOK(dialFrom2(t), 2*time.Second) {
 			return errors.New("no room after a connection from 127.0.0.2 closed")
 		}
@@ -220,7 +221,7 @@ func TestSecurity_ConnectionsPerIP(t *testing.T) {
 	if resp, err := adm.AlterBrokerConfigs(ctx, []kadm.AlterConfig{{Name: "max.connections.per.ip.overrides", Value: &v}}, 0); err != nil || resp[0].Err != nil {
 		t.Fatalf("altering max.connections.per.ip.overrides: %v %v", err, resp)
 	}
-	waitFor(t, testTimeout, func() error {
+	testwait.For(t, testTimeout, func() error {
 		if !apiVersionsOK(dialFrom2(t), 2*time.Second) {
 			return errors.New("a third connection from 127.0.0.2 is refused after raising its override to 3")
 		}

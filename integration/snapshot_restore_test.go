@@ -5,6 +5,7 @@ package integration
 
 import (
 	"fmt"
+	"github.com/petrel-broker/petrel/internal/testwait"
 	"runtime"
 	"slices"
 	"testing"
@@ -91,7 +92,7 @@ func TestCluster_SnapshotRestore(t *testing.T) {
 	// Crash, from a settled cluster: every partition led, every ISR whole again (the
 	// data plane re-adds the restarted followers), and nothing left to write.
 	var settled imageView
-	waitFor(t, convergeTimeout, func() error {
+	testwait.For(t, convergeTimeout, func() error {
 		settled = c.WaitConverged()
 		for _, name := range settled.topicNames() {
 			for _, p := range settled.Topics[name].Partitions {

@@ -3,6 +3,7 @@ package integration
 import (
 	"context"
 	"fmt"
+	"github.com/petrel-broker/petrel/internal/testwait"
 	"strings"
 	"testing"
 	"time"
@@ -126,7 +127,7 @@ func TestTransactionsAbortCLI(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("abort --producer-id: exit %d, %q, %q", code, out, stderr)
 	}
-	waitFor(t, groupWait, func() error {
+	testwait.For(t, groupWait, func() error {
 		if lso := lastStable(); lso != 5 {
 			return fmt.Errorf("last stable offset %d after the second abort, want 5", lso)
 		}

@@ -9,6 +9,7 @@ package integration
 
 import (
 	"fmt"
+	"github.com/petrel-broker/petrel/internal/testwait"
 	"math"
 	"slices"
 	"strings"
@@ -42,7 +43,7 @@ func javaPartitionFor(key string, partitions int32) int32 {
 func (x *txnOffsets) addOffsetsOnce(tc int, id string, pid int64, epoch int16) int16 {
 	raw := x.c.rawTo(x.t, tc)
 	var code int16
-	waitFor(x.t, groupWait, func() error {
+	testwait.For(x.t, groupWait, func() error {
 		req := kmsg.NewPtrAddOffsetsToTxnRequest()
 		req.Version = 3
 		req.TransactionalID, req.ProducerID, req.ProducerEpoch, req.Group = id, pid, epoch, x.group

@@ -2,6 +2,7 @@ package integration
 
 import (
 	"fmt"
+	"github.com/petrel-broker/petrel/internal/testwait"
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -30,7 +31,7 @@ func TestTransactionalIDExpiration(t *testing.T) {
 	if code := describe(); code != 0 {
 		t.Fatalf("DescribeTransactions right after InitProducerId: %v", kerr.ErrorForCode(code))
 	}
-	waitFor(t, groupWait, func() error {
+	testwait.For(t, groupWait, func() error {
 		if code := describe(); code != kerr.TransactionalIDNotFound.Code {
 			return fmt.Errorf("DescribeTransactions: %v", kerr.ErrorForCode(code))
 		}

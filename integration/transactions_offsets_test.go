@@ -2,6 +2,7 @@ package integration
 
 import (
 	"fmt"
+	"github.com/petrel-broker/petrel/internal/testwait"
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -47,7 +48,7 @@ func (x *txnOffsets) idAwayFrom(prefix string, via int, avoid ...int) (string, i
 
 func (x *txnOffsets) addOffsets(tc int, id string, pid int64, epoch int16) {
 	raw := x.c.rawTo(x.t, tc)
-	waitFor(x.t, groupWait, func() error {
+	testwait.For(x.t, groupWait, func() error {
 		req := kmsg.NewPtrAddOffsetsToTxnRequest()
 		req.Version = 3
 		req.TransactionalID, req.ProducerID, req.ProducerEpoch, req.Group = id, pid, epoch, x.group
@@ -73,7 +74,7 @@ func (x *txnOffsets) commit(gc int, id string, pid int64, epoch int16, offset in
 func (x *txnOffsets) commitCode(gc int, id string, pid int64, epoch int16, offset int64) int16 {
 	raw := x.c.rawTo(x.t, gc)
 	var out int16
-	waitFor(x.t, groupWait, func() error {
+	testwait.For(x.t, groupWait, func() error {
 		req := kmsg.NewPtrTxnOffsetCommitRequest()
 		req.Version = 3
 		req.TransactionalID, req.Group, req.ProducerID, req.ProducerEpoch, req.Generation = id, x.group, pid, epoch, -1
@@ -94,7 +95,7 @@ func (x *txnOffsets) commitCode(gc int, id string, pid int64, epoch int16, offse
 
 func (x *txnOffsets) end(tc int, id string, pid int64, epoch int16, commit bool) {
 	raw := x.c.rawTo(x.t, tc)
-	waitFor(x.t, groupWait, func() error {
+	testwait.For(x.t, groupWait, func() error {
 		req := kmsg.NewPtrEndTxnRequest()
 		req.Version = 3
 		req.TransactionalID, req.ProducerID, req.ProducerEpoch, req.Commit = id, pid, epoch, commit
@@ -135,7 +136,7 @@ func (x *txnOffsets) fetch(node int) (int64, int16) {
 // waitCommitted polls the group's coordinator (found through via) until it answers
 // want for partition 0, stable.
 func (x *txnOffsets) waitCommitted(via int, want int64) {
-	waitFor(x.t, groupWait, func() error {
+	testwait.For(x.t, groupWait, func() error {
 		gc := coordinatorOf(x.t, x.c, via, x.group)
 		offset, code := x.fetch(gc)
 		if code != 0 || offset != want {
@@ -159,7 +160,7 @@ func TestTxnOffsetCommitSurvivesGroupCoordinatorFailover(t *testing.T) {
 
 	// An ordinary commit first: the offset an abort must leave.
 	gc := coordinatorOf(t, c, 0, x.group)
-	waitFor(t, groupWait, func() error {
+	testwait.For(t, groupWait, func() error {
 		req := kmsg.NewPtrOffsetCommitRequest()
 		req.Group, req.Generation = x.group, -1
 		rt := kmsg.NewOffsetCommitRequestTopic()

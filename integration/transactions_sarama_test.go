@@ -11,6 +11,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/petrel-broker/petrel/internal/testwait"
 	"slices"
 	"sync"
 	"testing"
@@ -163,7 +164,7 @@ func TestTransactionSarama_LegacyOffsetsWhileGroupActive(t *testing.T) {
 			}
 			// The member is still in the group: the offsets came from the transactions
 			// (the last one's COMMIT marker may still be on its way).
-			waitFor(t, groupWait, func() error {
+			testwait.For(t, groupWait, func() error {
 				offsets, err := c.Admin(t).FetchOffsets(testContext(t), group)
 				if err != nil {
 					return err

@@ -9,6 +9,7 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"github.com/petrel-broker/petrel/internal/testwait"
 	"maps"
 	"slices"
 	"strings"
@@ -41,7 +42,7 @@ func initTxnProducer(t testing.TB, c *Cluster, node int, id string, pid int64, e
 	t.Helper()
 	raw := c.rawTo(t, node)
 	var out *kmsg.InitProducerIDResponse
-	waitFor(t, groupWait, func() error {
+	testwait.For(t, groupWait, func() error {
 		req := kmsg.NewPtrInitProducerIDRequest()
 		req.TransactionalID, req.TransactionTimeoutMillis, req.ProducerID, req.ProducerEpoch = &id, 60000, pid, epoch
 		resp := raw.do(testContext(t), req).(*kmsg.InitProducerIDResponse)
@@ -91,7 +92,7 @@ func TestTransactionCoordinatorInitProducerID(t *testing.T) {
 	// bumps the epoch from where it was.
 	c.Kill(coord)
 	var next int
-	waitFor(t, groupWait, func() error {
+	testwait.For(t, groupWait, func() error {
 		next = txnCoordinatorOf(t, c, other, id)
 		if next == coord {
 			return fmt.Errorf("coordinator still %d", coord)
@@ -115,7 +116,7 @@ type txnMarker struct {
 func readTxnMarkers(t testing.TB, c *Cluster, topic string, p int32) []txnMarker {
 	t.Helper()
 	var out []txnMarker
-	waitFor(t, groupWait, func() error {
+	testwait.For(t, groupWait, func() error {
 		out = nil
 		tv, ok := c.WaitConverged().Topics[topic]
 		if !ok || int(p) >= len(tv.Partitions) || tv.Partitions[p].Leader < 0 {
@@ -190,7 +191,7 @@ func TestTransactionEndTxnWritesMarkers(t *testing.T) {
 	endTxn := func(id string, pid int64, epoch int16, commit bool) int16 {
 		raw := c.rawTo(t, txnCoordinatorOf(t, c, 0, id))
 		var code int16
-		waitFor(t, groupWait, func() error {
+		testwait.For(t, groupWait, func() error {
 			req := kmsg.NewPtrEndTxnRequest()
 			req.Version = 3
 			req.TransactionalID, req.ProducerID, req.ProducerEpoch, req.Commit = id, pid, epoch, commit
@@ -219,7 +220,7 @@ func TestTransactionEndTxnWritesMarkers(t *testing.T) {
 		t.Fatalf("EndTxn commit: %v", kerr.ErrorForCode(code))
 	}
 	for p := range int32(2) {
-		waitFor(t, groupWait, func() error {
+		testwait.For(t, groupWait, func() error {
 			if got := readTxnMarkers(t, c, "txn-markers", p); len(got) != 1 || got[0] != (txnMarker{pid, epoch, true}) {
 				return fmt.Errorf("partition %d markers %+v", p, got)
 			}
@@ -229,7 +230,7 @@ func TestTransactionEndTxnWritesMarkers(t *testing.T) {
 
 	// A second producer with the same id fences the first and aborts its open
 	// transaction with a bumped epoch.
-	waitFor(t, groupWait, func() error {
+	testwait.For(t, groupWait, func() error {
 		if code := addPartitions(pid, epoch, "txn-markers", 1); code != 0 {
 			return fmt.Errorf("AddPartitionsToTxn: %v", kerr.ErrorForCode(code))
 		}
@@ -335,7 +336,7 @@ func TestTransactionKgoCommitAndAbort(t *testing.T) {
 	if ids := listed.TransactionalIDs(); !slices.Equal(ids, []string{"txn-kgo-producer"}) {
 		t.Fatalf("ListTransactions Ongoing: %v", ids)
 	}
-	waitFor(t, groupWait, func() error {
+	testwait.For(t, groupWait, func() error {
 		ends, err := adm.ListEndOffsets(ctx, topic)
 		if err != nil {
 			return err
@@ -376,7 +377,7 @@ func TestTransactionTimeoutAborts(t *testing.T) {
 		t.Fatal(err)
 	}
 	adm := kadm.NewClient(c.Client(t))
-	waitFor(t, groupWait, func() error {
+	testwait.For(t, groupWait, func() error {
 		ends, err := adm.ListEndOffsets(ctx, topic)
 		if err != nil {
 			return err
@@ -414,7 +415,7 @@ func committedView(t *testing.T, c *Cluster, topic string, want int) (map[int32]
 	t.Helper()
 	ctx := testContext(t)
 	stable := map[int32]int64{}
-	waitFor(t, groupWait, func() error {
+	testwait.For(t, groupWait, func() error {
 		offs, err := kadm.NewClient(c.Client(t)).ListCommittedOffsets(ctx, topic)
 		if err != nil {
 			return err
@@ -549,7 +550,7 @@ func TestTransactionKgoGroupTransactSession(t *testing.T) {
 		t.Fatalf("output under read_committed: %d records (%d distinct), want %d", len(got), len(slices.Compact(slices.Clone(got))), n)
 	}
 	adm := kadm.NewClient(c.Client(t))
-	waitFor(t, groupWait, func() error {
+	testwait.For(t, groupWait, func() error {
 		offs, err := adm.FetchOffsets(ctx, grp)
 		if err != nil {
 			return err
@@ -608,7 +609,7 @@ func TestTransactionCoordinatorFailoverMidCommit(t *testing.T) {
 	// The next transaction works with the new coordinator, once every survivor names
 	// it: a survivor whose image still named the dead node would send kgo, which
 	// re-reads metadata only twice, to a broker it no longer knows ("unknown broker").
-	waitFor(t, groupWait, func() error {
+	testwait.For(t, groupWait, func() error {
 		var named []int
 		for _, i := range []int{(coord + 1) % 3, (coord + 2) % 3} {
 			named = append(named, txnCoordinatorOf(t, c, i, id))
@@ -623,7 +624,7 @@ func TestTransactionCoordinatorFailoverMidCommit(t *testing.T) {
 	// the node between its coordinator lookup and its AddPartitionsToTxn fails that
 	// request with "unknown broker", which kgo does not retry (a client race, not the
 	// cluster's answer).
-	waitFor(t, groupWait, func() error {
+	testwait.For(t, groupWait, func() error {
 		producer.ForceMetadataRefresh()
 		if n := len(producer.DiscoveredBrokers()); n != 2 {
 			return fmt.Errorf("the producer knows %d brokers, want the 2 survivors", n)

@@ -8,6 +8,7 @@ package integration
 
 import (
 	"fmt"
+	"github.com/petrel-broker/petrel/internal/testwait"
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -76,7 +77,7 @@ func (x *txnOffsets) txnState(tc int, id string) (string, int16) {
 // waitTxnState polls id's coordinator (found through via) until it describes state.
 func (x *txnOffsets) waitTxnState(via int, id, state string) {
 	x.t.Helper()
-	waitFor(x.t, groupWait, func() error {
+	testwait.For(x.t, groupWait, func() error {
 		tc := txnCoordinatorOf(x.t, x.c, via, id)
 		got, code := x.txnState(tc, id)
 		if code != 0 || got != state {
@@ -108,7 +109,7 @@ func TestTxnOffsetCommit_TimedOutLandsVisibleAfterCommit(t *testing.T) {
 	}
 	c.Heal()
 	x.end(tc, id, pid, epoch, true)
-	waitFor(t, groupWait, func() error { // the live coordinator
+	testwait.For(t, groupWait, func() error { // the live coordinator
 		offset, code := x.fetch(gc)
 		if code != 0 || offset != 42 {
 			return fmt.Errorf("node-%d: offset %d, %v; want 42", gc, offset, kerr.ErrorForCode(code))

@@ -6,6 +6,7 @@ package integration
 import (
 	"encoding/binary"
 	"fmt"
+	"github.com/petrel-broker/petrel/internal/testwait"
 	"hash/crc32"
 	"testing"
 
@@ -70,7 +71,7 @@ func TestTransactionVerificationKIP890(t *testing.T) {
 	}
 	endTxn := func(commit bool) {
 		t.Helper()
-		waitFor(t, groupWait, func() error {
+		testwait.For(t, groupWait, func() error {
 			req := kmsg.NewPtrEndTxnRequest()
 			req.TransactionalID, req.ProducerID, req.ProducerEpoch, req.Commit = id, pid, epoch, commit
 			if code := raw.do(testContext(t), req).(*kmsg.EndTxnResponse).ErrorCode; code != 0 {
@@ -106,7 +107,7 @@ func TestTransactionVerificationKIP890(t *testing.T) {
 		}
 	}
 	endTxn(true)
-	waitFor(t, groupWait, func() error {
+	testwait.For(t, groupWait, func() error {
 		if m := readTxnMarkers(t, c, topic, remote); len(m) != 1 {
 			return fmt.Errorf("markers %+v", m)
 		}
@@ -115,7 +116,7 @@ func TestTransactionVerificationKIP890(t *testing.T) {
 
 	// A late write of the committed transaction (same producer epoch, the next
 	// sequence) finds it finished and is refused, so it cannot land in a later one.
-	waitFor(t, groupWait, func() error {
+	testwait.For(t, groupWait, func() error {
 		code := produce(10, remote, txnID, transactionalRawBatch(pid, epoch, 2, "late"))
 		if code == kerr.NotEnoughReplicas.Code { // the coordinator still completing the commit
 			return fmt.Errorf("late produce: %v", kerr.ErrorForCode(code))

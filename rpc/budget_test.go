@@ -3,6 +3,7 @@ package rpc
 import (
 	"context"
 	"errors"
+	"github.com/petrel-broker/petrel/internal/testwait"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -34,7 +35,7 @@ func TestQueuedMaxRequestBytesBoundsConcurrentRequests(t *testing.T) {
 
 	first, second := dialRaw(t, srv.addr), dialRaw(t, srv.addr)
 	sendRequest(t, first, metadataRequest(4, "block"+tag), 1)
-	waitFor(t, testTimeout, func() error {
+	testwait.For(t, testTimeout, func() error {
 		if running.Load() != 1 {
 			return errTestNotYet
 		}

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/petrel-broker/petrel/internal/testwait"
 	"math"
 	"net"
 	"runtime"
@@ -67,7 +68,7 @@ func TestBadInputClosesConnection(t *testing.T) {
 				t.Errorf("allocated %d bytes for a bad frame", grown)
 			}
 			roundTrip(t, good, 4, int32(100+i), fmt.Sprintf("after-%d", i))
-			waitFor(t, testTimeout, func() error {
+			testwait.For(t, testTimeout, func() error {
 				if !strings.Contains(srv.logs.String(), tt.logged) {
 					return fmt.Errorf("log lacks %q", tt.logged)
 				}
@@ -75,7 +76,7 @@ func TestBadInputClosesConnection(t *testing.T) {
 			})
 		})
 	}
-	waitFor(t, testTimeout, func() error {
+	testwait.For(t, testTimeout, func() error {
 		if n := srv.numConns(); n != 1 {
 			return fmt.Errorf("%d connections open, want only the good one", n)
 		}
@@ -92,7 +93,7 @@ func TestIdleTimeout(t *testing.T) {
 	if elapsed := time.Since(start); elapsed < idle {
 		t.Fatalf("closed after %s, before the idle timeout %s", elapsed, idle)
 	}
-	waitFor(t, testTimeout, func() error {
+	testwait.For(t, testTimeout, func() error {
 		if !strings.Contains(srv.logs.String(), "connection idle") {
 			return errors.New("idle close not logged")
 		}
@@ -118,7 +119,7 @@ func TestIdleTimeoutWaitsForOwedResponse(t *testing.T) {
 	c := dialRaw(t, srv.addr)
 	sendRequest(t, c, metadataRequest(4, "slow"), 5)
 	ch := <-laterCh
-	waitFor(t, testTimeout, func() error {
+	testwait.For(t, testTimeout, func() error {
 		if n := srv.idleRenewals.Load(); n < 3 {
 			return fmt.Errorf("%d idle periods passed with the response owed", n)
 		}
@@ -177,7 +178,7 @@ func TestHandlerCloseConnection(t *testing.T) {
 	if strings.Join(seen, ",") != "now,later,close" {
 		t.Fatalf("handled %v; nothing after the close may run", seen)
 	}
-	waitFor(t, testTimeout, func() error {
+	testwait.For(t, testTimeout, func() error {
 		if !strings.Contains(srv.logs.String(), "acks=0 produce failed") {
 			return errors.New("close reason not logged")
 		}
@@ -230,7 +231,7 @@ func TestFaultyHandlersCloseConnection(t *testing.T) {
 		sendRequest(t, c, metadataRequest(4, tt.tag), 1)
 		expectClosed(t, c)
 		roundTrip(t, good, 4, int32(i), "still-serving")
-		waitFor(t, testTimeout, func() error {
+		testwait.For(t, testTimeout, func() error {
 			if !strings.Contains(srv.logs.String(), tt.logged) {
 				return fmt.Errorf("%s: log lacks %q", tt.tag, tt.logged)
 			}

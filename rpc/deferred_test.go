@@ -3,6 +3,7 @@ package rpc
 import (
 	"context"
 	"fmt"
+	"github.com/petrel-broker/petrel/internal/testwait"
 	"io"
 	"math/rand/v2"
 	"sync"
@@ -70,7 +71,7 @@ func TestDeferredResponsesKeepRequestOrder(t *testing.T) {
 		}
 	}
 	wg.Wait()
-	waitFor(t, testTimeout, func() error {
+	testwait.For(t, testTimeout, func() error {
 		if got := observed.Load(); got != n {
 			return fmt.Errorf("%d responses observed, want %d", got, n)
 		}
@@ -100,7 +101,7 @@ func TestDeferredWrittenByTheCompletingGoroutine(t *testing.T) {
 	c := dialRaw(t, srv.addr)
 	sendRequest(t, c, metadataRequest(9, "t-0"), 1000)
 	var d *Deferred
-	waitFor(t, testTimeout, func() error {
+	testwait.For(t, testTimeout, func() error {
 		mu.Lock()
 		defer mu.Unlock()
 		if d = pending; d == nil || d.state.Load() != deferredHead {
@@ -201,7 +202,7 @@ func TestDeferredPartialWriteFinishedByTheWriter(t *testing.T) {
 	c := dialRaw(t, srv.addr)
 	sendRequest(t, c, metadataRequest(9, "t-0"), 1000)
 	d := <-ds
-	waitFor(t, testTimeout, func() error {
+	testwait.For(t, testTimeout, func() error {
 		if d.state.Load() != deferredHead {
 			return fmt.Errorf("not registered yet")
 		}

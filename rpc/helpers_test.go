@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/petrel-broker/petrel/internal/testwait"
 	"io"
 	"net"
 	"runtime"
@@ -23,29 +24,13 @@ import (
 // testTimeout bounds every wait in these tests.
 const testTimeout = 10 * time.Second
 
-// waitFor polls f until it returns nil or timeout passes.
-func waitFor(t *testing.T, timeout time.Duration, f func() error) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		err := f()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("condition not met after %s: %v", timeout, err)
-		}
-		time.Sleep(5 * time.Millisecond) // polling interval, not synchronisation
-	}
-}
-
 // checkNoGoroutineLeak records the goroutine count and, at cleanup (after every later
 // cleanup, such as the server's Close), waits until it is back at or below it.
 func checkNoGoroutineLeak(t *testing.T) {
 	t.Helper()
 	base := runtime.NumGoroutine()
 	t.Cleanup(func() {
-		waitFor(t, testTimeout, func() error {
+		testwait.For(t, testTimeout, func() error {
 			if n := runtime.NumGoroutine(); n > base {
 				return fmt.Errorf("%d goroutines, %d before the test", n, base)
 			}
@@ -109,7 +94,7 @@ func startServer(t *testing.T, cfg ServerConfig, reg *Registry) *testServer {
 			t.Logf("server log:\n%s", logs.String())
 		}
 	})
-	waitFor(t, testTimeout, func() error {
+	testwait.For(t, testTimeout, func() error {
 		if s.Addr() == nil {
 			return errors.New("Serve has not registered its listener")
 		}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/rand"
 	"errors"
+	"github.com/petrel-broker/petrel/internal/testwait"
 	"io"
 	"net"
 	"os"
@@ -117,7 +118,7 @@ func TestPartsResponseFrames(t *testing.T) {
 			for err := range errs {
 				t.Fatal(err)
 			}
-			waitFor(t, testTimeout, func() error {
+			testwait.For(t, testTimeout, func() error {
 				if n := released.Load(); n != conns*perConn {
 					return errors.New("not every response released")
 				}
@@ -181,7 +182,7 @@ func TestPartsShortSectionCloses(t *testing.T) {
 			if len(got) >= 4+4+1+1+1<<20 {
 				t.Fatalf("received %d bytes: the whole frame", len(got))
 			}
-			waitFor(t, testTimeout, func() error {
+			testwait.For(t, testTimeout, func() error {
 				if released.Load() != 1 {
 					return errors.New("response not released")
 				}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"github.com/petrel-broker/petrel/internal/testwait"
 	"io"
 	"net"
 	"runtime"
@@ -77,7 +78,7 @@ func startListener(t *testing.T, cfg ServerConfig, reg *Registry, lc ListenerCon
 			t.Logf("server log:\n%s", logs.String())
 		}
 	})
-	waitFor(t, testTimeout, func() error {
+	testwait.For(t, testTimeout, func() error {
 		if s.Addr() == nil {
 			return errors.New("not serving yet")
 		}
@@ -159,7 +160,7 @@ func TestPreAuthFrameBound(t *testing.T) {
 		writeAll(t, c, binary.BigEndian.AppendUint32(nil, uint32(len(f))))
 		writeAll(t, c, f)
 		expectClosed(t, c)
-		waitFor(t, testTimeout, func() error {
+		testwait.For(t, testTimeout, func() error {
 			if !strings.Contains(sasl.logs.String(), "Metadata (key 3)") {
 				return errors.New("no pre-authentication refusal of Metadata logged")
 			}
@@ -348,7 +349,7 @@ func TestConnectionLimiter(t *testing.T) {
 		refused := dialRaw(t, s.addr)
 		expectClosed(t, refused)
 		a.Close()
-		waitFor(t, testTimeout, func() error {
+		testwait.For(t, testTimeout, func() error {
 			if n := lim.open(); n != 1 {
 				return errors.New("the closed connection was not released")
 			}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"github.com/petrel-broker/petrel/internal/testwait"
 	"sync"
 	"testing"
 
@@ -160,7 +161,7 @@ func TestPipelinedOutOfOrderCompletion(t *testing.T) {
 		}
 	}
 	roundTripResult(0)
-	waitFor(t, testTimeout, func() error {
+	testwait.For(t, testTimeout, func() error {
 		mu.Lock()
 		defer mu.Unlock()
 		if handled < n {
@@ -252,7 +253,7 @@ func TestBackpressure(t *testing.T) {
 	}
 	writeAll(t, c, batch)
 	for i := range n {
-		waitFor(t, testTimeout, func() error {
+		testwait.For(t, testTimeout, func() error {
 			mu.Lock()
 			defer mu.Unlock()
 			if len(pending) == 0 {
