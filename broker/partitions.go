@@ -320,10 +320,12 @@ func (pm *partitionManager) applySettings(lp *localPartition, s *topicSettings) 
 	if old := lp.settings.Load(); old != nil && *old == *s {
 		return
 	}
-	lp.settings.Store(s)
+	// The log and the fsync mode first, the settings last: whoever sees the new
+	// settings (a produce, a test waiting for them) finds them in force.
 	cfg := pm.logConfig(segment.TopicPartition{Topic: lp.Topic, Partition: lp.ID}, s)
 	lp.WithLog(func(l *segment.Log) error { l.SetConfig(cfg); return nil })
 	lp.SetSyncEveryAppend(s.syncEveryAppend) // flush.messages to or from 1, at once
+	lp.settings.Store(s)
 }
 
 // logConfig is s's storage configuration for tp: a log the cleaner has ever cleaned
