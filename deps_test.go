@@ -13,23 +13,37 @@ import (
 const module = "github.com/petrel-broker/petrel"
 
 // allowedInternal is the import graph of DESIGN.md and ../shared/design.md §2: which of
-// our packages each package may import. "" is the root (main).
+// our packages each package may import, and why. "" is the root (main).
 var allowedInternal = map[string][]string{
-	"":            {"cli"},
-	"cli":         {"broker"},
-	"broker":      {"rpc", "replication", "fsm", "metadata", "segment", "compress", "coordinator", "group", "txn", "metrics", "auth"},
+	// main only parses the command line.
+	"": {"cli"},
+	// The CLI runs a node (broker), reads and prints properties with the property table
+	// (config), plans reassignments with the controller's placement rule and names its
+	// configs (metadata), and builds record batches with the one CRC-32C (segment): the
+	// broker does not pass these through.
+	"cli": {"broker", "config", "metadata", "segment"},
+	// The broker assembles everything; config is its property table.
+	"broker":      {"rpc", "replication", "fsm", "metadata", "segment", "compress", "coordinator", "group", "txn", "metrics", "auth", "config"},
 	"coordinator": {"replication", "segment"},
-	"group":       {},
-	"txn":         {},
+	// Pure state machines, fed and drained by the broker.
+	"group": {},
+	"txn":   {},
+	// Replication moves segment data over rpc to the replicas the image names.
 	"replication": {"rpc", "segment", "metadata"},
 	"fsm":         {"metadata"},
 	"rpc":         {},
-	"segment":     {"compress"},
-	"compress":    {},
-	"metadata":    {},
-	"metrics":     {},
-	"auth":        {},
-	"integration": {"broker", "cli"},
+	// segment shares compress's "too large" sentinel.
+	"segment":  {"compress"},
+	"compress": {},
+	"metadata": {},
+	// config is pure: a refused value is metadata.ErrInvalidConfig (INVALID_CONFIG on
+	// every path) and the cordon property is the one the image reads.
+	"config":  {"metadata"},
+	"metrics": {},
+	"auth":    {},
+	// Integration tests drive nodes (broker) and the CLI, and compare nodes' metadata
+	// images in metadata's own types.
+	"integration": {"broker", "cli", "metadata"},
 	testHelpers:   {},
 }
 
@@ -51,6 +65,7 @@ var allowedExternal = map[string][]string{
 	"metrics":     {"github.com/prometheus/client_golang", "github.com/armon/go-metrics"},
 	"txn":         {"github.com/twmb/franz-go/pkg/kmsg", "github.com/twmb/franz-go/pkg/kerr"},
 	"auth":        {"github.com/xdg-go/scram"},
+	"config":      {"github.com/magiconair/properties", "github.com/xrash/smetrics"},
 }
 
 // impure lists standard packages a pure state machine must not import (I/O and

@@ -26,9 +26,6 @@ type SSLSettings struct {
 	EndpointIdentification string
 }
 
-// ClientAuthValues are the values of ssl.client.auth.
-var ClientAuthValues = []string{"required", "requested", "none"}
-
 // ServerTLSConfig builds the server TLS configuration of a listener: its certificate
 // from the keystore, and, when ssl.client.auth asks for client certificates, the
 // truststore to verify them.

@@ -16,6 +16,7 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/petrel-broker/petrel/config"
 	"github.com/petrel-broker/petrel/rpc"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -39,7 +40,7 @@ func (b *Broker) handleDescribeConfigs(ctx context.Context, req *rpc.Request) rp
 				break
 			}
 			resolved := b.topicConfigsFor(im, res.ResourceName)
-			for _, def := range topicConfigDefs {
+			for _, def := range config.TopicDefs {
 				entries = append(entries, b.describeTopicConfig(r, resolved[def.Name]))
 			}
 		case kmsg.ConfigResourceTypeBroker:
@@ -52,10 +53,10 @@ func (b *Broker) handleDescribeConfigs(ctx context.Context, req *rpc.Request) rp
 			if res.ResourceName == "" {
 				dyn.own = nil // the cluster default: only default dynamic configs apply
 			}
-			for _, def := range brokerConfigDefs {
+			for _, def := range config.BrokerDefs {
 				entries = append(entries, b.describeBrokerConfig(r, def, dyn))
 			}
-			for _, def := range brokerSynonymDefs() {
+			for _, def := range config.BrokerSynonymDefs() {
 				entries = append(entries, b.describeBrokerConfig(r, def, dyn))
 			}
 			entries = append(entries, describeStoredBrokerConfigs(r, dyn)...)
@@ -113,13 +114,13 @@ func (b *Broker) brokerSynonyms(name string) []kmsg.DescribeConfigsResponseResou
 	case "log.roll.ms":
 		defaultName = "log.roll.hours"
 	}
-	if d := brokerConfigByName[defaultName].Default; d != "" { // Kafka's null default has no synonym
-		out = append(out, synonym(defaultName, d, sourceDefault))
+	if def, _ := config.BrokerDef(defaultName); def.Default != "" { // Kafka's null default has no synonym
+		out = append(out, synonym(defaultName, def.Default, sourceDefault))
 	}
 	return out
 }
 
-func (b *Broker) describeBrokerConfig(r *kmsg.DescribeConfigsRequest, def configDef, dyn dynamicBrokerConfigs) kmsg.DescribeConfigsResponseResourceConfig {
+func (b *Broker) describeBrokerConfig(r *kmsg.DescribeConfigsRequest, def config.Def, dyn dynamicBrokerConfigs) kmsg.DescribeConfigsResponseResourceConfig {
 	if v, src, ok := dyn.lookup(def.Name); ok {
 		c := newConfigEntry(r, def, v, src)
 		if r.IncludeSynonyms {
@@ -144,7 +145,7 @@ func (b *Broker) describeBrokerConfig(r *kmsg.DescribeConfigsRequest, def config
 		value, set = b.listenersValue(false), true
 	case "advertised.listeners":
 		value, set = b.listenersValue(true), true
-	case metricsListenerProperty:
+	case config.MetricsListenerProperty:
 		value, set = b.metricsListenerValue(), true
 	default:
 		flagged = false
@@ -166,13 +167,13 @@ func (b *Broker) describeBrokerConfig(r *kmsg.DescribeConfigsRequest, def config
 }
 
 // describeStoredBrokerConfigs lists the dynamic broker configs stored that are not in
-// the property table: Kafka properties Petrel does not act on (inertBrokerConfig) and
+// the property table: Kafka properties Petrel does not act on (config.InertBrokerConfig) and
 // listener-prefixed ones, as Kafka lists every dynamic config set.
 func describeStoredBrokerConfigs(r *kmsg.DescribeConfigsRequest, dyn dynamicBrokerConfigs) []kmsg.DescribeConfigsResponseResourceConfig {
 	names := map[string]bool{}
 	for _, m := range []map[string]string{dyn.own, dyn.defaults} {
 		for name := range m {
-			if _, inTable := brokerConfigByName[name]; !inTable {
+			if _, inTable := config.BrokerDef(name); !inTable {
 				names[name] = true
 			}
 		}
@@ -180,11 +181,11 @@ func describeStoredBrokerConfigs(r *kmsg.DescribeConfigsRequest, dyn dynamicBrok
 	var out []kmsg.DescribeConfigsResponseResourceConfig
 	for _, name := range slices.Sorted(maps.Keys(names)) {
 		v, src, _ := dyn.lookup(name)
-		def, ok := listenerPropertyDef(name)
+		def, ok := config.ListenerPropertyDef(name)
 		if !ok {
-			def = configDef{Name: name, Type: TypeString, Doc: "A Kafka property Petrel stores but does not act on."}
-			if sensitiveProperty(name) {
-				def.Type = TypePassword
+			def = config.Def{Name: name, Type: config.TypeString, Doc: "A Kafka property Petrel stores but does not act on."}
+			if config.Sensitive(name) {
+				def.Type = config.TypePassword
 			}
 		}
 		out = append(out, newConfigEntry(r, def, v, src))
@@ -194,10 +195,10 @@ func describeStoredBrokerConfigs(r *kmsg.DescribeConfigsRequest, dyn dynamicBrok
 
 // newConfigEntry is one config of a DescribeConfigs answer. A secret (TypePassword) is
 // sensitive with a null value, for every principal and version, as in Kafka.
-func newConfigEntry(r *kmsg.DescribeConfigsRequest, def configDef, value string, source int8) kmsg.DescribeConfigsResponseResourceConfig {
+func newConfigEntry(r *kmsg.DescribeConfigsRequest, def config.Def, value string, source int8) kmsg.DescribeConfigsResponseResourceConfig {
 	c := kmsg.NewDescribeConfigsResponseResourceConfig()
 	c.Name, c.Value = def.Name, &value
-	if def.Type == TypePassword {
+	if def.Type == config.TypePassword {
 		c.Value, c.IsSensitive = nil, true
 	}
 	c.Source = kmsg.ConfigSource(source)
@@ -214,7 +215,7 @@ func newConfigEntry(r *kmsg.DescribeConfigsRequest, def configDef, value string,
 func synonym(name, value string, source int8) kmsg.DescribeConfigsResponseResourceConfigConfigSynonym {
 	s := kmsg.NewDescribeConfigsResponseResourceConfigConfigSynonym()
 	s.Name, s.Value, s.Source = name, &value, kmsg.ConfigSource(source)
-	if sensitiveProperty(name) {
+	if config.Sensitive(name) {
 		s.Value = nil
 	}
 	return s

@@ -9,6 +9,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/petrel-broker/petrel/config"
 	"github.com/petrel-broker/petrel/metadata"
 	"github.com/petrel-broker/petrel/rpc"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -39,7 +40,7 @@ func (b *Broker) alterConfigs(ctx context.Context, r *kmsg.AlterConfigsRequest) 
 			var changes []configChange
 			for _, c := range res.Configs {
 				if c.Value == nil {
-					return nil, invalidConfigError(fmt.Sprintf("Null value not supported for : %s", c.Name))
+					return nil, config.InvalidConfigError(fmt.Sprintf("Null value not supported for : %s", c.Name))
 				}
 				named[c.Name] = true
 				changes = append(changes, configChange{c.Name, c.Value})

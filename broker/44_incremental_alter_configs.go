@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/petrel-broker/petrel/config"
 	"github.com/petrel-broker/petrel/metadata"
 	"github.com/petrel-broker/petrel/rpc"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -66,22 +67,22 @@ func (b *Broker) incrementalChanges(im *metadata.Image, res metadata.ConfigResou
 		switch c.Op {
 		case kmsg.IncrementalAlterConfigOpSet:
 			if c.Value == nil {
-				return nil, invalidConfigError(fmt.Sprintf("Null value not supported for : %s", c.Name))
+				return nil, config.InvalidConfigError(fmt.Sprintf("Null value not supported for : %s", c.Name))
 			}
 			out = append(out, configChange{c.Name, c.Value})
 		case kmsg.IncrementalAlterConfigOpDelete:
 			out = append(out, configChange{c.Name, nil})
 		case kmsg.IncrementalAlterConfigOpAppend, kmsg.IncrementalAlterConfigOpSubtract:
 			if !listConfigType(res.Type, c.Name) {
-				return nil, invalidConfigError(fmt.Sprintf("Config value append is not allowed for config key: %s", c.Name))
+				return nil, config.InvalidConfigError(fmt.Sprintf("Config value append is not allowed for config key: %s", c.Name))
 			}
 			if c.Value == nil {
-				return nil, invalidConfigError(fmt.Sprintf("Null value not supported for : %s", c.Name))
+				return nil, config.InvalidConfigError(fmt.Sprintf("Null value not supported for : %s", c.Name))
 			}
 			current := b.currentConfigValue(im, res, c.Name)
-			v := appendListValue(current, *c.Value)
+			v := config.AppendListValue(current, *c.Value)
 			if c.Op == kmsg.IncrementalAlterConfigOpSubtract {
-				v = subtractListValue(current, *c.Value)
+				v = config.SubtractListValue(current, *c.Value)
 			}
 			out = append(out, configChange{c.Name, &v})
 		default:
@@ -154,14 +155,14 @@ func (b *Broker) commitConfigs(ctx context.Context, validateOnly bool, plan func
 }
 
 // warnInertConfigs logs each stored broker config that Petrel does not act on
-// (inertBrokerConfig), as a start-up property of that kind is warned about.
+// (config.InertBrokerConfig), as a start-up property of that kind is warned about.
 func (b *Broker) warnInertConfigs(records []metadata.Record) {
 	for _, r := range records {
 		c, ok := r.(metadata.ConfigRecord)
 		if !ok || c.ResourceType != metadata.BrokerResource || c.Value == nil {
 			continue
 		}
-		if u, inert := inertBrokerConfig(c.Name); inert {
+		if u, inert := config.InertBrokerConfig(c.Name); inert {
 			b.logger.Warn("stored a broker config Petrel does not act on", "config", c.Name, "broker", c.ResourceName, "why", u.Note)
 		}
 	}

@@ -22,6 +22,7 @@ import (
 	"sync/atomic"
 
 	"github.com/petrel-broker/petrel/auth"
+	"github.com/petrel-broker/petrel/config"
 	"github.com/petrel-broker/petrel/metadata"
 	"github.com/petrel-broker/petrel/rpc"
 )
@@ -189,7 +190,7 @@ func (c *Config) checkInterBrokerIdentity() error {
 		return fmt.Errorf("%w: authorizer.class.name is set and the inter-broker listener %s does not authenticate, so brokers "+
 			"would connect to each other as %s, without the rights they need: authenticate that listener (SASL, or SSL with "+
 			"ssl.client.auth=required), or add %s to super.users (every client of that listener then has every right)",
-			ErrInvalidBrokerConfig, s.Name, rpc.AnonymousPrincipal, rpc.AnonymousPrincipal)
+			config.ErrInvalidBrokerConfig, s.Name, rpc.AnonymousPrincipal, rpc.AnonymousPrincipal)
 	}
 	return nil
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
+	"github.com/petrel-broker/petrel/config"
 	"github.com/petrel-broker/petrel/fsm"
 	"github.com/petrel-broker/petrel/metadata"
 	"github.com/petrel-broker/petrel/metrics"
@@ -164,7 +165,7 @@ func Start(cfg Config) (*Broker, error) {
 	b.fetchSessions = newFetchSessionCache(int(cfg.int64Value("max.incremental.fetch.session.cache.slots")),
 		cfg.int64Value("min.incremental.fetch.session.eviction.ms"))
 	b.offline = newOfflineReplicas()
-	b.logSpace = newLogDirSpace(cfg.logsDir(), cfg.int64Value(minFreeBytesProperty))
+	b.logSpace = newLogDirSpace(cfg.logsDir(), cfg.int64Value(config.MinFreeBytesProperty))
 	b.metrics = b.newMetrics()
 	if b.dial == nil {
 		var d net.Dialer

@@ -2,7 +2,6 @@ package broker
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -13,11 +12,9 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+	"github.com/petrel-broker/petrel/config"
 	"github.com/petrel-broker/petrel/segment"
 )
-
-// ErrInvalidBrokerConfig reports a bad flag or property.
-var ErrInvalidBrokerConfig = errors.New("broker: invalid configuration")
 
 // Voter is an initial Raft voter: node id and Raft address.
 type Voter struct {
@@ -70,13 +67,13 @@ func ParseVoters(s string) ([]Voter, error) {
 		idStr, addr, ok := strings.Cut(strings.TrimSpace(part), "@")
 		id, err := strconv.ParseInt(idStr, 10, 32)
 		if !ok || err != nil || id < 0 {
-			return nil, fmt.Errorf("%w: voter %q is not id@host:port", ErrInvalidBrokerConfig, part)
+			return nil, fmt.Errorf("%w: voter %q is not id@host:port", config.ErrInvalidBrokerConfig, part)
 		}
 		if _, _, err := net.SplitHostPort(addr); err != nil {
-			return nil, fmt.Errorf("%w: voter %q: %v", ErrInvalidBrokerConfig, part, err)
+			return nil, fmt.Errorf("%w: voter %q: %v", config.ErrInvalidBrokerConfig, part, err)
 		}
 		if slices.ContainsFunc(out, func(v Voter) bool { return v.ID == int32(id) }) {
-			return nil, fmt.Errorf("%w: voter id %d listed twice", ErrInvalidBrokerConfig, id)
+			return nil, fmt.Errorf("%w: voter id %d listed twice", config.ErrInvalidBrokerConfig, id)
 		}
 		out = append(out, Voter{int32(id), addr})
 	}
@@ -86,19 +83,19 @@ func ParseVoters(s string) ([]Voter, error) {
 // validate checks the flags; checkProperties checks the properties.
 func (c *Config) validate() error {
 	if c.DataDir == "" {
-		return fmt.Errorf("%w: --data-dir is required", ErrInvalidBrokerConfig)
+		return fmt.Errorf("%w: --data-dir is required", config.ErrInvalidBrokerConfig)
 	}
 	if c.NodeID < 0 {
-		return fmt.Errorf("%w: --node-id must be at least 0", ErrInvalidBrokerConfig)
+		return fmt.Errorf("%w: --node-id must be at least 0", config.ErrInvalidBrokerConfig)
 	}
 	if _, set := c.Properties["listeners"]; c.KafkaListener == nil && !set {
 		if _, _, err := net.SplitHostPort(c.Listen); err != nil {
-			return fmt.Errorf("%w: --listen %q: %v", ErrInvalidBrokerConfig, c.Listen, err)
+			return fmt.Errorf("%w: --listen %q: %v", config.ErrInvalidBrokerConfig, c.Listen, err)
 		}
 	}
 	if c.RaftListener == nil {
 		if _, _, err := net.SplitHostPort(c.RaftListen); err != nil {
-			return fmt.Errorf("%w: --raft-listen %q: %v", ErrInvalidBrokerConfig, c.RaftListen, err)
+			return fmt.Errorf("%w: --raft-listen %q: %v", config.ErrInvalidBrokerConfig, c.RaftListen, err)
 		}
 	}
 	if _, err := c.listenerSpecs(); err != nil { // the one listener rule (listener_rule.go)
@@ -137,7 +134,8 @@ func (c *Config) brokerValueFrom(name string) (value, from string) {
 			return scaleMs(v, time.Hour), "log.roll.hours"
 		}
 	}
-	return brokerConfigByName[name].Default, ""
+	def, _ := config.BrokerDef(name)
+	return def.Default, ""
 }
 
 func scaleMs(v string, unit time.Duration) string {
@@ -153,12 +151,12 @@ func scaleMs(v string, unit time.Duration) string {
 
 func (c *Config) int64Value(name string) int64 {
 	v, _ := c.brokerValue(name)
-	return parseInt64(v) // validated at start
+	return config.ParseInt64(v) // validated at start
 }
 
 func (c *Config) boolValue(name string) bool {
 	v, _ := c.brokerValue(name)
-	return parseBool(v)
+	return config.ParseBool(v)
 }
 
 func (c *Config) durationMs(name string) time.Duration {
@@ -181,8 +179,8 @@ func (c *Config) topicConfigs(overrides map[string]string) map[string]resolvedCo
 // override, this broker's dynamic config, the cluster-wide dynamic default, the static
 // broker property, Kafka's default.
 func (c *Config) topicConfigsLayered(overrides map[string]string, dyn dynamicBrokerConfigs) map[string]resolvedConfig {
-	out := make(map[string]resolvedConfig, len(topicConfigDefs))
-	for _, def := range topicConfigDefs {
+	out := make(map[string]resolvedConfig, len(config.TopicDefs))
+	for _, def := range config.TopicDefs {
 		if v, ok := overrides[def.Name]; ok {
 			out[def.Name] = resolvedConfig{def, v, sourceDynamicTopic}
 			continue
@@ -215,14 +213,14 @@ const (
 )
 
 type resolvedConfig struct {
-	def    configDef
+	def    config.Def
 	value  string
 	source int8
 }
 
 // segmentConfig turns resolved topic configs into the storage engine's settings.
 func segmentConfig(cfgs map[string]resolvedConfig) segment.Config {
-	n := func(name string) int64 { return parseInt64(cfgs[name].value) }
+	n := func(name string) int64 { return config.ParseInt64(cfgs[name].value) }
 	sc := segment.DefaultConfig()
 	sc.SegmentBytes = n("segment.bytes")
 	sc.SegmentMs = n("segment.ms")
@@ -258,9 +256,9 @@ func cleanerConfig(cfgs map[string]resolvedConfig) cleanerSettings {
 	return cleanerSettings{
 		compact:           strings.Contains(cfgs["cleanup.policy"].value, "compact"),
 		minCleanableRatio: ratio,
-		minLagMs:          parseInt64(cfgs["min.compaction.lag.ms"].value),
-		maxLagMs:          parseInt64(cfgs["max.compaction.lag.ms"].value),
-		deleteRetentionMs: parseInt64(cfgs["delete.retention.ms"].value),
+		minLagMs:          config.ParseInt64(cfgs["min.compaction.lag.ms"].value),
+		maxLagMs:          config.ParseInt64(cfgs["max.compaction.lag.ms"].value),
+		deleteRetentionMs: config.ParseInt64(cfgs["delete.retention.ms"].value),
 	}
 }
 
@@ -268,4 +266,12 @@ func (c *Config) float64Value(name string) float64 {
 	v, _ := c.brokerValue(name)
 	f, _ := strconv.ParseFloat(strings.TrimSpace(v), 64) // validated at start
 	return f
+}
+
+// propertySource is where a supplied property came from.
+func (c *Config) propertySource(name string) string {
+	if s, ok := c.PropertySources[name]; ok {
+		return s
+	}
+	return config.SourceSet
 }

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+
+	"github.com/petrel-broker/petrel/config"
 )
 
 func checkProps(t *testing.T, strict bool, props map[string]string) ([]string, error) {
@@ -42,7 +44,7 @@ func TestCheckProperties_Warnings(t *testing.T) {
 				t.Fatalf("a far name got a suggestion: %q", warnings[0])
 			}
 			_, err = checkProps(t, true, map[string]string{tt.name: tt.value})
-			if !errors.Is(err, ErrInvalidBrokerConfig) || !strings.Contains(err.Error(), tt.want) || !strings.Contains(err.Error(), "--strict-config") {
+			if !errors.Is(err, config.ErrInvalidBrokerConfig) || !strings.Contains(err.Error(), tt.want) || !strings.Contains(err.Error(), "--strict-config") {
 				t.Fatalf("--strict-config: %v, expected an error containing %q", err, tt.want)
 			}
 		})
@@ -55,7 +57,7 @@ func TestCheckProperties_Warnings(t *testing.T) {
 
 func TestCheckProperties_InvalidValueIsAnError(t *testing.T) {
 	_, err := checkProps(t, false, map[string]string{"log.segment.bytes": "-5", "log.retention.hour": "1"})
-	if !errors.Is(err, ErrInvalidBrokerConfig) || !strings.Contains(err.Error(), "Invalid value -5 for configuration log.segment.bytes: Value must be at least 14") {
+	if !errors.Is(err, config.ErrInvalidBrokerConfig) || !strings.Contains(err.Error(), "Invalid value -5 for configuration log.segment.bytes: Value must be at least 14") {
 		t.Fatalf("error %v", err)
 	}
 }

@@ -10,35 +10,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// TestDynamicConfigsFollowKafka walks the property table: a property changes at run
-// time exactly when Kafka's does (kafkaDynamicBrokerConfigs, the topic synonyms), except
-// the ones listed in notDynamicYet with their reason; DescribeConfigs' read_only says so.
-func TestDynamicConfigsFollowKafka(t *testing.T) {
-	defs := append(append([]configDef{}, brokerConfigDefs...), brokerSynonymDefs()...)
-	for _, def := range defs {
-		kafka := kafkaDynamic(def.Name)
-		petrel := dynamicBrokerConfigNames[def.Name]
-		switch {
-		case kafka && !petrel && notDynamicYet[def.Name] == "":
-			t.Errorf("%s is dynamic in Kafka but not here, and not listed in notDynamicYet", def.Name)
-		case !kafka && petrel:
-			t.Errorf("%s is dynamic here but read-only in Kafka", def.Name)
-		case def.ReadOnly == petrel:
-			t.Errorf("%s: ReadOnly=%v in the table, but dynamic=%v", def.Name, def.ReadOnly, petrel)
-		}
-	}
-	for name := range notDynamicYet {
-		if !kafkaDynamic(name) {
-			t.Errorf("notDynamicYet lists %s, which Kafka does not change at run time either", name)
-		}
-	}
-	for name := range dynamicBrokerConfigNames {
-		if _, ok := brokerConfigByName[name]; !ok {
-			t.Errorf("dynamicBrokerConfigNames lists %s, which is not in the table", name)
-		}
-	}
-}
-
 // alterBrokerConfig sets name=value on broker resource (an id, or "" for the cluster
 // default) and returns the resource's error code and message.
 func alterBrokerConfig(t *testing.T, b *Broker, resource, name, value string) (int16, string) {

@@ -3,6 +3,8 @@ package broker
 import (
 	"slices"
 	"strconv"
+
+	"github.com/petrel-broker/petrel/config"
 )
 
 // EffectiveProperty is one broker property as a node would run with it.
@@ -39,42 +41,39 @@ func CheckConfig(cfg Config) ([]EffectiveProperty, []string, error) {
 }
 
 func (c *Config) effectiveProperties() []EffectiveProperty {
-	names := make([]string, 0, len(brokerConfigByName))
-	for name := range brokerConfigByName {
-		names = append(names, name)
-	}
+	names := config.BrokerNames()
 	slices.Sort(names)
 	var out []EffectiveProperty
 	for _, name := range names {
-		def := brokerConfigByName[name]
+		def, _ := config.BrokerDef(name)
 		if def.Flag != "" {
 			out = append(out, c.flagProperty(def))
 			continue
 		}
 		value, from := c.brokerValueFrom(name)
-		p := EffectiveProperty{Name: name, Value: value, Source: SourceDefault}
+		p := EffectiveProperty{Name: name, Value: value, Source: config.SourceDefault}
 		if from != "" {
 			p.Source = c.propertySource(from)
 		}
 		if from != "" && from != name {
-			p.From = from + "=" + shownValue(from, c.Properties[from])
+			p.From = from + "=" + config.Shown(from, c.Properties[from])
 		}
 		if p.Value != "" {
-			p.Value = shownValue(name, p.Value)
+			p.Value = config.Shown(name, p.Value)
 		}
 		out = append(out, p)
 	}
 	for _, name := range sortedKeys(c.Properties) {
-		def, known := brokerConfigByName[name]
+		def, known := config.BrokerDef(name)
 		if !known {
-			def, known = listenerPropertyDef(name)
+			def, known = config.ListenerPropertyDef(name)
 			if known {
 				def.Flag = ""
 			}
 		}
 		p := EffectiveProperty{Name: name, Value: c.Properties[name], Source: c.propertySource(name)}
 		switch {
-		case known && def.Flag != "" && listenerFlagProperty(name):
+		case known && def.Flag != "" && config.ListenerFlagProperty(name):
 			continue // shown above, the property winning over the flag
 		case known && def.Flag != "":
 			p.Status = "ignored (from " + def.Flag + ")"
@@ -82,18 +81,18 @@ func (c *Config) effectiveProperties() []EffectiveProperty {
 			continue
 		default:
 			p.Status = "unknown"
-			if _, ok := unimplementedBrokerConfig(name); ok {
+			if _, ok := config.UnimplementedBrokerConfig(name); ok {
 				p.Status = "not implemented"
 			}
 		}
-		p.Value = shownValue(name, p.Value)
+		p.Value = config.Shown(name, p.Value)
 		out = append(out, p)
 	}
 	return out
 }
 
 // flagProperty is a property whose value a flag supplies.
-func (c *Config) flagProperty(def configDef) EffectiveProperty {
+func (c *Config) flagProperty(def config.Def) EffectiveProperty {
 	p := EffectiveProperty{Name: def.Name, Source: def.Flag}
 	switch def.Name {
 	case "node.id":
@@ -105,13 +104,13 @@ func (c *Config) flagProperty(def configDef) EffectiveProperty {
 		if v, ok := c.Properties[def.Name]; ok {
 			p.Value, p.Source = v, c.propertySource(def.Name)
 		}
-	case metricsListenerProperty:
+	case config.MetricsListenerProperty:
 		p.Value = c.MetricsListen
 	case "advertised.listeners":
 		if v, ok := c.Properties[def.Name]; ok {
 			p.Value, p.Source = v, c.propertySource(def.Name)
 		} else if c.Advertised == "" {
-			p.Value, p.Source = "", SourceDefault
+			p.Value, p.Source = "", config.SourceDefault
 		} else {
 			p.Value = "PLAINTEXT://" + c.Advertised
 		}

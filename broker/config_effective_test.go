@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/petrel-broker/petrel/config"
 )
 
 func TestCheckConfig_EffectiveValuesAndSources(t *testing.T) {
@@ -19,7 +21,7 @@ func TestCheckConfig_EffectiveValuesAndSources(t *testing.T) {
 			"ssl.keystore.password": "secret",
 			"log.retention.hour":    "2",
 		},
-		PropertySources: map[string]string{"num.partitions": SourceConfigFile, "log.segment.bytes": SourceEnvironment},
+		PropertySources: map[string]string{"num.partitions": config.SourceConfigFile, "log.segment.bytes": config.SourceEnvironment},
 	}
 	props, warnings, err := CheckConfig(cfg)
 	if err != nil {
@@ -34,17 +36,17 @@ func TestCheckConfig_EffectiveValuesAndSources(t *testing.T) {
 		got[p.Name] = append(got[p.Name], row{p.Value, p.Source, p.From, p.Status})
 	}
 	want := map[string][]row{
-		"num.partitions":             {{"4", SourceConfigFile, "", ""}},
-		"log.segment.bytes":          {{"1048576", SourceEnvironment, "", ""}},
-		"log.retention.hours":        {{"1", SourceSet, "", ""}},
-		"log.retention.ms":           {{"3600000", SourceSet, "log.retention.hours=1", ""}},
-		"default.replication.factor": {{"1", SourceDefault, "", ""}},
+		"num.partitions":             {{"4", config.SourceConfigFile, "", ""}},
+		"log.segment.bytes":          {{"1048576", config.SourceEnvironment, "", ""}},
+		"log.retention.hours":        {{"1", config.SourceSet, "", ""}},
+		"log.retention.ms":           {{"3600000", config.SourceSet, "log.retention.hours=1", ""}},
+		"default.replication.factor": {{"1", config.SourceDefault, "", ""}},
 		"node.id":                    {{"3", "--node-id", "", ""}},
 		"log.dirs":                   {{"/data/3/logs", "--data-dir", "", ""}},
-		"listeners":                  {{"PLAINTEXT://a:1,SSL://b:2", SourceSet, "", ""}},
-		"advertised.listeners":       {{"", SourceDefault, "", ""}},
-		"ssl.keystore.password":      {{"[hidden]", SourceSet, "", ""}},
-		"log.retention.hour":         {{"2", SourceSet, "", "unknown"}},
+		"listeners":                  {{"PLAINTEXT://a:1,SSL://b:2", config.SourceSet, "", ""}},
+		"advertised.listeners":       {{"", config.SourceDefault, "", ""}},
+		"ssl.keystore.password":      {{"[hidden]", config.SourceSet, "", ""}},
+		"log.retention.hour":         {{"2", config.SourceSet, "", "unknown"}},
 	}
 	for name, w := range want {
 		if len(got[name]) != len(w) {
@@ -57,7 +59,7 @@ func TestCheckConfig_EffectiveValuesAndSources(t *testing.T) {
 			}
 		}
 	}
-	for name := range brokerConfigByName {
+	for _, name := range config.BrokerNames() {
 		if len(got[name]) == 0 {
 			t.Errorf("%s is missing from the effective configuration", name)
 		}
@@ -68,7 +70,7 @@ func TestCheckConfig_EffectiveValuesAndSources(t *testing.T) {
 		t.Fatalf("log.retention.ms=-5 is not read as -1: %v", err)
 	}
 	cfg.Properties["log.segment.bytes"] = "-5"
-	if _, _, err := CheckConfig(cfg); !errors.Is(err, ErrInvalidBrokerConfig) {
+	if _, _, err := CheckConfig(cfg); !errors.Is(err, config.ErrInvalidBrokerConfig) {
 		t.Fatalf("log.segment.bytes=-5: %v", err)
 	}
 }

@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+	"github.com/petrel-broker/petrel/config"
 	"github.com/petrel-broker/petrel/rpc"
 )
 
@@ -86,9 +87,9 @@ type ipOverrides struct {
 // the inter-broker listener. Kafka refuses max.connections.per.ip=0 without overrides:
 // no client could ever connect.
 func (b *Broker) newConnectionQuotas(specs []listenerSpec, inter string) (*connectionQuotas, error) {
-	if v, _ := b.cfg.brokerValue("max.connections.per.ip"); parseInt64(v) == 0 {
+	if v, _ := b.cfg.brokerValue("max.connections.per.ip"); config.ParseInt64(v) == 0 {
 		if o, _ := b.cfg.brokerValue("max.connections.per.ip.overrides"); strings.TrimSpace(o) == "" {
-			return nil, fmt.Errorf("%w: max.connections.per.ip can be set to zero only if max.connections.per.ip.overrides property is set", ErrInvalidBrokerConfig)
+			return nil, fmt.Errorf("%w: max.connections.per.ip can be set to zero only if max.connections.per.ip.overrides property is set", config.ErrInvalidBrokerConfig)
 		}
 	}
 	q := newConnectionQuotasWith(inter, len(specs) > 1, func() connectionSettings {
@@ -248,7 +249,7 @@ func (q *connectionQuotas) ipOverrides(raw string) *ipOverrides {
 		return o
 	}
 	o := &ipOverrides{raw: raw, limit: map[netip.Addr]int{}}
-	hosts, _ := parseConnectionOverrides(raw) // validated when set
+	hosts, _ := config.ParseConnectionOverrides(raw) // validated when set
 	for host, n := range hosts {
 		if ip, err := netip.ParseAddr(strings.Trim(host, "[]")); err == nil {
 			o.limit[ip.Unmap()] = n
@@ -287,39 +288,5 @@ func remoteIP(a net.Addr) netip.Addr {
 	ip, _ := netip.ParseAddr(host)
 	return ip.Unmap()
 }
-
-// parseConnectionOverrides parses max.connections.per.ip.overrides, host:count,...
-// (Kafka's parseCsvMap: each entry split at its last colon, so IPv6 addresses work).
-func parseConnectionOverrides(s string) (map[string]int, error) {
-	out := map[string]int{}
-	if strings.TrimSpace(s) == "" {
-		return out, nil
-	}
-	for _, entry := range strings.Split(s, ",") {
-		i := strings.LastIndex(entry, ":")
-		if i < 0 {
-			return nil, fmt.Errorf("entry %q is not host:count", strings.TrimSpace(entry))
-		}
-		host, count := strings.TrimSpace(entry[:i]), strings.TrimSpace(entry[i+1:])
-		n, err := strconv.ParseInt(count, 10, 32)
-		if host == "" || err != nil {
-			return nil, fmt.Errorf("entry %q is not host:count with an INT count", strings.TrimSpace(entry))
-		}
-		out[host] = int(n)
-	}
-	return out, nil
-}
-
-// connectionOverridesValidator checks max.connections.per.ip.overrides.
-type connectionOverridesValidator struct{}
-
-func (connectionOverridesValidator) check(v parsedValue) string {
-	if _, err := parseConnectionOverrides(v.str); err != nil {
-		return "Expected host:count,... : " + err.Error()
-	}
-	return ""
-}
-
-func (connectionOverridesValidator) String() string { return "host:count,..." }
 
 var _ rpc.ConnectionLimiter = (*connectionQuotas)(nil)

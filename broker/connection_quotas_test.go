@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+	"github.com/petrel-broker/petrel/config"
 	"github.com/petrel-broker/petrel/fsm"
 )
 
@@ -268,7 +269,7 @@ func TestParseConnectionOverrides(t *testing.T) {
 		{in: "a:99999999999", err: true},
 	}
 	for _, c := range cases {
-		got, err := parseConnectionOverrides(c.in)
+		got, err := config.ParseConnectionOverrides(c.in)
 		if (err != nil) != c.err {
 			t.Errorf("%q: error %v, expected error %v", c.in, err, c.err)
 			continue
@@ -277,14 +278,14 @@ func TestParseConnectionOverrides(t *testing.T) {
 			t.Errorf("%q: %v, expected %v", c.in, got, c.want)
 		}
 	}
-	def := brokerConfigByName["max.connections.per.ip.overrides"]
-	if err := checkConfigValue(def, "10.0.0.1:x"); err == nil || !strings.Contains(err.Error(), "max.connections.per.ip.overrides") {
+	def, _ := config.BrokerDef("max.connections.per.ip.overrides")
+	if err := config.CheckValue(def, "10.0.0.1:x"); err == nil || !strings.Contains(err.Error(), "max.connections.per.ip.overrides") {
 		t.Fatalf("a bad override was accepted: %v", err)
 	}
-	if err := validateDynamicBrokerConfig("max.connections.per.ip.overrides", "10.0.0.1:4", false); err != nil {
+	if err := config.ValidateDynamicBrokerConfig("max.connections.per.ip.overrides", "10.0.0.1:4", false); err != nil {
 		t.Fatalf("a dynamic override was refused: %v", err)
 	}
-	if err := validateDynamicBrokerConfig("max.connections", "-1", false); err == nil {
+	if err := config.ValidateDynamicBrokerConfig("max.connections", "-1", false); err == nil {
 		t.Fatal("max.connections=-1 accepted")
 	}
 }
@@ -307,12 +308,12 @@ func TestNewConnectionQuotas(t *testing.T) {
 		t.Fatalf("listener limits %v, protected %v", q.listenerMax, q.protected)
 	}
 	for _, name := range []string{"listener.name.external.max.connections", "listener.name.sasl_ssl.sasl.server.max.receive.size"} {
-		if def, ok := listenerPropertyDef(name); !ok || def.Type != TypeInt || !def.ReadOnly {
+		if def, ok := config.ListenerPropertyDef(name); !ok || def.Type != config.TypeInt || !def.ReadOnly {
 			t.Errorf("%s: %+v, %v; expected a read-only INT", name, def, ok)
 		}
 	}
 	b.cfg.Properties = map[string]string{"max.connections.per.ip": "0"}
-	if _, err := b.newConnectionQuotas(specs, "PLAINTEXT"); !errors.Is(err, ErrInvalidBrokerConfig) {
+	if _, err := b.newConnectionQuotas(specs, "PLAINTEXT"); !errors.Is(err, config.ErrInvalidBrokerConfig) {
 		t.Fatalf("max.connections.per.ip=0 without overrides: %v", err)
 	}
 	b.cfg.Properties["max.connections.per.ip.overrides"] = "10.0.0.1:2"

@@ -23,7 +23,7 @@ func TestCreateTopics_InvalidConfigsGetKafkasMessage(t *testing.T) {
 		{"compression.type", "brotli", "Invalid value brotli for configuration compression.type: String must be one of: uncompressed, zstd, lz4, snappy, gzip, producer"},
 		{"cleanup.policy", "compact,bogus", "Invalid value bogus for configuration cleanup.policy: String must be one of: compact, delete"},
 		{"compression.gzip.level", "10", "Invalid value 10 for configuration compression.gzip.level: Value must be between 1 and 9 or equal to -1"},
-		{"compression.lz4.level", "9", "Petrel does not implement topic config compression.lz4.level yet (" + noteLz4Level + ")"},
+		{"compression.lz4.level", "9", "Petrel does not implement topic config compression.lz4.level yet (lz4 recompression uses pierrec/lz4's fast compressor (Kafka's default, 9); its levels do not map onto lz4-java's 1-17)"},
 		{"no.such.config", "1", "Unknown topic config name: no.such.config"},
 		{"preallocate", "true", "Petrel does not implement topic config preallocate yet (segment files grow as written)"},
 	}

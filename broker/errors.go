@@ -5,6 +5,7 @@ import (
 	"errors"
 
 	"github.com/petrel-broker/petrel/auth"
+	"github.com/petrel-broker/petrel/config"
 	"github.com/petrel-broker/petrel/coordinator"
 	"github.com/petrel-broker/petrel/metadata"
 	"github.com/petrel-broker/petrel/replication"
@@ -71,7 +72,7 @@ var errorTable = []struct {
 	{ErrDuplicateBrokerRegistration, kerr.DuplicateBrokerRegistration.Code},
 	{ErrStaleBrokerEpoch, kerr.StaleBrokerEpoch.Code},
 	{ErrBrokerNotRegistered, kerr.BrokerIDNotRegistered.Code},
-	{ErrInvalidBrokerConfig, kerr.InvalidConfig.Code},
+	{config.ErrInvalidBrokerConfig, kerr.InvalidConfig.Code},
 	{ErrProducerIDsExhausted, kerr.UnknownServerError.Code},
 	{ErrProducerIDsNotAvailable, kerr.CoordinatorLoadInProgress.Code},
 	{ErrInternalTopic, kerr.InvalidRequest.Code},

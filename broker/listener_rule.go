@@ -24,6 +24,8 @@ import (
 	"os"
 	"slices"
 	"strings"
+
+	"github.com/petrel-broker/petrel/config"
 )
 
 // Defaults of the command line's listener flags.
@@ -46,7 +48,7 @@ type ListenerFlags struct {
 func (c *Config) ApplyListenerFlags(f ListenerFlags) error {
 	if v, ok := c.Properties["listeners"]; ok && f.Listen != "" && !sameListenerList(v, protocolPlaintext+"://"+f.Listen) {
 		return fmt.Errorf("%w: --listen %s conflicts with listeners=%s (%s): --listen is the shorthand for listeners=PLAINTEXT://%s; give one of them",
-			ErrInvalidBrokerConfig, f.Listen, v, c.propertySource("listeners"), f.Listen)
+			config.ErrInvalidBrokerConfig, f.Listen, v, c.propertySource("listeners"), f.Listen)
 	}
 	c.Listen = cmp.Or(f.Listen, DefaultListen)
 	if v, ok := c.Properties["advertised.listeners"]; ok && f.Advertised != "" {
@@ -56,7 +58,7 @@ func (c *Config) ApplyListenerFlags(f ListenerFlags) error {
 		}
 		if !sameListenerList(v, first+"://"+f.Advertised) {
 			return fmt.Errorf("%w: --advertised %s conflicts with advertised.listeners=%s (%s): --advertised is the shorthand for advertised.listeners=%s://%s; give one of them",
-				ErrInvalidBrokerConfig, f.Advertised, v, c.propertySource("advertised.listeners"), first, f.Advertised)
+				config.ErrInvalidBrokerConfig, f.Advertised, v, c.propertySource("advertised.listeners"), first, f.Advertised)
 		}
 	}
 	c.Advertised = f.Advertised
@@ -68,7 +70,7 @@ func (c *Config) ApplyListenerFlags(f ListenerFlags) error {
 		c.RaftListen = cmp.Or(f.RaftListen, DefaultRaftListen)
 	case f.RaftListen != "" && f.RaftListen != ctrl[1]:
 		return fmt.Errorf("%w: --raft-listen %s conflicts with listener %s://%s, which controller.listener.names makes the Raft listener; give one of them",
-			ErrInvalidBrokerConfig, f.RaftListen, ctrl[0], ctrl[1])
+			config.ErrInvalidBrokerConfig, f.RaftListen, ctrl[0], ctrl[1])
 	default:
 		c.RaftListen = ctrl[1]
 	}
@@ -95,7 +97,7 @@ func (c *Config) listenerEntries() ([][2]string, error) {
 		return nil, err
 	}
 	if len(entries) == 0 {
-		return nil, fmt.Errorf("%w: listeners is empty", ErrInvalidBrokerConfig)
+		return nil, fmt.Errorf("%w: listeners is empty", config.ErrInvalidBrokerConfig)
 	}
 	return entries, nil
 }
@@ -145,23 +147,23 @@ func (c *Config) checkControllerListeners(entries [][2]string, protos map[string
 		return nil
 	}
 	if len(ctrl) == len(entries) {
-		return fmt.Errorf("%w: There must be at least one broker listener that is not a controller listener: every listener of listeners is named in controller.listener.names", ErrInvalidBrokerConfig)
+		return fmt.Errorf("%w: There must be at least one broker listener that is not a controller listener: every listener of listeners is named in controller.listener.names", config.ErrInvalidBrokerConfig)
 	}
 	if len(ctrl) > 1 {
-		return fmt.Errorf("%w: listeners has %d controller listeners (controller.listener.names); Petrel's Raft transport is one listener: keep one", ErrInvalidBrokerConfig, len(ctrl))
+		return fmt.Errorf("%w: listeners has %d controller listeners (controller.listener.names); Petrel's Raft transport is one listener: keep one", config.ErrInvalidBrokerConfig, len(ctrl))
 	}
 	e := ctrl[0]
 	proto, ok := protos[e[0]]
 	if !ok {
 		return noProtocolError(e[0])
 	}
-	if _, set := c.Properties[raftSecurityProperty]; !set && proto != protocolPlaintext {
+	if _, set := c.Properties[config.RaftSecurityProtocolProperty]; !set && proto != protocolPlaintext {
 		return fmt.Errorf("%w: the controller listener %s (controller.listener.names) is %s: the Raft transport's security is %s, not the listener's protocol; set %s=SSL (mutual TLS) or PLAINTEXT",
-			ErrInvalidBrokerConfig, e[0], proto, raftSecurityProperty, raftSecurityProperty)
+			config.ErrInvalidBrokerConfig, e[0], proto, config.RaftSecurityProtocolProperty, config.RaftSecurityProtocolProperty)
 	}
 	if c.RaftListener == nil && e[1] != c.RaftListen {
 		return fmt.Errorf("%w: the controller listener %s://%s (controller.listener.names) is the Raft listener, but --raft-listen is %s; give one of them",
-			ErrInvalidBrokerConfig, e[0], e[1], c.RaftListen)
+			config.ErrInvalidBrokerConfig, e[0], e[1], c.RaftListen)
 	}
 	return nil
 }
@@ -169,7 +171,7 @@ func (c *Config) checkControllerListeners(entries [][2]string, protos map[string
 // noProtocolError is Kafka's refusal of a listener without a security protocol.
 func noProtocolError(name string) error {
 	return fmt.Errorf("%w: No security protocol defined for listener %s (add %s:PLAINTEXT, or SSL, SASL_PLAINTEXT, SASL_SSL, to listener.security.protocol.map)",
-		ErrInvalidBrokerConfig, name, name)
+		config.ErrInvalidBrokerConfig, name, name)
 }
 
 // checkAdvertisable refuses an advertised address no client can reach, with Kafka's
@@ -181,10 +183,10 @@ func checkAdvertisable(s listenerSpec) error {
 	}
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
-		return fmt.Errorf("%w: %s: %v", ErrInvalidBrokerConfig, from, err)
+		return fmt.Errorf("%w: %s: %v", config.ErrInvalidBrokerConfig, from, err)
 	}
 	if ip := net.ParseIP(host); ip != nil && ip.IsUnspecified() {
-		return fmt.Errorf("%w: advertised.listeners cannot use the nonroutable meta-address %s. Use a routable IP address. (%s)", ErrInvalidBrokerConfig, host, from)
+		return fmt.Errorf("%w: advertised.listeners cannot use the nonroutable meta-address %s. Use a routable IP address. (%s)", config.ErrInvalidBrokerConfig, host, from)
 	}
 	return nil
 }

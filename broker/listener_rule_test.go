@@ -15,6 +15,8 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/petrel-broker/petrel/config"
 )
 
 // kraftProperties is Kafka's config/kraft/server.properties for a combined node, as an
@@ -37,7 +39,7 @@ func kraftConfig(t *testing.T, text string, flags ListenerFlags) (Config, error)
 	if err := os.WriteFile(file, []byte(text), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	props, sources, err := GatherProperties(file, nil, nil)
+	props, sources, err := config.GatherProperties(file, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,7 +105,7 @@ func TestListenerRule_ControllerListenerRefusals(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := CheckConfig(cfg); !errors.Is(err, ErrInvalidBrokerConfig) || !strings.Contains(err.Error(), "at least one broker listener") {
+	if _, _, err := CheckConfig(cfg); !errors.Is(err, config.ErrInvalidBrokerConfig) || !strings.Contains(err.Error(), "at least one broker listener") {
 		t.Errorf("only a controller listener: %v", err)
 	}
 }
@@ -128,7 +130,7 @@ func TestListenerRule_KafkaRefusals(t *testing.T) {
 				b.Shutdown(context.Background())
 				t.Fatal("started")
 			}
-			if !errors.Is(err, ErrInvalidBrokerConfig) || !strings.Contains(err.Error(), tc.want) {
+			if !errors.Is(err, config.ErrInvalidBrokerConfig) || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("error %q, want %q", err, tc.want)
 			}
 		})

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/petrel-broker/petrel/auth"
+	"github.com/petrel-broker/petrel/config"
 	"github.com/petrel-broker/petrel/metadata"
 	"github.com/petrel-broker/petrel/rpc"
 )
@@ -45,12 +46,6 @@ type boundListener struct {
 	cfg  rpc.ListenerConfig
 }
 
-// listenerFlagProperty reports the properties that a flag is the shorthand of but that
-// may be given themselves (listeners, advertised.listeners).
-func listenerFlagProperty(name string) bool {
-	return name == "listeners" || name == "advertised.listeners"
-}
-
 // parseListenerList parses NAME://host:port,... into names and addresses.
 func parseListenerList(prop, s string) ([][2]string, error) {
 	var out [][2]string
@@ -61,14 +56,14 @@ func parseListenerList(prop, s string) ([][2]string, error) {
 		}
 		name, addr, ok := strings.Cut(part, "://")
 		if !ok || name == "" {
-			return nil, fmt.Errorf("%w: %s entry %q is not NAME://host:port", ErrInvalidBrokerConfig, prop, part)
+			return nil, fmt.Errorf("%w: %s entry %q is not NAME://host:port", config.ErrInvalidBrokerConfig, prop, part)
 		}
 		if _, _, err := net.SplitHostPort(addr); err != nil {
-			return nil, fmt.Errorf("%w: %s entry %q: %v", ErrInvalidBrokerConfig, prop, part, err)
+			return nil, fmt.Errorf("%w: %s entry %q: %v", config.ErrInvalidBrokerConfig, prop, part, err)
 		}
 		name = strings.ToUpper(name)
 		if slices.ContainsFunc(out, func(e [2]string) bool { return e[0] == name }) {
-			return nil, fmt.Errorf("%w: %s names listener %s twice", ErrInvalidBrokerConfig, prop, name)
+			return nil, fmt.Errorf("%w: %s names listener %s twice", config.ErrInvalidBrokerConfig, prop, name)
 		}
 		out = append(out, [2]string{name, addr})
 	}
@@ -87,7 +82,7 @@ func (c *Config) protocolMap() (map[string]string, error) {
 		name, proto, ok := strings.Cut(part, ":")
 		proto = strings.ToUpper(strings.TrimSpace(proto))
 		if _, known := securityProtocolIDs[proto]; !ok || !known {
-			return nil, fmt.Errorf("%w: listener.security.protocol.map entry %q is not NAME:PLAINTEXT|SSL|SASL_PLAINTEXT|SASL_SSL", ErrInvalidBrokerConfig, part)
+			return nil, fmt.Errorf("%w: listener.security.protocol.map entry %q is not NAME:PLAINTEXT|SSL|SASL_PLAINTEXT|SASL_SSL", config.ErrInvalidBrokerConfig, part)
 		}
 		m[strings.ToUpper(strings.TrimSpace(name))] = proto
 	}
@@ -125,7 +120,7 @@ func (c *Config) listenerSpecs() ([]listenerSpec, error) {
 	for _, a := range advertised {
 		if !slices.Contains(names, a[0]) {
 			return nil, fmt.Errorf("%w: advertised.listeners listener names must be equal to or a subset of the ones defined in listeners. Found %s. The valid options based on the current configuration are %s",
-				ErrInvalidBrokerConfig, a[0], strings.Join(names, ","))
+				config.ErrInvalidBrokerConfig, a[0], strings.Join(names, ","))
 		}
 	}
 	specs := make([]listenerSpec, 0, len(entries))
@@ -210,7 +205,7 @@ func (c *Config) jaasConfig(listener, mechanism string) ([]auth.LoginModule, err
 	}
 	m, err := auth.ParseJAAS(v)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %s: %w", ErrInvalidBrokerConfig, name, err)
+		return nil, fmt.Errorf("%w: %s: %w", config.ErrInvalidBrokerConfig, name, err)
 	}
 	return m, nil
 }
@@ -223,7 +218,7 @@ func (b *Broker) rpcListenerConfig(s listenerSpec) (rpc.ListenerConfig, error) {
 	if s.tls() {
 		tc, err := auth.ServerTLSConfig(b.cfg.sslSettings(s.Name))
 		if err != nil {
-			return lc, fmt.Errorf("%w: listener %s: %w", ErrInvalidBrokerConfig, s.Name, err)
+			return lc, fmt.Errorf("%w: listener %s: %w", config.ErrInvalidBrokerConfig, s.Name, err)
 		}
 		lc.TLS = tc
 		lc.CertificatePrincipal = auth.CertificatePrincipal
@@ -234,9 +229,9 @@ func (b *Broker) rpcListenerConfig(s listenerSpec) (rpc.ListenerConfig, error) {
 			return lc, err
 		}
 		lc.SASL = a
-		lc.MaxReauth = time.Duration(parseInt64(b.cfg.listenerProperty(s.Name, "connections.max.reauth.ms"))) * time.Millisecond
+		lc.MaxReauth = time.Duration(config.ParseInt64(b.cfg.listenerProperty(s.Name, "connections.max.reauth.ms"))) * time.Millisecond
 		lc.FailureDelay = b.authFailures.delay
-		lc.SASLMaxReceiveSize = int32(parseInt64(b.cfg.listenerProperty(s.Name, "sasl.server.max.receive.size")))
+		lc.SASLMaxReceiveSize = int32(config.ParseInt64(b.cfg.listenerProperty(s.Name, "sasl.server.max.receive.size")))
 	}
 	return lc, nil
 }
@@ -251,7 +246,7 @@ func (b *Broker) openListeners() error {
 	}
 	inter := b.cfg.interBrokerListenerName()
 	if !slices.ContainsFunc(specs, func(s listenerSpec) bool { return s.Name == inter }) {
-		return fmt.Errorf("%w: the inter-broker listener %s (inter.broker.listener.name or security.inter.broker.protocol) is not one of listeners", ErrInvalidBrokerConfig, inter)
+		return fmt.Errorf("%w: the inter-broker listener %s (inter.broker.listener.name or security.inter.broker.protocol) is not one of listeners", config.ErrInvalidBrokerConfig, inter)
 	}
 	quotas, err := b.newConnectionQuotas(specs, inter) // connection_quotas.go
 	if err != nil {
@@ -369,14 +364,14 @@ func (b *Broker) newInterBrokerDialer(s listenerSpec) (*interBrokerDialer, error
 	if s.tls() {
 		st := b.cfg.sslSettings(s.Name)
 		if _, err := auth.ClientTLSConfig(st, ""); err != nil {
-			return nil, fmt.Errorf("%w: inter-broker listener %s: %w", ErrInvalidBrokerConfig, s.Name, err)
+			return nil, fmt.Errorf("%w: inter-broker listener %s: %w", config.ErrInvalidBrokerConfig, s.Name, err)
 		}
 		d.tls = &st
 	}
 	if s.sasl() {
 		mech, _ := b.cfg.brokerValue("sasl.mechanism.inter.broker.protocol")
 		if !slices.Contains(auth.SupportedMechanisms, mech) {
-			return nil, fmt.Errorf("%w: sasl.mechanism.inter.broker.protocol=%s: the inter-broker listener %s needs PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512", ErrInvalidBrokerConfig, mech, s.Name)
+			return nil, fmt.Errorf("%w: sasl.mechanism.inter.broker.protocol=%s: the inter-broker listener %s needs PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512", config.ErrInvalidBrokerConfig, mech, s.Name)
 		}
 		jaas, err := b.cfg.jaasConfig(s.Name, mech)
 		if err != nil {
@@ -384,7 +379,7 @@ func (b *Broker) newInterBrokerDialer(s listenerSpec) (*interBrokerDialer, error
 		}
 		user, pass, ok := auth.ClientCredentials(jaas)
 		if !ok {
-			return nil, fmt.Errorf("%w: listener.name.%s.%s.sasl.jaas.config needs username and password: the broker's own credentials on the inter-broker listener", ErrInvalidBrokerConfig, strings.ToLower(s.Name), strings.ToLower(mech))
+			return nil, fmt.Errorf("%w: listener.name.%s.%s.sasl.jaas.config needs username and password: the broker's own credentials on the inter-broker listener", config.ErrInvalidBrokerConfig, strings.ToLower(s.Name), strings.ToLower(mech))
 		}
 		d.mechanism, d.username, d.password = mech, user, pass
 	}

@@ -23,11 +23,9 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
-)
 
-// minFreeBytesProperty is the floor's property; -1 (the default) is the rule of
-// defaultMinFreeBytes, 0 turns the floor off.
-const minFreeBytesProperty = "petrel.log.dir.min.free.bytes"
+	"github.com/petrel-broker/petrel/config"
+)
 
 // logDirSpaceInterval is how long a free-space reading is used before the file system
 // is asked again: Produce costs an atomic load, not a statfs per request.
@@ -101,7 +99,7 @@ func (s *logDirSpace) belowFloor(now time.Time) error {
 		return nil
 	}
 	return fmt.Errorf("the log directory's file system has %d bytes free, below %s=%d: produce refused until space is freed",
-		free, minFreeBytesProperty, floor)
+		free, config.MinFreeBytesProperty, floor)
 }
 
 // fresh reads the file system now (a scrape), whatever the age of the last reading.

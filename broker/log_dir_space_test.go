@@ -9,6 +9,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/petrel-broker/petrel/config"
 )
 
 func TestDefaultMinFreeBytes(t *testing.T) {
@@ -76,8 +78,8 @@ func TestLogDirSpace_BelowFloor(t *testing.T) {
 			if (err != nil) != c.below {
 				t.Fatalf("belowFloor = %v, want below %v", err, c.below)
 			}
-			if err != nil && !strings.Contains(err.Error(), minFreeBytesProperty) {
-				t.Fatalf("the refusal does not name %s: %v", minFreeBytesProperty, err)
+			if err != nil && !strings.Contains(err.Error(), config.MinFreeBytesProperty) {
+				t.Fatalf("the refusal does not name %s: %v", config.MinFreeBytesProperty, err)
 			}
 		})
 	}
@@ -114,7 +116,7 @@ func TestLogDirSpace_ReadsAtMostEveryInterval(t *testing.T) {
 // nothing written) naming the property, the metric says so, and once space is back the
 // producer's retries land: every record once.
 func TestProduce_BelowMinFreeBytesIsRetriable(t *testing.T) {
-	b := startTestBroker(t, "", map[string]string{minFreeBytesProperty: "1048576"})
+	b := startTestBroker(t, "", map[string]string{config.MinFreeBytesProperty: "1048576"})
 	fs := &fakeStatfs{}
 	fs.free.Store(512 << 10)
 	fs.size.Store(1 << 30)

@@ -21,11 +21,6 @@ import (
 // perPartitionMetricsProperty turns the per-topic and per-partition series on or off.
 const perPartitionMetricsProperty = "petrel.metrics.per.partition.enable"
 
-// metricsListenerProperty is the metrics listener's address as DescribeConfigs reports
-// it (--metrics-listen; the bound address on a running broker): petrel top reads every
-// broker's from the broker itself.
-const metricsListenerProperty = "petrel.metrics.listener"
-
 // newMetrics builds the broker's registry and names every served API for the request
 // metrics.
 func (b *Broker) newMetrics() *metrics.Registry {

@@ -1,7 +1,7 @@
 package broker
 
 // How the Raft transport is secured, decided once at start from the listeners and two
-// properties (rows in configdefs_security.go). The Raft port carries the metadata log
+// properties (rows in config/defs_security.go). The Raft port carries the metadata log
 // and elects the controller: whoever can speak Raft to a node can force elections
 // (TimeoutNow) or write metadata (AppendEntries), ACLs and SCRAM credentials included.
 // So a cluster that authenticates its clients authenticates its quorum: mutual TLS
@@ -17,20 +17,12 @@ import (
 	"strings"
 
 	"github.com/petrel-broker/petrel/auth"
-)
-
-const (
-	// raftSecurityProperty chooses the Raft transport's security: SSL (mutual TLS) or
-	// PLAINTEXT; unset, SSL when the inter-broker listener uses TLS.
-	raftSecurityProperty = "petrel.raft.security.protocol"
-	// raftAllowedPrincipalsProperty lists the principals a Raft peer's certificate
-	// may carry; unset, the node's inter-broker principals and super.users.
-	raftAllowedPrincipalsProperty = "petrel.raft.allowed.principals"
+	"github.com/petrel-broker/petrel/config"
 )
 
 // errRaftPeerNotAllowed is the refusal of a Raft peer whose certificate's principal
 // is not in petrel.raft.allowed.principals.
-var errRaftPeerNotAllowed = errors.New("raft: the peer's certificate principal is not allowed (" + raftAllowedPrincipalsProperty + ")")
+var errRaftPeerNotAllowed = errors.New("raft: the peer's certificate principal is not allowed (" + config.RaftAllowedPrincipalsProperty + ")")
 
 // raftSecurity is the Raft transport's security.
 type raftSecurity struct {
@@ -50,9 +42,9 @@ func (s *raftSecurity) unauthenticatedWarning() string {
 	if s.server != nil || len(s.authenticating) == 0 {
 		return ""
 	}
-	return "the Raft transport (--raft-listen) is unauthenticated and unencrypted (" + raftSecurityProperty + "=PLAINTEXT) although listeners " +
+	return "the Raft transport (--raft-listen) is unauthenticated and unencrypted (" + config.RaftSecurityProtocolProperty + "=PLAINTEXT) although listeners " +
 		strings.Join(s.authenticating, ", ") + " authenticate clients: anyone who can reach it can force controller elections and write cluster metadata " +
-		"(ACLs, SCRAM credentials); set " + raftSecurityProperty + "=SSL for mutual TLS"
+		"(ACLs, SCRAM credentials); set " + config.RaftSecurityProtocolProperty + "=SSL for mutual TLS"
 }
 
 // raftSecurity decides the Raft transport's security: the protocol (the property, or
@@ -75,25 +67,25 @@ func (c *Config) raftSecurity() (*raftSecurity, error) {
 			interSpec = s
 		}
 	}
-	mode, explicit := c.Properties[raftSecurityProperty]
+	mode, explicit := c.Properties[config.RaftSecurityProtocolProperty]
 	if !explicit || mode == "" {
 		explicit, mode = false, protocolPlaintext
 		if interSpec.tls() {
 			mode = protocolSSL
 		}
 	}
-	listed, listedSet := c.Properties[raftAllowedPrincipalsProperty]
+	listed, listedSet := c.Properties[config.RaftAllowedPrincipalsProperty]
 	if mode != protocolSSL {
 		if listedSet {
 			return nil, fmt.Errorf("%w: %s is set but the Raft transport is PLAINTEXT, which has no certificates to check: set %s=SSL",
-				ErrInvalidBrokerConfig, raftAllowedPrincipalsProperty, raftSecurityProperty)
+				config.ErrInvalidBrokerConfig, config.RaftAllowedPrincipalsProperty, config.RaftSecurityProtocolProperty)
 		}
 		if len(sec.authenticating) > 0 && !explicit {
 			return nil, fmt.Errorf("%w: listeners %s authenticate clients but the Raft transport (--raft-listen) would be plaintext and unauthenticated "+
 				"(the inter-broker listener %s does not use TLS), so anyone who reaches it could force controller elections and write cluster metadata: "+
 				"set %s=SSL (mutual TLS with the ssl.* certificates of listener %s, peers limited by %s), "+
 				"or %s=PLAINTEXT to run an unauthenticated quorum on a trusted network",
-				ErrInvalidBrokerConfig, strings.Join(sec.authenticating, ", "), inter, raftSecurityProperty, inter, raftAllowedPrincipalsProperty, raftSecurityProperty)
+				config.ErrInvalidBrokerConfig, strings.Join(sec.authenticating, ", "), inter, config.RaftSecurityProtocolProperty, inter, config.RaftAllowedPrincipalsProperty, config.RaftSecurityProtocolProperty)
 		}
 		return sec, nil
 	}
@@ -102,10 +94,10 @@ func (c *Config) raftSecurity() (*raftSecurity, error) {
 	st.ClientAuth = "required"
 	server, err := auth.ServerTLSConfig(st)
 	if err != nil {
-		return nil, fmt.Errorf("%w: Raft transport TLS (%s=SSL, certificates of listener %s): %w", ErrInvalidBrokerConfig, raftSecurityProperty, inter, err)
+		return nil, fmt.Errorf("%w: Raft transport TLS (%s=SSL, certificates of listener %s): %w", config.ErrInvalidBrokerConfig, config.RaftSecurityProtocolProperty, inter, err)
 	}
 	if _, err := auth.ClientTLSConfig(st, ""); err != nil {
-		return nil, fmt.Errorf("%w: Raft transport TLS: %w", ErrInvalidBrokerConfig, err)
+		return nil, fmt.Errorf("%w: Raft transport TLS: %w", config.ErrInvalidBrokerConfig, err)
 	}
 	if listedSet {
 		if sec.allowed, err = parseRaftPrincipals(listed); err != nil {
@@ -135,11 +127,11 @@ func parseRaftPrincipals(v string) ([]string, error) {
 	for _, p := range out {
 		if name, ok := strings.CutPrefix(p, "User:"); !ok || strings.TrimSpace(name) == "" {
 			return nil, fmt.Errorf("%w: %s entry %q is not a principal in User:<name> form (User:CN=broker0,O=Example)",
-				ErrInvalidBrokerConfig, raftAllowedPrincipalsProperty, p)
+				config.ErrInvalidBrokerConfig, config.RaftAllowedPrincipalsProperty, p)
 		}
 	}
 	if len(out) == 0 {
-		return nil, fmt.Errorf("%w: %s lists no principal", ErrInvalidBrokerConfig, raftAllowedPrincipalsProperty)
+		return nil, fmt.Errorf("%w: %s lists no principal", config.ErrInvalidBrokerConfig, config.RaftAllowedPrincipalsProperty)
 	}
 	slices.Sort(out)
 	return slices.Compact(out), nil

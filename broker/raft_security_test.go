@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+
+	"github.com/petrel-broker/petrel/config"
 )
 
 // allowedPrincipalsProperty is petrel.raft.allowed.principals.
@@ -67,15 +69,15 @@ func TestRaftSecurity_PlaintextRaftRefusedWhenListenersAuthenticate(t *testing.T
 				b.Shutdown(context.Background())
 				t.Fatal("the node started with a plaintext, unauthenticated Raft transport")
 			}
-			if !errors.Is(err, ErrInvalidBrokerConfig) || !strings.Contains(err.Error(), raftSecurityProperty) {
-				t.Fatalf("refused with %v; want ErrInvalidBrokerConfig naming %s", err, raftSecurityProperty)
+			if !errors.Is(err, config.ErrInvalidBrokerConfig) || !strings.Contains(err.Error(), config.RaftSecurityProtocolProperty) {
+				t.Fatalf("refused with %v; want ErrInvalidBrokerConfig naming %s", err, config.RaftSecurityProtocolProperty)
 			}
 		})
 	}
 
 	t.Run("explicit PLAINTEXT warns at every start", func(t *testing.T) {
 		props := saslPlaintextProps()
-		props[raftSecurityProperty] = "PLAINTEXT"
+		props[config.RaftSecurityProtocolProperty] = "PLAINTEXT"
 		dir := t.TempDir()
 		for start := range 2 {
 			var logs syncBuffer
@@ -141,7 +143,7 @@ func TestRaftSecurity_StartChecks(t *testing.T) {
 		{"a principal without User:", ssl(map[string]string{allowedPrincipalsProperty: "CN=broker"}), allowedPrincipalsProperty},
 		{"an empty principal", ssl(map[string]string{allowedPrincipalsProperty: "User:"}), allowedPrincipalsProperty},
 		{"principals for a plaintext Raft", map[string]string{allowedPrincipalsProperty: "User:CN=broker"}, allowedPrincipalsProperty},
-		{"SSL without a keystore", map[string]string{raftSecurityProperty: "SSL"}, raftSecurityProperty},
+		{"SSL without a keystore", map[string]string{config.RaftSecurityProtocolProperty: "SSL"}, config.RaftSecurityProtocolProperty},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var logs syncBuffer
@@ -161,7 +163,7 @@ func TestRaftSecurity_StartChecks(t *testing.T) {
 				b.Shutdown(context.Background())
 				t.Fatal("started")
 			}
-			if !errors.Is(err, ErrInvalidBrokerConfig) || !strings.Contains(err.Error(), tc.refused) {
+			if !errors.Is(err, config.ErrInvalidBrokerConfig) || !strings.Contains(err.Error(), tc.refused) {
 				t.Fatalf("refused with %v; want ErrInvalidBrokerConfig naming %s", err, tc.refused)
 			}
 		})

@@ -3,6 +3,7 @@ package broker
 import (
 	"context"
 	"fmt"
+	"github.com/petrel-broker/petrel/config"
 	"github.com/petrel-broker/petrel/internal/testwait"
 	"net"
 	"testing"
@@ -123,7 +124,7 @@ func TestAddRaftVoter_NeedsAlterOnCluster(t *testing.T) {
 	props := saslPlaintextProps()
 	props["authorizer.class.name"] = standardAuthorizer
 	props["super.users"] = "User:admin;User:broker"
-	props[raftSecurityProperty] = "PLAINTEXT"
+	props[config.RaftSecurityProtocolProperty] = "PLAINTEXT"
 	b := startTestBroker(t, "", props)
 	addr := b.Addr().String()
 

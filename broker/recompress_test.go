@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/petrel-broker/petrel/compress"
+	"github.com/petrel-broker/petrel/config"
 	"github.com/petrel-broker/petrel/internal/testwait"
 	"io"
 	"runtime"
@@ -63,7 +64,7 @@ func TestCompressionType_Produce(t *testing.T) {
 	adm := newAdmin(t, b)
 	cl := newClient(t, b)
 	section := rvGoodSection(40, 300, true, 7)
-	for _, target := range compressionTypes {
+	for _, target := range config.CompressionTypes {
 		topic := "ct-" + target
 		mustCreateTopic(t, adm, topic, 1, map[string]*string{"compression.type": kmsg.StringPtr(target)})
 		for _, src := range rvCodecs {

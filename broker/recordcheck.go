@@ -116,6 +116,6 @@ func (e *recordErrors) Error() string {
 func (e *recordErrors) Unwrap() error { return segment.ErrInvalidRecord }
 
 // RecordBatchCRC is the CRC-32C a record batch (magic 2) carries over its bytes from the
-// attributes field to its end: segment's one table, for tools outside the broker that
-// build batches (the canned broker of `petrel perf consume-ceiling`).
+// attributes field to its end: segment's one table, for the integration tests that
+// check the batches a cluster serves.
 func RecordBatchCRC(fromAttributes []byte) uint32 { return segment.CRC32C(fromAttributes) }

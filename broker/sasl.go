@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/petrel-broker/petrel/auth"
+	"github.com/petrel-broker/petrel/config"
 	"github.com/petrel-broker/petrel/rpc"
 )
 
@@ -30,7 +31,7 @@ func (b *Broker) newSASLAuthenticator(listener string) (*saslAuthenticator, erro
 		if err != nil {
 			why = err.Error()
 		}
-		return nil, fmt.Errorf("%w: listener %s: sasl.enabled.mechanisms: %s", ErrInvalidBrokerConfig, listener, why)
+		return nil, fmt.Errorf("%w: listener %s: sasl.enabled.mechanisms: %s", config.ErrInvalidBrokerConfig, listener, why)
 	}
 	a := &saslAuthenticator{b: b, mechanisms: mechs, plainUsers: map[string]string{}}
 	for _, m := range mechs {

@@ -128,31 +128,3 @@ func (b *Broker) ownFollowerThrottle(topic string, partition int32) int64 {
 	}
 	return b.followerThrottle(im, topic, partition, slices.Contains(t.Partitions[partition].ISR, b.cfg.NodeID))
 }
-
-// throttledReplicaList is Kafka's ThrottledReplicaListValidator: "*" or a list of
-// partitionId:brokerId.
-type throttledReplicaList struct{}
-
-func (throttledReplicaList) check(v parsedValue) string {
-	const msg = "must be the literal '*' or a list of replicas in the following format: [partitionId]:[brokerId],[partitionId]:[brokerId],..."
-	if len(v.list) == 1 && v.list[0] == "*" {
-		return ""
-	}
-	for _, e := range v.list {
-		p, b, ok := strings.Cut(e, ":")
-		if !ok {
-			return msg
-		}
-		if _, err := strconv.ParseUint(strings.TrimSpace(p), 10, 31); err != nil {
-			return msg
-		}
-		if _, err := strconv.ParseUint(strings.TrimSpace(b), 10, 31); err != nil {
-			return msg
-		}
-	}
-	return ""
-}
-
-func (throttledReplicaList) String() string {
-	return "[partitionId]:[brokerId],[partitionId]:[brokerId],..."
-}

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/petrel-broker/petrel/config"
 	"github.com/petrel-broker/petrel/metadata"
 )
 
@@ -75,10 +76,11 @@ func (b *Broker) planTopic(im *metadata.Image, spec topicSpec) (*plannedTopic, e
 		if spec.internal && name == "cleanup.policy" {
 			continue // compact is refused for users, set for internal topics
 		}
-		if err := validateTopicConfig(name, spec.configs[name]); err != nil {
+		if err := config.ValidateTopicConfig(name, spec.configs[name]); err != nil {
 			return nil, err
 		}
-		if w := limitWarning(topicConfigByName[name], spec.configs[name]); w != "" {
+		def, _ := config.TopicDef(name)
+		if w := config.LimitWarning(def, spec.configs[name]); w != "" {
 			b.logger.Warn(w+"; the value is accepted but not acted on", "topic", spec.name)
 		}
 	}

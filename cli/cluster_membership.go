@@ -14,10 +14,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 	ucli "github.com/urfave/cli/v2"
-)
 
-// cordonedLogDirs is Kafka's broker config (KIP-1066) that cordon and uncordon set.
-const cordonedLogDirs = "cordoned.log.dirs"
+	"github.com/petrel-broker/petrel/metadata"
+)
 
 // clusterMembershipCommands are the subcommands of `petrel cluster` that change its
 // membership.
@@ -119,9 +118,9 @@ func runRemoveBroker(c *ucli.Context, ctx context.Context, cl *kafkaClient, id i
 // cordonAction sets (cordon) or deletes broker id's cordoned.log.dirs.
 func cordonAction(cordon bool) brokerCommand {
 	return func(c *ucli.Context, ctx context.Context, cl *kafkaClient, id int32) error {
-		alter := kadm.AlterConfig{Op: kadm.DeleteConfig, Name: cordonedLogDirs}
+		alter := kadm.AlterConfig{Op: kadm.DeleteConfig, Name: metadata.CordonedLogDirsConfig}
 		if cordon {
-			alter = kadm.AlterConfig{Op: kadm.SetConfig, Name: cordonedLogDirs, Value: kadm.StringPtr("*")}
+			alter = kadm.AlterConfig{Op: kadm.SetConfig, Name: metadata.CordonedLogDirsConfig, Value: kadm.StringPtr("*")}
 		}
 		resps, err := cl.admin().AlterBrokerConfigs(ctx, []kadm.AlterConfig{alter}, id)
 		if err = firstAlterError(resps, err); err != nil {

@@ -11,7 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/petrel-broker/petrel/broker"
+	"github.com/petrel-broker/petrel/segment"
 	"github.com/twmb/franz-go/pkg/kbin"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -151,7 +151,7 @@ func cannedBatch(n, size int) []byte {
 	b = binary.BigEndian.AppendUint32(b, uint32(n))   // record count
 	b = append(b, records...)
 	binary.BigEndian.PutUint32(b[batchLengthAt:], uint32(len(b)-batchLogOverhead))
-	binary.BigEndian.PutUint32(b[17:], broker.RecordBatchCRC(b[21:]))
+	binary.BigEndian.PutUint32(b[17:], segment.CRC32C(b[21:]))
 	return b
 }
 

@@ -8,6 +8,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/petrel-broker/petrel/broker"
+	"github.com/petrel-broker/petrel/config"
 	ucli "github.com/urfave/cli/v2"
 )
 
@@ -42,7 +43,7 @@ func repeatedValues(c *ucli.Context, name string) []string {
 func propertyFlags() []ucli.Flag {
 	return []ucli.Flag{
 		&ucli.StringFlag{Name: "config", Usage: "Kafka server.properties file"},
-		repeatableFlag("set", "a Kafka broker property, key=value, the value taken whole, commas included (repeatable; overrides --config and "+broker.EnvPrefix+"* variables)"),
+		repeatableFlag("set", "a Kafka broker property, key=value, the value taken whole, commas included (repeatable; overrides --config and "+config.EnvPrefix+"* variables)"),
 		&ucli.BoolFlag{Name: "strict-config", Usage: "refuse to start on a property Petrel does not know or does not implement, instead of warning"},
 	}
 }
@@ -50,7 +51,7 @@ func propertyFlags() []ucli.Flag {
 // gatherProperties reads --config, PETREL_SET_* variables and --set, in that order of
 // precedence, into cfg.
 func gatherProperties(c *ucli.Context, cfg *broker.Config) error {
-	props, sources, err := broker.GatherProperties(c.String("config"), os.Environ(), repeatedValues(c, "set"))
+	props, sources, err := config.GatherProperties(c.String("config"), os.Environ(), repeatedValues(c, "set"))
 	if err != nil {
 		return err
 	}

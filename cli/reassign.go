@@ -13,7 +13,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/petrel-broker/petrel/broker"
+	"github.com/petrel-broker/petrel/metadata"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -272,7 +272,9 @@ func reassignGenerate(ctx context.Context, c *ucli.Context, cl *kafkaClient, w i
 		if rf > len(brokers) {
 			return fmt.Errorf("topic %q has replication factor %d, more than the %d brokers of --broker-list", name, rf, len(brokers))
 		}
-		assignment, err := broker.ProposeAssignment(brokers, len(parts), rf)
+		// Kafka's rack-unaware rule, starting at the first broker (Kafka draws the start
+		// at random).
+		assignment, err := metadata.AssignReplicas(brokers, len(parts), rf, 0, 0)
 		if err != nil {
 			return err
 		}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/petrel-broker/petrel/broker"
+	"github.com/petrel-broker/petrel/config"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/sasl"
 	"github.com/twmb/franz-go/pkg/sasl/plain"
@@ -33,7 +34,7 @@ func securityOpts(c *ucli.Context, dialTimeout time.Duration) ([]kgo.Opt, error)
 	if path == "" {
 		return nil, nil
 	}
-	props, err := broker.LoadProperties(path)
+	props, err := config.LoadProperties(path)
 	if err != nil {
 		return nil, fmt.Errorf("--command-config: %w", err)
 	}

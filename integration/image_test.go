@@ -1,9 +1,9 @@
 package integration
 
-// The test-side view of a node's metadata image. The import graph lets integration
-// tests import broker and cli only, so the image is read the way a Raft snapshot
-// records it: the JSON of Image.SnapshotForm (configs as a sorted list, every map
-// keyed). Two views are equal exactly when the images are.
+// The test-side view of a node's metadata image: the parts every node must agree on
+// (cluster id, brokers, topics, configs, offset) in metadata's own types, read through
+// the image's snapshot JSON (Image.SnapshotForm: configs as a sorted list, pointers
+// replaced by values). Two views are equal exactly when those parts of the images are.
 
 import (
 	"encoding/json"
@@ -12,63 +12,31 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+
+	"github.com/petrel-broker/petrel/metadata"
 )
 
 type imageView struct {
-	ClusterID string               `json:"clusterId"`
-	Brokers   map[int32]brokerView `json:"brokers"`
-	Topics    map[string]topicView `json:"topics"`
-	TopicIDs  map[string]string    `json:"topicIds"`
-	Configs   []configEntryView    `json:"configs"`
-	Offset    uint64               `json:"offset"`
+	ClusterID string                    `json:"clusterId"`
+	Brokers   map[int32]metadata.Broker `json:"brokers"`
+	Topics    map[string]topicView      `json:"topics"`
+	TopicIDs  map[metadata.Uuid]string  `json:"topicIds"`
+	Configs   []metadata.ConfigEntry    `json:"configs"`
+	Offset    uint64                    `json:"offset"`
 }
 
-type brokerView struct {
-	ID            int32          `json:"id"`
-	IncarnationID string         `json:"incarnationId"`
-	Epoch         int64          `json:"epoch"`
-	Listeners     []endpointView `json:"listeners"`
-	Rack          string         `json:"rack,omitempty"`
-	Fenced        bool           `json:"fenced"`
-}
-
-type endpointView struct {
-	Name string `json:"name"`
-	Host string `json:"host"`
-	Port int32  `json:"port"`
-}
-
+// topicView is metadata.Topic with its partitions as values.
 type topicView struct {
 	Name       string          `json:"name"`
-	ID         string          `json:"id"`
+	ID         metadata.Uuid   `json:"id"`
 	Partitions []partitionView `json:"partitions"`
 }
 
-type partitionView struct {
-	ID             int32   `json:"id"`
-	Replicas       []int32 `json:"replicas"`
-	ISR            []int32 `json:"isr"`
-	Leader         int32   `json:"leader"`
-	LeaderEpoch    int32   `json:"leaderEpoch"`
-	PartitionEpoch int32   `json:"partitionEpoch"`
-	Adding         []int32 `json:"adding,omitempty"`
-	Removing       []int32 `json:"removing,omitempty"`
-}
-
-type configEntryView struct {
-	Resource struct {
-		Type int8   `json:"type"`
-		Name string `json:"name"`
-	} `json:"resource"`
-	Name  string `json:"name"`
-	Value string `json:"value"`
-}
-
-// snapshotFormer is what viewOf needs of *metadata.Image.
-type snapshotFormer[T any] interface{ SnapshotForm() T }
+// partitionView is metadata.Partition, printed short in failure messages.
+type partitionView metadata.Partition
 
 // viewOf converts a node's image to the view.
-func viewOf[T any](im snapshotFormer[T]) (imageView, error) {
+func viewOf(im *metadata.Image) (imageView, error) {
 	var v imageView
 	raw, err := json.Marshal(im.SnapshotForm())
 	if err != nil {
@@ -152,7 +120,7 @@ func (v imageView) topicNames() []string { return slices.Sorted(maps.Keys(v.Topi
 func (v imageView) topicConfigs(topic string) map[string]string {
 	out := map[string]string{}
 	for _, e := range v.Configs {
-		if e.Resource.Type == 2 && e.Resource.Name == topic {
+		if e.Resource.Type == metadata.TopicResource && e.Resource.Name == topic {
 			out[e.Name] = e.Value
 		}
 	}

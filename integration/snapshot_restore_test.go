@@ -6,6 +6,7 @@ package integration
 import (
 	"fmt"
 	"github.com/petrel-broker/petrel/internal/testwait"
+	"github.com/petrel-broker/petrel/metadata"
 	"runtime"
 	"slices"
 	"testing"
@@ -154,7 +155,7 @@ func sameTopicsAndConfigs(want, got imageView) error {
 			return err
 		}
 	}
-	if !slices.EqualFunc(got.Configs, want.Configs, func(a, b configEntryView) bool { return a == b }) {
+	if !slices.EqualFunc(got.Configs, want.Configs, func(a, b metadata.ConfigEntry) bool { return a == b }) {
 		return fmt.Errorf("configs %v, expected %v", got.Configs, want.Configs)
 	}
 	return nil

@@ -1,9 +1,11 @@
-package broker
+package config
 
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -13,21 +15,19 @@ import (
 
 // allConfigDefs is every property of the table: topic configs, broker properties and
 // the broker synonyms of topic configs.
-func allConfigDefs() []configDef {
-	out := append([]configDef{}, topicConfigDefs...)
-	for _, name := range sortedDefNames(brokerConfigByName) {
-		out = append(out, brokerConfigByName[name])
+func allConfigDefs() []Def {
+	out := append([]Def{}, TopicDefs...)
+	for _, name := range sortedDefNames(brokerByName) {
+		out = append(out, brokerByName[name])
 	}
 	return out
 }
 
-func sortedDefNames(m map[string]configDef) []string {
-	names := make(map[string]string, len(m))
-	for k := range m {
-		names[k] = ""
-	}
-	return sortedKeys(names)
+func sortedDefNames(m map[string]Def) []string {
+	return slices.Sorted(maps.Keys(m))
 }
+
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }
 
 // TestValidators_JustInsideAndJustOutside derives, from every validator in the table, a
 // value just inside it (accepted) and one just outside (refused in Kafka's wording).
@@ -129,11 +129,11 @@ func TestValidators_KafkaMessages(t *testing.T) {
 		{"compression.zstd.level", "23", "Invalid value 23 for configuration compression.zstd.level: Value must be no more than 22"},
 	}
 	for _, tt := range tests {
-		def, ok := topicConfigByName[tt.name]
+		def, ok := topicByName[tt.name]
 		if !ok {
-			def = brokerConfigByName[tt.name]
+			def = brokerByName[tt.name]
 		}
-		err := checkConfigValue(def, tt.value)
+		err := CheckValue(def, tt.value)
 		if err == nil || err.Error() != tt.want {
 			t.Errorf("%s=%q: %v, expected %q", tt.name, tt.value, err, tt.want)
 		}
@@ -146,32 +146,32 @@ func TestValidators_KafkaMessages(t *testing.T) {
 		"message.timestamp.type": "LogAppendTime", "log.message.timestamp.type": "LogAppendTime", "compression.zstd.level": "-131072",
 		"log.retention.ms": "-5", // Kafka reads a negative broker retention as -1
 	} {
-		def, ok := topicConfigByName[name]
+		def, ok := topicByName[name]
 		if !ok {
-			def = brokerConfigByName[name]
+			def = brokerByName[name]
 		}
-		if err := checkConfigValue(def, value); err != nil {
+		if err := CheckValue(def, value); err != nil {
 			t.Errorf("%s=%q: %v, expected it accepted", name, value, err)
 		}
 	}
 	// Petrel's limits on a property's values (no property of the table has one now): a
 	// made-up property with each kind.
-	limited := configDef{Name: "made.up.codec", Type: TypeString, Validator: oneOf("a", "b"),
-		Limit: &petrelLimit{values: []string{"a"}, why: "b is not implemented yet"}}
-	if err := checkConfigValue(limited, "b"); err == nil || err.Error() != "Invalid value b for configuration made.up.codec: Petrel supports only a (b is not implemented yet)" {
+	limited := Def{Name: "made.up.codec", Type: TypeString, Validator: oneOf("a", "b"),
+		Limit: &Limit{values: []string{"a"}, why: "b is not implemented yet"}}
+	if err := CheckValue(limited, "b"); err == nil || err.Error() != "Invalid value b for configuration made.up.codec: Petrel supports only a (b is not implemented yet)" {
 		t.Errorf("a limited value: %v", err)
 	}
-	limited.Limit = &petrelLimit{values: []string{"a"}, why: "b is accepted and ignored", warnOnly: true}
-	if err := checkConfigValue(limited, "b"); err != nil {
+	limited.Limit = &Limit{values: []string{"a"}, why: "b is accepted and ignored", warnOnly: true}
+	if err := CheckValue(limited, "b"); err != nil {
 		t.Errorf("a warn-only limit refused: %v", err)
 	}
-	if w := limitWarning(limited, "b"); !strings.Contains(w, "Petrel supports only a") {
+	if w := LimitWarning(limited, "b"); !strings.Contains(w, "Petrel supports only a") {
 		t.Errorf("made.up.codec=b warning %q", w)
 	}
-	if w := limitWarning(limited, "a"); w != "" {
+	if w := LimitWarning(limited, "a"); w != "" {
 		t.Errorf("made.up.codec=a warning %q, expected none", w)
 	}
-	if w := limitWarning(topicConfigByName["compression.type"], "zstd"); w != "" {
+	if w := LimitWarning(topicByName["compression.type"], "zstd"); w != "" {
 		t.Errorf("compression.type=zstd warning %q, expected none: Petrel recompresses", w)
 	}
 }
@@ -180,7 +180,7 @@ func TestValidators_KafkaMessages(t *testing.T) {
 // and every name to one row.
 func TestConfigDefs_DefaultsAreValid(t *testing.T) {
 	seen := map[string]bool{}
-	for _, def := range brokerConfigDefs {
+	for _, def := range BrokerDefs {
 		if seen[def.Name] {
 			t.Errorf("%s is defined twice", def.Name)
 		}
@@ -193,12 +193,12 @@ func TestConfigDefs_DefaultsAreValid(t *testing.T) {
 		if def.Default == "" && def.Type != TypeString && def.Type != TypeList {
 			continue // Kafka's null
 		}
-		if err := checkConfigValue(def, def.Default); err != nil {
+		if err := CheckValue(def, def.Default); err != nil {
 			t.Errorf("%s: default %q: %v", def.Name, def.Default, err)
 		}
 	}
-	for _, def := range topicConfigDefs {
-		if _, ok := brokerConfigByName[def.BrokerSynonym]; !ok && def.BrokerSynonym != "" {
+	for _, def := range TopicDefs {
+		if _, ok := brokerByName[def.BrokerSynonym]; !ok && def.BrokerSynonym != "" {
 			t.Errorf("%s: broker synonym %q is not a broker property", def.Name, def.BrokerSynonym)
 		}
 	}
@@ -209,12 +209,12 @@ func TestValidateTopicConfig_Names(t *testing.T) {
 		"no.such.config": "Unknown topic config name: no.such.config",
 		"preallocate":    "Petrel does not implement topic config preallocate yet (segment files grow as written)",
 	} {
-		err := validateTopicConfig(name, "1")
+		err := ValidateTopicConfig(name, "1")
 		if err == nil || err.Error() != want || !errors.Is(err, metadata.ErrInvalidConfig) {
 			t.Errorf("%s: %v, expected %q as ErrInvalidConfig", name, err, want)
 		}
 	}
-	if err := validateTopicConfig("retention.ms", strconv.Itoa(3600000)); err != nil {
+	if err := ValidateTopicConfig("retention.ms", strconv.Itoa(3600000)); err != nil {
 		t.Error(err)
 	}
 }
@@ -228,7 +228,7 @@ func FuzzCheckConfigValue(f *testing.F) {
 	defs := allConfigDefs()
 	f.Fuzz(func(t *testing.T, value string) {
 		for _, def := range defs {
-			err := checkConfigValue(def, value)
+			err := CheckValue(def, value)
 			if err != nil {
 				if !errors.Is(err, metadata.ErrInvalidConfig) || !strings.HasPrefix(err.Error(), "Invalid value ") {
 					t.Fatalf("%s=%q: %v", def.Name, value, err)
@@ -236,7 +236,7 @@ func FuzzCheckConfigValue(f *testing.F) {
 				continue
 			}
 			if def.Type == TypeInt || def.Type == TypeLong {
-				n := parseInt64(value)
+				n := ParseInt64(value)
 				if def.Type == TypeInt && (n < math.MinInt32 || n > math.MaxInt32) {
 					t.Fatalf("%s=%q accepted as an INT", def.Name, value)
 				}

@@ -1,33 +1,33 @@
-package broker
+package config
 
 import (
 	"math"
 	"strconv"
 )
 
-// ConfigType is Kafka's config type, as DescribeConfigs v3+ reports it.
-type ConfigType int8
+// Type is Kafka's config type, as DescribeConfigs v3+ reports it.
+type Type int8
 
 // Kafka's config types.
 const (
-	TypeBoolean ConfigType = 1
-	TypeString  ConfigType = 2
-	TypeInt     ConfigType = 3
-	TypeLong    ConfigType = 5
-	TypeDouble  ConfigType = 6
-	TypeList    ConfigType = 7
+	TypeBoolean Type = 1
+	TypeString  Type = 2
+	TypeInt     Type = 3
+	TypeLong    Type = 5
+	TypeDouble  Type = 6
+	TypeList    Type = 7
 	// TypePassword is Kafka's PASSWORD: a secret. Its value never leaves the broker:
 	// DescribeConfigs answers it as sensitive with a null value, and logs, errors,
 	// --print-config and the CLI show "[hidden]" (sensitive.go).
-	TypePassword ConfigType = 9
+	TypePassword Type = 9
 )
 
-// configDef is one Kafka property with its default and documentation. The fields after
+// Def is one Kafka property with its default and documentation. The fields after
 // ReadOnly are optional: their zero values mean "Kafka's type check only", "Petrel
 // implements every valid value", "no note" and "set by the property itself".
-type configDef struct {
+type Def struct {
 	Name    string
-	Type    ConfigType
+	Type    Type
 	Default string // "" is Kafka's null (no default)
 	Doc     string
 	// BrokerSynonym, on a topic config, is the broker property that supplies its default;
@@ -35,10 +35,10 @@ type configDef struct {
 	BrokerSynonym string
 	// ReadOnly marks broker properties that cannot change while running.
 	ReadOnly bool
-	// Validator is Kafka's validator for the value (atLeast, between, oneOf, listOf).
-	Validator validator
+	// validator is Kafka's validator for the value (atLeast, between, oneOf, listOf).
+	Validator Validator
 	// Limit narrows the valid values to those Petrel implements.
-	Limit *petrelLimit
+	Limit *Limit
 	// Note says how Petrel uses the property, where that differs from Kafka's Doc; it
 	// goes into docs/configuration.md.
 	Note string
@@ -49,15 +49,16 @@ type configDef struct {
 
 var maxLong = strconv.FormatInt(math.MaxInt64, 10)
 
-// Kafka's compression codecs for compression.type (BrokerCompressionType), in its order.
-var compressionTypes = []string{"uncompressed", "zstd", "lz4", "snappy", "gzip", "producer"}
+// CompressionTypes are Kafka's codecs for compression.type (BrokerCompressionType), in
+// its order.
+var CompressionTypes = []string{"uncompressed", "zstd", "lz4", "snappy", "gzip", "producer"}
 
-// topicConfigDefs are the topic-level configs Petrel honours, with Kafka's types,
+// TopicDefs are the topic-level configs Petrel honours, with Kafka's types,
 // defaults, validators and broker synonyms (Kafka 3.9 LogConfig). flush.messages
 // defaults to 1 — every acknowledged append is fsynced first (see docs/durability.md) —
 // where Kafka leaves flushing to the page cache; set
 // log.flush.interval.messages=9223372036854775807 for Kafka's behaviour.
-var topicConfigDefs = []configDef{
+var TopicDefs = []Def{
 	{Name: "cleanup.policy", Type: TypeList, Default: "delete", BrokerSynonym: "log.cleanup.policy", Validator: listOf("compact", "delete"),
 		Doc:  "The retention policy for old log segments: delete discards segments past the retention time or size; compact keeps the latest value of each key.",
 		Note: "compact runs the log cleaner (docs/compaction.md); compact,delete does both. Records without a key are refused on a compacted topic (INVALID_RECORD)."},
@@ -70,7 +71,7 @@ var topicConfigDefs = []configDef{
 		Note: "A segment's age is that of its newest record."},
 	{Name: "min.cleanable.dirty.ratio", Type: TypeDouble, Default: "0.5", BrokerSynonym: "log.cleaner.min.cleanable.ratio", Validator: betweenDouble(0, 1),
 		Doc: "The dirty share of a compacted log (bytes not yet cleaned over all bytes) above which the cleaner cleans it."},
-	{Name: "compression.type", Type: TypeString, Default: "producer", BrokerSynonym: "compression.type", Validator: oneOf(compressionTypes...),
+	{Name: "compression.type", Type: TypeString, Default: "producer", BrokerSynonym: "compression.type", Validator: oneOf(CompressionTypes...),
 		Doc: "The final compression codec of a topic's batches; producer keeps the codec the producer chose.",
 		Note: "As Kafka: the leader recompresses a produced batch whose codec differs from the topic's (uncompressed stores it uncompressed), decompressing it as a stream while its records are checked (petrel.max.decompressed.batch.bytes) and refusing with MESSAGE_TOO_LARGE a result larger than max.message.bytes; " +
 			"snappy is written in the xerial framing Java's producer writes (32 KiB blocks), lz4 as Kafka's LZ4 frames of 64 KiB blocks. " +
@@ -118,9 +119,9 @@ var topicConfigDefs = []configDef{
 		Doc: "Whether a replica outside the ISR may become leader when no ISR member can, at the risk of losing acknowledged data."},
 }
 
-// brokerConfigDefs are the broker properties Petrel reads (Kafka 3.9 KafkaConfig). The
+// BrokerDefs are the broker properties Petrel reads (Kafka 3.9 KafkaConfig). The
 // topic synonyms above are broker properties too.
-var brokerConfigDefs = []configDef{
+var BrokerDefs = []Def{
 	{Name: "node.id", Type: TypeInt, Default: "0", ReadOnly: true, Flag: "--node-id", Doc: "This node's id."},
 	{Name: "log.dirs", Type: TypeString, Default: "", ReadOnly: true, Flag: "--data-dir", Doc: "The directories of partition data.",
 		Note: "Partitions live in --data-dir/logs."},
@@ -130,7 +131,7 @@ var brokerConfigDefs = []configDef{
 		Note: "A listener left out is advertised at its own address, which must then be routable (not 0.0.0.0 or ::); --advertised host:port is the shorthand for the first listener's entry (both, different, refuse to start). An empty host advertises the machine's host name. Clients get the endpoints of the listener their request arrived on."},
 	{Name: "controller.listener.names", Type: TypeString, Default: "", ReadOnly: true, Doc: "The listeners of the KRaft controller, comma-separated.",
 		Note: "The listener of listeners it names (a Kafka KRaft properties file's CONTROLLER://:9093) is the Raft listener: its address is --raft-listen's (both, different, refuse to start); it is never served to clients nor advertised, and its protocol is PLAINTEXT unless petrel.raft.security.protocol is set."},
-	{Name: metricsListenerProperty, Type: TypeString, Default: "", ReadOnly: true, Flag: "--metrics-listen", Doc: "Petrel's own: the address of the node's HTTP listener of /metrics, /healthz and /readyz, host:port; empty when it serves none.",
+	{Name: MetricsListenerProperty, Type: TypeString, Default: "", ReadOnly: true, Flag: "--metrics-listen", Doc: "Petrel's own: the address of the node's HTTP listener of /metrics, /healthz and /readyz, host:port; empty when it serves none.",
 		Note: "Unset, --metrics-listen is 127.0.0.1 on port 9644 + node id. DescribeConfigs on the broker reports the bound address, which is how petrel top finds every broker's metrics endpoint."},
 	{Name: "broker.rack", Type: TypeString, Default: "", ReadOnly: true, Doc: "The rack of this broker.",
 		Note: "Sent in the broker's registration and shown by Metadata and cluster describe; replica placement ignores racks for now."},
@@ -243,7 +244,7 @@ var brokerConfigDefs = []configDef{
 	{Name: "petrel.max.decompressed.batch.bytes", Type: TypeInt, Default: "67108864", Validator: atLeast(1), ReadOnly: true, Doc: "Petrel's own: the most a produced compressed batch may decompress to while its records are validated; a batch past it is refused with MESSAGE_TOO_LARGE without decompressing the rest."},
 	{Name: "petrel.log.open.segment.files.max", Type: TypeInt, Default: "-1", Validator: atLeast(-1), ReadOnly: true, Doc: "Petrel's own: the most segment files (.log, .index and .timeindex descriptors, three per segment, with up to two memory maps) kept open across all replicas; segments are opened on use and the least recently used closed beyond it, never one a read is using. -1 takes half of the process's open-file limit (RLIMIT_NOFILE); below 3 keeps one segment open."},
 	{Name: "petrel.metrics.per.partition.enable", Type: TypeBoolean, Default: "true", ReadOnly: true, Doc: "Petrel's own: serve per-topic and per-partition series on /metrics (topic labels of BrokerTopicMetrics, the Log metrics, kafka_consumergroup_lag per partition); false keeps only broker-wide series, for clusters with many partitions."},
-	{Name: minFreeBytesProperty, Type: TypeLong, Default: "-1", Validator: atLeast(-1), ReadOnly: true, Doc: "Petrel's own: the free-space floor of the log directory's file system. While the bytes available to the broker (statfs f_bavail × f_bsize, read at most every 100 ms) are below it, Produce is refused with the retriable NOT_ENOUGH_REPLICAS (nothing written; every client retries it, unlike KAFKA_STORAGE_ERROR; the error message names this property), before the disk is actually full and the log directory goes offline. Replication, coordinator writes and transaction markers still append. -1: min(256 MiB, 1 % of the file system's size, f_blocks × f_bsize); 0: off; otherwise a number of bytes."},
+	{Name: MinFreeBytesProperty, Type: TypeLong, Default: "-1", Validator: atLeast(-1), ReadOnly: true, Doc: "Petrel's own: the free-space floor of the log directory's file system. While the bytes available to the broker (statfs f_bavail × f_bsize, read at most every 100 ms) are below it, Produce is refused with the retriable NOT_ENOUGH_REPLICAS (nothing written; every client retries it, unlike KAFKA_STORAGE_ERROR; the error message names this property), before the disk is actually full and the log directory goes offline. Replication, coordinator writes and transaction markers still append. -1: min(256 MiB, 1 % of the file system's size, f_blocks × f_bsize); 0: off; otherwise a number of bytes."},
 	{Name: "authorizer.class.name", Type: TypeString, Default: "", ReadOnly: true,
 		Validator: oneOf("", "org.apache.kafka.metadata.authorizer.StandardAuthorizer", "kafka.security.authorizer.AclAuthorizer"),
 		Doc:       "The authorizer: empty allows every request; set, every request is checked against the ACLs (docs/security.md).",
@@ -262,25 +263,53 @@ var brokerConfigDefs = []configDef{
 const TypeShortOrInt = TypeInt
 
 var (
-	topicConfigByName  = indexConfigDefs(topicConfigDefs)
-	brokerConfigByName = indexConfigDefs(append(append([]configDef{}, brokerConfigDefs...), brokerSynonymDefs()...))
+	topicByName  = indexConfigDefs(TopicDefs)
+	brokerByName = indexConfigDefs(append(append([]Def{}, BrokerDefs...), BrokerSynonymDefs()...))
 )
 
-func indexConfigDefs(defs []configDef) map[string]configDef {
-	m := make(map[string]configDef, len(defs))
+// TopicDef returns the definition of topic config name.
+func TopicDef(name string) (Def, bool) {
+	d, ok := topicByName[name]
+	return d, ok
+}
+
+// BrokerDef returns the definition of broker property name: a row of BrokerDefs or a
+// topic config's broker synonym. Listener-prefixed names are ListenerPropertyDef's.
+func BrokerDef(name string) (Def, bool) {
+	d, ok := brokerByName[name]
+	return d, ok
+}
+
+// BrokerNames returns the names BrokerDef knows, in no particular order.
+func BrokerNames() []string {
+	names := make([]string, 0, len(brokerByName))
+	for name := range brokerByName {
+		names = append(names, name)
+	}
+	return names
+}
+
+// ListenerFlagProperty reports the properties that a flag is the shorthand of but that
+// may be given themselves (listeners, advertised.listeners).
+func ListenerFlagProperty(name string) bool {
+	return name == "listeners" || name == "advertised.listeners"
+}
+
+func indexConfigDefs(defs []Def) map[string]Def {
+	m := make(map[string]Def, len(defs))
 	for _, d := range defs {
 		m[d.Name] = d
 	}
 	return m
 }
 
-// brokerSynonymDefs turns each topic config into its broker property, with the topic
+// BrokerSynonymDefs turns each topic config into its broker property, with the topic
 // config's validator: a broker default Kafka could not turn into a topic config stops
 // Kafka at start too. The exception is log.retention.ms, where Kafka reads any negative
 // value as -1 (unlimited).
-func brokerSynonymDefs() []configDef {
-	out := make([]configDef, 0, len(topicConfigDefs))
-	for _, d := range topicConfigDefs {
+func BrokerSynonymDefs() []Def {
+	out := make([]Def, 0, len(TopicDefs))
+	for _, d := range TopicDefs {
 		if d.BrokerSynonym == "" {
 			continue // a topic-only config (the replication throttles)
 		}

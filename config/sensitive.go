@@ -1,4 +1,4 @@
-package broker
+package config
 
 import "strings"
 
@@ -13,17 +13,17 @@ import "strings"
 // hiddenValue is what is shown in place of a secret, as Kafka's Password.toString.
 const hiddenValue = "[hidden]"
 
-// sensitiveProperty reports whether name's value is a secret: a PASSWORD-type
+// Sensitive reports whether name's value is a secret: a PASSWORD-type
 // property of the table (listener-prefixed ones included) or, for a name outside the
 // table, one that looks like a secret.
-func sensitiveProperty(name string) bool {
-	if def, ok := brokerConfigByName[name]; ok {
+func Sensitive(name string) bool {
+	if def, ok := brokerByName[name]; ok {
 		return def.Type == TypePassword
 	}
-	if def, ok := listenerPropertyDef(name); ok {
+	if def, ok := ListenerPropertyDef(name); ok {
 		return def.Type == TypePassword
 	}
-	if def, ok := topicConfigByName[name]; ok {
+	if def, ok := topicByName[name]; ok {
 		return def.Type == TypePassword
 	}
 	return secretLikeName(name)
@@ -40,9 +40,9 @@ func secretLikeName(name string) bool {
 	return strings.HasSuffix(name, ".key")
 }
 
-// shownValue is value as it may be printed for property name.
-func shownValue(name, value string) string {
-	if sensitiveProperty(name) {
+// Shown is value as it may be printed for property name.
+func Shown(name, value string) string {
+	if Sensitive(name) {
 		return hiddenValue
 	}
 	return value

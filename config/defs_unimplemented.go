@@ -1,11 +1,11 @@
-package broker
+package config
 
-// unimplementedConfig is a Kafka property Petrel knows of but does not implement yet,
+// Unimplemented is a Kafka property Petrel knows of but does not implement yet,
 // with what stands in for it. Supplying one as a broker property logs a warning that
 // says so (an error with --strict-config); a topic config of this kind in CreateTopics
 // is refused with INVALID_CONFIG. When an issue implements one, move it into the
-// property table (configdefs.go): the table wins over this list.
-type unimplementedConfig struct {
+// property table (defs.go): the table wins over this list.
+type Unimplemented struct {
 	Name string // the property, or a prefix in the prefix lists
 	Note string // why, or what Petrel does instead
 }
@@ -30,7 +30,7 @@ const (
 )
 
 // unimplementedBrokerConfigs are Kafka broker properties Petrel does not implement yet.
-var unimplementedBrokerConfigs = []unimplementedConfig{
+var unimplementedBrokerConfigs = []Unimplemented{
 	// KRaft and cluster identity.
 	{Name: "process.roles", Note: noteKRaft},
 	{Name: "controller.quorum.voters", Note: noteKRaft},
@@ -117,7 +117,7 @@ var unimplementedBrokerConfigs = []unimplementedConfig{
 
 // unimplementedBrokerConfigPrefixes are families of Kafka broker properties Petrel does
 // not implement yet, matched by prefix.
-var unimplementedBrokerConfigPrefixes = []unimplementedConfig{
+var unimplementedBrokerConfigPrefixes = []Unimplemented{
 	{Name: "listener.name.", Note: noteSecurity + "; per-listener settings too"},
 	{Name: "ssl.", Note: noteSecurity},
 	{Name: "sasl.", Note: noteSecurity},
@@ -129,7 +129,7 @@ var unimplementedBrokerConfigPrefixes = []unimplementedConfig{
 
 // unimplementedTopicConfigs are Kafka topic configs Petrel does not implement yet;
 // CreateTopics refuses them with INVALID_CONFIG rather than ignore them.
-var unimplementedTopicConfigs = []unimplementedConfig{
+var unimplementedTopicConfigs = []Unimplemented{
 	{Name: "segment.jitter.ms", Note: "segments roll without jitter"},
 	{Name: "preallocate", Note: "segment files grow as written"},
 	{Name: "compression.lz4.level", Note: noteLz4Level},

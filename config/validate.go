@@ -1,4 +1,4 @@
-package broker
+package config
 
 // Property values are parsed and validated here, the same way for every source: a
 // server.properties file, PETREL_SET_ environment variables, --set flags and the topic
@@ -15,17 +15,17 @@ import (
 	"github.com/petrel-broker/petrel/metadata"
 )
 
-// invalidConfigError is a refused configuration whose text is exactly Kafka's message;
+// InvalidConfigError is a refused configuration whose text is exactly Kafka's message;
 // it matches metadata.ErrInvalidConfig, so it travels as INVALID_CONFIG.
-type invalidConfigError string
+type InvalidConfigError string
 
-func (e invalidConfigError) Error() string        { return string(e) }
-func (e invalidConfigError) Is(target error) bool { return target == metadata.ErrInvalidConfig }
+func (e InvalidConfigError) Error() string        { return string(e) }
+func (e InvalidConfigError) Is(target error) bool { return target == metadata.ErrInvalidConfig }
 
 // configException is Kafka's ConfigException(name, value, message); a secret's value
 // shows as "[hidden]".
 func configException(name, value, message string) error {
-	return invalidConfigError(fmt.Sprintf("Invalid value %s for configuration %s: %s", shownValue(name, value), name, message))
+	return InvalidConfigError(fmt.Sprintf("Invalid value %s for configuration %s: %s", Shown(name, value), name, message))
 }
 
 // parsedValue is a property value parsed by its type.
@@ -36,10 +36,10 @@ type parsedValue struct {
 	list []string // TypeList
 }
 
-// validator is a Kafka ConfigDef validator on a parsed value. check returns Kafka's
+// Validator is a Kafka ConfigDef validator on a parsed value. check returns Kafka's
 // reason for refusing it, or "" when the value is valid; String is its "Valid Values"
 // text in Kafka's documentation.
-type validator interface {
+type Validator interface {
 	check(v parsedValue) string
 	String() string
 }
@@ -51,10 +51,10 @@ type rangeValidator struct {
 }
 
 // atLeast is ConfigDef.Range.atLeast.
-func atLeast(min int64) validator { return rangeValidator{min: min, hasMin: true} }
+func atLeast(min int64) Validator { return rangeValidator{min: min, hasMin: true} }
 
 // betweenDouble is ConfigDef.Range.between on a DOUBLE.
-func betweenDouble(min, max float64) validator { return doubleRange{min, max} }
+func betweenDouble(min, max float64) Validator { return doubleRange{min, max} }
 
 type doubleRange struct{ min, max float64 }
 
@@ -82,7 +82,7 @@ func javaDouble(f float64) string {
 }
 
 // between is ConfigDef.Range.between.
-func between(min, max int64) validator {
+func between(min, max int64) Validator {
 	return rangeValidator{min: min, max: max, hasMin: true, hasMax: true}
 }
 
@@ -109,7 +109,7 @@ func (r rangeValidator) String() string {
 }
 
 // betweenOr is Kafka's GzipCompression.LevelValidator: min..max, or exactly or.
-func betweenOr(min, max, or int64) validator { return rangeOrValidator{min, max, or} }
+func betweenOr(min, max, or int64) Validator { return rangeOrValidator{min, max, or} }
 
 type rangeOrValidator struct{ min, max, or int64 }
 
@@ -127,7 +127,7 @@ func (r rangeOrValidator) String() string {
 // stringValidator is ConfigDef.ValidString.in: one of a fixed set, case-sensitive.
 type stringValidator []string
 
-func oneOf(values ...string) validator { return stringValidator(values) }
+func oneOf(values ...string) Validator { return stringValidator(values) }
 
 func (s stringValidator) check(v parsedValue) string {
 	if slices.Contains(s, v.str) {
@@ -141,7 +141,7 @@ func (s stringValidator) String() string { return "[" + strings.Join(s, ", ") + 
 // listValidator is ConfigDef.ValidList.in: every element one of a fixed set.
 type listValidator []string
 
-func listOf(values ...string) validator { return listValidator(values) }
+func listOf(values ...string) Validator { return listValidator(values) }
 
 func (l listValidator) check(v parsedValue) string {
 	for _, e := range v.list {
@@ -154,15 +154,15 @@ func (l listValidator) check(v parsedValue) string {
 
 func (l listValidator) String() string { return "[" + strings.Join(l, ", ") + "]" }
 
-// petrelLimit narrows a Kafka property to the values Petrel implements. A value outside
+// Limit narrows a Kafka property to the values Petrel implements. A value outside
 // it is refused (or, with warnOnly, accepted with a warning) in Kafka's wording.
-type petrelLimit struct {
+type Limit struct {
 	values   []string // the values Petrel implements; each list element must be one
 	why      string   // what is missing, e.g. "log compaction is not implemented yet"
 	warnOnly bool     // accept other values, but warn that Petrel does not act on them
 }
 
-func (l *petrelLimit) check(def configDef, v parsedValue) error {
+func (l *Limit) check(def Def, v parsedValue) error {
 	if l == nil {
 		return nil
 	}
@@ -190,7 +190,7 @@ func elemOr(elem, whole string) string {
 
 // parseConfigValue parses value as def's type and runs def's validator, as Kafka's
 // ConfigDef.parseValue does. It does not apply Petrel's limit.
-func parseConfigValue(def configDef, value string) (parsedValue, error) {
+func parseConfigValue(def Def, value string) (parsedValue, error) {
 	v := parsedValue{str: strings.TrimSpace(value)}
 	switch def.Type {
 	case TypeBoolean:
@@ -241,9 +241,9 @@ func parseConfigValue(def configDef, value string) (parsedValue, error) {
 	return v, nil
 }
 
-// checkConfigValue checks value against def's type, Kafka's validator and Petrel's
-// limit. A warn-only limit does not refuse; limitWarning reports it.
-func checkConfigValue(def configDef, value string) error {
+// CheckValue checks value against def's type, Kafka's validator and Petrel's
+// limit. A warn-only limit does not refuse; LimitWarning reports it.
+func CheckValue(def Def, value string) error {
 	v, err := parseConfigValue(def, value)
 	if err != nil {
 		return err
@@ -254,9 +254,9 @@ func checkConfigValue(def configDef, value string) error {
 	return nil
 }
 
-// limitWarning returns the warning for a valid value that Petrel accepts but does not
+// LimitWarning returns the warning for a valid value that Petrel accepts but does not
 // act on (a warn-only limit), or "".
-func limitWarning(def configDef, value string) string {
+func LimitWarning(def Def, value string) string {
 	if def.Limit == nil || !def.Limit.warnOnly {
 		return ""
 	}
@@ -270,25 +270,25 @@ func limitWarning(def configDef, value string) string {
 	return ""
 }
 
-// validateTopicConfig checks one topic config as CreateTopics (and later the configs
+// ValidateTopicConfig checks one topic config as CreateTopics (and later the configs
 // APIs) carry it: the name must be a topic config Petrel implements, and the value must
 // pass its type, validator and limit. The error's text is Kafka's message.
-func validateTopicConfig(name, value string) error {
-	def, ok := topicConfigByName[name]
+func ValidateTopicConfig(name, value string) error {
+	def, ok := topicByName[name]
 	if !ok {
 		if u, known := unimplementedTopicConfig(name); known {
-			return invalidConfigError(fmt.Sprintf("Petrel does not implement topic config %s yet (%s)", name, u.Note))
+			return InvalidConfigError(fmt.Sprintf("Petrel does not implement topic config %s yet (%s)", name, u.Note))
 		}
-		return invalidConfigError("Unknown topic config name: " + name)
+		return InvalidConfigError("Unknown topic config name: " + name)
 	}
-	return checkConfigValue(def, value)
+	return CheckValue(def, value)
 }
 
-// parseBool is Kafka's boolean parse; call it only on validated values.
-func parseBool(v string) bool { return strings.EqualFold(strings.TrimSpace(v), "true") }
+// ParseBool is Kafka's boolean parse; call it only on validated values.
+func ParseBool(v string) bool { return strings.EqualFold(strings.TrimSpace(v), "true") }
 
-// parseInt64 parses a validated INT or LONG value.
-func parseInt64(v string) int64 {
+// ParseInt64 parses a validated INT or LONG value.
+func ParseInt64(v string) int64 {
 	n, _ := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
 	return n
 }

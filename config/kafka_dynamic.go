@@ -1,4 +1,4 @@
-package broker
+package config
 
 import "strings"
 
@@ -99,7 +99,7 @@ func kafkaDynamic(name string) bool {
 	if _, ok := kafkaDynamicBrokerConfigs[name]; ok {
 		return true
 	}
-	for _, d := range topicConfigDefs {
+	for _, d := range TopicDefs {
 		if d.BrokerSynonym == name {
 			return true
 		}

@@ -1,4 +1,4 @@
-package broker
+package config
 
 import (
 	"flag"
@@ -14,7 +14,7 @@ var updateDocs = flag.Bool("update", false, "rewrite docs/configuration.md from 
 const configurationDocPath = "../docs/configuration.md"
 
 // TestConfigurationDoc holds docs/configuration.md to the property table. After changing
-// the table, regenerate the page: go test ./broker -run TestConfigurationDoc -update
+// the table, regenerate the page: go test ./config -run TestConfigurationDoc -update
 func TestConfigurationDoc(t *testing.T) {
 	want := configurationDoc()
 	if *updateDocs {
@@ -25,14 +25,14 @@ func TestConfigurationDoc(t *testing.T) {
 	}
 	got, err := os.ReadFile(configurationDocPath)
 	if err != nil {
-		t.Fatalf("%v; generate it with: go test ./broker -run TestConfigurationDoc -update", err)
+		t.Fatalf("%v; generate it with: go test ./config -run TestConfigurationDoc -update", err)
 	}
 	if string(got) != want {
 		gotLines, wantLines := strings.Split(string(got), "\n"), strings.Split(want, "\n")
 		for i := range max(len(gotLines), len(wantLines)) {
 			g, w := lineAt(gotLines, i), lineAt(wantLines, i)
 			if g != w {
-				t.Fatalf("docs/configuration.md differs from the property table at line %d:\n  file:  %q\n  table: %q\nregenerate it with: go test ./broker -run TestConfigurationDoc -update", i+1, g, w)
+				t.Fatalf("docs/configuration.md differs from the property table at line %d:\n  file:  %q\n  table: %q\nregenerate it with: go test ./config -run TestConfigurationDoc -update", i+1, g, w)
 			}
 		}
 	}
@@ -52,8 +52,8 @@ func configurationDoc() string {
 
 	b.WriteString("\n## Broker properties\n\n")
 	b.WriteString("| property | type | default | valid values | description |\n|---|---|---|---|---|\n")
-	brokerDefs := slices.Clone(brokerConfigDefs)
-	slices.SortFunc(brokerDefs, func(a, b configDef) int { return strings.Compare(a.Name, b.Name) })
+	brokerDefs := slices.Clone(BrokerDefs)
+	slices.SortFunc(brokerDefs, func(a, b Def) int { return strings.Compare(a.Name, b.Name) })
 	for _, d := range brokerDefs {
 		fmt.Fprintf(&b, "| `%s` | %s | %s | %s | %s |\n", d.Name, docType(d), docDefault(d.Default), docValid(d), docDescription(d))
 	}
@@ -65,8 +65,8 @@ func configurationDoc() string {
 		"`log.retention.ms` means -1, as in Kafka), and Kafka's default applies when neither is\n" +
 		"set. A value outside the validator is INVALID_CONFIG with Kafka's message.\n\n")
 	b.WriteString("| topic config | broker property | type | default | valid values | description |\n|---|---|---|---|---|---|\n")
-	topicDefs := slices.Clone(topicConfigDefs)
-	slices.SortFunc(topicDefs, func(a, b configDef) int { return strings.Compare(a.Name, b.Name) })
+	topicDefs := slices.Clone(TopicDefs)
+	slices.SortFunc(topicDefs, func(a, b Def) int { return strings.Compare(a.Name, b.Name) })
 	for _, d := range topicDefs {
 		fmt.Fprintf(&b, "| `%s` | `%s` | %s | %s | %s | %s |\n", d.Name, d.BrokerSynonym, docType(d), docDefault(d.Default), docValid(d), docDescription(d))
 	}
@@ -75,7 +75,7 @@ func configurationDoc() string {
 	b.WriteString("Supplying one of these logs a warning that names it as not implemented (an error\n" +
 		"with `--strict-config`); the value is not used.\n\n")
 	b.WriteString("| property | why, or what Petrel does instead |\n|---|---|\n")
-	for _, u := range sortedUnimplemented(unimplementedBrokerConfigs, brokerConfigByName) {
+	for _, u := range sortedUnimplemented(unimplementedBrokerConfigs, brokerByName) {
 		fmt.Fprintf(&b, "| `%s` | %s |\n", u.Name, docEscape(u.Note))
 	}
 	for _, u := range unimplementedBrokerConfigPrefixes {
@@ -86,20 +86,20 @@ func configurationDoc() string {
 	b.WriteString("CreateTopics refuses these with INVALID_CONFIG (`Petrel does not implement topic config\n" +
 		"NAME yet (...)`) rather than accept a setting it would not honour.\n\n")
 	b.WriteString("| topic config | why |\n|---|---|\n")
-	for _, u := range sortedUnimplemented(unimplementedTopicConfigs, topicConfigByName) {
+	for _, u := range sortedUnimplemented(unimplementedTopicConfigs, topicByName) {
 		fmt.Fprintf(&b, "| `%s` | %s |\n", u.Name, docEscape(u.Note))
 	}
 	return b.String()
 }
 
 // sortedUnimplemented is the list by name, without names the table now defines.
-func sortedUnimplemented(list []unimplementedConfig, table map[string]configDef) []unimplementedConfig {
-	out := slices.DeleteFunc(slices.Clone(list), func(u unimplementedConfig) bool { _, ok := table[u.Name]; return ok })
-	slices.SortFunc(out, func(a, b unimplementedConfig) int { return strings.Compare(a.Name, b.Name) })
+func sortedUnimplemented(list []Unimplemented, table map[string]Def) []Unimplemented {
+	out := slices.DeleteFunc(slices.Clone(list), func(u Unimplemented) bool { _, ok := table[u.Name]; return ok })
+	slices.SortFunc(out, func(a, b Unimplemented) int { return strings.Compare(a.Name, b.Name) })
 	return out
 }
 
-func docType(d configDef) string {
+func docType(d Def) string {
 	t := strings.ToLower(typeNames[d.Type])
 	if d.ReadOnly {
 		t += ", read-only"
@@ -107,7 +107,7 @@ func docType(d configDef) string {
 	return t
 }
 
-var typeNames = map[ConfigType]string{TypeBoolean: "BOOLEAN", TypeString: "STRING", TypeInt: "INT", TypeLong: "LONG", TypeDouble: "DOUBLE", TypeList: "LIST", TypePassword: "PASSWORD"}
+var typeNames = map[Type]string{TypeBoolean: "BOOLEAN", TypeString: "STRING", TypeInt: "INT", TypeLong: "LONG", TypeDouble: "DOUBLE", TypeList: "LIST", TypePassword: "PASSWORD"}
 
 func docDefault(v string) string {
 	if v == "" {
@@ -116,7 +116,7 @@ func docDefault(v string) string {
 	return "`" + v + "`"
 }
 
-func docValid(d configDef) string {
+func docValid(d Def) string {
 	s := ""
 	if d.Validator != nil {
 		s = "`" + d.Validator.String() + "`"
@@ -131,10 +131,10 @@ func docValid(d configDef) string {
 	return s
 }
 
-func docDescription(d configDef) string {
+func docDescription(d Def) string {
 	var petrel []string
 	switch {
-	case d.Flag != "" && listenerFlagProperty(d.Name):
+	case d.Flag != "" && ListenerFlagProperty(d.Name):
 		petrel = append(petrel, "`"+d.Flag+"` is its shorthand.")
 	case d.Flag != "":
 		petrel = append(petrel, "set by `"+d.Flag+"`; the property is ignored with a warning.")
@@ -152,8 +152,8 @@ func docEscape(s string) string { return strings.ReplaceAll(s, "|", `\|`) }
 
 const configurationDocIntro = `# Configuration
 
-<!-- Generated from broker/configdefs.go and broker/configdefs_unimplemented.go by
-     go test ./broker -run TestConfigurationDoc -update
+<!-- Generated from config/defs.go and config/defs_unimplemented.go by
+     go test ./config -run TestConfigurationDoc -update
      Do not edit by hand: the test fails when this page and the tables disagree. -->
 
 Petrel takes Apache Kafka's broker property names, types, defaults and validators

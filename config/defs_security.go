@@ -1,17 +1,15 @@
-package broker
+package config
 
 import (
 	"strings"
-
-	"github.com/petrel-broker/petrel/auth"
 )
 
 // securityConfigDefs are the listener and authentication properties (Kafka 3.9
 // KafkaConfig and its SSL/SASL configs). The ssl.*, sasl.enabled.mechanisms and
 // connections.max.reauth.ms rows may also be given per listener as
-// listener.name.<listener>.<property> (listenerPropertyDef), and the JAAS configuration
+// listener.name.<listener>.<property> (ListenerPropertyDef), and the JAAS configuration
 // per listener and mechanism as listener.name.<listener>.<mechanism>.sasl.jaas.config.
-var securityConfigDefs = []configDef{
+var securityConfigDefs = []Def{
 	{Name: "listener.security.protocol.map", Type: TypeString, Default: "PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT,SASL_SSL:SASL_SSL", ReadOnly: true,
 		Doc: "Maps listener names to security protocols (NAME:PROTOCOL,...); a listener named after a protocol needs no entry."},
 	{Name: "inter.broker.listener.name", Type: TypeString, Default: "", ReadOnly: true,
@@ -61,13 +59,13 @@ var securityConfigDefs = []configDef{
 	{Name: "ssl.truststore.password", Type: TypePassword, Default: "", ReadOnly: true,
 		Doc:  "The truststore password.",
 		Note: "Not used by PEM truststores."},
-	{Name: "ssl.client.auth", Type: TypeString, Default: "none", ReadOnly: true, Validator: oneOf(auth.ClientAuthValues...),
+	{Name: "ssl.client.auth", Type: TypeString, Default: "none", ReadOnly: true, Validator: oneOf("required", "requested", "none"),
 		Doc:  "Whether an SSL listener asks clients for a certificate: required, requested or none.",
 		Note: "The principal of a verified client certificate on an SSL listener is User:<subject distinguished name>, RFC 2253 form (CN=alice,O=Example), as Kafka's default principal builder names it."},
 	{Name: "ssl.endpoint.identification.algorithm", Type: TypeString, Default: "https", ReadOnly: true,
 		Doc: "Broker-to-broker TLS: https checks the other broker's certificate names its address; empty does not."},
 	// The Raft transport (broker/raft_security.go, raft_tls.go).
-	{Name: raftSecurityProperty, Type: TypeString, Default: "", ReadOnly: true, Validator: oneOf("", protocolPlaintext, protocolSSL),
+	{Name: RaftSecurityProtocolProperty, Type: TypeString, Default: "", ReadOnly: true, Validator: oneOf("", "PLAINTEXT", "SSL"),
 		Doc: "Petrel's own: the security of the Raft transport (--raft-listen), which carries the metadata log (ACLs, SCRAM credentials) and elects the controller. " +
 			"SSL is mutual TLS with the inter-broker listener's certificates (listener.name.<inter-broker listener>.ssl.*, else ssl.*): each node presents its keystore certificate, " +
 			"and on both ends of a connection the other's certificate must be signed by a CA of the truststore and carry a principal of petrel.raft.allowed.principals. " +
@@ -76,7 +74,7 @@ var securityConfigDefs = []configDef{
 			"(its clients are authenticated, so its quorum must be): set SSL, or PLAINTEXT to accept an unauthenticated quorum, which every start then logs at WARN. " +
 			"This default keeps what clusters had (TLS clusters their mutual TLS, plaintext clusters a plaintext quorum) and stops only the clusters " +
 			"that authenticate clients but not their quorum, until they choose."},
-	{Name: raftAllowedPrincipalsProperty, Type: TypeString, Default: "", ReadOnly: true,
+	{Name: RaftAllowedPrincipalsProperty, Type: TypeString, Default: "", ReadOnly: true,
 		Doc: "Petrel's own: the principals allowed to be Raft peers (voters, non-voters, the controller), semicolon-separated in Kafka's User:<name> form " +
 			"(User:CN=broker0,O=Example;User:CN=broker1,O=Example), matched against the principal of the peer's certificate as an SSL listener names it " +
 			"(User: and the subject's distinguished name, RFC 2253). A certificate the CA signed but whose principal is not listed is refused, in both directions.",
@@ -85,9 +83,9 @@ var securityConfigDefs = []configDef{
 }
 
 func init() {
-	brokerConfigDefs = append(brokerConfigDefs, securityConfigDefs...)
+	BrokerDefs = append(BrokerDefs, securityConfigDefs...)
 	for _, d := range securityConfigDefs {
-		brokerConfigByName[d.Name] = d
+		brokerByName[d.Name] = d
 	}
 }
 
@@ -100,22 +98,22 @@ func perListenerProperty(name string) bool {
 	return strings.HasPrefix(name, "ssl.")
 }
 
-// listenerPropertyDef returns the definition of a listener-prefixed property:
+// ListenerPropertyDef returns the definition of a listener-prefixed property:
 // listener.name.<listener>.<ssl.* | sasl.enabled.mechanisms | connections.max.reauth.ms |
 // sasl.server.max.receive.size | max.connections> or
 // listener.name.<listener>.<mechanism>.sasl.jaas.config. Every one is read at start
 // (read-only), even where the property itself is dynamic (max.connections).
-func listenerPropertyDef(name string) (configDef, bool) {
+func ListenerPropertyDef(name string) (Def, bool) {
 	rest, ok := strings.CutPrefix(name, "listener.name.")
 	if !ok {
-		return configDef{}, false
+		return Def{}, false
 	}
 	_, prop, ok := strings.Cut(rest, ".")
 	if !ok {
-		return configDef{}, false
+		return Def{}, false
 	}
 	if perListenerProperty(prop) {
-		def, ok := brokerConfigByName[prop]
+		def, ok := brokerByName[prop]
 		if ok {
 			def.Name, def.ReadOnly = name, true
 		}
@@ -123,9 +121,9 @@ func listenerPropertyDef(name string) (configDef, bool) {
 	}
 	mech, prop, ok := strings.Cut(prop, ".")
 	if ok && prop == "sasl.jaas.config" && mech != "" {
-		def := brokerConfigByName["sasl.jaas.config"]
+		def := brokerByName["sasl.jaas.config"]
 		def.Name = name
 		return def, true
 	}
-	return configDef{}, false
+	return Def{}, false
 }

@@ -1,4 +1,4 @@
-package broker
+package config
 
 // Broker properties come from three places, in increasing precedence: a
 // server.properties file (--config), PETREL_SET_ environment variables, and --set
@@ -6,11 +6,15 @@ package broker
 // (listeners, sasl.enabled.mechanisms, super.users, ...) and JAAS strings survive.
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/magiconair/properties"
 )
+
+// ErrInvalidBrokerConfig reports a bad flag or property.
+var ErrInvalidBrokerConfig = errors.New("broker: invalid configuration")
 
 // Where a property's value came from, as --print-config reports it.
 const (
@@ -110,12 +114,4 @@ func GatherProperties(file string, environ, sets []string) (props, sources map[s
 	}
 	add(set, SourceSet)
 	return props, sources, nil
-}
-
-// propertySource is where a supplied property came from.
-func (c *Config) propertySource(name string) string {
-	if s, ok := c.PropertySources[name]; ok {
-		return s
-	}
-	return SourceSet
 }
