@@ -136,7 +136,7 @@ func (p *Partition) updateFollowerLocked(id int32, leo, logStart int64, now time
 		// Only a HW or log start move wakes waiters (the latter for DeleteRecords' low
 		// watermark): waking on every follower fetch would make two parked follower
 		// fetches wake each other (each re-read records progress) and spin. Parked
-		// follower fetches are not woken at all (NewFollowerFetchWaiter).
+		// follower fetches are not woken at all (NewAfterUnlockWaiter with followerFetch).
 		p.notifyProgressLocked()
 	}
 }

@@ -7,15 +7,13 @@ import "slices"
 type Waiter struct {
 	C chan struct{}
 	// newDataOnly: a move of the high watermark or of a log start offset alone does
-	// not wake it (see NewFollowerFetchWaiter).
+	// not wake it (NewAfterUnlockWaiter's followerFetch).
 	newDataOnly bool
-	// onWake, when set, is called instead of the channel send (NewCallbackWaiter).
-	onWake func(WakeState) (drop bool)
 	// after, when set, is called instead of the channel send (NewAfterUnlockWaiter).
 	after func(WakeState) (drop bool, then func())
 }
 
-// WakeState is what a callback waiter is told at each wake-up: the partition's role,
+// WakeState is what an after-unlock waiter is told at each wake-up: the partition's role,
 // high watermark and maximal ISR size (State.MaximalISRSize), read under its lock.
 type WakeState struct {
 	Role           Role
@@ -25,21 +23,11 @@ type WakeState struct {
 	Watching bool
 }
 
-// NewCallbackWaiter returns a waiter that, instead of a channel send, calls fn with the
-// partition's state at every wake-up of the partition it watches, and once from Watch
-// itself, so that nothing that happened before Watch is missed. fn runs on the
-// goroutine that changed the partition — for an acks=all answer, the one whose
-// follower fetch advanced the high watermark — with the partition lock held: it must
-// not block, take a partition lock or call a partition, and must return quickly. When
-// it returns true the partition drops the waiter, as Unwatch would. A callback waiter
-// watches one partition (make one per partition); its C is nil.
-func NewCallbackWaiter(fn func(WakeState) (drop bool)) *Waiter {
-	return &Waiter{onWake: fn}
-}
-
-// NewAfterUnlockWaiter returns a waiter that, like a callback waiter, calls fn with the
-// partition's state under its lock at every wake-up (and once from Watch, with
-// Watching set), and then runs the function fn returns, if any, once the lock is
+// NewAfterUnlockWaiter returns a waiter that, instead of a channel send, calls fn with
+// the partition's state under its lock at every wake-up (and once from Watch, with
+// Watching set, so that nothing that happened before Watch is missed); fn must not
+// block, take a partition lock or call a partition, and when it returns drop the
+// partition drops the waiter, as Unwatch would. The waiter then runs the function fn returns, if any, once the lock is
 // released: on the goroutine that changed the partition when that is a leader append
 // by the produce handler (AppendValidatedAsLeader, AppendAsLeaderVerified), a follower
 // fetch read (ReadForFollower, which advances the high watermark) or the fsync that
@@ -48,8 +36,10 @@ func NewCallbackWaiter(fn func(WakeState) (drop bool)) *Waiter {
 // ready writes it itself (rpc.Deferred), with no goroutine hand-off. then must not
 // assume any lock is held, may take partition locks and must not block for long (it
 // writes to the network only without waiting). With followerFetch set, a move of the
-// high watermark or of a log start offset alone does not wake it
-// (NewFollowerFetchWaiter). Its C is nil.
+// high watermark or of a log start offset alone does not wake it: a parked follower
+// fetch can answer only with new records, so waking it for those would just make it
+// read again, empty, on the leader's critical path (as in Kafka, a follower learns the
+// new high watermark with its next answer). Its C is nil; it watches one partition.
 func NewAfterUnlockWaiter(followerFetch bool, fn func(WakeState) (drop bool, then func())) *Waiter {
 	return &Waiter{after: fn, newDataOnly: followerFetch}
 }
@@ -71,15 +61,6 @@ func runAfterUnlock(fns []func()) {
 // NewWaiter returns a waiter with an empty channel.
 func NewWaiter() *Waiter { return &Waiter{C: make(chan struct{}, 1)} }
 
-// NewFollowerFetchWaiter returns a waiter for a follower's parked fetch: woken by new
-// data (an append), a role, epoch or ISR change and a stop, but not when only the high
-// watermark or a log start offset moves. A parked follower fetch can answer only with
-// new records, so waking it for those would just make it read again, empty, on the
-// leader's critical path: at the moment a follower's fetch moves the high watermark,
-// the acks=all waiters it wakes would share the CPU with every parked follower fetch.
-// As in Kafka, a follower learns the new high watermark with its next answer.
-func NewFollowerFetchWaiter() *Waiter { return &Waiter{C: make(chan struct{}, 1), newDataOnly: true} }
-
 // Wake queues a wake-up unless one is already pending.
 func (w *Waiter) Wake() {
 	select {
@@ -95,9 +76,6 @@ func (p *Partition) Watch(w *Waiter) {
 		p.watchers = map[*Waiter]struct{}{}
 	}
 	p.watchers[w] = struct{}{}
-	if w.onWake != nil && w.onWake(p.wakeStateLocked()) {
-		delete(p.watchers, w)
-	}
 	var then func()
 	if w.after != nil {
 		ws := p.wakeStateLocked()
@@ -149,13 +127,6 @@ func (p *Partition) wakeLocked(progressOnly bool) {
 	haveState := false
 	for w := range p.watchers {
 		switch {
-		case w.onWake != nil:
-			if !haveState {
-				ws, haveState = p.wakeStateLocked(), true
-			}
-			if w.onWake(ws) {
-				delete(p.watchers, w) // allowed while ranging
-			}
 		case w.after != nil:
 			if progressOnly && w.newDataOnly {
 				continue
@@ -165,7 +136,7 @@ func (p *Partition) wakeLocked(progressOnly bool) {
 			}
 			drop, then := w.after(ws)
 			if drop {
-				delete(p.watchers, w)
+				delete(p.watchers, w) // allowed while ranging
 			}
 			switch {
 			case then == nil:

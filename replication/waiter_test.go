@@ -58,12 +58,22 @@ func TestFollowerFetchWaiterWakesOnNewDataOnly(t *testing.T) {
 	if err := p.BecomeLeaderOf(1, 0, []int32{0, 1, 2}, []int32{0, 1, 2}); err != nil {
 		t.Fatal(err)
 	}
-	fw, w := NewFollowerFetchWaiter(), NewWaiter()
+	// The parked follower fetch's waiter as delayed_fetch.go makes it; every wake-up of
+	// this test happens on its own goroutine, under the partition lock.
+	fetchWakes := 0
+	fw := NewAfterUnlockWaiter(true, func(WakeState) (bool, func()) { fetchWakes++; return false, nil })
+	w := NewWaiter()
 	p.Watch(fw)
 	p.Watch(w)
 	defer p.Unwatch(fw)
 	defer p.Unwatch(w)
+	seenFetchWakes := fetchWakes
 	woken := func(w *Waiter) bool {
+		if w == fw {
+			was := seenFetchWakes
+			seenFetchWakes = fetchWakes
+			return fetchWakes != was
+		}
 		select {
 		case <-w.C:
 			return true
@@ -115,17 +125,17 @@ func TestFollowerFetchWaiterWakesOnNewDataOnly(t *testing.T) {
 	}
 }
 
-// A callback waiter is called from Watch with the current state and then, on the
-// goroutine that changes the partition, at each wake-up (a high watermark advance by a
-// follower fetch, a role change) until it asks to be dropped.
-func TestCallbackWaiter(t *testing.T) {
+// An after-unlock waiter's decision is called from Watch with the current state and
+// then, on the goroutine that changes the partition, at each wake-up (a high watermark
+// advance by a follower fetch, a role change) until it asks to be dropped.
+func TestAfterUnlockWaiterDecides(t *testing.T) {
 	p, _ := newPartition(t, true)
 	if err := p.BecomeLeaderOf(1, 0, []int32{0, 1}, []int32{0, 1}); err != nil {
 		t.Fatal(err)
 	}
 	var seen []WakeState
 	drop := false
-	w := NewCallbackWaiter(func(s WakeState) bool { seen = append(seen, s); return drop })
+	w := NewAfterUnlockWaiter(false, func(s WakeState) (bool, func()) { seen = append(seen, s); return drop, nil })
 	p.Watch(w)
 	if len(seen) != 1 || seen[0].Role != Leader || seen[0].HighWatermark != 0 || seen[0].MaximalISRSize != 2 {
 		t.Fatalf("from Watch: %+v", seen)
