@@ -39,6 +39,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/petrel-broker/petrel/auth"
 	"github.com/petrel-broker/petrel/replication"
 	"github.com/petrel-broker/petrel/rpc"
 	"github.com/petrel-broker/petrel/segment"
@@ -48,7 +49,10 @@ import (
 )
 
 func init() {
-	registerAPI(kmsg.Produce, 0, 11, (*Broker).handleProduce)
+	registerAPI(kmsg.Produce, 0, 11, (*Broker).handleProduce, apiOpts{
+		authorize:       authorizeProduce,
+		partitionScoped: true,
+	})
 	// The records are copied into the log (write(2) into the page cache) before the
 	// handler returns, and the acks=all waiter keeps only the response: the request
 	// frame is reused (rpc/framepool.go).
@@ -301,4 +305,40 @@ func (b *Broker) markTimedOut(pending []producePending, code int16) {
 			p.resp.ErrorCode = code
 		}
 	}
+}
+
+// authorizeProduce is Produce's rule: Write on the transactional id of a transactional
+// produce (else every partition TRANSACTIONAL_ID_AUTHORIZATION_FAILED), Write on each
+// topic (else TOPIC_AUTHORIZATION_FAILED). An acks=0 produce with a denied topic closes
+// the connection, Kafka's answer to any acks=0 failure.
+func authorizeProduce(b *Broker, req *rpc.Request) authzDecision {
+	r := req.Body.(*kmsg.ProduceRequest)
+	z := checksOf(b, req)
+	code := codeTopicAuthz
+	var denied []kmsg.ProduceRequestTopic
+	if r.TransactionID != nil && !z.txnOK(*r.TransactionID) {
+		code = codeTxnAuthz
+		denied, r.Topics = r.Topics, []kmsg.ProduceRequestTopic{}
+	} else {
+		r.Topics, denied = split(r.Topics, func(t kmsg.ProduceRequestTopic) bool { return z.topicOK(auth.OpWrite, t.Topic) })
+	}
+	if len(denied) == 0 {
+		return authzDecision{}
+	}
+	if r.Acks == 0 {
+		return authzDecision{close: fmt.Errorf("%w: acks=0 produce to %s by %s", ErrTopicAuthorizationFailed, denied[0].Topic, req.Conn.Principal)}
+	}
+	return authzDecision{merge: func(resp kmsg.Response) {
+		out := resp.(*kmsg.ProduceResponse)
+		for _, t := range denied {
+			rt := kmsg.NewProduceResponseTopic()
+			rt.Topic = t.Topic
+			for _, p := range t.Partitions {
+				rp := kmsg.NewProduceResponseTopicPartition()
+				rp.Partition, rp.ErrorCode, rp.BaseOffset, rp.LogAppendTime, rp.LogStartOffset = p.Partition, code, -1, -1, -1
+				rt.Partitions = append(rt.Partitions, rp)
+			}
+			out.Topics = append(out.Topics, rt)
+		}
+	}}
 }

@@ -20,9 +20,11 @@ package broker
 
 import (
 	"context"
-	"github.com/petrel-broker/petrel/compress"
 	"time"
 
+	"github.com/petrel-broker/petrel/auth"
+	"github.com/petrel-broker/petrel/compress"
+	"github.com/petrel-broker/petrel/metadata"
 	"github.com/petrel-broker/petrel/replication"
 	"github.com/petrel-broker/petrel/rpc"
 	"github.com/petrel-broker/petrel/segment"
@@ -30,7 +32,12 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-func init() { registerAPI(kmsg.Fetch, 4, 12, (*Broker).handleFetch) }
+func init() {
+	registerAPI(kmsg.Fetch, 4, 12, (*Broker).handleFetch, apiOpts{
+		authorize:       authorizeFetch,
+		partitionScoped: true,
+	})
+}
 
 func (b *Broker) handleFetch(ctx context.Context, req *rpc.Request) rpc.Result {
 	r := req.Body.(*kmsg.FetchRequest)
@@ -354,4 +361,89 @@ func (b *Broker) fetchPartition(sp *kmsg.FetchResponseTopicPartition, topic stri
 	}
 	res.Held.Release()
 	return 0, nil
+}
+
+// authorizeFetch is Fetch's rule: a follower's fetch (replica id >= 0) needs
+// ClusterAction, a consumer's Read on each topic; denied partitions get
+// TOPIC_AUTHORIZATION_FAILED, as in Kafka.
+func authorizeFetch(b *Broker, req *rpc.Request) authzDecision {
+	r := req.Body.(*kmsg.FetchRequest)
+	z := checksOf(b, req)
+	if fetchInSession(r) {
+		return authzDecision{} // the handler checks every partition it reads (fetchDenied)
+	}
+	replica := r.ReplicaID
+	if r.Version >= 15 {
+		replica = r.ReplicaState.ID
+	}
+	var denied []kmsg.FetchRequestTopic
+	if replica >= 0 {
+		if z.clusterOK(auth.OpClusterAction) {
+			return authzDecision{}
+		}
+		denied, r.Topics = r.Topics, []kmsg.FetchRequestTopic{}
+	} else {
+		im := b.Image()
+		r.Topics, denied = split(r.Topics, func(t kmsg.FetchRequestTopic) bool {
+			name, ok := fetchTopicName(im, r.Version, t.Topic, t.TopicID)
+			return !ok || z.topicOK(auth.OpRead, name) // an unknown id is the handler's answer
+		})
+	}
+	return mergeIf(len(denied) > 0, func(resp kmsg.Response) {
+		out := fetchResponseOf(resp)
+		for _, t := range denied {
+			rt := kmsg.NewFetchResponseTopic()
+			rt.Topic, rt.TopicID = t.Topic, t.TopicID
+			for _, p := range t.Partitions {
+				rp := kmsg.NewFetchResponseTopicPartition()
+				rp.Partition, rp.ErrorCode = p.Partition, codeTopicAuthz
+				rp.HighWatermark, rp.LastStableOffset, rp.LogStartOffset, rp.PreferredReadReplica = -1, -1, -1, -1
+				rt.Partitions = append(rt.Partitions, rp)
+			}
+			out.Topics = append(out.Topics, rt)
+		}
+	})
+}
+
+// fetchTopicName is a fetch topic's name: by id from v13.
+func fetchTopicName(im *metadata.Image, version int16, name string, id [16]byte) (string, bool) {
+	if version < 13 {
+		return name, true
+	}
+	t := im.TopicByID(metadata.Uuid(id))
+	if t == nil {
+		return "", false
+	}
+	return t.Name, true
+}
+
+// fetchInSession reports whether r creates or uses a fetch session (KIP-227): v7+ with
+// an epoch other than -1.
+func fetchInSession(r *kmsg.FetchRequest) bool { return r.Version >= 7 && r.SessionEpoch >= 0 }
+
+// fetchDenied is the Fetch handler's authorization of a fetch in a session, whose
+// partitions are mostly not named in the request: it reports the topics whose
+// partitions get TOPIC_AUTHORIZATION_FAILED at this fetch — every one for a follower
+// without ClusterAction, those a consumer may not Read — as Kafka checks the session's
+// partitions at every fetch. nil when nothing is denied or authorization is off. It
+// is called from one goroutine at a time.
+func (b *Broker) fetchDenied(req *rpc.Request, r *kmsg.FetchRequest) func(topic string) bool {
+	if !b.authzEnabled() || !fetchInSession(r) {
+		return nil
+	}
+	if r.ReplicaID >= 0 {
+		if b.authorizedCluster(req, auth.OpClusterAction) {
+			return nil
+		}
+		return func(string) bool { return true }
+	}
+	memo := map[string]bool{}
+	return func(topic string) bool {
+		d, ok := memo[topic]
+		if !ok {
+			d = !b.authorized(req, auth.OpRead, auth.ResourceTopic, topic)
+			memo[topic] = d
+		}
+		return d
+	}
 }

@@ -12,6 +12,7 @@ package broker
 import (
 	"context"
 
+	"github.com/petrel-broker/petrel/auth"
 	"github.com/petrel-broker/petrel/replication"
 	"github.com/petrel-broker/petrel/rpc"
 	"github.com/petrel-broker/petrel/segment"
@@ -19,7 +20,12 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-func init() { registerAPI(kmsg.ListOffsets, 1, 7, (*Broker).handleListOffsets) }
+func init() {
+	registerAPI(kmsg.ListOffsets, 1, 7, (*Broker).handleListOffsets, apiOpts{
+		authorize:       authorizeListOffsets,
+		partitionScoped: true,
+	})
+}
 
 func (b *Broker) handleListOffsets(ctx context.Context, req *rpc.Request) rpc.Result {
 	r := req.Body.(*kmsg.ListOffsetsRequest)
@@ -124,4 +130,25 @@ func epochAt(lp *localPartition, offset int64) int32 {
 		return nil
 	})
 	return epoch
+}
+
+// authorizeListOffsets is ListOffsets's authorization rule (checkRequest).
+func authorizeListOffsets(b *Broker, req *rpc.Request) authzDecision {
+	r := req.Body.(*kmsg.ListOffsetsRequest)
+	z := checksOf(b, req)
+	var denied []kmsg.ListOffsetsRequestTopic
+	r.Topics, denied = split(r.Topics, func(t kmsg.ListOffsetsRequestTopic) bool { return z.topicOK(auth.OpDescribe, t.Topic) })
+	return mergeIf(len(denied) > 0, func(resp kmsg.Response) {
+		out := resp.(*kmsg.ListOffsetsResponse)
+		for _, t := range denied {
+			rt := kmsg.NewListOffsetsResponseTopic()
+			rt.Topic = t.Topic
+			for _, p := range t.Partitions {
+				rp := kmsg.NewListOffsetsResponseTopicPartition()
+				rp.Partition, rp.ErrorCode, rp.Timestamp, rp.Offset, rp.LeaderEpoch = p.Partition, codeTopicAuthz, -1, -1, -1
+				rt.Partitions = append(rt.Partitions, rp)
+			}
+			out.Topics = append(out.Topics, rt)
+		}
+	})
 }

@@ -23,7 +23,11 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-func init() { registerAPI(kmsg.Metadata, 0, 12, (*Broker).handleMetadata) }
+func init() {
+	registerAPI(kmsg.Metadata, 0, 12, (*Broker).handleMetadata, apiOpts{
+		authorize: authorizeMetadata,
+	})
+}
 
 func (b *Broker) handleMetadata(ctx context.Context, req *rpc.Request) rpc.Result {
 	r := req.Body.(*kmsg.MetadataRequest)
@@ -187,4 +191,73 @@ func (b *Broker) metadataTopic(im *metadata.Image, name string, id [16]byte, all
 		mt.Partitions = append(mt.Partitions, mp)
 	}
 	return mt
+}
+
+// authorizeMetadata is Metadata's rule: a request for all topics (null, or empty in v0)
+// lists only those the principal may Describe; a named topic it may not Describe gets
+// TOPIC_AUTHORIZATION_FAILED, and an unknown one it may not Create (on the cluster or
+// the topic) is not auto-created: UNKNOWN_TOPIC_OR_PARTITION.
+func authorizeMetadata(b *Broker, req *rpc.Request) authzDecision {
+	r := req.Body.(*kmsg.MetadataRequest)
+	z := checksOf(b, req)
+	if r.Topics == nil || r.Version == 0 && len(r.Topics) == 0 { // v0 has no null: empty is all topics
+		r.Topics = nil
+		return authzDecision{merge: func(resp kmsg.Response) {
+			out := resp.(*kmsg.MetadataResponse)
+			out.Topics = slices.DeleteFunc(out.Topics, func(t kmsg.MetadataResponseTopic) bool {
+				return t.Topic != nil && !z.topicOK(auth.OpDescribe, *t.Topic)
+			})
+		}}
+	}
+	im := b.Image()
+	var deniedNames, unknownNames []string
+	var deniedIDs [][16]byte
+	canCreate := z.clusterOK(auth.OpCreate)
+	autoCreate := r.Version < 4 || r.AllowAutoTopicCreation
+	r.Topics, _ = split(r.Topics, func(t kmsg.MetadataRequestTopic) bool {
+		name := ""
+		if t.Topic != nil {
+			name = *t.Topic
+		} else if topic := im.TopicByID(metadata.Uuid(t.TopicID)); topic != nil {
+			name = topic.Name
+		} else {
+			return true // unknown id: the handler's answer
+		}
+		switch {
+		case !z.topicOK(auth.OpDescribe, name):
+			if t.Topic == nil {
+				deniedIDs = append(deniedIDs, t.TopicID)
+			} else {
+				deniedNames = append(deniedNames, name)
+			}
+			return false
+		case autoCreate && im.Topic(name) == nil && !canCreate && !z.topicOK(auth.OpCreate, name):
+			unknownNames = append(unknownNames, name)
+			return false
+		}
+		return true
+	})
+	if len(deniedNames)+len(deniedIDs)+len(unknownNames) == 0 {
+		return authzDecision{}
+	}
+	return authzDecision{merge: func(resp kmsg.Response) {
+		out := resp.(*kmsg.MetadataResponse)
+		out.Topics = slices.DeleteFunc(out.Topics, func(t kmsg.MetadataResponseTopic) bool {
+			return t.Topic != nil && !z.topicOK(auth.OpDescribe, *t.Topic)
+		})
+		add := func(name *string, id [16]byte, code int16) {
+			t := kmsg.NewMetadataResponseTopic()
+			t.Topic, t.TopicID, t.ErrorCode = name, id, code
+			out.Topics = append(out.Topics, t)
+		}
+		for _, n := range deniedNames {
+			add(kmsg.StringPtr(n), [16]byte{}, codeTopicAuthz)
+		}
+		for _, id := range deniedIDs {
+			add(nil, id, codeTopicAuthz)
+		}
+		for _, n := range unknownNames {
+			add(kmsg.StringPtr(n), [16]byte{}, errorCode(metadata.ErrUnknownTopic))
+		}
+	}}
 }

@@ -12,13 +12,18 @@ import (
 	"context"
 	"time"
 
+	"github.com/petrel-broker/petrel/auth"
 	"github.com/petrel-broker/petrel/group"
 	"github.com/petrel-broker/petrel/rpc"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-func init() { registerAPI(kmsg.OffsetCommit, 0, 9, (*Broker).handleOffsetCommit) }
+func init() {
+	registerAPI(kmsg.OffsetCommit, 0, 9, (*Broker).handleOffsetCommit, apiOpts{
+		authorize: authorizeOffsetCommit,
+	})
+}
 
 func (b *Broker) handleOffsetCommit(_ context.Context, req *rpc.Request) rpc.Result {
 	r := req.Body.(*kmsg.OffsetCommitRequest)
@@ -74,4 +79,38 @@ func offsetCommitFailed(r *kmsg.OffsetCommitRequest, code int16) *kmsg.OffsetCom
 		resp.Topics = append(resp.Topics, rt)
 	}
 	return resp
+}
+
+// authorizeOffsetCommit is OffsetCommit's authorization rule (checkRequest).
+func authorizeOffsetCommit(b *Broker, req *rpc.Request) authzDecision {
+	r := req.Body.(*kmsg.OffsetCommitRequest)
+	z := checksOf(b, req)
+	groupDenied := !z.groupOK(auth.OpRead, r.Group)
+	var denied []kmsg.OffsetCommitRequestTopic
+	if groupDenied {
+		denied, r.Topics = r.Topics, nil
+	} else {
+		r.Topics, denied = split(r.Topics, func(t kmsg.OffsetCommitRequestTopic) bool { return z.topicOK(auth.OpRead, t.Topic) })
+	}
+	add := func(resp kmsg.Response) {
+		out := resp.(*kmsg.OffsetCommitResponse)
+		code := codeTopicAuthz
+		if groupDenied {
+			code = codeGroupAuthz
+		}
+		for _, t := range denied {
+			rt := kmsg.NewOffsetCommitResponseTopic()
+			rt.Topic = t.Topic
+			for _, p := range t.Partitions {
+				rp := kmsg.NewOffsetCommitResponseTopicPartition()
+				rp.Partition, rp.ErrorCode = p.Partition, code
+				rt.Partitions = append(rt.Partitions, rp)
+			}
+			out.Topics = append(out.Topics, rt)
+		}
+	}
+	if groupDenied {
+		return z.whole(add)
+	}
+	return mergeIf(len(denied) > 0, add)
 }

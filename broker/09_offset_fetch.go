@@ -8,15 +8,21 @@ package broker
 
 import (
 	"context"
+	"slices"
 	"time"
 
+	"github.com/petrel-broker/petrel/auth"
 	"github.com/petrel-broker/petrel/group"
 	"github.com/petrel-broker/petrel/rpc"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-func init() { registerAPI(kmsg.OffsetFetch, 0, 9, (*Broker).handleOffsetFetch) }
+func init() {
+	registerAPI(kmsg.OffsetFetch, 0, 9, (*Broker).handleOffsetFetch, apiOpts{
+		authorize: authorizeOffsetFetch,
+	})
+}
 
 func (b *Broker) handleOffsetFetch(_ context.Context, req *rpc.Request) rpc.Result {
 	r := req.Body.(*kmsg.OffsetFetchRequest)
@@ -89,4 +95,62 @@ func (b *Broker) handleOffsetFetch(_ context.Context, req *rpc.Request) rpc.Resu
 		}
 		return resp
 	})
+}
+
+// authorizeOffsetFetch is OffsetFetch's rule: Describe on the group
+// (GROUP_AUTHORIZATION_FAILED), and only the topics the principal may Describe are
+// answered (named ones it may not get TOPIC_AUTHORIZATION_FAILED).
+func authorizeOffsetFetch(b *Broker, req *rpc.Request) authzDecision {
+	r := req.Body.(*kmsg.OffsetFetchRequest)
+	z := checksOf(b, req)
+	if r.Version >= 8 {
+		var denied []kmsg.OffsetFetchRequestGroup
+		r.Groups, denied = split(r.Groups, func(g kmsg.OffsetFetchRequestGroup) bool { return z.groupOK(auth.OpDescribe, g.Group) })
+		return authzDecision{merge: func(resp kmsg.Response) {
+			out := resp.(*kmsg.OffsetFetchResponse)
+			for i := range out.Groups {
+				out.Groups[i].Topics = slices.DeleteFunc(out.Groups[i].Topics, func(t kmsg.OffsetFetchResponseGroupTopic) bool { return !z.topicOK(auth.OpDescribe, t.Topic) })
+			}
+			for _, g := range denied {
+				rg := kmsg.NewOffsetFetchResponseGroup()
+				rg.Group, rg.ErrorCode = g.Group, codeGroupAuthz
+				out.Groups = append(out.Groups, rg)
+			}
+		}}
+	}
+	if !z.groupOK(auth.OpDescribe, r.Group) {
+		resp := r.ResponseKind().(*kmsg.OffsetFetchResponse)
+		resp.SetVersion(r.Version)
+		resp.ErrorCode = codeGroupAuthz
+		for _, t := range r.Topics {
+			rt := kmsg.NewOffsetFetchResponseTopic()
+			rt.Topic = t.Topic
+			for _, p := range t.Partitions {
+				rp := kmsg.NewOffsetFetchResponseTopicPartition()
+				rp.Partition, rp.Offset, rp.LeaderEpoch, rp.ErrorCode = p, -1, -1, codeGroupAuthz
+				rt.Partitions = append(rt.Partitions, rp)
+			}
+			resp.Topics = append(resp.Topics, rt)
+		}
+		return authzDecision{answer: resp}
+	}
+	all := r.Topics == nil
+	var denied []kmsg.OffsetFetchRequestTopic
+	if !all {
+		r.Topics, denied = split(r.Topics, func(t kmsg.OffsetFetchRequestTopic) bool { return z.topicOK(auth.OpDescribe, t.Topic) })
+	}
+	return authzDecision{merge: func(resp kmsg.Response) {
+		out := resp.(*kmsg.OffsetFetchResponse)
+		out.Topics = slices.DeleteFunc(out.Topics, func(t kmsg.OffsetFetchResponseTopic) bool { return !z.topicOK(auth.OpDescribe, t.Topic) })
+		for _, t := range denied {
+			rt := kmsg.NewOffsetFetchResponseTopic()
+			rt.Topic = t.Topic
+			for _, p := range t.Partitions {
+				rp := kmsg.NewOffsetFetchResponseTopicPartition()
+				rp.Partition, rp.Offset, rp.LeaderEpoch, rp.ErrorCode = p, -1, -1, codeTopicAuthz
+				rt.Partitions = append(rt.Partitions, rp)
+			}
+			out.Topics = append(out.Topics, rt)
+		}
+	}}
 }

@@ -12,6 +12,7 @@ package broker
 import (
 	"context"
 
+	"github.com/petrel-broker/petrel/auth"
 	"github.com/petrel-broker/petrel/group"
 	"github.com/petrel-broker/petrel/metadata"
 	"github.com/petrel-broker/petrel/rpc"
@@ -20,7 +21,11 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-func init() { registerAPI(kmsg.FindCoordinator, 0, 5, (*Broker).handleFindCoordinator) }
+func init() {
+	registerAPI(kmsg.FindCoordinator, 0, 5, (*Broker).handleFindCoordinator, apiOpts{
+		authorize: authorizeFindCoordinator,
+	})
+}
 
 func (b *Broker) handleFindCoordinator(ctx context.Context, req *rpc.Request) rpc.Result {
 	r := req.Body.(*kmsg.FindCoordinatorRequest)
@@ -88,4 +93,43 @@ func (b *Broker) findCoordinator(im *metadata.Image, keyType int8, key, listener
 	e, _ := endpointFor(br, listener)
 	c.NodeID, c.Host, c.Port = p.Leader, e.Host, e.Port
 	return c
+}
+
+// authorizeFindCoordinator is FindCoordinator's authorization rule (checkRequest).
+func authorizeFindCoordinator(b *Broker, req *rpc.Request) authzDecision {
+	r := req.Body.(*kmsg.FindCoordinatorRequest)
+	z := checksOf(b, req)
+	ok := func(key string) bool {
+		if r.CoordinatorType == 1 {
+			return b.authorized(req, auth.OpDescribe, auth.ResourceTransactionalID, key)
+		}
+		return z.groupOK(auth.OpDescribe, key)
+	}
+	code := codeGroupAuthz
+	if r.CoordinatorType == 1 {
+		code = codeTxnAuthz
+	}
+	if r.Version < 4 {
+		if ok(r.CoordinatorKey) {
+			return authzDecision{}
+		}
+		return z.whole(func(resp kmsg.Response) {
+			out := resp.(*kmsg.FindCoordinatorResponse)
+			out.ErrorCode, out.NodeID, out.Port = code, -1, -1
+		})
+	}
+	var denied []string
+	r.CoordinatorKeys, denied = split(r.CoordinatorKeys, ok)
+	add := func(resp kmsg.Response) {
+		out := resp.(*kmsg.FindCoordinatorResponse)
+		for _, k := range denied {
+			c := kmsg.NewFindCoordinatorResponseCoordinator()
+			c.Key, c.NodeID, c.Port, c.ErrorCode = k, -1, -1, code
+			out.Coordinators = append(out.Coordinators, c)
+		}
+	}
+	if len(r.CoordinatorKeys) == 0 && len(denied) > 0 {
+		return z.whole(add) // every key denied: nothing is looked up, nothing created
+	}
+	return mergeIf(len(denied) > 0, add)
 }

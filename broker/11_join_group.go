@@ -9,13 +9,18 @@ import (
 	"context"
 	"time"
 
+	"github.com/petrel-broker/petrel/auth"
 	"github.com/petrel-broker/petrel/group"
 	"github.com/petrel-broker/petrel/rpc"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-func init() { registerAPI(kmsg.JoinGroup, 0, 9, (*Broker).handleJoinGroup) }
+func init() {
+	registerAPI(kmsg.JoinGroup, 0, 9, (*Broker).handleJoinGroup, apiOpts{
+		authorize: authorizeJoinGroup,
+	})
+}
 
 func (b *Broker) handleJoinGroup(_ context.Context, req *rpc.Request) rpc.Result {
 	r := req.Body.(*kmsg.JoinGroupRequest)
@@ -31,4 +36,17 @@ func (b *Broker) handleJoinGroup(_ context.Context, req *rpc.Request) rpc.Result
 	return b.groups.respond(r.Group, func(now time.Time, s *group.Shard, send func(kmsg.Response)) group.Effects {
 		return s.JoinGroup(now, client, r, send)
 	}, failed)
+}
+
+// authorizeJoinGroup is JoinGroup's authorization rule (checkRequest).
+func authorizeJoinGroup(b *Broker, req *rpc.Request) authzDecision {
+	r := req.Body.(*kmsg.JoinGroupRequest)
+	z := checksOf(b, req)
+	if !z.groupOK(auth.OpRead, r.Group) {
+		return z.whole(func(resp kmsg.Response) {
+			out := resp.(*kmsg.JoinGroupResponse)
+			out.ErrorCode, out.Generation, out.MemberID = codeGroupAuthz, -1, r.MemberID
+		})
+	}
+	return authzDecision{} // nothing refused
 }

@@ -8,13 +8,18 @@ import (
 	"context"
 	"time"
 
+	"github.com/petrel-broker/petrel/auth"
 	"github.com/petrel-broker/petrel/group"
 	"github.com/petrel-broker/petrel/rpc"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-func init() { registerAPI(kmsg.Heartbeat, 0, 4, (*Broker).handleHeartbeat) }
+func init() {
+	registerAPI(kmsg.Heartbeat, 0, 4, (*Broker).handleHeartbeat, apiOpts{
+		authorize: authorizeHeartbeat,
+	})
+}
 
 func (b *Broker) handleHeartbeat(_ context.Context, req *rpc.Request) rpc.Result {
 	r := req.Body.(*kmsg.HeartbeatRequest)
@@ -32,4 +37,14 @@ func (b *Broker) handleHeartbeat(_ context.Context, req *rpc.Request) rpc.Result
 	return b.groups.respond(r.Group, func(now time.Time, s *group.Shard, send func(kmsg.Response)) group.Effects {
 		return s.Heartbeat(now, r, send)
 	}, failed)
+}
+
+// authorizeHeartbeat is Heartbeat's authorization rule (checkRequest).
+func authorizeHeartbeat(b *Broker, req *rpc.Request) authzDecision {
+	r := req.Body.(*kmsg.HeartbeatRequest)
+	z := checksOf(b, req)
+	if !z.groupOK(auth.OpRead, r.Group) {
+		return z.whole(func(resp kmsg.Response) { resp.(*kmsg.HeartbeatResponse).ErrorCode = codeGroupAuthz })
+	}
+	return authzDecision{} // nothing refused
 }

@@ -8,13 +8,18 @@ import (
 	"context"
 	"time"
 
+	"github.com/petrel-broker/petrel/auth"
 	"github.com/petrel-broker/petrel/group"
 	"github.com/petrel-broker/petrel/rpc"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-func init() { registerAPI(kmsg.LeaveGroup, 0, 5, (*Broker).handleLeaveGroup) }
+func init() {
+	registerAPI(kmsg.LeaveGroup, 0, 5, (*Broker).handleLeaveGroup, apiOpts{
+		authorize: authorizeLeaveGroup,
+	})
+}
 
 func (b *Broker) handleLeaveGroup(_ context.Context, req *rpc.Request) rpc.Result {
 	r := req.Body.(*kmsg.LeaveGroupRequest)
@@ -29,4 +34,14 @@ func (b *Broker) handleLeaveGroup(_ context.Context, req *rpc.Request) rpc.Resul
 	return b.groups.respond(r.Group, func(now time.Time, s *group.Shard, send func(kmsg.Response)) group.Effects {
 		return s.LeaveGroup(now, r, send)
 	}, failed)
+}
+
+// authorizeLeaveGroup is LeaveGroup's authorization rule (checkRequest).
+func authorizeLeaveGroup(b *Broker, req *rpc.Request) authzDecision {
+	r := req.Body.(*kmsg.LeaveGroupRequest)
+	z := checksOf(b, req)
+	if !z.groupOK(auth.OpRead, r.Group) {
+		return z.whole(func(resp kmsg.Response) { resp.(*kmsg.LeaveGroupResponse).ErrorCode = codeGroupAuthz })
+	}
+	return authzDecision{} // nothing refused
 }

@@ -9,13 +9,18 @@ import (
 	"context"
 	"time"
 
+	"github.com/petrel-broker/petrel/auth"
 	"github.com/petrel-broker/petrel/group"
 	"github.com/petrel-broker/petrel/rpc"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-func init() { registerAPI(kmsg.SyncGroup, 0, 5, (*Broker).handleSyncGroup) }
+func init() {
+	registerAPI(kmsg.SyncGroup, 0, 5, (*Broker).handleSyncGroup, apiOpts{
+		authorize: authorizeSyncGroup,
+	})
+}
 
 func (b *Broker) handleSyncGroup(_ context.Context, req *rpc.Request) rpc.Result {
 	r := req.Body.(*kmsg.SyncGroupRequest)
@@ -33,4 +38,14 @@ func (b *Broker) handleSyncGroup(_ context.Context, req *rpc.Request) rpc.Result
 	return b.groups.respond(r.Group, func(now time.Time, s *group.Shard, send func(kmsg.Response)) group.Effects {
 		return s.SyncGroup(now, r, send)
 	}, failed)
+}
+
+// authorizeSyncGroup is SyncGroup's authorization rule (checkRequest).
+func authorizeSyncGroup(b *Broker, req *rpc.Request) authzDecision {
+	r := req.Body.(*kmsg.SyncGroupRequest)
+	z := checksOf(b, req)
+	if !z.groupOK(auth.OpRead, r.Group) {
+		return z.whole(func(resp kmsg.Response) { resp.(*kmsg.SyncGroupResponse).ErrorCode = codeGroupAuthz })
+	}
+	return authzDecision{} // nothing refused
 }

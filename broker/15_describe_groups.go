@@ -14,7 +14,11 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-func init() { registerAPI(kmsg.DescribeGroups, 0, 5, (*Broker).handleDescribeGroups) }
+func init() {
+	registerAPI(kmsg.DescribeGroups, 0, 5, (*Broker).handleDescribeGroups, apiOpts{
+		authorize: authorizeDescribeGroups,
+	})
+}
 
 func (b *Broker) handleDescribeGroups(_ context.Context, req *rpc.Request) rpc.Result {
 	r := req.Body.(*kmsg.DescribeGroupsRequest)
@@ -36,5 +40,21 @@ func (b *Broker) handleDescribeGroups(_ context.Context, req *rpc.Request) rpc.R
 		resp := r.ResponseKind().(*kmsg.DescribeGroupsResponse)
 		resp.Groups = results
 		return resp
+	})
+}
+
+// authorizeDescribeGroups is DescribeGroups's authorization rule (checkRequest).
+func authorizeDescribeGroups(b *Broker, req *rpc.Request) authzDecision {
+	r := req.Body.(*kmsg.DescribeGroupsRequest)
+	z := checksOf(b, req)
+	var denied []string
+	r.Groups, denied = split(r.Groups, func(g string) bool { return z.groupOK(auth.OpDescribe, g) })
+	return mergeIf(len(denied) > 0, func(resp kmsg.Response) {
+		out := resp.(*kmsg.DescribeGroupsResponse)
+		for _, g := range denied {
+			rg := kmsg.NewDescribeGroupsResponseGroup()
+			rg.Group, rg.ErrorCode = g, codeGroupAuthz
+			out.Groups = append(out.Groups, rg)
+		}
 	})
 }

@@ -7,15 +7,21 @@ package broker
 
 import (
 	"context"
+	"slices"
 	"time"
 
+	"github.com/petrel-broker/petrel/auth"
 	"github.com/petrel-broker/petrel/group"
 	"github.com/petrel-broker/petrel/rpc"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-func init() { registerAPI(kmsg.ListGroups, 0, 5, (*Broker).handleListGroups) }
+func init() {
+	registerAPI(kmsg.ListGroups, 0, 5, (*Broker).handleListGroups, apiOpts{
+		authorize: authorizeListGroups,
+	})
+}
 
 func (b *Broker) handleListGroups(_ context.Context, req *rpc.Request) rpc.Result {
 	r := req.Body.(*kmsg.ListGroupsRequest)
@@ -37,4 +43,16 @@ func (b *Broker) handleListGroups(_ context.Context, req *rpc.Request) rpc.Resul
 		}
 		return resp
 	})
+}
+
+// authorizeListGroups is ListGroups's authorization rule (checkRequest).
+func authorizeListGroups(b *Broker, req *rpc.Request) authzDecision {
+	z := checksOf(b, req)
+	if z.clusterOK(auth.OpDescribe) {
+		return authzDecision{}
+	}
+	return authzDecision{merge: func(resp kmsg.Response) {
+		out := resp.(*kmsg.ListGroupsResponse)
+		out.Groups = slices.DeleteFunc(out.Groups, func(g kmsg.ListGroupsResponseGroup) bool { return !z.groupOK(auth.OpDescribe, g.Group) })
+	}}
 }

@@ -17,7 +17,11 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-func init() { registerAPI(kmsg.SASLHandshake, 0, 1, (*Broker).handleSASLHandshake) }
+func init() {
+	registerAPI(kmsg.SASLHandshake, 0, 1, (*Broker).handleSASLHandshake, apiOpts{
+		authorize: authorizeNothing,
+	})
+}
 
 func (b *Broker) handleSASLHandshake(_ context.Context, req *rpc.Request) rpc.Result {
 	resp := req.Body.(*kmsg.SASLHandshakeRequest).ResponseKind().(*kmsg.SASLHandshakeResponse)

@@ -14,13 +14,25 @@ import (
 	"errors"
 	"time"
 
+	"github.com/petrel-broker/petrel/auth"
 	"github.com/petrel-broker/petrel/metadata"
 	"github.com/petrel-broker/petrel/rpc"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-func init() { registerAPI(kmsg.CreateTopics, 2, 7, (*Broker).handleCreateTopics) }
+func init() {
+	registerAPI(kmsg.CreateTopics, 2, 7, (*Broker).handleCreateTopics, apiOpts{
+		authorize:     authorizeCreateTopics,
+		controller:    onController((*Broker).createTopics),
+		notController: notControllerCreateTopics,
+		isNotController: func(resp kmsg.Response) bool {
+			return allNotController(resp.(*kmsg.CreateTopicsResponse).Topics, func(t kmsg.CreateTopicsResponseTopic) int16 { return t.ErrorCode })
+		},
+		adminChange: true,
+		ownTimeout:  true,
+	})
+}
 
 func (b *Broker) handleCreateTopics(ctx context.Context, req *rpc.Request) rpc.Result {
 	if fromBroker(req) && (b.clusterPrincipal(req) || !b.authzEnabled()) {
@@ -201,4 +213,35 @@ func createdPartitions(plans []*plannedTopic, errs []error) int {
 		}
 	}
 	return n
+}
+
+// authorizeCreateTopics is CreateTopics's authorization rule (checkRequest).
+func authorizeCreateTopics(b *Broker, req *rpc.Request) authzDecision {
+	r := req.Body.(*kmsg.CreateTopicsRequest)
+	z := checksOf(b, req)
+	if z.clusterOK(auth.OpCreate) {
+		return authzDecision{}
+	}
+	var denied []kmsg.CreateTopicsRequestTopic
+	r.Topics, denied = split(r.Topics, func(t kmsg.CreateTopicsRequestTopic) bool { return z.topicOK(auth.OpCreate, t.Topic) })
+	return mergeIf(len(denied) > 0, func(resp kmsg.Response) {
+		out := resp.(*kmsg.CreateTopicsResponse)
+		for _, t := range denied {
+			rt := kmsg.NewCreateTopicsResponseTopic()
+			rt.Topic, rt.ErrorCode, rt.NumPartitions, rt.ReplicationFactor = t.Topic, codeTopicAuthz, -1, -1
+			rt.ErrorMessage = errorMessage(ErrTopicAuthorizationFailed)
+			out.Topics = append(out.Topics, rt)
+		}
+	})
+}
+
+// notControllerCreateTopics fills CreateTopics's answer with code on every resource
+// (notControllerResponse).
+func notControllerCreateTopics(req kmsg.Request, resp kmsg.Response, code int16, cause error) {
+	r := resp.(*kmsg.CreateTopicsResponse)
+	for _, t := range req.(*kmsg.CreateTopicsRequest).Topics {
+		rt := kmsg.NewCreateTopicsResponseTopic()
+		rt.Topic, rt.ErrorCode, rt.ErrorMessage = t.Topic, code, errorMessage(cause)
+		r.Topics = append(r.Topics, rt)
+	}
 }

@@ -10,16 +10,24 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/petrel-broker/petrel/auth"
 	"github.com/petrel-broker/petrel/metadata"
 	"github.com/petrel-broker/petrel/rpc"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-func init() { registerAPI(kmsg.DeleteTopics, 1, 6, (*Broker).handleDeleteTopics) }
-
-func (b *Broker) handleDeleteTopics(ctx context.Context, req *rpc.Request) rpc.Result {
-	return b.respondFromController(ctx, req)
+func init() {
+	registerAPI(kmsg.DeleteTopics, 1, 6, (*Broker).respondFromController, apiOpts{
+		authorize:     authorizeDeleteTopics,
+		controller:    onController((*Broker).deleteTopics),
+		notController: notControllerDeleteTopics,
+		isNotController: func(resp kmsg.Response) bool {
+			return allNotController(resp.(*kmsg.DeleteTopicsResponse).Topics, func(t kmsg.DeleteTopicsResponseTopic) int16 { return t.ErrorCode })
+		},
+		adminChange: true,
+		ownTimeout:  true,
+	})
 }
 
 // deleteTopics runs on the controller.
@@ -82,4 +90,55 @@ func (b *Broker) deleteTopic(ctx context.Context, t kmsg.DeleteTopicsRequestTopi
 	}
 	b.partitions.waitReconciled(cctx, after.Offset)
 	return nil
+}
+
+// authorizeDeleteTopics is DeleteTopics's authorization rule (checkRequest).
+func authorizeDeleteTopics(b *Broker, req *rpc.Request) authzDecision {
+	r := req.Body.(*kmsg.DeleteTopicsRequest)
+	z := checksOf(b, req)
+	im := b.Image()
+	ok := func(name *string, id [16]byte) bool {
+		n := ""
+		switch {
+		case name != nil:
+			n = *name
+		case im.TopicByID(metadata.Uuid(id)) != nil:
+			n = im.TopicByID(metadata.Uuid(id)).Name
+		default:
+			return true // unknown id: the handler's answer
+		}
+		return z.topicOK(auth.OpDelete, n)
+	}
+	var deniedNames []string
+	var deniedTopics []kmsg.DeleteTopicsRequestTopic
+	r.TopicNames, deniedNames = split(r.TopicNames, func(n string) bool { return ok(&n, [16]byte{}) })
+	r.Topics, deniedTopics = split(r.Topics, func(t kmsg.DeleteTopicsRequestTopic) bool { return ok(t.Topic, t.TopicID) })
+	return mergeIf(len(deniedNames)+len(deniedTopics) > 0, func(resp kmsg.Response) {
+		out := resp.(*kmsg.DeleteTopicsResponse)
+		for _, n := range deniedNames {
+			deniedTopics = append(deniedTopics, kmsg.DeleteTopicsRequestTopic{Topic: kmsg.StringPtr(n)})
+		}
+		for _, t := range deniedTopics {
+			rt := kmsg.NewDeleteTopicsResponseTopic()
+			rt.Topic, rt.TopicID, rt.ErrorCode = t.Topic, t.TopicID, codeTopicAuthz
+			out.Topics = append(out.Topics, rt)
+		}
+	})
+}
+
+// notControllerDeleteTopics fills DeleteTopics's answer with code on every resource
+// (notControllerResponse).
+func notControllerDeleteTopics(req kmsg.Request, resp kmsg.Response, code int16, cause error) {
+	r := resp.(*kmsg.DeleteTopicsResponse)
+	dr := req.(*kmsg.DeleteTopicsRequest)
+	for _, name := range dr.TopicNames {
+		rt := kmsg.NewDeleteTopicsResponseTopic()
+		rt.Topic, rt.ErrorCode, rt.ErrorMessage = kmsg.StringPtr(name), code, errorMessage(cause)
+		r.Topics = append(r.Topics, rt)
+	}
+	for _, t := range dr.Topics {
+		rt := kmsg.NewDeleteTopicsResponseTopic()
+		rt.Topic, rt.TopicID, rt.ErrorCode, rt.ErrorMessage = t.Topic, t.TopicID, code, errorMessage(cause)
+		r.Topics = append(r.Topics, rt)
+	}
 }

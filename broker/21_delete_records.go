@@ -18,13 +18,19 @@ import (
 	"context"
 	"time"
 
+	"github.com/petrel-broker/petrel/auth"
 	"github.com/petrel-broker/petrel/replication"
 	"github.com/petrel-broker/petrel/rpc"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-func init() { registerAPI(kmsg.DeleteRecords, 0, 2, (*Broker).handleDeleteRecords) }
+func init() {
+	registerAPI(kmsg.DeleteRecords, 0, 2, (*Broker).handleDeleteRecords, apiOpts{
+		authorize:       authorizeDeleteRecords,
+		partitionScoped: true,
+	})
+}
 
 // pendingDelete is one partition of a DeleteRecords answer waiting for its low
 // watermark to reach required.
@@ -139,4 +145,25 @@ func (b *Broker) awaitLowWatermarks(ctx context.Context, pending []pendingDelete
 			return
 		}
 	}
+}
+
+// authorizeDeleteRecords is DeleteRecords's authorization rule (checkRequest).
+func authorizeDeleteRecords(b *Broker, req *rpc.Request) authzDecision {
+	r := req.Body.(*kmsg.DeleteRecordsRequest)
+	z := checksOf(b, req)
+	var denied []kmsg.DeleteRecordsRequestTopic
+	r.Topics, denied = split(r.Topics, func(t kmsg.DeleteRecordsRequestTopic) bool { return z.topicOK(auth.OpDelete, t.Topic) })
+	return mergeIf(len(denied) > 0, func(resp kmsg.Response) {
+		out := resp.(*kmsg.DeleteRecordsResponse)
+		for _, t := range denied {
+			rt := kmsg.NewDeleteRecordsResponseTopic()
+			rt.Topic = t.Topic
+			for _, p := range t.Partitions {
+				rp := kmsg.NewDeleteRecordsResponseTopicPartition()
+				rp.Partition, rp.LowWatermark, rp.ErrorCode = p.Partition, -1, codeTopicAuthz
+				rt.Partitions = append(rt.Partitions, rp)
+			}
+			out.Topics = append(out.Topics, rt)
+		}
+	})
 }

@@ -22,6 +22,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/petrel-broker/petrel/auth"
 	"github.com/petrel-broker/petrel/rpc"
 	"github.com/petrel-broker/petrel/txn"
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -31,7 +32,11 @@ import (
 // initProducerIDWait bounds how long InitProducerId waits for a block of ids.
 const initProducerIDWait = 5 * time.Second
 
-func init() { registerAPI(kmsg.InitProducerID, 0, 5, (*Broker).handleInitProducerID) }
+func init() {
+	registerAPI(kmsg.InitProducerID, 0, 5, (*Broker).handleInitProducerID, apiOpts{
+		authorize: authorizeInitProducerID,
+	})
+}
 
 func (b *Broker) handleInitProducerID(ctx context.Context, req *rpc.Request) rpc.Result {
 	r := req.Body.(*kmsg.InitProducerIDRequest)
@@ -96,4 +101,24 @@ func (b *Broker) initTransactionalProducerID(ctx context.Context, r *kmsg.InitPr
 		}, func(code int16) { send(failed(code)) })
 	})
 	return rpc.RespondLater(ch)
+}
+
+// authorizeInitProducerID is InitProducerID's authorization rule (checkRequest).
+func authorizeInitProducerID(b *Broker, req *rpc.Request) authzDecision {
+	r := req.Body.(*kmsg.InitProducerIDRequest)
+	z := checksOf(b, req)
+	if r.TransactionalID != nil {
+		if !z.txnOK(*r.TransactionalID) {
+			return z.whole(func(resp kmsg.Response) {
+				out := resp.(*kmsg.InitProducerIDResponse)
+				out.ErrorCode, out.ProducerID, out.ProducerEpoch = codeTxnAuthz, -1, -1
+			})
+		}
+	} else if !z.clusterOK(auth.OpIdempotentWrite) && !b.authorizedAny(req, auth.OpWrite, auth.ResourceTopic) {
+		return z.whole(func(resp kmsg.Response) {
+			out := resp.(*kmsg.InitProducerIDResponse)
+			out.ErrorCode, out.ProducerID, out.ProducerEpoch = codeClusterAuthz, -1, -1
+		})
+	}
+	return authzDecision{} // nothing refused
 }

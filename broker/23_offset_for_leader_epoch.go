@@ -9,11 +9,17 @@ package broker
 import (
 	"context"
 
+	"github.com/petrel-broker/petrel/auth"
 	"github.com/petrel-broker/petrel/rpc"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-func init() { registerAPI(kmsg.OffsetForLeaderEpoch, 2, 4, (*Broker).handleOffsetForLeaderEpoch) }
+func init() {
+	registerAPI(kmsg.OffsetForLeaderEpoch, 2, 4, (*Broker).handleOffsetForLeaderEpoch, apiOpts{
+		authorize:       authorizeOffsetForLeaderEpoch,
+		partitionScoped: true,
+	})
+}
 
 func (b *Broker) handleOffsetForLeaderEpoch(ctx context.Context, req *rpc.Request) rpc.Result {
 	r := req.Body.(*kmsg.OffsetForLeaderEpochRequest)
@@ -41,4 +47,36 @@ func (b *Broker) handleOffsetForLeaderEpoch(ctx context.Context, req *rpc.Reques
 		resp.Topics = append(resp.Topics, rt)
 	}
 	return rpc.Respond(resp)
+}
+
+// authorizeOffsetForLeaderEpoch is OffsetForLeaderEpoch's authorization rule
+// (checkRequest).
+func authorizeOffsetForLeaderEpoch(b *Broker, req *rpc.Request) authzDecision {
+	r := req.Body.(*kmsg.OffsetForLeaderEpochRequest)
+	z := checksOf(b, req)
+	if r.Version >= 3 && r.ReplicaID >= 0 {
+		if z.clusterOK(auth.OpClusterAction) {
+			return authzDecision{}
+		}
+		denied := r.Topics
+		r.Topics = nil
+		return z.whole(func(resp kmsg.Response) { addEpochDenied(resp, denied) })
+	}
+	var denied []kmsg.OffsetForLeaderEpochRequestTopic
+	r.Topics, denied = split(r.Topics, func(t kmsg.OffsetForLeaderEpochRequestTopic) bool { return z.topicOK(auth.OpDescribe, t.Topic) })
+	return mergeIf(len(denied) > 0, func(resp kmsg.Response) { addEpochDenied(resp, denied) })
+}
+
+func addEpochDenied(resp kmsg.Response, denied []kmsg.OffsetForLeaderEpochRequestTopic) {
+	out := resp.(*kmsg.OffsetForLeaderEpochResponse)
+	for _, t := range denied {
+		rt := kmsg.NewOffsetForLeaderEpochResponseTopic()
+		rt.Topic = t.Topic
+		for _, p := range t.Partitions {
+			rp := kmsg.NewOffsetForLeaderEpochResponseTopicPartition()
+			rp.Partition, rp.ErrorCode, rp.LeaderEpoch, rp.EndOffset = p.Partition, codeTopicAuthz, -1, -1
+			rt.Partitions = append(rt.Partitions, rp)
+		}
+		out.Topics = append(out.Topics, rt)
+	}
 }

@@ -16,13 +16,18 @@ import (
 	"sync"
 	"time"
 
+	"github.com/petrel-broker/petrel/auth"
 	"github.com/petrel-broker/petrel/rpc"
 	"github.com/petrel-broker/petrel/txn"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-func init() { registerAPI(kmsg.AddPartitionsToTxn, 0, 5, (*Broker).handleAddPartitionsToTxn) }
+func init() {
+	registerAPI(kmsg.AddPartitionsToTxn, 0, 5, (*Broker).handleAddPartitionsToTxn, apiOpts{
+		authorize: authorizeAddPartitionsToTxn,
+	})
+}
 
 func (b *Broker) handleAddPartitionsToTxn(ctx context.Context, req *rpc.Request) rpc.Result {
 	r := req.Body.(*kmsg.AddPartitionsToTxnRequest)
@@ -108,4 +113,45 @@ func fencedForVersion(code int16, version, since int16) int16 {
 		return kerr.InvalidProducerEpoch.Code
 	}
 	return code
+}
+
+// authorizeAddPartitionsToTxn is AddPartitionsToTxn's authorization rule
+// (checkRequest).
+func authorizeAddPartitionsToTxn(b *Broker, req *rpc.Request) authzDecision {
+	r := req.Body.(*kmsg.AddPartitionsToTxnRequest)
+	z := checksOf(b, req)
+	if r.Version >= 4 {
+		if !z.clusterOK(auth.OpClusterAction) {
+			return z.whole(func(resp kmsg.Response) { resp.(*kmsg.AddPartitionsToTxnResponse).ErrorCode = codeClusterAuthz })
+		}
+		return authzDecision{}
+	}
+	txnDenied := !z.txnOK(r.TransactionalID)
+	anyDenied := txnDenied
+	for _, t := range r.Topics {
+		anyDenied = anyDenied || !z.topicOK(auth.OpWrite, t.Topic)
+	}
+	if !anyDenied {
+		return authzDecision{}
+	}
+	return z.whole(func(resp kmsg.Response) {
+		out := resp.(*kmsg.AddPartitionsToTxnResponse)
+		for _, t := range r.Topics {
+			code := errorCode(ErrOperationNotAttempted)
+			switch {
+			case txnDenied:
+				code = codeTxnAuthz
+			case !z.topicOK(auth.OpWrite, t.Topic):
+				code = codeTopicAuthz
+			}
+			rt := kmsg.NewAddPartitionsToTxnResponseTopic()
+			rt.Topic = t.Topic
+			for _, p := range t.Partitions {
+				rp := kmsg.NewAddPartitionsToTxnResponseTopicPartition()
+				rp.Partition, rp.ErrorCode = p, code
+				rt.Partitions = append(rt.Partitions, rp)
+			}
+			out.Topics = append(out.Topics, rt)
+		}
+	})
 }

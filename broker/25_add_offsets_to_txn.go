@@ -20,6 +20,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/petrel-broker/petrel/auth"
 	"github.com/petrel-broker/petrel/group"
 	"github.com/petrel-broker/petrel/metadata"
 	"github.com/petrel-broker/petrel/rpc"
@@ -28,7 +29,11 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-func init() { registerAPI(kmsg.AddOffsetsToTxn, 0, 3, (*Broker).handleAddOffsetsToTxn) }
+func init() {
+	registerAPI(kmsg.AddOffsetsToTxn, 0, 3, (*Broker).handleAddOffsetsToTxn, apiOpts{
+		authorize: authorizeAddOffsetsToTxn,
+	})
+}
 
 func (b *Broker) handleAddOffsetsToTxn(ctx context.Context, req *rpc.Request) rpc.Result {
 	r := req.Body.(*kmsg.AddOffsetsToTxnRequest)
@@ -66,4 +71,17 @@ func (b *Broker) offsetsPartitionFor(im *metadata.Image, groupID string) int32 {
 		partitions = int32(len(t.Partitions))
 	}
 	return group.PartitionFor(groupID, partitions)
+}
+
+// authorizeAddOffsetsToTxn is AddOffsetsToTxn's authorization rule (checkRequest).
+func authorizeAddOffsetsToTxn(b *Broker, req *rpc.Request) authzDecision {
+	r := req.Body.(*kmsg.AddOffsetsToTxnRequest)
+	z := checksOf(b, req)
+	switch {
+	case !z.txnOK(r.TransactionalID):
+		return z.whole(func(resp kmsg.Response) { resp.(*kmsg.AddOffsetsToTxnResponse).ErrorCode = codeTxnAuthz })
+	case !z.groupOK(auth.OpRead, r.Group):
+		return z.whole(func(resp kmsg.Response) { resp.(*kmsg.AddOffsetsToTxnResponse).ErrorCode = codeGroupAuthz })
+	}
+	return authzDecision{} // nothing refused
 }

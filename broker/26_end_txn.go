@@ -17,7 +17,11 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-func init() { registerAPI(kmsg.EndTxn, 0, 3, (*Broker).handleEndTxn) }
+func init() {
+	registerAPI(kmsg.EndTxn, 0, 3, (*Broker).handleEndTxn, apiOpts{
+		authorize: authorizeEndTxn,
+	})
+}
 
 func (b *Broker) handleEndTxn(ctx context.Context, req *rpc.Request) rpc.Result {
 	r := req.Body.(*kmsg.EndTxnRequest)
@@ -33,4 +37,14 @@ func (b *Broker) handleEndTxn(ctx context.Context, req *rpc.Request) rpc.Result 
 		return s.EndTransaction(now, r.TransactionalID, r.ProducerID, r.ProducerEpoch, r.Commit,
 			func(code int16) { send(answer(code)) })
 	}, answer)
+}
+
+// authorizeEndTxn is EndTxn's authorization rule (checkRequest).
+func authorizeEndTxn(b *Broker, req *rpc.Request) authzDecision {
+	r := req.Body.(*kmsg.EndTxnRequest)
+	z := checksOf(b, req)
+	if !z.txnOK(r.TransactionalID) {
+		return z.whole(func(resp kmsg.Response) { resp.(*kmsg.EndTxnResponse).ErrorCode = codeTxnAuthz })
+	}
+	return authzDecision{} // nothing refused
 }

@@ -20,13 +20,18 @@ import (
 	"context"
 	"time"
 
+	"github.com/petrel-broker/petrel/auth"
 	"github.com/petrel-broker/petrel/coordinator"
 	"github.com/petrel-broker/petrel/rpc"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-func init() { registerAPI(kmsg.WriteTxnMarkers, 0, 1, (*Broker).handleWriteTxnMarkers) }
+func init() {
+	registerAPI(kmsg.WriteTxnMarkers, 0, 1, (*Broker).handleWriteTxnMarkers, apiOpts{
+		authorize: authorizeWriteTxnMarkers,
+	})
+}
 
 // markerWait bounds the wait for the high watermark to pass the markers.
 const markerWait = 10 * time.Second
@@ -124,4 +129,28 @@ func markerDone(code int16) bool {
 		return true
 	}
 	return false
+}
+
+// authorizeWriteTxnMarkers is WriteTxnMarkers's authorization rule (checkRequest).
+func authorizeWriteTxnMarkers(b *Broker, req *rpc.Request) authzDecision {
+	r := req.Body.(*kmsg.WriteTxnMarkersRequest)
+	z := checksOf(b, req)
+	return z.clusterOnly(auth.OpClusterAction, func(resp kmsg.Response) {
+		out := resp.(*kmsg.WriteTxnMarkersResponse)
+		for _, m := range r.Markers {
+			rm := kmsg.NewWriteTxnMarkersResponseMarker()
+			rm.ProducerID = m.ProducerID
+			for _, t := range m.Topics {
+				rt := kmsg.NewWriteTxnMarkersResponseMarkerTopic()
+				rt.Topic = t.Topic
+				for _, p := range t.Partitions {
+					rp := kmsg.NewWriteTxnMarkersResponseMarkerTopicPartition()
+					rp.Partition, rp.ErrorCode = p, codeClusterAuthz
+					rt.Partitions = append(rt.Partitions, rp)
+				}
+				rm.Topics = append(rm.Topics, rt)
+			}
+			out.Markers = append(out.Markers, rm)
+		}
+	})
 }

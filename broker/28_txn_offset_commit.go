@@ -28,6 +28,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/petrel-broker/petrel/auth"
 	"github.com/petrel-broker/petrel/coordinator"
 	"github.com/petrel-broker/petrel/group"
 	"github.com/petrel-broker/petrel/replication"
@@ -37,7 +38,11 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-func init() { registerAPI(kmsg.TxnOffsetCommit, 0, 3, (*Broker).handleTxnOffsetCommit) }
+func init() {
+	registerAPI(kmsg.TxnOffsetCommit, 0, 3, (*Broker).handleTxnOffsetCommit, apiOpts{
+		authorize: authorizeTxnOffsetCommit,
+	})
+}
 
 // txnOffsetVerification is the KIP-890 outcome a TxnOffsetCommit's write carries to the
 // coordinator runtime (group.Producer.Verification).
@@ -170,4 +175,41 @@ func (b *Broker) completeGroupTransaction(partition int32, m kmsg.WriteTxnMarker
 		done(errorCode(err))
 	}
 	return ch
+}
+
+// authorizeTxnOffsetCommit is TxnOffsetCommit's authorization rule (checkRequest).
+func authorizeTxnOffsetCommit(b *Broker, req *rpc.Request) authzDecision {
+	r := req.Body.(*kmsg.TxnOffsetCommitRequest)
+	z := checksOf(b, req)
+	code := int16(0)
+	switch {
+	case !z.txnOK(r.TransactionalID):
+		code = codeTxnAuthz
+	case !z.groupOK(auth.OpRead, r.Group):
+		code = codeGroupAuthz
+	}
+	var denied []kmsg.TxnOffsetCommitRequestTopic
+	if code != 0 {
+		denied, r.Topics = r.Topics, nil
+	} else {
+		code = codeTopicAuthz
+		r.Topics, denied = split(r.Topics, func(t kmsg.TxnOffsetCommitRequestTopic) bool { return z.topicOK(auth.OpRead, t.Topic) })
+	}
+	add := func(resp kmsg.Response) {
+		out := resp.(*kmsg.TxnOffsetCommitResponse)
+		for _, t := range denied {
+			rt := kmsg.NewTxnOffsetCommitResponseTopic()
+			rt.Topic = t.Topic
+			for _, p := range t.Partitions {
+				rp := kmsg.NewTxnOffsetCommitResponseTopicPartition()
+				rp.Partition, rp.ErrorCode = p.Partition, code
+				rt.Partitions = append(rt.Partitions, rp)
+			}
+			out.Topics = append(out.Topics, rt)
+		}
+	}
+	if code != codeTopicAuthz {
+		return z.whole(add)
+	}
+	return mergeIf(len(denied) > 0, add)
 }

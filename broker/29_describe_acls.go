@@ -2,7 +2,7 @@ package broker
 
 // DescribeAcls (key 29), v0-3: the ACLs of this broker's image that the filter
 // selects, grouped by resource (Kafka's filter rules, auth.Filter). v0 filters and
-// answers literal patterns only. Needs Describe on the cluster (authorize_admin.go).
+// answers literal patterns only. Needs Describe on the cluster (authorizeDescribeACLs).
 // Without an authorizer: SECURITY_DISABLED, as in Kafka.
 
 import (
@@ -15,7 +15,11 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-func init() { registerAPI(kmsg.DescribeACLs, 0, 3, (*Broker).handleDescribeACLs) }
+func init() {
+	registerAPI(kmsg.DescribeACLs, 0, 3, (*Broker).handleDescribeACLs, apiOpts{
+		authorize: authorizeDescribeACLs,
+	})
+}
 
 func (b *Broker) handleDescribeACLs(_ context.Context, req *rpc.Request) rpc.Result {
 	r := req.Body.(*kmsg.DescribeACLsRequest)
@@ -68,4 +72,13 @@ func (b *Broker) handleDescribeACLs(_ context.Context, req *rpc.Request) rpc.Res
 		resp.Resources = append(resp.Resources, rr)
 	}
 	return rpc.Respond(resp)
+}
+
+// authorizeDescribeACLs is DescribeACLs's authorization rule (checkRequest).
+func authorizeDescribeACLs(b *Broker, req *rpc.Request) authzDecision {
+	z := checksOf(b, req)
+	return z.clusterOnly(auth.OpDescribe, func(resp kmsg.Response) {
+		out := resp.(*kmsg.DescribeACLsResponse)
+		out.ErrorCode, out.ErrorMessage = codeClusterAuthz, errorMessage(ErrClusterAuthorizationFailed)
+	})
 }

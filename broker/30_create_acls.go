@@ -5,7 +5,7 @@ package broker
 // commits them as AccessControlEntryRecords in one entry; an ACL already stored is
 // answered as created without a second copy; more than 10,000 creations are refused
 // with POLICY_VIOLATION (limits.go). v0 creates literal ACLs. Needs Alter on
-// the cluster (authorize_admin.go). Every broker applies the entry and authorizes by
+// the cluster (authorizeCreateACLs). Every broker applies the entry and authorizes by
 // it from its next request. Without an authorizer (authorizer.class.name unset) every
 // creation is SECURITY_DISABLED, as in Kafka.
 
@@ -19,7 +19,14 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-func init() { registerAPI(kmsg.CreateACLs, 0, 3, (*Broker).handleCreateACLs) }
+func init() {
+	registerAPI(kmsg.CreateACLs, 0, 3, (*Broker).handleCreateACLs, apiOpts{
+		authorize:     authorizeCreateACLs,
+		controller:    onController((*Broker).createACLs),
+		notController: notControllerCreateACLs,
+		adminChange:   true,
+	})
+}
 
 func (b *Broker) handleCreateACLs(ctx context.Context, req *rpc.Request) rpc.Result {
 	if !b.authzEnabled() {
@@ -96,4 +103,29 @@ func (b *Broker) createACLs(ctx context.Context, r *kmsg.CreateACLsRequest) *kms
 		resp.Results = append(resp.Results, res)
 	}
 	return resp
+}
+
+// authorizeCreateACLs is CreateACLs's authorization rule (checkRequest).
+func authorizeCreateACLs(b *Broker, req *rpc.Request) authzDecision {
+	r := req.Body.(*kmsg.CreateACLsRequest)
+	z := checksOf(b, req)
+	return z.clusterOnly(auth.OpAlter, func(resp kmsg.Response) {
+		out := resp.(*kmsg.CreateACLsResponse)
+		for range r.Creations {
+			res := kmsg.NewCreateACLsResponseResult()
+			res.ErrorCode, res.ErrorMessage = codeClusterAuthz, errorMessage(ErrClusterAuthorizationFailed)
+			out.Results = append(out.Results, res)
+		}
+	})
+}
+
+// notControllerCreateACLs fills CreateACLs's answer with code on every resource
+// (notControllerResponse).
+func notControllerCreateACLs(req kmsg.Request, resp kmsg.Response, code int16, cause error) {
+	r := resp.(*kmsg.CreateACLsResponse)
+	for range req.(*kmsg.CreateACLsRequest).Creations {
+		res := kmsg.NewCreateACLsResponseResult()
+		res.ErrorCode, res.ErrorMessage = code, errorMessage(cause)
+		r.Results = append(r.Results, res)
+	}
 }

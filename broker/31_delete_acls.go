@@ -3,7 +3,7 @@ package broker
 // DeleteAcls (key 31), v0-3: forwarded to the controller, which removes every ACL a
 // filter selects (auth.Filter) in one entry of RemoveAccessControlEntryRecords and
 // answers, per filter, the ACLs it matched. v0 filters literal patterns only. Needs
-// Alter on the cluster (authorize_admin.go). Without an authorizer every filter is
+// Alter on the cluster (authorizeDeleteACLs). Without an authorizer every filter is
 // SECURITY_DISABLED, as in Kafka.
 
 import (
@@ -15,7 +15,14 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-func init() { registerAPI(kmsg.DeleteACLs, 0, 3, (*Broker).handleDeleteACLs) }
+func init() {
+	registerAPI(kmsg.DeleteACLs, 0, 3, (*Broker).handleDeleteACLs, apiOpts{
+		authorize:     authorizeDeleteACLs,
+		controller:    onController((*Broker).deleteACLs),
+		notController: notControllerDeleteACLs,
+		adminChange:   true,
+	})
+}
 
 func (b *Broker) handleDeleteACLs(ctx context.Context, req *rpc.Request) rpc.Result {
 	if !b.authzEnabled() {
@@ -99,4 +106,29 @@ func (b *Broker) deleteACLs(ctx context.Context, r *kmsg.DeleteACLsRequest) *kms
 		resp.Results = append(resp.Results, res)
 	}
 	return resp
+}
+
+// authorizeDeleteACLs is DeleteACLs's authorization rule (checkRequest).
+func authorizeDeleteACLs(b *Broker, req *rpc.Request) authzDecision {
+	r := req.Body.(*kmsg.DeleteACLsRequest)
+	z := checksOf(b, req)
+	return z.clusterOnly(auth.OpAlter, func(resp kmsg.Response) {
+		out := resp.(*kmsg.DeleteACLsResponse)
+		for range r.Filters {
+			res := kmsg.NewDeleteACLsResponseResult()
+			res.ErrorCode, res.ErrorMessage = codeClusterAuthz, errorMessage(ErrClusterAuthorizationFailed)
+			out.Results = append(out.Results, res)
+		}
+	})
+}
+
+// notControllerDeleteACLs fills DeleteACLs's answer with code on every resource
+// (notControllerResponse).
+func notControllerDeleteACLs(req kmsg.Request, resp kmsg.Response, code int16, cause error) {
+	r := resp.(*kmsg.DeleteACLsResponse)
+	for range req.(*kmsg.DeleteACLsRequest).Filters {
+		res := kmsg.NewDeleteACLsResponseResult()
+		res.ErrorCode, res.ErrorMessage = code, errorMessage(cause)
+		r.Results = append(r.Results, res)
+	}
 }

@@ -16,13 +16,18 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/petrel-broker/petrel/auth"
 	"github.com/petrel-broker/petrel/config"
 	"github.com/petrel-broker/petrel/rpc"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-func init() { registerAPI(kmsg.DescribeConfigs, 1, 4, (*Broker).handleDescribeConfigs) }
+func init() {
+	registerAPI(kmsg.DescribeConfigs, 1, 4, (*Broker).handleDescribeConfigs, apiOpts{
+		authorize: authorizeDescribeConfigs,
+	})
+}
 
 func (b *Broker) handleDescribeConfigs(ctx context.Context, req *rpc.Request) rpc.Result {
 	r := req.Body.(*kmsg.DescribeConfigsRequest)
@@ -219,4 +224,22 @@ func synonym(name, value string, source int8) kmsg.DescribeConfigsResponseResour
 		s.Value = nil
 	}
 	return s
+}
+
+// authorizeDescribeConfigs is DescribeConfigs's authorization rule (checkRequest).
+func authorizeDescribeConfigs(b *Broker, req *rpc.Request) authzDecision {
+	r := req.Body.(*kmsg.DescribeConfigsRequest)
+	z := checksOf(b, req)
+	var denied []kmsg.DescribeConfigsRequestResource
+	r.Resources, denied = split(r.Resources, func(res kmsg.DescribeConfigsRequestResource) bool {
+		return configResourceOK(res.ResourceType, res.ResourceName, auth.OpDescribeConfigs, z.topicOK, z.clusterOK)
+	})
+	return mergeIf(len(denied) > 0, func(resp kmsg.Response) {
+		out := resp.(*kmsg.DescribeConfigsResponse)
+		for _, res := range denied {
+			rr := kmsg.NewDescribeConfigsResponseResource()
+			rr.ResourceType, rr.ResourceName, rr.ErrorCode = res.ResourceType, res.ResourceName, configDeniedCode(res.ResourceType)
+			out.Resources = append(out.Resources, rr)
+		}
+	})
 }

@@ -9,16 +9,20 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/petrel-broker/petrel/auth"
 	"github.com/petrel-broker/petrel/config"
 	"github.com/petrel-broker/petrel/metadata"
 	"github.com/petrel-broker/petrel/rpc"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-func init() { registerAPI(kmsg.AlterConfigs, 0, 2, (*Broker).handleAlterConfigs) }
-
-func (b *Broker) handleAlterConfigs(ctx context.Context, req *rpc.Request) rpc.Result {
-	return b.respondFromController(ctx, req)
+func init() {
+	registerAPI(kmsg.AlterConfigs, 0, 2, (*Broker).respondFromController, apiOpts{
+		authorize:     authorizeAlterConfigs,
+		controller:    onController((*Broker).alterConfigs),
+		notController: notControllerAlterConfigs,
+		adminChange:   true,
+	})
 }
 
 // alterConfigs runs on the controller.
@@ -59,4 +63,33 @@ func (b *Broker) alterConfigs(ctx context.Context, r *kmsg.AlterConfigsRequest) 
 		resp.Resources = append(resp.Resources, rr)
 	}
 	return resp
+}
+
+// authorizeAlterConfigs is AlterConfigs's authorization rule (checkRequest).
+func authorizeAlterConfigs(b *Broker, req *rpc.Request) authzDecision {
+	r := req.Body.(*kmsg.AlterConfigsRequest)
+	z := checksOf(b, req)
+	var denied []kmsg.AlterConfigsRequestResource
+	r.Resources, denied = split(r.Resources, func(res kmsg.AlterConfigsRequestResource) bool {
+		return configResourceOK(res.ResourceType, res.ResourceName, auth.OpAlterConfigs, z.topicOK, z.clusterOK)
+	})
+	return mergeIf(len(denied) > 0, func(resp kmsg.Response) {
+		out := resp.(*kmsg.AlterConfigsResponse)
+		for _, res := range denied {
+			rr := kmsg.NewAlterConfigsResponseResource()
+			rr.ResourceType, rr.ResourceName, rr.ErrorCode = res.ResourceType, res.ResourceName, configDeniedCode(res.ResourceType)
+			out.Resources = append(out.Resources, rr)
+		}
+	})
+}
+
+// notControllerAlterConfigs fills AlterConfigs's answer with code on every resource
+// (notControllerResponse).
+func notControllerAlterConfigs(req kmsg.Request, resp kmsg.Response, code int16, cause error) {
+	r := resp.(*kmsg.AlterConfigsResponse)
+	for _, res := range req.(*kmsg.AlterConfigsRequest).Resources {
+		rr := kmsg.NewAlterConfigsResponseResource()
+		rr.ResourceType, rr.ResourceName, rr.ErrorCode, rr.ErrorMessage = res.ResourceType, res.ResourceName, code, errorMessage(cause)
+		r.Resources = append(r.Resources, rr)
+	}
 }

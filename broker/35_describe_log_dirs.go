@@ -13,12 +13,17 @@ import (
 	"slices"
 	"syscall"
 
+	"github.com/petrel-broker/petrel/auth"
 	"github.com/petrel-broker/petrel/rpc"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-func init() { registerAPI(kmsg.DescribeLogDirs, 0, 5, (*Broker).handleDescribeLogDirs) }
+func init() {
+	registerAPI(kmsg.DescribeLogDirs, 0, 5, (*Broker).handleDescribeLogDirs, apiOpts{
+		authorize: authorizeDescribeLogDirs,
+	})
+}
 
 func (b *Broker) handleDescribeLogDirs(ctx context.Context, req *rpc.Request) rpc.Result {
 	return rpc.Respond(b.describeLogDirs(req.Body.(*kmsg.DescribeLogDirsRequest)))
@@ -77,4 +82,12 @@ func (b *Broker) describeLogDirs(r *kmsg.DescribeLogDirsRequest) *kmsg.DescribeL
 	}
 	resp.Dirs = append(resp.Dirs, dir)
 	return resp
+}
+
+// authorizeDescribeLogDirs is DescribeLogDirs's authorization rule (checkRequest).
+func authorizeDescribeLogDirs(b *Broker, req *rpc.Request) authzDecision {
+	z := checksOf(b, req)
+	return z.clusterOnly(auth.OpDescribe, func(resp kmsg.Response) {
+		resp.(*kmsg.DescribeLogDirsResponse).ErrorCode = codeClusterAuthz
+	})
 }

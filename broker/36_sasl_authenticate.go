@@ -16,7 +16,11 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-func init() { registerAPI(kmsg.SASLAuthenticate, 0, 2, (*Broker).handleSASLAuthenticate) }
+func init() {
+	registerAPI(kmsg.SASLAuthenticate, 0, 2, (*Broker).handleSASLAuthenticate, apiOpts{
+		authorize: authorizeNothing,
+	})
+}
 
 func (b *Broker) handleSASLAuthenticate(_ context.Context, req *rpc.Request) rpc.Result {
 	resp := req.Body.(*kmsg.SASLAuthenticateRequest).ResponseKind().(*kmsg.SASLAuthenticateResponse)

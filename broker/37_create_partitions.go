@@ -17,15 +17,20 @@ import (
 	"slices"
 	"time"
 
+	"github.com/petrel-broker/petrel/auth"
 	"github.com/petrel-broker/petrel/metadata"
 	"github.com/petrel-broker/petrel/rpc"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-func init() { registerAPI(kmsg.CreatePartitions, 0, 3, (*Broker).handleCreatePartitions) }
-
-func (b *Broker) handleCreatePartitions(ctx context.Context, req *rpc.Request) rpc.Result {
-	return b.respondFromController(ctx, req)
+func init() {
+	registerAPI(kmsg.CreatePartitions, 0, 3, (*Broker).respondFromController, apiOpts{
+		authorize:     authorizeCreatePartitions,
+		controller:    onController((*Broker).createPartitions),
+		notController: notControllerCreatePartitions,
+		adminChange:   true,
+		ownTimeout:    true,
+	})
 }
 
 // createPartitions runs on the controller.
@@ -138,4 +143,31 @@ func newPartitionRecord(im *metadata.Image, id metadata.Uuid, partition int32, r
 		isr = []int32{replicas[0]}
 	}
 	return metadata.PartitionRecord{TopicID: id, PartitionID: partition, Replicas: replicas, ISR: isr, Leader: leader}
+}
+
+// authorizeCreatePartitions is CreatePartitions's authorization rule (checkRequest).
+func authorizeCreatePartitions(b *Broker, req *rpc.Request) authzDecision {
+	r := req.Body.(*kmsg.CreatePartitionsRequest)
+	z := checksOf(b, req)
+	var denied []kmsg.CreatePartitionsRequestTopic
+	r.Topics, denied = split(r.Topics, func(t kmsg.CreatePartitionsRequestTopic) bool { return z.topicOK(auth.OpAlter, t.Topic) })
+	return mergeIf(len(denied) > 0, func(resp kmsg.Response) {
+		out := resp.(*kmsg.CreatePartitionsResponse)
+		for _, t := range denied {
+			rt := kmsg.NewCreatePartitionsResponseTopic()
+			rt.Topic, rt.ErrorCode, rt.ErrorMessage = t.Topic, codeTopicAuthz, errorMessage(ErrTopicAuthorizationFailed)
+			out.Topics = append(out.Topics, rt)
+		}
+	})
+}
+
+// notControllerCreatePartitions fills CreatePartitions's answer with code on every
+// resource (notControllerResponse).
+func notControllerCreatePartitions(req kmsg.Request, resp kmsg.Response, code int16, cause error) {
+	r := resp.(*kmsg.CreatePartitionsResponse)
+	for _, t := range req.(*kmsg.CreatePartitionsRequest).Topics {
+		rt := kmsg.NewCreatePartitionsResponseTopic()
+		rt.Topic, rt.ErrorCode, rt.ErrorMessage = t.Topic, code, errorMessage(cause)
+		r.Topics = append(r.Topics, rt)
+	}
 }

@@ -10,13 +10,18 @@ import (
 	"context"
 	"time"
 
+	"github.com/petrel-broker/petrel/auth"
 	"github.com/petrel-broker/petrel/group"
 	"github.com/petrel-broker/petrel/rpc"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-func init() { registerAPI(kmsg.DeleteGroups, 0, 2, (*Broker).handleDeleteGroups) }
+func init() {
+	registerAPI(kmsg.DeleteGroups, 0, 2, (*Broker).handleDeleteGroups, apiOpts{
+		authorize: authorizeDeleteGroups,
+	})
+}
 
 func (b *Broker) handleDeleteGroups(_ context.Context, req *rpc.Request) rpc.Result {
 	r := req.Body.(*kmsg.DeleteGroupsRequest)
@@ -38,5 +43,21 @@ func (b *Broker) handleDeleteGroups(_ context.Context, req *rpc.Request) rpc.Res
 		resp := r.ResponseKind().(*kmsg.DeleteGroupsResponse)
 		resp.Groups = results
 		return resp
+	})
+}
+
+// authorizeDeleteGroups is DeleteGroups's authorization rule (checkRequest).
+func authorizeDeleteGroups(b *Broker, req *rpc.Request) authzDecision {
+	r := req.Body.(*kmsg.DeleteGroupsRequest)
+	z := checksOf(b, req)
+	var denied []string
+	r.Groups, denied = split(r.Groups, func(g string) bool { return z.groupOK(auth.OpDelete, g) })
+	return mergeIf(len(denied) > 0, func(resp kmsg.Response) {
+		out := resp.(*kmsg.DeleteGroupsResponse)
+		for _, g := range denied {
+			rg := kmsg.NewDeleteGroupsResponseGroup()
+			rg.Group, rg.ErrorCode = g, codeGroupAuthz
+			out.Groups = append(out.Groups, rg)
+		}
 	})
 }

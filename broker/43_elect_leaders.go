@@ -16,16 +16,21 @@ import (
 	"sync"
 	"time"
 
+	"github.com/petrel-broker/petrel/auth"
 	"github.com/petrel-broker/petrel/metadata"
 	"github.com/petrel-broker/petrel/rpc"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-func init() { registerAPI(kmsg.ElectLeaders, 0, 2, (*Broker).handleElectLeaders) }
-
-func (b *Broker) handleElectLeaders(ctx context.Context, req *rpc.Request) rpc.Result {
-	return b.respondFromController(ctx, req)
+func init() {
+	registerAPI(kmsg.ElectLeaders, 0, 2, (*Broker).respondFromController, apiOpts{
+		authorize:     authorizeElectLeaders,
+		controller:    onController((*Broker).electLeaders),
+		notController: notControllerElectLeaders,
+		adminChange:   true,
+		ownTimeout:    true,
+	})
 }
 
 // Kafka's election types.
@@ -142,4 +147,31 @@ func planElection(im *metadata.Image, tp metadata.TopicPartitionID, electionType
 		return metadata.UncleanLeaderChange(im, t, p)
 	}
 	return metadata.PreferredLeaderChange(im, t, p)
+}
+
+// authorizeElectLeaders is ElectLeaders's authorization rule (checkRequest).
+func authorizeElectLeaders(b *Broker, req *rpc.Request) authzDecision {
+	r := req.Body.(*kmsg.ElectLeadersRequest)
+	z := checksOf(b, req)
+	return z.clusterOnly(auth.OpAlter, func(resp kmsg.Response) {
+		out := resp.(*kmsg.ElectLeadersResponse)
+		out.ErrorCode = codeClusterAuthz
+		for _, t := range r.Topics {
+			rt := kmsg.NewElectLeadersResponseTopic()
+			rt.Topic = t.Topic
+			for _, p := range t.Partitions {
+				rp := kmsg.NewElectLeadersResponseTopicPartition()
+				rp.Partition, rp.ErrorCode = p, codeClusterAuthz
+				rt.Partitions = append(rt.Partitions, rp)
+			}
+			out.Topics = append(out.Topics, rt)
+		}
+	})
+}
+
+// notControllerElectLeaders fills ElectLeaders's answer with code on every resource
+// (notControllerResponse).
+func notControllerElectLeaders(req kmsg.Request, resp kmsg.Response, code int16, cause error) {
+	r := resp.(*kmsg.ElectLeadersResponse)
+	r.ErrorCode = code
 }

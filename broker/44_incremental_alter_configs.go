@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/petrel-broker/petrel/auth"
 	"github.com/petrel-broker/petrel/config"
 	"github.com/petrel-broker/petrel/metadata"
 	"github.com/petrel-broker/petrel/rpc"
@@ -22,11 +23,12 @@ import (
 )
 
 func init() {
-	registerAPI(kmsg.IncrementalAlterConfigs, 0, 1, (*Broker).handleIncrementalAlterConfigs)
-}
-
-func (b *Broker) handleIncrementalAlterConfigs(ctx context.Context, req *rpc.Request) rpc.Result {
-	return b.respondFromController(ctx, req)
+	registerAPI(kmsg.IncrementalAlterConfigs, 0, 1, (*Broker).respondFromController, apiOpts{
+		authorize:     authorizeIncrementalAlterConfigs,
+		controller:    onController((*Broker).incrementalAlterConfigs),
+		notController: notControllerIncrementalAlterConfigs,
+		adminChange:   true,
+	})
 }
 
 // incrementalAlterConfigs runs on the controller.
@@ -165,5 +167,35 @@ func (b *Broker) warnInertConfigs(records []metadata.Record) {
 		if u, inert := config.InertBrokerConfig(c.Name); inert {
 			b.logger.Warn("stored a broker config Petrel does not act on", "config", c.Name, "broker", c.ResourceName, "why", u.Note)
 		}
+	}
+}
+
+// authorizeIncrementalAlterConfigs is IncrementalAlterConfigs's authorization rule
+// (checkRequest).
+func authorizeIncrementalAlterConfigs(b *Broker, req *rpc.Request) authzDecision {
+	r := req.Body.(*kmsg.IncrementalAlterConfigsRequest)
+	z := checksOf(b, req)
+	var denied []kmsg.IncrementalAlterConfigsRequestResource
+	r.Resources, denied = split(r.Resources, func(res kmsg.IncrementalAlterConfigsRequestResource) bool {
+		return configResourceOK(res.ResourceType, res.ResourceName, auth.OpAlterConfigs, z.topicOK, z.clusterOK)
+	})
+	return mergeIf(len(denied) > 0, func(resp kmsg.Response) {
+		out := resp.(*kmsg.IncrementalAlterConfigsResponse)
+		for _, res := range denied {
+			rr := kmsg.NewIncrementalAlterConfigsResponseResource()
+			rr.ResourceType, rr.ResourceName, rr.ErrorCode = res.ResourceType, res.ResourceName, configDeniedCode(res.ResourceType)
+			out.Resources = append(out.Resources, rr)
+		}
+	})
+}
+
+// notControllerIncrementalAlterConfigs fills IncrementalAlterConfigs's answer with code
+// on every resource (notControllerResponse).
+func notControllerIncrementalAlterConfigs(req kmsg.Request, resp kmsg.Response, code int16, cause error) {
+	r := resp.(*kmsg.IncrementalAlterConfigsResponse)
+	for _, res := range req.(*kmsg.IncrementalAlterConfigsRequest).Resources {
+		rr := kmsg.NewIncrementalAlterConfigsResponseResource()
+		rr.ResourceType, rr.ResourceName, rr.ErrorCode, rr.ErrorMessage = res.ResourceType, res.ResourceName, code, errorMessage(cause)
+		r.Resources = append(r.Resources, rr)
 	}
 }

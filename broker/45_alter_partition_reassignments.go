@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/petrel-broker/petrel/auth"
 	"github.com/petrel-broker/petrel/metadata"
 	"github.com/petrel-broker/petrel/rpc"
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -23,8 +24,15 @@ import (
 )
 
 func init() {
-	registerAPI(kmsg.AlterPartitionAssignments, 0, 1, func(b *Broker, ctx context.Context, req *rpc.Request) rpc.Result {
-		return b.respondFromController(ctx, req)
+	registerAPI(kmsg.AlterPartitionAssignments, 0, 1, (*Broker).respondFromController, apiOpts{
+		authorize:     authorizeAlterPartitionAssignments,
+		controller:    onController((*Broker).alterPartitionReassignments),
+		notController: notControllerAlterPartitionAssignments,
+		isNotController: func(resp kmsg.Response) bool {
+			return resp.(*kmsg.AlterPartitionAssignmentsResponse).ErrorCode == kerr.NotController.Code
+		},
+		adminChange: true,
+		ownTimeout:  true,
 	})
 }
 
@@ -104,4 +112,20 @@ func planReassignment(im *metadata.Image, topic string, rp kmsg.AlterPartitionAs
 			metadata.ErrInvalidReplicationFactor, topic, rp.Partition, len(p.OriginalReplicas()), len(rp.Replicas))
 	}
 	return metadata.StartReassignmentRecords(im, t, p, rp.Replicas)
+}
+
+// authorizeAlterPartitionAssignments is AlterPartitionAssignments's authorization rule
+// (checkRequest).
+func authorizeAlterPartitionAssignments(b *Broker, req *rpc.Request) authzDecision {
+	z := checksOf(b, req)
+	return z.clusterOnly(auth.OpAlter, func(resp kmsg.Response) {
+		resp.(*kmsg.AlterPartitionAssignmentsResponse).ErrorCode = codeClusterAuthz
+	})
+}
+
+// notControllerAlterPartitionAssignments fills AlterPartitionAssignments's answer with
+// code on every resource (notControllerResponse).
+func notControllerAlterPartitionAssignments(req kmsg.Request, resp kmsg.Response, code int16, cause error) {
+	r := resp.(*kmsg.AlterPartitionAssignmentsResponse)
+	r.ErrorCode, r.ErrorMessage = code, errorMessage(cause)
 }

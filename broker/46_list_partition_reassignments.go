@@ -10,6 +10,7 @@ import (
 	"context"
 	"slices"
 
+	"github.com/petrel-broker/petrel/auth"
 	"github.com/petrel-broker/petrel/metadata"
 	"github.com/petrel-broker/petrel/rpc"
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -17,7 +18,9 @@ import (
 )
 
 func init() {
-	registerAPI(kmsg.ListPartitionReassignments, 0, 0, (*Broker).handleListPartitionReassignments)
+	registerAPI(kmsg.ListPartitionReassignments, 0, 0, (*Broker).handleListPartitionReassignments, apiOpts{
+		authorize: authorizeListPartitionReassignments,
+	})
 }
 
 func (b *Broker) handleListPartitionReassignments(_ context.Context, req *rpc.Request) rpc.Result {
@@ -73,4 +76,13 @@ func orNone(s []int32) []int32 {
 		return []int32{}
 	}
 	return slices.Clone(s)
+}
+
+// authorizeListPartitionReassignments is ListPartitionReassignments's authorization
+// rule (checkRequest).
+func authorizeListPartitionReassignments(b *Broker, req *rpc.Request) authzDecision {
+	z := checksOf(b, req)
+	return z.clusterOnly(auth.OpDescribe, func(resp kmsg.Response) {
+		resp.(*kmsg.ListPartitionReassignmentsResponse).ErrorCode = codeClusterAuthz
+	})
 }

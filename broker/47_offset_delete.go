@@ -8,13 +8,18 @@ import (
 	"context"
 	"time"
 
+	"github.com/petrel-broker/petrel/auth"
 	"github.com/petrel-broker/petrel/group"
 	"github.com/petrel-broker/petrel/rpc"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-func init() { registerAPI(kmsg.OffsetDelete, 0, 0, (*Broker).handleOffsetDelete) }
+func init() {
+	registerAPI(kmsg.OffsetDelete, 0, 0, (*Broker).handleOffsetDelete, apiOpts{
+		authorize: authorizeOffsetDelete,
+	})
+}
 
 func (b *Broker) handleOffsetDelete(_ context.Context, req *rpc.Request) rpc.Result {
 	r := req.Body.(*kmsg.OffsetDeleteRequest)
@@ -29,4 +34,28 @@ func (b *Broker) handleOffsetDelete(_ context.Context, req *rpc.Request) rpc.Res
 	return b.groups.respond(r.Group, func(now time.Time, s *group.Shard, send func(kmsg.Response)) group.Effects {
 		return s.OffsetDelete(now, r, send)
 	}, failed)
+}
+
+// authorizeOffsetDelete is OffsetDelete's authorization rule (checkRequest).
+func authorizeOffsetDelete(b *Broker, req *rpc.Request) authzDecision {
+	r := req.Body.(*kmsg.OffsetDeleteRequest)
+	z := checksOf(b, req)
+	if !z.groupOK(auth.OpDelete, r.Group) {
+		return z.whole(func(resp kmsg.Response) { resp.(*kmsg.OffsetDeleteResponse).ErrorCode = codeGroupAuthz })
+	}
+	var denied []kmsg.OffsetDeleteRequestTopic
+	r.Topics, denied = split(r.Topics, func(t kmsg.OffsetDeleteRequestTopic) bool { return z.topicOK(auth.OpRead, t.Topic) })
+	return mergeIf(len(denied) > 0, func(resp kmsg.Response) {
+		out := resp.(*kmsg.OffsetDeleteResponse)
+		for _, t := range denied {
+			rt := kmsg.NewOffsetDeleteResponseTopic()
+			rt.Topic = t.Topic
+			for _, p := range t.Partitions {
+				rp := kmsg.NewOffsetDeleteResponseTopicPartition()
+				rp.Partition, rp.ErrorCode = p.Partition, codeTopicAuthz
+				rt.Partitions = append(rt.Partitions, rp)
+			}
+			out.Topics = append(out.Topics, rt)
+		}
+	})
 }

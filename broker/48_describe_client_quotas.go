@@ -15,7 +15,11 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-func init() { registerAPI(kmsg.DescribeClientQuotas, 0, 1, (*Broker).handleDescribeClientQuotas) }
+func init() {
+	registerAPI(kmsg.DescribeClientQuotas, 0, 1, (*Broker).handleDescribeClientQuotas, apiOpts{
+		authorize: authorizeDescribeClientQuotas,
+	})
+}
 
 func (b *Broker) handleDescribeClientQuotas(_ context.Context, req *rpc.Request) rpc.Result {
 	r := req.Body.(*kmsg.DescribeClientQuotasRequest)
@@ -78,4 +82,14 @@ func (b *Broker) handleDescribeClientQuotas(_ context.Context, req *rpc.Request)
 		resp.Entries = append(resp.Entries, entry)
 	}
 	return rpc.Respond(resp)
+}
+
+// authorizeDescribeClientQuotas is DescribeClientQuotas's authorization rule
+// (checkRequest).
+func authorizeDescribeClientQuotas(b *Broker, req *rpc.Request) authzDecision {
+	z := checksOf(b, req)
+	return z.clusterOnly(auth.OpDescribeConfigs, func(resp kmsg.Response) {
+		out := resp.(*kmsg.DescribeClientQuotasResponse)
+		out.ErrorCode, out.ErrorMessage = codeClusterAuthz, errorMessage(ErrClusterAuthorizationFailed)
+	})
 }

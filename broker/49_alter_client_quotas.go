@@ -15,10 +15,13 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-func init() { registerAPI(kmsg.AlterClientQuotas, 0, 1, (*Broker).handleAlterClientQuotas) }
-
-func (b *Broker) handleAlterClientQuotas(ctx context.Context, req *rpc.Request) rpc.Result {
-	return b.respondFromController(ctx, req)
+func init() {
+	registerAPI(kmsg.AlterClientQuotas, 0, 1, (*Broker).respondFromController, apiOpts{
+		authorize:     authorizeAlterClientQuotas,
+		controller:    onController((*Broker).alterClientQuotas),
+		notController: notControllerAlterClientQuotas,
+		adminChange:   true,
+	})
 }
 
 // alterClientQuotas runs on the controller.
@@ -80,4 +83,39 @@ func quotaRecords(entity []metadata.ClientQuotaEntityData, ops []kmsg.AlterClien
 		records = append(records, metadata.NoOpRecord{})
 	}
 	return records, nil
+}
+
+// authorizeAlterClientQuotas is AlterClientQuotas's authorization rule (checkRequest).
+func authorizeAlterClientQuotas(b *Broker, req *rpc.Request) authzDecision {
+	r := req.Body.(*kmsg.AlterClientQuotasRequest)
+	z := checksOf(b, req)
+	return z.clusterOnly(auth.OpAlterConfigs, func(resp kmsg.Response) {
+		out := resp.(*kmsg.AlterClientQuotasResponse)
+		for _, e := range r.Entries {
+			re := kmsg.NewAlterClientQuotasResponseEntry()
+			re.ErrorCode, re.ErrorMessage = codeClusterAuthz, errorMessage(ErrClusterAuthorizationFailed)
+			for _, part := range e.Entity {
+				rp := kmsg.NewAlterClientQuotasResponseEntryEntity()
+				rp.Type, rp.Name = part.Type, part.Name
+				re.Entity = append(re.Entity, rp)
+			}
+			out.Entries = append(out.Entries, re)
+		}
+	})
+}
+
+// notControllerAlterClientQuotas fills AlterClientQuotas's answer with code on every
+// resource (notControllerResponse).
+func notControllerAlterClientQuotas(req kmsg.Request, resp kmsg.Response, code int16, cause error) {
+	r := resp.(*kmsg.AlterClientQuotasResponse)
+	for _, e := range req.(*kmsg.AlterClientQuotasRequest).Entries {
+		re := kmsg.NewAlterClientQuotasResponseEntry()
+		re.ErrorCode, re.ErrorMessage = code, errorMessage(cause)
+		for _, part := range e.Entity {
+			rp := kmsg.NewAlterClientQuotasResponseEntryEntity()
+			rp.Type, rp.Name = part.Type, part.Name
+			re.Entity = append(re.Entity, rp)
+		}
+		r.Entries = append(r.Entries, re)
+	}
 }

@@ -8,13 +8,16 @@ package broker
 import (
 	"context"
 
+	"github.com/petrel-broker/petrel/auth"
 	"github.com/petrel-broker/petrel/rpc"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 func init() {
-	registerAPI(kmsg.DescribeUserSCRAMCredentials, 0, 0, (*Broker).handleDescribeUserScramCredentials)
+	registerAPI(kmsg.DescribeUserSCRAMCredentials, 0, 0, (*Broker).handleDescribeUserScramCredentials, apiOpts{
+		authorize: authorizeDescribeUserSCRAMCredentials,
+	})
 }
 
 func (b *Broker) handleDescribeUserScramCredentials(_ context.Context, req *rpc.Request) rpc.Result {
@@ -56,4 +59,14 @@ func (b *Broker) handleDescribeUserScramCredentials(_ context.Context, req *rpc.
 		resp.Results = append(resp.Results, res)
 	}
 	return rpc.Respond(resp)
+}
+
+// authorizeDescribeUserSCRAMCredentials is DescribeUserSCRAMCredentials's authorization
+// rule (checkRequest).
+func authorizeDescribeUserSCRAMCredentials(b *Broker, req *rpc.Request) authzDecision {
+	z := checksOf(b, req)
+	return z.clusterOnly(auth.OpDescribe, func(resp kmsg.Response) {
+		out := resp.(*kmsg.DescribeUserSCRAMCredentialsResponse)
+		out.ErrorCode, out.ErrorMessage = codeClusterAuthz, errorMessage(ErrClusterAuthorizationFailed)
+	})
 }

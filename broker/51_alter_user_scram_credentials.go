@@ -20,11 +20,12 @@ import (
 )
 
 func init() {
-	registerAPI(kmsg.AlterUserSCRAMCredentials, 0, 0, (*Broker).handleAlterUserScramCredentials)
-}
-
-func (b *Broker) handleAlterUserScramCredentials(ctx context.Context, req *rpc.Request) rpc.Result {
-	return b.respondFromController(ctx, req)
+	registerAPI(kmsg.AlterUserSCRAMCredentials, 0, 0, (*Broker).respondFromController, apiOpts{
+		authorize:     authorizeAlterUserSCRAMCredentials,
+		controller:    onController((*Broker).alterUserScramCredentials),
+		notController: notControllerAlterUserSCRAMCredentials,
+		adminChange:   true,
+	})
 }
 
 // scramAlteration is one user's changes.
@@ -140,4 +141,42 @@ func scramUserNames(r *kmsg.AlterUserSCRAMCredentialsRequest) []string {
 		add(u.Name)
 	}
 	return out
+}
+
+// authorizeAlterUserSCRAMCredentials is AlterUserSCRAMCredentials's authorization rule
+// (checkRequest).
+func authorizeAlterUserSCRAMCredentials(b *Broker, req *rpc.Request) authzDecision {
+	r := req.Body.(*kmsg.AlterUserSCRAMCredentialsRequest)
+	z := checksOf(b, req)
+	return z.clusterOnly(auth.OpAlter, func(resp kmsg.Response) {
+		out := resp.(*kmsg.AlterUserSCRAMCredentialsResponse)
+		users := map[string]bool{}
+		add := func(user string) {
+			if users[user] {
+				return
+			}
+			users[user] = true
+			res := kmsg.NewAlterUserSCRAMCredentialsResponseResult()
+			res.User, res.ErrorCode, res.ErrorMessage = user, codeClusterAuthz, errorMessage(ErrClusterAuthorizationFailed)
+			out.Results = append(out.Results, res)
+		}
+		for _, d := range r.Deletions {
+			add(d.Name)
+		}
+		for _, u := range r.Upsertions {
+			add(u.Name)
+		}
+	})
+}
+
+// notControllerAlterUserSCRAMCredentials fills AlterUserSCRAMCredentials's answer with
+// code on every resource (notControllerResponse).
+func notControllerAlterUserSCRAMCredentials(req kmsg.Request, resp kmsg.Response, code int16, cause error) {
+	r := resp.(*kmsg.AlterUserSCRAMCredentialsResponse)
+	ar := req.(*kmsg.AlterUserSCRAMCredentialsRequest)
+	for _, u := range scramUserNames(ar) {
+		rr := kmsg.NewAlterUserSCRAMCredentialsResponseResult()
+		rr.User, rr.ErrorCode, rr.ErrorMessage = u, code, errorMessage(cause)
+		r.Results = append(r.Results, rr)
+	}
 }

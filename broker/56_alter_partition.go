@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/petrel-broker/petrel/auth"
 	"github.com/petrel-broker/petrel/metadata"
 	"github.com/petrel-broker/petrel/replication"
 	"github.com/petrel-broker/petrel/rpc"
@@ -22,8 +23,13 @@ import (
 )
 
 func init() {
-	registerInternalAPI(kmsg.AlterPartition, 0, 3, func(b *Broker, ctx context.Context, req *rpc.Request) rpc.Result {
-		return b.respondFromController(ctx, req)
+	registerInternalAPI(kmsg.AlterPartition, 0, 3, (*Broker).respondFromController, apiOpts{
+		authorize:     authorizeAlterPartition,
+		controller:    onController((*Broker).alterPartition),
+		notController: notControllerAlterPartition,
+		isNotController: func(resp kmsg.Response) bool {
+			return resp.(*kmsg.AlterPartitionResponse).ErrorCode == kerr.NotController.Code
+		},
 	})
 }
 
@@ -118,4 +124,19 @@ func (b *Broker) alterPartition(ctx context.Context, r *kmsg.AlterPartitionReque
 // batched with this broker's other pending changes (isrBatcher).
 func (b *Broker) alterISR(change replication.ISRChange) error {
 	return b.isrChanges.submit(change)
+}
+
+// authorizeAlterPartition is AlterPartition's authorization rule (checkRequest).
+func authorizeAlterPartition(b *Broker, req *rpc.Request) authzDecision {
+	z := checksOf(b, req)
+	return z.clusterOnly(auth.OpClusterAction, func(resp kmsg.Response) {
+		resp.(*kmsg.AlterPartitionResponse).ErrorCode = codeClusterAuthz
+	})
+}
+
+// notControllerAlterPartition fills AlterPartition's answer with code on every resource
+// (notControllerResponse).
+func notControllerAlterPartition(req kmsg.Request, resp kmsg.Response, code int16, cause error) {
+	r := resp.(*kmsg.AlterPartitionResponse)
+	r.ErrorCode = code
 }

@@ -15,7 +15,11 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-func init() { registerAPI(kmsg.DescribeCluster, 0, 2, (*Broker).handleDescribeCluster) }
+func init() {
+	registerAPI(kmsg.DescribeCluster, 0, 2, (*Broker).handleDescribeCluster, apiOpts{
+		authorize: authorizeNothing,
+	})
+}
 
 func (b *Broker) handleDescribeCluster(ctx context.Context, req *rpc.Request) rpc.Result {
 	r := req.Body.(*kmsg.DescribeClusterRequest)

@@ -11,11 +11,16 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/petrel-broker/petrel/auth"
 	"github.com/petrel-broker/petrel/rpc"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-func init() { registerAPI(kmsg.DescribeProducers, 0, 0, (*Broker).handleDescribeProducers) }
+func init() {
+	registerAPI(kmsg.DescribeProducers, 0, 0, (*Broker).handleDescribeProducers, apiOpts{
+		authorize: authorizeDescribeProducers,
+	})
+}
 
 func (b *Broker) handleDescribeProducers(ctx context.Context, req *rpc.Request) rpc.Result {
 	r := req.Body.(*kmsg.DescribeProducersRequest)
@@ -55,4 +60,25 @@ func (b *Broker) describePartitionProducers(topic string, id int32, sp *kmsg.Des
 		}
 		sp.ActiveProducers = append(sp.ActiveProducers, ap)
 	}
+}
+
+// authorizeDescribeProducers is DescribeProducers's authorization rule (checkRequest).
+func authorizeDescribeProducers(b *Broker, req *rpc.Request) authzDecision {
+	r := req.Body.(*kmsg.DescribeProducersRequest)
+	z := checksOf(b, req)
+	var denied []kmsg.DescribeProducersRequestTopic
+	r.Topics, denied = split(r.Topics, func(t kmsg.DescribeProducersRequestTopic) bool { return z.topicOK(auth.OpRead, t.Topic) })
+	return mergeIf(len(denied) > 0, func(resp kmsg.Response) {
+		out := resp.(*kmsg.DescribeProducersResponse)
+		for _, t := range denied {
+			rt := kmsg.NewDescribeProducersResponseTopic()
+			rt.Topic = t.Topic
+			for _, p := range t.Partitions {
+				rp := kmsg.NewDescribeProducersResponseTopicPartition()
+				rp.Partition, rp.ErrorCode = p, codeTopicAuthz
+				rt.Partitions = append(rt.Partitions, rp)
+			}
+			out.Topics = append(out.Topics, rt)
+		}
+	})
 }

@@ -16,8 +16,10 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/petrel-broker/petrel/auth"
 	"github.com/petrel-broker/petrel/metadata"
 	"github.com/petrel-broker/petrel/rpc"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -25,6 +27,14 @@ func init() {
 	registerInternalAPI(kmsg.BrokerRegistration, 0, 4, func(b *Broker, ctx context.Context, req *rpc.Request) rpc.Result {
 		detachTags(&req.Body.(*kmsg.BrokerRegistrationRequest).UnknownTags) // answered on another goroutine
 		return b.respondFromController(ctx, req)
+	}, apiOpts{
+		authorize:     authorizeBrokerRegistration,
+		controller:    onController((*Broker).brokerRegistration),
+		notController: notControllerBrokerRegistration,
+		isNotController: func(resp kmsg.Response) bool {
+			return resp.(*kmsg.BrokerRegistrationResponse).ErrorCode == kerr.NotController.Code
+		},
+		sessionConn: true,
 	})
 }
 
@@ -114,4 +124,20 @@ func (b *Broker) registrationRequest() *kmsg.BrokerRegistrationRequest {
 		req.UnknownTags.Set(previousIncarnationTag, b.previousIncarnation[:])
 	}
 	return req
+}
+
+// authorizeBrokerRegistration is BrokerRegistration's authorization rule
+// (checkRequest).
+func authorizeBrokerRegistration(b *Broker, req *rpc.Request) authzDecision {
+	z := checksOf(b, req)
+	return z.clusterOnly(auth.OpClusterAction, func(resp kmsg.Response) {
+		resp.(*kmsg.BrokerRegistrationResponse).ErrorCode = codeClusterAuthz
+	})
+}
+
+// notControllerBrokerRegistration fills BrokerRegistration's answer with code on every
+// resource (notControllerResponse).
+func notControllerBrokerRegistration(req kmsg.Request, resp kmsg.Response, code int16, cause error) {
+	r := resp.(*kmsg.BrokerRegistrationResponse)
+	r.ErrorCode = code
 }

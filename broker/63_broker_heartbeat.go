@@ -17,8 +17,10 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/petrel-broker/petrel/auth"
 	"github.com/petrel-broker/petrel/metadata"
 	"github.com/petrel-broker/petrel/rpc"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -26,6 +28,14 @@ func init() {
 	registerInternalAPI(kmsg.BrokerHeartbeat, 0, 2, func(b *Broker, ctx context.Context, req *rpc.Request) rpc.Result {
 		detachTags(&req.Body.(*kmsg.BrokerHeartbeatRequest).UnknownTags) // answered on another goroutine
 		return b.respondFromController(ctx, req)
+	}, apiOpts{
+		authorize:     authorizeBrokerHeartbeat,
+		controller:    onController((*Broker).brokerHeartbeat),
+		notController: notControllerBrokerHeartbeat,
+		isNotController: func(resp kmsg.Response) bool {
+			return resp.(*kmsg.BrokerHeartbeatResponse).ErrorCode == kerr.NotController.Code
+		},
+		sessionConn: true,
 	})
 }
 
@@ -97,4 +107,19 @@ func (b *Broker) brokerHeartbeat(ctx context.Context, r *kmsg.BrokerHeartbeatReq
 		resp.IsFenced = cur.Fenced
 	}
 	return resp
+}
+
+// authorizeBrokerHeartbeat is BrokerHeartbeat's authorization rule (checkRequest).
+func authorizeBrokerHeartbeat(b *Broker, req *rpc.Request) authzDecision {
+	z := checksOf(b, req)
+	return z.clusterOnly(auth.OpClusterAction, func(resp kmsg.Response) {
+		resp.(*kmsg.BrokerHeartbeatResponse).ErrorCode = codeClusterAuthz
+	})
+}
+
+// notControllerBrokerHeartbeat fills BrokerHeartbeat's answer with code on every
+// resource (notControllerResponse).
+func notControllerBrokerHeartbeat(req kmsg.Request, resp kmsg.Response, code int16, cause error) {
+	r := resp.(*kmsg.BrokerHeartbeatResponse)
+	r.ErrorCode = code
 }

@@ -9,12 +9,17 @@ import (
 	"context"
 	"time"
 
+	"github.com/petrel-broker/petrel/auth"
 	"github.com/petrel-broker/petrel/rpc"
 	"github.com/petrel-broker/petrel/txn"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-func init() { registerAPI(kmsg.DescribeTransactions, 0, 0, (*Broker).handleDescribeTransactions) }
+func init() {
+	registerAPI(kmsg.DescribeTransactions, 0, 0, (*Broker).handleDescribeTransactions, apiOpts{
+		authorize: authorizeDescribeTransactions,
+	})
+}
 
 func (b *Broker) handleDescribeTransactions(_ context.Context, req *rpc.Request) rpc.Result {
 	r := req.Body.(*kmsg.DescribeTransactionsRequest)
@@ -32,5 +37,23 @@ func (b *Broker) handleDescribeTransactions(_ context.Context, req *rpc.Request)
 		resp := r.ResponseKind().(*kmsg.DescribeTransactionsResponse)
 		resp.TransactionStates = append([]kmsg.DescribeTransactionsResponseTransactionState{}, results...)
 		return resp
+	})
+}
+
+// authorizeDescribeTransactions is DescribeTransactions's authorization rule
+// (checkRequest).
+func authorizeDescribeTransactions(b *Broker, req *rpc.Request) authzDecision {
+	r := req.Body.(*kmsg.DescribeTransactionsRequest)
+	var denied []string
+	r.TransactionalIDs, denied = split(r.TransactionalIDs, func(id string) bool {
+		return b.authorized(req, auth.OpDescribe, auth.ResourceTransactionalID, id)
+	})
+	return mergeIf(len(denied) > 0, func(resp kmsg.Response) {
+		out := resp.(*kmsg.DescribeTransactionsResponse)
+		for _, id := range denied {
+			s := kmsg.NewDescribeTransactionsResponseTransactionState()
+			s.TransactionalID, s.ErrorCode, s.ProducerID, s.ProducerEpoch = id, codeTxnAuthz, -1, -1
+			out.TransactionStates = append(out.TransactionStates, s)
+		}
 	})
 }

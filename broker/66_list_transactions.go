@@ -8,15 +8,21 @@ package broker
 
 import (
 	"context"
+	"slices"
 	"time"
 
+	"github.com/petrel-broker/petrel/auth"
 	"github.com/petrel-broker/petrel/rpc"
 	"github.com/petrel-broker/petrel/txn"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-func init() { registerAPI(kmsg.ListTransactions, 0, 1, (*Broker).handleListTransactions) }
+func init() {
+	registerAPI(kmsg.ListTransactions, 0, 1, (*Broker).handleListTransactions, apiOpts{
+		authorize: authorizeListTransactions,
+	})
+}
 
 func (b *Broker) handleListTransactions(_ context.Context, req *rpc.Request) rpc.Result {
 	r := req.Body.(*kmsg.ListTransactionsRequest)
@@ -47,4 +53,14 @@ func (b *Broker) handleListTransactions(_ context.Context, req *rpc.Request) rpc
 		}
 		return resp
 	})
+}
+
+// authorizeListTransactions is ListTransactions's authorization rule (checkRequest).
+func authorizeListTransactions(b *Broker, req *rpc.Request) authzDecision {
+	return authzDecision{merge: func(resp kmsg.Response) {
+		out := resp.(*kmsg.ListTransactionsResponse)
+		out.TransactionStates = slices.DeleteFunc(out.TransactionStates, func(s kmsg.ListTransactionsResponseTransactionState) bool {
+			return !b.authorized(req, auth.OpDescribe, auth.ResourceTransactionalID, s.TransactionalID)
+		})
+	}}
 }

@@ -13,8 +13,10 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/petrel-broker/petrel/auth"
 	"github.com/petrel-broker/petrel/metadata"
 	"github.com/petrel-broker/petrel/rpc"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -23,8 +25,13 @@ import (
 const producerIDBlockSize = 1000
 
 func init() {
-	registerInternalAPI(kmsg.AllocateProducerIDs, 0, 0, func(b *Broker, ctx context.Context, req *rpc.Request) rpc.Result {
-		return b.respondFromController(ctx, req)
+	registerInternalAPI(kmsg.AllocateProducerIDs, 0, 0, (*Broker).respondFromController, apiOpts{
+		authorize:     authorizeAllocateProducerIDs,
+		controller:    onController((*Broker).allocateProducerIDs),
+		notController: notControllerAllocateProducerIDs,
+		isNotController: func(resp kmsg.Response) bool {
+			return resp.(*kmsg.AllocateProducerIDsResponse).ErrorCode == kerr.NotController.Code
+		},
 	})
 }
 
@@ -52,4 +59,20 @@ func (b *Broker) allocateProducerIDs(ctx context.Context, r *kmsg.AllocateProduc
 	}
 	resp.ProducerIDStart, resp.ProducerIDLen = start, producerIDBlockSize
 	return resp
+}
+
+// authorizeAllocateProducerIDs is AllocateProducerIDs's authorization rule
+// (checkRequest).
+func authorizeAllocateProducerIDs(b *Broker, req *rpc.Request) authzDecision {
+	z := checksOf(b, req)
+	return z.clusterOnly(auth.OpClusterAction, func(resp kmsg.Response) {
+		resp.(*kmsg.AllocateProducerIDsResponse).ErrorCode = codeClusterAuthz
+	})
+}
+
+// notControllerAllocateProducerIDs fills AllocateProducerIDs's answer with code on
+// every resource (notControllerResponse).
+func notControllerAllocateProducerIDs(req kmsg.Request, resp kmsg.Response, code int16, cause error) {
+	r := resp.(*kmsg.AllocateProducerIDsResponse)
+	r.ErrorCode = code
 }

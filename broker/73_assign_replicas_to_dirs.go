@@ -11,6 +11,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/petrel-broker/petrel/auth"
 	"github.com/petrel-broker/petrel/metadata"
 	"github.com/petrel-broker/petrel/rpc"
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -21,8 +22,10 @@ import (
 var lostDirectoryID = [16]byte{15: 1}
 
 func init() {
-	registerInternalAPI(kmsg.AssignReplicasToDirs, 0, 0, func(b *Broker, ctx context.Context, req *rpc.Request) rpc.Result {
-		return b.respondFromController(ctx, req)
+	registerInternalAPI(kmsg.AssignReplicasToDirs, 0, 0, (*Broker).respondFromController, apiOpts{
+		authorize:     authorizeAssignReplicasToDirs,
+		controller:    onController((*Broker).assignReplicasToDirs),
+		notController: notControllerAssignReplicasToDirs,
 	})
 }
 
@@ -79,4 +82,20 @@ func (b *Broker) assignReplicasToDirs(ctx context.Context, r *kmsg.AssignReplica
 		resp.Directories = append(resp.Directories, rd)
 	}
 	return resp
+}
+
+// authorizeAssignReplicasToDirs is AssignReplicasToDirs's authorization rule
+// (checkRequest).
+func authorizeAssignReplicasToDirs(b *Broker, req *rpc.Request) authzDecision {
+	z := checksOf(b, req)
+	return z.clusterOnly(auth.OpClusterAction, func(resp kmsg.Response) {
+		resp.(*kmsg.AssignReplicasToDirsResponse).ErrorCode = codeClusterAuthz
+	})
+}
+
+// notControllerAssignReplicasToDirs fills AssignReplicasToDirs's answer with code on
+// every resource (notControllerResponse).
+func notControllerAssignReplicasToDirs(req kmsg.Request, resp kmsg.Response, code int16, cause error) {
+	r := resp.(*kmsg.AssignReplicasToDirsResponse)
+	r.ErrorCode = code
 }

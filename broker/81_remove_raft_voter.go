@@ -27,14 +27,22 @@ import (
 	"time"
 
 	"github.com/hashicorp/raft"
+	"github.com/petrel-broker/petrel/auth"
 	"github.com/petrel-broker/petrel/rpc"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 func init() {
-	registerAPI(kmsg.RemoveRaftVoter, 0, 0, func(b *Broker, ctx context.Context, req *rpc.Request) rpc.Result {
-		return b.respondFromController(ctx, req)
+	registerAPI(kmsg.RemoveRaftVoter, 0, 0, (*Broker).respondFromController, apiOpts{
+		authorize: authorizeRemoveRaftVoter,
+		controller: func(b *Broker, _ context.Context, req kmsg.Request) kmsg.Response {
+			return b.removeRaftVoter(req.(*kmsg.RemoveRaftVoterRequest))
+		},
+		notController: notControllerRemoveRaftVoter,
+		isNotController: func(resp kmsg.Response) bool {
+			return resp.(*kmsg.RemoveRaftVoterResponse).ErrorCode == kerr.NotController.Code
+		},
 	})
 }
 
@@ -92,4 +100,21 @@ func removeVoterFailed(b *Broker, resp *kmsg.RemoveRaftVoterResponse, err error)
 	}
 	resp.ErrorCode, resp.ErrorMessage = b.errorCodeLogged(err, "remove raft voter"), errorMessage(err)
 	return resp
+}
+
+// authorizeRemoveRaftVoter is RemoveRaftVoter's authorization rule (checkRequest).
+// Alter on the cluster, as in Kafka's ControllerApis.
+func authorizeRemoveRaftVoter(b *Broker, req *rpc.Request) authzDecision {
+	z := checksOf(b, req)
+	return z.clusterOnly(auth.OpAlter, func(resp kmsg.Response) {
+		out := resp.(*kmsg.RemoveRaftVoterResponse)
+		out.ErrorCode, out.ErrorMessage = codeClusterAuthz, errorMessage(ErrClusterAuthorizationFailed)
+	})
+}
+
+// notControllerRemoveRaftVoter fills RemoveRaftVoter's answer with code on every
+// resource (notControllerResponse).
+func notControllerRemoveRaftVoter(req kmsg.Request, resp kmsg.Response, code int16, cause error) {
+	r := resp.(*kmsg.RemoveRaftVoterResponse)
+	r.ErrorCode, r.ErrorMessage = code, errorMessage(cause)
 }

@@ -3,8 +3,6 @@ package broker
 import (
 	"context"
 	"time"
-
-	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // Read-your-writes across brokers. Once an admin change is answered, every live
@@ -13,8 +11,9 @@ import (
 // change (its heartbeats report its applied offset, and a broker sends one as soon as it
 // applies something new, at most every appliedReportGap). A broker that does not report
 // in time (stuck, partitioned; its session will fence it) holds the answer at most
-// adminVisibilityWait. Kafka answers before other brokers have the change, so clients
-// and test suites written against it sleep or retry; with Petrel they need not.
+// adminVisibilityWait. The APIs that wait say so in their file (apiOpts.adminChange).
+// Kafka answers before other brokers have the change, so clients and test suites
+// written against it sleep or retry; with Petrel they need not.
 
 // appliedReportGap is the shortest time between two heartbeats that report a newly
 // applied metadata offset.
@@ -22,19 +21,6 @@ const appliedReportGap = 10 * time.Millisecond
 
 // adminVisibilityWait bounds how long an admin answer waits for brokers to apply it.
 const adminVisibilityWait = 5 * time.Second
-
-// adminChange reports the requests whose answer waits for visibility: those that
-// change topics, partitions, configs, ACLs, quotas, credentials or replica assignments.
-func adminChange(req kmsg.Request) bool {
-	switch req.(type) {
-	case *kmsg.CreateTopicsRequest, *kmsg.DeleteTopicsRequest, *kmsg.CreatePartitionsRequest,
-		*kmsg.IncrementalAlterConfigsRequest, *kmsg.AlterConfigsRequest, *kmsg.CreateACLsRequest,
-		*kmsg.DeleteACLsRequest, *kmsg.AlterClientQuotasRequest, *kmsg.AlterUserSCRAMCredentialsRequest,
-		*kmsg.AlterPartitionAssignmentsRequest, *kmsg.ElectLeadersRequest, *kmsg.UnregisterBrokerRequest:
-		return true
-	}
-	return false
-}
 
 // awaitAppliedEverywhere waits, on the controller, until every live broker has applied
 // the metadata log up to offset, or ctx ends, or adminVisibilityWait passes.

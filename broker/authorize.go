@@ -1,7 +1,7 @@
 package broker
 
 // Authorization: the one helper every handler asks (authorized, and the per-API
-// filters in authorize_apis.go). Authorization is on when authorizer.class.name is
+// rules, each in its API's file, built of authorize_apis.go's checks). Authorization is on when authorizer.class.name is
 // set. The ACLs come from the metadata image (AccessControlEntryRecord); each broker
 // builds an auth.Authorizer from its image the first time a request needs it after the
 // ACLs changed, so a committed ACL change applies at the next request after this

@@ -18,8 +18,8 @@ var clusterActionAPIs = map[kmsg.Key]bool{
 }
 
 // TestAuthorize_EveryAPIHasARule walks every API the registry serves: each has an
-// authorization rule (none falls through to the refusal for APIs without one), a super
-// user passes every one, and the
+// authorization rule, the hook its file sets in its init (apiOpts.authorize; none falls
+// through to the refusal for APIs without one), a super user passes every one, and the
 // broker-to-broker and controller APIs refuse an ordinary user with
 // CLUSTER_AUTHORIZATION_FAILED (alice took a broker's partitions offline with
 // AssignReplicasToDirs, which had no rule). A new API cannot be added unguarded.
@@ -28,6 +28,9 @@ func TestAuthorize_EveryAPIHasARule(t *testing.T) {
 	seen := map[kmsg.Key]bool{}
 	for _, a := range apis {
 		seen[a.key] = true
+		if a.authorize == nil {
+			t.Fatalf("%s is registered without an authorization rule (apiOpts.authorize)", a.key.Name())
+		}
 		for v := a.min; v <= a.max; v++ {
 			body := kmsg.RequestForKey(int16(a.key))
 			body.SetVersion(v)

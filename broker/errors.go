@@ -13,6 +13,10 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 )
 
+// ErrInvalidRequest is a request Kafka refuses with INVALID_REQUEST (a resource named
+// twice, a config of the wrong resource type).
+var ErrInvalidRequest = errors.New("broker: invalid request")
+
 // errorTable is the one mapping from domain errors to Kafka error codes. Handlers use
 // kerr codes directly only for request-validation failures they detect themselves.
 var errorTable = []struct {

@@ -23,6 +23,9 @@ const forwardRetryBackoff = 50 * time.Millisecond
 // timeout of its own (Kafka's request.timeout.ms default).
 const forwardDefaultTimeout = 30 * time.Second
 
+// defaultAdminTimeout bounds a cluster operation whose request carries no timeout.
+const defaultAdminTimeout = 30 * time.Second
+
 // leaderWatch turns hashicorp/raft's leader observations into a channel that is closed
 // at the next leader change, like fsm.FSM's Changed.
 type leaderWatch struct {
@@ -123,21 +126,11 @@ func (b *Broker) forwardOnce(ctx context.Context, req kmsg.Request, changed <-ch
 }
 
 // forwardTimeout is how long a forwarded request may wait for a controller: its own
-// timeout where it has one (CreateTopics, DeleteTopics, CreatePartitions, ElectLeaders,
-// AlterPartitionReassignments), else forwardDefaultTimeout.
+// timeout where its API says so (apiOpts.ownTimeout), else forwardDefaultTimeout.
 func forwardTimeout(req kmsg.Request) time.Duration {
 	var ms int32
-	switch r := req.(type) {
-	case *kmsg.CreateTopicsRequest:
-		ms = r.TimeoutMillis
-	case *kmsg.DeleteTopicsRequest:
-		ms = r.TimeoutMillis
-	case *kmsg.CreatePartitionsRequest:
-		ms = r.TimeoutMillis
-	case *kmsg.ElectLeadersRequest:
-		ms = r.TimeoutMillis
-	case *kmsg.AlterPartitionAssignmentsRequest:
-		ms = r.TimeoutMillis
+	if a := apiFor(req.Key()); a != nil && a.ownTimeout {
+		ms = req.(kmsg.TimeoutRequest).Timeout()
 	}
 	if ms <= 0 {
 		return forwardDefaultTimeout

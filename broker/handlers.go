@@ -2,6 +2,7 @@ package broker
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"strconv"
 
@@ -12,16 +13,57 @@ import (
 // handlerFunc handles one Kafka API on a broker.
 type handlerFunc func(b *Broker, ctx context.Context, req *rpc.Request) rpc.Result
 
-// apiSpec is one served API: key, the advertised version range, the handler.
+// apiSpec is one served API: key, the advertised version range, the handler, and its
+// facts (apiOpts).
 type apiSpec struct {
 	key      kmsg.Key
 	min, max int16
 	handle   handlerFunc
 	internal bool
+	apiOpts
 }
 
-// apis is filled by each handler file's init (one file per API, named by key).
-var apis []apiSpec
+// apiOpts are an API's facts besides its handler, set beside it in its file's init: the
+// authorization wrapper, the readiness wait and the controller routing read them here,
+// so that adding an API edits its own file alone.
+type apiOpts struct {
+	// authorize is the API's authorization rule (authorize_apis.go): required, so that
+	// no API is served unguarded (registering one without a rule panics).
+	authorize authzRule
+	// partitionScoped marks an API answered per partition from the local replicas
+	// alone: a request still waiting for readiness at its timeout is answered, every
+	// partition NOT_LEADER_OR_FOLLOWER, rather than its connection closed (readiness.go).
+	partitionScoped bool
+	// controller marks a controller API: it handles the request on this node's
+	// controller, in process (controllerLocal); other brokers forward it there
+	// (respondFromController).
+	controller func(b *Broker, ctx context.Context, req kmsg.Request) kmsg.Response
+	// notController fills resp, the answer to req, with code (NOT_CONTROLLER, or why no
+	// controller answered) on every resource (notControllerResponse).
+	notController func(req kmsg.Request, resp kmsg.Response, code int16, cause error)
+	// isNotController reads an answer as one from a node that is no controller, which a
+	// forward sends again (forwarding.go); nil: no answer counts as such.
+	isNotController func(resp kmsg.Response) bool
+	// adminChange: the controller answers only once every live broker has applied the
+	// change (admin_visibility.go).
+	adminChange bool
+	// ownTimeout: a forward waits for a controller as long as the request's own timeout
+	// (kmsg.TimeoutRequest) rather than forwardDefaultTimeout.
+	ownTimeout bool
+	// sessionConn: sent to a remote controller on the broker-session connection, so that
+	// a broker's session never waits behind its other controller requests.
+	sessionConn bool
+}
+
+// apis is filled by each handler file's init (one file per API, named by key), in
+// registration order; apiByKey indexes it.
+var (
+	apis     []*apiSpec
+	apiByKey = map[kmsg.Key]*apiSpec{}
+)
+
+// apiFor is the spec of the API with that key, or nil for one not served.
+func apiFor(key int16) *apiSpec { return apiByKey[kmsg.Key(key)] }
 
 // frameReleasingAPIs are the APIs whose handlers keep no []byte of the request body
 // once they return, so that rpc reuses their request frames (rpc/framepool.go, the
@@ -32,14 +74,33 @@ var frameReleasingAPIs []kmsg.Key
 // request's []byte fields.
 func releasesRequestFrame(key kmsg.Key) { frameReleasingAPIs = append(frameReleasingAPIs, key) }
 
-func registerAPI(key kmsg.Key, min, max int16, h handlerFunc) {
-	apis = append(apis, apiSpec{key, min, max, h, false})
+// registerAPI registers a client API with its facts.
+func registerAPI(key kmsg.Key, min, max int16, h handlerFunc, opts apiOpts) {
+	addAPI(&apiSpec{key, min, max, h, false, opts})
 }
 
 // registerInternalAPI registers an API that brokers send each other: served, never
 // advertised in ApiVersions.
-func registerInternalAPI(key kmsg.Key, min, max int16, h handlerFunc) {
-	apis = append(apis, apiSpec{key, min, max, h, true})
+func registerInternalAPI(key kmsg.Key, min, max int16, h handlerFunc, opts apiOpts) {
+	addAPI(&apiSpec{key, min, max, h, true, opts})
+}
+
+func addAPI(a *apiSpec) {
+	switch {
+	case a.authorize == nil:
+		panic(fmt.Sprintf("broker: %s is registered without an authorization rule", a.key.Name()))
+	case a.controller != nil && a.notController == nil:
+		panic(fmt.Sprintf("broker: controller API %s is registered without its NOT_CONTROLLER answer", a.key.Name()))
+	case apiByKey[a.key] != nil:
+		panic(fmt.Sprintf("broker: %s is registered twice", a.key.Name()))
+	}
+	apis = append(apis, a)
+	apiByKey[a.key] = a
+}
+
+// onController adapts a controller-side method to apiOpts.controller.
+func onController[Req kmsg.Request, Resp kmsg.Response](f func(*Broker, context.Context, Req) Resp) func(*Broker, context.Context, kmsg.Request) kmsg.Response {
+	return func(b *Broker, ctx context.Context, req kmsg.Request) kmsg.Response { return f(b, ctx, req.(Req)) }
 }
 
 // newRegistry builds the rpc registry; it alone generates ApiVersions, so the broker

@@ -184,56 +184,28 @@ func (b *Broker) controllerCall(ctx context.Context, req kmsg.Request) (kmsg.Res
 }
 
 // controllerChannel is the connection req travels on to a remote controller:
-// registrations and heartbeats have their own, so that a broker's session never waits
-// behind its other controller requests.
+// registrations and heartbeats have their own (apiOpts.sessionConn), so that a broker's
+// session never waits behind its other controller requests.
 func (b *Broker) controllerChannel(req kmsg.Request) *controllerClients {
-	switch req.(type) {
-	case *kmsg.BrokerRegistrationRequest, *kmsg.BrokerHeartbeatRequest:
+	if a := apiFor(req.Key()); a != nil && a.sessionConn {
 		return &b.heartbeats
 	}
 	return &b.controllers
 }
 
-// controllerLocal handles req on this node's controller. It reports false for requests
-// the controller does not handle in process. An admin change is answered once every live
-// broker has applied it (admin_visibility.go).
+// controllerLocal handles req on this node's controller (apiOpts.controller). It
+// reports false for requests the controller does not handle in process. An admin
+// change is answered once every live broker has applied it (admin_visibility.go).
 func (b *Broker) controllerLocal(ctx context.Context, req kmsg.Request) (kmsg.Response, bool) {
-	resp, ok := b.controllerLocalOp(ctx, req)
-	if ok && adminChange(req) {
+	a := apiFor(req.Key())
+	if a == nil || a.controller == nil {
+		return nil, false
+	}
+	resp := a.controller(b, ctx, req)
+	if a.adminChange {
 		b.awaitAppliedEverywhere(ctx, b.Image().Offset)
 	}
-	return resp, ok
-}
-
-// controllerLocalOp is controllerLocal without the wait.
-func (b *Broker) controllerLocalOp(ctx context.Context, req kmsg.Request) (kmsg.Response, bool) {
-	switch r := req.(type) {
-	case *kmsg.BrokerRegistrationRequest:
-		return b.brokerRegistration(ctx, r), true
-	case *kmsg.BrokerHeartbeatRequest:
-		return b.brokerHeartbeat(ctx, r), true
-	case *kmsg.AddRaftVoterRequest:
-		return b.addNonvoter(ctx, r), true
-	case *kmsg.RemoveRaftVoterRequest:
-		return b.removeRaftVoter(r), true
-	case *kmsg.UnregisterBrokerRequest:
-		return b.unregisterBroker(ctx, r), true
-	case *kmsg.AlterPartitionRequest:
-		return b.alterPartition(ctx, r), true
-	case *kmsg.DescribeQuorumRequest:
-		return b.describeQuorum(r), true
-	case *kmsg.CreateTopicsRequest:
-		return b.createTopics(ctx, r), true
-	case *kmsg.DeleteTopicsRequest:
-		return b.deleteTopics(ctx, r), true
-	case *kmsg.AllocateProducerIDsRequest:
-		return b.allocateProducerIDs(ctx, r), true
-	case *kmsg.AlterPartitionAssignmentsRequest:
-		return b.alterPartitionReassignments(ctx, r), true
-	case *kmsg.AssignReplicasToDirsRequest:
-		return b.assignReplicasToDirs(ctx, r), true
-	}
-	return b.clusterOpsLocal(ctx, req)
+	return resp, true
 }
 
 // forwardedClientPrefix marks requests one broker sends another; they are never
@@ -250,7 +222,8 @@ func fromBroker(req *rpc.Request) bool {
 }
 
 // respondFromController answers a controller request received over the wire: in
-// process on the controller, or forwarded to it from any other broker.
+// process on the controller, or forwarded to it from any other broker. A controller
+// API with nothing to do before that registers it as its handler.
 func (b *Broker) respondFromController(ctx context.Context, req *rpc.Request) rpc.Result {
 	body := req.Body
 	if !b.IsController() && fromBroker(req) {
@@ -267,51 +240,12 @@ func (b *Broker) respondFromController(ctx context.Context, req *rpc.Request) rp
 	return rpc.RespondLater(ch)
 }
 
-// notControllerResponse answers req with NOT_CONTROLLER where it has a top-level error.
+// notControllerResponse answers req with NOT_CONTROLLER on every resource, as its API
+// fills it (apiOpts.notController).
 func notControllerResponse(req kmsg.Request, cause error) kmsg.Response {
 	resp := req.ResponseKind()
-	code := kerr.NotController.Code
-	switch r := resp.(type) {
-	case *kmsg.BrokerRegistrationResponse:
-		r.ErrorCode = code
-	case *kmsg.BrokerHeartbeatResponse:
-		r.ErrorCode = code
-	case *kmsg.AddRaftVoterResponse:
-		r.ErrorCode, r.ErrorMessage = code, errorMessage(cause)
-	case *kmsg.RemoveRaftVoterResponse:
-		r.ErrorCode, r.ErrorMessage = code, errorMessage(cause)
-	case *kmsg.UnregisterBrokerResponse:
-		r.ErrorCode, r.ErrorMessage = code, errorMessage(cause)
-	case *kmsg.DescribeQuorumResponse:
-		r.ErrorCode, r.ErrorMessage = code, errorMessage(cause)
-	case *kmsg.AlterPartitionResponse:
-		r.ErrorCode = code
-	case *kmsg.AssignReplicasToDirsResponse:
-		r.ErrorCode = code
-	case *kmsg.AllocateProducerIDsResponse:
-		r.ErrorCode = code
-	case *kmsg.AlterPartitionAssignmentsResponse:
-		r.ErrorCode, r.ErrorMessage = code, errorMessage(cause)
-	case *kmsg.CreateTopicsResponse:
-		for _, t := range req.(*kmsg.CreateTopicsRequest).Topics {
-			rt := kmsg.NewCreateTopicsResponseTopic()
-			rt.Topic, rt.ErrorCode, rt.ErrorMessage = t.Topic, code, errorMessage(cause)
-			r.Topics = append(r.Topics, rt)
-		}
-	case *kmsg.DeleteTopicsResponse:
-		dr := req.(*kmsg.DeleteTopicsRequest)
-		for _, name := range dr.TopicNames {
-			rt := kmsg.NewDeleteTopicsResponseTopic()
-			rt.Topic, rt.ErrorCode, rt.ErrorMessage = kmsg.StringPtr(name), code, errorMessage(cause)
-			r.Topics = append(r.Topics, rt)
-		}
-		for _, t := range dr.Topics {
-			rt := kmsg.NewDeleteTopicsResponseTopic()
-			rt.Topic, rt.TopicID, rt.ErrorCode, rt.ErrorMessage = t.Topic, t.TopicID, code, errorMessage(cause)
-			r.Topics = append(r.Topics, rt)
-		}
-	default:
-		clusterOpsNotController(req, resp, code, cause)
+	if a := apiFor(req.Key()); a != nil && a.notController != nil {
+		a.notController(req, resp, kerr.NotController.Code, cause)
 	}
 	return resp
 }
@@ -374,36 +308,12 @@ func (c *controllerClients) close() {
 	}
 }
 
-// isNotController reports an answer from a node that is no controller: a NOT_CONTROLLER
-// top-level error, or (CreateTopics, DeleteTopics, which have none) NOT_CONTROLLER for
-// every topic.
+// isNotController reports an answer from a node that is no controller, as its API reads
+// it (apiOpts.isNotController): a NOT_CONTROLLER top-level error, or (CreateTopics,
+// DeleteTopics, which have none) NOT_CONTROLLER for every topic.
 func isNotController(resp kmsg.Response) bool {
-	code := int16(0)
-	switch r := resp.(type) {
-	case *kmsg.CreateTopicsResponse:
-		return allNotController(r.Topics, func(t kmsg.CreateTopicsResponseTopic) int16 { return t.ErrorCode })
-	case *kmsg.DeleteTopicsResponse:
-		return allNotController(r.Topics, func(t kmsg.DeleteTopicsResponseTopic) int16 { return t.ErrorCode })
-	case *kmsg.BrokerRegistrationResponse:
-		code = r.ErrorCode
-	case *kmsg.BrokerHeartbeatResponse:
-		code = r.ErrorCode
-	case *kmsg.AddRaftVoterResponse:
-		code = r.ErrorCode
-	case *kmsg.RemoveRaftVoterResponse:
-		code = r.ErrorCode
-	case *kmsg.UnregisterBrokerResponse:
-		code = r.ErrorCode
-	case *kmsg.DescribeQuorumResponse:
-		code = r.ErrorCode
-	case *kmsg.AlterPartitionResponse:
-		code = r.ErrorCode
-	case *kmsg.AllocateProducerIDsResponse:
-		code = r.ErrorCode
-	case *kmsg.AlterPartitionAssignmentsResponse:
-		code = r.ErrorCode
-	}
-	return code == kerr.NotController.Code
+	a := apiFor(resp.Key())
+	return a != nil && a.isNotController != nil && a.isNotController(resp)
 }
 
 // allNotController reports a non-empty list whose every entry is NOT_CONTROLLER.

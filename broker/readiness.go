@@ -61,17 +61,6 @@ func (b *Broker) markReady(caughtUp, opened time.Time, offset uint64, replicas i
 		"total", opened.Sub(b.startedAt).Round(time.Millisecond).String())
 }
 
-// partitionAPI reports the APIs answered per partition from the local replicas alone:
-// with no replica open, each partition is NOT_LEADER_OR_FOLLOWER (noReplicaError), so
-// they may be answered once their readiness wait ends.
-func partitionAPI(key kmsg.Key) bool {
-	switch key {
-	case kmsg.Produce, kmsg.Fetch, kmsg.ListOffsets, kmsg.OffsetForLeaderEpoch, kmsg.DeleteRecords:
-		return true
-	}
-	return false
-}
-
 // readinessBound is how long a request may wait for readiness: its own timeout.
 func readinessBound(req kmsg.Request) time.Duration {
 	switch r := req.(type) {
@@ -102,7 +91,7 @@ func (b *Broker) untilReady(key kmsg.Key, h rpc.Handler) rpc.Handler {
 		case <-b.readyCh:
 			return h(ctx, req)
 		case <-timer.C:
-			if partitionAPI(key) {
+			if a := apiFor(int16(key)); a != nil && a.partitionScoped { // answered per partition: NOT_LEADER_OR_FOLLOWER
 				return h(ctx, req)
 			}
 			return rpc.CloseConnection(fmt.Errorf("%s waited for start-up readiness past its timeout: broker %d has not caught up with the metadata log",
