@@ -110,7 +110,7 @@ func (b *Broker) handleProduce(ctx context.Context, req *rpc.Request) rpc.Result
 	for i, a := range waiting {
 		s := a.part.settings.Load()
 		pending[i] = producePending{a.part, &resp.Topics[a.topic].Partitions[a.partition], a.end,
-			min(s.minInsync, int(a.part.replicationFactor.Load()))}
+			replication.EffectiveMinISR(s.minInsync, int(a.part.replicationFactor.Load()))}
 	}
 	switch {
 	case r.Acks == 0 && failed:
@@ -178,7 +178,7 @@ func (b *Broker) producePartition(r *kmsg.ProduceRequest, topic string, rp kmsg.
 	}
 	minInsync := 0
 	if r.Acks == -1 {
-		minInsync = min(settings.minInsync, int(part.replicationFactor.Load()))
+		minInsync = replication.EffectiveMinISR(settings.minInsync, int(part.replicationFactor.Load()))
 	}
 	// The records slice aliases the request frame (kmsg's ReadFrom does not copy []byte
 	// fields), owned by this request until the handler returns, or is the recompressed
@@ -269,17 +269,12 @@ func (b *Broker) awaitHighWatermarks(ctx context.Context, pending []producePendi
 				done = false
 				continue
 			}
-			st := p.part.State()
-			switch {
-			case st.Role == replication.Stopped || st.Role != replication.Leader:
-				p.resp.ErrorCode = kerr.NotLeaderForPartition.Code
-			case st.HighWatermark < p.end:
+			code, decided := acksAllCode(replication.AcksAllOutcome(p.part.State().WakeState(), p.end, p.minInsync))
+			if !decided {
 				done = false
-			case st.MaximalISRSize < p.minInsync:
-				// Written and committed, but the ISR fell below min.insync.replicas while
-				// the request waited: Kafka's NOT_ENOUGH_REPLICAS_AFTER_APPEND.
-				p.resp.ErrorCode = kerr.NotEnoughReplicasAfterAppend.Code
+				continue
 			}
+			p.resp.ErrorCode = code
 		}
 		if done {
 			return

@@ -22,6 +22,7 @@ import (
 
 	"github.com/petrel-broker/petrel/auth"
 	"github.com/petrel-broker/petrel/coordinator"
+	"github.com/petrel-broker/petrel/replication"
 	"github.com/petrel-broker/petrel/rpc"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -76,7 +77,7 @@ func (b *Broker) writeTxnMarkers(ctx context.Context, r *kmsg.WriteTxnMarkersReq
 					continue
 				}
 				batch := controlBatch(m.ProducerID, m.ProducerEpoch, m.Committed, m.CoordinatorEpoch, time.Now())
-				minInsync := min(part.settings.Load().minInsync, int(part.replicationFactor.Load()))
+				minInsync := replication.EffectiveMinISR(part.settings.Load().minInsync, int(part.replicationFactor.Load()))
 				info, err := part.AppendAsLeader(batch, minInsync)
 				if err != nil {
 					rt.Partitions[pi].ErrorCode = b.errorCodeLogged(err, "write txn marker")

@@ -12,6 +12,7 @@ import (
 
 	"github.com/petrel-broker/petrel/coordinator"
 	"github.com/petrel-broker/petrel/metadata"
+	"github.com/petrel-broker/petrel/replication"
 	"github.com/petrel-broker/petrel/rpc"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -67,7 +68,7 @@ func (r *shardRouter[S, E]) reconcile(im *metadata.Image) {
 			LeaderEpoch: p.LeaderEpoch,
 			Log:         lp.Partition,
 			MinInsync: func() int {
-				return min(lp.settings.Load().minInsync, int(lp.replicationFactor.Load()))
+				return replication.EffectiveMinISR(lp.settings.Load().minInsync, int(lp.replicationFactor.Load()))
 			},
 			Shard: r.newShard(p.ID, p.LeaderEpoch),
 		})

@@ -87,16 +87,9 @@ func (d *delayedProduce) decide(i int, s replication.WakeState) (bool, func()) {
 		return true, nil
 	}
 	p := d.pending[i]
-	var code int16
-	switch {
-	case s.Role != replication.Leader:
-		code = kerr.NotLeaderForPartition.Code
-	case s.HighWatermark < p.end:
+	code, decided := acksAllCode(replication.AcksAllOutcome(s, p.end, p.minInsync))
+	if !decided {
 		return false, nil
-	case s.MaximalISRSize < p.minInsync:
-		// Written and committed, but the ISR fell below min.insync.replicas while the
-		// request waited: Kafka's NOT_ENOUGH_REPLICAS_AFTER_APPEND.
-		code = kerr.NotEnoughReplicasAfterAppend.Code
 	}
 	d.outcome[i].Store(int32(code) + 1)
 	if d.remaining.Add(-1) == 0 {

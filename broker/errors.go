@@ -127,3 +127,17 @@ func errorMessage(err error) *string {
 	s := err.Error()
 	return &s
 }
+
+// acksAllCode maps an acks=all write's outcome (replication.AcksAllOutcome) to the
+// partition's Kafka code; decided is false while the write still waits.
+func acksAllCode(o replication.Outcome) (code int16, decided bool) {
+	switch o {
+	case replication.OutcomeWaiting:
+		return 0, false
+	case replication.OutcomeNotLeader:
+		return kerr.NotLeaderForPartition.Code, true
+	case replication.OutcomeNotEnoughReplicasAfterAppend:
+		return kerr.NotEnoughReplicasAfterAppend.Code, true
+	}
+	return 0, true
+}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/petrel-broker/petrel/replication"
 	"github.com/twmb/franz-go/pkg/kerr"
 )
 
@@ -90,6 +91,25 @@ func TestEveryErrorSentinelMapsToAKafkaCode(t *testing.T) {
 	for _, e := range errorTable {
 		if e.code == kerr.UnknownServerError.Code && e.err != ErrProducerIDsExhausted {
 			t.Errorf("%v maps to UNKNOWN_SERVER_ERROR", e.err)
+		}
+	}
+}
+
+// Every acks=all outcome maps to the code a produce or WriteTxnMarkers partition answers
+// with: none while waiting, 0 once committed, NOT_ENOUGH_REPLICAS_AFTER_APPEND when the
+// ISR shrank while waiting, NOT_LEADER_OR_FOLLOWER when leadership moved.
+func TestAcksAllCode(t *testing.T) {
+	for o, want := range map[replication.Outcome]struct {
+		code    int16
+		decided bool
+	}{
+		replication.OutcomeWaiting:                      {0, false},
+		replication.OutcomeCommitted:                    {0, true},
+		replication.OutcomeNotEnoughReplicasAfterAppend: {kerr.NotEnoughReplicasAfterAppend.Code, true},
+		replication.OutcomeNotLeader:                    {kerr.NotLeaderForPartition.Code, true},
+	} {
+		if code, decided := acksAllCode(o); code != want.code || decided != want.decided {
+			t.Errorf("%v: (%d, %v), want (%d, %v)", o, code, decided, want.code, want.decided)
 		}
 	}
 }

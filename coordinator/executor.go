@@ -386,19 +386,21 @@ func (e *executor) checkPending() {
 		st := e.log.State()
 		p := e.pending[0]
 		now := e.rt.cfg.Now()
-		switch {
-		case st.Role != replication.Leader || st.LeaderEpoch != e.epoch:
+		// The acks=all rule, plus the runtime's own fence: the log's leader epoch must
+		// still be the one this executor loaded at (a new epoch is a new load).
+		switch o := replication.AcksAllOutcome(st.WakeState(), p.end, p.minInsync); {
+		case o == replication.OutcomeNotLeader || st.LeaderEpoch != e.epoch:
 			e.pending = e.pending[1:]
 			if p.answered {
 				e.timedOut--
 			}
 			e.carryOut(p.committed(now, codeNotCoordinator))
-		case st.HighWatermark >= p.end:
+		case o != replication.OutcomeWaiting:
 			e.pending = e.pending[1:]
 			if p.answered {
 				e.timedOut--
 			}
-			if st.MaximalISRSize < p.minInsync && !p.answered {
+			if o == replication.OutcomeNotEnoughReplicasAfterAppend && !p.answered {
 				// NOT_ENOUGH_REPLICAS_AFTER_APPEND: the client gets the error, but the
 				// batch is committed, so the shard applies it.
 				e.answer(&p, now)

@@ -179,6 +179,9 @@ func TestWriteErrorsAreTranslated(t *testing.T) {
 		{"storage error", func(f *fakeLog) { f.appendErr = segment.ErrLogFailed }, nil, kerr.NotCoordinator.Code, kerr.NotCoordinator.Code},
 		{"timed out", func(*fakeLog) {}, nil, kerr.CoordinatorNotAvailable.Code, none},
 		{"leadership lost while waiting", func(*fakeLog) {}, func(f *fakeLog) { f.role = replication.Follower }, kerr.NotCoordinator.Code, kerr.NotCoordinator.Code},
+		// Still the leader and the HW passed the write, but in a newer leader epoch than
+		// the load's: the runtime's own fence, checked beside the acks=all rule.
+		{"leader epoch moved while waiting", func(*fakeLog) {}, func(f *fakeLog) { f.epoch++; f.hw = f.leo }, kerr.NotCoordinator.Code, kerr.NotCoordinator.Code},
 		// NOT_ENOUGH_REPLICAS_AFTER_APPEND: answered with the error, applied (it is committed).
 		{"ISR shrank after append", func(f *fakeLog) { f.isr = 2 }, func(f *fakeLog) { f.isr = 1; f.hw = f.leo }, kerr.CoordinatorNotAvailable.Code, 0},
 	} {
