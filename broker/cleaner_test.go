@@ -2,7 +2,6 @@ package broker
 
 import (
 	"fmt"
-	"github.com/petrel-broker/petrel/internal/testwait"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,6 +10,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/petrel-broker/petrel/internal/testwait"
 	"github.com/petrel-broker/petrel/segment"
 )
 

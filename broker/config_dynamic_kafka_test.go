@@ -1,11 +1,11 @@
 package broker
 
 import (
-	"github.com/petrel-broker/petrel/internal/testwait"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/petrel-broker/petrel/internal/testwait"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )

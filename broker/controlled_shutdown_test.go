@@ -3,10 +3,11 @@ package broker
 import (
 	"context"
 	"fmt"
-	"github.com/petrel-broker/petrel/internal/testwait"
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/petrel-broker/petrel/internal/testwait"
 )
 
 // A broker in controlled shutdown stays fenced and out of every ISR until it is gone,

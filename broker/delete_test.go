@@ -2,12 +2,13 @@ package broker
 
 import (
 	"context"
-	"github.com/petrel-broker/petrel/internal/testwait"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/petrel-broker/petrel/internal/testwait"
 )
 
 // Deleting a topic renames each partition directory to "<dir>.<uuid>-delete" at once

@@ -2,10 +2,10 @@ package broker
 
 import (
 	"context"
-	"github.com/petrel-broker/petrel/internal/testwait"
 	"testing"
 	"time"
 
+	"github.com/petrel-broker/petrel/internal/testwait"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 

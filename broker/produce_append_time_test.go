@@ -3,10 +3,10 @@ package broker
 import (
 	"bytes"
 	"fmt"
-	"github.com/petrel-broker/petrel/internal/testwait"
 	"testing"
 	"time"
 
+	"github.com/petrel-broker/petrel/internal/testwait"
 	"github.com/petrel-broker/petrel/segment"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"

@@ -3,12 +3,12 @@ package broker
 import (
 	"context"
 	"encoding/binary"
-	"github.com/petrel-broker/petrel/internal/testwait"
 	"hash/crc32"
 	"net"
 	"testing"
 	"time"
 
+	"github.com/petrel-broker/petrel/internal/testwait"
 	"github.com/petrel-broker/petrel/rpc"
 	"github.com/petrel-broker/petrel/segment"
 	"github.com/twmb/franz-go/pkg/kerr"

@@ -2,10 +2,10 @@ package broker
 
 import (
 	"fmt"
-	"github.com/petrel-broker/petrel/internal/testwait"
 	"testing"
 	"time"
 
+	"github.com/petrel-broker/petrel/internal/testwait"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )

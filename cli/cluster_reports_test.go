@@ -3,12 +3,13 @@ package cli
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/petrel-broker/petrel/internal/testwait"
 	"regexp"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/petrel-broker/petrel/internal/testwait"
 )
 
 // TestCluster_ReportsAndTopWithABrokerDown stops one node of three and checks what

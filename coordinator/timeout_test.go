@@ -2,13 +2,13 @@ package coordinator
 
 import (
 	"fmt"
-	"github.com/petrel-broker/petrel/internal/testwait"
 	"maps"
 	"slices"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/petrel-broker/petrel/internal/testwait"
 	"github.com/petrel-broker/petrel/replication"
 	"github.com/twmb/franz-go/pkg/kerr"
 )

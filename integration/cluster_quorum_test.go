@@ -5,11 +5,11 @@ package integration
 
 import (
 	"fmt"
-	"github.com/petrel-broker/petrel/internal/testwait"
 	"slices"
 	"testing"
 	"time"
 
+	"github.com/petrel-broker/petrel/internal/testwait"
 	"github.com/twmb/franz-go/pkg/kerr"
 )
 

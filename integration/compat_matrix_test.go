@@ -7,13 +7,13 @@ package integration
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/petrel-broker/petrel/internal/testwait"
 	"maps"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/IBM/sarama"
+	"github.com/petrel-broker/petrel/internal/testwait"
 	"github.com/segmentio/kafka-go"
 	"github.com/twmb/franz-go/pkg/kgo"
 )

@@ -7,10 +7,10 @@ package integration
 import (
 	"context"
 	"fmt"
-	"github.com/petrel-broker/petrel/internal/testwait"
 	"testing"
 	"time"
 
+	"github.com/petrel-broker/petrel/internal/testwait"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"

@@ -18,13 +18,13 @@ package integration
 import (
 	"context"
 	"fmt"
-	"github.com/petrel-broker/petrel/internal/testwait"
 	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/petrel-broker/petrel/internal/testwait"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"

@@ -18,7 +18,6 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"github.com/petrel-broker/petrel/internal/testwait"
 	"net"
 	"os"
 	"slices"
@@ -29,6 +28,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/petrel-broker/petrel/broker"
+	"github.com/petrel-broker/petrel/internal/testwait"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"

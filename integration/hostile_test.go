@@ -32,7 +32,6 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
-	"github.com/petrel-broker/petrel/internal/testwait"
 	"hash/crc32"
 	"io"
 	"net"
@@ -43,6 +42,7 @@ import (
 
 	"github.com/klauspost/compress/gzip"
 	"github.com/klauspost/compress/zstd"
+	"github.com/petrel-broker/petrel/internal/testwait"
 	"github.com/pierrec/lz4/v4"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"

@@ -8,13 +8,13 @@ package integration
 import (
 	"errors"
 	"fmt"
-	"github.com/petrel-broker/petrel/internal/testwait"
 	"net"
 	"slices"
 	"strconv"
 	"testing"
 	"time"
 
+	"github.com/petrel-broker/petrel/internal/testwait"
 	"github.com/segmentio/kafka-go"
 )
 

@@ -9,13 +9,13 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
-	"github.com/petrel-broker/petrel/internal/testwait"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/petrel-broker/petrel/broker"
+	"github.com/petrel-broker/petrel/internal/testwait"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )

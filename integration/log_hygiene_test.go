@@ -6,11 +6,12 @@ package integration
 import (
 	"errors"
 	"fmt"
-	"github.com/petrel-broker/petrel/internal/testwait"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/petrel-broker/petrel/internal/testwait"
 )
 
 // TestCluster_LogHygiene runs a clean bootstrap of three voters and a non-voter that

@@ -5,7 +5,6 @@ package integration
 
 import (
 	"fmt"
-	"github.com/petrel-broker/petrel/internal/testwait"
 	"io"
 	"net/http"
 	"os"
@@ -14,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/petrel-broker/petrel/internal/testwait"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"

@@ -3,11 +3,11 @@ package integration
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/petrel-broker/petrel/internal/testwait"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/petrel-broker/petrel/internal/testwait"
 	"github.com/twmb/franz-go/pkg/kadm"
 )
 

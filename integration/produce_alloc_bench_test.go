@@ -16,13 +16,13 @@ import (
 	"crypto/rand"
 	"encoding/binary"
 	"fmt"
-	"github.com/petrel-broker/petrel/internal/testwait"
 	"hash/crc32"
 	"io"
 	"net"
 	"testing"
 	"time"
 
+	"github.com/petrel-broker/petrel/internal/testwait"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 

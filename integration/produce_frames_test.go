@@ -5,12 +5,12 @@ import (
 	"context"
 	"crypto/rand"
 	"fmt"
-	"github.com/petrel-broker/petrel/internal/testwait"
 	mrand "math/rand/v2"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/petrel-broker/petrel/internal/testwait"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 

@@ -13,13 +13,13 @@ import (
 	"context"
 	"crypto/tls"
 	"fmt"
-	"github.com/petrel-broker/petrel/internal/testwait"
 	"net"
 	"testing"
 	"time"
 
 	"github.com/hashicorp/go-msgpack/v2/codec"
 	"github.com/hashicorp/raft"
+	"github.com/petrel-broker/petrel/internal/testwait"
 )
 
 // hashicorp/raft NetworkTransport rpc types (net_transport.go): a request is the type

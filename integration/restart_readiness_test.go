@@ -13,11 +13,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/petrel-broker/petrel/internal/testwait"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/petrel-broker/petrel/internal/testwait"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"

@@ -6,13 +6,13 @@ package integration
 import (
 	"errors"
 	"fmt"
-	"github.com/petrel-broker/petrel/internal/testwait"
 	"slices"
 	"strconv"
 	"testing"
 	"time"
 
 	"github.com/IBM/sarama"
+	"github.com/petrel-broker/petrel/internal/testwait"
 )
 
 // saramaTimeout bounds one blocking sarama call (sarama has no contexts).

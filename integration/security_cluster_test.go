@@ -9,7 +9,6 @@ import (
 	"context"
 	"crypto/tls"
 	"fmt"
-	"github.com/petrel-broker/petrel/internal/testwait"
 	"net"
 	"slices"
 	"testing"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/petrel-broker/petrel/broker"
+	"github.com/petrel-broker/petrel/internal/testwait"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 )

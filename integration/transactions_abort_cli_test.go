@@ -3,11 +3,11 @@ package integration
 import (
 	"context"
 	"fmt"
-	"github.com/petrel-broker/petrel/internal/testwait"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/petrel-broker/petrel/internal/testwait"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 )

@@ -9,12 +9,12 @@ package integration
 
 import (
 	"fmt"
-	"github.com/petrel-broker/petrel/internal/testwait"
 	"math"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/petrel-broker/petrel/internal/testwait"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"

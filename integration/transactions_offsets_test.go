@@ -2,9 +2,9 @@ package integration
 
 import (
 	"fmt"
-	"github.com/petrel-broker/petrel/internal/testwait"
 	"testing"
 
+	"github.com/petrel-broker/petrel/internal/testwait"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )

@@ -6,10 +6,10 @@ package integration
 import (
 	"encoding/binary"
 	"fmt"
-	"github.com/petrel-broker/petrel/internal/testwait"
 	"hash/crc32"
 	"testing"
 
+	"github.com/petrel-broker/petrel/internal/testwait"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"

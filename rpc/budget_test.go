@@ -3,11 +3,12 @@ package rpc
 import (
 	"context"
 	"errors"
-	"github.com/petrel-broker/petrel/internal/testwait"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/petrel-broker/petrel/internal/testwait"
 )
 
 // With room for one request in QueuedMaxRequestBytes, a second connection's request is
