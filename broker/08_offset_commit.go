@@ -22,12 +22,13 @@ import (
 func init() {
 	registerAPI(kmsg.OffsetCommit, 0, 9, (*Broker).handleOffsetCommit, apiOpts{
 		authorize: authorizeOffsetCommit,
+		fillError: fillErrorOffsetCommit,
 	})
 }
 
 func (b *Broker) handleOffsetCommit(_ context.Context, req *rpc.Request) rpc.Result {
 	r := req.Body.(*kmsg.OffsetCommitRequest)
-	failed := func(code int16) kmsg.Response { return offsetCommitFailed(r, code) }
+	failed := func(code int16) kmsg.Response { return errorResponse(r, code, nil) }
 	if r.Group == "" {
 		return rpc.Respond(failed(kerr.InvalidGroupID.Code))
 	}
@@ -65,10 +66,15 @@ func (b *Broker) handleOffsetCommit(_ context.Context, req *rpc.Request) rpc.Res
 	}, failed)
 }
 
-// offsetCommitFailed answers every partition of r with code.
-func offsetCommitFailed(r *kmsg.OffsetCommitRequest, code int16) *kmsg.OffsetCommitResponse {
-	resp := r.ResponseKind().(*kmsg.OffsetCommitResponse)
-	for _, t := range r.Topics {
+// fillErrorOffsetCommit is OffsetCommit's apiOpts.fillError (its answer has no
+// message).
+func fillErrorOffsetCommit(req kmsg.Request, resp kmsg.Response, code int16, _ error) {
+	offsetCommitErrors(resp.(*kmsg.OffsetCommitResponse), req.(*kmsg.OffsetCommitRequest).Topics, code)
+}
+
+// offsetCommitErrors answers every partition of topics in out with code.
+func offsetCommitErrors(out *kmsg.OffsetCommitResponse, topics []kmsg.OffsetCommitRequestTopic, code int16) {
+	for _, t := range topics {
 		rt := kmsg.NewOffsetCommitResponseTopic()
 		rt.Topic = t.Topic
 		for _, p := range t.Partitions {
@@ -76,9 +82,8 @@ func offsetCommitFailed(r *kmsg.OffsetCommitRequest, code int16) *kmsg.OffsetCom
 			rp.Partition, rp.ErrorCode = p.Partition, code
 			rt.Partitions = append(rt.Partitions, rp)
 		}
-		resp.Topics = append(resp.Topics, rt)
+		out.Topics = append(out.Topics, rt)
 	}
-	return resp
 }
 
 // authorizeOffsetCommit is OffsetCommit's authorization rule (checkRequest).
@@ -93,21 +98,11 @@ func authorizeOffsetCommit(b *Broker, req *rpc.Request) authzDecision {
 		r.Topics, denied = split(r.Topics, func(t kmsg.OffsetCommitRequestTopic) bool { return z.topicOK(auth.OpRead, t.Topic) })
 	}
 	add := func(resp kmsg.Response) {
-		out := resp.(*kmsg.OffsetCommitResponse)
 		code := codeTopicAuthz
 		if groupDenied {
 			code = codeGroupAuthz
 		}
-		for _, t := range denied {
-			rt := kmsg.NewOffsetCommitResponseTopic()
-			rt.Topic = t.Topic
-			for _, p := range t.Partitions {
-				rp := kmsg.NewOffsetCommitResponseTopicPartition()
-				rp.Partition, rp.ErrorCode = p.Partition, code
-				rt.Partitions = append(rt.Partitions, rp)
-			}
-			out.Topics = append(out.Topics, rt)
-		}
+		offsetCommitErrors(resp.(*kmsg.OffsetCommitResponse), denied, code)
 	}
 	if groupDenied {
 		return z.whole(add)

@@ -119,20 +119,11 @@ func authorizeOffsetFetch(b *Broker, req *rpc.Request) authzDecision {
 		}}
 	}
 	if !z.groupOK(auth.OpDescribe, r.Group) {
-		resp := r.ResponseKind().(*kmsg.OffsetFetchResponse)
-		resp.SetVersion(r.Version)
-		resp.ErrorCode = codeGroupAuthz
-		for _, t := range r.Topics {
-			rt := kmsg.NewOffsetFetchResponseTopic()
-			rt.Topic = t.Topic
-			for _, p := range t.Partitions {
-				rp := kmsg.NewOffsetFetchResponseTopicPartition()
-				rp.Partition, rp.Offset, rp.LeaderEpoch, rp.ErrorCode = p, -1, -1, codeGroupAuthz
-				rt.Partitions = append(rt.Partitions, rp)
-			}
-			resp.Topics = append(resp.Topics, rt)
-		}
-		return authzDecision{answer: resp}
+		return z.whole(func(resp kmsg.Response) {
+			out := resp.(*kmsg.OffsetFetchResponse)
+			out.ErrorCode = codeGroupAuthz
+			offsetFetchErrors(out, r.Topics, codeGroupAuthz)
+		})
 	}
 	all := r.Topics == nil
 	var denied []kmsg.OffsetFetchRequestTopic
@@ -142,15 +133,20 @@ func authorizeOffsetFetch(b *Broker, req *rpc.Request) authzDecision {
 	return authzDecision{merge: func(resp kmsg.Response) {
 		out := resp.(*kmsg.OffsetFetchResponse)
 		out.Topics = slices.DeleteFunc(out.Topics, func(t kmsg.OffsetFetchResponseTopic) bool { return !z.topicOK(auth.OpDescribe, t.Topic) })
-		for _, t := range denied {
-			rt := kmsg.NewOffsetFetchResponseTopic()
-			rt.Topic = t.Topic
-			for _, p := range t.Partitions {
-				rp := kmsg.NewOffsetFetchResponseTopicPartition()
-				rp.Partition, rp.Offset, rp.LeaderEpoch, rp.ErrorCode = p, -1, -1, codeTopicAuthz
-				rt.Partitions = append(rt.Partitions, rp)
-			}
-			out.Topics = append(out.Topics, rt)
-		}
+		offsetFetchErrors(out, denied, codeTopicAuthz)
 	}}
+}
+
+// offsetFetchErrors answers every partition of topics (before v8) in out with code.
+func offsetFetchErrors(out *kmsg.OffsetFetchResponse, topics []kmsg.OffsetFetchRequestTopic, code int16) {
+	for _, t := range topics {
+		rt := kmsg.NewOffsetFetchResponseTopic()
+		rt.Topic = t.Topic
+		for _, p := range t.Partitions {
+			rp := kmsg.NewOffsetFetchResponseTopicPartition()
+			rp.Partition, rp.Offset, rp.LeaderEpoch, rp.ErrorCode = p, -1, -1, code
+			rt.Partitions = append(rt.Partitions, rp)
+		}
+		out.Topics = append(out.Topics, rt)
+	}
 }

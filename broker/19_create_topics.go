@@ -23,9 +23,9 @@ import (
 
 func init() {
 	registerAPI(kmsg.CreateTopics, 2, 7, (*Broker).handleCreateTopics, apiOpts{
-		authorize:     authorizeCreateTopics,
-		controller:    onController((*Broker).createTopics),
-		notController: notControllerCreateTopics,
+		authorize:  authorizeCreateTopics,
+		controller: onController((*Broker).createTopics),
+		fillError:  fillErrorCreateTopics,
 		isNotController: func(resp kmsg.Response) bool {
 			return allNotController(resp.(*kmsg.CreateTopicsResponse).Topics, func(t kmsg.CreateTopicsResponseTopic) int16 { return t.ErrorCode })
 		},
@@ -110,11 +110,7 @@ func (b *Broker) createTopics(ctx context.Context, r *kmsg.CreateTopicsRequest) 
 	timeout := max(time.Duration(r.TimeoutMillis)*time.Millisecond, time.Second)
 	if err := b.checkCreateTopicsBounds(r); err != nil {
 		// Refused whole before anything is planned, as Kafka refuses it.
-		for _, t := range r.Topics {
-			rt := kmsg.NewCreateTopicsResponseTopic()
-			rt.Topic, rt.ErrorCode, rt.ErrorMessage = t.Topic, kerr.PolicyViolation.Code, errorMessage(err)
-			resp.Topics = append(resp.Topics, rt)
-		}
+		fillErrorCreateTopics(r, resp, kerr.PolicyViolation.Code, err)
 		return resp
 	}
 	seen := map[string]int{}
@@ -224,20 +220,11 @@ func authorizeCreateTopics(b *Broker, req *rpc.Request) authzDecision {
 	}
 	var denied []kmsg.CreateTopicsRequestTopic
 	r.Topics, denied = split(r.Topics, func(t kmsg.CreateTopicsRequestTopic) bool { return z.topicOK(auth.OpCreate, t.Topic) })
-	return mergeIf(len(denied) > 0, func(resp kmsg.Response) {
-		out := resp.(*kmsg.CreateTopicsResponse)
-		for _, t := range denied {
-			rt := kmsg.NewCreateTopicsResponseTopic()
-			rt.Topic, rt.ErrorCode, rt.NumPartitions, rt.ReplicationFactor = t.Topic, codeTopicAuthz, -1, -1
-			rt.ErrorMessage = errorMessage(ErrTopicAuthorizationFailed)
-			out.Topics = append(out.Topics, rt)
-		}
-	})
+	return mergeErrors(len(denied) > 0, &kmsg.CreateTopicsRequest{Topics: denied}, codeTopicAuthz, ErrTopicAuthorizationFailed)
 }
 
-// notControllerCreateTopics fills CreateTopics's answer with code on every resource
-// (notControllerResponse).
-func notControllerCreateTopics(req kmsg.Request, resp kmsg.Response, code int16, cause error) {
+// fillErrorCreateTopics is CreateTopics's apiOpts.fillError.
+func fillErrorCreateTopics(req kmsg.Request, resp kmsg.Response, code int16, cause error) {
 	r := resp.(*kmsg.CreateTopicsResponse)
 	for _, t := range req.(*kmsg.CreateTopicsRequest).Topics {
 		rt := kmsg.NewCreateTopicsResponseTopic()

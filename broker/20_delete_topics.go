@@ -19,9 +19,9 @@ import (
 
 func init() {
 	registerAPI(kmsg.DeleteTopics, 1, 6, (*Broker).respondFromController, apiOpts{
-		authorize:     authorizeDeleteTopics,
-		controller:    onController((*Broker).deleteTopics),
-		notController: notControllerDeleteTopics,
+		authorize:  authorizeDeleteTopics,
+		controller: onController((*Broker).deleteTopics),
+		fillError:  fillErrorDeleteTopics,
 		isNotController: func(resp kmsg.Response) bool {
 			return allNotController(resp.(*kmsg.DeleteTopicsResponse).Topics, func(t kmsg.DeleteTopicsResponseTopic) int16 { return t.ErrorCode })
 		},
@@ -42,13 +42,7 @@ func (b *Broker) deleteTopics(ctx context.Context, r *kmsg.DeleteTopicsRequest) 
 		}
 	}
 	if len(requests) > maxResourcesPerRequest {
-		err := tooManyResources(len(requests))
-		for _, t := range requests {
-			rt := kmsg.NewDeleteTopicsResponseTopic()
-			rt.Topic, rt.TopicID = t.Topic, t.TopicID
-			rt.ErrorCode, rt.ErrorMessage = kerr.PolicyViolation.Code, errorMessage(err)
-			resp.Topics = append(resp.Topics, rt)
-		}
+		fillErrorDeleteTopics(r, resp, kerr.PolicyViolation.Code, tooManyResources(len(requests)))
 		return resp
 	}
 	timeout := max(time.Duration(r.TimeoutMillis)*time.Millisecond, time.Second)
@@ -113,22 +107,14 @@ func authorizeDeleteTopics(b *Broker, req *rpc.Request) authzDecision {
 	var deniedTopics []kmsg.DeleteTopicsRequestTopic
 	r.TopicNames, deniedNames = split(r.TopicNames, func(n string) bool { return ok(&n, [16]byte{}) })
 	r.Topics, deniedTopics = split(r.Topics, func(t kmsg.DeleteTopicsRequestTopic) bool { return ok(t.Topic, t.TopicID) })
-	return mergeIf(len(deniedNames)+len(deniedTopics) > 0, func(resp kmsg.Response) {
-		out := resp.(*kmsg.DeleteTopicsResponse)
-		for _, n := range deniedNames {
-			deniedTopics = append(deniedTopics, kmsg.DeleteTopicsRequestTopic{Topic: kmsg.StringPtr(n)})
-		}
-		for _, t := range deniedTopics {
-			rt := kmsg.NewDeleteTopicsResponseTopic()
-			rt.Topic, rt.TopicID, rt.ErrorCode = t.Topic, t.TopicID, codeTopicAuthz
-			out.Topics = append(out.Topics, rt)
-		}
-	})
+	for _, n := range deniedNames { // answered after the denied topics, without a message
+		deniedTopics = append(deniedTopics, kmsg.DeleteTopicsRequestTopic{Topic: kmsg.StringPtr(n)})
+	}
+	return mergeErrors(len(deniedTopics) > 0, &kmsg.DeleteTopicsRequest{Topics: deniedTopics}, codeTopicAuthz, nil)
 }
 
-// notControllerDeleteTopics fills DeleteTopics's answer with code on every resource
-// (notControllerResponse).
-func notControllerDeleteTopics(req kmsg.Request, resp kmsg.Response, code int16, cause error) {
+// fillErrorDeleteTopics is DeleteTopics's apiOpts.fillError.
+func fillErrorDeleteTopics(req kmsg.Request, resp kmsg.Response, code int16, cause error) {
 	r := resp.(*kmsg.DeleteTopicsResponse)
 	dr := req.(*kmsg.DeleteTopicsRequest)
 	for _, name := range dr.TopicNames {

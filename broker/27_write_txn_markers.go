@@ -30,7 +30,8 @@ import (
 
 func init() {
 	registerAPI(kmsg.WriteTxnMarkers, 0, 1, (*Broker).handleWriteTxnMarkers, apiOpts{
-		authorize: authorizeWriteTxnMarkers,
+		authorize: clusterOnly(auth.OpClusterAction),
+		fillError: fillErrorWriteTxnMarkers,
 	})
 }
 
@@ -132,26 +133,22 @@ func markerDone(code int16) bool {
 	return false
 }
 
-// authorizeWriteTxnMarkers is WriteTxnMarkers's authorization rule (checkRequest).
-func authorizeWriteTxnMarkers(b *Broker, req *rpc.Request) authzDecision {
-	r := req.Body.(*kmsg.WriteTxnMarkersRequest)
-	z := checksOf(b, req)
-	return z.clusterOnly(auth.OpClusterAction, func(resp kmsg.Response) {
-		out := resp.(*kmsg.WriteTxnMarkersResponse)
-		for _, m := range r.Markers {
-			rm := kmsg.NewWriteTxnMarkersResponseMarker()
-			rm.ProducerID = m.ProducerID
-			for _, t := range m.Topics {
-				rt := kmsg.NewWriteTxnMarkersResponseMarkerTopic()
-				rt.Topic = t.Topic
-				for _, p := range t.Partitions {
-					rp := kmsg.NewWriteTxnMarkersResponseMarkerTopicPartition()
-					rp.Partition, rp.ErrorCode = p, codeClusterAuthz
-					rt.Partitions = append(rt.Partitions, rp)
-				}
-				rm.Topics = append(rm.Topics, rt)
+// fillErrorWriteTxnMarkers is WriteTxnMarkers's apiOpts.fillError.
+func fillErrorWriteTxnMarkers(req kmsg.Request, resp kmsg.Response, code int16, cause error) {
+	out := resp.(*kmsg.WriteTxnMarkersResponse)
+	for _, m := range req.(*kmsg.WriteTxnMarkersRequest).Markers {
+		rm := kmsg.NewWriteTxnMarkersResponseMarker()
+		rm.ProducerID = m.ProducerID
+		for _, t := range m.Topics {
+			rt := kmsg.NewWriteTxnMarkersResponseMarkerTopic()
+			rt.Topic = t.Topic
+			for _, p := range t.Partitions {
+				rp := kmsg.NewWriteTxnMarkersResponseMarkerTopicPartition()
+				rp.Partition, rp.ErrorCode = p, code
+				rt.Partitions = append(rt.Partitions, rp)
 			}
-			out.Markers = append(out.Markers, rm)
+			rm.Topics = append(rm.Topics, rt)
 		}
-	})
+		out.Markers = append(out.Markers, rm)
+	}
 }

@@ -41,6 +41,7 @@ import (
 func init() {
 	registerAPI(kmsg.TxnOffsetCommit, 0, 3, (*Broker).handleTxnOffsetCommit, apiOpts{
 		authorize: authorizeTxnOffsetCommit,
+		fillError: fillErrorTxnOffsetCommit,
 	})
 }
 
@@ -53,20 +54,7 @@ type txnOffsetVerification struct {
 
 func (b *Broker) handleTxnOffsetCommit(ctx context.Context, req *rpc.Request) rpc.Result {
 	r := req.Body.(*kmsg.TxnOffsetCommitRequest)
-	failed := func(code int16) kmsg.Response {
-		resp := r.ResponseKind().(*kmsg.TxnOffsetCommitResponse)
-		for _, t := range r.Topics {
-			rt := kmsg.NewTxnOffsetCommitResponseTopic()
-			rt.Topic = t.Topic
-			for _, p := range t.Partitions {
-				rp := kmsg.NewTxnOffsetCommitResponseTopicPartition()
-				rp.Partition, rp.ErrorCode = p.Partition, code
-				rt.Partitions = append(rt.Partitions, rp)
-			}
-			resp.Topics = append(resp.Topics, rt)
-		}
-		return resp
-	}
+	failed := func(code int16) kmsg.Response { return errorResponse(r, code, nil) }
 	if r.Group == "" {
 		return rpc.Respond(failed(kerr.InvalidGroupID.Code))
 	}
@@ -195,21 +183,29 @@ func authorizeTxnOffsetCommit(b *Broker, req *rpc.Request) authzDecision {
 		code = codeTopicAuthz
 		r.Topics, denied = split(r.Topics, func(t kmsg.TxnOffsetCommitRequestTopic) bool { return z.topicOK(auth.OpRead, t.Topic) })
 	}
-	add := func(resp kmsg.Response) {
-		out := resp.(*kmsg.TxnOffsetCommitResponse)
-		for _, t := range denied {
-			rt := kmsg.NewTxnOffsetCommitResponseTopic()
-			rt.Topic = t.Topic
-			for _, p := range t.Partitions {
-				rp := kmsg.NewTxnOffsetCommitResponseTopicPartition()
-				rp.Partition, rp.ErrorCode = p.Partition, code
-				rt.Partitions = append(rt.Partitions, rp)
-			}
-			out.Topics = append(out.Topics, rt)
-		}
-	}
+	add := func(resp kmsg.Response) { txnOffsetCommitErrors(resp.(*kmsg.TxnOffsetCommitResponse), denied, code) }
 	if code != codeTopicAuthz {
 		return z.whole(add)
 	}
 	return mergeIf(len(denied) > 0, add)
+}
+
+// fillErrorTxnOffsetCommit is TxnOffsetCommit's apiOpts.fillError (its answer has no
+// message).
+func fillErrorTxnOffsetCommit(req kmsg.Request, resp kmsg.Response, code int16, _ error) {
+	txnOffsetCommitErrors(resp.(*kmsg.TxnOffsetCommitResponse), req.(*kmsg.TxnOffsetCommitRequest).Topics, code)
+}
+
+// txnOffsetCommitErrors answers every partition of topics in out with code.
+func txnOffsetCommitErrors(out *kmsg.TxnOffsetCommitResponse, topics []kmsg.TxnOffsetCommitRequestTopic, code int16) {
+	for _, t := range topics {
+		rt := kmsg.NewTxnOffsetCommitResponseTopic()
+		rt.Topic = t.Topic
+		for _, p := range t.Partitions {
+			rp := kmsg.NewTxnOffsetCommitResponseTopicPartition()
+			rp.Partition, rp.ErrorCode = p.Partition, code
+			rt.Partitions = append(rt.Partitions, rp)
+		}
+		out.Topics = append(out.Topics, rt)
+	}
 }

@@ -2,7 +2,7 @@ package broker
 
 // DescribeAcls (key 29), v0-3: the ACLs of this broker's image that the filter
 // selects, grouped by resource (Kafka's filter rules, auth.Filter). v0 filters and
-// answers literal patterns only. Needs Describe on the cluster (authorizeDescribeACLs).
+// answers literal patterns only. Needs Describe on the cluster (clusterOnly).
 // Without an authorizer: SECURITY_DISABLED, as in Kafka.
 
 import (
@@ -17,7 +17,8 @@ import (
 
 func init() {
 	registerAPI(kmsg.DescribeACLs, 0, 3, (*Broker).handleDescribeACLs, apiOpts{
-		authorize: authorizeDescribeACLs,
+		authorize: clusterOnly(auth.OpDescribe),
+		fillError: fillErrorDescribeACLs,
 	})
 }
 
@@ -74,11 +75,8 @@ func (b *Broker) handleDescribeACLs(_ context.Context, req *rpc.Request) rpc.Res
 	return rpc.Respond(resp)
 }
 
-// authorizeDescribeACLs is DescribeACLs's authorization rule (checkRequest).
-func authorizeDescribeACLs(b *Broker, req *rpc.Request) authzDecision {
-	z := checksOf(b, req)
-	return z.clusterOnly(auth.OpDescribe, func(resp kmsg.Response) {
-		out := resp.(*kmsg.DescribeACLsResponse)
-		out.ErrorCode, out.ErrorMessage = codeClusterAuthz, errorMessage(ErrClusterAuthorizationFailed)
-	})
+// fillErrorDescribeACLs is DescribeACLs's apiOpts.fillError.
+func fillErrorDescribeACLs(req kmsg.Request, resp kmsg.Response, code int16, cause error) {
+	out := resp.(*kmsg.DescribeACLsResponse)
+	out.ErrorCode, out.ErrorMessage = code, errorMessage(cause)
 }

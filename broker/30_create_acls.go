@@ -5,7 +5,7 @@ package broker
 // commits them as AccessControlEntryRecords in one entry; an ACL already stored is
 // answered as created without a second copy; more than 10,000 creations are refused
 // with POLICY_VIOLATION (limits.go). v0 creates literal ACLs. Needs Alter on
-// the cluster (authorizeCreateACLs). Every broker applies the entry and authorizes by
+// the cluster (clusterOnly). Every broker applies the entry and authorizes by
 // it from its next request. Without an authorizer (authorizer.class.name unset) every
 // creation is SECURITY_DISABLED, as in Kafka.
 
@@ -21,23 +21,16 @@ import (
 
 func init() {
 	registerAPI(kmsg.CreateACLs, 0, 3, (*Broker).handleCreateACLs, apiOpts{
-		authorize:     authorizeCreateACLs,
-		controller:    onController((*Broker).createACLs),
-		notController: notControllerCreateACLs,
-		adminChange:   true,
+		authorize:   clusterOnly(auth.OpAlter),
+		controller:  onController((*Broker).createACLs),
+		fillError:   fillErrorCreateACLs,
+		adminChange: true,
 	})
 }
 
 func (b *Broker) handleCreateACLs(ctx context.Context, req *rpc.Request) rpc.Result {
 	if !b.authzEnabled() {
-		r := req.Body.(*kmsg.CreateACLsRequest)
-		resp := r.ResponseKind().(*kmsg.CreateACLsResponse)
-		for range r.Creations {
-			res := kmsg.NewCreateACLsResponseResult()
-			res.ErrorCode, res.ErrorMessage = errorCode(ErrSecurityDisabled), errorMessage(ErrSecurityDisabled)
-			resp.Results = append(resp.Results, res)
-		}
-		return rpc.Respond(resp)
+		return rpc.Respond(errorResponse(req.Body, errorCode(ErrSecurityDisabled), ErrSecurityDisabled))
 	}
 	return b.respondFromController(ctx, req)
 }
@@ -47,11 +40,7 @@ func (b *Broker) createACLs(ctx context.Context, r *kmsg.CreateACLsRequest) *kms
 	resp := r.ResponseKind().(*kmsg.CreateACLsResponse)
 	if len(r.Creations) > maxResourcesPerRequest {
 		err := tooManyResources(len(r.Creations))
-		for range r.Creations {
-			res := kmsg.NewCreateACLsResponseResult()
-			res.ErrorCode, res.ErrorMessage = errorCode(err), errorMessage(err)
-			resp.Results = append(resp.Results, res)
-		}
+		fillErrorCreateACLs(r, resp, errorCode(err), err)
 		return resp
 	}
 	errs := make([]error, len(r.Creations))
@@ -105,23 +94,8 @@ func (b *Broker) createACLs(ctx context.Context, r *kmsg.CreateACLsRequest) *kms
 	return resp
 }
 
-// authorizeCreateACLs is CreateACLs's authorization rule (checkRequest).
-func authorizeCreateACLs(b *Broker, req *rpc.Request) authzDecision {
-	r := req.Body.(*kmsg.CreateACLsRequest)
-	z := checksOf(b, req)
-	return z.clusterOnly(auth.OpAlter, func(resp kmsg.Response) {
-		out := resp.(*kmsg.CreateACLsResponse)
-		for range r.Creations {
-			res := kmsg.NewCreateACLsResponseResult()
-			res.ErrorCode, res.ErrorMessage = codeClusterAuthz, errorMessage(ErrClusterAuthorizationFailed)
-			out.Results = append(out.Results, res)
-		}
-	})
-}
-
-// notControllerCreateACLs fills CreateACLs's answer with code on every resource
-// (notControllerResponse).
-func notControllerCreateACLs(req kmsg.Request, resp kmsg.Response, code int16, cause error) {
+// fillErrorCreateACLs is CreateACLs's apiOpts.fillError.
+func fillErrorCreateACLs(req kmsg.Request, resp kmsg.Response, code int16, cause error) {
 	r := resp.(*kmsg.CreateACLsResponse)
 	for range req.(*kmsg.CreateACLsRequest).Creations {
 		res := kmsg.NewCreateACLsResponseResult()

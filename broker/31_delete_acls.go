@@ -3,7 +3,7 @@ package broker
 // DeleteAcls (key 31), v0-3: forwarded to the controller, which removes every ACL a
 // filter selects (auth.Filter) in one entry of RemoveAccessControlEntryRecords and
 // answers, per filter, the ACLs it matched. v0 filters literal patterns only. Needs
-// Alter on the cluster (authorizeDeleteACLs). Without an authorizer every filter is
+// Alter on the cluster (clusterOnly). Without an authorizer every filter is
 // SECURITY_DISABLED, as in Kafka.
 
 import (
@@ -17,23 +17,16 @@ import (
 
 func init() {
 	registerAPI(kmsg.DeleteACLs, 0, 3, (*Broker).handleDeleteACLs, apiOpts{
-		authorize:     authorizeDeleteACLs,
-		controller:    onController((*Broker).deleteACLs),
-		notController: notControllerDeleteACLs,
-		adminChange:   true,
+		authorize:   clusterOnly(auth.OpAlter),
+		controller:  onController((*Broker).deleteACLs),
+		fillError:   fillErrorDeleteACLs,
+		adminChange: true,
 	})
 }
 
 func (b *Broker) handleDeleteACLs(ctx context.Context, req *rpc.Request) rpc.Result {
 	if !b.authzEnabled() {
-		r := req.Body.(*kmsg.DeleteACLsRequest)
-		resp := r.ResponseKind().(*kmsg.DeleteACLsResponse)
-		for range r.Filters {
-			res := kmsg.NewDeleteACLsResponseResult()
-			res.ErrorCode, res.ErrorMessage = errorCode(ErrSecurityDisabled), errorMessage(ErrSecurityDisabled)
-			resp.Results = append(resp.Results, res)
-		}
-		return rpc.Respond(resp)
+		return rpc.Respond(errorResponse(req.Body, errorCode(ErrSecurityDisabled), ErrSecurityDisabled))
 	}
 	return b.respondFromController(ctx, req)
 }
@@ -43,11 +36,7 @@ func (b *Broker) deleteACLs(ctx context.Context, r *kmsg.DeleteACLsRequest) *kms
 	resp := r.ResponseKind().(*kmsg.DeleteACLsResponse)
 	if len(r.Filters) > maxResourcesPerRequest {
 		err := tooManyResources(len(r.Filters))
-		for range r.Filters {
-			res := kmsg.NewDeleteACLsResponseResult()
-			res.ErrorCode, res.ErrorMessage = errorCode(err), errorMessage(err)
-			resp.Results = append(resp.Results, res)
-		}
+		fillErrorDeleteACLs(r, resp, errorCode(err), err)
 		return resp
 	}
 	filters := make([]auth.Filter, len(r.Filters))
@@ -108,23 +97,8 @@ func (b *Broker) deleteACLs(ctx context.Context, r *kmsg.DeleteACLsRequest) *kms
 	return resp
 }
 
-// authorizeDeleteACLs is DeleteACLs's authorization rule (checkRequest).
-func authorizeDeleteACLs(b *Broker, req *rpc.Request) authzDecision {
-	r := req.Body.(*kmsg.DeleteACLsRequest)
-	z := checksOf(b, req)
-	return z.clusterOnly(auth.OpAlter, func(resp kmsg.Response) {
-		out := resp.(*kmsg.DeleteACLsResponse)
-		for range r.Filters {
-			res := kmsg.NewDeleteACLsResponseResult()
-			res.ErrorCode, res.ErrorMessage = codeClusterAuthz, errorMessage(ErrClusterAuthorizationFailed)
-			out.Results = append(out.Results, res)
-		}
-	})
-}
-
-// notControllerDeleteACLs fills DeleteACLs's answer with code on every resource
-// (notControllerResponse).
-func notControllerDeleteACLs(req kmsg.Request, resp kmsg.Response, code int16, cause error) {
+// fillErrorDeleteACLs is DeleteACLs's apiOpts.fillError.
+func fillErrorDeleteACLs(req kmsg.Request, resp kmsg.Response, code int16, cause error) {
 	r := resp.(*kmsg.DeleteACLsResponse)
 	for range req.(*kmsg.DeleteACLsRequest).Filters {
 		res := kmsg.NewDeleteACLsResponseResult()

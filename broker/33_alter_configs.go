@@ -18,10 +18,10 @@ import (
 
 func init() {
 	registerAPI(kmsg.AlterConfigs, 0, 2, (*Broker).respondFromController, apiOpts{
-		authorize:     authorizeAlterConfigs,
-		controller:    onController((*Broker).alterConfigs),
-		notController: notControllerAlterConfigs,
-		adminChange:   true,
+		authorize:   authorizeAlterConfigs,
+		controller:  onController((*Broker).alterConfigs),
+		fillError:   fillErrorAlterConfigs,
+		adminChange: true,
 	})
 }
 
@@ -83,9 +83,8 @@ func authorizeAlterConfigs(b *Broker, req *rpc.Request) authzDecision {
 	})
 }
 
-// notControllerAlterConfigs fills AlterConfigs's answer with code on every resource
-// (notControllerResponse).
-func notControllerAlterConfigs(req kmsg.Request, resp kmsg.Response, code int16, cause error) {
+// fillErrorAlterConfigs is AlterConfigs's apiOpts.fillError.
+func fillErrorAlterConfigs(req kmsg.Request, resp kmsg.Response, code int16, cause error) {
 	r := resp.(*kmsg.AlterConfigsResponse)
 	for _, res := range req.(*kmsg.AlterConfigsRequest).Resources {
 		rr := kmsg.NewAlterConfigsResponseResource()

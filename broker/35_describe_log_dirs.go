@@ -21,7 +21,8 @@ import (
 
 func init() {
 	registerAPI(kmsg.DescribeLogDirs, 0, 5, (*Broker).handleDescribeLogDirs, apiOpts{
-		authorize: authorizeDescribeLogDirs,
+		authorize: clusterOnly(auth.OpDescribe),
+		fillError: fillErrorDescribeLogDirs,
 	})
 }
 
@@ -84,10 +85,7 @@ func (b *Broker) describeLogDirs(r *kmsg.DescribeLogDirsRequest) *kmsg.DescribeL
 	return resp
 }
 
-// authorizeDescribeLogDirs is DescribeLogDirs's authorization rule (checkRequest).
-func authorizeDescribeLogDirs(b *Broker, req *rpc.Request) authzDecision {
-	z := checksOf(b, req)
-	return z.clusterOnly(auth.OpDescribe, func(resp kmsg.Response) {
-		resp.(*kmsg.DescribeLogDirsResponse).ErrorCode = codeClusterAuthz
-	})
+// fillErrorDescribeLogDirs is DescribeLogDirs's apiOpts.fillError.
+func fillErrorDescribeLogDirs(req kmsg.Request, resp kmsg.Response, code int16, cause error) {
+	resp.(*kmsg.DescribeLogDirsResponse).ErrorCode = code
 }

@@ -25,11 +25,11 @@ import (
 
 func init() {
 	registerAPI(kmsg.CreatePartitions, 0, 3, (*Broker).respondFromController, apiOpts{
-		authorize:     authorizeCreatePartitions,
-		controller:    onController((*Broker).createPartitions),
-		notController: notControllerCreatePartitions,
-		adminChange:   true,
-		ownTimeout:    true,
+		authorize:   authorizeCreatePartitions,
+		controller:  onController((*Broker).createPartitions),
+		fillError:   fillErrorCreatePartitions,
+		adminChange: true,
+		ownTimeout:  true,
 	})
 }
 
@@ -151,19 +151,11 @@ func authorizeCreatePartitions(b *Broker, req *rpc.Request) authzDecision {
 	z := checksOf(b, req)
 	var denied []kmsg.CreatePartitionsRequestTopic
 	r.Topics, denied = split(r.Topics, func(t kmsg.CreatePartitionsRequestTopic) bool { return z.topicOK(auth.OpAlter, t.Topic) })
-	return mergeIf(len(denied) > 0, func(resp kmsg.Response) {
-		out := resp.(*kmsg.CreatePartitionsResponse)
-		for _, t := range denied {
-			rt := kmsg.NewCreatePartitionsResponseTopic()
-			rt.Topic, rt.ErrorCode, rt.ErrorMessage = t.Topic, codeTopicAuthz, errorMessage(ErrTopicAuthorizationFailed)
-			out.Topics = append(out.Topics, rt)
-		}
-	})
+	return mergeErrors(len(denied) > 0, &kmsg.CreatePartitionsRequest{Topics: denied}, codeTopicAuthz, ErrTopicAuthorizationFailed)
 }
 
-// notControllerCreatePartitions fills CreatePartitions's answer with code on every
-// resource (notControllerResponse).
-func notControllerCreatePartitions(req kmsg.Request, resp kmsg.Response, code int16, cause error) {
+// fillErrorCreatePartitions is CreatePartitions's apiOpts.fillError.
+func fillErrorCreatePartitions(req kmsg.Request, resp kmsg.Response, code int16, cause error) {
 	r := resp.(*kmsg.CreatePartitionsResponse)
 	for _, t := range req.(*kmsg.CreatePartitionsRequest).Topics {
 		rt := kmsg.NewCreatePartitionsResponseTopic()

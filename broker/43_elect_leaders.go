@@ -25,11 +25,11 @@ import (
 
 func init() {
 	registerAPI(kmsg.ElectLeaders, 0, 2, (*Broker).respondFromController, apiOpts{
-		authorize:     authorizeElectLeaders,
-		controller:    onController((*Broker).electLeaders),
-		notController: notControllerElectLeaders,
-		adminChange:   true,
-		ownTimeout:    true,
+		authorize:   authorizeElectLeaders,
+		controller:  onController((*Broker).electLeaders),
+		fillError:   fillErrorElectLeaders,
+		adminChange: true,
+		ownTimeout:  true,
 	})
 }
 
@@ -153,9 +153,13 @@ func planElection(im *metadata.Image, tp metadata.TopicPartitionID, electionType
 func authorizeElectLeaders(b *Broker, req *rpc.Request) authzDecision {
 	r := req.Body.(*kmsg.ElectLeadersRequest)
 	z := checksOf(b, req)
-	return z.clusterOnly(auth.OpAlter, func(resp kmsg.Response) {
+	if z.clusterOK(auth.OpAlter) {
+		return authzDecision{}
+	}
+	// Each partition is answered too, which NOT_CONTROLLER's answer leaves out.
+	return z.whole(func(resp kmsg.Response) {
 		out := resp.(*kmsg.ElectLeadersResponse)
-		out.ErrorCode = codeClusterAuthz
+		fillErrorElectLeaders(r, out, codeClusterAuthz, nil)
 		for _, t := range r.Topics {
 			rt := kmsg.NewElectLeadersResponseTopic()
 			rt.Topic = t.Topic
@@ -169,9 +173,8 @@ func authorizeElectLeaders(b *Broker, req *rpc.Request) authzDecision {
 	})
 }
 
-// notControllerElectLeaders fills ElectLeaders's answer with code on every resource
-// (notControllerResponse).
-func notControllerElectLeaders(req kmsg.Request, resp kmsg.Response, code int16, cause error) {
+// fillErrorElectLeaders is ElectLeaders's apiOpts.fillError.
+func fillErrorElectLeaders(req kmsg.Request, resp kmsg.Response, code int16, cause error) {
 	r := resp.(*kmsg.ElectLeadersResponse)
 	r.ErrorCode = code
 }

@@ -24,10 +24,10 @@ import (
 
 func init() {
 	registerAPI(kmsg.IncrementalAlterConfigs, 0, 1, (*Broker).respondFromController, apiOpts{
-		authorize:     authorizeIncrementalAlterConfigs,
-		controller:    onController((*Broker).incrementalAlterConfigs),
-		notController: notControllerIncrementalAlterConfigs,
-		adminChange:   true,
+		authorize:   authorizeIncrementalAlterConfigs,
+		controller:  onController((*Broker).incrementalAlterConfigs),
+		fillError:   fillErrorIncrementalAlterConfigs,
+		adminChange: true,
 	})
 }
 
@@ -189,9 +189,8 @@ func authorizeIncrementalAlterConfigs(b *Broker, req *rpc.Request) authzDecision
 	})
 }
 
-// notControllerIncrementalAlterConfigs fills IncrementalAlterConfigs's answer with code
-// on every resource (notControllerResponse).
-func notControllerIncrementalAlterConfigs(req kmsg.Request, resp kmsg.Response, code int16, cause error) {
+// fillErrorIncrementalAlterConfigs is IncrementalAlterConfigs's apiOpts.fillError.
+func fillErrorIncrementalAlterConfigs(req kmsg.Request, resp kmsg.Response, code int16, cause error) {
 	r := resp.(*kmsg.IncrementalAlterConfigsResponse)
 	for _, res := range req.(*kmsg.IncrementalAlterConfigsRequest).Resources {
 		rr := kmsg.NewIncrementalAlterConfigsResponseResource()

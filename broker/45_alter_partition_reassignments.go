@@ -18,16 +18,15 @@ import (
 
 	"github.com/petrel-broker/petrel/auth"
 	"github.com/petrel-broker/petrel/metadata"
-	"github.com/petrel-broker/petrel/rpc"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 func init() {
 	registerAPI(kmsg.AlterPartitionAssignments, 0, 1, (*Broker).respondFromController, apiOpts{
-		authorize:     authorizeAlterPartitionAssignments,
-		controller:    onController((*Broker).alterPartitionReassignments),
-		notController: notControllerAlterPartitionAssignments,
+		authorize:  clusterOnlyCode(auth.OpAlter),
+		controller: onController((*Broker).alterPartitionReassignments),
+		fillError:  fillErrorAlterPartitionAssignments,
 		isNotController: func(resp kmsg.Response) bool {
 			return resp.(*kmsg.AlterPartitionAssignmentsResponse).ErrorCode == kerr.NotController.Code
 		},
@@ -46,7 +45,7 @@ func (b *Broker) alterPartitionReassignments(ctx context.Context, r *kmsg.AlterP
 	}
 	if n > maxResourcesPerRequest {
 		err := tooManyResources(n)
-		resp.ErrorCode, resp.ErrorMessage = kerr.PolicyViolation.Code, errorMessage(err)
+		fillErrorAlterPartitionAssignments(r, resp, kerr.PolicyViolation.Code, err)
 		return resp
 	}
 	timeout := max(time.Duration(r.TimeoutMillis)*time.Millisecond, time.Second)
@@ -114,18 +113,8 @@ func planReassignment(im *metadata.Image, topic string, rp kmsg.AlterPartitionAs
 	return metadata.StartReassignmentRecords(im, t, p, rp.Replicas)
 }
 
-// authorizeAlterPartitionAssignments is AlterPartitionAssignments's authorization rule
-// (checkRequest).
-func authorizeAlterPartitionAssignments(b *Broker, req *rpc.Request) authzDecision {
-	z := checksOf(b, req)
-	return z.clusterOnly(auth.OpAlter, func(resp kmsg.Response) {
-		resp.(*kmsg.AlterPartitionAssignmentsResponse).ErrorCode = codeClusterAuthz
-	})
-}
-
-// notControllerAlterPartitionAssignments fills AlterPartitionAssignments's answer with
-// code on every resource (notControllerResponse).
-func notControllerAlterPartitionAssignments(req kmsg.Request, resp kmsg.Response, code int16, cause error) {
+// fillErrorAlterPartitionAssignments is AlterPartitionAssignments's apiOpts.fillError.
+func fillErrorAlterPartitionAssignments(req kmsg.Request, resp kmsg.Response, code int16, cause error) {
 	r := resp.(*kmsg.AlterPartitionAssignmentsResponse)
 	r.ErrorCode, r.ErrorMessage = code, errorMessage(cause)
 }

@@ -19,7 +19,8 @@ import (
 
 func init() {
 	registerAPI(kmsg.ListPartitionReassignments, 0, 0, (*Broker).handleListPartitionReassignments, apiOpts{
-		authorize: authorizeListPartitionReassignments,
+		authorize: clusterOnlyCode(auth.OpDescribe),
+		fillError: fillErrorListPartitionReassignments,
 	})
 }
 
@@ -78,11 +79,8 @@ func orNone(s []int32) []int32 {
 	return slices.Clone(s)
 }
 
-// authorizeListPartitionReassignments is ListPartitionReassignments's authorization
-// rule (checkRequest).
-func authorizeListPartitionReassignments(b *Broker, req *rpc.Request) authzDecision {
-	z := checksOf(b, req)
-	return z.clusterOnly(auth.OpDescribe, func(resp kmsg.Response) {
-		resp.(*kmsg.ListPartitionReassignmentsResponse).ErrorCode = codeClusterAuthz
-	})
+// fillErrorListPartitionReassignments is ListPartitionReassignments's apiOpts.fillError.
+func fillErrorListPartitionReassignments(req kmsg.Request, resp kmsg.Response, code int16, cause error) {
+	out := resp.(*kmsg.ListPartitionReassignmentsResponse)
+	out.ErrorCode, out.ErrorMessage = code, errorMessage(cause)
 }

@@ -17,7 +17,8 @@ import (
 
 func init() {
 	registerAPI(kmsg.DescribeClientQuotas, 0, 1, (*Broker).handleDescribeClientQuotas, apiOpts{
-		authorize: authorizeDescribeClientQuotas,
+		authorize: clusterOnly(auth.OpDescribeConfigs),
+		fillError: fillErrorDescribeClientQuotas,
 	})
 }
 
@@ -84,12 +85,8 @@ func (b *Broker) handleDescribeClientQuotas(_ context.Context, req *rpc.Request)
 	return rpc.Respond(resp)
 }
 
-// authorizeDescribeClientQuotas is DescribeClientQuotas's authorization rule
-// (checkRequest).
-func authorizeDescribeClientQuotas(b *Broker, req *rpc.Request) authzDecision {
-	z := checksOf(b, req)
-	return z.clusterOnly(auth.OpDescribeConfigs, func(resp kmsg.Response) {
-		out := resp.(*kmsg.DescribeClientQuotasResponse)
-		out.ErrorCode, out.ErrorMessage = codeClusterAuthz, errorMessage(ErrClusterAuthorizationFailed)
-	})
+// fillErrorDescribeClientQuotas is DescribeClientQuotas's apiOpts.fillError.
+func fillErrorDescribeClientQuotas(req kmsg.Request, resp kmsg.Response, code int16, cause error) {
+	out := resp.(*kmsg.DescribeClientQuotasResponse)
+	out.ErrorCode, out.ErrorMessage = code, errorMessage(cause)
 }

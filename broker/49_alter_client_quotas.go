@@ -11,16 +11,15 @@ import (
 
 	"github.com/petrel-broker/petrel/auth"
 	"github.com/petrel-broker/petrel/metadata"
-	"github.com/petrel-broker/petrel/rpc"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 func init() {
 	registerAPI(kmsg.AlterClientQuotas, 0, 1, (*Broker).respondFromController, apiOpts{
-		authorize:     authorizeAlterClientQuotas,
-		controller:    onController((*Broker).alterClientQuotas),
-		notController: notControllerAlterClientQuotas,
-		adminChange:   true,
+		authorize:   clusterOnly(auth.OpAlterConfigs),
+		controller:  onController((*Broker).alterClientQuotas),
+		fillError:   fillErrorAlterClientQuotas,
+		adminChange: true,
 	})
 }
 
@@ -85,28 +84,8 @@ func quotaRecords(entity []metadata.ClientQuotaEntityData, ops []kmsg.AlterClien
 	return records, nil
 }
 
-// authorizeAlterClientQuotas is AlterClientQuotas's authorization rule (checkRequest).
-func authorizeAlterClientQuotas(b *Broker, req *rpc.Request) authzDecision {
-	r := req.Body.(*kmsg.AlterClientQuotasRequest)
-	z := checksOf(b, req)
-	return z.clusterOnly(auth.OpAlterConfigs, func(resp kmsg.Response) {
-		out := resp.(*kmsg.AlterClientQuotasResponse)
-		for _, e := range r.Entries {
-			re := kmsg.NewAlterClientQuotasResponseEntry()
-			re.ErrorCode, re.ErrorMessage = codeClusterAuthz, errorMessage(ErrClusterAuthorizationFailed)
-			for _, part := range e.Entity {
-				rp := kmsg.NewAlterClientQuotasResponseEntryEntity()
-				rp.Type, rp.Name = part.Type, part.Name
-				re.Entity = append(re.Entity, rp)
-			}
-			out.Entries = append(out.Entries, re)
-		}
-	})
-}
-
-// notControllerAlterClientQuotas fills AlterClientQuotas's answer with code on every
-// resource (notControllerResponse).
-func notControllerAlterClientQuotas(req kmsg.Request, resp kmsg.Response, code int16, cause error) {
+// fillErrorAlterClientQuotas is AlterClientQuotas's apiOpts.fillError.
+func fillErrorAlterClientQuotas(req kmsg.Request, resp kmsg.Response, code int16, cause error) {
 	r := resp.(*kmsg.AlterClientQuotasResponse)
 	for _, e := range req.(*kmsg.AlterClientQuotasRequest).Entries {
 		re := kmsg.NewAlterClientQuotasResponseEntry()

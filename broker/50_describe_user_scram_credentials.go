@@ -16,7 +16,8 @@ import (
 
 func init() {
 	registerAPI(kmsg.DescribeUserSCRAMCredentials, 0, 0, (*Broker).handleDescribeUserScramCredentials, apiOpts{
-		authorize: authorizeDescribeUserSCRAMCredentials,
+		authorize: clusterOnly(auth.OpDescribe),
+		fillError: fillErrorDescribeUserSCRAMCredentials,
 	})
 }
 
@@ -61,12 +62,8 @@ func (b *Broker) handleDescribeUserScramCredentials(_ context.Context, req *rpc.
 	return rpc.Respond(resp)
 }
 
-// authorizeDescribeUserSCRAMCredentials is DescribeUserSCRAMCredentials's authorization
-// rule (checkRequest).
-func authorizeDescribeUserSCRAMCredentials(b *Broker, req *rpc.Request) authzDecision {
-	z := checksOf(b, req)
-	return z.clusterOnly(auth.OpDescribe, func(resp kmsg.Response) {
-		out := resp.(*kmsg.DescribeUserSCRAMCredentialsResponse)
-		out.ErrorCode, out.ErrorMessage = codeClusterAuthz, errorMessage(ErrClusterAuthorizationFailed)
-	})
+// fillErrorDescribeUserSCRAMCredentials is DescribeUserSCRAMCredentials's apiOpts.fillError.
+func fillErrorDescribeUserSCRAMCredentials(req kmsg.Request, resp kmsg.Response, code int16, cause error) {
+	out := resp.(*kmsg.DescribeUserSCRAMCredentialsResponse)
+	out.ErrorCode, out.ErrorMessage = code, errorMessage(cause)
 }

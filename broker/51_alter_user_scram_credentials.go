@@ -14,17 +14,16 @@ import (
 
 	"github.com/petrel-broker/petrel/auth"
 	"github.com/petrel-broker/petrel/metadata"
-	"github.com/petrel-broker/petrel/rpc"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 func init() {
 	registerAPI(kmsg.AlterUserSCRAMCredentials, 0, 0, (*Broker).respondFromController, apiOpts{
-		authorize:     authorizeAlterUserSCRAMCredentials,
-		controller:    onController((*Broker).alterUserScramCredentials),
-		notController: notControllerAlterUserSCRAMCredentials,
-		adminChange:   true,
+		authorize:   clusterOnly(auth.OpAlter),
+		controller:  onController((*Broker).alterUserScramCredentials),
+		fillError:   fillErrorAlterUserSCRAMCredentials,
+		adminChange: true,
 	})
 }
 
@@ -143,35 +142,8 @@ func scramUserNames(r *kmsg.AlterUserSCRAMCredentialsRequest) []string {
 	return out
 }
 
-// authorizeAlterUserSCRAMCredentials is AlterUserSCRAMCredentials's authorization rule
-// (checkRequest).
-func authorizeAlterUserSCRAMCredentials(b *Broker, req *rpc.Request) authzDecision {
-	r := req.Body.(*kmsg.AlterUserSCRAMCredentialsRequest)
-	z := checksOf(b, req)
-	return z.clusterOnly(auth.OpAlter, func(resp kmsg.Response) {
-		out := resp.(*kmsg.AlterUserSCRAMCredentialsResponse)
-		users := map[string]bool{}
-		add := func(user string) {
-			if users[user] {
-				return
-			}
-			users[user] = true
-			res := kmsg.NewAlterUserSCRAMCredentialsResponseResult()
-			res.User, res.ErrorCode, res.ErrorMessage = user, codeClusterAuthz, errorMessage(ErrClusterAuthorizationFailed)
-			out.Results = append(out.Results, res)
-		}
-		for _, d := range r.Deletions {
-			add(d.Name)
-		}
-		for _, u := range r.Upsertions {
-			add(u.Name)
-		}
-	})
-}
-
-// notControllerAlterUserSCRAMCredentials fills AlterUserSCRAMCredentials's answer with
-// code on every resource (notControllerResponse).
-func notControllerAlterUserSCRAMCredentials(req kmsg.Request, resp kmsg.Response, code int16, cause error) {
+// fillErrorAlterUserSCRAMCredentials is AlterUserSCRAMCredentials's apiOpts.fillError.
+func fillErrorAlterUserSCRAMCredentials(req kmsg.Request, resp kmsg.Response, code int16, cause error) {
 	r := resp.(*kmsg.AlterUserSCRAMCredentialsResponse)
 	ar := req.(*kmsg.AlterUserSCRAMCredentialsRequest)
 	for _, u := range scramUserNames(ar) {

@@ -13,18 +13,17 @@ import (
 
 	"github.com/hashicorp/raft"
 	"github.com/petrel-broker/petrel/auth"
-	"github.com/petrel-broker/petrel/rpc"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 func init() {
 	registerAPI(kmsg.DescribeQuorum, 0, 2, (*Broker).respondFromController, apiOpts{
-		authorize: authorizeDescribeQuorum,
+		authorize: clusterOnlyCode(auth.OpDescribe),
 		controller: func(b *Broker, _ context.Context, req kmsg.Request) kmsg.Response {
 			return b.describeQuorum(req.(*kmsg.DescribeQuorumRequest))
 		},
-		notController: notControllerDescribeQuorum,
+		fillError: fillErrorDescribeQuorum,
 		isNotController: func(resp kmsg.Response) bool {
 			return resp.(*kmsg.DescribeQuorumResponse).ErrorCode == kerr.NotController.Code
 		},
@@ -80,17 +79,8 @@ func (b *Broker) describeQuorum(r *kmsg.DescribeQuorumRequest) *kmsg.DescribeQuo
 	return resp
 }
 
-// authorizeDescribeQuorum is DescribeQuorum's authorization rule (checkRequest).
-func authorizeDescribeQuorum(b *Broker, req *rpc.Request) authzDecision {
-	z := checksOf(b, req)
-	return z.clusterOnly(auth.OpDescribe, func(resp kmsg.Response) {
-		resp.(*kmsg.DescribeQuorumResponse).ErrorCode = codeClusterAuthz
-	})
-}
-
-// notControllerDescribeQuorum fills DescribeQuorum's answer with code on every resource
-// (notControllerResponse).
-func notControllerDescribeQuorum(req kmsg.Request, resp kmsg.Response, code int16, cause error) {
+// fillErrorDescribeQuorum is DescribeQuorum's apiOpts.fillError.
+func fillErrorDescribeQuorum(req kmsg.Request, resp kmsg.Response, code int16, cause error) {
 	r := resp.(*kmsg.DescribeQuorumResponse)
 	r.ErrorCode, r.ErrorMessage = code, errorMessage(cause)
 }

@@ -17,16 +17,15 @@ import (
 	"github.com/petrel-broker/petrel/auth"
 	"github.com/petrel-broker/petrel/metadata"
 	"github.com/petrel-broker/petrel/replication"
-	"github.com/petrel-broker/petrel/rpc"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 func init() {
 	registerInternalAPI(kmsg.AlterPartition, 0, 3, (*Broker).respondFromController, apiOpts{
-		authorize:     authorizeAlterPartition,
-		controller:    onController((*Broker).alterPartition),
-		notController: notControllerAlterPartition,
+		authorize:  clusterOnly(auth.OpClusterAction),
+		controller: onController((*Broker).alterPartition),
+		fillError:  fillErrorAlterPartition,
 		isNotController: func(resp kmsg.Response) bool {
 			return resp.(*kmsg.AlterPartitionResponse).ErrorCode == kerr.NotController.Code
 		},
@@ -126,17 +125,8 @@ func (b *Broker) alterISR(change replication.ISRChange) error {
 	return b.isrChanges.submit(change)
 }
 
-// authorizeAlterPartition is AlterPartition's authorization rule (checkRequest).
-func authorizeAlterPartition(b *Broker, req *rpc.Request) authzDecision {
-	z := checksOf(b, req)
-	return z.clusterOnly(auth.OpClusterAction, func(resp kmsg.Response) {
-		resp.(*kmsg.AlterPartitionResponse).ErrorCode = codeClusterAuthz
-	})
-}
-
-// notControllerAlterPartition fills AlterPartition's answer with code on every resource
-// (notControllerResponse).
-func notControllerAlterPartition(req kmsg.Request, resp kmsg.Response, code int16, cause error) {
+// fillErrorAlterPartition is AlterPartition's apiOpts.fillError.
+func fillErrorAlterPartition(req kmsg.Request, resp kmsg.Response, code int16, cause error) {
 	r := resp.(*kmsg.AlterPartitionResponse)
 	r.ErrorCode = code
 }

@@ -28,9 +28,9 @@ func init() {
 		detachTags(&req.Body.(*kmsg.BrokerRegistrationRequest).UnknownTags) // answered on another goroutine
 		return b.respondFromController(ctx, req)
 	}, apiOpts{
-		authorize:     authorizeBrokerRegistration,
-		controller:    onController((*Broker).brokerRegistration),
-		notController: notControllerBrokerRegistration,
+		authorize:  clusterOnly(auth.OpClusterAction),
+		controller: onController((*Broker).brokerRegistration),
+		fillError:  fillErrorBrokerRegistration,
 		isNotController: func(resp kmsg.Response) bool {
 			return resp.(*kmsg.BrokerRegistrationResponse).ErrorCode == kerr.NotController.Code
 		},
@@ -126,18 +126,8 @@ func (b *Broker) registrationRequest() *kmsg.BrokerRegistrationRequest {
 	return req
 }
 
-// authorizeBrokerRegistration is BrokerRegistration's authorization rule
-// (checkRequest).
-func authorizeBrokerRegistration(b *Broker, req *rpc.Request) authzDecision {
-	z := checksOf(b, req)
-	return z.clusterOnly(auth.OpClusterAction, func(resp kmsg.Response) {
-		resp.(*kmsg.BrokerRegistrationResponse).ErrorCode = codeClusterAuthz
-	})
-}
-
-// notControllerBrokerRegistration fills BrokerRegistration's answer with code on every
-// resource (notControllerResponse).
-func notControllerBrokerRegistration(req kmsg.Request, resp kmsg.Response, code int16, cause error) {
+// fillErrorBrokerRegistration is BrokerRegistration's apiOpts.fillError.
+func fillErrorBrokerRegistration(req kmsg.Request, resp kmsg.Response, code int16, cause error) {
 	r := resp.(*kmsg.BrokerRegistrationResponse)
 	r.ErrorCode = code
 }

@@ -29,9 +29,9 @@ func init() {
 		detachTags(&req.Body.(*kmsg.BrokerHeartbeatRequest).UnknownTags) // answered on another goroutine
 		return b.respondFromController(ctx, req)
 	}, apiOpts{
-		authorize:     authorizeBrokerHeartbeat,
-		controller:    onController((*Broker).brokerHeartbeat),
-		notController: notControllerBrokerHeartbeat,
+		authorize:  clusterOnly(auth.OpClusterAction),
+		controller: onController((*Broker).brokerHeartbeat),
+		fillError:  fillErrorBrokerHeartbeat,
 		isNotController: func(resp kmsg.Response) bool {
 			return resp.(*kmsg.BrokerHeartbeatResponse).ErrorCode == kerr.NotController.Code
 		},
@@ -109,17 +109,8 @@ func (b *Broker) brokerHeartbeat(ctx context.Context, r *kmsg.BrokerHeartbeatReq
 	return resp
 }
 
-// authorizeBrokerHeartbeat is BrokerHeartbeat's authorization rule (checkRequest).
-func authorizeBrokerHeartbeat(b *Broker, req *rpc.Request) authzDecision {
-	z := checksOf(b, req)
-	return z.clusterOnly(auth.OpClusterAction, func(resp kmsg.Response) {
-		resp.(*kmsg.BrokerHeartbeatResponse).ErrorCode = codeClusterAuthz
-	})
-}
-
-// notControllerBrokerHeartbeat fills BrokerHeartbeat's answer with code on every
-// resource (notControllerResponse).
-func notControllerBrokerHeartbeat(req kmsg.Request, resp kmsg.Response, code int16, cause error) {
+// fillErrorBrokerHeartbeat is BrokerHeartbeat's apiOpts.fillError.
+func fillErrorBrokerHeartbeat(req kmsg.Request, resp kmsg.Response, code int16, cause error) {
 	r := resp.(*kmsg.BrokerHeartbeatResponse)
 	r.ErrorCode = code
 }

@@ -30,16 +30,15 @@ import (
 	"github.com/hashicorp/raft"
 	"github.com/petrel-broker/petrel/auth"
 	"github.com/petrel-broker/petrel/metadata"
-	"github.com/petrel-broker/petrel/rpc"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 func init() {
 	registerAPI(kmsg.UnregisterBroker, 0, 0, (*Broker).respondFromController, apiOpts{
-		authorize:     authorizeUnregisterBroker,
-		controller:    onController((*Broker).unregisterBroker),
-		notController: notControllerUnregisterBroker,
+		authorize:  clusterOnly(auth.OpAlter),
+		controller: onController((*Broker).unregisterBroker),
+		fillError:  fillErrorUnregisterBroker,
 		isNotController: func(resp kmsg.Response) bool {
 			return resp.(*kmsg.UnregisterBrokerResponse).ErrorCode == kerr.NotController.Code
 		},
@@ -121,19 +120,8 @@ func (b *Broker) removeRaftNonvoter(id int32) (bool, error) {
 	return false, nil
 }
 
-// authorizeUnregisterBroker is UnregisterBroker's authorization rule (checkRequest).
-// Alter on the cluster, as in Kafka's ControllerApis.
-func authorizeUnregisterBroker(b *Broker, req *rpc.Request) authzDecision {
-	z := checksOf(b, req)
-	return z.clusterOnly(auth.OpAlter, func(resp kmsg.Response) {
-		out := resp.(*kmsg.UnregisterBrokerResponse)
-		out.ErrorCode, out.ErrorMessage = codeClusterAuthz, errorMessage(ErrClusterAuthorizationFailed)
-	})
-}
-
-// notControllerUnregisterBroker fills UnregisterBroker's answer with code on every
-// resource (notControllerResponse).
-func notControllerUnregisterBroker(req kmsg.Request, resp kmsg.Response, code int16, cause error) {
+// fillErrorUnregisterBroker is UnregisterBroker's apiOpts.fillError.
+func fillErrorUnregisterBroker(req kmsg.Request, resp kmsg.Response, code int16, cause error) {
 	r := resp.(*kmsg.UnregisterBrokerResponse)
 	r.ErrorCode, r.ErrorMessage = code, errorMessage(cause)
 }

@@ -15,7 +15,6 @@ import (
 
 	"github.com/petrel-broker/petrel/auth"
 	"github.com/petrel-broker/petrel/metadata"
-	"github.com/petrel-broker/petrel/rpc"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -26,9 +25,9 @@ const producerIDBlockSize = 1000
 
 func init() {
 	registerInternalAPI(kmsg.AllocateProducerIDs, 0, 0, (*Broker).respondFromController, apiOpts{
-		authorize:     authorizeAllocateProducerIDs,
-		controller:    onController((*Broker).allocateProducerIDs),
-		notController: notControllerAllocateProducerIDs,
+		authorize:  clusterOnly(auth.OpClusterAction),
+		controller: onController((*Broker).allocateProducerIDs),
+		fillError:  fillErrorAllocateProducerIDs,
 		isNotController: func(resp kmsg.Response) bool {
 			return resp.(*kmsg.AllocateProducerIDsResponse).ErrorCode == kerr.NotController.Code
 		},
@@ -61,18 +60,8 @@ func (b *Broker) allocateProducerIDs(ctx context.Context, r *kmsg.AllocateProduc
 	return resp
 }
 
-// authorizeAllocateProducerIDs is AllocateProducerIDs's authorization rule
-// (checkRequest).
-func authorizeAllocateProducerIDs(b *Broker, req *rpc.Request) authzDecision {
-	z := checksOf(b, req)
-	return z.clusterOnly(auth.OpClusterAction, func(resp kmsg.Response) {
-		resp.(*kmsg.AllocateProducerIDsResponse).ErrorCode = codeClusterAuthz
-	})
-}
-
-// notControllerAllocateProducerIDs fills AllocateProducerIDs's answer with code on
-// every resource (notControllerResponse).
-func notControllerAllocateProducerIDs(req kmsg.Request, resp kmsg.Response, code int16, cause error) {
+// fillErrorAllocateProducerIDs is AllocateProducerIDs's apiOpts.fillError.
+func fillErrorAllocateProducerIDs(req kmsg.Request, resp kmsg.Response, code int16, cause error) {
 	r := resp.(*kmsg.AllocateProducerIDsResponse)
 	r.ErrorCode = code
 }

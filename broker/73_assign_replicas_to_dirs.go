@@ -13,7 +13,6 @@ import (
 
 	"github.com/petrel-broker/petrel/auth"
 	"github.com/petrel-broker/petrel/metadata"
-	"github.com/petrel-broker/petrel/rpc"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -23,9 +22,9 @@ var lostDirectoryID = [16]byte{15: 1}
 
 func init() {
 	registerInternalAPI(kmsg.AssignReplicasToDirs, 0, 0, (*Broker).respondFromController, apiOpts{
-		authorize:     authorizeAssignReplicasToDirs,
-		controller:    onController((*Broker).assignReplicasToDirs),
-		notController: notControllerAssignReplicasToDirs,
+		authorize:  clusterOnly(auth.OpClusterAction),
+		controller: onController((*Broker).assignReplicasToDirs),
+		fillError:  fillErrorAssignReplicasToDirs,
 	})
 }
 
@@ -84,18 +83,8 @@ func (b *Broker) assignReplicasToDirs(ctx context.Context, r *kmsg.AssignReplica
 	return resp
 }
 
-// authorizeAssignReplicasToDirs is AssignReplicasToDirs's authorization rule
-// (checkRequest).
-func authorizeAssignReplicasToDirs(b *Broker, req *rpc.Request) authzDecision {
-	z := checksOf(b, req)
-	return z.clusterOnly(auth.OpClusterAction, func(resp kmsg.Response) {
-		resp.(*kmsg.AssignReplicasToDirsResponse).ErrorCode = codeClusterAuthz
-	})
-}
-
-// notControllerAssignReplicasToDirs fills AssignReplicasToDirs's answer with code on
-// every resource (notControllerResponse).
-func notControllerAssignReplicasToDirs(req kmsg.Request, resp kmsg.Response, code int16, cause error) {
+// fillErrorAssignReplicasToDirs is AssignReplicasToDirs's apiOpts.fillError.
+func fillErrorAssignReplicasToDirs(req kmsg.Request, resp kmsg.Response, code int16, cause error) {
 	r := resp.(*kmsg.AssignReplicasToDirsResponse)
 	r.ErrorCode = code
 }

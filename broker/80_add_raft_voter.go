@@ -9,7 +9,7 @@ package broker
 //   - Alter on the cluster, checked where the request arrives (Kafka's
 //     ControllerApis.handleAddRaftVoter: authorizeClusterOperation(ALTER)); without it,
 //     CLUSTER_AUTHORIZATION_FAILED and nothing changes. The check is authorizedCluster's,
-//     after the API's rule (authorizeAddRaftVoter): a broker's request (brokerRequest)
+//     after the API's rule (clusterOnlyCode): a broker's request (brokerRequest)
 //     passes it, as the copy a member forwards to the controller must.
 //   - A node id already in the Raft configuration, voter or not, is refused with
 //     DUPLICATE_VOTER (126; Kafka's AddVoterHandler: "The voter id ... is already part
@@ -46,9 +46,9 @@ func init() {
 		}
 		return b.respondFromController(ctx, req)
 	}, apiOpts{
-		authorize:     authorizeAddRaftVoter,
-		controller:    onController((*Broker).addNonvoter),
-		notController: notControllerAddRaftVoter,
+		authorize:  clusterOnlyCode(auth.OpAlter),
+		controller: onController((*Broker).addNonvoter),
+		fillError:  fillErrorAddRaftVoter,
 		isNotController: func(resp kmsg.Response) bool {
 			return resp.(*kmsg.AddRaftVoterResponse).ErrorCode == kerr.NotController.Code
 		},
@@ -192,19 +192,8 @@ func (b *Broker) askToJoin(addr string) error {
 // isObserver reports whether this node joins as a non-voter.
 func (b *Broker) isObserver() bool { return isObserver(&b.cfg) }
 
-// authorizeAddRaftVoter is AddRaftVoter's authorization rule (checkRequest): Alter on
-// the cluster, as in Kafka's ControllerApis (brokers hold ClusterAction, which implies
-// every right).
-func authorizeAddRaftVoter(b *Broker, req *rpc.Request) authzDecision {
-	z := checksOf(b, req)
-	return z.clusterOnly(auth.OpAlter, func(resp kmsg.Response) {
-		resp.(*kmsg.AddRaftVoterResponse).ErrorCode = codeClusterAuthz
-	})
-}
-
-// notControllerAddRaftVoter fills AddRaftVoter's answer with code on every resource
-// (notControllerResponse).
-func notControllerAddRaftVoter(req kmsg.Request, resp kmsg.Response, code int16, cause error) {
+// fillErrorAddRaftVoter is AddRaftVoter's apiOpts.fillError.
+func fillErrorAddRaftVoter(req kmsg.Request, resp kmsg.Response, code int16, cause error) {
 	r := resp.(*kmsg.AddRaftVoterResponse)
 	r.ErrorCode, r.ErrorMessage = code, errorMessage(cause)
 }

@@ -28,18 +28,17 @@ import (
 
 	"github.com/hashicorp/raft"
 	"github.com/petrel-broker/petrel/auth"
-	"github.com/petrel-broker/petrel/rpc"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 func init() {
 	registerAPI(kmsg.RemoveRaftVoter, 0, 0, (*Broker).respondFromController, apiOpts{
-		authorize: authorizeRemoveRaftVoter,
+		authorize: clusterOnly(auth.OpAlter),
 		controller: func(b *Broker, _ context.Context, req kmsg.Request) kmsg.Response {
 			return b.removeRaftVoter(req.(*kmsg.RemoveRaftVoterRequest))
 		},
-		notController: notControllerRemoveRaftVoter,
+		fillError: fillErrorRemoveRaftVoter,
 		isNotController: func(resp kmsg.Response) bool {
 			return resp.(*kmsg.RemoveRaftVoterResponse).ErrorCode == kerr.NotController.Code
 		},
@@ -102,19 +101,8 @@ func removeVoterFailed(b *Broker, resp *kmsg.RemoveRaftVoterResponse, err error)
 	return resp
 }
 
-// authorizeRemoveRaftVoter is RemoveRaftVoter's authorization rule (checkRequest).
-// Alter on the cluster, as in Kafka's ControllerApis.
-func authorizeRemoveRaftVoter(b *Broker, req *rpc.Request) authzDecision {
-	z := checksOf(b, req)
-	return z.clusterOnly(auth.OpAlter, func(resp kmsg.Response) {
-		out := resp.(*kmsg.RemoveRaftVoterResponse)
-		out.ErrorCode, out.ErrorMessage = codeClusterAuthz, errorMessage(ErrClusterAuthorizationFailed)
-	})
-}
-
-// notControllerRemoveRaftVoter fills RemoveRaftVoter's answer with code on every
-// resource (notControllerResponse).
-func notControllerRemoveRaftVoter(req kmsg.Request, resp kmsg.Response, code int16, cause error) {
+// fillErrorRemoveRaftVoter is RemoveRaftVoter's apiOpts.fillError.
+func fillErrorRemoveRaftVoter(req kmsg.Request, resp kmsg.Response, code int16, cause error) {
 	r := resp.(*kmsg.RemoveRaftVoterResponse)
 	r.ErrorCode, r.ErrorMessage = code, errorMessage(cause)
 }

@@ -101,12 +101,32 @@ func (z authzChecks) whole(fill func(resp kmsg.Response)) authzDecision {
 	return authzDecision{answer: resp}
 }
 
-// clusterOnly lets the request through with op on the cluster, else answers it whole.
-func (z authzChecks) clusterOnly(op auth.Operation, fill func(kmsg.Response)) authzDecision {
-	if z.clusterOK(op) {
-		return authzDecision{}
+// denyAll answers the whole request with code on every resource, as its API fills a
+// whole-request error (apiOpts.fillError); cause is the message (nil: none).
+func (z authzChecks) denyAll(code int16, cause error) authzDecision {
+	fill := apiFor(z.req.Body.Key()).fillError
+	return z.whole(func(resp kmsg.Response) { fill(z.req.Body, resp, code, cause) })
+}
+
+// clusterOnly is the rule of an API that needs op on the cluster: without it every
+// resource of the request is CLUSTER_AUTHORIZATION_FAILED, with Kafka's message, as the
+// API fills a whole-request error (denyAll).
+func clusterOnly(op auth.Operation) authzRule {
+	return clusterOnlyBecause(op, ErrClusterAuthorizationFailed)
+}
+
+// clusterOnlyCode is clusterOnly answering the code alone, without a message (the APIs
+// that have always answered so).
+func clusterOnlyCode(op auth.Operation) authzRule { return clusterOnlyBecause(op, nil) }
+
+func clusterOnlyBecause(op auth.Operation, cause error) authzRule {
+	return func(b *Broker, req *rpc.Request) authzDecision {
+		z := checksOf(b, req)
+		if z.clusterOK(op) {
+			return authzDecision{}
+		}
+		return z.denyAll(codeClusterAuthz, cause)
 	}
-	return z.whole(fill)
 }
 
 // split returns the elements ok keeps and the others, in order.
@@ -122,6 +142,14 @@ func split[T any](s []T, ok func(T) bool) (kept, denied []T) {
 		kept = s[:0]
 	}
 	return kept, denied
+}
+
+// mergeErrors, when cond holds, answers in the handler's response every resource of
+// denied, a request of the same API holding only the denied resources, with code, as
+// the API fills a whole-request error (apiOpts.fillError); cause is the message.
+func mergeErrors(cond bool, denied kmsg.Request, code int16, cause error) authzDecision {
+	fill := apiFor(denied.Key()).fillError
+	return mergeIf(cond, func(resp kmsg.Response) { fill(denied, resp, code, cause) })
 }
 
 func mergeIf(cond bool, f func(kmsg.Response)) authzDecision {

@@ -38,9 +38,13 @@ type apiOpts struct {
 	// controller, in process (controllerLocal); other brokers forward it there
 	// (respondFromController).
 	controller func(b *Broker, ctx context.Context, req kmsg.Request) kmsg.Response
-	// notController fills resp, the answer to req, with code (NOT_CONTROLLER, or why no
-	// controller answered) on every resource (notControllerResponse).
-	notController func(req kmsg.Request, resp kmsg.Response, code int16, cause error)
+	// fillError answers every resource of req in resp with code, and with cause's text
+	// as the message where the response has one (nil cause: none): the one way a whole
+	// request is answered with one error, whether NOT_CONTROLLER or why no controller
+	// answered (notControllerResponse), a whole-request authorization denial
+	// (authzChecks.denyAll) or a handler's own refusal of the whole request. Required
+	// of controller APIs.
+	fillError func(req kmsg.Request, resp kmsg.Response, code int16, cause error)
 	// isNotController reads an answer as one from a node that is no controller, which a
 	// forward sends again (forwarding.go); nil: no answer counts as such.
 	isNotController func(resp kmsg.Response) bool
@@ -89,13 +93,23 @@ func addAPI(a *apiSpec) {
 	switch {
 	case a.authorize == nil:
 		panic(fmt.Sprintf("broker: %s is registered without an authorization rule", a.key.Name()))
-	case a.controller != nil && a.notController == nil:
-		panic(fmt.Sprintf("broker: controller API %s is registered without its NOT_CONTROLLER answer", a.key.Name()))
+	case a.controller != nil && a.fillError == nil:
+		panic(fmt.Sprintf("broker: controller API %s is registered without its NOT_CONTROLLER answer (fillError)", a.key.Name()))
 	case apiByKey[a.key] != nil:
 		panic(fmt.Sprintf("broker: %s is registered twice", a.key.Name()))
 	}
 	apis = append(apis, a)
 	apiByKey[a.key] = a
+}
+
+// errorResponse answers req with code on every resource, as its API fills a
+// whole-request error (apiOpts.fillError); cause is the message (nil: none).
+func errorResponse(req kmsg.Request, code int16, cause error) kmsg.Response {
+	resp := req.ResponseKind()
+	if a := apiFor(req.Key()); a != nil && a.fillError != nil {
+		a.fillError(req, resp, code, cause)
+	}
+	return resp
 }
 
 // onController adapts a controller-side method to apiOpts.controller.

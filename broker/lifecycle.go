@@ -240,14 +240,10 @@ func (b *Broker) respondFromController(ctx context.Context, req *rpc.Request) rp
 	return rpc.RespondLater(ch)
 }
 
-// notControllerResponse answers req with NOT_CONTROLLER on every resource, as its API
-// fills it (apiOpts.notController).
+// notControllerResponse answers req with NOT_CONTROLLER on every resource
+// (errorResponse).
 func notControllerResponse(req kmsg.Request, cause error) kmsg.Response {
-	resp := req.ResponseKind()
-	if a := apiFor(req.Key()); a != nil && a.notController != nil {
-		a.notController(req, resp, kerr.NotController.Code, cause)
-	}
-	return resp
+	return errorResponse(req, kerr.NotController.Code, cause)
 }
 
 // controllerClients keeps one connection to the current controller.
