@@ -191,6 +191,9 @@ func TestTxnOffsetCommitSurvivesGroupCoordinatorFailover(t *testing.T) {
 	if offset, code := x.fetch(gc); code != kerr.UnstableOffsetCommit.Code {
 		t.Fatalf("require_stable while the transaction is open: offset %d, %v", offset, kerr.ErrorForCode(code))
 	}
+	// Stopping a coordinator moves its partitions only once their followers are back
+	// in sync (no unclean election): wait for that before each stop.
+	waitFullISR(t, c, "__consumer_offsets", "__transaction_state")
 	c.Stop(gc)
 	gc2 := coordinatorOf(t, c, tc, x.group)
 	if offset, code := x.fetch(gc2); code != kerr.UnstableOffsetCommit.Code {
@@ -206,6 +209,7 @@ func TestTxnOffsetCommitSurvivesGroupCoordinatorFailover(t *testing.T) {
 	init2 := initTxnProducer(t, c, tc2, id2, -1, -1)
 	x.addOffsets(tc2, id2, init2.ProducerID, init2.ProducerEpoch)
 	x.commit(gc3, id2, init2.ProducerID, init2.ProducerEpoch, 77)
+	waitFullISR(t, c, "__consumer_offsets", "__transaction_state")
 	c.Stop(gc3)
 	x.end(tc2, id2, init2.ProducerID, init2.ProducerEpoch, false)
 	x.waitCommitted(tc2, 42)
@@ -214,6 +218,7 @@ func TestTxnOffsetCommitSurvivesGroupCoordinatorFailover(t *testing.T) {
 	// The committed offsets survive a restart of the coordinator: every replica that
 	// loads the partition replays the same transactional batches and markers.
 	gc4 := coordinatorOf(t, c, 0, x.group)
+	waitFullISR(t, c, "__consumer_offsets", "__transaction_state")
 	c.Stop(gc4)
 	x.waitCommitted(other(gc4), 42)
 	c.Restart(gc4)
