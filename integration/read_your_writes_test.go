@@ -17,11 +17,16 @@ import (
 // A, then at once a request through B and C) — topic creation seen by Metadata and
 // DescribeConfigs, a config change seen by DescribeConfigs, partitions added seen by
 // Metadata, a topic deletion seen by Metadata, client quotas seen by
-// DescribeClientQuotas — count no stale answer. (Brokers listed a new topic 30–120 ms
+// DescribeClientQuotas, an ACL seen by DescribeAcls, SCRAM credentials seen by
+// DescribeUserScramCredentials — count no stale answer. (Brokers listed a new topic 30–120 ms
 // late, and DescribeConfigs through another broker right after CreateTopics was stale in
 // 66 of 100 tries.)
 func TestReadYourWrites_AdminChangesAcrossBrokers(t *testing.T) {
-	c := StartCluster(t, 3)
+	// An authorizer, so that ACLs are stored; the tests' unauthenticated clients and the
+	// inter-broker listener are User:ANONYMOUS, a super user.
+	c := StartCluster(t, 3,
+		WithProperty("authorizer.class.name", "org.apache.kafka.metadata.authorizer.StandardAuthorizer"),
+		WithProperty("super.users", "User:ANONYMOUS"))
 	ctx := testContext(t)
 	clients := make([]*kgo.Client, 3)
 	for i := range clients {
@@ -93,6 +98,33 @@ func TestReadYourWrites_AdminChangesAcrossBrokers(t *testing.T) {
 			}
 			for _, i := range others {
 				staleAt("describe client quotas after alter", i, quotaSeen(ctx, clients[i], client))
+			}
+		}
+
+		// CreateAcls through A.
+		if round%10 == 3 {
+			acl := kadm.NewACLs().Allow(fmt.Sprintf("User:ryw-%d", round)).AllowHosts().
+				Topics(topic).Operations(kadm.OpRead).ResourcePatternType(kadm.ACLPatternLiteral)
+			if _, err := adm.CreateACLs(ctx, acl); err != nil {
+				t.Fatalf("round %d: create ACLs: %v", round, err)
+			}
+			for _, i := range others {
+				staleAt("describe ACLs after create", i, aclSeen(ctx, clients[i], acl))
+			}
+		}
+
+		// AlterUserScramCredentials through A.
+		if round%10 == 4 {
+			user := fmt.Sprintf("ryw-user-%d", round)
+			res, err := adm.AlterUserSCRAMs(ctx, nil, []kadm.UpsertSCRAM{{User: user, Mechanism: kadm.ScramSha256, Iterations: 4096, Password: "pw"}})
+			if err == nil {
+				err = res.Error()
+			}
+			if err != nil {
+				t.Fatalf("round %d: SCRAM: %v", round, err)
+			}
+			for _, i := range others {
+				staleAt("describe SCRAM credentials after alter", i, scramSeen(ctx, clients[i], user))
 			}
 		}
 	}
@@ -219,4 +251,36 @@ func TestReadYourWrites_Sarama(t *testing.T) {
 	if stale > 0 {
 		t.Errorf("%d stale answers", stale)
 	}
+}
+
+// aclSeen checks that DescribeAcls through cl finds the ACL acl created.
+func aclSeen(ctx context.Context, cl *kgo.Client, acl *kadm.ACLBuilder) error {
+	res, err := kadm.NewClient(cl).DescribeACLs(ctx, acl)
+	if err != nil {
+		return err
+	}
+	for _, r := range res {
+		if r.Err != nil {
+			return r.Err
+		}
+		if len(r.Described) == 0 {
+			return fmt.Errorf("no ACL matches %v", r.Name)
+		}
+	}
+	return nil
+}
+
+// scramSeen checks that DescribeUserScramCredentials through cl knows user.
+func scramSeen(ctx context.Context, cl *kgo.Client, user string) error {
+	described, err := kadm.NewClient(cl).DescribeUserSCRAMs(ctx, user)
+	if err == nil {
+		err = described.Error()
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %w", user, err)
+	}
+	if _, ok := described[user]; !ok {
+		return fmt.Errorf("%s not described", user)
+	}
+	return nil
 }
