@@ -224,19 +224,7 @@ func flipByte(b []byte, i int) []byte {
 // partition's error code and message.
 func produceRaw(t *testing.T, cl *kgo.Client, topic string, batch []byte) (int16, string) {
 	t.Helper()
-	req := kmsg.NewPtrProduceRequest()
-	req.Acks, req.TimeoutMillis = 1, 10000
-	rt := kmsg.NewProduceRequestTopic()
-	rt.Topic = topic
-	rp := kmsg.NewProduceRequestTopicPartition()
-	rp.Records = batch
-	rt.Partitions = append(rt.Partitions, rp)
-	req.Topics = append(req.Topics, rt)
-	resp, err := req.RequestWith(testContext(t), cl)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := resp.Topics[0].Partitions[0]
+	p := produceRawPartition(t, cl, topic, batch)
 	msg := ""
 	if p.ErrorMessage != nil {
 		msg = *p.ErrorMessage

@@ -341,12 +341,24 @@ func benchBackgroundProducer(b testing.TB, seeds []string, topic string) (stop f
 	if err != nil {
 		b.Fatal(err)
 	}
+	stopTicks := everyTick(10*time.Millisecond, func(i int) {
+		cl.Produce(context.Background(), &kgo.Record{Topic: topic, Key: []byte(strconv.Itoa(i))}, nil)
+	})
+	return func() {
+		stopTicks()
+		cl.Close()
+	}
+}
+
+// everyTick calls each(0), each(1), ... on a goroutine of its own, one call per
+// interval, until the returned stop is called; stop returns once the calls ended.
+func everyTick(interval time.Duration, each func(i int)) (stop func()) {
 	done := make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		tick := time.NewTicker(10 * time.Millisecond)
+		tick := time.NewTicker(interval)
 		defer tick.Stop()
 		for i := 0; ; i++ {
 			select {
@@ -354,13 +366,12 @@ func benchBackgroundProducer(b testing.TB, seeds []string, topic string) (stop f
 				return
 			case <-tick.C:
 			}
-			cl.Produce(context.Background(), &kgo.Record{Topic: topic, Key: []byte(strconv.Itoa(i))}, nil)
+			each(i)
 		}
 	}()
 	return func() {
 		close(done)
 		wg.Wait()
-		cl.Close()
 	}
 }
 
@@ -411,30 +422,16 @@ func benchLeaderKill(b *testing.B, bin string, controller bool) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	done := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		tick := time.NewTicker(2 * time.Millisecond)
-		defer tick.Stop()
-		for i := 0; ; i++ {
-			select {
-			case <-done:
-				return
-			case <-tick.C:
+	stopTicks := everyTick(2*time.Millisecond, func(i int) {
+		p := int32(i % partitions)
+		cl.Produce(context.Background(), &kgo.Record{Topic: topic, Partition: p}, func(r *kgo.Record, err error) {
+			if err == nil {
+				log.record(r.Partition, time.Now())
 			}
-			p := int32(i % partitions)
-			cl.Produce(context.Background(), &kgo.Record{Topic: topic, Partition: p}, func(r *kgo.Record, err error) {
-				if err == nil {
-					log.record(r.Partition, time.Now())
-				}
-			})
-		}
-	}()
+		})
+	})
 	defer func() {
-		close(done)
-		wg.Wait()
+		stopTicks()
 		cl.Close()
 	}()
 	// The client's first metadata refresh after it learns the topic comes one
