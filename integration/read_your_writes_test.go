@@ -3,9 +3,12 @@ package integration
 import (
 	"context"
 	"fmt"
+	"slices"
 	"testing"
+	"time"
 
 	"github.com/IBM/sarama"
+	"github.com/petrel-broker/petrel/internal/testwait"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -18,7 +21,8 @@ import (
 // DescribeConfigs, a config change seen by DescribeConfigs, partitions added seen by
 // Metadata, a topic deletion seen by Metadata, client quotas seen by
 // DescribeClientQuotas, an ACL seen by DescribeAcls, SCRAM credentials seen by
-// DescribeUserScramCredentials — count no stale answer. (Brokers listed a new topic 30–120 ms
+// DescribeUserScramCredentials, a reassignment and a preferred leader election seen by
+// Metadata — count no stale answer. (Brokers listed a new topic 30–120 ms
 // late, and DescribeConfigs through another broker right after CreateTopics was stale in
 // 66 of 100 tries.)
 func TestReadYourWrites_AdminChangesAcrossBrokers(t *testing.T) {
@@ -75,6 +79,42 @@ func TestReadYourWrites_AdminChangesAcrossBrokers(t *testing.T) {
 			}
 			for _, i := range others {
 				staleAt("metadata after create partitions", i, partitionsSeen(ctx, clients[i], topic, 3))
+			}
+		}
+
+		// AlterPartitionReassignments, then a preferred ElectLeaders, through A: partition
+		// 0 moves from its replica r to [n, r]; once the move is done (asked of A), n is
+		// elected its preferred leader.
+		if round%10 == 5 {
+			r, err := partitionSeen(ctx, clients[a], topic, nil, -1)
+			if err != nil {
+				t.Fatalf("round %d: %v", round, err)
+			}
+			n := (r + 1) % 3 // node ids are 0, 1, 2
+			var req kadm.AlterPartitionAssignmentsReq
+			req.Assign(topic, 0, []int32{n, r})
+			res, err := adm.AlterPartitionAssignments(ctx, req)
+			if err == nil {
+				err = res.Error()
+			}
+			if err != nil {
+				t.Fatalf("round %d: reassign: %v", round, err)
+			}
+			for _, i := range others {
+				_, err := partitionSeen(ctx, clients[i], topic, []int32{n, r}, -1)
+				staleAt("metadata after reassignment", i, err)
+			}
+			testwait.ForWhat(t, 30*time.Second, "reassignment done", func() error { return reassignmentDone(ctx, adm, topic) })
+			el, err := adm.ElectLeaders(ctx, kadm.ElectPreferredReplica, kadm.TopicsSet{topic: {0: {}}})
+			if err == nil {
+				err = el[topic][0].Err
+			}
+			if err != nil {
+				t.Fatalf("round %d: elect leaders: %v", round, err)
+			}
+			for _, i := range others {
+				_, err := partitionSeen(ctx, clients[i], topic, []int32{n, r}, n)
+				staleAt("metadata after preferred election", i, err)
 			}
 		}
 
@@ -150,6 +190,49 @@ func partitionsSeen(ctx context.Context, cl *kgo.Client, topic string, n int) er
 		return fmt.Errorf("%s still listed (%v)", topic, kerr.ErrorForCode(t.ErrorCode))
 	case n > 0 && (t.ErrorCode != 0 || len(t.Partitions) != n):
 		return fmt.Errorf("%s: %v, %d partitions, want %d", topic, kerr.ErrorForCode(t.ErrorCode), len(t.Partitions), n)
+	}
+	return nil
+}
+
+// partitionSeen checks that Metadata through cl shows topic's partition 0 with replicas
+// (nil: any) and leader (-1: any), and returns its leader.
+func partitionSeen(ctx context.Context, cl *kgo.Client, topic string, replicas []int32, leader int32) (int32, error) {
+	req := kmsg.NewPtrMetadataRequest()
+	mt := kmsg.NewMetadataRequestTopic()
+	mt.Topic = kmsg.StringPtr(topic)
+	req.Topics = append(req.Topics, mt)
+	resp, err := req.RequestWith(ctx, cl)
+	if err != nil {
+		return -1, err
+	}
+	t := resp.Topics[0]
+	if err := kerr.ErrorForCode(t.ErrorCode); err != nil {
+		return -1, fmt.Errorf("%s: %w", topic, err)
+	}
+	for _, p := range t.Partitions {
+		if p.Partition != 0 {
+			continue
+		}
+		switch {
+		case replicas != nil && !slices.Equal(p.Replicas, replicas):
+			return -1, fmt.Errorf("%s-0: replicas %v, want %v", topic, p.Replicas, replicas)
+		case leader >= 0 && p.Leader != leader:
+			return -1, fmt.Errorf("%s-0: leader %d, want %d", topic, p.Leader, leader)
+		}
+		return p.Leader, nil
+	}
+	return -1, fmt.Errorf("%s-0 not listed", topic)
+}
+
+// reassignmentDone reports an error while ListPartitionReassignments still lists one of
+// topic's partitions.
+func reassignmentDone(ctx context.Context, adm *kadm.Client, topic string) error {
+	res, err := adm.ListPartitionReassignments(ctx, kadm.TopicsSet{topic: {0: {}}})
+	if err != nil {
+		return err
+	}
+	if len(res) > 0 {
+		return fmt.Errorf("%s still being reassigned", topic)
 	}
 	return nil
 }
