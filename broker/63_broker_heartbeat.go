@@ -7,7 +7,7 @@ package broker
 // the broker is fenced and its leaderships moved in one entry, with as many of its ISR
 // removals as fit in 10,000 records; it is answered ShouldShutdown once it leads nothing,
 // and the controller writes the remaining ISR removals after (controlled_shutdown.go,
-// DESIGN.md invariant 39). Unknown brokers get BROKER_ID_NOT_REGISTERED, a
+// DESIGN.md invariant C8). Unknown brokers get BROKER_ID_NOT_REGISTERED, a
 // wrong epoch STALE_BROKER_EPOCH. Petrel's refusedPeersTag reports peers whose listener
 // refused the sender's connections; the controller probes them and may fence them
 // before their session expires (peer_evidence.go).

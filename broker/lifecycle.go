@@ -215,7 +215,7 @@ const forwardedClientPrefix = "petrel-broker-"
 // fromBroker reports whether a request names itself another Petrel broker's: its client
 // id starts with forwardedClientPrefix. The client id is not authenticated, so it only
 // routes (a broker's request is not forwarded again, nor held until this broker is
-// ready); no right depends on it (DESIGN.md, "Trust between brokers"): those come
+// ready); no right depends on it (DESIGN.md invariant X4): those come
 // from the authenticated principal (brokerRequest, clusterPrincipal).
 func fromBroker(req *rpc.Request) bool {
 	return req.ClientID != nil && strings.HasPrefix(*req.ClientID, forwardedClientPrefix)

@@ -11,7 +11,7 @@ package broker
 // and stops voting and campaigning (its peers see a node that is down). It says so once,
 // at ERROR; /readyz answers 503 with the reason, petrel_metadata_store_offline is 1, and
 // client requests are refused (its image no longer follows the metadata log, and a
-// client answer from a stale image is never given: invariant 24). Its broker session
+// client answer from a stale image is never given: DESIGN.md F7). Its broker session
 // then expires at the controller, which fences it and moves its leaderships. A restart,
 // once the file system is writable again, rejoins: raft.db holds every entry it
 // acknowledged (bbolt commits atomically) and the leader sends the rest. Kafka halts

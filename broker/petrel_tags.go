@@ -34,7 +34,7 @@ var errBadPetrelTag = errors.New("broker: malformed Petrel tagged field")
 
 // detachTags replaces tags with a copy that shares no memory with the request frame:
 // kmsg's decoder aliases tagged-field values with the frame, which goes back to the
-// pool when the handler returns (DESIGN.md invariant 36), while the controller
+// pool when the handler returns (DESIGN.md invariant F6), while the controller
 // requests carrying Petrel's tags are answered on another goroutine.
 func detachTags(tags *kmsg.Tags) {
 	if tags.Len() == 0 {
