@@ -22,14 +22,16 @@ func RunWithIO(args []string, stdout, stderr io.Writer) int {
 }
 
 // runApp runs app with args (Kafka's action flags rewritten first) and prints an error
-// as one line (a flag unknown to a command after its arguments with the nearest name).
+// as one line; a flag after the arguments that the command does not define is worded as
+// flag parsing's own errors are, with the nearest flag name.
 func runApp(app *ucli.App, args []string, stderr io.Writer) int {
 	args, err := normalizeArgs(app, args)
 	if err == nil {
 		err = app.Run(args)
 	}
-	if uf := (*clientcmd.UnknownFlagError)(nil); errors.As(err, &uf) {
-		err = flagError(uf.Command, uf, uf.Flags)
+	var unknown *clientcmd.UnknownFlagError
+	if errors.As(err, &unknown) {
+		err = flagError(unknown.Command, unknown, unknown.Flags)
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "petrel: %v\n", err)

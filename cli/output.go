@@ -52,7 +52,7 @@ func writeJSON(w io.Writer, v any) error {
 	return enc.Encode(v)
 }
 
-// withOutputFlags is withClientFlags plus --output, for list and describe commands.
+// withOutputFlags is clientcmd.WithFlags plus --output, for list and describe commands.
 func withOutputFlags(flags ...ucli.Flag) []ucli.Flag {
 	return clientcmd.WithFlags(append([]ucli.Flag{outputFlag()}, flags...)...)
 }
