@@ -19,9 +19,17 @@ var allowedInternal = map[string][]string{
 	"": {"cli"},
 	// The CLI runs a node (broker), reads and prints properties with the property table
 	// (config), plans reassignments with the controller's placement rule and names its
-	// configs (metadata), and builds record batches with the one CRC-32C (segment): the
-	// broker does not pass these through.
-	"cli": {"broker", "config", "metadata", "segment"},
+	// configs (metadata): the broker does not pass these through. Its client commands
+	// share clientcmd with perf, and it registers `petrel perf` (cli/perf).
+	"cli": {"broker", "config", "metadata", "cli/internal/clientcmd", "cli/perf", testCLI},
+	// perf's commands are Kafka clients built as every client command is (clientcmd);
+	// its canned broker's record batches carry the one CRC-32C (segment).
+	"cli/perf": {"cli/internal/clientcmd", "segment", testCLI},
+	// The client commands' --command-config is read with the property loader (config)
+	// and turned into TLS and SASL settings by the broker's client-security parser.
+	"cli/internal/clientcmd": {"broker", "config"},
+	// The command packages' shared test helpers run commands against a node (broker).
+	testCLI: {"broker"},
 	// The broker assembles everything; config is its property table.
 	"broker":      {"rpc", "replication", "fsm", "metadata", "segment", "compress", "coordinator", "group", "txn", "metrics", "auth", "config"},
 	"coordinator": {"replication", "segment"},
@@ -50,6 +58,11 @@ var allowedInternal = map[string][]string{
 // testHelpers is the one test-helper package (waiting for a condition): every
 // package's tests may import it, no production code may.
 const testHelpers = "internal/testwait"
+
+// testCLI is the command packages' test-helper package (a node to run commands
+// against): the tests of the packages that list it may import it, no production code
+// may.
+const testCLI = "cli/internal/clitest"
 
 // allowedExternal limits non-standard-library imports of non-test code. A package not
 // listed may import any external module.
@@ -115,6 +128,9 @@ func TestImportGraph(t *testing.T) {
 							t.Errorf("%s imports %s: it is for tests only", p.ImportPath, imp)
 						}
 						continue
+					}
+					if dep == testCLI && !testCode {
+						t.Errorf("%s imports %s: it is for tests only", p.ImportPath, imp)
 					}
 					if dep != name && !slices.Contains(allowed, dep) {
 						t.Errorf("%s imports %s: not allowed by the import graph", p.ImportPath, imp)

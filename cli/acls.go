@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/petrel-broker/petrel/cli/internal/clientcmd"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 	ucli "github.com/urfave/cli/v2"
@@ -37,8 +38,8 @@ func aclsCommand() *ucli.Command {
 		Name:  "acls",
 		Usage: "add, remove and list ACLs, as kafka-acls.sh",
 		Subcommands: []*ucli.Command{
-			{Name: "add", Usage: "add ACLs", Flags: withClientFlags(append(slices.Clone(resourceFlags), entryFlags...)...), Action: runACLsAdd},
-			{Name: "remove", Usage: "remove the ACLs that match", Flags: withClientFlags(append(slices.Clone(resourceFlags), entryFlags...)...), Action: runACLsRemove},
+			{Name: "add", Usage: "add ACLs", Flags: clientcmd.WithFlags(append(slices.Clone(resourceFlags), entryFlags...)...), Action: runACLsAdd},
+			{Name: "remove", Usage: "remove the ACLs that match", Flags: clientcmd.WithFlags(append(slices.Clone(resourceFlags), entryFlags...)...), Action: runACLsRemove},
 			{Name: "list", Usage: "list ACLs (all, or those of the named resources)", Flags: withOutputFlags(append(slices.Clone(resourceFlags),
 				&ucli.StringFlag{Name: "principal", Usage: "only the ACLs of this principal"})...), Action: runACLsList},
 		},
@@ -132,8 +133,8 @@ func parseACLEntries(c *ucli.Context) ([]aclEntry, error) {
 
 // aclChangeArgs parses what add and remove share: the resources (filter: patterns
 // "match"/"any" allowed), the principals' entries, and a connected client.
-func aclChangeArgs(c *ucli.Context, filter bool) ([]aclResource, []aclEntry, *kafkaClient, error) {
-	if _, err := commandArgs(c); err != nil {
+func aclChangeArgs(c *ucli.Context, filter bool) ([]aclResource, []aclEntry, *clientcmd.Client, error) {
+	if _, err := clientcmd.Args(c); err != nil {
 		return nil, nil, nil, err
 	}
 	resources, err := parseACLResources(c, filter)
@@ -147,7 +148,7 @@ func aclChangeArgs(c *ucli.Context, filter bool) ([]aclResource, []aclEntry, *ka
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	cl, err := newKafkaClient(c)
+	cl, err := clientcmd.NewClient(c)
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -160,7 +161,7 @@ func runACLsAdd(c *ucli.Context) error {
 		return err
 	}
 	defer cl.Close()
-	ctx, cancel := cl.requestContext(c.Context)
+	ctx, cancel := cl.RequestContext(c.Context)
 	defer cancel()
 	req := kmsg.NewPtrCreateACLsRequest()
 	var out strings.Builder
@@ -177,7 +178,7 @@ func runACLsAdd(c *ucli.Context) error {
 	}
 	resp, err := req.RequestWith(ctx, cl.Client)
 	if err != nil {
-		return fmt.Errorf("create ACLs: %w", cl.explain(err))
+		return fmt.Errorf("create ACLs: %w", cl.Explain(err))
 	}
 	for _, res := range resp.Results {
 		if err := kerr.ErrorForCode(res.ErrorCode); err != nil {
@@ -196,7 +197,7 @@ func runACLsRemove(c *ucli.Context) error {
 		return err
 	}
 	defer cl.Close()
-	ctx, cancel := cl.requestContext(c.Context)
+	ctx, cancel := cl.RequestContext(c.Context)
 	defer cancel()
 	req := kmsg.NewPtrDeleteACLsRequest()
 	var out strings.Builder
@@ -213,7 +214,7 @@ func runACLsRemove(c *ucli.Context) error {
 	}
 	resp, err := req.RequestWith(ctx, cl.Client)
 	if err != nil {
-		return fmt.Errorf("delete ACLs: %w", cl.explain(err))
+		return fmt.Errorf("delete ACLs: %w", cl.Explain(err))
 	}
 	for _, res := range resp.Results {
 		if err := kerr.ErrorForCode(res.ErrorCode); err != nil {
@@ -227,7 +228,7 @@ func runACLsRemove(c *ucli.Context) error {
 }
 
 func runACLsList(c *ucli.Context) error {
-	if _, err := commandArgs(c); err != nil {
+	if _, err := clientcmd.Args(c); err != nil {
 		return err
 	}
 	resources, err := parseACLResources(c, true)
@@ -241,7 +242,7 @@ func runACLsList(c *ucli.Context) error {
 	if _, err := jsonOutput(c); err != nil {
 		return err
 	}
-	cl, err := newKafkaClient(c)
+	cl, err := clientcmd.NewClient(c)
 	if err != nil {
 		return err
 	}
@@ -251,8 +252,8 @@ func runACLsList(c *ucli.Context) error {
 
 // listACLs prints kafka-acls.sh's "Current ACLs for resource" blocks, for the named
 // resources or (none named) every resource.
-func listACLs(c *ucli.Context, cl *kafkaClient, resources []aclResource, principal *string) error {
-	ctx, cancel := cl.requestContext(c.Context)
+func listACLs(c *ucli.Context, cl *clientcmd.Client, resources []aclResource, principal *string) error {
+	ctx, cancel := cl.RequestContext(c.Context)
 	defer cancel()
 	type filter struct {
 		typ     kmsg.ACLResourceType
@@ -273,7 +274,7 @@ func listACLs(c *ucli.Context, cl *kafkaClient, resources []aclResource, princip
 		req.Principal, req.Operation, req.PermissionType = principal, kmsg.ACLOperationAny, kmsg.ACLPermissionTypeAny
 		resp, err := req.RequestWith(ctx, cl.Client)
 		if err != nil {
-			return fmt.Errorf("describe ACLs: %w", cl.explain(err))
+			return fmt.Errorf("describe ACLs: %w", cl.Explain(err))
 		}
 		if err := kerr.ErrorForCode(resp.ErrorCode); err != nil {
 			return aclError("describe ACLs", err, resp.ErrorMessage)

@@ -1,11 +1,13 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
 
-	"github.com/hashicorp/go-hclog"
+	"github.com/petrel-broker/petrel/cli/internal/clientcmd"
+	"github.com/petrel-broker/petrel/cli/perf"
 	ucli "github.com/urfave/cli/v2"
 )
 
@@ -20,11 +22,16 @@ func RunWithIO(args []string, stdout, stderr io.Writer) int {
 }
 
 // runApp runs app with args (Kafka's action flags rewritten first) and prints an error
-// as one line.
+// as one line; a flag after the arguments that the command does not define is worded as
+// flag parsing's own errors are, with the nearest flag name.
 func runApp(app *ucli.App, args []string, stderr io.Writer) int {
 	args, err := normalizeArgs(app, args)
 	if err == nil {
 		err = app.Run(args)
+	}
+	var unknown *clientcmd.UnknownFlagError
+	if errors.As(err, &unknown) {
+		err = flagError(unknown.Command, unknown, unknown.Flags)
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "petrel: %v\n", err)
@@ -43,8 +50,8 @@ func newApp(stdout, stderr io.Writer) *ucli.App {
 		HideVersion:          true,
 		EnableBashCompletion: true,
 		Flags: []ucli.Flag{
-			logLevelFlag(true),
-			logFormatFlag(true),
+			clientcmd.LogLevelFlag(true),
+			clientcmd.LogFormatFlag(true),
 			&ucli.BoolFlag{Name: "version", Aliases: []string{"v"}, Usage: "print the version, as petrel version"},
 		},
 		Action:       appAction,
@@ -66,7 +73,7 @@ func newApp(stdout, stderr io.Writer) *ucli.App {
 			deleteRecordsCommand(),
 			logDirsCommand(),
 			transactionsCommand(),
-			perfCommand(),
+			perf.Command(),
 			reassignCommand(),
 			topCommand(),
 			aclsCommand(),
@@ -77,15 +84,4 @@ func newApp(stdout, stderr io.Writer) *ucli.App {
 	}
 	finishCommands("", app.Commands)
 	return app
-}
-
-// newLogger builds the process logger from --log-level and --log-format (given before
-// or after the command name). Every log line in petrel goes through go-hclog.
-func newLogger(c *ucli.Context) hclog.Logger {
-	return hclog.New(&hclog.LoggerOptions{
-		Name:       "petrel",
-		Level:      logLevel(c),
-		Output:     c.App.ErrWriter,
-		JSONFormat: logJSON(c),
-	})
 }

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"text/tabwriter"
 
+	"github.com/petrel-broker/petrel/cli/internal/clientcmd"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 	ucli "github.com/urfave/cli/v2"
@@ -67,23 +68,18 @@ type quorumMember struct {
 }
 
 func runClusterDescribe(c *ucli.Context) error {
-	if _, err := commandArgs(c); err != nil {
-		return err
-	}
-	asJSON, err := jsonOutput(c)
+	asJSON, err := parseOutputArgs(c)
 	if err != nil {
 		return err
 	}
-	cl, err := newKafkaClient(c)
+	cl, ctx, done, err := clientcmd.Connect(c)
 	if err != nil {
 		return err
 	}
-	defer cl.Close()
-	ctx, cancel := cl.requestContext(c.Context)
-	defer cancel()
+	defer done()
 	d, err := describeCluster(ctx, cl)
 	if err != nil {
-		return fmt.Errorf("describe cluster: %w", cl.explain(err))
+		return fmt.Errorf("describe cluster: %w", cl.Explain(err))
 	}
 	if asJSON {
 		if d.Brokers == nil {
@@ -97,7 +93,7 @@ func runClusterDescribe(c *ucli.Context) error {
 // describeCluster asks with DescribeCluster (key 60) and falls back to Metadata when
 // that fails for any reason but a timeout: brokers before Kafka 2.8 do not serve it,
 // and kgo reports that with an unexported error.
-func describeCluster(ctx context.Context, cl *kafkaClient) (clusterDescription, error) {
+func describeCluster(ctx context.Context, cl *clientcmd.Client) (clusterDescription, error) {
 	req := kmsg.NewPtrDescribeClusterRequest()
 	req.IncludeFencedBrokers = true // v2+; older brokers list only active brokers
 	resp, err := req.RequestWith(ctx, cl.Client)
@@ -125,7 +121,7 @@ func describeCluster(ctx context.Context, cl *kafkaClient) (clusterDescription, 
 
 // describeQuorum asks for the metadata quorum; it returns nil when the cluster does not
 // answer it (a ZooKeeper-era Kafka, for one).
-func describeQuorum(ctx context.Context, cl *kafkaClient) *quorumDescription {
+func describeQuorum(ctx context.Context, cl *clientcmd.Client) *quorumDescription {
 	req := kmsg.NewPtrDescribeQuorumRequest()
 	rt := kmsg.NewDescribeQuorumRequestTopic()
 	rt.Topic = "__cluster_metadata"
@@ -150,8 +146,8 @@ func describeQuorum(ctx context.Context, cl *kafkaClient) *quorumDescription {
 	return q
 }
 
-func describeClusterByMetadata(ctx context.Context, cl *kafkaClient) (clusterDescription, error) {
-	m, err := cl.admin().BrokerMetadata(ctx)
+func describeClusterByMetadata(ctx context.Context, cl *clientcmd.Client) (clusterDescription, error) {
+	m, err := cl.Admin().BrokerMetadata(ctx)
 	if err != nil {
 		return clusterDescription{}, err
 	}

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/petrel-broker/petrel/cli/internal/clientcmd"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -29,7 +30,7 @@ func clusterMembershipCommands() []*ucli.Command {
 			Description: "Sends UnregisterBroker (key 64) and, for a Raft voter, RemoveRaftVoter (key 81, KIP-853).\n" +
 				"Refused while the broker runs or holds replicas: stop it and move its replicas with\n" +
 				"`petrel reassign` first. A removed voter must also leave the --voters of every node.",
-			Flags:  withClientFlags(),
+			Flags:  clientcmd.WithFlags(),
 			Action: brokerAction(runRemoveBroker),
 		},
 		{
@@ -37,7 +38,7 @@ func clusterMembershipCommands() []*ucli.Command {
 			Usage:       "keep new replicas off a broker (cordoned.log.dirs=*, KIP-1066); its replicas stay",
 			ArgsUsage:   "BROKER_ID",
 			Description: "Sets the per-broker dynamic config cordoned.log.dirs to * with IncrementalAlterConfigs.",
-			Flags:       withClientFlags(),
+			Flags:       clientcmd.WithFlags(),
 			Action:      brokerAction(cordonAction(true)),
 		},
 		{
@@ -45,7 +46,7 @@ func clusterMembershipCommands() []*ucli.Command {
 			Usage:       "let new replicas be placed on a cordoned broker again",
 			ArgsUsage:   "BROKER_ID",
 			Description: "Deletes the per-broker dynamic config cordoned.log.dirs.",
-			Flags:       withClientFlags(),
+			Flags:       clientcmd.WithFlags(),
 			Action:      brokerAction(cordonAction(false)),
 		},
 	}
@@ -53,12 +54,12 @@ func clusterMembershipCommands() []*ucli.Command {
 
 // brokerCommand is a command on one broker: the BROKER_ID argument, a client, and the
 // --timeout bound for the command's requests.
-type brokerCommand func(c *ucli.Context, ctx context.Context, cl *kafkaClient, id int32) error
+type brokerCommand func(c *ucli.Context, ctx context.Context, cl *clientcmd.Client, id int32) error
 
 // brokerAction runs act with the BROKER_ID argument parsed and a client connected.
 func brokerAction(act brokerCommand) ucli.ActionFunc {
 	return func(c *ucli.Context) error {
-		arg, err := exactlyOneArg(c, "BROKER_ID")
+		arg, err := clientcmd.ExactlyOneArg(c, "BROKER_ID")
 		if err != nil {
 			return err
 		}
@@ -66,18 +67,16 @@ func brokerAction(act brokerCommand) ucli.ActionFunc {
 		if err != nil || id < 0 {
 			return fmt.Errorf("invalid broker id %q: a non-negative integer", arg)
 		}
-		cl, err := newKafkaClient(c)
+		cl, ctx, done, err := clientcmd.Connect(c)
 		if err != nil {
 			return err
 		}
-		defer cl.Close()
-		ctx, cancel := cl.requestContext(c.Context)
-		defer cancel()
+		defer done()
 		return act(c, ctx, cl, int32(id))
 	}
 }
 
-func runRemoveBroker(c *ucli.Context, ctx context.Context, cl *kafkaClient, id int32) error {
+func runRemoveBroker(c *ucli.Context, ctx context.Context, cl *clientcmd.Client, id int32) error {
 	voter := false
 	if q := describeQuorum(ctx, cl); q != nil {
 		for _, m := range q.Members {
@@ -88,7 +87,7 @@ func runRemoveBroker(c *ucli.Context, ctx context.Context, cl *kafkaClient, id i
 	req.BrokerID = id
 	resp, err := req.RequestWith(ctx, cl.Client)
 	if err != nil {
-		return fmt.Errorf("remove broker %d: %w", id, cl.explain(err))
+		return fmt.Errorf("remove broker %d: %w", id, cl.Explain(err))
 	}
 	err = kafkaError(kerr.ErrorForCode(resp.ErrorCode), derefString(resp.ErrorMessage))
 	switch {
@@ -106,7 +105,7 @@ func runRemoveBroker(c *ucli.Context, ctx context.Context, cl *kafkaClient, id i
 	vreq.VoterID = id
 	vresp, err := vreq.RequestWith(ctx, cl.Client)
 	if err != nil {
-		return fmt.Errorf("remove voter %d: %w", id, cl.explain(err))
+		return fmt.Errorf("remove voter %d: %w", id, cl.Explain(err))
 	}
 	if err := kafkaError(kerr.ErrorForCode(vresp.ErrorCode), derefString(vresp.ErrorMessage)); err != nil {
 		return fmt.Errorf("remove voter %d: %w", id, err)
@@ -117,14 +116,14 @@ func runRemoveBroker(c *ucli.Context, ctx context.Context, cl *kafkaClient, id i
 
 // cordonAction sets (cordon) or deletes broker id's cordoned.log.dirs.
 func cordonAction(cordon bool) brokerCommand {
-	return func(c *ucli.Context, ctx context.Context, cl *kafkaClient, id int32) error {
+	return func(c *ucli.Context, ctx context.Context, cl *clientcmd.Client, id int32) error {
 		alter := kadm.AlterConfig{Op: kadm.DeleteConfig, Name: metadata.CordonedLogDirsConfig}
 		if cordon {
 			alter = kadm.AlterConfig{Op: kadm.SetConfig, Name: metadata.CordonedLogDirsConfig, Value: kadm.StringPtr("*")}
 		}
-		resps, err := cl.admin().AlterBrokerConfigs(ctx, []kadm.AlterConfig{alter}, id)
+		resps, err := cl.Admin().AlterBrokerConfigs(ctx, []kadm.AlterConfig{alter}, id)
 		if err = firstAlterError(resps, err); err != nil {
-			return fmt.Errorf("%s broker %d: %w", c.Command.Name, id, cl.explain(err))
+			return fmt.Errorf("%s broker %d: %w", c.Command.Name, id, cl.Explain(err))
 		}
 		if cordon {
 			fmt.Fprintf(c.App.Writer, "Broker %d cordoned: no new replicas are placed on it.\n", id)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/petrel-broker/petrel/cli/internal/clientcmd"
 	ucli "github.com/urfave/cli/v2"
 )
 
@@ -23,7 +24,7 @@ func completionCommand() *ucli.Command {
 }
 
 func runCompletion(c *ucli.Context) error {
-	shell, err := exactlyOneArg(c, "shell (bash, zsh or fish)")
+	shell, err := clientcmd.ExactlyOneArg(c, "shell (bash, zsh or fish)")
 	if err != nil {
 		return err
 	}

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/petrel-broker/petrel/cli/internal/clientcmd"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -18,7 +19,7 @@ import (
 // alter uses IncrementalAlterConfigs (SET and DELETE).
 func configsCommand() *ucli.Command {
 	entityFlags := func(extra ...ucli.Flag) []ucli.Flag {
-		return withClientFlags(append([]ucli.Flag{
+		return clientcmd.WithFlags(append([]ucli.Flag{
 			&ucli.StringFlag{Name: "entity-type", Usage: "topics, brokers, or users (SCRAM credentials); or give --topic or --broker"},
 			&ucli.StringFlag{Name: "entity-name", Usage: "the topic name or broker id"},
 			&ucli.BoolFlag{Name: "entity-default", Usage: "the cluster-wide default broker configs"},
@@ -137,10 +138,7 @@ func (e configEntity) describeHeader(all bool) string {
 }
 
 func runConfigsDescribe(c *ucli.Context) error {
-	if _, err := commandArgs(c); err != nil {
-		return err
-	}
-	asJSON, err := jsonOutput(c)
+	asJSON, err := parseOutputArgs(c)
 	if err != nil {
 		return err
 	}
@@ -154,19 +152,17 @@ func runConfigsDescribe(c *ucli.Context) error {
 	if err != nil {
 		return err
 	}
-	cl, err := newKafkaClient(c)
+	cl, ctx, done, err := clientcmd.Connect(c)
 	if err != nil {
 		return err
 	}
-	defer cl.Close()
-	ctx, cancel := cl.requestContext(c.Context)
-	defer cancel()
-	adm := cl.admin()
+	defer done()
+	adm := cl.Admin()
 	var entities []configEntity
 	if e.describeAll {
 		md, err := adm.Metadata(ctx)
 		if err != nil {
-			return fmt.Errorf("list entities: %w", cl.explain(err))
+			return fmt.Errorf("list entities: %w", cl.Explain(err))
 		}
 		if e.topic {
 			for _, name := range md.Topics.Names() {
@@ -194,7 +190,7 @@ func runConfigsDescribe(c *ucli.Context) error {
 			rcs, err = adm.DescribeBrokerConfigs(ctx, ent.brokerID)
 		}
 		if err != nil {
-			return fmt.Errorf("describe configs: %w", cl.explain(err))
+			return fmt.Errorf("describe configs: %w", cl.Explain(err))
 		}
 		if len(rcs) != 1 {
 			return fmt.Errorf("describe configs: the broker answered %d resources", len(rcs))
@@ -282,7 +278,7 @@ func formatConfigEntry(cfg kadm.Config) string {
 }
 
 func runConfigsAlter(c *ucli.Context) error {
-	if _, err := commandArgs(c); err != nil {
+	if _, err := clientcmd.Args(c); err != nil {
 		return err
 	}
 	if err := entityShortcuts(c); err != nil {
@@ -315,14 +311,12 @@ func runConfigsAlter(c *ucli.Context) error {
 	if len(alters) == 0 {
 		return errors.New("alter needs --add-config or --delete-config")
 	}
-	cl, err := newKafkaClient(c)
+	cl, ctx, done, err := clientcmd.Connect(c)
 	if err != nil {
 		return err
 	}
-	defer cl.Close()
-	ctx, cancel := cl.requestContext(c.Context)
-	defer cancel()
-	adm := cl.admin()
+	defer done()
+	adm := cl.Admin()
 	var resp kadm.AlterConfigsResponses
 	switch {
 	case e.topic:
@@ -333,7 +327,7 @@ func runConfigsAlter(c *ucli.Context) error {
 		resp, err = adm.AlterBrokerConfigs(ctx, alters, e.brokerID)
 	}
 	if err != nil {
-		return fmt.Errorf("alter configs: %w", cl.explain(err))
+		return fmt.Errorf("alter configs: %w", cl.Explain(err))
 	}
 	for _, r := range resp {
 		if r.Err != nil {

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/petrel-broker/petrel/cli/internal/clientcmd"
 	"github.com/twmb/franz-go/pkg/kgo"
 	ucli "github.com/urfave/cli/v2"
 )
@@ -22,7 +23,7 @@ func consumeCommand() *ucli.Command {
 		Name:      "consume",
 		Usage:     "print a topic's records, one value per line",
 		ArgsUsage: "TOPIC",
-		Flags: withClientFlags(
+		Flags: clientcmd.WithFlags(
 			topicFlag("the topic to consume (instead of TOPIC)"),
 			&ucli.StringFlag{Name: "group", Usage: "consume as a member of this consumer group, committing offsets"},
 			&ucli.BoolFlag{Name: "from-beginning", Usage: "start at the earliest offset instead of the latest"},
@@ -136,24 +137,24 @@ func runConsume(c *ucli.Context) error {
 	if err != nil {
 		return err
 	}
-	errOut := lockErrWriter(c)
-	cl, err := newKafkaClient(c, s.consumeOptions()...)
+	errOut := clientcmd.LockErrWriter(c)
+	cl, err := clientcmd.NewClient(c, s.consumeOptions()...)
 	if err != nil {
 		return err
 	}
 	defer cl.Close()
-	if err := checkTopic(c.Context, cl, s.topic, s.partition, false); err != nil {
+	if err := clientcmd.CheckTopic(c.Context, cl, s.topic, s.partition, false); err != nil {
 		return err
 	}
-	ctx, stop := signalContext(c.Context)
+	ctx, stop := clientcmd.SignalContext(c.Context)
 	defer stop()
 	n, err := consumeRecords(ctx, cl, s, c.App.Writer)
 	if s.group != "" {
 		// Commit what was printed before leaving, as the Java consumer does on close
 		// (kgo would also commit while leaving; this reports a failure).
-		commitCtx, cancel := cl.requestContext(context.Background())
+		commitCtx, cancel := cl.RequestContext(context.Background())
 		if cerr := cl.CommitUncommittedOffsets(commitCtx); cerr != nil && err == nil {
-			err = fmt.Errorf("commit offsets of group %q: %w", s.group, cl.explain(cerr))
+			err = fmt.Errorf("commit offsets of group %q: %w", s.group, cl.Explain(cerr))
 		}
 		cancel()
 	}
@@ -163,7 +164,7 @@ func runConsume(c *ucli.Context) error {
 
 // consumeRecords prints records until max-messages, an idle timeout, ctx's end (an
 // interrupt) or a fatal fetch error. It returns how many it printed.
-func consumeRecords(ctx context.Context, cl *kafkaClient, s consumeSettings, out io.Writer) (int, error) {
+func consumeRecords(ctx context.Context, cl *clientcmd.Client, s consumeSettings, out io.Writer) (int, error) {
 	w := bufio.NewWriter(out)
 	defer w.Flush()
 	count := 0
@@ -188,7 +189,7 @@ func consumeRecords(ctx context.Context, cl *kafkaClient, s consumeSettings, out
 			if errors.Is(fe.Err, context.DeadlineExceeded) || errors.Is(fe.Err, context.Canceled) {
 				return count, nil // idle timeout: a normal end, as in kafka-console-consumer.sh
 			}
-			return count, fmt.Errorf("consuming %s partition %d: %w", fe.Topic, fe.Partition, cl.explain(fe.Err))
+			return count, fmt.Errorf("consuming %s partition %d: %w", fe.Topic, fe.Partition, cl.Explain(fe.Err))
 		}
 	}
 	return count, nil

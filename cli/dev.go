@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/petrel-broker/petrel/broker"
+	"github.com/petrel-broker/petrel/cli/internal/clientcmd"
 	ucli "github.com/urfave/cli/v2"
 )
 
@@ -60,7 +61,7 @@ func runDev(c *ucli.Context) error {
 			voters = append(voters, broker.Voter{ID: int32(i), Addr: fmt.Sprintf("%s:%d", host, port+2*i+1)})
 		}
 	}
-	logger := newLogger(c)
+	logger := clientcmd.Logger(c)
 	stop := notifyStop()
 	defer signal.Stop(stop)
 	var brokers []*broker.Broker

@@ -6,6 +6,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/petrel-broker/petrel/cli/internal/clientcmd"
 	"github.com/twmb/franz-go/pkg/kerr"
 	ucli "github.com/urfave/cli/v2"
 )
@@ -45,14 +46,14 @@ func groupsCommand() *ucli.Command {
 				Name:      "delete",
 				Usage:     "delete consumer groups that have no members, with their committed offsets",
 				ArgsUsage: "GROUP...",
-				Flags:     withClientFlags(groupFlag("a group to delete (repeatable, with or instead of GROUP...)")),
+				Flags:     clientcmd.WithFlags(groupFlag("a group to delete (repeatable, with or instead of GROUP...)")),
 				Action:    runGroupsDelete,
 			},
 			{
 				Name:      "reset-offsets",
 				Usage:     "compute new committed offsets for an inactive group (a dry run unless --execute)",
 				ArgsUsage: "GROUP",
-				Flags: withClientFlags(
+				Flags: clientcmd.WithFlags(
 					groupFlag("the group (instead of GROUP)"),
 					&ucli.StringSliceFlag{Name: "topic", Usage: "a topic, or topic:partition,partition,... (repeatable)"},
 					&ucli.BoolFlag{Name: "all-topics", Usage: "every topic the group has committed offsets for"},
@@ -71,7 +72,7 @@ func groupsCommand() *ucli.Command {
 				Name:      "delete-offsets",
 				Usage:     "delete a group's committed offsets for topics it is not subscribed to",
 				ArgsUsage: "GROUP",
-				Flags: withClientFlags(
+				Flags: clientcmd.WithFlags(
 					groupFlag("the group (instead of GROUP)"),
 					&ucli.StringSliceFlag{Name: "topic", Usage: "a topic, or topic:partition,partition,... (repeatable)"},
 				),
@@ -122,10 +123,7 @@ type listedGroup struct {
 }
 
 func runGroupsList(c *ucli.Context) error {
-	if _, err := commandArgs(c); err != nil {
-		return err
-	}
-	asJSON, err := jsonOutput(c)
+	asJSON, err := parseOutputArgs(c)
 	if err != nil {
 		return err
 	}
@@ -134,16 +132,14 @@ func runGroupsList(c *ucli.Context) error {
 	if err != nil {
 		return err
 	}
-	cl, err := newKafkaClient(c)
+	cl, ctx, done, err := clientcmd.Connect(c)
 	if err != nil {
 		return err
 	}
-	defer cl.Close()
-	ctx, cancel := cl.requestContext(c.Context)
-	defer cancel()
-	listed, err := cl.admin().ListGroups(ctx, states...)
+	defer done()
+	listed, err := cl.Admin().ListGroups(ctx, states...)
 	if err != nil {
-		return fmt.Errorf("list groups: %w", cl.explain(err))
+		return fmt.Errorf("list groups: %w", cl.Explain(err))
 	}
 	var out strings.Builder
 	sorted := listed.Sorted()
@@ -184,16 +180,14 @@ func runGroupsDelete(c *ucli.Context) error {
 	if len(groups) == 0 {
 		return errors.New("groups delete needs at least one GROUP (or --group)")
 	}
-	cl, err := newKafkaClient(c)
+	cl, ctx, done, err := clientcmd.Connect(c)
 	if err != nil {
 		return err
 	}
-	defer cl.Close()
-	ctx, cancel := cl.requestContext(c.Context)
-	defer cancel()
-	resps, err := cl.admin().DeleteGroups(ctx, groups...)
+	defer done()
+	resps, err := cl.Admin().DeleteGroups(ctx, groups...)
 	if err != nil && len(resps) == 0 {
-		return fmt.Errorf("delete groups: %w", cl.explain(err))
+		return fmt.Errorf("delete groups: %w", cl.Explain(err))
 	}
 	var deleted, failures []string
 	for _, g := range groups {

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/petrel-broker/petrel/cli/internal/clientcmd"
 	"github.com/twmb/franz-go/pkg/kadm"
 	ucli "github.com/urfave/cli/v2"
 )
@@ -43,18 +44,16 @@ func runGroupsDescribe(c *ucli.Context) error {
 	case c.Bool("verbose") && !c.Bool("members"):
 		return errors.New("--verbose needs --members")
 	}
-	cl, err := newKafkaClient(c)
+	cl, ctx, done, err := clientcmd.Connect(c)
 	if err != nil {
 		return err
 	}
-	defer cl.Close()
-	ctx, cancel := cl.requestContext(c.Context)
-	defer cancel()
-	adm := cl.admin()
+	defer done()
+	adm := cl.Admin()
 	if all {
 		listed, err := adm.ListGroups(ctx)
 		if err != nil {
-			return fmt.Errorf("list groups: %w", cl.explain(err))
+			return fmt.Errorf("list groups: %w", cl.Explain(err))
 		}
 		groups = listed.Groups()
 		sort.Strings(groups)
@@ -69,7 +68,7 @@ func runGroupsDescribe(c *ucli.Context) error {
 	}
 	described, err := adm.DescribeGroups(ctx, groups...)
 	if err != nil && len(described) == 0 {
-		return fmt.Errorf("describe groups: %w", cl.explain(err))
+		return fmt.Errorf("describe groups: %w", cl.Explain(err))
 	}
 	var out strings.Builder
 	var missing []string
@@ -78,7 +77,7 @@ func runGroupsDescribe(c *ucli.Context) error {
 		d, ok := described[name]
 		switch {
 		case !ok:
-			return fmt.Errorf("describe group %q: no answer from its coordinator: %w", name, cl.explain(err))
+			return fmt.Errorf("describe group %q: no answer from its coordinator: %w", name, cl.Explain(err))
 		case d.Err != nil:
 			return fmt.Errorf("describe group %q: %w", name, kafkaError(d.Err, d.ErrMessage))
 		case d.State == stateDead:
@@ -91,7 +90,7 @@ func runGroupsDescribe(c *ucli.Context) error {
 		case asJSON:
 			rows, err := groupOffsetRows(ctx, adm, d)
 			if err != nil {
-				return cl.explain(err)
+				return cl.Explain(err)
 			}
 			jsonGroups = append(jsonGroups, groupJSON(d, rows))
 		case c.Bool("state"):
@@ -103,7 +102,7 @@ func runGroupsDescribe(c *ucli.Context) error {
 			warnGroupState(c, d)
 			rows, err := groupOffsetRows(ctx, adm, d)
 			if err != nil {
-				return cl.explain(err)
+				return cl.Explain(err)
 			}
 			writeGroupOffsets(&out, name, rows)
 		}

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/petrel-broker/petrel/cli/internal/clientcmd"
 	"github.com/twmb/franz-go/pkg/kadm"
 	ucli "github.com/urfave/cli/v2"
 )
@@ -48,7 +49,7 @@ func parseTopicSpecs(values []string) ([]topicSpec, error) {
 // resolvePartitions expands specs into a set of existing partitions, listing the
 // partitions of topics named without any. A topic or partition that does not exist is
 // an error.
-func resolvePartitions(ctx context.Context, cl *kafkaClient, specs []topicSpec) (kadm.TopicsSet, error) {
+func resolvePartitions(ctx context.Context, cl *clientcmd.Client, specs []topicSpec) (kadm.TopicsSet, error) {
 	names := make([]string, 0, len(specs))
 	for _, s := range specs {
 		names = append(names, s.topic)
@@ -160,19 +161,17 @@ func runGroupsResetOffsets(c *ucli.Context) error {
 	if (len(specs) == 0) == !c.Bool("all-topics") {
 		return errors.New("reset-offsets needs either --topic or --all-topics")
 	}
-	cl, err := newKafkaClient(c)
+	cl, ctx, done, err := clientcmd.Connect(c)
 	if err != nil {
 		return err
 	}
-	defer cl.Close()
-	ctx, cancel := cl.requestContext(c.Context)
-	defer cancel()
-	adm := cl.admin()
+	defer done()
+	adm := cl.Admin()
 
 	// As in Kafka, offsets are reset only while no consumer is in the group.
 	described, err := adm.DescribeGroups(ctx, group)
 	if err != nil && len(described) == 0 {
-		return fmt.Errorf("describe group %q: %w", group, cl.explain(err))
+		return fmt.Errorf("describe group %q: %w", group, cl.Explain(err))
 	}
 	d := described[group]
 	if d.Err != nil {
@@ -183,7 +182,7 @@ func runGroupsResetOffsets(c *ucli.Context) error {
 	}
 	committed, err := adm.FetchOffsets(ctx, group)
 	if err != nil {
-		return fmt.Errorf("fetch offsets of group %q: %w", group, cl.explain(err))
+		return fmt.Errorf("fetch offsets of group %q: %w", group, cl.Explain(err))
 	}
 	if c.Bool("all-topics") {
 		for t := range committed {
@@ -199,12 +198,12 @@ func runGroupsResetOffsets(c *ucli.Context) error {
 	}
 	offsets, err := computeResetOffsets(ctx, adm, plan, partitions, committed)
 	if err != nil {
-		return cl.explain(err)
+		return cl.Explain(err)
 	}
 	if c.Bool("execute") {
 		resps, err := adm.CommitOffsets(ctx, group, offsets)
 		if err != nil {
-			return fmt.Errorf("commit offsets of group %q: %w", group, cl.explain(err))
+			return fmt.Errorf("commit offsets of group %q: %w", group, cl.Explain(err))
 		}
 		if err := resps.Error(); err != nil {
 			return fmt.Errorf("commit offsets of group %q: %s", group, describeKafkaError(err))
@@ -307,20 +306,18 @@ func runGroupsDeleteOffsets(c *ucli.Context) error {
 	if len(specs) == 0 {
 		return errors.New("delete-offsets needs --topic")
 	}
-	cl, err := newKafkaClient(c)
+	cl, ctx, done, err := clientcmd.Connect(c)
 	if err != nil {
 		return err
 	}
-	defer cl.Close()
-	ctx, cancel := cl.requestContext(c.Context)
-	defer cancel()
+	defer done()
 	partitions, err := resolvePartitions(ctx, cl, specs)
 	if err != nil {
 		return err
 	}
-	resps, err := cl.admin().DeleteOffsets(ctx, group, partitions)
+	resps, err := cl.Admin().DeleteOffsets(ctx, group, partitions)
 	if err != nil {
-		return fmt.Errorf("delete offsets of group %q: %s", group, describeKafkaError(cl.explain(err)))
+		return fmt.Errorf("delete offsets of group %q: %s", group, describeKafkaError(cl.Explain(err)))
 	}
 	topics := partitions.Topics()
 	var failed bool

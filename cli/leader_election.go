@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/petrel-broker/petrel/cli/internal/clientcmd"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	ucli "github.com/urfave/cli/v2"
@@ -20,7 +21,7 @@ func leaderElectionCommand() *ucli.Command {
 	return &ucli.Command{
 		Name:  "leader-election",
 		Usage: "elect preferred or live replicas as leaders, as kafka-leader-election.sh",
-		Flags: withClientFlags(
+		Flags: clientcmd.WithFlags(
 			&ucli.StringFlag{Name: "election-type", Usage: "PREFERRED or UNCLEAN", Required: true},
 			&ucli.BoolFlag{Name: "all-topic-partitions", Usage: "every partition of every topic"},
 			&ucli.StringFlag{Name: "topic", Usage: "the partitions of this topic"},
@@ -40,7 +41,7 @@ type electionFile struct {
 }
 
 func runLeaderElection(c *ucli.Context) error {
-	if _, err := commandArgs(c); err != nil {
+	if _, err := clientcmd.Args(c); err != nil {
 		return err
 	}
 	var how kadm.ElectLeadersHow
@@ -90,18 +91,16 @@ func runLeaderElection(c *ucli.Context) error {
 			set.Add(c.String("topic"), int32(c.Int("partition")))
 		}
 	}
-	cl, err := newKafkaClient(c)
+	cl, ctx, done, err := clientcmd.Connect(c)
 	if err != nil {
 		return err
 	}
-	defer cl.Close()
-	ctx, cancel := cl.requestContext(c.Context)
-	defer cancel()
-	adm := cl.admin()
+	defer done()
+	adm := cl.Admin()
 	if topic := c.String("topic"); topic != "" && c.Int("partition") < 0 {
 		details, err := adm.ListTopics(ctx, topic)
 		if err != nil {
-			return fmt.Errorf("describe topic %q: %w", topic, cl.explain(err))
+			return fmt.Errorf("describe topic %q: %w", topic, cl.Explain(err))
 		}
 		d, ok := details[topic]
 		if !ok || errors.Is(d.Err, kerr.UnknownTopicOrPartition) {
@@ -113,7 +112,7 @@ func runLeaderElection(c *ucli.Context) error {
 	}
 	results, err := adm.ElectLeaders(ctx, how, set)
 	if err != nil {
-		return fmt.Errorf("leader election: %w", cl.explain(err))
+		return fmt.Errorf("leader election: %w", cl.Explain(err))
 	}
 	var succeeded, noop, failed []string
 	failures := map[string]string{}

@@ -2,10 +2,13 @@ package cli
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
 
+	"github.com/petrel-broker/petrel/cli/internal/clientcmd"
+	"github.com/twmb/franz-go/pkg/kerr"
 	ucli "github.com/urfave/cli/v2"
 )
 
@@ -20,7 +23,7 @@ func outputFlag() ucli.Flag {
 // jsonOutput reports whether --output asks for JSON; another value than text or json
 // is an error. Commands without the flag print text.
 func jsonOutput(c *ucli.Context) (bool, error) {
-	if commandFlag(c, "output") == nil {
+	if clientcmd.Flag(c, "output") == nil {
 		return false, nil
 	}
 	switch v := strings.ToLower(strings.TrimSpace(c.String("output"))); v {
@@ -33,6 +36,15 @@ func jsonOutput(c *ucli.Context) (bool, error) {
 	}
 }
 
+// parseOutputArgs is jsonOutput for a command without positional arguments: the flags
+// given after any (Kafka's habit) are applied first.
+func parseOutputArgs(c *ucli.Context) (asJSON bool, err error) {
+	if _, err := clientcmd.Args(c); err != nil {
+		return false, err
+	}
+	return jsonOutput(c)
+}
+
 // writeJSON writes v as indented JSON followed by a newline.
 func writeJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
@@ -40,7 +52,22 @@ func writeJSON(w io.Writer, v any) error {
 	return enc.Encode(v)
 }
 
-// withOutputFlags is withClientFlags plus --output, for list and describe commands.
+// withOutputFlags is clientcmd.WithFlags plus --output, for list and describe commands.
 func withOutputFlags(flags ...ucli.Flag) []ucli.Flag {
-	return withClientFlags(append([]ucli.Flag{outputFlag()}, flags...)...)
+	return clientcmd.WithFlags(append([]ucli.Flag{outputFlag()}, flags...)...)
+}
+
+// kafkaError formats a Kafka error code with the broker's message, if any.
+func kafkaError(err error, message string) error {
+	if err == nil {
+		return nil
+	}
+	if message == "" {
+		return err
+	}
+	var ke *kerr.Error
+	if errors.As(err, &ke) {
+		return fmt.Errorf("%s: %s", ke.Message, message)
+	}
+	return fmt.Errorf("%w: %s", err, message)
 }

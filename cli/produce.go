@@ -7,12 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strings"
 	"sync"
 
-	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/petrel-broker/petrel/cli/internal/clientcmd"
 	"github.com/twmb/franz-go/pkg/kgo"
-	"github.com/twmb/franz-go/pkg/kmsg"
 	ucli "github.com/urfave/cli/v2"
 )
 
@@ -23,7 +21,7 @@ func produceCommand() *ucli.Command {
 		Name:      "produce",
 		Usage:     "produce stdin lines to a topic, one record per line",
 		ArgsUsage: "TOPIC",
-		Flags: withClientFlags(
+		Flags: clientcmd.WithFlags(
 			topicFlag("the topic to produce to (instead of TOPIC)"),
 			&ucli.StringFlag{Name: "key-separator", Usage: "split each line into key and value at the first SEP (a line without it is an error)"},
 			&ucli.StringFlag{Name: "acks", Usage: "acknowledgements: all (-1), 1 or 0", Value: "all"},
@@ -34,56 +32,12 @@ func produceCommand() *ucli.Command {
 	}
 }
 
-// producerSettings are the producer flags shared by produce and perf produce.
-type producerSettings struct {
-	acks        string // --acks as given
-	compression string // --compression as given
-}
-
-// options maps the settings to kgo producer options. Acks other than all need
-// idempotence off: an idempotent producer must wait for every in-sync replica.
-func (s producerSettings) options() ([]kgo.Opt, error) {
-	var opts []kgo.Opt
-	switch strings.ToLower(s.acks) {
-	case "all", "-1":
-		opts = append(opts, kgo.RequiredAcks(kgo.AllISRAcks()))
-	case "1":
-		opts = append(opts, kgo.RequiredAcks(kgo.LeaderAck()), kgo.DisableIdempotentWrite())
-	case "0":
-		opts = append(opts, kgo.RequiredAcks(kgo.NoAck()), kgo.DisableIdempotentWrite())
-	default:
-		return nil, fmt.Errorf("bad --acks %q: want all, -1, 1 or 0", s.acks)
-	}
-	codec, err := parseCompression(s.compression)
-	if err != nil {
-		return nil, err
-	}
-	return append(opts, kgo.ProducerBatchCompression(codec)), nil
-}
-
-// parseCompression maps a Kafka compression.type name to a kgo codec.
-func parseCompression(name string) (kgo.CompressionCodec, error) {
-	switch strings.ToLower(name) {
-	case "none", "":
-		return kgo.NoCompression(), nil
-	case "gzip":
-		return kgo.GzipCompression(), nil
-	case "snappy":
-		return kgo.SnappyCompression(), nil
-	case "lz4":
-		return kgo.Lz4Compression(), nil
-	case "zstd":
-		return kgo.ZstdCompression(), nil
-	}
-	return kgo.CompressionCodec{}, fmt.Errorf("bad --compression %q: want none, gzip, snappy, lz4 or zstd", name)
-}
-
 func runProduce(c *ucli.Context) error {
 	topic, err := oneNameArg(c, "topic", "TOPIC")
 	if err != nil {
 		return err
 	}
-	opts, err := producerSettings{acks: c.String("acks"), compression: c.String("compression")}.options()
+	opts, err := clientcmd.ProducerSettings{Acks: c.String("acks"), Compression: c.String("compression")}.Options()
 	if err != nil {
 		return err
 	}
@@ -98,7 +52,7 @@ func runProduce(c *ucli.Context) error {
 	if c.IsSet("key-separator") && sep == "" {
 		return errors.New("--key-separator must not be empty")
 	}
-	cl, err := newKafkaClient(c, append(opts,
+	cl, err := clientcmd.NewClient(c, append(opts,
 		kgo.AllowAutoTopicCreation(), // the broker's auto.create.topics.enable decides
 		kgo.RecordDeliveryTimeout(c.Duration("timeout")),
 		kgo.UnknownTopicRetries(2),
@@ -107,10 +61,10 @@ func runProduce(c *ucli.Context) error {
 		return err
 	}
 	defer cl.Close()
-	if err := checkTopic(c.Context, cl, topic, int32(partition), true); err != nil {
+	if err := clientcmd.CheckTopic(c.Context, cl, topic, int32(partition), true); err != nil {
 		return err
 	}
-	ctx, stop := signalContext(c.Context)
+	ctx, stop := clientcmd.SignalContext(c.Context)
 	defer stop()
 	p := &lineProducer{client: cl, topic: topic, keySeparator: sep, partition: int32(partition)}
 	readErr := p.produceLines(ctx, c.Context, c.App.Reader)
@@ -124,46 +78,10 @@ func runProduce(c *ucli.Context) error {
 	return flushErr
 }
 
-// checkTopic asks for the topic's metadata (letting the broker auto-create it when
-// allowCreate and the broker allow it) and fails clearly when the topic does not exist
-// or the partition (unless -1) is out of range.
-func checkTopic(parent context.Context, cl *kafkaClient, topic string, partition int32, allowCreate bool) error {
-	ctx, cancel := cl.requestContext(parent)
-	defer cancel()
-	req := kmsg.NewPtrMetadataRequest()
-	rt := kmsg.NewMetadataRequestTopic()
-	rt.Topic = kmsg.StringPtr(topic)
-	req.Topics = append(req.Topics, rt)
-	req.AllowAutoTopicCreation = allowCreate
-	resp, err := req.RequestWith(ctx, cl.Client)
-	if err != nil {
-		return fmt.Errorf("metadata for topic %q: %w", topic, cl.explain(err))
-	}
-	if len(resp.Topics) != 1 {
-		return fmt.Errorf("metadata for topic %q: the broker answered for %d topics", topic, len(resp.Topics))
-	}
-	t := resp.Topics[0]
-	switch err := kerr.ErrorForCode(t.ErrorCode); {
-	case errors.Is(err, kerr.UnknownTopicOrPartition):
-		if allowCreate {
-			return fmt.Errorf("topic %q does not exist and the cluster does not create topics on first use (auto.create.topics.enable=false); create it with `petrel topics create %s`", topic, topic)
-		}
-		return fmt.Errorf("topic %q does not exist", topic)
-	case errors.Is(err, kerr.LeaderNotAvailable):
-		return nil // being created; the client waits for a leader
-	case err != nil:
-		return fmt.Errorf("topic %q: %w", topic, err)
-	}
-	if partition >= 0 && int(partition) >= len(t.Partitions) {
-		return fmt.Errorf("partition %d does not exist: topic %q has %d partitions", partition, topic, len(t.Partitions))
-	}
-	return nil
-}
-
 // lineProducer produces one record per input line and keeps delivery results. Promises
 // run on kgo's goroutines; mu guards the counters.
 type lineProducer struct {
-	client       *kafkaClient
+	client       *clientcmd.Client
 	topic        string
 	keySeparator string // "" means no keys
 	partition    int32  // -1: the default partitioner
@@ -258,12 +176,12 @@ func (p *lineProducer) delivered(_ *kgo.Record, err error) {
 // reports failures.
 func (p *lineProducer) flush(ctx context.Context) error {
 	if err := p.client.Flush(ctx); err != nil {
-		return fmt.Errorf("flushing records: %w", p.client.explain(err))
+		return fmt.Errorf("flushing records: %w", p.client.Explain(err))
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.failed > 0 {
-		return fmt.Errorf("%d of %d records failed: %w", p.failed, p.sent, p.client.explain(p.firstErr))
+		return fmt.Errorf("%d of %d records failed: %w", p.failed, p.sent, p.client.Explain(p.firstErr))
 	}
 	return nil
 }

@@ -5,22 +5,6 @@ import (
 	"testing"
 )
 
-func TestProducerSettings(t *testing.T) {
-	for _, acks := range []string{"all", "ALL", "-1", "1", "0"} {
-		for _, codec := range []string{"none", "gzip", "snappy", "lz4", "zstd", "ZSTD"} {
-			if _, err := (producerSettings{acks: acks, compression: codec}).options(); err != nil {
-				t.Fatalf("acks %s compression %s: %v", acks, codec, err)
-			}
-		}
-	}
-	if _, err := (producerSettings{acks: "2", compression: "none"}).options(); err == nil || !strings.Contains(err.Error(), "--acks") {
-		t.Fatalf("acks 2: %v", err)
-	}
-	if _, err := (producerSettings{acks: "all", compression: "brotli"}).options(); err == nil || !strings.Contains(err.Error(), "--compression") {
-		t.Fatalf("brotli: %v", err)
-	}
-}
-
 func TestLineProducerRecord(t *testing.T) {
 	p := &lineProducer{topic: "t", keySeparator: "::", partition: 3}
 	rec, err := p.record([]byte("k::v::w"), 1)

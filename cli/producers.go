@@ -7,6 +7,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/petrel-broker/petrel/cli/internal/clientcmd"
 	"github.com/twmb/franz-go/pkg/kadm"
 	ucli "github.com/urfave/cli/v2"
 )
@@ -33,10 +34,7 @@ func producersCommand() *ucli.Command {
 }
 
 func runProducersDescribe(c *ucli.Context) error {
-	if _, err := commandArgs(c); err != nil {
-		return err
-	}
-	asJSON, err := jsonOutput(c)
+	asJSON, err := parseOutputArgs(c)
 	if err != nil {
 		return err
 	}
@@ -47,18 +45,16 @@ func runProducersDescribe(c *ucli.Context) error {
 	if partition < 0 || partition > 1<<31-1 {
 		return fmt.Errorf("--partition must be between 0 and 2147483647, got %d", partition)
 	}
-	cl, err := newKafkaClient(c)
+	cl, ctx, done, err := clientcmd.Connect(c)
 	if err != nil {
 		return err
 	}
-	defer cl.Close()
-	ctx, cancel := cl.requestContext(c.Context)
-	defer cancel()
+	defer done()
 	set := kadm.TopicsSet{}
 	set.Add(topic, int32(partition))
-	described, err := cl.admin().DescribeProducers(ctx, set)
+	described, err := cl.Admin().DescribeProducers(ctx, set)
 	if err != nil {
-		return fmt.Errorf("describe producers of %s-%d: %w", topic, partition, cl.explain(err))
+		return fmt.Errorf("describe producers of %s-%d: %w", topic, partition, cl.Explain(err))
 	}
 	p, ok := described[topic].Partitions[int32(partition)]
 	if !ok {

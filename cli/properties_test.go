@@ -104,7 +104,7 @@ func TestTopicsCreate_ConfigValueKeepsCommas(t *testing.T) {
 		t.Fatalf("describe: %q", r.stdout)
 	}
 	mustFail(t, "Invalid value -5 for configuration segment.bytes: Value must be at least 14", "", "topics", "create", bs, "--config", "segment.bytes=-5", "t")
-	// Flags after the topic name (applied by commandArgs) keep their commas too.
+	// Flags after the topic name (applied by clientcmd.Args) keep their commas too.
 	mustFail(t, "Invalid value sideways for configuration cleanup.policy", "", "topics", "create", bs, "t", "--config", "cleanup.policy=delete,sideways")
 	mustRun(t, "", "topics", "create", bs, "--config", "cleanup.policy=delete", "t", "--config", "retention.ms=60000")
 	if r := mustRun(t, "", "topics", "describe", bs, "t"); !strings.Contains(r.stdout, "Configs: cleanup.policy=delete,retention.ms=60000") {

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/petrel-broker/petrel/cli/internal/clientcmd"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 	ucli "github.com/urfave/cli/v2"
@@ -20,7 +21,7 @@ import (
 // --add-config producer_byte_rate=1048576,... and --delete-config.
 func quotasCommand() *ucli.Command {
 	entityFlags := func(extra ...ucli.Flag) []ucli.Flag {
-		return withClientFlags(append([]ucli.Flag{
+		return clientcmd.WithFlags(append([]ucli.Flag{
 			&ucli.StringSliceFlag{Name: "entity-type", Usage: "users or clients (repeatable, once each)"},
 			&ucli.StringSliceFlag{Name: "entity-name", Usage: "the user or client id, in the order of --entity-type"},
 			&ucli.BoolFlag{Name: "user-defaults", Usage: "the default user"},
@@ -115,7 +116,7 @@ func describeQuotaEntity(parts []quotaPart) string {
 }
 
 func runQuotasDescribe(c *ucli.Context) error {
-	if _, err := commandArgs(c); err != nil {
+	if _, err := clientcmd.Args(c); err != nil {
 		return err
 	}
 	parts, err := parseQuotaEntity(c)
@@ -126,13 +127,11 @@ func runQuotasDescribe(c *ucli.Context) error {
 	if err != nil {
 		return err
 	}
-	cl, err := newKafkaClient(c)
+	cl, ctx, done, err := clientcmd.Connect(c)
 	if err != nil {
 		return err
 	}
-	defer cl.Close()
-	ctx, cancel := cl.requestContext(c.Context)
-	defer cancel()
+	defer done()
 	req := kmsg.NewPtrDescribeClientQuotasRequest()
 	req.Strict = len(parts) > 0
 	for _, p := range parts {
@@ -147,7 +146,7 @@ func runQuotasDescribe(c *ucli.Context) error {
 	}
 	resp, err := req.RequestWith(ctx, cl.Client)
 	if err != nil {
-		return fmt.Errorf("describe client quotas: %w", cl.explain(err))
+		return fmt.Errorf("describe client quotas: %w", cl.Explain(err))
 	}
 	if err := kerr.ErrorForCode(resp.ErrorCode); err != nil {
 		return fmt.Errorf("describe client quotas: %w", kafkaError(err, derefString(resp.ErrorMessage)))
@@ -200,7 +199,7 @@ func runQuotasDescribe(c *ucli.Context) error {
 }
 
 func runQuotasAlter(c *ucli.Context) error {
-	if _, err := commandArgs(c); err != nil {
+	if _, err := clientcmd.Args(c); err != nil {
 		return err
 	}
 	parts, err := parseQuotaEntity(c)
@@ -238,18 +237,16 @@ func runQuotasAlter(c *ucli.Context) error {
 	if len(entry.Ops) == 0 {
 		return errors.New("alter needs --add-config or --delete-config")
 	}
-	cl, err := newKafkaClient(c)
+	cl, ctx, done, err := clientcmd.Connect(c)
 	if err != nil {
 		return err
 	}
-	defer cl.Close()
-	ctx, cancel := cl.requestContext(c.Context)
-	defer cancel()
+	defer done()
 	req := kmsg.NewPtrAlterClientQuotasRequest()
 	req.Entries = append(req.Entries, entry)
 	resp, err := req.RequestWith(ctx, cl.Client)
 	if err != nil {
-		return fmt.Errorf("alter client quotas: %w", cl.explain(err))
+		return fmt.Errorf("alter client quotas: %w", cl.Explain(err))
 	}
 	for _, e := range resp.Entries {
 		if err := kerr.ErrorForCode(e.ErrorCode); err != nil {

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/petrel-broker/petrel/cli/internal/clientcmd"
 	"github.com/petrel-broker/petrel/metadata"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -26,7 +27,7 @@ func reassignCommand() *ucli.Command {
 	return &ucli.Command{
 		Name:  "reassign",
 		Usage: "move partition replicas between brokers, like kafka-reassign-partitions.sh",
-		Flags: withClientFlags(
+		Flags: clientcmd.WithFlags(
 			&ucli.BoolFlag{Name: "generate", Usage: "propose an assignment of --topics-to-move-json-file onto --broker-list"},
 			&ucli.BoolFlag{Name: "execute", Usage: "start the reassignment of --reassignment-json-file"},
 			&ucli.BoolFlag{Name: "verify", Usage: "report the status of --reassignment-json-file, with progress; clears throttles once all are done"},
@@ -66,7 +67,7 @@ type topicsToMoveFile struct {
 }
 
 func runReassign(c *ucli.Context) error {
-	if _, err := commandArgs(c); err != nil {
+	if _, err := clientcmd.Args(c); err != nil {
 		return err
 	}
 	var modes []string
@@ -78,13 +79,11 @@ func runReassign(c *ucli.Context) error {
 	if len(modes) != 1 {
 		return errors.New("reassign needs exactly one of --generate, --execute, --verify, --cancel, --list")
 	}
-	cl, err := newKafkaClient(c)
+	cl, ctx, done, err := clientcmd.Connect(c)
 	if err != nil {
 		return err
 	}
-	defer cl.Close()
-	ctx, cancel := cl.requestContext(c.Context)
-	defer cancel()
+	defer done()
 	w := c.App.Writer
 	switch modes[0] {
 	case "--generate":
@@ -194,10 +193,10 @@ func writeReassignmentJSON(w io.Writer, parts []reassignmentPartition) {
 }
 
 // currentAssignment returns the current replicas of every partition of topics.
-func currentAssignment(ctx context.Context, cl *kafkaClient, topics []string) (map[string]map[int32][]int32, error) {
-	details, err := cl.admin().ListTopics(ctx, topics...)
+func currentAssignment(ctx context.Context, cl *clientcmd.Client, topics []string) (map[string]map[int32][]int32, error) {
+	details, err := cl.Admin().ListTopics(ctx, topics...)
 	if err != nil {
-		return nil, cl.explain(err)
+		return nil, cl.Explain(err)
 	}
 	out := map[string]map[int32][]int32{}
 	for _, name := range topics {
@@ -238,7 +237,7 @@ func parseBrokerList(s string) ([]int32, error) {
 	return out, nil
 }
 
-func reassignGenerate(ctx context.Context, c *ucli.Context, cl *kafkaClient, w io.Writer) error {
+func reassignGenerate(ctx context.Context, c *ucli.Context, cl *clientcmd.Client, w io.Writer) error {
 	var f topicsToMoveFile
 	if err := readJSONFile(c.String("topics-to-move-json-file"), "topics-to-move-json-file", &f); err != nil {
 		return err
@@ -298,7 +297,7 @@ func partitionNames(parts []reassignmentPartition) string {
 	return strings.Join(names, ",")
 }
 
-func reassignExecute(ctx context.Context, cl *kafkaClient, w io.Writer, plan reassignmentFile, throttle int64) error {
+func reassignExecute(ctx context.Context, cl *clientcmd.Client, w io.Writer, plan reassignmentFile, throttle int64) error {
 	var topics []string
 	for _, p := range plan.Partitions {
 		topics = append(topics, p.Topic)
@@ -331,9 +330,9 @@ func reassignExecute(ctx context.Context, cl *kafkaClient, w io.Writer, plan rea
 	for _, p := range plan.Partitions {
 		req.Assign(p.Topic, p.Partition, p.Replicas)
 	}
-	resps, err := cl.admin().AlterPartitionAssignments(ctx, req)
+	resps, err := cl.Admin().AlterPartitionAssignments(ctx, req)
 	if err != nil {
-		return fmt.Errorf("alter partition reassignments: %w", cl.explain(err))
+		return fmt.Errorf("alter partition reassignments: %w", cl.Explain(err))
 	}
 	if err := reassignFailures(resps, plan); err != nil {
 		return err
@@ -369,7 +368,7 @@ func reassignFailures(resps kadm.AlterPartitionAssignmentsResponses, plan reassi
 // setThrottles applies Kafka's --throttle: leader.replication.throttled.replicas are the
 // moving partitions' current replicas, follower.replication.throttled.replicas the
 // replicas being added, and both rates are set on every broker involved.
-func setThrottles(ctx context.Context, cl *kafkaClient, plan reassignmentFile, current map[string]map[int32][]int32, rate int64) error {
+func setThrottles(ctx context.Context, cl *clientcmd.Client, plan reassignmentFile, current map[string]map[int32][]int32, rate int64) error {
 	leader, follower := map[string][]string{}, map[string][]string{}
 	var brokers []int32
 	for _, p := range plan.Partitions {
@@ -388,7 +387,7 @@ func setThrottles(ctx context.Context, cl *kafkaClient, plan reassignmentFile, c
 			}
 		}
 	}
-	adm := cl.admin()
+	adm := cl.Admin()
 	for topic, list := range leader {
 		topicAlters := []kadm.AlterConfig{kadm.AlterConfig{Op: kadm.SetConfig, Name: "leader.replication.throttled.replicas", Value: kadm.StringPtr(strings.Join(list, ","))}}
 		if f := follower[topic]; len(f) > 0 {
@@ -396,7 +395,7 @@ func setThrottles(ctx context.Context, cl *kafkaClient, plan reassignmentFile, c
 		}
 		resps, err := adm.AlterTopicConfigs(ctx, topicAlters, topic)
 		if err = firstAlterError(resps, err); err != nil {
-			return fmt.Errorf("setting the throttled replicas of topic %s: %w", topic, cl.explain(err))
+			return fmt.Errorf("setting the throttled replicas of topic %s: %w", topic, cl.Explain(err))
 		}
 	}
 	v := kadm.StringPtr(strconv.FormatInt(rate, 10))
@@ -404,7 +403,7 @@ func setThrottles(ctx context.Context, cl *kafkaClient, plan reassignmentFile, c
 		{Op: kadm.SetConfig, Name: "follower.replication.throttled.rate", Value: v}}
 	resps, err := adm.AlterBrokerConfigs(ctx, alters, brokers...)
 	if err = firstAlterError(resps, err); err != nil {
-		return fmt.Errorf("setting the throttle rate on brokers %v: %w", brokers, cl.explain(err))
+		return fmt.Errorf("setting the throttle rate on brokers %v: %w", brokers, cl.Explain(err))
 	}
 	return nil
 }
@@ -423,18 +422,18 @@ func firstAlterError(resps kadm.AlterConfigsResponses, err error) error {
 
 // clearThrottles removes the throttle rates from every broker and the throttled
 // replica lists from the plan's topics.
-func clearThrottles(ctx context.Context, cl *kafkaClient, w io.Writer, plan reassignmentFile) error {
-	adm := cl.admin()
+func clearThrottles(ctx context.Context, cl *clientcmd.Client, w io.Writer, plan reassignmentFile) error {
+	adm := cl.Admin()
 	meta, err := adm.BrokerMetadata(ctx)
 	if err != nil {
-		return cl.explain(err)
+		return cl.Explain(err)
 	}
 	ids := meta.Brokers.NodeIDs()
 	alters := []kadm.AlterConfig{{Op: kadm.DeleteConfig, Name: "leader.replication.throttled.rate"},
 		{Op: kadm.DeleteConfig, Name: "follower.replication.throttled.rate"}}
 	resps, err := adm.AlterBrokerConfigs(ctx, alters, ids...)
 	if err = firstAlterError(resps, err); err != nil {
-		return fmt.Errorf("clearing broker-level throttles: %w", cl.explain(err))
+		return fmt.Errorf("clearing broker-level throttles: %w", cl.Explain(err))
 	}
 	fmt.Fprintf(w, "Clearing broker-level throttles on brokers %s\n", joinIDs(ids))
 	var topics []string
@@ -446,7 +445,7 @@ func clearThrottles(ctx context.Context, cl *kafkaClient, w io.Writer, plan reas
 			{Op: kadm.DeleteConfig, Name: "follower.replication.throttled.replicas"}}
 		resps, err := adm.AlterTopicConfigs(ctx, alters, topic)
 		if err = firstAlterError(resps, err); err != nil {
-			return fmt.Errorf("clearing topic-level throttles on topic %s: %w", topic, cl.explain(err))
+			return fmt.Errorf("clearing topic-level throttles on topic %s: %w", topic, cl.Explain(err))
 		}
 		fmt.Fprintf(w, "Clearing topic-level throttles on topic %s\n", topic)
 	}
@@ -454,9 +453,9 @@ func clearThrottles(ctx context.Context, cl *kafkaClient, w io.Writer, plan reas
 }
 
 // listReassignments returns the running reassignments of topics (all when nil).
-func listReassignments(ctx context.Context, cl *kafkaClient, topics []string) (kadm.ListPartitionReassignmentsResponses, error) {
+func listReassignments(ctx context.Context, cl *clientcmd.Client, topics []string) (kadm.ListPartitionReassignmentsResponses, error) {
 	req := kmsg.NewPtrListPartitionReassignmentsRequest()
-	req.TimeoutMillis = int32(cl.timeout.Milliseconds())
+	req.TimeoutMillis = int32(cl.Timeout().Milliseconds())
 	for _, t := range topics {
 		rt := kmsg.NewListPartitionReassignmentsRequestTopic()
 		rt.Topic = t
@@ -464,9 +463,9 @@ func listReassignments(ctx context.Context, cl *kafkaClient, topics []string) (k
 	}
 	if topics != nil {
 		// Name every partition: a topic with no partitions listed matches none.
-		details, err := cl.admin().ListTopics(ctx, topics...)
+		details, err := cl.Admin().ListTopics(ctx, topics...)
 		if err != nil {
-			return nil, cl.explain(err)
+			return nil, cl.Explain(err)
 		}
 		for i := range req.Topics {
 			for id := range details[req.Topics[i].Topic].Partitions {
@@ -476,7 +475,7 @@ func listReassignments(ctx context.Context, cl *kafkaClient, topics []string) (k
 	}
 	resp, err := req.RequestWith(ctx, cl.Client)
 	if err != nil {
-		return nil, cl.explain(err)
+		return nil, cl.Explain(err)
 	}
 	if err := kerr.ErrorForCode(resp.ErrorCode); err != nil {
 		return nil, kafkaError(err, derefString(resp.ErrorMessage))
@@ -492,7 +491,7 @@ func listReassignments(ctx context.Context, cl *kafkaClient, topics []string) (k
 	return out, nil
 }
 
-func reassignList(ctx context.Context, cl *kafkaClient, w io.Writer) error {
+func reassignList(ctx context.Context, cl *clientcmd.Client, w io.Writer) error {
 	running, err := listReassignments(ctx, cl, nil)
 	if err != nil {
 		return err
@@ -509,7 +508,7 @@ func reassignList(ctx context.Context, cl *kafkaClient, w io.Writer) error {
 	return nil
 }
 
-func reassignVerify(ctx context.Context, cl *kafkaClient, w io.Writer, plan reassignmentFile, preserve bool, rateInterval time.Duration) error {
+func reassignVerify(ctx context.Context, cl *clientcmd.Client, w io.Writer, plan reassignmentFile, preserve bool, rateInterval time.Duration) error {
 	var topics []string
 	for _, p := range plan.Partitions {
 		topics = append(topics, p.Topic)
@@ -519,7 +518,7 @@ func reassignVerify(ctx context.Context, cl *kafkaClient, w io.Writer, plan reas
 	if err != nil {
 		return err
 	}
-	adm := cl.admin()
+	adm := cl.Admin()
 	details, err := adm.ListTopics(ctx, topics...)
 	if err != nil {
 		return err
@@ -567,14 +566,14 @@ func reassignVerify(ctx context.Context, cl *kafkaClient, w io.Writer, plan reas
 	return nil
 }
 
-func reassignCancel(ctx context.Context, cl *kafkaClient, w io.Writer, plan reassignmentFile) error {
+func reassignCancel(ctx context.Context, cl *clientcmd.Client, w io.Writer, plan reassignmentFile) error {
 	var req kadm.AlterPartitionAssignmentsReq
 	for _, p := range plan.Partitions {
 		req.CancelAssign(p.Topic, p.Partition)
 	}
-	resps, err := cl.admin().AlterPartitionAssignments(ctx, req)
+	resps, err := cl.Admin().AlterPartitionAssignments(ctx, req)
 	if err != nil {
-		return fmt.Errorf("cancel partition reassignments: %w", cl.explain(err))
+		return fmt.Errorf("cancel partition reassignments: %w", cl.Explain(err))
 	}
 	var cancelled, idle []reassignmentPartition
 	for _, p := range plan.Partitions {

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/petrel-broker/petrel/cli/internal/clientcmd"
 	"github.com/twmb/franz-go/pkg/kadm"
 	ucli "github.com/urfave/cli/v2"
 )
@@ -25,7 +26,7 @@ func deleteRecordsCommand() *ucli.Command {
 	return &ucli.Command{
 		Name:  "delete-records",
 		Usage: "delete records before an offset (move the log start offset), as kafka-delete-records.sh",
-		Flags: withClientFlagsTimeout(deleteRecordsTimeout,
+		Flags: clientcmd.WithFlagsTimeout(deleteRecordsTimeout,
 			&ucli.StringFlag{Name: "offset-json-file", Usage: `{"partitions": [{"topic": "t", "partition": 0, "offset": 10}], "version": 1}`, Required: true},
 		),
 		Action: runDeleteRecords,
@@ -46,7 +47,7 @@ type deleteRecordsFile struct {
 }
 
 func runDeleteRecords(c *ucli.Context) error {
-	if _, err := commandArgs(c); err != nil {
+	if _, err := clientcmd.Args(c); err != nil {
 		return err
 	}
 	path := c.String("offset-json-file")
@@ -68,17 +69,15 @@ func runDeleteRecords(c *ucli.Context) error {
 		}
 		offsets.Add(kadm.Offset{Topic: p.Topic, Partition: *p.Partition, At: *p.Offset})
 	}
-	cl, err := newKafkaClient(c)
+	cl, ctx, done, err := clientcmd.Connect(c)
 	if err != nil {
 		return err
 	}
-	defer cl.Close()
-	ctx, cancel := cl.requestContext(c.Context)
-	defer cancel()
+	defer done()
 	fmt.Fprintln(c.App.Writer, "Executing records delete operation")
-	resp, err := cl.admin().DeleteRecords(ctx, offsets)
+	resp, err := cl.Admin().DeleteRecords(ctx, offsets)
 	if err != nil {
-		return fmt.Errorf("delete records: %w", cl.explain(err))
+		return fmt.Errorf("delete records: %w", cl.Explain(err))
 	}
 	var lines []string
 	failed := 0
@@ -142,7 +141,7 @@ type logDirsPartition struct {
 }
 
 func runLogDirsDescribe(c *ucli.Context) error {
-	if _, err := commandArgs(c); err != nil {
+	if _, err := clientcmd.Args(c); err != nil {
 		return err
 	}
 	var brokers []int32
@@ -166,14 +165,12 @@ func runLogDirsDescribe(c *ucli.Context) error {
 			topics = append(topics, s)
 		}
 	}
-	cl, err := newKafkaClient(c)
+	cl, ctx, done, err := clientcmd.Connect(c)
 	if err != nil {
 		return err
 	}
-	defer cl.Close()
-	ctx, cancel := cl.requestContext(c.Context)
-	defer cancel()
-	adm := cl.admin()
+	defer done()
+	adm := cl.Admin()
 	if !asJSON {
 		fmt.Fprintln(c.App.Writer, "Querying brokers for log directories information")
 	}
@@ -181,13 +178,13 @@ func runLogDirsDescribe(c *ucli.Context) error {
 	if len(topics) > 0 {
 		details, err := adm.ListTopics(ctx, topics...)
 		if err != nil {
-			return fmt.Errorf("list topics: %w", cl.explain(err))
+			return fmt.Errorf("list topics: %w", cl.Explain(err))
 		}
 		set = details.TopicsSet()
 	}
 	dirs, err := adm.DescribeAllLogDirs(ctx, set)
 	if err != nil {
-		return fmt.Errorf("describe log dirs: %w", cl.explain(err))
+		return fmt.Errorf("describe log dirs: %w", cl.Explain(err))
 	}
 	var out logDirsJSON
 	out.Version = 1

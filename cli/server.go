@@ -10,6 +10,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/petrel-broker/petrel/broker"
+	"github.com/petrel-broker/petrel/cli/internal/clientcmd"
 	ucli "github.com/urfave/cli/v2"
 )
 
@@ -34,7 +35,7 @@ func serverCommand() *ucli.Command {
 		Usage: "run a broker node",
 		Flags: serverFlags(),
 		Action: func(c *ucli.Context) error {
-			cfg, err := serverConfig(c, newLogger(c))
+			cfg, err := serverConfig(c, clientcmd.Logger(c))
 			if err != nil {
 				return err
 			}

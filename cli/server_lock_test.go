@@ -14,11 +14,22 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/petrel-broker/petrel/broker"
+	"github.com/petrel-broker/petrel/cli/perf"
 )
 
 // runPetrelEnv makes this test binary run the petrel command line with its arguments
 // (TestMain) instead of the tests: a second process for the tests that need one.
 const runPetrelEnv = "PETREL_TEST_RUN_PETREL"
+
+// TestMain runs the petrel processes of tests that need a second one (runPetrelEnv),
+// and `petrel perf floor`'s node processes should a test here run it, instead of the
+// tests.
+func TestMain(m *testing.M) {
+	if os.Getenv(perf.FloorNodeEnv) != "" || os.Getenv(runPetrelEnv) != "" {
+		os.Exit(Run(os.Args))
+	}
+	os.Exit(m.Run())
+}
 
 // TestServerRefusesADataDirInUse: a second `petrel server` on a data directory that a
 // running node holds exits at once, non-zero, naming the holder's pid, before it opens
@@ -28,7 +39,7 @@ const runPetrelEnv = "PETREL_TEST_RUN_PETREL"
 func TestServerRefusesADataDirInUse(t *testing.T) {
 	dir := t.TempDir()
 	b, err := broker.Start(broker.Config{NodeID: 0, DataDir: dir, Listen: "127.0.0.1:0", RaftListen: "127.0.0.1:0",
-		Logger: hclog.New(&hclog.LoggerOptions{Output: testLogWriter{t}, Level: hclog.Warn})})
+		Logger: hclog.New(&hclog.LoggerOptions{Output: testLogWriter{T: t}, Level: hclog.Warn})})
 	if err != nil {
 		t.Fatal(err)
 	}

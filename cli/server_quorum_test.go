@@ -45,7 +45,7 @@ func TestServerRefusesChangedVoters(t *testing.T) {
 	}
 	addr := raftLn.Addr().String()
 	b, err := broker.Start(broker.Config{NodeID: 0, DataDir: dir, Listen: "127.0.0.1:0", RaftListen: addr, RaftListener: raftLn,
-		Voters: []broker.Voter{{ID: 0, Addr: addr}}, Logger: hclog.New(&hclog.LoggerOptions{Output: testLogWriter{t}, Level: hclog.Warn})})
+		Voters: []broker.Voter{{ID: 0, Addr: addr}}, Logger: hclog.New(&hclog.LoggerOptions{Output: testLogWriter{T: t}, Level: hclog.Warn})})
 	if err != nil {
 		t.Fatal(err)
 	}

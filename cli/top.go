@@ -19,6 +19,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/petrel-broker/petrel/cli/internal/clientcmd"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
@@ -46,7 +47,7 @@ func topCommand() *ucli.Command {
 			"come from --metrics; without it, each broker reports its own (DescribeConfigs,\n" +
 			"petrel.metrics.listener), else its host on port 9644 + node id. q or Ctrl-C quits.\n" +
 			"--once prints one snapshot as plain text (rates over --interval) and exits.",
-		Flags: withClientFlags(
+		Flags: clientcmd.WithFlags(
 			&ucli.StringSliceFlag{Name: "metrics", Usage: "metrics endpoint host:port of a broker (repeatable or comma-separated; default: see above)"},
 			&ucli.DurationFlag{Name: "interval", Usage: "refresh interval (and the sampling window of --once)", Value: time.Second},
 			&ucli.BoolFlag{Name: "once", Usage: "print one snapshot as plain text and exit"},
@@ -58,7 +59,7 @@ func topCommand() *ucli.Command {
 }
 
 func runTop(c *ucli.Context) error {
-	if _, err := commandArgs(c); err != nil {
+	if _, err := clientcmd.Args(c); err != nil {
 		return err
 	}
 	interval := c.Duration("interval")
@@ -74,19 +75,19 @@ func runTop(c *ucli.Context) error {
 	if !once && !isTerminal(c.App.Writer) {
 		return errNoTerminal
 	}
-	cl, err := newKafkaClient(c)
+	cl, err := clientcmd.NewClient(c)
 	if err != nil {
 		return err
 	}
 	defer cl.Close()
-	src := newTopSource(cl.Client, c.StringSlice("metrics"), cl.timeout)
+	src := newTopSource(cl.Client, c.StringSlice("metrics"), cl.Timeout())
 	limits := topLimits{partitions: max(c.Int("partitions"), 0), groups: max(c.Int("groups"), 0)}
 	if once {
-		ctx, cancel := context.WithTimeout(c.Context, cl.timeout+interval+cl.timeout)
+		ctx, cancel := context.WithTimeout(c.Context, cl.Timeout()+interval+cl.Timeout())
 		defer cancel()
 		first, err := src.sample(ctx)
 		if err != nil {
-			return cl.explain(err)
+			return cl.Explain(err)
 		}
 		select {
 		case <-time.After(interval):
@@ -95,7 +96,7 @@ func runTop(c *ucli.Context) error {
 		}
 		second, err := src.sample(ctx)
 		if err != nil {
-			return cl.explain(err)
+			return cl.Explain(err)
 		}
 		return printTop(c.App.Writer, buildTopView(first, second, limits))
 	}

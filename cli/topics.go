@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/petrel-broker/petrel/cli/internal/clientcmd"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -29,7 +30,7 @@ func topicsCommand() *ucli.Command {
 				Name:      "create",
 				Usage:     "create a topic",
 				ArgsUsage: "TOPIC",
-				Flags: withClientFlags(
+				Flags: clientcmd.WithFlags(
 					topicFlag("the topic to create (instead of TOPIC)"),
 					&ucli.IntFlag{Name: "partitions", Usage: "number of partitions (-1: the broker's num.partitions)", Value: -1},
 					&ucli.IntFlag{Name: "replication-factor", Usage: "replicas per partition (-1: the broker's default.replication.factor)", Value: -1},
@@ -53,7 +54,7 @@ func topicsCommand() *ucli.Command {
 				Name:      "alter",
 				Usage:     "add partitions to a topic, as kafka-topics.sh --alter",
 				ArgsUsage: "TOPIC",
-				Flags: withClientFlags(
+				Flags: clientcmd.WithFlags(
 					topicFlag("the topic to alter (instead of TOPIC)"),
 					&ucli.IntFlag{Name: "partitions", Usage: "the new, larger number of partitions (required)"},
 					&ucli.StringFlag{Name: "replica-assignment", Usage: "replicas of each new partition: 1:2,2:0 (partitions separated by commas, replicas by colons)"},
@@ -64,7 +65,7 @@ func topicsCommand() *ucli.Command {
 				Name:      "delete",
 				Usage:     "delete topics",
 				ArgsUsage: "TOPIC...",
-				Flags: withClientFlags(
+				Flags: clientcmd.WithFlags(
 					topicFlag("a topic to delete (repeatable, with or instead of TOPIC...)"),
 					&ucli.BoolFlag{Name: "if-exists", Usage: "succeed for topics that do not exist"},
 				),
@@ -95,19 +96,17 @@ func runTopicsCreate(c *ucli.Context) error {
 		// from this one only in '.' versus '_'.
 		fmt.Fprintln(c.App.ErrWriter, "WARNING: Due to limitations in metric names, topics with a period ('.') or underscore ('_') could collide. To avoid issues it is best to use either, but not both.")
 	}
-	cl, err := newKafkaClient(c)
+	cl, ctx, done, err := clientcmd.Connect(c)
 	if err != nil {
 		return err
 	}
-	defer cl.Close()
-	ctx, cancel := cl.requestContext(c.Context)
-	defer cancel()
-	resp, err := cl.admin().CreateTopic(ctx, int32(partitions), int16(replication), configs, topic)
+	defer done()
+	resp, err := cl.Admin().CreateTopic(ctx, int32(partitions), int16(replication), configs, topic)
 	if errors.Is(err, kerr.TopicAlreadyExists) && c.Bool("if-not-exists") {
 		return nil
 	}
 	if err != nil {
-		return fmt.Errorf("create topic %q: %w", topic, cl.explain(kafkaError(err, resp.ErrMessage)))
+		return fmt.Errorf("create topic %q: %w", topic, cl.Explain(kafkaError(err, resp.ErrMessage)))
 	}
 	_, err = fmt.Fprintf(c.App.Writer, "Created topic %s.\n", topic)
 	return err
@@ -148,16 +147,14 @@ func runTopicsList(c *ucli.Context) error {
 	if err != nil {
 		return err
 	}
-	cl, err := newKafkaClient(c)
+	cl, ctx, done, err := clientcmd.Connect(c)
 	if err != nil {
 		return err
 	}
-	defer cl.Close()
-	ctx, cancel := cl.requestContext(c.Context)
-	defer cancel()
-	topics, err := cl.admin().ListTopicsWithInternal(ctx)
+	defer done()
+	topics, err := cl.Admin().ListTopicsWithInternal(ctx)
 	if err != nil {
-		return fmt.Errorf("list topics: %w", cl.explain(err))
+		return fmt.Errorf("list topics: %w", cl.Explain(err))
 	}
 	if c.Bool("exclude-internal") {
 		topics.FilterInternal()
@@ -235,16 +232,14 @@ func runTopicsDelete(c *ucli.Context) error {
 	if len(names) == 0 {
 		return errors.New("topics delete needs at least one TOPIC (or --topic)")
 	}
-	cl, err := newKafkaClient(c)
+	cl, ctx, done, err := clientcmd.Connect(c)
 	if err != nil {
 		return err
 	}
-	defer cl.Close()
-	ctx, cancel := cl.requestContext(c.Context)
-	defer cancel()
-	resps, err := cl.admin().DeleteTopics(ctx, names...)
+	defer done()
+	resps, err := cl.Admin().DeleteTopics(ctx, names...)
 	if err != nil {
-		return fmt.Errorf("delete topics: %w", cl.explain(err))
+		return fmt.Errorf("delete topics: %w", cl.Explain(err))
 	}
 	var out strings.Builder
 	var failures []string

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/petrel-broker/petrel/cli/internal/clientcmd"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 	ucli "github.com/urfave/cli/v2"
@@ -26,15 +27,13 @@ func runTopicsAlter(c *ucli.Context) error {
 	if err != nil {
 		return err
 	}
-	cl, err := newKafkaClient(c)
+	cl, ctx, done, err := clientcmd.Connect(c)
 	if err != nil {
 		return err
 	}
-	defer cl.Close()
-	ctx, cancel := cl.requestContext(c.Context)
-	defer cancel()
+	defer done()
 	req := kmsg.NewPtrCreatePartitionsRequest()
-	req.TimeoutMillis = int32(cl.timeout.Milliseconds() * 8 / 10)
+	req.TimeoutMillis = int32(cl.Timeout().Milliseconds() * 8 / 10)
 	rt := kmsg.NewCreatePartitionsRequestTopic()
 	rt.Topic, rt.Count = topic, int32(partitions)
 	for _, replicas := range assignment {
@@ -45,7 +44,7 @@ func runTopicsAlter(c *ucli.Context) error {
 	req.Topics = append(req.Topics, rt)
 	resp, err := req.RequestWith(ctx, cl.Client)
 	if err != nil {
-		return fmt.Errorf("alter topic %q: %w", topic, cl.explain(err))
+		return fmt.Errorf("alter topic %q: %w", topic, cl.Explain(err))
 	}
 	if len(resp.Topics) != 1 {
 		return fmt.Errorf("alter topic %q: the broker answered %d topics", topic, len(resp.Topics))

@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/petrel-broker/petrel/cli/internal/clientcmd"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -134,13 +135,11 @@ func runTopicsDescribe(c *ucli.Context) error {
 	if overridesOnly && reports.any() {
 		return errors.New("--topics-with-overrides cannot be used with the partition reports")
 	}
-	cl, err := newKafkaClient(c)
+	cl, ctx, done, err := clientcmd.Connect(c)
 	if err != nil {
 		return err
 	}
-	defer cl.Close()
-	ctx, cancel := cl.requestContext(c.Context)
-	defer cancel()
+	defer done()
 	details, err := describeTopicDetails(ctx, cl, names, c.Bool("exclude-internal"))
 	if err != nil {
 		return err
@@ -150,16 +149,16 @@ func runTopicsDescribe(c *ucli.Context) error {
 		return err
 	}
 	live := map[int32]bool{}
-	brokers, err := cl.admin().ListBrokers(ctx)
+	brokers, err := cl.Admin().ListBrokers(ctx)
 	if err != nil {
-		return fmt.Errorf("list brokers: %w", cl.explain(err))
+		return fmt.Errorf("list brokers: %w", cl.Explain(err))
 	}
 	for _, b := range brokers {
 		live[b.NodeID] = true
 	}
 	// As kafka-topics.sh, a cluster that does not list reassignments (too old, or not
 	// authorized) is described without them.
-	reassignments, _ := cl.admin().ListPartitionReassignments(ctx, nil)
+	reassignments, _ := cl.Admin().ListPartitionReassignments(ctx, nil)
 
 	var out strings.Builder
 	described := []describedTopic{}
@@ -267,10 +266,10 @@ func writePartitionLine(w *strings.Builder, topic string, p describedPartition, 
 // describeTopicDetails fetches metadata for the named topics (all topics when none are
 // named), in the order given or sorted by name. A named topic that does not exist is an
 // error.
-func describeTopicDetails(ctx context.Context, cl *kafkaClient, names []string, excludeInternal bool) ([]kadm.TopicDetail, error) {
-	topics, err := cl.admin().ListTopicsWithInternal(ctx, names...)
+func describeTopicDetails(ctx context.Context, cl *clientcmd.Client, names []string, excludeInternal bool) ([]kadm.TopicDetail, error) {
+	topics, err := cl.Admin().ListTopicsWithInternal(ctx, names...)
 	if err != nil {
-		return nil, fmt.Errorf("describe topics: %w", cl.explain(err))
+		return nil, fmt.Errorf("describe topics: %w", cl.Explain(err))
 	}
 	if len(names) == 0 {
 		if excludeInternal {
@@ -308,7 +307,7 @@ type topicConfig struct {
 }
 
 // topicConfigs returns each topic's configs.
-func topicConfigs(ctx context.Context, cl *kafkaClient, details []kadm.TopicDetail) (map[string]topicConfig, error) {
+func topicConfigs(ctx context.Context, cl *clientcmd.Client, details []kadm.TopicDetail) (map[string]topicConfig, error) {
 	out := map[string]topicConfig{}
 	if len(details) == 0 {
 		return out, nil
@@ -317,9 +316,9 @@ func topicConfigs(ctx context.Context, cl *kafkaClient, details []kadm.TopicDeta
 	for i, d := range details {
 		names[i] = d.Topic
 	}
-	resources, err := cl.admin().DescribeTopicConfigs(ctx, names...)
+	resources, err := cl.Admin().DescribeTopicConfigs(ctx, names...)
 	if err != nil {
-		return nil, fmt.Errorf("describe topic configs: %w", cl.explain(err))
+		return nil, fmt.Errorf("describe topic configs: %w", cl.Explain(err))
 	}
 	for _, r := range resources {
 		if r.Err != nil {

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/petrel-broker/petrel/cli/internal/clientcmd"
 	"github.com/twmb/franz-go/pkg/kadm"
 	ucli "github.com/urfave/cli/v2"
 )
@@ -109,13 +110,11 @@ func runTopicsOffsets(c *ucli.Context) error {
 			return err
 		}
 	}
-	cl, err := newKafkaClient(c)
+	cl, ctx, done, err := clientcmd.Connect(c)
 	if err != nil {
 		return err
 	}
-	defer cl.Close()
-	ctx, cancel := cl.requestContext(c.Context)
-	defer cancel()
+	defer done()
 	details, err := describeTopicDetails(ctx, cl, names, c.Bool("exclude-internal-topics"))
 	if err != nil {
 		return err
@@ -133,7 +132,7 @@ func runTopicsOffsets(c *ucli.Context) error {
 	if len(only) > 0 && len(partitions) == 0 {
 		return fmt.Errorf("no partition %s in %s", joinIDs(only), strings.Join(topics, ", "))
 	}
-	adm := cl.admin()
+	adm := cl.Admin()
 	if timed {
 		return printTimedOffsets(ctx, c, cl, adm, topics, partitions, at, asJSON)
 	}
@@ -144,7 +143,7 @@ func runTopicsOffsets(c *ucli.Context) error {
 			break
 		}
 		if listed[i], err = list(ctx, topics...); err != nil && len(listed[i]) == 0 {
-			return fmt.Errorf("list offsets: %w", cl.explain(err))
+			return fmt.Errorf("list offsets: %w", cl.Explain(err))
 		}
 	}
 	rows := []partitionOffsets{}
@@ -196,7 +195,7 @@ func runTopicsOffsets(c *ucli.Context) error {
 // printTimedOffsets is kafka-get-offsets.sh: one topic:partition:offset line per
 // partition (the offset empty when there is none); partitions that fail are skipped
 // with a warning.
-func printTimedOffsets(ctx context.Context, c *ucli.Context, cl *kafkaClient, adm *kadm.Client, topics []string, partitions []kadm.PartitionDetail, at int64, asJSON bool) error {
+func printTimedOffsets(ctx context.Context, c *ucli.Context, cl *clientcmd.Client, adm *kadm.Client, topics []string, partitions []kadm.PartitionDetail, at int64, asJSON bool) error {
 	var listed kadm.ListedOffsets
 	var err error
 	switch at {
@@ -210,7 +209,7 @@ func printTimedOffsets(ctx context.Context, c *ucli.Context, cl *kafkaClient, ad
 		listed, err = adm.ListOffsetsAfterMilli(ctx, at, topics...)
 	}
 	if err != nil && len(listed) == 0 {
-		return fmt.Errorf("list offsets: %w", cl.explain(err))
+		return fmt.Errorf("list offsets: %w", cl.Explain(err))
 	}
 	rows := []timedOffset{}
 	var out strings.Builder

@@ -8,6 +8,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/petrel-broker/petrel/cli/internal/clientcmd"
 	"github.com/twmb/franz-go/pkg/kadm"
 	ucli "github.com/urfave/cli/v2"
 )
@@ -42,23 +43,18 @@ func transactionsCommand() *ucli.Command {
 }
 
 func runTransactionsList(c *ucli.Context) error {
-	if _, err := commandArgs(c); err != nil {
-		return err
-	}
-	asJSON, err := jsonOutput(c)
+	asJSON, err := parseOutputArgs(c)
 	if err != nil {
 		return err
 	}
-	cl, err := newKafkaClient(c)
+	cl, ctx, done, err := clientcmd.Connect(c)
 	if err != nil {
 		return err
 	}
-	defer cl.Close()
-	ctx, cancel := cl.requestContext(c.Context)
-	defer cancel()
-	listed, err := cl.admin().ListTransactions(ctx, nil, nil)
+	defer done()
+	listed, err := cl.Admin().ListTransactions(ctx, nil, nil)
 	if err != nil {
-		return fmt.Errorf("list transactions: %w", cl.explain(err))
+		return fmt.Errorf("list transactions: %w", cl.Explain(err))
 	}
 	if asJSON {
 		type transaction struct {
@@ -89,10 +85,7 @@ func runTransactionsList(c *ucli.Context) error {
 }
 
 func runTransactionsDescribe(c *ucli.Context) error {
-	if _, err := commandArgs(c); err != nil {
-		return err
-	}
-	asJSON, err := jsonOutput(c)
+	asJSON, err := parseOutputArgs(c)
 	if err != nil {
 		return err
 	}
@@ -100,16 +93,14 @@ func runTransactionsDescribe(c *ucli.Context) error {
 	if id == "" {
 		return fmt.Errorf("--transactional-id must name a transactional id")
 	}
-	cl, err := newKafkaClient(c)
+	cl, ctx, done, err := clientcmd.Connect(c)
 	if err != nil {
 		return err
 	}
-	defer cl.Close()
-	ctx, cancel := cl.requestContext(c.Context)
-	defer cancel()
-	described, err := cl.admin().DescribeTransactions(ctx, id)
+	defer done()
+	described, err := cl.Admin().DescribeTransactions(ctx, id)
 	if err != nil {
-		return fmt.Errorf("describe transaction %s: %w", id, cl.explain(err))
+		return fmt.Errorf("describe transaction %s: %w", id, cl.Explain(err))
 	}
 	d, ok := described[id]
 	if !ok {

@@ -16,6 +16,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/petrel-broker/petrel/cli/internal/clientcmd"
 	"github.com/twmb/franz-go/pkg/kadm"
 	ucli "github.com/urfave/cli/v2"
 )
@@ -25,7 +26,7 @@ func transactionsAbortCommand() *ucli.Command {
 		Name: "abort",
 		Usage: "abort an open transaction on one partition: by --start-offset (its producer found with DescribeProducers), " +
 			"or by --producer-id, --producer-epoch and --coordinator-epoch",
-		Flags: withClientFlags(
+		Flags: clientcmd.WithFlags(
 			&ucli.StringFlag{Name: "topic", Usage: "the partition's topic", Required: true},
 			&ucli.IntFlag{Name: "partition", Usage: "the partition", Value: -1},
 			&ucli.Int64Flag{Name: "start-offset", Usage: "the first offset of the open transaction to abort", Value: -1},
@@ -100,21 +101,19 @@ func abortSpecFromFlags(c *ucli.Context) (spec abortSpec, startOffset int64, err
 }
 
 func runTransactionsAbort(c *ucli.Context) error {
-	if _, err := commandArgs(c); err != nil {
+	if _, err := clientcmd.Args(c); err != nil {
 		return err
 	}
 	spec, startOffset, err := abortSpecFromFlags(c)
 	if err != nil {
 		return err
 	}
-	cl, err := newKafkaClient(c)
+	cl, ctx, done, err := clientcmd.Connect(c)
 	if err != nil {
 		return err
 	}
-	defer cl.Close()
-	ctx, cancel := cl.requestContext(c.Context)
-	defer cancel()
-	adm := cl.admin()
+	defer done()
+	adm := cl.Admin()
 	name := fmt.Sprintf("%s-%d", spec.topic, spec.partition)
 	if startOffset >= 0 {
 		if spec, err = findOpenTransaction(ctx, cl, adm, spec, startOffset); err != nil {
@@ -126,7 +125,7 @@ func runTransactionsAbort(c *ucli.Context) error {
 	resps, err := adm.WriteTxnMarkers(ctx, kadm.TxnMarkers{ProducerID: spec.producerID, ProducerEpoch: spec.producerEpoch,
 		CoordinatorEpoch: spec.coordinatorEpoch, Topics: set})
 	if err != nil {
-		return fmt.Errorf("abort the transaction of producer %d on %s: %w", spec.producerID, name, cl.explain(err))
+		return fmt.Errorf("abort the transaction of producer %d on %s: %w", spec.producerID, name, cl.Explain(err))
 	}
 	answered := false
 	for _, r := range resps {
@@ -149,13 +148,13 @@ func runTransactionsAbort(c *ucli.Context) error {
 // findOpenTransaction fills spec with the producer whose open transaction on the
 // partition starts at startOffset (Kafka's tool: its epoch, and its coordinator epoch,
 // 0 when unknown).
-func findOpenTransaction(ctx context.Context, cl *kafkaClient, adm *kadm.Client, spec abortSpec, startOffset int64) (abortSpec, error) {
+func findOpenTransaction(ctx context.Context, cl *clientcmd.Client, adm *kadm.Client, spec abortSpec, startOffset int64) (abortSpec, error) {
 	name := fmt.Sprintf("%s-%d", spec.topic, spec.partition)
 	set := kadm.TopicsSet{}
 	set.Add(spec.topic, spec.partition)
 	described, err := adm.DescribeProducers(ctx, set)
 	if err != nil {
-		return spec, fmt.Errorf("describe producers of %s: %w", name, cl.explain(err))
+		return spec, fmt.Errorf("describe producers of %s: %w", name, cl.Explain(err))
 	}
 	p, ok := described[spec.topic].Partitions[spec.partition]
 	if !ok {
@@ -174,10 +173,7 @@ func findOpenTransaction(ctx context.Context, cl *kafkaClient, adm *kadm.Client,
 }
 
 func runTransactionsFindHanging(c *ucli.Context) error {
-	if _, err := commandArgs(c); err != nil {
-		return err
-	}
-	asJSON, err := jsonOutput(c)
+	asJSON, err := parseOutputArgs(c)
 	if err != nil {
 		return err
 	}
@@ -195,21 +191,19 @@ func runTransactionsFindHanging(c *ucli.Context) error {
 	case timeout < 0:
 		return fmt.Errorf("--max-transaction-timeout must be 0 or more minutes, got %d", timeout)
 	}
-	cl, err := newKafkaClient(c)
+	cl, ctx, done, err := clientcmd.Connect(c)
 	if err != nil {
 		return err
 	}
-	defer cl.Close()
-	ctx, cancel := cl.requestContext(c.Context)
-	defer cancel()
-	adm := cl.admin()
+	defer done()
+	adm := cl.Admin()
 	var topics []string
 	if topic != "" {
 		topics = []string{topic}
 	}
 	details, err := adm.ListTopicsWithInternal(ctx, topics...)
 	if err != nil {
-		return fmt.Errorf("list topics: %w", cl.explain(err))
+		return fmt.Errorf("list topics: %w", cl.Explain(err))
 	}
 	set := kadm.TopicsSet{}
 	for _, t := range details.Sorted() {
@@ -229,7 +223,7 @@ func runTransactionsFindHanging(c *ucli.Context) error {
 	if len(set) > 0 {
 		described, err := adm.DescribeProducers(ctx, set)
 		if err != nil {
-			return fmt.Errorf("describe producers: %w", cl.explain(err))
+			return fmt.Errorf("describe producers: %w", cl.Explain(err))
 		}
 		for _, t := range described {
 			for _, p := range t.Partitions {

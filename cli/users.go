@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/petrel-broker/petrel/cli/internal/clientcmd"
 	"github.com/twmb/franz-go/pkg/kadm"
 	ucli "github.com/urfave/cli/v2"
 )
@@ -28,7 +29,7 @@ func usersCommand() *ucli.Command {
 					Name:      "set",
 					Usage:     "create or replace a user's credential",
 					ArgsUsage: "USER",
-					Flags: withClientFlags(
+					Flags: clientcmd.WithFlags(
 						&ucli.StringFlag{Name: "mechanism", Usage: "SCRAM-SHA-256 or SCRAM-SHA-512", Value: "SCRAM-SHA-256"},
 						&ucli.IntFlag{Name: "iterations", Usage: "PBKDF2 iterations, 4096-16384", Value: 4096},
 						&ucli.StringFlag{Name: "password", Usage: "the password (visible in the process list; prefer --password-file)"},
@@ -40,7 +41,7 @@ func usersCommand() *ucli.Command {
 					Name:      "delete",
 					Usage:     "delete a user's credential of one mechanism",
 					ArgsUsage: "USER",
-					Flags:     withClientFlags(&ucli.StringFlag{Name: "mechanism", Usage: "SCRAM-SHA-256 or SCRAM-SHA-512", Value: "SCRAM-SHA-256"}),
+					Flags:     clientcmd.WithFlags(&ucli.StringFlag{Name: "mechanism", Usage: "SCRAM-SHA-256 or SCRAM-SHA-512", Value: "SCRAM-SHA-256"}),
 					Action:    runUsersScramDelete,
 				},
 				{
@@ -67,7 +68,7 @@ func scramMechanism(s string) (kadm.ScramMechanism, error) {
 }
 
 func oneUser(c *ucli.Context) (string, error) {
-	args, err := commandArgs(c)
+	args, err := clientcmd.Args(c)
 	if err != nil {
 		return "", err
 	}
@@ -119,16 +120,14 @@ func alterScram(c *ucli.Context, del []kadm.DeleteSCRAM, upsert []kadm.UpsertSCR
 			return fmt.Errorf("--iterations %d: SCRAM iterations must be 4096-16384", u.Iterations)
 		}
 	}
-	cl, err := newKafkaClient(c)
+	cl, ctx, done, err := clientcmd.Connect(c)
 	if err != nil {
 		return err
 	}
-	defer cl.Close()
-	ctx, cancel := cl.requestContext(c.Context)
-	defer cancel()
-	res, err := cl.admin().AlterUserSCRAMs(ctx, del, upsert)
+	defer done()
+	res, err := cl.Admin().AlterUserSCRAMs(ctx, del, upsert)
 	if err != nil {
-		return fmt.Errorf("alter SCRAM credentials: %w", cl.explain(err))
+		return fmt.Errorf("alter SCRAM credentials: %w", cl.Explain(err))
 	}
 	for _, r := range res.Sorted() {
 		if r.Err != nil {
@@ -142,7 +141,7 @@ func alterScram(c *ucli.Context, del []kadm.DeleteSCRAM, upsert []kadm.UpsertSCR
 }
 
 func runUsersScramList(c *ucli.Context) error {
-	users, err := commandArgs(c)
+	users, err := clientcmd.Args(c)
 	if err != nil {
 		return err
 	}
@@ -156,16 +155,14 @@ func listScram(c *ucli.Context, users []string) error {
 	if err != nil {
 		return err
 	}
-	cl, err := newKafkaClient(c)
+	cl, ctx, done, err := clientcmd.Connect(c)
 	if err != nil {
 		return err
 	}
-	defer cl.Close()
-	ctx, cancel := cl.requestContext(c.Context)
-	defer cancel()
-	described, err := cl.admin().DescribeUserSCRAMs(ctx, users...)
+	defer done()
+	described, err := cl.Admin().DescribeUserSCRAMs(ctx, users...)
 	if err != nil {
-		return fmt.Errorf("describe SCRAM credentials: %w", cl.explain(err))
+		return fmt.Errorf("describe SCRAM credentials: %w", cl.Explain(err))
 	}
 	names := make([]string, 0, len(described))
 	for name := range described {

@@ -79,10 +79,7 @@ func versionCommand() *ucli.Command {
 
 // printVersion prints the version line (or, with -o json, the version as JSON).
 func printVersion(c *ucli.Context) error {
-	if _, err := commandArgs(c); err != nil {
-		return err
-	}
-	asJSON, err := jsonOutput(c)
+	asJSON, err := parseOutputArgs(c)
 	if err != nil {
 		return err
 	}

@@ -1,27 +1,27 @@
-package cli
+// Package clientcmd is what petrel's Kafka-client commands (topics, produce, consume,
+// groups, perf, ...) share: the connection flags (--bootstrap-server, --timeout,
+// --command-config) and the kgo client built from them, positional arguments with
+// Kafka's trailing flags, --log-level and --log-format and the logger they make,
+// interrupts, and the topic check and producer settings of the commands that produce.
+// The user commands (package cli) and the perf tooling (cli/perf) both build on it, so
+// that a flag or an error message is worded once. Every client command is a plain Kafka
+// client built on franz-go, so it works against Apache Kafka as well as Petrel.
+package clientcmd
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net"
-	"os"
-	"os/signal"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/twmb/franz-go/pkg/kadm"
-	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	ucli "github.com/urfave/cli/v2"
 )
-
-// Every client command (topics, produce, consume, cluster, perf) is a plain Kafka client
-// built on franz-go, so it works against Apache Kafka as well as Petrel.
 
 const (
 	// defaultBootstrap is the bootstrap server when neither the flag nor the environment
@@ -31,8 +31,8 @@ const (
 	defaultTimeout = 10 * time.Second
 )
 
-// clientFlags are the flags every Kafka-client command takes.
-func clientFlags() []ucli.Flag {
+// Flags are the flags every Kafka-client command takes.
+func Flags() []ucli.Flag {
 	return []ucli.Flag{
 		&ucli.StringFlag{
 			Name:    "bootstrap-server",
@@ -50,15 +50,15 @@ func clientFlags() []ucli.Flag {
 	}
 }
 
-// withClientFlags returns clientFlags followed by flags.
-func withClientFlags(flags ...ucli.Flag) []ucli.Flag {
-	return append(clientFlags(), flags...)
+// WithFlags returns Flags followed by flags.
+func WithFlags(flags ...ucli.Flag) []ucli.Flag {
+	return append(Flags(), flags...)
 }
 
-// withClientFlagsTimeout is withClientFlags with another --timeout default, for
+// WithFlagsTimeout is WithFlags with another --timeout default, for
 // commands whose broker-side wait can outlast the usual 10 s.
-func withClientFlagsTimeout(timeout time.Duration, flags ...ucli.Flag) []ucli.Flag {
-	all := withClientFlags(flags...)
+func WithFlagsTimeout(timeout time.Duration, flags ...ucli.Flag) []ucli.Flag {
+	all := WithFlags(flags...)
 	for _, f := range all {
 		if d, ok := f.(*ucli.DurationFlag); ok && d.Name == "timeout" {
 			d.Value = timeout
@@ -67,19 +67,19 @@ func withClientFlagsTimeout(timeout time.Duration, flags ...ucli.Flag) []ucli.Fl
 	return all
 }
 
-// kafkaClient is a kgo client plus what a command needs to explain failures: the
+// Client is a kgo client plus what a command needs to explain failures: the
 // bootstrap servers, the timeout and the last connection error.
-type kafkaClient struct {
+type Client struct {
 	*kgo.Client
 	bootstrap []string      // seed brokers as given
 	timeout   time.Duration // --timeout
 	dials     *dialTracker  // connection outcomes, for error messages
 }
 
-// newKafkaClient builds a client from the command's --bootstrap-server and --timeout
-// flags, with extra options appended (producer or consumer settings). It does not
-// connect: kgo connects on the first request.
-func newKafkaClient(c *ucli.Context, opts ...kgo.Opt) (*kafkaClient, error) {
+// NewClient builds a client from the command's --bootstrap-server, --timeout and
+// --command-config flags, with extra options appended (producer or consumer settings).
+// It does not connect: kgo connects on the first request.
+func NewClient(c *ucli.Context, opts ...kgo.Opt) (*Client, error) {
 	seeds, err := parseBootstrap(c.String("bootstrap-server"))
 	if err != nil {
 		return nil, err
@@ -95,7 +95,7 @@ func newKafkaClient(c *ucli.Context, opts ...kgo.Opt) (*kafkaClient, error) {
 		kgo.DialTimeout(min(timeout, 5*time.Second)),
 		kgo.RetryTimeout(timeout),
 		kgo.WithHooks(dials),
-		kgo.WithLogger(newKgoLogger(newLogger(c).Named("client"))),
+		kgo.WithLogger(newKgoLogger(Logger(c).Named("client"))),
 	}
 	secure, err := securityOpts(c, min(timeout, 5*time.Second))
 	if err != nil {
@@ -106,7 +106,7 @@ func newKafkaClient(c *ucli.Context, opts ...kgo.Opt) (*kafkaClient, error) {
 	if err != nil {
 		return nil, fmt.Errorf("kafka client: %w", err)
 	}
-	return &kafkaClient{Client: cl, bootstrap: seeds, timeout: timeout, dials: dials}, nil
+	return &Client{Client: cl, bootstrap: seeds, timeout: timeout, dials: dials}, nil
 }
 
 // parseBootstrap splits a comma-separated server list and checks each is host:port.
@@ -128,23 +128,40 @@ func parseBootstrap(s string) ([]string, error) {
 	return seeds, nil
 }
 
-// admin returns an admin client sharing this client's connections. Requests that
+// Connect is NewClient for a command that sends its requests and ends: ctx is bounded
+// by --timeout, and done ends it and closes the client.
+func Connect(c *ucli.Context, opts ...kgo.Opt) (cl *Client, ctx context.Context, done func(), err error) {
+	cl, err = NewClient(c, opts...)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	ctx, cancel := cl.RequestContext(c.Context)
+	return cl, ctx, func() {
+		cancel()
+		cl.Close()
+	}, nil
+}
+
+// Timeout is --timeout: how long one wait for the cluster may take.
+func (k *Client) Timeout() time.Duration { return k.timeout }
+
+// Admin returns an admin client sharing this client's connections. Requests that
 // carry a timeout (CreateTopics, DeleteTopics) ask the broker to answer within 80% of
 // --timeout, so that its REQUEST_TIMED_OUT arrives before the client gives up.
-func (k *kafkaClient) admin() *kadm.Client {
+func (k *Client) Admin() *kadm.Client {
 	adm := kadm.NewClient(k.Client)
 	adm.SetTimeoutMillis(int32(max(k.timeout*8/10, time.Millisecond).Milliseconds()))
 	return adm
 }
 
-// requestContext bounds one wait for the cluster by --timeout.
-func (k *kafkaClient) requestContext(parent context.Context) (context.Context, context.CancelFunc) {
+// RequestContext bounds one wait for the cluster by --timeout.
+func (k *Client) RequestContext(parent context.Context) (context.Context, context.CancelFunc) {
 	return context.WithTimeout(parent, k.timeout)
 }
 
-// explain turns a client error into a one-line message a user can act on: a timeout
+// Explain turns a client error into a one-line message a user can act on: a timeout
 // before any broker answered names the bootstrap servers and the last dial error.
-func (k *kafkaClient) explain(err error) error {
+func (k *Client) Explain(err error) error {
 	if err == nil {
 		return nil
 	}
@@ -168,21 +185,6 @@ func (k *kafkaClient) explain(err error) error {
 func isDialError(err error) bool {
 	var op *net.OpError
 	return errors.As(err, &op) && op.Op == "dial"
-}
-
-// kafkaError formats a Kafka error code with the broker's message, if any.
-func kafkaError(err error, message string) error {
-	if err == nil {
-		return nil
-	}
-	if message == "" {
-		return err
-	}
-	var ke *kerr.Error
-	if errors.As(err, &ke) {
-		return fmt.Errorf("%s: %s", ke.Message, message)
-	}
-	return fmt.Errorf("%w: %s", err, message)
 }
 
 // dialTracker is a kgo hook that remembers whether any connection succeeded and the
@@ -242,31 +244,4 @@ func (k kgoLogger) Log(level kgo.LogLevel, msg string, keyvals ...any) {
 	default:
 		k.logger.Debug(msg, keyvals...)
 	}
-}
-
-// signalContext is canceled on SIGINT or SIGTERM, so that long-running client commands
-// (consume, produce from a terminal, perf) stop cleanly.
-func signalContext(parent context.Context) (context.Context, context.CancelFunc) {
-	return signal.NotifyContext(parent, os.Interrupt, syscall.SIGTERM)
-}
-
-// lockedWriter serialises writes from several goroutines (progress lines, kgo's logger).
-type lockedWriter struct {
-	mu sync.Mutex
-	w  io.Writer
-}
-
-func (l *lockedWriter) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(p)
-}
-
-// lockErrWriter makes the app's error stream safe for concurrent writers and returns
-// it. Call it before newKafkaClient so that the client's logger shares the lock.
-func lockErrWriter(c *ucli.Context) io.Writer {
-	if _, ok := c.App.ErrWriter.(*lockedWriter); !ok {
-		c.App.ErrWriter = &lockedWriter{w: c.App.ErrWriter}
-	}
-	return c.App.ErrWriter
 }

@@ -1,4 +1,4 @@
-package cli
+package perf
 
 import (
 	"bytes"
@@ -10,18 +10,17 @@ import (
 )
 
 // TestMain runs `petrel perf floor`'s node processes, which it starts from this test
-// binary, and the petrel processes of tests that need a second one (runPetrelEnv),
-// instead of the tests.
+// binary, instead of the tests.
 func TestMain(m *testing.M) {
-	if os.Getenv(floorNodeEnv) != "" || os.Getenv(runPetrelEnv) != "" {
-		os.Exit(Run(os.Args))
+	if os.Getenv(FloorNodeEnv) != "" {
+		os.Exit(runWithIO(os.Args, os.Stdout, os.Stderr))
 	}
 	os.Exit(m.Run())
 }
 
 func TestPerfFloor(t *testing.T) {
 	var out, errOut bytes.Buffer
-	if code := RunWithIO([]string{"petrel", "perf", "floor", "--records", "200", "--record-size", "1024"}, &out, &errOut); code != 0 {
+	if code := runWithIO([]string{"petrel", "perf", "floor", "--records", "200", "--record-size", "1024"}, &out, &errOut); code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut.String())
 	}
 	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
@@ -36,7 +35,7 @@ func TestPerfFloor(t *testing.T) {
 func TestPerfFloor_FsyncJSON(t *testing.T) {
 	var out, errOut bytes.Buffer
 	args := []string{"petrel", "perf", "floor", "--records", "50", "--replicas", "2", "--fsync", "--dir", t.TempDir(), "--json"}
-	if code := RunWithIO(args, &out, &errOut); code != 0 {
+	if code := runWithIO(args, &out, &errOut); code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut.String())
 	}
 	var sum floorSummary
@@ -53,7 +52,7 @@ func TestPerfFloor_FsyncJSON(t *testing.T) {
 
 func TestPerfFloor_LeaderAlone(t *testing.T) {
 	var out, errOut bytes.Buffer
-	if code := RunWithIO([]string{"petrel", "perf", "floor", "--records", "20", "--replicas", "1", "--json"}, &out, &errOut); code != 0 {
+	if code := runWithIO([]string{"petrel", "perf", "floor", "--records", "20", "--replicas", "1", "--json"}, &out, &errOut); code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut.String())
 	}
 	if !strings.Contains(out.String(), `"records":20,`) {
@@ -74,7 +73,7 @@ func TestPerfFloor_BadArguments(t *testing.T) {
 		{[]string{"--records", "10", "--fsync", "--dir", "/nonexistent/petrel-floor"}, "no such file or directory"},
 	} {
 		var out, errOut bytes.Buffer
-		code := RunWithIO(append([]string{"petrel", "perf", "floor"}, tc.args...), &out, &errOut)
+		code := runWithIO(append([]string{"petrel", "perf", "floor"}, tc.args...), &out, &errOut)
 		if code != 1 || !strings.Contains(errOut.String(), tc.want) {
 			t.Errorf("%v: exit %d, %q; want %q", tc.args, code, errOut.String(), tc.want)
 		}

@@ -1,4 +1,4 @@
-package cli
+package perf
 
 import (
 	"bytes"
@@ -9,12 +9,11 @@ import (
 )
 
 func TestPerf_ProduceThenConsume(t *testing.T) {
-	b := startBroker(t, nil)
-	bs := bootstrap(b)
-	mustRun(t, "", "topics", "create", bs, "--partitions", "2", "bench")
+	bs, createTopic := startBroker(t)
+	createTopic("bench", 2)
 
 	r := mustRun(t, "", "perf", "produce", bs, "--records", "500", "--record-size", "64", "bench")
-	header, row := summaryTable(t, r.stdout)
+	header, row := summaryTable(t, r.Stdout)
 	for _, col := range []string{"RECORDS", "RECORDS/S", "MB/S", "P50 MS", "P99 MS", "P99.9 MS"} {
 		if !containsField(header, col) {
 			t.Fatalf("summary header %q lacks %q", header, col)
@@ -25,7 +24,7 @@ func TestPerf_ProduceThenConsume(t *testing.T) {
 	}
 
 	r = mustRun(t, "", "perf", "produce", bs, "--records", "300", "--record-size", "100", "--acks", "1", "--compression", "lz4", "--json", "bench")
-	sum := decodeSummary(t, r.stdout)
+	sum := decodeSummary(t, r.Stdout)
 	if sum.Records != 300 || sum.Errors != 0 || sum.Bytes != 300*100 {
 		t.Fatalf("json summary %+v", sum)
 	}
@@ -35,30 +34,29 @@ func TestPerf_ProduceThenConsume(t *testing.T) {
 	}
 
 	r = mustRun(t, "", "perf", "consume", bs, "--records", "800", "--json", "bench")
-	sum = decodeSummary(t, r.stdout)
+	sum = decodeSummary(t, r.Stdout)
 	if sum.Records != 800 || sum.Bytes != 500*64+300*100 || sum.LatencyMs != nil {
 		t.Fatalf("perf consume summary %+v", sum)
 	}
 	r = mustRun(t, "", "perf", "consume", bs, "--records", "100", "bench")
-	if header, _ := summaryTable(t, r.stdout); !containsField(header, "RECORDS/S") || containsField(header, "P50 MS") {
+	if header, _ := summaryTable(t, r.Stdout); !containsField(header, "RECORDS/S") || containsField(header, "P50 MS") {
 		t.Fatalf("perf consume header %q", header)
 	}
 
 	// Asking for more than there is fails after --timeout without records, still
 	// printing what it read.
 	r = mustFail(t, "no records for 500ms: consumed 800 of 900", "", "perf", "consume", bs, "--records", "900", "--timeout", "500ms", "--json", "bench")
-	if sum := decodeSummary(t, r.stdout); sum.Records != 800 {
+	if sum := decodeSummary(t, r.Stdout); sum.Records != 800 {
 		t.Fatalf("partial summary %+v", sum)
 	}
 }
 
 func TestPerf_DurationAndThrottle(t *testing.T) {
-	b := startBroker(t, nil)
-	bs := bootstrap(b)
-	mustRun(t, "", "topics", "create", bs, "d")
+	bs, createTopic := startBroker(t)
+	createTopic("d", -1)
 	// 200 records/s for 300ms: about 60 records, far below --records.
 	r := mustRun(t, "", "perf", "produce", bs, "--records", "100000", "--duration", "300ms", "--throughput-limit", "200", "--json", "d")
-	sum := decodeSummary(t, r.stdout)
+	sum := decodeSummary(t, r.Stdout)
 	if sum.Records < 10 || sum.Records > 100 || sum.Errors != 0 {
 		t.Fatalf("throttled run produced %d records (%d errors)", sum.Records, sum.Errors)
 	}
@@ -67,7 +65,7 @@ func TestPerf_DurationAndThrottle(t *testing.T) {
 	mustFail(t, "bad --max-buffered-records -1", "", "perf", "produce", bs, "--records", "1", "--max-buffered-records", "-1", "d")
 	// One record in flight at a time: every record is acknowledged, one by one.
 	r = mustRun(t, "", "perf", "produce", bs, "--records", "50", "--max-buffered-records", "1", "--json", "d")
-	if sum := decodeSummary(t, r.stdout); sum.Records != 50 || sum.Errors != 0 {
+	if sum := decodeSummary(t, r.Stdout); sum.Records != 50 || sum.Errors != 0 {
 		t.Fatalf("one record in flight: %d records (%d errors)", sum.Records, sum.Errors)
 	}
 }

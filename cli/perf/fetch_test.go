@@ -1,4 +1,4 @@
-package cli
+package perf
 
 import (
 	"encoding/binary"
@@ -7,33 +7,32 @@ import (
 )
 
 func TestPerf_FetchCountsBatchesAndFetchSizes(t *testing.T) {
-	b := startBroker(t, nil)
-	bs := bootstrap(b)
-	mustRun(t, "", "topics", "create", bs, "--partitions", "3", "raw")
+	bs, createTopic := startBroker(t)
+	createTopic("raw", 3)
 	mustRun(t, "", "perf", "produce", bs, "--records", "600", "--record-size", "64", "--acks", "1", "raw")
 
 	// The raw fetcher reads every partition from its log start and counts records
 	// from batch headers; its bytes are whole batches, so more than the values.
 	r := mustRun(t, "", "perf", "fetch", bs, "--records", "600", "--json", "raw")
-	sum := decodeSummary(t, r.stdout)
+	sum := decodeSummary(t, r.Stdout)
 	if sum.Records != 600 || sum.Errors != 0 || sum.Bytes <= 600*64 || sum.MBPerSecond <= 0 {
 		t.Fatalf("perf fetch summary %+v", sum)
 	}
 	// A partition limit below one batch still moves forward, a batch at a time
 	// (Kafka's rule: the first batch comes even when larger than the limit).
 	r = mustRun(t, "", "perf", "fetch", bs, "--records", "600", "--max-partition-fetch-bytes", "1", "--fetch-max-bytes", "1", "--json", "raw")
-	if small := decodeSummary(t, r.stdout); small.Records != 600 || small.Bytes != sum.Bytes {
+	if small := decodeSummary(t, r.Stdout); small.Records != 600 || small.Bytes != sum.Bytes {
 		t.Fatalf("perf fetch with 1-byte limits: %+v, want the same %d records and %d bytes", small, sum.Records, sum.Bytes)
 	}
 	// The consumer takes the same flags.
 	r = mustRun(t, "", "perf", "consume", bs, "--records", "600", "--max-partition-fetch-bytes", "100", "--fetch-max-bytes", "1000", "--json", "raw")
-	if sum := decodeSummary(t, r.stdout); sum.Records != 600 || sum.Bytes != 600*64 {
+	if sum := decodeSummary(t, r.Stdout); sum.Records != 600 || sum.Bytes != 600*64 {
 		t.Fatalf("perf consume with small fetches: %+v", sum)
 	}
 
 	// Asking for more than there is fails after --timeout, still printing what it read.
 	r = mustFail(t, "no records for 500ms: fetched 600 of 700", "", "perf", "fetch", bs, "--records", "700", "--timeout", "500ms", "--json", "raw")
-	if sum := decodeSummary(t, r.stdout); sum.Records != 600 {
+	if sum := decodeSummary(t, r.Stdout); sum.Records != 600 {
 		t.Fatalf("partial summary %+v", sum)
 	}
 	mustFail(t, "bad --fetch-max-bytes 0: want 1 to 1073741824", "", "perf", "fetch", bs, "--records", "1", "--fetch-max-bytes", "0", "raw")

@@ -1,4 +1,4 @@
-package cli
+package clientcmd
 
 import (
 	"bytes"
@@ -9,7 +9,7 @@ import (
 	ucli "github.com/urfave/cli/v2"
 )
 
-func TestCommandArgs_FlagsAfterPositionals(t *testing.T) {
+func TestArgs_FlagsAfterPositionals(t *testing.T) {
 	cases := []struct {
 		args    []string
 		want    []string
@@ -48,7 +48,7 @@ func TestCommandArgs_FlagsAfterPositionals(t *testing.T) {
 						&ucli.StringSliceFlag{Name: "name"},
 					},
 					Action: func(c *ucli.Context) error {
-						got, gotErr = commandArgs(c)
+						got, gotErr = Args(c)
 						count, verbose, names = c.Int("count"), c.Bool("verbose"), c.StringSlice("name")
 						return nil
 					},
@@ -70,17 +70,5 @@ func TestCommandArgs_FlagsAfterPositionals(t *testing.T) {
 				t.Fatalf("args %q count %d verbose %v names %q; want %q %d %v %q", got, count, verbose, names, tc.want, tc.count, tc.verbose, tc.names)
 			}
 		})
-	}
-}
-
-func TestParseBootstrap(t *testing.T) {
-	got, err := parseBootstrap(" a:1 ,b:2,,[::1]:3")
-	if err != nil || !slices.Equal(got, []string{"a:1", "b:2", "[::1]:3"}) {
-		t.Fatalf("got %q, %v", got, err)
-	}
-	for _, bad := range []string{"", ",", "a", "a:1,b"} {
-		if _, err := parseBootstrap(bad); err == nil {
-			t.Fatalf("%q: no error", bad)
-		}
 	}
 }

@@ -1,9 +1,9 @@
-package cli
+package perf
 
 import (
 	"fmt"
 
-	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/petrel-broker/petrel/cli/internal/clientcmd"
 	ucli "github.com/urfave/cli/v2"
 )
 
@@ -23,7 +23,7 @@ func perfCeilingCommand() *ucli.Command {
 			"(--batch-records records of --record-size bytes), as many per partition as fit\n" +
 			"in --max-partition-fetch-bytes. Then consumes as `perf consume` does and\n" +
 			"reports the same figures. --bootstrap-server is not used.",
-		Flags: withClientFlags(append([]ucli.Flag{
+		Flags: clientcmd.WithFlags(append([]ucli.Flag{
 			&ucli.IntFlag{Name: "records", Usage: "how many records to consume (0: until --duration)"},
 			&ucli.DurationFlag{Name: "duration", Usage: "stop consuming after this long (0: no limit)"},
 			&ucli.IntFlag{Name: "partitions", Usage: "partitions of the canned topic", Value: 1},
@@ -61,25 +61,6 @@ func runPerfCeiling(c *ucli.Context) error {
 	if err := c.Set("bootstrap-server", fake.addr()); err != nil {
 		return err
 	}
-	errOut := lockErrWriter(c)
-	stats := newPerfStats(false)
-	cl, err := newKafkaClient(c, append(sizes.kgoOptions(),
-		kgo.ConsumeTopics(ceilingTopic),
-		kgo.ConsumeStartOffset(kgo.NewOffset().AtStart()),
-		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
-	)...)
-	if err != nil {
-		return err
-	}
-	defer cl.Close()
-	ctx, stop := signalContext(c.Context)
-	defer stop()
-	stopProgress := startProgress(errOut, progressInterval, func() string { return stats.progressLine("received") })
-	consumeErr := consumeForPerf(ctx, cl, bounds, stats)
-	stats.finish()
-	stopProgress()
-	if err := writeSummary(c.App.Writer, stats.summary(), c.Bool("json")); err != nil {
-		return err
-	}
-	return consumeErr
+	// The canned broker serves this one topic: nothing to check.
+	return perfConsumeFrom(c, ceilingTopic, bounds, sizes, false)
 }

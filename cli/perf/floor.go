@@ -1,4 +1,4 @@
-package cli
+package perf
 
 import (
 	"bufio"
@@ -15,12 +15,14 @@ import (
 	"strings"
 	"time"
 
+	"github.com/petrel-broker/petrel/cli/internal/clientcmd"
 	ucli "github.com/urfave/cli/v2"
 )
 
-// floorNodeEnv marks a process started by `petrel perf floor` as one of its nodes; a
-// test binary's TestMain reads it to run the node instead of the tests.
-const floorNodeEnv = "PETREL_PERF_FLOOR_NODE"
+// FloorNodeEnv marks a process started by `petrel perf floor` as one of its nodes; a
+// test binary that runs `perf floor` reads it in TestMain to run the node instead of
+// the tests.
+const FloorNodeEnv = "PETREL_PERF_FLOOR_NODE"
 
 // floorMinRecordSize is the smallest record: its first 8 bytes carry its offset.
 const floorMinRecordSize = 8
@@ -83,8 +85,8 @@ func runPerfFloor(c *ucli.Context) error {
 	if err != nil {
 		return err
 	}
-	errOut := lockErrWriter(c)
-	ctx, stop := signalContext(c.Context)
+	errOut := clientcmd.LockErrWriter(c)
+	ctx, stop := clientcmd.SignalContext(c.Context)
 	defer stop()
 	dir := ""
 	if a.fsync {
@@ -207,7 +209,7 @@ func (n *floorNodes) start(ctx context.Context, dir string, args ...string) (str
 	}
 	cmd := exec.Command(exe, append([]string{"petrel", "perf", "floor-node"}, args...)...)
 	cmd.Args = cmd.Args[1:] // argv[0] is the program name
-	cmd.Env = append(os.Environ(), floorNodeEnv+"=1")
+	cmd.Env = append(os.Environ(), FloorNodeEnv+"=1")
 	cmd.Stderr = n.errOut
 	stdin, err := cmd.StdinPipe()
 	if err != nil {

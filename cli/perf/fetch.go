@@ -1,4 +1,4 @@
-package cli
+package perf
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/petrel-broker/petrel/cli/internal/clientcmd"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 	ucli "github.com/urfave/cli/v2"
@@ -35,7 +36,7 @@ func perfFetchCommand() *ucli.Command {
 			"MB/s of keys and values for the same records. Batches are not checked (no CRC).\n" +
 			"It reads over plain TCP connections of its own: PLAINTEXT listeners only.",
 		ArgsUsage: "TOPIC",
-		Flags: withClientFlags(append([]ucli.Flag{
+		Flags: clientcmd.WithFlags(append([]ucli.Flag{
 			&ucli.IntFlag{Name: "records", Usage: "how many records to fetch (0: until --duration); the last fetch may overshoot"},
 			&ucli.DurationFlag{Name: "duration", Usage: "stop fetching after this long (0: no limit)"},
 			&ucli.BoolFlag{Name: "json", Usage: "print the final figures as JSON"},
@@ -52,9 +53,9 @@ func runPerfFetch(c *ucli.Context) error {
 	if c.String("command-config") != "" {
 		return errors.New("perf fetch reads over plain TCP connections of its own: --command-config (TLS, SASL) is not supported; use perf consume")
 	}
-	errOut := lockErrWriter(c)
+	errOut := clientcmd.LockErrWriter(c)
 	stats := newPerfStats(false) // as perf consume: the clock includes finding the partitions
-	cl, err := newKafkaClient(c)
+	cl, err := clientcmd.NewClient(c)
 	if err != nil {
 		return err
 	}
@@ -63,7 +64,7 @@ func runPerfFetch(c *ucli.Context) error {
 	if err != nil {
 		return err
 	}
-	ctx, stop := signalContext(c.Context)
+	ctx, stop := clientcmd.SignalContext(c.Context)
 	defer stop()
 
 	stopProgress := startProgress(errOut, progressInterval, func() string { return stats.progressLine("received") })
@@ -93,16 +94,16 @@ type rawLeader struct {
 }
 
 // rawFetchPlan finds each partition's leader and log start offset.
-func rawFetchPlan(parent context.Context, cl *kafkaClient, topic string) ([]*rawLeader, error) {
-	if err := checkTopic(parent, cl, topic, -1, false); err != nil {
+func rawFetchPlan(parent context.Context, cl *clientcmd.Client, topic string) ([]*rawLeader, error) {
+	if err := clientcmd.CheckTopic(parent, cl, topic, -1, false); err != nil {
 		return nil, err
 	}
-	ctx, cancel := cl.requestContext(parent)
+	ctx, cancel := cl.RequestContext(parent)
 	defer cancel()
-	adm := cl.admin()
+	adm := cl.Admin()
 	md, err := adm.Metadata(ctx, topic)
 	if err != nil {
-		return nil, fmt.Errorf("metadata for topic %q: %w", topic, cl.explain(err))
+		return nil, fmt.Errorf("metadata for topic %q: %w", topic, cl.Explain(err))
 	}
 	td, ok := md.Topics[topic]
 	if !ok || td.Err != nil {
@@ -110,11 +111,11 @@ func rawFetchPlan(parent context.Context, cl *kafkaClient, topic string) ([]*raw
 	}
 	starts, err := adm.ListStartOffsets(ctx, topic)
 	if err != nil {
-		return nil, fmt.Errorf("log start offsets of %q: %w", topic, cl.explain(err))
+		return nil, fmt.Errorf("log start offsets of %q: %w", topic, cl.Explain(err))
 	}
 	versions, err := adm.ApiVersions(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("API versions: %w", cl.explain(err))
+		return nil, fmt.Errorf("API versions: %w", cl.Explain(err))
 	}
 	addrs := map[int32]string{}
 	for _, b := range md.Brokers {
@@ -152,7 +153,7 @@ func rawFetchPlan(parent context.Context, cl *kafkaClient, topic string) ([]*raw
 
 // runRawFetchers runs one fetch loop per leader until bounds end the run, ctx ends
 // (an interrupt) or a loop fails; the first failure is returned.
-func runRawFetchers(parent context.Context, cl *kafkaClient, topic string, leaders []*rawLeader, sizes fetchSizes, bounds perfBounds, stats *perfStats) error {
+func runRawFetchers(parent context.Context, cl *clientcmd.Client, topic string, leaders []*rawLeader, sizes fetchSizes, bounds perfBounds, stats *perfStats) error {
 	ctx, cancel := context.WithCancel(parent)
 	defer cancel()
 	var (
@@ -179,8 +180,8 @@ func runRawFetchers(parent context.Context, cl *kafkaClient, topic string, leade
 }
 
 // rawFetchLoop fetches from one leader, one request at a time, as a follower does.
-func rawFetchLoop(ctx context.Context, cl *kafkaClient, topic string, l *rawLeader, sizes fetchSizes, bounds perfBounds, stats *perfStats, total *atomic.Int64) error {
-	conn, err := dialRawFetch(ctx, l, cl.timeout)
+func rawFetchLoop(ctx context.Context, cl *clientcmd.Client, topic string, l *rawLeader, sizes fetchSizes, bounds perfBounds, stats *perfStats, total *atomic.Int64) error {
+	conn, err := dialRawFetch(ctx, l, cl.Timeout())
 	if err != nil {
 		return err
 	}
@@ -190,7 +191,7 @@ func rawFetchLoop(ctx context.Context, cl *kafkaClient, topic string, l *rawLead
 	lastData := time.Now()
 	for !bounds.done(total.Load(), time.Since(stats.start)) {
 		req := rawFetchRequest(topic, l, sizes)
-		resp, err := conn.fetch(req, sizes, cl.timeout+rawFetchMaxWait)
+		resp, err := conn.fetch(req, sizes, cl.Timeout()+rawFetchMaxWait)
 		if ctx.Err() != nil {
 			return nil
 		}
@@ -205,11 +206,11 @@ func rawFetchLoop(ctx context.Context, cl *kafkaClient, topic string, l *rawLead
 		n := total.Add(records)
 		if records > 0 {
 			lastData = time.Now()
-		} else if time.Since(lastData) >= cl.timeout && !bounds.done(n, time.Since(stats.start)) {
+		} else if time.Since(lastData) >= cl.Timeout() && !bounds.done(n, time.Since(stats.start)) {
 			if bounds.records > 0 {
-				return fmt.Errorf("no records for %s: fetched %d of %d", cl.timeout, n, bounds.records)
+				return fmt.Errorf("no records for %s: fetched %d of %d", cl.Timeout(), n, bounds.records)
 			}
-			return fmt.Errorf("no records for %s: fetched %d", cl.timeout, n)
+			return fmt.Errorf("no records for %s: fetched %d", cl.Timeout(), n)
 		}
 	}
 	return nil

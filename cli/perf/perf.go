@@ -1,4 +1,11 @@
-package cli
+// Package perf is `petrel perf`: kafka-producer-perf-test and kafka-consumer-perf-test
+// in one place (produce, consume), and the tools that put their figures in context on
+// the same machine: the broker's catch-up path without a consumer (fetch), raw TCP on
+// loopback (loopback), the client's own ceiling against an in-process broker that
+// costs nothing (consume-ceiling, produce-ceiling), and the latency floor of acks=all
+// between processes without a broker (floor, floor-node). Its commands are Kafka
+// clients built on the flags every client command shares (cli/internal/clientcmd).
+package perf
 
 import (
 	"context"
@@ -7,6 +14,7 @@ import (
 	"math/rand/v2"
 	"time"
 
+	"github.com/petrel-broker/petrel/cli/internal/clientcmd"
 	"github.com/twmb/franz-go/pkg/kgo"
 	ucli "github.com/urfave/cli/v2"
 )
@@ -14,9 +22,9 @@ import (
 // progressInterval is how often perf commands print a progress line to stderr.
 const progressInterval = time.Second
 
-// perfCommand is `petrel perf`: kafka-producer-perf-test and kafka-consumer-perf-test
-// in one place.
-func perfCommand() *ucli.Command {
+// Command is `petrel perf`: kafka-producer-perf-test and kafka-consumer-perf-test in
+// one place, and the tools that set their figures in context on the same machine.
+func Command() *ucli.Command {
 	return &ucli.Command{
 		Name:  "perf",
 		Usage: "measure produce and consume throughput and latency",
@@ -32,7 +40,7 @@ func perfCommand() *ucli.Command {
 				Name:      "consume",
 				Usage:     "consume records from the beginning and report records/s and MB/s",
 				ArgsUsage: "TOPIC",
-				Flags: withClientFlags(append([]ucli.Flag{
+				Flags: clientcmd.WithFlags(append([]ucli.Flag{
 					&ucli.IntFlag{Name: "records", Usage: "how many records to consume (0: until --duration)"},
 					&ucli.DurationFlag{Name: "duration", Usage: "stop consuming after this long (0: no limit)"},
 					&ucli.BoolFlag{Name: "json", Usage: "print the final figures as JSON"},
@@ -75,7 +83,7 @@ func (b perfBounds) done(n int64, elapsed time.Duration) bool {
 
 // perfProduceFlags are the flags of `perf produce` and `perf produce-ceiling`.
 func perfProduceFlags() []ucli.Flag {
-	return withClientFlags(
+	return clientcmd.WithFlags(
 		&ucli.IntFlag{Name: "records", Usage: "how many records to produce (0: until --duration)"},
 		&ucli.IntFlag{Name: "record-size", Usage: "value size in bytes", Value: 100},
 		&ucli.StringFlag{Name: "acks", Usage: "acknowledgements: all (-1), 1 or 0", Value: "all"},
@@ -88,7 +96,7 @@ func perfProduceFlags() []ucli.Flag {
 }
 
 func runPerfProduce(c *ucli.Context) error {
-	topic, err := exactlyOneArg(c, "TOPIC")
+	topic, err := clientcmd.ExactlyOneArg(c, "TOPIC")
 	if err != nil {
 		return err
 	}
@@ -108,7 +116,7 @@ func perfProduceTo(c *ucli.Context, topic string) error {
 	if limit < 0 {
 		return fmt.Errorf("bad --throughput-limit %g", limit)
 	}
-	opts, err := producerSettings{acks: c.String("acks"), compression: c.String("compression")}.options()
+	opts, err := clientcmd.ProducerSettings{Acks: c.String("acks"), Compression: c.String("compression")}.Options()
 	if err != nil {
 		return err
 	}
@@ -119,8 +127,8 @@ func perfProduceTo(c *ucli.Context, topic string) error {
 	case n > 0:
 		opts = append(opts, kgo.MaxBufferedRecords(n))
 	}
-	errOut := lockErrWriter(c)
-	cl, err := newKafkaClient(c, append(opts,
+	errOut := clientcmd.LockErrWriter(c)
+	cl, err := clientcmd.NewClient(c, append(opts,
 		kgo.AllowAutoTopicCreation(),
 		kgo.RecordDeliveryTimeout(c.Duration("timeout")),
 		kgo.UnknownTopicRetries(2),
@@ -129,10 +137,10 @@ func perfProduceTo(c *ucli.Context, topic string) error {
 		return err
 	}
 	defer cl.Close()
-	if err := checkTopic(c.Context, cl, topic, -1, true); err != nil {
+	if err := clientcmd.CheckTopic(c.Context, cl, topic, -1, true); err != nil {
 		return err
 	}
-	ctx, stop := signalContext(c.Context)
+	ctx, stop := clientcmd.SignalContext(c.Context)
 	defer stop()
 
 	stats := newPerfStats(true)
@@ -147,10 +155,10 @@ func perfProduceTo(c *ucli.Context, topic string) error {
 		return err
 	}
 	if flushErr != nil {
-		return fmt.Errorf("flushing records: %w", cl.explain(flushErr))
+		return fmt.Errorf("flushing records: %w", cl.Explain(flushErr))
 	}
 	if sum.Errors > 0 {
-		return fmt.Errorf("%d of %d records failed: %w", sum.Errors, sum.Errors+sum.Records, cl.explain(stats.firstErr))
+		return fmt.Errorf("%d of %d records failed: %w", sum.Errors, sum.Errors+sum.Records, cl.Explain(stats.firstErr))
 	}
 	return nil
 }
@@ -163,7 +171,7 @@ func perfProduceTo(c *ucli.Context, topic string) error {
 // the client's linger at once): its latency is its own round trip. Timing an
 // asynchronous Produce that blocks on a full buffer would also count the wait for the
 // previous record, about doubling the figure.
-func produceFixedRecords(ctx context.Context, cl *kafkaClient, topic string, payload []byte, bounds perfBounds, limit throttle, stats *perfStats, oneInFlight bool) {
+func produceFixedRecords(ctx context.Context, cl *clientcmd.Client, topic string, payload []byte, bounds perfBounds, limit throttle, stats *perfStats, oneInFlight bool) {
 	produceCtx := context.WithoutCancel(ctx)
 	for i := int64(0); !bounds.done(i, time.Since(stats.start)); i++ {
 		if err := limit.wait(ctx, i); err != nil {
@@ -231,10 +239,16 @@ func runPerfConsume(c *ucli.Context) error {
 	if err != nil {
 		return err
 	}
-	errOut := lockErrWriter(c)
+	return perfConsumeFrom(c, topic, bounds, sizes, true)
+}
+
+// perfConsumeFrom is `perf consume` of topic (checked first, with check) and its
+// report.
+func perfConsumeFrom(c *ucli.Context, topic string, bounds perfBounds, sizes fetchSizes, check bool) error {
+	errOut := clientcmd.LockErrWriter(c)
 	// The clock starts before the client: it begins fetching as soon as it exists.
 	stats := newPerfStats(false)
-	cl, err := newKafkaClient(c, append(sizes.kgoOptions(),
+	cl, err := clientcmd.NewClient(c, append(sizes.kgoOptions(),
 		kgo.ConsumeTopics(topic),
 		kgo.ConsumeStartOffset(kgo.NewOffset().AtStart()),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
@@ -243,10 +257,12 @@ func runPerfConsume(c *ucli.Context) error {
 		return err
 	}
 	defer cl.Close()
-	if err := checkTopic(c.Context, cl, topic, -1, false); err != nil {
-		return err
+	if check {
+		if err := clientcmd.CheckTopic(c.Context, cl, topic, -1, false); err != nil {
+			return err
+		}
 	}
-	ctx, stop := signalContext(c.Context)
+	ctx, stop := clientcmd.SignalContext(c.Context)
 	defer stop()
 
 	stopProgress := startProgress(errOut, progressInterval, func() string { return stats.progressLine("received") })
@@ -262,10 +278,10 @@ func runPerfConsume(c *ucli.Context) error {
 
 // consumeForPerf polls until bounds end the run, ctx ends (an interrupt), or no record
 // arrives for --timeout, which is an error when --records was not reached.
-func consumeForPerf(ctx context.Context, cl *kafkaClient, bounds perfBounds, stats *perfStats) error {
+func consumeForPerf(ctx context.Context, cl *clientcmd.Client, bounds perfBounds, stats *perfStats) error {
 	var n int64
 	for !bounds.done(n, time.Since(stats.start)) {
-		wait := cl.timeout
+		wait := cl.Timeout()
 		if bounds.duration > 0 {
 			wait = min(wait, max(bounds.duration-time.Since(stats.start), time.Millisecond))
 		}
@@ -288,13 +304,13 @@ func consumeForPerf(ctx context.Context, cl *kafkaClient, bounds perfBounds, sta
 		}
 		for _, fe := range fetches.Errors() {
 			if !errors.Is(fe.Err, context.DeadlineExceeded) {
-				return fmt.Errorf("consuming %s partition %d: %w", fe.Topic, fe.Partition, cl.explain(fe.Err))
+				return fmt.Errorf("consuming %s partition %d: %w", fe.Topic, fe.Partition, cl.Explain(fe.Err))
 			}
 			if records == 0 && !bounds.done(n, time.Since(stats.start)) {
 				if bounds.records > 0 {
-					return fmt.Errorf("no records for %s: consumed %d of %d", cl.timeout, n, bounds.records)
+					return fmt.Errorf("no records for %s: consumed %d of %d", cl.Timeout(), n, bounds.records)
 				}
-				return fmt.Errorf("no records for %s: consumed %d", cl.timeout, n)
+				return fmt.Errorf("no records for %s: consumed %d", cl.Timeout(), n)
 			}
 		}
 	}

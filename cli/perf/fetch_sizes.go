@@ -1,9 +1,10 @@
-package cli
+package perf
 
 import (
 	"fmt"
 	"time"
 
+	"github.com/petrel-broker/petrel/cli/internal/clientcmd"
 	"github.com/twmb/franz-go/pkg/kgo"
 	ucli "github.com/urfave/cli/v2"
 )
@@ -84,7 +85,7 @@ func (f fetchSizes) kgoOptions() []kgo.Opt {
 // parsePerfReaderArgs reads what both perf readers (consume, fetch) take: the topic,
 // the record or time bound and the fetch sizes.
 func parsePerfReaderArgs(c *ucli.Context) (topic string, bounds perfBounds, sizes fetchSizes, err error) {
-	if topic, err = exactlyOneArg(c, "TOPIC"); err != nil {
+	if topic, err = clientcmd.ExactlyOneArg(c, "TOPIC"); err != nil {
 		return
 	}
 	if bounds, err = parsePerfBounds(c); err != nil {

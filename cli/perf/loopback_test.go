@@ -1,4 +1,4 @@
-package cli
+package perf
 
 import (
 	"bytes"
@@ -8,7 +8,7 @@ import (
 
 func TestPerfLoopback(t *testing.T) {
 	var out, errOut bytes.Buffer
-	if code := RunWithIO([]string{"petrel", "perf", "loopback", "--duration", "200ms", "--write-size", "65536"}, &out, &errOut); code != 0 {
+	if code := runWithIO([]string{"petrel", "perf", "loopback", "--duration", "200ms", "--write-size", "65536"}, &out, &errOut); code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut.String())
 	}
 	if !strings.HasPrefix(out.String(), "loopback TCP: ") || !strings.Contains(out.String(), "MB/s") {
@@ -18,14 +18,14 @@ func TestPerfLoopback(t *testing.T) {
 
 func TestPerfLoopback_RequestResponse(t *testing.T) {
 	var out, errOut bytes.Buffer
-	if code := RunWithIO([]string{"petrel", "perf", "loopback", "--duration", "200ms", "--response-size", "1048576"}, &out, &errOut); code != 0 {
+	if code := runWithIO([]string{"petrel", "perf", "loopback", "--duration", "200ms", "--response-size", "1048576"}, &out, &errOut); code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut.String())
 	}
 	if !strings.Contains(out.String(), "1048576-byte responses, one request in flight") || !strings.Contains(out.String(), "MB/s") {
 		t.Fatalf("output %q", out.String())
 	}
 	errOut.Reset()
-	if code := RunWithIO([]string{"petrel", "perf", "loopback", "--response-size", "-1"}, &out, &errOut); code != 1 || !strings.Contains(errOut.String(), "bad --response-size -1") {
+	if code := runWithIO([]string{"petrel", "perf", "loopback", "--response-size", "-1"}, &out, &errOut); code != 1 || !strings.Contains(errOut.String(), "bad --response-size -1") {
 		t.Fatalf("exit %d: %s", code, errOut.String())
 	}
 }
