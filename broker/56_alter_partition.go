@@ -40,7 +40,7 @@ func (b *Broker) alterPartition(ctx context.Context, r *kmsg.AlterPartitionReque
 		p    *metadata.Partition
 	}
 	results := map[string]map[int32]*result{}
-	_, err := b.controllerDo(ctx, func(im *metadata.Image) ([]metadata.Record, error) {
+	_, err := b.ctrl.Do(ctx, func(im *metadata.Image) ([]metadata.Record, error) {
 		if br := im.Brokers[r.BrokerID]; br == nil || (r.BrokerEpoch >= 0 && br.Epoch != r.BrokerEpoch) {
 			return nil, fmt.Errorf("%w: broker %d epoch %d", ErrStaleBrokerEpoch, r.BrokerID, r.BrokerEpoch)
 		}

@@ -53,7 +53,7 @@ func (b *Broker) brokerRegistration(ctx context.Context, r *kmsg.BrokerRegistrat
 	incarnation := metadata.Uuid(r.IncarnationID)
 	previous := previousIncarnationOf(r)
 	newIncarnation, replacedLive := false, false
-	im, err := b.controllerDo(ctx, func(im *metadata.Image) ([]metadata.Record, error) {
+	im, err := b.ctrl.Do(ctx, func(im *metadata.Image) ([]metadata.Record, error) {
 		newIncarnation, replacedLive = false, false
 		if im.ClusterID != "" && r.ClusterID != "" && r.ClusterID != im.ClusterID {
 			return nil, fmt.Errorf("%w: broker %d has %q, the cluster is %q", ErrInconsistentClusterID, r.BrokerID, r.ClusterID, im.ClusterID)
@@ -63,7 +63,7 @@ func (b *Broker) brokerRegistration(ctx context.Context, r *kmsg.BrokerRegistrat
 			return nil, nil // the same process again: keep epoch and fence state
 		}
 		replaces := existing != nil && previous != metadata.ZeroUuid && previous == existing.IncarnationID
-		if existing != nil && !existing.Fenced && !replaces && b.sessions.valid(r.BrokerID, time.Now(), timeout) {
+		if existing != nil && !existing.Fenced && !replaces && b.ctrl.Sessions().Valid(r.BrokerID, time.Now(), timeout) {
 			return nil, fmt.Errorf("%w: broker %d", ErrDuplicateBrokerRegistration, r.BrokerID)
 		}
 		newIncarnation = true
@@ -96,9 +96,9 @@ func (b *Broker) brokerRegistration(ctx context.Context, r *kmsg.BrokerRegistrat
 			"broker", r.BrokerID, "previous_incarnation", previous, "broker_epoch", resp.BrokerEpoch)
 	}
 	if newIncarnation {
-		b.sessions.registered(r.BrokerID, time.Now()) // a new process: a fresh session
+		b.ctrl.Sessions().Registered(r.BrokerID, time.Now()) // a new process: a fresh session
 	} else {
-		b.sessions.heartbeat(r.BrokerID, -1, false, time.Now()) // same process: stays as it was
+		b.ctrl.Sessions().Heartbeat(r.BrokerID, -1, false, time.Now()) // same process: stays as it was
 	}
 	return resp
 }

@@ -38,7 +38,7 @@ func init() {
 func (b *Broker) allocateProducerIDs(ctx context.Context, r *kmsg.AllocateProducerIDsRequest) *kmsg.AllocateProducerIDsResponse {
 	resp := r.ResponseKind().(*kmsg.AllocateProducerIDsResponse)
 	var start int64
-	_, err := b.controllerDo(ctx, func(im *metadata.Image) ([]metadata.Record, error) {
+	_, err := b.ctrl.Do(ctx, func(im *metadata.Image) ([]metadata.Record, error) {
 		br := im.Brokers[r.BrokerID]
 		switch {
 		case br == nil:

@@ -32,7 +32,7 @@ func init() {
 func (b *Broker) assignReplicasToDirs(ctx context.Context, r *kmsg.AssignReplicasToDirsRequest) *kmsg.AssignReplicasToDirsResponse {
 	resp := r.ResponseKind().(*kmsg.AssignReplicasToDirsResponse)
 	codes := map[metadata.ReplicaRef]int16{}
-	_, err := b.controllerDo(ctx, func(im *metadata.Image) ([]metadata.Record, error) {
+	_, err := b.ctrl.Do(ctx, func(im *metadata.Image) ([]metadata.Record, error) {
 		if br := im.Brokers[r.BrokerID]; br == nil || br.Epoch != r.BrokerEpoch {
 			return nil, fmt.Errorf("%w: broker %d epoch %d", ErrStaleBrokerEpoch, r.BrokerID, r.BrokerEpoch)
 		}

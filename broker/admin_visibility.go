@@ -28,7 +28,7 @@ func (b *Broker) awaitAppliedEverywhere(ctx context.Context, offset uint64) {
 	timer := time.NewTimer(adminVisibilityWait)
 	defer timer.Stop()
 	for {
-		reports, laggards := b.sessions.lagging(b.Image(), int64(offset), time.Now(), b.cfg.durationMs("broker.session.timeout.ms"))
+		reports, laggards := b.ctrl.Sessions().Lagging(b.Image(), int64(offset), time.Now(), b.cfg.durationMs("broker.session.timeout.ms"))
 		if laggards == 0 {
 			return
 		}

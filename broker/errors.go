@@ -6,6 +6,7 @@ import (
 
 	"github.com/petrel-broker/petrel/auth"
 	"github.com/petrel-broker/petrel/config"
+	"github.com/petrel-broker/petrel/controller"
 	"github.com/petrel-broker/petrel/coordinator"
 	"github.com/petrel-broker/petrel/metadata"
 	"github.com/petrel-broker/petrel/replication"
@@ -69,7 +70,7 @@ var errorTable = []struct {
 	{replication.ErrInvalidTxnState, kerr.InvalidTxnState.Code},
 	{replication.ErrTransactionCoordinatorFenced, kerr.TransactionCoordinatorFenced.Code},
 	{replication.ErrCorruptProducerSnapshot, kerr.KafkaStorageError.Code},
-	{ErrNotController, kerr.NotController.Code},
+	{controller.ErrNotController, kerr.NotController.Code},
 	{ErrTopicDeletionDisabled, kerr.TopicDeletionDisabled.Code},
 	{ErrPolicyViolation, kerr.PolicyViolation.Code},
 	{ErrInconsistentClusterID, kerr.InconsistentClusterID.Code},

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/petrel-broker/petrel/controller"
 	"github.com/petrel-broker/petrel/rpc"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -227,7 +228,7 @@ func fromBroker(req *rpc.Request) bool {
 func (b *Broker) respondFromController(ctx context.Context, req *rpc.Request) rpc.Result {
 	body := req.Body
 	if !b.IsController() && fromBroker(req) {
-		return rpc.Respond(notControllerResponse(body, ErrNotController))
+		return rpc.Respond(notControllerResponse(body, controller.ErrNotController))
 	}
 	ch := make(chan kmsg.Response, 1)
 	b.goLoop("controller request", func() {
@@ -261,7 +262,7 @@ func (c *controllerClients) call(ctx context.Context, b *Broker, req kmsg.Reques
 	br, ok := im.Brokers[id]
 	addr, known := b.interBrokerAddr(br)
 	if id < 0 || !ok || !known {
-		return nil, fmt.Errorf("%w: controller %d has no known address yet", ErrNotController, id)
+		return nil, fmt.Errorf("%w: controller %d has no known address yet", controller.ErrNotController, id)
 	}
 	c.mu.Lock()
 	if c.client != nil && (c.addr != addr || c.client.Err() != nil) {
@@ -289,7 +290,7 @@ func (c *controllerClients) call(ctx context.Context, b *Broker, req kmsg.Reques
 	resp, err := cl.Do(ctx, req)
 	if err == nil {
 		if isNotController(resp) {
-			return nil, fmt.Errorf("%w: broker %d is not the controller any more", ErrNotController, id)
+			return nil, fmt.Errorf("%w: broker %d is not the controller any more", controller.ErrNotController, id)
 		}
 	}
 	return resp, err

@@ -67,7 +67,7 @@ func (b *Broker) maybeRebalanceLeaders(ctx context.Context, now time.Time) {
 	if len(records) == 0 {
 		return
 	}
-	if _, err := b.propose(ctx, records...); err != nil {
+	if _, err := b.ctrl.Propose(ctx, records...); err != nil {
 		b.logger.Warn("automatic leader rebalance", "error", err)
 		return
 	}
