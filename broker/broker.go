@@ -78,7 +78,6 @@ type Broker struct {
 	ctrl         *controller.Controller // the quorum controller, active while this node is the Raft leader (controller.go)
 	refusals     *peerRefusals          // refused connections to peers, to report (peer_reports.go)
 	leaderProbes *leaderProbes          // Metadata's probes of the leaders it names (metadata_leader_probes.go)
-	rebalance    leaderRebalance        // controller goroutine only: automatic leader rebalance
 	controllers  controllerClients      // connection to the current controller
 	heartbeats   controllerClients      // the controller connection of registrations and heartbeats only (controllerChannel)
 	isrChanges   isrBatcher             // this broker's AlterPartition requests, batched (alter_partition_batch.go)

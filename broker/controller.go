@@ -44,9 +44,18 @@ func (b *Broker) newController() *controller.Controller {
 		Probe:                b.probeBroker,
 		ShuttingDown:         b.shuttingDown.Load,
 		BeforeOp:             func() { runStallHook(&b.stalls.controllerOp) },
-		Duties:               func(ctx context.Context) { b.maybeRebalanceLeaders(ctx, time.Now()) },
+		Rebalance: controller.Rebalance{
+			Enabled:             b.cfg.boolValue("auto.leader.rebalance.enable"),
+			Interval:            time.Duration(b.cfg.int64Value("leader.imbalance.check.interval.seconds")) * time.Second,
+			ImbalancePercentage: int(b.cfg.int64Value("leader.imbalance.per.broker.percentage")),
+			MaxRecords:          maxRecordsPerUserOp,
+		},
 	})
 }
+
+// LeaderRebalanceChecks returns how many automatic leader-balance checks this node has
+// run as controller (for tests and logs).
+func (b *Broker) LeaderRebalanceChecks() uint64 { return b.ctrl.LeaderRebalanceChecks() }
 
 // raftQuorum is controller.Quorum over this node's hashicorp/raft.
 type raftQuorum struct{ b *Broker }

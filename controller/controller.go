@@ -74,9 +74,8 @@ type Config struct {
 	ShuttingDown func() bool
 	// BeforeOp, when set, runs before each decision (a test seam that stalls it).
 	BeforeOp func()
-	// Duties, when set, runs after the controller's own duties at every tick of an
-	// active term, on the controller goroutine (it may call Propose).
-	Duties func(ctx context.Context)
+	// Rebalance is the automatic leader rebalance (rebalance.go).
+	Rebalance Rebalance
 }
 
 // Controller is the quorum controller of one node. It is active only while the node
@@ -93,6 +92,8 @@ type Controller struct {
 	evidence *peerEvidence
 	// finishers are the controlled shutdowns whose ISR removals are being written.
 	finishers shutdownFinishers
+	// rebalance is the automatic leader rebalance's schedule (rebalance.go).
+	rebalance leaderRebalance
 }
 
 // op is one decision: plan records from the current image, then they are proposed as
@@ -145,9 +146,9 @@ func (c *Controller) Do(ctx context.Context, plan func(im *metadata.Image) ([]me
 	}
 }
 
-// Propose writes records as one Raft entry and waits until it is applied. Only the
-// controller goroutine calls it (decisions and Config.Duties).
-func (c *Controller) Propose(ctx context.Context, records ...metadata.Record) (*metadata.Image, error) {
+// propose writes records as one Raft entry and waits until it is applied. Only the
+// controller goroutine calls it.
+func (c *Controller) propose(ctx context.Context, records ...metadata.Record) (*metadata.Image, error) {
 	data, err := metadata.EncodeRecords(records...)
 	if err != nil {
 		return nil, err
@@ -254,7 +255,7 @@ func (c *Controller) runOp(o op) opResult {
 	planned := time.Now()
 	ctx, cancel := c.bounded(o.ctx, 10*time.Second)
 	defer cancel()
-	im, err := c.Propose(ctx, records...)
+	im, err := c.propose(ctx, records...)
 	if took := time.Since(start); took > slowOp {
 		// While this node stops, a slow commit is the other voters stopping too (the
 		// whole cluster stopped at once): INFO.
@@ -279,7 +280,7 @@ func (c *Controller) ensureClusterID() bool {
 	if _, err := rand.Read(raw[:]); err != nil {
 		return false
 	}
-	if _, err := c.Propose(ctx, metadata.ClusterRecord{ClusterID: metadata.UuidFromBytes(raw).String()}); err != nil {
+	if _, err := c.propose(ctx, metadata.ClusterRecord{ClusterID: metadata.UuidFromBytes(raw).String()}); err != nil {
 		c.log.Warn("writing the cluster id", "error", err)
 		return false
 	}

@@ -64,11 +64,11 @@ func (q *memQuorum) Apply(data []byte, _ time.Duration) (*metadata.Image, error)
 }
 
 // startController runs a controller over q until the test ends.
-func startController(t *testing.T, q *memQuorum, sessionTimeout time.Duration) *Controller {
+func startController(t *testing.T, q *memQuorum, sessionTimeout time.Duration, opts ...func(*Config)) *Controller {
 	t.Helper()
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
-	c := New(Config{
+	cfg := Config{
 		NodeID:         0,
 		Quorum:         q,
 		Image:          q.Image,
@@ -78,7 +78,11 @@ func startController(t *testing.T, q *memQuorum, sessionTimeout time.Duration) *
 		UncleanAllowed: func(*metadata.Image) func(string) bool { return func(string) bool { return false } },
 		Probe:          func(*metadata.Broker) ProbeResult { return ProbeConnected },
 		ShuttingDown:   func() bool { return false },
-	})
+	}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	c := New(cfg)
 	wg.Add(1)
 	go func() { defer wg.Done(); c.Run() }()
 	t.Cleanup(func() { close(stop); wg.Wait() })
@@ -145,5 +149,39 @@ func TestExpiredSessionIsFenced(t *testing.T) {
 	})
 	if q.Image().Brokers[2].Fenced {
 		t.Fatal("a heartbeating broker was fenced")
+	}
+}
+
+// The automatic leader rebalance moves a leadership back to its preferred replica once
+// a check is due, at most Rebalance.MaxRecords partitions per check.
+func TestRebalanceElectsPreferredLeaders(t *testing.T) {
+	topic := metadata.UuidFromBytes([16]byte{7})
+	q := newMemQuorum(t,
+		metadata.RegisterBrokerRecord{BrokerID: 1}, metadata.RegisterBrokerRecord{BrokerID: 2},
+		metadata.TopicRecord{Name: "t", TopicID: topic},
+		metadata.PartitionRecord{TopicID: topic, PartitionID: 0, Replicas: []int32{1, 2}, ISR: []int32{1, 2}, Leader: 2},
+		metadata.PartitionRecord{TopicID: topic, PartitionID: 1, Replicas: []int32{1, 2}, ISR: []int32{1, 2}, Leader: 2},
+		metadata.PartitionRecord{TopicID: topic, PartitionID: 2, Replicas: []int32{2, 1}, ISR: []int32{1, 2}, Leader: 2},
+	)
+	q.leader.Store(true)
+	c := startController(t, q, time.Minute, func(cfg *Config) {
+		cfg.Rebalance = Rebalance{Enabled: true, Interval: 50 * time.Millisecond, ImbalancePercentage: 10, MaxRecords: 1}
+	})
+	leaders := func() []int32 {
+		var out []int32
+		for _, p := range q.Image().Topic("t").Partitions {
+			out = append(out, p.Leader)
+		}
+		return out
+	}
+	testwait.Until(t, 10*time.Second, "partitions 0 and 1 led by their preferred replica", func() bool {
+		l := leaders()
+		return l[0] == 1 && l[1] == 1
+	})
+	if l := leaders(); l[2] != 2 {
+		t.Fatalf("partition 2 moved off its preferred leader: leaders %v", l)
+	}
+	if n := c.LeaderRebalanceChecks(); n < 2 {
+		t.Fatalf("%d checks for two elections of at most one partition each", n)
 	}
 }

@@ -9,8 +9,8 @@ import (
 
 // duties runs at every tick of an active term, on the controller goroutine: it writes
 // the cluster id once, fences brokers whose session expired, finishes controlled
-// shutdowns a previous controller left, completes reassignments that are ready, then
-// runs Config.Duties (the broker's automatic leader rebalance).
+// shutdowns a previous controller left, completes reassignments that are ready and
+// rebalances leaders when a check is due.
 func (c *Controller) duties() {
 	ctx, cancel := c.bounded(context.Background(), 5*time.Second)
 	defer cancel()
@@ -24,7 +24,7 @@ func (c *Controller) duties() {
 			continue
 		}
 		before := c.cfg.Image()
-		if _, err := c.Propose(ctx, records...); err != nil {
+		if _, err := c.propose(ctx, records...); err != nil {
 			c.log.Warn("fencing broker", "broker", id, "error", err)
 			continue
 		}
@@ -34,9 +34,7 @@ func (c *Controller) duties() {
 	}
 	c.finishFencedBrokers(c.cfg.Image())
 	c.completeReassignments(ctx)
-	if c.cfg.Duties != nil {
-		c.cfg.Duties(ctx)
-	}
+	c.maybeRebalanceLeaders(ctx, time.Now())
 }
 
 // completeReassignments is a controller duty: every reassignment whose adding
@@ -48,7 +46,7 @@ func (c *Controller) completeReassignments(ctx context.Context) {
 	if len(records) == 0 {
 		return
 	}
-	if _, err := c.Propose(ctx, records...); err != nil {
+	if _, err := c.propose(ctx, records...); err != nil {
 		c.log.Warn("completing reassignments", "partitions", len(records), "error", err)
 		return
 	}

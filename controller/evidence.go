@@ -292,7 +292,7 @@ func (c *Controller) fencePreviousController(previous int32) {
 	records := metadata.FenceBrokerRecords(im, previous, c.cfg.UncleanAllowed(im))
 	ctx, cancel := c.bounded(context.Background(), 10*time.Second)
 	defer cancel()
-	if _, err := c.Propose(ctx, records...); err != nil {
+	if _, err := c.propose(ctx, records...); err != nil {
 		c.log.Debug("fencing the previous controller not done", "broker", previous, "error", err)
 		return
 	}
