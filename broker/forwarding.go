@@ -206,7 +206,7 @@ func (b *Broker) controllerLocal(ctx context.Context, req kmsg.Request) (kmsg.Re
 	}
 	resp := a.controller(b, ctx, req)
 	if a.adminChange {
-		b.awaitAppliedEverywhere(ctx, b.Image().Offset)
+		b.ctrl.AwaitApplied(ctx, b.Image().Offset)
 	}
 	return resp, true
 }

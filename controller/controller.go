@@ -1,8 +1,9 @@
 // Package controller is the quorum controller: the one goroutine of the Raft leader
 // that decides metadata changes against the latest image, one decision at a time
 // (Kafka's single-threaded controller), and proposes them as Raft entries. It keeps
-// broker sessions, fences brokers whose session expired or that the evidence of their
-// peers shows dead, finishes controlled shutdowns and completes reassignments.
+// broker registrations and sessions, fences brokers whose session expired or that the
+// evidence of their peers shows dead, finishes controlled shutdowns, completes
+// reassignments and rebalances leaders.
 //
 // It holds its own state (decisions queue, sessions, evidence, shutdown finishers)
 // and reaches Raft only through Quorum, which the broker implements: this package does

@@ -185,3 +185,26 @@ func TestRebalanceElectsPreferredLeaders(t *testing.T) {
 		t.Fatalf("%d checks for two elections of at most one partition each", n)
 	}
 }
+
+// An admin answer waits until every live broker reported the change applied; a fenced
+// broker is not waited for.
+func TestAwaitAppliedWaitsForLiveBrokers(t *testing.T) {
+	q := newMemQuorum(t, metadata.RegisterBrokerRecord{BrokerID: 1}, metadata.RegisterBrokerRecord{BrokerID: 2, Fenced: true})
+	c := New(Config{Quorum: q, Image: q.Image, Stop: make(chan struct{}), SessionTimeout: time.Minute})
+	now := time.Now()
+	c.sessions.activate(q.Image(), now)
+	c.sessions.Heartbeat(1, 4, false, now)
+	done := make(chan struct{})
+	go func() { c.AwaitApplied(context.Background(), 5); close(done) }()
+	select {
+	case <-done:
+		t.Fatal("answered before broker 1 applied offset 5")
+	case <-time.After(50 * time.Millisecond): // a short look for a premature answer
+	}
+	c.sessions.Heartbeat(1, 5, false, time.Now())
+	select {
+	case <-done:
+	case <-time.After(adminVisibilityWait / 2):
+		t.Fatal("still waiting after broker 1 reported offset 5")
+	}
+}
