@@ -12,8 +12,6 @@ package broker
 
 import (
 	"context"
-	"errors"
-
 	"github.com/petrel-broker/petrel/auth"
 	"github.com/petrel-broker/petrel/controller"
 	"github.com/petrel-broker/petrel/metadata"
@@ -36,12 +34,6 @@ func init() {
 		sessionConn: true,
 	})
 }
-
-// Registration errors (mapped in errors.go).
-var (
-	ErrStaleBrokerEpoch    = errors.New("broker: stale broker epoch")
-	ErrBrokerNotRegistered = errors.New("broker: broker id not registered")
-)
 
 // brokerRegistration runs on the controller (controller/registration.go decides).
 func (b *Broker) brokerRegistration(ctx context.Context, r *kmsg.BrokerRegistrationRequest) *kmsg.BrokerRegistrationResponse {

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/petrel-broker/petrel/auth"
+	"github.com/petrel-broker/petrel/controller"
 	"github.com/petrel-broker/petrel/rpc"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -46,10 +47,10 @@ func (b *Broker) brokerHeartbeat(ctx context.Context, r *kmsg.BrokerHeartbeatReq
 	br := im.Brokers[id]
 	switch {
 	case br == nil:
-		resp.ErrorCode = b.errorCodeLogged(fmt.Errorf("%w: %d", ErrBrokerNotRegistered, id), "heartbeat")
+		resp.ErrorCode = b.errorCodeLogged(fmt.Errorf("%w: %d", controller.ErrBrokerNotRegistered, id), "heartbeat")
 		return resp
 	case br.Epoch != r.BrokerEpoch:
-		resp.ErrorCode = b.errorCodeLogged(fmt.Errorf("%w: broker %d sent %d, registered %d", ErrStaleBrokerEpoch, id, r.BrokerEpoch, br.Epoch), "heartbeat")
+		resp.ErrorCode = b.errorCodeLogged(fmt.Errorf("%w: broker %d sent %d, registered %d", controller.ErrStaleBrokerEpoch, id, r.BrokerEpoch, br.Epoch), "heartbeat")
 		return resp
 	}
 	b.ctrl.Sessions().Heartbeat(id, r.CurrentMetadataOffset, r.WantShutdown, time.Now())

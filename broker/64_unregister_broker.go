@@ -59,7 +59,7 @@ func (b *Broker) unregisterBroker(ctx context.Context, r *kmsg.UnregisterBrokerR
 		br := im.Brokers[id]
 		switch {
 		case br == nil:
-			return nil, fmt.Errorf("%w: broker %d is not registered", ErrBrokerNotRegistered, id)
+			return nil, fmt.Errorf("%w: broker %d is not registered", controller.ErrBrokerNotRegistered, id)
 		case !br.Fenced || b.ctrl.Sessions().Heartbeating(id, time.Now(), timeout):
 			return nil, fmt.Errorf("%w: broker %d is running; stop it first (it would register again)", ErrInvalidRequest, id)
 		}
@@ -70,7 +70,7 @@ func (b *Broker) unregisterBroker(ctx context.Context, r *kmsg.UnregisterBrokerR
 		return metadata.UnregisterBrokerRecords(im, id), nil
 	})
 	removedNonvoter := false
-	if err == nil || errors.Is(err, ErrBrokerNotRegistered) {
+	if err == nil || errors.Is(err, controller.ErrBrokerNotRegistered) {
 		var rerr error
 		removedNonvoter, rerr = b.removeRaftNonvoter(id)
 		if removedNonvoter {

@@ -14,6 +14,7 @@ import (
 	"math"
 
 	"github.com/petrel-broker/petrel/auth"
+	"github.com/petrel-broker/petrel/controller"
 	"github.com/petrel-broker/petrel/metadata"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -42,9 +43,9 @@ func (b *Broker) allocateProducerIDs(ctx context.Context, r *kmsg.AllocateProduc
 		br := im.Brokers[r.BrokerID]
 		switch {
 		case br == nil:
-			return nil, fmt.Errorf("%w: %d", ErrBrokerNotRegistered, r.BrokerID)
+			return nil, fmt.Errorf("%w: %d", controller.ErrBrokerNotRegistered, r.BrokerID)
 		case br.Epoch != r.BrokerEpoch:
-			return nil, fmt.Errorf("%w: broker %d sent %d, registered %d", ErrStaleBrokerEpoch, r.BrokerID, r.BrokerEpoch, br.Epoch)
+			return nil, fmt.Errorf("%w: broker %d sent %d, registered %d", controller.ErrStaleBrokerEpoch, r.BrokerID, r.BrokerEpoch, br.Epoch)
 		case im.NextProducerID > math.MaxInt64-producerIDBlockSize:
 			return nil, ErrProducerIDsExhausted
 		}
