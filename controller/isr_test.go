@@ -28,6 +28,17 @@ func isrTestRecords() []metadata.Record {
 	}
 }
 
+// startISRTest runs an active controller over isrTestRecords; ctx ends with the test.
+func startISRTest(t *testing.T) (*memQuorum, *Controller, context.Context) {
+	t.Helper()
+	q := newMemQuorum(t, isrTestRecords()...)
+	q.leader.Store(true)
+	c := startController(t, q, time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	t.Cleanup(cancel)
+	return q, c, ctx
+}
+
 // Each ISR change is checked in Kafka's order, and only a valid one becomes a record.
 func TestCheckISRChange(t *testing.T) {
 	im, err := metadata.NewImage().Apply(1, isrTestRecords())
@@ -70,11 +81,7 @@ func TestCheckISRChange(t *testing.T) {
 // AlterISR commits the valid changes of a request in one entry and answers each; a
 // broker at another epoch fails the whole request.
 func TestAlterISRCommitsTheValidChanges(t *testing.T) {
-	q := newMemQuorum(t, isrTestRecords()...)
-	q.leader.Store(true)
-	c := startController(t, q, time.Minute)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
+	q, c, ctx := startISRTest(t)
 	epoch := q.Image().Brokers[1].Epoch
 	if _, err := c.AlterISR(ctx, 1, epoch+1, nil); !errors.Is(err, ErrStaleBrokerEpoch) {
 		t.Fatalf("another broker epoch: %v", err)
@@ -95,11 +102,7 @@ func TestAlterISRCommitsTheValidChanges(t *testing.T) {
 // A replica a broker reports in the LOST directory leaves its ISR and leadership;
 // unknown partitions are answered as such and other directories change nothing.
 func TestAssignReplicasToDirsTakesLostReplicasOut(t *testing.T) {
-	q := newMemQuorum(t, isrTestRecords()...)
-	q.leader.Store(true)
-	c := startController(t, q, time.Minute)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
+	q, c, ctx := startISRTest(t)
 	epoch := q.Image().Brokers[1].Epoch
 	unknownRef := metadata.ReplicaRef{TopicID: isrTestTopic, Partition: 7}
 	unknown, err := c.AssignReplicasToDirs(ctx, 1, epoch, []ReplicaDir{
