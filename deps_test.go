@@ -31,7 +31,10 @@ var allowedInternal = map[string][]string{
 	// The command packages' shared test helpers run commands against a node (broker).
 	testCLI: {"broker"},
 	// The broker assembles everything; config is its property table.
-	"broker":      {"rpc", "replication", "fsm", "metadata", "segment", "compress", "coordinator", "group", "txn", "metrics", "auth", "config"},
+	"broker": {"rpc", "replication", "fsm", "metadata", "segment", "compress", "coordinator", "group", "txn", "metrics", "auth", "config", "controller"},
+	// The quorum controller decides over the image (metadata); it reaches Raft
+	// through its own Quorum interface, which the broker implements.
+	"controller":  {"metadata"},
 	"coordinator": {"replication", "segment"},
 	// Pure state machines, fed and drained by the broker.
 	"group": {},
@@ -79,6 +82,7 @@ var allowedExternal = map[string][]string{
 	"txn":         {"github.com/twmb/franz-go/pkg/kmsg", "github.com/twmb/franz-go/pkg/kerr"},
 	"auth":        {"github.com/xdg-go/scram"},
 	"config":      {"github.com/magiconair/properties", "github.com/xrash/smetrics"},
+	"controller":  {"github.com/hashicorp/go-hclog"},
 }
 
 // impure lists standard packages a pure state machine must not import (I/O and

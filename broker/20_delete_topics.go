@@ -65,7 +65,7 @@ func (b *Broker) deleteTopic(ctx context.Context, t kmsg.DeleteTopicsRequestTopi
 	}
 	cctx, cancel := b.waitTimeout(ctx, timeout)
 	defer cancel()
-	after, err := b.controllerDo(cctx, func(im *metadata.Image) ([]metadata.Record, error) {
+	after, err := b.ctrl.Do(cctx, func(im *metadata.Image) ([]metadata.Record, error) {
 		var topic *metadata.Topic
 		if t.Topic != nil {
 			if topic = im.Topic(*t.Topic); topic == nil {

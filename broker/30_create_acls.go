@@ -60,7 +60,7 @@ func (b *Broker) createACLs(ctx context.Context, r *kmsg.CreateACLsRequest) *kms
 		_, _ = rand.Read(raw[:])
 		ids[i] = metadata.UuidFromBytes(raw)
 	}
-	_, err := b.controllerDo(ctx, func(im *metadata.Image) ([]metadata.Record, error) {
+	_, err := b.ctrl.Do(ctx, func(im *metadata.Image) ([]metadata.Record, error) {
 		have := map[auth.ACL]bool{}
 		for _, a := range imageACLs(im) {
 			have[a] = true

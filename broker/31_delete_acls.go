@@ -51,7 +51,7 @@ func (b *Broker) deleteACLs(ctx context.Context, r *kmsg.DeleteACLsRequest) *kms
 		errs[i] = filters[i].Validate()
 	}
 	matched := make([][]auth.ACL, len(filters))
-	_, err := b.controllerDo(ctx, func(im *metadata.Image) ([]metadata.Record, error) {
+	_, err := b.ctrl.Do(ctx, func(im *metadata.Image) ([]metadata.Record, error) {
 		var records []metadata.Record
 		removed := map[metadata.Uuid]bool{}
 		for i, f := range filters {

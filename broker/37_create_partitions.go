@@ -55,7 +55,7 @@ func (b *Broker) createPartitions(ctx context.Context, r *kmsg.CreatePartitionsR
 		default:
 			cctx, cancel := b.waitTimeout(ctx, timeout)
 			var im *metadata.Image
-			im, err = b.controllerDo(cctx, func(im *metadata.Image) ([]metadata.Record, error) {
+			im, err = b.ctrl.Do(cctx, func(im *metadata.Image) ([]metadata.Record, error) {
 				return b.planPartitions(im, t)
 			})
 			if err == nil {

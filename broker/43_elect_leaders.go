@@ -103,7 +103,7 @@ func (b *Broker) runElections(ctx context.Context, partitions []metadata.TopicPa
 		var before *metadata.Image
 		var planned []metadata.Record
 		outcome := map[metadata.TopicPartitionID]error{}
-		_, err := b.controllerDo(ctx, func(im *metadata.Image) ([]metadata.Record, error) {
+		_, err := b.ctrl.Do(ctx, func(im *metadata.Image) ([]metadata.Record, error) {
 			var records []metadata.Record
 			decided := map[metadata.TopicPartitionID]error{}
 			for _, tp := range chunk {
@@ -129,7 +129,7 @@ func (b *Broker) runElections(ctx context.Context, partitions []metadata.TopicPa
 			}
 		}
 		if err == nil && before != nil {
-			logUncleanElections(b, before, planned)
+			b.ctrl.LogUncleanElections(before, planned)
 		}
 		mu.Unlock()
 	}

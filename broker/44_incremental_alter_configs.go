@@ -121,7 +121,7 @@ func (b *Broker) commitConfigs(ctx context.Context, validateOnly bool, plan func
 	// their records over under mu.
 	var mu sync.Mutex
 	var planned []metadata.Record
-	_, err := b.controllerDo(cctx, func(im *metadata.Image) ([]metadata.Record, error) {
+	_, err := b.ctrl.Do(cctx, func(im *metadata.Image) ([]metadata.Record, error) {
 		records, err := plan(im)
 		mu.Lock()
 		planned = records
@@ -140,7 +140,7 @@ func (b *Broker) commitConfigs(ctx context.Context, validateOnly bool, plan func
 	}
 	var before *metadata.Image
 	var elected []metadata.Record
-	if _, err := b.controllerDo(cctx, func(im *metadata.Image) ([]metadata.Record, error) {
+	if _, err := b.ctrl.Do(cctx, func(im *metadata.Image) ([]metadata.Record, error) {
 		records := metadata.ElectLeaderlessRecords(im, func(id int32) bool { return im.Acceptable(id) }, b.uncleanAllowed(im))
 		mu.Lock()
 		before, elected = im, records
@@ -152,7 +152,7 @@ func (b *Broker) commitConfigs(ctx context.Context, validateOnly bool, plan func
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	logUncleanElections(b, before, elected)
+	b.ctrl.LogUncleanElections(before, elected)
 	return nil
 }
 

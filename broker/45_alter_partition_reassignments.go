@@ -3,7 +3,7 @@ package broker
 // AlterPartitionReassignments (key 45), v0-1, runs on the controller: per partition,
 // a replica list starts (or replaces) a reassignment and a null list cancels one, each
 // recorded in the metadata log (metadata/reassignment.go); the controller completes a
-// reassignment once every adding replica is in the ISR (reassignment.go). Errors per
+// reassignment once every adding replica is in the ISR (controller/duties.go). Errors per
 // partition, in Kafka's words: UNKNOWN_TOPIC_OR_PARTITION, INVALID_REPLICA_ASSIGNMENT
 // (empty, duplicate or unregistered brokers), NO_REASSIGNMENT_IN_PROGRESS (a cancel of
 // nothing), INVALID_REPLICATION_FACTOR (v1 with allow_replication_factor_change false
@@ -52,7 +52,7 @@ func (b *Broker) alterPartitionReassignments(ctx context.Context, r *kmsg.AlterP
 	cctx, cancel := b.waitTimeout(ctx, timeout)
 	defer cancel()
 	results := make([][]error, len(r.Topics))
-	_, err := b.controllerDo(cctx, func(im *metadata.Image) ([]metadata.Record, error) {
+	_, err := b.ctrl.Do(cctx, func(im *metadata.Image) ([]metadata.Record, error) {
 		var records []metadata.Record
 		// Each partition is planned against the image its earlier siblings leave, so
 		// that a request naming one partition twice stays consistent.

@@ -37,7 +37,7 @@ func (b *Broker) alterClientQuotas(ctx context.Context, r *kmsg.AlterClientQuota
 		}
 		records, err := quotaRecords(entity, e.Ops)
 		if err == nil && !r.ValidateOnly {
-			_, err = b.controllerDo(ctx, func(*metadata.Image) ([]metadata.Record, error) { return records, nil })
+			_, err = b.ctrl.Do(ctx, func(*metadata.Image) ([]metadata.Record, error) { return records, nil })
 		}
 		if err != nil {
 			re.ErrorCode, re.ErrorMessage = b.errorCodeLogged(err, "alter client quotas"), errorMessage(err)

@@ -106,7 +106,7 @@ func (b *Broker) alterUserScramCredentials(ctx context.Context, r *kmsg.AlterUse
 		a := users[name]
 		if a.code == 0 {
 			cctx, cancel := b.waitTimeout(ctx, defaultAdminTimeout)
-			_, err := b.controllerDo(cctx, func(*metadata.Image) ([]metadata.Record, error) { return a.records, nil })
+			_, err := b.ctrl.Do(cctx, func(*metadata.Image) ([]metadata.Record, error) { return a.records, nil })
 			cancel()
 			if err != nil {
 				a.code, a.message = b.errorCodeLogged(err, "alter user scram credentials"), err.Error()

@@ -47,7 +47,7 @@ func (b *Broker) describeQuorum(r *kmsg.DescribeQuorumRequest) *kmsg.DescribeQuo
 		rp.ErrorCode = kerr.UnknownServerError.Code
 		rp.ErrorMessage = errorMessage(err)
 	}
-	offsets := b.sessions.offsets()
+	offsets := b.ctrl.Sessions().Offsets()
 	offsets[b.cfg.NodeID] = int64(b.Image().Offset)
 	for _, s := range cf.Configuration().Servers {
 		id, err := strconv.Atoi(string(s.ID))

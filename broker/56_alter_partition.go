@@ -1,7 +1,7 @@
 package broker
 
 // AlterPartition (key 56), v0-3, internal: a partition leader asks the controller to
-// change the ISR. The controller checks, per partition and in Kafka's order: unknown
+// change the ISR. The controller (controller.AlterISR) checks, per partition and in Kafka's order: unknown
 // partition (UNKNOWN_TOPIC_OR_PARTITION); epochs newer than its own (NOT_CONTROLLER);
 // an older leader epoch (FENCED_LEADER_EPOCH); a sender that is not the leader
 // (INVALID_REQUEST); an older partition epoch (INVALID_UPDATE_VERSION); an ISR that is
@@ -11,10 +11,10 @@ package broker
 
 import (
 	"context"
-	"fmt"
 	"slices"
 
 	"github.com/petrel-broker/petrel/auth"
+	"github.com/petrel-broker/petrel/controller"
 	"github.com/petrel-broker/petrel/metadata"
 	"github.com/petrel-broker/petrel/replication"
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -32,70 +32,30 @@ func init() {
 	})
 }
 
-// alterPartition runs on the controller.
+// alterPartition runs on the controller (controller/isr.go decides).
 func (b *Broker) alterPartition(ctx context.Context, r *kmsg.AlterPartitionRequest) *kmsg.AlterPartitionResponse {
 	resp := r.ResponseKind().(*kmsg.AlterPartitionResponse)
-	type result struct {
-		code int16
-		p    *metadata.Partition
+	var changes []controller.ISRChange
+	for _, t := range r.Topics {
+		for _, rp := range t.Partitions {
+			ch := controller.ISRChange{Topic: t.Topic, TopicID: metadata.Uuid(t.TopicID), ByID: r.Version >= 2,
+				Partition: rp.Partition, LeaderEpoch: rp.LeaderEpoch, PartitionEpoch: rp.PartitionEpoch, ISR: rp.NewISR}
+			if r.Version >= 3 {
+				ch.ISR = nil
+				for _, e := range rp.NewEpochISR {
+					ch.ISR = append(ch.ISR, e.BrokerID)
+				}
+			}
+			changes = append(changes, ch)
+		}
 	}
-	results := map[string]map[int32]*result{}
-	_, err := b.controllerDo(ctx, func(im *metadata.Image) ([]metadata.Record, error) {
-		if br := im.Brokers[r.BrokerID]; br == nil || (r.BrokerEpoch >= 0 && br.Epoch != r.BrokerEpoch) {
-			return nil, fmt.Errorf("%w: broker %d epoch %d", ErrStaleBrokerEpoch, r.BrokerID, r.BrokerEpoch)
-		}
-		var records []metadata.Record
-		for _, t := range r.Topics {
-			topic := im.Topic(t.Topic)
-			if r.Version >= 2 {
-				topic = im.TopicByID(t.TopicID)
-			}
-			name := t.Topic
-			if topic != nil {
-				name = topic.Name
-			}
-			results[name] = map[int32]*result{}
-			for _, rp := range t.Partitions {
-				res := &result{}
-				results[name][rp.Partition] = res
-				if topic == nil || rp.Partition < 0 || int(rp.Partition) >= len(topic.Partitions) {
-					res.code = kerr.UnknownTopicOrPartition.Code
-					continue
-				}
-				p := topic.Partitions[rp.Partition]
-				res.p = p
-				isr := rp.NewISR
-				if r.Version >= 3 {
-					isr = nil
-					for _, e := range rp.NewEpochISR {
-						isr = append(isr, e.BrokerID)
-					}
-				}
-				switch {
-				case rp.LeaderEpoch > p.LeaderEpoch || rp.PartitionEpoch > p.PartitionEpoch:
-					res.code = kerr.NotController.Code
-				case rp.LeaderEpoch < p.LeaderEpoch:
-					res.code = kerr.FencedLeaderEpoch.Code
-				case r.BrokerID != p.Leader:
-					res.code = kerr.InvalidRequest.Code
-				case rp.PartitionEpoch < p.PartitionEpoch:
-					res.code = kerr.InvalidUpdateVersion.Code
-				case !slices.Contains(isr, p.Leader) || slices.ContainsFunc(isr, func(id int32) bool { return !slices.Contains(p.Replicas, id) }):
-					res.code = kerr.InvalidRequest.Code
-				case slices.ContainsFunc(isr, func(id int32) bool { return !im.Acceptable(id) }):
-					res.code = kerr.IneligibleReplica.Code
-				default:
-					records = append(records, metadata.PartitionChangeRecord{TopicID: topic.ID, PartitionID: p.ID, ISR: slices.Clone(isr)})
-				}
-			}
-		}
-		return records, nil
-	})
+	outcomes, err := b.ctrl.AlterISR(ctx, r.BrokerID, r.BrokerEpoch, changes)
 	if err != nil {
 		resp.ErrorCode = b.errorCodeLogged(err, "alter partition")
 		return resp
 	}
 	im := b.Image()
+	i := 0
 	for _, t := range r.Topics {
 		rt := kmsg.NewAlterPartitionResponseTopic()
 		rt.Topic, rt.TopidID = t.Topic, t.TopicID
@@ -106,12 +66,13 @@ func (b *Broker) alterPartition(ctx context.Context, r *kmsg.AlterPartitionReque
 			if tp := im.TopicByID(t.TopicID); r.Version >= 2 && tp != nil {
 				name = tp.Name
 			}
-			if res := results[name][rp.Partition]; res != nil && res.code != 0 {
-				out.ErrorCode = res.code
+			if code := errorCode(outcomes[i]); code != 0 {
+				out.ErrorCode = code
 			} else if tp := im.Topic(name); tp != nil && int(rp.Partition) < len(tp.Partitions) {
 				p := tp.Partitions[rp.Partition]
 				out.LeaderID, out.LeaderEpoch, out.ISR, out.PartitionEpoch = p.Leader, p.LeaderEpoch, slices.Clone(p.ISR), p.PartitionEpoch
 			}
+			i++
 			rt.Partitions = append(rt.Partitions, out)
 		}
 		resp.Topics = append(resp.Topics, rt)

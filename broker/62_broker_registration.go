@@ -12,11 +12,8 @@ package broker
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"time"
-
 	"github.com/petrel-broker/petrel/auth"
+	"github.com/petrel-broker/petrel/controller"
 	"github.com/petrel-broker/petrel/metadata"
 	"github.com/petrel-broker/petrel/rpc"
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -38,68 +35,23 @@ func init() {
 	})
 }
 
-// Registration errors (mapped in errors.go).
-var (
-	ErrInconsistentClusterID       = errors.New("broker: cluster id does not match")
-	ErrDuplicateBrokerRegistration = errors.New("broker: another incarnation of this broker id has a live session")
-	ErrStaleBrokerEpoch            = errors.New("broker: stale broker epoch")
-	ErrBrokerNotRegistered         = errors.New("broker: broker id not registered")
-)
-
-// brokerRegistration runs on the controller.
+// brokerRegistration runs on the controller (controller/registration.go decides).
 func (b *Broker) brokerRegistration(ctx context.Context, r *kmsg.BrokerRegistrationRequest) *kmsg.BrokerRegistrationResponse {
 	resp := r.ResponseKind().(*kmsg.BrokerRegistrationResponse)
-	timeout := b.cfg.durationMs("broker.session.timeout.ms")
-	incarnation := metadata.Uuid(r.IncarnationID)
-	previous := previousIncarnationOf(r)
-	newIncarnation, replacedLive := false, false
-	im, err := b.controllerDo(ctx, func(im *metadata.Image) ([]metadata.Record, error) {
-		newIncarnation, replacedLive = false, false
-		if im.ClusterID != "" && r.ClusterID != "" && r.ClusterID != im.ClusterID {
-			return nil, fmt.Errorf("%w: broker %d has %q, the cluster is %q", ErrInconsistentClusterID, r.BrokerID, r.ClusterID, im.ClusterID)
-		}
-		existing := im.Brokers[r.BrokerID]
-		if existing != nil && existing.IncarnationID == incarnation {
-			return nil, nil // the same process again: keep epoch and fence state
-		}
-		replaces := existing != nil && previous != metadata.ZeroUuid && previous == existing.IncarnationID
-		if existing != nil && !existing.Fenced && !replaces && b.sessions.valid(r.BrokerID, time.Now(), timeout) {
-			return nil, fmt.Errorf("%w: broker %d", ErrDuplicateBrokerRegistration, r.BrokerID)
-		}
-		newIncarnation = true
-		// An old incarnation still unfenced (it died and its session expired, but the
-		// controller has not fenced it yet) is fenced in the same entry, first: out of
-		// every ISR and leadership, as when its session expiry is noticed. Otherwise the
-		// restarted process would resume its old leaderships in the same leader epoch,
-		// with whatever its log kept of an unclean shutdown (KIP-966's concern).
-		var records []metadata.Record
-		if existing != nil && !existing.Fenced {
-			records = metadata.FenceBrokerRecords(im, r.BrokerID, b.uncleanAllowed(im))
-			replacedLive = replaces
-		}
-		rec := metadata.RegisterBrokerRecord{BrokerID: r.BrokerID, IncarnationID: incarnation, Fenced: true}
-		for _, l := range r.Listeners {
-			rec.Listeners = append(rec.Listeners, metadata.Endpoint{Name: l.Name, Host: l.Host, Port: int32(l.Port)})
-		}
-		if r.Rack != nil {
-			rec.Rack = *r.Rack
-		}
-		return append(records, rec), nil
-	})
+	reg := controller.Registration{BrokerID: r.BrokerID, ClusterID: r.ClusterID,
+		Incarnation: metadata.Uuid(r.IncarnationID), Previous: previousIncarnationOf(r)}
+	for _, l := range r.Listeners {
+		reg.Listeners = append(reg.Listeners, metadata.Endpoint{Name: l.Name, Host: l.Host, Port: int32(l.Port)})
+	}
+	if r.Rack != nil {
+		reg.Rack = *r.Rack
+	}
+	epoch, err := b.ctrl.Register(ctx, reg)
 	if err != nil {
 		resp.ErrorCode = b.errorCodeLogged(err, "broker registration")
 		return resp
 	}
-	resp.BrokerEpoch = im.Brokers[r.BrokerID].Epoch
-	if replacedLive {
-		b.logger.Info("broker restarted on its data directory: its previous incarnation fenced and replaced at once",
-			"broker", r.BrokerID, "previous_incarnation", previous, "broker_epoch", resp.BrokerEpoch)
-	}
-	if newIncarnation {
-		b.sessions.registered(r.BrokerID, time.Now()) // a new process: a fresh session
-	} else {
-		b.sessions.heartbeat(r.BrokerID, -1, false, time.Now()) // same process: stays as it was
-	}
+	resp.BrokerEpoch = epoch
 	return resp
 }
 

@@ -6,11 +6,11 @@ package broker
 // partitions whose ISR holds it get a leader). WantShutdown starts a controlled shutdown:
 // the broker is fenced and its leaderships moved in one entry, with as many of its ISR
 // removals as fit in 10,000 records; it is answered ShouldShutdown once it leads nothing,
-// and the controller writes the remaining ISR removals after (controlled_shutdown.go,
+// and the controller writes the remaining ISR removals after (controller/shutdown.go,
 // DESIGN.md invariant C8). Unknown brokers get BROKER_ID_NOT_REGISTERED, a
 // wrong epoch STALE_BROKER_EPOCH. Petrel's refusedPeersTag reports peers whose listener
 // refused the sender's connections; the controller probes them and may fence them
-// before their session expires (peer_evidence.go).
+// before their session expires (controller/evidence.go).
 
 import (
 	"context"
@@ -18,7 +18,7 @@ import (
 	"time"
 
 	"github.com/petrel-broker/petrel/auth"
-	"github.com/petrel-broker/petrel/metadata"
+	"github.com/petrel-broker/petrel/controller"
 	"github.com/petrel-broker/petrel/rpc"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -47,54 +47,28 @@ func (b *Broker) brokerHeartbeat(ctx context.Context, r *kmsg.BrokerHeartbeatReq
 	br := im.Brokers[id]
 	switch {
 	case br == nil:
-		resp.ErrorCode = b.errorCodeLogged(fmt.Errorf("%w: %d", ErrBrokerNotRegistered, id), "heartbeat")
+		resp.ErrorCode = b.errorCodeLogged(fmt.Errorf("%w: %d", controller.ErrBrokerNotRegistered, id), "heartbeat")
 		return resp
 	case br.Epoch != r.BrokerEpoch:
-		resp.ErrorCode = b.errorCodeLogged(fmt.Errorf("%w: broker %d sent %d, registered %d", ErrStaleBrokerEpoch, id, r.BrokerEpoch, br.Epoch), "heartbeat")
+		resp.ErrorCode = b.errorCodeLogged(fmt.Errorf("%w: broker %d sent %d, registered %d", controller.ErrStaleBrokerEpoch, id, r.BrokerEpoch, br.Epoch), "heartbeat")
 		return resp
 	}
-	b.sessions.heartbeat(id, r.CurrentMetadataOffset, r.WantShutdown, time.Now())
+	b.ctrl.Sessions().Heartbeat(id, r.CurrentMetadataOffset, r.WantShutdown, time.Now())
 	if refused, err := refusedPeersOf(r); err != nil {
 		b.logger.Debug("heartbeat's refused peers ignored", "broker", id, "error", err)
 	} else if len(refused) > 0 {
-		b.refusedPeersReported(id, refused) // never waits (peer_evidence.go)
+		b.ctrl.RefusedPeersReported(id, refused) // never waits (controller/evidence.go)
 	}
 	resp.IsCaughtUp = r.CurrentMetadataOffset >= br.Epoch
 	var err error
 	switch {
 	case r.WantShutdown:
-		im, err = b.controllerDo(ctx, func(im *metadata.Image) ([]metadata.Record, error) {
-			cur := im.Brokers[id]
-			if cur == nil || cur.Epoch != r.BrokerEpoch {
-				return nil, nil
-			}
-			if cur.Fenced {
-				// A later heartbeat: leaderships only (normally none left); the ISR
-				// removals are finishControlledShutdown's, so a heartbeat never waits
-				// for them.
-				changes, _ := metadata.ControlledShutdownRecords(im, id, 0)
-				return changes, nil
-			}
-			records := []metadata.Record{metadata.FenceBrokerRecord{BrokerID: id, BrokerEpoch: cur.Epoch}}
-			changes, _ := metadata.ControlledShutdownRecords(im, id, int(shutdownEntryRecords.Load())-len(records))
-			return append(records, changes...), nil
-		})
+		im, err = b.ctrl.ControlledShutdown(ctx, id, r.BrokerEpoch)
 		if err == nil {
 			resp.ShouldShutdown = im.LeaderCount(id) == 0
-			if inSharedISR(im, id) {
-				b.finishControlledShutdown(id, r.BrokerEpoch)
-			}
 		}
-	case br.Fenced && !r.WantFence && resp.IsCaughtUp && !b.sessions.inControlledShutdown(id):
-		im, err = b.controllerDo(ctx, func(im *metadata.Image) ([]metadata.Record, error) {
-			cur := im.Brokers[id]
-			if cur == nil || cur.Epoch != r.BrokerEpoch || !cur.Fenced {
-				return nil, nil
-			}
-			records := metadata.UnfenceBrokerRecords(im, id, b.uncleanAllowed(im))
-			logUncleanElections(b, im, records)
-			return records, nil
-		})
+	case br.Fenced && !r.WantFence && resp.IsCaughtUp && !b.ctrl.Sessions().InControlledShutdown(id):
+		im, err = b.ctrl.Unfence(ctx, id, r.BrokerEpoch)
 		if err == nil && !im.Brokers[id].Fenced {
 			b.logger.Info("broker unfenced", "broker", id, "epoch", r.BrokerEpoch)
 		}

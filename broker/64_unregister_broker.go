@@ -29,6 +29,7 @@ import (
 
 	"github.com/hashicorp/raft"
 	"github.com/petrel-broker/petrel/auth"
+	"github.com/petrel-broker/petrel/controller"
 	"github.com/petrel-broker/petrel/metadata"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -54,12 +55,12 @@ func (b *Broker) unregisterBroker(ctx context.Context, r *kmsg.UnregisterBrokerR
 	resp := r.ResponseKind().(*kmsg.UnregisterBrokerResponse)
 	id := r.BrokerID
 	timeout := b.cfg.durationMs("broker.session.timeout.ms")
-	_, err := b.controllerDo(ctx, func(im *metadata.Image) ([]metadata.Record, error) {
+	_, err := b.ctrl.Do(ctx, func(im *metadata.Image) ([]metadata.Record, error) {
 		br := im.Brokers[id]
 		switch {
 		case br == nil:
-			return nil, fmt.Errorf("%w: broker %d is not registered", ErrBrokerNotRegistered, id)
-		case !br.Fenced || b.sessions.heartbeating(id, time.Now(), timeout):
+			return nil, fmt.Errorf("%w: broker %d is not registered", controller.ErrBrokerNotRegistered, id)
+		case !br.Fenced || b.ctrl.Sessions().Heartbeating(id, time.Now(), timeout):
 			return nil, fmt.Errorf("%w: broker %d is running; stop it first (it would register again)", ErrInvalidRequest, id)
 		}
 		if n, first := im.ReplicaCount(id); n > 0 {
@@ -69,7 +70,7 @@ func (b *Broker) unregisterBroker(ctx context.Context, r *kmsg.UnregisterBrokerR
 		return metadata.UnregisterBrokerRecords(im, id), nil
 	})
 	removedNonvoter := false
-	if err == nil || errors.Is(err, ErrBrokerNotRegistered) {
+	if err == nil || errors.Is(err, controller.ErrBrokerNotRegistered) {
 		var rerr error
 		removedNonvoter, rerr = b.removeRaftNonvoter(id)
 		if removedNonvoter {
@@ -79,12 +80,12 @@ func (b *Broker) unregisterBroker(ctx context.Context, r *kmsg.UnregisterBrokerR
 	}
 	if err != nil {
 		if errors.Is(err, raft.ErrNotLeader) {
-			err = fmt.Errorf("%w: %v", ErrNotController, err)
+			err = fmt.Errorf("%w: %v", controller.ErrNotController, err)
 		}
 		resp.ErrorCode, resp.ErrorMessage = b.errorCodeLogged(err, "unregister broker"), errorMessage(err)
 		return resp
 	}
-	b.sessions.forget(id)
+	b.ctrl.Sessions().Forget(id)
 	b.logger.Info("broker unregistered", "broker", id, "raft_non_voter_removed", removedNonvoter)
 	return resp
 }

@@ -14,6 +14,7 @@ import (
 	"math"
 
 	"github.com/petrel-broker/petrel/auth"
+	"github.com/petrel-broker/petrel/controller"
 	"github.com/petrel-broker/petrel/metadata"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -38,13 +39,13 @@ func init() {
 func (b *Broker) allocateProducerIDs(ctx context.Context, r *kmsg.AllocateProducerIDsRequest) *kmsg.AllocateProducerIDsResponse {
 	resp := r.ResponseKind().(*kmsg.AllocateProducerIDsResponse)
 	var start int64
-	_, err := b.controllerDo(ctx, func(im *metadata.Image) ([]metadata.Record, error) {
+	_, err := b.ctrl.Do(ctx, func(im *metadata.Image) ([]metadata.Record, error) {
 		br := im.Brokers[r.BrokerID]
 		switch {
 		case br == nil:
-			return nil, fmt.Errorf("%w: %d", ErrBrokerNotRegistered, r.BrokerID)
+			return nil, fmt.Errorf("%w: %d", controller.ErrBrokerNotRegistered, r.BrokerID)
 		case br.Epoch != r.BrokerEpoch:
-			return nil, fmt.Errorf("%w: broker %d sent %d, registered %d", ErrStaleBrokerEpoch, r.BrokerID, r.BrokerEpoch, br.Epoch)
+			return nil, fmt.Errorf("%w: broker %d sent %d, registered %d", controller.ErrStaleBrokerEpoch, r.BrokerID, r.BrokerEpoch, br.Epoch)
 		case im.NextProducerID > math.MaxInt64-producerIDBlockSize:
 			return nil, ErrProducerIDsExhausted
 		}

@@ -3,15 +3,15 @@ package broker
 // AssignReplicasToDirs (key 73), v0, internal (KIP-858): Petrel has one log directory,
 // so brokers use this request only to report replicas they cannot open or write, as
 // assigned to Kafka's LOST directory (offline_replicas.go). The controller takes each
-// out of its ISR and leadership (metadata.OfflineReplicaRecords), in one Raft entry.
+// out of its ISR and leadership (controller.AssignReplicasToDirs), in one Raft entry.
 // Directories other than LOST change nothing. A stale broker epoch is
 // STALE_BROKER_EPOCH; unknown partitions are UNKNOWN_TOPIC_OR_PARTITION.
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/petrel-broker/petrel/auth"
+	"github.com/petrel-broker/petrel/controller"
 	"github.com/petrel-broker/petrel/metadata"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -28,38 +28,19 @@ func init() {
 	})
 }
 
-// assignReplicasToDirs runs on the controller.
+// assignReplicasToDirs runs on the controller (controller/offline.go decides).
 func (b *Broker) assignReplicasToDirs(ctx context.Context, r *kmsg.AssignReplicasToDirsRequest) *kmsg.AssignReplicasToDirsResponse {
 	resp := r.ResponseKind().(*kmsg.AssignReplicasToDirsResponse)
-	codes := map[metadata.ReplicaRef]int16{}
-	_, err := b.controllerDo(ctx, func(im *metadata.Image) ([]metadata.Record, error) {
-		if br := im.Brokers[r.BrokerID]; br == nil || br.Epoch != r.BrokerEpoch {
-			return nil, fmt.Errorf("%w: broker %d epoch %d", ErrStaleBrokerEpoch, r.BrokerID, r.BrokerEpoch)
-		}
-		var lost []metadata.ReplicaRef
-		for _, d := range r.Directories {
-			for _, t := range d.Topics {
-				topic := im.TopicByID(metadata.Uuid(t.TopicID))
-				for _, p := range t.Partitions {
-					ref := metadata.ReplicaRef{TopicID: metadata.Uuid(t.TopicID), Partition: p.Partition}
-					if topic == nil || p.Partition < 0 || int(p.Partition) >= len(topic.Partitions) {
-						codes[ref] = kerr.UnknownTopicOrPartition.Code
-						continue
-					}
-					codes[ref] = 0
-					if d.ID == lostDirectoryID {
-						lost = append(lost, ref)
-					}
-				}
+	var replicas []controller.ReplicaDir
+	for _, d := range r.Directories {
+		for _, t := range d.Topics {
+			for _, p := range t.Partitions {
+				ref := metadata.ReplicaRef{TopicID: metadata.Uuid(t.TopicID), Partition: p.Partition}
+				replicas = append(replicas, controller.ReplicaDir{Ref: ref, Lost: d.ID == lostDirectoryID})
 			}
 		}
-		records := metadata.OfflineReplicaRecords(im, r.BrokerID, lost, b.uncleanAllowed(im))
-		if len(records) > 0 {
-			b.logger.Warn("broker reported offline replicas: moving them out of ISR and leadership",
-				"broker", r.BrokerID, "replicas", len(lost), "changes", len(records))
-		}
-		return records, nil
-	})
+	}
+	unknown, err := b.ctrl.AssignReplicasToDirs(ctx, r.BrokerID, r.BrokerEpoch, replicas)
 	if err != nil {
 		resp.ErrorCode = b.errorCodeLogged(err, "assign replicas to dirs")
 		return resp
@@ -73,7 +54,9 @@ func (b *Broker) assignReplicasToDirs(ctx context.Context, r *kmsg.AssignReplica
 			for _, p := range t.Partitions {
 				rp := kmsg.NewAssignReplicasToDirsResponseDirectoryTopicPartition()
 				rp.Partition = p.Partition
-				rp.ErrorCode = codes[metadata.ReplicaRef{TopicID: metadata.Uuid(t.TopicID), Partition: p.Partition}]
+				if unknown[metadata.ReplicaRef{TopicID: metadata.Uuid(t.TopicID), Partition: p.Partition}] {
+					rp.ErrorCode = kerr.UnknownTopicOrPartition.Code
+				}
 				rt.Partitions = append(rt.Partitions, rp)
 			}
 			rd.Topics = append(rd.Topics, rt)

@@ -31,6 +31,7 @@ import (
 
 	"github.com/hashicorp/raft"
 	"github.com/petrel-broker/petrel/auth"
+	"github.com/petrel-broker/petrel/controller"
 	"github.com/petrel-broker/petrel/rpc"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -119,7 +120,7 @@ func checkNewRaftMember(cf raft.Configuration, id raft.ServerID, addr raft.Serve
 // leads (or is handing the leadership over), the error table's code otherwise.
 func addNonvoterFailed(b *Broker, resp *kmsg.AddRaftVoterResponse, err error) *kmsg.AddRaftVoterResponse {
 	if raftLeadershipMoving(err) {
-		err = fmt.Errorf("%w: %v", ErrNotController, err)
+		err = fmt.Errorf("%w: %v", controller.ErrNotController, err)
 	}
 	resp.ErrorCode = b.errorCodeLogged(err, "add raft non-voter")
 	resp.ErrorMessage = errorMessage(err)

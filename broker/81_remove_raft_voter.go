@@ -28,6 +28,7 @@ import (
 
 	"github.com/hashicorp/raft"
 	"github.com/petrel-broker/petrel/auth"
+	"github.com/petrel-broker/petrel/controller"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -72,7 +73,7 @@ func (b *Broker) removeRaftVoter(r *kmsg.RemoveRaftVoterRequest) *kmsg.RemoveRaf
 	}
 	br := im.Brokers[r.VoterID]
 	if r.VoterID == b.cfg.NodeID || br != nil && !br.Fenced ||
-		b.sessions.heartbeating(r.VoterID, time.Now(), b.cfg.durationMs("broker.session.timeout.ms")) {
+		b.ctrl.Sessions().Heartbeating(r.VoterID, time.Now(), b.cfg.durationMs("broker.session.timeout.ms")) {
 		return fail(kerr.InvalidRequest.Code, fmt.Sprintf("voter %d is running; stop it first", r.VoterID))
 	}
 	if err := b.raft.removeServer(*voter, cf.Index()); err != nil {
@@ -95,7 +96,7 @@ func parseServerID(s raft.ServerID) int32 {
 // leads, the error table's code otherwise.
 func removeVoterFailed(b *Broker, resp *kmsg.RemoveRaftVoterResponse, err error) *kmsg.RemoveRaftVoterResponse {
 	if errors.Is(err, raft.ErrNotLeader) || errors.Is(err, raft.ErrLeadershipLost) {
-		err = fmt.Errorf("%w: %v", ErrNotController, err)
+		err = fmt.Errorf("%w: %v", controller.ErrNotController, err)
 	}
 	resp.ErrorCode, resp.ErrorMessage = b.errorCodeLogged(err, "remove raft voter"), errorMessage(err)
 	return resp

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/petrel-broker/petrel/controller"
 	"github.com/petrel-broker/petrel/replication"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -55,7 +56,7 @@ func (q *isrBatcher) submit(change replication.ISRChange) error {
 	case err := <-it.done:
 		return err
 	case <-q.b.stop:
-		return ErrNotController
+		return controller.ErrNotController
 	}
 }
 

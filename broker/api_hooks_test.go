@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/petrel-broker/petrel/controller"
 )
 
 // TestAPIHooks_RoutingFacts pins the facts each API's file sets in its init
@@ -75,7 +77,7 @@ func TestAPIHooks_NotControllerRoundTrip(t *testing.T) {
 		case *kmsg.DeleteTopicsRequest:
 			r.TopicNames = append(r.TopicNames, "t")
 		}
-		resp := notControllerResponse(req, ErrNotController)
+		resp := notControllerResponse(req, controller.ErrNotController)
 		if resp.Key() != int16(a.key) {
 			t.Fatalf("%s: answered with a %s", a.key.Name(), kmsg.NameForKey(resp.Key()))
 		}

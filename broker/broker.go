@@ -15,6 +15,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
 	"github.com/petrel-broker/petrel/config"
+	"github.com/petrel-broker/petrel/controller"
 	"github.com/petrel-broker/petrel/fsm"
 	"github.com/petrel-broker/petrel/metadata"
 	"github.com/petrel-broker/petrel/metrics"
@@ -74,24 +75,20 @@ type Broker struct {
 	metrics         *metrics.Registry
 	metricsServer   *metrics.Server // nil without a metrics listener
 
-	controllerOps chan controllerOp // decisions for the controller goroutine
-	sessions      *brokerSessions   // controller: broker heartbeats (this term)
-	evidence      *peerEvidence     // controller: brokers' refused connections and probes (this term)
-	refusals      *peerRefusals     // refused connections to peers, to report (peer_reports.go)
-	leaderProbes  *leaderProbes     // Metadata's probes of the leaders it names (metadata_leader_probes.go)
-	finishers     shutdownFinishers // controller: controlled shutdowns whose ISR removals are being written
-	rebalance     leaderRebalance   // controller goroutine only: automatic leader rebalance
-	controllers   controllerClients // connection to the current controller
-	heartbeats    controllerClients // the controller connection of registrations and heartbeats only (controllerChannel)
-	isrChanges    isrBatcher        // this broker's AlterPartition requests, batched (alter_partition_batch.go)
-	stalls        stallHooks        // tests only (stall_hooks.go)
-	leaders       *leaderWatch      // closed at each Raft leader change (forwarding.go)
-	brokerEpoch   atomic.Int64      // this broker's epoch; -1 until registered
-	producerIDs   *producerIDManager
-	dial          rpc.DialFunc         // outgoing connections (tests inject faults)
-	throttles     replicationThrottles // KIP-73 replication quotas (throttle.go)
-	authz         authorization        // ACL authorizer (authorize.go)
-	quotas        clientQuotas         // client quotas (quotas.go)
+	ctrl         *controller.Controller // the quorum controller, active while this node is the Raft leader (controller.go)
+	refusals     *peerRefusals          // refused connections to peers, to report (peer_reports.go)
+	leaderProbes *leaderProbes          // Metadata's probes of the leaders it names (metadata_leader_probes.go)
+	controllers  controllerClients      // connection to the current controller
+	heartbeats   controllerClients      // the controller connection of registrations and heartbeats only (controllerChannel)
+	isrChanges   isrBatcher             // this broker's AlterPartition requests, batched (alter_partition_batch.go)
+	stalls       stallHooks             // tests only (stall_hooks.go)
+	leaders      *leaderWatch           // closed at each Raft leader change (forwarding.go)
+	brokerEpoch  atomic.Int64           // this broker's epoch; -1 until registered
+	producerIDs  *producerIDManager
+	dial         rpc.DialFunc         // outgoing connections (tests inject faults)
+	throttles    replicationThrottles // KIP-73 replication quotas (throttle.go)
+	authz        authorization        // ACL authorizer (authorize.go)
+	quotas       clientQuotas         // client quotas (quotas.go)
 
 	draining chan struct{} // closed when shutdown starts: parked fetches answer at once
 	// drainCtx is cancelled with draining closing, for the parked requests that
@@ -152,10 +149,11 @@ func Start(cfg Config) (*Broker, error) {
 		cfg.Logger.Warn(w)
 	}
 	b := &Broker{cfg: cfg, logger: cfg.Logger, machine: fsm.New(), stop: make(chan struct{}), draining: make(chan struct{}),
-		controllerOps: make(chan controllerOp), sessions: newBrokerSessions(), evidence: newPeerEvidence(), refusals: newPeerRefusals(), leaderProbes: newLeaderProbes(),
+		refusals: newPeerRefusals(), leaderProbes: newLeaderProbes(),
 		leaders: newLeaderWatch(), dial: cfg.Dial,
 		readyCh: make(chan struct{}), startedAt: time.Now(), dataDir: lock}
 	b.drainCtx, b.drainCancel = context.WithCancel(context.Background())
+	b.ctrl = b.newController()
 	b.fetchKick = newFollowerFetchKick()
 	b.brokerEpoch.Store(-1)
 	b.isrChanges.b = b
@@ -249,7 +247,7 @@ func Start(cfg Config) (*Broker, error) {
 	}
 	b.serveListeners()
 	b.goLoop("leader watch", b.watchLeader)
-	b.goLoop("controller", b.controllerLoop)
+	b.goLoop("controller", b.ctrl.Run)
 	b.goLoop("broker lifecycle", b.lifecycleLoop)
 	b.goLoop("start-up trace", b.traceReplay)
 	b.goLoop("metadata snapshots", b.metadataSnapshotLoop)
@@ -293,30 +291,6 @@ func (b *Broker) NodeID() int32 { return b.cfg.NodeID }
 
 // Image is the current metadata image.
 func (b *Broker) Image() *metadata.Image { return b.machine.Image() }
-
-// IsController reports whether this node is the Raft leader.
-func (b *Broker) IsController() bool { return b.raft.raft.State() == raft.Leader }
-
-// ControllerID returns the Raft leader's node id, or -1.
-func (b *Broker) ControllerID() int32 {
-	if b.metadataStoreFailure() != nil {
-		// Raft is stopped here (metadata_store.go): no controller is known, so no
-		// heartbeat is sent and the controller fences this broker when its session ends.
-		return -1
-	}
-	_, id := b.raft.raft.LeaderWithID()
-	n, err := strconv.Atoi(string(id))
-	if err != nil {
-		return -1
-	}
-	return int32(n)
-}
-
-// ControllerEpoch is the Raft term.
-func (b *Broker) ControllerEpoch() uint64 {
-	term, _ := strconv.ParseUint(b.raft.raft.Stats()["term"], 10, 64)
-	return term
-}
 
 // connectToBroker dials another broker's inter-broker listener (follower fetches).
 func (b *Broker) connectToBroker(ctx context.Context, id int32) (*rpc.Client, error) {

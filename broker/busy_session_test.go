@@ -114,7 +114,7 @@ func TestBusyBrokerKeepsSession(t *testing.T) {
 		}()
 	}
 	for end := time.Now().Add(5 * busyTestSession / 2); time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
-		if !ctrl.sessions.valid(busy.NodeID(), time.Now(), busyTestSession) {
+		if !ctrl.ctrl.Sessions().Valid(busy.NodeID(), time.Now(), busyTestSession) {
 			t.Fatalf("the controller stopped hearing broker %d's heartbeats while its other requests waited", busy.NodeID())
 		}
 	}

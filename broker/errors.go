@@ -6,6 +6,7 @@ import (
 
 	"github.com/petrel-broker/petrel/auth"
 	"github.com/petrel-broker/petrel/config"
+	"github.com/petrel-broker/petrel/controller"
 	"github.com/petrel-broker/petrel/coordinator"
 	"github.com/petrel-broker/petrel/metadata"
 	"github.com/petrel-broker/petrel/replication"
@@ -69,13 +70,17 @@ var errorTable = []struct {
 	{replication.ErrInvalidTxnState, kerr.InvalidTxnState.Code},
 	{replication.ErrTransactionCoordinatorFenced, kerr.TransactionCoordinatorFenced.Code},
 	{replication.ErrCorruptProducerSnapshot, kerr.KafkaStorageError.Code},
-	{ErrNotController, kerr.NotController.Code},
+	{controller.ErrNotController, kerr.NotController.Code},
 	{ErrTopicDeletionDisabled, kerr.TopicDeletionDisabled.Code},
 	{ErrPolicyViolation, kerr.PolicyViolation.Code},
-	{ErrInconsistentClusterID, kerr.InconsistentClusterID.Code},
-	{ErrDuplicateBrokerRegistration, kerr.DuplicateBrokerRegistration.Code},
-	{ErrStaleBrokerEpoch, kerr.StaleBrokerEpoch.Code},
-	{ErrBrokerNotRegistered, kerr.BrokerIDNotRegistered.Code},
+	{controller.ErrInconsistentClusterID, kerr.InconsistentClusterID.Code},
+	{controller.ErrDuplicateBrokerRegistration, kerr.DuplicateBrokerRegistration.Code},
+	{controller.ErrStaleBrokerEpoch, kerr.StaleBrokerEpoch.Code},
+	{controller.ErrBrokerNotRegistered, kerr.BrokerIDNotRegistered.Code},
+	{controller.ErrFencedLeaderEpoch, kerr.FencedLeaderEpoch.Code},
+	{controller.ErrStalePartitionEpoch, kerr.InvalidUpdateVersion.Code},
+	{controller.ErrInvalidISRChange, kerr.InvalidRequest.Code},
+	{controller.ErrIneligibleReplica, kerr.IneligibleReplica.Code},
 	{config.ErrInvalidBrokerConfig, kerr.InvalidConfig.Code},
 	{ErrProducerIDsExhausted, kerr.UnknownServerError.Code},
 	{ErrProducerIDsNotAvailable, kerr.CoordinatorLoadInProgress.Code},

@@ -27,7 +27,7 @@ var errorsNeverAnswered = map[string]string{
 // errorPackages are the packages whose errors handlers pass to errorCode. rpc's are
 // the connection's (it closes), group's and txn's are their coordinators' (mapped in
 // group/ and txn/ to the codes their protocols define).
-var errorPackages = []string{"auth", "compress", "config", "coordinator", "metadata", "replication", "segment", "broker"}
+var errorPackages = []string{"auth", "compress", "config", "controller", "coordinator", "metadata", "replication", "segment", "broker"}
 
 // Every exported error sentinel maps to a Kafka code in errorTable, or is listed in
 // errorsNeverAnswered with why: a new sentinel cannot reach the wire as

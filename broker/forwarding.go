@@ -2,13 +2,25 @@ package broker
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/hashicorp/raft"
+	"github.com/petrel-broker/petrel/controller"
+	"github.com/petrel-broker/petrel/rpc"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
+// Routing to the controller is decided here, in one place: a controller request is
+// handled in process when this node is the Raft leader (controllerCall,
+// controllerLocal), and otherwise sent over the Kafka listener of the controller the
+// Raft leader names (controllerClients), on the session connection for registrations
+// and heartbeats (controllerChannel). A request another broker forwarded is never
+// forwarded again (fromBroker). The controller's decisions are controller/'s.
+//
 // Forwarding follows the controller as it moves: a request forwarded to the controller
 // that fails because the controller is gone (NOT_CONTROLLER, or its connection refused
 // or broken) is sent again as soon as Raft observes a leader change, instead of handing
@@ -161,4 +173,154 @@ func (b *Broker) metadataControllerID() int32 {
 		return b.cfg.NodeID
 	}
 	return id
+}
+
+// controllerCall sends a controller request: handled in process when this node is the
+// controller, otherwise over the Kafka listener of the controller.
+func (b *Broker) controllerCall(ctx context.Context, req kmsg.Request) (kmsg.Response, error) {
+	if b.IsController() {
+		if resp, ok := b.controllerLocal(ctx, req); ok {
+			return resp, nil
+		}
+	}
+	return b.controllerChannel(req).call(ctx, b, req)
+}
+
+// controllerChannel is the connection req travels on to a remote controller:
+// registrations and heartbeats have their own (apiOpts.sessionConn), so that a broker's
+// session never waits behind its other controller requests.
+func (b *Broker) controllerChannel(req kmsg.Request) *controllerClients {
+	if a := apiFor(req.Key()); a != nil && a.sessionConn {
+		return &b.heartbeats
+	}
+	return &b.controllers
+}
+
+// controllerLocal handles req on this node's controller (apiOpts.controller). It
+// reports false for requests the controller does not handle in process. An admin
+// change is answered once every live broker has applied it (admin_visibility.go).
+func (b *Broker) controllerLocal(ctx context.Context, req kmsg.Request) (kmsg.Response, bool) {
+	a := apiFor(req.Key())
+	if a == nil || a.controller == nil {
+		return nil, false
+	}
+	resp := a.controller(b, ctx, req)
+	if a.adminChange {
+		b.ctrl.AwaitApplied(ctx, b.Image().Offset)
+	}
+	return resp, true
+}
+
+// forwardedClientPrefix marks requests one broker sends another; they are never
+// forwarded again, so brokers that briefly disagree on the controller cannot loop.
+const forwardedClientPrefix = "petrel-broker-"
+
+// fromBroker reports whether a request names itself another Petrel broker's: its client
+// id starts with forwardedClientPrefix. The client id is not authenticated, so it only
+// routes (a broker's request is not forwarded again, nor held until this broker is
+// ready); no right depends on it (DESIGN.md, "Trust between brokers"): those come
+// from the authenticated principal (brokerRequest, clusterPrincipal).
+func fromBroker(req *rpc.Request) bool {
+	return req.ClientID != nil && strings.HasPrefix(*req.ClientID, forwardedClientPrefix)
+}
+
+// respondFromController answers a controller request received over the wire: in
+// process on the controller, or forwarded to it from any other broker. A controller
+// API with nothing to do before that registers it as its handler.
+func (b *Broker) respondFromController(ctx context.Context, req *rpc.Request) rpc.Result {
+	body := req.Body
+	if !b.IsController() && fromBroker(req) {
+		return rpc.Respond(notControllerResponse(body, controller.ErrNotController))
+	}
+	ch := make(chan kmsg.Response, 1)
+	b.goLoop("controller request", func() {
+		resp, err := b.forwardToController(ctx, body)
+		if err != nil {
+			resp = notControllerResponse(body, err)
+		}
+		ch <- resp
+	})
+	return rpc.RespondLater(ch)
+}
+
+// notControllerResponse answers req with NOT_CONTROLLER on every resource
+// (errorResponse).
+func notControllerResponse(req kmsg.Request, cause error) kmsg.Response {
+	return errorResponse(req, kerr.NotController.Code, cause)
+}
+
+// controllerClients keeps one connection to the current controller.
+type controllerClients struct {
+	mu     sync.Mutex
+	addr   string
+	client *rpc.Client
+}
+
+// call sends req to the controller named by Raft, reconnecting when the controller
+// moved or the connection failed.
+func (c *controllerClients) call(ctx context.Context, b *Broker, req kmsg.Request) (kmsg.Response, error) {
+	id := b.ControllerID()
+	im := b.Image()
+	br, ok := im.Brokers[id]
+	addr, known := b.interBrokerAddr(br)
+	if id < 0 || !ok || !known {
+		return nil, fmt.Errorf("%w: controller %d has no known address yet", controller.ErrNotController, id)
+	}
+	c.mu.Lock()
+	if c.client != nil && (c.addr != addr || c.client.Err() != nil) {
+		c.client.Close()
+		c.client = nil
+	}
+	cl := c.client
+	c.mu.Unlock()
+	if cl == nil {
+		// Dial without the lock held; if another caller installed a client meanwhile,
+		// use that one.
+		dialed, err := b.dialBroker(ctx, addr, fmt.Sprintf("%s%d", forwardedClientPrefix, b.cfg.NodeID))
+		if err != nil {
+			return nil, err
+		}
+		c.mu.Lock()
+		if c.client == nil {
+			c.client, c.addr = dialed, addr
+		} else {
+			dialed.Close()
+		}
+		cl = c.client
+		c.mu.Unlock()
+	}
+	resp, err := cl.Do(ctx, req)
+	if err == nil {
+		if isNotController(resp) {
+			return nil, fmt.Errorf("%w: broker %d is not the controller any more", controller.ErrNotController, id)
+		}
+	}
+	return resp, err
+}
+
+func (c *controllerClients) close() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.client != nil {
+		c.client.Close()
+		c.client = nil
+	}
+}
+
+// isNotController reports an answer from a node that is no controller, as its API reads
+// it (apiOpts.isNotController): a NOT_CONTROLLER top-level error, or (CreateTopics,
+// DeleteTopics, which have none) NOT_CONTROLLER for every topic.
+func isNotController(resp kmsg.Response) bool {
+	a := apiFor(resp.Key())
+	return a != nil && a.isNotController != nil && a.isNotController(resp)
+}
+
+// allNotController reports a non-empty list whose every entry is NOT_CONTROLLER.
+func allNotController[T any](items []T, code func(T) int16) bool {
+	for _, it := range items {
+		if code(it) != kerr.NotController.Code {
+			return false
+		}
+	}
+	return len(items) > 0
 }

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/petrel-broker/petrel/controller"
 	"github.com/petrel-broker/petrel/metadata"
 	"github.com/petrel-broker/petrel/rpc"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -22,7 +23,7 @@ import (
 // concurrent requests and waited for at most metadataProbeWait (probeLeaderAnswers). A
 // refusal is recorded and reported like a fetcher's (peer_reports.go) and the answer
 // waits, at most refusedLeaderHold after that broker's first refusal, until the
-// controller has fenced it and elected new leaders (peer_evidence.go). A probe that
+// controller has fenced it and elected new leaders (controller/evidence.go). A probe that
 // is answered, or not in time, changes nothing. Live brokers answer a probe in one
 // round trip; the answer's cost is that.
 
@@ -43,7 +44,7 @@ type leaderProbes struct {
 // leaderProbe is one probe; result is set before done is closed.
 type leaderProbe struct {
 	done   chan struct{}
-	result probeResult
+	result controller.ProbeResult
 }
 
 func newLeaderProbes() *leaderProbes {
@@ -63,7 +64,7 @@ func (b *Broker) probeLeader(br *metadata.Broker) *leaderProbe {
 	lp.inflight[br.ID] = p
 	b.goLoop("leader probe", func() {
 		p.result = b.probeLeaderAnswers(br)
-		if p.result == probeRefused {
+		if p.result == controller.ProbeRefused {
 			b.refusals.refused(br.ID, br.Epoch, time.Now())
 		}
 		lp.mu.Lock()
@@ -156,48 +157,48 @@ func (b *Broker) checkMetadataLeaders(ctx context.Context, r *kmsg.MetadataReque
 // answer in time (a loaded or paused process) proves nothing. On a TLS or SASL
 // listener the probe is the connect alone (a handshake per Metadata request would cost
 // too much).
-func (b *Broker) probeLeaderAnswers(br *metadata.Broker) probeResult {
+func (b *Broker) probeLeaderAnswers(br *metadata.Broker) controller.ProbeResult {
 	if b.interBroker == nil || b.interBroker.tls != nil || b.interBroker.mechanism != "" {
 		return b.probeBroker(br)
 	}
 	addr, ok := b.interBrokerAddr(br)
 	if !ok {
-		return probeUnanswered
+		return controller.ProbeUnanswered
 	}
 	ctx, cancel := b.waitTimeout(context.Background(), leaderProbeAnswerWait)
 	defer cancel()
 	clientID := fmt.Sprintf("%s%d", forwardedClientPrefix, b.cfg.NodeID)
 	for {
 		switch b.askApiVersions(ctx, addr, clientID) {
-		case probeRefused:
-			return probeRefused
-		case probeConnected:
-			return probeConnected
+		case controller.ProbeRefused:
+			return controller.ProbeRefused
+		case controller.ProbeConnected:
+			return controller.ProbeConnected
 		}
 		select {
 		case <-ctx.Done():
-			return probeUnanswered // slow, paused or shedding: its session decides
+			return controller.ProbeUnanswered // slow, paused or shedding: its session decides
 		case <-time.After(2 * time.Millisecond): // the dying listener goes in ms
 		}
 	}
 }
 
-// askApiVersions connects to addr and asks ApiVersions: probeRefused when the connect
-// is refused, probeConnected when answered, probeUnanswered otherwise (the connection
+// askApiVersions connects to addr and asks ApiVersions: controller.ProbeRefused when the connect
+// is refused, controller.ProbeConnected when answered, controller.ProbeUnanswered otherwise (the connection
 // dropped, or ctx ended).
-func (b *Broker) askApiVersions(ctx context.Context, addr, clientID string) probeResult {
+func (b *Broker) askApiVersions(ctx context.Context, addr, clientID string) controller.ProbeResult {
 	cl, err := rpc.DialInline(ctx, b.dial, addr, clientID)
 	switch {
 	case isConnectionRefused(err):
-		return probeRefused
+		return controller.ProbeRefused
 	case err != nil:
-		return probeUnanswered
+		return controller.ProbeUnanswered
 	}
 	defer cl.Close()
 	req := kmsg.NewPtrApiVersionsRequest()
 	req.Version = 0
 	if _, err := cl.Do(ctx, req); err != nil {
-		return probeUnanswered
+		return controller.ProbeUnanswered
 	}
-	return probeConnected
+	return controller.ProbeConnected
 }

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+	"github.com/petrel-broker/petrel/controller"
 	"github.com/petrel-broker/petrel/internal/testwait"
 	"github.com/petrel-broker/petrel/metadata"
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -159,12 +160,12 @@ func TestRegistrationReplacesTheNamedIncarnation(t *testing.T) {
 }
 
 // waitProbed waits until the controller has a finished probe of broker id at epoch.
-func waitProbed(t *testing.T, b *Broker, id int32, epoch int64) probeResult {
+func waitProbed(t *testing.T, b *Broker, id int32, epoch int64) controller.ProbeResult {
 	t.Helper()
-	var res probeResult
+	var res controller.ProbeResult
 	testwait.For(t, 10*time.Second, func() error {
 		var ok bool
-		if res, ok = b.evidence.lastProbe(id, epoch); !ok {
+		if res, ok = b.ctrl.LastProbe(id, epoch); !ok {
 			return fmt.Errorf("broker %d not probed yet", id)
 		}
 		return nil
@@ -195,14 +196,14 @@ func TestRefusalReportsFenceOnlyOnEvidence(t *testing.T) {
 	fenced := func(id int32) bool { return b.Image().Brokers[id].Fenced }
 
 	// A listener that accepts: the report is false (or the process is paused).
-	b.refusedPeersReported(8, []peerRefusal{{5, epochs[5]}})
-	if res := waitProbed(t, b, 5, epochs[5]); res != probeConnected || fenced(5) {
+	b.ctrl.RefusedPeersReported(8, []peerRefusal{{BrokerID: 5, BrokerEpoch: epochs[5]}})
+	if res := waitProbed(t, b, 5, epochs[5]); res != controller.ProbeConnected || fenced(5) {
 		t.Fatalf("broker 5 (listening): probe %s, fenced %v", res, fenced(5))
 	}
 
 	// A refused probe fences at once.
-	b.refusedPeersReported(8, []peerRefusal{{6, epochs[6]}})
-	if res := waitProbed(t, b, 6, epochs[6]); res != probeRefused {
+	b.ctrl.RefusedPeersReported(8, []peerRefusal{{BrokerID: 6, BrokerEpoch: epochs[6]}})
+	if res := waitProbed(t, b, 6, epochs[6]); res != controller.ProbeRefused {
 		t.Fatalf("broker 6 (nothing listening): probe %s", res)
 	}
 	testwait.For(t, 10*time.Second, func() error {
@@ -213,18 +214,18 @@ func TestRefusalReportsFenceOnlyOnEvidence(t *testing.T) {
 	})
 
 	// A report about an old incarnation changes nothing.
-	b.refusedPeersReported(8, []peerRefusal{{5, epochs[5] - 1}})
-	if _, ok := b.evidence.lastProbe(5, epochs[5]-1); ok {
+	b.ctrl.RefusedPeersReported(8, []peerRefusal{{BrokerID: 5, BrokerEpoch: epochs[5] - 1}})
+	if _, ok := b.ctrl.LastProbe(5, epochs[5]-1); ok {
 		t.Fatal("a report about an old incarnation was probed")
 	}
 
 	// Unreachable: peers of 7 are 0, 5 and 8 (6 is fenced). One reporter is not a
 	// majority; a second one is.
-	b.refusedPeersReported(0, []peerRefusal{{7, epochs[7]}})
-	if res := waitProbed(t, b, 7, epochs[7]); res != probeUnanswered || fenced(7) {
+	b.ctrl.RefusedPeersReported(0, []peerRefusal{{BrokerID: 7, BrokerEpoch: epochs[7]}})
+	if res := waitProbed(t, b, 7, epochs[7]); res != controller.ProbeUnanswered || fenced(7) {
 		t.Fatalf("broker 7 (unreachable), one reporter: probe %s, fenced %v", res, fenced(7))
 	}
-	b.refusedPeersReported(8, []peerRefusal{{7, epochs[7]}})
+	b.ctrl.RefusedPeersReported(8, []peerRefusal{{BrokerID: 7, BrokerEpoch: epochs[7]}})
 	testwait.For(t, 10*time.Second, func() error {
 		if !fenced(7) {
 			return errors.New("broker 7 not fenced by two of its three peers' reports")

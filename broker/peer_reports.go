@@ -20,7 +20,7 @@ const peerReportInterval = 250 * time.Millisecond
 // leaders a Metadata answer names: metadata_leader_probes.go), waiting to be reported
 // to the controller. A refusal is reported at once in an extra BrokerHeartbeat (the
 // lifecycle loop watches notify) carrying refusedPeersTag; the controller decides
-// (peer_evidence.go). Only refusals count: a connection refused on a listener's address
+// (controller/evidence.go). Only refusals count: a connection refused on a listener's address
 // means no process listens there, while a timeout or a stalled connection (a paused
 // process, a slow disk, a lossy link) proves nothing and is never reported. A reset or
 // an end of stream on an open connection makes the fetcher reconnect, so a dead

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/petrel-broker/petrel/controller"
 	"github.com/petrel-broker/petrel/metadata"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -68,10 +69,7 @@ func previousIncarnationOf(r *kmsg.BrokerRegistrationRequest) metadata.Uuid {
 }
 
 // peerRefusal is one refused peer in a heartbeat: the broker and the epoch it had.
-type peerRefusal struct {
-	BrokerID    int32
-	BrokerEpoch int64
-}
+type peerRefusal = controller.PeerRefusal
 
 // encodeRefusedPeers encodes a refusedPeersTag value.
 func encodeRefusedPeers(peers []peerRefusal) []byte {

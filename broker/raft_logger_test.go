@@ -14,6 +14,8 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
+
+	"github.com/petrel-broker/petrel/controller"
 )
 
 // raftLogRecorder is a raftLogger over a JSON hclog writing to a buffer, with a clock
@@ -249,7 +251,7 @@ func TestRaftLeadershipMoving(t *testing.T) {
 		if !raftLeadershipMoving(err) {
 			t.Errorf("%v: not taken as leadership moving", err)
 		}
-		if code := errorCode(fmt.Errorf("%w: %v", ErrNotController, err)); code != 41 {
+		if code := errorCode(fmt.Errorf("%w: %v", controller.ErrNotController, err)); code != 41 {
 			t.Errorf("%v: code %d, want NOT_CONTROLLER (41)", err, code)
 		}
 	}

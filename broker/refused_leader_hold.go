@@ -9,7 +9,7 @@ import (
 )
 
 // While the controller fences a broker that refused this broker's connections (a
-// round trip after the report: peer_evidence.go), answers that would send a client to
+// round trip after the report: controller/evidence.go), answers that would send a client to
 // it wait: a Metadata answer naming it as a leader, and a Produce for a partition this
 // broker's image still has it lead (the client found the new leader here before this
 // broker applied the change; NOT_LEADER_OR_FOLLOWER would send it to a metadata refresh
@@ -24,7 +24,7 @@ import (
 // broker's connection, for the controller to fence it (awaitRefusedBrokers). A fence
 // normally lands within a round trip of the report; the bound covers a controller
 // election too, since the dead broker may have been the controller (its successor
-// fences it as its term starts: fencePreviousController).
+// fences it as its term starts: controller/evidence.go).
 const refusedLeaderHold = 3 * time.Second
 
 // holdUntil returns the time until which an answer from im should wait: the latest end

@@ -157,7 +157,7 @@ func (b *Broker) planTopic(im *metadata.Image, spec topicSpec) (*plannedTopic, e
 // createTopic plans and commits one topic on the controller.
 func (b *Broker) createTopic(ctx context.Context, spec topicSpec) (*plannedTopic, *metadata.Image, error) {
 	var plan *plannedTopic
-	im, err := b.controllerDo(ctx, func(im *metadata.Image) ([]metadata.Record, error) {
+	im, err := b.ctrl.Do(ctx, func(im *metadata.Image) ([]metadata.Record, error) {
 		var err error
 		if plan, err = b.planTopic(im, spec); err != nil {
 			return nil, err
@@ -190,7 +190,7 @@ func (b *Broker) createTopicsBatched(ctx context.Context, specs []topicSpec) ([]
 	errs := make([]error, len(specs))
 	var committed uint64
 	commit := func(chunk []int) {
-		im, err := b.controllerDo(ctx, func(im *metadata.Image) ([]metadata.Record, error) {
+		im, err := b.ctrl.Do(ctx, func(im *metadata.Image) ([]metadata.Record, error) {
 			var records []metadata.Record
 			planned := map[string]string{} // colliding form -> name, of this entry's topics
 			collisions := collisionIndex(im)

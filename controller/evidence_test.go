@@ -1,4 +1,4 @@
-package broker
+package controller
 
 import (
 	"slices"
@@ -12,28 +12,28 @@ import (
 func TestFencesOnPeerEvidence(t *testing.T) {
 	peers := []int32{0, 1, 3} // the unfenced brokers but the suspect
 	for _, tc := range []struct {
-		probe     probeResult
+		probe     ProbeResult
 		reporters []int32
 		want      bool
 	}{
-		{probeRefused, nil, true},
-		{probeRefused, []int32{0}, true},
-		{probeConnected, []int32{0, 1, 3}, false}, // the process is there: its session decides
-		{probeUnanswered, nil, false},
-		{probeUnanswered, []int32{0}, false},       // one partitioned reporter
-		{probeUnanswered, []int32{0, 1}, true},     // two of three
-		{probeUnanswered, []int32{0, 7, 9}, false}, // reporters that are not peers (fenced, gone) do not count
-		{probeUnanswered, []int32{0, 1, 3}, true},
+		{ProbeRefused, nil, true},
+		{ProbeRefused, []int32{0}, true},
+		{ProbeConnected, []int32{0, 1, 3}, false}, // the process is there: its session decides
+		{ProbeUnanswered, nil, false},
+		{ProbeUnanswered, []int32{0}, false},       // one partitioned reporter
+		{ProbeUnanswered, []int32{0, 1}, true},     // two of three
+		{ProbeUnanswered, []int32{0, 7, 9}, false}, // reporters that are not peers (fenced, gone) do not count
+		{ProbeUnanswered, []int32{0, 1, 3}, true},
 	} {
 		if got := fencesOnPeerEvidence(tc.probe, tc.reporters, peers); got != tc.want {
 			t.Errorf("probe %s, reporters %v of peers %v: fence %v, want %v", tc.probe, tc.reporters, peers, got, tc.want)
 		}
 	}
-	if fencesOnPeerEvidence(probeUnanswered, []int32{0}, nil) {
+	if fencesOnPeerEvidence(ProbeUnanswered, []int32{0}, nil) {
 		t.Error("no peers at all: fenced on an unanswered probe")
 	}
 	// Two brokers: the only peer is a majority of one.
-	if !fencesOnPeerEvidence(probeUnanswered, []int32{0}, []int32{0}) {
+	if !fencesOnPeerEvidence(ProbeUnanswered, []int32{0}, []int32{0}) {
 		t.Error("the only peer's report did not count as a majority")
 	}
 }
@@ -46,14 +46,14 @@ func TestPeerEvidenceProbesOncePerInterval(t *testing.T) {
 	if probe, _ := e.report(0, 2, 10, now); !probe {
 		t.Fatal("the first report did not start a probe")
 	}
-	if probe, last := e.report(1, 2, 10, now.Add(time.Millisecond)); probe || last != probeConnected {
+	if probe, last := e.report(1, 2, 10, now.Add(time.Millisecond)); probe || last != ProbeConnected {
 		t.Fatalf("while a probe is in flight: probe %v, last %s", probe, last)
 	}
-	e.probeDone(2, 10, probeUnanswered)
-	if res, ok := e.lastProbe(2, 10); !ok || res != probeUnanswered {
+	e.probeDone(2, 10, ProbeUnanswered)
+	if res, ok := e.lastProbe(2, 10); !ok || res != ProbeUnanswered {
 		t.Fatalf("last probe %s %v", res, ok)
 	}
-	if probe, last := e.report(1, 2, 10, now.Add(peerProbeInterval/2)); probe || last != probeUnanswered {
+	if probe, last := e.report(1, 2, 10, now.Add(peerProbeInterval/2)); probe || last != ProbeUnanswered {
 		t.Fatalf("within the interval of the last probe: probe %v, last %s", probe, last)
 	}
 	if probe, _ := e.report(1, 2, 10, now.Add(peerProbeInterval)); !probe {
@@ -75,38 +75,5 @@ func TestPeerEvidenceProbesOncePerInterval(t *testing.T) {
 	e.reset()
 	if got := e.reporters(2, 11, now); got != nil {
 		t.Fatalf("reporters after reset %v", got)
-	}
-}
-
-// A broker reports each refused peer once per interval, in the next heartbeat, and a
-// report whose heartbeat failed is sent again.
-func TestPeerRefusalsReportOncePerInterval(t *testing.T) {
-	r := newPeerRefusals()
-	now := time.Unix(1000, 0)
-	r.refused(2, 10, now)
-	select {
-	case <-r.notify:
-	default:
-		t.Fatal("a refusal did not wake the lifecycle loop")
-	}
-	r.refused(1, 4, now)
-	got := r.take(now)
-	if want := []peerRefusal{{1, 4}, {2, 10}}; !slices.Equal(got, want) {
-		t.Fatalf("took %v, want %v", got, want)
-	}
-	if got := r.take(now); got != nil {
-		t.Fatalf("took %v twice", got)
-	}
-	r.refused(2, 10, now.Add(peerReportInterval/2)) // reported just now
-	if got := r.take(now.Add(peerReportInterval / 2)); got != nil {
-		t.Fatalf("reported again within the interval: %v", got)
-	}
-	r.refused(2, 10, now.Add(peerReportInterval))
-	if got := r.take(now.Add(peerReportInterval)); !slices.Equal(got, []peerRefusal{{2, 10}}) {
-		t.Fatalf("not reported again after the interval: %v", got)
-	}
-	r.requeue([]peerRefusal{{2, 10}}) // its heartbeat failed
-	if got := r.take(now.Add(peerReportInterval)); !slices.Equal(got, []peerRefusal{{2, 10}}) {
-		t.Fatalf("a failed report was not sent again: %v", got)
 	}
 }

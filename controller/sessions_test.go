@@ -1,4 +1,4 @@
-package broker
+package controller
 
 import (
 	"slices"
@@ -20,7 +20,7 @@ func TestSessionsHeardAtStartsTheSessionEarlier(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := newBrokerSessions()
+	s := newSessions()
 	term := time.Unix(1000, 0)
 	timeout := 9 * time.Second
 	s.activate(im, term)
@@ -38,7 +38,7 @@ func TestSessionsHeardAtStartsTheSessionEarlier(t *testing.T) {
 		t.Fatalf("expired %v one session timeout into the term, want [0 1]", got)
 	}
 	// A heartbeat from it renews the session as usual.
-	s.heartbeat(0, 5, false, term.Add(time.Second))
+	s.Heartbeat(0, 5, false, term.Add(time.Second))
 	if s.expired(im, silentEnd.Add(time.Millisecond), timeout) != nil {
 		t.Fatal("a heartbeat did not renew the previous controller's session")
 	}
@@ -56,22 +56,22 @@ func TestSessionsHeartbeatingNeedsAHeartbeat(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := newBrokerSessions()
+	s := newSessions()
 	now, timeout := time.Unix(1000, 0), 9*time.Second
 	s.activate(im, now)
-	s.heartbeat(1, 5, false, now)
-	s.registered(2, now)
-	s.heartbeat(3, 5, true, now)
+	s.Heartbeat(1, 5, false, now)
+	s.Registered(2, now)
+	s.Heartbeat(3, 5, true, now)
 	for id, want := range []bool{false, true, true, false} {
-		if got := s.heartbeating(int32(id), now, timeout); got != want {
+		if got := s.Heartbeating(int32(id), now, timeout); got != want {
 			t.Errorf("broker %d: heartbeating %v, want %v", id, got, want)
 		}
 	}
-	if s.heartbeating(1, now.Add(timeout+time.Millisecond), timeout) {
+	if s.Heartbeating(1, now.Add(timeout+time.Millisecond), timeout) {
 		t.Error("broker 1 still heartbeating a session timeout later")
 	}
-	s.forget(1)
-	if _, ok := s.offsets()[1]; ok || s.heartbeating(1, now, timeout) {
+	s.Forget(1)
+	if _, ok := s.Offsets()[1]; ok || s.Heartbeating(1, now, timeout) {
 		t.Error("broker 1's session survived forget")
 	}
 }

@@ -1,20 +1,56 @@
-package broker
+package controller
 
 import (
 	"context"
 	"slices"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/petrel-broker/petrel/metadata"
 )
 
-// shutdownEntryRecords bounds an entry of a controlled shutdown:
-// metadata.MaxRecordsPerShutdownEntry (tests lower it).
-var shutdownEntryRecords atomic.Int32
+// ControlledShutdown handles a heartbeat of broker id (registered at epoch) asking for
+// a controlled shutdown: the first fences it and moves its leaderships away in one
+// entry, with as many of its ISR removals as fit (Config.ShutdownEntryRecords); a later
+// one moves any leadership left. The rest of its ISR removals are written on their own
+// afterwards (finishControlledShutdown), so a heartbeat never waits for them. It
+// returns the image after the change.
+func (c *Controller) ControlledShutdown(ctx context.Context, id int32, epoch int64) (*metadata.Image, error) {
+	im, err := c.Do(ctx, func(im *metadata.Image) ([]metadata.Record, error) {
+		cur := im.Brokers[id]
+		if cur == nil || cur.Epoch != epoch {
+			return nil, nil
+		}
+		if cur.Fenced {
+			// A later heartbeat: leaderships only (normally none left); the ISR
+			// removals are finishControlledShutdown's, so a heartbeat never waits
+			// for them.
+			changes, _ := metadata.ControlledShutdownRecords(im, id, 0)
+			return changes, nil
+		}
+		records := []metadata.Record{metadata.FenceBrokerRecord{BrokerID: id, BrokerEpoch: cur.Epoch}}
+		changes, _ := metadata.ControlledShutdownRecords(im, id, c.cfg.ShutdownEntryRecords-len(records))
+		return append(records, changes...), nil
+	})
+	if err == nil && inSharedISR(im, id) {
+		c.finishControlledShutdown(id, epoch)
+	}
+	return im, err
+}
 
-func init() { shutdownEntryRecords.Store(metadata.MaxRecordsPerShutdownEntry) }
+// Unfence unfences broker id, registered at epoch and caught up with the metadata log,
+// electing leaders for the partitions that had none; it returns the image after it.
+func (c *Controller) Unfence(ctx context.Context, id int32, epoch int64) (*metadata.Image, error) {
+	return c.Do(ctx, func(im *metadata.Image) ([]metadata.Record, error) {
+		cur := im.Brokers[id]
+		if cur == nil || cur.Epoch != epoch || !cur.Fenced {
+			return nil, nil
+		}
+		records := metadata.UnfenceBrokerRecords(im, id, c.cfg.UncleanAllowed(im))
+		c.LogUncleanElections(im, records)
+		return records, nil
+	})
+}
 
 // shutdownFinishers records, on the controller, the brokers whose controlled shutdown
 // is being finished (their remaining ISR removals written), so that each has one writer.
@@ -61,7 +97,7 @@ func (f *shutdownFinishers) done(id int32) {
 
 // finishControlledShutdown takes broker id (registered at epoch, fenced, leading
 // nothing) out of the ISRs its first controlled-shutdown entry left it in, in entries
-// of at most shutdownEntryRecords records, after the broker was told it
+// of at most Config.ShutdownEntryRecords records, after the broker was told it
 // may stop: only its leaderships hold up its stop, as in Kafka, where the broker stops
 // once it leads nothing. It gives up when the broker registers again, this node stops
 // being the controller, or a minute has passed; the next controller's duties start it
@@ -71,28 +107,28 @@ func (f *shutdownFinishers) done(id int32) {
 // controller (it hands the quorum over as soon as its leaderships have moved: Shutdown),
 // so its stop never waits for them: at 100,000 partitions each entry of them takes
 // seconds to commit and apply, and its drain would wait for the one in flight.
-func (b *Broker) finishControlledShutdown(id int32, epoch int64) {
-	if id == b.cfg.NodeID && b.shuttingDown.Load() {
+func (c *Controller) finishControlledShutdown(id int32, epoch int64) {
+	if id == c.cfg.NodeID && c.cfg.ShuttingDown() {
 		return
 	}
-	if !b.finishers.start(id) {
+	if !c.finishers.start(id) {
 		return
 	}
 	go func() {
-		defer b.finishers.done(id)
-		ctx, cancel := b.waitTimeout(context.Background(), time.Minute)
+		defer c.finishers.done(id)
+		ctx, cancel := c.bounded(context.Background(), time.Minute)
 		defer cancel()
 		for ctx.Err() == nil {
-			im, err := b.controllerDo(ctx, func(im *metadata.Image) ([]metadata.Record, error) {
+			im, err := c.Do(ctx, func(im *metadata.Image) ([]metadata.Record, error) {
 				cur := im.Brokers[id]
 				if cur == nil || cur.Epoch != epoch || !cur.Fenced {
 					return nil, nil
 				}
-				records, _ := metadata.ControlledShutdownRecords(im, id, int(shutdownEntryRecords.Load()))
+				records, _ := metadata.ControlledShutdownRecords(im, id, c.cfg.ShutdownEntryRecords)
 				return records, nil
 			})
 			if err != nil {
-				b.logger.Debug("controlled shutdown: ISR removals not finished", "broker", id, "error", err)
+				c.log.Debug("controlled shutdown: ISR removals not finished", "broker", id, "error", err)
 				return
 			}
 			if cur := im.Brokers[id]; cur == nil || cur.Epoch != epoch || !cur.Fenced || !inSharedISR(im, id) {
@@ -106,15 +142,15 @@ func (b *Broker) finishControlledShutdown(id int32, epoch int64) {
 // fenced broker still in an ISR it shares with another replica: one whose controller
 // stopped before writing all its ISR removals (the stopping broker may have been the
 // controller itself) is finished by the next controller.
-func (b *Broker) finishFencedBrokers(im *metadata.Image) {
+func (c *Controller) finishFencedBrokers(im *metadata.Image) {
 	for id, br := range im.Brokers {
-		if !br.Fenced || b.finishers.knownClean(id, br.Epoch, false) {
+		if !br.Fenced || c.finishers.knownClean(id, br.Epoch, false) {
 			continue
 		}
 		if inSharedISR(im, id) {
-			b.finishControlledShutdown(id, br.Epoch)
+			c.finishControlledShutdown(id, br.Epoch)
 		} else {
-			b.finishers.knownClean(id, br.Epoch, true)
+			c.finishers.knownClean(id, br.Epoch, true)
 		}
 	}
 }

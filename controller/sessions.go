@@ -1,4 +1,4 @@
-package broker
+package controller
 
 import (
 	"slices"
@@ -8,15 +8,16 @@ import (
 	"github.com/petrel-broker/petrel/metadata"
 )
 
-// brokerSessions is the controller's in-memory view of broker heartbeats. Heartbeats are
+// Sessions is the controller's in-memory view of broker heartbeats. Heartbeats are
 // not Raft writes: only state changes (fence, unfence) are. A new controller starts every
 // registered broker with a fresh session, but the previous controller's from its last
-// Raft contact (Broker.activateSessions).
-type brokerSessions struct {
-	mu       sync.Mutex
+// Raft contact (Controller.activateSessions). Safe for concurrent use; mu is a leaf.
+type Sessions struct {
+	mu sync.Mutex
+	// sessions by broker id; guarded by mu.
 	sessions map[int32]*brokerSession
 	// reports is closed and replaced whenever a heartbeat reports a higher metadata
-	// offset (waitApplied); guarded by mu.
+	// offset (Lagging); guarded by mu.
 	reports chan struct{}
 }
 
@@ -30,12 +31,12 @@ type brokerSession struct {
 	heard bool
 }
 
-func newBrokerSessions() *brokerSessions {
-	return &brokerSessions{sessions: map[int32]*brokerSession{}, reports: make(chan struct{})}
+func newSessions() *Sessions {
+	return &Sessions{sessions: map[int32]*brokerSession{}, reports: make(chan struct{})}
 }
 
 // activate gives every registered broker a fresh session (a new controller term).
-func (s *brokerSessions) activate(im *metadata.Image, now time.Time) {
+func (s *Sessions) activate(im *metadata.Image, now time.Time) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.sessions = map[int32]*brokerSession{}
@@ -46,7 +47,7 @@ func (s *brokerSessions) activate(im *metadata.Image, now time.Time) {
 
 // heardAt moves broker id's session start back to at, when this controller last heard
 // of it some other way (the previous controller's last Raft contact).
-func (s *brokerSessions) heardAt(id int32, at time.Time) {
+func (s *Sessions) heardAt(id int32, at time.Time) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if sess := s.sessions[id]; sess != nil && at.Before(sess.lastHeartbeat) {
@@ -54,9 +55,9 @@ func (s *brokerSessions) heardAt(id int32, at time.Time) {
 	}
 }
 
-// heartbeat records a heartbeat from broker id. Controlled shutdown is sticky: once a
+// Heartbeat records a heartbeat from broker id. Controlled shutdown is sticky: once a
 // broker asked for it, it stays shutting down until it registers again.
-func (s *brokerSessions) heartbeat(id int32, metadataOffset int64, shuttingDown bool, now time.Time) {
+func (s *Sessions) Heartbeat(id int32, metadataOffset int64, shuttingDown bool, now time.Time) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	old := s.sessions[id]
@@ -70,22 +71,22 @@ func (s *brokerSessions) heartbeat(id int32, metadataOffset int64, shuttingDown 
 	}
 }
 
-// registered starts a fresh session for a new registration (not shutting down).
-func (s *brokerSessions) registered(id int32, now time.Time) {
+// Registered starts a fresh session for a new registration (not shutting down).
+func (s *Sessions) Registered(id int32, now time.Time) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.sessions[id] = &brokerSession{lastHeartbeat: now, metadataOffset: -1, heard: true}
 }
 
-// forget drops broker id's session (the broker was unregistered).
-func (s *brokerSessions) forget(id int32) {
+// Forget drops broker id's session (the broker was unregistered).
+func (s *Sessions) Forget(id int32) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	delete(s.sessions, id)
 }
 
-// inControlledShutdown reports whether broker id asked for a controlled shutdown.
-func (s *brokerSessions) inControlledShutdown(id int32) bool {
+// InControlledShutdown reports whether broker id asked for a controlled shutdown.
+func (s *Sessions) InControlledShutdown(id int32) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	sess, ok := s.sessions[id]
@@ -93,7 +94,7 @@ func (s *brokerSessions) inControlledShutdown(id int32) bool {
 }
 
 // expired returns the unfenced brokers whose last heartbeat is older than timeout.
-func (s *brokerSessions) expired(im *metadata.Image, now time.Time, timeout time.Duration) []int32 {
+func (s *Sessions) expired(im *metadata.Image, now time.Time, timeout time.Duration) []int32 {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var out []int32
@@ -114,25 +115,25 @@ func (s *brokerSessions) expired(im *metadata.Image, now time.Time, timeout time
 	return out
 }
 
-// valid reports whether broker id has a live session.
-func (s *brokerSessions) valid(id int32, now time.Time, timeout time.Duration) bool {
+// Valid reports whether broker id has a live session.
+func (s *Sessions) Valid(id int32, now time.Time, timeout time.Duration) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	sess, ok := s.sessions[id]
 	return ok && !sess.shuttingDown && now.Sub(sess.lastHeartbeat) <= timeout
 }
 
-// heartbeating reports whether broker id runs as far as this controller knows: it
+// Heartbeating reports whether broker id runs as far as this controller knows: it
 // registered or heartbeat here within timeout and did not ask for a controlled shutdown.
-func (s *brokerSessions) heartbeating(id int32, now time.Time, timeout time.Duration) bool {
+func (s *Sessions) Heartbeating(id int32, now time.Time, timeout time.Duration) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	sess, ok := s.sessions[id]
 	return ok && sess.heard && !sess.shuttingDown && now.Sub(sess.lastHeartbeat) <= timeout
 }
 
-// offsets returns each broker's last reported metadata offset.
-func (s *brokerSessions) offsets() map[int32]int64 {
+// Offsets returns each broker's last reported metadata offset.
+func (s *Sessions) Offsets() map[int32]int64 {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	out := make(map[int32]int64, len(s.sessions))
@@ -142,10 +143,10 @@ func (s *brokerSessions) offsets() map[int32]int64 {
 	return out
 }
 
-// lagging counts the registered, unfenced brokers of im with a live session whose last
+// Lagging counts the registered, unfenced brokers of im with a live session whose last
 // reported metadata offset is below offset, and returns the channel closed at the next
-// higher report (awaitAppliedEverywhere).
-func (s *brokerSessions) lagging(im *metadata.Image, offset int64, now time.Time, timeout time.Duration) (<-chan struct{}, int) {
+// higher report (the broker waits for every live broker to apply an admin change).
+func (s *Sessions) Lagging(im *metadata.Image, offset int64, now time.Time, timeout time.Duration) (<-chan struct{}, int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	n := 0

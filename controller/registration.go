@@ -1,0 +1,78 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/petrel-broker/petrel/metadata"
+)
+
+// Registration is a broker's BrokerRegistration request, decoded.
+type Registration struct {
+	BrokerID int32
+	// ClusterID is the cluster id the broker knows ("" when it knows none yet).
+	ClusterID string
+	// Incarnation is the registering process's id.
+	Incarnation metadata.Uuid
+	// Previous is the incarnation the process knows it replaces, from its data
+	// directory (zero when it names none).
+	Previous metadata.Uuid
+	// Listeners and Rack are what the broker advertises.
+	Listeners []metadata.Endpoint
+	Rack      string
+}
+
+// Register handles a broker's registration and returns its broker epoch. A cluster-id
+// mismatch is ErrInconsistentClusterID; a different incarnation while the registered
+// one's session is still valid is ErrDuplicateBrokerRegistration (Kafka's rule), unless
+// the registration names the registered incarnation as its previous one (that process
+// is dead). A new incarnation is registered fenced with a new broker epoch (the offset
+// of its record) and a fresh session; an old incarnation not fenced yet is fenced first
+// in the same entry. The same incarnation again keeps its epoch, fence state and
+// session.
+func (c *Controller) Register(ctx context.Context, reg Registration) (int64, error) {
+	newIncarnation, replacedLive := false, false
+	im, err := c.Do(ctx, func(im *metadata.Image) ([]metadata.Record, error) {
+		newIncarnation, replacedLive = false, false
+		if im.ClusterID != "" && reg.ClusterID != "" && reg.ClusterID != im.ClusterID {
+			return nil, fmt.Errorf("%w: broker %d has %q, the cluster is %q", ErrInconsistentClusterID, reg.BrokerID, reg.ClusterID, im.ClusterID)
+		}
+		existing := im.Brokers[reg.BrokerID]
+		if existing != nil && existing.IncarnationID == reg.Incarnation {
+			return nil, nil // the same process again: keep epoch and fence state
+		}
+		replaces := existing != nil && reg.Previous != metadata.ZeroUuid && reg.Previous == existing.IncarnationID
+		if existing != nil && !existing.Fenced && !replaces && c.sessions.Valid(reg.BrokerID, time.Now(), c.cfg.SessionTimeout) {
+			return nil, fmt.Errorf("%w: broker %d", ErrDuplicateBrokerRegistration, reg.BrokerID)
+		}
+		newIncarnation = true
+		// An old incarnation still unfenced (it died and its session expired, but the
+		// controller has not fenced it yet) is fenced in the same entry, first: out of
+		// every ISR and leadership, as when its session expiry is noticed. Otherwise the
+		// restarted process would resume its old leaderships in the same leader epoch,
+		// with whatever its log kept of an unclean shutdown (KIP-966's concern).
+		var records []metadata.Record
+		if existing != nil && !existing.Fenced {
+			records = metadata.FenceBrokerRecords(im, reg.BrokerID, c.cfg.UncleanAllowed(im))
+			replacedLive = replaces
+		}
+		rec := metadata.RegisterBrokerRecord{BrokerID: reg.BrokerID, IncarnationID: reg.Incarnation, Fenced: true,
+			Listeners: reg.Listeners, Rack: reg.Rack}
+		return append(records, rec), nil
+	})
+	if err != nil {
+		return -1, err
+	}
+	epoch := im.Brokers[reg.BrokerID].Epoch
+	if replacedLive {
+		c.log.Info("broker restarted on its data directory: its previous incarnation fenced and replaced at once",
+			"broker", reg.BrokerID, "previous_incarnation", reg.Previous, "broker_epoch", epoch)
+	}
+	if newIncarnation {
+		c.sessions.Registered(reg.BrokerID, time.Now()) // a new process: a fresh session
+	} else {
+		c.sessions.Heartbeat(reg.BrokerID, -1, false, time.Now()) // same process: stays as it was
+	}
+	return epoch, nil
+}
