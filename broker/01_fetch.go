@@ -328,7 +328,7 @@ func (b *Broker) fetchPartition(sp *kmsg.FetchResponseTopicPartition, topic stri
 			b.throttles.leader.record(rate, int(res.Held.Len()), now)
 		}
 	} else {
-		if r.Version < 10 && lp.settings.Load().compression.codec == compress.Zstd {
+		if r.Version < 10 && lp.settings.Load().compression.Codec == compress.Zstd {
 			// Kafka: a consumer too old for zstd (KIP-110) cannot read a zstd topic.
 			return kerr.UnsupportedCompressionType.Code, nil
 		}

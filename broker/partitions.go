@@ -32,7 +32,7 @@ type topicSettings struct {
 	segment         segment.Config
 	syncEveryAppend bool
 	cleaner         cleanerSettings
-	compression     topicCompression // compression.type and its levels (recompress.go)
+	compression     segment.Compression // compression.type and its levels (segment/recompress.go)
 }
 
 // localPartition is a replica on this broker.
@@ -465,7 +465,7 @@ func (pm *partitionManager) open(t *metadata.Topic, id int32, s *topicSettings, 
 		RecoveryPoint:  prev.RecoveryPoint,
 		LogStartOffset: prev.LogStartOffset,
 		CleanShutdown:  pm.cleanShutdown,
-		Decompress:     pm.b.records.codecs.Decompress, // time lookups look inside compressed batches
+		Decompress:     pm.b.records.Decompress, // time lookups look inside compressed batches
 		Files:          pm.b.segFiles,
 	})
 	if err != nil {
