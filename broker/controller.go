@@ -276,6 +276,6 @@ func logUncleanElections(b *Broker, before *metadata.Image, records []metadata.R
 func (b *Broker) uncleanAllowed(im *metadata.Image) func(topic string) bool {
 	return func(topic string) bool {
 		cfgs := b.topicConfigsFor(im, topic)
-		return cfgs["unclean.leader.election.enable"].value == "true"
+		return cfgs["unclean.leader.election.enable"].Value == "true"
 	}
 }

@@ -644,12 +644,12 @@ func (pm *partitionManager) scheduleLeftoverDeletions() {
 // topicSettings resolves a topic's configs.
 func (b *Broker) topicSettings(im *metadata.Image, topic string) *topicSettings {
 	cfgs := b.topicConfigsFor(im, topic)
-	atoi := func(name string) int { n, _ := strconv.Atoi(cfgs[name].value); return n }
+	atoi := func(name string) int { n, _ := strconv.Atoi(cfgs[name].Value); return n }
 	return &topicSettings{
 		maxMessageBytes: atoi("max.message.bytes"),
 		minInsync:       atoi("min.insync.replicas"),
 		segment:         segmentConfig(cfgs),
-		syncEveryAppend: cfgs["flush.messages"].value == "1",
+		syncEveryAppend: cfgs["flush.messages"].Value == "1",
 		cleaner:         cleanerConfig(cfgs),
 		compression:     compressionConfig(cfgs),
 	}

@@ -146,10 +146,10 @@ func TestCompressionType_Refusals(t *testing.T) {
 // TestCompressionConfig: compression.type and its levels resolve as Kafka's (the
 // levels' effect on the writers is segment's TestRecompressLevels).
 func TestCompressionConfig(t *testing.T) {
-	cfgs := func(kv ...string) map[string]resolvedConfig {
-		m := map[string]resolvedConfig{}
+	cfgs := func(kv ...string) map[string]config.Resolved {
+		m := map[string]config.Resolved{}
 		for i := 0; i < len(kv); i += 2 {
-			m[kv[i]] = resolvedConfig{value: kv[i+1]}
+			m[kv[i]] = config.Resolved{Value: kv[i+1]}
 		}
 		return m
 	}

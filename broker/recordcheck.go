@@ -5,6 +5,7 @@ import (
 	"sync/atomic"
 
 	"github.com/petrel-broker/petrel/compress"
+	"github.com/petrel-broker/petrel/config"
 	"github.com/petrel-broker/petrel/segment"
 )
 
@@ -34,16 +35,16 @@ func (v *recordValidator) check(batch []byte, compacted bool) error {
 }
 
 // compressionConfig resolves a topic's compression.type and its levels.
-func compressionConfig(cfgs map[string]resolvedConfig) segment.Compression {
-	codec, ok := segment.CompressionCodecs[cfgs["compression.type"].value]
+func compressionConfig(cfgs map[string]config.Resolved) segment.Compression {
+	codec, ok := segment.CompressionCodecs[cfgs["compression.type"].Value]
 	if !ok {
 		codec = segment.KeepCodec
 	}
 	opts := compress.DefaultOptions
-	if n, err := strconv.Atoi(cfgs["compression.gzip.level"].value); err == nil {
+	if n, err := strconv.Atoi(cfgs["compression.gzip.level"].Value); err == nil {
 		opts.GzipLevel = n
 	}
-	if n, err := strconv.Atoi(cfgs["compression.zstd.level"].value); err == nil {
+	if n, err := strconv.Atoi(cfgs["compression.zstd.level"].Value); err == nil {
 		opts.ZstdLevel = n
 	}
 	return segment.Compression{Codec: codec, Opts: opts}

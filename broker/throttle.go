@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/petrel-broker/petrel/config"
 	"github.com/petrel-broker/petrel/metadata"
 )
 
@@ -64,7 +65,7 @@ type replicationThrottles struct {
 // dynamicBrokerValue returns a broker property as the image has it for this broker
 // (per-broker dynamic config, then the cluster default), else its static value.
 func (b *Broker) dynamicBrokerValue(im *metadata.Image, name string) string {
-	if v, _, ok := dynamicBrokerConfigsFor(im, b.cfg.NodeID).lookup(name); ok {
+	if v, _, ok := config.DynamicBrokerConfigsFor(im, b.cfg.NodeID).Lookup(name); ok {
 		return v
 	}
 	v, _ := b.cfg.brokerValue(name)
