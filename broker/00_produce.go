@@ -10,14 +10,14 @@ package broker
 // first one of a transaction in a partition is verified with the transaction
 // coordinator first (KIP-890, txn_verify.go): a partition not in the producer's ongoing
 // transaction is INVALID_TXN_STATE (TRANSACTION_ABORTABLE from v11). Then every
-// record inside is walked, compressed batches decompressed as a stream (recordcheck.go):
+// record inside is walked, compressed batches decompressed as a stream (segment/validate.go):
 // a malformed record is INVALID_RECORD naming its index, undecodable compressed data
 // CORRUPT_MESSAGE, and records decompressing past petrel.max.decompressed.batch.bytes
 // MESSAGE_TOO_LARGE; a keyless record in a compacted topic is INVALID_RECORD with, from
 // v8, KIP-467's record_errors naming each such record; a batch larger than
 // segment.bytes is RECORD_LIST_TOO_LARGE. The batch is stored as sent but for the
 // offset and leader epoch, unless the topic's compression.type names another codec
-// (recompressed during the record walk, recompress.go: a result past max.message.bytes
+// (recompressed during the record walk, segment/recompress.go: a result past max.message.bytes
 // is MESSAGE_TOO_LARGE) or its message.timestamp.type is LogAppendTime (the append
 // stamps the batch's timestamp, answered as log_append_time, v2+). acks=0 gets no
 // response (a failure closes the connection, as Kafka does); acks=1 answers after the
@@ -156,12 +156,12 @@ func (b *Broker) producePartition(r *kmsg.ProduceRequest, topic string, rp kmsg.
 	}
 	records, release, err := b.checkRecords(rp.Records, settings)
 	if err != nil {
-		var re *recordErrors
+		var re *segment.RecordErrors
 		if errors.As(err, &re) && r.Version >= 8 {
-			for _, i := range re.indexes {
+			for _, i := range re.Indexes {
 				e := kmsg.NewProduceResponseTopicPartitionErrorRecord()
 				e.RelativeOffset = i
-				e.ErrorMessage = kmsg.StringPtr(fmt.Sprintf("%s in topic partition %s-%d.", re.message, topic, rp.Partition))
+				e.ErrorMessage = kmsg.StringPtr(fmt.Sprintf("%s in topic partition %s-%d.", re.Message, topic, rp.Partition))
 				sp.ErrorRecords = append(sp.ErrorRecords, e)
 			}
 		}
@@ -202,13 +202,13 @@ func (b *Broker) producePartition(r *kmsg.ProduceRequest, topic string, rp kmsg.
 	return 0, nil, part, info
 }
 
-// checkRecords walks the records of a validated batch (recordcheck.go) and, when the
+// checkRecords walks the records of a validated batch (segment/validate.go) and, when the
 // topic's compression.type names another codec than the batch's, returns the batch
-// recompressed (recompress.go); release is to be called once the append is done.
+// recompressed (segment/recompress.go); release is to be called once the append is done.
 func (b *Broker) checkRecords(batch []byte, s *topicSettings) ([]byte, func(), error) {
 	h, err := segment.ParseBatchHeader(batch)
-	if err == nil && s.compression.rewrites(h.Codec()) {
-		return b.records.recompress(batch, s.segment.Compacted, s.compression, s.maxMessageBytes)
+	if err == nil && s.compression.Rewrites(h.Codec()) {
+		return b.records.Recompress(batch, s.segment.Compacted, s.compression, s.maxMessageBytes)
 	}
 	return batch, func() {}, b.records.check(batch, s.segment.Compacted)
 }

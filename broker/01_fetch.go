@@ -313,7 +313,7 @@ func (b *Broker) fetchPartition(sp *kmsg.FetchResponseTopicPartition, topic stri
 		var diverging *replication.DivergingEpoch
 		now := time.Now()
 		rate := b.leaderThrottle(b.Image(), topic, p.Partition, r.ReplicaID, lp.InSync(r.ReplicaID))
-		throttled := rate >= 0 && b.throttles.leader.exceeded(rate, now)
+		throttled := rate >= 0 && b.throttles.Leader.Exceeded(rate, now)
 		res, diverging, err = lp.ReadForFollowerHeld(replication.FollowerFetch{ReplicaID: r.ReplicaID, FetchOffset: p.FetchOffset,
 			CurrentLeaderEpoch: p.CurrentLeaderEpoch, LastFetchedEpoch: lastFetched, MaxBytes: max(limit, 1), LogStartOffset: logStart}, now)
 		if diverging != nil {
@@ -325,10 +325,10 @@ func (b *Broker) fetchPartition(sp *kmsg.FetchResponseTopicPartition, topic stri
 			res.Held = nil
 			a.throttled = true
 		case rate >= 0:
-			b.throttles.leader.record(rate, int(res.Held.Len()), now)
+			b.throttles.Leader.Record(rate, int(res.Held.Len()), now)
 		}
 	} else {
-		if r.Version < 10 && lp.settings.Load().compression.codec == compress.Zstd {
+		if r.Version < 10 && lp.settings.Load().compression.Codec == compress.Zstd {
 			// Kafka: a consumer too old for zstd (KIP-110) cannot read a zstd topic.
 			return kerr.UnsupportedCompressionType.Code, nil
 		}

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/petrel-broker/petrel/auth"
+	"github.com/petrel-broker/petrel/config"
 	"github.com/petrel-broker/petrel/metadata"
 	"github.com/petrel-broker/petrel/rpc"
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -182,10 +183,10 @@ func (b *Broker) createTopics(ctx context.Context, r *kmsg.CreateTopicsRequest) 
 		}
 		rt.TopicID, rt.NumPartitions, rt.ReplicationFactor = plan.id, plan.partitions, plan.replicationFactor
 		if r.Version >= 5 {
-			for name, rc := range b.cfg.topicConfigsLayered(spec.configs, dynamicBrokerConfigsFor(b.Image(), b.cfg.NodeID)) {
+			for name, rc := range config.ResolveTopicConfigs(spec.configs, config.DynamicBrokerConfigsFor(b.Image(), b.cfg.NodeID), b.cfg.Properties) {
 				c := kmsg.NewCreateTopicsResponseTopicConfig()
-				value := rc.value
-				c.Name, c.Value, c.Source = name, &value, rc.source
+				value := rc.Value
+				c.Name, c.Value, c.Source = name, &value, rc.Source
 				rt.Configs = append(rt.Configs, c)
 			}
 		}

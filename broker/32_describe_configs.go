@@ -54,9 +54,9 @@ func (b *Broker) handleDescribeConfigs(ctx context.Context, req *rpc.Request) rp
 				rr.ErrorMessage = errorMessage(fmt.Errorf("broker %d describes only its own configs, not broker %q", b.cfg.NodeID, res.ResourceName))
 				break
 			}
-			dyn := dynamicBrokerConfigsFor(im, b.cfg.NodeID)
+			dyn := config.DynamicBrokerConfigsFor(im, b.cfg.NodeID)
 			if res.ResourceName == "" {
-				dyn.own = nil // the cluster default: only default dynamic configs apply
+				dyn.Own = nil // the cluster default: only default dynamic configs apply
 			}
 			for _, def := range config.BrokerDefs {
 				entries = append(entries, b.describeBrokerConfig(r, def, dyn))
@@ -81,22 +81,22 @@ func (b *Broker) handleDescribeConfigs(ctx context.Context, req *rpc.Request) rp
 	return rpc.Respond(resp)
 }
 
-func (b *Broker) describeTopicConfig(r *kmsg.DescribeConfigsRequest, rc resolvedConfig) kmsg.DescribeConfigsResponseResourceConfig {
-	c := newConfigEntry(r, rc.def, rc.value, rc.source)
+func (b *Broker) describeTopicConfig(r *kmsg.DescribeConfigsRequest, rc config.Resolved) kmsg.DescribeConfigsResponseResourceConfig {
+	c := newConfigEntry(r, rc.Def, rc.Value, rc.Source)
 	if r.IncludeSynonyms {
-		if rc.source == sourceDynamicTopic {
-			c.ConfigSynonyms = append(c.ConfigSynonyms, synonym(rc.def.Name, rc.value, sourceDynamicTopic))
+		if rc.Source == config.DynamicTopicConfig {
+			c.ConfigSynonyms = append(c.ConfigSynonyms, synonym(rc.Def.Name, rc.Value, config.DynamicTopicConfig))
 		}
 		{
-			dyn := dynamicBrokerConfigsFor(b.Image(), b.cfg.NodeID)
-			if v, ok := dyn.own[rc.def.BrokerSynonym]; ok {
-				c.ConfigSynonyms = append(c.ConfigSynonyms, synonym(rc.def.BrokerSynonym, v, sourceDynamicBroker))
+			dyn := config.DynamicBrokerConfigsFor(b.Image(), b.cfg.NodeID)
+			if v, ok := dyn.Own[rc.Def.BrokerSynonym]; ok {
+				c.ConfigSynonyms = append(c.ConfigSynonyms, synonym(rc.Def.BrokerSynonym, v, config.DynamicBrokerConfig))
 			}
-			if v, ok := dyn.defaults[rc.def.BrokerSynonym]; ok {
-				c.ConfigSynonyms = append(c.ConfigSynonyms, synonym(rc.def.BrokerSynonym, v, sourceDynamicDefaultBroker))
+			if v, ok := dyn.Defaults[rc.Def.BrokerSynonym]; ok {
+				c.ConfigSynonyms = append(c.ConfigSynonyms, synonym(rc.Def.BrokerSynonym, v, config.DynamicDefaultBrokerConfig))
 			}
 		}
-		c.ConfigSynonyms = append(c.ConfigSynonyms, b.brokerSynonyms(rc.def.BrokerSynonym)...)
+		c.ConfigSynonyms = append(c.ConfigSynonyms, b.brokerSynonyms(rc.Def.BrokerSynonym)...)
 	}
 	return c
 }
@@ -109,8 +109,8 @@ func (b *Broker) brokerSynonyms(name string) []kmsg.DescribeConfigsResponseResou
 	if name == "" {
 		return nil // a topic-only config
 	}
-	if _, from := b.cfg.brokerValueFrom(name); from != "" {
-		out = append(out, synonym(from, b.cfg.Properties[from], sourceStaticBroker))
+	if _, from := config.BrokerValue(b.cfg.Properties, name); from != "" {
+		out = append(out, synonym(from, b.cfg.Properties[from], config.StaticBrokerConfig))
 	}
 	defaultName := name
 	switch name {
@@ -120,19 +120,19 @@ func (b *Broker) brokerSynonyms(name string) []kmsg.DescribeConfigsResponseResou
 		defaultName = "log.roll.hours"
 	}
 	if def, _ := config.BrokerDef(defaultName); def.Default != "" { // Kafka's null default has no synonym
-		out = append(out, synonym(defaultName, def.Default, sourceDefault))
+		out = append(out, synonym(defaultName, def.Default, config.DefaultConfig))
 	}
 	return out
 }
 
-func (b *Broker) describeBrokerConfig(r *kmsg.DescribeConfigsRequest, def config.Def, dyn dynamicBrokerConfigs) kmsg.DescribeConfigsResponseResourceConfig {
-	if v, src, ok := dyn.lookup(def.Name); ok {
+func (b *Broker) describeBrokerConfig(r *kmsg.DescribeConfigsRequest, def config.Def, dyn config.DynamicBrokerConfigs) kmsg.DescribeConfigsResponseResourceConfig {
+	if v, src, ok := dyn.Lookup(def.Name); ok {
 		c := newConfigEntry(r, def, v, src)
 		if r.IncludeSynonyms {
 			c.ConfigSynonyms = append(c.ConfigSynonyms, synonym(def.Name, v, src))
-			if src == sourceDynamicBroker {
-				if dv, ok := dyn.defaults[def.Name]; ok {
-					c.ConfigSynonyms = append(c.ConfigSynonyms, synonym(def.Name, dv, sourceDynamicDefaultBroker))
+			if src == config.DynamicBrokerConfig {
+				if dv, ok := dyn.Defaults[def.Name]; ok {
+					c.ConfigSynonyms = append(c.ConfigSynonyms, synonym(def.Name, dv, config.DynamicDefaultBrokerConfig))
 				}
 			}
 			c.ConfigSynonyms = append(c.ConfigSynonyms, b.brokerSynonyms(def.Name)...)
@@ -155,9 +155,9 @@ func (b *Broker) describeBrokerConfig(r *kmsg.DescribeConfigsRequest, def config
 	default:
 		flagged = false
 	}
-	source := sourceDefault
+	source := config.DefaultConfig
 	if set {
-		source = sourceStaticBroker
+		source = config.StaticBrokerConfig
 	}
 	c := newConfigEntry(r, def, value, source)
 	c.ReadOnly = def.ReadOnly
@@ -174,9 +174,9 @@ func (b *Broker) describeBrokerConfig(r *kmsg.DescribeConfigsRequest, def config
 // describeStoredBrokerConfigs lists the dynamic broker configs stored that are not in
 // the property table: Kafka properties Petrel does not act on (config.InertBrokerConfig) and
 // listener-prefixed ones, as Kafka lists every dynamic config set.
-func describeStoredBrokerConfigs(r *kmsg.DescribeConfigsRequest, dyn dynamicBrokerConfigs) []kmsg.DescribeConfigsResponseResourceConfig {
+func describeStoredBrokerConfigs(r *kmsg.DescribeConfigsRequest, dyn config.DynamicBrokerConfigs) []kmsg.DescribeConfigsResponseResourceConfig {
 	names := map[string]bool{}
-	for _, m := range []map[string]string{dyn.own, dyn.defaults} {
+	for _, m := range []map[string]string{dyn.Own, dyn.Defaults} {
 		for name := range m {
 			if _, inTable := config.BrokerDef(name); !inTable {
 				names[name] = true
@@ -185,7 +185,7 @@ func describeStoredBrokerConfigs(r *kmsg.DescribeConfigsRequest, dyn dynamicBrok
 	}
 	var out []kmsg.DescribeConfigsResponseResourceConfig
 	for _, name := range slices.Sorted(maps.Keys(names)) {
-		v, src, _ := dyn.lookup(name)
+		v, src, _ := dyn.Lookup(name)
 		def, ok := config.ListenerPropertyDef(name)
 		if !ok {
 			def = config.Def{Name: name, Type: config.TypeString, Doc: "A Kafka property Petrel stores but does not act on."}
@@ -207,7 +207,7 @@ func newConfigEntry(r *kmsg.DescribeConfigsRequest, def config.Def, value string
 		c.Value, c.IsSensitive = nil, true
 	}
 	c.Source = kmsg.ConfigSource(source)
-	c.IsDefault = source == sourceDefault
+	c.IsDefault = source == config.DefaultConfig
 	c.ConfigType = kmsg.ConfigType(def.Type)
 	if r.IncludeDocumentation {
 		doc := def.Doc

@@ -41,17 +41,17 @@ func (b *Broker) alterConfigs(ctx context.Context, r *kmsg.AlterConfigsRequest) 
 				return nil, fmt.Errorf("%w: resource %q is listed more than once", ErrInvalidRequest, res.ResourceName)
 			}
 			named := map[string]bool{}
-			var changes []configChange
+			var changes []config.Change
 			for _, c := range res.Configs {
 				if c.Value == nil {
 					return nil, config.InvalidConfigError(fmt.Sprintf("Null value not supported for : %s", c.Name))
 				}
 				named[c.Name] = true
-				changes = append(changes, configChange{c.Name, c.Value})
+				changes = append(changes, config.Change{Name: c.Name, Value: c.Value})
 			}
 			for _, name := range sortedKeys(im.ResourceConfigs(cres)) {
 				if !named[name] {
-					changes = append(changes, configChange{name, nil})
+					changes = append(changes, config.Change{Name: name, Value: nil})
 				}
 			}
 			return configRecords(im, cres, changes)

@@ -63,19 +63,19 @@ func (b *Broker) incrementalAlterConfigs(ctx context.Context, r *kmsg.Incrementa
 }
 
 // incrementalChanges turns the request's operations into keys to set or delete.
-func (b *Broker) incrementalChanges(im *metadata.Image, res metadata.ConfigResource, configs []kmsg.IncrementalAlterConfigsRequestResourceConfig) ([]configChange, error) {
-	var out []configChange
+func (b *Broker) incrementalChanges(im *metadata.Image, res metadata.ConfigResource, configs []kmsg.IncrementalAlterConfigsRequestResourceConfig) ([]config.Change, error) {
+	var out []config.Change
 	for _, c := range configs {
 		switch c.Op {
 		case kmsg.IncrementalAlterConfigOpSet:
 			if c.Value == nil {
 				return nil, config.InvalidConfigError(fmt.Sprintf("Null value not supported for : %s", c.Name))
 			}
-			out = append(out, configChange{c.Name, c.Value})
+			out = append(out, config.Change{Name: c.Name, Value: c.Value})
 		case kmsg.IncrementalAlterConfigOpDelete:
-			out = append(out, configChange{c.Name, nil})
+			out = append(out, config.Change{Name: c.Name, Value: nil})
 		case kmsg.IncrementalAlterConfigOpAppend, kmsg.IncrementalAlterConfigOpSubtract:
-			if !listConfigType(res.Type, c.Name) {
+			if !config.ListType(res.Type, c.Name) {
 				return nil, config.InvalidConfigError(fmt.Sprintf("Config value append is not allowed for config key: %s", c.Name))
 			}
 			if c.Value == nil {
@@ -86,7 +86,7 @@ func (b *Broker) incrementalChanges(im *metadata.Image, res metadata.ConfigResou
 			if c.Op == kmsg.IncrementalAlterConfigOpSubtract {
 				v = config.SubtractListValue(current, *c.Value)
 			}
-			out = append(out, configChange{c.Name, &v})
+			out = append(out, config.Change{Name: c.Name, Value: &v})
 		default:
 			return nil, fmt.Errorf("%w: unknown config operation %d", ErrInvalidRequest, c.Op)
 		}
@@ -101,7 +101,7 @@ func (b *Broker) currentConfigValue(im *metadata.Image, res metadata.ConfigResou
 		return v
 	}
 	if res.Type == metadata.TopicResource {
-		return b.topicConfigsFor(im, res.Name)[name].value
+		return b.topicConfigsFor(im, res.Name)[name].Value
 	}
 	v, _ := b.cfg.brokerValue(name)
 	return v
@@ -129,7 +129,7 @@ func (b *Broker) commitConfigs(ctx context.Context, validateOnly bool, plan func
 		return records, err
 	})
 	mu.Lock()
-	unclean := enablesUnclean(planned)
+	unclean := config.EnablesUnclean(planned)
 	stored := planned
 	mu.Unlock()
 	if err == nil {

@@ -185,11 +185,11 @@ func Start(cfg Config) (*Broker, error) {
 		Connect:  b.connectFetcher, // fetcher_conn.go
 		Throttled: func(topic string, partition int32) bool {
 			rate := b.ownFollowerThrottle(topic, partition)
-			return rate >= 0 && b.throttles.follower.exceeded(rate, time.Now())
+			return rate >= 0 && b.throttles.Follower.Exceeded(rate, time.Now())
 		},
 		Fetched: func(topic string, partition int32, n int) {
 			if rate := b.ownFollowerThrottle(topic, partition); rate >= 0 {
-				b.throttles.follower.record(rate, n, time.Now())
+				b.throttles.Follower.Record(rate, n, time.Now())
 			}
 		},
 		Logger: b.logger.Named("fetcher"),

@@ -33,7 +33,7 @@ type logCleaner struct {
 	b        *Broker
 	logger   hclog.Logger
 	path     string
-	throttle *ioThrottle
+	throttle *segment.IOThrottle
 	stop     <-chan struct{}
 
 	// writeMu serialises WriteCheckpoint: threads finish passes at once, and each write
@@ -50,7 +50,7 @@ type logCleaner struct {
 func newLogCleaner(pm *partitionManager, stop <-chan struct{}) *logCleaner {
 	b := pm.b
 	c := &logCleaner{pm: pm, b: b, logger: b.logger.Named("cleaner"), path: filepath.Join(pm.dir, segment.CleanerOffsetCheckpointFile),
-		throttle: newIOThrottle(b.dynamicBrokerFloat64("log.cleaner.io.max.bytes.per.second"), stop),
+		throttle: segment.NewIOThrottle(b.dynamicBrokerFloat64("log.cleaner.io.max.bytes.per.second"), stop),
 		stop:     stop, inProgress: map[segment.TopicPartition]bool{}, uncleanable: map[segment.TopicPartition]string{}}
 	var err error
 	if c.firstDirty, err = segment.ReadOffsetCheckpoint(c.path); err != nil {
@@ -197,48 +197,21 @@ func (c *logCleaner) grab(now time.Time) (cleanJob, bool) {
 	return best, true
 }
 
-// measure computes a compacted partition's cleanable range and dirty ratio (Kafka's
-// LogCleanerManager.cleanableOffsets): dirty bytes are those of the sealed segments from
-// the first dirty offset up to the first uncleanable one (the last stable offset —
-// the high watermark, or the first offset of the oldest open transaction below it —,
-// the active segment, the first segment younger than min.compaction.lag.ms). must is
-// set when the oldest dirty segment is older than max.compaction.lag.ms. A log that
-// hides empty batches is a job (check) even with nothing dirty.
+// measure computes a compacted partition's cleanable range and dirty ratio
+// (segment.Log.Cleanable) below its last stable offset. must is set when the oldest
+// dirty segment is older than max.compaction.lag.ms. A log that hides empty batches is
+// a job (check) even with nothing dirty.
 func (c *logCleaner) measure(lp *localPartition, tp segment.TopicPartition, s cleanerSettings, checkpoint int64, has bool, now time.Time) (job cleanJob, must, ok bool) {
 	st := lp.State()
 	stable := min(st.HighWatermark, st.LastStableOffset)
-	nowMs := now.UnixMilli()
 	err := lp.WithLog(func(l *segment.Log) error {
-		segs := l.Segments()
-		first := l.LogStartOffset()
-		if has && checkpoint >= first && checkpoint <= l.LogEndOffset() {
-			first = checkpoint
-		}
-		upTo := min(stable, segs[len(segs)-1].BaseOffset)
-		var clean, dirty int64
-		for _, sg := range segs[:len(segs)-1] {
-			if s.minLagMs > 0 && sg.MaxTimestamp > nowMs-s.minLagMs {
-				upTo = min(upTo, sg.BaseOffset)
-			}
-			switch {
-			case sg.NextOffset <= first:
-				clean += sg.Size
-			case sg.NextOffset <= upTo:
-				dirty += sg.Size
-				if dirty == sg.Size && s.maxLagMs < math.MaxInt64 && sg.MaxTimestamp >= 0 && nowMs-sg.MaxTimestamp > s.maxLagMs {
-					must = true
-				}
-			}
-		}
+		r := l.Cleanable(checkpoint, has, stable, segment.CleanLags{MinMs: s.minLagMs, MaxMs: s.maxLagMs}, now.UnixMilli())
 		check := l.HidesEmptyBatches()
-		if dirty == 0 && !check {
+		if r.Dirty == 0 && !check {
 			return nil
 		}
-		job = cleanJob{lp: lp, tp: tp, settings: s, firstDirty: first, upTo: upTo, check: check}
-		if clean+dirty > 0 {
-			job.ratio = float64(dirty) / float64(clean+dirty)
-		}
-		ok = true
+		job = cleanJob{lp: lp, tp: tp, settings: s, firstDirty: r.FirstDirty, upTo: r.UpTo, ratio: r.Ratio(), check: check}
+		must, ok = r.Due, true
 		return nil
 	})
 	return job, must, ok && err == nil
@@ -247,10 +220,10 @@ func (c *logCleaner) measure(lp *localPartition, tp segment.TopicPartition, s cl
 // clean runs one pass over job's partition: prepare and commit under the partition's
 // lock, build (the reading and writing) without it.
 func (c *logCleaner) clean(job cleanJob) {
-	c.throttle.setRate(c.b.dynamicBrokerFloat64("log.cleaner.io.max.bytes.per.second"))
+	c.throttle.SetRate(c.b.dynamicBrokerFloat64("log.cleaner.io.max.bytes.per.second"))
 	opts := segment.CleanOptions{FirstDirtyOffset: job.firstDirty, UncleanableOffset: job.upTo, MaxMapBytes: c.mapBytes(),
-		DeleteRetentionMs: job.settings.deleteRetentionMs, Decompress: c.b.records.codecs.Decompress, Compress: c.b.records.compressWhole,
-		Throttle: c.throttle.wait, Cancelled: c.stopped}
+		DeleteRetentionMs: job.settings.deleteRetentionMs, Decompress: c.b.records.Decompress, Compress: c.b.records.CompressWhole,
+		Throttle: c.throttle.Wait, Cancelled: c.stopped}
 	plan, err := job.lp.PrepareClean(opts)
 	if err != nil || plan == nil {
 		if err != nil && !errors.Is(err, replication.ErrPartitionStopped) {
@@ -345,53 +318,4 @@ func (c *logCleaner) WriteCheckpoint() error {
 	out := maps.Clone(c.firstDirty)
 	c.mu.Unlock()
 	return segment.WriteOffsetCheckpoint(c.path, out)
-}
-
-// ioThrottle is log.cleaner.io.max.bytes.per.second, shared by the cleaner threads
-// (Kafka's Throttler): callers report bytes and sleep when ahead of the rate.
-type ioThrottle struct {
-	stop <-chan struct{}
-
-	mu     sync.Mutex
-	rate   float64 // bytes per second; guarded by mu (setRate)
-	start  time.Time
-	amount float64
-}
-
-func newIOThrottle(rate float64, stop <-chan struct{}) *ioThrottle {
-	return &ioThrottle{rate: rate, stop: stop, start: time.Now()}
-}
-
-// setRate changes the rate (a dynamic log.cleaner.io.max.bytes.per.second); a new rate
-// starts a new window.
-func (t *ioThrottle) setRate(rate float64) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if rate != t.rate {
-		t.rate, t.start, t.amount = rate, time.Now(), 0
-	}
-}
-
-func (t *ioThrottle) wait(n int64) {
-	t.mu.Lock()
-	if t.rate <= 0 || t.rate >= math.MaxFloat64/2 {
-		t.mu.Unlock()
-		return
-	}
-	now := time.Now()
-	t.amount += float64(n)
-	elapsed := now.Sub(t.start)
-	ahead := time.Duration(t.amount/t.rate*float64(time.Second)) - elapsed
-	if elapsed > time.Second && ahead <= 0 {
-		t.start, t.amount = now, 0 // a new window
-	}
-	t.mu.Unlock()
-	if ahead > 10*time.Millisecond {
-		timer := time.NewTimer(ahead)
-		defer timer.Stop()
-		select {
-		case <-timer.C:
-		case <-t.stop:
-		}
-	}
 }

@@ -180,18 +180,3 @@ func TestCleaner_CleanableRangeStopsAtLastStableOffset(t *testing.T) {
 		t.Fatalf("committed: ok %v upTo %d, active segment at %d", ok, job.upTo, active)
 	}
 }
-
-// The I/O throttle holds its callers to the rate: 2 MB at 10 MB/s cannot take less than
-// about 200 ms (a lower bound only: a loaded machine is slower, never faster).
-func TestCleaner_ThrottleHoldsTheRate(t *testing.T) {
-	th := newIOThrottle(10e6, make(chan struct{}))
-	start := time.Now()
-	for i := 0; i < 20; i++ {
-		th.wait(100_000)
-	}
-	if d := time.Since(start); d < 150*time.Millisecond {
-		t.Fatalf("2 MB passed a 10 MB/s throttle in %v", d)
-	}
-	unlimited := newIOThrottle(1.7976931348623157e308, nil)
-	unlimited.wait(1 << 40) // returns at once
-}

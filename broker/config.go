@@ -106,47 +106,8 @@ func (c *Config) validate() error {
 
 // brokerValue returns a broker property's effective value and whether it was set.
 func (c *Config) brokerValue(name string) (string, bool) {
-	v, from := c.brokerValueFrom(name)
+	v, from := config.BrokerValue(c.Properties, name)
 	return v, from != ""
-}
-
-// brokerValueFrom returns a broker property's effective value and the supplied property
-// it comes from: name itself, a Kafka fallback (log.retention.hours for
-// log.retention.ms), or "" for the default.
-func (c *Config) brokerValueFrom(name string) (value, from string) {
-	if v, ok := c.Properties[name]; ok {
-		if name == "log.retention.ms" {
-			return scaleMs(v, time.Millisecond), name // any negative value is -1, as in Kafka
-		}
-		return v, name
-	}
-	// Kafka's hour and minute fallbacks for retention and roll.
-	switch name {
-	case "log.retention.ms":
-		if v, ok := c.Properties["log.retention.minutes"]; ok {
-			return scaleMs(v, time.Minute), "log.retention.minutes"
-		}
-		if v, ok := c.Properties["log.retention.hours"]; ok {
-			return scaleMs(v, time.Hour), "log.retention.hours"
-		}
-	case "log.roll.ms":
-		if v, ok := c.Properties["log.roll.hours"]; ok {
-			return scaleMs(v, time.Hour), "log.roll.hours"
-		}
-	}
-	def, _ := config.BrokerDef(name)
-	return def.Default, ""
-}
-
-func scaleMs(v string, unit time.Duration) string {
-	n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
-	if err != nil {
-		return v
-	}
-	if n < 0 {
-		return "-1"
-	}
-	return strconv.FormatInt(n*int64(unit/time.Millisecond), 10)
 }
 
 func (c *Config) int64Value(name string) int64 {
@@ -171,56 +132,13 @@ func ensureDir(dir string) error { return os.MkdirAll(dir, 0o755) }
 // topicConfigs resolves every topic config for a topic with overrides: the override
 // (source DYNAMIC_TOPIC_CONFIG), else the broker property (STATIC_BROKER_CONFIG), else
 // Kafka's default (DEFAULT_CONFIG).
-func (c *Config) topicConfigs(overrides map[string]string) map[string]resolvedConfig {
-	return c.topicConfigsLayered(overrides, dynamicBrokerConfigs{})
-}
-
-// topicConfigsLayered resolves a topic's configs in Kafka's order: the topic's own
-// override, this broker's dynamic config, the cluster-wide dynamic default, the static
-// broker property, Kafka's default.
-func (c *Config) topicConfigsLayered(overrides map[string]string, dyn dynamicBrokerConfigs) map[string]resolvedConfig {
-	out := make(map[string]resolvedConfig, len(config.TopicDefs))
-	for _, def := range config.TopicDefs {
-		if v, ok := overrides[def.Name]; ok {
-			out[def.Name] = resolvedConfig{def, v, sourceDynamicTopic}
-			continue
-		}
-		if def.BrokerSynonym == "" {
-			out[def.Name] = resolvedConfig{def, def.Default, sourceDefault}
-			continue
-		}
-		if v, src, ok := dyn.lookup(def.BrokerSynonym); ok {
-			out[def.Name] = resolvedConfig{def, v, src}
-			continue
-		}
-		v, set := c.brokerValue(def.BrokerSynonym)
-		src := sourceDefault
-		if set {
-			src = sourceStaticBroker
-		}
-		out[def.Name] = resolvedConfig{def, v, src}
-	}
-	return out
-}
-
-// Kafka's config sources (DescribeConfigs v1+).
-const (
-	sourceDynamicTopic         int8 = 1
-	sourceDynamicBroker        int8 = 2 // DYNAMIC_BROKER_CONFIG: this broker's, in the metadata log
-	sourceDynamicDefaultBroker int8 = 3 // DYNAMIC_DEFAULT_BROKER_CONFIG: the cluster-wide default
-	sourceStaticBroker         int8 = 4
-	sourceDefault              int8 = 5
-)
-
-type resolvedConfig struct {
-	def    config.Def
-	value  string
-	source int8
+func (c *Config) topicConfigs(overrides map[string]string) map[string]config.Resolved {
+	return config.ResolveTopicConfigs(overrides, config.DynamicBrokerConfigs{}, c.Properties)
 }
 
 // segmentConfig turns resolved topic configs into the storage engine's settings.
-func segmentConfig(cfgs map[string]resolvedConfig) segment.Config {
-	n := func(name string) int64 { return config.ParseInt64(cfgs[name].value) }
+func segmentConfig(cfgs map[string]config.Resolved) segment.Config {
+	n := func(name string) int64 { return config.ParseInt64(cfgs[name].Value) }
 	sc := segment.DefaultConfig()
 	sc.SegmentBytes = n("segment.bytes")
 	sc.SegmentMs = n("segment.ms")
@@ -233,12 +151,12 @@ func segmentConfig(cfgs map[string]resolvedConfig) segment.Config {
 		sc.FlushMessages = fm
 	}
 	sc.FlushMs = n("flush.ms")
-	if !strings.Contains(cfgs["cleanup.policy"].value, "delete") {
+	if !strings.Contains(cfgs["cleanup.policy"].Value, "delete") {
 		// A compact-only topic is never trimmed by time or size.
 		sc.RetentionMs, sc.RetentionBytes = -1, -1
 	}
-	sc.Compacted = strings.Contains(cfgs["cleanup.policy"].value, "compact")
-	sc.LogAppendTime = cfgs["message.timestamp.type"].value == "LogAppendTime"
+	sc.Compacted = strings.Contains(cfgs["cleanup.policy"].Value, "compact")
+	sc.LogAppendTime = cfgs["message.timestamp.type"].Value == "LogAppendTime"
 	return sc
 }
 
@@ -251,14 +169,14 @@ type cleanerSettings struct {
 	deleteRetentionMs int64
 }
 
-func cleanerConfig(cfgs map[string]resolvedConfig) cleanerSettings {
-	ratio, _ := strconv.ParseFloat(strings.TrimSpace(cfgs["min.cleanable.dirty.ratio"].value), 64)
+func cleanerConfig(cfgs map[string]config.Resolved) cleanerSettings {
+	ratio, _ := strconv.ParseFloat(strings.TrimSpace(cfgs["min.cleanable.dirty.ratio"].Value), 64)
 	return cleanerSettings{
-		compact:           strings.Contains(cfgs["cleanup.policy"].value, "compact"),
+		compact:           strings.Contains(cfgs["cleanup.policy"].Value, "compact"),
 		minCleanableRatio: ratio,
-		minLagMs:          config.ParseInt64(cfgs["min.compaction.lag.ms"].value),
-		maxLagMs:          config.ParseInt64(cfgs["max.compaction.lag.ms"].value),
-		deleteRetentionMs: config.ParseInt64(cfgs["delete.retention.ms"].value),
+		minLagMs:          config.ParseInt64(cfgs["min.compaction.lag.ms"].Value),
+		maxLagMs:          config.ParseInt64(cfgs["max.compaction.lag.ms"].Value),
+		deleteRetentionMs: config.ParseInt64(cfgs["delete.retention.ms"].Value),
 	}
 }
 

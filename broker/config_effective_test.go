@@ -122,7 +122,7 @@ func TestDescribeConfigs_SynonymsNameTheSuppliedProperty(t *testing.T) {
 	}
 }
 
-func hasProperty(props []EffectiveProperty, name, value string) bool {
+func hasProperty(props []config.EffectiveProperty, name, value string) bool {
 	for _, p := range props {
 		if p.Name == name && p.Value == value {
 			return true

@@ -129,7 +129,7 @@ func (b *Broker) ControllerEpoch() uint64 {
 func (b *Broker) uncleanAllowed(im *metadata.Image) func(topic string) bool {
 	return func(topic string) bool {
 		cfgs := b.topicConfigsFor(im, topic)
-		return cfgs["unclean.leader.election.enable"].value == "true"
+		return cfgs["unclean.leader.election.enable"].Value == "true"
 	}
 }
 

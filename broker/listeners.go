@@ -230,7 +230,7 @@ func (b *Broker) rpcListenerConfig(s listenerSpec) (rpc.ListenerConfig, error) {
 		}
 		lc.SASL = a
 		lc.MaxReauth = time.Duration(config.ParseInt64(b.cfg.listenerProperty(s.Name, "connections.max.reauth.ms"))) * time.Millisecond
-		lc.FailureDelay = b.authFailures.delay
+		lc.FailureDelay = b.authFailures.Delay
 		lc.SASLMaxReceiveSize = int32(config.ParseInt64(b.cfg.listenerProperty(s.Name, "sasl.server.max.receive.size")))
 	}
 	return lc, nil
@@ -238,7 +238,7 @@ func (b *Broker) rpcListenerConfig(s listenerSpec) (rpc.ListenerConfig, error) {
 
 // openListeners resolves and binds every listener (the first one may be the
 // KafkaListener test hook) and builds its rpc configuration; the listeners share one
-// connectionQuotas (max.connections counts over all of them).
+// rpc.ConnectionQuotas (max.connections counts over all of them).
 func (b *Broker) openListeners() error {
 	specs, err := b.cfg.listenerSpecs()
 	if err != nil {
@@ -248,10 +248,11 @@ func (b *Broker) openListeners() error {
 	if !slices.ContainsFunc(specs, func(s listenerSpec) bool { return s.Name == inter }) {
 		return fmt.Errorf("%w: the inter-broker listener %s (inter.broker.listener.name or security.inter.broker.protocol) is not one of listeners", config.ErrInvalidBrokerConfig, inter)
 	}
-	quotas, err := b.newConnectionQuotas(specs, inter) // connection_quotas.go
+	qc, err := b.connectionQuotaConfig(specs, inter) // connection_quotas.go
 	if err != nil {
 		return err
 	}
+	quotas := rpc.NewConnectionQuotas(qc)
 	var out []boundListener
 	fail := func(err error) error {
 		for _, l := range out {
@@ -387,41 +388,21 @@ func (b *Broker) newInterBrokerDialer(s listenerSpec) (*interBrokerDialer, error
 }
 
 // dialFunc wraps dial (TCP, or the tests' faulty network) with the listener's TLS
-// handshake and SASL authentication.
+// handshake and SASL authentication (rpc.SecureDialer).
 func (d *interBrokerDialer) dialFunc(dial rpc.DialFunc, clientID string) rpc.DialFunc {
-	return func(ctx context.Context, network, addr string) (net.Conn, error) {
-		nc, err := dial(ctx, network, addr)
-		if err != nil || (d.tls == nil && d.mechanism == "") {
-			return nc, err
-		}
-		if d.tls != nil {
-			host, _, _ := net.SplitHostPort(addr)
-			tc, err := auth.ClientTLSConfig(*d.tls, host)
-			if err != nil {
-				nc.Close()
-				return nil, err
-			}
-			conn := tls.Client(nc, tc)
-			if err := conn.HandshakeContext(ctx); err != nil {
-				nc.Close()
-				return nil, fmt.Errorf("TLS handshake with %s: %w", addr, err)
-			}
-			nc = conn
-		}
-		if d.mechanism != "" {
-			sess, err := auth.NewClientSession(d.mechanism, d.username, d.password)
-			if err != nil {
-				nc.Close()
-				return nil, err
-			}
-			step := rpc.SASLClientStep{Step: sess.Step, Verify: func(final []byte) error { return auth.Verify(sess, final) }}
-			if _, err := rpc.AuthenticateSASL(ctx, nc, clientID, d.mechanism, step); err != nil {
-				nc.Close()
-				return nil, fmt.Errorf("authenticating to %s: %w", addr, err)
-			}
-		}
-		return nc, nil
+	sd := rpc.SecureDialer{Mechanism: d.mechanism}
+	if d.tls != nil {
+		st := *d.tls
+		sd.TLS = func(host string) (*tls.Config, error) { return auth.ClientTLSConfig(st, host) }
 	}
+	sd.NewStep = func() (rpc.SASLClientStep, error) {
+		sess, err := auth.NewClientSession(d.mechanism, d.username, d.password)
+		if err != nil {
+			return rpc.SASLClientStep{}, err
+		}
+		return rpc.SASLClientStep{Step: sess.Step, Verify: func(final []byte) error { return auth.Verify(sess, final) }}, nil
+	}
+	return sd.Wrap(dial, clientID)
 }
 
 // dialBroker connects an rpc client to another broker's inter-broker listener.

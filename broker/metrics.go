@@ -116,7 +116,7 @@ func (b *Broker) metricsSnapshot() metrics.Snapshot {
 	if b.offline.dirFailure() != nil {
 		s.OfflineLogDirs = 1
 	}
-	s.LogDirFreeBytes, s.LogDirBelowMinFree = b.logSpace.fresh(time.Now())
+	s.LogDirFreeBytes, s.LogDirBelowMinFree = b.logSpace.Fresh(time.Now())
 	for _, lp := range b.partitions.all() {
 		st := lp.State()
 		ps := metrics.PartitionState{Topic: lp.Topic, Partition: lp.ID, Leader: st.Role == replication.Leader,

@@ -32,7 +32,7 @@ type topicSettings struct {
 	segment         segment.Config
 	syncEveryAppend bool
 	cleaner         cleanerSettings
-	compression     topicCompression // compression.type and its levels (recompress.go)
+	compression     segment.Compression // compression.type and its levels (segment/recompress.go)
 }
 
 // localPartition is a replica on this broker.
@@ -465,7 +465,7 @@ func (pm *partitionManager) open(t *metadata.Topic, id int32, s *topicSettings, 
 		RecoveryPoint:  prev.RecoveryPoint,
 		LogStartOffset: prev.LogStartOffset,
 		CleanShutdown:  pm.cleanShutdown,
-		Decompress:     pm.b.records.codecs.Decompress, // time lookups look inside compressed batches
+		Decompress:     pm.b.records.Decompress, // time lookups look inside compressed batches
 		Files:          pm.b.segFiles,
 	})
 	if err != nil {
@@ -644,12 +644,12 @@ func (pm *partitionManager) scheduleLeftoverDeletions() {
 // topicSettings resolves a topic's configs.
 func (b *Broker) topicSettings(im *metadata.Image, topic string) *topicSettings {
 	cfgs := b.topicConfigsFor(im, topic)
-	atoi := func(name string) int { n, _ := strconv.Atoi(cfgs[name].value); return n }
+	atoi := func(name string) int { n, _ := strconv.Atoi(cfgs[name].Value); return n }
 	return &topicSettings{
 		maxMessageBytes: atoi("max.message.bytes"),
 		minInsync:       atoi("min.insync.replicas"),
 		segment:         segmentConfig(cfgs),
-		syncEveryAppend: cfgs["flush.messages"].value == "1",
+		syncEveryAppend: cfgs["flush.messages"].Value == "1",
 		cleaner:         cleanerConfig(cfgs),
 		compression:     compressionConfig(cfgs),
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"github.com/petrel-broker/petrel/compress"
+	"github.com/petrel-broker/petrel/segment"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -29,21 +30,21 @@ func BenchmarkRecompress(b *testing.B) {
 	for _, src := range []int8{0, 2} {
 		batch := rvBatch(rvCompress(b, section, src), 16, src)
 		for _, target := range []string{"producer", "uncompressed", "gzip", "snappy", "lz4", "zstd"} {
-			tc := topicCompression{codec: codecNumbers[target], opts: compress.DefaultOptions}
-			if tc.codec == src {
+			tc := segment.Compression{Codec: segment.CompressionCodecs[target], Opts: compress.DefaultOptions}
+			if tc.Codec == src {
 				continue
 			}
 			b.Run(fmt.Sprintf("%s-to-%s", rvCodecs[src].name, target), func(b *testing.B) {
 				b.SetBytes(int64(len(section)))
 				b.ReportAllocs()
 				for b.Loop() {
-					if !tc.rewrites(src) {
+					if !tc.Rewrites(src) {
 						if err := v.check(batch, false); err != nil {
 							b.Fatal(err)
 						}
 						continue
 					}
-					_, release, err := v.recompress(batch, false, tc, 1<<20)
+					_, release, err := v.Recompress(batch, false, tc, 1<<20)
 					if err != nil {
 						b.Fatal(err)
 					}

@@ -3,13 +3,11 @@ package broker
 import (
 	"bytes"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"github.com/petrel-broker/petrel/compress"
 	"github.com/petrel-broker/petrel/config"
 	"github.com/petrel-broker/petrel/internal/testwait"
 	"io"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -80,7 +78,7 @@ func TestCompressionType_Produce(t *testing.T) {
 		for i, rb := range batches {
 			src := rvCodecs[i]
 			want := src.codec
-			if n := codecNumbers[target]; n != keepCodec {
+			if n := segment.CompressionCodecs[target]; n != segment.KeepCodec {
 				want = n
 			}
 			if got := int8(rb.Attributes & 7); got != want {
@@ -145,138 +143,25 @@ func TestCompressionType_Refusals(t *testing.T) {
 	}
 }
 
-// TestRecompressBoundedAllocation: rewriting a bomb in each codec allocates far less
-// than it decompresses to, whatever the target: the walk stops at the decompression
-// limit and the output at max.message.bytes.
-func TestRecompressBoundedAllocation(t *testing.T) {
-	v := newRecordValidator(4 << 20)
-	for _, c := range rvCodecs[1:] {
-		// 16 records of 512 KiB of zeros: 8 MiB, twice the limit.
-		batch := rvBatch(rvCompress(t, rvBomb(16, 512<<10), c.codec), 16, c.codec)
-		for _, target := range []string{"uncompressed", "gzip", "snappy", "lz4", "zstd"} {
-			if codecNumbers[target] == c.codec {
-				continue
-			}
-			t.Run(c.name+"-to-"+target, func(t *testing.T) {
-				tc := topicCompression{codec: codecNumbers[target], opts: compress.DefaultOptions}
-				rewrite := func() {
-					if _, _, err := v.recompress(batch, false, tc, 1<<20); !errors.Is(err, segment.ErrRecordsTooLarge) {
-						t.Fatalf("bomb of %d bytes: %v", len(batch), err)
-					}
-				}
-				rewrite() // the pools fill
-				if raceDetector {
-					return // the pools drop writers at random: the totals say nothing
-				}
-				var before, after runtime.MemStats
-				runtime.ReadMemStats(&before)
-				const rounds = 3
-				for range rounds {
-					rewrite()
-				}
-				runtime.ReadMemStats(&after)
-				per := (after.TotalAlloc - before.TotalAlloc) / rounds
-				if per > 2<<20 {
-					t.Fatalf("%d bytes allocated per rewrite of a %d-byte bomb", per, len(batch))
-				}
-				t.Logf("%d bytes allocated per rewrite", per)
-			})
-		}
-	}
-}
-
-// TestRecompressLevels: compression.gzip.level and compression.zstd.level reach the
-// writers (a lower level compresses less), and the configs resolve as Kafka's.
-func TestRecompressLevels(t *testing.T) {
-	cfgs := func(kv ...string) map[string]resolvedConfig {
-		m := map[string]resolvedConfig{}
+// TestCompressionConfig: compression.type and its levels resolve as Kafka's (the
+// levels' effect on the writers is segment's TestRecompressLevels).
+func TestCompressionConfig(t *testing.T) {
+	cfgs := func(kv ...string) map[string]config.Resolved {
+		m := map[string]config.Resolved{}
 		for i := 0; i < len(kv); i += 2 {
-			m[kv[i]] = resolvedConfig{value: kv[i+1]}
+			m[kv[i]] = config.Resolved{Value: kv[i+1]}
 		}
 		return m
 	}
-	if tc := compressionConfig(cfgs("compression.type", "producer", "compression.gzip.level", "-1", "compression.zstd.level", "3")); tc.codec != keepCodec || tc.opts != compress.DefaultOptions {
+	if tc := compressionConfig(cfgs("compression.type", "producer", "compression.gzip.level", "-1", "compression.zstd.level", "3")); tc.Codec != segment.KeepCodec || tc.Opts != compress.DefaultOptions {
 		t.Errorf("defaults: %+v", tc)
 	}
-	if tc := compressionConfig(cfgs("compression.type", "zstd", "compression.zstd.level", "-5")); tc.codec != 4 || tc.opts.ZstdLevel != -5 {
+	if tc := compressionConfig(cfgs("compression.type", "zstd", "compression.zstd.level", "-5")); tc.Codec != 4 || tc.Opts.ZstdLevel != -5 {
 		t.Errorf("zstd -5: %+v", tc)
 	}
-	if tc := compressionConfig(cfgs("compression.type", "gzip", "compression.gzip.level", "9")); tc.codec != 1 || tc.opts.GzipLevel != 9 {
+	if tc := compressionConfig(cfgs("compression.type", "gzip", "compression.gzip.level", "9")); tc.Codec != 1 || tc.Opts.GzipLevel != 9 {
 		t.Errorf("gzip 9: %+v", tc)
 	}
-	v := newRecordValidator(64 << 20)
-	section := rvGoodSection(200, 500, true, 3)
-	batch := rvBatch(section, 200, 0)
-	size := func(tc topicCompression) int {
-		out, release, err := v.recompress(batch, false, tc, 1<<20)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer release()
-		if got := rcDecompress(t, out[segment.BatchHeaderSize:], tc.codec); !bytes.Equal(got, section) {
-			t.Fatalf("%+v: the records changed", tc)
-		}
-		return len(out)
-	}
-	gzip1, gzip9 := size(topicCompression{codec: 1, opts: compress.Options{GzipLevel: 1}}), size(topicCompression{codec: 1, opts: compress.Options{GzipLevel: 9}})
-	zstdFast, zstdBest := size(topicCompression{codec: 4, opts: compress.Options{ZstdLevel: -5}}), size(topicCompression{codec: 4, opts: compress.Options{ZstdLevel: 19}})
-	if gzip9 >= gzip1 || zstdBest >= zstdFast {
-		t.Errorf("gzip level 1: %d bytes, level 9: %d; zstd fastest: %d, best: %d", gzip1, gzip9, zstdFast, zstdBest)
-	}
-}
-
-// FuzzRecompress: whatever batch the walk accepts, its rewrite with any codec is
-// accepted by the walk too and holds the same records section, with the producer's
-// header fields; refusals wrap segment's sentinels.
-//
-//	go test -run XXX -fuzz FuzzRecompress -fuzztime 20000x ./broker/
-func FuzzRecompress(f *testing.F) {
-	for _, c := range rvCodecs {
-		for i, n := range []int{1, 40} {
-			f.Add(rvCompress(f, rvGoodSection(n, 10+i*2000, i%2 == 0, i), c.codec), uint8(c.codec), int32(n), uint8(4-c.codec))
-		}
-	}
-	v := newRecordValidator(1 << 20)
-	f.Fuzz(func(t *testing.T, section []byte, codec uint8, count int32, target uint8) {
-		codec, target = codec%5, target%5
-		if count < 1 {
-			count = 1
-		}
-		batch := rvBatch(section, count, int8(codec))
-		tc := topicCompression{codec: int8(target), opts: compress.DefaultOptions}
-		out, release, err := v.recompress(bytes.Clone(batch), false, tc, 2<<20)
-		if err != nil {
-			if !errors.Is(err, segment.ErrInvalidRecord) && !errors.Is(err, segment.ErrRecordsTooLarge) && !errors.Is(err, segment.ErrUndecodableRecords) {
-				t.Fatalf("error wraps no sentinel: %v", err)
-			}
-			if v.check(batch, false) == nil && !errors.Is(err, segment.ErrRecordsTooLarge) {
-				t.Fatalf("the walk accepts the batch, its rewrite fails: %v", err)
-			}
-			return
-		}
-		defer release()
-		h, err := segment.ValidateBatch(out)
-		if err != nil || h.Codec() != int8(target) || h.RecordCount != count || h.BaseTimestamp != 1_700_000_000_000 || h.ProducerID != -1 {
-			t.Fatalf("rewritten header %+v: %v", h, err)
-		}
-		if err := v.check(out, false); err != nil {
-			t.Fatalf("the walk refuses the rewrite: %v", err)
-		}
-		in, err := kgo.DefaultDecompressor().Decompress(section, kgo.CompressionCodecType(codec))
-		if codec == 0 {
-			in, err = section, nil
-		}
-		if err != nil {
-			t.Fatalf("accepted, but kgo cannot decompress the input: %v", err)
-		}
-		got, err := kgo.DefaultDecompressor().Decompress(out[segment.BatchHeaderSize:], kgo.CompressionCodecType(target))
-		if target == 0 {
-			got, err = out[segment.BatchHeaderSize:], nil
-		}
-		if err != nil || !bytes.Equal(got, in) {
-			t.Fatalf("the rewrite holds other records: %v", err)
-		}
-	})
 }
 
 // TestCompressionType_ZstdTopicRefusesOldFetch: as Kafka (KIP-110), a consumer's Fetch

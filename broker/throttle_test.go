@@ -2,10 +2,8 @@ package broker
 
 import (
 	"testing"
-	"time"
 
 	"github.com/petrel-broker/petrel/config"
-	"github.com/petrel-broker/petrel/metadata"
 )
 
 func TestThrottledReplicaListValidator(t *testing.T) {
@@ -18,57 +16,5 @@ func TestThrottledReplicaListValidator(t *testing.T) {
 		if err := config.ValidateTopicConfig("follower.replication.throttled.replicas", bad); err == nil {
 			t.Errorf("%q accepted", bad)
 		}
-	}
-}
-
-func TestReplicationQuota(t *testing.T) {
-	var q replicationQuota
-	now := time.Unix(1000, 0)
-	const rate = 1000
-	if q.exceeded(rate, now) {
-		t.Fatal("a fresh quota is exceeded")
-	}
-	q.record(rate, 1500, now) // one second of burst, then 500 over
-	if !q.exceeded(rate, now.Add(400*time.Millisecond)) {
-		t.Fatal("not exceeded 500 bytes over the rate after 0.4 s")
-	}
-	if q.exceeded(rate, now.Add(600*time.Millisecond)) {
-		t.Fatal("still exceeded after the debt was repaid")
-	}
-	// Idle time saves at most one second of rate.
-	later := now.Add(time.Hour)
-	q.record(rate, 2001, later)
-	if !q.exceeded(rate, later) {
-		t.Fatal("an hour idle saved more than one second of rate")
-	}
-}
-
-func TestReplicaThrottled(t *testing.T) {
-	im := metadata.NewImage()
-	val := func(s string) *string { return &s }
-	im, err := im.Apply(1, []metadata.Record{metadata.TopicRecord{Name: "t", TopicID: metadata.Uuid{1}},
-		metadata.ConfigRecord{ResourceType: metadata.TopicResource, ResourceName: "t", Name: "leader.replication.throttled.replicas", Value: val("0:1, 2:3")},
-		metadata.ConfigRecord{ResourceType: metadata.TopicResource, ResourceName: "t", Name: "follower.replication.throttled.replicas", Value: val("*")}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cases := []struct {
-		key       string
-		partition int32
-		broker    int32
-		want      bool
-	}{
-		{"leader.replication.throttled.replicas", 0, 1, true},
-		{"leader.replication.throttled.replicas", 2, 3, true},
-		{"leader.replication.throttled.replicas", 1, 0, false},
-		{"follower.replication.throttled.replicas", 7, 7, true},
-	}
-	for _, c := range cases {
-		if got := replicaThrottled(im, c.key, "t", c.partition, c.broker); got != c.want {
-			t.Errorf("%s %d:%d = %v", c.key, c.partition, c.broker, got)
-		}
-	}
-	if replicaThrottled(im, "leader.replication.throttled.replicas", "other", 0, 1) {
-		t.Error("a topic without the config is throttled")
 	}
 }

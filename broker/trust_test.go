@@ -60,9 +60,9 @@ func TestBrokerClientIDIsNotTrusted(t *testing.T) {
 	}
 	if topic := b.Image().Topic(transactionStateTopic); topic != nil {
 		cfg := b.topicConfigsFor(b.Image(), transactionStateTopic)
-		if len(topic.Partitions) != 4 || cfg["cleanup.policy"].value != "compact" || cfg["retention.ms"].value == "1000" {
+		if len(topic.Partitions) != 4 || cfg["cleanup.policy"].Value != "compact" || cfg["retention.ms"].Value == "1000" {
 			t.Errorf("the impostor created %s with %d partitions, cleanup.policy=%s, retention.ms=%s", transactionStateTopic,
-				len(topic.Partitions), cfg["cleanup.policy"].value, cfg["retention.ms"].value)
+				len(topic.Partitions), cfg["cleanup.policy"].Value, cfg["retention.ms"].Value)
 		}
 	}
 

@@ -74,7 +74,7 @@ func printConfig(c *ucli.Context, cfg broker.Config) error {
 
 // writeEffectiveProperties prints a table: PROPERTY, VALUE, SOURCE (with the property
 // a value derives from, and the status of supplied properties Petrel does not act on).
-func writeEffectiveProperties(w io.Writer, props []broker.EffectiveProperty) error {
+func writeEffectiveProperties(w io.Writer, props []config.EffectiveProperty) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "PROPERTY\tVALUE\tSOURCE")
 	for _, p := range props {

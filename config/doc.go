@@ -3,8 +3,10 @@
 // validator, documentation, dynamic update mode and read-only flag; Kafka's dynamic
 // broker config table; value parsing and validation with Kafka's ConfigException
 // wording; the sources of a node's properties (server.properties, PETREL_SET_
-// variables, --set); and the rules that print a secret as "[hidden]". It is pure: the
-// broker resolves and applies configs against its metadata image, the CLI reads
-// property files, and docs/configuration.md is generated from the table
-// (TestConfigurationDoc).
+// variables, --set); the rules that print a secret as "[hidden]"; and the resolution of a
+// value through Kafka's layers (resolve.go: the topic override, the dynamic broker
+// configs of the metadata image, the supplied property, the default), config changes as
+// metadata records (changes.go) and the effective properties (effective.go). It is
+// pure: the broker applies what it resolves, the CLI reads property files, and
+// docs/configuration.md is generated from the table (TestConfigurationDoc).
 package config

@@ -15,7 +15,7 @@ import (
 // dynamicBrokerConfigNames are the broker properties of the table that change at run
 // time here, as in Kafka (kafkaDynamicBrokerConfigs): the broker defaults of the topic
 // configs (Kafka's DynamicLogConfig set), the replication throttles (KIP-73), the
-// connection limits (broker/connection_quotas.go), the log cleaner's settings
+// connection limits (rpc/connection_quotas.go), the log cleaner's settings
 // (broker/cleaner.go) and the producer state settings. The broker reads each where it is
 // used through its dynamicBrokerValue, so a change applies from the next use. Kafka-dynamic properties
 // of the table that Petrel reads only at start are notDynamicYet.

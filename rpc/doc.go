@@ -1,6 +1,7 @@
 // Package rpc is the Kafka wire edge: listener, size framing, request headers, kmsg
 // decoding and encoding, in-order responses per connection, the API registry that alone
-// generates ApiVersions, and a small client for broker-to-broker requests. It holds no
+// generates ApiVersions, connection limits (ConnectionQuotas), and a small client for
+// broker-to-broker requests (with TLS and SASL through SecureDialer). It holds no
 // business logic.
 //
 // # Connections

@@ -1,4 +1,4 @@
-package broker
+package auth
 
 import (
 	"net"
@@ -8,12 +8,12 @@ import (
 	"time"
 )
 
-// TestAuthFailureLimiterPerHost: failures from one host, however many at once, are
+// TestFailureDelayPerHost: failures from one host, however many at once, are
 // answered one delay apart with no cap on how far behind they fall; another host has
 // its own schedule.
-func TestAuthFailureLimiterPerHost(t *testing.T) {
+func TestFailureDelayPerHost(t *testing.T) {
 	const base = time.Hour // every earlier answer is still in the future
-	l := newAuthFailureLimiter(base)
+	l := NewFailureDelay(base)
 	host := &net.TCPAddr{IP: net.IPv4(192, 0, 2, 1), Port: 1000}
 	const n = 40
 	ats := make([]time.Time, n)
@@ -26,7 +26,7 @@ func TestAuthFailureLimiterPerHost(t *testing.T) {
 			remote := &net.TCPAddr{IP: host.IP, Port: host.Port + i}
 			mu.Lock() // a delay and its clock reading together
 			defer mu.Unlock()
-			ats[i] = time.Now().Add(l.delay(remote))
+			ats[i] = time.Now().Add(l.Delay(remote))
 		}()
 	}
 	wg.Wait()
@@ -36,10 +36,10 @@ func TestAuthFailureLimiterPerHost(t *testing.T) {
 			t.Fatalf("answers %d and %d are %s apart, less than the delay %s", i, i+1, gap, base)
 		}
 	}
-	if d := l.delay(&net.TCPAddr{IP: net.IPv4(192, 0, 2, 2), Port: 1}); d > base {
+	if d := l.Delay(&net.TCPAddr{IP: net.IPv4(192, 0, 2, 2), Port: 1}); d > base {
 		t.Fatalf("another host waits %s, more than one delay", d)
 	}
-	if d := (*authFailureLimiter)(nil).delay(host); d != 0 {
+	if d := (*FailureDelay)(nil).Delay(host); d != 0 {
 		t.Fatalf("no limiter delays %s", d)
 	}
 }
