@@ -546,7 +546,7 @@ type FetchResult struct {
 // Read reads for a consumer, up to this replica's high watermark. It applies KIP-320
 // fencing with currentLeaderEpoch (-1 skips) and requires leadership unless scope is
 // AnyReplica. A follower's high watermark is min(leader's, own LEO), so it never serves
-// uncommitted data either. Followers fetching from the leader use ReadForFollower.
+// uncommitted data either. Followers fetching from the leader use ReadForFollowerHeld.
 func (p *Partition) Read(offset int64, maxBytes int, currentLeaderEpoch int32, scope ReplicaScope) (FetchResult, error) {
 	return p.ReadIsolated(offset, maxBytes, currentLeaderEpoch, scope, false)
 }

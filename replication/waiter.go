@@ -30,7 +30,7 @@ type WakeState struct {
 // partition drops the waiter, as Unwatch would. The waiter then runs the function fn returns, if any, once the lock is
 // released: on the goroutine that changed the partition when that is a leader append
 // by the produce handler (AppendValidatedAsLeader, AppendAsLeaderVerified), a follower
-// fetch read (ReadForFollower, which advances the high watermark) or the fsync that
+// fetch read (ReadForFollowerHeld, which advances the high watermark) or the fsync that
 // advances it; on a new goroutine at every other wake-up; on Watch's caller for the
 // call from Watch. So the goroutine whose append or fetch made a delayed response
 // ready writes it itself (rpc.Deferred), with no goroutine hand-off. then must not
