@@ -374,12 +374,19 @@ func (p *Partition) appendAsLeader(records []byte, a leaderAppend) (segment.Appe
 		info, err = p.log.AppendAsLeader(records, p.leaderEpoch)
 	}
 	if err == nil {
+		open := len(p.producers.open)
 		p.afterAppendLocked(records)
 		// Followers may fetch the new batches at once, while the leader's fsync runs;
 		// with SyncEveryAppend the HW still waits for that fsync (syncTo).
-		p.maybeAdvanceHighWatermarkLocked()
+		advanced := p.maybeAdvanceHighWatermarkLocked()
 		p.collecting = a.inlineWake
-		p.notifyLocked()
+		if advanced || len(p.producers.open) != open {
+			p.notifyLocked()
+		} else {
+			// Nothing up to the high watermark changed (a marker, closing a
+			// transaction, may move the last stable offset: it wakes everyone).
+			p.notifyAppendLocked()
+		}
 	}
 	after := p.takeCollectedLocked()
 	p.mu.Unlock()

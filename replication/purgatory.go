@@ -105,15 +105,18 @@ const (
 )
 
 // watch registers d's waiters on parts; newDataOnly makes them follower-fetch waiters
-// (NewAfterUnlockWaiter). Every waiter exists before the first Watch: a wake-up of
-// one partition may complete the request (which drops every waiter) while the others
-// are still being watched; a waiter watched after the completion drops itself.
+// (NewAfterUnlockWaiter), woken by new records and role changes only, else they are
+// woken by what a reader up to the high watermark can see: a leader append that
+// leaves the high watermark (and the last stable offset) where it was does not wake
+// them. Every waiter exists before the first Watch: a wake-up of one partition may
+// complete the request (which drops every waiter) while the others are still being
+// watched; a waiter watched after the completion drops itself.
 func (d *delayed) watch(parts []*Partition, newDataOnly bool) {
 	d.poke = d.run
 	d.pg.parked.Add(1)
 	d.parts, d.waiters, d.dropped = parts, make([]*Waiter, len(parts)), make([]atomic.Bool, len(parts))
 	for i := range parts {
-		d.waiters[i] = NewAfterUnlockWaiter(newDataOnly, func(ws WakeState) (bool, func()) {
+		w := NewAfterUnlockWaiter(newDataOnly, func(ws WakeState) (bool, func()) {
 			if d.state.Load() == delayedDone {
 				d.dropped[i].Store(true)
 				return true, nil
@@ -127,6 +130,8 @@ func (d *delayed) watch(parts []*Partition, newDataOnly bool) {
 			}
 			return drop, nil
 		})
+		w.visibleOnly = !newDataOnly
+		d.waiters[i] = w
 	}
 	for i, p := range parts {
 		p.Watch(d.waiters[i])

@@ -483,3 +483,31 @@ func TestPurgatoryConcurrentParkCompleteTimeoutRemove(t *testing.T) {
 		t.Fatal("a request was answered twice")
 	}
 }
+
+// A consumer's parked fetch reads up to the high watermark: a leader append that
+// leaves the high watermark where it was does not read it again (nothing it could
+// read has changed, and the read would run on the produce handler's goroutine); the
+// follower fetch that advances the high watermark over the records answers it.
+func TestParkedConsumerFetchWakesOnTheHighWatermark(t *testing.T) {
+	p := purgPartition(t, 0)
+	from := p.State().HighWatermark
+	ch := make(chan FetchRead, 2)
+	var reads atomic.Int32
+	NewPurgatory(context.Background()).ParkFetch(context.Background(), []*Partition{p}, time.Minute, &testRead{changes: p.Changes()}, false, DelayedFetch{
+		Read: func() (FetchRead, bool) {
+			reads.Add(1)
+			n := int(p.State().HighWatermark - from)
+			return &testRead{changes: p.Changes(), n: n}, n >= 1
+		},
+		Reusable: func(FetchRead) bool { return false },
+		Answer:   func(r FetchRead) { ch <- r },
+	})
+	end := purgAppend(t, p) // follower 1 has not fetched it: the high watermark stays
+	if n := reads.Load(); n != 0 || len(ch) != 0 {
+		t.Fatalf("the append read the fetch %d times, %d answers", n, len(ch))
+	}
+	purgFollowerFetch(t, p, end) // answered on this goroutine, before it returns
+	if len(ch) != 1 || reads.Load() != 1 {
+		t.Fatalf("after the high watermark advance: %d answers, %d reads", len(ch), reads.Load())
+	}
+}
