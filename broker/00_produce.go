@@ -120,10 +120,28 @@ func (b *Broker) handleProduce(ctx context.Context, req *rpc.Request) rpc.Result
 	case len(pending) == 0:
 		return rpc.Respond(resp)
 	}
-	timeout := time.Duration(r.TimeoutMillis) * time.Millisecond
 	deferred := req.Defer()
-	b.startDelayedProduce(ctx, resp, pending, timeout, deferred)
+	b.awaitAcksAll(ctx, pending, time.Duration(r.TimeoutMillis)*time.Millisecond, func() { deferred.Complete(resp) })
 	return rpc.RespondDeferred(deferred)
+}
+
+// awaitAcksAll parks pending in the purgatory (replication.Purgatory.WaitAcksAll,
+// Kafka's DelayedProduce) and calls done once every partition has its code: 0 when
+// committed, NOT_ENOUGH_REPLICAS_AFTER_APPEND, NOT_LEADER_OR_FOLLOWER, or
+// REQUEST_TIMED_OUT for one short of its high watermark at timeout or when ctx ends.
+// done runs on the goroutine that decided last (the follower fetch advancing the high
+// watermark, usually), possibly before awaitAcksAll returns.
+func (b *Broker) awaitAcksAll(ctx context.Context, pending []producePending, timeout time.Duration, done func()) {
+	writes := make([]replication.AcksAllWrite, len(pending))
+	for i, p := range pending {
+		writes[i] = replication.AcksAllWrite{Partition: p.part.Partition, End: p.end, MinISR: p.minInsync}
+	}
+	b.purgatory.WaitAcksAll(ctx, writes, timeout, func(outcomes []replication.Outcome) {
+		for i, o := range outcomes {
+			pending[i].resp.ErrorCode, _ = acksAllCode(o)
+		}
+		done()
+	})
 }
 
 // producePartition validates and appends one partition's batch; records at fault are
@@ -244,62 +262,6 @@ func validateProducedBatch(records []byte, version int16, maxMessageBytes int) (
 		return kerr.InvalidRecord.Code, errors.New("an idempotent batch needs a base sequence")
 	}
 	return 0, nil
-}
-
-// awaitHighWatermarks waits until every pending partition's high watermark reaches its
-// end offset, setting REQUEST_TIMED_OUT on those that do not in time and
-// NOT_LEADER_OR_FOLLOWER on those whose replica stopped.
-func (b *Broker) awaitHighWatermarks(ctx context.Context, pending []producePending, timeout time.Duration) {
-	w := replication.NewWaiter()
-	for _, p := range pending {
-		p.part.Watch(w)
-		defer p.part.Unwatch(w)
-	}
-	timer := time.NewTimer(timeout)
-	defer timer.Stop()
-	for {
-		done := true
-		for _, p := range pending {
-			if p.resp.ErrorCode != 0 {
-				continue
-			}
-			if hw := p.part.LeaderHighWatermark(); hw >= 0 && hw < p.end {
-				// Still leading, not there yet: no need for the partition lock, which an
-				// append may hold across its write.
-				done = false
-				continue
-			}
-			code, decided := acksAllCode(replication.AcksAllOutcome(p.part.State().WakeState(), p.end, p.minInsync))
-			if !decided {
-				done = false
-				continue
-			}
-			p.resp.ErrorCode = code
-		}
-		if done {
-			return
-		}
-		select {
-		case <-w.C:
-		case <-timer.C:
-			b.markTimedOut(pending, kerr.RequestTimedOut.Code)
-			return
-		case <-ctx.Done():
-			b.markTimedOut(pending, kerr.RequestTimedOut.Code)
-			return
-		case <-b.stop:
-			b.markTimedOut(pending, kerr.NotLeaderForPartition.Code)
-			return
-		}
-	}
-}
-
-func (b *Broker) markTimedOut(pending []producePending, code int16) {
-	for _, p := range pending {
-		if p.resp.ErrorCode == 0 && p.part.State().HighWatermark < p.end {
-			p.resp.ErrorCode = code
-		}
-	}
 }
 
 // authorizeProduce is Produce's rule: Write on the transactional id of a transactional

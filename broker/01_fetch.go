@@ -4,12 +4,13 @@ package broker
 // to the high watermark; read_committed (isolation_level 1, librdkafka's and kafkajs's
 // default) reads up to the last stable offset (min of the HW and the first offset of
 // the oldest ongoing transaction) and gets the aborted transactions of the range, so
-// that it drops their records. Fetch sessions (KIP-227, v7+; fetch_session.go,
-// fetch_session_context.go): a full fetch with epoch 0 gets a session when the cache
-// has room, and incremental fetches of it name only what changed. max_bytes and
-// partition_max_bytes are soft limits (KIP-74):
-// the first batch is returned even when larger. A fetch with less than min_bytes parks
-// until enough data arrives, a partition's state changes, or max_wait_ms passes; it
+// that it drops their records. Fetch sessions (KIP-227, v7+; replication's
+// fetch_session_cache.go, fetch_session_context.go): a full fetch with epoch 0 gets a
+// session when the cache has room, and incremental fetches of it name only what
+// changed. max_bytes and partition_max_bytes are soft limits (KIP-74): the first batch
+// is returned even when larger. A fetch with less than min_bytes parks in the
+// purgatory (replication.Purgatory.ParkFetch, no goroutine of its own) until enough
+// data arrives, a partition's state changes, or max_wait_ms passes; it
 // answers at once when a partition's read came from an older segment than its high
 // watermark's (Kafka's DelayedFetch: the fetch is falling behind the current segment).
 // KIP-320: current_leader_epoch fences stale or future epochs. KIP-392: from v11 a
@@ -41,95 +42,55 @@ func init() {
 
 func (b *Broker) handleFetch(ctx context.Context, req *rpc.Request) rpc.Result {
 	r := req.Body.(*kmsg.FetchRequest)
-	fc := b.fetchSessions.newContext(r, r.ReplicaID >= 0, time.Now().UnixMilli())
-	if fc.kind == fetchSessionError {
+	fc := b.fetchSessions.NewContext(r, r.ReplicaID >= 0, time.Now().UnixMilli())
+	if code := fc.ErrorCode(); code != 0 {
 		resp := r.ResponseKind().(*kmsg.FetchResponse)
-		resp.ErrorCode = fc.errorCode
+		resp.ErrorCode = code
 		return rpc.Respond(resp)
 	}
-	plan := fc.request(r) // the session's partitions for an incremental fetch
+	plan := fc.Request(r) // the session's partitions for an incremental fetch
 	denied := b.fetchDenied(req, r)
 	resp, bytes, errored := b.readFetch(plan, denied)
 	wait := time.Duration(r.MaxWaitMillis) * time.Millisecond
 	if errored || bytes >= int(r.MinBytes) || resp.behind || wait <= 0 {
-		b.fetchSessions.finish(&fc, plan, resp, time.Now().UnixMilli())
+		b.fetchSessions.Finish(&fc, plan, resp, time.Now().UnixMilli())
 		b.countFetched(r, resp, bytes)
 		return rpc.Respond(resp)
 	}
-	if r.ReplicaID >= 0 {
-		return b.startDelayedFollowerFetch(ctx, req, &fc, plan, denied, wait, resp) // delayed_fetch.go
-	}
-	ch := make(chan kmsg.Response, 1)
-	b.goLoop("delayed fetch", func() {
-		resp := b.parkFetch(ctx, plan, denied, wait, resp)
-		b.fetchSessions.finish(&fc, plan, resp, time.Now().UnixMilli())
-		b.countFetched(r, resp, -1)
-		ch <- resp
+	// Parked in the purgatory, with no goroutine of its own: the append, high watermark
+	// advance or role change of one of its partitions reads it again on the goroutine
+	// that made it, and the answer goes to the rpc.Deferred.
+	d := req.Defer()
+	parts, gone := b.fetchPartitions(plan, denied)
+	minBytes := max(int(r.MinBytes), 1)
+	b.purgatory.ParkFetch(ctx, parts, wait, resp, gone, replication.DelayedFetch{
+		Read: func() (replication.FetchRead, bool) {
+			a, n, errored := b.readFetch(plan, denied)
+			return a, errored || n >= minBytes || a.behind
+		},
+		Reusable: func(a replication.FetchRead) bool { return a.(*fetchAnswer).reusable() },
+		Answer: func(a replication.FetchRead) {
+			if a == nil { // the connection closed
+				d.Complete(nil)
+				return
+			}
+			resp := a.(*fetchAnswer)
+			b.fetchSessions.Finish(&fc, plan, resp, time.Now().UnixMilli())
+			b.countFetched(r, resp, -1)
+			d.Complete(resp)
+		},
+		Follower: r.ReplicaID >= 0,
+		Stopping: func() replication.FetchRead { return stoppingFollowerFetch(plan) },
 	})
-	return rpc.RespondLater(ch)
-}
-
-// parkFetch waits until enough data arrives, a partition errors, or the wait expires,
-// and returns the last read. first is the handler's read, not enough to answer. It
-// parks consumers' fetches; a follower's is a delayedFollowerFetch. When the wait ends
-// with no partition changed since the last read (the sum of their Changes() the same),
-// that read is the answer: a read again would find the same.
-func (b *Broker) parkFetch(ctx context.Context, r *kmsg.FetchRequest, denied func(topic string) bool, wait time.Duration, first *fetchAnswer) *fetchAnswer {
-	w := replication.NewWaiter()
-	last := first.reusable()
-	var now uint64
-	watched, gone := b.fetchPartitions(r, denied)
-	for _, lp := range watched {
-		lp.Watch(w)
-		now += lp.Changes()
-	}
-	defer func() {
-		select {
-		case <-b.draining:
-			// Every replica closes in a moment, and w with it: unwatching tens of
-			// thousands of partitions one lock at a time would only hold up the drain.
-			return
-		default:
-		}
-		for _, lp := range watched {
-			lp.Unwatch(w)
-		}
-	}()
-	// A change between the first read and Watch woke nobody: read once more before
-	// sleeping, or the fetch would wait max_wait_ms for nothing. Unchanged counts
-	// prove there was none, and spare the leader that read while the acks=all
-	// waiters this fetch may just have released are running.
-	if gone || now != first.changes {
-		w.Wake()
-	}
-	timer := time.NewTimer(wait)
-	defer timer.Stop()
-	for {
-		select {
-		case <-w.C:
-		case <-timer.C:
-			return b.lastFetchRead(r, denied, last)
-		case <-ctx.Done():
-			return b.lastFetchRead(r, denied, last)
-		case <-b.draining:
-			return b.lastFetchRead(r, denied, last)
-		}
-		resp, bytes, errored := b.readFetch(r, denied)
-		if errored || bytes >= int(r.MinBytes) || resp.behind {
-			last.Release()
-			return resp
-		}
-		last.Release()
-		last = resp.reusable()
-	}
+	return rpc.RespondDeferred(d)
 }
 
 // fetchPartitions returns the local replicas of r's partitions, those of topics denied
 // reports excepted (answered TOPIC_AUTHORIZATION_FAILED: nothing to watch), and
 // whether a partition has gone since the first read (read again, to answer its
 // error).
-func (b *Broker) fetchPartitions(r *kmsg.FetchRequest, denied func(topic string) bool) ([]*localPartition, bool) {
-	var parts []*localPartition
+func (b *Broker) fetchPartitions(r *kmsg.FetchRequest, denied func(topic string) bool) ([]*replication.Partition, bool) {
+	var parts []*replication.Partition
 	gone := false
 	for _, t := range r.Topics {
 		if denied != nil && denied(t.Topic) {
@@ -137,7 +98,7 @@ func (b *Broker) fetchPartitions(r *kmsg.FetchRequest, denied func(topic string)
 		}
 		for _, p := range t.Partitions {
 			if lp := b.partitions.get(t.Topic, p.Partition); lp != nil {
-				parts = append(parts, lp)
+				parts = append(parts, lp.Partition)
 			} else {
 				gone = true
 			}
@@ -166,34 +127,6 @@ func stoppingFollowerFetch(r *kmsg.FetchRequest) *fetchAnswer {
 			st.Partitions[j] = sp
 		}
 	}
-	return resp
-}
-
-// lastFetchRead is a parked fetch's answer when its wait ends: last (a read holding no
-// records, or nil) if no partition changed since it, else a new read.
-func (b *Broker) lastFetchRead(r *kmsg.FetchRequest, denied func(topic string) bool, last *fetchAnswer) *fetchAnswer {
-	if last != nil {
-		var now uint64
-		unchanged := true
-		for _, t := range r.Topics {
-			if denied != nil && denied(t.Topic) {
-				continue
-			}
-			for _, p := range t.Partitions {
-				lp := b.partitions.get(t.Topic, p.Partition)
-				if lp == nil {
-					unchanged = false
-					break
-				}
-				now += lp.Changes()
-			}
-		}
-		if unchanged && now == last.changes {
-			return last
-		}
-		last.Release()
-	}
-	resp, _, _ := b.readFetch(r, denied)
 	return resp
 }
 

@@ -39,14 +39,23 @@ func init() {
 const markerWait = 10 * time.Second
 
 func (b *Broker) handleWriteTxnMarkers(ctx context.Context, req *rpc.Request) rpc.Result {
-	r := req.Body.(*kmsg.WriteTxnMarkersRequest)
-	ch := make(chan kmsg.Response, 1)
-	b.goLoop("write txn markers", func() { ch <- b.writeTxnMarkers(ctx, r) })
-	return rpc.RespondLater(ch)
+	d := req.Defer()
+	b.startWriteTxnMarkers(ctx, req.Body.(*kmsg.WriteTxnMarkersRequest), func(resp kmsg.Response) { d.Complete(resp) })
+	return rpc.RespondDeferred(d)
 }
 
-// writeTxnMarkers appends r's markers and waits for their high watermarks.
+// writeTxnMarkers is startWriteTxnMarkers waiting for its answer (the transaction
+// coordinator's in-process call, txn_markers.go).
 func (b *Broker) writeTxnMarkers(ctx context.Context, r *kmsg.WriteTxnMarkersRequest) *kmsg.WriteTxnMarkersResponse {
+	ch := make(chan kmsg.Response, 1)
+	b.startWriteTxnMarkers(ctx, r, func(resp kmsg.Response) { ch <- resp })
+	return (<-ch).(*kmsg.WriteTxnMarkersResponse)
+}
+
+// startWriteTxnMarkers appends r's markers and answers done once their high watermarks
+// pass them: the wait is the purgatory's (awaitAcksAll), with no goroutine, but for
+// the markers of __consumer_offsets, whose group coordinator answers on a channel.
+func (b *Broker) startWriteTxnMarkers(ctx context.Context, r *kmsg.WriteTxnMarkersRequest, done func(kmsg.Response)) {
 	resp := r.ResponseKind().(*kmsg.WriteTxnMarkersResponse)
 	type waiting struct{ marker, topic, partition int }
 	var pending []producePending
@@ -92,29 +101,48 @@ func (b *Broker) writeTxnMarkers(ctx context.Context, r *kmsg.WriteTxnMarkersReq
 		}
 		resp.Markers = append(resp.Markers, rm)
 	}
+	// hw is closed once the high watermarks are in (or at once without pending markers).
+	hw := make(chan struct{})
+	answered := func() {
+		if len(groupMarkers) == 0 {
+			done(resp)
+			return
+		}
+		close(hw)
+	}
 	if len(pending) > 0 {
 		for i := range pending {
 			pending[i].resp = &parts[i]
 		}
-		b.awaitHighWatermarks(ctx, pending, markerWait)
-		for i, w := range where {
-			resp.Markers[w.marker].Topics[w.topic].Partitions[w.partition].ErrorCode = parts[i].ErrorCode
-		}
+		b.awaitAcksAll(ctx, pending, markerWait, func() {
+			for i, w := range where {
+				resp.Markers[w.marker].Topics[w.topic].Partitions[w.partition].ErrorCode = parts[i].ErrorCode
+			}
+			answered()
+		})
+	} else {
+		answered()
 	}
-	timeout := time.NewTimer(markerWait)
-	defer timeout.Stop()
-	for _, w := range groupMarkers {
-		var code int16
-		select {
-		case code = <-w.code:
-		case <-ctx.Done():
-			code = kerr.RequestTimedOut.Code
-		case <-timeout.C:
-			code = kerr.RequestTimedOut.Code
-		}
-		resp.Markers[w.marker].Topics[w.topic].Partitions[w.partition].ErrorCode = code
+	if len(groupMarkers) == 0 {
+		return
 	}
-	return resp
+	b.goLoop("write txn markers", func() {
+		<-hw
+		timeout := time.NewTimer(markerWait)
+		defer timeout.Stop()
+		for _, w := range groupMarkers {
+			var code int16
+			select {
+			case code = <-w.code:
+			case <-ctx.Done():
+				code = kerr.RequestTimedOut.Code
+			case <-timeout.C:
+				code = kerr.RequestTimedOut.Code
+			}
+			resp.Markers[w.marker].Topics[w.topic].Partitions[w.partition].ErrorCode = code
+		}
+		done(resp)
+	})
 }
 
 // controlBatch builds a transaction marker as Kafka writes it (coordinator.EncodeMarker).

@@ -66,8 +66,8 @@ type Broker struct {
 	txns       *txnCoordinator            // the __transaction_state partitions this broker leads
 
 	// fetchSessions are the KIP-227 fetch sessions of the consumers and followers that
-	// fetch from this broker (fetch_session.go).
-	fetchSessions *fetchSessionCache
+	// fetch from this broker (replication.FetchSessionCache).
+	fetchSessions *replication.FetchSessionCache
 
 	offsetsCreator  internalTopicCreator
 	txnStateCreator internalTopicCreator
@@ -91,13 +91,14 @@ type Broker struct {
 	quotas       clientQuotas         // client quotas (quotas.go)
 
 	draining chan struct{} // closed when shutdown starts: parked fetches answer at once
-	// drainCtx is cancelled with draining closing, for the parked requests that
-	// have no goroutine to wait on a channel (delayed_fetch.go: context.AfterFunc).
+	// drainCtx is cancelled with draining closing: the purgatory's parked fetches
+	// answer at once.
 	drainCtx    context.Context
 	drainCancel context.CancelFunc
-	// fetchKick answers parked follower fetches when this broker gains a leadership
-	// (fetch_kick.go).
-	fetchKick *followerFetchKick
+	// purgatory parks the delayed requests: acks=all produces, WriteTxnMarkers'
+	// waits for the high watermark, consumers' and followers' fetches
+	// (replication.Purgatory).
+	purgatory *replication.Purgatory
 	// shuttingDown is set when Shutdown starts: from then on heartbeats only ask for a
 	// controlled shutdown (a plain heartbeat would get the broker unfenced again).
 	shuttingDown atomic.Bool
@@ -154,13 +155,13 @@ func Start(cfg Config) (*Broker, error) {
 		readyCh: make(chan struct{}), startedAt: time.Now(), dataDir: lock}
 	b.drainCtx, b.drainCancel = context.WithCancel(context.Background())
 	b.ctrl = b.newController()
-	b.fetchKick = newFollowerFetchKick()
+	b.purgatory = replication.NewPurgatory(b.drainCtx)
 	b.brokerEpoch.Store(-1)
 	b.isrChanges.b = b
 	b.producerIDs = newProducerIDManager(b)
 	b.records = newRecordValidator(cfg.int64Value(decompressedLimitProperty))
 	b.segFiles = newSegmentFileCache(&b.cfg)
-	b.fetchSessions = newFetchSessionCache(int(cfg.int64Value("max.incremental.fetch.session.cache.slots")),
+	b.fetchSessions = replication.NewFetchSessionCache(int(cfg.int64Value("max.incremental.fetch.session.cache.slots")),
 		cfg.int64Value("min.incremental.fetch.session.eviction.ms"))
 	b.offline = newOfflineReplicas()
 	b.logSpace = newLogDirSpace(cfg.logsDir(), cfg.int64Value(config.MinFreeBytesProperty))

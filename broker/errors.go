@@ -143,6 +143,8 @@ func acksAllCode(o replication.Outcome) (code int16, decided bool) {
 		return kerr.NotLeaderForPartition.Code, true
 	case replication.OutcomeNotEnoughReplicasAfterAppend:
 		return kerr.NotEnoughReplicasAfterAppend.Code, true
+	case replication.OutcomeTimedOut:
+		return kerr.RequestTimedOut.Code, true
 	}
 	return 0, true
 }

@@ -22,7 +22,7 @@ import (
 type fetchAnswer struct {
 	*kmsg.FetchResponse
 	held []*segment.Hold
-	// changes sums the partitions' Changes() as of the reads (01_fetch.go, parkFetch).
+	// changes sums the partitions' Changes() as of the reads (01_fetch.go, replication.ParkFetch).
 	changes uint64
 	// throttled: a partition's records were left out by a replication quota, which
 	// time alone lifts (throttle.go).
@@ -274,4 +274,76 @@ func fetchString(b []byte, s string, flex bool) []byte {
 		b = binary.BigEndian.AppendUint16(b, uint16(len(s)))
 	}
 	return append(b, s...)
+}
+
+// Response is the answer's FetchResponse (replication.SessionAnswer).
+func (a *fetchAnswer) Response() *kmsg.FetchResponse { return a.FetchResponse }
+
+// DropPartitions releases every held range and drops every topic
+// (replication.SessionAnswer).
+func (a *fetchAnswer) DropPartitions() {
+	a.Release()
+	a.Topics, a.held = nil, nil
+}
+
+// Changes sums the partitions' Changes() as of the reads (replication.FetchRead).
+func (a *fetchAnswer) Changes() uint64 { return a.changes }
+
+// KeepPartitions drops, in place, the partitions keep refuses (given each one's index
+// in response order and its record bytes), releasing their held record sets, and the
+// topics left without partitions.
+func (a *fetchAnswer) KeepPartitions(keep func(i int, sp *kmsg.FetchResponseTopicPartition, recordBytes int) bool) {
+	i, w := 0, 0
+	topics := a.Topics[:0]
+	for ti := range a.Topics {
+		t := a.Topics[ti]
+		kept := t.Partitions[:0]
+		for pi := range t.Partitions {
+			sp := &t.Partitions[pi]
+			h := a.heldAt(i)
+			if keep(i, sp, a.recordBytes(i, sp)) {
+				kept = append(kept, *sp)
+				if i < len(a.held) {
+					a.held[w] = h
+				}
+				w++
+			} else {
+				h.Release()
+			}
+			i++
+		}
+		if len(kept) > 0 {
+			t.Partitions = kept
+			topics = append(topics, t)
+		}
+	}
+	a.Topics = topics
+	if w < len(a.held) {
+		clear(a.held[w:])
+		a.held = a.held[:w]
+	}
+}
+
+func (a *fetchAnswer) heldAt(i int) *segment.Hold {
+	if i < len(a.held) {
+		return a.held[i]
+	}
+	return nil
+}
+
+// reusable reports whether a parked fetch may answer with a at the end of its wait if
+// nothing changes meanwhile (replication.DelayedFetch.Reusable): only an answer holding
+// no records and not cut by a quota, which time alone changes.
+func (a *fetchAnswer) reusable() bool {
+	if a == nil || a.throttled || a.anyHeld() {
+		return false
+	}
+	for _, t := range a.Topics {
+		for _, p := range t.Partitions {
+			if len(p.RecordBatches) > 0 {
+				return false
+			}
+		}
+	}
+	return true
 }

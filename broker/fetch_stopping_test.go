@@ -1,9 +1,7 @@
 package broker
 
 import (
-	"context"
 	"testing"
-	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -47,31 +45,5 @@ func TestStoppingFollowerFetch(t *testing.T) {
 	back.SetVersion(r.Version)
 	if err := back.ReadFrom(resp.AppendTo(nil)); err != nil || len(back.Topics) != 2 {
 		t.Fatalf("encoded answer reads back as %d topics: %v", len(back.Topics), err)
-	}
-}
-
-// TestDrainAnswersParkedFollowerFetchWithoutARead: the drain answers a parked
-// follower fetch at once with stoppingFollowerFetch's answer, without reading the
-// partitions again.
-func TestDrainAnswersParkedFollowerFetchWithoutARead(t *testing.T) {
-	lp := dpPartition(t, 0)
-	drain, stop := context.WithCancel(context.Background())
-	ch, reads := dfStart(context.Background(), drain, lp, lp.State().LogEndOffset, time.Minute)
-	before := reads.Load()
-	stop()
-	select {
-	case r := <-ch:
-		if r == nil {
-			t.Fatal("abandoned instead of answered")
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("the drain did not answer the parked fetch")
-	}
-	if got := reads.Load(); got != before {
-		t.Fatalf("the drain read the fetch again (%d reads, %d before)", got, before)
-	}
-	dpAppend(t, lp)
-	if len(ch) != 0 {
-		t.Fatal("answered twice")
 	}
 }

@@ -111,7 +111,7 @@ func (b *Broker) replicaMetricsOptions(opts replication.Options) replication.Opt
 // (one lock of its own at a time) and the image.
 func (b *Broker) metricsSnapshot() metrics.Snapshot {
 	s := metrics.Snapshot{NodeID: b.cfg.NodeID, ClusterID: b.Image().ClusterID, ActiveController: b.IsController(),
-		Ready: b.readyForClients(), Raft: b.raftState(), FetchSessions: b.fetchSessions.state(),
+		Ready: b.readyForClients(), Raft: b.raftState(), FetchSessions: metrics.FetchSessionState(b.fetchSessions.State()),
 		MetadataStoreOffline: b.metadataStoreFailure() != nil, OfflineReplicas: b.offline.count()}
 	if b.offline.dirFailure() != nil {
 		s.OfflineLogDirs = 1

@@ -308,7 +308,7 @@ func (pm *partitionManager) applyAssignment(lp *localPartition, p *metadata.Part
 		if err := lp.BecomeLeaderOf(p.LeaderEpoch, p.PartitionEpoch, p.ISR, p.Replicas); err != nil {
 			pm.b.logger.Error("cannot become leader", "topic", lp.Topic, "partition", lp.ID, "error", err)
 		} else if len(p.Replicas) > 1 {
-			pm.b.fetchKick.kick() // followers' parked fetches come back to name it
+			pm.b.purgatory.LeadershipGained() // followers' parked fetches come back to name it
 		}
 		return
 	}

@@ -17,6 +17,10 @@ const (
 	OutcomeNotEnoughReplicasAfterAppend
 	// OutcomeNotLeader: the replica no longer leads (a follower now, or stopped).
 	OutcomeNotLeader
+	// OutcomeTimedOut: the wait ended (its timeout, or the connection closing) with the
+	// high watermark short of the write's end (Purgatory.WaitAcksAll; Kafka's
+	// REQUEST_TIMED_OUT). AcksAllOutcome never returns it.
+	OutcomeTimedOut
 )
 
 // String names the outcome for logs and test failures.
@@ -30,6 +34,8 @@ func (o Outcome) String() string {
 		return "not enough replicas after append"
 	case OutcomeNotLeader:
 		return "not leader"
+	case OutcomeTimedOut:
+		return "timed out"
 	}
 	return "unknown"
 }

@@ -21,7 +21,7 @@ func TestLowWatermarkFollowsTheFollowersLogStart(t *testing.T) {
 	fetch := func(id int32, offset, logStart int64) {
 		t.Helper()
 		f := FollowerFetch{ReplicaID: id, FetchOffset: offset, CurrentLeaderEpoch: 1, LastFetchedEpoch: -1, MaxBytes: 1 << 20, LogStartOffset: logStart}
-		if _, _, err := p.ReadForFollower(f, time.Now()); err != nil {
+		if _, _, err := followerRead(p, f, time.Now()); err != nil {
 			t.Fatal(err)
 		}
 	}

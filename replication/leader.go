@@ -47,21 +47,12 @@ type FollowerFetch struct {
 	LogStartOffset int64
 }
 
-// ReadForFollower serves a follower fetch: it checks the epochs, detects a diverging
-// log (the answer then carries no records), reads up to the log end offset, and records
-// the follower's progress, which may advance the high watermark and ask for the
-// follower to join the ISR.
-func (p *Partition) ReadForFollower(f FollowerFetch, now time.Time) (FetchResult, *DivergingEpoch, error) {
-	return p.readForFollower(f, now, false)
-}
-
-// ReadForFollowerHeld is ReadForFollower returning the range in Held, uncopied; the
-// caller must Release it.
+// ReadForFollowerHeld serves a follower fetch: it checks the epochs, detects a
+// diverging log (the answer then carries no records), reads up to the log end offset,
+// returning the range in Held, uncopied (the caller must Release it), and records the
+// follower's progress, which may advance the high watermark and ask for the follower
+// to join the ISR.
 func (p *Partition) ReadForFollowerHeld(f FollowerFetch, now time.Time) (FetchResult, *DivergingEpoch, error) {
-	return p.readForFollower(f, now, true)
-}
-
-func (p *Partition) readForFollower(f FollowerFetch, now time.Time, hold bool) (FetchResult, *DivergingEpoch, error) {
 	p.mu.Lock()
 	// The acks=all produce requests this fetch completes (its offset advances the high
 	// watermark) are answered on this goroutine once the lock is released, as Kafka's
@@ -93,15 +84,7 @@ func (p *Partition) readForFollower(f FollowerFetch, now time.Time, hold bool) (
 		return res, nil, err
 	}
 	res.FallingBehind = r.FallingBehind
-	if hold {
-		res.Held = r.Hold() // takes over the range's cache pin
-	} else {
-		res.Records, err = r.Bytes()
-		r.Release()
-	}
-	if err != nil {
-		return res, nil, err
-	}
+	res.Held = r.Hold() // takes over the range's cache pin
 	p.updateFollowerLocked(f.ReplicaID, f.FetchOffset, f.LogStartOffset, now)
 	res.HighWatermark = p.highWatermark
 	res.Changes = p.changes.Load()

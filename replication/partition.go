@@ -374,12 +374,19 @@ func (p *Partition) appendAsLeader(records []byte, a leaderAppend) (segment.Appe
 		info, err = p.log.AppendAsLeader(records, p.leaderEpoch)
 	}
 	if err == nil {
+		open := len(p.producers.open)
 		p.afterAppendLocked(records)
 		// Followers may fetch the new batches at once, while the leader's fsync runs;
 		// with SyncEveryAppend the HW still waits for that fsync (syncTo).
-		p.maybeAdvanceHighWatermarkLocked()
+		advanced := p.maybeAdvanceHighWatermarkLocked()
 		p.collecting = a.inlineWake
-		p.notifyLocked()
+		if advanced || len(p.producers.open) != open {
+			p.notifyLocked()
+		} else {
+			// Nothing up to the high watermark changed (a marker, closing a
+			// transaction, may move the last stable offset: it wakes everyone).
+			p.notifyAppendLocked()
+		}
 	}
 	after := p.takeCollectedLocked()
 	p.mu.Unlock()
@@ -546,7 +553,7 @@ type FetchResult struct {
 // Read reads for a consumer, up to this replica's high watermark. It applies KIP-320
 // fencing with currentLeaderEpoch (-1 skips) and requires leadership unless scope is
 // AnyReplica. A follower's high watermark is min(leader's, own LEO), so it never serves
-// uncommitted data either. Followers fetching from the leader use ReadForFollower.
+// uncommitted data either. Followers fetching from the leader use ReadForFollowerHeld.
 func (p *Partition) Read(offset int64, maxBytes int, currentLeaderEpoch int32, scope ReplicaScope) (FetchResult, error) {
 	return p.ReadIsolated(offset, maxBytes, currentLeaderEpoch, scope, false)
 }

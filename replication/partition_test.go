@@ -43,6 +43,23 @@ func batch(n int) []byte {
 	return b
 }
 
+// followerRead is a follower's fetch as the Fetch handler serves it
+// (ReadForFollowerHeld), with the records copied out of the held range for the test to
+// look at.
+func followerRead(p *Partition, f FollowerFetch, now time.Time) (FetchResult, *DivergingEpoch, error) {
+	res, diverging, err := p.ReadForFollowerHeld(f, now)
+	if res.Held != nil {
+		b, herr := res.Held.Bytes()
+		res.Held.Release()
+		res.Held = nil
+		if err == nil {
+			err = herr
+		}
+		res.Records = b
+	}
+	return res, diverging, err
+}
+
 func newPartition(t *testing.T, sync bool) (*Partition, string) {
 	t.Helper()
 	dir := t.TempDir()
@@ -98,7 +115,7 @@ func TestHighWatermarkWaitsForTheISR(t *testing.T) {
 	if err != nil || len(res.Records) != 0 || res.HighWatermark != 0 {
 		t.Fatalf("consumer read above the HW: %d bytes, %v", len(res.Records), err)
 	}
-	res, _, err = p.ReadForFollower(FollowerFetch{ReplicaID: 1, FetchOffset: 0, CurrentLeaderEpoch: 1, LastFetchedEpoch: -1, MaxBytes: 1 << 20}, time.Now())
+	res, _, err = followerRead(p, FollowerFetch{ReplicaID: 1, FetchOffset: 0, CurrentLeaderEpoch: 1, LastFetchedEpoch: -1, MaxBytes: 1 << 20}, time.Now())
 	if err != nil || len(res.Records) == 0 || res.LogEndOffset != 3 || res.HighWatermark != 0 {
 		t.Fatalf("follower read: %d bytes, %v", len(res.Records), err)
 	}
@@ -276,7 +293,7 @@ func TestFollowerFetchWakesWaitersOnlyWhenTheHighWatermarkMoves(t *testing.T) {
 	woken() // drain anything from before
 	fetch := func(id int32, offset int64) {
 		t.Helper()
-		if _, _, err := p.ReadForFollower(FollowerFetch{ReplicaID: id, FetchOffset: offset, CurrentLeaderEpoch: 1, LastFetchedEpoch: -1, MaxBytes: 1 << 20}, time.Now()); err != nil {
+		if _, _, err := followerRead(p, FollowerFetch{ReplicaID: id, FetchOffset: offset, CurrentLeaderEpoch: 1, LastFetchedEpoch: -1, MaxBytes: 1 << 20}, time.Now()); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -365,7 +382,7 @@ func TestISRAdditionOutcomes(t *testing.T) {
 		if _, err := p.AppendAsLeader(batch(3), 0); err != nil {
 			t.Fatal(err)
 		}
-		if _, _, err := p.ReadForFollower(FollowerFetch{ReplicaID: 1, FetchOffset: 3, CurrentLeaderEpoch: 1, LastFetchedEpoch: -1, MaxBytes: 1 << 20}, time.Now()); err != nil {
+		if _, _, err := followerRead(p, FollowerFetch{ReplicaID: 1, FetchOffset: 3, CurrentLeaderEpoch: 1, LastFetchedEpoch: -1, MaxBytes: 1 << 20}, time.Now()); err != nil {
 			t.Fatal(err)
 		}
 		if st := p.State(); st.MaximalISRSize != 2 {
@@ -463,7 +480,7 @@ func TestHighWatermarkWaitsForTheLeadersFsync(t *testing.T) {
 	}
 	follower := func(offset int64) FetchResult {
 		t.Helper()
-		res, _, err := p.ReadForFollower(FollowerFetch{ReplicaID: 1, FetchOffset: offset, CurrentLeaderEpoch: 1, LastFetchedEpoch: -1, MaxBytes: 1 << 20}, time.Now())
+		res, _, err := followerRead(p, FollowerFetch{ReplicaID: 1, FetchOffset: offset, CurrentLeaderEpoch: 1, LastFetchedEpoch: -1, MaxBytes: 1 << 20}, time.Now())
 		if err != nil {
 			t.Fatal(err)
 		}

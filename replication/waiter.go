@@ -9,6 +9,10 @@ type Waiter struct {
 	// newDataOnly: a move of the high watermark or of a log start offset alone does
 	// not wake it (NewAfterUnlockWaiter's followerFetch).
 	newDataOnly bool
+	// visibleOnly: a leader append that leaves the high watermark where it was does not
+	// wake it (the purgatory's consumer fetches and acks=all waits: nothing they read,
+	// up to the high watermark, has changed).
+	visibleOnly bool
 	// after, when set, is called instead of the channel send (NewAfterUnlockWaiter).
 	after func(WakeState) (drop bool, then func())
 }
@@ -30,7 +34,7 @@ type WakeState struct {
 // partition drops the waiter, as Unwatch would. The waiter then runs the function fn returns, if any, once the lock is
 // released: on the goroutine that changed the partition when that is a leader append
 // by the produce handler (AppendValidatedAsLeader, AppendAsLeaderVerified), a follower
-// fetch read (ReadForFollower, which advances the high watermark) or the fsync that
+// fetch read (ReadForFollowerHeld, which advances the high watermark) or the fsync that
 // advances it; on a new goroutine at every other wake-up; on Watch's caller for the
 // call from Watch. So the goroutine whose append or fetch made a delayed response
 // ready writes it itself (rpc.Deferred), with no goroutine hand-off. then must not
@@ -109,14 +113,28 @@ func (p *Partition) LeaderHighWatermark() int64 { return p.leaderHighWatermarkNo
 // waiter knows that nothing it could read again has happened since.
 func (p *Partition) Changes() uint64 { return p.changes.Load() }
 
+// wakeCause is what moved a partition, for the waiters that ignore some moves.
+type wakeCause uint8
+
+const (
+	wakeAll      wakeCause = iota // anything: a role, ISR or log change
+	wakeProgress                  // a high watermark or log start move alone
+	wakeAppend                    // a leader append that left the high watermark
+)
+
 // notifyLocked wakes every waiter.
-func (p *Partition) notifyLocked() { p.wakeLocked(false) }
+func (p *Partition) notifyLocked() { p.wakeLocked(wakeAll) }
 
 // notifyProgressLocked wakes the waiters of a high watermark or log start move alone:
 // every waiter but those of parked follower fetches.
-func (p *Partition) notifyProgressLocked() { p.wakeLocked(true) }
+func (p *Partition) notifyProgressLocked() { p.wakeLocked(wakeProgress) }
 
-func (p *Partition) wakeLocked(progressOnly bool) {
+// notifyAppendLocked wakes the waiters of a leader append that left the high
+// watermark where it was: every waiter but the visibleOnly ones.
+func (p *Partition) notifyAppendLocked() { p.wakeLocked(wakeAppend) }
+
+func (p *Partition) wakeLocked(cause wakeCause) {
+	progressOnly := cause == wakeProgress
 	if p.role == Leader {
 		p.leaderHighWatermarkNow.Store(p.highWatermark)
 	} else {
@@ -128,7 +146,7 @@ func (p *Partition) wakeLocked(progressOnly bool) {
 	for w := range p.watchers {
 		switch {
 		case w.after != nil:
-			if progressOnly && w.newDataOnly {
+			if (progressOnly && w.newDataOnly) || (cause == wakeAppend && w.visibleOnly) {
 				continue
 			}
 			if !haveState {

@@ -83,7 +83,7 @@ func TestFollowerFetchWaiterWakesOnNewDataOnly(t *testing.T) {
 	}
 	fetch := func(id int32, offset int64) FetchResult {
 		t.Helper()
-		res, _, err := p.ReadForFollower(FollowerFetch{ReplicaID: id, FetchOffset: offset, CurrentLeaderEpoch: 1, LastFetchedEpoch: -1, MaxBytes: 1 << 20, LogStartOffset: 0}, time.Now())
+		res, _, err := followerRead(p, FollowerFetch{ReplicaID: id, FetchOffset: offset, CurrentLeaderEpoch: 1, LastFetchedEpoch: -1, MaxBytes: 1 << 20, LogStartOffset: 0}, time.Now())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -143,7 +143,7 @@ func TestAfterUnlockWaiterDecides(t *testing.T) {
 	if _, err := p.AppendAsLeader(batch(4), 0); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := p.ReadForFollower(FollowerFetch{ReplicaID: 1, FetchOffset: 4, CurrentLeaderEpoch: 1, LastFetchedEpoch: -1, MaxBytes: 1 << 20, LogStartOffset: 0}, time.Now()); err != nil {
+	if _, _, err := followerRead(p, FollowerFetch{ReplicaID: 1, FetchOffset: 4, CurrentLeaderEpoch: 1, LastFetchedEpoch: -1, MaxBytes: 1 << 20, LogStartOffset: 0}, time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	if last := seen[len(seen)-1]; last.HighWatermark != 4 {
@@ -167,7 +167,7 @@ func TestAfterUnlockWaiterDecides(t *testing.T) {
 
 // An after-unlock waiter's function runs with the partition lock released (it takes
 // the lock itself here): on the appending goroutine, before the append returns, for
-// the produce handler's append; on the reading goroutine, before ReadForFollower
+// the produce handler's append; on the reading goroutine, before ReadForFollowerHeld
 // returns, for the follower fetch that advances the high watermark; on a goroutine of
 // its own for other wake-ups (a role change). A follower-fetch waiter is not run for
 // the high watermark move.
@@ -205,7 +205,7 @@ func TestAfterUnlockWaiterRunsOnTheChangingGoroutine(t *testing.T) {
 	}
 	<-runs
 	<-fetchRuns
-	if _, _, err := p.ReadForFollower(FollowerFetch{ReplicaID: 1, FetchOffset: 2, CurrentLeaderEpoch: 1, LastFetchedEpoch: -1,
+	if _, _, err := followerRead(p, FollowerFetch{ReplicaID: 1, FetchOffset: 2, CurrentLeaderEpoch: 1, LastFetchedEpoch: -1,
 		MaxBytes: 1 << 20, LogStartOffset: -1}, time.Now()); err != nil {
 		t.Fatal(err)
 	}

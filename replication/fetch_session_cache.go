@@ -1,6 +1,7 @@
-package broker
+package replication
 
-// Fetch sessions (KIP-227): the cache of incremental fetch sessions, Kafka's
+// Fetch sessions (KIP-227), the leader's half (the follower's is fetch_session.go): the
+// cache of incremental fetch sessions, Kafka's
 // FetchSessionCache and FetchSession. A client (a consumer or a follower) that sends
 // Fetch v7+ with session id 0 and epoch 0 asks for a session; the leader answers the
 // full fetch with a new session id, and from then on the client sends epochs 1, 2, ...
@@ -21,7 +22,6 @@ import (
 	"math/rand/v2"
 	"sync"
 
-	"github.com/petrel-broker/petrel/metrics"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -176,9 +176,9 @@ func (s *fetchSession) updateLocked(topics []kmsg.FetchRequestTopic, forgotten [
 	return added, removed
 }
 
-// fetchSessionCache holds the sessions of one broker. Safe for concurrent use. Lock
+// FetchSessionCache holds the sessions of one broker. Safe for concurrent use. Lock
 // order: the cache's mu, then a session's mu (Kafka's order).
-type fetchSessionCache struct {
+type FetchSessionCache struct {
 	maxEntries int   // max.incremental.fetch.session.cache.slots
 	evictionMs int64 // min.incremental.fetch.session.eviction.ms
 	// maxPartitions bounds the partitions of all sessions (maxCachedFetchSessionPartitions).
@@ -190,40 +190,51 @@ type fetchSessionCache struct {
 	evictions     int64
 }
 
-func newFetchSessionCache(maxEntries int, evictionMs int64) *fetchSessionCache {
-	return &fetchSessionCache{maxEntries: maxEntries, evictionMs: evictionMs, maxPartitions: maxCachedFetchSessionPartitions,
+// NewFetchSessionCache returns a cache of at most maxEntries sessions
+// (max.incremental.fetch.session.cache.slots), evicting by evictionMs
+// (min.incremental.fetch.session.eviction.ms).
+func NewFetchSessionCache(maxEntries int, evictionMs int64) *FetchSessionCache {
+	return &FetchSessionCache{maxEntries: maxEntries, evictionMs: evictionMs, maxPartitions: maxCachedFetchSessionPartitions,
 		sessions: map[int32]*fetchSession{}}
 }
 
 // get returns the session with this id, or nil.
-func (c *fetchSessionCache) get(id int32) *fetchSession {
+func (c *FetchSessionCache) get(id int32) *fetchSession {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.sessions[id]
 }
 
 // size is the number of sessions; partitions the partitions they hold.
-func (c *fetchSessionCache) size() int {
+func (c *FetchSessionCache) size() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return len(c.sessions)
 }
 
-func (c *fetchSessionCache) partitions() int64 {
+func (c *FetchSessionCache) partitions() int64 {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.numPartitions
 }
 
-// state is the cache's metrics.
-func (c *fetchSessionCache) state() metrics.FetchSessionState {
+// FetchSessionCacheState is the cache's metrics (Kafka's
+// kafka.server:type=FetchSessionCache).
+type FetchSessionCacheState struct {
+	Sessions   int   // NumIncrementalFetchSessions
+	Partitions int64 // NumIncrementalFetchPartitionsCached
+	Evictions  int64 // evictions since start
+}
+
+// State is the cache's metrics.
+func (c *FetchSessionCache) State() FetchSessionCacheState {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return metrics.FetchSessionState{Sessions: len(c.sessions), Partitions: c.numPartitions, Evictions: c.evictions}
+	return FetchSessionCacheState{Sessions: len(c.sessions), Partitions: c.numPartitions, Evictions: c.evictions}
 }
 
 // newSessionIDLocked is a random id in [1, MaxInt32) not in use (Kafka's newSessionId).
-func (c *fetchSessionCache) newSessionIDLocked() int32 {
+func (c *FetchSessionCache) newSessionIDLocked() int32 {
 	for {
 		id := rand.Int32N(math.MaxInt32-1) + 1
 		if c.sessions[id] == nil {
@@ -235,7 +246,7 @@ func (c *fetchSessionCache) newSessionIDLocked() int32 {
 // maybeCreate creates a session of the partitions fill adds (called with the new
 // session's mu held) when there is room, or room can be made by eviction, and returns
 // its id; fetchSessionInvalidID when none was created.
-func (c *fetchSessionCache) maybeCreate(nowMs int64, privileged, topicIDs bool, size int, fill func(s *fetchSession)) int32 {
+func (c *FetchSessionCache) maybeCreate(nowMs int64, privileged, topicIDs bool, size int, fill func(s *fetchSession)) int32 {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.numPartitions+int64(size) > c.maxPartitions {
@@ -261,7 +272,7 @@ func (c *fetchSessionCache) maybeCreate(nowMs int64, privileged, topicIDs bool, 
 // evictable one — by privilege, then size, then id — when the new one is worth at
 // least as much. A follower's new session may evict any consumer session; any new
 // session may evict one created more than evictionMs ago (as of its last use).
-func (c *fetchSessionCache) tryEvictLocked(privileged bool, size int, nowMs int64) bool {
+func (c *FetchSessionCache) tryEvictLocked(privileged bool, size int, nowMs int64) bool {
 	var lru, cheapest *fetchSession
 	for _, s := range c.sessions {
 		if lru == nil || s.lastUsedMs < lru.lastUsedMs || (s.lastUsedMs == lru.lastUsedMs && s.id < lru.id) {
@@ -306,7 +317,7 @@ func evictableKeyLess(aPriv bool, aSize int, aID int32, bPriv bool, bSize int, b
 
 // touchLocked records a use of s at nowMs: its last use, its size (its partition
 // count now) and whether it may be evicted (Kafka's touch).
-func (c *fetchSessionCache) touchLocked(s *fetchSession, nowMs int64, size int) {
+func (c *FetchSessionCache) touchLocked(s *fetchSession, nowMs int64, size int) {
 	if c.sessions[s.id] != s {
 		return // removed meanwhile
 	}
@@ -323,7 +334,7 @@ func (c *fetchSessionCache) touchLocked(s *fetchSession, nowMs int64, size int) 
 
 // remove takes the session with this id out of the cache; it reports whether there
 // was one.
-func (c *fetchSessionCache) remove(id int32) bool {
+func (c *FetchSessionCache) remove(id int32) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	s := c.sessions[id]
@@ -334,7 +345,7 @@ func (c *fetchSessionCache) remove(id int32) bool {
 	return true
 }
 
-func (c *fetchSessionCache) removeLocked(s *fetchSession) {
+func (c *FetchSessionCache) removeLocked(s *fetchSession) {
 	if c.sessions[s.id] != s {
 		return
 	}

@@ -1,4 +1,4 @@
-package broker
+package replication
 
 import (
 	"slices"
@@ -26,6 +26,37 @@ func sessionFetch(version int16, id, epoch int32, partitions ...int32) *kmsg.Fet
 	return r
 }
 
+// fetchAnswer is a SessionAnswer holding its records in RecordBatches; held has one
+// entry per partition in response order, as the broker's answer's held ranges.
+type fetchAnswer struct {
+	*kmsg.FetchResponse
+	held []struct{}
+}
+
+func (a *fetchAnswer) Response() *kmsg.FetchResponse { return a.FetchResponse }
+
+func (a *fetchAnswer) DropPartitions() { a.Topics, a.held = nil, nil }
+
+func (a *fetchAnswer) KeepPartitions(keep func(i int, sp *kmsg.FetchResponseTopicPartition, recordBytes int) bool) {
+	i := 0
+	var topics []kmsg.FetchResponseTopic
+	for _, t := range a.Topics {
+		var kept []kmsg.FetchResponseTopicPartition
+		for pi := range t.Partitions {
+			if keep(i, &t.Partitions[pi], len(t.Partitions[pi].RecordBatches)) {
+				kept = append(kept, t.Partitions[pi])
+			}
+			i++
+		}
+		if len(kept) > 0 {
+			t.Partitions = kept
+			topics = append(topics, t)
+		}
+	}
+	a.Topics = topics
+	a.held = a.held[:len(answered(a))]
+}
+
 // answerFor is an answer to plan whose partitions all have high watermark hw, no
 // records and no error.
 func answerFor(plan *kmsg.FetchRequest, hw int64) *fetchAnswer {
@@ -38,7 +69,7 @@ func answerFor(plan *kmsg.FetchRequest, hw int64) *fetchAnswer {
 			sp.Partition, sp.HighWatermark, sp.LastStableOffset, sp.LogStartOffset = p.Partition, hw, hw, 0
 			sp.RecordBatches = []byte{}
 			rt.Partitions = append(rt.Partitions, sp)
-			a.held = append(a.held, nil)
+			a.held = append(a.held, struct{}{})
 		}
 		a.Topics = append(a.Topics, rt)
 	}
@@ -68,18 +99,18 @@ func planned(plan *kmsg.FetchRequest) (parts []int32, offsets []int64) {
 
 // openSession creates a session of the partitions through a full fetch answered with
 // high watermark hw, and returns its id.
-func openSession(t *testing.T, c *fetchSessionCache, nowMs int64, follower bool, partitions ...int32) int32 {
+func openSession(t *testing.T, c *FetchSessionCache, nowMs int64, follower bool, partitions ...int32) int32 {
 	t.Helper()
 	r := sessionFetch(12, 0, 0, partitions...)
 	if follower {
 		r.ReplicaID = 1
 	}
-	fc := c.newContext(r, follower, nowMs)
+	fc := c.NewContext(r, follower, nowMs)
 	if fc.kind != fetchFull {
 		t.Fatalf("context of a full fetch: %v", fc.kind)
 	}
 	a := answerFor(r, 5)
-	c.finish(&fc, r, a, nowMs)
+	c.Finish(&fc, r, a, nowMs)
 	return a.SessionID
 }
 
@@ -88,11 +119,11 @@ func openSession(t *testing.T, c *fetchSessionCache, nowMs int64, follower bool,
 // epochs must be the session's next, an unknown id is FETCH_SESSION_ID_NOT_FOUND, and a
 // v13 request on a session of names FETCH_SESSION_TOPIC_ID_ERROR.
 func TestFetchSessionEpochRules(t *testing.T) {
-	c := newFetchSessionCache(10, 120000)
-	if fc := c.newContext(sessionFetch(6, 0, 0, 0), false, 0); fc.kind != fetchSessionless {
+	c := NewFetchSessionCache(10, 120000)
+	if fc := c.NewContext(sessionFetch(6, 0, 0, 0), false, 0); fc.kind != fetchSessionless {
 		t.Fatalf("v6: %v, want sessionless", fc.kind)
 	}
-	if fc := c.newContext(sessionFetch(12, 0, -1, 0), false, 0); fc.kind != fetchSessionless {
+	if fc := c.NewContext(sessionFetch(12, 0, -1, 0), false, 0); fc.kind != fetchSessionless {
 		t.Fatalf("epoch -1: %v, want sessionless", fc.kind)
 	}
 	id := openSession(t, c, 0, false, 0, 1)
@@ -100,7 +131,7 @@ func TestFetchSessionEpochRules(t *testing.T) {
 		t.Fatalf("session %d, cache %d sessions of %d partitions", id, c.size(), c.partitions())
 	}
 	errorOf := func(r *kmsg.FetchRequest) int16 {
-		fc := c.newContext(r, false, 1)
+		fc := c.NewContext(r, false, 1)
 		if fc.kind != fetchSessionError {
 			t.Fatalf("session %d epoch %d v%d: context %v, want an error", r.SessionID, r.SessionEpoch, r.Version, fc.kind)
 		}
@@ -116,12 +147,12 @@ func TestFetchSessionEpochRules(t *testing.T) {
 		t.Fatalf("v13 on a session of names: %d, want FETCH_SESSION_TOPIC_ID_ERROR", got)
 	}
 	for epoch := int32(1); epoch <= 3; epoch++ {
-		fc := c.newContext(sessionFetch(12, id, epoch), false, 1)
+		fc := c.NewContext(sessionFetch(12, id, epoch), false, 1)
 		if fc.kind != fetchIncremental {
 			t.Fatalf("epoch %d: %v, want incremental", epoch, fc.kind)
 		}
-		a := answerFor(fc.request(sessionFetch(12, id, epoch)), 5)
-		c.finish(&fc, sessionFetch(12, id, epoch), a, 1)
+		a := answerFor(fc.Request(sessionFetch(12, id, epoch)), 5)
+		c.Finish(&fc, sessionFetch(12, id, epoch), a, 1)
 		if a.SessionID != id || a.ErrorCode != 0 {
 			t.Fatalf("epoch %d answered session %d error %d", epoch, a.SessionID, a.ErrorCode)
 		}
@@ -131,10 +162,10 @@ func TestFetchSessionEpochRules(t *testing.T) {
 	}
 	// A full fetch naming the session closes it, and may create another.
 	id2 := openSession(t, c, 2, false, 0)
-	if fc := c.newContext(sessionFetch(12, id2, 0, 0), false, 2); fc.kind != fetchFull || c.get(id2) != nil {
+	if fc := c.NewContext(sessionFetch(12, id2, 0, 0), false, 2); fc.kind != fetchFull || c.get(id2) != nil {
 		t.Fatalf("full fetch naming session %d: %v, session still cached: %v", id2, fc.kind, c.get(id2) != nil)
 	}
-	if fc := c.newContext(sessionFetch(12, id, -1), false, 2); fc.kind != fetchSessionless || c.get(id) != nil {
+	if fc := c.NewContext(sessionFetch(12, id, -1), false, 2); fc.kind != fetchSessionless || c.get(id) != nil {
 		t.Fatalf("epoch -1 naming session %d: %v, session still cached: %v", id, fc.kind, c.get(id) != nil)
 	}
 	if got := errorOf(sessionFetch(12, id, 4)); got != kerr.FetchSessionIDNotFound.Code {
@@ -153,21 +184,21 @@ func TestFetchSessionEpochRules(t *testing.T) {
 // of the session with its cached parameters, and a session left empty is closed and the
 // fetch answered without a session.
 func TestFetchSessionForgottenAndAdded(t *testing.T) {
-	c := newFetchSessionCache(10, 120000)
+	c := NewFetchSessionCache(10, 120000)
 	id := openSession(t, c, 0, false, 0, 1, 2)
 	r := sessionFetch(12, id, 1, 3, 1) // 3 joins, 1 moves on
 	r.Topics[0].Partitions[1].FetchOffset = 99
 	ft := kmsg.NewFetchRequestForgottenTopic()
 	ft.Topic, ft.Partitions = "t", []int32{0, 7} // 7 was never in it
 	r.ForgottenTopics = append(r.ForgottenTopics, ft)
-	fc := c.newContext(r, false, 1)
-	plan := fc.request(r)
+	fc := c.NewContext(r, false, 1)
+	plan := fc.Request(r)
 	parts, offsets := planned(plan)
 	if !slices.Equal(parts, []int32{1, 2, 3}) || !slices.Equal(offsets, []int64{99, 20, 30}) {
 		t.Fatalf("plan reads %v at %v, want [1 2 3] at [99 20 30]", parts, offsets)
 	}
 	a := answerFor(plan, 5)
-	c.finish(&fc, plan, a, 1)
+	c.Finish(&fc, plan, a, 1)
 	if got := answered(a); !slices.Equal(got, []int32{3}) {
 		t.Fatalf("answer names %v, want [3] (new; the others unchanged)", got)
 	}
@@ -177,7 +208,7 @@ func TestFetchSessionForgottenAndAdded(t *testing.T) {
 	r = sessionFetch(12, id, 2)
 	ft.Partitions = []int32{1, 2, 3}
 	r.ForgottenTopics = append(r.ForgottenTopics, ft)
-	if fc := c.newContext(r, false, 2); fc.kind != fetchSessionless || c.get(id) != nil || c.partitions() != 0 {
+	if fc := c.NewContext(r, false, 2); fc.kind != fetchSessionless || c.get(id) != nil || c.partitions() != 0 {
 		t.Fatalf("all forgotten: %v, session cached %v, %d partitions cached", fc.kind, c.get(id) != nil, c.partitions())
 	}
 }
@@ -189,24 +220,24 @@ func TestFetchSessionForgottenAndAdded(t *testing.T) {
 // session's order; and an answer whose session moved on meanwhile is
 // INVALID_FETCH_SESSION_EPOCH.
 func TestFetchSessionIncrementalAnswer(t *testing.T) {
-	c := newFetchSessionCache(10, 120000)
+	c := NewFetchSessionCache(10, 120000)
 	id := openSession(t, c, 0, false, 0, 1, 2, 3, 4, 5, 6)
 	epoch := int32(1)
 	round := func(edit func(a *fetchAnswer)) (*fetchAnswer, []int32) {
 		t.Helper()
 		r := sessionFetch(12, id, epoch)
 		epoch++
-		fc := c.newContext(r, false, 1)
+		fc := c.NewContext(r, false, 1)
 		if fc.kind != fetchIncremental {
 			t.Fatalf("epoch %d: %v", epoch-1, fc.kind)
 		}
-		plan := fc.request(r)
+		plan := fc.Request(r)
 		order, _ := planned(plan)
 		a := answerFor(plan, 5)
 		if edit != nil {
 			edit(a)
 		}
-		c.finish(&fc, plan, a, 1)
+		c.Finish(&fc, plan, a, 1)
 		return a, order
 	}
 	part := func(a *fetchAnswer, p int32) *kmsg.FetchResponseTopicPartition {
@@ -254,20 +285,20 @@ func TestFetchSessionIncrementalAnswer(t *testing.T) {
 	}
 	// A duplicate: the next epoch is accepted while this one is parked.
 	r := sessionFetch(12, id, epoch)
-	fc := c.newContext(r, false, 1)
-	plan := fc.request(r)
-	if dup := c.newContext(sessionFetch(12, id, epoch), false, 1); dup.kind != fetchSessionError {
+	fc := c.NewContext(r, false, 1)
+	plan := fc.Request(r)
+	if dup := c.NewContext(sessionFetch(12, id, epoch), false, 1); dup.kind != fetchSessionError {
 		t.Fatalf("the same epoch twice: %v", dup.kind)
 	}
 	r2 := sessionFetch(12, id, epoch+1)
-	fc2 := c.newContext(r2, false, 1)
+	fc2 := c.NewContext(r2, false, 1)
 	a = answerFor(plan, 9)
-	c.finish(&fc, plan, a, 1)
+	c.Finish(&fc, plan, a, 1)
 	if a.ErrorCode != kerr.InvalidFetchSessionEpoch.Code || len(a.Topics) != 0 || a.SessionID != id {
 		t.Fatalf("superseded answer: error %d, %d topics, session %d", a.ErrorCode, len(a.Topics), a.SessionID)
 	}
-	a = answerFor(fc2.request(r2), 9)
-	c.finish(&fc2, fc2.request(r2), a, 1)
+	a = answerFor(fc2.Request(r2), 9)
+	c.Finish(&fc2, fc2.Request(r2), a, 1)
 	if len(answered(a)) != 7 {
 		t.Fatalf("answer after the duplicate names %v, want all 7 (high watermark moved)", answered(a))
 	}
@@ -279,7 +310,7 @@ func TestFetchSessionIncrementalAnswer(t *testing.T) {
 // time ago (as of its last use), and otherwise none is created (session id 0).
 func TestFetchSessionEviction(t *testing.T) {
 	const evictMs = 1000
-	c := newFetchSessionCache(2, evictMs)
+	c := NewFetchSessionCache(2, evictMs)
 	small := openSession(t, c, 0, false, 0)
 	big := openSession(t, c, 0, false, 0, 1, 2)
 	if got := openSession(t, c, 10, false, 0, 1, 2, 3); got != 0 {
@@ -299,8 +330,8 @@ func TestFetchSessionEviction(t *testing.T) {
 	// Used after the eviction time since their creation: evictable by a larger one.
 	for _, id := range []int32{f1, f2} {
 		r := sessionFetch(12, id, 1)
-		fc := c.newContext(r, true, evictMs+50)
-		c.finish(&fc, fc.request(r), answerFor(fc.request(r), 5), evictMs+50)
+		fc := c.NewContext(r, true, evictMs+50)
+		c.Finish(&fc, fc.Request(r), answerFor(fc.Request(r), 5), evictMs+50)
 	}
 	if got := openSession(t, c, evictMs+60, false, 0, 1, 2); got != 0 {
 		t.Fatalf("a consumer session may not evict a follower's: id %d", got)
@@ -326,13 +357,13 @@ func TestFetchSessionEviction(t *testing.T) {
 // cache's bound: a full fetch over it gets no session, and an incremental fetch that
 // would pass it closes its session with FETCH_SESSION_ID_NOT_FOUND.
 func TestFetchSessionPartitionBound(t *testing.T) {
-	c := newFetchSessionCache(10, 120000)
+	c := NewFetchSessionCache(10, 120000)
 	c.maxPartitions = 4
 	if got := openSession(t, c, 0, false, 0, 1, 2, 3, 4); got != 0 {
 		t.Fatalf("5 partitions under a bound of 4: session %d", got)
 	}
 	id := openSession(t, c, 0, false, 0, 1, 2)
-	fc := c.newContext(sessionFetch(12, id, 1, 3, 4), false, 1)
+	fc := c.NewContext(sessionFetch(12, id, 1, 3, 4), false, 1)
 	if fc.kind != fetchSessionError || fc.errorCode != kerr.FetchSessionIDNotFound.Code || c.get(id) != nil || c.partitions() != 0 {
 		t.Fatalf("growing past the bound: %v %d, session cached %v, %d partitions", fc.kind, fc.errorCode, c.get(id) != nil, c.partitions())
 	}

@@ -1,4 +1,4 @@
-package broker
+package replication
 
 // How one Fetch request relates to a fetch session (Kafka's FetchManager.newContext and
 // its FetchContexts). Fetch v7+ carries a session id and epoch:
@@ -18,13 +18,12 @@ package broker
 //	                  offset, an error, a diverging epoch or a preferred read replica. A
 //	                  session left empty is closed, and the fetch answered sessionless.
 //
-// An incremental fetch parks like a full one (01_fetch.go): it watches every partition
+// An incremental fetch parks like a full one (ParkFetch): it watches every partition
 // of its session. Its answer is filtered once, when it is sent; if another request of
 // the session was accepted meanwhile (a duplicate), the session's epoch has moved and
 // the answer is INVALID_FETCH_SESSION_EPOCH, as in Kafka.
 
 import (
-	"github.com/petrel-broker/petrel/segment"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -38,8 +37,8 @@ const (
 	fetchSessionError                         // answer errorCode alone
 )
 
-// fetchContext is one Fetch request's relation to the session cache.
-type fetchContext struct {
+// FetchContext is one Fetch request's relation to the session cache.
+type FetchContext struct {
 	kind      fetchContextKind
 	errorCode int16 // fetchSessionError
 	follower  bool  // replica id >= 0: a privileged session
@@ -51,11 +50,11 @@ type fetchContext struct {
 	parts   []*cachedFetchPartition
 }
 
-// newContext decides how r relates to the cache's sessions and, for an incremental
+// NewContext decides how r relates to the cache's sessions and, for an incremental
 // fetch, applies its partitions and forgotten topics to the session and moves the
 // session's epoch on.
-func (c *fetchSessionCache) newContext(r *kmsg.FetchRequest, follower bool, nowMs int64) fetchContext {
-	fc := fetchContext{kind: fetchSessionless, follower: follower, topicIDs: r.Version >= 13}
+func (c *FetchSessionCache) NewContext(r *kmsg.FetchRequest, follower bool, nowMs int64) FetchContext {
+	fc := FetchContext{kind: fetchSessionless, follower: follower, topicIDs: r.Version >= 13}
 	if r.Version < 7 {
 		return fc
 	}
@@ -72,20 +71,20 @@ func (c *fetchSessionCache) newContext(r *kmsg.FetchRequest, follower bool, nowM
 	defer c.mu.Unlock()
 	s := c.sessions[r.SessionID]
 	if s == nil {
-		return fetchContext{kind: fetchSessionError, errorCode: kerr.FetchSessionIDNotFound.Code}
+		return FetchContext{kind: fetchSessionError, errorCode: kerr.FetchSessionIDNotFound.Code}
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	switch {
 	case s.epoch != r.SessionEpoch:
-		return fetchContext{kind: fetchSessionError, errorCode: kerr.InvalidFetchSessionEpoch.Code}
+		return FetchContext{kind: fetchSessionError, errorCode: kerr.InvalidFetchSessionEpoch.Code}
 	case s.topicIDs != fc.topicIDs:
-		return fetchContext{kind: fetchSessionError, errorCode: kerr.FetchSessionTopicIDError.Code}
+		return FetchContext{kind: fetchSessionError, errorCode: kerr.FetchSessionTopicIDError.Code}
 	}
 	s.updateLocked(r.Topics, r.ForgottenTopics)
 	if c.numPartitions-int64(max(s.cachedSize, 0))+int64(len(s.parts)) > c.maxPartitions {
 		c.removeLocked(s) // past the cache's bound: the client starts again with a full fetch
-		return fetchContext{kind: fetchSessionError, errorCode: kerr.FetchSessionIDNotFound.Code}
+		return FetchContext{kind: fetchSessionError, errorCode: kerr.FetchSessionIDNotFound.Code}
 	}
 	if len(s.parts) == 0 {
 		c.removeLocked(s)
@@ -101,9 +100,9 @@ func (c *fetchSessionCache) newContext(r *kmsg.FetchRequest, follower bool, nowM
 	return fc
 }
 
-// request is the request to read for fc: r itself, or for an incremental fetch a copy
+// Request is the request to read for fc: r itself, or for an incremental fetch a copy
 // of r naming the session's partitions in session order with their cached parameters.
-func (fc *fetchContext) request(r *kmsg.FetchRequest) *kmsg.FetchRequest {
+func (fc *FetchContext) Request(r *kmsg.FetchRequest) *kmsg.FetchRequest {
 	if fc.kind != fetchIncremental {
 		return r
 	}
@@ -127,19 +126,42 @@ func (fc *fetchContext) request(r *kmsg.FetchRequest) *kmsg.FetchRequest {
 	return &plan
 }
 
-// finish completes resp, the answer read for fc's request plan (request), before it
+// SessionAnswer is a Fetch answer a session finishes (the broker's, which holds its
+// record sets in the segment files).
+type SessionAnswer interface {
+	// Response is the answer's FetchResponse.
+	Response() *kmsg.FetchResponse
+	// KeepPartitions drops, in place, the partitions keep refuses (given each one's
+	// index in response order and its record bytes), releasing their records, and the
+	// topics left without partitions.
+	KeepPartitions(keep func(i int, sp *kmsg.FetchResponseTopicPartition, recordBytes int) bool)
+	// DropPartitions releases every partition's records and drops every topic.
+	DropPartitions()
+}
+
+// ErrorCode is the error a session error answers with alone (FETCH_SESSION_ID_NOT_FOUND,
+// INVALID_FETCH_SESSION_EPOCH, FETCH_SESSION_TOPIC_ID_ERROR), else 0.
+func (fc *FetchContext) ErrorCode() int16 {
+	if fc.kind != fetchSessionError {
+		return 0
+	}
+	return fc.errorCode
+}
+
+// Finish completes resp, the answer read for fc's request plan (request), before it
 // is sent: its session id, the new session of a full fetch, the filtering of an
 // incremental one.
-func (c *fetchSessionCache) finish(fc *fetchContext, plan *kmsg.FetchRequest, resp *fetchAnswer, nowMs int64) {
+func (c *FetchSessionCache) Finish(fc *FetchContext, plan *kmsg.FetchRequest, resp SessionAnswer, nowMs int64) {
 	switch fc.kind {
 	case fetchSessionless:
-		resp.SessionID = fetchSessionInvalidID
+		resp.Response().SessionID = fetchSessionInvalidID
 	case fetchFull:
 		n := 0
 		for _, t := range plan.Topics {
 			n += len(t.Partitions)
 		}
-		resp.SessionID = c.maybeCreate(nowMs, fc.follower, fc.topicIDs, n, func(s *fetchSession) {
+		r := resp.Response()
+		r.SessionID = c.maybeCreate(nowMs, fc.follower, fc.topicIDs, n, func(s *fetchSession) {
 			// readFetch answers topic by topic, partition by partition, in plan order.
 			for ti := range plan.Topics {
 				t := &plan.Topics[ti]
@@ -150,8 +172,8 @@ func (c *fetchSessionCache) finish(fc *fetchContext, plan *kmsg.FetchRequest, re
 						continue // a partition named twice joins once
 					}
 					s.addLocked(key, p)
-					if ti < len(resp.Topics) && pi < len(resp.Topics[ti].Partitions) {
-						s.parts[key].answered(&resp.Topics[ti].Partitions[pi])
+					if ti < len(r.Topics) && pi < len(r.Topics[ti].Partitions) {
+						s.parts[key].answered(&r.Topics[ti].Partitions[pi])
 					}
 				}
 			}
@@ -160,15 +182,15 @@ func (c *fetchSessionCache) finish(fc *fetchContext, plan *kmsg.FetchRequest, re
 		s := fc.session
 		s.mu.Lock()
 		defer s.mu.Unlock()
-		resp.SessionID = s.id
+		r := resp.Response()
+		r.SessionID = s.id
 		if s.epoch != fc.epoch {
 			// Another request of the session was accepted since this one (a duplicate).
-			resp.Release()
-			resp.Topics, resp.held = nil, nil
-			resp.ErrorCode = kerr.InvalidFetchSessionEpoch.Code
+			resp.DropPartitions()
+			r.ErrorCode = kerr.InvalidFetchSessionEpoch.Code
 			return
 		}
-		resp.keepPartitions(func(i int, sp *kmsg.FetchResponseTopicPartition, recordBytes int) bool {
+		resp.KeepPartitions(func(i int, sp *kmsg.FetchResponseTopicPartition, recordBytes int) bool {
 			if i >= len(fc.parts) {
 				return true
 			}
@@ -203,65 +225,4 @@ func (cp *cachedFetchPartition) mustRespond(sp *kmsg.FetchResponseTopicPartition
 		must = true
 	}
 	return must
-}
-
-// keepPartitions drops, in place, the partitions keep refuses (given each one's index
-// in response order and its record bytes), releasing their held record sets, and the
-// topics left without partitions.
-func (a *fetchAnswer) keepPartitions(keep func(i int, sp *kmsg.FetchResponseTopicPartition, recordBytes int) bool) {
-	i, w := 0, 0
-	topics := a.Topics[:0]
-	for ti := range a.Topics {
-		t := a.Topics[ti]
-		kept := t.Partitions[:0]
-		for pi := range t.Partitions {
-			sp := &t.Partitions[pi]
-			h := a.heldAt(i)
-			if keep(i, sp, a.recordBytes(i, sp)) {
-				kept = append(kept, *sp)
-				if i < len(a.held) {
-					a.held[w] = h
-				}
-				w++
-			} else {
-				h.Release()
-			}
-			i++
-		}
-		if len(kept) > 0 {
-			t.Partitions = kept
-			topics = append(topics, t)
-		}
-	}
-	a.Topics = topics
-	if w < len(a.held) {
-		clear(a.held[w:])
-		a.held = a.held[:w]
-	}
-}
-
-func (a *fetchAnswer) heldAt(i int) *segment.Hold {
-	if i < len(a.held) {
-		return a.held[i]
-	}
-	return nil
-}
-
-// reusable returns a, or nil after releasing it, for a parked fetch that may answer
-// with it at the end of its wait if nothing changes meanwhile (parkFetch): only an
-// answer holding no records and not cut by a quota, which time alone changes.
-func (a *fetchAnswer) reusable() *fetchAnswer {
-	if a == nil || a.throttled || a.anyHeld() {
-		a.Release()
-		return nil
-	}
-	for _, t := range a.Topics {
-		for _, p := range t.Partitions {
-			if len(p.RecordBatches) > 0 {
-				a.Release()
-				return nil
-			}
-		}
-	}
-	return a
 }

@@ -1,4 +1,4 @@
-package broker
+package replication
 
 import (
 	"encoding/binary"
@@ -34,7 +34,7 @@ func FuzzFetchSessions(f *testing.F) {
 	f.Add(seq(sessionFetch(12, 0, 0, 0, 1, 2), sessionFetch(12, 1, 1, 3), forget, sessionFetch(12, 1, 3), sessionFetch(12, 1, -1)))
 	f.Add(seq(sessionFetch(7, 0, 0, 0), sessionFetch(7, 0, 0, 1, 1), sessionFetch(7, 0, 0, 2), sessionFetch(7, 2, 1, 4), sessionFetch(13, 1, 1)))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		c := newFetchSessionCache(2, 50)
+		c := NewFetchSessionCache(2, 50)
 		c.maxPartitions = 64
 		now := int64(0)
 		for n := 0; len(data) >= 3 && n < 32; n++ {
@@ -58,14 +58,14 @@ func FuzzFetchSessions(f *testing.F) {
 				}
 			}
 			now += 10
-			fc := c.newContext(r, r.ReplicaID >= 0, now)
-			plan := fc.request(r)
+			fc := c.NewContext(r, r.ReplicaID >= 0, now)
+			plan := fc.Request(r)
 			a := answerFor(plan, now%3)
 			if len(a.held) > 1 {
 				a.Topics[0].Partitions[0].RecordBatches = []byte{1}
 			}
 			read := partitionSet(answered(a))
-			c.finish(&fc, plan, a, now)
+			c.Finish(&fc, plan, a, now)
 			for _, p := range answered(a) {
 				if !read[p] {
 					t.Fatalf("answer names partition %d that its plan did not read", p)
@@ -84,7 +84,7 @@ func partitionSet(ps []int32) map[int32]bool {
 	return m
 }
 
-func liveSessionIDs(c *fetchSessionCache) []int32 {
+func liveSessionIDs(c *FetchSessionCache) []int32 {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	var ids []int32
@@ -96,7 +96,7 @@ func liveSessionIDs(c *fetchSessionCache) []int32 {
 }
 
 // checkSessionCache checks the cache's invariants.
-func checkSessionCache(t *testing.T, c *fetchSessionCache) {
+func checkSessionCache(t *testing.T, c *FetchSessionCache) {
 	t.Helper()
 	c.mu.Lock()
 	defer c.mu.Unlock()
