@@ -43,7 +43,7 @@ func TestFromBrokerIsTheOneRule(t *testing.T) {
 		}
 		if c := strings.Count(string(src), "HasPrefix(*req.ClientID, forwardedClientPrefix)"); c > 0 {
 			n += c
-			if f != "lifecycle.go" {
+			if f != "forwarding.go" {
 				t.Errorf("%s tests the client id itself; use fromBroker", f)
 			}
 		}
