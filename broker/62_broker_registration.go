@@ -13,6 +13,7 @@ package broker
 import (
 	"context"
 	"github.com/petrel-broker/petrel/auth"
+	"github.com/petrel-broker/petrel/config"
 	"github.com/petrel-broker/petrel/controller"
 	"github.com/petrel-broker/petrel/metadata"
 	"github.com/petrel-broker/petrel/rpc"
@@ -65,7 +66,8 @@ func (b *Broker) registrationRequest() *kmsg.BrokerRegistrationRequest {
 	for _, bl := range b.listeners {
 		host, port := splitHostPort(bl.spec.Advertised)
 		l := kmsg.NewBrokerRegistrationRequestListener()
-		l.Name, l.Host, l.Port, l.SecurityProtocol = bl.spec.Name, host, uint16(port), securityProtocolIDs[bl.spec.Protocol]
+		l.Name, l.Host, l.Port = bl.spec.Name, host, uint16(port)
+		l.SecurityProtocol, _ = config.SecurityProtocolID(bl.spec.Protocol)
 		req.Listeners = append(req.Listeners, l)
 	}
 	if rack := b.cfg.Properties["broker.rack"]; rack != "" {

@@ -182,7 +182,7 @@ func (c *Config) checkInterBrokerIdentity() error {
 		if !strings.EqualFold(s.Name, name) {
 			continue
 		}
-		authenticated := s.sasl() || s.tls() && strings.EqualFold(c.listenerProperty(s.Name, "ssl.client.auth"), "required")
+		authenticated := s.SASL() || s.TLS() && strings.EqualFold(c.listenerProperty(s.Name, "ssl.client.auth"), "required")
 		users, _ := c.brokerValue("super.users")
 		if authenticated || slices.Contains(auth.ParseSuperUsers(users), rpc.AnonymousPrincipal) {
 			return nil

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/petrel-broker/petrel/auth"
+	"github.com/petrel-broker/petrel/config"
 )
 
 // ClientSecurity is a Kafka client's security as its properties describe it
@@ -32,26 +33,20 @@ func ParseClientSecurity(props map[string]string) (ClientSecurity, error) {
 		}
 		return def
 	}
-	cs := ClientSecurity{Protocol: strings.ToUpper(get("security.protocol", protocolPlaintext))}
-	if _, ok := securityProtocolIDs[cs.Protocol]; !ok {
+	cs := ClientSecurity{Protocol: strings.ToUpper(get("security.protocol", config.SecurityProtocolPlaintext))}
+	if _, ok := config.SecurityProtocolID(cs.Protocol); !ok {
 		return cs, fmt.Errorf("security.protocol %q is not PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL", cs.Protocol)
 	}
-	spec := listenerSpec{Protocol: cs.Protocol}
-	if spec.tls() {
-		st := auth.SSLSettings{
-			KeystoreType: get("ssl.keystore.type", "PEM"), KeystoreLocation: get("ssl.keystore.location", ""),
-			KeystoreKey: get("ssl.keystore.key", ""), KeystoreChain: get("ssl.keystore.certificate.chain", ""),
-			KeyPassword: get("ssl.key.password", ""), TruststoreType: get("ssl.truststore.type", "PEM"),
-			TruststoreLoc: get("ssl.truststore.location", ""), TruststoreCerts: get("ssl.truststore.certificates", ""),
-			EndpointIdentification: get("ssl.endpoint.identification.algorithm", "https"),
-		}
+	if config.SecurityProtocolTLS(cs.Protocol) {
+		defaults := map[string]string{"ssl.keystore.type": "PEM", "ssl.truststore.type": "PEM", "ssl.endpoint.identification.algorithm": "https"}
+		st := sslSettingsOf(func(name string) string { return get(name, defaults[name]) })
 		tc, err := auth.ClientTLSConfig(st, "")
 		if err != nil {
 			return cs, err
 		}
 		cs.TLS = tc
 	}
-	if spec.sasl() {
+	if config.SecurityProtocolSASL(cs.Protocol) {
 		cs.Mechanism = get("sasl.mechanism", "GSSAPI")
 		if !slices.Contains(auth.SupportedMechanisms, cs.Mechanism) {
 			return cs, fmt.Errorf("sasl.mechanism %q: the client supports PLAIN, SCRAM-SHA-256 and SCRAM-SHA-512", cs.Mechanism)

@@ -98,7 +98,7 @@ func (c *Config) validate() error {
 			return fmt.Errorf("%w: --raft-listen %q: %v", config.ErrInvalidBrokerConfig, c.RaftListen, err)
 		}
 	}
-	if _, err := c.listenerSpecs(); err != nil { // the one listener rule (listener_rule.go)
+	if _, err := c.listenerSpecs(); err != nil { // the one listener rule (config/listener_rule.go)
 		return err
 	}
 	return nil

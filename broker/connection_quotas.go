@@ -18,7 +18,7 @@ import (
 // connectionQuotaConfig reads the connection limits of the broker's listeners; inter is
 // the inter-broker listener. Kafka refuses max.connections.per.ip=0 without overrides:
 // no client could ever connect.
-func (b *Broker) connectionQuotaConfig(specs []listenerSpec, inter string) (rpc.ConnectionQuotaConfig, error) {
+func (b *Broker) connectionQuotaConfig(specs []config.ListenerSpec, inter string) (rpc.ConnectionQuotaConfig, error) {
 	if v, _ := b.cfg.brokerValue("max.connections.per.ip"); config.ParseInt64(v) == 0 {
 		if o, _ := b.cfg.brokerValue("max.connections.per.ip.overrides"); strings.TrimSpace(o) == "" {
 			return rpc.ConnectionQuotaConfig{}, fmt.Errorf("%w: max.connections.per.ip can be set to zero only if max.connections.per.ip.overrides property is set", config.ErrInvalidBrokerConfig)

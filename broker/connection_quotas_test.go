@@ -54,7 +54,7 @@ func TestParseConnectionOverrides(t *testing.T) {
 // TestNewConnectionQuotas: the static limits are read from the properties, and
 // max.connections.per.ip=0 without overrides stops the broker (as Kafka).
 func TestNewConnectionQuotas(t *testing.T) {
-	specs := []listenerSpec{{Name: "PLAINTEXT"}, {Name: "EXTERNAL"}}
+	specs := []config.ListenerSpec{{Name: "PLAINTEXT"}, {Name: "EXTERNAL"}}
 	b := &Broker{logger: hclog.NewNullLogger(), machine: fsm.New(), cfg: Config{Properties: map[string]string{
 		"max.connections": "7", "max.connections.per.ip": "3", "listener.name.external.max.connections": "5",
 	}}}

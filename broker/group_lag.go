@@ -2,7 +2,8 @@ package broker
 
 // Consumer lag (kafka_consumergroup_lag), what kafka-lag-exporter and Burrow compute
 // from outside: for every group this broker coordinates and every partition it has
-// committed an offset for, the partition's high watermark minus that offset. Computed
+// committed an offset for, the partition's high watermark minus that offset (group.Lags,
+// the pure rule; here the feeding and the metric). Computed
 // at scrape time: the committed offsets are read on each serving shard's executor
 // (bounded by groupLagTimeout), the high watermarks from the local replica where this
 // broker leads the partition and otherwise with one ListOffsets (latest,
@@ -22,36 +23,21 @@ import (
 // groupLagTimeout bounds each step of the lag computation in one scrape.
 const groupLagTimeout = 2 * time.Second
 
-type committedOffset struct {
-	group string
-	tp    segment.TopicPartition
-	off   int64
-}
-
-// groupLags returns the lag of every committed offset of the groups coordinated here.
+// groupLags returns the lag of every committed offset of the groups coordinated here
+// (group.Lags).
 func (b *Broker) groupLags() []metrics.GroupLag {
 	serving := b.groups.rt.Serving()
 	if len(serving) == 0 {
 		return nil
 	}
-	ch := make(chan []committedOffset, len(serving))
+	ch := make(chan []group.CommittedOffset, len(serving))
 	for _, p := range serving {
 		b.groups.submitTo(p, func(_ time.Time, s *group.Shard) group.Effects {
-			var out []committedOffset
-			for _, g := range s.ListGroups(nil, nil) {
-				for _, t := range s.OffsetFetch(g.Group, nil, false).Topics {
-					for _, pp := range t.Partitions {
-						if pp.Offset >= 0 {
-							out = append(out, committedOffset{g.Group, segment.TopicPartition{Topic: t.Topic, Partition: pp.Partition}, pp.Offset})
-						}
-					}
-				}
-			}
-			ch <- out
+			ch <- s.CommittedOffsets()
 			return group.Effects{}
 		}, func(int16) { ch <- nil })
 	}
-	var committed []committedOffset
+	var committed []group.CommittedOffset
 	timer := time.NewTimer(groupLagTimeout)
 	defer timer.Stop()
 collect:
@@ -69,11 +55,13 @@ collect:
 		return nil
 	}
 	ends := b.highWatermarks(committed)
-	out := make([]metrics.GroupLag, 0, len(committed))
-	for _, c := range committed {
-		if hw, ok := ends[c.tp]; ok {
-			out = append(out, metrics.GroupLag{Group: c.group, Topic: c.tp.Topic, Partition: c.tp.Partition, Lag: max(hw-c.off, 0)})
-		}
+	lags := group.Lags(committed, func(topic string, partition int32) (int64, bool) {
+		hw, ok := ends[segment.TopicPartition{Topic: topic, Partition: partition}]
+		return hw, ok
+	})
+	out := make([]metrics.GroupLag, len(lags))
+	for i, l := range lags {
+		out[i] = metrics.GroupLag(l)
 	}
 	return out
 }
@@ -81,31 +69,32 @@ collect:
 // highWatermarks finds the high watermark of every partition named: locally where this
 // broker leads it, otherwise from its leader. Partitions whose HW is not found are left
 // out.
-func (b *Broker) highWatermarks(committed []committedOffset) map[segment.TopicPartition]int64 {
+func (b *Broker) highWatermarks(committed []group.CommittedOffset) map[segment.TopicPartition]int64 {
 	ends := map[segment.TopicPartition]int64{}
 	remote := map[int32]map[string][]int32{} // leader -> topic -> partitions
 	im := b.Image()
 	for _, c := range committed {
-		if _, done := ends[c.tp]; done {
+		tp := segment.TopicPartition{Topic: c.Topic, Partition: c.Partition}
+		if _, done := ends[tp]; done {
 			continue
 		}
-		if lp := b.partitions.get(c.tp.Topic, c.tp.Partition); lp != nil {
+		if lp := b.partitions.get(tp.Topic, tp.Partition); lp != nil {
 			if st := lp.State(); st.Role == replication.Leader {
-				ends[c.tp] = st.HighWatermark
+				ends[tp] = st.HighWatermark
 				continue
 			}
 		}
-		t := im.Topic(c.tp.Topic)
-		if t == nil || int(c.tp.Partition) >= len(t.Partitions) || t.Partitions[c.tp.Partition].Leader < 0 {
+		t := im.Topic(tp.Topic)
+		if t == nil || int(tp.Partition) >= len(t.Partitions) || t.Partitions[tp.Partition].Leader < 0 {
 			continue
 		}
-		leader := t.Partitions[c.tp.Partition].Leader
+		leader := t.Partitions[tp.Partition].Leader
 		if remote[leader] == nil {
 			remote[leader] = map[string][]int32{}
 		}
-		ps := remote[leader][c.tp.Topic]
-		if len(ps) == 0 || ps[len(ps)-1] != c.tp.Partition {
-			remote[leader][c.tp.Topic] = append(ps, c.tp.Partition)
+		ps := remote[leader][tp.Topic]
+		if len(ps) == 0 || ps[len(ps)-1] != tp.Partition {
+			remote[leader][tp.Topic] = append(ps, tp.Partition)
 		}
 	}
 	for leader, topics := range remote {

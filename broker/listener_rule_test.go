@@ -1,6 +1,6 @@
 package broker
 
-// The one listener rule (listener_rule.go) at the broker: a Kafka KRaft properties
+// The one listener rule (config/listener_rule.go) at the broker: a Kafka KRaft properties
 // file's controller listener becomes the Raft listener and is never a client port.
 
 import (
@@ -33,7 +33,7 @@ num.partitions=1
 `
 
 // kraftConfig reads text as a --config file and applies the given listener flags.
-func kraftConfig(t *testing.T, text string, flags ListenerFlags) (Config, error) {
+func kraftConfig(t *testing.T, text string, flags config.ListenerFlags) (Config, error) {
 	t.Helper()
 	file := filepath.Join(t.TempDir(), "server.properties")
 	if err := os.WriteFile(file, []byte(text), 0o600); err != nil {
@@ -52,7 +52,7 @@ func kraftConfig(t *testing.T, text string, flags ListenerFlags) (Config, error)
 // the Raft listener: Raft binds its address, no Kafka listener serves it, and neither
 // the registration nor Metadata advertises it.
 func TestListenerRule_KRaftControllerListenerIsTheRaftListener(t *testing.T) {
-	cfg, err := kraftConfig(t, kraftProperties, ListenerFlags{})
+	cfg, err := kraftConfig(t, kraftProperties, config.ListenerFlags{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,15 +85,15 @@ func TestListenerRule_KRaftControllerListenerIsTheRaftListener(t *testing.T) {
 // The controller listener's refusals: a different --raft-listen, a protocol the Raft
 // transport's security does not follow, no client listener left.
 func TestListenerRule_ControllerListenerRefusals(t *testing.T) {
-	if _, err := kraftConfig(t, kraftProperties, ListenerFlags{RaftListen: "127.0.0.1:9093"}); err == nil ||
+	if _, err := kraftConfig(t, kraftProperties, config.ListenerFlags{RaftListen: "127.0.0.1:9093"}); err == nil ||
 		!strings.Contains(err.Error(), "--raft-listen 127.0.0.1:9093 conflicts with listener CONTROLLER://127.0.0.1:0") {
 		t.Errorf("a different --raft-listen: %v", err)
 	}
-	if _, err := kraftConfig(t, kraftProperties, ListenerFlags{RaftListen: "127.0.0.1:0"}); err != nil {
+	if _, err := kraftConfig(t, kraftProperties, config.ListenerFlags{RaftListen: "127.0.0.1:0"}); err != nil {
 		t.Errorf("the same --raft-listen: %v", err)
 	}
 	ssl := strings.Replace(kraftProperties, "CONTROLLER:PLAINTEXT", "CONTROLLER:SSL", 1)
-	cfg, err := kraftConfig(t, ssl, ListenerFlags{})
+	cfg, err := kraftConfig(t, ssl, config.ListenerFlags{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,7 +101,7 @@ func TestListenerRule_ControllerListenerRefusals(t *testing.T) {
 		t.Errorf("an SSL controller listener without petrel.raft.security.protocol: %v", err)
 	}
 	only := strings.Replace(kraftProperties, "listeners=PLAINTEXT://127.0.0.1:0,CONTROLLER://127.0.0.1:0", "listeners=CONTROLLER://127.0.0.1:0", 1)
-	cfg, err = kraftConfig(t, only, ListenerFlags{})
+	cfg, err = kraftConfig(t, only, config.ListenerFlags{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -145,7 +145,7 @@ func TestListenerRule_EmptyHostAdvertisesTheHostName(t *testing.T) {
 		t.Skip("no host name")
 	}
 	cfg := Config{NodeID: 0, DataDir: t.TempDir(), Properties: map[string]string{"listeners": "PLAINTEXT://:9092"}}
-	if err := cfg.ApplyListenerFlags(ListenerFlags{}); err != nil {
+	if err := cfg.ApplyListenerFlags(config.ListenerFlags{}); err != nil {
 		t.Fatal(err)
 	}
 	specs, err := cfg.listenerSpecs()
@@ -155,8 +155,8 @@ func TestListenerRule_EmptyHostAdvertisesTheHostName(t *testing.T) {
 	if specs[0].Bind != ":9092" || specs[0].Advertised != "" {
 		t.Fatalf("spec %+v", specs[0])
 	}
-	if got := advertisedHost(":9092"); got != net.JoinHostPort(name, "9092") {
-		t.Fatalf("advertised %q, want %s:9092", got, name)
+	if rule := cfg.listenerRule(); rule.AdvertisedHost(":9092") != net.JoinHostPort(name, "9092") {
+		t.Fatalf("advertised %q, want %s:9092", rule.AdvertisedHost(":9092"), name)
 	}
 	cfg.Properties["advertised.listeners"] = "PLAINTEXT://:9093"
 	if specs, err = cfg.listenerSpecs(); err != nil || specs[0].Advertised != net.JoinHostPort(name, "9093") {

@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"fmt"
 	"net"
+	"os"
 	"slices"
 	"strings"
 	"time"
@@ -15,177 +16,69 @@ import (
 	"github.com/petrel-broker/petrel/rpc"
 )
 
-// Kafka's security protocols and their ids (SecurityProtocol), as BrokerRegistration
-// carries them.
-const (
-	protocolPlaintext     = "PLAINTEXT"
-	protocolSSL           = "SSL"
-	protocolSASLPlaintext = "SASL_PLAINTEXT"
-	protocolSASLSSL       = "SASL_SSL"
-)
-
-var securityProtocolIDs = map[string]int16{protocolPlaintext: 0, protocolSSL: 1, protocolSASLPlaintext: 2, protocolSASLSSL: 3}
-
-// listenerSpec is one configured listener.
-type listenerSpec struct {
-	Name       string // the listener name, upper case (PLAINTEXT, SASL_SSL, INTERNAL...)
-	Protocol   string // its security protocol
-	Bind       string // host:port to bind
-	Advertised string // host:port put in metadata; "" until bound (then the bound address)
-}
-
-func (s listenerSpec) tls() bool { return s.Protocol == protocolSSL || s.Protocol == protocolSASLSSL }
-func (s listenerSpec) sasl() bool {
-	return s.Protocol == protocolSASLPlaintext || s.Protocol == protocolSASLSSL
-}
-
 // boundListener is a listener with its socket and rpc configuration.
 type boundListener struct {
-	spec listenerSpec
+	spec config.ListenerSpec
 	ln   net.Listener
 	cfg  rpc.ListenerConfig
 }
 
-// parseListenerList parses NAME://host:port,... into names and addresses.
-func parseListenerList(prop, s string) ([][2]string, error) {
-	var out [][2]string
-	for _, part := range strings.Split(s, ",") {
-		part = strings.TrimSpace(part)
-		if part == "" {
-			continue
-		}
-		name, addr, ok := strings.Cut(part, "://")
-		if !ok || name == "" {
-			return nil, fmt.Errorf("%w: %s entry %q is not NAME://host:port", config.ErrInvalidBrokerConfig, prop, part)
-		}
-		if _, _, err := net.SplitHostPort(addr); err != nil {
-			return nil, fmt.Errorf("%w: %s entry %q: %v", config.ErrInvalidBrokerConfig, prop, part, err)
-		}
-		name = strings.ToUpper(name)
-		if slices.ContainsFunc(out, func(e [2]string) bool { return e[0] == name }) {
-			return nil, fmt.Errorf("%w: %s names listener %s twice", config.ErrInvalidBrokerConfig, prop, name)
-		}
-		out = append(out, [2]string{name, addr})
-	}
-	return out, nil
+// listenerRule is c's listeners as the one listener rule (config/listener_rule.go)
+// reads them, the machine's host name advertised for an empty host.
+func (c *Config) listenerRule() config.Listeners {
+	return config.Listeners{Properties: c.Properties, Sources: c.PropertySources, Listen: c.Listen, Advertised: c.Advertised,
+		RaftListen: c.RaftListen, RaftBound: c.RaftListener != nil, Hostname: os.Hostname}
 }
 
-// protocolMap parses listener.security.protocol.map.
-func (c *Config) protocolMap() (map[string]string, error) {
-	v, _ := c.brokerValue("listener.security.protocol.map")
-	m := map[string]string{}
-	for _, part := range strings.Split(v, ",") {
-		part = strings.TrimSpace(part)
-		if part == "" {
-			continue
-		}
-		name, proto, ok := strings.Cut(part, ":")
-		proto = strings.ToUpper(strings.TrimSpace(proto))
-		if _, known := securityProtocolIDs[proto]; !ok || !known {
-			return nil, fmt.Errorf("%w: listener.security.protocol.map entry %q is not NAME:PLAINTEXT|SSL|SASL_PLAINTEXT|SASL_SSL", config.ErrInvalidBrokerConfig, part)
-		}
-		m[strings.ToUpper(strings.TrimSpace(name))] = proto
-	}
-	return m, nil
+// listenerSpecs resolves the client listeners by the one listener rule.
+func (c *Config) listenerSpecs() ([]config.ListenerSpec, error) {
+	l := c.listenerRule()
+	return l.Specs()
 }
 
-// listenerSpecs resolves the client listeners by the one listener rule
-// (listener_rule.go): the listeners property, or PLAINTEXT://--listen, less the
-// controller listeners (controller.listener.names: the Raft listener); each with its
-// protocol and advertised address (advertised.listeners, else --advertised for the
-// first listener, else its own address, which must then be routable).
-func (c *Config) listenerSpecs() ([]listenerSpec, error) {
-	entries, err := c.listenerEntries()
-	if err != nil {
-		return nil, err
+// ApplyListenerFlags puts the command line's listener flags into c by the one listener
+// rule (config.Listeners.ApplyFlags). Call it after c.Properties is set.
+func (c *Config) ApplyListenerFlags(f config.ListenerFlags) error {
+	l := c.listenerRule()
+	if err := l.ApplyFlags(f); err != nil {
+		return err
 	}
-	protos, err := c.protocolMap()
-	if err != nil {
-		return nil, err
-	}
-	if err := c.checkControllerListeners(entries, protos); err != nil {
-		return nil, err
-	}
-	controllers := c.controllerListenerNames()
-	var advertised [][2]string
-	if v, ok := c.Properties["advertised.listeners"]; ok {
-		if advertised, err = parseListenerList("advertised.listeners", v); err != nil {
-			return nil, err
-		}
-	}
-	var names []string
-	for _, e := range entries {
-		names = append(names, e[0])
-	}
-	for _, a := range advertised {
-		if !slices.Contains(names, a[0]) {
-			return nil, fmt.Errorf("%w: advertised.listeners listener names must be equal to or a subset of the ones defined in listeners. Found %s. The valid options based on the current configuration are %s",
-				config.ErrInvalidBrokerConfig, a[0], strings.Join(names, ","))
-		}
-	}
-	specs := make([]listenerSpec, 0, len(entries))
-	for _, e := range entries {
-		if slices.Contains(controllers, e[0]) {
-			continue // the Raft listener, never a client port
-		}
-		proto, ok := protos[e[0]]
-		if !ok {
-			return nil, noProtocolError(e[0])
-		}
-		s := listenerSpec{Name: e[0], Protocol: proto, Bind: e[1]}
-		if len(specs) == 0 && c.Advertised != "" {
-			s.Advertised = c.Advertised
-		}
-		for _, a := range advertised {
-			if a[0] == s.Name {
-				s.Advertised = a[1]
-			}
-		}
-		if err := checkAdvertisable(s); err != nil {
-			return nil, err
-		}
-		if s.Advertised != "" {
-			s.Advertised = advertisedHost(s.Advertised)
-		}
-		specs = append(specs, s)
-	}
-	return specs, nil
+	c.Listen, c.Advertised, c.RaftListen = l.Listen, l.Advertised, l.RaftListen
+	return nil
 }
 
 // interBrokerListenerName is inter.broker.listener.name, else the listener named by
 // security.inter.broker.protocol.
 func (c *Config) interBrokerListenerName() string {
-	if v, _ := c.brokerValue("inter.broker.listener.name"); v != "" {
-		return strings.ToUpper(v)
-	}
-	v, _ := c.brokerValue("security.inter.broker.protocol")
-	return strings.ToUpper(v)
+	return config.InterBrokerListenerName(c.Properties)
 }
 
 // listenerProperty is listener.name.<listener>.<prop> when set, else prop's value.
 func (c *Config) listenerProperty(listener, prop string) string {
-	if v, ok := c.Properties["listener.name."+strings.ToLower(listener)+"."+prop]; ok {
-		return v
-	}
-	v, _ := c.brokerValue(prop)
-	return v
+	return config.ListenerProperty(c.Properties, listener, prop)
 }
 
 // sslSettings are a listener's ssl.* properties.
 func (c *Config) sslSettings(listener string) auth.SSLSettings {
-	p := func(name string) string { return c.listenerProperty(listener, name) }
-	t := func(name string) string {
-		if _, set := c.Properties[name]; !set {
-			if _, set := c.Properties["listener.name."+strings.ToLower(listener)+"."+name]; !set {
-				return "PEM" // unset: read as PEM rather than Kafka's JKS
+	return sslSettingsOf(func(name string) string {
+		if name == "ssl.keystore.type" || name == "ssl.truststore.type" {
+			if _, set := c.Properties[name]; !set {
+				if _, set := c.Properties["listener.name."+strings.ToLower(listener)+"."+name]; !set {
+					return "PEM" // unset: read as PEM rather than Kafka's JKS
+				}
 			}
 		}
-		return p(name)
-	}
+		return c.listenerProperty(listener, name)
+	})
+}
+
+// sslSettingsOf reads the ssl.* properties into SSLSettings, each by its name: a
+// listener's (sslSettings) or a client's (ParseClientSecurity).
+func sslSettingsOf(p func(name string) string) auth.SSLSettings {
 	return auth.SSLSettings{
-		KeystoreType: t("ssl.keystore.type"), KeystoreLocation: p("ssl.keystore.location"),
+		KeystoreType: p("ssl.keystore.type"), KeystoreLocation: p("ssl.keystore.location"),
 		KeystoreKey: p("ssl.keystore.key"), KeystoreChain: p("ssl.keystore.certificate.chain"),
-		KeyPassword: p("ssl.key.password"), TruststoreType: t("ssl.truststore.type"),
+		KeyPassword: p("ssl.key.password"), TruststoreType: p("ssl.truststore.type"),
 		TruststoreLoc: p("ssl.truststore.location"), TruststoreCerts: p("ssl.truststore.certificates"),
 		ClientAuth: p("ssl.client.auth"), EndpointIdentification: p("ssl.endpoint.identification.algorithm"),
 	}
@@ -213,9 +106,9 @@ func (c *Config) jaasConfig(listener, mechanism string) ([]auth.LoginModule, err
 // rpcListenerConfig builds the rpc configuration of a listener: TLS from its ssl.*
 // properties, SASL with its enabled mechanisms, the failure delay and the bound on
 // frames before authentication (sasl.server.max.receive.size).
-func (b *Broker) rpcListenerConfig(s listenerSpec) (rpc.ListenerConfig, error) {
+func (b *Broker) rpcListenerConfig(s config.ListenerSpec) (rpc.ListenerConfig, error) {
 	lc := rpc.ListenerConfig{Name: s.Name}
-	if s.tls() {
+	if s.TLS() {
 		tc, err := auth.ServerTLSConfig(b.cfg.sslSettings(s.Name))
 		if err != nil {
 			return lc, fmt.Errorf("%w: listener %s: %w", config.ErrInvalidBrokerConfig, s.Name, err)
@@ -223,7 +116,7 @@ func (b *Broker) rpcListenerConfig(s listenerSpec) (rpc.ListenerConfig, error) {
 		lc.TLS = tc
 		lc.CertificatePrincipal = auth.CertificatePrincipal
 	}
-	if s.sasl() {
+	if s.SASL() {
 		a, err := b.newSASLAuthenticator(s.Name)
 		if err != nil {
 			return lc, err
@@ -245,7 +138,7 @@ func (b *Broker) openListeners() error {
 		return err
 	}
 	inter := b.cfg.interBrokerListenerName()
-	if !slices.ContainsFunc(specs, func(s listenerSpec) bool { return s.Name == inter }) {
+	if !slices.ContainsFunc(specs, func(s config.ListenerSpec) bool { return s.Name == inter }) {
 		return fmt.Errorf("%w: the inter-broker listener %s (inter.broker.listener.name or security.inter.broker.protocol) is not one of listeners", config.ErrInvalidBrokerConfig, inter)
 	}
 	qc, err := b.connectionQuotaConfig(specs, inter) // connection_quotas.go
@@ -276,12 +169,13 @@ func (b *Broker) openListeners() error {
 			s.Advertised = ln.Addr().String()
 			if host, _, _ := net.SplitHostPort(s.Bind); host == "" { // every interface: the host name
 				_, port, _ := net.SplitHostPort(s.Advertised)
-				s.Advertised = advertisedHost(net.JoinHostPort("", port))
+				rule := b.cfg.listenerRule()
+				s.Advertised = rule.AdvertisedHost(net.JoinHostPort("", port))
 			}
 		}
 		out = append(out, boundListener{spec: s, ln: ln, cfg: lc})
 	}
-	if b.interBroker, err = b.newInterBrokerDialer(specs[slices.IndexFunc(specs, func(s listenerSpec) bool { return s.Name == inter })]); err != nil {
+	if b.interBroker, err = b.newInterBrokerDialer(specs[slices.IndexFunc(specs, func(s config.ListenerSpec) bool { return s.Name == inter })]); err != nil {
 		return fail(err)
 	}
 	b.listeners = out
@@ -360,31 +254,41 @@ type interBrokerDialer struct {
 // newInterBrokerDialer reads the client side of the inter-broker listener: its ssl.*
 // properties, sasl.mechanism.inter.broker.protocol and the username and password of
 // its JAAS configuration.
-func (b *Broker) newInterBrokerDialer(s listenerSpec) (*interBrokerDialer, error) {
+func (b *Broker) newInterBrokerDialer(s config.ListenerSpec) (*interBrokerDialer, error) {
 	d := &interBrokerDialer{listener: s.Name}
-	if s.tls() {
+	if s.TLS() {
 		st := b.cfg.sslSettings(s.Name)
 		if _, err := auth.ClientTLSConfig(st, ""); err != nil {
 			return nil, fmt.Errorf("%w: inter-broker listener %s: %w", config.ErrInvalidBrokerConfig, s.Name, err)
 		}
 		d.tls = &st
 	}
-	if s.sasl() {
-		mech, _ := b.cfg.brokerValue("sasl.mechanism.inter.broker.protocol")
-		if !slices.Contains(auth.SupportedMechanisms, mech) {
-			return nil, fmt.Errorf("%w: sasl.mechanism.inter.broker.protocol=%s: the inter-broker listener %s needs PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512", config.ErrInvalidBrokerConfig, mech, s.Name)
-		}
-		jaas, err := b.cfg.jaasConfig(s.Name, mech)
-		if err != nil {
+	if s.SASL() {
+		var err error
+		if d.mechanism, d.username, d.password, err = b.cfg.interBrokerCredentials(s.Name); err != nil {
 			return nil, err
 		}
-		user, pass, ok := auth.ClientCredentials(jaas)
-		if !ok {
-			return nil, fmt.Errorf("%w: listener.name.%s.%s.sasl.jaas.config needs username and password: the broker's own credentials on the inter-broker listener", config.ErrInvalidBrokerConfig, strings.ToLower(s.Name), strings.ToLower(mech))
-		}
-		d.mechanism, d.username, d.password = mech, user, pass
 	}
 	return d, nil
+}
+
+// interBrokerCredentials are the broker's own SASL credentials on the inter-broker
+// listener: sasl.mechanism.inter.broker.protocol and the username and password of the
+// listener's JAAS configuration for it.
+func (c *Config) interBrokerCredentials(listener string) (mechanism, username, password string, err error) {
+	mech, _ := c.brokerValue("sasl.mechanism.inter.broker.protocol")
+	if !slices.Contains(auth.SupportedMechanisms, mech) {
+		return "", "", "", fmt.Errorf("%w: sasl.mechanism.inter.broker.protocol=%s: the inter-broker listener %s needs PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512", config.ErrInvalidBrokerConfig, mech, listener)
+	}
+	jaas, err := c.jaasConfig(listener, mech)
+	if err != nil {
+		return "", "", "", err
+	}
+	user, pass, ok := auth.ClientCredentials(jaas)
+	if !ok {
+		return "", "", "", fmt.Errorf("%w: listener.name.%s.%s.sasl.jaas.config needs username and password: the broker's own credentials on the inter-broker listener", config.ErrInvalidBrokerConfig, strings.ToLower(listener), strings.ToLower(mech))
+	}
+	return mech, user, pass, nil
 }
 
 // dialFunc wraps dial (TCP, or the tests' faulty network) with the listener's TLS

@@ -58,9 +58,9 @@ func (c *Config) raftSecurity() (*raftSecurity, error) {
 	}
 	inter := c.interBrokerListenerName()
 	sec := &raftSecurity{}
-	var interSpec listenerSpec
+	var interSpec config.ListenerSpec
 	for _, s := range specs {
-		if s.Protocol != protocolPlaintext {
+		if s.Protocol != config.SecurityProtocolPlaintext {
 			sec.authenticating = append(sec.authenticating, s.Name)
 		}
 		if s.Name == inter {
@@ -69,13 +69,13 @@ func (c *Config) raftSecurity() (*raftSecurity, error) {
 	}
 	mode, explicit := c.Properties[config.RaftSecurityProtocolProperty]
 	if !explicit || mode == "" {
-		explicit, mode = false, protocolPlaintext
-		if interSpec.tls() {
-			mode = protocolSSL
+		explicit, mode = false, config.SecurityProtocolPlaintext
+		if interSpec.TLS() {
+			mode = config.SecurityProtocolSSL
 		}
 	}
 	listed, listedSet := c.Properties[config.RaftAllowedPrincipalsProperty]
-	if mode != protocolSSL {
+	if mode != config.SecurityProtocolSSL {
 		if listedSet {
 			return nil, fmt.Errorf("%w: %s is set but the Raft transport is PLAINTEXT, which has no certificates to check: set %s=SSL",
 				config.ErrInvalidBrokerConfig, config.RaftAllowedPrincipalsProperty, config.RaftSecurityProtocolProperty)
@@ -141,17 +141,14 @@ func parseRaftPrincipals(v string) ([]string, error) {
 // node's inter-broker principals (its certificate's, which it presents on the Raft
 // transport and on a TLS inter-broker listener, and the SASL username of a SASL
 // inter-broker listener) and super.users.
-func (c *Config) defaultRaftPrincipals(server *tls.Config, inter listenerSpec) []string {
+func (c *Config) defaultRaftPrincipals(server *tls.Config, inter config.ListenerSpec) []string {
 	var out []string
 	if len(server.Certificates) > 0 && server.Certificates[0].Leaf != nil {
 		out = append(out, auth.CertificatePrincipal(server.Certificates[0].Leaf))
 	}
-	if inter.sasl() {
-		mech, _ := c.brokerValue("sasl.mechanism.inter.broker.protocol")
-		if jaas, err := c.jaasConfig(inter.Name, mech); err == nil {
-			if user, _, ok := auth.ClientCredentials(jaas); ok {
-				out = append(out, "User:"+user)
-			}
+	if inter.SASL() {
+		if _, user, _, err := c.interBrokerCredentials(inter.Name); err == nil {
+			out = append(out, "User:"+user)
 		}
 	}
 	users, _ := c.brokerValue("super.users")

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
-	"fmt"
 	"io"
 	"net"
 	"sync"
@@ -40,24 +39,7 @@ func secureRaft(cfg *Config, ln net.Listener, dial rpc.DialFunc) (net.Listener, 
 		return ln, dial, nil
 	}
 	logger.Info("Raft transport uses mutual TLS", "allowed_principals", sec.allowed)
-	tlsDial := func(ctx context.Context, network, addr string) (net.Conn, error) {
-		nc, err := dial(ctx, network, addr)
-		if err != nil {
-			return nil, err
-		}
-		host, _, _ := net.SplitHostPort(addr)
-		tc, err := sec.client(host)
-		if err != nil {
-			nc.Close()
-			return nil, err
-		}
-		conn := tls.Client(nc, tc)
-		if err := conn.HandshakeContext(ctx); err != nil {
-			nc.Close()
-			return nil, fmt.Errorf("raft TLS handshake with %s: %w", addr, err)
-		}
-		return conn, nil
-	}
+	tlsDial := rpc.SecureDialer{TLS: sec.client}.Wrap(dial, "")
 	return &raftTLSListener{Listener: ln, config: sec.server, logger: logger}, tlsDial, nil
 }
 

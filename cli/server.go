@@ -11,6 +11,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/petrel-broker/petrel/broker"
 	"github.com/petrel-broker/petrel/cli/internal/clientcmd"
+	"github.com/petrel-broker/petrel/config"
 	ucli "github.com/urfave/cli/v2"
 )
 
@@ -18,9 +19,9 @@ func serverFlags() []ucli.Flag {
 	flags := []ucli.Flag{
 		&ucli.IntFlag{Name: "node-id", Usage: "this node's id (Kafka node.id)", Value: 0},
 		&ucli.StringFlag{Name: "data-dir", Usage: "where the node keeps raft/ and logs/", Required: true},
-		&ucli.StringFlag{Name: "listen", Usage: "Kafka listener host:port, the shorthand for listeners=PLAINTEXT://host:port (default " + broker.DefaultListen + ")"},
+		&ucli.StringFlag{Name: "listen", Usage: "Kafka listener host:port, the shorthand for listeners=PLAINTEXT://host:port (default " + config.DefaultListen + ")"},
 		&ucli.StringFlag{Name: "advertised", Usage: "address put in metadata responses for the first listener (default: the listener's)"},
-		&ucli.StringFlag{Name: "raft-listen", Usage: "Raft transport host:port (default: the controller.listener.names listener, else " + broker.DefaultRaftListen + ")"},
+		&ucli.StringFlag{Name: "raft-listen", Usage: "Raft transport host:port (default: the controller.listener.names listener, else " + config.DefaultRaftListen + ")"},
 		&ucli.StringFlag{Name: "voters", Usage: "initial Raft voters, id@host:port,... (default: this node alone)"},
 		&ucli.StringSliceFlag{Name: "join", Usage: "Kafka address of a cluster member to ask for membership, for a node not in --voters (repeatable)"},
 		&ucli.StringFlag{Name: "metrics-listen", Usage: fmt.Sprintf("HTTP host:port of /metrics, /healthz and /readyz (\"\" for none; default 127.0.0.1:%d + node id)", defaultMetricsPort)},
@@ -82,7 +83,7 @@ func serverConfig(c *ucli.Context, logger hclog.Logger) (broker.Config, error) {
 		}
 		return c.String(name)
 	}
-	flags := broker.ListenerFlags{Listen: given("listen"), Advertised: c.String("advertised"), RaftListen: given("raft-listen")}
+	flags := config.ListenerFlags{Listen: given("listen"), Advertised: c.String("advertised"), RaftListen: given("raft-listen")}
 	for name, v := range map[string]string{"listen": flags.Listen, "raft-listen": flags.RaftListen} {
 		if c.IsSet(name) && v == "" {
 			return broker.Config{}, fmt.Errorf("--%s needs host:port", name)

@@ -6,7 +6,9 @@
 // variables, --set); the rules that print a secret as "[hidden]"; and the resolution of a
 // value through Kafka's layers (resolve.go: the topic override, the dynamic broker
 // configs of the metadata image, the supplied property, the default), config changes as
-// metadata records (changes.go) and the effective properties (effective.go). It is
+// metadata records (changes.go), the effective properties (effective.go), and the one
+// listener rule over listeners, advertised.listeners and the security protocol map
+// (listener_rule.go, listeners.go). It is
 // pure: the broker applies what it resolves, the CLI reads property files, and
 // docs/configuration.md is generated from the table (TestConfigurationDoc).
 package config
