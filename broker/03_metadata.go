@@ -92,12 +92,12 @@ func (b *Broker) handleMetadata(ctx context.Context, req *rpc.Request) rpc.Resul
 		}
 		mt := b.metadataTopic(im, w.name, w.id, allowCreate)
 		if r.Version >= 8 && r.IncludeTopicAuthorizedOperations && mt.ErrorCode == 0 && mt.Topic != nil {
-			mt.AuthorizedOperations = b.authorizedOperations(req, auth.ResourceTopic, *mt.Topic)
+			mt.AuthorizedOperations = b.checks(req).AuthorizedOperations(auth.ResourceTopic, *mt.Topic)
 		}
 		resp.Topics = append(resp.Topics, mt)
 	}
 	if r.Version >= 8 && r.Version <= 10 && r.IncludeClusterAuthorizedOperations {
-		resp.AuthorizedOperations = b.authorizedOperations(req, auth.ResourceCluster, auth.ClusterName)
+		resp.AuthorizedOperations = b.checks(req).AuthorizedOperations(auth.ResourceCluster, auth.ClusterName)
 	}
 	return rpc.Respond(resp)
 }
