@@ -119,3 +119,36 @@ func (c Checks) TransactionalID(op Operation, name string) bool {
 
 // Cluster reports whether the principal may perform op on the cluster.
 func (c Checks) Cluster(op Operation) bool { return c.Allowed(op, ResourceCluster, ClusterName) }
+
+// CanCreateTopic reports whether the principal may create the named topic: Create on
+// the cluster or on the topic, as Kafka checks CreateTopics and auto-creation.
+func (c Checks) CanCreateTopic(name string) bool {
+	return c.Cluster(OpCreate) || c.Topic(OpCreate, name)
+}
+
+// TopicAccess is what a request naming a topic is answered about it.
+type TopicAccess int8
+
+const (
+	// TopicAllowed lets the handler answer for the topic.
+	TopicAllowed TopicAccess = iota
+	// TopicAuthorizationFailed answers TOPIC_AUTHORIZATION_FAILED whether the topic
+	// exists or not: a principal that may not describe it does not learn that.
+	TopicAuthorizationFailed
+	// TopicUnknown answers UNKNOWN_TOPIC_OR_PARTITION: an unknown topic the request
+	// would auto-create, which the principal may not create, is not created.
+	TopicUnknown
+)
+
+// MetadataTopic decides a topic a Metadata request names, as Kafka does: without
+// Describe on it, TopicAuthorizationFailed; unknown (exists false) with auto-creation
+// asked and no right to create it (CanCreateTopic), TopicUnknown; else TopicAllowed.
+func (c Checks) MetadataTopic(name string, exists, autoCreate bool) TopicAccess {
+	switch {
+	case !c.Topic(OpDescribe, name):
+		return TopicAuthorizationFailed
+	case autoCreate && !exists && !c.CanCreateTopic(name):
+		return TopicUnknown
+	}
+	return TopicAllowed
+}

@@ -148,3 +148,47 @@ func TestAuthorizedOperations(t *testing.T) {
 		t.Errorf("not requested: %d", AuthorizedOperationsNotRequested)
 	}
 }
+
+// TestChecks_MetadataTopic: a topic the principal may not describe is
+// TOPIC_AUTHORIZATION_FAILED whether it exists or not; an unknown one it may describe
+// but not create is UNKNOWN_TOPIC_OR_PARTITION when it would be auto-created, and
+// allowed (the handler's answer) when auto-creation is not asked; Create on the topic
+// or on the cluster lets it be created.
+func TestChecks_MetadataTopic(t *testing.T) {
+	z := NewAuthorization(true, AuthorizerConfig{})
+	a := z.Authorizer(1, func() []ACL {
+		return []ACL{
+			allow("User:alice", OpDescribe, ResourceTopic, "*", PatternLiteral),
+			allow("User:alice", OpCreate, ResourceTopic, "new-", PatternPrefixed),
+			allow("User:carol", OpDescribe, ResourceTopic, "*", PatternLiteral),
+			allow("User:carol", OpCreate, ResourceCluster, ClusterName, PatternLiteral),
+			allow("User:bob", OpRead, ResourceTopic, "t", PatternLiteral),
+		}
+	})
+	alice, bob, carol := z.Checks(a, "User:alice", "h"), z.Checks(a, "User:bob", "h"), z.Checks(a, "User:carol", "h")
+	cases := []struct {
+		name               string
+		c                  Checks
+		topic              string
+		exists, autoCreate bool
+		want               TopicAccess
+	}{
+		{"describe, exists", alice, "t", true, true, TopicAllowed},
+		{"describe, unknown, no create", alice, "x", false, true, TopicUnknown},
+		{"describe, unknown, no auto-creation", alice, "x", false, false, TopicAllowed},
+		{"create on the topic", alice, "new-x", false, true, TopicAllowed},
+		{"create on the cluster", carol, "x", false, true, TopicAllowed},
+		{"read implies describe", bob, "t", true, true, TopicAllowed},
+		{"no describe, exists", bob, "u", true, true, TopicAuthorizationFailed},
+		{"no describe, unknown", bob, "x", false, true, TopicAuthorizationFailed},
+		{"no describe, unknown, no auto-creation", bob, "x", false, false, TopicAuthorizationFailed},
+	}
+	for _, c := range cases {
+		if got := c.c.MetadataTopic(c.topic, c.exists, c.autoCreate); got != c.want {
+			t.Errorf("%s: %v, want %v", c.name, got, c.want)
+		}
+	}
+	if !carol.CanCreateTopic("any") || alice.CanCreateTopic("x") || !alice.CanCreateTopic("new-y") {
+		t.Error("CanCreateTopic: Create on the cluster or the topic")
+	}
+}
