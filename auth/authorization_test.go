@@ -11,18 +11,20 @@ const (
 	opsReadOnly   int32 = 1<<3 | 1<<8                                             // Read, and the Describe it implies
 )
 
-func testAuthorization() (*Authorization, *Authorizer) {
+// authorizationOver is authorization on, User:admin a super user, over acls.
+func authorizationOver(acls ...ACL) (*Authorization, *Authorizer) {
 	z := NewAuthorization(true, AuthorizerConfig{SuperUsers: []string{"User:admin"}})
-	a := z.Authorizer(1, func() []ACL {
-		return []ACL{
-			allow("User:alice", OpRead, ResourceTopic, "t", PatternLiteral),
-			allow("User:alice", OpRead, ResourceGroup, "g", PatternLiteral),
-			allow("User:alice", OpWrite, ResourceTransactionalID, "tx", PatternLiteral),
-			allow("User:broker", OpClusterAction, ResourceCluster, ClusterName, PatternLiteral),
-			allow("User:producer", OpWrite, ResourceTopic, "p", PatternPrefixed),
-		}
-	})
-	return z, a
+	return z, z.Authorizer(1, func() []ACL { return acls })
+}
+
+func testAuthorization() (*Authorization, *Authorizer) {
+	return authorizationOver(
+		allow("User:alice", OpRead, ResourceTopic, "t", PatternLiteral),
+		allow("User:alice", OpRead, ResourceGroup, "g", PatternLiteral),
+		allow("User:alice", OpWrite, ResourceTransactionalID, "tx", PatternLiteral),
+		allow("User:broker", OpClusterAction, ResourceCluster, ClusterName, PatternLiteral),
+		allow("User:producer", OpWrite, ResourceTopic, "p", PatternPrefixed),
+	)
 }
 
 // TestChecks: a principal passes what its ACLs allow and what those imply; a super
@@ -155,16 +157,13 @@ func TestAuthorizedOperations(t *testing.T) {
 // allowed (the handler's answer) when auto-creation is not asked; Create on the topic
 // or on the cluster lets it be created.
 func TestChecks_MetadataTopic(t *testing.T) {
-	z := NewAuthorization(true, AuthorizerConfig{})
-	a := z.Authorizer(1, func() []ACL {
-		return []ACL{
-			allow("User:alice", OpDescribe, ResourceTopic, "*", PatternLiteral),
-			allow("User:alice", OpCreate, ResourceTopic, "new-", PatternPrefixed),
-			allow("User:carol", OpDescribe, ResourceTopic, "*", PatternLiteral),
-			allow("User:carol", OpCreate, ResourceCluster, ClusterName, PatternLiteral),
-			allow("User:bob", OpRead, ResourceTopic, "t", PatternLiteral),
-		}
-	})
+	z, a := authorizationOver(
+		allow("User:alice", OpDescribe, ResourceTopic, "*", PatternLiteral),
+		allow("User:alice", OpCreate, ResourceTopic, "new-", PatternPrefixed),
+		allow("User:carol", OpDescribe, ResourceTopic, "*", PatternLiteral),
+		allow("User:carol", OpCreate, ResourceCluster, ClusterName, PatternLiteral),
+		allow("User:bob", OpRead, ResourceTopic, "t", PatternLiteral),
+	)
 	alice, bob, carol := z.Checks(a, "User:alice", "h"), z.Checks(a, "User:bob", "h"), z.Checks(a, "User:carol", "h")
 	cases := []struct {
 		name               string
