@@ -114,35 +114,28 @@ func (b *Broker) metricsSnapshot() metrics.Snapshot {
 		ps := metrics.PartitionState{Topic: lp.Topic, Partition: lp.ID, Leader: st.Role == replication.Leader,
 			LogStartOffset: st.LogStartOffset, LogEndOffset: st.LogEndOffset}
 		if ps.Leader {
-			ps.UnderReplicated = len(st.ISR) < int(lp.replicationFactor.Load())
+			minInsync := 0
 			if set := lp.settings.Load(); set != nil {
-				ps.UnderMinISR = len(st.ISR) < set.minInsync
+				minInsync = set.minInsync
 			}
+			ps.LeaderISR(len(st.ISR), int(lp.replicationFactor.Load()), minInsync)
 		}
 		_ = lp.WithLog(func(l *segment.Log) error {
 			ps.Size, ps.Segments = l.Size(), len(l.Segments())
 			return nil
 		})
-		s.MaxLag = max(s.MaxLag, st.FollowerLag)
-		s.Partitions = append(s.Partitions, ps)
+		s.AddReplica(ps, st.FollowerLag)
 	}
 	if s.ActiveController {
 		im := b.Image()
 		s.GlobalTopics = len(im.Topics)
 		for _, t := range im.Topics {
-			s.GlobalPartitions += len(t.Partitions)
 			for _, p := range t.Partitions {
-				if p.Leader < 0 {
-					s.OfflinePartitions++
-				}
+				s.CountPartition(p.Leader)
 			}
 		}
 		for _, br := range im.Brokers {
-			if br.Fenced {
-				s.FencedBrokers++
-			} else {
-				s.ActiveBrokers++
-			}
+			s.CountBroker(br.Fenced)
 		}
 	}
 	s.GroupLags = b.groupLags()
