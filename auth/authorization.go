@@ -152,3 +152,13 @@ func (c Checks) MetadataTopic(name string, exists, autoCreate bool) TopicAccess 
 	}
 	return TopicAllowed
 }
+
+// ConfigResource reports whether the principal may perform op on a config resource:
+// a topic (topic true) by the topic's ACLs; a broker, or its loggers, through the
+// cluster resource.
+func (c Checks) ConfigResource(op Operation, topic bool, name string) bool {
+	if topic {
+		return c.Topic(op, name)
+	}
+	return c.Cluster(op)
+}

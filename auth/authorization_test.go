@@ -24,6 +24,8 @@ func testAuthorization() (*Authorization, *Authorizer) {
 		allow("User:alice", OpWrite, ResourceTransactionalID, "tx", PatternLiteral),
 		allow("User:broker", OpClusterAction, ResourceCluster, ClusterName, PatternLiteral),
 		allow("User:producer", OpWrite, ResourceTopic, "p", PatternPrefixed),
+		allow("User:ops", OpDescribeConfigs, ResourceCluster, ClusterName, PatternLiteral),
+		allow("User:ops", OpAlterConfigs, ResourceTopic, "c", PatternLiteral),
 	)
 }
 
@@ -48,6 +50,11 @@ func TestChecks(t *testing.T) {
 		{"write implies describe", alice.TransactionalID(OpDescribe, "tx"), true},
 		{"other transactional id", alice.TransactionalID(OpWrite, "ty"), false},
 		{"cluster", alice.Cluster(OpCreate), false},
+		{"topic config, read implies no describe configs", alice.ConfigResource(OpDescribeConfigs, true, "t"), false},
+		{"topic config, super user", z.Checks(a, "User:admin", "h").ConfigResource(OpAlterConfigs, true, "t"), true},
+		{"broker config through the cluster", z.Checks(a, "User:ops", "h").ConfigResource(OpDescribeConfigs, false, "1"), true},
+		{"topic config is not the cluster's", z.Checks(a, "User:ops", "h").ConfigResource(OpDescribeConfigs, true, "t"), false},
+		{"alter configs implies describe configs", z.Checks(a, "User:ops", "h").ConfigResource(OpDescribeConfigs, true, "c"), true},
 		{"any topic write", alice.AllowedAny(OpWrite, ResourceTopic), false},
 		{"producer any topic write", z.Checks(a, "User:producer", "h").AllowedAny(OpWrite, ResourceTopic), true},
 		{"alice is no broker", alice.IsBroker(), false},
