@@ -1,6 +1,10 @@
 package auth
 
-import "sync"
+import (
+	"strings"
+	"sync"
+	"time"
+)
 
 // QuotaManager keeps the rates of quota-limited clients, one per quota key and matched
 // entity (Kafka's sensors). Safe for concurrent use; its lock is a leaf.
@@ -62,4 +66,46 @@ func (m *QuotaManager) Record(key string, matched QuotaEntity, user, clientID st
 	s.lastMs = nowMs
 	s.rate.Record(nowMs, value)
 	return s.rate.ThrottleMs(nowMs, quota, m.windowMs)
+}
+
+// QuotaUser is the quota user of a principal: its name ("alice" for User:alice).
+func QuotaUser(principal string) string {
+	_, name, ok := strings.Cut(principal, ":")
+	if !ok {
+		return principal
+	}
+	return name
+}
+
+// RequestTimePercentage is handler time in request_percentage units: percent of one
+// second per second, as Kafka's request quota counts it.
+func RequestTimePercentage(d time.Duration) float64 {
+	return float64(d.Nanoseconds()) * nanosToPercentage
+}
+
+const nanosToPercentage = 100.0 / 1e9
+
+// ConnectionQuotas are the quotas of one request's connection: its principal's quota
+// user and its client id against the quota values in force (lookup).
+type ConnectionQuotas struct {
+	m              *QuotaManager
+	lookup         QuotaLookup
+	user, clientID string
+}
+
+// For returns the quotas of a connection of principal with clientID under the quota
+// values lookup finds.
+func (m *QuotaManager) For(lookup QuotaLookup, principal, clientID string) ConnectionQuotas {
+	return ConnectionQuotas{m: m, lookup: lookup, user: QuotaUser(principal), clientID: clientID}
+}
+
+// Record adds value at now to the rate of key under the quota that applies to the
+// connection (ResolveQuota's precedence) and returns the throttle time the rate now
+// calls for; 0 when no quota applies.
+func (c ConnectionQuotas) Record(key string, value float64, now time.Time) time.Duration {
+	quota, matched, ok := ResolveQuota(c.lookup, c.user, c.clientID, key)
+	if !ok {
+		return 0
+	}
+	return time.Duration(c.m.Record(key, matched, c.user, c.clientID, quota, value, now.UnixMilli())) * time.Millisecond
 }

@@ -92,12 +92,12 @@ func (b *Broker) handleMetadata(ctx context.Context, req *rpc.Request) rpc.Resul
 		}
 		mt := b.metadataTopic(im, w.name, w.id, allowCreate)
 		if r.Version >= 8 && r.IncludeTopicAuthorizedOperations && mt.ErrorCode == 0 && mt.Topic != nil {
-			mt.AuthorizedOperations = b.authorizedOperations(req, auth.ResourceTopic, *mt.Topic)
+			mt.AuthorizedOperations = b.checks(req).AuthorizedOperations(auth.ResourceTopic, *mt.Topic)
 		}
 		resp.Topics = append(resp.Topics, mt)
 	}
 	if r.Version >= 8 && r.Version <= 10 && r.IncludeClusterAuthorizedOperations {
-		resp.AuthorizedOperations = b.authorizedOperations(req, auth.ResourceCluster, auth.ClusterName)
+		resp.AuthorizedOperations = b.checks(req).AuthorizedOperations(auth.ResourceCluster, auth.ClusterName)
 	}
 	return rpc.Respond(resp)
 }
@@ -196,7 +196,7 @@ func (b *Broker) metadataTopic(im *metadata.Image, name string, id [16]byte, all
 // authorizeMetadata is Metadata's rule: a request for all topics (null, or empty in v0)
 // lists only those the principal may Describe; a named topic it may not Describe gets
 // TOPIC_AUTHORIZATION_FAILED, and an unknown one it may not Create (on the cluster or
-// the topic) is not auto-created: UNKNOWN_TOPIC_OR_PARTITION.
+// the topic) is not auto-created: UNKNOWN_TOPIC_OR_PARTITION (auth.Checks.MetadataTopic).
 func authorizeMetadata(b *Broker, req *rpc.Request) authzDecision {
 	r := req.Body.(*kmsg.MetadataRequest)
 	z := checksOf(b, req)
@@ -212,7 +212,7 @@ func authorizeMetadata(b *Broker, req *rpc.Request) authzDecision {
 	im := b.Image()
 	var deniedNames, unknownNames []string
 	var deniedIDs [][16]byte
-	canCreate := z.clusterOK(auth.OpCreate)
+	checks := b.checks(req)
 	autoCreate := r.Version < 4 || r.AllowAutoTopicCreation
 	r.Topics, _ = split(r.Topics, func(t kmsg.MetadataRequestTopic) bool {
 		name := ""
@@ -223,15 +223,15 @@ func authorizeMetadata(b *Broker, req *rpc.Request) authzDecision {
 		} else {
 			return true // unknown id: the handler's answer
 		}
-		switch {
-		case !z.topicOK(auth.OpDescribe, name):
+		switch checks.MetadataTopic(name, im.Topic(name) != nil, autoCreate) {
+		case auth.TopicAuthorizationFailed:
 			if t.Topic == nil {
 				deniedIDs = append(deniedIDs, t.TopicID)
 			} else {
 				deniedNames = append(deniedNames, name)
 			}
 			return false
-		case autoCreate && im.Topic(name) == nil && !canCreate && !z.topicOK(auth.OpCreate, name):
+		case auth.TopicUnknown:
 			unknownNames = append(unknownNames, name)
 			return false
 		}

@@ -27,7 +27,7 @@ func (b *Broker) handleDescribeGroups(_ context.Context, req *rpc.Request) rpc.R
 		b.groups.submit(id, func(_ time.Time, s *group.Shard) group.Effects {
 			g := s.DescribeGroup(id, r.IncludeAuthorizedOperations)
 			if r.Version >= 3 && r.IncludeAuthorizedOperations && b.authzEnabled() {
-				g.AuthorizedOperations = b.authorizedOperations(req, auth.ResourceGroup, id)
+				g.AuthorizedOperations = b.checks(req).AuthorizedOperations(auth.ResourceGroup, id)
 			}
 			done(g)
 			return group.Effects{}

@@ -114,7 +114,7 @@ func authorizeInitProducerID(b *Broker, req *rpc.Request) authzDecision {
 				out.ErrorCode, out.ProducerID, out.ProducerEpoch = codeTxnAuthz, -1, -1
 			})
 		}
-	} else if !z.clusterOK(auth.OpIdempotentWrite) && !b.authorizedAny(req, auth.OpWrite, auth.ResourceTopic) {
+	} else if !z.clusterOK(auth.OpIdempotentWrite) && !b.checks(req).AllowedAny(auth.OpWrite, auth.ResourceTopic) {
 		return z.whole(func(resp kmsg.Response) {
 			out := resp.(*kmsg.InitProducerIDResponse)
 			out.ErrorCode, out.ProducerID, out.ProducerEpoch = codeClusterAuthz, -1, -1

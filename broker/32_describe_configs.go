@@ -232,7 +232,7 @@ func authorizeDescribeConfigs(b *Broker, req *rpc.Request) authzDecision {
 	z := checksOf(b, req)
 	var denied []kmsg.DescribeConfigsRequestResource
 	r.Resources, denied = split(r.Resources, func(res kmsg.DescribeConfigsRequestResource) bool {
-		return configResourceOK(res.ResourceType, res.ResourceName, auth.OpDescribeConfigs, z.topicOK, z.clusterOK)
+		return z.configOK(res.ResourceType, res.ResourceName, auth.OpDescribeConfigs)
 	})
 	return mergeIf(len(denied) > 0, func(resp kmsg.Response) {
 		out := resp.(*kmsg.DescribeConfigsResponse)

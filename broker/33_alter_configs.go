@@ -71,7 +71,7 @@ func authorizeAlterConfigs(b *Broker, req *rpc.Request) authzDecision {
 	z := checksOf(b, req)
 	var denied []kmsg.AlterConfigsRequestResource
 	r.Resources, denied = split(r.Resources, func(res kmsg.AlterConfigsRequestResource) bool {
-		return configResourceOK(res.ResourceType, res.ResourceName, auth.OpAlterConfigs, z.topicOK, z.clusterOK)
+		return z.configOK(res.ResourceType, res.ResourceName, auth.OpAlterConfigs)
 	})
 	return mergeIf(len(denied) > 0, func(resp kmsg.Response) {
 		out := resp.(*kmsg.AlterConfigsResponse)

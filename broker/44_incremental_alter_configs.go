@@ -177,7 +177,7 @@ func authorizeIncrementalAlterConfigs(b *Broker, req *rpc.Request) authzDecision
 	z := checksOf(b, req)
 	var denied []kmsg.IncrementalAlterConfigsRequestResource
 	r.Resources, denied = split(r.Resources, func(res kmsg.IncrementalAlterConfigsRequestResource) bool {
-		return configResourceOK(res.ResourceType, res.ResourceName, auth.OpAlterConfigs, z.topicOK, z.clusterOK)
+		return z.configOK(res.ResourceType, res.ResourceName, auth.OpAlterConfigs)
 	})
 	return mergeIf(len(denied) > 0, func(resp kmsg.Response) {
 		out := resp.(*kmsg.IncrementalAlterConfigsResponse)

@@ -33,7 +33,7 @@ func (b *Broker) handleDescribeCluster(ctx context.Context, req *rpc.Request) rp
 	resp.ClusterID = im.ClusterID
 	resp.ControllerID = b.ControllerID()
 	if r.IncludeClusterAuthorizedOperations {
-		resp.ClusterAuthorizedOperations = b.authorizedOperations(req, auth.ResourceCluster, auth.ClusterName)
+		resp.ClusterAuthorizedOperations = b.checks(req).AuthorizedOperations(auth.ResourceCluster, auth.ClusterName)
 	}
 	for _, id := range im.BrokerIDs() {
 		br := im.Brokers[id]

@@ -9,7 +9,7 @@ package broker
 //   - Alter on the cluster, checked where the request arrives (Kafka's
 //     ControllerApis.handleAddRaftVoter: authorizeClusterOperation(ALTER)); without it,
 //     CLUSTER_AUTHORIZATION_FAILED and nothing changes. The check is authorizedCluster's,
-//     after the API's rule (clusterOnlyCode): a broker's request (brokerRequest)
+//     after the API's rule (clusterOnlyCode): a broker's request (auth.Checks.IsBroker)
 //     passes it, as the copy a member forwards to the controller must.
 //   - A node id already in the Raft configuration, voter or not, is refused with
 //     DUPLICATE_VOTER (126; Kafka's AddVoterHandler: "The voter id ... is already part

@@ -7,9 +7,9 @@ package broker
 // ACLs changed, so a committed ACL change applies at the next request after this
 // broker applied the entry.
 //
-// Requests from other brokers: a principal that is a super user or holds ClusterAction
-// on the cluster is a broker and has every right (forwarded requests were authorized at
-// the broker that received them). The client id plays no part (brokerRequest).
+// The checks themselves are auth.Checks: a principal that is a super user or holds
+// ClusterAction on the cluster is a broker and has every right (forwarded requests were
+// authorized at the broker that received them). The client id plays no part.
 
 import (
 	"errors"
@@ -19,7 +19,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 
 	"github.com/petrel-broker/petrel/auth"
 	"github.com/petrel-broker/petrel/config"
@@ -27,51 +26,38 @@ import (
 	"github.com/petrel-broker/petrel/rpc"
 )
 
-// authorization is the broker's authorizer state; the zero value reads the
+// authorization is the broker's auth.Authorization; the zero value reads the
 // configuration on first use.
 type authorization struct {
-	once    sync.Once
-	enabled bool
-	cfg     auth.AuthorizerConfig
-	// current is the authorizer of the ACL map it was built from.
-	current atomic.Pointer[builtAuthorizer]
+	once  sync.Once
+	state *auth.Authorization
 }
 
-type builtAuthorizer struct {
-	acls uintptr // identity of the image's ACL map (replaced on every change)
-	a    *auth.Authorizer
-}
-
-func (b *Broker) authzState() *authorization {
+func (b *Broker) authzState() *auth.Authorization {
 	z := &b.authz
 	z.once.Do(func() {
 		v, _ := b.cfg.brokerValue("authorizer.class.name")
-		z.enabled = v != ""
 		users, _ := b.cfg.brokerValue("super.users")
-		z.cfg = auth.AuthorizerConfig{SuperUsers: auth.ParseSuperUsers(users),
-			AllowEveryoneIfNoACLFound: b.cfg.boolValue("allow.everyone.if.no.acl.found")}
+		z.state = auth.NewAuthorization(v != "", auth.AuthorizerConfig{SuperUsers: auth.ParseSuperUsers(users),
+			AllowEveryoneIfNoACLFound: b.cfg.boolValue("allow.everyone.if.no.acl.found")})
 	})
-	return z
+	return z.state
 }
 
 // authzEnabled reports whether requests are authorized at all.
-func (b *Broker) authzEnabled() bool { return b.authzState().enabled }
+func (b *Broker) authzEnabled() bool { return b.authzState().Enabled() }
 
-// authorizer returns the authorizer over the current image's ACLs, or nil when
-// authorization is off.
-func (b *Broker) authorizer() *auth.Authorizer {
+// checks are the request's principal's checks against the authorizer over the current
+// image's ACLs (identified by their map, replaced on every change).
+func (b *Broker) checks(req *rpc.Request) auth.Checks {
 	z := b.authzState()
-	if !z.enabled {
-		return nil
+	var a *auth.Authorizer
+	if z.Enabled() {
+		im := b.Image()
+		a = z.Authorizer(reflect.ValueOf(im.ACLs).Pointer(), func() []auth.ACL { return imageACLs(im) })
 	}
-	im := b.Image()
-	id := reflect.ValueOf(im.ACLs).Pointer()
-	if cur := z.current.Load(); cur != nil && cur.acls == id {
-		return cur.a
-	}
-	a := auth.NewAuthorizer(z.cfg, imageACLs(im))
-	z.current.Store(&builtAuthorizer{acls: id, a: a})
-	return a
+	principal, host := requestPrincipal(req)
+	return z.Checks(a, principal, host)
 }
 
 // imageACLs converts the image's ACL records.
@@ -107,60 +93,21 @@ func requestPrincipal(req *rpc.Request) (principal, host string) {
 }
 
 // authorized reports whether the request's principal may perform op on the named
-// resource (always, with authorization off). This is the one check handlers call.
+// resource (always, with authorization off; a broker's principal always:
+// auth.Checks).
 func (b *Broker) authorized(req *rpc.Request, op auth.Operation, t auth.ResourceType, name string) bool {
-	a := b.authorizer()
-	if a == nil {
-		return true
-	}
-	principal, host := requestPrincipal(req)
-	if b.brokerRequest(req, a, principal, host) {
-		return true
-	}
-	return a.Authorize(principal, host, op, t, name)
-}
-
-// authorizedAny reports whether the principal may perform op on some resource of
-// type t (idempotent producers holding Write on any topic).
-func (b *Broker) authorizedAny(req *rpc.Request, op auth.Operation, t auth.ResourceType) bool {
-	a := b.authorizer()
-	if a == nil {
-		return true
-	}
-	principal, host := requestPrincipal(req)
-	if b.brokerRequest(req, a, principal, host) {
-		return true
-	}
-	return a.AuthorizeAny(principal, host, op, t)
+	return b.checks(req).Allowed(op, t, name)
 }
 
 // authorizedCluster is authorized for an operation on the cluster resource.
 func (b *Broker) authorizedCluster(req *rpc.Request, op auth.Operation) bool {
-	return b.authorized(req, op, auth.ResourceCluster, auth.ClusterName)
-}
-
-// brokerRequest reports whether req comes from another broker: its principal holds
-// ClusterAction on the cluster (a super user, or a principal granted it — Kafka's
-// broker operation). Such a principal has every right: a request another broker
-// forwards was authorized at the broker that received it. Only the authenticated
-// principal counts, never the client id: on an inter-broker listener that does not
-// authenticate, brokers are User:ANONYMOUS, which must then be a super user
-// (checkInterBrokerIdentity).
-func (b *Broker) brokerRequest(req *rpc.Request, a *auth.Authorizer, principal, host string) bool {
-	return a.Authorize(principal, host, auth.OpClusterAction, auth.ResourceCluster, auth.ClusterName)
+	return b.checks(req).Cluster(op)
 }
 
 // clusterPrincipal reports whether the request's authenticated principal is a broker's
-// by the cluster's own word: with the authorizer on, a principal holding ClusterAction
-// (super users included); without it, an authenticated super user. Quota exemptions and
-// the creation of internal topics key on it, never on the client id.
-func (b *Broker) clusterPrincipal(req *rpc.Request) bool {
-	principal, host := requestPrincipal(req)
-	if a := b.authorizer(); a != nil {
-		return a.Authorize(principal, host, auth.OpClusterAction, auth.ResourceCluster, auth.ClusterName)
-	}
-	return principal != rpc.AnonymousPrincipal && slices.Contains(b.authzState().cfg.SuperUsers, principal)
-}
+// (auth.Checks.IsClusterPrincipal): quota exemptions and the creation of internal
+// topics key on it, never on the client id.
+func (b *Broker) clusterPrincipal(req *rpc.Request) bool { return b.checks(req).IsClusterPrincipal() }
 
 // checkInterBrokerIdentity refuses a start where brokers could not work with each other
 // under the authorizer: their requests are authorized by the principal they

@@ -13,16 +13,9 @@ import (
 // errNoAuthorizationRule closes the connection of a request whose API has no rule.
 var errNoAuthorizationRule = fmt.Errorf("%w: the api has no authorization rule", ErrClusterAuthorizationFailed)
 
-// opCheck checks an operation on a named resource of one type.
-type opCheck func(op auth.Operation, name string) bool
-
-// configResourceOK checks op on a config resource: a topic, or a broker (and broker
-// loggers) through the cluster resource.
-func configResourceOK(t kmsg.ConfigResourceType, name string, op auth.Operation, topicOK opCheck, clusterOK func(auth.Operation) bool) bool {
-	if t == kmsg.ConfigResourceTypeTopic {
-		return topicOK(op, name)
-	}
-	return clusterOK(op)
+// configOK checks op on a config resource (auth.Checks.ConfigResource).
+func (z authzChecks) configOK(t kmsg.ConfigResourceType, name string, op auth.Operation) bool {
+	return z.b.checks(z.req).ConfigResource(op, t == kmsg.ConfigResourceTypeTopic, name)
 }
 
 func configDeniedCode(t kmsg.ConfigResourceType) int16 {

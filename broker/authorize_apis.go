@@ -71,7 +71,8 @@ func (b *Broker) checkRequest(req *rpc.Request) authzDecision {
 // (its cluster authorized operations are filled for the principal).
 func authorizeNothing(*Broker, *rpc.Request) authzDecision { return authzDecision{} }
 
-// authzChecks are the checks a rule makes of one request's principal.
+// authzChecks adapt auth.Checks to a rule of one request: each check asks the
+// authorizer over the ACLs current when it runs (a merge runs after the handler).
 type authzChecks struct {
 	b   *Broker
 	req *rpc.Request
@@ -80,18 +81,18 @@ type authzChecks struct {
 func checksOf(b *Broker, req *rpc.Request) authzChecks { return authzChecks{b, req} }
 
 func (z authzChecks) topicOK(op auth.Operation, name string) bool {
-	return z.b.authorized(z.req, op, auth.ResourceTopic, name)
+	return z.b.checks(z.req).Topic(op, name)
 }
 
 func (z authzChecks) groupOK(op auth.Operation, name string) bool {
-	return z.b.authorized(z.req, op, auth.ResourceGroup, name)
+	return z.b.checks(z.req).Group(op, name)
 }
 
 func (z authzChecks) txnOK(name string) bool {
-	return z.b.authorized(z.req, auth.OpWrite, auth.ResourceTransactionalID, name)
+	return z.b.checks(z.req).TransactionalID(auth.OpWrite, name)
 }
 
-func (z authzChecks) clusterOK(op auth.Operation) bool { return z.b.authorizedCluster(z.req, op) }
+func (z authzChecks) clusterOK(op auth.Operation) bool { return z.b.checks(z.req).Cluster(op) }
 
 // whole answers the whole request: fill sets the errors of the API's response.
 func (z authzChecks) whole(fill func(resp kmsg.Response)) authzDecision {

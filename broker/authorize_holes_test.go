@@ -3,6 +3,8 @@ package broker
 import (
 	"testing"
 
+	"github.com/petrel-broker/petrel/auth"
+	"github.com/petrel-broker/petrel/rpc"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -82,5 +84,13 @@ func TestACLsWithoutAuthorizer(t *testing.T) {
 	}
 	if n := len(b.Image().ACLs); n != 0 {
 		t.Errorf("%d ACLs stored", n)
+	}
+}
+
+// TestAuthorize_AnonymousPrincipalAgrees: auth's unauthenticated principal (which
+// IsClusterPrincipal never counts) is the one rpc gives an unauthenticated connection.
+func TestAuthorize_AnonymousPrincipalAgrees(t *testing.T) {
+	if auth.AnonymousPrincipal != rpc.AnonymousPrincipal {
+		t.Fatalf("auth %q, rpc %q", auth.AnonymousPrincipal, rpc.AnonymousPrincipal)
 	}
 }

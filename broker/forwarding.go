@@ -219,7 +219,7 @@ const forwardedClientPrefix = "petrel-broker-"
 // id starts with forwardedClientPrefix. The client id is not authenticated, so it only
 // routes (a broker's request is not forwarded again, nor held until this broker is
 // ready); no right depends on it (DESIGN.md, "Trust between brokers"): those come
-// from the authenticated principal (brokerRequest, clusterPrincipal).
+// from the authenticated principal (auth.Checks.IsBroker, clusterPrincipal).
 func fromBroker(req *rpc.Request) bool {
 	return req.ClientID != nil && strings.HasPrefix(*req.ClientID, forwardedClientPrefix)
 }

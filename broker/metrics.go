@@ -6,9 +6,7 @@ package broker
 
 import (
 	"errors"
-	"fmt"
 	"net"
-	"strconv"
 	"time"
 
 	"github.com/petrel-broker/petrel/metrics"
@@ -38,18 +36,12 @@ func (b *Broker) newMetrics() *metrics.Registry {
 
 // startMetricsServer serves /metrics, /healthz and /readyz when configured.
 func (b *Broker) startMetricsServer() error {
-	ln := b.cfg.MetricsListener
-	if ln == nil {
-		if b.cfg.MetricsListen == "" {
-			return nil
-		}
-		var err error
-		if ln, err = net.Listen("tcp", b.cfg.MetricsListen); err != nil {
-			return fmt.Errorf("metrics listener %s: %w", b.cfg.MetricsListen, err)
-		}
+	srv, err := metrics.Start(b.cfg.MetricsListener, b.cfg.MetricsListen, b.metrics, b.readiness)
+	if err != nil || srv == nil {
+		return err
 	}
-	b.metricsServer = metrics.Serve(ln, b.metrics, b.readiness)
-	b.logger.Info("metrics listener started", "address", ln.Addr().String())
+	b.metricsServer = srv
+	b.logger.Info("metrics listener started", "address", srv.Addr().String())
 	return nil
 }
 
@@ -111,7 +103,7 @@ func (b *Broker) replicaMetricsOptions(opts replication.Options) replication.Opt
 // (one lock of its own at a time) and the image.
 func (b *Broker) metricsSnapshot() metrics.Snapshot {
 	s := metrics.Snapshot{NodeID: b.cfg.NodeID, ClusterID: b.Image().ClusterID, ActiveController: b.IsController(),
-		Ready: b.readyForClients(), Raft: b.raftState(), FetchSessions: metrics.FetchSessionState(b.fetchSessions.State()),
+		Ready: b.readyForClients(), Raft: metrics.RaftStateFromStats(b.raft.raft.Stats()), FetchSessions: metrics.FetchSessionState(b.fetchSessions.State()),
 		MetadataStoreOffline: b.metadataStoreFailure() != nil, OfflineReplicas: b.offline.count()}
 	if b.offline.dirFailure() != nil {
 		s.OfflineLogDirs = 1
@@ -122,55 +114,30 @@ func (b *Broker) metricsSnapshot() metrics.Snapshot {
 		ps := metrics.PartitionState{Topic: lp.Topic, Partition: lp.ID, Leader: st.Role == replication.Leader,
 			LogStartOffset: st.LogStartOffset, LogEndOffset: st.LogEndOffset}
 		if ps.Leader {
-			ps.UnderReplicated = len(st.ISR) < int(lp.replicationFactor.Load())
+			minInsync := 0
 			if set := lp.settings.Load(); set != nil {
-				ps.UnderMinISR = len(st.ISR) < set.minInsync
+				minInsync = set.minInsync
 			}
+			ps.LeaderISR(len(st.ISR), int(lp.replicationFactor.Load()), minInsync)
 		}
 		_ = lp.WithLog(func(l *segment.Log) error {
 			ps.Size, ps.Segments = l.Size(), len(l.Segments())
 			return nil
 		})
-		s.MaxLag = max(s.MaxLag, st.FollowerLag)
-		s.Partitions = append(s.Partitions, ps)
+		s.AddReplica(ps, st.FollowerLag)
 	}
 	if s.ActiveController {
 		im := b.Image()
 		s.GlobalTopics = len(im.Topics)
 		for _, t := range im.Topics {
-			s.GlobalPartitions += len(t.Partitions)
 			for _, p := range t.Partitions {
-				if p.Leader < 0 {
-					s.OfflinePartitions++
-				}
+				s.CountPartition(p.Leader)
 			}
 		}
 		for _, br := range im.Brokers {
-			if br.Fenced {
-				s.FencedBrokers++
-			} else {
-				s.ActiveBrokers++
-			}
+			s.CountBroker(br.Fenced)
 		}
 	}
 	s.GroupLags = b.groupLags()
 	return s
-}
-
-// raftState reads hashicorp/raft's stats.
-func (b *Broker) raftState() metrics.RaftState {
-	st := b.raft.raft.Stats()
-	num := func(k string) uint64 { n, _ := strconv.ParseUint(st[k], 10, 64); return n }
-	rs := metrics.RaftState{Term: num("term"), CommitIndex: num("commit_index"), AppliedIndex: num("applied_index"),
-		LastLogIndex: num("last_log_index"), LastContactSeconds: -1}
-	switch c := st["last_contact"]; c {
-	case "never", "":
-	case "0":
-		rs.LastContactSeconds = 0
-	default:
-		if d, err := time.ParseDuration(c); err == nil {
-			rs.LastContactSeconds = d.Seconds()
-		}
-	}
-	return rs
 }

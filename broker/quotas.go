@@ -11,7 +11,6 @@ package broker
 
 import (
 	"context"
-	"strings"
 	"sync"
 	"time"
 
@@ -24,16 +23,14 @@ import (
 // clientQuotas is the broker's quota state; the zero value reads the configuration on
 // first use.
 type clientQuotas struct {
-	once     sync.Once
-	manager  *auth.QuotaManager
-	windowMs int64
+	once    sync.Once
+	manager *auth.QuotaManager
 }
 
 func (b *Broker) quotaManager() *auth.QuotaManager {
 	q := &b.quotas
 	q.once.Do(func() {
-		q.windowMs = b.cfg.int64Value("quota.window.size.seconds") * 1000
-		q.manager = auth.NewQuotaManager(int(b.cfg.int64Value("quota.window.num")), q.windowMs)
+		q.manager = auth.NewQuotaManager(int(b.cfg.int64Value("quota.window.num")), b.cfg.int64Value("quota.window.size.seconds")*1000)
 	})
 	return q.manager
 }
@@ -61,19 +58,6 @@ func quotaEntityData(e auth.QuotaEntity) []metadata.ClientQuotaEntityData {
 	return out
 }
 
-// quotaUser is the quota user of a principal: its name ("alice" for User:alice).
-func quotaUser(principal string) string {
-	_, name, ok := strings.Cut(principal, ":")
-	if !ok {
-		return principal
-	}
-	return name
-}
-
-// nanosToPercentage turns handler time into request_percentage units (percent of one
-// second per second), as Kafka's request quota does.
-const nanosToPercentage = 100.0 / 1e9
-
 // withQuotas wraps a client API's handler with quota accounting.
 func (b *Broker) withQuotas(key kmsg.Key, h rpc.Handler) rpc.Handler {
 	return func(ctx context.Context, req *rpc.Request) rpc.Result {
@@ -82,19 +66,12 @@ func (b *Broker) withQuotas(key kmsg.Key, h rpc.Handler) rpc.Handler {
 			return h(ctx, req)
 		}
 		principal, _ := requestPrincipal(req)
-		user, clientID := quotaUser(principal), ""
+		clientID := ""
 		if req.ClientID != nil {
 			clientID = *req.ClientID
 		}
-		lookup := imageQuotaLookup(im)
-		m := b.quotaManager()
-		record := func(quotaKey string, value float64) time.Duration {
-			quota, matched, ok := auth.ResolveQuota(lookup, user, clientID, quotaKey)
-			if !ok {
-				return 0
-			}
-			return time.Duration(m.Record(quotaKey, matched, user, clientID, quota, value, time.Now().UnixMilli())) * time.Millisecond
-		}
+		quotas := b.quotaManager().For(imageQuotaLookup(im), principal, clientID)
+		record := func(quotaKey string, value float64) time.Duration { return quotas.Record(quotaKey, value, time.Now()) }
 		var throttle time.Duration
 		if p, ok := req.Body.(*kmsg.ProduceRequest); ok {
 			n := 0
@@ -107,7 +84,7 @@ func (b *Broker) withQuotas(key kmsg.Key, h rpc.Handler) rpc.Handler {
 		}
 		start := time.Now()
 		res := h(ctx, req)
-		throttle = max(throttle, record(auth.RequestPercentage, float64(time.Since(start).Nanoseconds())*nanosToPercentage))
+		throttle = max(throttle, record(auth.RequestPercentage, auth.RequestTimePercentage(time.Since(start))))
 		if f, ok := req.Body.(*kmsg.FetchRequest); ok && fetchReplica(f) < 0 {
 			return res.OnResponse(func(resp kmsg.Response) time.Duration {
 				return max(throttle, record(auth.ConsumerByteRate, float64(fetchResponseBytes(resp))))

@@ -3,6 +3,7 @@ package metrics
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"net/http"
 	"time"
@@ -16,6 +17,21 @@ type Server struct {
 	srv *http.Server
 	// done is closed when Serve returns.
 	done chan struct{}
+}
+
+// Start serves reg on ln, or on a listener bound to addr when ln is nil (Serve); with
+// neither it serves nothing and returns nil.
+func Start(ln net.Listener, addr string, reg *Registry, readiness func() error) (*Server, error) {
+	if ln == nil {
+		if addr == "" {
+			return nil, nil
+		}
+		var err error
+		if ln, err = net.Listen("tcp", addr); err != nil {
+			return nil, fmt.Errorf("metrics listener %s: %w", addr, err)
+		}
+	}
+	return Serve(ln, reg, readiness), nil
 }
 
 // Serve starts serving reg on ln: /metrics in the Prometheus text format (or

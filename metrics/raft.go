@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"strconv"
 	"sync"
 	"time"
 
@@ -41,4 +42,23 @@ func RaftGatherer() prometheus.Gatherer {
 		_, _ = gometrics.NewGlobal(cfg, sink)
 	})
 	return raftRegistry
+}
+
+// RaftStateFromStats reads hashicorp/raft's Stats() map: the term and indexes (0 when
+// absent or not a number) and last_contact ("never": -1, "0" on the leader, else a
+// duration).
+func RaftStateFromStats(stats map[string]string) RaftState {
+	num := func(k string) uint64 { n, _ := strconv.ParseUint(stats[k], 10, 64); return n }
+	rs := RaftState{Term: num("term"), CommitIndex: num("commit_index"), AppliedIndex: num("applied_index"),
+		LastLogIndex: num("last_log_index"), LastContactSeconds: -1}
+	switch c := stats["last_contact"]; c {
+	case "never", "":
+	case "0":
+		rs.LastContactSeconds = 0
+	default:
+		if d, err := time.ParseDuration(c); err == nil {
+			rs.LastContactSeconds = d.Seconds()
+		}
+	}
+	return rs
 }

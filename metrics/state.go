@@ -60,6 +60,37 @@ type PartitionState struct {
 	LogEndOffset    int64
 }
 
+// LeaderISR sets a leader replica's UnderReplicated (its ISR smaller than its replica
+// set) and UnderMinISR (its ISR smaller than min.insync.replicas; 0 when unknown).
+func (p *PartitionState) LeaderISR(isr, replicationFactor, minInsync int) {
+	p.UnderReplicated = isr < replicationFactor
+	p.UnderMinISR = isr < minInsync
+}
+
+// AddReplica adds a local replica's state and, for a follower, its lag in records.
+func (s *Snapshot) AddReplica(p PartitionState, followerLag int64) {
+	s.MaxLag = max(s.MaxLag, followerLag)
+	s.Partitions = append(s.Partitions, p)
+}
+
+// CountPartition adds a partition of the cluster image to the controller's counts:
+// offline when it has no leader (leader < 0). GlobalTopics is the caller's count.
+func (s *Snapshot) CountPartition(leader int32) {
+	s.GlobalPartitions++
+	if leader < 0 {
+		s.OfflinePartitions++
+	}
+}
+
+// CountBroker adds a registered broker to the controller's counts.
+func (s *Snapshot) CountBroker(fenced bool) {
+	if fenced {
+		s.FencedBrokers++
+	} else {
+		s.ActiveBrokers++
+	}
+}
+
 // RaftState is hashicorp/raft's view of the metadata log (raft.Stats).
 type RaftState struct {
 	Term, CommitIndex, AppliedIndex, LastLogIndex uint64
