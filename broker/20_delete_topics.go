@@ -8,6 +8,7 @@ package broker
 import (
 	"context"
 	"fmt"
+	"github.com/petrel-broker/petrel/controller"
 	"time"
 
 	"github.com/petrel-broker/petrel/auth"
@@ -41,8 +42,8 @@ func (b *Broker) deleteTopics(ctx context.Context, r *kmsg.DeleteTopicsRequest) 
 			requests = append(requests, kmsg.DeleteTopicsRequestTopic{Topic: &n})
 		}
 	}
-	if len(requests) > maxResourcesPerRequest {
-		fillErrorDeleteTopics(r, resp, kerr.PolicyViolation.Code, tooManyResources(len(requests)))
+	if len(requests) > controller.MaxResourcesPerRequest {
+		fillErrorDeleteTopics(r, resp, kerr.PolicyViolation.Code, controller.TooManyResources(len(requests)))
 		return resp
 	}
 	timeout := max(time.Duration(r.TimeoutMillis)*time.Millisecond, time.Second)
@@ -75,7 +76,7 @@ func (b *Broker) deleteTopic(ctx context.Context, t kmsg.DeleteTopicsRequestTopi
 			return nil, fmt.Errorf("%w: %s", metadata.ErrUnknownTopicID, metadata.Uuid(t.TopicID))
 		}
 		if isInternalTopic(topic.Name) {
-			return nil, internalTopicError("delete", topic.Name)
+			return nil, controller.InternalTopicError("delete", topic.Name)
 		}
 		return []metadata.Record{metadata.RemoveTopicRecord{TopicID: topic.ID}}, nil
 	})

@@ -14,6 +14,7 @@ import (
 	"crypto/rand"
 
 	"github.com/petrel-broker/petrel/auth"
+	"github.com/petrel-broker/petrel/controller"
 	"github.com/petrel-broker/petrel/metadata"
 	"github.com/petrel-broker/petrel/rpc"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -38,8 +39,8 @@ func (b *Broker) handleCreateACLs(ctx context.Context, req *rpc.Request) rpc.Res
 // createACLs runs on the controller.
 func (b *Broker) createACLs(ctx context.Context, r *kmsg.CreateACLsRequest) *kmsg.CreateACLsResponse {
 	resp := r.ResponseKind().(*kmsg.CreateACLsResponse)
-	if len(r.Creations) > maxResourcesPerRequest {
-		err := tooManyResources(len(r.Creations))
+	if len(r.Creations) > controller.MaxResourcesPerRequest {
+		err := controller.TooManyResources(len(r.Creations))
 		fillErrorCreateACLs(r, resp, errorCode(err), err)
 		return resp
 	}

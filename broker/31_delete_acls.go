@@ -10,6 +10,7 @@ import (
 	"context"
 
 	"github.com/petrel-broker/petrel/auth"
+	"github.com/petrel-broker/petrel/controller"
 	"github.com/petrel-broker/petrel/metadata"
 	"github.com/petrel-broker/petrel/rpc"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -34,8 +35,8 @@ func (b *Broker) handleDeleteACLs(ctx context.Context, req *rpc.Request) rpc.Res
 // deleteACLs runs on the controller.
 func (b *Broker) deleteACLs(ctx context.Context, r *kmsg.DeleteACLsRequest) *kmsg.DeleteACLsResponse {
 	resp := r.ResponseKind().(*kmsg.DeleteACLsResponse)
-	if len(r.Filters) > maxResourcesPerRequest {
-		err := tooManyResources(len(r.Filters))
+	if len(r.Filters) > controller.MaxResourcesPerRequest {
+		err := controller.TooManyResources(len(r.Filters))
 		fillErrorDeleteACLs(r, resp, errorCode(err), err)
 		return resp
 	}

@@ -13,6 +13,7 @@ package broker
 import (
 	"context"
 	"fmt"
+	"github.com/petrel-broker/petrel/controller"
 	mrand "math/rand/v2"
 	"slices"
 	"time"
@@ -49,7 +50,7 @@ func (b *Broker) createPartitions(ctx context.Context, r *kmsg.CreatePartitionsR
 		case seen[t.Topic] > 1:
 			err = fmt.Errorf("%w: topic %q is listed more than once", ErrInvalidRequest, t.Topic)
 		case isInternalTopic(t.Topic):
-			err = internalTopicError("add partitions to", t.Topic)
+			err = controller.InternalTopicError("add partitions to", t.Topic)
 		case r.ValidateOnly:
 			_, err = b.planPartitions(b.Image(), t)
 		default:
@@ -89,10 +90,10 @@ func (b *Broker) planPartitions(im *metadata.Image, t kmsg.CreatePartitionsReque
 		return nil, fmt.Errorf("%w: topic already has %d partitions", metadata.ErrInvalidPartitions, current)
 	}
 	added := int(t.Count - current)
-	if int64(added) > maxPartitionsPerRequest {
-		return nil, tooManyPartitions(int64(added))
+	if int64(added) > controller.MaxPartitionsPerRequest {
+		return nil, controller.TooManyPartitions(int64(added))
 	}
-	if err := checkRecordsPerUserOp(added); err != nil {
+	if err := controller.CheckRecordsPerUserOp(added); err != nil {
 		return nil, err
 	}
 	rf := len(topic.Partitions[0].Replicas)

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/petrel-broker/petrel/auth"
+	"github.com/petrel-broker/petrel/controller"
 	"github.com/petrel-broker/petrel/metadata"
 	"github.com/petrel-broker/petrel/rpc"
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -92,11 +93,11 @@ func (b *Broker) electLeaders(ctx context.Context, r *kmsg.ElectLeadersRequest) 
 }
 
 // runElections elects leaders for partitions, in entries of at most
-// maxRecordsPerUserOp changes, and returns each partition's outcome (nil: elected).
+// controller.MaxRecordsPerUserOp changes, and returns each partition's outcome (nil: elected).
 func (b *Broker) runElections(ctx context.Context, partitions []metadata.TopicPartitionID, electionType int8) map[metadata.TopicPartitionID]error {
 	results := make(map[metadata.TopicPartitionID]error, len(partitions))
-	for start := 0; start < len(partitions); start += maxRecordsPerUserOp {
-		chunk := partitions[start:min(start+maxRecordsPerUserOp, len(partitions))]
+	for start := 0; start < len(partitions); start += controller.MaxRecordsPerUserOp {
+		chunk := partitions[start:min(start+controller.MaxRecordsPerUserOp, len(partitions))]
 		// The plan runs on the controller goroutine, possibly after ctx ended here: it
 		// hands its outcome over under mu.
 		var mu sync.Mutex

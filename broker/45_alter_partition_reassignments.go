@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/petrel-broker/petrel/auth"
+	"github.com/petrel-broker/petrel/controller"
 	"github.com/petrel-broker/petrel/metadata"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -43,8 +44,8 @@ func (b *Broker) alterPartitionReassignments(ctx context.Context, r *kmsg.AlterP
 	for _, t := range r.Topics {
 		n += len(t.Partitions)
 	}
-	if n > maxResourcesPerRequest {
-		err := tooManyResources(n)
+	if n > controller.MaxResourcesPerRequest {
+		err := controller.TooManyResources(n)
 		fillErrorAlterPartitionAssignments(r, resp, kerr.PolicyViolation.Code, err)
 		return resp
 	}

@@ -6,6 +6,7 @@ package broker
 
 import (
 	"fmt"
+	"github.com/petrel-broker/petrel/controller"
 	"strconv"
 	"strings"
 
@@ -44,7 +45,7 @@ func configRecords(im *metadata.Image, res metadata.ConfigResource, changes []co
 			return nil, fmt.Errorf("%w: topic '%s' does not exist", metadata.ErrUnknownTopic, res.Name)
 		}
 		if isInternalTopic(res.Name) {
-			return nil, internalTopicError("alter the configs of", res.Name)
+			return nil, controller.InternalTopicError("alter the configs of", res.Name)
 		}
 	case metadata.BrokerResource:
 		if err := config.ValidateBrokerResourceName(res.Name); err != nil {
@@ -57,7 +58,7 @@ func configRecords(im *metadata.Image, res metadata.ConfigResource, changes []co
 	if err != nil {
 		return nil, err
 	}
-	if err := checkRecordsPerUserOp(len(records)); err != nil {
+	if err := controller.CheckRecordsPerUserOp(len(records)); err != nil {
 		return nil, err
 	}
 	return records, nil

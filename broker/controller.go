@@ -48,7 +48,11 @@ func (b *Broker) newController() *controller.Controller {
 			Enabled:             b.cfg.boolValue("auto.leader.rebalance.enable"),
 			Interval:            time.Duration(b.cfg.int64Value("leader.imbalance.check.interval.seconds")) * time.Second,
 			ImbalancePercentage: int(b.cfg.int64Value("leader.imbalance.per.broker.percentage")),
-			MaxRecords:          maxRecordsPerUserOp,
+			MaxRecords:          controller.MaxRecordsPerUserOp,
+		},
+		TopicDefaults: controller.TopicDefaults{
+			NumPartitions:     int32(b.cfg.int64Value("num.partitions")),
+			ReplicationFactor: int16(b.cfg.int64Value("default.replication.factor")),
 		},
 	})
 }

@@ -77,6 +77,8 @@ type Config struct {
 	BeforeOp func()
 	// Rebalance is the automatic leader rebalance (rebalance.go).
 	Rebalance Rebalance
+	// TopicDefaults are num.partitions and default.replication.factor (topics.go).
+	TopicDefaults TopicDefaults
 }
 
 // Controller is the quorum controller of one node. It is active only while the node

@@ -28,4 +28,7 @@ var (
 	ErrInvalidISRChange = errors.New("controller: invalid ISR change")
 	// ErrIneligibleReplica means an ISR change names a fenced or unregistered broker.
 	ErrIneligibleReplica = errors.New("controller: ineligible replica")
+	// ErrInternalTopic refuses a user's create, delete or produce on an internal topic
+	// (its text is the one clients have always been answered).
+	ErrInternalTopic = errors.New("broker: internal topic")
 )
