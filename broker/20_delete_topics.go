@@ -7,7 +7,6 @@ package broker
 
 import (
 	"context"
-	"fmt"
 	"github.com/petrel-broker/petrel/controller"
 	"time"
 
@@ -50,7 +49,12 @@ func (b *Broker) deleteTopics(ctx context.Context, r *kmsg.DeleteTopicsRequest) 
 	for _, t := range requests {
 		rt := kmsg.NewDeleteTopicsResponseTopic()
 		rt.Topic, rt.TopicID = t.Topic, t.TopicID
-		err := b.deleteTopic(ctx, t, timeout)
+		cctx, cancel := b.waitTimeout(ctx, timeout)
+		after, err := b.ctrl.DeleteTopic(cctx, controller.TopicRef{Name: t.Topic, ID: t.TopicID})
+		if err == nil {
+			b.partitions.waitReconciled(cctx, after.Offset)
+		}
+		cancel()
 		if err != nil {
 			rt.ErrorCode = b.errorCodeLogged(err, "delete topics")
 			rt.ErrorMessage = errorMessage(err)
@@ -58,33 +62,6 @@ func (b *Broker) deleteTopics(ctx context.Context, r *kmsg.DeleteTopicsRequest) 
 		resp.Topics = append(resp.Topics, rt)
 	}
 	return resp
-}
-
-func (b *Broker) deleteTopic(ctx context.Context, t kmsg.DeleteTopicsRequestTopic, timeout time.Duration) error {
-	if !b.cfg.boolValue("delete.topic.enable") {
-		return fmt.Errorf("%w (delete.topic.enable=false)", ErrTopicDeletionDisabled)
-	}
-	cctx, cancel := b.waitTimeout(ctx, timeout)
-	defer cancel()
-	after, err := b.ctrl.Do(cctx, func(im *metadata.Image) ([]metadata.Record, error) {
-		var topic *metadata.Topic
-		if t.Topic != nil {
-			if topic = im.Topic(*t.Topic); topic == nil {
-				return nil, fmt.Errorf("%w: %s", metadata.ErrUnknownTopic, *t.Topic)
-			}
-		} else if topic = im.TopicByID(t.TopicID); topic == nil {
-			return nil, fmt.Errorf("%w: %s", metadata.ErrUnknownTopicID, metadata.Uuid(t.TopicID))
-		}
-		if isInternalTopic(topic.Name) {
-			return nil, controller.InternalTopicError("delete", topic.Name)
-		}
-		return []metadata.Record{metadata.RemoveTopicRecord{TopicID: topic.ID}}, nil
-	})
-	if err != nil {
-		return err
-	}
-	b.partitions.waitReconciled(cctx, after.Offset)
-	return nil
 }
 
 // authorizeDeleteTopics is DeleteTopics's authorization rule (checkRequest).

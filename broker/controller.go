@@ -18,10 +18,6 @@ import (
 	"github.com/petrel-broker/petrel/metadata"
 )
 
-// ErrTopicDeletionDisabled means delete.topic.enable is false; mapped to a Kafka code
-// in errors.go.
-var ErrTopicDeletionDisabled = errors.New("broker: topic deletion is disabled")
-
 // shutdownEntryRecords bounds an entry of a controlled shutdown
 // (controller.Config.ShutdownEntryRecords): metadata.MaxRecordsPerShutdownEntry; tests
 // lower it before a cluster starts.
@@ -54,6 +50,7 @@ func (b *Broker) newController() *controller.Controller {
 			NumPartitions:     int32(b.cfg.int64Value("num.partitions")),
 			ReplicationFactor: int16(b.cfg.int64Value("default.replication.factor")),
 		},
+		DeleteTopicEnable: b.cfg.boolValue("delete.topic.enable"),
 	})
 }
 

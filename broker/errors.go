@@ -71,7 +71,7 @@ var errorTable = []struct {
 	{replication.ErrTransactionCoordinatorFenced, kerr.TransactionCoordinatorFenced.Code},
 	{replication.ErrCorruptProducerSnapshot, kerr.KafkaStorageError.Code},
 	{controller.ErrNotController, kerr.NotController.Code},
-	{ErrTopicDeletionDisabled, kerr.TopicDeletionDisabled.Code},
+	{controller.ErrTopicDeletionDisabled, kerr.TopicDeletionDisabled.Code},
 	{controller.ErrPolicyViolation, kerr.PolicyViolation.Code},
 	{controller.ErrInconsistentClusterID, kerr.InconsistentClusterID.Code},
 	{controller.ErrDuplicateBrokerRegistration, kerr.DuplicateBrokerRegistration.Code},

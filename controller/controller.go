@@ -79,6 +79,8 @@ type Config struct {
 	Rebalance Rebalance
 	// TopicDefaults are num.partitions and default.replication.factor (topics.go).
 	TopicDefaults TopicDefaults
+	// DeleteTopicEnable is delete.topic.enable.
+	DeleteTopicEnable bool
 }
 
 // Controller is the quorum controller of one node. It is active only while the node

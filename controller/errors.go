@@ -31,4 +31,6 @@ var (
 	// ErrInternalTopic refuses a user's create, delete or produce on an internal topic
 	// (its text is the one clients have always been answered).
 	ErrInternalTopic = errors.New("broker: internal topic")
+	// ErrTopicDeletionDisabled means delete.topic.enable is false.
+	ErrTopicDeletionDisabled = errors.New("broker: topic deletion is disabled")
 )

@@ -10,7 +10,7 @@ import (
 )
 
 // activeController starts the leader's controller over a log holding brokers, all
-// unfenced, with num.partitions 3 and default.replication.factor 2.
+// unfenced, with num.partitions 3, default.replication.factor 2 and topic deletion on.
 func activeController(t *testing.T, brokers ...int32) (*Controller, *memQuorum) {
 	t.Helper()
 	var records []metadata.Record
@@ -21,6 +21,7 @@ func activeController(t *testing.T, brokers ...int32) (*Controller, *memQuorum) 
 	q.leader.Store(true)
 	c := startController(t, q, time.Minute, func(cfg *Config) {
 		cfg.TopicDefaults = TopicDefaults{NumPartitions: 3, ReplicationFactor: 2}
+		cfg.DeleteTopicEnable = true
 	})
 	return c, q
 }
