@@ -12,11 +12,11 @@ package broker
 import (
 	"context"
 	"errors"
-	"github.com/petrel-broker/petrel/controller"
 	"time"
 
 	"github.com/petrel-broker/petrel/auth"
 	"github.com/petrel-broker/petrel/config"
+	"github.com/petrel-broker/petrel/controller"
 	"github.com/petrel-broker/petrel/metadata"
 	"github.com/petrel-broker/petrel/rpc"
 	"github.com/twmb/franz-go/pkg/kerr"

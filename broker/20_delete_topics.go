@@ -7,10 +7,10 @@ package broker
 
 import (
 	"context"
-	"github.com/petrel-broker/petrel/controller"
 	"time"
 
 	"github.com/petrel-broker/petrel/auth"
+	"github.com/petrel-broker/petrel/controller"
 	"github.com/petrel-broker/petrel/metadata"
 	"github.com/petrel-broker/petrel/rpc"
 	"github.com/twmb/franz-go/pkg/kerr"

@@ -13,10 +13,10 @@ package broker
 import (
 	"context"
 	"fmt"
-	"github.com/petrel-broker/petrel/controller"
 	"time"
 
 	"github.com/petrel-broker/petrel/auth"
+	"github.com/petrel-broker/petrel/controller"
 	"github.com/petrel-broker/petrel/metadata"
 	"github.com/petrel-broker/petrel/rpc"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -46,7 +46,7 @@ func (b *Broker) createPartitions(ctx context.Context, r *kmsg.CreatePartitionsR
 		rt.Topic = t.Topic
 		var err error
 		if seen[t.Topic] > 1 {
-			err = fmt.Errorf("%w: topic %q is listed more than once", ErrInvalidRequest, t.Topic)
+			err = fmt.Errorf("%w: topic %q is listed more than once", controller.ErrInvalidRequest, t.Topic)
 		} else {
 			spec := controller.PartitionsSpec{Topic: t.Topic, Count: t.Count}
 			if t.Assignment != nil {

@@ -61,11 +61,11 @@ func (b *Broker) unregisterBroker(ctx context.Context, r *kmsg.UnregisterBrokerR
 		case br == nil:
 			return nil, fmt.Errorf("%w: broker %d is not registered", controller.ErrBrokerNotRegistered, id)
 		case !br.Fenced || b.ctrl.Sessions().Heartbeating(id, time.Now(), timeout):
-			return nil, fmt.Errorf("%w: broker %d is running; stop it first (it would register again)", ErrInvalidRequest, id)
+			return nil, fmt.Errorf("%w: broker %d is running; stop it first (it would register again)", controller.ErrInvalidRequest, id)
 		}
 		if n, first := im.ReplicaCount(id); n > 0 {
 			return nil, fmt.Errorf("%w: broker %d still holds %d replica(s), %s first; move them to other brokers with petrel reassign first",
-				ErrInvalidRequest, id, n, first)
+				controller.ErrInvalidRequest, id, n, first)
 		}
 		return metadata.UnregisterBrokerRecords(im, id), nil
 	})

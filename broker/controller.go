@@ -51,6 +51,7 @@ func (b *Broker) newController() *controller.Controller {
 			ReplicationFactor: int16(b.cfg.int64Value("default.replication.factor")),
 		},
 		DeleteTopicEnable: b.cfg.boolValue("delete.topic.enable"),
+		Properties:        b.cfg.Properties,
 	})
 }
 

@@ -14,10 +14,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 )
 
-// ErrInvalidRequest is a request Kafka refuses with INVALID_REQUEST (a resource named
-// twice, a config of the wrong resource type).
-var ErrInvalidRequest = errors.New("broker: invalid request")
-
 // errorTable is the one mapping from domain errors to Kafka error codes. Handlers use
 // kerr codes directly only for request-validation failures they detect themselves.
 var errorTable = []struct {
@@ -86,7 +82,7 @@ var errorTable = []struct {
 	{ErrProducerIDsNotAvailable, kerr.CoordinatorLoadInProgress.Code},
 	{controller.ErrInternalTopic, kerr.InvalidRequest.Code},
 	{controller.ErrDuplicateTopic, kerr.InvalidRequest.Code},
-	{ErrInvalidRequest, kerr.InvalidRequest.Code},
+	{controller.ErrInvalidRequest, kerr.InvalidRequest.Code},
 	{coordinator.ErrNotCoordinator, kerr.NotCoordinator.Code},
 	{coordinator.ErrLoadInProgress, kerr.CoordinatorLoadInProgress.Code},
 	{coordinator.ErrClosed, kerr.NotCoordinator.Code},

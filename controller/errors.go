@@ -33,4 +33,7 @@ var (
 	ErrInternalTopic = errors.New("broker: internal topic")
 	// ErrTopicDeletionDisabled means delete.topic.enable is false.
 	ErrTopicDeletionDisabled = errors.New("broker: topic deletion is disabled")
+	// ErrInvalidRequest is a request Kafka refuses with INVALID_REQUEST (a resource
+	// named twice, a config of the wrong resource type).
+	ErrInvalidRequest = errors.New("broker: invalid request")
 )
