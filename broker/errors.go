@@ -78,7 +78,7 @@ var errorTable = []struct {
 	{controller.ErrInvalidISRChange, kerr.InvalidRequest.Code},
 	{controller.ErrIneligibleReplica, kerr.IneligibleReplica.Code},
 	{config.ErrInvalidBrokerConfig, kerr.InvalidConfig.Code},
-	{ErrProducerIDsExhausted, kerr.UnknownServerError.Code},
+	{controller.ErrProducerIDsExhausted, kerr.UnknownServerError.Code},
 	{ErrProducerIDsNotAvailable, kerr.CoordinatorLoadInProgress.Code},
 	{controller.ErrInternalTopic, kerr.InvalidRequest.Code},
 	{controller.ErrDuplicateTopic, kerr.InvalidRequest.Code},

@@ -36,4 +36,6 @@ var (
 	// ErrInvalidRequest is a request Kafka refuses with INVALID_REQUEST (a resource
 	// named twice, a config of the wrong resource type).
 	ErrInvalidRequest = errors.New("broker: invalid request")
+	// ErrProducerIDsExhausted means the cluster handed out every producer id.
+	ErrProducerIDsExhausted = errors.New("broker: producer ids exhausted")
 )
