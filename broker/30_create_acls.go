@@ -11,7 +11,6 @@ package broker
 
 import (
 	"context"
-	"crypto/rand"
 
 	"github.com/petrel-broker/petrel/auth"
 	"github.com/petrel-broker/petrel/controller"
@@ -36,7 +35,8 @@ func (b *Broker) handleCreateACLs(ctx context.Context, req *rpc.Request) rpc.Res
 	return b.respondFromController(ctx, req)
 }
 
-// createACLs runs on the controller.
+// createACLs runs on the controller: it validates the ACLs (auth) and asks the
+// controller to store the valid ones (controller/acls.go).
 func (b *Broker) createACLs(ctx context.Context, r *kmsg.CreateACLsRequest) *kmsg.CreateACLsResponse {
 	resp := r.ResponseKind().(*kmsg.CreateACLsResponse)
 	if len(r.Creations) > controller.MaxResourcesPerRequest {
@@ -55,32 +55,15 @@ func (b *Broker) createACLs(ctx context.Context, r *kmsg.CreateACLsRequest) *kms
 			Principal: c.Principal, Host: c.Host, Operation: auth.Operation(c.Operation), Permission: auth.Permission(c.PermissionType)}
 		errs[i] = acls[i].Validate()
 	}
-	ids := make([]metadata.Uuid, len(acls))
-	for i := range ids {
-		var raw [16]byte
-		_, _ = rand.Read(raw[:])
-		ids[i] = metadata.UuidFromBytes(raw)
-	}
-	_, err := b.ctrl.Do(ctx, func(im *metadata.Image) ([]metadata.Record, error) {
-		have := map[auth.ACL]bool{}
-		for _, a := range imageACLs(im) {
-			have[a] = true
-		}
-		var records []metadata.Record
-		for i, a := range acls {
-			if errs[i] != nil || have[a] {
-				continue
-			}
-			have[a] = true
-			records = append(records, metadata.AccessControlEntryRecord{ID: ids[i], ResourceType: int8(a.ResourceType),
+	var entries []metadata.AccessControlEntryRecord
+	for i, a := range acls {
+		if errs[i] == nil {
+			entries = append(entries, metadata.AccessControlEntryRecord{ResourceType: int8(a.ResourceType),
 				ResourceName: a.ResourceName, PatternType: int8(a.PatternType), Principal: a.Principal, Host: a.Host,
 				Operation: int8(a.Operation), PermissionType: int8(a.Permission)})
 		}
-		if len(records) == 0 {
-			records = append(records, metadata.NoOpRecord{})
-		}
-		return records, nil
-	})
+	}
+	err := b.ctrl.CreateACLs(ctx, entries)
 	for i := range r.Creations {
 		res := kmsg.NewCreateACLsResponseResult()
 		e := errs[i]
