@@ -4,10 +4,11 @@ package broker
 // defaults; explicit assignments override placement; validate_only checks without
 // creating. A request naming more than 10,000 topics or creating more than 10,000
 // partitions in all, or a topic needing more than 10,000 metadata records, is refused
-// with POLICY_VIOLATION before anything is planned (limits.go). Each topic is validated
-// and committed on its own (a bad one does not stop the others). v5+ echoes the effective partitions, replication factor and configs; v7
-// returns the topic id. The answer waits until the topic is committed to the metadata
-// log and this broker's replicas are open.
+// with POLICY_VIOLATION before anything is planned (controller/limits.go). Each topic is
+// validated on its own (a bad one does not stop the others); the controller decides
+// (controller/topics.go). v5+ echoes the effective partitions, replication factor and
+// configs; v7 returns the topic id. The answer waits until the topic is committed to the
+// metadata log and this broker's replicas are open.
 
 import (
 	"context"

@@ -3,7 +3,7 @@ package broker
 // DeleteTopics (key 20), v1-6. v6 may name topics by id. Unknown topics get
 // UNKNOWN_TOPIC_OR_PARTITION (UNKNOWN_TOPIC_ID by id); delete.topic.enable=false gives
 // TOPIC_DELETION_DISABLED; a request naming more than 10,000 topics is refused whole
-// with POLICY_VIOLATION (limits.go). Every replica stops and its data is removed from disk.
+// with POLICY_VIOLATION (controller/limits.go). Every replica stops and its data is removed from disk.
 
 import (
 	"context"

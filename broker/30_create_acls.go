@@ -4,7 +4,7 @@ package broker
 // creation (INVALID_REQUEST with Kafka's reasons), gives each new ACL a random id and
 // commits them as AccessControlEntryRecords in one entry; an ACL already stored is
 // answered as created without a second copy; more than 10,000 creations are refused
-// with POLICY_VIOLATION (limits.go). v0 creates literal ACLs. Needs Alter on
+// with POLICY_VIOLATION (controller/limits.go). v0 creates literal ACLs. Needs Alter on
 // the cluster (clusterOnly). Every broker applies the entry and authorizes by
 // it from its next request. Without an authorizer (authorizer.class.name unset) every
 // creation is SECURITY_DISABLED, as in Kafka.

@@ -89,7 +89,7 @@ func TestCreateTopicsMillionPartitions(t *testing.T) {
 	}
 }
 
-// TestAdminRequestBounds: each bound of limits.go, just past and at its value.
+// TestAdminRequestBounds: each bound of controller/limits.go, just past and at its value.
 func TestAdminRequestBounds(t *testing.T) {
 	b := startTestBroker(t, "", nil)
 	cl := newClient(t, b)
