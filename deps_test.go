@@ -33,8 +33,9 @@ var allowedInternal = map[string][]string{
 	// The broker assembles everything; config is its property table.
 	"broker": {"rpc", "replication", "fsm", "metadata", "segment", "compress", "coordinator", "group", "txn", "metrics", "auth", "config", "controller"},
 	// The quorum controller decides over the image (metadata); it reaches Raft
-	// through its own Quorum interface, which the broker implements.
-	"controller":  {"metadata"},
+	// through its own Quorum interface, which the broker implements; admin writes
+	// validate topic configs against the property table (config).
+	"controller":  {"metadata", "config"},
 	"coordinator": {"replication", "segment"},
 	// Pure state machines, fed and drained by the broker.
 	"group": {},

@@ -4,10 +4,11 @@ package broker
 // defaults; explicit assignments override placement; validate_only checks without
 // creating. A request naming more than 10,000 topics or creating more than 10,000
 // partitions in all, or a topic needing more than 10,000 metadata records, is refused
-// with POLICY_VIOLATION before anything is planned (limits.go). Each topic is validated
-// and committed on its own (a bad one does not stop the others). v5+ echoes the effective partitions, replication factor and configs; v7
-// returns the topic id. The answer waits until the topic is committed to the metadata
-// log and this broker's replicas are open.
+// with POLICY_VIOLATION before anything is planned (controller/limits.go). Each topic is
+// validated on its own (a bad one does not stop the others); the controller decides
+// (controller/topics.go). v5+ echoes the effective partitions, replication factor and
+// configs; v7 returns the topic id. The answer waits until the topic is committed to the
+// metadata log and this broker's replicas are open.
 
 import (
 	"context"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/petrel-broker/petrel/auth"
 	"github.com/petrel-broker/petrel/config"
+	"github.com/petrel-broker/petrel/controller"
 	"github.com/petrel-broker/petrel/metadata"
 	"github.com/petrel-broker/petrel/rpc"
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -52,7 +54,7 @@ func (b *Broker) handleCreateTopics(ctx context.Context, req *rpc.Request) rpc.R
 		if isInternalTopic(t.Topic) {
 			rt := kmsg.NewCreateTopicsResponseTopic()
 			rt.Topic, rt.ErrorCode = t.Topic, kerr.InvalidRequest.Code
-			rt.ErrorMessage = errorMessage(internalTopicError("create", t.Topic))
+			rt.ErrorMessage = errorMessage(controller.InternalTopicError("create", t.Topic))
 			refused = append(refused, rt)
 			continue
 		}
@@ -81,117 +83,71 @@ func (b *Broker) handleCreateTopics(ctx context.Context, req *rpc.Request) rpc.R
 	return rpc.RespondLater(ch)
 }
 
-// checkCreateTopicsBounds applies limits.go's bounds to a whole request: the topics it
-// names and the partitions it would create (an explicit assignment counts its entries,
-// -1 counts num.partitions).
-func (b *Broker) checkCreateTopicsBounds(r *kmsg.CreateTopicsRequest) error {
-	if len(r.Topics) > maxResourcesPerRequest {
-		return tooManyResources(len(r.Topics))
-	}
-	var total int64
-	for _, t := range r.Topics {
-		switch {
-		case len(t.ReplicaAssignment) > 0:
-			total += int64(len(t.ReplicaAssignment))
-		case t.NumPartitions == -1:
-			total += b.cfg.int64Value("num.partitions")
-		case t.NumPartitions > 0:
-			total += int64(t.NumPartitions)
-		}
-	}
-	if total > maxPartitionsPerRequest {
-		return tooManyPartitions(total)
-	}
-	return nil
-}
-
-// createTopics runs on the controller.
+// createTopics runs on the controller: it decodes the topics, asks the controller
+// (controller/topics.go) and encodes each topic's outcome.
 func (b *Broker) createTopics(ctx context.Context, r *kmsg.CreateTopicsRequest) *kmsg.CreateTopicsResponse {
 	resp := r.ResponseKind().(*kmsg.CreateTopicsResponse)
 	timeout := max(time.Duration(r.TimeoutMillis)*time.Millisecond, time.Second)
-	if err := b.checkCreateTopicsBounds(r); err != nil {
-		// Refused whole before anything is planned, as Kafka refuses it.
-		fillErrorCreateTopics(r, resp, kerr.PolicyViolation.Code, err)
-		return resp
-	}
-	seen := map[string]int{}
-	for _, t := range r.Topics {
-		seen[t.Topic]++
-	}
-	topics := make([]kmsg.CreateTopicsResponseTopic, len(r.Topics))
-	specs := make([]topicSpec, 0, len(r.Topics))
-	index := make([]int, 0, len(r.Topics)) // r.Topics index of each spec
+	specs := make([]controller.TopicSpec, len(r.Topics))
 	for i, t := range r.Topics {
-		rt := kmsg.NewCreateTopicsResponseTopic()
-		rt.Topic = t.Topic
-		topics[i] = rt
-		if seen[t.Topic] > 1 {
-			topics[i].ErrorCode = kerr.InvalidRequest.Code
-			topics[i].ErrorMessage = errorMessage(errors.New("the topic is listed more than once"))
-			continue
-		}
-		spec := topicSpec{name: t.Topic, partitions: t.NumPartitions, replicationFactor: t.ReplicationFactor, configs: map[string]string{},
-			internal: internalCreateAllowed(ctx) && isInternalTopic(t.Topic)}
+		spec := controller.TopicSpec{Name: t.Topic, Partitions: t.NumPartitions, ReplicationFactor: t.ReplicationFactor, Configs: map[string]string{},
+			Internal: internalCreateAllowed(ctx) && isInternalTopic(t.Topic)}
 		for _, a := range t.ReplicaAssignment {
-			for int(a.Partition) >= len(spec.assignment) && a.Partition < 1<<20 {
-				spec.assignment = append(spec.assignment, nil)
+			for int(a.Partition) >= len(spec.Assignment) && a.Partition < 1<<20 {
+				spec.Assignment = append(spec.Assignment, nil)
 			}
 			if a.Partition >= 0 && a.Partition < 1<<20 {
-				spec.assignment[a.Partition] = a.Replicas
+				spec.Assignment[a.Partition] = a.Replicas
 			}
 		}
 		for _, c := range t.Configs {
 			if c.Value != nil {
-				spec.configs[c.Name] = *c.Value
+				spec.Configs[c.Name] = *c.Value
 			}
 		}
-		if spec.internal {
+		if spec.Internal {
 			b.canonicalInternalTopic(&spec) // Kafka's layout, whoever asked
 		}
-		specs = append(specs, spec)
-		index = append(index, i)
+		specs[i] = spec
 	}
-	plans := make([]*plannedTopic, len(specs))
-	errs := make([]error, len(specs))
-	if r.ValidateOnly {
-		for j, spec := range specs {
-			plans[j], errs[j] = b.planTopic(b.Image(), spec)
-		}
-	} else if len(specs) > 0 {
-		cctx, cancel := b.waitTimeout(ctx, timeout)
-		var committed uint64
-		plans, errs, committed = b.createTopicsBatched(cctx, specs)
-		if committed > 0 && createdPartitions(plans, errs) <= createWaitMaxPartitions {
-			// Give this broker's replicas a moment to open, so that a client that
-			// produces right away finds a leader; committed is success either way.
-			wctx, wcancel := context.WithTimeout(cctx, 2*time.Second)
-			b.partitions.waitReconciled(wctx, committed)
-			wcancel()
-		}
-		cancel()
+	cctx, cancel := b.waitTimeout(ctx, timeout)
+	defer cancel()
+	results, committed, err := b.ctrl.CreateTopics(cctx, specs, r.ValidateOnly)
+	if err != nil {
+		// Refused whole before anything is planned, as Kafka refuses it.
+		fillErrorCreateTopics(r, resp, kerr.PolicyViolation.Code, err)
+		return resp
 	}
-	for j, spec := range specs {
-		rt := &topics[index[j]]
-		plan, err := plans[j], errs[j]
-		if err != nil {
+	if committed > 0 && createdPartitions(results) <= createWaitMaxPartitions {
+		// Give this broker's replicas a moment to open, so that a client that
+		// produces right away finds a leader; committed is success either way.
+		wctx, wcancel := context.WithTimeout(cctx, 2*time.Second)
+		b.partitions.waitReconciled(wctx, committed)
+		wcancel()
+	}
+	for i, res := range results {
+		rt := kmsg.NewCreateTopicsResponseTopic()
+		rt.Topic = r.Topics[i].Topic
+		if err := res.Err; err != nil {
 			rt.ErrorCode = b.errorCodeLogged(err, "create topics")
 			rt.ErrorMessage = errorMessage(err)
 			if errors.Is(err, metadata.ErrInvalidConfig) {
 				rt.ConfigErrorCode = rt.ErrorCode
 			}
+			resp.Topics = append(resp.Topics, rt)
 			continue
 		}
-		rt.TopicID, rt.NumPartitions, rt.ReplicationFactor = plan.id, plan.partitions, plan.replicationFactor
+		rt.TopicID, rt.NumPartitions, rt.ReplicationFactor = res.Topic.ID, res.Topic.Partitions, res.Topic.ReplicationFactor
 		if r.Version >= 5 {
-			for name, rc := range config.ResolveTopicConfigs(spec.configs, config.DynamicBrokerConfigsFor(b.Image(), b.cfg.NodeID), b.cfg.Properties) {
+			for name, rc := range config.ResolveTopicConfigs(specs[i].Configs, config.DynamicBrokerConfigsFor(b.Image(), b.cfg.NodeID), b.cfg.Properties) {
 				c := kmsg.NewCreateTopicsResponseTopicConfig()
 				value := rc.Value
 				c.Name, c.Value, c.Source = name, &value, rc.Source
 				rt.Configs = append(rt.Configs, c)
 			}
 		}
+		resp.Topics = append(resp.Topics, rt)
 	}
-	resp.Topics = topics
 	return resp
 }
 
@@ -201,12 +157,12 @@ func (b *Broker) createTopics(ctx context.Context, r *kmsg.CreateTopicsRequest) 
 // so waiting would only add 2 s to every request of a big creation.
 const createWaitMaxPartitions = 1000
 
-// createdPartitions counts the partitions of the topics planned without error.
-func createdPartitions(plans []*plannedTopic, errs []error) int {
+// createdPartitions counts the partitions of the topics created.
+func createdPartitions(results []controller.TopicResult) int {
 	n := 0
-	for j, p := range plans {
-		if p != nil && errs[j] == nil {
-			n += int(p.partitions)
+	for _, r := range results {
+		if r.Topic != nil && r.Err == nil {
+			n += int(r.Topic.Partitions)
 		}
 	}
 	return n

@@ -4,16 +4,16 @@ package broker
 // creation (INVALID_REQUEST with Kafka's reasons), gives each new ACL a random id and
 // commits them as AccessControlEntryRecords in one entry; an ACL already stored is
 // answered as created without a second copy; more than 10,000 creations are refused
-// with POLICY_VIOLATION (limits.go). v0 creates literal ACLs. Needs Alter on
+// with POLICY_VIOLATION (controller/limits.go). v0 creates literal ACLs. Needs Alter on
 // the cluster (clusterOnly). Every broker applies the entry and authorizes by
 // it from its next request. Without an authorizer (authorizer.class.name unset) every
 // creation is SECURITY_DISABLED, as in Kafka.
 
 import (
 	"context"
-	"crypto/rand"
 
 	"github.com/petrel-broker/petrel/auth"
+	"github.com/petrel-broker/petrel/controller"
 	"github.com/petrel-broker/petrel/metadata"
 	"github.com/petrel-broker/petrel/rpc"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -35,11 +35,12 @@ func (b *Broker) handleCreateACLs(ctx context.Context, req *rpc.Request) rpc.Res
 	return b.respondFromController(ctx, req)
 }
 
-// createACLs runs on the controller.
+// createACLs runs on the controller: it validates the ACLs (auth) and asks the
+// controller to store the valid ones (controller/acls.go).
 func (b *Broker) createACLs(ctx context.Context, r *kmsg.CreateACLsRequest) *kmsg.CreateACLsResponse {
 	resp := r.ResponseKind().(*kmsg.CreateACLsResponse)
-	if len(r.Creations) > maxResourcesPerRequest {
-		err := tooManyResources(len(r.Creations))
+	if len(r.Creations) > controller.MaxResourcesPerRequest {
+		err := controller.TooManyResources(len(r.Creations))
 		fillErrorCreateACLs(r, resp, errorCode(err), err)
 		return resp
 	}
@@ -54,32 +55,15 @@ func (b *Broker) createACLs(ctx context.Context, r *kmsg.CreateACLsRequest) *kms
 			Principal: c.Principal, Host: c.Host, Operation: auth.Operation(c.Operation), Permission: auth.Permission(c.PermissionType)}
 		errs[i] = acls[i].Validate()
 	}
-	ids := make([]metadata.Uuid, len(acls))
-	for i := range ids {
-		var raw [16]byte
-		_, _ = rand.Read(raw[:])
-		ids[i] = metadata.UuidFromBytes(raw)
-	}
-	_, err := b.ctrl.Do(ctx, func(im *metadata.Image) ([]metadata.Record, error) {
-		have := map[auth.ACL]bool{}
-		for _, a := range imageACLs(im) {
-			have[a] = true
-		}
-		var records []metadata.Record
-		for i, a := range acls {
-			if errs[i] != nil || have[a] {
-				continue
-			}
-			have[a] = true
-			records = append(records, metadata.AccessControlEntryRecord{ID: ids[i], ResourceType: int8(a.ResourceType),
+	var entries []metadata.AccessControlEntryRecord
+	for i, a := range acls {
+		if errs[i] == nil {
+			entries = append(entries, metadata.AccessControlEntryRecord{ResourceType: int8(a.ResourceType),
 				ResourceName: a.ResourceName, PatternType: int8(a.PatternType), Principal: a.Principal, Host: a.Host,
 				Operation: int8(a.Operation), PermissionType: int8(a.Permission)})
 		}
-		if len(records) == 0 {
-			records = append(records, metadata.NoOpRecord{})
-		}
-		return records, nil
-	})
+	}
+	err := b.ctrl.CreateACLs(ctx, entries)
 	for i := range r.Creations {
 		res := kmsg.NewCreateACLsResponseResult()
 		e := errs[i]

@@ -10,6 +10,7 @@ import (
 	"context"
 
 	"github.com/petrel-broker/petrel/auth"
+	"github.com/petrel-broker/petrel/controller"
 	"github.com/petrel-broker/petrel/metadata"
 	"github.com/petrel-broker/petrel/rpc"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -31,11 +32,12 @@ func (b *Broker) handleDeleteACLs(ctx context.Context, req *rpc.Request) rpc.Res
 	return b.respondFromController(ctx, req)
 }
 
-// deleteACLs runs on the controller.
+// deleteACLs runs on the controller: it validates the filters (auth) and asks the
+// controller to remove what they match (controller/acls.go).
 func (b *Broker) deleteACLs(ctx context.Context, r *kmsg.DeleteACLsRequest) *kmsg.DeleteACLsResponse {
 	resp := r.ResponseKind().(*kmsg.DeleteACLsResponse)
-	if len(r.Filters) > maxResourcesPerRequest {
-		err := tooManyResources(len(r.Filters))
+	if len(r.Filters) > controller.MaxResourcesPerRequest {
+		err := controller.TooManyResources(len(r.Filters))
 		fillErrorDeleteACLs(r, resp, errorCode(err), err)
 		return resp
 	}
@@ -50,32 +52,13 @@ func (b *Broker) deleteACLs(ctx context.Context, r *kmsg.DeleteACLsRequest) *kms
 			Principal: f.Principal, Host: f.Host, Operation: auth.Operation(f.Operation), Permission: auth.Permission(f.PermissionType)}
 		errs[i] = filters[i].Validate()
 	}
-	matched := make([][]auth.ACL, len(filters))
-	_, err := b.ctrl.Do(ctx, func(im *metadata.Image) ([]metadata.Record, error) {
-		var records []metadata.Record
-		removed := map[metadata.Uuid]bool{}
-		for i, f := range filters {
-			matched[i] = nil
-			if errs[i] != nil {
-				continue
-			}
-			for id, rec := range im.ACLs {
-				a := aclFromRecord(rec)
-				if !f.Matches(a) {
-					continue
-				}
-				matched[i] = append(matched[i], a)
-				if !removed[id] {
-					removed[id] = true
-					records = append(records, metadata.RemoveAccessControlEntryRecord{ID: id})
-				}
-			}
+	preds := make([]func(metadata.AccessControlEntryRecord) bool, len(filters))
+	for i, f := range filters {
+		if errs[i] == nil {
+			preds[i] = func(rec metadata.AccessControlEntryRecord) bool { return f.Matches(aclFromRecord(rec)) }
 		}
-		if len(records) == 0 {
-			records = append(records, metadata.NoOpRecord{})
-		}
-		return records, nil
-	})
+	}
+	matched, err := b.ctrl.DeleteACLs(ctx, preds)
 	for i := range filters {
 		res := kmsg.NewDeleteACLsResponseResult()
 		e := errs[i]
@@ -85,7 +68,8 @@ func (b *Broker) deleteACLs(ctx context.Context, r *kmsg.DeleteACLsRequest) *kms
 		if e != nil {
 			res.ErrorCode, res.ErrorMessage = b.errorCodeLogged(e, "delete acls"), errorMessage(e)
 		} else {
-			for _, a := range matched[i] {
+			for _, rec := range matched[i] {
+				a := aclFromRecord(rec)
 				m := kmsg.NewDeleteACLsResponseResultMatchingACL()
 				m.ResourceType, m.ResourceName, m.ResourcePatternType = kmsg.ACLResourceType(a.ResourceType), a.ResourceName, kmsg.ACLResourcePatternType(a.PatternType)
 				m.Principal, m.Host, m.Operation, m.PermissionType = a.Principal, a.Host, kmsg.ACLOperation(a.Operation), kmsg.ACLPermissionType(a.Permission)

@@ -7,10 +7,9 @@ package broker
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/petrel-broker/petrel/auth"
-	"github.com/petrel-broker/petrel/config"
+	"github.com/petrel-broker/petrel/controller"
 	"github.com/petrel-broker/petrel/metadata"
 	"github.com/petrel-broker/petrel/rpc"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -25,38 +24,22 @@ func init() {
 	})
 }
 
-// alterConfigs runs on the controller.
+// alterConfigs runs on the controller: it decodes each resource's configs, asks the
+// controller (controller/configs.go) and encodes the outcomes.
 func (b *Broker) alterConfigs(ctx context.Context, r *kmsg.AlterConfigsRequest) *kmsg.AlterConfigsResponse {
 	resp := r.ResponseKind().(*kmsg.AlterConfigsResponse)
-	seen := map[metadata.ConfigResource]int{}
-	for _, res := range r.Resources {
-		seen[metadata.ConfigResource{Type: metadata.ConfigResourceType(res.ResourceType), Name: res.ResourceName}]++
+	specs := make([]controller.ConfigsSpec, len(r.Resources))
+	for i, res := range r.Resources {
+		specs[i] = controller.ConfigsSpec{Resource: metadata.ConfigResource{Type: metadata.ConfigResourceType(res.ResourceType), Name: res.ResourceName}, Replace: true}
+		for _, c := range res.Configs {
+			specs[i].Configs = append(specs[i].Configs, controller.ConfigAlteration{Name: c.Name, Value: c.Value})
+		}
 	}
-	for _, res := range r.Resources {
+	errs := b.ctrl.AlterConfigs(ctx, specs, r.ValidateOnly, defaultAdminTimeout)
+	for i, res := range r.Resources {
 		rr := kmsg.NewAlterConfigsResponseResource()
 		rr.ResourceType, rr.ResourceName = res.ResourceType, res.ResourceName
-		cres := metadata.ConfigResource{Type: metadata.ConfigResourceType(res.ResourceType), Name: res.ResourceName}
-		plan := func(im *metadata.Image) ([]metadata.Record, error) {
-			if seen[cres] > 1 {
-				return nil, fmt.Errorf("%w: resource %q is listed more than once", ErrInvalidRequest, res.ResourceName)
-			}
-			named := map[string]bool{}
-			var changes []config.Change
-			for _, c := range res.Configs {
-				if c.Value == nil {
-					return nil, config.InvalidConfigError(fmt.Sprintf("Null value not supported for : %s", c.Name))
-				}
-				named[c.Name] = true
-				changes = append(changes, config.Change{Name: c.Name, Value: c.Value})
-			}
-			for _, name := range sortedKeys(im.ResourceConfigs(cres)) {
-				if !named[name] {
-					changes = append(changes, config.Change{Name: name, Value: nil})
-				}
-			}
-			return configRecords(im, cres, changes)
-		}
-		if err := b.commitConfigs(ctx, r.ValidateOnly, plan); err != nil {
+		if err := errs[i]; err != nil {
 			rr.ErrorCode = b.errorCodeLogged(err, "alter configs")
 			rr.ErrorMessage = errorMessage(err)
 		}

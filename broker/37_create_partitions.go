@@ -13,11 +13,10 @@ package broker
 import (
 	"context"
 	"fmt"
-	mrand "math/rand/v2"
-	"slices"
 	"time"
 
 	"github.com/petrel-broker/petrel/auth"
+	"github.com/petrel-broker/petrel/controller"
 	"github.com/petrel-broker/petrel/metadata"
 	"github.com/petrel-broker/petrel/rpc"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -33,7 +32,8 @@ func init() {
 	})
 }
 
-// createPartitions runs on the controller.
+// createPartitions runs on the controller: it decodes each topic, asks the controller
+// (controller/partitions.go) and encodes the outcome.
 func (b *Broker) createPartitions(ctx context.Context, r *kmsg.CreatePartitionsRequest) *kmsg.CreatePartitionsResponse {
 	resp := r.ResponseKind().(*kmsg.CreatePartitionsResponse)
 	timeout := max(time.Duration(r.TimeoutMillis)*time.Millisecond, time.Second)
@@ -45,20 +45,20 @@ func (b *Broker) createPartitions(ctx context.Context, r *kmsg.CreatePartitionsR
 		rt := kmsg.NewCreatePartitionsResponseTopic()
 		rt.Topic = t.Topic
 		var err error
-		switch {
-		case seen[t.Topic] > 1:
-			err = fmt.Errorf("%w: topic %q is listed more than once", ErrInvalidRequest, t.Topic)
-		case isInternalTopic(t.Topic):
-			err = internalTopicError("add partitions to", t.Topic)
-		case r.ValidateOnly:
-			_, err = b.planPartitions(b.Image(), t)
-		default:
+		if seen[t.Topic] > 1 {
+			err = fmt.Errorf("%w: topic %q is listed more than once", controller.ErrInvalidRequest, t.Topic)
+		} else {
+			spec := controller.PartitionsSpec{Topic: t.Topic, Count: t.Count}
+			if t.Assignment != nil {
+				spec.Assignment = make([][]int32, len(t.Assignment))
+				for i, a := range t.Assignment {
+					spec.Assignment[i] = a.Replicas
+				}
+			}
 			cctx, cancel := b.waitTimeout(ctx, timeout)
 			var im *metadata.Image
-			im, err = b.ctrl.Do(cctx, func(im *metadata.Image) ([]metadata.Record, error) {
-				return b.planPartitions(im, t)
-			})
-			if err == nil {
+			im, err = b.ctrl.CreatePartitions(cctx, spec, r.ValidateOnly)
+			if err == nil && !r.ValidateOnly {
 				wctx, wcancel := context.WithTimeout(cctx, 2*time.Second)
 				b.partitions.waitReconciled(wctx, im.Offset)
 				wcancel()
@@ -72,77 +72,6 @@ func (b *Broker) createPartitions(ctx context.Context, r *kmsg.CreatePartitionsR
 		resp.Topics = append(resp.Topics, rt)
 	}
 	return resp
-}
-
-// planPartitions returns the PartitionRecords that raise topic t.Topic to t.Count
-// partitions.
-func (b *Broker) planPartitions(im *metadata.Image, t kmsg.CreatePartitionsRequestTopic) ([]metadata.Record, error) {
-	topic := im.Topic(t.Topic)
-	if topic == nil {
-		return nil, fmt.Errorf("%w: topic '%s' does not exist", metadata.ErrUnknownTopic, t.Topic)
-	}
-	current := int32(len(topic.Partitions))
-	switch {
-	case t.Count < current:
-		return nil, fmt.Errorf("%w: topic currently has %d partitions, which is higher than the requested %d", metadata.ErrInvalidPartitions, current, t.Count)
-	case t.Count == current:
-		return nil, fmt.Errorf("%w: topic already has %d partitions", metadata.ErrInvalidPartitions, current)
-	}
-	added := int(t.Count - current)
-	if int64(added) > maxPartitionsPerRequest {
-		return nil, tooManyPartitions(int64(added))
-	}
-	if err := checkRecordsPerUserOp(added); err != nil {
-		return nil, err
-	}
-	rf := len(topic.Partitions[0].Replicas)
-	var assignment [][]int32
-	if t.Assignment != nil {
-		if len(t.Assignment) != added {
-			return nil, fmt.Errorf("%w: increasing the number of partitions by %d but %d assignments provided", metadata.ErrInvalidReplicaAssignment, added, len(t.Assignment))
-		}
-		for i, a := range t.Assignment {
-			if len(a.Replicas) != rf {
-				return nil, fmt.Errorf("%w: partition %d has %d replicas, the topic's replication factor is %d", metadata.ErrInvalidReplicaAssignment, int(current)+i, len(a.Replicas), rf)
-			}
-			for j, id := range a.Replicas {
-				if _, ok := im.Brokers[id]; !ok || slices.Contains(a.Replicas[:j], id) {
-					return nil, fmt.Errorf("%w: partition %d: broker %d is unknown or repeated", metadata.ErrInvalidReplicaAssignment, int(current)+i, id)
-				}
-			}
-			assignment = append(assignment, a.Replicas)
-		}
-	} else {
-		brokers := im.PlacementBrokerIDs() // unfenced and not cordoned (KIP-1066)
-		if err := im.PlacementShortfall(rf); err != nil {
-			return nil, err
-		}
-		n := max(len(brokers), 1)
-		all, err := metadata.AssignReplicas(brokers, int(t.Count), rf, mrand.IntN(n), mrand.IntN(n))
-		if err != nil {
-			return nil, err
-		}
-		assignment = all[current:]
-	}
-	records := make([]metadata.Record, 0, added)
-	for i, replicas := range assignment {
-		records = append(records, newPartitionRecord(im, topic.ID, current+int32(i), replicas))
-	}
-	return records, nil
-}
-
-// newPartitionRecord creates a partition led by its first unfenced replica, with the
-// unfenced replicas as its ISR (the first replica alone, leaderless, when all are
-// fenced), as topic creation does.
-func newPartitionRecord(im *metadata.Image, id metadata.Uuid, partition int32, replicas []int32) metadata.PartitionRecord {
-	isr := slices.DeleteFunc(slices.Clone(replicas), func(r int32) bool { return !im.Acceptable(r) })
-	leader := int32(-1)
-	if len(isr) > 0 {
-		leader = isr[0]
-	} else {
-		isr = []int32{replicas[0]}
-	}
-	return metadata.PartitionRecord{TopicID: id, PartitionID: partition, Replicas: replicas, ISR: isr, Leader: leader}
 }
 
 // authorizeCreatePartitions is CreatePartitions's authorization rule (checkRequest).

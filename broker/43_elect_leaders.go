@@ -11,12 +11,10 @@ package broker
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"sync"
 	"time"
 
 	"github.com/petrel-broker/petrel/auth"
+	"github.com/petrel-broker/petrel/controller"
 	"github.com/petrel-broker/petrel/metadata"
 	"github.com/petrel-broker/petrel/rpc"
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -33,45 +31,30 @@ func init() {
 	})
 }
 
-// Kafka's election types.
-const (
-	electionPreferred int8 = 0
-	electionUnclean   int8 = 1
-)
-
-// electLeaders runs on the controller.
+// electLeaders runs on the controller: it decodes the partitions, asks the controller
+// (controller/elections.go) and encodes the outcomes by topic.
 func (b *Broker) electLeaders(ctx context.Context, r *kmsg.ElectLeadersRequest) *kmsg.ElectLeadersResponse {
 	resp := r.ResponseKind().(*kmsg.ElectLeadersResponse)
-	if r.ElectionType != electionPreferred && r.ElectionType != electionUnclean {
+	typ := controller.ElectionType(r.ElectionType)
+	if typ != controller.ElectPreferred && typ != controller.ElectUnclean {
 		resp.ErrorCode = kerr.InvalidRequest.Code
 		return resp
 	}
-	all := r.Topics == nil
-	var wanted []metadata.TopicPartitionID
-	im := b.Image()
-	if all {
-		for _, name := range im.TopicNames() {
-			for _, p := range im.Topics[name].Partitions {
-				wanted = append(wanted, metadata.TopicPartitionID{Topic: name, Partition: p.ID})
-			}
+	var wanted []metadata.TopicPartitionID // nil: every partition
+	for _, t := range r.Topics {
+		for _, p := range t.Partitions {
+			wanted = append(wanted, metadata.TopicPartitionID{Topic: t.Topic, Partition: p})
 		}
-	} else {
-		for _, t := range r.Topics {
-			for _, p := range t.Partitions {
-				wanted = append(wanted, metadata.TopicPartitionID{Topic: t.Topic, Partition: p})
-			}
-		}
+	}
+	if r.Topics != nil && wanted == nil {
+		wanted = []metadata.TopicPartitionID{}
 	}
 	timeout := max(time.Duration(r.TimeoutMillis)*time.Millisecond, time.Second)
 	cctx, cancel := b.waitTimeout(ctx, timeout)
 	defer cancel()
-	results := b.runElections(cctx, wanted, r.ElectionType)
 	byTopic := map[string]int{}
-	for _, tp := range wanted {
-		err := results[tp]
-		if all && errors.Is(err, metadata.ErrElectionNotNeeded) {
-			continue
-		}
+	for _, res := range b.ctrl.ElectLeaders(cctx, wanted, typ) {
+		tp := res.Partition
 		i, ok := byTopic[tp.Topic]
 		if !ok {
 			i = len(resp.Topics)
@@ -82,71 +65,13 @@ func (b *Broker) electLeaders(ctx context.Context, r *kmsg.ElectLeadersRequest) 
 		}
 		rp := kmsg.NewElectLeadersResponseTopicPartition()
 		rp.Partition = tp.Partition
-		if err != nil {
-			rp.ErrorCode = b.errorCodeLogged(err, "elect leaders")
-			rp.ErrorMessage = errorMessage(err)
+		if res.Err != nil {
+			rp.ErrorCode = b.errorCodeLogged(res.Err, "elect leaders")
+			rp.ErrorMessage = errorMessage(res.Err)
 		}
 		resp.Topics[i].Partitions = append(resp.Topics[i].Partitions, rp)
 	}
 	return resp
-}
-
-// runElections elects leaders for partitions, in entries of at most
-// maxRecordsPerUserOp changes, and returns each partition's outcome (nil: elected).
-func (b *Broker) runElections(ctx context.Context, partitions []metadata.TopicPartitionID, electionType int8) map[metadata.TopicPartitionID]error {
-	results := make(map[metadata.TopicPartitionID]error, len(partitions))
-	for start := 0; start < len(partitions); start += maxRecordsPerUserOp {
-		chunk := partitions[start:min(start+maxRecordsPerUserOp, len(partitions))]
-		// The plan runs on the controller goroutine, possibly after ctx ended here: it
-		// hands its outcome over under mu.
-		var mu sync.Mutex
-		var before *metadata.Image
-		var planned []metadata.Record
-		outcome := map[metadata.TopicPartitionID]error{}
-		_, err := b.ctrl.Do(ctx, func(im *metadata.Image) ([]metadata.Record, error) {
-			var records []metadata.Record
-			decided := map[metadata.TopicPartitionID]error{}
-			for _, tp := range chunk {
-				change, err := planElection(im, tp, electionType)
-				decided[tp] = err
-				if err == nil {
-					records = append(records, change)
-				}
-			}
-			mu.Lock()
-			before, planned, outcome = im, records, decided
-			mu.Unlock()
-			return records, nil
-		})
-		mu.Lock()
-		for _, tp := range chunk {
-			res, decided := outcome[tp]
-			switch {
-			case !decided || (res == nil && err != nil):
-				results[tp] = err
-			default:
-				results[tp] = res
-			}
-		}
-		if err == nil && before != nil {
-			b.ctrl.LogUncleanElections(before, planned)
-		}
-		mu.Unlock()
-	}
-	return results
-}
-
-// planElection decides one partition's election against im.
-func planElection(im *metadata.Image, tp metadata.TopicPartitionID, electionType int8) (metadata.PartitionChangeRecord, error) {
-	t := im.Topic(tp.Topic)
-	if t == nil || tp.Partition < 0 || int(tp.Partition) >= len(t.Partitions) {
-		return metadata.PartitionChangeRecord{}, fmt.Errorf("%w: %s-%d", metadata.ErrUnknownPartition, tp.Topic, tp.Partition)
-	}
-	p := t.Partitions[tp.Partition]
-	if electionType == electionUnclean {
-		return metadata.UncleanLeaderChange(im, t, p)
-	}
-	return metadata.PreferredLeaderChange(im, t, p)
 }
 
 // authorizeElectLeaders is ElectLeaders's authorization rule (checkRequest).

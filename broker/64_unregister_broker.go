@@ -30,7 +30,6 @@ import (
 	"github.com/hashicorp/raft"
 	"github.com/petrel-broker/petrel/auth"
 	"github.com/petrel-broker/petrel/controller"
-	"github.com/petrel-broker/petrel/metadata"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -50,25 +49,12 @@ func init() {
 // raftMembershipTimeout bounds a change of the Raft configuration.
 const raftMembershipTimeout = 10 * time.Second
 
-// unregisterBroker runs on the controller.
+// unregisterBroker runs on the controller: the controller decides
+// (controller/unregister.go), then the broker leaves the Raft configuration too.
 func (b *Broker) unregisterBroker(ctx context.Context, r *kmsg.UnregisterBrokerRequest) *kmsg.UnregisterBrokerResponse {
 	resp := r.ResponseKind().(*kmsg.UnregisterBrokerResponse)
 	id := r.BrokerID
-	timeout := b.cfg.durationMs("broker.session.timeout.ms")
-	_, err := b.ctrl.Do(ctx, func(im *metadata.Image) ([]metadata.Record, error) {
-		br := im.Brokers[id]
-		switch {
-		case br == nil:
-			return nil, fmt.Errorf("%w: broker %d is not registered", controller.ErrBrokerNotRegistered, id)
-		case !br.Fenced || b.ctrl.Sessions().Heartbeating(id, time.Now(), timeout):
-			return nil, fmt.Errorf("%w: broker %d is running; stop it first (it would register again)", ErrInvalidRequest, id)
-		}
-		if n, first := im.ReplicaCount(id); n > 0 {
-			return nil, fmt.Errorf("%w: broker %d still holds %d replica(s), %s first; move them to other brokers with petrel reassign first",
-				ErrInvalidRequest, id, n, first)
-		}
-		return metadata.UnregisterBrokerRecords(im, id), nil
-	})
+	err := b.ctrl.UnregisterBroker(ctx, id)
 	removedNonvoter := false
 	if err == nil || errors.Is(err, controller.ErrBrokerNotRegistered) {
 		var rerr error

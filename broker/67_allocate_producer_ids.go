@@ -3,26 +3,19 @@ package broker
 // AllocateProducerIds (key 67), v0, internal: a broker asks the controller for its next
 // block of producer ids. The controller checks the broker epoch (BROKER_ID_NOT_REGISTERED,
 // STALE_BROKER_EPOCH) and writes a ProducerIds record moving the cluster's next producer
-// id up by producerIDBlockSize; the block starts at the previous value. Decisions run one
+// id up by controller.ProducerIDBlockSize; the block starts at the previous value. Decisions run one
 // at a time on a fresh image after each new controller term's barrier, so no id is ever
 // handed out twice, also across controller failover (an entry whose answer was lost only
 // wastes its block).
 
 import (
 	"context"
-	"fmt"
-	"math"
 
 	"github.com/petrel-broker/petrel/auth"
 	"github.com/petrel-broker/petrel/controller"
-	"github.com/petrel-broker/petrel/metadata"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
-
-// producerIDBlockSize is how many producer ids one AllocateProducerIds hands out
-// (Kafka's ProducerIdsBlock.PRODUCER_ID_BLOCK_SIZE).
-const producerIDBlockSize = 1000
 
 func init() {
 	registerInternalAPI(kmsg.AllocateProducerIDs, 0, 0, (*Broker).respondFromController, apiOpts{
@@ -35,29 +28,15 @@ func init() {
 	})
 }
 
-// allocateProducerIDs runs on the controller.
+// allocateProducerIDs runs on the controller (controller/producer_ids.go decides).
 func (b *Broker) allocateProducerIDs(ctx context.Context, r *kmsg.AllocateProducerIDsRequest) *kmsg.AllocateProducerIDsResponse {
 	resp := r.ResponseKind().(*kmsg.AllocateProducerIDsResponse)
-	var start int64
-	_, err := b.ctrl.Do(ctx, func(im *metadata.Image) ([]metadata.Record, error) {
-		br := im.Brokers[r.BrokerID]
-		switch {
-		case br == nil:
-			return nil, fmt.Errorf("%w: %d", controller.ErrBrokerNotRegistered, r.BrokerID)
-		case br.Epoch != r.BrokerEpoch:
-			return nil, fmt.Errorf("%w: broker %d sent %d, registered %d", controller.ErrStaleBrokerEpoch, r.BrokerID, r.BrokerEpoch, br.Epoch)
-		case im.NextProducerID > math.MaxInt64-producerIDBlockSize:
-			return nil, ErrProducerIDsExhausted
-		}
-		start = im.NextProducerID
-		return []metadata.Record{metadata.ProducerIdsRecord{BrokerID: r.BrokerID, BrokerEpoch: r.BrokerEpoch,
-			NextProducerID: start + producerIDBlockSize}}, nil
-	})
+	start, err := b.ctrl.AllocateProducerIDs(ctx, r.BrokerID, r.BrokerEpoch)
 	if err != nil {
 		resp.ErrorCode = b.errorCodeLogged(err, "allocate producer ids")
 		return resp
 	}
-	resp.ProducerIDStart, resp.ProducerIDLen = start, producerIDBlockSize
+	resp.ProducerIDStart, resp.ProducerIDLen = start, controller.ProducerIDBlockSize
 	return resp
 }
 

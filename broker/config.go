@@ -193,3 +193,14 @@ func (c *Config) propertySource(name string) string {
 	}
 	return config.SourceSet
 }
+
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }

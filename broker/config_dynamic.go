@@ -5,7 +5,6 @@ package broker
 // its own image, so a change takes effect at the next reconciliation without a restart.
 
 import (
-	"fmt"
 	"strconv"
 	"strings"
 
@@ -33,32 +32,4 @@ func (b *Broker) dynamicBrokerBool(name string) bool {
 func (b *Broker) dynamicBrokerFloat64(name string) float64 {
 	f, _ := strconv.ParseFloat(strings.TrimSpace(b.dynamicBrokerValue(b.Image(), name)), 64)
 	return f
-}
-
-// configRecords validates changes to res against im (config.ChangeRecords, once the
-// resource is one that may be altered) and returns their Config records.
-func configRecords(im *metadata.Image, res metadata.ConfigResource, changes []config.Change) ([]metadata.Record, error) {
-	switch res.Type {
-	case metadata.TopicResource:
-		if im.Topic(res.Name) == nil {
-			return nil, fmt.Errorf("%w: topic '%s' does not exist", metadata.ErrUnknownTopic, res.Name)
-		}
-		if isInternalTopic(res.Name) {
-			return nil, internalTopicError("alter the configs of", res.Name)
-		}
-	case metadata.BrokerResource:
-		if err := config.ValidateBrokerResourceName(res.Name); err != nil {
-			return nil, err
-		}
-	default:
-		return nil, fmt.Errorf("%w: unsupported resource type %d", ErrInvalidRequest, res.Type)
-	}
-	records, err := config.ChangeRecords(im.ResourceConfigs(res), res, changes)
-	if err != nil {
-		return nil, err
-	}
-	if err := checkRecordsPerUserOp(len(records)); err != nil {
-		return nil, err
-	}
-	return records, nil
 }

@@ -18,10 +18,6 @@ import (
 	"github.com/petrel-broker/petrel/metadata"
 )
 
-// ErrTopicDeletionDisabled means delete.topic.enable is false; mapped to a Kafka code
-// in errors.go.
-var ErrTopicDeletionDisabled = errors.New("broker: topic deletion is disabled")
-
 // shutdownEntryRecords bounds an entry of a controlled shutdown
 // (controller.Config.ShutdownEntryRecords): metadata.MaxRecordsPerShutdownEntry; tests
 // lower it before a cluster starts.
@@ -48,8 +44,14 @@ func (b *Broker) newController() *controller.Controller {
 			Enabled:             b.cfg.boolValue("auto.leader.rebalance.enable"),
 			Interval:            time.Duration(b.cfg.int64Value("leader.imbalance.check.interval.seconds")) * time.Second,
 			ImbalancePercentage: int(b.cfg.int64Value("leader.imbalance.per.broker.percentage")),
-			MaxRecords:          maxRecordsPerUserOp,
+			MaxRecords:          controller.MaxRecordsPerUserOp,
 		},
+		TopicDefaults: controller.TopicDefaults{
+			NumPartitions:     int32(b.cfg.int64Value("num.partitions")),
+			ReplicationFactor: int16(b.cfg.int64Value("default.replication.factor")),
+		},
+		DeleteTopicEnable: b.cfg.boolValue("delete.topic.enable"),
+		Properties:        b.cfg.Properties,
 	})
 }
 

@@ -14,10 +14,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 )
 
-// ErrInvalidRequest is a request Kafka refuses with INVALID_REQUEST (a resource named
-// twice, a config of the wrong resource type).
-var ErrInvalidRequest = errors.New("broker: invalid request")
-
 // errorTable is the one mapping from domain errors to Kafka error codes. Handlers use
 // kerr codes directly only for request-validation failures they detect themselves.
 var errorTable = []struct {
@@ -71,8 +67,8 @@ var errorTable = []struct {
 	{replication.ErrTransactionCoordinatorFenced, kerr.TransactionCoordinatorFenced.Code},
 	{replication.ErrCorruptProducerSnapshot, kerr.KafkaStorageError.Code},
 	{controller.ErrNotController, kerr.NotController.Code},
-	{ErrTopicDeletionDisabled, kerr.TopicDeletionDisabled.Code},
-	{ErrPolicyViolation, kerr.PolicyViolation.Code},
+	{controller.ErrTopicDeletionDisabled, kerr.TopicDeletionDisabled.Code},
+	{controller.ErrPolicyViolation, kerr.PolicyViolation.Code},
 	{controller.ErrInconsistentClusterID, kerr.InconsistentClusterID.Code},
 	{controller.ErrDuplicateBrokerRegistration, kerr.DuplicateBrokerRegistration.Code},
 	{controller.ErrStaleBrokerEpoch, kerr.StaleBrokerEpoch.Code},
@@ -82,10 +78,11 @@ var errorTable = []struct {
 	{controller.ErrInvalidISRChange, kerr.InvalidRequest.Code},
 	{controller.ErrIneligibleReplica, kerr.IneligibleReplica.Code},
 	{config.ErrInvalidBrokerConfig, kerr.InvalidConfig.Code},
-	{ErrProducerIDsExhausted, kerr.UnknownServerError.Code},
+	{controller.ErrProducerIDsExhausted, kerr.UnknownServerError.Code},
 	{ErrProducerIDsNotAvailable, kerr.CoordinatorLoadInProgress.Code},
-	{ErrInternalTopic, kerr.InvalidRequest.Code},
-	{ErrInvalidRequest, kerr.InvalidRequest.Code},
+	{controller.ErrInternalTopic, kerr.InvalidRequest.Code},
+	{controller.ErrDuplicateTopic, kerr.InvalidRequest.Code},
+	{controller.ErrInvalidRequest, kerr.InvalidRequest.Code},
 	{coordinator.ErrNotCoordinator, kerr.NotCoordinator.Code},
 	{coordinator.ErrLoadInProgress, kerr.CoordinatorLoadInProgress.Code},
 	{coordinator.ErrClosed, kerr.NotCoordinator.Code},

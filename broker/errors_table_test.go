@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/petrel-broker/petrel/controller"
 	"github.com/petrel-broker/petrel/replication"
 	"github.com/twmb/franz-go/pkg/kerr"
 )
@@ -89,7 +90,7 @@ func TestEveryErrorSentinelMapsToAKafkaCode(t *testing.T) {
 		t.Fatalf("found only %d sentinels: the parse is broken", found)
 	}
 	for _, e := range errorTable {
-		if e.code == kerr.UnknownServerError.Code && e.err != ErrProducerIDsExhausted {
+		if e.code == kerr.UnknownServerError.Code && e.err != controller.ErrProducerIDsExhausted {
 			t.Errorf("%v maps to UNKNOWN_SERVER_ERROR", e.err)
 		}
 	}

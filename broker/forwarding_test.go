@@ -4,7 +4,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/petrel-broker/petrel/metadata"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -60,18 +59,5 @@ func TestForwardHelpers(t *testing.T) {
 	case <-w.changed():
 		t.Fatal("the next change is signalled before it happens")
 	default:
-	}
-}
-
-// TestCollisionIndex: the index names the smallest topic of each colliding form, as
-// the scan over sorted names did.
-func TestCollisionIndex(t *testing.T) {
-	im := metadata.NewImage()
-	for _, name := range []string{"a_b", "a.b", "c"} {
-		im.Topics[name] = &metadata.Topic{Name: name}
-	}
-	idx := collisionIndex(im)
-	if idx["a_b"] != "a.b" || idx["c"] != "c" || len(idx) != 2 {
-		t.Fatalf("collision index %v", idx)
 	}
 }

@@ -7,29 +7,21 @@ package broker
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"sync/atomic"
 	"time"
 
+	"github.com/petrel-broker/petrel/controller"
 	"github.com/petrel-broker/petrel/metadata"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 const (
-	// offsetsTopic holds committed offsets and group metadata (Kafka's name).
-	offsetsTopic = "__consumer_offsets"
-	// transactionStateTopic holds the transaction coordinator's state (Kafka's name).
-	transactionStateTopic = "__transaction_state"
+	offsetsTopic          = controller.OffsetsTopic
+	transactionStateTopic = controller.TransactionStateTopic
 )
 
-// ErrInternalTopic refuses a user's create, delete or produce on an internal topic.
-var ErrInternalTopic = errors.New("broker: internal topic")
-
-func isInternalTopic(name string) bool {
-	return name == offsetsTopic || name == transactionStateTopic
-}
+func isInternalTopic(name string) bool { return controller.IsInternalTopic(name) }
 
 // internalCreateKey marks a context whose CreateTopics may create internal topics: the
 // broker's own requests (in process, or received from another broker).
@@ -132,15 +124,15 @@ func (b *Broker) internalTopicSpecFor(name string) (internalTopicSpec, bool) {
 
 // canonicalInternalTopic replaces what a CreateTopics for an internal topic asks with
 // this controller's spec: partitions, replication factor and configs.
-func (b *Broker) canonicalInternalTopic(spec *topicSpec) {
-	want, ok := b.internalTopicSpecFor(spec.name)
+func (b *Broker) canonicalInternalTopic(spec *controller.TopicSpec) {
+	want, ok := b.internalTopicSpecFor(spec.Name)
 	if !ok {
 		return
 	}
-	spec.partitions, spec.replicationFactor, spec.assignment = want.partitions, int16(want.rf), nil
-	spec.configs = map[string]string{}
+	spec.Partitions, spec.ReplicationFactor, spec.Assignment = want.partitions, int16(want.rf), nil
+	spec.Configs = map[string]string{}
 	for _, c := range want.configs {
-		spec.configs[c[0]] = c[1]
+		spec.Configs[c[0]] = c[1]
 	}
 }
 
@@ -206,9 +198,4 @@ func derefString(s *string) string {
 		return ""
 	}
 	return *s
-}
-
-// internalTopicError refuses a user operation on an internal topic.
-func internalTopicError(op, name string) error {
-	return fmt.Errorf("%w: cannot %s internal topic %s", ErrInternalTopic, op, name)
 }

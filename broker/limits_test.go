@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/petrel-broker/petrel/controller"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -88,7 +89,7 @@ func TestCreateTopicsMillionPartitions(t *testing.T) {
 	}
 }
 
-// TestAdminRequestBounds: each bound of limits.go, just past and at its value.
+// TestAdminRequestBounds: each bound of controller/limits.go, just past and at its value.
 func TestAdminRequestBounds(t *testing.T) {
 	b := startTestBroker(t, "", nil)
 	cl := newClient(t, b)
@@ -117,7 +118,7 @@ func TestAdminRequestBounds(t *testing.T) {
 	wantPolicyViolation(t, createTopicsRaw(t, cl, false, map[string]int32{"d": 10000}), "10001 metadata records, the limit is 10000")
 	// Too many topics in one request.
 	many := map[string]int32{}
-	for i := range maxResourcesPerRequest + 1 {
+	for i := range controller.MaxResourcesPerRequest + 1 {
 		many[fmt.Sprintf("t%05d", i)] = 1
 	}
 	wantPolicyViolation(t, createTopicsRaw(t, cl, false, many), "names 10001 resources, the limit is 10000")

@@ -13,8 +13,6 @@ import (
 
 // Producer id errors (mapped in errors.go).
 var (
-	// ErrProducerIDsExhausted means the cluster handed out every producer id.
-	ErrProducerIDsExhausted = errors.New("broker: producer ids exhausted")
 	// ErrProducerIDsNotAvailable means no block of producer ids arrived from the
 	// controller in time; the client retries (COORDINATOR_LOAD_IN_PROGRESS, as Kafka).
 	ErrProducerIDsNotAvailable = errors.New("broker: no producer id block available yet")

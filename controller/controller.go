@@ -77,6 +77,13 @@ type Config struct {
 	BeforeOp func()
 	// Rebalance is the automatic leader rebalance (rebalance.go).
 	Rebalance Rebalance
+	// TopicDefaults are num.partitions and default.replication.factor (topics.go).
+	TopicDefaults TopicDefaults
+	// DeleteTopicEnable is delete.topic.enable.
+	DeleteTopicEnable bool
+	// Properties are this node's static broker properties (Kafka's names), under the
+	// dynamic configs when a config's current value is resolved (configs.go).
+	Properties map[string]string
 }
 
 // Controller is the quorum controller of one node. It is active only while the node

@@ -28,4 +28,14 @@ var (
 	ErrInvalidISRChange = errors.New("controller: invalid ISR change")
 	// ErrIneligibleReplica means an ISR change names a fenced or unregistered broker.
 	ErrIneligibleReplica = errors.New("controller: ineligible replica")
+	// ErrInternalTopic refuses a user's create, delete or produce on an internal topic
+	// (its text is the one clients have always been answered).
+	ErrInternalTopic = errors.New("broker: internal topic")
+	// ErrTopicDeletionDisabled means delete.topic.enable is false.
+	ErrTopicDeletionDisabled = errors.New("broker: topic deletion is disabled")
+	// ErrInvalidRequest is a request Kafka refuses with INVALID_REQUEST (a resource
+	// named twice, a config of the wrong resource type).
+	ErrInvalidRequest = errors.New("broker: invalid request")
+	// ErrProducerIDsExhausted means the cluster handed out every producer id.
+	ErrProducerIDsExhausted = errors.New("broker: producer ids exhausted")
 )
