@@ -61,9 +61,9 @@ func (b *Broker) handleOffsetCommit(_ context.Context, req *rpc.Request) rpc.Res
 	if len(known.Topics) == 0 && len(r.Topics) > 0 {
 		return rpc.Respond(resp)
 	}
-	return b.groups.respond(r.Group, func(now time.Time, s *group.Shard, send func(kmsg.Response)) group.Effects {
+	return rpc.RespondLater(b.groups.Respond(r.Group, func(now time.Time, s *group.Shard, send func(kmsg.Response)) group.Effects {
 		return s.OffsetCommit(now, &known, resp, send)
-	}, failed)
+	}, failed))
 }
 
 // fillErrorOffsetCommit is OffsetCommit's apiOpts.fillError (its answer has no

@@ -8,6 +8,7 @@ package broker
 
 import (
 	"context"
+	"github.com/petrel-broker/petrel/coordinator"
 	"slices"
 	"time"
 
@@ -47,7 +48,7 @@ func (b *Broker) handleOffsetFetch(_ context.Context, req *rpc.Request) rpc.Resu
 			groups = append(groups, o)
 		}
 	}
-	return gather(len(groups), func(i int, done func(kmsg.OffsetFetchResponseGroup)) {
+	return rpc.RespondLater(coordinator.Gather(len(groups), func(i int, done func(kmsg.OffsetFetchResponseGroup)) {
 		g := groups[i]
 		failed := func(code int16) {
 			rg := kmsg.NewOffsetFetchResponseGroup()
@@ -58,7 +59,7 @@ func (b *Broker) handleOffsetFetch(_ context.Context, req *rpc.Request) rpc.Resu
 			failed(kerr.InvalidGroupID.Code)
 			return
 		}
-		b.groups.submit(g.id, func(_ time.Time, s *group.Shard) group.Effects {
+		b.groups.Submit(g.id, func(_ time.Time, s *group.Shard) group.Effects {
 			done(s.OffsetFetch(g.id, g.topics, r.RequireStable))
 			return group.Effects{}
 		}, failed)
@@ -94,7 +95,7 @@ func (b *Broker) handleOffsetFetch(_ context.Context, req *rpc.Request) rpc.Resu
 			}
 		}
 		return resp
-	})
+	}))
 }
 
 // authorizeOffsetFetch is OffsetFetch's rule: Describe on the group

@@ -6,6 +6,7 @@ package broker
 
 import (
 	"context"
+	"github.com/petrel-broker/petrel/coordinator"
 	"time"
 
 	"github.com/petrel-broker/petrel/auth"
@@ -22,9 +23,9 @@ func init() {
 
 func (b *Broker) handleDescribeGroups(_ context.Context, req *rpc.Request) rpc.Result {
 	r := req.Body.(*kmsg.DescribeGroupsRequest)
-	return gather(len(r.Groups), func(i int, done func(kmsg.DescribeGroupsResponseGroup)) {
+	return rpc.RespondLater(coordinator.Gather(len(r.Groups), func(i int, done func(kmsg.DescribeGroupsResponseGroup)) {
 		id := r.Groups[i]
-		b.groups.submit(id, func(_ time.Time, s *group.Shard) group.Effects {
+		b.groups.Submit(id, func(_ time.Time, s *group.Shard) group.Effects {
 			g := s.DescribeGroup(id, r.IncludeAuthorizedOperations)
 			if r.Version >= 3 && r.IncludeAuthorizedOperations && b.authzEnabled() {
 				g.AuthorizedOperations = b.authorizedOperations(req, auth.ResourceGroup, id)
@@ -40,7 +41,7 @@ func (b *Broker) handleDescribeGroups(_ context.Context, req *rpc.Request) rpc.R
 		resp := r.ResponseKind().(*kmsg.DescribeGroupsResponse)
 		resp.Groups = results
 		return resp
-	})
+	}))
 }
 
 // authorizeDescribeGroups is DescribeGroups's authorization rule (checkRequest).

@@ -7,6 +7,7 @@ package broker
 
 import (
 	"context"
+	"github.com/petrel-broker/petrel/coordinator"
 	"slices"
 	"time"
 
@@ -25,10 +26,10 @@ func init() {
 
 func (b *Broker) handleListGroups(_ context.Context, req *rpc.Request) rpc.Result {
 	r := req.Body.(*kmsg.ListGroupsRequest)
-	serving := b.groups.rt.Serving()
-	loading := len(b.groups.rt.Loaded()) > len(serving)
-	return gather(len(serving), func(i int, done func([]kmsg.ListGroupsResponseGroup)) {
-		b.groups.submitTo(serving[i], func(_ time.Time, s *group.Shard) group.Effects {
+	serving := b.groups.Serving()
+	loading := len(b.groups.Loaded()) > len(serving)
+	return rpc.RespondLater(coordinator.Gather(len(serving), func(i int, done func([]kmsg.ListGroupsResponseGroup)) {
+		b.groups.SubmitTo(serving[i], func(_ time.Time, s *group.Shard) group.Effects {
 			done(s.ListGroups(r.StatesFilter, r.TypesFilter))
 			return group.Effects{}
 		}, func(int16) { done(nil) })
@@ -42,7 +43,7 @@ func (b *Broker) handleListGroups(_ context.Context, req *rpc.Request) rpc.Resul
 			resp.ErrorCode = kerr.CoordinatorLoadInProgress.Code
 		}
 		return resp
-	})
+	}))
 }
 
 // authorizeListGroups is ListGroups's authorization rule (checkRequest).

@@ -8,6 +8,7 @@ package broker
 
 import (
 	"context"
+	"github.com/petrel-broker/petrel/coordinator"
 	"time"
 
 	"github.com/petrel-broker/petrel/auth"
@@ -25,7 +26,7 @@ func init() {
 
 func (b *Broker) handleDeleteGroups(_ context.Context, req *rpc.Request) rpc.Result {
 	r := req.Body.(*kmsg.DeleteGroupsRequest)
-	return gather(len(r.Groups), func(i int, done func(kmsg.DeleteGroupsResponseGroup)) {
+	return rpc.RespondLater(coordinator.Gather(len(r.Groups), func(i int, done func(kmsg.DeleteGroupsResponseGroup)) {
 		id := r.Groups[i]
 		answer := func(code int16) {
 			g := kmsg.NewDeleteGroupsResponseGroup()
@@ -36,14 +37,14 @@ func (b *Broker) handleDeleteGroups(_ context.Context, req *rpc.Request) rpc.Res
 			answer(kerr.InvalidGroupID.Code)
 			return
 		}
-		b.groups.submit(id, func(now time.Time, s *group.Shard) group.Effects {
+		b.groups.Submit(id, func(now time.Time, s *group.Shard) group.Effects {
 			return s.DeleteGroup(now, id, answer)
 		}, answer)
 	}, func(results []kmsg.DeleteGroupsResponseGroup) kmsg.Response {
 		resp := r.ResponseKind().(*kmsg.DeleteGroupsResponse)
 		resp.Groups = results
 		return resp
-	})
+	}))
 }
 
 // authorizeDeleteGroups is DeleteGroups's authorization rule (checkRequest).

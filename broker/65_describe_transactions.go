@@ -7,6 +7,7 @@ package broker
 
 import (
 	"context"
+	"github.com/petrel-broker/petrel/coordinator"
 	"time"
 
 	"github.com/petrel-broker/petrel/auth"
@@ -23,7 +24,7 @@ func init() {
 
 func (b *Broker) handleDescribeTransactions(_ context.Context, req *rpc.Request) rpc.Result {
 	r := req.Body.(*kmsg.DescribeTransactionsRequest)
-	return gather(len(r.TransactionalIDs), func(i int, done func(kmsg.DescribeTransactionsResponseTransactionState)) {
+	return rpc.RespondLater(coordinator.Gather(len(r.TransactionalIDs), func(i int, done func(kmsg.DescribeTransactionsResponseTransactionState)) {
 		id := r.TransactionalIDs[i]
 		b.txns.submit(id, func(_ time.Time, s *txn.Shard) txn.Effects {
 			done(s.Describe(id))
@@ -37,7 +38,7 @@ func (b *Broker) handleDescribeTransactions(_ context.Context, req *rpc.Request)
 		resp := r.ResponseKind().(*kmsg.DescribeTransactionsResponse)
 		resp.TransactionStates = append([]kmsg.DescribeTransactionsResponseTransactionState{}, results...)
 		return resp
-	})
+	}))
 }
 
 // authorizeDescribeTransactions is DescribeTransactions's authorization rule

@@ -8,6 +8,7 @@ package broker
 
 import (
 	"context"
+	"github.com/petrel-broker/petrel/coordinator"
 	"slices"
 	"time"
 
@@ -32,7 +33,7 @@ func (b *Broker) handleListTransactions(_ context.Context, req *rpc.Request) rpc
 	if r.Version >= 1 && r.DurationFilterMillis > 0 {
 		minDuration = time.Duration(r.DurationFilterMillis) * time.Millisecond
 	}
-	return gather(len(serving), func(i int, done func([]kmsg.ListTransactionsResponseTransactionState)) {
+	return rpc.RespondLater(coordinator.Gather(len(serving), func(i int, done func([]kmsg.ListTransactionsResponseTransactionState)) {
 		b.txns.submitTo(serving[i], func(now time.Time, s *txn.Shard) txn.Effects {
 			done(s.List(now, r.StateFilters, r.ProducerIDFilters, minDuration))
 			return txn.Effects{}
@@ -52,7 +53,7 @@ func (b *Broker) handleListTransactions(_ context.Context, req *rpc.Request) rpc
 			resp.ErrorCode = kerr.CoordinatorLoadInProgress.Code
 		}
 		return resp
-	})
+	}))
 }
 
 // authorizeListTransactions is ListTransactions's authorization rule (checkRequest).

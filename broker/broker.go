@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"github.com/petrel-broker/petrel/coordinator"
 	"net"
 	"os"
 	"strconv"
@@ -57,13 +58,13 @@ type Broker struct {
 	persistedEpoch int64
 
 	partitions *partitionManager
-	segFiles   *segment.FileCache         // bounds the open segment files of every replica (filecache.go)
-	offline    *offlineReplicas           // replicas that cannot be opened (offline_replicas.go)
-	logSpace   *logDirSpace               // the log directory's free space and its floor (log_dir_space.go)
-	cleaner    atomic.Pointer[logCleaner] // nil when log.cleaner.enable is false
-	fetchers   *replication.Fetchers      // follower fetchers, one per leader
-	groups     *groupCoordinator          // the __consumer_offsets partitions this broker leads
-	txns       *txnCoordinator            // the __transaction_state partitions this broker leads
+	segFiles   *segment.FileCache            // bounds the open segment files of every replica (filecache.go)
+	offline    *offlineReplicas              // replicas that cannot be opened (offline_replicas.go)
+	logSpace   *logDirSpace                  // the log directory's free space and its floor (log_dir_space.go)
+	cleaner    atomic.Pointer[logCleaner]    // nil when log.cleaner.enable is false
+	fetchers   *replication.Fetchers         // follower fetchers, one per leader
+	groups     *coordinator.GroupCoordinator // the __consumer_offsets partitions this broker leads
+	txns       *txnCoordinator               // the __transaction_state partitions this broker leads
 
 	// fetchSessions are the KIP-227 fetch sessions of the consumers and followers that
 	// fetch from this broker (fetch_session.go).
@@ -379,7 +380,7 @@ func (b *Broker) Shutdown(ctx context.Context) error {
 		phases.mark("controlled_shutdown")
 		close(b.draining)
 		b.drainCancel()
-		b.groups.close() // parked group requests answer NOT_COORDINATOR before the drain
+		b.groups.Close() // parked group requests answer NOT_COORDINATOR before the drain
 		b.txns.close()
 		errs := []error{b.server.Shutdown(ctx)}
 		close(b.stop)
@@ -412,7 +413,7 @@ func (b *Broker) Kill() {
 		b.server.Close()
 		close(b.draining)
 		b.drainCancel()
-		b.groups.close()
+		b.groups.Close()
 		b.txns.close()
 		close(b.stop)
 		b.wg.Wait()

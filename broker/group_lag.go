@@ -30,13 +30,13 @@ type committedOffset struct {
 
 // groupLags returns the lag of every committed offset of the groups coordinated here.
 func (b *Broker) groupLags() []metrics.GroupLag {
-	serving := b.groups.rt.Serving()
+	serving := b.groups.Serving()
 	if len(serving) == 0 {
 		return nil
 	}
 	ch := make(chan []committedOffset, len(serving))
 	for _, p := range serving {
-		b.groups.submitTo(p, func(_ time.Time, s *group.Shard) group.Effects {
+		b.groups.SubmitTo(p, func(_ time.Time, s *group.Shard) group.Effects {
 			var out []committedOffset
 			for _, g := range s.ListGroups(nil, nil) {
 				for _, t := range s.OffsetFetch(g.Group, nil, false).Topics {

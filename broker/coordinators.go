@@ -1,0 +1,106 @@
+package broker
+
+// The wiring of the coordinators on a coordinator.Runtime (coordinator/groups.go for
+// __consumer_offsets, coordinator/transactions.go for __transaction_state): their
+// configuration from the broker's properties, and their partitions loaded and unloaded
+// as this broker gains and loses leadership.
+
+import (
+	"github.com/petrel-broker/petrel/coordinator"
+	"github.com/petrel-broker/petrel/group"
+	"github.com/petrel-broker/petrel/metadata"
+	"github.com/petrel-broker/petrel/replication"
+	"github.com/petrel-broker/petrel/rpc"
+	"time"
+)
+
+// newGroupCoordinator configures the group coordinator from the group.* and offsets.*
+// properties.
+func newGroupCoordinator(b *Broker) *coordinator.GroupCoordinator {
+	c := &b.cfg
+	cfg := group.DefaultConfig()
+	cfg.MinSessionTimeout = c.durationMs("group.min.session.timeout.ms")
+	cfg.MaxSessionTimeout = c.durationMs("group.max.session.timeout.ms")
+	cfg.InitialRebalanceDelay = c.durationMs("group.initial.rebalance.delay.ms")
+	if n := c.int64Value("group.max.size"); n < 1<<31-1 {
+		cfg.MaxSize = int(n)
+	}
+	cfg.OffsetsRetention = time.Duration(c.int64Value("offsets.retention.minutes")) * time.Minute
+	cfg.OffsetMetadataMaxBytes = int(c.int64Value("offset.metadata.max.bytes"))
+	return coordinator.NewGroupCoordinator(coordinator.GroupConfig{
+		Runtime:        b.coordinatorRuntimeConfig(offsetsTopic, "group-coordinator"),
+		Group:          cfg,
+		ExpireInterval: c.durationMs("offsets.retention.check.interval.ms"),
+		Partitions:     b.partitionCount(offsetsTopic),
+	})
+}
+
+// coordinatorRuntimeConfig is the runtime configuration of an internal topic's
+// coordinator.
+func (b *Broker) coordinatorRuntimeConfig(topic, logger string) coordinator.Config {
+	return coordinator.Config{
+		Name:          topic,
+		WriteTimeout:  b.cfg.durationMs("offsets.commit.timeout.ms"),
+		LoadReadBytes: int(b.cfg.int64Value("offsets.load.buffer.size")),
+		Logger:        b.logger.Named(logger),
+	}
+}
+
+// partitionCount returns topic's partition count in the current image (0: no topic).
+func (b *Broker) partitionCount(topic string) func() int32 {
+	return func() int32 {
+		if t := b.Image().Topic(topic); t != nil {
+			return int32(len(t.Partitions))
+		}
+		return 0
+	}
+}
+
+// coordinatorRouter is what reconcileCoordinator needs of a coordinator.Router.
+type coordinatorRouter interface {
+	Reconcile(leading map[int32]int32, spec func(partition int32) (coordinator.LoadSpec, bool))
+}
+
+// reconcileCoordinators loads the internal topics' partitions this broker leads (in the
+// leader epoch of im) and unloads the others. The reconciler calls it after applying im.
+func (b *Broker) reconcileCoordinators(im *metadata.Image) {
+	b.reconcileCoordinator(b.groups, offsetsTopic, im)
+	b.txns.reconcile(im)
+}
+
+// reconcileCoordinator is reconcileCoordinators for one internal topic.
+func (b *Broker) reconcileCoordinator(r coordinatorRouter, topic string, im *metadata.Image) {
+	leading := map[int32]int32{}
+	if t := im.Topic(topic); t != nil {
+		for _, p := range t.Partitions {
+			if p.Leader == b.cfg.NodeID {
+				leading[p.ID] = p.LeaderEpoch
+			}
+		}
+	}
+	r.Reconcile(leading, func(partition int32) (coordinator.LoadSpec, bool) {
+		lp := b.partitions.get(topic, partition)
+		if lp == nil {
+			return coordinator.LoadSpec{}, false
+		}
+		return coordinator.LoadSpec{
+			Log: lp.Partition,
+			MinInsync: func() int {
+				return replication.EffectiveMinISR(lp.settings.Load().minInsync, int(lp.replicationFactor.Load()))
+			},
+		}, true
+	})
+}
+
+// clientOf names the connection of req for DescribeGroups.
+func clientOf(req *rpc.Request) group.Client {
+	c := group.Client{}
+	if req.ClientID != nil {
+		c.ID = *req.ClientID
+	}
+	if req.Conn != nil && req.Conn.RemoteAddr != nil {
+		host, _ := splitHostPort(req.Conn.RemoteAddr.String())
+		c.Host = "/" + host
+	}
+	return c
+}
