@@ -96,7 +96,7 @@ func (b *Broker) initTransactionalProducerID(ctx context.Context, r *kmsg.InitPr
 		}
 		var once sync.Once
 		send := func(resp kmsg.Response) { once.Do(func() { reply(resp) }) }
-		b.txns.submit(*r.TransactionalID, func(now time.Time, s *txn.Shard) txn.Effects {
+		b.txns.Submit(*r.TransactionalID, func(now time.Time, s *txn.Shard) txn.Effects {
 			return s.InitProducerID(now, r, b.producerIDs.tryGenerate, send)
 		}, func(code int16) { send(failed(code)) })
 	})

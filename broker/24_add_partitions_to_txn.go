@@ -99,7 +99,7 @@ func (b *Broker) addPartitionsRetrying(id string, pid int64, epoch int16, tps []
 			}
 			time.AfterFunc(wait, func() { try(2 * wait) })
 		}
-		b.txns.submit(id, func(now time.Time, s *txn.Shard) txn.Effects {
+		b.txns.Submit(id, func(now time.Time, s *txn.Shard) txn.Effects {
 			return s.AddPartitions(now, id, pid, epoch, tps, result)
 		}, finish)
 	}

@@ -33,10 +33,10 @@ func (b *Broker) handleEndTxn(ctx context.Context, req *rpc.Request) rpc.Result 
 	if r.TransactionalID == "" {
 		return rpc.Respond(answer(kerr.InvalidRequest.Code))
 	}
-	return b.txns.respond(r.TransactionalID, func(now time.Time, s *txn.Shard, send func(kmsg.Response)) txn.Effects {
+	return rpc.RespondLater(b.txns.Respond(r.TransactionalID, func(now time.Time, s *txn.Shard, send func(kmsg.Response)) txn.Effects {
 		return s.EndTransaction(now, r.TransactionalID, r.ProducerID, r.ProducerEpoch, r.Commit,
 			func(code int16) { send(answer(code)) })
-	}, answer)
+	}, answer))
 }
 
 // authorizeEndTxn is EndTxn's authorization rule (checkRequest).

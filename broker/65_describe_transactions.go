@@ -26,7 +26,7 @@ func (b *Broker) handleDescribeTransactions(_ context.Context, req *rpc.Request)
 	r := req.Body.(*kmsg.DescribeTransactionsRequest)
 	return rpc.RespondLater(coordinator.Gather(len(r.TransactionalIDs), func(i int, done func(kmsg.DescribeTransactionsResponseTransactionState)) {
 		id := r.TransactionalIDs[i]
-		b.txns.submit(id, func(_ time.Time, s *txn.Shard) txn.Effects {
+		b.txns.Submit(id, func(_ time.Time, s *txn.Shard) txn.Effects {
 			done(s.Describe(id))
 			return txn.Effects{}
 		}, func(code int16) {

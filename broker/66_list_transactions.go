@@ -27,14 +27,14 @@ func init() {
 
 func (b *Broker) handleListTransactions(_ context.Context, req *rpc.Request) rpc.Result {
 	r := req.Body.(*kmsg.ListTransactionsRequest)
-	serving := b.txns.rt.Serving()
-	loading := len(b.txns.rt.Loaded()) > len(serving)
+	serving := b.txns.Serving()
+	loading := len(b.txns.Loaded()) > len(serving)
 	minDuration := time.Duration(0)
 	if r.Version >= 1 && r.DurationFilterMillis > 0 {
 		minDuration = time.Duration(r.DurationFilterMillis) * time.Millisecond
 	}
 	return rpc.RespondLater(coordinator.Gather(len(serving), func(i int, done func([]kmsg.ListTransactionsResponseTransactionState)) {
-		b.txns.submitTo(serving[i], func(now time.Time, s *txn.Shard) txn.Effects {
+		b.txns.SubmitTo(serving[i], func(now time.Time, s *txn.Shard) txn.Effects {
 			done(s.List(now, r.StateFilters, r.ProducerIDFilters, minDuration))
 			return txn.Effects{}
 		}, func(int16) { done(nil) })

@@ -64,7 +64,8 @@ type Broker struct {
 	cleaner    atomic.Pointer[logCleaner]    // nil when log.cleaner.enable is false
 	fetchers   *replication.Fetchers         // follower fetchers, one per leader
 	groups     *coordinator.GroupCoordinator // the __consumer_offsets partitions this broker leads
-	txns       *txnCoordinator               // the __transaction_state partitions this broker leads
+	txns       *coordinator.TxnCoordinator   // the __transaction_state partitions this broker leads
+	peers      *peerClients                  // kept connections to the other brokers (txn verification, markers)
 
 	// fetchSessions are the KIP-227 fetch sessions of the consumers and followers that
 	// fetch from this broker (fetch_session.go).
@@ -196,6 +197,7 @@ func Start(cfg Config) (*Broker, error) {
 		Logger: b.logger.Named("fetcher"),
 	})
 	b.groups = newGroupCoordinator(b)
+	b.peers = newPeerClients(b)
 	b.txns = newTxnCoordinator(b)
 	// The replicas' checkpoints (one line per replica) are read while Raft starts
 	// (its snapshot restore): neither needs the other until the reconciler runs.
@@ -381,7 +383,8 @@ func (b *Broker) Shutdown(ctx context.Context) error {
 		close(b.draining)
 		b.drainCancel()
 		b.groups.Close() // parked group requests answer NOT_COORDINATOR before the drain
-		b.txns.close()
+		b.txns.Close()
+		b.peers.close()
 		errs := []error{b.server.Shutdown(ctx)}
 		close(b.stop)
 		b.wg.Wait()
@@ -414,7 +417,8 @@ func (b *Broker) Kill() {
 		close(b.draining)
 		b.drainCancel()
 		b.groups.Close()
-		b.txns.close()
+		b.txns.Close()
+		b.peers.close()
 		close(b.stop)
 		b.wg.Wait()
 		b.controllers.close()

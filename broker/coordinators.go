@@ -6,12 +6,16 @@ package broker
 // as this broker gains and loses leadership.
 
 import (
+	"context"
+	"time"
+
 	"github.com/petrel-broker/petrel/coordinator"
 	"github.com/petrel-broker/petrel/group"
 	"github.com/petrel-broker/petrel/metadata"
 	"github.com/petrel-broker/petrel/replication"
 	"github.com/petrel-broker/petrel/rpc"
-	"time"
+	"github.com/petrel-broker/petrel/txn"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // newGroupCoordinator configures the group coordinator from the group.* and offsets.*
@@ -33,6 +37,56 @@ func newGroupCoordinator(b *Broker) *coordinator.GroupCoordinator {
 		ExpireInterval: c.durationMs("offsets.retention.check.interval.ms"),
 		Partitions:     b.partitionCount(offsetsTopic),
 	})
+}
+
+// markerRequestTimeout bounds one WriteTxnMarkers round trip.
+const markerRequestTimeout = 15 * time.Second
+
+// newTxnCoordinator configures the transaction coordinator from the transaction.*
+// properties.
+func newTxnCoordinator(b *Broker) *coordinator.TxnCoordinator {
+	c := &b.cfg
+	cfg := txn.DefaultConfig()
+	cfg.MaxTimeout = c.durationMs("transaction.max.timeout.ms")
+	return coordinator.NewTxnCoordinator(coordinator.TxnConfig{
+		Runtime:        b.coordinatorRuntimeConfig(transactionStateTopic, "txn-coordinator"),
+		Txn:            cfg,
+		AbortInterval:  c.durationMs("transaction.abort.timed.out.transaction.cleanup.interval.ms"),
+		IDExpiration:   c.durationMs("transactional.id.expiration.ms"),
+		ExpireInterval: c.durationMs("transaction.remove.expired.transaction.cleanup.interval.ms"),
+		Partitions:     b.partitionCount(transactionStateTopic),
+		Net:            markerNet{b},
+	})
+}
+
+// markerNet is the transaction coordinator's way to the partitions' leaders.
+type markerNet struct{ b *Broker }
+
+func (n markerNet) LeaderOf(topic string, partition int32) (int32, bool) {
+	t := n.b.Image().Topic(topic)
+	if t == nil || partition < 0 || int(partition) >= len(t.Partitions) {
+		return -1, false
+	}
+	return t.Partitions[partition].Leader, true
+}
+
+// WriteTxnMarkers sends req to leader: in process when it is this broker.
+func (n markerNet) WriteTxnMarkers(leader int32, req *kmsg.WriteTxnMarkersRequest) (*kmsg.WriteTxnMarkersResponse, error) {
+	b := n.b
+	ctx, cancel := b.waitTimeout(context.Background(), markerRequestTimeout)
+	defer cancel()
+	if leader == b.cfg.NodeID {
+		return b.writeTxnMarkers(ctx, req), nil
+	}
+	resp, err := b.peers.do(ctx, leader, req)
+	if err != nil {
+		return nil, err
+	}
+	return resp.(*kmsg.WriteTxnMarkersResponse), nil
+}
+
+func (n markerNet) Go(name string, fn func(stop <-chan struct{})) {
+	n.b.goLoop(name, func() { fn(n.b.stop) })
 }
 
 // coordinatorRuntimeConfig is the runtime configuration of an internal topic's
@@ -65,7 +119,7 @@ type coordinatorRouter interface {
 // leader epoch of im) and unloads the others. The reconciler calls it after applying im.
 func (b *Broker) reconcileCoordinators(im *metadata.Image) {
 	b.reconcileCoordinator(b.groups, offsetsTopic, im)
-	b.txns.reconcile(im)
+	b.reconcileCoordinator(b.txns, transactionStateTopic, im)
 }
 
 // reconcileCoordinator is reconcileCoordinators for one internal topic.

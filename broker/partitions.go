@@ -538,7 +538,7 @@ func (pm *partitionManager) remove(tp segment.TopicPartition, deleteData bool) {
 	case offsetsTopic:
 		pm.b.groups.Unload(tp.Partition)
 	case transactionStateTopic:
-		pm.b.txns.unload(tp.Partition)
+		pm.b.txns.Unload(tp.Partition)
 	}
 	pm.b.fetchers.Unfollow(lp.Partition)
 	if !deleteData {

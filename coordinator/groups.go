@@ -98,13 +98,10 @@ func (g *groupShard) Unloaded(time.Time) Result { return g.convert(g.s.Unload())
 
 // expireTimer runs ExpireOffsets every offsets.retention.check.interval.ms.
 func (g *groupShard) expireTimer(now time.Time) Timer {
-	return Timer{Key: expireOffsetsTimer, At: now.Add(g.gc.expireInterval),
-		Fire: func(now time.Time, s Shard) Result {
-			gs := s.(*groupShard)
-			res := gs.convert(gs.s.ExpireOffsets(now))
-			res.Timers = append(res.Timers, gs.expireTimer(now))
-			return res
-		}}
+	return periodic(expireOffsetsTimer, g.gc.expireInterval, now, func(now time.Time, s Shard) Result {
+		gs := s.(*groupShard)
+		return gs.convert(gs.s.ExpireOffsets(now))
+	})
 }
 
 // convert turns Effects into a runtime Result, as group.Effects documents: timers at
@@ -170,6 +167,15 @@ func then[E any](follow func(int16) E, convert func(E) Result, reply func()) fun
 		reply()
 		return next
 	}
+}
+
+// periodic is a timer that runs run every interval while the partition is loaded.
+func periodic(key string, interval time.Duration, now time.Time, run func(now time.Time, s Shard) Result) Timer {
+	return Timer{Key: key, At: now.Add(interval), Fire: func(now time.Time, s Shard) Result {
+		res := run(now, s)
+		res.Timers = append(res.Timers, periodic(key, interval, now, run))
+		return res
+	}}
 }
 
 // RandomUUID is a random (version 4) UUID as Java's UUID.toString prints it: the unique
