@@ -52,7 +52,7 @@ func (b *Broker) handleInitProducerID(ctx context.Context, req *rpc.Request) rpc
 		resp.ProducerID, resp.ProducerEpoch = r.ProducerID, r.ProducerEpoch+1
 		return rpc.Respond(resp)
 	}
-	if id, ok := b.producerIDs.tryGenerate(); ok {
+	if id, ok := b.producerIDs.TryGenerate(); ok {
 		resp.ProducerID, resp.ProducerEpoch = id, 0
 		return rpc.Respond(resp)
 	}
@@ -60,7 +60,7 @@ func (b *Broker) handleInitProducerID(ctx context.Context, req *rpc.Request) rpc
 	b.goLoop("init producer id", func() {
 		wctx, cancel := b.waitTimeout(ctx, initProducerIDWait)
 		defer cancel()
-		id, err := b.producerIDs.generate(wctx)
+		id, err := b.producerIDs.Generate(wctx)
 		if err != nil {
 			resp.ErrorCode = b.errorCodeLogged(err, "init producer id")
 		} else {
@@ -88,7 +88,7 @@ func (b *Broker) initTransactionalProducerID(ctx context.Context, r *kmsg.InitPr
 	}
 	b.goLoop("init transactional producer id", func() {
 		wctx, cancel := b.waitTimeout(ctx, initProducerIDWait)
-		err := b.producerIDs.ready(wctx)
+		err := b.producerIDs.Ready(wctx)
 		cancel()
 		if err != nil {
 			reply(failed(b.errorCodeLogged(err, "init producer id")))
@@ -97,7 +97,7 @@ func (b *Broker) initTransactionalProducerID(ctx context.Context, r *kmsg.InitPr
 		var once sync.Once
 		send := func(resp kmsg.Response) { once.Do(func() { reply(resp) }) }
 		b.txns.Submit(*r.TransactionalID, func(now time.Time, s *txn.Shard) txn.Effects {
-			return s.InitProducerID(now, r, b.producerIDs.tryGenerate, send)
+			return s.InitProducerID(now, r, b.producerIDs.TryGenerate, send)
 		}, func(code int16) { send(failed(code)) })
 	})
 	return rpc.RespondLater(ch)

@@ -86,7 +86,7 @@ type Broker struct {
 	stalls       stallHooks             // tests only (stall_hooks.go)
 	leaders      *leaderWatch           // closed at each Raft leader change (forwarding.go)
 	brokerEpoch  atomic.Int64           // this broker's epoch; -1 until registered
-	producerIDs  *producerIDManager
+	producerIDs  *coordinator.ProducerIDs
 	dial         rpc.DialFunc         // outgoing connections (tests inject faults)
 	throttles    replicationThrottles // KIP-73 replication quotas (throttle.go)
 	authz        authorization        // ACL authorizer (authorize.go)
@@ -159,7 +159,7 @@ func Start(cfg Config) (*Broker, error) {
 	b.fetchKick = newFollowerFetchKick()
 	b.brokerEpoch.Store(-1)
 	b.isrChanges.b = b
-	b.producerIDs = newProducerIDManager(b)
+	b.producerIDs = newProducerIDs(b)
 	b.records = newRecordValidator(cfg.int64Value(decompressedLimitProperty))
 	b.segFiles = newSegmentFileCache(&b.cfg)
 	b.fetchSessions = newFetchSessionCache(int(cfg.int64Value("max.incremental.fetch.session.cache.slots")),

@@ -83,7 +83,7 @@ var errorTable = []struct {
 	{controller.ErrIneligibleReplica, kerr.IneligibleReplica.Code},
 	{config.ErrInvalidBrokerConfig, kerr.InvalidConfig.Code},
 	{ErrProducerIDsExhausted, kerr.UnknownServerError.Code},
-	{ErrProducerIDsNotAvailable, kerr.CoordinatorLoadInProgress.Code},
+	{coordinator.ErrProducerIDsNotAvailable, kerr.CoordinatorLoadInProgress.Code},
 	{ErrInternalTopic, kerr.InvalidRequest.Code},
 	{ErrInvalidRequest, kerr.InvalidRequest.Code},
 	{coordinator.ErrNotCoordinator, kerr.NotCoordinator.Code},
