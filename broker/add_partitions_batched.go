@@ -105,7 +105,7 @@ func (b *Broker) handleAddPartitionsToTxnBatched(r *kmsg.AddPartitionsToTxnReque
 			})
 			continue
 		}
-		b.addPartitionsRetrying(t.TransactionalID, t.ProducerID, t.ProducerEpoch, tps[i], all)
+		b.txns.AddPartitions(t.TransactionalID, t.ProducerID, t.ProducerEpoch, tps[i], all)
 	}
 	return rpc.RespondLater(ch)
 }

@@ -9,10 +9,12 @@ package coordinator
 // transaction.remove.expired.transaction.cleanup.interval.ms.
 
 import (
+	"sync"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/petrel-broker/petrel/txn"
+	"github.com/twmb/franz-go/pkg/kerr"
 )
 
 // abortTimedOutTimer is the runtime timer key of the periodic AbortTimedOut.
@@ -126,4 +128,41 @@ func (t *txnStateShard) convert(eff txn.Effects) Result {
 		res.TimedOut = then(eff.TimedOut, t.convert, reply)
 	}
 	return res
+}
+
+// Server-side retries of CONCURRENT_TRANSACTIONS for adds: the previous transaction's
+// markers are being written (a few ms) right after its EndTxn was answered, and a
+// client would otherwise back off (kgo and the Java client 20 ms, librdkafka more).
+const (
+	addRetryBackoff = 2 * time.Millisecond
+	addRetryMax     = 32 * time.Millisecond
+)
+
+// AddPartitions runs AddPartitions on id's shard and calls done once with the outcome,
+// trying again after 2, 4, ... 32 ms while it is CONCURRENT_TRANSACTIONS.
+func (tc *TxnCoordinator) AddPartitions(id string, pid int64, epoch int16, tps []txn.TopicPartition, done func(code int16)) {
+	retryConcurrent(func(result, failed func(code int16)) {
+		tc.Submit(id, func(now time.Time, s *txn.Shard) txn.Effects {
+			return s.AddPartitions(now, id, pid, epoch, tps, result)
+		}, failed)
+	}, done)
+}
+
+// retryConcurrent calls attempt and done once with its outcome: attempt reports it
+// through result, retried after 2, 4, ... 32 ms while it is CONCURRENT_TRANSACTIONS,
+// or through failed, never retried (the shard was not reached).
+func retryConcurrent(attempt func(result, failed func(code int16)), done func(code int16)) {
+	var once sync.Once
+	finish := func(code int16) { once.Do(func() { done(code) }) }
+	var try func(wait time.Duration)
+	try = func(wait time.Duration) {
+		attempt(func(code int16) {
+			if code != kerr.ConcurrentTransactions.Code || wait > addRetryMax {
+				finish(code)
+				return
+			}
+			time.AfterFunc(wait, func() { try(2 * wait) })
+		}, finish)
+	}
+	try(addRetryBackoff)
 }
