@@ -154,3 +154,25 @@ func Gather[T any](items int, run func(i int, done func(T)), build func(results 
 	}
 	return ch
 }
+
+// collectServing runs list on the shard of every serving partition and answers with
+// build once each has answered (one unloaded meanwhile contributes nothing); loading
+// reports a partition still loading (COORDINATOR_LOAD_IN_PROGRESS for the lists).
+func collectServing[S, E, T any](r *Router[S, E], list func(now time.Time, s S) []T,
+	build func(items []T, loading bool) kmsg.Response) <-chan kmsg.Response {
+	serving := r.Serving()
+	loading := len(r.Loaded()) > len(serving)
+	return Gather(len(serving), func(i int, done func([]T)) {
+		r.SubmitTo(serving[i], func(now time.Time, s S) E {
+			done(list(now, s))
+			var none E
+			return none
+		}, func(int16) { done(nil) })
+	}, func(results [][]T) kmsg.Response {
+		items := []T{}
+		for _, r := range results {
+			items = append(items, r...)
+		}
+		return build(items, loading)
+	})
+}

@@ -1,0 +1,105 @@
+package coordinator
+
+// The group coordinator's answers to the requests that span groups or shards:
+// OffsetFetch (one group before v8, many from v8, KIP-709) and ListGroups (every
+// serving shard).
+
+import (
+	"time"
+
+	"github.com/petrel-broker/petrel/group"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// OffsetFetch answers r from each group's shard, in r's version.
+func (gc *GroupCoordinator) OffsetFetch(r *kmsg.OffsetFetchRequest) <-chan kmsg.Response {
+	type one struct {
+		id     string
+		topics []kmsg.OffsetFetchRequestTopic
+	}
+	var groups []one
+	if r.Version < 8 {
+		groups = []one{{r.Group, r.Topics}}
+	} else {
+		for _, g := range r.Groups {
+			o := one{id: g.Group}
+			if g.Topics != nil {
+				o.topics = []kmsg.OffsetFetchRequestTopic{}
+				for _, t := range g.Topics {
+					ft := kmsg.NewOffsetFetchRequestTopic()
+					ft.Topic, ft.Partitions = t.Topic, t.Partitions
+					o.topics = append(o.topics, ft)
+				}
+			}
+			groups = append(groups, o)
+		}
+	}
+	return Gather(len(groups), func(i int, done func(kmsg.OffsetFetchResponseGroup)) {
+		g := groups[i]
+		failed := func(code int16) {
+			rg := kmsg.NewOffsetFetchResponseGroup()
+			rg.Group, rg.ErrorCode = g.id, code
+			done(rg)
+		}
+		if g.id == "" {
+			failed(kerr.InvalidGroupID.Code)
+			return
+		}
+		gc.Submit(g.id, func(_ time.Time, s *group.Shard) group.Effects {
+			done(s.OffsetFetch(g.id, g.topics, r.RequireStable))
+			return group.Effects{}
+		}, failed)
+	}, func(results []kmsg.OffsetFetchResponseGroup) kmsg.Response {
+		resp := r.ResponseKind().(*kmsg.OffsetFetchResponse)
+		if r.Version >= 8 {
+			resp.Groups = results
+			return resp
+		}
+		offsetFetchV0(r, resp, results[0])
+		return resp
+	})
+}
+
+// offsetFetchV0 puts g, one group's answer, into resp as versions before 8 carry it.
+func offsetFetchV0(r *kmsg.OffsetFetchRequest, resp *kmsg.OffsetFetchResponse, g kmsg.OffsetFetchResponseGroup) {
+	resp.ErrorCode = g.ErrorCode
+	for _, t := range g.Topics {
+		rt := kmsg.NewOffsetFetchResponseTopic()
+		rt.Topic = t.Topic
+		for _, p := range t.Partitions {
+			rp := kmsg.NewOffsetFetchResponseTopicPartition()
+			rp.Partition, rp.Offset, rp.LeaderEpoch, rp.Metadata, rp.ErrorCode = p.Partition, p.Offset, p.LeaderEpoch, p.Metadata, p.ErrorCode
+			rt.Partitions = append(rt.Partitions, rp)
+		}
+		resp.Topics = append(resp.Topics, rt)
+	}
+	if r.Version < 2 && g.ErrorCode != 0 && len(g.Topics) == 0 {
+		// v0-1 have no group error: every requested partition carries it.
+		for _, t := range r.Topics {
+			rt := kmsg.NewOffsetFetchResponseTopic()
+			rt.Topic = t.Topic
+			for _, p := range t.Partitions {
+				rp := kmsg.NewOffsetFetchResponseTopicPartition()
+				rp.Partition, rp.Offset, rp.ErrorCode = p, -1, g.ErrorCode
+				rt.Partitions = append(rt.Partitions, rp)
+			}
+			resp.Topics = append(resp.Topics, rt)
+		}
+	}
+}
+
+// ListGroups answers r with the groups of every serving shard;
+// COORDINATOR_LOAD_IN_PROGRESS while a partition is still loading.
+func (gc *GroupCoordinator) ListGroups(r *kmsg.ListGroupsRequest) <-chan kmsg.Response {
+	return collectServing(gc.Router, func(_ time.Time, s *group.Shard) []kmsg.ListGroupsResponseGroup {
+		return s.ListGroups(r.StatesFilter, r.TypesFilter)
+	}, func(groups []kmsg.ListGroupsResponseGroup, loading bool) kmsg.Response {
+		resp := r.ResponseKind().(*kmsg.ListGroupsResponse)
+		resp.Groups = groups
+		if loading {
+			resp.ErrorCode = kerr.CoordinatorLoadInProgress.Code
+		}
+		return resp
+	})
+}

@@ -1,0 +1,99 @@
+package coordinator
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/petrel-broker/petrel/group"
+	"github.com/petrel-broker/petrel/internal/testwait"
+	"github.com/petrel-broker/petrel/txn"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+func recvResponse(t *testing.T, ch <-chan kmsg.Response) kmsg.Response {
+	t.Helper()
+	select {
+	case r := <-ch:
+		return r
+	case <-time.After(10 * time.Second):
+		t.Fatal("no answer")
+	}
+	panic("unreachable")
+}
+
+// The lists answer from every serving shard (an empty list, not none), with
+// COORDINATOR_LOAD_IN_PROGRESS while a partition still loads.
+func TestListsAnswerLoadInProgressWhileLoading(t *testing.T) {
+	gc := NewGroupCoordinator(GroupConfig{Group: group.DefaultConfig(), Partitions: func() int32 { return 2 }})
+	t.Cleanup(gc.Close)
+	tc := NewTxnCoordinator(TxnConfig{Txn: txn.DefaultConfig(), Partitions: func() int32 { return 2 }})
+	t.Cleanup(tc.Close)
+	loading := newFakeLog(1)
+	appendRecords(t, loading, Record{Key: []byte("k"), Value: []byte("v")})
+	loading.set(func(f *fakeLog) { f.hw = 0 }) // the high watermark has not reached the log end
+	logs := map[int32]*fakeLog{0: newFakeLog(1), 1: loading}
+	spec := func(p int32) (LoadSpec, bool) { return LoadSpec{Log: logs[p]}, true }
+	gc.Reconcile(map[int32]int32{0: 1, 1: 1}, spec)
+	tc.Reconcile(map[int32]int32{0: 1, 1: 1}, spec)
+	testwait.Until(t, 10*time.Second, "serving", func() bool { return len(gc.Serving()) == 1 && len(tc.Serving()) == 1 })
+
+	lg := recvResponse(t, gc.ListGroups(kmsg.NewPtrListGroupsRequest())).(*kmsg.ListGroupsResponse)
+	if lg.ErrorCode != kerr.CoordinatorLoadInProgress.Code || lg.Groups == nil {
+		t.Fatalf("ListGroups while loading: code %d groups %v", lg.ErrorCode, lg.Groups)
+	}
+	lr := kmsg.NewPtrListTransactionsRequest()
+	lr.StateFilters = []string{"Ongoing", "Bogus"}
+	lt := recvResponse(t, tc.ListTransactions(lr)).(*kmsg.ListTransactionsResponse)
+	if lt.ErrorCode != kerr.CoordinatorLoadInProgress.Code || lt.TransactionStates == nil || fmt.Sprint(lt.UnknownStateFilters) != "[Bogus]" {
+		t.Fatalf("ListTransactions while loading: %+v", lt)
+	}
+
+	loading.set(func(f *fakeLog) { f.hw = f.leo })
+	testwait.Until(t, 10*time.Second, "both serving", func() bool { return len(gc.Serving()) == 2 })
+	lg = recvResponse(t, gc.ListGroups(kmsg.NewPtrListGroupsRequest())).(*kmsg.ListGroupsResponse)
+	if lg.ErrorCode != 0 {
+		t.Fatalf("ListGroups once loaded: code %d", lg.ErrorCode)
+	}
+}
+
+// OffsetFetch answers each group of v8+ on its own; before v8 one group's answer is
+// spread over the topics, and v0-1, which have no group error, carry it on every
+// requested partition.
+func TestOffsetFetchAnswersInTheRequestVersion(t *testing.T) {
+	gc := NewGroupCoordinator(GroupConfig{Group: group.DefaultConfig(), Partitions: func() int32 { return 0 }})
+	t.Cleanup(gc.Close)
+
+	r := kmsg.NewPtrOffsetFetchRequest()
+	r.Version = 8
+	for _, id := range []string{"", "g"} {
+		g := kmsg.NewOffsetFetchRequestGroup()
+		g.Group = id
+		r.Groups = append(r.Groups, g)
+	}
+	resp := recvResponse(t, gc.OffsetFetch(r)).(*kmsg.OffsetFetchResponse)
+	if len(resp.Groups) != 2 || resp.Groups[0].ErrorCode != kerr.InvalidGroupID.Code || resp.Groups[1].ErrorCode != kerr.NotCoordinator.Code {
+		t.Fatalf("v8: %+v", resp.Groups)
+	}
+
+	r = kmsg.NewPtrOffsetFetchRequest()
+	r.Version, r.Group = 1, "g"
+	rt := kmsg.NewOffsetFetchRequestTopic()
+	rt.Topic, rt.Partitions = "t", []int32{0, 1}
+	r.Topics = append(r.Topics, rt)
+	resp = recvResponse(t, gc.OffsetFetch(r)).(*kmsg.OffsetFetchResponse)
+	if len(resp.Topics) != 1 || len(resp.Topics[0].Partitions) != 2 {
+		t.Fatalf("v1: %+v", resp.Topics)
+	}
+	for _, p := range resp.Topics[0].Partitions {
+		if p.ErrorCode != kerr.NotCoordinator.Code || p.Offset != -1 {
+			t.Fatalf("v1 partition %+v", p)
+		}
+	}
+	r.Version = 2
+	resp = recvResponse(t, gc.OffsetFetch(r)).(*kmsg.OffsetFetchResponse)
+	if resp.ErrorCode != kerr.NotCoordinator.Code || len(resp.Topics) != 0 {
+		t.Fatalf("v2: code %d topics %+v", resp.ErrorCode, resp.Topics)
+	}
+}
