@@ -34,7 +34,7 @@ var allowedInternal = map[string][]string{
 	"broker": {"rpc", "replication", "fsm", "metadata", "segment", "compress", "coordinator", "group", "txn", "metrics", "auth", "config", "controller"},
 	// The quorum controller decides over the image (metadata); it reaches Raft
 	// through its own Quorum interface, which the broker implements.
-	"controller":  {"metadata"},
+	"controller": {"metadata"},
 	// The runtime hosts group and txn shards; the adapters from their Effects to runtime
 	// Results live beside it.
 	"coordinator": {"replication", "segment", "group", "txn"},

@@ -103,3 +103,51 @@ func (gc *GroupCoordinator) ListGroups(r *kmsg.ListGroupsRequest) <-chan kmsg.Re
 		return resp
 	})
 }
+
+// DescribeGroups answers r from each group's shard. authorizedOps, when not nil, gives
+// a group's authorized operations (v3+ with IncludeAuthorizedOperations and an
+// authorizer).
+func (gc *GroupCoordinator) DescribeGroups(r *kmsg.DescribeGroupsRequest, authorizedOps func(group string) int32) <-chan kmsg.Response {
+	return Gather(len(r.Groups), func(i int, done func(kmsg.DescribeGroupsResponseGroup)) {
+		id := r.Groups[i]
+		gc.Submit(id, func(_ time.Time, s *group.Shard) group.Effects {
+			g := s.DescribeGroup(id, r.IncludeAuthorizedOperations)
+			if authorizedOps != nil {
+				g.AuthorizedOperations = authorizedOps(id)
+			}
+			done(g)
+			return group.Effects{}
+		}, func(code int16) {
+			g := kmsg.NewDescribeGroupsResponseGroup()
+			g.Group, g.ErrorCode = id, code
+			done(g)
+		})
+	}, func(results []kmsg.DescribeGroupsResponseGroup) kmsg.Response {
+		resp := r.ResponseKind().(*kmsg.DescribeGroupsResponse)
+		resp.Groups = results
+		return resp
+	})
+}
+
+// DeleteGroups deletes each group of r on its shard (INVALID_GROUP_ID for "").
+func (gc *GroupCoordinator) DeleteGroups(r *kmsg.DeleteGroupsRequest) <-chan kmsg.Response {
+	return Gather(len(r.Groups), func(i int, done func(kmsg.DeleteGroupsResponseGroup)) {
+		id := r.Groups[i]
+		answer := func(code int16) {
+			g := kmsg.NewDeleteGroupsResponseGroup()
+			g.Group, g.ErrorCode = id, code
+			done(g)
+		}
+		if id == "" {
+			answer(kerr.InvalidGroupID.Code)
+			return
+		}
+		gc.Submit(id, func(now time.Time, s *group.Shard) group.Effects {
+			return s.DeleteGroup(now, id, answer)
+		}, answer)
+	}, func(results []kmsg.DeleteGroupsResponseGroup) kmsg.Response {
+		resp := r.ResponseKind().(*kmsg.DeleteGroupsResponse)
+		resp.Groups = results
+		return resp
+	})
+}

@@ -97,3 +97,45 @@ func TestOffsetFetchAnswersInTheRequestVersion(t *testing.T) {
 		t.Fatalf("v2: code %d topics %+v", resp.ErrorCode, resp.Topics)
 	}
 }
+
+// Each group or transactional id is answered on its own: an empty group id is
+// INVALID_GROUP_ID, one whose partition is not served here NOT_COORDINATOR (with -1
+// for a transaction's producer id, epoch and start), and a served one by its shard.
+func TestPerIDRequestsAnswerEachID(t *testing.T) {
+	gc := NewGroupCoordinator(GroupConfig{Group: group.DefaultConfig(), Partitions: func() int32 { return 2 }})
+	t.Cleanup(gc.Close)
+	tc := NewTxnCoordinator(TxnConfig{Txn: txn.DefaultConfig(), Partitions: func() int32 { return 2 }})
+	t.Cleanup(tc.Close)
+	served := group.PartitionFor("here", 2)
+	spec := func(int32) (LoadSpec, bool) { return LoadSpec{Log: newFakeLog(1)}, true }
+	gc.Reconcile(map[int32]int32{served: 1}, spec)
+	testwait.Until(t, 10*time.Second, "serving", func() bool { return len(gc.Serving()) == 1 })
+	away := "g0"
+	for i := 0; group.PartitionFor(away, 2) == served; i++ {
+		away = fmt.Sprint("g", i)
+	}
+
+	dr := kmsg.NewPtrDescribeGroupsRequest()
+	dr.Version, dr.IncludeAuthorizedOperations, dr.Groups = 5, true, []string{"here", away}
+	desc := recvResponse(t, gc.DescribeGroups(dr, func(string) int32 { return 42 })).(*kmsg.DescribeGroupsResponse)
+	if len(desc.Groups) != 2 || desc.Groups[0].ErrorCode != 0 || desc.Groups[0].State != "Dead" ||
+		desc.Groups[0].AuthorizedOperations != 42 || desc.Groups[1].ErrorCode != kerr.NotCoordinator.Code {
+		t.Fatalf("DescribeGroups: %+v", desc.Groups)
+	}
+
+	del := kmsg.NewPtrDeleteGroupsRequest()
+	del.Groups = []string{"", away, "here"}
+	dg := recvResponse(t, gc.DeleteGroups(del)).(*kmsg.DeleteGroupsResponse)
+	if len(dg.Groups) != 3 || dg.Groups[0].ErrorCode != kerr.InvalidGroupID.Code || dg.Groups[1].ErrorCode != kerr.NotCoordinator.Code ||
+		dg.Groups[2].ErrorCode != kerr.GroupIDNotFound.Code {
+		t.Fatalf("DeleteGroups: %+v", dg.Groups)
+	}
+
+	tr := kmsg.NewPtrDescribeTransactionsRequest()
+	tr.TransactionalIDs = []string{"t"}
+	dt := recvResponse(t, tc.DescribeTransactions(tr)).(*kmsg.DescribeTransactionsResponse)
+	if st := dt.TransactionStates; len(st) != 1 || st[0].ErrorCode != kerr.NotCoordinator.Code || st[0].ProducerID != -1 ||
+		st[0].ProducerEpoch != -1 || st[0].StartTimestamp != -1 {
+		t.Fatalf("DescribeTransactions: %+v", dt.TransactionStates)
+	}
+}

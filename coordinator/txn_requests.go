@@ -34,3 +34,22 @@ func (tc *TxnCoordinator) ListTransactions(r *kmsg.ListTransactionsRequest) <-ch
 		return resp
 	})
 }
+
+// DescribeTransactions answers r from each transactional id's shard.
+func (tc *TxnCoordinator) DescribeTransactions(r *kmsg.DescribeTransactionsRequest) <-chan kmsg.Response {
+	return Gather(len(r.TransactionalIDs), func(i int, done func(kmsg.DescribeTransactionsResponseTransactionState)) {
+		id := r.TransactionalIDs[i]
+		tc.Submit(id, func(_ time.Time, s *txn.Shard) txn.Effects {
+			done(s.Describe(id))
+			return txn.Effects{}
+		}, func(code int16) {
+			st := kmsg.NewDescribeTransactionsResponseTransactionState()
+			st.TransactionalID, st.ErrorCode, st.ProducerID, st.ProducerEpoch, st.StartTimestamp = id, code, -1, -1, -1
+			done(st)
+		})
+	}, func(results []kmsg.DescribeTransactionsResponseTransactionState) kmsg.Response {
+		resp := r.ResponseKind().(*kmsg.DescribeTransactionsResponse)
+		resp.TransactionStates = append([]kmsg.DescribeTransactionsResponseTransactionState{}, results...)
+		return resp
+	})
+}
