@@ -151,3 +151,43 @@ func (gc *GroupCoordinator) DeleteGroups(r *kmsg.DeleteGroupsRequest) <-chan kms
 		return resp
 	})
 }
+
+// OffsetCommit commits r's offsets on the group's shard, answered once replicated.
+// Partitions that known refuses (no such topic or partition) get
+// UNKNOWN_TOPIC_OR_PARTITION and are not committed; failed answers a refusal of the
+// whole request (NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS).
+func (gc *GroupCoordinator) OffsetCommit(r *kmsg.OffsetCommitRequest, known func(topic string, partition int32) bool,
+	failed func(code int16) kmsg.Response) <-chan kmsg.Response {
+	resp := r.ResponseKind().(*kmsg.OffsetCommitResponse)
+	kept := *r
+	kept.Topics = nil
+	for _, t := range r.Topics {
+		kt := t
+		kt.Partitions = nil
+		var unknown kmsg.OffsetCommitResponseTopic
+		for _, p := range t.Partitions {
+			if known(t.Topic, p.Partition) {
+				kt.Partitions = append(kt.Partitions, p)
+				continue
+			}
+			rp := kmsg.NewOffsetCommitResponseTopicPartition()
+			rp.Partition, rp.ErrorCode = p.Partition, kerr.UnknownTopicOrPartition.Code
+			unknown.Partitions = append(unknown.Partitions, rp)
+		}
+		if len(unknown.Partitions) > 0 {
+			unknown.Topic = t.Topic
+			resp.Topics = append(resp.Topics, unknown)
+		}
+		if len(kt.Partitions) > 0 {
+			kept.Topics = append(kept.Topics, kt)
+		}
+	}
+	if len(kept.Topics) == 0 && len(r.Topics) > 0 {
+		ch := make(chan kmsg.Response, 1)
+		ch <- resp
+		return ch
+	}
+	return gc.Respond(r.Group, func(now time.Time, s *group.Shard, send func(kmsg.Response)) group.Effects {
+		return s.OffsetCommit(now, &kept, resp, send)
+	}, failed)
+}

@@ -139,3 +139,45 @@ func TestPerIDRequestsAnswerEachID(t *testing.T) {
 		t.Fatalf("DescribeTransactions: %+v", dt.TransactionStates)
 	}
 }
+
+// OffsetCommit answers partitions of unknown topics UNKNOWN_TOPIC_OR_PARTITION without
+// asking the shard; the others go to the group's shard (here: not served, so the
+// request's refusal).
+func TestOffsetCommitRefusesUnknownPartitions(t *testing.T) {
+	gc := NewGroupCoordinator(GroupConfig{Group: group.DefaultConfig(), Partitions: func() int32 { return 1 }})
+	t.Cleanup(gc.Close)
+	known := func(topic string, partition int32) bool { return topic == "t" && partition == 0 }
+	failed := func(code int16) kmsg.Response {
+		r := kmsg.NewPtrOffsetCommitResponse()
+		g := kmsg.NewOffsetCommitResponseTopic()
+		g.Topic = fmt.Sprint("refused ", code)
+		r.Topics = append(r.Topics, g)
+		return r
+	}
+	commit := func(parts map[string][]int32) *kmsg.OffsetCommitResponse {
+		r := kmsg.NewPtrOffsetCommitRequest()
+		r.Group = "g"
+		for _, topic := range []string{"t", "u"} {
+			if ps, ok := parts[topic]; ok {
+				rt := kmsg.NewOffsetCommitRequestTopic()
+				rt.Topic = topic
+				for _, p := range ps {
+					rp := kmsg.NewOffsetCommitRequestTopicPartition()
+					rp.Partition = p
+					rt.Partitions = append(rt.Partitions, rp)
+				}
+				r.Topics = append(r.Topics, rt)
+			}
+		}
+		return recvResponse(t, gc.OffsetCommit(r, known, failed)).(*kmsg.OffsetCommitResponse)
+	}
+	all := commit(map[string][]int32{"t": {1}, "u": {0}})
+	if len(all.Topics) != 2 || all.Topics[0].Partitions[0].ErrorCode != kerr.UnknownTopicOrPartition.Code ||
+		all.Topics[1].Partitions[0].ErrorCode != kerr.UnknownTopicOrPartition.Code {
+		t.Fatalf("every partition unknown: %+v", all.Topics)
+	}
+	some := commit(map[string][]int32{"t": {0, 1}})
+	if len(some.Topics) != 1 || some.Topics[0].Topic != fmt.Sprint("refused ", kerr.NotCoordinator.Code) {
+		t.Fatalf("a known partition: %+v", some.Topics)
+	}
+}
