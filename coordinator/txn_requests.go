@@ -4,6 +4,7 @@ package coordinator
 // ListTransactions (every serving shard).
 
 import (
+	"sync"
 	"time"
 
 	"github.com/petrel-broker/petrel/txn"
@@ -52,4 +53,30 @@ func (tc *TxnCoordinator) DescribeTransactions(r *kmsg.DescribeTransactionsReque
 		resp.TransactionStates = append([]kmsg.DescribeTransactionsResponseTransactionState{}, results...)
 		return resp
 	})
+}
+
+// InitProducerID runs r, which names a transactional id, on its shard and calls reply
+// once with the answer in r's version (PRODUCER_FENCED is INVALID_PRODUCER_EPOCH before
+// v4). nextID hands out producer ids without waiting (ProducerIDs.TryGenerate, after
+// ProducerIDs.Ready): the executor never waits for one.
+func (tc *TxnCoordinator) InitProducerID(r *kmsg.InitProducerIDRequest, nextID func() (int64, bool), reply func(kmsg.Response)) {
+	var once sync.Once
+	send := func(resp kmsg.Response) {
+		once.Do(func() {
+			if ir := resp.(*kmsg.InitProducerIDResponse); r.Version < 4 && ir.ErrorCode == kerr.ProducerFenced.Code {
+				ir.ErrorCode = kerr.InvalidProducerEpoch.Code
+			}
+			reply(resp)
+		})
+	}
+	tc.Submit(*r.TransactionalID, func(now time.Time, s *txn.Shard) txn.Effects {
+		return s.InitProducerID(now, r, nextID, send)
+	}, func(code int16) { send(InitProducerIDError(r, code)) })
+}
+
+// InitProducerIDError is r's answer refused with code.
+func InitProducerIDError(r *kmsg.InitProducerIDRequest, code int16) *kmsg.InitProducerIDResponse {
+	resp := r.ResponseKind().(*kmsg.InitProducerIDResponse)
+	resp.ProducerID, resp.ProducerEpoch, resp.ErrorCode = -1, -1, code
+	return resp
 }
