@@ -30,7 +30,6 @@ import (
 
 	"github.com/petrel-broker/petrel/auth"
 	"github.com/petrel-broker/petrel/coordinator"
-	"github.com/petrel-broker/petrel/group"
 	"github.com/petrel-broker/petrel/rpc"
 	"github.com/petrel-broker/petrel/txn"
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -75,13 +74,7 @@ func (b *Broker) handleTxnOffsetCommit(ctx context.Context, req *rpc.Request) rp
 			send(failed(code))
 			return
 		}
-		b.groups.SubmitTo(partition, func(now time.Time, s *group.Shard) group.Effects {
-			eff := s.TxnOffsetCommit(now, r, r.ResponseKind().(*kmsg.TxnOffsetCommitResponse), send)
-			if eff.Producer != nil {
-				eff.Producer.Verification = v
-			}
-			return eff
-		}, func(code int16) { send(failed(code)) })
+		b.groups.TxnOffsetCommit(partition, r, v, send, func(code int16) { send(failed(code)) })
 	})
 	return rpc.RespondLater(ch)
 }

@@ -191,3 +191,17 @@ func (gc *GroupCoordinator) OffsetCommit(r *kmsg.OffsetCommitRequest, known func
 		return s.OffsetCommit(now, &kept, resp, send)
 	}, failed)
 }
+
+// TxnOffsetCommit writes r's offsets on partition's shard as one transactional batch
+// of r's producer, appended with v's KIP-890 check; send gets the answer, failed the
+// code of a refusal before the shard.
+func (gc *GroupCoordinator) TxnOffsetCommit(partition int32, r *kmsg.TxnOffsetCommitRequest, v Verification,
+	send func(kmsg.Response), failed func(code int16)) {
+	gc.SubmitTo(partition, func(now time.Time, s *group.Shard) group.Effects {
+		eff := s.TxnOffsetCommit(now, r, r.ResponseKind().(*kmsg.TxnOffsetCommitResponse), send)
+		if eff.Producer != nil {
+			eff.Producer.Verification = v
+		}
+		return eff
+	}, failed)
+}

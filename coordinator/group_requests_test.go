@@ -181,3 +181,33 @@ func TestOffsetCommitRefusesUnknownPartitions(t *testing.T) {
 		t.Fatalf("a known partition: %+v", some.Topics)
 	}
 }
+
+// A TxnOffsetCommit is appended as its producer's transactional batch with the KIP-890
+// check the broker asked for.
+func TestTxnOffsetCommitCarriesItsVerification(t *testing.T) {
+	gc := NewGroupCoordinator(GroupConfig{Group: group.DefaultConfig(), Partitions: func() int32 { return 1 }})
+	t.Cleanup(gc.Close)
+	log := newFakeLog(1)
+	log.set(func(f *fakeLog) { f.autoCommit = true })
+	gc.Reconcile(map[int32]int32{0: 1}, func(int32) (LoadSpec, bool) { return LoadSpec{Log: log}, true })
+	testwait.Until(t, 10*time.Second, "serving", func() bool { return len(gc.Serving()) == 1 })
+	r := kmsg.NewPtrTxnOffsetCommitRequest()
+	r.TransactionalID, r.Group, r.ProducerID, r.ProducerEpoch = "t", "g", 9, 0
+	rt := kmsg.NewTxnOffsetCommitRequestTopic()
+	rt.Topic = "topic"
+	rp := kmsg.NewTxnOffsetCommitRequestTopicPartition()
+	rp.Partition, rp.Offset = 0, 5
+	rt.Partitions = append(rt.Partitions, rp)
+	r.Topics = append(r.Topics, rt)
+	ch := make(chan kmsg.Response, 1)
+	gc.TxnOffsetCommit(0, r, Verification{Verify: true}, func(resp kmsg.Response) { ch <- resp }, func(code int16) { t.Errorf("refused: %d", code) })
+	resp := recvResponse(t, ch).(*kmsg.TxnOffsetCommitResponse)
+	if len(resp.Topics) != 1 || resp.Topics[0].Partitions[0].ErrorCode != 0 {
+		t.Fatalf("answer %+v", resp.Topics)
+	}
+	log.mu.Lock()
+	defer log.mu.Unlock()
+	if len(log.txnWrites) != 1 || !log.txnWrites[0].verify {
+		t.Fatalf("transactional writes %+v", log.txnWrites)
+	}
+}
