@@ -2,8 +2,8 @@ package broker
 
 // EndTxn (key 26), v0-3: commits or aborts the producer's transaction
 // (txn.Shard.EndTransaction). The answer comes once PrepareCommit or PrepareAbort is
-// written; the markers follow (txn_markers.go), and until the transaction is complete
-// the id answers CONCURRENT_TRANSACTIONS. A retry of an EndTxn that already ended the
+// written; the markers follow (coordinator/txn_markers.go), and until the transaction
+// is complete the id answers CONCURRENT_TRANSACTIONS. A retry of an EndTxn that already ended the
 // transaction the same way succeeds; no open transaction, or the other outcome, is
 // INVALID_TXN_STATE. Refusals as AddPartitionsToTxn's.
 
