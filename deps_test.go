@@ -35,8 +35,10 @@ var allowedInternal = map[string][]string{
 	// The quorum controller decides over the image (metadata); it reaches Raft
 	// through its own Quorum interface, which the broker implements; admin writes
 	// validate topic configs against the property table (config).
-	"controller":  {"metadata", "config"},
-	"coordinator": {"replication", "segment"},
+	"controller": {"metadata", "config"},
+	// The runtime hosts group and txn shards; the adapters from their Effects to runtime
+	// Results live beside it.
+	"coordinator": {"replication", "segment", "group", "txn"},
 	// Pure state machines, fed and drained by the broker.
 	"group": {},
 	"txn":   {},

@@ -10,10 +10,8 @@ package broker
 
 import (
 	"context"
-	"time"
 
 	"github.com/petrel-broker/petrel/auth"
-	"github.com/petrel-broker/petrel/group"
 	"github.com/petrel-broker/petrel/rpc"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -33,37 +31,11 @@ func (b *Broker) handleOffsetCommit(_ context.Context, req *rpc.Request) rpc.Res
 		return rpc.Respond(failed(kerr.InvalidGroupID.Code))
 	}
 	im := b.Image()
-	resp := r.ResponseKind().(*kmsg.OffsetCommitResponse)
-	known := *r
-	known.Topics = nil
-	for _, t := range r.Topics {
-		topic := im.Topic(t.Topic)
-		kt := t
-		kt.Partitions = nil
-		var unknown kmsg.OffsetCommitResponseTopic
-		for _, p := range t.Partitions {
-			if topic != nil && p.Partition >= 0 && int(p.Partition) < len(topic.Partitions) {
-				kt.Partitions = append(kt.Partitions, p)
-				continue
-			}
-			rp := kmsg.NewOffsetCommitResponseTopicPartition()
-			rp.Partition, rp.ErrorCode = p.Partition, kerr.UnknownTopicOrPartition.Code
-			unknown.Partitions = append(unknown.Partitions, rp)
-		}
-		if len(unknown.Partitions) > 0 {
-			unknown.Topic = t.Topic
-			resp.Topics = append(resp.Topics, unknown)
-		}
-		if len(kt.Partitions) > 0 {
-			known.Topics = append(known.Topics, kt)
-		}
+	known := func(topic string, partition int32) bool {
+		t := im.Topic(topic)
+		return t != nil && partition >= 0 && int(partition) < len(t.Partitions)
 	}
-	if len(known.Topics) == 0 && len(r.Topics) > 0 {
-		return rpc.Respond(resp)
-	}
-	return b.groups.respond(r.Group, func(now time.Time, s *group.Shard, send func(kmsg.Response)) group.Effects {
-		return s.OffsetCommit(now, &known, resp, send)
-	}, failed)
+	return rpc.RespondLater(b.groups.OffsetCommit(r, known, failed))
 }
 
 // fillErrorOffsetCommit is OffsetCommit's apiOpts.fillError (its answer has no

@@ -9,12 +9,9 @@ package broker
 import (
 	"context"
 	"slices"
-	"time"
 
 	"github.com/petrel-broker/petrel/auth"
-	"github.com/petrel-broker/petrel/group"
 	"github.com/petrel-broker/petrel/rpc"
-	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -25,76 +22,7 @@ func init() {
 }
 
 func (b *Broker) handleOffsetFetch(_ context.Context, req *rpc.Request) rpc.Result {
-	r := req.Body.(*kmsg.OffsetFetchRequest)
-	type one struct {
-		id     string
-		topics []kmsg.OffsetFetchRequestTopic
-	}
-	var groups []one
-	if r.Version < 8 {
-		groups = []one{{r.Group, r.Topics}}
-	} else {
-		for _, g := range r.Groups {
-			o := one{id: g.Group}
-			if g.Topics != nil {
-				o.topics = []kmsg.OffsetFetchRequestTopic{}
-				for _, t := range g.Topics {
-					ft := kmsg.NewOffsetFetchRequestTopic()
-					ft.Topic, ft.Partitions = t.Topic, t.Partitions
-					o.topics = append(o.topics, ft)
-				}
-			}
-			groups = append(groups, o)
-		}
-	}
-	return gather(len(groups), func(i int, done func(kmsg.OffsetFetchResponseGroup)) {
-		g := groups[i]
-		failed := func(code int16) {
-			rg := kmsg.NewOffsetFetchResponseGroup()
-			rg.Group, rg.ErrorCode = g.id, code
-			done(rg)
-		}
-		if g.id == "" {
-			failed(kerr.InvalidGroupID.Code)
-			return
-		}
-		b.groups.submit(g.id, func(_ time.Time, s *group.Shard) group.Effects {
-			done(s.OffsetFetch(g.id, g.topics, r.RequireStable))
-			return group.Effects{}
-		}, failed)
-	}, func(results []kmsg.OffsetFetchResponseGroup) kmsg.Response {
-		resp := r.ResponseKind().(*kmsg.OffsetFetchResponse)
-		if r.Version >= 8 {
-			resp.Groups = results
-			return resp
-		}
-		g := results[0]
-		resp.ErrorCode = g.ErrorCode
-		for _, t := range g.Topics {
-			rt := kmsg.NewOffsetFetchResponseTopic()
-			rt.Topic = t.Topic
-			for _, p := range t.Partitions {
-				rp := kmsg.NewOffsetFetchResponseTopicPartition()
-				rp.Partition, rp.Offset, rp.LeaderEpoch, rp.Metadata, rp.ErrorCode = p.Partition, p.Offset, p.LeaderEpoch, p.Metadata, p.ErrorCode
-				rt.Partitions = append(rt.Partitions, rp)
-			}
-			resp.Topics = append(resp.Topics, rt)
-		}
-		if r.Version < 2 && g.ErrorCode != 0 && len(g.Topics) == 0 {
-			// v0-1 have no group error: every requested partition carries it.
-			for _, t := range r.Topics {
-				rt := kmsg.NewOffsetFetchResponseTopic()
-				rt.Topic = t.Topic
-				for _, p := range t.Partitions {
-					rp := kmsg.NewOffsetFetchResponseTopicPartition()
-					rp.Partition, rp.Offset, rp.ErrorCode = p, -1, g.ErrorCode
-					rt.Partitions = append(rt.Partitions, rp)
-				}
-				resp.Topics = append(resp.Topics, rt)
-			}
-		}
-		return resp
-	})
+	return rpc.RespondLater(b.groups.OffsetFetch(req.Body.(*kmsg.OffsetFetchRequest)))
 }
 
 // authorizeOffsetFetch is OffsetFetch's rule: Describe on the group

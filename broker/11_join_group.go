@@ -33,9 +33,9 @@ func (b *Broker) handleJoinGroup(_ context.Context, req *rpc.Request) rpc.Result
 		return rpc.Respond(failed(kerr.InvalidGroupID.Code))
 	}
 	client := clientOf(req)
-	return b.groups.respond(r.Group, func(now time.Time, s *group.Shard, send func(kmsg.Response)) group.Effects {
+	return rpc.RespondLater(b.groups.Respond(r.Group, func(now time.Time, s *group.Shard, send func(kmsg.Response)) group.Effects {
 		return s.JoinGroup(now, client, r, send)
-	}, failed)
+	}, failed))
 }
 
 // authorizeJoinGroup is JoinGroup's authorization rule (checkRequest).

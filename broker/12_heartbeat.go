@@ -34,9 +34,9 @@ func (b *Broker) handleHeartbeat(_ context.Context, req *rpc.Request) rpc.Result
 	if r.Group == "" {
 		return rpc.Respond(failed(kerr.InvalidGroupID.Code))
 	}
-	return b.groups.respond(r.Group, func(now time.Time, s *group.Shard, send func(kmsg.Response)) group.Effects {
+	return rpc.RespondLater(b.groups.Respond(r.Group, func(now time.Time, s *group.Shard, send func(kmsg.Response)) group.Effects {
 		return s.Heartbeat(now, r, send)
-	}, failed)
+	}, failed))
 }
 
 // authorizeHeartbeat is Heartbeat's authorization rule (checkRequest).

@@ -31,9 +31,9 @@ func (b *Broker) handleLeaveGroup(_ context.Context, req *rpc.Request) rpc.Resul
 	if r.Group == "" {
 		return rpc.Respond(failed(kerr.InvalidGroupID.Code))
 	}
-	return b.groups.respond(r.Group, func(now time.Time, s *group.Shard, send func(kmsg.Response)) group.Effects {
+	return rpc.RespondLater(b.groups.Respond(r.Group, func(now time.Time, s *group.Shard, send func(kmsg.Response)) group.Effects {
 		return s.LeaveGroup(now, r, send)
-	}, failed)
+	}, failed))
 }
 
 // authorizeLeaveGroup is LeaveGroup's authorization rule (checkRequest).

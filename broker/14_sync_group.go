@@ -35,9 +35,9 @@ func (b *Broker) handleSyncGroup(_ context.Context, req *rpc.Request) rpc.Result
 	if r.Group == "" {
 		return rpc.Respond(failed(kerr.InvalidGroupID.Code))
 	}
-	return b.groups.respond(r.Group, func(now time.Time, s *group.Shard, send func(kmsg.Response)) group.Effects {
+	return rpc.RespondLater(b.groups.Respond(r.Group, func(now time.Time, s *group.Shard, send func(kmsg.Response)) group.Effects {
 		return s.SyncGroup(now, r, send)
-	}, failed)
+	}, failed))
 }
 
 // authorizeSyncGroup is SyncGroup's authorization rule (checkRequest).

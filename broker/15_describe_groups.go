@@ -6,10 +6,8 @@ package broker
 
 import (
 	"context"
-	"time"
 
 	"github.com/petrel-broker/petrel/auth"
-	"github.com/petrel-broker/petrel/group"
 	"github.com/petrel-broker/petrel/rpc"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -22,25 +20,11 @@ func init() {
 
 func (b *Broker) handleDescribeGroups(_ context.Context, req *rpc.Request) rpc.Result {
 	r := req.Body.(*kmsg.DescribeGroupsRequest)
-	return gather(len(r.Groups), func(i int, done func(kmsg.DescribeGroupsResponseGroup)) {
-		id := r.Groups[i]
-		b.groups.submit(id, func(_ time.Time, s *group.Shard) group.Effects {
-			g := s.DescribeGroup(id, r.IncludeAuthorizedOperations)
-			if r.Version >= 3 && r.IncludeAuthorizedOperations && b.authzEnabled() {
-				g.AuthorizedOperations = b.checks(req).AuthorizedOperations(auth.ResourceGroup, id)
-			}
-			done(g)
-			return group.Effects{}
-		}, func(code int16) {
-			g := kmsg.NewDescribeGroupsResponseGroup()
-			g.Group, g.ErrorCode = id, code
-			done(g)
-		})
-	}, func(results []kmsg.DescribeGroupsResponseGroup) kmsg.Response {
-		resp := r.ResponseKind().(*kmsg.DescribeGroupsResponse)
-		resp.Groups = results
-		return resp
-	})
+	var ops func(group string) int32
+	if r.Version >= 3 && r.IncludeAuthorizedOperations && b.authzEnabled() {
+		ops = func(id string) int32 { return b.checks(req).AuthorizedOperations(auth.ResourceGroup, id) }
+	}
+	return rpc.RespondLater(b.groups.DescribeGroups(r, ops))
 }
 
 // authorizeDescribeGroups is DescribeGroups's authorization rule (checkRequest).

@@ -8,12 +8,9 @@ package broker
 import (
 	"context"
 	"slices"
-	"time"
 
 	"github.com/petrel-broker/petrel/auth"
-	"github.com/petrel-broker/petrel/group"
 	"github.com/petrel-broker/petrel/rpc"
-	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -24,25 +21,7 @@ func init() {
 }
 
 func (b *Broker) handleListGroups(_ context.Context, req *rpc.Request) rpc.Result {
-	r := req.Body.(*kmsg.ListGroupsRequest)
-	serving := b.groups.rt.Serving()
-	loading := len(b.groups.rt.Loaded()) > len(serving)
-	return gather(len(serving), func(i int, done func([]kmsg.ListGroupsResponseGroup)) {
-		b.groups.submitTo(serving[i], func(_ time.Time, s *group.Shard) group.Effects {
-			done(s.ListGroups(r.StatesFilter, r.TypesFilter))
-			return group.Effects{}
-		}, func(int16) { done(nil) })
-	}, func(results [][]kmsg.ListGroupsResponseGroup) kmsg.Response {
-		resp := r.ResponseKind().(*kmsg.ListGroupsResponse)
-		resp.Groups = []kmsg.ListGroupsResponseGroup{}
-		for _, gs := range results {
-			resp.Groups = append(resp.Groups, gs...)
-		}
-		if loading {
-			resp.ErrorCode = kerr.CoordinatorLoadInProgress.Code
-		}
-		return resp
-	})
+	return rpc.RespondLater(b.groups.ListGroups(req.Body.(*kmsg.ListGroupsRequest)))
 }
 
 // authorizeListGroups is ListGroups's authorization rule (checkRequest).

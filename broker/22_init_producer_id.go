@@ -2,7 +2,7 @@ package broker
 
 // InitProducerId (key 22), v0-5, for idempotent (non-transactional) producers; any
 // broker answers. A request without a producer id gets a new one with epoch 0, from this
-// broker's block of ids (see producer_ids.go; allocated through the metadata log, so ids
+// broker's block of ids (coordinator.ProducerIDs; allocated through the metadata log, so ids
 // are unique across brokers). From v3 (KIP-360) a producer that sends its current id and
 // epoch gets the same id with the epoch bumped; an exhausted epoch (32766) gets a new id
 // at epoch 0. Kafka itself hands a non-transactional producer a new id either way; both
@@ -19,12 +19,11 @@ package broker
 import (
 	"context"
 	"math"
-	"sync"
 	"time"
 
 	"github.com/petrel-broker/petrel/auth"
+	"github.com/petrel-broker/petrel/coordinator"
 	"github.com/petrel-broker/petrel/rpc"
-	"github.com/petrel-broker/petrel/txn"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -52,7 +51,7 @@ func (b *Broker) handleInitProducerID(ctx context.Context, req *rpc.Request) rpc
 		resp.ProducerID, resp.ProducerEpoch = r.ProducerID, r.ProducerEpoch+1
 		return rpc.Respond(resp)
 	}
-	if id, ok := b.producerIDs.tryGenerate(); ok {
+	if id, ok := b.producerIDs.TryGenerate(); ok {
 		resp.ProducerID, resp.ProducerEpoch = id, 0
 		return rpc.Respond(resp)
 	}
@@ -60,7 +59,7 @@ func (b *Broker) handleInitProducerID(ctx context.Context, req *rpc.Request) rpc
 	b.goLoop("init producer id", func() {
 		wctx, cancel := b.waitTimeout(ctx, initProducerIDWait)
 		defer cancel()
-		id, err := b.producerIDs.generate(wctx)
+		id, err := b.producerIDs.Generate(wctx)
 		if err != nil {
 			resp.ErrorCode = b.errorCodeLogged(err, "init producer id")
 		} else {
@@ -75,30 +74,15 @@ func (b *Broker) handleInitProducerID(ctx context.Context, req *rpc.Request) rpc
 // a producer id is at hand (the coordinator's executor never waits for one).
 func (b *Broker) initTransactionalProducerID(ctx context.Context, r *kmsg.InitProducerIDRequest) rpc.Result {
 	ch := make(chan kmsg.Response, 1)
-	reply := func(resp kmsg.Response) {
-		if ir := resp.(*kmsg.InitProducerIDResponse); r.Version < 4 && ir.ErrorCode == kerr.ProducerFenced.Code {
-			ir.ErrorCode = kerr.InvalidProducerEpoch.Code
-		}
-		ch <- resp
-	}
-	failed := func(code int16) kmsg.Response {
-		resp := r.ResponseKind().(*kmsg.InitProducerIDResponse)
-		resp.ProducerID, resp.ProducerEpoch, resp.ErrorCode = -1, -1, code
-		return resp
-	}
 	b.goLoop("init transactional producer id", func() {
 		wctx, cancel := b.waitTimeout(ctx, initProducerIDWait)
-		err := b.producerIDs.ready(wctx)
+		err := b.producerIDs.Ready(wctx)
 		cancel()
 		if err != nil {
-			reply(failed(b.errorCodeLogged(err, "init producer id")))
+			ch <- coordinator.InitProducerIDError(r, b.errorCodeLogged(err, "init producer id"))
 			return
 		}
-		var once sync.Once
-		send := func(resp kmsg.Response) { once.Do(func() { reply(resp) }) }
-		b.txns.submit(*r.TransactionalID, func(now time.Time, s *txn.Shard) txn.Effects {
-			return s.InitProducerID(now, r, b.producerIDs.tryGenerate, send)
-		}, func(code int16) { send(failed(code)) })
+		b.txns.InitProducerID(r, b.producerIDs.TryGenerate, func(resp kmsg.Response) { ch <- resp })
 	})
 	return rpc.RespondLater(ch)
 }

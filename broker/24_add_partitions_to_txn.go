@@ -13,8 +13,6 @@ package broker
 
 import (
 	"context"
-	"sync"
-	"time"
 
 	"github.com/petrel-broker/petrel/auth"
 	"github.com/petrel-broker/petrel/rpc"
@@ -73,37 +71,8 @@ func (b *Broker) handleAddPartitionsToTxn(ctx context.Context, req *rpc.Request)
 		}))
 	}
 	ch := make(chan kmsg.Response, 1)
-	b.addPartitionsRetrying(r.TransactionalID, r.ProducerID, r.ProducerEpoch, tps, func(code int16) { ch <- all(code) })
+	b.txns.AddPartitions(r.TransactionalID, r.ProducerID, r.ProducerEpoch, tps, func(code int16) { ch <- all(code) })
 	return rpc.RespondLater(ch)
-}
-
-// Server-side retries of CONCURRENT_TRANSACTIONS for adds: the previous transaction's
-// markers are being written (a few ms) right after its EndTxn was answered, and a
-// client would otherwise back off (kgo and the Java client 20 ms, librdkafka more).
-const (
-	addRetryBackoff = 2 * time.Millisecond
-	addRetryMax     = 32 * time.Millisecond
-)
-
-// addPartitionsRetrying runs AddPartitions on id's shard and calls done once with the
-// outcome, trying again after 2, 4, ... 32 ms while it is CONCURRENT_TRANSACTIONS.
-func (b *Broker) addPartitionsRetrying(id string, pid int64, epoch int16, tps []txn.TopicPartition, done func(code int16)) {
-	var once sync.Once
-	finish := func(code int16) { once.Do(func() { done(code) }) }
-	var try func(wait time.Duration)
-	try = func(wait time.Duration) {
-		result := func(code int16) {
-			if code != kerr.ConcurrentTransactions.Code || wait > addRetryMax {
-				finish(code)
-				return
-			}
-			time.AfterFunc(wait, func() { try(2 * wait) })
-		}
-		b.txns.submit(id, func(now time.Time, s *txn.Shard) txn.Effects {
-			return s.AddPartitions(now, id, pid, epoch, tps, result)
-		}, finish)
-	}
-	try(addRetryBackoff)
 }
 
 // fencedForVersion answers PRODUCER_FENCED as INVALID_PRODUCER_EPOCH to versions

@@ -50,7 +50,7 @@ func (b *Broker) handleAddOffsetsToTxn(ctx context.Context, req *rpc.Request) rp
 	send := func(code int16) { once.Do(func() { ch <- answer(code) }) }
 	add := func(im *metadata.Image) {
 		tp := txn.TopicPartition{Topic: offsetsTopic, Partition: b.offsetsPartitionFor(im, r.Group)}
-		b.txns.submit(r.TransactionalID, func(now time.Time, s *txn.Shard) txn.Effects {
+		b.txns.Submit(r.TransactionalID, func(now time.Time, s *txn.Shard) txn.Effects {
 			return s.AddPartitions(now, r.TransactionalID, r.ProducerID, r.ProducerEpoch, []txn.TopicPartition{tp}, send)
 		}, send)
 	}

@@ -2,8 +2,8 @@ package broker
 
 // EndTxn (key 26), v0-3: commits or aborts the producer's transaction
 // (txn.Shard.EndTransaction). The answer comes once PrepareCommit or PrepareAbort is
-// written; the markers follow (txn_markers.go), and until the transaction is complete
-// the id answers CONCURRENT_TRANSACTIONS. A retry of an EndTxn that already ended the
+// written; the markers follow (coordinator/txn_markers.go), and until the transaction
+// is complete the id answers CONCURRENT_TRANSACTIONS. A retry of an EndTxn that already ended the
 // transaction the same way succeeds; no open transaction, or the other outcome, is
 // INVALID_TXN_STATE. Refusals as AddPartitionsToTxn's.
 
@@ -33,10 +33,10 @@ func (b *Broker) handleEndTxn(ctx context.Context, req *rpc.Request) rpc.Result 
 	if r.TransactionalID == "" {
 		return rpc.Respond(answer(kerr.InvalidRequest.Code))
 	}
-	return b.txns.respond(r.TransactionalID, func(now time.Time, s *txn.Shard, send func(kmsg.Response)) txn.Effects {
+	return rpc.RespondLater(b.txns.Respond(r.TransactionalID, func(now time.Time, s *txn.Shard, send func(kmsg.Response)) txn.Effects {
 		return s.EndTransaction(now, r.TransactionalID, r.ProducerID, r.ProducerEpoch, r.Commit,
 			func(code int16) { send(answer(code)) })
-	}, answer)
+	}, answer))
 }
 
 // authorizeEndTxn is EndTxn's authorization rule (checkRequest).

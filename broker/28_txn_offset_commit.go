@@ -30,8 +30,6 @@ import (
 
 	"github.com/petrel-broker/petrel/auth"
 	"github.com/petrel-broker/petrel/coordinator"
-	"github.com/petrel-broker/petrel/group"
-	"github.com/petrel-broker/petrel/replication"
 	"github.com/petrel-broker/petrel/rpc"
 	"github.com/petrel-broker/petrel/txn"
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -43,13 +41,6 @@ func init() {
 		authorize: authorizeTxnOffsetCommit,
 		fillError: fillErrorTxnOffsetCommit,
 	})
-}
-
-// txnOffsetVerification is the KIP-890 outcome a TxnOffsetCommit's write carries to the
-// coordinator runtime (group.Producer.Verification).
-type txnOffsetVerification struct {
-	verify bool
-	guard  *replication.TxnVerification
 }
 
 func (b *Broker) handleTxnOffsetCommit(ctx context.Context, req *rpc.Request) rpc.Result {
@@ -67,11 +58,11 @@ func (b *Broker) handleTxnOffsetCommit(ctx context.Context, req *rpc.Request) rp
 			}
 		}
 	}
-	partition, ok := b.groups.partitionFor(r.Group)
+	partition, ok := b.groups.PartitionFor(r.Group)
 	if !ok {
 		return rpc.Respond(failed(kerr.NotCoordinator.Code))
 	}
-	if _, served := b.groups.rt.Loaded()[partition]; !served {
+	if _, served := b.groups.Loaded()[partition]; !served {
 		return rpc.Respond(failed(kerr.NotCoordinator.Code))
 	}
 	ch := make(chan kmsg.Response, 1)
@@ -83,32 +74,26 @@ func (b *Broker) handleTxnOffsetCommit(ctx context.Context, req *rpc.Request) rp
 			send(failed(code))
 			return
 		}
-		b.groups.submitTo(partition, func(now time.Time, s *group.Shard) group.Effects {
-			eff := s.TxnOffsetCommit(now, r, r.ResponseKind().(*kmsg.TxnOffsetCommitResponse), send)
-			if eff.Producer != nil {
-				eff.Producer.Verification = v
-			}
-			return eff
-		}, func(code int16) { send(failed(code)) })
+		b.groups.TxnOffsetCommit(partition, r, v, send, func(code int16) { send(failed(code)) })
 	})
 	return rpc.RespondLater(ch)
 }
 
 // verifyTxnOffsetCommit applies KIP-890 part 1 to r's write on the __consumer_offsets
 // partition: the guard to write with, or the code refusing the request.
-func (b *Broker) verifyTxnOffsetCommit(ctx context.Context, r *kmsg.TxnOffsetCommitRequest, partition int32) (txnOffsetVerification, int16) {
+func (b *Broker) verifyTxnOffsetCommit(ctx context.Context, r *kmsg.TxnOffsetCommitRequest, partition int32) (coordinator.Verification, int16) {
 	if !b.dynamicBrokerBool("transaction.partition.verification.enable") {
-		return txnOffsetVerification{}, 0
+		return coordinator.Verification{}, 0
 	}
 	lp := b.partitions.get(offsetsTopic, partition)
 	if lp == nil {
-		return txnOffsetVerification{}, kerr.NotCoordinator.Code
+		return coordinator.Verification{}, kerr.NotCoordinator.Code
 	}
 	guard, err := lp.StartTxnVerification(r.ProducerID, r.ProducerEpoch, time.Now().UnixMilli())
 	if err != nil {
-		return txnOffsetVerification{}, kerr.NotCoordinator.Code
+		return coordinator.Verification{}, kerr.NotCoordinator.Code
 	}
-	v := txnOffsetVerification{verify: true, guard: guard}
+	v := coordinator.Verification{Verify: true, Guard: guard}
 	if guard == nil {
 		return v, 0 // the transaction is already open in the partition
 	}
@@ -130,39 +115,10 @@ func (b *Broker) verifyTxnOffsetCommit(ctx context.Context, r *kmsg.TxnOffsetCom
 }
 
 // completeGroupTransaction writes m's marker on a __consumer_offsets partition through
-// the group coordinator's runtime (Kafka's GroupCoordinator.completeTransaction), which
-// replays it once committed, materialising or dropping the producer's pending offsets
-// as a load would. The returned channel gets the outcome's code: the runtime's
-// NOT_COORDINATOR, COORDINATOR_NOT_AVAILABLE and COORDINATOR_LOAD_IN_PROGRESS become
-// NOT_LEADER_OR_FOLLOWER, as Kafka answers them to the transaction coordinator (which
-// retries).
+// the group coordinator (coordinator.GroupCoordinator.CompleteTransaction).
 func (b *Broker) completeGroupTransaction(partition int32, m kmsg.WriteTxnMarkersRequestMarker) <-chan int16 {
-	ch := make(chan int16, 1)
-	done := func(code int16) {
-		switch code {
-		case kerr.NotCoordinator.Code, kerr.CoordinatorNotAvailable.Code, kerr.CoordinatorLoadInProgress.Code:
-			code = kerr.NotLeaderForPartition.Code
-		}
-		select {
-		case ch <- code:
-		default:
-		}
-	}
-	write := &coordinator.MarkerWrite{ProducerID: m.ProducerID, ProducerEpoch: m.ProducerEpoch, Commit: m.Committed,
-		CoordinatorEpoch: m.CoordinatorEpoch}
-	err := b.groups.rt.Submit(partition, func(time.Time, coordinator.Shard) coordinator.Result {
-		answer := func(_ time.Time, code int16) coordinator.Result {
-			done(code)
-			return coordinator.Result{}
-		}
-		// A timed-out marker is answered at once (the transaction coordinator retries
-		// it); the runtime still replays it if it lands.
-		return coordinator.Result{Marker: write, Committed: answer, TimedOut: answer}
-	}, func(err error) { done(errorCode(err)) })
-	if err != nil {
-		done(errorCode(err))
-	}
-	return ch
+	return b.groups.CompleteTransaction(partition, coordinator.MarkerWrite{ProducerID: m.ProducerID,
+		ProducerEpoch: m.ProducerEpoch, Commit: m.Committed, CoordinatorEpoch: m.CoordinatorEpoch})
 }
 
 // authorizeTxnOffsetCommit is TxnOffsetCommit's authorization rule (checkRequest).

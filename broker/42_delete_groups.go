@@ -8,12 +8,9 @@ package broker
 
 import (
 	"context"
-	"time"
 
 	"github.com/petrel-broker/petrel/auth"
-	"github.com/petrel-broker/petrel/group"
 	"github.com/petrel-broker/petrel/rpc"
-	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -24,26 +21,7 @@ func init() {
 }
 
 func (b *Broker) handleDeleteGroups(_ context.Context, req *rpc.Request) rpc.Result {
-	r := req.Body.(*kmsg.DeleteGroupsRequest)
-	return gather(len(r.Groups), func(i int, done func(kmsg.DeleteGroupsResponseGroup)) {
-		id := r.Groups[i]
-		answer := func(code int16) {
-			g := kmsg.NewDeleteGroupsResponseGroup()
-			g.Group, g.ErrorCode = id, code
-			done(g)
-		}
-		if id == "" {
-			answer(kerr.InvalidGroupID.Code)
-			return
-		}
-		b.groups.submit(id, func(now time.Time, s *group.Shard) group.Effects {
-			return s.DeleteGroup(now, id, answer)
-		}, answer)
-	}, func(results []kmsg.DeleteGroupsResponseGroup) kmsg.Response {
-		resp := r.ResponseKind().(*kmsg.DeleteGroupsResponse)
-		resp.Groups = results
-		return resp
-	})
+	return rpc.RespondLater(b.groups.DeleteGroups(req.Body.(*kmsg.DeleteGroupsRequest)))
 }
 
 // authorizeDeleteGroups is DeleteGroups's authorization rule (checkRequest).

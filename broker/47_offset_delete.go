@@ -31,9 +31,9 @@ func (b *Broker) handleOffsetDelete(_ context.Context, req *rpc.Request) rpc.Res
 	if r.Group == "" {
 		return rpc.Respond(failed(kerr.InvalidGroupID.Code))
 	}
-	return b.groups.respond(r.Group, func(now time.Time, s *group.Shard, send func(kmsg.Response)) group.Effects {
+	return rpc.RespondLater(b.groups.Respond(r.Group, func(now time.Time, s *group.Shard, send func(kmsg.Response)) group.Effects {
 		return s.OffsetDelete(now, r, send)
-	}, failed)
+	}, failed))
 }
 
 // authorizeOffsetDelete is OffsetDelete's authorization rule (checkRequest).

@@ -7,11 +7,9 @@ package broker
 
 import (
 	"context"
-	"time"
 
 	"github.com/petrel-broker/petrel/auth"
 	"github.com/petrel-broker/petrel/rpc"
-	"github.com/petrel-broker/petrel/txn"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -22,22 +20,7 @@ func init() {
 }
 
 func (b *Broker) handleDescribeTransactions(_ context.Context, req *rpc.Request) rpc.Result {
-	r := req.Body.(*kmsg.DescribeTransactionsRequest)
-	return gather(len(r.TransactionalIDs), func(i int, done func(kmsg.DescribeTransactionsResponseTransactionState)) {
-		id := r.TransactionalIDs[i]
-		b.txns.submit(id, func(_ time.Time, s *txn.Shard) txn.Effects {
-			done(s.Describe(id))
-			return txn.Effects{}
-		}, func(code int16) {
-			st := kmsg.NewDescribeTransactionsResponseTransactionState()
-			st.TransactionalID, st.ErrorCode, st.ProducerID, st.ProducerEpoch, st.StartTimestamp = id, code, -1, -1, -1
-			done(st)
-		})
-	}, func(results []kmsg.DescribeTransactionsResponseTransactionState) kmsg.Response {
-		resp := r.ResponseKind().(*kmsg.DescribeTransactionsResponse)
-		resp.TransactionStates = append([]kmsg.DescribeTransactionsResponseTransactionState{}, results...)
-		return resp
-	})
+	return rpc.RespondLater(b.txns.DescribeTransactions(req.Body.(*kmsg.DescribeTransactionsRequest)))
 }
 
 // authorizeDescribeTransactions is DescribeTransactions's authorization rule

@@ -9,12 +9,9 @@ package broker
 import (
 	"context"
 	"slices"
-	"time"
 
 	"github.com/petrel-broker/petrel/auth"
 	"github.com/petrel-broker/petrel/rpc"
-	"github.com/petrel-broker/petrel/txn"
-	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -25,34 +22,7 @@ func init() {
 }
 
 func (b *Broker) handleListTransactions(_ context.Context, req *rpc.Request) rpc.Result {
-	r := req.Body.(*kmsg.ListTransactionsRequest)
-	serving := b.txns.rt.Serving()
-	loading := len(b.txns.rt.Loaded()) > len(serving)
-	minDuration := time.Duration(0)
-	if r.Version >= 1 && r.DurationFilterMillis > 0 {
-		minDuration = time.Duration(r.DurationFilterMillis) * time.Millisecond
-	}
-	return gather(len(serving), func(i int, done func([]kmsg.ListTransactionsResponseTransactionState)) {
-		b.txns.submitTo(serving[i], func(now time.Time, s *txn.Shard) txn.Effects {
-			done(s.List(now, r.StateFilters, r.ProducerIDFilters, minDuration))
-			return txn.Effects{}
-		}, func(int16) { done(nil) })
-	}, func(results [][]kmsg.ListTransactionsResponseTransactionState) kmsg.Response {
-		resp := r.ResponseKind().(*kmsg.ListTransactionsResponse)
-		resp.TransactionStates = []kmsg.ListTransactionsResponseTransactionState{}
-		for _, ts := range results {
-			resp.TransactionStates = append(resp.TransactionStates, ts...)
-		}
-		for _, st := range r.StateFilters {
-			if !txn.KnownState(st) {
-				resp.UnknownStateFilters = append(resp.UnknownStateFilters, st)
-			}
-		}
-		if loading {
-			resp.ErrorCode = kerr.CoordinatorLoadInProgress.Code
-		}
-		return resp
-	})
+	return rpc.RespondLater(b.txns.ListTransactions(req.Body.(*kmsg.ListTransactionsRequest)))
 }
 
 // authorizeListTransactions is ListTransactions's authorization rule (checkRequest).

@@ -74,7 +74,7 @@ func (b *Broker) handleAddPartitionsToTxnBatched(r *kmsg.AddPartitionsToTxnReque
 			continue
 		}
 		if t.VerifyOnly {
-			b.txns.submit(t.TransactionalID, func(_ time.Time, s *txn.Shard) txn.Effects {
+			b.txns.Submit(t.TransactionalID, func(_ time.Time, s *txn.Shard) txn.Effects {
 				code, per := s.VerifyPartitions(t.TransactionalID, t.ProducerID, t.ProducerEpoch, tps[i])
 				finish(i, func(j int) int16 {
 					if code != 0 {
@@ -105,7 +105,7 @@ func (b *Broker) handleAddPartitionsToTxnBatched(r *kmsg.AddPartitionsToTxnReque
 			})
 			continue
 		}
-		b.addPartitionsRetrying(t.TransactionalID, t.ProducerID, t.ProducerEpoch, tps[i], all)
+		b.txns.AddPartitions(t.TransactionalID, t.ProducerID, t.ProducerEpoch, tps[i], all)
 	}
 	return rpc.RespondLater(ch)
 }

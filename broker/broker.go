@@ -16,6 +16,7 @@ import (
 	"github.com/hashicorp/raft"
 	"github.com/petrel-broker/petrel/config"
 	"github.com/petrel-broker/petrel/controller"
+	"github.com/petrel-broker/petrel/coordinator"
 	"github.com/petrel-broker/petrel/fsm"
 	"github.com/petrel-broker/petrel/metadata"
 	"github.com/petrel-broker/petrel/metrics"
@@ -57,13 +58,14 @@ type Broker struct {
 	persistedEpoch int64
 
 	partitions *partitionManager
-	segFiles   *segment.FileCache         // bounds the open segment files of every replica (filecache.go)
-	offline    *offlineReplicas           // replicas that cannot be opened (offline_replicas.go)
-	logSpace   *logDirSpace               // the log directory's free space and its floor (log_dir_space.go)
-	cleaner    atomic.Pointer[logCleaner] // nil when log.cleaner.enable is false
-	fetchers   *replication.Fetchers      // follower fetchers, one per leader
-	groups     *groupCoordinator          // the __consumer_offsets partitions this broker leads
-	txns       *txnCoordinator            // the __transaction_state partitions this broker leads
+	segFiles   *segment.FileCache            // bounds the open segment files of every replica (filecache.go)
+	offline    *offlineReplicas              // replicas that cannot be opened (offline_replicas.go)
+	logSpace   *logDirSpace                  // the log directory's free space and its floor (log_dir_space.go)
+	cleaner    atomic.Pointer[logCleaner]    // nil when log.cleaner.enable is false
+	fetchers   *replication.Fetchers         // follower fetchers, one per leader
+	groups     *coordinator.GroupCoordinator // the __consumer_offsets partitions this broker leads
+	txns       *coordinator.TxnCoordinator   // the __transaction_state partitions this broker leads
+	peers      *peerClients                  // kept connections to the other brokers (txn verification, markers)
 
 	// fetchSessions are the KIP-227 fetch sessions of the consumers and followers that
 	// fetch from this broker (replication.FetchSessionCache).
@@ -84,7 +86,7 @@ type Broker struct {
 	stalls       stallHooks             // tests only (stall_hooks.go)
 	leaders      *leaderWatch           // closed at each Raft leader change (forwarding.go)
 	brokerEpoch  atomic.Int64           // this broker's epoch; -1 until registered
-	producerIDs  *producerIDManager
+	producerIDs  *coordinator.ProducerIDs
 	dial         rpc.DialFunc         // outgoing connections (tests inject faults)
 	throttles    replicationThrottles // KIP-73 replication quotas (throttle.go)
 	authz        authorization        // ACL authorizer (authorize.go)
@@ -158,7 +160,7 @@ func Start(cfg Config) (*Broker, error) {
 	b.purgatory = replication.NewPurgatory(b.drainCtx)
 	b.brokerEpoch.Store(-1)
 	b.isrChanges.b = b
-	b.producerIDs = newProducerIDManager(b)
+	b.producerIDs = newProducerIDs(b)
 	b.records = newRecordValidator(cfg.int64Value(decompressedLimitProperty))
 	b.segFiles = newSegmentFileCache(&b.cfg)
 	b.fetchSessions = replication.NewFetchSessionCache(int(cfg.int64Value("max.incremental.fetch.session.cache.slots")),
@@ -196,6 +198,7 @@ func Start(cfg Config) (*Broker, error) {
 		Logger: b.logger.Named("fetcher"),
 	})
 	b.groups = newGroupCoordinator(b)
+	b.peers = newPeerClients(b)
 	b.txns = newTxnCoordinator(b)
 	// The replicas' checkpoints (one line per replica) are read while Raft starts
 	// (its snapshot restore): neither needs the other until the reconciler runs.
@@ -380,8 +383,9 @@ func (b *Broker) Shutdown(ctx context.Context) error {
 		phases.mark("controlled_shutdown")
 		close(b.draining)
 		b.drainCancel()
-		b.groups.close() // parked group requests answer NOT_COORDINATOR before the drain
-		b.txns.close()
+		b.groups.Close() // parked group requests answer NOT_COORDINATOR before the drain
+		b.txns.Close()
+		b.peers.close()
 		errs := []error{b.server.Shutdown(ctx)}
 		close(b.stop)
 		b.wg.Wait()
@@ -413,8 +417,9 @@ func (b *Broker) Kill() {
 		b.server.Close()
 		close(b.draining)
 		b.drainCancel()
-		b.groups.close()
-		b.txns.close()
+		b.groups.Close()
+		b.txns.Close()
+		b.peers.close()
 		close(b.stop)
 		b.wg.Wait()
 		b.controllers.close()

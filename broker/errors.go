@@ -79,7 +79,7 @@ var errorTable = []struct {
 	{controller.ErrIneligibleReplica, kerr.IneligibleReplica.Code},
 	{config.ErrInvalidBrokerConfig, kerr.InvalidConfig.Code},
 	{controller.ErrProducerIDsExhausted, kerr.UnknownServerError.Code},
-	{ErrProducerIDsNotAvailable, kerr.CoordinatorLoadInProgress.Code},
+	{coordinator.ErrProducerIDsNotAvailable, kerr.CoordinatorLoadInProgress.Code},
 	{controller.ErrInternalTopic, kerr.InvalidRequest.Code},
 	{controller.ErrDuplicateTopic, kerr.InvalidRequest.Code},
 	{controller.ErrInvalidRequest, kerr.InvalidRequest.Code},

@@ -26,13 +26,13 @@ const groupLagTimeout = 2 * time.Second
 // groupLags returns the lag of every committed offset of the groups coordinated here
 // (group.Lags).
 func (b *Broker) groupLags() []metrics.GroupLag {
-	serving := b.groups.rt.Serving()
+	serving := b.groups.Serving()
 	if len(serving) == 0 {
 		return nil
 	}
 	ch := make(chan []group.CommittedOffset, len(serving))
 	for _, p := range serving {
-		b.groups.submitTo(p, func(_ time.Time, s *group.Shard) group.Effects {
+		b.groups.SubmitTo(p, func(_ time.Time, s *group.Shard) group.Effects {
 			ch <- s.CommittedOffsets()
 			return group.Effects{}
 		}, func(int16) { ch <- nil })

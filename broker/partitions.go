@@ -245,8 +245,7 @@ func (pm *partitionManager) reconcile(im *metadata.Image) bool {
 		pm.mu.Unlock()
 		pm.forgetNotHosted(live)
 	}
-	pm.b.groups.reconcile(im)
-	pm.b.txns.reconcile(im)
+	pm.b.reconcileCoordinators(im)
 	return true
 }
 
@@ -537,9 +536,9 @@ func (pm *partitionManager) remove(tp segment.TopicPartition, deleteData bool) {
 	}
 	switch tp.Topic {
 	case offsetsTopic:
-		pm.b.groups.unload(tp.Partition)
+		pm.b.groups.Unload(tp.Partition)
 	case transactionStateTopic:
-		pm.b.txns.unload(tp.Partition)
+		pm.b.txns.Unload(tp.Partition)
 	}
 	pm.b.fetchers.Unfollow(lp.Partition)
 	if !deleteData {

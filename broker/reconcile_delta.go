@@ -65,7 +65,6 @@ func (pm *partitionManager) reconcileDelta(prev, im *metadata.Image) bool {
 	if !pm.openConcurrently(toOpen) {
 		return false
 	}
-	pm.b.groups.reconcile(im)
-	pm.b.txns.reconcile(im)
+	pm.b.reconcileCoordinators(im)
 	return true
 }

@@ -149,7 +149,7 @@ func (b *Broker) verifyTxnPartitions(ctx context.Context, id string, pid int64, 
 		return all(kerr.CoordinatorNotAvailable.Code)
 	case leader == b.cfg.NodeID:
 		ch := make(chan []int16, 1)
-		b.txns.submit(id, func(_ time.Time, s *txn.Shard) txn.Effects {
+		b.txns.Submit(id, func(_ time.Time, s *txn.Shard) txn.Effects {
 			code, per := s.VerifyPartitions(id, pid, epoch, tps)
 			if code != 0 {
 				per = slices.Repeat([]int16{code}, len(tps))
@@ -186,7 +186,7 @@ func (b *Broker) verifyTxnPartitions(ctx context.Context, id string, pid int64, 
 		rt.Topics = append(rt.Topics, rtt)
 	}
 	req.Transactions = append(req.Transactions, rt)
-	raw, err := b.txns.peers.do(ctx, leader, req)
+	raw, err := b.peers.do(ctx, leader, req)
 	if err != nil {
 		return all(kerr.NetworkException.Code)
 	}

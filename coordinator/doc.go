@@ -1,5 +1,5 @@
 // Package coordinator is the runtime for state kept in an internal topic
-// (__consumer_offsets today, __transaction_state later): it owns the partitions of that
+// (__consumer_offsets, __transaction_state): it owns the partitions of that
 // topic which this broker leads.
 //
 // For each loaded partition the runtime keeps one executor goroutine, so the partition's
@@ -18,5 +18,10 @@
 // pending writes and queued ops with NOT_COORDINATOR and cancels the partition's
 // timers.
 //
-// The package knows nothing of groups or transactions: those rules live in the Shard.
+// The runtime knows nothing of groups or transactions: those rules live in the pure
+// group and txn packages. GroupCoordinator and TxnCoordinator (groups.go,
+// transactions.go) adapt their shards to the runtime on a Router (router.go): Effects
+// become Results, partitions load and unload by leadership, a key routes to its shard;
+// the transaction coordinator's markers go to the partitions' leaders through the
+// broker's MarkerNet (txn_markers.go).
 package coordinator

@@ -6,7 +6,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 )
 
-// Errors of Submit. The broker maps them to Kafka codes (errors.go there).
+// Errors of Submit. ErrorCode (router.go) and the broker's error table map them to
+// Kafka codes.
 var (
 	// ErrNotCoordinator means the partition is not loaded here: this broker does not
 	// lead it, or it was unloaded before the op ran.

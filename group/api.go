@@ -4,7 +4,7 @@
 // __consumer_offsets. It never does I/O, never starts goroutines and never reads a
 // clock: the current time is an argument of every call, and what a call wants done —
 // records to write, responses to deliver, timers to set — comes back as Effects, which
-// the caller (the coordinator runtime, wired in broker/) carries out.
+// the caller (the coordinator runtime, through coordinator/groups.go) carries out.
 //
 // Concurrency: a Shard is not safe for concurrent use. The runtime calls it from one
 // goroutine at a time (every method, Replay, Timeout and Committed callbacks alike).
@@ -35,8 +35,9 @@ type Config struct {
 	// metadata gets OFFSET_METADATA_TOO_LARGE.
 	OffsetMetadataMaxBytes int
 	// NewMemberID returns the unique part of a generated member id (clientId or
-	// group.instance.id, "-", then this; Kafka uses a random UUID). The broker supplies
-	// a random one; NewShard panics without it (the package draws no randomness itself).
+	// group.instance.id, "-", then this; Kafka uses a random UUID). The coordinator
+	// supplies a random one; NewShard panics without it (the package draws no
+	// randomness itself).
 	NewMemberID func() string
 }
 
@@ -107,8 +108,8 @@ type Effects struct {
 type Producer struct {
 	ID    int64
 	Epoch int16
-	// Verification is the caller's, carried along untouched (the broker's KIP-890
-	// guard for the write).
+	// Verification is the caller's, carried along untouched (coordinator.Verification:
+	// the KIP-890 guard for the write).
 	Verification any
 }
 

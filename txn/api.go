@@ -4,7 +4,7 @@
 // __transaction_state. Like group.Shard it never does I/O, never starts goroutines and
 // never reads a clock: the time is an argument of every call, and what a call wants
 // done — records to write, responses to deliver, timers — comes back as Effects, which
-// the caller (the coordinator runtime, wired in broker/transactions.go) carries out.
+// the caller (the coordinator runtime, through coordinator/transactions.go) carries out.
 //
 // Concurrency: a Shard is not safe for concurrent use; the runtime calls it from one
 // goroutine at a time (methods, Replay and Committed callbacks alike).
