@@ -65,6 +65,7 @@ type Broker struct {
 	fetchers   *replication.Fetchers         // follower fetchers, one per leader
 	groups     *coordinator.GroupCoordinator // the __consumer_offsets partitions this broker leads
 	txns       *coordinator.TxnCoordinator   // the __transaction_state partitions this broker leads
+	verifier   *coordinator.Verifier         // KIP-890 verification with the transaction coordinators (txn_verify.go)
 	peers      *peerClients                  // kept connections to the other brokers (txn verification, markers)
 
 	// fetchSessions are the KIP-227 fetch sessions of the consumers and followers that
@@ -200,6 +201,7 @@ func Start(cfg Config) (*Broker, error) {
 	b.groups = newGroupCoordinator(b)
 	b.peers = newPeerClients(b)
 	b.txns = newTxnCoordinator(b)
+	b.verifier = newVerifier(b)
 	// The replicas' checkpoints (one line per replica) are read while Raft starts
 	// (its snapshot restore): neither needs the other until the reconciler runs.
 	type pmResult struct {
