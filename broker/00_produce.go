@@ -8,7 +8,7 @@ package broker
 // WriteTxnMarkers writes them), and a transactional batch needs a producer id and a
 // base sequence. Transactional batches pass the same producer-state checks, and the
 // first one of a transaction in a partition is verified with the transaction
-// coordinator first (KIP-890, txn_verify.go): a partition not in the producer's ongoing
+// coordinator first (KIP-890, coordinator/txn_verify.go): a partition not in the producer's ongoing
 // transaction is INVALID_TXN_STATE (TRANSACTION_ABORTABLE from v11). Then every
 // record inside is walked, compressed batches decompressed as a stream (segment/validate.go):
 // a malformed record is INVALID_RECORD naming its index, undecodable compressed data
@@ -40,6 +40,7 @@ import (
 	"time"
 
 	"github.com/petrel-broker/petrel/auth"
+	"github.com/petrel-broker/petrel/coordinator"
 	"github.com/petrel-broker/petrel/replication"
 	"github.com/petrel-broker/petrel/rpc"
 	"github.com/petrel-broker/petrel/segment"
@@ -79,7 +80,10 @@ func (b *Broker) handleProduce(ctx context.Context, req *rpc.Request) rpc.Result
 	var waiting []appended
 	failed := false
 	verifying := b.dynamicBrokerBool("transaction.partition.verification.enable")
-	verified := b.verifyProduce(ctx, r)
+	var verified map[txn.TopicPartition]coordinator.ProduceVerification
+	if verifying {
+		verified = b.verifier.VerifyProduce(ctx, r, b.ledPartition)
+	}
 	for ti, rt := range r.Topics {
 		st := kmsg.NewProduceResponseTopic()
 		st.Topic = rt.Topic
@@ -87,7 +91,7 @@ func (b *Broker) handleProduce(ctx context.Context, req *rpc.Request) rpc.Result
 			sp := kmsg.NewProduceResponseTopicPartition()
 			sp.Partition = rp.Partition
 			v := verified[txn.TopicPartition{Topic: rt.Topic, Partition: rp.Partition}]
-			v.off = !verifying
+			v.Off = !verifying
 			code, msg, part, info := b.producePartition(r, rt.Topic, rp, v, &sp)
 			sp.ErrorCode, sp.ErrorMessage = code, msg
 			if code == 0 {
@@ -146,7 +150,7 @@ func (b *Broker) awaitAcksAll(ctx context.Context, pending []producePending, tim
 
 // producePartition validates and appends one partition's batch; records at fault are
 // named in sp's record errors (KIP-467, v8+).
-func (b *Broker) producePartition(r *kmsg.ProduceRequest, topic string, rp kmsg.ProduceRequestTopicPartition, v produceVerification, sp *kmsg.ProduceResponseTopicPartition) (int16, *string, *localPartition, segment.AppendInfo) {
+func (b *Broker) producePartition(r *kmsg.ProduceRequest, topic string, rp kmsg.ProduceRequestTopicPartition, v coordinator.ProduceVerification, sp *kmsg.ProduceResponseTopicPartition) (int16, *string, *localPartition, segment.AppendInfo) {
 	var none segment.AppendInfo
 	fail := func(code int16, format string, args ...any) (int16, *string, *localPartition, segment.AppendInfo) {
 		return code, errorMessage(fmt.Errorf(format, args...)), nil, none
@@ -186,9 +190,9 @@ func (b *Broker) producePartition(r *kmsg.ProduceRequest, topic string, rp kmsg.
 		return b.errorCodeLogged(err, "produce"), errorMessage(err), nil, none
 	}
 	defer release()
-	if v.code != 0 {
-		return fail(v.code, "the transaction coordinator did not verify %s-%d in the producer's transaction: %v",
-			topic, rp.Partition, kerr.ErrorForCode(v.code))
+	if v.Code != 0 {
+		return fail(v.Code, "the transaction coordinator did not verify %s-%d in the producer's transaction: %v",
+			topic, rp.Partition, kerr.ErrorForCode(v.Code))
 	}
 	if err := b.logSpace.belowFloor(time.Now()); err != nil {
 		// Retriable, nothing written (log_dir_space.go explains the code).
@@ -206,10 +210,10 @@ func (b *Broker) producePartition(r *kmsg.ProduceRequest, topic string, rp kmsg.
 	// checked the CRC (recompress computed the new one): the append does not compute it
 	// again.
 	var info segment.AppendInfo
-	if v.off {
+	if v.Off {
 		info, err = part.AppendValidatedAsLeader(records, minInsync)
 	} else {
-		info, err = part.AppendAsLeaderVerified(records, minInsync, v.guard)
+		info, err = part.AppendAsLeaderVerified(records, minInsync, v.Guard)
 	}
 	if err != nil {
 		if errors.Is(err, segment.ErrLogFailed) {

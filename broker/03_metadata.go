@@ -9,7 +9,7 @@ package broker
 // as in Kafka, the request that created a topic gets it LEADER_NOT_AVAILABLE without
 // partitions, and the next one finds it ready. Before answering, the other brokers the
 // answer names as leaders are probed, and an answer naming one that refuses waits for
-// its fence (metadata_leader_probes.go, refused_leader_hold.go).
+// its fence (controller/leader_probes.go, refused_leader_hold.go).
 
 import (
 	"context"

@@ -24,7 +24,6 @@ package broker
 
 import (
 	"context"
-	"slices"
 	"sync"
 	"time"
 
@@ -98,16 +97,8 @@ func (b *Broker) verifyTxnOffsetCommit(ctx context.Context, r *kmsg.TxnOffsetCom
 		return v, 0 // the transaction is already open in the partition
 	}
 	tps := []txn.TopicPartition{{Topic: offsetsTopic, Partition: partition}}
-	codes := b.verifyTxnPartitions(ctx, r.TransactionalID, r.ProducerID, r.ProducerEpoch, tps)
-	for wait := verifyRetryBackoff; wait <= verifyRetryMax && slices.Contains(codes, kerr.ConcurrentTransactions.Code); wait *= 2 {
-		select {
-		case <-time.After(wait):
-		case <-ctx.Done():
-		case <-b.stop:
-		}
-		codes = b.verifyTxnPartitions(ctx, r.TransactionalID, r.ProducerID, r.ProducerEpoch, tps)
-	}
-	code := produceVerifyCode(codes[0], 0)
+	codes := b.verifier.Verify(ctx, r.TransactionalID, r.ProducerID, r.ProducerEpoch, tps)
+	code := coordinator.ProduceVerifyCode(codes[0], 0)
 	if code == kerr.NotEnoughReplicas.Code {
 		code = kerr.CoordinatorNotAvailable.Code // Kafka's group coordinator translation
 	}

@@ -65,6 +65,7 @@ type Broker struct {
 	fetchers   *replication.Fetchers         // follower fetchers, one per leader
 	groups     *coordinator.GroupCoordinator // the __consumer_offsets partitions this broker leads
 	txns       *coordinator.TxnCoordinator   // the __transaction_state partitions this broker leads
+	verifier   *coordinator.Verifier         // KIP-890 verification with the transaction coordinators (txn_verify.go)
 	peers      *peerClients                  // kept connections to the other brokers (txn verification, markers)
 
 	// fetchSessions are the KIP-227 fetch sessions of the consumers and followers that
@@ -77,15 +78,15 @@ type Broker struct {
 	metrics         *metrics.Registry
 	metricsServer   *metrics.Server // nil without a metrics listener
 
-	ctrl         *controller.Controller // the quorum controller, active while this node is the Raft leader (controller.go)
-	refusals     *peerRefusals          // refused connections to peers, to report (peer_reports.go)
-	leaderProbes *leaderProbes          // Metadata's probes of the leaders it names (metadata_leader_probes.go)
-	controllers  controllerClients      // connection to the current controller
-	heartbeats   controllerClients      // the controller connection of registrations and heartbeats only (controllerChannel)
-	isrChanges   isrBatcher             // this broker's AlterPartition requests, batched (alter_partition_batch.go)
-	stalls       stallHooks             // tests only (stall_hooks.go)
-	leaders      *leaderWatch           // closed at each Raft leader change (forwarding.go)
-	brokerEpoch  atomic.Int64           // this broker's epoch; -1 until registered
+	ctrl         *controller.Controller   // the quorum controller, active while this node is the Raft leader (controller.go)
+	refusals     *controller.Refusals     // refused connections to peers, to report and hold answers for (controller/peer_refusals.go)
+	leaderProbes *controller.LeaderProbes // Metadata's probes of the leaders it names (controller/leader_probes.go)
+	controllers  controllerClients        // connection to the current controller
+	heartbeats   controllerClients        // the controller connection of registrations and heartbeats only (controllerChannel)
+	isrChanges   isrBatcher               // this broker's AlterPartition requests, batched (alter_partition_batch.go)
+	stalls       stallHooks               // tests only (stall_hooks.go)
+	leaders      *leaderWatch             // closed at each Raft leader change (forwarding.go)
+	brokerEpoch  atomic.Int64             // this broker's epoch; -1 until registered
 	producerIDs  *coordinator.ProducerIDs
 	dial         rpc.DialFunc         // outgoing connections (tests inject faults)
 	throttles    replicationThrottles // KIP-73 replication quotas (throttle.go)
@@ -152,9 +153,10 @@ func Start(cfg Config) (*Broker, error) {
 		cfg.Logger.Warn(w)
 	}
 	b := &Broker{cfg: cfg, logger: cfg.Logger, machine: fsm.New(), stop: make(chan struct{}), draining: make(chan struct{}),
-		refusals: newPeerRefusals(), leaderProbes: newLeaderProbes(),
-		leaders: newLeaderWatch(), dial: cfg.Dial,
+		refusals: controller.NewRefusals(),
+		leaders:  newLeaderWatch(), dial: cfg.Dial,
 		readyCh: make(chan struct{}), startedAt: time.Now(), dataDir: lock}
+	b.leaderProbes = newLeaderProbes(b)
 	b.drainCtx, b.drainCancel = context.WithCancel(context.Background())
 	b.ctrl = b.newController()
 	b.purgatory = replication.NewPurgatory(b.drainCtx)
@@ -200,6 +202,7 @@ func Start(cfg Config) (*Broker, error) {
 	b.groups = newGroupCoordinator(b)
 	b.peers = newPeerClients(b)
 	b.txns = newTxnCoordinator(b)
+	b.verifier = newVerifier(b)
 	// The replicas' checkpoints (one line per replica) are read while Raft starts
 	// (its snapshot restore): neither needs the other until the reconciler runs.
 	type pmResult struct {

@@ -14,7 +14,8 @@ import (
 // fenced, so that a restarted broker is unfenced promptly). A registered, fenced broker
 // also heartbeats as soon as its image reaches its registration (the offset the
 // controller unfences it at), rather than on the next tick, and a registered broker
-// heartbeats at once when it has peers' refused connections to report (peer_reports.go).
+// heartbeats at once when it has peers' refused connections to report
+// (controller/peer_refusals.go).
 // A new controller is registered with or heartbeaten at once, not on the next tick.
 func (b *Broker) lifecycleLoop() {
 	interval := b.cfg.durationMs("broker.heartbeat.interval.ms")
@@ -38,7 +39,7 @@ func (b *Broker) lifecycleLoop() {
 			}
 			var refusals <-chan struct{}
 			if epoch >= 0 {
-				refusals = b.refusals.notify
+				refusals = b.refusals.Notify()
 			}
 			select {
 			case <-b.stop:
@@ -129,13 +130,13 @@ func (b *Broker) heartbeat(ctx context.Context, epoch int64, wantShutdown bool) 
 	if req.CurrentMetadataOffset >= epoch {
 		b.trace.mark("heartbeat_caught_up_sent")
 	}
-	refused := b.refusals.take(time.Now())
+	refused := b.refusals.Take(time.Now())
 	if len(refused) > 0 {
 		req.UnknownTags.Set(refusedPeersTag, encodeRefusedPeers(refused))
 	}
 	resp, err := b.controllerCall(ctx, req)
 	if err != nil {
-		b.refusals.requeue(refused)
+		b.refusals.Requeue(refused)
 		return nil, err
 	}
 	hb := resp.(*kmsg.BrokerHeartbeatResponse)

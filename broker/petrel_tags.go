@@ -23,7 +23,7 @@ const (
 	// refusedPeersTag (BrokerHeartbeat): brokers whose inter-broker listener refused a
 	// connection from the sender, each as broker id (int32) and the broker epoch the
 	// sender's image held for it (int64), big-endian, after a uvarint count
-	// (peer_reports.go).
+	// (controller/peer_refusals.go).
 	refusedPeersTag uint32 = 10001
 )
 

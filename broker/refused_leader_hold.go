@@ -2,77 +2,35 @@ package broker
 
 import (
 	"context"
+	"iter"
 	"time"
 
-	"github.com/petrel-broker/petrel/metadata"
+	"github.com/petrel-broker/petrel/controller"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // While the controller fences a broker that refused this broker's connections (a
-// round trip after the report: controller/evidence.go), answers that would send a client to
-// it wait: a Metadata answer naming it as a leader, and a Produce for a partition this
-// broker's image still has it lead (the client found the new leader here before this
-// broker applied the change; NOT_LEADER_OR_FOLLOWER would send it to a metadata refresh
-// that franz-go makes at most every 5 s). The wait ends when the image no longer has
-// the broker unfenced at that epoch (and, for Produce, this broker's replicas follow
-// the new image), at most refusedLeaderHold after its first refusal, or when the
-// connection or the broker stops. A Produce also waits, briefly, for metadata entries
+// round trip after the report: controller/evidence.go; the decisions are in
+// controller/refusal_holds.go), answers that would send a client to it wait: a
+// Metadata answer naming it as a leader, and a Produce for a partition this broker's
+// image still has it lead (the client found the new leader here before this broker
+// applied the change; NOT_LEADER_OR_FOLLOWER would send it to a metadata refresh that
+// franz-go makes at most every 5 s). The wait ends when the image no longer has the
+// broker unfenced at that epoch (and, for Produce, this broker's replicas follow the
+// new image), at most controller.RefusedLeaderHold after its first refusal, or when
+// the connection or the broker stops. A Produce also waits, briefly, for metadata entries
 // this node holds but has not applied. The waits run on the connection's reader
 // goroutine, like the start-up readiness wait, so the connection's order is kept.
 
-// refusedLeaderHold bounds how long answers wait, after a broker first refused this
-// broker's connection, for the controller to fence it (awaitRefusedBrokers). A fence
-// normally lands within a round trip of the report; the bound covers a controller
-// election too, since the dead broker may have been the controller (its successor
-// fences it as its term starts: controller/evidence.go).
-const refusedLeaderHold = 3 * time.Second
-
-// holdUntil returns the time until which an answer from im should wait: the latest end
-// of the hold window of any broker that refused a connection at the epoch im still has
-// for it, unfenced; ok is false when there is none.
-func (r *peerRefusals) holdUntil(im *metadata.Image, now time.Time) (until time.Time, ok bool) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	for key, first := range r.firstRefused {
-		end := first.Add(refusedLeaderHold)
-		if !end.After(now) {
-			continue
-		}
-		if br, found := im.Brokers[key.BrokerID]; found && !br.Fenced && br.Epoch == key.BrokerEpoch && end.After(until) {
-			until, ok = end, true
-		}
-	}
-	return until, ok
-}
-
-// holdingRecently reports whether any refusal is recent enough to hold an answer: one
-// atomic load, the Produce path's cost when nothing failed.
-func (r *peerRefusals) holdingRecently(now time.Time) bool {
-	return now.UnixNano()-r.latestFirst.Load() < int64(refusedLeaderHold)
-}
-
-// holds reports whether broker id, at the epoch im has for it, is a refused broker an
-// answer should wait for.
-func (r *peerRefusals) holds(im *metadata.Image, id int32, now time.Time) bool {
-	br, ok := im.Brokers[id]
-	if !ok || br.Fenced {
-		return false
-	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	first, ok := r.firstRefused[peerRefusal{BrokerID: id, BrokerEpoch: br.Epoch}]
-	return ok && now.Sub(first) < refusedLeaderHold
-}
-
 // awaitRefusedBrokers holds a Metadata answer while this broker's image still names, as
 // an unfenced broker, one whose listener refused this broker's connection less than
-// refusedLeaderHold ago: the controller fences such a broker within a round trip of
-// the report. The wait ends at the fence (the answer then names the new leaders), at
+// controller.RefusedLeaderHold ago: the controller fences such a broker within a
+// round trip of the report. The wait ends at the fence (the answer then names the new leaders), at
 // the window's end, or when the connection or the broker stops.
 func (b *Broker) awaitRefusedBrokers(ctx context.Context) {
 	for {
 		changed := b.machine.Changed()
-		until, ok := b.refusals.holdUntil(b.Image(), time.Now())
+		until, ok := b.refusals.HoldUntil(b.Image(), time.Now())
 		if !ok {
 			return
 		}
@@ -134,29 +92,11 @@ func (b *Broker) awaitMetadataApplied(ctx context.Context) {
 // at once.
 func (b *Broker) awaitProduceLeaders(ctx context.Context, r *kmsg.ProduceRequest) {
 	now := time.Now()
-	refusals := b.refusals.holdingRecently(now)
+	refusals := b.refusals.HoldingRecently(now)
 	if !refusals && !b.metadataBehind() {
 		return
 	}
-	im := b.Image()
-	elsewhere, refused := false, false
-	for _, rt := range r.Topics {
-		t := im.Topic(rt.Topic)
-		if t == nil {
-			elsewhere = true // a topic this image does not have yet
-			continue
-		}
-		for _, rp := range rt.Partitions {
-			if rp.Partition < 0 || int(rp.Partition) >= len(t.Partitions) {
-				elsewhere = true
-				continue
-			}
-			if l := t.Partitions[rp.Partition].Leader; l != b.cfg.NodeID {
-				elsewhere = true
-				refused = refused || (refusals && l >= 0 && b.refusals.holds(im, l, now))
-			}
-		}
-	}
+	elsewhere, refused := b.refusals.ProduceHold(b.Image(), b.cfg.NodeID, produceTopics(r), refusals, now)
 	if !elsewhere {
 		return
 	}
@@ -164,7 +104,22 @@ func (b *Broker) awaitProduceLeaders(ctx context.Context, r *kmsg.ProduceRequest
 		b.awaitRefusedBrokers(ctx)
 	}
 	b.awaitMetadataApplied(ctx)
-	wctx, cancel := b.waitTimeout(ctx, refusedLeaderHold)
+	wctx, cancel := b.waitTimeout(ctx, controller.RefusedLeaderHold)
 	defer cancel()
 	b.partitions.waitReconciled(wctx, b.Image().Offset)
+}
+
+// produceTopics yields the topics of r with the partitions it names.
+func produceTopics(r *kmsg.ProduceRequest) iter.Seq2[string, []int32] {
+	return func(yield func(string, []int32) bool) {
+		for _, rt := range r.Topics {
+			ids := make([]int32, len(rt.Partitions))
+			for i, rp := range rt.Partitions {
+				ids[i] = rp.Partition
+			}
+			if !yield(rt.Topic, ids) {
+				return
+			}
+		}
+	}
 }

@@ -10,8 +10,8 @@ import (
 )
 
 // Failure detection faster than the session (the controller's side; the brokers' side
-// is broker/peer_reports.go). A broker whose peers' connections are refused is fenced on that
-// evidence instead of after broker.session.timeout.ms:
+// is peer_refusals.go, fed by broker/peer_reports.go). A broker whose peers' connections
+// are refused is fenced on that evidence instead of after broker.session.timeout.ms:
 //
 //   - a report of a refusal makes the controller probe the suspect itself: a TCP
 //     connect to its inter-broker listener. REFUSED proves that no process listens
