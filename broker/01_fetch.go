@@ -39,7 +39,8 @@ func (s fetchSource) Replica(topic string, partition int32) (*replication.Partit
 	if lp == nil {
 		return nil, false, s.b.noReplicaError(topic, partition)
 	}
-	return lp.Partition, lp.settings.Load().compression.Codec == compress.Zstd, 0
+	set := lp.settings.Load() // stored before the replica is listed
+	return lp.Partition, set != nil && set.compression.Codec == compress.Zstd, 0
 }
 
 func (s fetchSource) ErrorCode(err error) int16 { return s.b.errorCodeLogged(err, "fetch") }
