@@ -150,17 +150,6 @@ func controlBatch(producerID int64, producerEpoch int16, commit bool, coordinato
 	return coordinator.EncodeMarker(producerID, producerEpoch, commit, coordinatorEpoch, now)
 }
 
-// markerDone reports a partition's WriteTxnMarkers outcome for the coordinator: done
-// (written, or never to be written: the topic is gone, or a newer epoch fenced this
-// marker) or to be retried.
-func markerDone(code int16) bool {
-	switch code {
-	case 0, kerr.InvalidProducerEpoch.Code, kerr.ProducerFenced.Code, kerr.TransactionCoordinatorFenced.Code:
-		return true
-	}
-	return false
-}
-
 // fillErrorWriteTxnMarkers is WriteTxnMarkers's apiOpts.fillError.
 func fillErrorWriteTxnMarkers(req kmsg.Request, resp kmsg.Response, code int16, cause error) {
 	out := resp.(*kmsg.WriteTxnMarkersResponse)

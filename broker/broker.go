@@ -71,6 +71,8 @@ type Broker struct {
 	// fetchSessions are the KIP-227 fetch sessions of the consumers and followers that
 	// fetch from this broker (replication.FetchSessionCache).
 	fetchSessions *replication.FetchSessionCache
+	// fetches answers Fetch from the local replicas (01_fetch.go).
+	fetches *replication.FetchServer
 
 	offsetsCreator  internalTopicCreator
 	txnStateCreator internalTopicCreator
@@ -167,6 +169,7 @@ func Start(cfg Config) (*Broker, error) {
 	b.segFiles = newSegmentFileCache(&b.cfg)
 	b.fetchSessions = replication.NewFetchSessionCache(int(cfg.int64Value("max.incremental.fetch.session.cache.slots")),
 		cfg.int64Value("min.incremental.fetch.session.eviction.ms"))
+	b.fetches = &replication.FetchServer{Sessions: b.fetchSessions, Purgatory: b.purgatory, Source: fetchSource{b}, Leader: &b.throttles.Leader}
 	b.offline = newOfflineReplicas()
 	b.logSpace = newLogDirSpace(cfg.logsDir(), cfg.int64Value(config.MinFreeBytesProperty))
 	b.metrics = b.newMetrics()

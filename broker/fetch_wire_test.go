@@ -81,7 +81,11 @@ func TestFetchWireFrameIsKmsgEncoding(t *testing.T) {
 			enc = resp.AppendTo(enc)
 			want := append(binary.BigEndian.AppendUint32(nil, uint32(len(enc))), enc...)
 			if !bytes.Equal(frame, want) {
-				t.Fatalf("v%d limits %v: frame of %d bytes differs from kmsg's %d at %d", v, limits, len(frame), len(want), firstDiff(frame, want))
+				at := 0
+				for at < min(len(frame), len(want)) && frame[at] == want[at] {
+					at++
+				}
+				t.Fatalf("v%d limits %v: frame of %d bytes differs from kmsg's %d at %d", v, limits, len(frame), len(want), at)
 			}
 			ps := resp.Topics[0].Partitions
 			if len(ps) != 4 || ps[3].ErrorCode == 0 || len(ps[2].RecordBatches) != 0 || len(ps[0].RecordBatches) < 100<<10 {
@@ -129,10 +133,10 @@ func TestFetchAnswerOutlivesTopicDeletion(t *testing.T) {
 	fp.PartitionMaxBytes, fp.CurrentLeaderEpoch = 1<<20, -1
 	ft.Partitions = append(ft.Partitions, fp)
 	req.Topics = append(req.Topics, ft)
-	answer, n, _ := b.readFetch(req, nil)
+	answer, n, _ := b.fetches.Read(req, nil)
 	defer answer.Release()
-	if n < len(value) || answer.held[0] == nil {
-		t.Fatalf("read %d bytes, hold %v", n, answer.held[0])
+	if n < len(value) || answer.Held(0) == nil {
+		t.Fatalf("read %d bytes, hold %v", n, answer.Held(0))
 	}
 	want := answer.AppendTo(nil) // kmsg's encoding, records read in
 	if _, err := adm.DeleteTopics(testContext(t), topic); err != nil {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/petrel-broker/petrel/auth"
 	"github.com/petrel-broker/petrel/metadata"
+	"github.com/petrel-broker/petrel/replication"
 	"github.com/petrel-broker/petrel/rpc"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -109,15 +110,13 @@ func (b *Broker) quotaExempt(req *rpc.Request) bool {
 }
 
 // fetchResponseBytes is the record bytes a Fetch response carries, inline or held for
-// sendfile (fetchAnswer).
+// sendfile (replication.FetchAnswer).
 func fetchResponseBytes(resp kmsg.Response) int64 {
 	var n int64
-	if a, ok := resp.(*fetchAnswer); ok {
-		for _, h := range a.held {
-			n += h.Len()
-		}
+	if a, ok := resp.(*replication.FetchAnswer); ok {
+		n = a.HeldBytes()
 	}
-	for _, t := range fetchResponseOf(resp).Topics {
+	for _, t := range replication.FetchResponseOf(resp).Topics {
 		for _, p := range t.Partitions {
 			n += int64(len(p.RecordBatches))
 		}

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/petrel-broker/petrel/coordinator"
 	"github.com/petrel-broker/petrel/internal/testwait"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -35,7 +36,7 @@ func TestWriteTxnMarkersCoordinatorFenced(t *testing.T) {
 	if code := write(4, false); code != kerr.TransactionCoordinatorFenced.Code {
 		t.Fatalf("marker of coordinator epoch 4: %v", kerr.ErrorForCode(code))
 	}
-	if !markerDone(kerr.TransactionCoordinatorFenced.Code) {
+	if !coordinator.MarkerDone(kerr.TransactionCoordinatorFenced.Code) {
 		t.Fatal("a fenced marker would be retried")
 	}
 	if code := write(6, false); code != 0 {

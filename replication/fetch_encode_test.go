@@ -1,4 +1,4 @@
-package broker
+package replication
 
 import (
 	"bytes"
@@ -159,7 +159,7 @@ func TestFetchPartsByteIdentical(t *testing.T) {
 }
 
 // TestFetchPartsFallback: what the encoder does not write (unknown tags, Brokers) is
-// refused, so fetchAnswer falls back to kmsg with the records read in.
+// refused, so FetchAnswer falls back to kmsg with the records read in.
 func TestFetchPartsFallback(t *testing.T) {
 	r := kmsg.NewPtrFetchResponse()
 	r.Version = 12
@@ -172,7 +172,7 @@ func TestFetchPartsFallback(t *testing.T) {
 	if fetchPartsEncodable(r) {
 		t.Fatal("v13 accepted")
 	}
-	a := &fetchAnswer{FetchResponse: kmsg.NewPtrFetchResponse()}
+	a := &FetchAnswer{FetchResponse: kmsg.NewPtrFetchResponse()}
 	a.Version = 12
 	a.UnknownTags.Set(99, []byte{1})
 	p := &rpc.Parts{}
