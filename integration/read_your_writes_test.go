@@ -173,18 +173,26 @@ func TestReadYourWrites_AdminChangesAcrossBrokers(t *testing.T) {
 	}
 }
 
-// partitionsSeen checks that Metadata through cl shows topic with n partitions (0: the
-// topic does not exist).
-func partitionsSeen(ctx context.Context, cl *kgo.Client, topic string, n int) error {
+// topicMetadata asks Metadata through cl about topic alone.
+func topicMetadata(ctx context.Context, cl *kgo.Client, topic string) (kmsg.MetadataResponseTopic, error) {
 	req := kmsg.NewPtrMetadataRequest()
 	mt := kmsg.NewMetadataRequestTopic()
 	mt.Topic = kmsg.StringPtr(topic)
 	req.Topics = append(req.Topics, mt)
 	resp, err := req.RequestWith(ctx, cl)
 	if err != nil {
+		return kmsg.MetadataResponseTopic{}, err
+	}
+	return resp.Topics[0], nil
+}
+
+// partitionsSeen checks that Metadata through cl shows topic with n partitions (0: the
+// topic does not exist).
+func partitionsSeen(ctx context.Context, cl *kgo.Client, topic string, n int) error {
+	t, err := topicMetadata(ctx, cl, topic)
+	if err != nil {
 		return err
 	}
-	t := resp.Topics[0]
 	switch {
 	case n == 0 && t.ErrorCode != kerr.UnknownTopicOrPartition.Code:
 		return fmt.Errorf("%s still listed (%v)", topic, kerr.ErrorForCode(t.ErrorCode))
@@ -197,15 +205,10 @@ func partitionsSeen(ctx context.Context, cl *kgo.Client, topic string, n int) er
 // partitionSeen checks that Metadata through cl shows topic's partition 0 with replicas
 // (nil: any) and leader (-1: any), and returns its leader.
 func partitionSeen(ctx context.Context, cl *kgo.Client, topic string, replicas []int32, leader int32) (int32, error) {
-	req := kmsg.NewPtrMetadataRequest()
-	mt := kmsg.NewMetadataRequestTopic()
-	mt.Topic = kmsg.StringPtr(topic)
-	req.Topics = append(req.Topics, mt)
-	resp, err := req.RequestWith(ctx, cl)
+	t, err := topicMetadata(ctx, cl, topic)
 	if err != nil {
 		return -1, err
 	}
-	t := resp.Topics[0]
 	if err := kerr.ErrorForCode(t.ErrorCode); err != nil {
 		return -1, fmt.Errorf("%s: %w", topic, err)
 	}
