@@ -13,7 +13,8 @@ import (
 //	key   = int16 key type (record type), then the key's fields
 //	        type 0 or 1: offset commit: group string, topic string, partition int32
 //	        type 2:      group metadata: group string
-//	        type 3+:     KIP-848 consumer groups and share groups (skipped here)
+//	        type 3-8, 16: KIP-848 consumer groups (records_consumer.go, not replayed yet)
+//	        type 9-15, 17+: share and streams groups (skipped here)
 //	value = int16 value version, then the value's fields; a null value is a tombstone
 //
 // OffsetCommitValue (written at v3, v1 when the commit carries an expire timestamp):
@@ -71,30 +72,47 @@ const maxRecordString = math.MaxInt16
 // fitsRecord reports whether s can be stored in a record as it is.
 func fitsRecord(s string) bool { return len(s) <= maxRecordString }
 
-// writer appends Kafka's non-flexible encodings.
-type writer struct{ b []byte }
+// writer appends Kafka's encodings: non-flexible (int16-length strings, int32-length
+// bytes) unless flexible, where lengths are unsigned varints of length+1 (0 for null).
+type writer struct {
+	b        []byte
+	flexible bool
+}
 
-func (w *writer) int16(v int16) { w.b = binary.BigEndian.AppendUint16(w.b, uint16(v)) }
-func (w *writer) int32(v int32) { w.b = binary.BigEndian.AppendUint32(w.b, uint32(v)) }
-func (w *writer) int64(v int64) { w.b = binary.BigEndian.AppendUint64(w.b, uint64(v)) }
+func (w *writer) int16(v int16)    { w.b = binary.BigEndian.AppendUint16(w.b, uint16(v)) }
+func (w *writer) int32(v int32)    { w.b = binary.BigEndian.AppendUint32(w.b, uint32(v)) }
+func (w *writer) int64(v int64)    { w.b = binary.BigEndian.AppendUint64(w.b, uint64(v)) }
+func (w *writer) uvarint(v uint64) { w.b = binary.AppendUvarint(w.b, v) }
 func (w *writer) string(s string) {
 	if len(s) > maxRecordString {
 		// Unreachable: requests carrying longer strings are refused up front
 		// (fitsRecord). Cutting would store a different id than the one in use.
 		panic(fmt.Sprintf("group: a %d-byte string reached a record (at most %d)", len(s), maxRecordString))
 	}
-	w.int16(int16(len(s)))
+	if w.flexible {
+		w.uvarint(uint64(len(s)) + 1)
+	} else {
+		w.int16(int16(len(s)))
+	}
 	w.b = append(w.b, s...)
 }
 func (w *writer) nullableString(s *string) {
 	if s == nil {
-		w.int16(-1)
+		if w.flexible {
+			w.uvarint(0)
+		} else {
+			w.int16(-1)
+		}
 		return
 	}
 	w.string(*s)
 }
 func (w *writer) bytes(p []byte) {
-	w.int32(int32(len(p)))
+	if w.flexible {
+		w.uvarint(uint64(len(p)) + 1)
+	} else {
+		w.int32(int32(len(p)))
+	}
 	w.b = append(w.b, p...)
 }
 
