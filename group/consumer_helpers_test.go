@@ -15,7 +15,7 @@ import (
 // request builders, and the invariants every state must keep.
 
 type cgHarness struct {
-	t      *testing.T
+	t      testing.TB
 	g      *ConsumerGroup
 	now    time.Time
 	topics ConsumerTopicMap
@@ -27,7 +27,7 @@ type cgHarness struct {
 	noReplay bool
 }
 
-func newCG(t *testing.T, cfg ConsumerConfig, topics ConsumerTopicMap) *cgHarness {
+func newCG(t testing.TB, cfg ConsumerConfig, topics ConsumerTopicMap) *cgHarness {
 	t.Helper()
 	return &cgHarness{t: t, g: NewConsumerGroup("g", cfg), now: time.Unix(1_700_000_000, 0), topics: topics}
 }
