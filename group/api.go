@@ -8,6 +8,12 @@
 //
 // Concurrency: a Shard is not safe for concurrent use. The runtime calls it from one
 // goroutine at a time (every method, Replay, Timeout and Committed callbacks alike).
+//
+// KIP-848 consumer groups (ConsumerGroupHeartbeat) are the ConsumerGroup of
+// consumer_*.go, one per group id, pure in the same way: a heartbeat or an expiry
+// returns the response and the state changes as ConsumerEvents to persist, and the
+// server-side assignors of assignor*.go compute their target assignments. They are not
+// wired into a Shard yet.
 package group
 
 import (
