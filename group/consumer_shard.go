@@ -157,11 +157,21 @@ func (s *Shard) persistConsumer(b *batch, g *ConsumerGroup, events []ConsumerEve
 		}
 		return
 	}
+	// Kafka 4.1+ (KIP-1101) tombstones a deprecated subscription metadata record
+	// once it writes the group's epoch with the metadata hash.
+	legacy := s.consumerLegacyMetadata[g.id] && bumpsEpoch(events)
+	if legacy {
+		records = append(records, ConsumerGroupRecord{Key: ConsumerGroupKey{Type: RecordTypeConsumerGroupPartitionMetadata, GroupID: g.id}}.Encode())
+		delete(s.consumerLegacyMetadata, g.id)
+	}
 	epoch := s.epoch
 	answered := false
 	b.writeAnswered(func(code int16) Effects {
 		if code != 0 && s.epoch == epoch {
 			s.markConsumerDirty(g.id, removed)
+			if legacy {
+				s.consumerLegacyMetadata[g.id] = true
+			}
 		}
 		if code != 0 && resp != nil && !answered {
 			failHeartbeat(resp, code, "")
@@ -188,6 +198,15 @@ func (s *Shard) markConsumerDirty(id string, removed []string) {
 	for _, m := range removed {
 		set[m] = true
 	}
+}
+
+func bumpsEpoch(events []ConsumerEvent) bool {
+	for _, ev := range events {
+		if _, ok := ev.(ConsumerGroupEpochBumped); ok {
+			return true
+		}
+	}
+	return false
 }
 
 func removedMembers(events []ConsumerEvent) []string {

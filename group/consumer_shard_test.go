@@ -255,6 +255,18 @@ func TestConsumerShardIgnoresDeprecatedRecords(t *testing.T) {
 	if ids := s.ConsumerGroupIDs(); len(ids) != 0 {
 		t.Fatalf("groups %v", ids)
 	}
+	// The group's next epoch tombstones the deprecated record, as Kafka 4.1+ does.
+	h := newHarness(t, testConfig())
+	h.s = s
+	cgShardHeartbeat(h, cgTopics(1), cgJoinRequest("m1", "a"))
+	if got := recordKeys(t, h.log); got[len(got)-1] != "4::tombstone" {
+		t.Fatalf("records %v", got)
+	}
+	h.log = nil
+	cgShardHeartbeat(h, cgTopics(1), cgHBRequest("m1", LeaveMemberEpoch, nil))
+	if got := recordKeys(t, h.log); slices.Contains(got, "4::tombstone") {
+		t.Fatalf("tombstoned twice: %v", got)
+	}
 }
 
 // A failed write answers the heartbeat with the write's error code; the group's next
