@@ -86,6 +86,9 @@ func (s *Shard) listGroups(states, types []string) []kmsg.ListGroupsResponseGrou
 // deleteGroup is one group of DeleteGroups: tombstones for its offsets and its metadata.
 func (s *Shard) deleteGroup(now time.Time, groupID string, send func(errorCode int16)) Effects {
 	var b batch
+	if cg := s.consumerGroups[groupID]; cg != nil {
+		return s.deleteConsumerGroup(cg, send)
+	}
 	g := s.groups[groupID]
 	switch {
 	case groupID == "":
@@ -100,6 +103,19 @@ func (s *Shard) deleteGroup(now time.Time, groupID string, send func(errorCode i
 	}
 	// Pending commits lie before the tombstones in the log: they are deleted too, as
 	// Kafka's coordinator deletes the offsets as they stand at the log end.
+	tps := g.offsetPartitions()
+	records := make([]Record, 0, len(tps)+1)
+	for _, tp := range tps {
+		records = append(records, offsetCommitTombstone(g.id, tp))
+	}
+	records = append(records, groupMetadataTombstone(g.id))
+	s.writeDeletion(&b, g, tps, true, send, records)
+	return b.effects()
+}
+
+// offsetPartitions is every partition g has an offset of, committed or being written,
+// sorted by topic and partition.
+func (g *group) offsetPartitions() []topicPartition {
 	tps := make([]topicPartition, 0, len(g.offsets)+len(g.pendingOffsets))
 	for tp := range g.offsets {
 		tps = append(tps, tp)
@@ -115,11 +131,5 @@ func (s *Shard) deleteGroup(now time.Time, groupID string, send func(errorCode i
 		}
 		return tps[i].partition < tps[j].partition
 	})
-	records := make([]Record, 0, len(tps)+1)
-	for _, tp := range tps {
-		records = append(records, offsetCommitTombstone(g.id, tp))
-	}
-	records = append(records, groupMetadataTombstone(g.id))
-	s.writeDeletion(&b, g, tps, true, send, records)
-	return b.effects()
+	return tps
 }

@@ -12,8 +12,10 @@
 // KIP-848 consumer groups (ConsumerGroupHeartbeat) are the ConsumerGroup of
 // consumer_*.go, one per group id, pure in the same way: a heartbeat or an expiry
 // returns the response and the state changes as ConsumerEvents to persist, and the
-// server-side assignors of assignor*.go compute their target assignments. They are not
-// wired into a Shard yet.
+// server-side assignors of assignor*.go compute their target assignments. A Shard holds
+// them beside its classic groups (consumer_shard.go): ConsumerGroupHeartbeat and
+// ExpireConsumerGroups write their events as Kafka's records (consumer_records.go), and
+// Replay rebuilds them from those records.
 package group
 
 import (
@@ -45,6 +47,9 @@ type Config struct {
 	// supplies a random one; NewShard panics without it (the package draws no
 	// randomness itself).
 	NewMemberID func() string
+	// Consumer configures the KIP-848 consumer groups; zero fields take Kafka's
+	// defaults (DefaultConsumerConfig), and a nil Consumer.NewMemberID is NewMemberID.
+	Consumer ConsumerConfig
 }
 
 // DefaultConfig returns Kafka's defaults; NewMemberID is left for the caller.
@@ -55,6 +60,7 @@ func DefaultConfig() Config {
 		InitialRebalanceDelay:  3 * time.Second,
 		OffsetsRetention:       7 * 24 * time.Hour,
 		OffsetMetadataMaxBytes: 4096,
+		Consumer:               DefaultConsumerConfig(),
 	}
 }
 
@@ -145,6 +151,14 @@ type Shard struct {
 	// position is the log position of the last offset-commit record replayed or
 	// written (nextPosition).
 	position int64
+	// consumerGroups are the KIP-848 consumer groups by id (consumer_shard.go).
+	consumerGroups map[string]*ConsumerGroup
+	// consumerDirty holds the consumer groups to resync after a failed write, with
+	// the members the failed writes removed.
+	consumerDirty map[string]map[string]bool
+	// consumerLegacyMetadata holds the groups with a deprecated
+	// ConsumerGroupPartitionMetadata record in the log.
+	consumerLegacyMetadata map[string]bool
 }
 
 // NewShard returns an empty shard. cfg.NewMemberID must be set.
@@ -152,7 +166,22 @@ func NewShard(cfg Config) *Shard {
 	if cfg.NewMemberID == nil {
 		panic("group: Config.NewMemberID is not set")
 	}
-	return &Shard{cfg: cfg, groups: map[string]*group{}, uuid: cfg.NewMemberID, txnOffsets: map[int64]map[string]map[topicPartition]offsetValue{}}
+	def := DefaultConsumerConfig()
+	if cfg.Consumer.SessionTimeout <= 0 {
+		cfg.Consumer.SessionTimeout = def.SessionTimeout
+	}
+	if cfg.Consumer.HeartbeatInterval <= 0 {
+		cfg.Consumer.HeartbeatInterval = def.HeartbeatInterval
+	}
+	if len(cfg.Consumer.Assignors) == 0 {
+		cfg.Consumer.Assignors, _ = Assignors(DefaultConsumerAssignors)
+	}
+	if cfg.Consumer.NewMemberID == nil {
+		cfg.Consumer.NewMemberID = cfg.NewMemberID
+	}
+	s := &Shard{cfg: cfg, groups: map[string]*group{}, uuid: cfg.NewMemberID, txnOffsets: map[int64]map[string]map[topicPartition]offsetValue{}}
+	s.resetConsumerGroups()
+	return s
 }
 
 // Replay applies one record read from the partition while loading it, in offset order.

@@ -35,6 +35,13 @@ func (s *Shard) joinGroup(now time.Time, c Client, req *kmsg.JoinGroupRequest, s
 		b.reply(send, joinResponse(req.Version, errInvalidSessionTimeout, req.MemberID))
 		return b.effects()
 	}
+	if _, ok := s.consumerGroups[req.Group]; ok {
+		// One group id is one type. Kafka 4.2 lets classic members into a consumer
+		// group (classicGroupJoinToConsumerGroup); Petrel does not yet, and answers as
+		// Kafka answers a member whose protocols the consumer group cannot take.
+		b.reply(send, joinResponse(req.Version, errInconsistentProtocol, req.MemberID))
+		return b.effects()
+	}
 	rebalanceTimeoutMs := req.RebalanceTimeoutMillis
 	if req.Version == 0 {
 		rebalanceTimeoutMs = req.SessionTimeoutMillis

@@ -71,9 +71,13 @@ func TestDecodeAllVersions(t *testing.T) {
 	if err != nil || gv.currentStateTimestamp != -1 || len(gv.members) != 1 || gv.members[0].rebalanceTimeout != -1 || gv.members[0].sessionTimeout != 6000 {
 		t.Fatalf("group v0: %+v %v", gv, err)
 	}
-	// Unknown key types (KIP-848, share groups) are skipped; corrupt ones are errors.
+	// Unknown key types (share groups) are skipped; corrupt ones, KIP-848's included,
+	// are errors.
 	s := NewShard(testConfig())
-	if err := s.Replay([]byte{0, 3, 0, 1, 'g'}, []byte{1, 2}); err != nil {
+	if err := s.Replay([]byte{0, 9, 0, 1, 'g'}, []byte{1, 2}); err != nil {
+		t.Fatalf("key type 9: %v", err)
+	}
+	if err := s.Replay([]byte{0, 3, 0, 1, 'g'}, []byte{1, 2}); !errors.Is(err, ErrCorruptRecord) {
 		t.Fatalf("key type 3: %v", err)
 	}
 	if err := s.Replay([]byte{0, 1, 0, 9}, nil); !errors.Is(err, ErrCorruptRecord) {

@@ -12,12 +12,22 @@ import (
 // build does not handle are skipped.
 func (s *Shard) replay(offset, producerID int64, transactional bool, key, value []byte) error {
 	s.position = max(s.position, offset)
+	if rec, ok, err := DecodeConsumerGroupRecord(key, value); ok || err != nil {
+		if err != nil {
+			return err
+		}
+		return s.replayConsumer(rec)
+	}
 	k, known, err := decodeKey(key)
 	if err != nil || !known {
 		return err
 	}
 	switch k.keyType {
 	case keyTypeGroupMetadata:
+		if _, ok := s.consumerGroups[k.group]; ok && value != nil {
+			// Kafka 4.2: IllegalStateException "Group g is not a classic group."
+			return fmt.Errorf("group %q is a consumer group: classic group metadata record skipped", k.group)
+		}
 		return s.replayGroupMetadata(k.group, value)
 	default:
 		if !transactional {
@@ -127,6 +137,9 @@ func (s *Shard) replayGroupMetadata(groupID string, value []byte) error {
 // (the setting shrank) rebalances, as Kafka.
 func (s *Shard) loaded(now time.Time) Effects {
 	var b batch
+	for _, g := range s.consumerGroups {
+		g.StartTimers(now)
+	}
 	for _, g := range s.groups {
 		for _, m := range g.all() {
 			b.timer(heartbeatKey(g.id, m.id), now.Add(ms(m.sessionTimeoutMs)))
@@ -151,6 +164,7 @@ func (s *Shard) unload() Effects {
 	}
 	s.groups = map[string]*group{}
 	s.txnOffsets = map[int64]map[string]map[topicPartition]offsetValue{}
+	s.resetConsumerGroups()
 	s.epoch++
 	return b.effects()
 }

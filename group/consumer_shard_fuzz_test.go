@@ -1,0 +1,252 @@
+package group
+
+import (
+	"fmt"
+	"math/rand"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// The replay property of the consumer groups of a Shard: whatever heartbeats, leaves,
+// expiries, topic changes, failed and timed-out writes and failovers happen, a fresh
+// Shard replaying the records committed so far holds the same consumer groups as the
+// live one (whenever no write is pending and no group waits for its resync).
+
+// cgClient is what a consumer remembers between heartbeats.
+type cgClient struct {
+	epoch int32
+	owned AssignedPartitions
+}
+
+// cgDriver drives a harness's Shard with consumer group operations chosen by next.
+type cgDriver struct {
+	h       *harness
+	topics  ConsumerTopicMap
+	clients map[string]*cgClient // by group + "/" + member
+	nextTop int
+}
+
+func newCGDriver(t *testing.T) *cgDriver {
+	h := newHarness(t, testConfig())
+	return &cgDriver{h: h, topics: cgTopics(3, 2, 4), clients: map[string]*cgClient{}, nextTop: 3}
+}
+
+var cgGroupIDs = []string{"g", "h"}
+
+// step performs one operation chosen by op and arg.
+func (d *cgDriver) step(op, arg byte) {
+	h := d.h
+	groupID := cgGroupIDs[int(arg)%len(cgGroupIDs)]
+	member := fmt.Sprintf("m%d", (arg/2)%5)
+	key := groupID + "/" + member
+	c := d.clients[key]
+	if c == nil {
+		c = &cgClient{}
+		d.clients[key] = c
+	}
+	var req *kmsg.ConsumerGroupHeartbeatRequest
+	switch op % 15 {
+	case 0, 1: // join, maybe static
+		names := []string{}
+		for i, n := range []string{"a", "b", "c", "d", "x"} {
+			if arg&(1<<uint(i)) != 0 || i == int(arg)%5 {
+				names = append(names, n)
+			}
+		}
+		req = cgJoinRequest(member, names...)
+		if op%15 == 1 {
+			req.InstanceID = kmsg.StringPtr(fmt.Sprintf("i%d", arg%3))
+		}
+		if arg%5 == 0 {
+			req.ServerAssignor = kmsg.StringPtr("range")
+		}
+	case 2, 3, 4: // heartbeat at the client's epoch with what it owns
+		req = cgHBRequest(member, c.epoch, c.owned)
+		if c.owned == nil {
+			req.Topics = []kmsg.ConsumerGroupHeartbeatRequestTopic{}
+		}
+	case 5: // a stale epoch
+		req = cgHBRequest(member, c.epoch-1, nil)
+	case 6:
+		req = cgHBRequest(member, LeaveMemberEpoch, nil)
+	case 7:
+		req = cgHBRequest(member, LeaveStaticMemberEpoch, nil)
+		req.InstanceID = kmsg.StringPtr(fmt.Sprintf("i%d", arg%3))
+	case 8: // time passes; the runtime's timer fires
+		h.now = h.now.Add(time.Duration(arg%64) * time.Second)
+		if at, ok := h.s.NextConsumerDeadline(); ok && !at.After(h.now) {
+			h.run(h.s.ExpireConsumerGroups(h.now, d.topics))
+		}
+	case 9: // the metadata image changes
+		switch arg % 3 {
+		case 0:
+			name := string(rune('a' + arg%4))
+			if t, ok := d.topics[name]; ok {
+				t.Partitions++
+				d.topics[name] = t
+			}
+		case 1:
+			delete(d.topics, string(rune('a'+arg%4)))
+		case 2:
+			d.nextTop++
+			name := string(rune('a' + arg%4))
+			if _, ok := d.topics[name]; !ok {
+				d.topics[name] = AssignorTopic{ID: testTopicID(d.nextTop), Name: name, Partitions: int32(1 + arg%3)}
+			}
+		}
+	case 10: // the next writes fail, or succeed again
+		h.writeCode = []int16{0, 0, errNotCoordinator, errCoordinatorNotAvailable}[arg%4]
+	case 11: // writes are held; the runtime's commit timeout answers them
+		if arg%2 == 0 {
+			h.hold = true
+		} else {
+			h.timeOut()
+		}
+	case 12: // held writes' fate becomes known
+		h.release([]int16{0, 0, errNotCoordinator}[arg%3])
+	case 13: // failover: a new coordinator loads the log
+		if len(h.held) == 0 {
+			d.failover()
+		}
+	case 14: // DeleteGroups; a consumer commits an offset first
+		commit := kmsg.NewPtrOffsetCommitRequest()
+		commit.Version, commit.Group, commit.Generation = 8, groupID, -1
+		commit.Topics = []kmsg.OffsetCommitRequestTopic{{Topic: "a", Partitions: []kmsg.OffsetCommitRequestTopicPartition{{Partition: 0, Offset: int64(arg)}}}}
+		if arg%2 == 0 {
+			h.run(h.s.OffsetCommit(h.now, commit, kmsg.NewPtrOffsetCommitResponse(), func(kmsg.Response) {}))
+		}
+		h.run(h.s.DeleteGroup(h.now, groupID, func(int16) {}))
+	}
+	if req != nil {
+		req.Group = groupID
+		h.run(h.s.ConsumerGroupHeartbeat(h.now, Client{ID: "client", Host: "/127.0.0.1"}, req, d.topics, func(r kmsg.Response) {
+			d.learn(c, req, r.(*kmsg.ConsumerGroupHeartbeatResponse))
+		}))
+	}
+}
+
+// learn updates the client from its response, as a KIP-848 consumer does.
+func (d *cgDriver) learn(c *cgClient, req *kmsg.ConsumerGroupHeartbeatRequest, resp *kmsg.ConsumerGroupHeartbeatResponse) {
+	switch resp.ErrorCode {
+	case 0:
+		c.epoch = resp.MemberEpoch
+		if req.MemberEpoch < 0 {
+			c.epoch, c.owned = 0, nil
+		} else if a := respAssignment(resp); a != nil {
+			c.owned = a
+		}
+	case kerr.FencedMemberEpoch.Code, kerr.UnknownMemberID.Code:
+		c.epoch, c.owned = 0, nil
+	}
+}
+
+// failover replaces the shard with one loaded from the committed log.
+func (d *cgDriver) failover() {
+	h := d.h
+	h.release(0)
+	h.run(h.s.Unload())
+	h.s = replayLog(h.t, h.batches)
+	h.writeCode = 0
+	h.run(h.s.Loaded(h.now))
+}
+
+// check asserts the replay property when the log is settled.
+func (d *cgDriver) check() {
+	h := d.h
+	t := h.t
+	t.Helper()
+	for _, id := range h.s.ConsumerGroupIDs() {
+		if err := consumerInvariants(h.s.ConsumerGroup(id)); err != nil {
+			t.Fatalf("group %s: %v", id, err)
+		}
+	}
+	if len(h.held) > 0 || len(h.s.consumerDirty) > 0 {
+		return
+	}
+	loaded := replayLog(t, h.batches)
+	live, load := h.s.ConsumerGroupIDs(), loaded.ConsumerGroupIDs()
+	if fmt.Sprint(live) != fmt.Sprint(load) {
+		t.Fatalf("live consumer groups %v, a load gives %v", live, load)
+	}
+	for _, id := range live {
+		a, b := h.s.ConsumerGroup(id), loaded.ConsumerGroup(id)
+		if err := sameConsumerGroup(a, b); err != nil {
+			t.Fatalf("group %s: a load differs: %v", id, err)
+		}
+		if a.State() != b.State() {
+			t.Fatalf("group %s: state %v, a load gives %v", id, a.State(), b.State())
+		}
+	}
+	for _, id := range cgGroupIDs {
+		if live, load := fetchA(h.s, id), fetchA(loaded, id); live != load {
+			t.Fatalf("group %s: offsets %s, a load gives %s", id, live, load)
+		}
+	}
+}
+
+func runCGOps(t *testing.T, ops []byte) {
+	d := newCGDriver(t)
+	for i := 0; i+1 < len(ops); i += 2 {
+		d.step(ops[i], ops[i+1])
+		d.check()
+	}
+	d.h.release(0)
+	d.h.writeCode = 0
+	// A last heartbeat of each group resyncs a group a failed write left dirty.
+	for _, id := range cgGroupIDs {
+		if _, dirty := d.h.s.consumerDirty[id]; dirty {
+			d.step(8, 0)
+			req := cgJoinRequest("resync", "a")
+			req.Group = id
+			d.h.run(d.h.s.ConsumerGroupHeartbeat(d.h.now, Client{ID: "client"}, req, d.topics, func(kmsg.Response) {}))
+		}
+	}
+	d.check()
+	if len(d.h.s.consumerDirty) > 0 {
+		t.Fatalf("groups %v still wait for a resync", d.h.s.consumerDirty)
+	}
+}
+
+// TestConsumerShardReplayProperty runs random operation sequences (seeded, so a
+// failure reproduces) through runCGOps.
+func TestConsumerShardReplayProperty(t *testing.T) {
+	runs, length := 200, 120
+	if testing.Short() {
+		runs = 30
+	}
+	for seed := int64(1); seed <= int64(runs); seed++ {
+		rng := rand.New(rand.NewSource(seed))
+		ops := make([]byte, 2*length)
+		rng.Read(ops)
+		// Favour joins and heartbeats, as a real group sees them.
+		for i := 0; i < len(ops); i += 2 {
+			if ops[i]%3 != 0 {
+				ops[i] = byte(rng.Intn(5))
+			}
+		}
+		t.Run(fmt.Sprint(seed), func(t *testing.T) { runCGOps(t, ops) })
+	}
+}
+
+// FuzzConsumerShardReplay is the replay property on fuzzer-chosen operations.
+func FuzzConsumerShardReplay(f *testing.F) {
+	f.Add([]byte{0, 2, 0, 4, 2, 2, 2, 4, 2, 2, 2, 4, 6, 2})
+	f.Add([]byte{0, 2, 10, 2, 0, 4, 2, 2, 10, 0, 2, 4, 13, 0, 2, 2})
+	f.Add([]byte{1, 6, 7, 6, 1, 8, 8, 60, 8, 60, 9, 0, 2, 6, 11, 0, 0, 4, 11, 1, 12, 2, 2, 4})
+	f.Add([]byte{0, 2, 6, 2, 14, 0, 0, 2, 14, 2, 6, 2, 14, 4, 13, 0})
+	f.Fuzz(func(t *testing.T, ops []byte) {
+		if len(ops) > 400 {
+			ops = ops[:400]
+		}
+		runCGOps(t, ops)
+	})
+}
+
+// fetchA is groupID's committed offset of partition a-0.
+func fetchA(s *Shard, groupID string) string {
+	got := s.OffsetFetch(groupID, []kmsg.OffsetFetchRequestTopic{{Topic: "a", Partitions: []int32{0}}}, false)
+	return fmt.Sprint(got.Topics[0].Partitions[0].Offset)
+}
