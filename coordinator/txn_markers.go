@@ -9,6 +9,7 @@ package coordinator
 // prepared transaction.
 
 import (
+	"iter"
 	"time"
 
 	"github.com/petrel-broker/petrel/txn"
@@ -103,13 +104,9 @@ func (tc *TxnCoordinator) sendMarkers(m *txn.Markers, partitions []txn.TopicPart
 		req.Version = 1
 		marker := kmsg.NewWriteTxnMarkersRequestMarker()
 		marker.ProducerID, marker.ProducerEpoch, marker.Committed, marker.CoordinatorEpoch = m.ProducerID, m.ProducerEpoch, m.Commit, m.CoordinatorEpoch
-		for _, tp := range tps {
-			if n := len(marker.Topics); n > 0 && marker.Topics[n-1].Topic == tp.Topic {
-				marker.Topics[n-1].Partitions = append(marker.Topics[n-1].Partitions, tp.Partition)
-				continue
-			}
+		for topic, partitions := range topicRuns(tps) {
 			mt := kmsg.NewWriteTxnMarkersRequestMarkerTopic()
-			mt.Topic, mt.Partitions = tp.Topic, []int32{tp.Partition}
+			mt.Topic, mt.Partitions = topic, partitions
 			marker.Topics = append(marker.Topics, mt)
 		}
 		req.Markers = append(req.Markers, marker)
@@ -132,4 +129,25 @@ func (tc *TxnCoordinator) sendMarkers(m *txn.Markers, partitions []txn.TopicPart
 		}
 	}
 	return retry
+}
+
+// topicRuns yields each run of consecutive partitions of one topic in tps, in order:
+// the topic-then-partitions shape of WriteTxnMarkers and AddPartitionsToTxn requests.
+func topicRuns(tps []txn.TopicPartition) iter.Seq2[string, []int32] {
+	return func(yield func(string, []int32) bool) {
+		for i := 0; i < len(tps); {
+			j := i + 1
+			for j < len(tps) && tps[j].Topic == tps[i].Topic {
+				j++
+			}
+			partitions := make([]int32, 0, j-i)
+			for _, tp := range tps[i:j] {
+				partitions = append(partitions, tp.Partition)
+			}
+			if !yield(tps[i].Topic, partitions) {
+				return
+			}
+			i = j
+		}
+	}
 }

@@ -98,3 +98,17 @@ func TestMarkerDoneCodes(t *testing.T) {
 		}
 	}
 }
+
+// TestTopicRuns: consecutive partitions of a topic share one entry, in order; a topic
+// seen again after another starts a new entry, as the requests were built before.
+func TestTopicRuns(t *testing.T) {
+	tps := []txn.TopicPartition{{Topic: "a", Partition: 0}, {Topic: "a", Partition: 2},
+		{Topic: "b", Partition: 1}, {Topic: "a", Partition: 5}}
+	var got []string
+	for topic, partitions := range topicRuns(tps) {
+		got = append(got, fmt.Sprint(topic, partitions))
+	}
+	if want := []string{"a[0 2]", "b[1]", "a[5]"}; !slices.Equal(got, want) {
+		t.Fatalf("runs %v, want %v", got, want)
+	}
+}

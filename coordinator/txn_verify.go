@@ -191,13 +191,9 @@ func (v *Verifier) ask(ctx context.Context, id string, pid int64, epoch int16, t
 	req.Version = 5
 	rt := kmsg.NewAddPartitionsToTxnRequestTransaction()
 	rt.TransactionalID, rt.ProducerID, rt.ProducerEpoch, rt.VerifyOnly = id, pid, epoch, true
-	for _, tp := range tps {
-		if n := len(rt.Topics); n > 0 && rt.Topics[n-1].Topic == tp.Topic {
-			rt.Topics[n-1].Partitions = append(rt.Topics[n-1].Partitions, tp.Partition)
-			continue
-		}
+	for topic, partitions := range topicRuns(tps) {
 		rtt := kmsg.NewAddPartitionsToTxnRequestTransactionTopic()
-		rtt.Topic, rtt.Partitions = tp.Topic, []int32{tp.Partition}
+		rtt.Topic, rtt.Partitions = topic, partitions
 		rt.Topics = append(rt.Topics, rtt)
 	}
 	req.Transactions = append(req.Transactions, rt)
