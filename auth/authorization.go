@@ -53,7 +53,9 @@ func (z *Authorization) Authorizer(version uintptr, acls func() []ACL) *Authoriz
 // Checks returns the checks of principal, connected from host, against a (nil when
 // authorization is off).
 func (z *Authorization) Checks(a *Authorizer, principal, host string) Checks {
-	return Checks{authorizer: a, superUsers: z.cfg.SuperUsers, Principal: principal, Host: host}
+	c := Checks{authorizer: a, superUsers: z.cfg.SuperUsers, Principal: principal, Host: host}
+	c.isBroker = a != nil && a.Authorize(principal, host, OpClusterAction, ResourceCluster, ClusterName)
+	return c
 }
 
 // Checks are the checks an API's authorization rule makes of one request's
@@ -65,6 +67,9 @@ func (z *Authorization) Checks(a *Authorizer, principal, host string) Checks {
 type Checks struct {
 	authorizer *Authorizer
 	superUsers []string
+	// isBroker is IsBroker, asked of the authorizer once rather than before every
+	// check.
+	isBroker bool
 	// Principal and Host are the request's principal ("User:alice") and client host.
 	Principal, Host string
 }
@@ -72,7 +77,7 @@ type Checks struct {
 // Allowed reports whether the principal may perform op on the named resource.
 func (c Checks) Allowed(op Operation, t ResourceType, name string) bool {
 	a := c.authorizer
-	if a == nil || c.IsBroker() {
+	if a == nil || c.isBroker {
 		return true
 	}
 	return a.Authorize(c.Principal, c.Host, op, t, name)
@@ -82,7 +87,7 @@ func (c Checks) Allowed(op Operation, t ResourceType, name string) bool {
 // (idempotent producers holding Write on any topic).
 func (c Checks) AllowedAny(op Operation, t ResourceType) bool {
 	a := c.authorizer
-	if a == nil || c.IsBroker() {
+	if a == nil || c.isBroker {
 		return true
 	}
 	return a.AuthorizeAny(c.Principal, c.Host, op, t)
@@ -90,9 +95,7 @@ func (c Checks) AllowedAny(op Operation, t ResourceType) bool {
 
 // IsBroker reports whether the principal holds ClusterAction on the cluster; false
 // without an authorizer.
-func (c Checks) IsBroker() bool {
-	return c.authorizer != nil && c.authorizer.Authorize(c.Principal, c.Host, OpClusterAction, ResourceCluster, ClusterName)
-}
+func (c Checks) IsBroker() bool { return c.isBroker }
 
 // IsClusterPrincipal reports whether the principal is a broker's by the cluster's own
 // word: with the authorizer on, one holding ClusterAction (super users included);
@@ -100,7 +103,7 @@ func (c Checks) IsBroker() bool {
 // internal topics key on it, never on the client id.
 func (c Checks) IsClusterPrincipal() bool {
 	if c.authorizer != nil {
-		return c.IsBroker()
+		return c.isBroker
 	}
 	return c.Principal != AnonymousPrincipal && slices.Contains(c.superUsers, c.Principal)
 }
