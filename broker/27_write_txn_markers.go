@@ -59,8 +59,6 @@ func (b *Broker) startWriteTxnMarkers(ctx context.Context, r *kmsg.WriteTxnMarke
 	resp := r.ResponseKind().(*kmsg.WriteTxnMarkersResponse)
 	type waiting struct{ marker, topic, partition int }
 	var pending []producePending
-	var where []waiting
-	var parts []kmsg.ProduceResponseTopicPartition
 	// On __consumer_offsets the group coordinator writes the markers, meanwhile.
 	type groupMarker struct {
 		waiting
@@ -73,6 +71,8 @@ func (b *Broker) startWriteTxnMarkers(ctx context.Context, r *kmsg.WriteTxnMarke
 		for ti, t := range m.Topics {
 			rt := kmsg.NewWriteTxnMarkersResponseMarkerTopic()
 			rt.Topic = t.Topic
+			// Never grown past its capacity: pending keeps pointers to its error codes.
+			rt.Partitions = make([]kmsg.WriteTxnMarkersResponseMarkerTopicPartition, 0, len(t.Partitions))
 			for pi, p := range t.Partitions {
 				rp := kmsg.NewWriteTxnMarkersResponseMarkerTopicPartition()
 				rp.Partition = p
@@ -93,9 +93,7 @@ func (b *Broker) startWriteTxnMarkers(ctx context.Context, r *kmsg.WriteTxnMarke
 					rt.Partitions[pi].ErrorCode = b.errorCodeLogged(err, "write txn marker")
 					continue
 				}
-				parts = append(parts, kmsg.NewProduceResponseTopicPartition())
-				pending = append(pending, producePending{part: part, end: info.LastOffset + 1, minInsync: minInsync})
-				where = append(where, waiting{mi, ti, pi})
+				pending = append(pending, producePending{part: part, code: &rt.Partitions[pi].ErrorCode, end: info.LastOffset + 1, minInsync: minInsync})
 			}
 			rm.Topics = append(rm.Topics, rt)
 		}
@@ -111,15 +109,7 @@ func (b *Broker) startWriteTxnMarkers(ctx context.Context, r *kmsg.WriteTxnMarke
 		close(hw)
 	}
 	if len(pending) > 0 {
-		for i := range pending {
-			pending[i].resp = &parts[i]
-		}
-		b.awaitAcksAll(ctx, pending, markerWait, func() {
-			for i, w := range where {
-				resp.Markers[w.marker].Topics[w.topic].Partitions[w.partition].ErrorCode = parts[i].ErrorCode
-			}
-			answered()
-		})
+		b.awaitAcksAll(ctx, pending, markerWait, answered)
 	} else {
 		answered()
 	}
