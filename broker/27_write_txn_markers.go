@@ -5,7 +5,7 @@ package broker
 // `petrel transactions abort`, Admin.abortTransaction); advertised, as Kafka's brokers
 // do, so that admin clients send it. Kafka requires cluster Alter; here any client
 // may, until ACLs exist. For each marker and
-// partition this broker leads, a control batch (controlBatch) carrying the producer id
+// partition this broker leads, a control batch (coordinator.EncodeMarker) carrying the producer id
 // and epoch is appended as the leader, with acks=all semantics: the answer waits until
 // the high watermark passes it (or the request's budget, REQUEST_TIMED_OUT), as Kafka
 // writes markers with acks=-1. A marker older than the producer's epoch is
@@ -86,7 +86,7 @@ func (b *Broker) startWriteTxnMarkers(ctx context.Context, r *kmsg.WriteTxnMarke
 					groupMarkers = append(groupMarkers, groupMarker{waiting{mi, ti, pi}, b.completeGroupTransaction(p, m)})
 					continue
 				}
-				batch := controlBatch(m.ProducerID, m.ProducerEpoch, m.Committed, m.CoordinatorEpoch, time.Now())
+				batch := coordinator.EncodeMarker(m.ProducerID, m.ProducerEpoch, m.Committed, m.CoordinatorEpoch, time.Now())
 				minInsync := replication.EffectiveMinISR(part.settings.Load().minInsync, int(part.replicationFactor.Load()))
 				info, err := part.AppendAsLeader(batch, minInsync)
 				if err != nil {
@@ -133,11 +133,6 @@ func (b *Broker) startWriteTxnMarkers(ctx context.Context, r *kmsg.WriteTxnMarke
 		}
 		done(resp)
 	})
-}
-
-// controlBatch builds a transaction marker as Kafka writes it (coordinator.EncodeMarker).
-func controlBatch(producerID int64, producerEpoch int16, commit bool, coordinatorEpoch int32, now time.Time) []byte {
-	return coordinator.EncodeMarker(producerID, producerEpoch, commit, coordinatorEpoch, now)
 }
 
 // fillErrorWriteTxnMarkers is WriteTxnMarkers's apiOpts.fillError.
