@@ -63,9 +63,9 @@ func init() {
 // producePending is a partition whose acks=all answer waits for the high watermark.
 type producePending struct {
 	part      *localPartition
-	resp      *kmsg.ProduceResponseTopicPartition
-	end       int64 // the high watermark must reach this
-	minInsync int   // effective min.insync.replicas at the append
+	code      *int16 // where the acks=all outcome's error code goes
+	end       int64  // the high watermark must reach this
+	minInsync int    // effective min.insync.replicas at the append
 }
 
 func (b *Broker) handleProduce(ctx context.Context, req *rpc.Request) rpc.Result {
@@ -113,7 +113,7 @@ func (b *Broker) handleProduce(ctx context.Context, req *rpc.Request) rpc.Result
 	pending := make([]producePending, len(waiting))
 	for i, a := range waiting {
 		s := a.part.settings.Load()
-		pending[i] = producePending{a.part, &resp.Topics[a.topic].Partitions[a.partition], a.end,
+		pending[i] = producePending{a.part, &resp.Topics[a.topic].Partitions[a.partition].ErrorCode, a.end,
 			replication.EffectiveMinISR(s.minInsync, int(a.part.replicationFactor.Load()))}
 	}
 	switch {
@@ -142,7 +142,7 @@ func (b *Broker) awaitAcksAll(ctx context.Context, pending []producePending, tim
 	}
 	b.purgatory.WaitAcksAll(ctx, writes, timeout, func(outcomes []replication.Outcome) {
 		for i, o := range outcomes {
-			pending[i].resp.ErrorCode, _ = acksAllCode(o)
+			*pending[i].code, _ = acksAllCode(o)
 		}
 		done()
 	})

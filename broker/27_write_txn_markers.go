@@ -5,7 +5,7 @@ package broker
 // `petrel transactions abort`, Admin.abortTransaction); advertised, as Kafka's brokers
 // do, so that admin clients send it. Kafka requires cluster Alter; here any client
 // may, until ACLs exist. For each marker and
-// partition this broker leads, a control batch (controlBatch) carrying the producer id
+// partition this broker leads, a control batch (coordinator.EncodeMarker) carrying the producer id
 // and epoch is appended as the leader, with acks=all semantics: the answer waits until
 // the high watermark passes it (or the request's budget, REQUEST_TIMED_OUT), as Kafka
 // writes markers with acks=-1. A marker older than the producer's epoch is
@@ -59,8 +59,6 @@ func (b *Broker) startWriteTxnMarkers(ctx context.Context, r *kmsg.WriteTxnMarke
 	resp := r.ResponseKind().(*kmsg.WriteTxnMarkersResponse)
 	type waiting struct{ marker, topic, partition int }
 	var pending []producePending
-	var where []waiting
-	var parts []kmsg.ProduceResponseTopicPartition
 	// On __consumer_offsets the group coordinator writes the markers, meanwhile.
 	type groupMarker struct {
 		waiting
@@ -73,6 +71,8 @@ func (b *Broker) startWriteTxnMarkers(ctx context.Context, r *kmsg.WriteTxnMarke
 		for ti, t := range m.Topics {
 			rt := kmsg.NewWriteTxnMarkersResponseMarkerTopic()
 			rt.Topic = t.Topic
+			// Never grown past its capacity: pending keeps pointers to its error codes.
+			rt.Partitions = make([]kmsg.WriteTxnMarkersResponseMarkerTopicPartition, 0, len(t.Partitions))
 			for pi, p := range t.Partitions {
 				rp := kmsg.NewWriteTxnMarkersResponseMarkerTopicPartition()
 				rp.Partition = p
@@ -86,16 +86,14 @@ func (b *Broker) startWriteTxnMarkers(ctx context.Context, r *kmsg.WriteTxnMarke
 					groupMarkers = append(groupMarkers, groupMarker{waiting{mi, ti, pi}, b.completeGroupTransaction(p, m)})
 					continue
 				}
-				batch := controlBatch(m.ProducerID, m.ProducerEpoch, m.Committed, m.CoordinatorEpoch, time.Now())
+				batch := coordinator.EncodeMarker(m.ProducerID, m.ProducerEpoch, m.Committed, m.CoordinatorEpoch, time.Now())
 				minInsync := replication.EffectiveMinISR(part.settings.Load().minInsync, int(part.replicationFactor.Load()))
 				info, err := part.AppendAsLeader(batch, minInsync)
 				if err != nil {
 					rt.Partitions[pi].ErrorCode = b.errorCodeLogged(err, "write txn marker")
 					continue
 				}
-				parts = append(parts, kmsg.NewProduceResponseTopicPartition())
-				pending = append(pending, producePending{part: part, end: info.LastOffset + 1, minInsync: minInsync})
-				where = append(where, waiting{mi, ti, pi})
+				pending = append(pending, producePending{part: part, code: &rt.Partitions[pi].ErrorCode, end: info.LastOffset + 1, minInsync: minInsync})
 			}
 			rm.Topics = append(rm.Topics, rt)
 		}
@@ -111,15 +109,7 @@ func (b *Broker) startWriteTxnMarkers(ctx context.Context, r *kmsg.WriteTxnMarke
 		close(hw)
 	}
 	if len(pending) > 0 {
-		for i := range pending {
-			pending[i].resp = &parts[i]
-		}
-		b.awaitAcksAll(ctx, pending, markerWait, func() {
-			for i, w := range where {
-				resp.Markers[w.marker].Topics[w.topic].Partitions[w.partition].ErrorCode = parts[i].ErrorCode
-			}
-			answered()
-		})
+		b.awaitAcksAll(ctx, pending, markerWait, answered)
 	} else {
 		answered()
 	}
@@ -143,11 +133,6 @@ func (b *Broker) startWriteTxnMarkers(ctx context.Context, r *kmsg.WriteTxnMarke
 		}
 		done(resp)
 	})
-}
-
-// controlBatch builds a transaction marker as Kafka writes it (coordinator.EncodeMarker).
-func controlBatch(producerID int64, producerEpoch int16, commit bool, coordinatorEpoch int32, now time.Time) []byte {
-	return coordinator.EncodeMarker(producerID, producerEpoch, commit, coordinatorEpoch, now)
 }
 
 // fillErrorWriteTxnMarkers is WriteTxnMarkers's apiOpts.fillError.

@@ -26,41 +26,10 @@ func sessionFetch(version int16, id, epoch int32, partitions ...int32) *kmsg.Fet
 	return r
 }
 
-// fetchAnswer is a SessionAnswer holding its records in RecordBatches; held has one
-// entry per partition in response order, as the broker's answer's held ranges.
-type fetchAnswer struct {
-	*kmsg.FetchResponse
-	held []struct{}
-}
-
-func (a *fetchAnswer) Response() *kmsg.FetchResponse { return a.FetchResponse }
-
-func (a *fetchAnswer) DropPartitions() { a.Topics, a.held = nil, nil }
-
-func (a *fetchAnswer) KeepPartitions(keep func(i int, sp *kmsg.FetchResponseTopicPartition, recordBytes int) bool) {
-	i := 0
-	var topics []kmsg.FetchResponseTopic
-	for _, t := range a.Topics {
-		var kept []kmsg.FetchResponseTopicPartition
-		for pi := range t.Partitions {
-			if keep(i, &t.Partitions[pi], len(t.Partitions[pi].RecordBatches)) {
-				kept = append(kept, t.Partitions[pi])
-			}
-			i++
-		}
-		if len(kept) > 0 {
-			t.Partitions = kept
-			topics = append(topics, t)
-		}
-	}
-	a.Topics = topics
-	a.held = a.held[:len(answered(a))]
-}
-
 // answerFor is an answer to plan whose partitions all have high watermark hw, no
 // records and no error.
-func answerFor(plan *kmsg.FetchRequest, hw int64) *fetchAnswer {
-	a := &fetchAnswer{FetchResponse: plan.ResponseKind().(*kmsg.FetchResponse)}
+func answerFor(plan *kmsg.FetchRequest, hw int64) *FetchAnswer {
+	a := &FetchAnswer{FetchResponse: plan.ResponseKind().(*kmsg.FetchResponse)}
 	for _, t := range plan.Topics {
 		rt := kmsg.NewFetchResponseTopic()
 		rt.Topic = t.Topic
@@ -69,7 +38,6 @@ func answerFor(plan *kmsg.FetchRequest, hw int64) *fetchAnswer {
 			sp.Partition, sp.HighWatermark, sp.LastStableOffset, sp.LogStartOffset = p.Partition, hw, hw, 0
 			sp.RecordBatches = []byte{}
 			rt.Partitions = append(rt.Partitions, sp)
-			a.held = append(a.held, struct{}{})
 		}
 		a.Topics = append(a.Topics, rt)
 	}
@@ -77,7 +45,7 @@ func answerFor(plan *kmsg.FetchRequest, hw int64) *fetchAnswer {
 }
 
 // answered names the partitions of an answer in order.
-func answered(a *fetchAnswer) []int32 {
+func answered(a *FetchAnswer) []int32 {
 	var out []int32
 	for _, t := range a.Topics {
 		for _, p := range t.Partitions {
@@ -223,7 +191,7 @@ func TestFetchSessionIncrementalAnswer(t *testing.T) {
 	c := NewFetchSessionCache(10, 120000)
 	id := openSession(t, c, 0, false, 0, 1, 2, 3, 4, 5, 6)
 	epoch := int32(1)
-	round := func(edit func(a *fetchAnswer)) (*fetchAnswer, []int32) {
+	round := func(edit func(a *FetchAnswer)) (*FetchAnswer, []int32) {
 		t.Helper()
 		r := sessionFetch(12, id, epoch)
 		epoch++
@@ -240,7 +208,7 @@ func TestFetchSessionIncrementalAnswer(t *testing.T) {
 		c.Finish(&fc, plan, a, 1)
 		return a, order
 	}
-	part := func(a *fetchAnswer, p int32) *kmsg.FetchResponseTopicPartition {
+	part := func(a *FetchAnswer, p int32) *kmsg.FetchResponseTopicPartition {
 		for i := range a.Topics[0].Partitions {
 			if sp := &a.Topics[0].Partitions[i]; sp.Partition == p {
 				return sp
@@ -249,7 +217,7 @@ func TestFetchSessionIncrementalAnswer(t *testing.T) {
 		t.Fatalf("partition %d not in the answer", p)
 		return nil
 	}
-	a, _ := round(func(a *fetchAnswer) {
+	a, _ := round(func(a *FetchAnswer) {
 		part(a, 1).RecordBatches = []byte{1, 2, 3}
 		part(a, 2).HighWatermark = 6
 		part(a, 3).LastStableOffset = 4
@@ -261,7 +229,7 @@ func TestFetchSessionIncrementalAnswer(t *testing.T) {
 	if got := answered(a); !slices.Equal(got, []int32{1, 2, 3, 4, 5, 6}) {
 		t.Fatalf("answer names %v, want [1 2 3 4 5 6]", got)
 	}
-	a, order := round(func(a *fetchAnswer) {
+	a, order := round(func(a *FetchAnswer) {
 		part(a, 2).HighWatermark = 6 // as told: not again
 		part(a, 3).LastStableOffset = 4
 		part(a, 4).LogStartOffset = 1
@@ -275,7 +243,7 @@ func TestFetchSessionIncrementalAnswer(t *testing.T) {
 	if got := answered(a); !slices.Equal(got, []int32{0, 5}) {
 		t.Fatalf("answer names %v, want [0 5] (preferred replica, error)", got)
 	}
-	a, _ = round(func(a *fetchAnswer) {
+	a, _ = round(func(a *FetchAnswer) {
 		part(a, 2).HighWatermark = 6
 		part(a, 3).LastStableOffset = 4
 		part(a, 4).LogStartOffset = 1

@@ -61,7 +61,7 @@ func FuzzFetchSessions(f *testing.F) {
 			fc := c.NewContext(r, r.ReplicaID >= 0, now)
 			plan := fc.Request(r)
 			a := answerFor(plan, now%3)
-			if len(a.held) > 1 {
+			if len(answered(a)) > 1 {
 				a.Topics[0].Partitions[0].RecordBatches = []byte{1}
 			}
 			read := partitionSet(answered(a))

@@ -179,10 +179,36 @@ func TestWaitAcksAllLeadershipChangeAndConnectionClose(t *testing.T) {
 type testRead struct {
 	changes uint64
 	n       int
+	// track, when set, counts the read's making and releases (readTrack).
+	track    *readTrack
+	released atomic.Bool
 }
 
 func (r *testRead) Changes() uint64 { return r.changes }
-func (r *testRead) Release()        {}
+
+func (r *testRead) Release() {
+	if r.track == nil {
+		return
+	}
+	if r.released.Swap(true) {
+		r.track.twice.Store(true)
+		return
+	}
+	r.track.released.Add(1)
+}
+
+// readTrack checks that every read a parked fetch made is released once: by the
+// purgatory when it is not the answer, by the answer's receiver when it is (as the
+// broker's held record ranges must be).
+type readTrack struct {
+	made, released atomic.Int64
+	twice          atomic.Bool
+}
+
+func (tr *readTrack) read(changes uint64, n int) *testRead {
+	tr.made.Add(1)
+	return &testRead{changes: changes, n: n, track: tr}
+}
 
 // parkTestFetch parks a fetch of p on pg whose read finds records once p's log end
 // offset passes from (a stand-in for the broker's read: the answer's bytes are what
@@ -390,6 +416,7 @@ func TestPurgatoryConcurrentParkCompleteTimeoutRemove(t *testing.T) {
 	parts := []*Partition{purgPartition(t, 0), purgPartition(t, 1), purgPartition(t, 2), purgPartition(t, 3)}
 	var requests, answers atomic.Int64
 	var twice atomic.Bool
+	var reads readTrack
 	answerOnce := func() func() {
 		var once atomic.Bool
 		return func() {
@@ -452,15 +479,20 @@ func TestPurgatoryConcurrentParkCompleteTimeoutRemove(t *testing.T) {
 					for _, p := range ps {
 						c += p.Changes()
 					}
-					pg.ParkFetch(ctx, ps, timeout, &testRead{changes: c}, false, DelayedFetch{
+					pg.ParkFetch(ctx, ps, timeout, reads.read(c, 0), false, DelayedFetch{
 						Read: func() (FetchRead, bool) {
 							st := ps[0].State()
-							return &testRead{n: int(st.LogEndOffset - from)}, st.LogEndOffset >= from || st.Role != Leader
+							return reads.read(0, int(st.LogEndOffset-from)), st.LogEndOffset >= from || st.Role != Leader
 						},
 						Reusable: func(r FetchRead) bool { return r.(*testRead).n <= 0 },
-						Answer:   func(FetchRead) { done() },
+						Answer: func(r FetchRead) {
+							if r != nil {
+								r.Release() // sent: the answer's receiver lets it go
+							}
+							done()
+						},
 						Follower: i%3 == 2,
-						Stopping: func() FetchRead { return &testRead{} },
+						Stopping: func() FetchRead { return reads.read(0, 0) },
 					})
 				}
 				if i%5 == 0 {
@@ -481,6 +513,12 @@ func TestPurgatoryConcurrentParkCompleteTimeoutRemove(t *testing.T) {
 	})
 	if twice.Load() {
 		t.Fatal("a request was answered twice")
+	}
+	if reads.twice.Load() {
+		t.Fatal("a parked fetch's read was released twice")
+	}
+	if made, released := reads.made.Load(), reads.released.Load(); made != released {
+		t.Fatalf("%d reads made, %d released: the purgatory leaked reads it did not answer with", made, released)
 	}
 }
 
