@@ -11,6 +11,7 @@ import (
 	"maps"
 	mrand "math/rand/v2"
 	"slices"
+	"sync"
 
 	"github.com/petrel-broker/petrel/config"
 	"github.com/petrel-broker/petrel/metadata"
@@ -203,7 +204,10 @@ func (c *Controller) CreateTopic(ctx context.Context, spec TopicSpec) (*CreatedT
 		}
 		return plan.Records, nil
 	})
-	return plan, im, err
+	if err != nil {
+		return nil, nil, err // the plan may still run when ctx ended: plan is not read
+	}
+	return plan, im, nil
 }
 
 // ErrDuplicateTopic refuses a topic that one request names more than once.
@@ -292,12 +296,17 @@ func (c *Controller) createTopicsBatched(ctx context.Context, specs []TopicSpec)
 	results := make([]TopicResult, len(specs))
 	var committed uint64
 	commit := func(chunk []int) {
+		// The plan runs on the controller goroutine, possibly after ctx ended here: it
+		// hands its outcome over under mu.
+		var mu sync.Mutex
+		var outcome []TopicResult
 		im, err := c.Do(ctx, func(im *metadata.Image) ([]metadata.Record, error) {
 			var records []metadata.Record
+			decided := make([]TopicResult, len(chunk))
 			planned := map[string]string{} // colliding form -> name, of this entry's topics
 			collisions := collisionIndex(im)
-			for _, i := range chunk {
-				r := &results[i]
+			for j, i := range chunk {
+				r := &decided[j]
 				r.Topic, r.Err = c.planTopic(im, specs[i], collisions)
 				if r.Err != nil {
 					continue
@@ -310,13 +319,23 @@ func (c *Controller) createTopicsBatched(ctx context.Context, specs []TopicSpec)
 				planned[form] = specs[i].Name
 				records = append(records, r.Topic.Records...)
 			}
+			mu.Lock()
+			outcome = decided
+			mu.Unlock()
 			return records, nil
 		})
-		for _, i := range chunk {
-			if err != nil && results[i].Err == nil {
+		mu.Lock()
+		for j, i := range chunk {
+			switch {
+			case outcome == nil:
 				results[i] = TopicResult{Err: err}
+			case err != nil && outcome[j].Err == nil:
+				results[i] = TopicResult{Err: err}
+			default:
+				results[i] = outcome[j]
 			}
 		}
+		mu.Unlock()
 		if err == nil && im != nil {
 			committed = max(committed, im.Offset)
 		}
