@@ -194,29 +194,13 @@ func (c *Controller) planTopic(im *metadata.Image, spec TopicSpec, collisions ma
 	return plan, nil
 }
 
-// CreateTopic plans and commits one topic, returning it and the image after it.
-func (c *Controller) CreateTopic(ctx context.Context, spec TopicSpec) (*CreatedTopic, *metadata.Image, error) {
-	var plan *CreatedTopic
-	im, err := c.Do(ctx, func(im *metadata.Image) ([]metadata.Record, error) {
-		var err error
-		if plan, err = c.planTopic(im, spec, nil); err != nil {
-			return nil, err
-		}
-		return plan.Records, nil
-	})
-	if err != nil {
-		return nil, nil, err // the plan may still run when ctx ended: plan is not read
-	}
-	return plan, im, nil
-}
-
 // ErrDuplicateTopic refuses a topic that one request names more than once.
 var ErrDuplicateTopic = errors.New("the topic is listed more than once")
 
-// CheckCreateTopicsBounds applies limits.go's bounds to a whole CreateTopics: the
+// checkCreateTopicsBounds applies limits.go's bounds to a whole CreateTopics: the
 // topics it names and the partitions it would create (an explicit assignment counts
 // its entries, -1 counts num.partitions).
-func (c *Controller) CheckCreateTopicsBounds(specs []TopicSpec) error {
+func (c *Controller) checkCreateTopicsBounds(specs []TopicSpec) error {
 	if len(specs) > MaxResourcesPerRequest {
 		return TooManyResources(len(specs))
 	}
@@ -245,12 +229,12 @@ func (c *Controller) partitionsOf(s TopicSpec) int {
 
 // CreateTopics decides one CreateTopics request: each spec's outcome, in order, and
 // the offset of the last entry committed (0 for none). A request past the bounds
-// (CheckCreateTopicsBounds) is refused whole with that error before anything is
+// (checkCreateTopicsBounds) is refused whole with that error before anything is
 // planned, as Kafka refuses it. A name listed twice is refused (ErrDuplicateTopic);
 // every other topic is validated on its own (a bad one does not stop the others).
 // validateOnly plans against the current image and commits nothing.
 func (c *Controller) CreateTopics(ctx context.Context, specs []TopicSpec, validateOnly bool) ([]TopicResult, uint64, error) {
-	if err := c.CheckCreateTopicsBounds(specs); err != nil {
+	if err := c.checkCreateTopicsBounds(specs); err != nil {
 		return nil, 0, err
 	}
 	seen := map[string]int{}
