@@ -122,10 +122,7 @@ func (b *Broker) ControllerID() int32 {
 }
 
 // ControllerEpoch is the Raft term.
-func (b *Broker) ControllerEpoch() uint64 {
-	term, _ := strconv.ParseUint(b.raft.raft.Stats()["term"], 10, 64)
-	return term
-}
+func (b *Broker) ControllerEpoch() uint64 { return b.raft.raft.CurrentTerm() }
 
 // uncleanAllowed returns unclean.leader.election.enable per topic.
 func (b *Broker) uncleanAllowed(im *metadata.Image) func(topic string) bool {

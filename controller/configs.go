@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"sync"
 	"time"
 
 	"github.com/petrel-broker/petrel/config"
@@ -169,41 +168,30 @@ func (c *Controller) commitConfigs(ctx context.Context, validateOnly bool, plan 
 		_, err := plan(c.cfg.Image())
 		return err
 	}
-	// Plans run on the controller goroutine, possibly after ctx ended here: they hand
-	// their records over under mu.
-	var mu sync.Mutex
+	// Plans run on the controller goroutine, possibly after ctx ended here: what they
+	// decided is read only when Do succeeded (the plan has then returned).
 	var planned []metadata.Record
-	_, err := c.Do(ctx, func(im *metadata.Image) ([]metadata.Record, error) {
+	if _, err := c.Do(ctx, func(im *metadata.Image) ([]metadata.Record, error) {
 		records, err := plan(im)
-		mu.Lock()
 		planned = records
-		mu.Unlock()
 		return records, err
-	})
-	mu.Lock()
-	unclean := config.EnablesUnclean(planned)
-	stored := planned
-	mu.Unlock()
-	if err == nil {
-		c.warnInertConfigs(stored)
-	}
-	if err != nil || !unclean {
+	}); err != nil {
 		return err
+	}
+	c.warnInertConfigs(planned)
+	if !config.EnablesUnclean(planned) {
+		return nil
 	}
 	var before *metadata.Image
 	var elected []metadata.Record
 	if _, err := c.Do(ctx, func(im *metadata.Image) ([]metadata.Record, error) {
-		records := metadata.ElectLeaderlessRecords(im, func(id int32) bool { return im.Acceptable(id) }, c.cfg.UncleanAllowed(im))
-		mu.Lock()
-		before, elected = im, records
-		mu.Unlock()
-		return records, nil
+		before = im
+		elected = metadata.ElectLeaderlessRecords(im, func(id int32) bool { return im.Acceptable(id) }, c.cfg.UncleanAllowed(im))
+		return elected, nil
 	}); err != nil {
 		c.log.Warn("electing leaders after enabling unclean leader election", "error", err)
 		return nil // the config is committed; the next unfence retries the elections
 	}
-	mu.Lock()
-	defer mu.Unlock()
 	c.LogUncleanElections(before, elected)
 	return nil
 }

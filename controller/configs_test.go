@@ -17,7 +17,7 @@ func TestAlterConfigsDecision(t *testing.T) {
 	c.cfg.Properties = map[string]string{}
 	ctx := testCtx(t)
 	for _, spec := range []TopicSpec{{Name: "t", Partitions: 1, ReplicationFactor: 1}, {Name: TransactionStateTopic, Partitions: 1, ReplicationFactor: 1, Internal: true}} {
-		if _, _, err := c.CreateTopic(ctx, spec); err != nil {
+		if _, _, err := c.createTopic(ctx, spec); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -13,7 +13,7 @@ import (
 func TestElectLeadersDecision(t *testing.T) {
 	c, q := activeController(t, 0, 1)
 	ctx := testCtx(t)
-	created, _, err := c.CreateTopic(ctx, TopicSpec{Name: "t", Assignment: [][]int32{{0, 1}, {1, 0}}, Partitions: -1, ReplicationFactor: -1})
+	created, _, err := c.createTopic(ctx, TopicSpec{Name: "t", Assignment: [][]int32{{0, 1}, {1, 0}}, Partitions: -1, ReplicationFactor: -1})
 	if err != nil {
 		t.Fatal(err)
 	}

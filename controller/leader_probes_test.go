@@ -49,12 +49,14 @@ func TestLeaderProbesCoalesceAndRecordRefusals(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the probe did not end")
 	}
+	// Checked as the waiters wake, before the probe's goroutine is known to be done: a
+	// refusal recorded only after done closed would let an answer skip its hold.
+	if !r.Holds(holdImage(), 2, time.Now()) {
+		t.Fatal("the probe's refusal was not recorded before its waiters woke")
+	}
 	wg.Wait()
 	if p.result != ProbeRefused || calls.Load() != 1 {
 		t.Fatalf("result %v after %d probes", p.result, calls.Load())
-	}
-	if !r.Holds(holdImage(), 2, time.Now()) {
-		t.Fatal("the probe's refusal was not recorded")
 	}
 }
 

@@ -18,8 +18,9 @@ type ReplicaDir struct {
 // epoch, else ErrStaleBrokerEpoch): the replicas it reports lost (offline) leave
 // their ISR and leadership (metadata.OfflineReplicaRecords), in one entry; other
 // directories change nothing. It returns the references that name no partition.
-func (c *Controller) AssignReplicasToDirs(ctx context.Context, broker int32, epoch int64, replicas []ReplicaDir) (unknown map[metadata.ReplicaRef]bool, err error) {
-	_, err = c.Do(ctx, func(im *metadata.Image) ([]metadata.Record, error) {
+func (c *Controller) AssignReplicasToDirs(ctx context.Context, broker int32, epoch int64, replicas []ReplicaDir) (map[metadata.ReplicaRef]bool, error) {
+	var unknown map[metadata.ReplicaRef]bool
+	_, err := c.Do(ctx, func(im *metadata.Image) ([]metadata.Record, error) {
 		if br := im.Brokers[broker]; br == nil || br.Epoch != epoch {
 			return nil, fmt.Errorf("%w: broker %d epoch %d", ErrStaleBrokerEpoch, broker, epoch)
 		}
@@ -42,5 +43,8 @@ func (c *Controller) AssignReplicasToDirs(ctx context.Context, broker int32, epo
 		}
 		return records, nil
 	})
-	return unknown, err
+	if err != nil {
+		return nil, err // the plan may still run when ctx ended: unknown is not read
+	}
+	return unknown, nil
 }

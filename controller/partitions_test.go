@@ -13,7 +13,7 @@ import (
 func TestCreatePartitionsDecision(t *testing.T) {
 	c, q := activeController(t, 0, 1, 2)
 	ctx := testCtx(t)
-	if _, _, err := c.CreateTopic(ctx, TopicSpec{Name: "t", Partitions: 2, ReplicationFactor: 2}); err != nil {
+	if _, _, err := c.createTopic(ctx, TopicSpec{Name: "t", Partitions: 2, ReplicationFactor: 2}); err != nil {
 		t.Fatal(err)
 	}
 	offset := q.Image().Offset
@@ -60,7 +60,7 @@ func TestDeleteTopicDecision(t *testing.T) {
 	c, q := activeController(t, 0)
 	ctx := testCtx(t)
 	for _, name := range []string{"a", "b"} {
-		if _, _, err := c.CreateTopic(ctx, TopicSpec{Name: name, Partitions: 1, ReplicationFactor: 1}); err != nil {
+		if _, _, err := c.createTopic(ctx, TopicSpec{Name: name, Partitions: 1, ReplicationFactor: 1}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -78,7 +78,7 @@ func TestDeleteTopicDecision(t *testing.T) {
 		t.Fatalf("unknown id: %v", err)
 	}
 	internal := TransactionStateTopic
-	if _, _, err := c.CreateTopic(ctx, TopicSpec{Name: internal, Partitions: 1, ReplicationFactor: 1, Internal: true}); err != nil {
+	if _, _, err := c.createTopic(ctx, TopicSpec{Name: internal, Partitions: 1, ReplicationFactor: 1, Internal: true}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := c.DeleteTopic(ctx, TopicRef{Name: &internal}); !errors.Is(err, ErrInternalTopic) {

@@ -34,5 +34,8 @@ func (c *Controller) AllocateProducerIDs(ctx context.Context, id int32, epoch in
 		start = im.NextProducerID
 		return []metadata.Record{metadata.ProducerIdsRecord{BrokerID: id, BrokerEpoch: epoch, NextProducerID: start + ProducerIDBlockSize}}, nil
 	})
-	return start, err
+	if err != nil {
+		return 0, err // the plan may still run when ctx ended: start is not read
+	}
+	return start, nil
 }

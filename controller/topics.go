@@ -11,6 +11,7 @@ import (
 	"maps"
 	mrand "math/rand/v2"
 	"slices"
+	"sync"
 
 	"github.com/petrel-broker/petrel/config"
 	"github.com/petrel-broker/petrel/metadata"
@@ -193,26 +194,13 @@ func (c *Controller) planTopic(im *metadata.Image, spec TopicSpec, collisions ma
 	return plan, nil
 }
 
-// CreateTopic plans and commits one topic, returning it and the image after it.
-func (c *Controller) CreateTopic(ctx context.Context, spec TopicSpec) (*CreatedTopic, *metadata.Image, error) {
-	var plan *CreatedTopic
-	im, err := c.Do(ctx, func(im *metadata.Image) ([]metadata.Record, error) {
-		var err error
-		if plan, err = c.planTopic(im, spec, nil); err != nil {
-			return nil, err
-		}
-		return plan.Records, nil
-	})
-	return plan, im, err
-}
-
 // ErrDuplicateTopic refuses a topic that one request names more than once.
 var ErrDuplicateTopic = errors.New("the topic is listed more than once")
 
-// CheckCreateTopicsBounds applies limits.go's bounds to a whole CreateTopics: the
+// checkCreateTopicsBounds applies limits.go's bounds to a whole CreateTopics: the
 // topics it names and the partitions it would create (an explicit assignment counts
 // its entries, -1 counts num.partitions).
-func (c *Controller) CheckCreateTopicsBounds(specs []TopicSpec) error {
+func (c *Controller) checkCreateTopicsBounds(specs []TopicSpec) error {
 	if len(specs) > MaxResourcesPerRequest {
 		return TooManyResources(len(specs))
 	}
@@ -241,12 +229,12 @@ func (c *Controller) partitionsOf(s TopicSpec) int {
 
 // CreateTopics decides one CreateTopics request: each spec's outcome, in order, and
 // the offset of the last entry committed (0 for none). A request past the bounds
-// (CheckCreateTopicsBounds) is refused whole with that error before anything is
+// (checkCreateTopicsBounds) is refused whole with that error before anything is
 // planned, as Kafka refuses it. A name listed twice is refused (ErrDuplicateTopic);
 // every other topic is validated on its own (a bad one does not stop the others).
 // validateOnly plans against the current image and commits nothing.
 func (c *Controller) CreateTopics(ctx context.Context, specs []TopicSpec, validateOnly bool) ([]TopicResult, uint64, error) {
-	if err := c.CheckCreateTopicsBounds(specs); err != nil {
+	if err := c.checkCreateTopicsBounds(specs); err != nil {
 		return nil, 0, err
 	}
 	seen := map[string]int{}
@@ -292,12 +280,17 @@ func (c *Controller) createTopicsBatched(ctx context.Context, specs []TopicSpec)
 	results := make([]TopicResult, len(specs))
 	var committed uint64
 	commit := func(chunk []int) {
+		// The plan runs on the controller goroutine, possibly after ctx ended here: it
+		// hands its outcome over under mu.
+		var mu sync.Mutex
+		var outcome []TopicResult
 		im, err := c.Do(ctx, func(im *metadata.Image) ([]metadata.Record, error) {
 			var records []metadata.Record
+			decided := make([]TopicResult, len(chunk))
 			planned := map[string]string{} // colliding form -> name, of this entry's topics
 			collisions := collisionIndex(im)
-			for _, i := range chunk {
-				r := &results[i]
+			for j, i := range chunk {
+				r := &decided[j]
 				r.Topic, r.Err = c.planTopic(im, specs[i], collisions)
 				if r.Err != nil {
 					continue
@@ -310,13 +303,23 @@ func (c *Controller) createTopicsBatched(ctx context.Context, specs []TopicSpec)
 				planned[form] = specs[i].Name
 				records = append(records, r.Topic.Records...)
 			}
+			mu.Lock()
+			outcome = decided
+			mu.Unlock()
 			return records, nil
 		})
-		for _, i := range chunk {
-			if err != nil && results[i].Err == nil {
+		mu.Lock()
+		for j, i := range chunk {
+			switch {
+			case outcome == nil:
 				results[i] = TopicResult{Err: err}
+			case err != nil && outcome[j].Err == nil:
+				results[i] = TopicResult{Err: err}
+			default:
+				results[i] = outcome[j]
 			}
 		}
+		mu.Unlock()
 		if err == nil && im != nil {
 			committed = max(committed, im.Offset)
 		}

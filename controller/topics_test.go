@@ -32,13 +32,30 @@ func testCtx(t *testing.T) context.Context {
 	return ctx
 }
 
+// createTopic plans and commits one topic, returning it and the image after it: the
+// tests' way to set up a topic (the broker asks CreateTopics).
+func (c *Controller) createTopic(ctx context.Context, spec TopicSpec) (*CreatedTopic, *metadata.Image, error) {
+	var plan *CreatedTopic
+	im, err := c.Do(ctx, func(im *metadata.Image) ([]metadata.Record, error) {
+		var err error
+		if plan, err = c.planTopic(im, spec, nil); err != nil {
+			return nil, err
+		}
+		return plan.Records, nil
+	})
+	if err != nil {
+		return nil, nil, err // the plan may still run when ctx ended: plan is not read
+	}
+	return plan, im, nil
+}
+
 // CreateTopics commits the valid topics with the broker defaults and refuses each bad
 // one on its own: an existing name, a colliding name, a name listed twice, a user's
 // internal topic, a replication factor above the brokers.
 func TestCreateTopicsDecidesEachTopic(t *testing.T) {
 	c, q := activeController(t, 0, 1, 2)
 	ctx := testCtx(t)
-	if _, _, err := c.CreateTopic(ctx, TopicSpec{Name: "a.b", Partitions: 1, ReplicationFactor: 1}); err != nil {
+	if _, _, err := c.createTopic(ctx, TopicSpec{Name: "a.b", Partitions: 1, ReplicationFactor: 1}); err != nil {
 		t.Fatal(err)
 	}
 	specs := []TopicSpec{

@@ -12,7 +12,7 @@ import (
 func TestUnregisterBrokerDecision(t *testing.T) {
 	c, q := activeController(t, 0, 1, 2)
 	ctx := testCtx(t)
-	if _, _, err := c.CreateTopic(ctx, TopicSpec{Name: "t", Assignment: [][]int32{{1}}, Partitions: -1, ReplicationFactor: -1}); err != nil {
+	if _, _, err := c.createTopic(ctx, TopicSpec{Name: "t", Assignment: [][]int32{{1}}, Partitions: -1, ReplicationFactor: -1}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := c.Do(ctx, func(*metadata.Image) ([]metadata.Record, error) {
