@@ -17,9 +17,14 @@ import (
 )
 
 // ConsumerTopics is the metadata image as a consumer group reads it: a topic's id,
-// partition count (and optionally partition racks) by name.
+// partition count (and optionally partition racks) by name, and the names a regular
+// expression subscription is matched against.
 type ConsumerTopics interface {
 	ConsumerTopic(name string) (AssignorTopic, bool)
+	// ConsumerTopicNames returns the names of the topics a regular expression may
+	// match, sorted: every topic but the internal ones (__consumer_offsets,
+	// __transaction_state), as Kafka excludes them from regex subscriptions.
+	ConsumerTopicNames() []string
 }
 
 // ConsumerTopicMap is a ConsumerTopics held in a map keyed by topic name.
@@ -29,6 +34,19 @@ type ConsumerTopicMap map[string]AssignorTopic
 func (m ConsumerTopicMap) ConsumerTopic(name string) (AssignorTopic, bool) {
 	t, ok := m[name]
 	return t, ok
+}
+
+// ConsumerTopicNames returns the map's names, sorted, without those of Kafka's internal
+// topics.
+func (m ConsumerTopicMap) ConsumerTopicNames() []string {
+	names := make([]string, 0, len(m))
+	for n := range m {
+		if n != "__consumer_offsets" && n != "__transaction_state" {
+			names = append(names, n)
+		}
+	}
+	slices.Sort(names)
+	return names
 }
 
 // ConsumerClient is who sent a heartbeat, from the request header and the connection:
