@@ -156,6 +156,9 @@ type Shard struct {
 	// consumerDirty holds the consumer groups to resync after a failed write, with
 	// the members the failed writes removed.
 	consumerDirty map[string]map[string]bool
+	// consumerDirtyRegexes holds, for groups in consumerDirty, the regular
+	// expressions the failed writes deleted (consumer_regex_shard.go).
+	consumerDirtyRegexes map[string]map[string]bool
 	// consumerLegacyMetadata holds the groups with a deprecated
 	// ConsumerGroupPartitionMetadata record in the log.
 	consumerLegacyMetadata map[string]bool

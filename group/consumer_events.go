@@ -10,7 +10,9 @@ import "slices"
 
 // ConsumerEvent is a persistent change of a consumer group: one of
 // ConsumerMemberUpdated, ConsumerGroupEpochBumped, ConsumerTargetAssignmentChanged,
-// ConsumerMemberAssignmentChanged, ConsumerMemberRemoved.
+// ConsumerMemberAssignmentChanged, ConsumerMemberRemoved,
+// ConsumerRegularExpressionResolved, ConsumerRegularExpressionRemoved
+// (consumer_regex.go).
 type ConsumerEvent interface {
 	consumerEvent()
 }
@@ -27,7 +29,8 @@ type ConsumerMemberUpdated struct {
 	ClientHost string
 	// SubscribedTopicNames is sorted and de-duplicated.
 	SubscribedTopicNames []string
-	// SubscribedTopicRegex is stored only (resolution comes with the wiring); "" none.
+	// SubscribedTopicRegex is the member's regular expression subscription
+	// (consumer_regex.go); "" none.
 	SubscribedTopicRegex string
 	// ServerAssignor is the assignor the member asked for; "" the group's default.
 	ServerAssignor     string
@@ -97,9 +100,11 @@ func (g *ConsumerGroup) apply(ev ConsumerEvent) {
 			delete(g.static, old)
 		}
 		countSubscriptions(g.subscribed, m.meta.SubscribedTopicNames, -1)
+		g.countRegex(m.meta.SubscribedTopicRegex, -1)
 		m.meta = e
 		m.meta.SubscribedTopicNames = slices.Clone(e.SubscribedTopicNames)
 		countSubscriptions(g.subscribed, m.meta.SubscribedTopicNames, 1)
+		g.countRegex(m.meta.SubscribedTopicRegex, 1)
 		if e.InstanceID != "" {
 			g.static[e.InstanceID] = e.MemberID
 		}
@@ -126,11 +131,16 @@ func (g *ConsumerGroup) apply(ev ConsumerEvent) {
 		}
 		g.disown(m)
 		countSubscriptions(g.subscribed, m.meta.SubscribedTopicNames, -1)
+		g.countRegex(m.meta.SubscribedTopicRegex, -1)
 		if iid := m.meta.InstanceID; iid != "" && g.static[iid] == e.MemberID {
 			delete(g.static, iid)
 		}
 		delete(g.members, e.MemberID)
 		delete(g.target, e.MemberID)
+	case ConsumerRegularExpressionResolved:
+		g.applyRegexResolved(e)
+	case ConsumerRegularExpressionRemoved:
+		delete(g.regex.resolved, e.Regex)
 	}
 }
 

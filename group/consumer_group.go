@@ -34,6 +34,10 @@ type ConsumerConfig struct {
 	// one (v1+ clients generate their own, KIP-1082). Kafka uses a random UUID; the
 	// package draws no randomness, so the caller supplies it.
 	NewMemberID func() string
+	// RegexRefreshInterval is group.consumer.regex.refresh.interval.ms (600000): the
+	// longest a group's regular expression resolutions stand while members heartbeat
+	// (consumer_regex.go). 0 means the default.
+	RegexRefreshInterval time.Duration
 }
 
 // DefaultConsumerConfig returns Kafka's defaults; NewMemberID is left for the caller.
@@ -168,6 +172,9 @@ type ConsumerGroup struct {
 	// owners maps every partition assigned to or pending revocation from a member to
 	// that member (Kafka's partition epochs, keyed by owner instead of epoch).
 	owners map[consumerTP]string
+	// regex holds the resolutions of the members' regular expressions
+	// (consumer_regex.go).
+	regex consumerRegexes
 }
 
 // NewConsumerGroup returns an empty consumer group.

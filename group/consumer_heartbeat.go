@@ -277,18 +277,26 @@ func (g *ConsumerGroup) heartbeat(e *emitter, req *kmsg.ConsumerGroupHeartbeatRe
 
 	// The group epoch, and the target assignment if it is behind: computed before any
 	// change so that a failing assignor leaves the group as it was.
-	plan := g.planAssignment(meta, replaced, subscriptionChanged, topics)
+	rx, rxErr := g.planRegexes(meta, replaced, now, topics)
+	if rxErr != nil {
+		return nil, rxErr
+	}
+	plan := g.planAssignment(meta, replaced, subscriptionChanged || rx.changed, topics, &rx)
 	if plan.err != nil {
 		return nil, plan.err
 	}
 
-	// Persist: the replacement of a static member, the member's metadata, the group
-	// epoch, the target assignment (Kafka's record order).
+	// Persist: the replacement of a static member, the member's metadata, the
+	// regular expressions, the group epoch, the target assignment (Kafka's record
+	// order).
 	if replaced != nil {
 		g.replaceStatic(e, replaced, memberID)
 	}
 	if cur, ok := g.members[memberID]; !ok || !metaEqual(cur.meta, meta) {
 		e.emit(meta)
+	}
+	for _, ev := range rx.events {
+		e.emit(ev)
 	}
 	if plan.bump {
 		e.emit(ConsumerGroupEpochBumped{Epoch: plan.groupEpoch, MetadataHash: plan.hash})
@@ -308,7 +316,7 @@ func (g *ConsumerGroup) heartbeat(e *emitter, req *kmsg.ConsumerGroupHeartbeatRe
 	resp.HeartbeatIntervalMillis = int32(g.cfg.HeartbeatInterval / time.Millisecond)
 	// The assignment goes with a full request (a join, or every field a full request
 	// carries) and whenever it changed.
-	full := join || (req.RebalanceTimeoutMillis != -1 && req.SubscribedTopicNames != nil && req.Topics != nil)
+	full := join || (req.RebalanceTimeoutMillis != -1 && (req.SubscribedTopicNames != nil || req.SubscribedTopicRegex != nil) && req.Topics != nil)
 	if full || !assignmentsEqual(beforeAssigned, m.assigned) {
 		resp.Assignment = responseAssignment(m.assigned)
 	}
@@ -402,9 +410,11 @@ func (g *ConsumerGroup) leave(e *emitter, req *kmsg.ConsumerGroupHeartbeatReques
 	return resp, nil
 }
 
-// fence removes a member and bumps the group epoch (Kafka's consumerGroupFenceMember).
+// fence removes a member, deletes the regular expressions no member uses any more,
+// and bumps the group epoch (Kafka's consumerGroupFenceMember).
 func (g *ConsumerGroup) fence(e *emitter, m *consumerMember, topics ConsumerTopics) {
 	e.emit(ConsumerMemberRemoved{MemberID: m.meta.MemberID})
+	g.dropUnusedRegexes(e)
 	e.emit(ConsumerGroupEpochBumped{Epoch: g.groupEpoch + 1, MetadataHash: g.subscriptionHash(topics)})
 }
 

@@ -217,7 +217,7 @@ func consumerInvariants(g *ConsumerGroup) error {
 			return fmt.Errorf("static index maps %q to %q", iid, id)
 		}
 	}
-	return nil
+	return regexInvariants(g)
 }
 
 func sameConsumerGroup(a, b *ConsumerGroup) error {
@@ -240,5 +240,5 @@ func sameConsumerGroup(a, b *ConsumerGroup) error {
 			return fmt.Errorf("target of %s differs", id)
 		}
 	}
-	return nil
+	return sameRegexes(a, b)
 }

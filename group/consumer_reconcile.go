@@ -60,7 +60,7 @@ func (g *ConsumerGroup) nextAssignment(m *consumerMember, owned []kmsg.ConsumerG
 // computeNextAssignment is CurrentAssignmentBuilder.computeNextAssignment.
 func (g *ConsumerGroup) computeNextAssignment(m *consumerMember, owned []kmsg.ConsumerGroupHeartbeatRequestTopic, topics ConsumerTopics) ConsumerMemberAssignmentChanged {
 	subscribed := make(map[[16]byte]bool)
-	for _, n := range m.meta.SubscribedTopicNames {
+	for _, n := range g.memberTopicNames(m.meta) {
 		if t, ok := topics.ConsumerTopic(n); ok {
 			subscribed[t.ID] = true
 		}

@@ -28,7 +28,10 @@ func (e errRecordTooLong) Error() string {
 //     member, then the target metadata record (type 6);
 //   - ConsumerMemberAssignmentChanged: the current assignment record (type 8);
 //   - ConsumerMemberRemoved: the tombstones of the current assignment, target member
-//     and member metadata records, in that order (consumerGroupFenceMember).
+//     and member metadata records, in that order (consumerGroupFenceMember);
+//   - ConsumerRegularExpressionResolved: the regular expression record (type 16),
+//     topics sorted as Java sorts strings; ConsumerRegularExpressionRemoved: its
+//     tombstone.
 //
 // A string longer than a record holds is an error before anything is encoded.
 func consumerEventRecords(groupID string, events []ConsumerEvent) ([]Record, error) {
@@ -68,6 +71,10 @@ func consumerEventRecords(groupID string, events []ConsumerEvent) ([]Record, err
 			add(RecordTypeConsumerGroupCurrentMemberAssignment, e.MemberID, nil)
 			add(RecordTypeConsumerGroupTargetAssignmentMember, e.MemberID, nil)
 			add(RecordTypeConsumerGroupMemberMetadata, e.MemberID, nil)
+		case ConsumerRegularExpressionResolved:
+			out = append(out, regexRecord(groupID, e.Regex, regexValue(e)))
+		case ConsumerRegularExpressionRemoved:
+			out = append(out, regexRecord(groupID, e.Regex, nil))
 		default:
 			return nil, fmt.Errorf("group: unknown consumer event %T", ev)
 		}
@@ -107,6 +114,10 @@ func checkEventStrings(ev ConsumerEvent) error {
 		return check("member id", e.MemberID)
 	case ConsumerMemberRemoved:
 		return check("member id", e.MemberID)
+	case ConsumerRegularExpressionResolved:
+		return check("regular expression", e.Regex)
+	case ConsumerRegularExpressionRemoved:
+		return check("regular expression", e.Regex)
 	}
 	return nil
 }
@@ -114,9 +125,10 @@ func checkEventStrings(ev ConsumerEvent) error {
 // consumerGroupTombstones is the records deleting group g (Kafka's
 // ConsumerGroup.createGroupTombstoneRecords): the current assignment tombstones of
 // every member, the target member tombstones, the target metadata tombstone, the
-// member metadata tombstones, the deprecated subscription metadata tombstone when the
-// group still has such a record (legacyPartitionMetadata), and last the group metadata
-// tombstone, whose replay removes the group.
+// member metadata tombstones, the regular expression tombstones, the deprecated
+// subscription metadata tombstone when the group still has such a record
+// (legacyPartitionMetadata), and last the group metadata tombstone, whose replay
+// removes the group.
 func consumerGroupTombstones(g *ConsumerGroup, legacyPartitionMetadata bool) []Record {
 	tomb := func(t int16, member string) Record {
 		return ConsumerGroupRecord{Key: ConsumerGroupKey{Type: t, GroupID: g.id, MemberID: member}}.Encode()
@@ -138,6 +150,9 @@ func consumerGroupTombstones(g *ConsumerGroup, legacyPartitionMetadata bool) []R
 	for _, id := range members {
 		out = append(out, tomb(RecordTypeConsumerGroupMemberMetadata, id))
 	}
+	for _, regex := range g.RegularExpressions() {
+		out = append(out, regexRecord(g.id, regex, nil))
+	}
 	if legacyPartitionMetadata {
 		out = append(out, tomb(RecordTypeConsumerGroupPartitionMetadata, ""))
 	}
@@ -145,8 +160,8 @@ func consumerGroupTombstones(g *ConsumerGroup, legacyPartitionMetadata bool) []R
 }
 
 // consumerGroupFullRecords is the records stating the whole of group g: every member's
-// metadata, the group epoch, every target member and the target epoch, every member's
-// current assignment. Replayed over any earlier records of the group (with the
+// metadata, every regular expression's resolution, the group epoch, every target
+// member and the target epoch, every member's current assignment. Replayed over any earlier records of the group (with the
 // tombstones of members it no longer has), they give g.
 func consumerGroupFullRecords(g *ConsumerGroup) ([]Record, error) {
 	var evs []ConsumerEvent
@@ -154,6 +169,7 @@ func consumerGroupFullRecords(g *ConsumerGroup) ([]Record, error) {
 	for _, m := range members {
 		evs = append(evs, m.meta)
 	}
+	evs = append(evs, g.regexResolutions()...)
 	evs = append(evs, ConsumerGroupEpochBumped{Epoch: g.groupEpoch, MetadataHash: g.metadataHash})
 	target := ConsumerTargetAssignmentChanged{Epoch: g.targetEpoch}
 	ids := make([]string, 0, len(g.target))
@@ -223,7 +239,7 @@ func assignedPartitions(tps []ConsumerGroupTopicPartitions) AssignedPartitions {
 // replayConsumerRecord applies one KIP-848 record to g (Kafka's
 // GroupMetadataManager.replay for ConsumerGroup*Key/Value). The group metadata
 // tombstone is the caller's: it removes the group. The deprecated subscription
-// metadata (type 4) and resolved regular expressions (type 16) change nothing here.
+// metadata (type 4) changes nothing here.
 func replayConsumerRecord(g *ConsumerGroup, rec ConsumerGroupRecord) {
 	id := rec.Key.MemberID
 	switch v := rec.Value.(type) {
@@ -254,6 +270,9 @@ func replayConsumerRecord(g *ConsumerGroup, rec ConsumerGroupRecord) {
 			State: ConsumerMemberState(v.State), Assigned: assignedPartitions(v.AssignedPartitions),
 			PendingRevocation: assignedPartitions(v.PartitionsPendingRevocation),
 		})
+	case *ConsumerGroupRegularExpressionValue:
+		g.apply(ConsumerRegularExpressionResolved{Regex: rec.Key.RegularExpression, Topics: v.Topics,
+			Version: v.Version, Timestamp: v.Timestamp})
 	case nil: // a tombstone
 		switch rec.Key.Type {
 		case RecordTypeConsumerGroupCurrentMemberAssignment:
@@ -271,6 +290,8 @@ func replayConsumerRecord(g *ConsumerGroup, rec ConsumerGroupRecord) {
 			}
 		case RecordTypeConsumerGroupTargetAssignmentMetadata:
 			g.targetEpoch = 0
+		case RecordTypeConsumerGroupRegularExpression:
+			g.apply(ConsumerRegularExpressionRemoved{Regex: rec.Key.RegularExpression})
 		}
 	}
 }

@@ -125,7 +125,7 @@ func (s *Shard) NextConsumerDeadline() (at time.Time, ok bool) {
 // persistConsumer adds the records of g's events to b; resp, when not nil, is the
 // response waiting for them, which a failed write turns into an error response.
 func (s *Shard) persistConsumer(b *batch, g *ConsumerGroup, events []ConsumerEvent, resp *kmsg.ConsumerGroupHeartbeatResponse) {
-	removed := removedMembers(events)
+	removed, removedRx := removedMembers(events), removedRegexes(events)
 	var records []Record
 	var err error
 	if pending, dirty := s.consumerDirty[g.id]; dirty {
@@ -140,6 +140,8 @@ func (s *Shard) persistConsumer(b *batch, g *ConsumerGroup, events []ConsumerEve
 				tombs = append(tombs, ConsumerMemberRemoved{MemberID: id})
 			}
 		}
+		removedRx = append(removedRx, s.takeDirtyRegexes(g.id)...)
+		tombs = append(tombs, staleRegexTombstones(g, removedRx)...)
 		if records, err = consumerEventRecords(g.id, tombs); err == nil {
 			var full []Record
 			full, err = consumerGroupFullRecords(g)
@@ -152,6 +154,7 @@ func (s *Shard) persistConsumer(b *batch, g *ConsumerGroup, events []ConsumerEve
 	if err != nil {
 		// Not reached: heartbeatFitsRecords refused the strings already.
 		s.markConsumerDirty(g.id, removed)
+		s.markRegexesDirty(g.id, removedRx)
 		if resp != nil {
 			failHeartbeat(resp, kerr.UnknownServerError.Code, err.Error())
 		}
@@ -169,6 +172,7 @@ func (s *Shard) persistConsumer(b *batch, g *ConsumerGroup, events []ConsumerEve
 	b.writeAnswered(func(code int16) Effects {
 		if code != 0 && s.epoch == epoch {
 			s.markConsumerDirty(g.id, removed)
+			s.markRegexesDirty(g.id, removedRx)
 			if legacy {
 				s.consumerLegacyMetadata[g.id] = true
 			}
@@ -249,8 +253,6 @@ func (s *Shard) replayConsumer(rec ConsumerGroupRecord) error {
 			delete(s.consumerLegacyMetadata, id)
 		}
 		return nil
-	case RecordTypeConsumerGroupRegularExpression:
-		return nil // regular expressions are resolved afresh (not implemented yet)
 	}
 	g := s.consumerGroups[id]
 	if g == nil {
@@ -273,6 +275,7 @@ func (s *Shard) replayConsumer(rec ConsumerGroupRecord) error {
 func (s *Shard) resetConsumerGroups() {
 	s.consumerGroups = map[string]*ConsumerGroup{}
 	s.consumerDirty = map[string]map[string]bool{}
+	s.consumerDirtyRegexes = map[string]map[string]bool{}
 	s.consumerLegacyMetadata = map[string]bool{}
 }
 
@@ -303,6 +306,8 @@ func (s *Shard) deleteConsumerGroup(g *ConsumerGroup, send func(errorCode int16)
 	for _, id := range slices.Sorted(maps.Keys(s.consumerDirty[g.id])) {
 		stale = append(stale, ConsumerMemberRemoved{MemberID: id})
 	}
+	dirtyRx := s.takeDirtyRegexes(g.id)
+	stale = append(stale, staleRegexTombstones(g, dirtyRx)...)
 	staleRecords, err := consumerEventRecords(g.id, stale)
 	if err != nil { // not reached: the ids were stored once
 		send(kerr.UnknownServerError.Code)
@@ -342,6 +347,7 @@ func (s *Shard) deleteConsumerGroup(g *ConsumerGroup, send func(errorCode int16)
 			}
 			if dirty != nil {
 				s.markConsumerDirty(g.id, slices.Collect(maps.Keys(dirty)))
+				s.markRegexesDirty(g.id, dirtyRx)
 			}
 		}
 		if !answered {
@@ -367,6 +373,10 @@ func (s *Shard) consumerCleanup(id string) Effects {
 	for _, m := range ids {
 		evs = append(evs, ConsumerMemberRemoved{MemberID: m})
 	}
+	regexes := s.takeDirtyRegexes(id)
+	for _, regex := range regexes {
+		evs = append(evs, ConsumerRegularExpressionRemoved{Regex: regex})
+	}
 	records, err := consumerEventRecords(id, evs)
 	if err != nil {
 		return b.effects() // not reached: the ids were stored once
@@ -376,6 +386,7 @@ func (s *Shard) consumerCleanup(id string) Effects {
 	b.write(func(code int16) Effects {
 		if code != 0 && s.epoch == epoch {
 			s.markConsumerDirty(id, ids)
+			s.markRegexesDirty(id, regexes)
 		}
 		return Effects{}
 	}, records...)

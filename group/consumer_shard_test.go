@@ -46,7 +46,7 @@ func recordKeys(t *testing.T, records []Record) []string {
 		}
 		s := string(rune('0'+k.Type%10)) + ":" + k.MemberID
 		if k.Type == RecordTypeConsumerGroupRegularExpression {
-			s = "16:" + k.MemberID
+			s = "16:" + k.RegularExpression
 		}
 		if r.Value == nil {
 			s += ":tombstone"
@@ -237,15 +237,13 @@ func TestConsumerMemberRecordJavaOrder(t *testing.T) {
 	}
 }
 
-// The deprecated subscription metadata record (type 4) and resolved regular
-// expressions (type 16) are read and ignored: they create no group.
+// The deprecated subscription metadata record (type 4) is read and ignored: it
+// creates no group.
 func TestConsumerShardIgnoresDeprecatedRecords(t *testing.T) {
 	s := NewShard(testConfig())
 	for _, r := range []ConsumerGroupRecord{
 		{Key: ConsumerGroupKey{Type: RecordTypeConsumerGroupPartitionMetadata, GroupID: "g"},
 			Value: &ConsumerGroupPartitionMetadataValue{Topics: []ConsumerGroupTopicMetadata{{TopicName: "a", NumPartitions: 3}}}},
-		{Key: ConsumerGroupKey{Type: RecordTypeConsumerGroupRegularExpression, GroupID: "g", RegularExpression: "a.*"},
-			Value: &ConsumerGroupRegularExpressionValue{Topics: []string{"a"}}},
 	} {
 		e := r.Encode()
 		if err := s.Replay(e.Key, e.Value); err != nil {

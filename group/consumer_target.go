@@ -25,8 +25,9 @@ type assignmentPlan struct {
 }
 
 // planAssignment decides the group epoch and target assignment with member meta
-// updated (replacing the static member replaced, if any), changing nothing.
-func (g *ConsumerGroup) planAssignment(meta ConsumerMemberUpdated, replaced *consumerMember, subscriptionChanged bool, topics ConsumerTopics) assignmentPlan {
+// updated (replacing the static member replaced, if any) and the regular expressions
+// as rx leaves them, changing nothing.
+func (g *ConsumerGroup) planAssignment(meta ConsumerMemberUpdated, replaced *consumerMember, subscriptionChanged bool, topics ConsumerTopics, rx *regexPlan) assignmentPlan {
 	// The members' metadata as it will be: meta in place of its member's and of the
 	// replaced static member's.
 	skip := func(id string) bool { return id == meta.MemberID || (replaced != nil && id == replaced.meta.MemberID) }
@@ -38,7 +39,7 @@ func (g *ConsumerGroup) planAssignment(meta ConsumerMemberUpdated, replaced *con
 		countSubscriptions(counts, replaced.meta.SubscribedTopicNames, -1)
 	}
 	countSubscriptions(counts, meta.SubscribedTopicNames, 1)
-	names := slices.Sorted(maps.Keys(counts))
+	names := rx.union(slices.Sorted(maps.Keys(counts)))
 
 	p := assignmentPlan{groupEpoch: g.groupEpoch, hash: metadataHash(names, topics)}
 	if g.groupEpoch == 0 || subscriptionChanged || p.hash != g.metadataHash {
@@ -66,7 +67,7 @@ func (g *ConsumerGroup) planAssignment(meta ConsumerMemberUpdated, replaced *con
 			MemberID:   m.MemberID,
 			InstanceID: m.InstanceID,
 			Rack:       m.RackID,
-			TopicNames: m.SubscribedTopicNames,
+			TopicNames: rx.memberTopics(m),
 			Current:    current,
 		}
 	}
@@ -125,9 +126,10 @@ func (g *ConsumerGroup) preferredAssignor(metas []ConsumerMemberUpdated) Assigno
 	return best
 }
 
-// subscriptionHash digests the metadata of the topics the members subscribe to.
+// subscriptionHash digests the metadata of the topics the members subscribe to, by
+// name or by regular expression.
 func (g *ConsumerGroup) subscriptionHash(topics ConsumerTopics) int64 {
-	return metadataHash(slices.Sorted(maps.Keys(g.subscribed)), topics)
+	return metadataHash(g.subscribedTopicNames(), topics)
 }
 
 // metadataHash digests the id, name, partition count and partition racks of each
