@@ -62,3 +62,20 @@ func staleRegexTombstones(g *ConsumerGroup, regexes []string) []ConsumerEvent {
 	}
 	return out
 }
+
+// inheritFailedDeletion hands what the failed deletion of group old meant to
+// tombstone over to the new group of its id: the members failed writes removed
+// (dirty), the expressions they deleted (dirtyRx) and those old still held, and the
+// deprecated subscription metadata record (legacy). The new group resyncs at its
+// next write and tombstones those it does not hold.
+func (s *Shard) inheritFailedDeletion(old *ConsumerGroup, dirty map[string]bool, dirtyRx []string, legacy bool) {
+	regexes := append(slices.Clone(dirtyRx), old.RegularExpressions()...)
+	if len(dirty) == 0 && len(regexes) == 0 && !legacy {
+		return
+	}
+	s.markConsumerDirty(old.id, slices.Collect(maps.Keys(dirty)))
+	s.markRegexesDirty(old.id, regexes)
+	if legacy {
+		s.consumerLegacyMetadata[old.id] = true
+	}
+}

@@ -349,6 +349,10 @@ func (s *Shard) deleteConsumerGroup(g *ConsumerGroup, send func(errorCode int16)
 				s.markConsumerDirty(g.id, slices.Collect(maps.Keys(dirty)))
 				s.markRegexesDirty(g.id, dirtyRx)
 			}
+		} else if code != 0 && s.epoch == epoch && s.consumerGroups[g.id] != g {
+			// A new group of the id started meanwhile, its records after the failed
+			// tombstones: its resync must tombstone what the old group left.
+			s.inheritFailedDeletion(g, dirty, dirtyRx, legacy)
 		}
 		if !answered {
 			send(code)

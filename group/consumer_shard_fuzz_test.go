@@ -36,6 +36,10 @@ func newCGDriver(t *testing.T) *cgDriver {
 
 var cgGroupIDs = []string{"g", "h"}
 
+// cgRegexes are the regular expressions members subscribe with ("" clears one; "(" is
+// refused).
+var cgRegexes = []string{"[ab]", "c|d", ".*", "e.*", "", "("}
+
 // step performs one operation chosen by op and arg.
 func (d *cgDriver) step(op, arg byte) {
 	h := d.h
@@ -57,6 +61,12 @@ func (d *cgDriver) step(op, arg byte) {
 			}
 		}
 		req = cgJoinRequest(member, names...)
+		if arg%3 == 1 { // by regex, alone or with the names
+			req.SubscribedTopicRegex = kmsg.StringPtr(cgRegexes[int(op/16)%len(cgRegexes)])
+			if arg%2 == 0 {
+				req.SubscribedTopicNames = nil
+			}
+		}
 		if op%15 == 1 {
 			req.InstanceID = kmsg.StringPtr(fmt.Sprintf("i%d", arg%3))
 		}
@@ -67,6 +77,9 @@ func (d *cgDriver) step(op, arg byte) {
 		req = cgHBRequest(member, c.epoch, c.owned)
 		if c.owned == nil {
 			req.Topics = []kmsg.ConsumerGroupHeartbeatRequestTopic{}
+		}
+		if op >= 240 { // a new regular expression
+			req.SubscribedTopicRegex = kmsg.StringPtr(cgRegexes[int(arg)%len(cgRegexes)])
 		}
 	case 5: // a stale epoch
 		req = cgHBRequest(member, c.epoch-1, nil)
@@ -81,7 +94,7 @@ func (d *cgDriver) step(op, arg byte) {
 			h.run(h.s.ExpireConsumerGroups(h.now, d.topics))
 		}
 	case 9: // the metadata image changes
-		switch arg % 3 {
+		switch arg % 4 {
 		case 0:
 			name := string(rune('a' + arg%4))
 			if t, ok := d.topics[name]; ok {
@@ -95,6 +108,14 @@ func (d *cgDriver) step(op, arg byte) {
 			name := string(rune('a' + arg%4))
 			if _, ok := d.topics[name]; !ok {
 				d.topics[name] = AssignorTopic{ID: testTopicID(d.nextTop), Name: name, Partitions: int32(1 + arg%3)}
+			}
+		case 3: // a topic only expressions name
+			d.nextTop++
+			name := fmt.Sprintf("e%d", arg%3)
+			if _, ok := d.topics[name]; ok {
+				delete(d.topics, name)
+			} else {
+				d.topics[name] = AssignorTopic{ID: testTopicID(d.nextTop), Name: name, Partitions: 2}
 			}
 		}
 	case 10: // the next writes fail, or succeed again
@@ -237,6 +258,12 @@ func FuzzConsumerShardReplay(f *testing.F) {
 	f.Add([]byte{0, 2, 10, 2, 0, 4, 2, 2, 10, 0, 2, 4, 13, 0, 2, 2})
 	f.Add([]byte{1, 6, 7, 6, 1, 8, 8, 60, 8, 60, 9, 0, 2, 6, 11, 0, 0, 4, 11, 1, 12, 2, 2, 4})
 	f.Add([]byte{0, 2, 6, 2, 14, 0, 0, 2, 14, 2, 6, 2, 14, 4, 13, 0})
+	// Regular expressions: joins by regex, a topic created and deleted, time passing
+	// the refresh interval, a failed tombstone, a switch of expression.
+	f.Add([]byte{32, 1, 48, 3, 2, 1, 9, 3, 8, 11, 2, 1, 10, 2, 6, 1, 10, 0, 2, 3, 9, 7, 8, 20, 244, 3, 13, 0, 2, 3})
+	// A static member's leave fails, the empty group's deletion and a new group's
+	// join fail after it: the new group's resync tombstones the old member.
+	f.Add([]byte{46, 9, 116, 178, 180, 206, 25, 218, 72, 108, 81, 189, 56, 18, 179, 63, 180, 87, 27, 2})
 	f.Fuzz(func(t *testing.T, ops []byte) {
 		if len(ops) > 400 {
 			ops = ops[:400]
