@@ -25,7 +25,8 @@ package group
 //     passed;
 //   - an expression no member uses any more is deleted (a tombstone of its record).
 //
-// A resolution whose topics changed bumps the group epoch: a new target assignment.
+// A resolution whose topics changed (beyond dropping deleted topics, which left the
+// assignment already) bumps the group epoch: a new target assignment.
 // The topic names come from ConsumerTopics.ConsumerTopicNames, which leaves out the
 // internal topics; when the ConsumerTopics also implements ConsumerTopicDescriber, the
 // resolutions keep only the topics it allows (Kafka 4.x keeps those the member whose
@@ -286,8 +287,11 @@ func (g *ConsumerGroup) planRegexes(meta ConsumerMemberUpdated, replaced *consum
 	resolved := resolveRegexes(regexes, list(), topics)
 	version := topicNamesVersion(list())
 	for _, regex := range regexes {
+		// A topic deleted since the last resolution left the assignment already
+		// (the subscribed metadata changed): its name leaving the resolution is no
+		// reason for another rebalance (Kafka does not refresh on deletions).
 		old, had := g.regex.resolved[regex]
-		if !had || !slices.Equal(old.topics, resolved[regex]) {
+		if !had || !slices.Equal(existingTopics(old.topics, topics), resolved[regex]) {
 			p.changed = true
 		}
 		p.topics[regex] = resolved[regex]
@@ -335,6 +339,17 @@ func (g *ConsumerGroup) regexRefreshInterval() time.Duration {
 		return g.cfg.RegexRefreshInterval
 	}
 	return DefaultRegexRefreshInterval
+}
+
+// existingTopics returns those of names that topics holds.
+func existingTopics(names []string, topics ConsumerTopics) []string {
+	var out []string
+	for _, n := range names {
+		if _, ok := topics.ConsumerTopic(n); ok {
+			out = append(out, n)
+		}
+	}
+	return out
 }
 
 // dropUnusedRegexes deletes the resolutions no member uses (after members left).

@@ -238,9 +238,13 @@ func TestConsumerRegexRefreshesOnTopicChanges(t *testing.T) {
 	if m, _ := h.g.Member("m1"); countPartitions(m.Target) != 3 {
 		t.Fatalf("target %v still has the deleted topic", m.Target)
 	}
+	epoch = h.g.GroupEpoch()
 	h.heartbeatAt("m1", RegexRefreshMinInterval)
 	if got := h.resolved("orders.*"); !slices.Equal(got, []string{"orders-us"}) {
 		t.Fatalf("after the deletion resolved to %q", got)
+	}
+	if h.g.GroupEpoch() != epoch {
+		t.Fatal("the deleted topic leaving the resolution rebalanced again")
 	}
 	// A topic that does not match changes the names but not the resolution: it is
 	// refreshed (a new record) without a new epoch.
