@@ -185,6 +185,21 @@ func (g *ConsumerGroup) subscribedTopicNames() []string {
 	return names
 }
 
+// IsSubscribedToTopic reports whether a member subscribes to topic, by name or through
+// the resolution of its regular expression (Kafka's ConsumerGroup
+// .isSubscribedToTopic: OffsetDelete's GROUP_SUBSCRIBED_TO_TOPIC, offset expiry).
+func (g *ConsumerGroup) IsSubscribedToTopic(topic string) bool {
+	if g.subscribed[topic] > 0 {
+		return true
+	}
+	for regex := range g.regex.members {
+		if _, found := slices.BinarySearch(g.regex.resolved[regex].topics, topic); found {
+			return true
+		}
+	}
+	return false
+}
+
 // unionSorted merges two sorted, de-duplicated lists.
 func unionSorted(a, b []string) []string {
 	if len(b) == 0 {

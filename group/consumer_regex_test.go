@@ -174,6 +174,11 @@ func TestConsumerRegexUnionWithNames(t *testing.T) {
 	if got := h.g.subscribedTopicNames(); !slices.Equal(got, []string{"audit", "orders", "orders-eu"}) {
 		t.Fatalf("group subscribes to %q", got)
 	}
+	for topic, want := range map[string]bool{"audit": true, "orders-eu": true, "payments": false} {
+		if got := h.g.IsSubscribedToTopic(topic); got != want {
+			t.Errorf("IsSubscribedToTopic(%q) = %v", topic, got)
+		}
+	}
 	// A member by names only shares what it names; payments goes to it alone.
 	h.ok(cgJoinRequest("m2", "payments", "orders"))
 	if got := h.g.subscribedTopicNames(); !slices.Equal(got, []string{"audit", "orders", "orders-eu", "payments"}) {

@@ -49,7 +49,9 @@ func (s *Shard) ConsumerGroupIDs() []string { return slices.Sorted(maps.Keys(s.c
 // ConsumerGroupHeartbeat (key 68, v0-1) at now, from client c, against the metadata
 // image topics (Kafka's GroupMetadataManager.consumerGroupHeartbeat). The response is
 // sent through send once the group's records are committed (at once for an error). A
-// group is created by its first member's join and kept while it has records.
+// group is created by its first member's join and kept while it has records. With an
+// authorizer, topics is ConsumerTopicsWithDescriber(image, the request principal's
+// DESCRIBE check): regular expressions the heartbeat resolves keep only those topics.
 func (s *Shard) ConsumerGroupHeartbeat(now time.Time, c Client, req *kmsg.ConsumerGroupHeartbeatRequest, topics ConsumerTopics, send func(kmsg.Response)) Effects {
 	s.observe(now)
 	var b batch
