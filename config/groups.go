@@ -51,14 +51,6 @@ func ValidateGroupConfig(name, value string) error {
 	return CheckValue(def, value)
 }
 
-// ValidateGroupResourceName checks a GROUP resource's name: a group id, never empty.
-func ValidateGroupResourceName(name string) error {
-	if name == "" {
-		return InvalidConfigError("Group name must not be empty")
-	}
-	return nil
-}
-
 // ValidateGroupConfigs checks a group's whole set of configs after a change (configs,
 // each valid by ValidateGroupConfig) against the broker properties props, as Kafka's
 // GroupConfig.validate: an unset config takes its broker default, each must lie within
