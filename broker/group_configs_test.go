@@ -325,3 +325,21 @@ func checkUnsupported(t *testing.T, resp kmsg.Response) {
 		t.Fatalf("answered %T", resp)
 	}
 }
+
+// TestConsumerGroupsConfig: the group coordinator's consumer group settings come from
+// the group.consumer.* properties, Kafka's class names of the assignors included.
+func TestConsumerGroupsConfig(t *testing.T) {
+	got := consumerGroupsConfig(&Config{Properties: map[string]string{
+		"group.consumer.session.timeout.ms": "50000", "group.consumer.heartbeat.interval.ms": "6000", "group.consumer.max.size": "7",
+		"group.consumer.assignors": "org.apache.kafka.coordinator.group.assignor.RangeAssignor,uniform",
+	}})
+	if got.SessionTimeout != 50*time.Second || got.HeartbeatInterval != 6*time.Second || got.MaxSize != 7 ||
+		len(got.Assignors) != 2 || got.Assignors[0].Name() != "range" || got.Assignors[1].Name() != "uniform" {
+		t.Fatalf("consumer groups config %+v", got)
+	}
+	def := consumerGroupsConfig(&Config{})
+	if def.SessionTimeout != 45*time.Second || def.HeartbeatInterval != 5*time.Second || def.MaxSize != 0 ||
+		len(def.Assignors) != 2 || def.Assignors[0].Name() != "uniform" {
+		t.Fatalf("default consumer groups config %+v", def)
+	}
+}
