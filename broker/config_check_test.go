@@ -136,7 +136,11 @@ func TestCheckProperties_GroupConsumerRules(t *testing.T) {
 	if !errors.Is(err, config.ErrInvalidBrokerConfig) || !strings.Contains(err.Error(), "Disabling the 'classic' protocol is not supported.") {
 		t.Fatalf("classic disabled: %v", err)
 	}
-	w, err := checkProps(t, true, map[string]string{"group.consumer.assignors": "org.apache.kafka.coordinator.group.assignor.RangeAssignor,uniform",
+	w, err := checkProps(t, false, map[string]string{"group.coordinator.rebalance.protocols": "classic,consumer,streams"})
+	if err != nil || len(w) != 1 || !strings.Contains(w[0], "Petrel supports only classic, consumer (share and streams groups are not implemented)") {
+		t.Fatalf("streams enabled: warnings %q, error %v", w, err)
+	}
+	w, err = checkProps(t, true, map[string]string{"group.consumer.assignors": "org.apache.kafka.coordinator.group.assignor.RangeAssignor,uniform",
 		"group.consumer.migration.policy": "UPGRADE", "group.coordinator.rebalance.protocols": "classic", "group.consumer.max.size": "10"})
 	if err != nil || len(w) != 0 {
 		t.Fatalf("Kafka's group.consumer.* values: warnings %q, error %v", w, err)
