@@ -7,10 +7,13 @@ package broker
 // (type 4) report this broker's properties; an empty name is the cluster default.
 // Dynamic broker configs (IncrementalAlterConfigs, AlterConfigs) show as
 // DYNAMIC_BROKER_CONFIG (this broker's) or DYNAMIC_DEFAULT_BROKER_CONFIG (the cluster
-// default), for brokers and for the topic configs they supply.
+// default), for brokers and for the topic configs they supply. Groups (type 32,
+// KIP-848) report the group configs (group_configs.go): GROUP_CONFIG for the group's
+// own, else the broker property's source; DESCRIBE_CONFIGS on the group is needed.
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -65,6 +68,13 @@ func (b *Broker) handleDescribeConfigs(ctx context.Context, req *rpc.Request) rp
 				entries = append(entries, b.describeBrokerConfig(r, def, dyn))
 			}
 			entries = append(entries, describeStoredBrokerConfigs(r, dyn)...)
+		case kmsg.ConfigResourceTypeGroupConfig:
+			if res.ResourceName == "" {
+				rr.ErrorCode = kerr.InvalidRequest.Code
+				rr.ErrorMessage = errorMessage(errors.New("Group name must not be empty"))
+				break
+			}
+			entries = b.describeGroupConfigs(r, im, res.ResourceName)
 		case kmsg.ConfigResourceTypeBrokerLogger:
 		default:
 			rr.ErrorCode = kerr.InvalidRequest.Code

@@ -1,8 +1,10 @@
 package broker
 
-// IncrementalAlterConfigs (key 44), v0-1. Topics (resource type 2) and brokers (type 4:
+// IncrementalAlterConfigs (key 44), v0-1. Topics (resource type 2), brokers (type 4:
 // a broker id for DYNAMIC_BROKER_CONFIG, empty for the cluster-wide
-// DYNAMIC_DEFAULT_BROKER_CONFIG). Operations SET, DELETE, APPEND and SUBTRACT (the last
+// DYNAMIC_DEFAULT_BROKER_CONFIG) and consumer groups (type 32, KIP-848: a group id,
+// whether or not the group exists; ALTER_CONFIGS on the group; values within the
+// broker's group.consumer.* bounds; group_configs.go). Operations SET, DELETE, APPEND and SUBTRACT (the last
 // two on LIST configs only). Each resource is validated against the property table
 // (unknown names, values and properties that cannot change at run time are
 // INVALID_CONFIG with Kafka's message) and committed as one entry of Config records; a

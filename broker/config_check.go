@@ -11,7 +11,8 @@ import (
 // returns the warnings Kafka would log: a name that is not a known config (with the
 // closest known name), a Kafka property Petrel does not implement yet, a property that
 // a flag supplies instead, and a valid value Petrel does not act on. A value its
-// definition refuses is an error. With c.StrictConfig the warnings are errors too.
+// definition refuses is an error, and so is a breach of Kafka's rules across the group.*
+// properties (config.CheckGroupCoordinatorProperties). With c.StrictConfig the warnings are errors too.
 func (c *Config) checkProperties() (warnings []string, err error) {
 	var errs []string
 	for _, name := range sortedKeys(c.Properties) {
@@ -34,6 +35,12 @@ func (c *Config) checkProperties() (warnings []string, err error) {
 		}
 		if w := config.LimitWarning(def, value); w != "" {
 			warnings = append(warnings, w+"; the value is accepted but not acted on")
+		}
+	}
+	if len(errs) == 0 {
+		// Kafka's rules across properties, once each is valid on its own.
+		if err := config.CheckGroupCoordinatorProperties(c.Properties); err != nil {
+			errs = append(errs, err.Error())
 		}
 	}
 	if len(errs) > 0 {

@@ -118,3 +118,31 @@ func TestStart_RefusesOutOfRangeAndWarnsOnTypos(t *testing.T) {
 		t.Fatalf("start log:\n%s", got)
 	}
 }
+
+// TestCheckProperties_GroupConsumerRules refuses, as Kafka refuses to start, group.*
+// properties that break the rules across them, and accepts Kafka's defaults and
+// values that keep them.
+func TestCheckProperties_GroupConsumerRules(t *testing.T) {
+	_, err := checkProps(t, false, map[string]string{"group.consumer.heartbeat.interval.ms": "15000", "group.consumer.session.timeout.ms": "45000",
+		"group.consumer.max.heartbeat.interval.ms": "50000", "group.consumer.min.session.timeout.ms": "10000"})
+	if err != nil {
+		t.Fatalf("valid group.consumer.* properties refused: %v", err)
+	}
+	_, err = checkProps(t, false, map[string]string{"group.consumer.session.timeout.ms": "90000"})
+	if !errors.Is(err, config.ErrInvalidBrokerConfig) || !strings.Contains(err.Error(), "group.consumer.session.timeout.ms must be less than or equal to group.consumer.max.session.timeout.ms") {
+		t.Fatalf("session timeout above its max: %v", err)
+	}
+	_, err = checkProps(t, false, map[string]string{"group.coordinator.rebalance.protocols": "consumer"})
+	if !errors.Is(err, config.ErrInvalidBrokerConfig) || !strings.Contains(err.Error(), "Disabling the 'classic' protocol is not supported.") {
+		t.Fatalf("classic disabled: %v", err)
+	}
+	w, err := checkProps(t, false, map[string]string{"group.coordinator.rebalance.protocols": "classic,consumer,streams"})
+	if err != nil || len(w) != 1 || !strings.Contains(w[0], "Petrel supports only classic, consumer (share and streams groups are not implemented)") {
+		t.Fatalf("streams enabled: warnings %q, error %v", w, err)
+	}
+	w, err = checkProps(t, true, map[string]string{"group.consumer.assignors": "org.apache.kafka.coordinator.group.assignor.RangeAssignor,uniform",
+		"group.consumer.migration.policy": "UPGRADE", "group.coordinator.rebalance.protocols": "classic", "group.consumer.max.size": "10"})
+	if err != nil || len(w) != 0 {
+		t.Fatalf("Kafka's group.consumer.* values: warnings %q, error %v", w, err)
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/petrel-broker/petrel/config"
 	"github.com/petrel-broker/petrel/coordinator"
 	"github.com/petrel-broker/petrel/group"
 	"github.com/petrel-broker/petrel/metadata"
@@ -19,7 +20,7 @@ import (
 )
 
 // newGroupCoordinator configures the group coordinator from the group.* and offsets.*
-// properties.
+// properties, and each consumer group's own configs from the metadata image.
 func newGroupCoordinator(b *Broker) *coordinator.GroupCoordinator {
 	c := &b.cfg
 	cfg := group.DefaultConfig()
@@ -31,12 +32,27 @@ func newGroupCoordinator(b *Broker) *coordinator.GroupCoordinator {
 	}
 	cfg.OffsetsRetention = time.Duration(c.int64Value("offsets.retention.minutes")) * time.Minute
 	cfg.OffsetMetadataMaxBytes = int(c.int64Value("offset.metadata.max.bytes"))
+	cfg.Consumer = consumerGroupsConfig(c)
+	cfg.ConsumerGroupConfig = b.consumerGroupConfig
 	return coordinator.NewGroupCoordinator(coordinator.GroupConfig{
 		Runtime:        b.coordinatorRuntimeConfig(offsetsTopic, "group-coordinator"),
 		Group:          cfg,
 		ExpireInterval: c.durationMs("offsets.retention.check.interval.ms"),
 		Partitions:     b.partitionCount(offsetsTopic),
 	})
+}
+
+// consumerGroupsConfig is the KIP-848 consumer groups' configuration from the
+// group.consumer.* properties (checked at start by config.CheckGroupCoordinatorProperties).
+func consumerGroupsConfig(c *Config) group.ConsumerConfig {
+	out := group.DefaultConsumerConfig()
+	out.SessionTimeout = c.durationMs("group.consumer.session.timeout.ms")
+	out.HeartbeatInterval = c.durationMs("group.consumer.heartbeat.interval.ms")
+	if n := c.int64Value("group.consumer.max.size"); n < 1<<31-1 {
+		out.MaxSize = int(n)
+	}
+	out.Assignors, _ = group.Assignors(config.ConsumerAssignorNames(c.Properties)) // valid: checked at start
+	return out
 }
 
 // markerRequestTimeout bounds one WriteTxnMarkers round trip.

@@ -123,6 +123,10 @@ func onController[Req kmsg.Request, Resp kmsg.Response](f func(*Broker, context.
 func (b *Broker) newRegistry() *rpc.Registry {
 	reg := rpc.NewRegistry()
 	for _, a := range apis {
+		if b.apiDisabled(a.key) { // group_protocols.go
+			reg.RegisterInternal(int16(a.key), a.min, a.max, answerUnsupported)
+			continue
+		}
 		h := a.handle
 		var handler rpc.Handler = func(ctx context.Context, req *rpc.Request) rpc.Result { return h(b, ctx, req) }
 		handler = b.withAuthorization(handler) // authorize.go

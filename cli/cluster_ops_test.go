@@ -65,7 +65,7 @@ func TestClusterOpsCommands(t *testing.T) {
 	}
 	mustFail(t, "INVALID_CONFIG", "", "configs", "alter", bs, "--entity-type", "topics", "--entity-name", "ops", "--add-config", "no.such=1")
 	mustFail(t, "dynamically", "", "configs", "alter", bs, "--entity-type", "brokers", "--entity-default", "--add-config", "num.partitions=2")
-	mustFail(t, "--entity-type must be topics, brokers or users", "", "configs", "describe", bs, "--entity-type", "clients")
+	mustFail(t, "--entity-type must be topics, brokers, groups or users", "", "configs", "describe", bs, "--entity-type", "clients")
 	mustFail(t, "--add-config or --delete-config", "", "configs", "alter", bs, "--entity-type", "topics", "--entity-name", "ops")
 
 	// leader-election: one broker leads everything already.

@@ -15,13 +15,14 @@ import (
 )
 
 // configsCommand is `petrel configs describe|alter`, shaped like kafka-configs.sh:
-// topics and brokers (one broker, or the cluster-wide default with --entity-default);
-// alter uses IncrementalAlterConfigs (SET and DELETE).
+// topics, brokers (one broker, or the cluster-wide default with --entity-default) and
+// consumer groups (KIP-848 group configs, configs_groups.go); alter uses
+// IncrementalAlterConfigs (SET and DELETE).
 func configsCommand() *ucli.Command {
 	entityFlags := func(extra ...ucli.Flag) []ucli.Flag {
 		return clientcmd.WithFlags(append([]ucli.Flag{
-			&ucli.StringFlag{Name: "entity-type", Usage: "topics, brokers, or users (SCRAM credentials); or give --topic or --broker"},
-			&ucli.StringFlag{Name: "entity-name", Usage: "the topic name or broker id"},
+			&ucli.StringFlag{Name: "entity-type", Usage: "topics, brokers, groups (consumer group configs), or users (SCRAM credentials); or give --topic or --broker"},
+			&ucli.StringFlag{Name: "entity-name", Usage: "the topic name, broker id or group id"},
 			&ucli.BoolFlag{Name: "entity-default", Usage: "the cluster-wide default broker configs"},
 			&ucli.StringFlag{Name: "topic", Usage: "a topic: --entity-type topics --entity-name TOPIC, as kafka-configs.sh"},
 			&ucli.StringFlag{Name: "broker", Usage: "a broker id: --entity-type brokers --entity-name ID, as kafka-configs.sh"},
@@ -30,11 +31,11 @@ func configsCommand() *ucli.Command {
 	}
 	return &ucli.Command{
 		Name:  "configs",
-		Usage: "describe and alter topic and broker configs, as kafka-configs.sh",
+		Usage: "describe and alter topic, broker and consumer group configs, as kafka-configs.sh",
 		Subcommands: []*ucli.Command{
 			{
 				Name:   "describe",
-				Usage:  "list the dynamic configs of a topic or broker (every config with --all)",
+				Usage:  "list the dynamic configs of a topic, broker or group (every config with --all)",
 				Flags:  entityFlags(&ucli.BoolFlag{Name: "all", Usage: "list every config, not only the dynamic ones"}, outputFlag()),
 				Action: runConfigsDescribe,
 			},
@@ -53,8 +54,9 @@ func configsCommand() *ucli.Command {
 
 // configEntity is the resource a configs command names.
 type configEntity struct {
-	topic       bool   // a topic, else a broker
-	name        string // topic name or broker id; "" with isDefault
+	topic       bool   // a topic
+	group       bool   // a consumer group; neither: a broker
+	name        string // topic name, broker id or group id; "" with isDefault
 	isDefault   bool   // the cluster-wide broker default
 	brokerID    int32
 	describeAll bool // no name: every topic or broker
@@ -101,19 +103,21 @@ func parseConfigEntity(c *ucli.Context) (configEntity, error) {
 	switch c.String("entity-type") {
 	case "topics", "topic":
 		e.topic = true
+	case "groups", "group":
+		e.group = true
 	case "brokers", "broker":
 	default:
-		return e, fmt.Errorf("--entity-type must be topics, brokers or users, got %q", c.String("entity-type"))
+		return e, fmt.Errorf("--entity-type must be topics, brokers, groups or users, got %q", c.String("entity-type"))
 	}
 	e.name, e.isDefault = c.String("entity-name"), c.Bool("entity-default")
 	switch {
 	case e.name != "" && e.isDefault:
 		return e, errors.New("--entity-name and --entity-default cannot be used together")
-	case e.isDefault && e.topic:
+	case e.isDefault && (e.topic || e.group):
 		return e, errors.New("--entity-default applies to brokers only")
 	case e.name == "" && !e.isDefault:
 		e.describeAll = true
-	case !e.topic && e.name != "":
+	case !e.topic && !e.group && e.name != "":
 		id, err := strconv.ParseInt(e.name, 10, 32)
 		if err != nil || id < 0 {
 			return e, fmt.Errorf("the entity name for brokers must be a broker id, got %q", e.name)
@@ -133,6 +137,8 @@ func (e configEntity) describeHeader(all bool) string {
 		return "Default configs for brokers in the cluster are:"
 	case e.topic:
 		return fmt.Sprintf("%s configs for topic %s are:", kind, e.name)
+	case e.group:
+		return fmt.Sprintf("%s configs for group %s are:", kind, e.name)
 	}
 	return fmt.Sprintf("%s configs for broker %s are:", kind, e.name)
 }
@@ -164,11 +170,20 @@ func runConfigsDescribe(c *ucli.Context) error {
 		if err != nil {
 			return fmt.Errorf("list entities: %w", cl.Explain(err))
 		}
-		if e.topic {
+		switch {
+		case e.group:
+			ids, err := listGroupIDs(ctx, adm)
+			if err != nil {
+				return fmt.Errorf("list groups: %w", cl.Explain(err))
+			}
+			for _, id := range ids {
+				entities = append(entities, configEntity{group: true, name: id})
+			}
+		case e.topic:
 			for _, name := range md.Topics.Names() {
 				entities = append(entities, configEntity{topic: true, name: name})
 			}
-		} else {
+		default:
 			for _, b := range md.Brokers {
 				entities = append(entities, configEntity{name: strconv.Itoa(int(b.NodeID)), brokerID: b.NodeID})
 			}
@@ -184,6 +199,8 @@ func runConfigsDescribe(c *ucli.Context) error {
 		switch {
 		case ent.topic:
 			rcs, err = adm.DescribeTopicConfigs(ctx, ent.name)
+		case ent.group:
+			rcs, err = describeGroupConfigs(ctx, cl.Client, ent.name)
 		case ent.isDefault:
 			rcs, err = adm.DescribeBrokerConfigs(ctx)
 		default:
@@ -206,6 +223,8 @@ func runConfigsDescribe(c *ucli.Context) error {
 		switch {
 		case ent.isDefault:
 			want = kmsg.ConfigSourceDynamicDefaultBrokerConfig
+		case ent.group:
+			want = kmsg.ConfigSourceGroupConfig
 		case !ent.topic:
 			want = kmsg.ConfigSourceDynamicBrokerConfig
 		}
@@ -215,6 +234,8 @@ func runConfigsDescribe(c *ucli.Context) error {
 		switch {
 		case ent.topic:
 			res.EntityType = "topics"
+		case ent.group:
+			res.EntityType = "groups"
 		case ent.isDefault:
 			res.EntityName = nil
 		}
@@ -238,7 +259,7 @@ func runConfigsDescribe(c *ucli.Context) error {
 
 // configResourceJSON is one resource of `configs describe -o json`.
 type configResourceJSON struct {
-	EntityType string       `json:"entity_type"` // topics or brokers
+	EntityType string       `json:"entity_type"` // topics, brokers or groups
 	EntityName *string      `json:"entity_name"` // null: the cluster-wide broker default
 	Configs    []configJSON `json:"configs"`
 }
@@ -321,6 +342,8 @@ func runConfigsAlter(c *ucli.Context) error {
 	switch {
 	case e.topic:
 		resp, err = adm.AlterTopicConfigs(ctx, alters, e.name)
+	case e.group:
+		resp, err = alterGroupConfigs(ctx, cl.Client, alters, e.name)
 	case e.isDefault:
 		resp, err = adm.AlterBrokerConfigs(ctx, alters)
 	default:
@@ -341,6 +364,8 @@ func runConfigsAlter(c *ucli.Context) error {
 	switch {
 	case e.topic:
 		msg = fmt.Sprintf("Completed updating config for topic %s.", e.name)
+	case e.group:
+		msg = fmt.Sprintf("Completed updating config for group %s.", e.name)
 	case e.isDefault:
 		msg = "Completed updating default config for brokers in the cluster."
 	}

@@ -27,9 +27,12 @@ func ChangeRecords(current map[string]string, res metadata.ConfigResource, chang
 		seen[c.Name] = true
 		if c.Value != nil {
 			var err error
-			if res.Type == metadata.TopicResource {
+			switch res.Type {
+			case metadata.TopicResource:
 				err = ValidateTopicConfig(c.Name, *c.Value)
-			} else {
+			case metadata.GroupResource:
+				err = ValidateGroupConfig(c.Name, *c.Value)
+			default:
 				err = ValidateDynamicBrokerConfig(c.Name, *c.Value, res.Name != "")
 			}
 			if err != nil {
@@ -46,11 +49,15 @@ func ChangeRecords(current map[string]string, res metadata.ConfigResource, chang
 // ListType reports whether name is a LIST config of the resource type (APPEND and
 // SUBTRACT apply only to those).
 func ListType(t metadata.ConfigResourceType, name string) bool {
-	if t == metadata.TopicResource {
-		def, _ := TopicDef(name)
-		return def.Type == TypeList
+	var def Def
+	switch t {
+	case metadata.TopicResource:
+		def, _ = TopicDef(name)
+	case metadata.GroupResource:
+		def, _ = GroupDef(name)
+	default:
+		def, _ = BrokerDef(name)
 	}
-	def, _ := BrokerDef(name)
 	return def.Type == TypeList
 }
 

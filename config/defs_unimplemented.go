@@ -16,7 +16,6 @@ const (
 	noteSecurity   = "this TLS or SASL setting is not implemented (docs/security.md lists those that are)"
 	noteThreads    = "Petrel runs one goroutine per connection and sizes its own work"
 	noteCompaction = "the log cleaner sizes its own read and write buffers"
-	noteGroups     = "the consumer group protocol of KIP-848 is not implemented yet (the classic protocol is)"
 	noteQuotas     = "quotas and throttling are not implemented yet"
 	noteTiered     = "tiered storage is not implemented"
 	noteZooKeeper  = "Petrel has no ZooKeeper; Raft holds the metadata"
@@ -91,10 +90,6 @@ var unimplementedBrokerConfigs = []Unimplemented{
 	{Name: "replica.selector.class", Note: "consumers fetching from followers get the follower they ask"},
 	{Name: "inter.broker.protocol.version", Note: "Petrel speaks one protocol version between its brokers"},
 	{Name: "controlled.shutdown.enable", Note: "Petrel always shuts down in a controlled way"},
-	// Consumer groups and offsets.
-	{Name: "group.coordinator.rebalance.protocols", Note: noteGroups},
-	{Name: "group.consumer.heartbeat.interval.ms", Note: noteGroups},
-	{Name: "group.consumer.session.timeout.ms", Note: noteGroups},
 	// Producers and transactions.
 	// Quotas.
 	{Name: "replication.quota.window.num", Note: noteQuotas},

@@ -71,6 +71,18 @@ func configurationDoc() string {
 		fmt.Fprintf(&b, "| `%s` | `%s` | %s | %s | %s | %s |\n", d.Name, d.BrokerSynonym, docType(d), docDefault(d.Default), docValid(d), docDescription(d))
 	}
 
+	b.WriteString("\n## Group configs\n\n")
+	b.WriteString("Each consumer group (KIP-848) can have configs of its own: the GROUP config resource of\n" +
+		"DescribeConfigs, IncrementalAlterConfigs and AlterConfigs (`petrel configs alter\n" +
+		"--entity-type groups --entity-name G --add-config key=value`, or kafka-configs.sh). A\n" +
+		"group's value overrides the broker property in the second column; it must lie within that\n" +
+		"property's `group.consumer.min.*` and `group.consumer.max.*` bounds, else INVALID_CONFIG.\n" +
+		"DescribeConfigs reports a group's own value as GROUP_CONFIG.\n\n")
+	b.WriteString("| group config | broker property | type | default | valid values | description |\n|---|---|---|---|---|---|\n")
+	for _, d := range GroupDefs {
+		fmt.Fprintf(&b, "| `%s` | `%s` | %s | %s | %s | %s |\n", d.Name, d.BrokerSynonym, docType(d), docDefault(d.Default), docValid(d), docDescription(d))
+	}
+
 	b.WriteString("\n## Kafka broker properties Petrel does not implement yet\n\n")
 	b.WriteString("Supplying one of these logs a warning that names it as not implemented (an error\n" +
 		"with `--strict-config`); the value is not used.\n\n")
@@ -152,7 +164,7 @@ func docEscape(s string) string { return strings.ReplaceAll(s, "|", `\|`) }
 
 const configurationDocIntro = `# Configuration
 
-<!-- Generated from config/defs.go and config/defs_unimplemented.go by
+<!-- Generated from config/defs.go, config/groups.go and config/defs_unimplemented.go by
      go test ./config -run TestConfigurationDoc -update
      Do not edit by hand: the test fails when this page and the tables disagree. -->
 

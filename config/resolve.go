@@ -112,12 +112,17 @@ func ResolveTopicConfigs(overrides map[string]string, dyn DynamicBrokerConfigs, 
 			out[def.Name] = Resolved{def, v, src}
 			continue
 		}
-		v, from := BrokerValue(props, def.BrokerSynonym)
-		src := DefaultConfig
-		if from != "" {
-			src = StaticBrokerConfig
-		}
-		out[def.Name] = Resolved{def, v, src}
+		out[def.Name] = resolveStatic(def, props)
 	}
 	return out
+}
+
+// resolveStatic resolves def from its broker synonym's static value: the property
+// supplied in props (STATIC_BROKER_CONFIG), else its default (DEFAULT_CONFIG).
+func resolveStatic(def Def, props map[string]string) Resolved {
+	v, from := BrokerValue(props, def.BrokerSynonym)
+	if from != "" {
+		return Resolved{def, v, StaticBrokerConfig}
+	}
+	return Resolved{def, v, DefaultConfig}
 }

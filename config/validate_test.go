@@ -88,6 +88,17 @@ func TestValidators_JustInsideAndJustOutside(t *testing.T) {
 		case connectionOverridesValidator:
 			cases = append(cases, tc{"", ""}, tc{"10.0.0.1:5,host.example:200", ""}, tc{"::1:3", ""},
 				tc{"10.0.0.1", fmt.Sprintf("Invalid value 10.0.0.1 for configuration %s: Expected host:count,... : entry \"10.0.0.1\" is not host:count", def.Name)})
+		case foldValidator:
+			for _, s := range v {
+				cases = append(cases, tc{s, ""}, tc{strings.ToUpper(s), ""})
+			}
+			cases = append(cases, tc{v[0] + "x", fmt.Sprintf("Invalid value %sx for configuration %s: String must be one of (case insensitive): %s", v[0], def.Name, strings.ToUpper(strings.Join(v, ", ")))})
+		case assignorList:
+			cases = append(cases, tc{"uniform", ""}, tc{"range,uniform", ""},
+				tc{"org.apache.kafka.coordinator.group.assignor.UniformAssignor,org.apache.kafka.coordinator.group.assignor.RangeAssignor", ""},
+				tc{"", fmt.Sprintf("Invalid value  for configuration %s: must not be empty", def.Name)},
+				tc{"uniform,org.apache.kafka.coordinator.group.assignor.UniformAssignor", fmt.Sprintf("Invalid value uniform,org.apache.kafka.coordinator.group.assignor.UniformAssignor for configuration %s: values must not be duplicated", def.Name)},
+				tc{"uniform,sticky", fmt.Sprintf("Invalid value sticky for configuration %s: Class sticky cannot be found (Petrel has only the built-in assignors uniform and range)", def.Name)})
 		default:
 			t.Fatalf("%s: validator %T has no test", def.Name, def.Validator)
 		}

@@ -4,6 +4,7 @@ package config
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -69,3 +70,56 @@ func (connectionOverridesValidator) check(v parsedValue) string {
 }
 
 func (connectionOverridesValidator) String() string { return "host:count,..." }
+
+// foldValidator is ConfigDef.CaseInsensitiveValidString.in: one of a fixed set, in any
+// case.
+type foldValidator []string
+
+func oneOfFold(values ...string) Validator { return foldValidator(values) }
+
+func (s foldValidator) check(v parsedValue) string {
+	if slices.ContainsFunc(s, func(e string) bool { return strings.EqualFold(e, v.str) }) {
+		return ""
+	}
+	return "String must be one of (case insensitive): " + strings.ToUpper(strings.Join(s, ", "))
+}
+
+func (s foldValidator) String() string {
+	return "(case insensitive) [" + strings.ToUpper(strings.Join(s, ", ")) + "]"
+}
+
+// consumerAssignorNames maps the names group.consumer.assignors accepts, Kafka's short
+// names and class names of its built-in assignors, to the short name.
+var consumerAssignorNames = map[string]string{
+	"uniform": "uniform",
+	"range":   "range",
+	"org.apache.kafka.coordinator.group.assignor.UniformAssignor": "uniform",
+	"org.apache.kafka.coordinator.group.assignor.RangeAssignor":   "range",
+}
+
+// assignorList checks group.consumer.assignors: Kafka's
+// ValidList.anyNonDuplicateValues (not empty, no value twice), and only the built-in
+// assignors, which are all Petrel has (Kafka fails at start on a class it cannot load).
+type assignorList struct{}
+
+func (assignorList) check(v parsedValue) string {
+	if len(v.list) == 0 {
+		return "must not be empty"
+	}
+	seen := map[string]bool{}
+	for _, e := range v.list {
+		name, ok := consumerAssignorNames[e]
+		if !ok {
+			return "Class " + e + " cannot be found (Petrel has only the built-in assignors uniform and range)"
+		}
+		if seen[name] {
+			return "values must not be duplicated"
+		}
+		seen[name] = true
+	}
+	return ""
+}
+
+func (assignorList) String() string {
+	return "uniform, range, or their class names org.apache.kafka.coordinator.group.assignor.UniformAssignor, ...RangeAssignor"
+}

@@ -61,7 +61,7 @@ func (c *Controller) AlterConfigs(ctx context.Context, specs []ConfigsSpec, vali
 			if err != nil {
 				return nil, err
 			}
-			return configRecords(im, s.Resource, changes)
+			return configRecords(im, s.Resource, changes, c.cfg.Properties)
 		}
 		cctx, cancel := c.bounded(ctx, timeout)
 		errs[i] = c.commitConfigs(cctx, validateOnly, plan)
@@ -133,8 +133,9 @@ func (c *Controller) currentConfigValue(im *metadata.Image, res metadata.ConfigR
 }
 
 // configRecords validates changes to res against im (config.ChangeRecords, once the
-// resource is one that may be altered) and returns their Config records.
-func configRecords(im *metadata.Image, res metadata.ConfigResource, changes []config.Change) ([]metadata.Record, error) {
+// resource is one that may be altered; a group's resulting configs within the bounds
+// of the broker properties props) and returns their Config records.
+func configRecords(im *metadata.Image, res metadata.ConfigResource, changes []config.Change, props map[string]string) ([]metadata.Record, error) {
 	switch res.Type {
 	case metadata.TopicResource:
 		if im.Topic(res.Name) == nil {
@@ -147,12 +148,21 @@ func configRecords(im *metadata.Image, res metadata.ConfigResource, changes []co
 		if err := config.ValidateBrokerResourceName(res.Name); err != nil {
 			return nil, err
 		}
+	case metadata.GroupResource:
+		if res.Name == "" {
+			return nil, fmt.Errorf("%w: Group name must not be empty", ErrInvalidRequest)
+		}
 	default:
 		return nil, fmt.Errorf("%w: unsupported resource type %d", ErrInvalidRequest, res.Type)
 	}
 	records, err := config.ChangeRecords(im.ResourceConfigs(res), res, changes)
 	if err != nil {
 		return nil, err
+	}
+	if res.Type == metadata.GroupResource {
+		if err := config.ValidateGroupConfigs(resultingConfigs(im.ResourceConfigs(res), records), props); err != nil {
+			return nil, err
+		}
 	}
 	if err := CheckRecordsPerUserOp(len(records)); err != nil {
 		return nil, err
@@ -208,4 +218,22 @@ func (c *Controller) warnInertConfigs(records []metadata.Record) {
 			c.log.Warn("stored a broker config Petrel does not act on", "config", cr.Name, "broker", cr.ResourceName, "why", u.Note)
 		}
 	}
+}
+
+// resultingConfigs is a resource's configs, current, once records apply.
+func resultingConfigs(current map[string]string, records []metadata.Record) map[string]string {
+	out := maps.Clone(current)
+	if out == nil {
+		out = map[string]string{}
+	}
+	for _, r := range records {
+		if cr, ok := r.(metadata.ConfigRecord); ok {
+			if cr.Value == nil {
+				delete(out, cr.Name)
+			} else {
+				out[cr.Name] = *cr.Value
+			}
+		}
+	}
+	return out
 }

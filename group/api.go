@@ -50,6 +50,9 @@ type Config struct {
 	// Consumer configures the KIP-848 consumer groups; zero fields take Kafka's
 	// defaults (DefaultConsumerConfig), and a nil Consumer.NewMemberID is NewMemberID.
 	Consumer ConsumerConfig
+	// ConsumerGroupConfig returns a consumer group's own configs (consumer_config.go),
+	// read at each heartbeat of the group; nil means none. It must not block.
+	ConsumerGroupConfig func(groupID string) ConsumerGroupConfig
 }
 
 // DefaultConfig returns Kafka's defaults; NewMemberID is left for the caller.

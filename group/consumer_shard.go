@@ -72,6 +72,7 @@ func (s *Shard) ConsumerGroupHeartbeat(now time.Time, c Client, req *kmsg.Consum
 	if g == nil {
 		g = NewConsumerGroup(req.Group, s.cfg.Consumer)
 	}
+	g.cfg = s.consumerConfig(req.Group) // the group's own configs, as of this heartbeat
 	res := g.Heartbeat(req, ConsumerClient{ClientID: c.ID, ClientHost: c.Host}, now, topics)
 	if len(res.Events) > 0 {
 		s.consumerGroups[req.Group] = g
@@ -261,7 +262,7 @@ func (s *Shard) replayConsumer(rec ConsumerGroupRecord) error {
 		if rec.Value == nil {
 			return nil
 		}
-		g = NewConsumerGroup(id, s.cfg.Consumer)
+		g = NewConsumerGroup(id, s.consumerConfig(id))
 		s.consumerGroups[id] = g
 	}
 	if rec.Key.Type == RecordTypeConsumerGroupMetadata && rec.Value == nil {

@@ -122,6 +122,9 @@ type ConfigResourceType int8
 const (
 	TopicResource  ConfigResourceType = 2
 	BrokerResource ConfigResourceType = 4
+	// GroupResource is a consumer group's configs (KIP-848), named by group id; they
+	// outlive the group, as in Kafka.
+	GroupResource ConfigResourceType = 32
 )
 
 // ConfigRecord sets or (with a nil Value) deletes one config of a resource. An empty
