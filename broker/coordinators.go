@@ -31,6 +31,7 @@ func newGroupCoordinator(b *Broker) *coordinator.GroupCoordinator {
 	}
 	cfg.OffsetsRetention = time.Duration(c.int64Value("offsets.retention.minutes")) * time.Minute
 	cfg.OffsetMetadataMaxBytes = int(c.int64Value("offset.metadata.max.bytes"))
+	cfg.OnRebalance = b.observeRebalance
 	return coordinator.NewGroupCoordinator(coordinator.GroupConfig{
 		Runtime:        b.coordinatorRuntimeConfig(offsetsTopic, "group-coordinator"),
 		Group:          cfg,

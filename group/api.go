@@ -50,6 +50,10 @@ type Config struct {
 	// Consumer configures the KIP-848 consumer groups; zero fields take Kafka's
 	// defaults (DefaultConsumerConfig), and a nil Consumer.NewMemberID is NewMemberID.
 	Consumer ConsumerConfig
+	// OnRebalance, when set, is told of each rebalance step of the shard's groups
+	// (rebalances.go), for the broker's metrics. It runs on the shard's goroutine, in
+	// the call that made the step, and must not block.
+	OnRebalance func(Rebalance)
 }
 
 // DefaultConfig returns Kafka's defaults; NewMemberID is left for the caller.
@@ -159,6 +163,8 @@ type Shard struct {
 	// consumerLegacyMetadata holds the groups with a deprecated
 	// ConsumerGroupPartitionMetadata record in the log.
 	consumerLegacyMetadata map[string]bool
+	// rebalanceStarts holds when each rebalancing group began (rebalances.go).
+	rebalanceStarts map[string]time.Time
 }
 
 // NewShard returns an empty shard. cfg.NewMemberID must be set.
