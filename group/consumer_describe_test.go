@@ -176,3 +176,17 @@ func TestShardConsumerGroupDescribe(t *testing.T) {
 		t.Fatalf("empty consumer group: %+v", d)
 	}
 }
+
+// BenchmarkConsumerGroupDescribe describes a stable 500-member group owning 1000
+// partitions (the shard's goroutine is busy for this long per described group).
+func BenchmarkConsumerGroupDescribe(b *testing.B) {
+	h := stableBenchGroup(b, 500)
+	names := namesOf(h.topics)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		if d := h.g.Describe(names); len(d.Members) != 500 {
+			b.Fatal(len(d.Members))
+		}
+	}
+}
