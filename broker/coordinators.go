@@ -34,6 +34,7 @@ func newGroupCoordinator(b *Broker) *coordinator.GroupCoordinator {
 	cfg.OffsetMetadataMaxBytes = int(c.int64Value("offset.metadata.max.bytes"))
 	cfg.Consumer = consumerGroupsConfig(c)
 	cfg.ConsumerGroupConfig = b.consumerGroupConfig
+	cfg.OnRebalance = b.observeRebalance
 	return coordinator.NewGroupCoordinator(coordinator.GroupConfig{
 		Runtime:        b.coordinatorRuntimeConfig(offsetsTopic, "group-coordinator"),
 		Group:          cfg,

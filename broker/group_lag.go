@@ -26,31 +26,7 @@ const groupLagTimeout = 2 * time.Second
 // groupLags returns the lag of every committed offset of the groups coordinated here
 // (group.Lags).
 func (b *Broker) groupLags() []metrics.GroupLag {
-	serving := b.groups.Serving()
-	if len(serving) == 0 {
-		return nil
-	}
-	ch := make(chan []group.CommittedOffset, len(serving))
-	for _, p := range serving {
-		b.groups.SubmitTo(p, func(_ time.Time, s *group.Shard) group.Effects {
-			ch <- s.CommittedOffsets()
-			return group.Effects{}
-		}, func(int16) { ch <- nil })
-	}
-	var committed []group.CommittedOffset
-	timer := time.NewTimer(groupLagTimeout)
-	defer timer.Stop()
-collect:
-	for range serving {
-		select {
-		case c := <-ch:
-			committed = append(committed, c...)
-		case <-timer.C:
-			break collect
-		case <-b.stop:
-			return nil
-		}
-	}
+	committed := fromServingShards(b, (*group.Shard).CommittedOffsets)
 	if len(committed) == 0 {
 		return nil
 	}

@@ -139,5 +139,6 @@ func (b *Broker) metricsSnapshot() metrics.Snapshot {
 		}
 	}
 	s.GroupLags = b.groupLags()
+	s.Groups = b.groupStates()
 	return s
 }

@@ -4,9 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/petrel-broker/petrel/cli/internal/clientcmd"
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	ucli "github.com/urfave/cli/v2"
 )
@@ -22,9 +24,10 @@ func groupsCommand() *ucli.Command {
 		Subcommands: []*ucli.Command{
 			{
 				Name:  "list",
-				Usage: "list consumer groups, one per line (with --state: a GROUP STATE table)",
+				Usage: "list consumer groups, one per line (with --type or --state: a GROUP [TYPE] [STATE] table)",
 				Flags: withOutputFlags(
 					&ucli.StringFlag{Name: "state", Usage: "show each group's state, only groups in these comma-separated states (\"all\": every state)"},
+					&ucli.StringFlag{Name: "type", Usage: "show each group's type, only groups of these comma-separated types: classic, consumer (\"all\": every type)"},
 				),
 				Action: runGroupsList,
 			},
@@ -89,7 +92,35 @@ func groupFlag(usage string) ucli.Flag {
 
 // groupStates are the classic group states ListGroups filters by, spelled as Kafka
 // spells them (the filter is case-insensitive in Kafka's tool).
-var groupStates = []string{"PreparingRebalance", "CompletingRebalance", "Stable", "Dead", "Empty"}
+// Assigning and Reconciling are a consumer group's (KIP-848), as in Kafka 4.
+var groupStates = []string{"PreparingRebalance", "CompletingRebalance", "Stable", "Dead", "Empty", "Assigning", "Reconciling"}
+
+// parseGroupTypes turns --type's comma-separated list into ListGroups' type names
+// (lower case, as Kafka's tool accepts any case); "all" or an empty list means every
+// type (no filter).
+func parseGroupTypes(s string) ([]string, error) {
+	var out []string
+	for _, part := range strings.Split(s, ",") {
+		part = strings.ToLower(strings.TrimSpace(part))
+		switch part {
+		case "", "all":
+		case groupTypeClassic, groupTypeConsumer:
+			out = append(out, part)
+		default:
+			return nil, fmt.Errorf("bad --type %q: valid types are classic, consumer", part)
+		}
+	}
+	return out, nil
+}
+
+// groupTypeName is a ListGroups group type as Kafka's tool prints it ("Consumer"),
+// "Unknown" when the broker does not say (ListGroups before v5).
+func groupTypeName(t string) string {
+	if t == "" {
+		return "Unknown"
+	}
+	return strings.ToUpper(t[:1]) + t[1:]
+}
 
 // parseGroupStates turns --state's comma-separated list into Kafka's spellings; "all"
 // or an empty list means every state (no filter).
@@ -118,6 +149,7 @@ func parseGroupStates(s string) ([]string, error) {
 type listedGroup struct {
 	Group        string `json:"group"`
 	State        string `json:"state"` // "" when the broker does not say (ListGroups before v4)
+	Type         string `json:"type"`  // "classic", "consumer"; "" when the broker does not say (before v5)
 	ProtocolType string `json:"protocol_type"`
 	Coordinator  int32  `json:"coordinator"`
 }
@@ -127,8 +159,12 @@ func runGroupsList(c *ucli.Context) error {
 	if err != nil {
 		return err
 	}
-	withState := c.IsSet("state")
+	withState, withType := c.IsSet("state"), c.IsSet("type")
 	states, err := parseGroupStates(c.String("state"))
+	if err != nil {
+		return err
+	}
+	types, err := parseGroupTypes(c.String("type"))
 	if err != nil {
 		return err
 	}
@@ -137,36 +173,34 @@ func runGroupsList(c *ucli.Context) error {
 		return err
 	}
 	defer done()
-	listed, err := cl.Admin().ListGroups(ctx, states...)
+	listed, err := cl.Admin().ListGroupsByType(ctx, types, states...)
 	if err != nil {
 		return fmt.Errorf("list groups: %w", cl.Explain(err))
 	}
 	var out strings.Builder
-	sorted := listed.Sorted()
+	var sorted []kadm.ListedGroup
+	for _, g := range listed.Sorted() {
+		// A broker before ListGroups v5 ignores the types filter.
+		if len(types) == 0 || g.GroupType == "" || slices.Contains(types, g.GroupType) {
+			sorted = append(sorted, g)
+		}
+	}
 	if asJSON {
 		groups := []listedGroup{}
 		for _, g := range sorted {
-			groups = append(groups, listedGroup{Group: g.Group, State: g.State, ProtocolType: g.ProtocolType, Coordinator: g.Coordinator})
+			groups = append(groups, listedGroup{Group: g.Group, State: g.State, Type: g.GroupType, ProtocolType: g.ProtocolType,
+				Coordinator: g.Coordinator})
 		}
 		return writeJSON(c.App.Writer, struct {
 			Groups []listedGroup `json:"groups"`
 		}{groups})
 	}
-	if !withState {
+	if !withState && !withType {
 		for _, g := range sorted {
 			out.WriteString(g.Group + "\n")
 		}
 	} else {
-		// kafka-consumer-groups.sh --list --state: "%-Ns %s" with N the longest name
-		// (at least 15).
-		width := 15
-		for _, g := range sorted {
-			width = max(width, len(g.Group))
-		}
-		fmt.Fprintf(&out, "%-*s %s\n", width, "GROUP", "STATE")
-		for _, g := range sorted {
-			fmt.Fprintf(&out, "%-*s %s\n", width, g.Group, g.State)
-		}
+		writeGroupList(&out, sorted, withType, withState)
 	}
 	_, err = io.WriteString(c.App.Writer, out.String())
 	return err
@@ -212,6 +246,31 @@ func runGroupsDelete(c *ucli.Context) error {
 		return fmt.Errorf("deletion of some consumer groups failed: %s", strings.Join(failures, "; "))
 	}
 	return nil
+}
+
+// writeGroupList prints Kafka 4's kafka-consumer-groups.sh --list --type/--state
+// table: GROUP padded to its longest name (at least 15) plus 10, then TYPE and STATE
+// each padded to 20.
+func writeGroupList(w *strings.Builder, groups []kadm.ListedGroup, withType, withState bool) {
+	width := 15
+	for _, g := range groups {
+		width = max(width, len(g.Group))
+	}
+	width += 10
+	line := func(group, typ, state string) {
+		fmt.Fprintf(w, "%-*s", width, group)
+		if withType {
+			fmt.Fprintf(w, " %-20s", typ)
+		}
+		if withState {
+			fmt.Fprintf(w, " %-20s", state)
+		}
+		w.WriteByte('\n')
+	}
+	line("GROUP", "TYPE", "STATE")
+	for _, g := range groups {
+		line(g.Group, groupTypeName(g.GroupType), g.State)
+	}
 }
 
 // describeKafkaError names a Kafka error code with its description ("NON_EMPTY_GROUP:

@@ -41,8 +41,8 @@ func runGroupsDescribe(c *ucli.Context) error {
 		return errors.New("--members and --state cannot be used together")
 	case c.Bool("offsets") && (c.Bool("members") || c.Bool("state")):
 		return errors.New("--offsets cannot be used with --members or --state")
-	case c.Bool("verbose") && !c.Bool("members"):
-		return errors.New("--verbose needs --members")
+	case c.Bool("verbose") && !c.Bool("members") && !c.Bool("state"):
+		return errors.New("--verbose needs --members or --state")
 	}
 	cl, ctx, done, err := clientcmd.Connect(c)
 	if err != nil {
@@ -66,8 +66,8 @@ func runGroupsDescribe(c *ucli.Context) error {
 			return nil
 		}
 	}
-	described, err := adm.DescribeGroups(ctx, groups...)
-	if err != nil && len(described) == 0 {
+	described, err := describeGroupViews(ctx, adm, groups)
+	if err != nil {
 		return fmt.Errorf("describe groups: %w", cl.Explain(err))
 	}
 	var out strings.Builder
@@ -77,10 +77,10 @@ func runGroupsDescribe(c *ucli.Context) error {
 		d, ok := described[name]
 		switch {
 		case !ok:
-			return fmt.Errorf("describe group %q: no answer from its coordinator: %w", name, cl.Explain(err))
-		case d.Err != nil:
-			return fmt.Errorf("describe group %q: %w", name, kafkaError(d.Err, d.ErrMessage))
-		case d.State == stateDead:
+			return fmt.Errorf("describe group %q: no answer from its coordinator", name)
+		case d.err != nil:
+			return d.describeError()
+		case d.state == stateDead:
 			// Kafka describes a group it does not know as Dead.
 			fmt.Fprintf(c.App.ErrWriter, "Error: Consumer group '%s' does not exist.\n", name)
 			missing = append(missing, strconv.Quote(name))
@@ -94,7 +94,10 @@ func runGroupsDescribe(c *ucli.Context) error {
 			}
 			jsonGroups = append(jsonGroups, groupJSON(d, rows))
 		case c.Bool("state"):
-			writeGroupState(&out, d)
+			writeGroupState(&out, d, c.Bool("verbose"))
+		case c.Bool("members") && d.consumer():
+			warnGroupState(c, d)
+			writeConsumerGroupMembers(&out, d, c.Bool("verbose"))
 		case c.Bool("members"):
 			warnGroupState(c, d)
 			writeGroupMembers(&out, d, c.Bool("verbose"))
@@ -129,14 +132,19 @@ func runGroupsDescribe(c *ucli.Context) error {
 // describedGroupJSON is one group of `groups describe -o json`: its state, members and
 // offsets together, whatever view the text would show.
 type describedGroupJSON struct {
-	Group        string            `json:"group"`
-	State        string            `json:"state"`
-	ProtocolType string            `json:"protocol_type"`
-	Protocol     string            `json:"protocol"` // the assignment strategy
-	Coordinator  groupCoordinator  `json:"coordinator"`
-	Members      []groupMemberJSON `json:"members"`
-	Offsets      []groupOffsetJSON `json:"offsets"`
-	TotalLag     int64             `json:"total_lag"` // summed over the partitions with a known lag
+	Group        string `json:"group"`
+	Type         string `json:"type"` // "classic" or "consumer" (KIP-848)
+	State        string `json:"state"`
+	ProtocolType string `json:"protocol_type"`
+	// Protocol is the assignment strategy: a consumer group's server-side assignor.
+	Protocol string `json:"protocol"`
+	// GroupEpoch and AssignmentEpoch are a consumer group's; null for a classic group.
+	GroupEpoch      *int32            `json:"group_epoch"`
+	AssignmentEpoch *int32            `json:"assignment_epoch"`
+	Coordinator     groupCoordinator  `json:"coordinator"`
+	Members         []groupMemberJSON `json:"members"`
+	Offsets         []groupOffsetJSON `json:"offsets"`
+	TotalLag        int64             `json:"total_lag"` // summed over the partitions with a known lag
 }
 
 type groupCoordinator struct {
@@ -151,6 +159,10 @@ type groupMemberJSON struct {
 	ClientID   string             `json:"client_id"`
 	Host       string             `json:"host"`
 	Assignment map[string][]int32 `json:"assignment"` // topic -> partitions
+	// MemberEpoch and TargetAssignment are a consumer group member's; null in a
+	// classic group.
+	MemberEpoch      *int32             `json:"member_epoch"`
+	TargetAssignment map[string][]int32 `json:"target_assignment"`
 }
 
 // groupOffsetJSON is one partition of a group; null offsets are unknown (no commit, or
@@ -164,17 +176,24 @@ type groupOffsetJSON struct {
 	MemberID      *string `json:"member_id"`
 }
 
-func groupJSON(d kadm.DescribedGroup, rows []offsetRow) describedGroupJSON {
-	g := describedGroupJSON{Group: d.Group, State: d.State, ProtocolType: d.ProtocolType, Protocol: d.Protocol,
-		Coordinator: groupCoordinator{ID: d.Coordinator.NodeID, Host: d.Coordinator.Host, Port: d.Coordinator.Port},
+func groupJSON(d groupView, rows []offsetRow) describedGroupJSON {
+	g := describedGroupJSON{Group: d.group, Type: d.groupType, State: d.state, ProtocolType: d.protocolType, Protocol: d.protocol,
+		Coordinator: groupCoordinator{ID: d.coordinator.NodeID, Host: d.coordinator.Host, Port: d.coordinator.Port},
 		Members:     []groupMemberJSON{}, Offsets: []groupOffsetJSON{}}
-	for _, m := range d.Members {
-		assigned := memberAssignment(m)
+	if d.consumer() {
+		g.GroupEpoch, g.AssignmentEpoch = &d.groupEpoch, &d.assignmentEpoch
+	}
+	for _, m := range d.members {
+		assigned := m.assignment
 		for t := range assigned {
 			sort.Slice(assigned[t], func(a, b int) bool { return assigned[t][a] < assigned[t][b] })
 		}
-		g.Members = append(g.Members, groupMemberJSON{MemberID: m.MemberID, InstanceID: m.InstanceID, ClientID: m.ClientID,
-			Host: m.ClientHost, Assignment: assigned})
+		gm := groupMemberJSON{MemberID: m.id, InstanceID: m.instanceID, ClientID: m.clientID, Host: m.host, Assignment: assigned}
+		if d.consumer() {
+			epoch := m.epoch
+			gm.MemberEpoch, gm.TargetAssignment = &epoch, m.target
+		}
+		g.Members = append(g.Members, gm)
 	}
 	known := func(o int64) *int64 {
 		if o < 0 {
@@ -190,7 +209,7 @@ func groupJSON(d kadm.DescribedGroup, rows []offsetRow) describedGroupJSON {
 			g.TotalLag += lag
 		}
 		if r.member != nil {
-			id := r.member.MemberID
+			id := r.member.id
 			o.MemberID = &id
 		}
 		g.Offsets = append(g.Offsets, o)
@@ -200,12 +219,12 @@ func groupJSON(d kadm.DescribedGroup, rows []offsetRow) describedGroupJSON {
 
 // warnGroupState prints kafka-consumer-groups.sh's notes about an empty or rebalancing
 // group on the error stream.
-func warnGroupState(c *ucli.Context, d kadm.DescribedGroup) {
-	switch d.State {
+func warnGroupState(c *ucli.Context, d groupView) {
+	switch d.state {
 	case stateEmpty:
-		fmt.Fprintf(c.App.ErrWriter, "\nConsumer group '%s' has no active members.\n", d.Group)
-	case statePreparingRebalance, stateCompletingRebalance:
-		fmt.Fprintf(c.App.ErrWriter, "\nWarning: Consumer group '%s' is rebalancing.\n", d.Group)
+		fmt.Fprintf(c.App.ErrWriter, "\nConsumer group '%s' has no active members.\n", d.group)
+	case statePreparingRebalance, stateCompletingRebalance, stateAssigning, stateReconciling:
+		fmt.Fprintf(c.App.ErrWriter, "\nWarning: Consumer group '%s' is rebalancing.\n", d.group)
 	}
 }
 
@@ -215,7 +234,7 @@ type offsetRow struct {
 	topic              string
 	partition          int32
 	current, logEnd    int64 // -1: none
-	member             *kadm.DescribedGroupMember
+	member             *memberView
 	currentErr, endErr error
 }
 
@@ -234,10 +253,10 @@ func memberAssignment(m kadm.DescribedGroupMember) map[string][]int32 {
 // groupOffsetRows gathers, for every partition assigned to a member or with a
 // committed offset, the committed offset, the log end offset (the high watermark, as
 // Kafka's tool lists it) and the member, sorted by topic and partition.
-func groupOffsetRows(ctx context.Context, adm *kadm.Client, d kadm.DescribedGroup) ([]offsetRow, error) {
-	committed, err := adm.FetchOffsets(ctx, d.Group)
+func groupOffsetRows(ctx context.Context, adm *kadm.Client, d groupView) ([]offsetRow, error) {
+	committed, err := adm.FetchOffsets(ctx, d.group)
 	if err != nil {
-		return nil, fmt.Errorf("fetch offsets of group %q: %w", d.Group, err)
+		return nil, fmt.Errorf("fetch offsets of group %q: %w", d.group, err)
 	}
 	rows := map[string]map[int32]*offsetRow{}
 	row := func(topic string, p int32) *offsetRow {
@@ -251,10 +270,10 @@ func groupOffsetRows(ctx context.Context, adm *kadm.Client, d kadm.DescribedGrou
 		}
 		return r
 	}
-	for i := range d.Members {
-		for topic, ps := range memberAssignment(d.Members[i]) {
+	for i := range d.members {
+		for topic, ps := range d.members[i].assignment {
 			for _, p := range ps {
-				row(topic, p).member = &d.Members[i]
+				row(topic, p).member = &d.members[i]
 			}
 		}
 	}
@@ -315,7 +334,7 @@ func writeGroupOffsets(w *strings.Builder, group string, rows []offsetRow) {
 		}
 		consumer, host, client := "-", "-", "-"
 		if r.member != nil {
-			consumer, host, client = orDash(r.member.MemberID), orDash(r.member.ClientHost), orDash(r.member.ClientID)
+			consumer, host, client = orDash(r.member.id), orDash(r.member.host), orDash(r.member.clientID)
 		}
 		t.add(group, r.topic, strconv.Itoa(int(r.partition)), offsetOrDash(r.current), offsetOrDash(r.logEnd), lag, consumer, host, client)
 	}
@@ -324,7 +343,7 @@ func writeGroupOffsets(w *strings.Builder, group string, rows []offsetRow) {
 }
 
 // writeGroupMembers prints kafka-consumer-groups.sh --describe --members [--verbose].
-func writeGroupMembers(w *strings.Builder, d kadm.DescribedGroup, verbose bool) {
+func writeGroupMembers(w *strings.Builder, d groupView, verbose bool) {
 	columns := []column{
 		{"GROUP", 15, true}, {"CONSUMER-ID", 15, true}, {"GROUP-INSTANCE-ID", 17, true},
 		{"HOST", 15, true}, {"CLIENT-ID", 15, true}, {"#PARTITIONS", 15, false},
@@ -333,19 +352,11 @@ func writeGroupMembers(w *strings.Builder, d kadm.DescribedGroup, verbose bool) 
 		columns = append(columns, column{"ASSIGNMENT", 0, false})
 	}
 	t := table{columns: columns}
-	for _, m := range d.Members {
-		assigned := memberAssignment(m)
-		n := 0
-		for _, ps := range assigned {
-			n += len(ps)
-		}
-		instance := "-"
-		if m.InstanceID != nil {
-			instance = orDash(*m.InstanceID)
-		}
-		cells := []string{d.Group, orDash(m.MemberID), instance, orDash(m.ClientHost), orDash(m.ClientID), strconv.Itoa(n)}
+	for _, m := range d.members {
+		cells := []string{d.group, orDash(m.id), instanceOrDash(m.instanceID), orDash(m.host), orDash(m.clientID),
+			strconv.Itoa(countPartitions(m.assignment))}
 		if verbose {
-			cells = append(cells, formatAssignment(assigned))
+			cells = append(cells, formatAssignment(m.assignment))
 		}
 		t.add(cells...)
 	}
@@ -353,14 +364,19 @@ func writeGroupMembers(w *strings.Builder, d kadm.DescribedGroup, verbose bool) 
 	t.write(w)
 }
 
-// writeGroupState prints kafka-consumer-groups.sh --describe --state.
-func writeGroupState(w *strings.Builder, d kadm.DescribedGroup) {
-	coordinator := fmt.Sprintf("%s:%d (%d)", d.Coordinator.Host, d.Coordinator.Port, d.Coordinator.NodeID)
-	t := table{columns: []column{
-		{"GROUP", 15, true}, {"COORDINATOR (ID)", 25, true}, {"ASSIGNMENT-STRATEGY", 20, false},
-		{"STATE", 20, false}, {"#MEMBERS", 0, false},
-	}}
-	t.add(d.Group, coordinator, orDash(d.Protocol), d.State, strconv.Itoa(len(d.Members)))
+// writeGroupState prints kafka-consumer-groups.sh --describe --state [--verbose]:
+// verbose adds Kafka 4's GROUP-EPOCH and TARGET-ASSIGNMENT-EPOCH ("-" for a classic
+// group).
+func writeGroupState(w *strings.Builder, d groupView, verbose bool) {
+	coordinator := fmt.Sprintf("%s:%d (%d)", d.coordinator.Host, d.coordinator.Port, d.coordinator.NodeID)
+	columns := []column{{"GROUP", 15, true}, {"COORDINATOR (ID)", 25, true}, {"ASSIGNMENT-STRATEGY", 20, false}, {"STATE", 20, false}}
+	cells := []string{d.group, coordinator, orDash(d.protocol), d.state}
+	if verbose {
+		columns = append(columns, column{"GROUP-EPOCH", 15, false}, column{"TARGET-ASSIGNMENT-EPOCH", 25, false})
+		cells = append(cells, epochOrDash(d.groupEpoch), epochOrDash(d.assignmentEpoch))
+	}
+	t := table{columns: append(columns, column{"#MEMBERS", 0, false})}
+	t.add(append(cells, strconv.Itoa(len(d.members)))...)
 	w.WriteByte('\n')
 	t.write(w)
 }

@@ -169,16 +169,19 @@ func runGroupsResetOffsets(c *ucli.Context) error {
 	adm := cl.Admin()
 
 	// As in Kafka, offsets are reset only while no consumer is in the group.
-	described, err := adm.DescribeGroups(ctx, group)
-	if err != nil && len(described) == 0 {
+	described, err := describeGroupViews(ctx, adm, []string{group})
+	if err != nil {
 		return fmt.Errorf("describe group %q: %w", group, cl.Explain(err))
 	}
-	d := described[group]
-	if d.Err != nil {
-		return fmt.Errorf("describe group %q: %w", group, kafkaError(d.Err, d.ErrMessage))
+	d, ok := described[group]
+	if !ok {
+		return fmt.Errorf("describe group %q: no answer from its coordinator", group)
 	}
-	if d.State != stateEmpty && d.State != stateDead {
-		return fmt.Errorf("assignments can only be reset if the group '%s' is inactive, but the current state is %s", group, d.State)
+	if err := d.describeError(); err != nil {
+		return err
+	}
+	if d.state != stateEmpty && d.state != stateDead {
+		return fmt.Errorf("assignments can only be reset if the group '%s' is inactive, but the current state is %s", group, d.state)
 	}
 	committed, err := adm.FetchOffsets(ctx, group)
 	if err != nil {

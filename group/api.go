@@ -53,6 +53,10 @@ type Config struct {
 	// ConsumerGroupConfig returns a consumer group's own configs (consumer_config.go),
 	// read at each heartbeat of the group; nil means none. It must not block.
 	ConsumerGroupConfig func(groupID string) ConsumerGroupConfig
+	// OnRebalance, when set, is told of each rebalance step of the shard's groups
+	// (rebalances.go), for the broker's metrics. It runs on the shard's goroutine, in
+	// the call that made the step, and must not block.
+	OnRebalance func(Rebalance)
 }
 
 // DefaultConfig returns Kafka's defaults; NewMemberID is left for the caller.
@@ -165,6 +169,8 @@ type Shard struct {
 	// consumerLegacyMetadata holds the groups with a deprecated
 	// ConsumerGroupPartitionMetadata record in the log.
 	consumerLegacyMetadata map[string]bool
+	// rebalanceStarts holds when each rebalancing group began (rebalances.go).
+	rebalanceStarts map[string]time.Time
 }
 
 // NewShard returns an empty shard. cfg.NewMemberID must be set.

@@ -77,6 +77,7 @@ func (s *Shard) ConsumerGroupHeartbeat(now time.Time, c Client, req *kmsg.Consum
 	if len(res.Events) > 0 {
 		s.consumerGroups[req.Group] = g
 		s.persistConsumer(&b, g, res.Events, res.Response)
+		s.consumerRebalanced(g, res.Events, now)
 	}
 	b.reply(send, res.Response)
 	return b.effects()
@@ -107,6 +108,7 @@ func (s *Shard) ExpireConsumerGroups(now time.Time, topics ConsumerTopics) Effec
 		g := s.consumerGroups[id]
 		if evs := g.Expire(now, topics); len(evs) > 0 {
 			s.persistConsumer(&b, g, evs, nil)
+			s.consumerRebalanced(g, evs, now)
 		}
 	}
 	return b.effects()

@@ -398,6 +398,7 @@ func (s *Shard) prepareRebalance(now time.Time, b *batch, g *group) {
 	b.cancel(syncKey(g.id))
 	initial := g.is(stateEmpty)
 	g.transitionTo(statePreparingRebalance, now)
+	s.rebalanceBegan(g.id, now, initial)
 	if initial {
 		delay := int32(s.cfg.InitialRebalanceDelay / time.Millisecond)
 		remaining := g.rebalanceTimeoutMs() - delay

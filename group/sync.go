@@ -109,6 +109,7 @@ func (s *Shard) storeLeaderAssignment(now time.Time, b *batch, g *group, req *km
 		}
 		s.propagateAssignment(now, &out, g, 0)
 		g.transitionTo(stateStable, now)
+		s.rebalanceCompleted(g.id, GroupTypeClassic, now)
 		return out.effects()
 	}, s.groupMetadataRecord(g, assignment))
 }

@@ -35,6 +35,7 @@ type Registry struct {
 	isrShrinks, isrExpands        prometheus.Counter
 	fsync                         prometheus.Histogram
 	requests                      requestMetrics
+	groupRebalances               groupRebalances
 	topicsMu                      sync.Mutex
 	topics                        map[string]*TopicCounters
 }
@@ -74,6 +75,7 @@ func New(opts Options) *Registry {
 	})
 	r.reg.MustRegister(r.fsync)
 	r.requests.init(r.reg)
+	r.groupRebalances.init(r.reg)
 	r.all = &TopicCounters{messagesIn: r.messagesIn.WithLabelValues(""), bytesIn: r.bytesIn.WithLabelValues(""),
 		bytesOut: r.bytesOut.WithLabelValues("")}
 	if opts.Snapshot != nil {

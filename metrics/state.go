@@ -43,6 +43,8 @@ type Snapshot struct {
 	LogDirBelowMinFree bool
 	// GroupLags are the consumer lags of the groups this broker coordinates.
 	GroupLags []GroupLag
+	// Groups are the groups this broker coordinates (groups.go).
+	Groups []GroupState
 	// FetchSessions is the fetch session cache (fetch_sessions.go).
 	FetchSessions FetchSessionState
 }
@@ -187,6 +189,9 @@ func (c *stateCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range fetchSessionDescs {
 		ch <- d
 	}
+	for _, d := range groupDescs {
+		ch <- d
+	}
 }
 
 func (c *stateCollector) Collect(ch chan<- prometheus.Metric) {
@@ -237,6 +242,7 @@ func (c *stateCollector) Collect(ch chan<- prometheus.Metric) {
 	gauge(descLogDirBelowMinFree, b2f(s.LogDirBelowMinFree))
 	gauge(descInfo, 1, strconv.Itoa(int(s.NodeID)), s.ClusterID)
 	collectFetchSessions(ch, s.FetchSessions)
+	collectGroups(ch, s.Groups)
 	sums := map[string]int64{}
 	for _, l := range s.GroupLags {
 		sums[l.Group] += l.Lag
