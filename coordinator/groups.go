@@ -30,6 +30,9 @@ type GroupConfig struct {
 	ExpireInterval time.Duration
 	// Partitions returns __consumer_offsets' partition count now (0: no topic yet).
 	Partitions func() int32
+	// ConsumerTopics returns the metadata image as the consumer groups read it (their
+	// subscribed topics' ids, partitions and racks); nil is an image with no topic.
+	ConsumerTopics func() group.ConsumerTopics
 }
 
 // GroupCoordinator runs the __consumer_offsets partitions this broker leads.
@@ -37,6 +40,7 @@ type GroupCoordinator struct {
 	*Router[*group.Shard, group.Effects]
 	cfg            group.Config
 	expireInterval time.Duration
+	consumerTopics func() group.ConsumerTopics
 }
 
 // NewGroupCoordinator returns a coordinator with nothing loaded.
@@ -44,7 +48,10 @@ func NewGroupCoordinator(cfg GroupConfig) *GroupCoordinator {
 	if cfg.Group.NewMemberID == nil {
 		cfg.Group.NewMemberID = RandomUUID
 	}
-	gc := &GroupCoordinator{cfg: cfg.Group, expireInterval: cfg.ExpireInterval}
+	if cfg.ConsumerTopics == nil {
+		cfg.ConsumerTopics = func() group.ConsumerTopics { return group.ConsumerTopicMap{} }
+	}
+	gc := &GroupCoordinator{cfg: cfg.Group, expireInterval: cfg.ExpireInterval, consumerTopics: cfg.ConsumerTopics}
 	gc.Router = &Router[*group.Shard, group.Effects]{
 		rt:          New(cfg.Runtime),
 		partitions:  cfg.Partitions,
@@ -87,7 +94,9 @@ func (g *groupShard) ReplayMarker(m Marker) error {
 }
 
 func (g *groupShard) Loaded(now time.Time) Result {
-	res := g.convert(g.s.Loaded(now))
+	eff := g.s.Loaded(now)
+	eff.Timers = append(eff.Timers, consumerTimer(g.s))
+	res := g.convert(eff)
 	if g.gc.expireInterval > 0 {
 		res.Timers = append(res.Timers, g.expireTimer(now))
 	}
@@ -110,11 +119,14 @@ func (g *groupShard) convert(eff group.Effects) Result {
 	var res Result
 	for _, t := range eff.Timers {
 		key := t.Key
-		res.Timers = append(res.Timers, Timer{Key: key, At: t.At,
-			Fire: func(now time.Time, s Shard) Result {
-				gs := s.(*groupShard)
-				return gs.convert(gs.s.Timeout(now, key))
-			}})
+		fire := func(now time.Time, s Shard) Result {
+			gs := s.(*groupShard)
+			return gs.convert(gs.s.Timeout(now, key))
+		}
+		if key == consumerExpireTimer {
+			fire = expireConsumers
+		}
+		res.Timers = append(res.Timers, Timer{Key: key, At: t.At, Fire: fire})
 	}
 	for _, r := range eff.Records {
 		res.Records = append(res.Records, Record{Key: r.Key, Value: r.Value})
