@@ -7,6 +7,9 @@ package coordinator
 // deadlines and this timer follows the earliest).
 
 import (
+	"crypto/rand"
+	"encoding/base64"
+	"strings"
 	"time"
 
 	"github.com/petrel-broker/petrel/group"
@@ -52,4 +55,17 @@ func expireConsumers(now time.Time, s Shard) Result {
 	eff := gs.s.ExpireConsumerGroups(now, gs.gc.consumerTopics())
 	eff.Timers = append(eff.Timers, consumerTimer(gs.s))
 	return gs.convert(eff)
+}
+
+// RandomKafkaUUID is a random id as Kafka's Uuid.randomUuid().toString() prints it
+// (22 characters of URL-safe base64, never starting with "-"): the member id Kafka
+// gives a ConsumerGroupHeartbeat v0 member that joins without one.
+func RandomKafkaUUID() string {
+	for {
+		var u [16]byte
+		_, _ = rand.Read(u[:])
+		if s := base64.RawURLEncoding.EncodeToString(u[:]); !strings.HasPrefix(s, "-") && u != [16]byte{} {
+			return s
+		}
+	}
 }

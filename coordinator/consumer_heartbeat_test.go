@@ -136,3 +136,16 @@ func TestConsumerHeartbeatNotCoordinator(t *testing.T) {
 		t.Fatalf("response %+v", resp)
 	}
 }
+
+// A v0 member joining without an id gets one from the coordinator, as Kafka's
+// Uuid.toString prints it; v1 members bring their own (KIP-1082).
+func TestConsumerHeartbeatV0GetsAMemberID(t *testing.T) {
+	gc := newConsumerCoordinator(t, newFakeLog(1), time.Minute)
+	r := kmsg.NewPtrConsumerGroupHeartbeatRequest()
+	r.Version, r.Group, r.RebalanceTimeoutMillis = 0, "g", 60000
+	r.SubscribedTopicNames, r.Topics = []string{consumerTestTopic.Name}, []kmsg.ConsumerGroupHeartbeatRequestTopic{}
+	resp := recvResponse(t, gc.ConsumerGroupHeartbeat(r, group.Client{})).(*kmsg.ConsumerGroupHeartbeatResponse)
+	if resp.ErrorCode != 0 || resp.MemberID == nil || len(*resp.MemberID) != 22 || resp.MemberEpoch != 1 {
+		t.Fatalf("v0 join: %+v", resp)
+	}
+}

@@ -48,6 +48,9 @@ func NewGroupCoordinator(cfg GroupConfig) *GroupCoordinator {
 	if cfg.Group.NewMemberID == nil {
 		cfg.Group.NewMemberID = RandomUUID
 	}
+	if cfg.Group.Consumer.NewMemberID == nil {
+		cfg.Group.Consumer.NewMemberID = RandomKafkaUUID
+	}
 	if cfg.ConsumerTopics == nil {
 		cfg.ConsumerTopics = func() group.ConsumerTopics { return group.ConsumerTopicMap{} }
 	}
