@@ -134,13 +134,19 @@ type cgMember struct {
 // partitions tracked in own. extra options are appended (kgo.InstanceID, ...).
 func startConsumerMember(t testing.TB, c *Cluster, own *ownership, group, topic, clientID string, extra ...kgo.Opt) *cgMember {
 	t.Helper()
+	return startTrackedMember(t, c, own, group, topic, clientID, append([]kgo.Opt{kgo.ServerSideBalancer()}, extra...)...)
+}
+
+// startTrackedMember is startConsumerMember on the classic protocol unless extra has
+// kgo.ServerSideBalancer.
+func startTrackedMember(t testing.TB, c *Cluster, own *ownership, group, topic, clientID string, extra ...kgo.Opt) *cgMember {
+	t.Helper()
 	ks := &killSwitch{}
 	onTopic := func(m map[string][]int32) []int32 { return m[topic] }
 	opts := append([]kgo.Opt{
 		kgo.SeedBrokers(c.Addrs()...),
 		kgo.ClientID(clientID),
 		kgo.ConsumerGroup(group),
-		kgo.ServerSideBalancer(),
 		kgo.ConsumeTopics(topic),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
 		kgo.AutoCommitInterval(500 * time.Millisecond),
