@@ -17,8 +17,14 @@ import (
 )
 
 // consumerExpireTimer is the runtime timer key of the consumer groups' session and
-// rebalance timeouts: at most one per partition, set at Shard.NextConsumerDeadline
-// after the load and after every heartbeat and expiry.
+// rebalance timeouts: at most one per partition, armed no later than the partition's
+// earliest member deadline. The load and every expiry re-arm it exactly
+// (Shard.NextConsumerDeadline, a scan of every member); a heartbeat only brings it
+// forward, to its own group's earliest deadline (ConsumerGroup.NextDeadline), as that
+// is the only group it changed. A timer left early by a heartbeat that moved a
+// deadline later finds nothing to expire and re-arms exactly, so a partition with M
+// members pays one full scan per session rather than one per heartbeat. Any other call
+// that sets a consumer group's deadlines must bring the timer forward the same way.
 const consumerExpireTimer = "petrel/consumer-expire"
 
 // ConsumerGroupHeartbeat answers r (any version) from the group's shard, once the
@@ -29,7 +35,12 @@ const consumerExpireTimer = "petrel/consumer-expire"
 func (gc *GroupCoordinator) ConsumerGroupHeartbeat(r *kmsg.ConsumerGroupHeartbeatRequest, client group.Client) <-chan kmsg.Response {
 	return gc.Respond(r.Group, func(now time.Time, s *group.Shard, send func(kmsg.Response)) group.Effects {
 		eff := s.ConsumerGroupHeartbeat(now, client, r, gc.consumerTopics(), send)
-		eff.Timers = append(eff.Timers, consumerTimer(s))
+		if g := s.ConsumerGroup(r.Group); g != nil {
+			if at, ok := g.NextDeadline(); ok {
+				// convert arms it only if it is earlier than the armed one.
+				eff.Timers = append(eff.Timers, group.Timer{Key: consumerExpireTimer, At: at})
+			}
+		}
 		return eff
 	}, func(code int16) kmsg.Response {
 		resp := r.ResponseKind().(*kmsg.ConsumerGroupHeartbeatResponse)
@@ -38,23 +49,35 @@ func (gc *GroupCoordinator) ConsumerGroupHeartbeat(r *kmsg.ConsumerGroupHeartbea
 	})
 }
 
-// consumerTimer is the shard's consumer expiry timer at its next deadline, or the
-// cancellation of a pending one (zero At) when no member has a timer running.
-func consumerTimer(s *group.Shard) group.Timer {
-	at, ok := s.NextConsumerDeadline()
-	if !ok {
-		return group.Timer{Key: consumerExpireTimer}
+// bringConsumerTimerForward arms the expiry timer at at if no timer is armed earlier
+// (convert's handling of the heartbeat's consumerExpireTimer).
+func (g *groupShard) bringConsumerTimerForward(at time.Time) (Timer, bool) {
+	if at.IsZero() || (!g.consumerArmed.IsZero() && !at.Before(g.consumerArmed)) {
+		return Timer{}, false
 	}
-	return group.Timer{Key: consumerExpireTimer, At: at}
+	g.consumerArmed = at
+	return Timer{Key: consumerExpireTimer, At: at, Fire: expireConsumers}, true
 }
 
-// expireConsumers is the consumer expiry timer's firing: remove the members whose
-// deadline passed, then follow the next deadline.
+// rearmConsumerTimer arms the expiry timer at the shard's next deadline, or cancels it
+// when no member has a timer running.
+func (g *groupShard) rearmConsumerTimer() Timer {
+	at, ok := g.s.NextConsumerDeadline()
+	if !ok {
+		g.consumerArmed = time.Time{}
+		return Timer{Key: consumerExpireTimer}
+	}
+	g.consumerArmed = at
+	return Timer{Key: consumerExpireTimer, At: at, Fire: expireConsumers}
+}
+
+// expireConsumers is the expiry timer's firing: remove the members whose deadline
+// passed, then re-arm at the next deadline.
 func expireConsumers(now time.Time, s Shard) Result {
 	gs := s.(*groupShard)
-	eff := gs.s.ExpireConsumerGroups(now, gs.gc.consumerTopics())
-	eff.Timers = append(eff.Timers, consumerTimer(gs.s))
-	return gs.convert(eff)
+	res := gs.convert(gs.s.ExpireConsumerGroups(now, gs.gc.consumerTopics()))
+	res.Timers = append(res.Timers, gs.rearmConsumerTimer())
+	return res
 }
 
 // RandomKafkaUUID is a random id as Kafka's Uuid.randomUuid().toString() prints it

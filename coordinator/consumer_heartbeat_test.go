@@ -33,8 +33,14 @@ func newConsumerCoordinator(t *testing.T, log *fakeLog, session time.Duration) *
 // consumerHeartbeat sends one ConsumerGroupHeartbeat v1 of member in group "g".
 func consumerHeartbeat(t *testing.T, gc *GroupCoordinator, member string, epoch int32) *kmsg.ConsumerGroupHeartbeatResponse {
 	t.Helper()
+	return consumerHeartbeatIn(t, gc, "g", member, epoch)
+}
+
+// consumerHeartbeatIn sends one ConsumerGroupHeartbeat v1 of member in groupID.
+func consumerHeartbeatIn(t *testing.T, gc *GroupCoordinator, groupID, member string, epoch int32) *kmsg.ConsumerGroupHeartbeatResponse {
+	t.Helper()
 	r := kmsg.NewPtrConsumerGroupHeartbeatRequest()
-	r.Version, r.Group, r.MemberID, r.MemberEpoch = 1, "g", member, epoch
+	r.Version, r.Group, r.MemberID, r.MemberEpoch = 1, groupID, member, epoch
 	if epoch == 0 {
 		r.RebalanceTimeoutMillis = 60000
 		r.SubscribedTopicNames = []string{consumerTestTopic.Name}
@@ -46,10 +52,16 @@ func consumerHeartbeat(t *testing.T, gc *GroupCoordinator, member string, epoch 
 // consumerMembers returns the members of consumer group "g" as the shard has them.
 func consumerMembers(t *testing.T, gc *GroupCoordinator) []string {
 	t.Helper()
+	return consumerMembersOf(t, gc, "g")
+}
+
+// consumerMembersOf returns the members of consumer group groupID.
+func consumerMembersOf(t *testing.T, gc *GroupCoordinator, groupID string) []string {
+	t.Helper()
 	ch := make(chan []string, 1)
-	gc.Submit("g", func(_ time.Time, s *group.Shard) group.Effects {
+	gc.Submit(groupID, func(_ time.Time, s *group.Shard) group.Effects {
 		var ids []string
-		if g := s.ConsumerGroup("g"); g != nil {
+		if g := s.ConsumerGroup(groupID); g != nil {
 			ids = g.MemberIDs()
 		}
 		ch <- ids
@@ -148,4 +160,34 @@ func TestConsumerHeartbeatV0GetsAMemberID(t *testing.T) {
 	if resp.ErrorCode != 0 || resp.MemberID == nil || len(*resp.MemberID) != 22 || resp.MemberEpoch != 1 {
 		t.Fatalf("v0 join: %+v", resp)
 	}
+}
+
+// The one expiry timer serves every group of the partition: a member of a second group
+// joining later does not postpone the first group's expiry, and a member that keeps
+// heartbeating is kept while the silent one of another group expires.
+func TestConsumerExpiryTimerFollowsEveryGroup(t *testing.T) {
+	gc := newConsumerCoordinator(t, newFakeLog(1), 500*time.Millisecond)
+	if resp := consumerHeartbeatIn(t, gc, "g", "silent", 0); resp.ErrorCode != 0 {
+		t.Fatalf("join g: code %d", resp.ErrorCode)
+	}
+	busy := consumerHeartbeatIn(t, gc, "h", "busy", 0)
+	if busy.ErrorCode != 0 {
+		t.Fatalf("join h: code %d", busy.ErrorCode)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for len(consumerMembersOf(t, gc, "g")) > 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the silent member of g never expired")
+		}
+		time.Sleep(100 * time.Millisecond) // h's member heartbeats meanwhile
+		if resp := consumerHeartbeatIn(t, gc, "h", "busy", busy.MemberEpoch); resp.ErrorCode != 0 {
+			t.Fatalf("heartbeat of h's member: code %d", resp.ErrorCode)
+		}
+	}
+	if ids := consumerMembersOf(t, gc, "h"); len(ids) != 1 {
+		t.Fatalf("h's members %v, want busy kept", ids)
+	}
+	testwait.Until(t, 10*time.Second, "h's member expires once silent", func() bool {
+		return len(consumerMembersOf(t, gc, "h")) == 0
+	})
 }

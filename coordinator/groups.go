@@ -81,6 +81,9 @@ type Verification struct {
 type groupShard struct {
 	gc *GroupCoordinator
 	s  *group.Shard
+	// consumerArmed is when the consumer expiry timer fires (zero: not armed); only
+	// the partition's executor touches it (consumer_heartbeat.go).
+	consumerArmed time.Time
 }
 
 func (g *groupShard) Replay(key, value []byte) error { return g.s.Replay(key, value) }
@@ -97,9 +100,8 @@ func (g *groupShard) ReplayMarker(m Marker) error {
 }
 
 func (g *groupShard) Loaded(now time.Time) Result {
-	eff := g.s.Loaded(now)
-	eff.Timers = append(eff.Timers, consumerTimer(g.s))
-	res := g.convert(eff)
+	res := g.convert(g.s.Loaded(now))
+	res.Timers = append(res.Timers, g.rearmConsumerTimer())
 	if g.gc.expireInterval > 0 {
 		res.Timers = append(res.Timers, g.expireTimer(now))
 	}
@@ -122,14 +124,17 @@ func (g *groupShard) convert(eff group.Effects) Result {
 	var res Result
 	for _, t := range eff.Timers {
 		key := t.Key
-		fire := func(now time.Time, s Shard) Result {
-			gs := s.(*groupShard)
-			return gs.convert(gs.s.Timeout(now, key))
-		}
 		if key == consumerExpireTimer {
-			fire = expireConsumers
+			if tm, ok := g.bringConsumerTimerForward(t.At); ok {
+				res.Timers = append(res.Timers, tm)
+			}
+			continue
 		}
-		res.Timers = append(res.Timers, Timer{Key: key, At: t.At, Fire: fire})
+		res.Timers = append(res.Timers, Timer{Key: key, At: t.At,
+			Fire: func(now time.Time, s Shard) Result {
+				gs := s.(*groupShard)
+				return gs.convert(gs.s.Timeout(now, key))
+			}})
 	}
 	for _, r := range eff.Records {
 		res.Records = append(res.Records, Record{Key: r.Key, Value: r.Value})
