@@ -31,13 +31,7 @@ func BenchmarkConsumerHeartbeat(b *testing.B) {
 		time.Sleep(time.Millisecond)
 	}
 	send := func(g, m string, epoch int32) *kmsg.ConsumerGroupHeartbeatResponse {
-		r := kmsg.NewPtrConsumerGroupHeartbeatRequest()
-		r.Version, r.Group, r.MemberID, r.MemberEpoch = 1, g, m, epoch
-		if epoch == 0 {
-			r.RebalanceTimeoutMillis = 60000
-			r.SubscribedTopicNames = []string{consumerTestTopic.Name}
-			r.Topics = []kmsg.ConsumerGroupHeartbeatRequestTopic{}
-		}
+		r := consumerHeartbeatRequest(g, m, epoch)
 		return (<-gc.ConsumerGroupHeartbeat(r, group.Client{ID: "c", Host: "/127.0.0.1"})).(*kmsg.ConsumerGroupHeartbeatResponse)
 	}
 	type member struct {

@@ -39,6 +39,13 @@ func consumerHeartbeat(t *testing.T, gc *GroupCoordinator, member string, epoch 
 // consumerHeartbeatIn sends one ConsumerGroupHeartbeat v1 of member in groupID.
 func consumerHeartbeatIn(t *testing.T, gc *GroupCoordinator, groupID, member string, epoch int32) *kmsg.ConsumerGroupHeartbeatResponse {
 	t.Helper()
+	r := consumerHeartbeatRequest(groupID, member, epoch)
+	return recvResponse(t, gc.ConsumerGroupHeartbeat(r, group.Client{ID: "client", Host: "/127.0.0.1"})).(*kmsg.ConsumerGroupHeartbeatResponse)
+}
+
+// consumerHeartbeatRequest is a v1 heartbeat of member in groupID at epoch; a join
+// (epoch 0) subscribes to consumerTestTopic.
+func consumerHeartbeatRequest(groupID, member string, epoch int32) *kmsg.ConsumerGroupHeartbeatRequest {
 	r := kmsg.NewPtrConsumerGroupHeartbeatRequest()
 	r.Version, r.Group, r.MemberID, r.MemberEpoch = 1, groupID, member, epoch
 	if epoch == 0 {
@@ -46,7 +53,7 @@ func consumerHeartbeatIn(t *testing.T, gc *GroupCoordinator, groupID, member str
 		r.SubscribedTopicNames = []string{consumerTestTopic.Name}
 		r.Topics = []kmsg.ConsumerGroupHeartbeatRequestTopic{}
 	}
-	return recvResponse(t, gc.ConsumerGroupHeartbeat(r, group.Client{ID: "client", Host: "/127.0.0.1"})).(*kmsg.ConsumerGroupHeartbeatResponse)
+	return r
 }
 
 // consumerMembers returns the members of consumer group "g" as the shard has them.
