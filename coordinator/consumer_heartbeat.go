@@ -24,7 +24,9 @@ import (
 // is the only group it changed. A timer left early by a heartbeat that moved a
 // deadline later finds nothing to expire and re-arms exactly, so a partition with M
 // members pays one full scan per session rather than one per heartbeat. Any other call
-// that sets a consumer group's deadlines must bring the timer forward the same way.
+// that sets a consumer group's deadlines must bring the timer forward the same way:
+// append group.Timer{Key: consumerExpireTimer, At: the group's NextDeadline} to its
+// Effects, which convert arms only if it is earlier than the armed one.
 const consumerExpireTimer = "petrel/consumer-expire"
 
 // ConsumerGroupHeartbeat answers r (any version) from the group's shard, once the
