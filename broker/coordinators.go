@@ -40,6 +40,7 @@ func newGroupCoordinator(b *Broker) *coordinator.GroupCoordinator {
 		Group:          cfg,
 		ExpireInterval: c.durationMs("offsets.retention.check.interval.ms"),
 		Partitions:     b.partitionCount(offsetsTopic),
+		ConsumerTopics: func() group.ConsumerTopics { return consumerTopics{b.Image()} },
 	})
 }
 

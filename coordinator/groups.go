@@ -30,6 +30,9 @@ type GroupConfig struct {
 	ExpireInterval time.Duration
 	// Partitions returns __consumer_offsets' partition count now (0: no topic yet).
 	Partitions func() int32
+	// ConsumerTopics returns the metadata image as the consumer groups read it (their
+	// subscribed topics' ids, partitions and racks); nil is an image with no topic.
+	ConsumerTopics func() group.ConsumerTopics
 }
 
 // GroupCoordinator runs the __consumer_offsets partitions this broker leads.
@@ -37,6 +40,7 @@ type GroupCoordinator struct {
 	*Router[*group.Shard, group.Effects]
 	cfg            group.Config
 	expireInterval time.Duration
+	consumerTopics func() group.ConsumerTopics
 }
 
 // NewGroupCoordinator returns a coordinator with nothing loaded.
@@ -44,7 +48,13 @@ func NewGroupCoordinator(cfg GroupConfig) *GroupCoordinator {
 	if cfg.Group.NewMemberID == nil {
 		cfg.Group.NewMemberID = RandomUUID
 	}
-	gc := &GroupCoordinator{cfg: cfg.Group, expireInterval: cfg.ExpireInterval}
+	if cfg.Group.Consumer.NewMemberID == nil {
+		cfg.Group.Consumer.NewMemberID = RandomKafkaUUID
+	}
+	if cfg.ConsumerTopics == nil {
+		cfg.ConsumerTopics = func() group.ConsumerTopics { return group.ConsumerTopicMap{} }
+	}
+	gc := &GroupCoordinator{cfg: cfg.Group, expireInterval: cfg.ExpireInterval, consumerTopics: cfg.ConsumerTopics}
 	gc.Router = &Router[*group.Shard, group.Effects]{
 		rt:          New(cfg.Runtime),
 		partitions:  cfg.Partitions,
@@ -71,6 +81,9 @@ type Verification struct {
 type groupShard struct {
 	gc *GroupCoordinator
 	s  *group.Shard
+	// consumerArmed is when the consumer expiry timer fires (zero: not armed); only
+	// the partition's executor touches it (consumer_heartbeat.go).
+	consumerArmed time.Time
 }
 
 func (g *groupShard) Replay(key, value []byte) error { return g.s.Replay(key, value) }
@@ -88,6 +101,7 @@ func (g *groupShard) ReplayMarker(m Marker) error {
 
 func (g *groupShard) Loaded(now time.Time) Result {
 	res := g.convert(g.s.Loaded(now))
+	res.Timers = append(res.Timers, g.rearmConsumerTimer())
 	if g.gc.expireInterval > 0 {
 		res.Timers = append(res.Timers, g.expireTimer(now))
 	}
@@ -110,6 +124,12 @@ func (g *groupShard) convert(eff group.Effects) Result {
 	var res Result
 	for _, t := range eff.Timers {
 		key := t.Key
+		if key == consumerExpireTimer {
+			if tm, ok := g.bringConsumerTimerForward(t.At); ok {
+				res.Timers = append(res.Timers, tm)
+			}
+			continue
+		}
 		res.Timers = append(res.Timers, Timer{Key: key, At: t.At,
 			Fire: func(now time.Time, s Shard) Result {
 				gs := s.(*groupShard)

@@ -91,6 +91,7 @@ type consumed struct {
 	partition int32
 	offset    int64
 	value     string
+	at        time.Time // when the member received it
 }
 
 // groupMember is one consumer of any client library in a group. Its client goroutines
@@ -110,7 +111,7 @@ type groupMember struct {
 
 func (m *groupMember) add(partition int32, offset int64, value string) {
 	m.mu.Lock()
-	m.got = append(m.got, consumed{partition, offset, value})
+	m.got = append(m.got, consumed{partition, offset, value, time.Now()})
 	m.mu.Unlock()
 }
 

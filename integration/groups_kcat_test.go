@@ -40,7 +40,7 @@ func parseKcatGroupLine(line string) (consumed, bool) {
 	if err1 != nil || err2 != nil {
 		return consumed{}, false
 	}
-	return consumed{int32(p), o, parts[2]}, true
+	return consumed{partition: int32(p), offset: o, value: parts[2]}, true
 }
 
 // startKcatMemberWith is a startMember running `kcat -G` with extra arguments: leave

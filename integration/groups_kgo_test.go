@@ -42,35 +42,45 @@ func startKgoMember(extra ...kgo.Opt) startMember {
 			_, gen := cl.GroupMetadata()
 			return gen
 		}}
-		ctx, cancel := context.WithCancel(context.Background())
-		var wg sync.WaitGroup
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for ctx.Err() == nil {
-				fs := cl.PollFetches(ctx)
-				if fs.IsClientClosed() {
-					return
-				}
-				fs.EachRecord(func(r *kgo.Record) { m.add(r.Partition, r.Offset, string(r.Value)) })
-			}
-		}()
-		m.setStop(t, func() {
-			cancel()
-			wg.Wait()
-			cl.Close() // leaves the group (LeaveGroup), committing first
-		}, func() {
-			ks.kill()
-			cancel()
-			wg.Wait()
-			// Give up leaving at once: the connections are gone.
-			leaveCtx, leaveCancel := context.WithCancel(context.Background())
-			leaveCancel()
-			cl.LeaveGroupContext(leaveCtx)
-			cl.Close()
-		})
+		runKgoMember(t, m, cl, ks, nil)
 		return m
 	}
+}
+
+// runKgoMember polls cl into m in its own goroutine and sets m's leave (Close: commit
+// and leave) and kill (every connection cut, then onKill, if set, once polling
+// stopped, and a Close that gives up leaving at once).
+func runKgoMember(t testing.TB, m *groupMember, cl *kgo.Client, ks *killSwitch, onKill func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for ctx.Err() == nil {
+			fs := cl.PollFetches(ctx)
+			if fs.IsClientClosed() {
+				return
+			}
+			fs.EachRecord(func(r *kgo.Record) { m.add(r.Partition, r.Offset, string(r.Value)) })
+		}
+	}()
+	m.setStop(t, func() {
+		cancel()
+		wg.Wait()
+		cl.Close() // leaves the group, committing first
+	}, func() {
+		ks.kill()
+		cancel()
+		wg.Wait()
+		if onKill != nil {
+			onKill()
+		}
+		// Give up leaving at once: the connections are gone.
+		leaveCtx, leaveCancel := context.WithCancel(context.Background())
+		leaveCancel()
+		cl.LeaveGroupContext(leaveCtx)
+		cl.Close()
+	})
 }
 
 // TestGroupsKgo_SplitRebalanceLeaveExpire runs the split scenario with kgo's default

@@ -1,0 +1,48 @@
+package broker
+
+import (
+	"testing"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// ConsumerGroupHeartbeat needs Read on the group, then Describe on every subscribed
+// topic, as Kafka 4's KafkaApis: alice may read t (Read implies Describe) but not u,
+// and group g only once granted.
+func TestAuthorize_ConsumerGroupHeartbeat(t *testing.T) {
+	b := authzBroker(t)
+	hb := func(topics ...string) *kmsg.ConsumerGroupHeartbeatRequest {
+		r := kmsg.NewPtrConsumerGroupHeartbeatRequest()
+		r.Version, r.Group, r.MemberID, r.SubscribedTopicNames = 1, "g", "m", topics
+		return r
+	}
+	code := func(r *kmsg.ConsumerGroupHeartbeatRequest) int16 {
+		d := b.checkRequest(as("User:alice", r))
+		if d.answer == nil {
+			return 0
+		}
+		return d.answer.(*kmsg.ConsumerGroupHeartbeatResponse).ErrorCode
+	}
+	if c := code(hb("t")); c != kerr.GroupAuthorizationFailed.Code {
+		t.Fatalf("without Read on the group: %v", kerr.ErrorForCode(c))
+	}
+	acls := kmsg.NewPtrCreateACLsRequest()
+	acls.Creations = append(acls.Creations, aclCreation("User:alice", kmsg.ACLPermissionTypeAllow, kmsg.ACLResourceTypeGroup, "g", kmsg.ACLResourcePatternTypeLiteral, kmsg.ACLOperationRead))
+	if r := b.createACLs(testContext(t), acls).Results; r[0].ErrorCode != 0 {
+		t.Fatal(kerr.ErrorForCode(r[0].ErrorCode))
+	}
+	for _, tc := range []struct {
+		topics []string
+		want   int16
+	}{
+		{[]string{"t"}, 0},
+		{nil, 0}, // a heartbeat that does not restate its subscription
+		{[]string{"t", "u"}, kerr.TopicAuthorizationFailed.Code},
+		{[]string{"missing"}, kerr.TopicAuthorizationFailed.Code}, // existence is not revealed
+	} {
+		if c := code(hb(tc.topics...)); c != tc.want {
+			t.Errorf("subscribed to %v: %v, want %v", tc.topics, kerr.ErrorForCode(c), kerr.ErrorForCode(tc.want))
+		}
+	}
+}

@@ -1,0 +1,42 @@
+package broker
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/petrel-broker/petrel/metadata"
+)
+
+// The consumer groups see a topic's id and partition count, its partitions' replica
+// racks only when brokers have racks, and no internal topic among the names a regex
+// is matched against.
+func TestConsumerTopicsFromTheImage(t *testing.T) {
+	im := &metadata.Image{
+		Brokers: map[int32]*metadata.Broker{0: {ID: 0}, 1: {ID: 1}, 2: {ID: 2}},
+		Topics: map[string]*metadata.Topic{
+			"orders": {Name: "orders", ID: metadata.Uuid{7}, Partitions: []*metadata.Partition{
+				{ID: 0, Replicas: []int32{0, 1}}, {ID: 1, Replicas: []int32{1, 2}}}},
+			"__consumer_offsets":  {Name: "__consumer_offsets", ID: metadata.Uuid{8}},
+			"__transaction_state": {Name: "__transaction_state", ID: metadata.Uuid{9}},
+		},
+	}
+	ct := consumerTopics{im}
+	got, ok := ct.ConsumerTopic("orders")
+	if !ok || got.ID != [16]byte{7} || got.Name != "orders" || got.Partitions != 2 || got.PartitionRacks != nil {
+		t.Fatalf("orders without racks: %+v %v", got, ok)
+	}
+	if _, ok := ct.ConsumerTopic("missing"); ok {
+		t.Fatal("a missing topic was found")
+	}
+	if names := fmt.Sprint(ct.ConsumerTopicNames()); names != "[orders]" {
+		t.Fatalf("names %s", names)
+	}
+	im.Brokers[0].Rack, im.Brokers[1].Rack, im.Brokers[2].Rack = "b", "a", "a"
+	got, _ = ct.ConsumerTopic("orders")
+	if racks := fmt.Sprint(got.PartitionRacks); racks != "[[a b] [a]]" {
+		t.Fatalf("racks %s", racks)
+	}
+	if _, ok := (consumerTopics{}).ConsumerTopic("orders"); ok {
+		t.Fatal("no image has a topic")
+	}
+}

@@ -1,0 +1,196 @@
+package integration
+
+// KIP-848 consumer groups end to end with franz-go's consumer-protocol members
+// (kgo.ServerSideBalancer): the coordinator assigns, members reconcile through
+// ConsumerGroupHeartbeat, and at no observation is a partition owned by two members.
+
+import (
+	"maps"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// consumerSessionTimeout is Kafka's group.consumer.session.timeout.ms (45 s), which
+// the broker does not let a test lower yet: the expiry test waits it out.
+const consumerSessionTimeout = 45 * time.Second
+
+// Three members split 12 partitions; a fourth joins and one leaves: each partition is
+// owned by one member at every step, and every record produced is consumed.
+func TestConsumerProtocol_SplitJoinLeave(t *testing.T) {
+	t.Parallel()
+	const partitions = 12
+	c := StartCluster(t, 1, groupOptions()...)
+	group, topic := "cg-split", "cg-split"
+	c.CreateTopic(t, topic, partitions, nil)
+	own := newOwnership()
+	a := startConsumerMember(t, c, own, group, topic, "a")
+	b := startConsumerMember(t, c, own, group, topic, "b")
+	m3 := startConsumerMember(t, c, own, group, topic, "c")
+	split := own.waitOwned(t, partitions, "a", "b", "c")
+	t.Logf("three members: %v", split)
+	for id, ps := range split {
+		if len(ps) != partitions/3 {
+			t.Fatalf("member %s owns %v: the uniform assignor gives each 4 of 12", id, ps)
+		}
+	}
+	if !c.SawRequest(0, int16(kmsg.ConsumerGroupHeartbeat), 1) {
+		t.Fatal("the members did not use ConsumerGroupHeartbeat v1")
+	}
+	want := produceKeyed(t, c, topic, "three", 600)
+	waitConsumed(t, want, a, b, m3)
+
+	d := startConsumerMember(t, c, own, group, topic, "d")
+	t.Logf("four members: %v", own.waitOwned(t, partitions, "a", "b", "c", "d"))
+	want = append(want, produceKeyed(t, c, topic, "four", 600)...)
+	waitConsumed(t, want, a, b, m3, d)
+
+	a.leave()
+	t.Logf("after a left: %v", own.waitOwned(t, partitions, "b", "c", "d"))
+	want = append(want, produceKeyed(t, c, topic, "left", 600)...)
+	waitConsumed(t, want, a, b, m3, d)
+	own.check(t)
+	logRedelivered(t, a, b, m3, d)
+}
+
+// logRedelivered logs how many records were consumed more than once (after a
+// partition moved, from its last committed offset).
+func logRedelivered(t testing.TB, members ...*cgMember) {
+	seen := map[string]int{}
+	for _, m := range members {
+		for _, r := range m.records() {
+			seen[r.value]++
+		}
+	}
+	again := 0
+	for _, n := range seen {
+		again += n - 1
+	}
+	t.Logf("%d records consumed, %d of them again", len(seen), again)
+}
+
+// A static member (group.instance.id) that leaves with epoch -2 keeps its partitions
+// for its session: restarted, it gets them back, and meanwhile nobody else was given
+// them. kgo v1.22.3's Close sends that leave without the InstanceId, which Kafka (and
+// Petrel, as Kafka) refuses with INVALID_REQUEST "InstanceId can't be null.", so the
+// member here stops as a killed process would and its leave is sent as the Java
+// consumer sends it.
+func TestConsumerProtocol_StaticMemberRestartKeepsPartitions(t *testing.T) {
+	t.Parallel()
+	const partitions = 6
+	c := StartCluster(t, 1, groupOptions()...)
+	group, topic := "cg-static", "cg-static"
+	c.CreateTopic(t, topic, partitions, nil)
+	own := newOwnership()
+	s := startConsumerMember(t, c, own, group, topic, "s", kgo.InstanceID("instance-s"))
+	o := startConsumerMember(t, c, own, group, topic, "o", kgo.InstanceID("instance-o"))
+	before := own.waitOwned(t, partitions, "s", "o")
+	oGained := len(own.gainedBy("o"))
+	want := produceKeyed(t, c, topic, "before", 300)
+	waitConsumed(t, want, s, o)
+
+	memberID, _ := s.cl.GroupMetadata()
+	s.kill()
+	leave := kmsg.NewPtrConsumerGroupHeartbeatRequest()
+	leave.Group, leave.MemberID, leave.MemberEpoch, leave.InstanceID = group, memberID, -2, kmsg.StringPtr("instance-s")
+	if resp := c.rawTo(t, 0).do(testContext(t), leave).(*kmsg.ConsumerGroupHeartbeatResponse); resp.ErrorCode != 0 {
+		t.Fatalf("static leave: %v %v", kerr.ErrorForCode(resp.ErrorCode), deref(resp.ErrorMessage))
+	}
+	s2 := startConsumerMember(t, c, own, group, topic, "s", kgo.InstanceID("instance-s"))
+	after := own.waitOwned(t, partitions, "s", "o")
+	if !slices.Equal(after["s"], before["s"]) || !slices.Equal(after["o"], before["o"]) {
+		t.Fatalf("assignment %v after the restart, was %v", after, before)
+	}
+	if got := own.gainedBy("o")[oGained:]; len(got) > 0 {
+		t.Fatalf("the other member was given %v while the static member restarted", got)
+	}
+	want = append(want, produceKeyed(t, c, topic, "after", 300)...)
+	waitConsumed(t, want, s, o, s2)
+	own.check(t)
+}
+
+// A member that stops heartbeating without leaving (its process killed) is removed
+// after the session timeout, and the others take its partitions.
+func TestConsumerProtocol_SessionTimeoutRemovesSilentMember(t *testing.T) {
+	t.Parallel()
+	const partitions = 6
+	c := StartCluster(t, 1, groupOptions()...)
+	group, topic := "cg-expire", "cg-expire"
+	c.CreateTopic(t, topic, partitions, nil)
+	own := newOwnership()
+	a := startConsumerMember(t, c, own, group, topic, "a")
+	b := startConsumerMember(t, c, own, group, topic, "b")
+	own.waitOwned(t, partitions, "a", "b")
+	want := produceKeyed(t, c, topic, "two", 300)
+	waitConsumed(t, want, a, b)
+
+	killed := time.Now()
+	b.kill()
+	own.waitOwnedWithin(t, consumerSessionTimeout+groupWait, partitions, "a")
+	took := time.Since(killed)
+	if took < consumerSessionTimeout-5*time.Second {
+		t.Fatalf("the killed member's partitions moved after %v, before its session timed out", took)
+	}
+	t.Logf("the survivor owns every partition %v after the kill", took.Round(time.Millisecond))
+	want = append(want, produceKeyed(t, c, topic, "one", 300)...)
+	waitConsumed(t, want, a, b)
+	own.check(t)
+}
+
+// The coordinator's broker is killed (as kill -9) while the group consumes: the new
+// coordinator replays the group from __consumer_offsets and the members go on with
+// their member ids and assignments; every record is consumed.
+func TestConsumerProtocol_CoordinatorFailover(t *testing.T) {
+	t.Parallel()
+	const partitions = 6
+	c := StartCluster(t, 3, append(groupOptions(), WithProperty("offsets.topic.num.partitions", "6"))...)
+	group, topic := "cg-failover", "cg-failover"
+	c.CreateTopicRF(t, topic, partitions, 3, nil)
+	coordinator := coordinatorOf(t, c, 0, group)
+	own := newOwnership()
+	var members []*cgMember
+	for _, id := range []string{"a", "b", "c"} {
+		members = append(members, startConsumerMember(t, c, own, group, topic, id))
+	}
+	before := own.waitOwned(t, partitions, "a", "b", "c")
+	ids := map[string]string{}
+	for _, m := range members {
+		ids[m.clientID], _ = m.cl.GroupMetadata()
+	}
+	want := produceKeyed(t, c, topic, "before", 600)
+	waitConsumed(t, want, members...)
+
+	t.Logf("killing node-%d, the coordinator of %s", coordinator, group)
+	c.Kill(coordinator)
+	next := coordinatorOf(t, c, (coordinator+1)%3, group)
+	if next == coordinator {
+		t.Fatalf("node-%d is still named coordinator", next)
+	}
+	want = append(want, produceKeyed(t, c, topic, "after", 600)...)
+	waitConsumed(t, want, members...)
+	// The members heartbeat to the new coordinator, which knows them.
+	deadline := time.Now().Add(groupWait)
+	for !c.SawRequest(next, int16(kmsg.ConsumerGroupHeartbeat), 1) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no heartbeat reached the new coordinator node-%d", next)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	after := own.split()
+	for _, m := range members {
+		id, epoch := m.cl.GroupMetadata()
+		if id != ids[m.clientID] {
+			t.Errorf("member %s rejoined as %s (was %s)", m.clientID, id, ids[m.clientID])
+		}
+		t.Logf("member %s: epoch %d, partitions %v (before %v)", m.clientID, epoch, after[m.clientID], before[m.clientID])
+	}
+	if !maps.EqualFunc(after, before, slices.Equal[[]int32]) {
+		t.Errorf("assignment %v after the failover, was %v", after, before)
+	}
+	own.check(t)
+	logRedelivered(t, members...)
+}
