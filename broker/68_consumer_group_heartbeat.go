@@ -24,7 +24,14 @@ func init() {
 func (b *Broker) handleConsumerGroupHeartbeat(_ context.Context, req *rpc.Request) rpc.Result {
 	r := req.Body.(*kmsg.ConsumerGroupHeartbeatRequest)
 	// The client id and host are stored for display (ConsumerGroupDescribe) only.
-	return rpc.RespondLater(b.groups.ConsumerGroupHeartbeat(r, clientOf(req)))
+	// A regular expression keeps the topics the principal may DESCRIBE (Kafka 4's
+	// filterTopicDescribeAuthorizedTopics).
+	var describable func(string) bool
+	if b.authzEnabled() {
+		z := b.checks(req)
+		describable = func(topic string) bool { return z.Topic(auth.OpDescribe, topic) }
+	}
+	return rpc.RespondLater(b.groups.ConsumerGroupHeartbeat(r, clientOf(req), describable))
 }
 
 // authorizeConsumerGroupHeartbeat is ConsumerGroupHeartbeat's authorization rule
@@ -32,7 +39,8 @@ func (b *Broker) handleConsumerGroupHeartbeat(_ context.Context, req *rpc.Reques
 // else GROUP_AUTHORIZATION_FAILED; then DESCRIBE on every topic of
 // SubscribedTopicNames, else TOPIC_AUTHORIZATION_FAILED for the whole request, with no
 // message, as Kafka answers (a client may not learn which topics exist that it cannot
-// describe). A regex subscription is resolved by the coordinator.
+// describe). A regex subscription is resolved by the coordinator, which keeps the
+// matched topics the principal may DESCRIBE.
 func authorizeConsumerGroupHeartbeat(b *Broker, req *rpc.Request) authzDecision {
 	r := req.Body.(*kmsg.ConsumerGroupHeartbeatRequest)
 	z := checksOf(b, req)

@@ -6,13 +6,36 @@ package broker
 
 import (
 	"slices"
+	"sync"
 
 	"github.com/petrel-broker/petrel/group"
 	"github.com/petrel-broker/petrel/metadata"
 )
 
-// consumerTopics is a group.ConsumerTopics over one metadata image.
-type consumerTopics struct{ im *metadata.Image }
+// consumerTopics is a group.ConsumerTopics over one metadata image; names, when set,
+// keeps the image's sorted names between heartbeats.
+type consumerTopics struct {
+	im    *metadata.Image
+	names *topicNamesCache
+}
+
+// topicNamesCache holds the non-internal topic names of the last image asked for:
+// regex groups list them at many heartbeats, and an image changes far less often.
+type topicNamesCache struct {
+	mu    sync.Mutex
+	im    *metadata.Image
+	names []string
+}
+
+// of returns im's non-internal topic names, sorted; callers must not change them.
+func (c *topicNamesCache) of(im *metadata.Image) []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.im != im {
+		c.im, c.names = im, slices.DeleteFunc(im.TopicNames(), isInternalTopic)
+	}
+	return c.names
+}
 
 // ConsumerTopic returns the topic named name in the image.
 func (c consumerTopics) ConsumerTopic(name string) (group.AssignorTopic, bool) {
@@ -37,6 +60,9 @@ func (c consumerTopics) ConsumerTopic(name string) (group.AssignorTopic, bool) {
 func (c consumerTopics) ConsumerTopicNames() []string {
 	if c.im == nil {
 		return nil
+	}
+	if c.names != nil {
+		return c.names.of(c.im)
 	}
 	return slices.DeleteFunc(c.im.TopicNames(), isInternalTopic)
 }

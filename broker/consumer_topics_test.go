@@ -20,7 +20,7 @@ func TestConsumerTopicsFromTheImage(t *testing.T) {
 			"__transaction_state": {Name: "__transaction_state", ID: metadata.Uuid{9}},
 		},
 	}
-	ct := consumerTopics{im}
+	ct := consumerTopics{im: im, names: &topicNamesCache{}}
 	got, ok := ct.ConsumerTopic("orders")
 	if !ok || got.ID != [16]byte{7} || got.Name != "orders" || got.Partitions != 2 || got.PartitionRacks != nil {
 		t.Fatalf("orders without racks: %+v %v", got, ok)
@@ -30,6 +30,12 @@ func TestConsumerTopicsFromTheImage(t *testing.T) {
 	}
 	if names := fmt.Sprint(ct.ConsumerTopicNames()); names != "[orders]" {
 		t.Fatalf("names %s", names)
+	}
+	// The cached names follow the image: a new image (a topic created) is listed anew.
+	next := *im
+	next.Topics = map[string]*metadata.Topic{"orders": im.Topics["orders"], "payments": {Name: "payments", ID: metadata.Uuid{10}}}
+	if names := fmt.Sprint(consumerTopics{im: &next, names: ct.names}.ConsumerTopicNames()); names != "[orders payments]" {
+		t.Fatalf("names after a topic was created %s", names)
 	}
 	im.Brokers[0].Rack, im.Brokers[1].Rack, im.Brokers[2].Rack = "b", "a", "a"
 	got, _ = ct.ConsumerTopic("orders")

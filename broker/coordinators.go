@@ -23,6 +23,7 @@ import (
 // properties, and each consumer group's own configs from the metadata image.
 func newGroupCoordinator(b *Broker) *coordinator.GroupCoordinator {
 	c := &b.cfg
+	names := &topicNamesCache{}
 	cfg := group.DefaultConfig()
 	cfg.MinSessionTimeout = c.durationMs("group.min.session.timeout.ms")
 	cfg.MaxSessionTimeout = c.durationMs("group.max.session.timeout.ms")
@@ -40,7 +41,7 @@ func newGroupCoordinator(b *Broker) *coordinator.GroupCoordinator {
 		Group:          cfg,
 		ExpireInterval: c.durationMs("offsets.retention.check.interval.ms"),
 		Partitions:     b.partitionCount(offsetsTopic),
-		ConsumerTopics: func() group.ConsumerTopics { return consumerTopics{b.Image()} },
+		ConsumerTopics: func() group.ConsumerTopics { return consumerTopics{im: b.Image(), names: names} },
 	})
 }
 

@@ -33,10 +33,14 @@ const consumerExpireTimer = "petrel/consumer-expire"
 // records it causes are committed. client is who sent it (the request header's client
 // id and the connection's host), stored for display only. A group whose partition is
 // not served here gets NOT_COORDINATOR or COORDINATOR_LOAD_IN_PROGRESS, which the
-// client retries after finding the coordinator again.
-func (gc *GroupCoordinator) ConsumerGroupHeartbeat(r *kmsg.ConsumerGroupHeartbeatRequest, client group.Client) <-chan kmsg.Response {
+// client retries after finding the coordinator again. describable, when not nil, says
+// which topics the sender may DESCRIBE: a regular expression the heartbeat resolves
+// keeps only those (group.ConsumerTopicsWithDescriber); it runs on the shard's
+// goroutine and must not block.
+func (gc *GroupCoordinator) ConsumerGroupHeartbeat(r *kmsg.ConsumerGroupHeartbeatRequest, client group.Client, describable func(topic string) bool) <-chan kmsg.Response {
 	return gc.Respond(r.Group, func(now time.Time, s *group.Shard, send func(kmsg.Response)) group.Effects {
-		eff := s.ConsumerGroupHeartbeat(now, client, r, gc.consumerTopics(), send)
+		topics := group.ConsumerTopicsWithDescriber(gc.consumerTopics(), describable)
+		eff := s.ConsumerGroupHeartbeat(now, client, r, topics, send)
 		if g := s.ConsumerGroup(r.Group); g != nil {
 			if at, ok := g.NextDeadline(); ok {
 				// convert arms it only if it is earlier than the armed one.

@@ -32,7 +32,7 @@ func BenchmarkConsumerHeartbeat(b *testing.B) {
 	}
 	send := func(g, m string, epoch int32) *kmsg.ConsumerGroupHeartbeatResponse {
 		r := consumerHeartbeatRequest(g, m, epoch)
-		return (<-gc.ConsumerGroupHeartbeat(r, group.Client{ID: "c", Host: "/127.0.0.1"})).(*kmsg.ConsumerGroupHeartbeatResponse)
+		return (<-gc.ConsumerGroupHeartbeat(r, group.Client{ID: "c", Host: "/127.0.0.1"}, nil)).(*kmsg.ConsumerGroupHeartbeatResponse)
 	}
 	type member struct {
 		g, m  string

@@ -40,7 +40,7 @@ func consumerHeartbeat(t *testing.T, gc *GroupCoordinator, member string, epoch 
 func consumerHeartbeatIn(t *testing.T, gc *GroupCoordinator, groupID, member string, epoch int32) *kmsg.ConsumerGroupHeartbeatResponse {
 	t.Helper()
 	r := consumerHeartbeatRequest(groupID, member, epoch)
-	return recvResponse(t, gc.ConsumerGroupHeartbeat(r, group.Client{ID: "client", Host: "/127.0.0.1"})).(*kmsg.ConsumerGroupHeartbeatResponse)
+	return recvResponse(t, gc.ConsumerGroupHeartbeat(r, group.Client{ID: "client", Host: "/127.0.0.1"}, nil)).(*kmsg.ConsumerGroupHeartbeatResponse)
 }
 
 // consumerHeartbeatRequest is a v1 heartbeat of member in groupID at epoch; a join
@@ -150,7 +150,7 @@ func TestConsumerHeartbeatNotCoordinator(t *testing.T) {
 	t.Cleanup(gc.Close)
 	r := kmsg.NewPtrConsumerGroupHeartbeatRequest()
 	r.Version, r.Group, r.MemberID = 1, "g", "m"
-	resp := recvResponse(t, gc.ConsumerGroupHeartbeat(r, group.Client{})).(*kmsg.ConsumerGroupHeartbeatResponse)
+	resp := recvResponse(t, gc.ConsumerGroupHeartbeat(r, group.Client{}, nil)).(*kmsg.ConsumerGroupHeartbeatResponse)
 	if resp.ErrorCode != kerr.NotCoordinator.Code || resp.Version != 1 {
 		t.Fatalf("response %+v", resp)
 	}
@@ -163,7 +163,7 @@ func TestConsumerHeartbeatV0GetsAMemberID(t *testing.T) {
 	r := kmsg.NewPtrConsumerGroupHeartbeatRequest()
 	r.Version, r.Group, r.RebalanceTimeoutMillis = 0, "g", 60000
 	r.SubscribedTopicNames, r.Topics = []string{consumerTestTopic.Name}, []kmsg.ConsumerGroupHeartbeatRequestTopic{}
-	resp := recvResponse(t, gc.ConsumerGroupHeartbeat(r, group.Client{})).(*kmsg.ConsumerGroupHeartbeatResponse)
+	resp := recvResponse(t, gc.ConsumerGroupHeartbeat(r, group.Client{}, nil)).(*kmsg.ConsumerGroupHeartbeatResponse)
 	if resp.ErrorCode != 0 || resp.MemberID == nil || len(*resp.MemberID) != 22 || resp.MemberEpoch != 1 {
 		t.Fatalf("v0 join: %+v", resp)
 	}
