@@ -11,6 +11,7 @@ import (
 
 	"github.com/petrel-broker/petrel/cli/internal/clientcmd"
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 	ucli "github.com/urfave/cli/v2"
 )
 
@@ -78,10 +79,11 @@ func runGroupsDescribe(c *ucli.Context) error {
 		switch {
 		case !ok:
 			return fmt.Errorf("describe group %q: no answer from its coordinator: %w", name, cl.Explain(err))
-		case d.Err != nil:
+		case d.Err != nil && !errors.Is(d.Err, kerr.GroupIDNotFound):
 			return fmt.Errorf("describe group %q: %w", name, kafkaError(d.Err, d.ErrMessage))
 		case d.State == stateDead:
-			// Kafka describes a group it does not know as Dead.
+			// Kafka describes a group it does not know as Dead (from DescribeGroups v6
+			// with GROUP_ID_NOT_FOUND).
 			fmt.Fprintf(c.App.ErrWriter, "Error: Consumer group '%s' does not exist.\n", name)
 			missing = append(missing, strconv.Quote(name))
 			continue

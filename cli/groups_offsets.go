@@ -12,6 +12,7 @@ import (
 
 	"github.com/petrel-broker/petrel/cli/internal/clientcmd"
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 	ucli "github.com/urfave/cli/v2"
 )
 
@@ -174,7 +175,10 @@ func runGroupsResetOffsets(c *ucli.Context) error {
 		return fmt.Errorf("describe group %q: %w", group, cl.Explain(err))
 	}
 	d := described[group]
-	if d.Err != nil {
+	// GROUP_ID_NOT_FOUND (DescribeGroups v6): no classic group of the id, Dead. A KIP-848
+	// consumer group with members is protected by the coordinator, which refuses a
+	// commit without a member from it.
+	if d.Err != nil && !errors.Is(d.Err, kerr.GroupIDNotFound) {
 		return fmt.Errorf("describe group %q: %w", group, kafkaError(d.Err, d.ErrMessage))
 	}
 	if d.State != stateEmpty && d.State != stateDead {
