@@ -172,9 +172,10 @@ func TestOffsetFetchConsumerGroupWire(t *testing.T) {
 	}
 }
 
-// DescribeGroups and ListGroups see a KIP-848 consumer group as Kafka 4.2 does:
-// DescribeGroups v6 GROUP_ID_NOT_FOUND "Group cg is not a classic group." (v5: Dead,
-// no error), ListGroups v5 type and protocol type "consumer", filtered by type.
+// The classic group APIs see a KIP-848 consumer group as Kafka 4.2 does: DescribeGroups
+// v6 GROUP_ID_NOT_FOUND "Group cg is not a classic group." (v5: Dead, no error),
+// ListGroups v5 type and protocol type "consumer", filtered by type; OffsetDelete of a
+// subscribed topic GROUP_SUBSCRIBED_TO_TOPIC, DeleteGroups NON_EMPTY_GROUP.
 func TestClassicGroupAPIsSeeConsumerGroupWire(t *testing.T) {
 	b, _, _ := consumerGroupBroker(t)
 	describe := func(version int16, id string) kmsg.DescribeGroupsResponseGroup {
@@ -228,6 +229,21 @@ func TestClassicGroupAPIsSeeConsumerGroupWire(t *testing.T) {
 	list.TypesFilter = []string{"classic"}
 	if resp, err := list.RequestWith(testContext(t), newClient(t, b)); err != nil || len(resp.Groups) != 0 {
 		t.Fatalf("classic groups %+v %v", resp, err)
+	}
+
+	// The member subscribes to a: its offsets cannot be deleted, nor the group.
+	od := kmsg.NewPtrOffsetDeleteRequest()
+	od.Group = "cg"
+	od.Topics = []kmsg.OffsetDeleteRequestTopic{{Topic: "a", Partitions: []kmsg.OffsetDeleteRequestTopicPartition{{Partition: 0}}}}
+	odResp, err := od.RequestWith(testContext(t), newClient(t, b))
+	if err != nil || odResp.ErrorCode != 0 || len(odResp.Topics) != 1 || odResp.Topics[0].Partitions[0].ErrorCode != kerr.GroupSubscribedToTopic.Code {
+		t.Fatalf("OffsetDelete %+v %v", odResp, err)
+	}
+	dg := kmsg.NewPtrDeleteGroupsRequest()
+	dg.Groups = []string{"cg"}
+	dgResp, err := dg.RequestWith(testContext(t), newClient(t, b))
+	if err != nil || len(dgResp.Groups) != 1 || dgResp.Groups[0].ErrorCode != kerr.NonEmptyGroup.Code {
+		t.Fatalf("DeleteGroups %+v %v", dgResp, err)
 	}
 }
 

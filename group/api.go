@@ -288,7 +288,8 @@ func (s *Shard) OffsetDelete(now time.Time, req *kmsg.OffsetDeleteRequest, send 
 
 // ExpireOffsets removes committed offsets past offsets.retention.minutes and empty
 // groups left with no offsets, writing their tombstones; the runtime calls it every
-// offsets.retention.check.interval.ms (600000).
+// offsets.retention.check.interval.ms (600000). A consumer group's offsets expire by
+// its own rule (consumer_offsets.go): never while a member subscribes to the topic.
 func (s *Shard) ExpireOffsets(now time.Time) Effects {
 	s.observe(now)
 	return s.expireOffsets(now)
