@@ -141,9 +141,11 @@ func commitPartition(partition int32, code int16) kmsg.OffsetCommitResponseTopic
 }
 
 // validateOffsetCommit is Kafka's validateOffsetCommit and ClassicGroup.validateOffsetCommit
-// (a consumer group's: validateConsumerOffsetCommit) for an OffsetCommit (transactional false) or a TxnOffsetCommit (true, req carrying its
-// group and member fields); a simple consumer's first commit creates its (Empty,
-// protocol-less) group. A transactional commit naming no member, generation or
+// (a consumer group's: validateConsumerOffsetCommit) for an OffsetCommit (transactional
+// false) or a TxnOffsetCommit (true, req carrying its group and member fields); a
+// simple consumer's first commit creates its (Empty, protocol-less) group, and a
+// consumer group's first the holder of its offsets. A transactional commit naming no
+// member, generation or
 // instance is accepted whatever the group's state (older TxnOffsetCommit versions
 // carry none: Kafka exempts them from the members-only rule), and a transactional
 // commit is never refused for CompletingRebalance; a named generation of a group that
