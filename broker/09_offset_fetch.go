@@ -1,10 +1,15 @@
 package broker
 
-// OffsetFetch (key 9), v0-9: one group before v8, many groups from v8 (KIP-709), each
+// OffsetFetch (key 9), v0-10: one group before v8, many groups from v8 (KIP-709), each
 // answered by its own shard; null topics (v2+) mean every committed partition;
 // RequireStable (v7+) answers UNSTABLE_OFFSET_COMMIT for partitions with a commit being
 // written. A group whose partition is not served here gets NOT_COORDINATOR or
 // COORDINATOR_LOAD_IN_PROGRESS (per partition before v2, which has no group error).
+//
+// Version notes: v9 (KIP-848) names the member asking (MemberID, MemberEpoch): against
+// a consumer group a stale epoch is the group's STALE_MEMBER_EPOCH, an unknown member
+// UNKNOWN_MEMBER_ID. v10 names topics by id (offset_topic_ids.go): an unknown id is
+// UNKNOWN_TOPIC_ID; authorization stays per topic name.
 
 import (
 	"context"
@@ -16,13 +21,18 @@ import (
 )
 
 func init() {
-	registerAPI(kmsg.OffsetFetch, 0, 9, (*Broker).handleOffsetFetch, apiOpts{
+	registerAPI(kmsg.OffsetFetch, 0, 10, (*Broker).handleOffsetFetch, apiOpts{
 		authorize: authorizeOffsetFetch,
 	})
 }
 
 func (b *Broker) handleOffsetFetch(_ context.Context, req *rpc.Request) rpc.Result {
-	return rpc.RespondLater(b.groups.OffsetFetch(req.Body.(*kmsg.OffsetFetchRequest)))
+	r := req.Body.(*kmsg.OffsetFetchRequest)
+	serve := func() rpc.Result { return rpc.RespondLater(b.groups.OffsetFetch(r)) }
+	if fetchUsesTopicIDs(r.Version) {
+		return fetchWithTopicIDs(b.Image(), r, serve)
+	}
+	return serve()
 }
 
 // authorizeOffsetFetch is OffsetFetch's rule: Describe on the group
@@ -37,7 +47,10 @@ func authorizeOffsetFetch(b *Broker, req *rpc.Request) authzDecision {
 		return authzDecision{merge: func(resp kmsg.Response) {
 			out := resp.(*kmsg.OffsetFetchResponse)
 			for i := range out.Groups {
-				out.Groups[i].Topics = slices.DeleteFunc(out.Groups[i].Topics, func(t kmsg.OffsetFetchResponseGroupTopic) bool { return !z.topicOK(auth.OpDescribe, t.Topic) })
+				out.Groups[i].Topics = slices.DeleteFunc(out.Groups[i].Topics, func(t kmsg.OffsetFetchResponseGroupTopic) bool {
+					unknownID := fetchUsesTopicIDs(r.Version) && t.Topic == "" // UNKNOWN_TOPIC_ID
+					return !unknownID && !z.topicOK(auth.OpDescribe, t.Topic)
+				})
 			}
 			for _, g := range denied {
 				rg := kmsg.NewOffsetFetchResponseGroup()

@@ -1,8 +1,12 @@
 package broker
 
-// DescribeGroups (key 15), v0-5: each group is described by its shard (an unknown group
-// as Dead with no members, as Kafka does); a group whose partition is not served here
-// gets NOT_COORDINATOR or COORDINATOR_LOAD_IN_PROGRESS.
+// DescribeGroups (key 15), v0-6: each group is described by its shard (an unknown group,
+// or a KIP-848 consumer group, as Dead with no members, as Kafka does); a group whose
+// partition is not served here gets NOT_COORDINATOR or COORDINATOR_LOAD_IN_PROGRESS.
+//
+// Version notes: v6 (KIP-1043) adds ErrorMessage: an unknown group is GROUP_ID_NOT_FOUND
+// "Group g not found.", a consumer group GROUP_ID_NOT_FOUND "Group g is not a classic
+// group." (Kafka 4.2's answers); other errors carry no message, as Kafka's.
 
 import (
 	"context"
@@ -13,7 +17,7 @@ import (
 )
 
 func init() {
-	registerAPI(kmsg.DescribeGroups, 0, 5, (*Broker).handleDescribeGroups, apiOpts{
+	registerAPI(kmsg.DescribeGroups, 0, 6, (*Broker).handleDescribeGroups, apiOpts{
 		authorize: authorizeDescribeGroups,
 	})
 }

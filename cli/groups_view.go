@@ -99,9 +99,14 @@ func consumerGroupView(d kadm.DescribedConsumerGroup) groupView {
 	return g
 }
 
+// classicGroupView is d as the CLI shows it. GROUP_ID_NOT_FOUND (DescribeGroups v6, for
+// an unknown id or a consumer group's offsets alone) is no error: the group is Dead.
 func classicGroupView(d kadm.DescribedGroup) groupView {
 	g := groupView{group: d.Group, groupType: groupTypeClassic, state: d.State, protocolType: d.ProtocolType,
 		protocol: d.Protocol, coordinator: d.Coordinator, groupEpoch: -1, assignmentEpoch: -1, err: d.Err, errMessage: d.ErrMessage}
+	if errors.Is(d.Err, kerr.GroupIDNotFound) {
+		g.err, g.errMessage, g.state = nil, "", stateDead
+	}
 	for _, m := range d.Members {
 		g.members = append(g.members, memberView{id: m.MemberID, clientID: m.ClientID, host: m.ClientHost,
 			instanceID: m.InstanceID, assignment: memberAssignment(m), epoch: -1})

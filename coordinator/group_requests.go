@@ -12,18 +12,26 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// OffsetFetch answers r from each group's shard, in r's version.
+// OffsetFetch answers r from each group's shard, in r's version; v9+ checks the member
+// it names against a consumer group (group.Shard.OffsetFetchMember). v10's topic ids
+// are the caller's to resolve: the shard reads the topic names.
 func (gc *GroupCoordinator) OffsetFetch(r *kmsg.OffsetFetchRequest) <-chan kmsg.Response {
 	type one struct {
 		id     string
 		topics []kmsg.OffsetFetchRequestTopic
+		// memberID and memberEpoch name the member asking (v9+), nil and -1 for none.
+		memberID    *string
+		memberEpoch int32
 	}
 	var groups []one
 	if r.Version < 8 {
-		groups = []one{{r.Group, r.Topics}}
+		groups = []one{{id: r.Group, topics: r.Topics, memberEpoch: -1}}
 	} else {
 		for _, g := range r.Groups {
-			o := one{id: g.Group}
+			o := one{id: g.Group, memberEpoch: -1}
+			if r.Version >= 9 {
+				o.memberID, o.memberEpoch = g.MemberID, g.MemberEpoch
+			}
 			if g.Topics != nil {
 				o.topics = []kmsg.OffsetFetchRequestTopic{}
 				for _, t := range g.Topics {
@@ -47,7 +55,7 @@ func (gc *GroupCoordinator) OffsetFetch(r *kmsg.OffsetFetchRequest) <-chan kmsg.
 			return
 		}
 		gc.Submit(g.id, func(_ time.Time, s *group.Shard) group.Effects {
-			done(s.OffsetFetch(g.id, g.topics, r.RequireStable))
+			done(s.OffsetFetchMember(g.id, g.memberID, g.memberEpoch, g.topics, r.RequireStable))
 			return group.Effects{}
 		}, failed)
 	}, func(results []kmsg.OffsetFetchResponseGroup) kmsg.Response {
@@ -111,7 +119,7 @@ func (gc *GroupCoordinator) DescribeGroups(r *kmsg.DescribeGroupsRequest, author
 	return Gather(len(r.Groups), func(i int, done func(kmsg.DescribeGroupsResponseGroup)) {
 		id := r.Groups[i]
 		gc.Submit(id, func(_ time.Time, s *group.Shard) group.Effects {
-			g := s.DescribeGroup(id, r.IncludeAuthorizedOperations)
+			g := s.DescribeGroup(id, r.Version, r.IncludeAuthorizedOperations)
 			if authorizedOps != nil {
 				g.AuthorizedOperations = authorizedOps(id)
 			}

@@ -1,6 +1,7 @@
 package group
 
 import (
+	"fmt"
 	"sort"
 	"strings"
 	"time"
@@ -13,16 +14,28 @@ import (
 const groupAuthorizedOperations = 1<<3 | 1<<6 | 1<<8
 
 // describeGroup is one group of DescribeGroups (Kafka's GroupMetadataManager.describeGroups):
-// members' metadata and assignments are shown only when the group is Stable.
-func (s *Shard) describeGroup(groupID string, includeAuthorizedOperations bool) kmsg.DescribeGroupsResponseGroup {
+// members' metadata and assignments are shown only when the group is Stable. A group id
+// that is not a classic group is Dead, and from v6 GROUP_ID_NOT_FOUND with Kafka's
+// message ("Group g not found.", "Group g is not a classic group.").
+func (s *Shard) describeGroup(groupID string, version int16, includeAuthorizedOperations bool) kmsg.DescribeGroupsResponseGroup {
 	out := kmsg.NewDescribeGroupsResponseGroup()
 	out.Group = groupID
 	if includeAuthorizedOperations {
 		out.AuthorizedOperations = groupAuthorizedOperations
 	}
 	g := s.groups[groupID]
-	if g == nil {
+	notFound := ""
+	switch {
+	case s.consumerGroups[groupID] != nil:
+		notFound = notClassicGroup(groupID)
+	case g == nil:
+		notFound = fmt.Sprintf("Group %s not found.", groupID)
+	}
+	if notFound != "" {
 		out.State = stateDead.String()
+		if version >= 6 {
+			out.ErrorCode, out.ErrorMessage = errGroupIDNotFound, &notFound
+		}
 		return out
 	}
 	out.State = g.state.String()
@@ -49,7 +62,8 @@ func (s *Shard) describeGroup(groupID string, includeAuthorizedOperations bool) 
 }
 
 // listGroups lists the shard's groups, filtered by state and type names (case-insensitive,
-// as Kafka); every group here is "classic".
+// as Kafka): the classic groups ("classic", simple consumers' included) and the
+// consumer groups ("consumer", protocol type "consumer"), sorted by id.
 func (s *Shard) listGroups(states, types []string) []kmsg.ListGroupsResponseGroup {
 	matches := func(filter []string, value string) bool {
 		if len(filter) == 0 {
@@ -62,23 +76,32 @@ func (s *Shard) listGroups(states, types []string) []kmsg.ListGroupsResponseGrou
 		}
 		return false
 	}
-	ids := make([]string, 0, len(s.groups))
+	ids := make([]string, 0, len(s.groups)+len(s.consumerGroups))
 	for id := range s.groups {
+		if s.consumerGroups[id] == nil { // else the holder of a consumer group's offsets
+			ids = append(ids, id)
+		}
+	}
+	for id := range s.consumerGroups {
 		ids = append(ids, id)
 	}
 	sort.Strings(ids)
 	var out []kmsg.ListGroupsResponseGroup
 	for _, id := range ids {
-		g := s.groups[id]
-		if g.is(stateDead) || !matches(states, g.state.String()) || !matches(types, "classic") {
-			continue
-		}
 		lg := kmsg.NewListGroupsResponseGroup()
 		lg.Group = id
-		lg.ProtocolType = g.protocolType
-		lg.GroupState = g.state.String()
-		lg.GroupType = "classic"
-		out = append(out, lg)
+		if cg := s.consumerGroups[id]; cg != nil {
+			lg.ProtocolType, lg.GroupState, lg.GroupType = consumerProtocolType, cg.State().String(), "consumer"
+		} else {
+			g := s.groups[id]
+			if g.is(stateDead) {
+				continue
+			}
+			lg.ProtocolType, lg.GroupState, lg.GroupType = g.protocolType, g.state.String(), "classic"
+		}
+		if matches(states, lg.GroupState) && matches(types, lg.GroupType) {
+			out = append(out, lg)
+		}
 	}
 	return out
 }

@@ -8,16 +8,16 @@ import (
 
 func TestDescribeGroup(t *testing.T) {
 	h := newHarness(t, testConfig())
-	if d := h.s.DescribeGroup("nope", true); d.State != "Dead" || d.ErrorCode != 0 || len(d.Members) != 0 || d.AuthorizedOperations != groupAuthorizedOperations {
+	if d := h.s.DescribeGroup("nope", 5, true); d.State != "Dead" || d.ErrorCode != 0 || len(d.Members) != 0 || d.AuthorizedOperations != groupAuthorizedOperations {
 		t.Fatalf("unknown group %+v", d)
 	}
-	if d := h.s.DescribeGroup("nope", false); d.AuthorizedOperations != -2147483648 {
+	if d := h.s.DescribeGroup("nope", 5, false); d.AuthorizedOperations != -2147483648 {
 		t.Fatalf("authorized operations not requested: %d", d.AuthorizedOperations)
 	}
 	ids, _ := h.stableGroup("g", 2)
 	// A rebalance hides metadata and assignments, as Kafka.
 	h.join("g", ids[0])
-	d := h.s.DescribeGroup("g", false)
+	d := h.s.DescribeGroup("g", 5, false)
 	if d.State != "PreparingRebalance" || d.Protocol != "" || len(d.Members) != 2 || len(d.Members[0].MemberAssignment) != 0 {
 		t.Fatalf("describe during rebalance %+v", d)
 	}
@@ -72,7 +72,7 @@ func TestDeleteGroup(t *testing.T) {
 			t.Fatal("not a tombstone")
 		}
 	}
-	if d := h.s.DescribeGroup("g", false); d.State != "Dead" {
+	if d := h.s.DescribeGroup("g", 5, false); d.State != "Dead" {
 		t.Fatalf("state %s", d.State)
 	}
 	if got := h.fetched("g", 0); got[0] != -1 {
@@ -146,7 +146,7 @@ func TestDeleteGroupWithPendingCommit(t *testing.T) {
 	if got[0] != -1 || got[1] != -1 {
 		t.Fatalf("offsets after delete %v", got)
 	}
-	if d := h.s.DescribeGroup("k", false); d.State != "Dead" {
+	if d := h.s.DescribeGroup("k", 5, false); d.State != "Dead" {
 		t.Fatalf("state %s", d.State)
 	}
 	// A commit appended after the deletion is kept, in memory and in the log.

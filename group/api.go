@@ -252,7 +252,8 @@ func (s *Shard) LeaveGroup(now time.Time, req *kmsg.LeaveGroupRequest, send func
 	return s.leaveGroup(now, req, send)
 }
 
-// OffsetCommit (key 8, v0-9) for one group. The caller has already answered, and
+// OffsetCommit (key 8, v0-10; v10's topic ids resolved to names by the caller) for
+// one group. The caller has already answered, and
 // removed from req, the partitions of topics that do not exist
 // (UNKNOWN_TOPIC_OR_PARTITION); resp holds those answers and the shard appends its own.
 func (s *Shard) OffsetCommit(now time.Time, req *kmsg.OffsetCommitRequest, resp *kmsg.OffsetCommitResponse, send func(kmsg.Response)) Effects {
@@ -260,21 +261,24 @@ func (s *Shard) OffsetCommit(now time.Time, req *kmsg.OffsetCommitRequest, resp 
 	return s.offsetCommit(now, req, resp, send)
 }
 
-// OffsetFetch answers one group of an OffsetFetch request (key 9, v0-9): topics nil
+// OffsetFetch answers one group of an OffsetFetch request (key 9; OffsetFetchMember
+// for v9+, which names a member): topics nil
 // means every committed partition. requireStable (v7+) answers UNSTABLE_OFFSET_COMMIT
 // for partitions with a commit being written.
 func (s *Shard) OffsetFetch(groupID string, topics []kmsg.OffsetFetchRequestTopic, requireStable bool) kmsg.OffsetFetchResponseGroup {
 	return s.offsetFetch(groupID, topics, requireStable)
 }
 
-// DescribeGroup answers one group of DescribeGroups (key 15, v0-5); an unknown group is
-// described as Dead with no members, as Kafka does.
-func (s *Shard) DescribeGroup(groupID string, includeAuthorizedOperations bool) kmsg.DescribeGroupsResponseGroup {
-	return s.describeGroup(groupID, includeAuthorizedOperations)
+// DescribeGroup answers one group of DescribeGroups (key 15, v0-6) in version: an
+// unknown group, or a consumer group, is described as Dead with no members, as Kafka
+// does, and from v6 with GROUP_ID_NOT_FOUND and its message.
+func (s *Shard) DescribeGroup(groupID string, version int16, includeAuthorizedOperations bool) kmsg.DescribeGroupsResponseGroup {
+	return s.describeGroup(groupID, version, includeAuthorizedOperations)
 }
 
 // ListGroups lists this shard's groups (key 16): states and types filter when not
-// empty (v4+, v5+). Classic groups have type "classic".
+// empty (v4+, v5+). Classic groups have type "classic", KIP-848 consumer groups
+// "consumer".
 func (s *Shard) ListGroups(states, types []string) []kmsg.ListGroupsResponseGroup {
 	return s.listGroups(states, types)
 }
@@ -296,7 +300,8 @@ func (s *Shard) OffsetDelete(now time.Time, req *kmsg.OffsetDeleteRequest, send 
 
 // ExpireOffsets removes committed offsets past offsets.retention.minutes and empty
 // groups left with no offsets, writing their tombstones; the runtime calls it every
-// offsets.retention.check.interval.ms (600000).
+// offsets.retention.check.interval.ms (600000). A consumer group's offsets expire by
+// its own rule (consumer_offsets.go): never while a member subscribes to the topic.
 func (s *Shard) ExpireOffsets(now time.Time) Effects {
 	s.observe(now)
 	return s.expireOffsets(now)

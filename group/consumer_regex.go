@@ -187,7 +187,8 @@ func (g *ConsumerGroup) subscribedTopicNames() []string {
 
 // IsSubscribedToTopic reports whether a member subscribes to topic, by name or through
 // the resolution of its regular expression (Kafka's ConsumerGroup
-// .isSubscribedToTopic: OffsetDelete's GROUP_SUBSCRIBED_TO_TOPIC, offset expiry).
+// .isSubscribedToTopic): its offsets then neither expire nor can be deleted by
+// OffsetDelete (GROUP_SUBSCRIBED_TO_TOPIC).
 func (g *ConsumerGroup) IsSubscribedToTopic(topic string) bool {
 	if g.subscribed[topic] > 0 {
 		return true

@@ -270,6 +270,7 @@ func (s *Shard) replayConsumer(rec ConsumerGroupRecord) error {
 	if rec.Key.Type == RecordTypeConsumerGroupMetadata && rec.Value == nil {
 		delete(s.consumerGroups, id)
 		delete(s.consumerDirty, id)
+		s.dropEmptyHolder(id)
 		return nil
 	}
 	replayConsumerRecord(g, rec)

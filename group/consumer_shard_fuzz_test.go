@@ -132,14 +132,22 @@ func (d *cgDriver) step(op, arg byte) {
 		if len(h.held) == 0 {
 			d.failover()
 		}
-	case 14: // DeleteGroups; a consumer commits an offset first
+	case 14: // DeleteGroups or the offsets' expiry; a member or an admin commits first
 		commit := kmsg.NewPtrOffsetCommitRequest()
-		commit.Version, commit.Group, commit.Generation = 8, groupID, -1
+		commit.Version, commit.Group, commit.Generation = 9, groupID, -1
+		if arg%4 == 0 {
+			commit.MemberID, commit.Generation = member, c.epoch
+		}
 		commit.Topics = []kmsg.OffsetCommitRequestTopic{{Topic: "a", Partitions: []kmsg.OffsetCommitRequestTopicPartition{{Partition: 0, Offset: int64(arg)}}}}
 		if arg%2 == 0 {
 			h.run(h.s.OffsetCommit(h.now, commit, kmsg.NewPtrOffsetCommitResponse(), func(kmsg.Response) {}))
 		}
-		h.run(h.s.DeleteGroup(h.now, groupID, func(int16) {}))
+		if arg%3 == 1 {
+			h.now = h.now.Add(h.s.cfg.OffsetsRetention)
+			h.run(h.s.ExpireOffsets(h.now))
+		} else {
+			h.run(h.s.DeleteGroup(h.now, groupID, func(int16) {}))
+		}
 	}
 	if req != nil {
 		req.Group = groupID

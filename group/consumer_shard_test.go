@@ -325,9 +325,12 @@ func TestConsumerShardLoadStartsTimers(t *testing.T) {
 func TestConsumerShardDeleteGroup(t *testing.T) {
 	h, topics := twoMemberShard(t, 2)
 	commit := kmsg.NewPtrOffsetCommitRequest()
-	commit.Version, commit.Group, commit.Generation = 8, "g", -1
-	commit.Topics = []kmsg.OffsetCommitRequestTopic{{Topic: "a", Partitions: []kmsg.OffsetCommitRequestTopicPartition{{Partition: 1, Offset: 7}}}}
+	commit.Version, commit.Group, commit.MemberID, commit.Generation = 9, "g", "m1", memberEpoch(t, h.s, "m1")
+	commit.Topics = []kmsg.OffsetCommitRequestTopic{{Topic: "a", Partitions: []kmsg.OffsetCommitRequestTopicPartition{{Partition: 0, Offset: 7}}}}
 	h.run(h.s.OffsetCommit(h.now, commit, kmsg.NewPtrOffsetCommitResponse(), func(kmsg.Response) {}))
+	if fetchA(h.s, "g") != "7" {
+		t.Fatal("the member's commit is not there")
+	}
 	var code int16 = -1
 	h.run(h.s.DeleteGroup(h.now, "g", func(c int16) { code = c }))
 	if code != errNonEmptyGroup {

@@ -30,4 +30,6 @@ var (
 	errGroupMaxSizeReached     = kerr.GroupMaxSizeReached.Code
 	errUnstableOffsetCommit    = kerr.UnstableOffsetCommit.Code
 	errInvalidRequest          = kerr.InvalidRequest.Code
+	errStaleMemberEpoch        = kerr.StaleMemberEpoch.Code
+	errUnsupportedVersion      = kerr.UnsupportedVersion.Code
 )

@@ -131,7 +131,7 @@ func FuzzShardOperations(f *testing.F) {
 				req.Topics = []kmsg.OffsetDeleteRequestTopic{{Topic: "t", Partitions: []kmsg.OffsetDeleteRequestTopicPartition{{Partition: 0}}}}
 				h.run(h.s.OffsetDelete(h.now, req, send))
 				h.run(h.s.ExpireOffsets(h.now))
-				_ = h.s.DescribeGroup(groupID, true)
+				_ = h.s.DescribeGroup(groupID, 5, true)
 				_ = h.s.ListGroups(nil, nil)
 				_ = h.s.OffsetFetch(groupID, nil, true)
 			}

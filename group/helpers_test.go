@@ -309,7 +309,7 @@ func (h *harness) fetched(groupID string, partitions ...int32) map[int32]int64 {
 }
 
 func (h *harness) state(groupID string) string {
-	return h.s.DescribeGroup(groupID, false).State
+	return h.s.DescribeGroup(groupID, 5, false).State
 }
 
 // stableGroup forms a Stable group of n members (v3 joins) and returns their ids, the

@@ -17,7 +17,7 @@ func TestJoinSyncStable(t *testing.T) {
 	if ids[0] != "client-uuid1" {
 		t.Fatalf("leader %q, want client-uuid1 (clientId-UUID)", ids[0])
 	}
-	d := h.s.DescribeGroup("g", false)
+	d := h.s.DescribeGroup("g", 5, false)
 	if d.Protocol != "range" || d.ProtocolType != "consumer" || len(d.Members) != 2 {
 		t.Fatalf("describe %+v", d)
 	}

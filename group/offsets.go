@@ -141,9 +141,11 @@ func commitPartition(partition int32, code int16) kmsg.OffsetCommitResponseTopic
 }
 
 // validateOffsetCommit is Kafka's validateOffsetCommit and ClassicGroup.validateOffsetCommit
-// for an OffsetCommit (transactional false) or a TxnOffsetCommit (true, req carrying its
-// group and member fields); a simple consumer's first commit creates its (Empty,
-// protocol-less) group. A transactional commit naming no member, generation or
+// (a consumer group's: validateConsumerOffsetCommit) for an OffsetCommit (transactional
+// false) or a TxnOffsetCommit (true, req carrying its group and member fields); a
+// simple consumer's first commit creates its (Empty, protocol-less) group, and a
+// consumer group's first the holder of its offsets. A transactional commit naming no
+// member, generation or
 // instance is accepted whatever the group's state (older TxnOffsetCommit versions
 // carry none: Kafka exempts them from the members-only rule), and a transactional
 // commit is never refused for CompletingRebalance; a named generation of a group that
@@ -152,6 +154,13 @@ func commitPartition(partition int32, code int16) kmsg.OffsetCommitResponseTopic
 func (s *Shard) validateOffsetCommit(now time.Time, req *kmsg.OffsetCommitRequest, transactional bool) int16 {
 	if !validGroupID(req.Group) {
 		return errInvalidGroupID
+	}
+	if cg := s.consumerGroups[req.Group]; cg != nil {
+		code := validateConsumerOffsetCommit(cg, req, transactional)
+		if code == 0 && s.groups[req.Group] == nil {
+			s.groups[req.Group] = newGroup(req.Group, now) // the holder of its offsets
+		}
+		return code
 	}
 	generation := req.Generation
 	if req.Version == 0 {
@@ -241,13 +250,18 @@ func (s *Shard) offsetFetch(groupID string, topics []kmsg.OffsetFetchRequestTopi
 }
 
 // offsetDelete is OffsetDelete (Kafka's OffsetMetadataManager.deleteOffsets): partitions
-// of subscribed topics get GROUP_SUBSCRIBED_TO_TOPIC; only partitions with an offset are
+// of subscribed topics get GROUP_SUBSCRIBED_TO_TOPIC (a consumer group's: topics a
+// member subscribes to, whatever its state); only partitions with an offset are
 // answered, as Kafka.
 func (s *Shard) offsetDelete(now time.Time, req *kmsg.OffsetDeleteRequest, send func(kmsg.Response)) Effects {
 	var b batch
 	resp := kmsg.NewPtrOffsetDeleteResponse()
 	resp.Version = req.Version
 	g := s.groups[req.Group]
+	cg := s.consumerGroups[req.Group]
+	if cg != nil && g == nil {
+		g = newGroup(req.Group, now) // no offsets: nothing to delete
+	}
 	switch {
 	case req.Group == "":
 		resp.ErrorCode = errInvalidGroupID
@@ -266,6 +280,9 @@ func (s *Shard) offsetDelete(now time.Time, req *kmsg.OffsetDeleteRequest, send 
 		rt := kmsg.NewOffsetDeleteResponseTopic()
 		rt.Topic = t.Topic
 		subscribed := g.isSubscribedToTopic(t.Topic)
+		if cg != nil {
+			subscribed = cg.IsSubscribedToTopic(t.Topic)
+		}
 		for _, p := range t.Partitions {
 			tp := topicPartition{t.Topic, p.Partition}
 			rp := kmsg.NewOffsetDeleteResponseTopicPartition()
@@ -309,11 +326,10 @@ func (s *Shard) offsetDelete(now time.Time, req *kmsg.OffsetDeleteRequest, send 
 }
 
 // expireOffsets removes offsets past retention (Kafka's cleanupExpiredOffsets) and Empty
-// groups left without offsets (cleanupGroupMetadata).
+// groups left without offsets (cleanupGroupMetadata); the consumer groups' offsets
+// expire by their own rule (expireConsumerOffsets).
 func (s *Shard) expireOffsets(now time.Time) Effects {
 	var b batch
-	nowMs := now.UnixMilli()
-	retentionMs := s.cfg.OffsetsRetention.Milliseconds()
 	ids := make([]string, 0, len(s.groups))
 	for id := range s.groups {
 		ids = append(ids, id)
@@ -321,36 +337,14 @@ func (s *Shard) expireOffsets(now time.Time) Effects {
 	sort.Strings(ids)
 	for _, id := range ids {
 		g := s.groups[id]
-		base, ok := expirationBase(g)
-		var expired []topicPartition
-		allExpired := true
-		if ok {
-			for tp, v := range g.offsets {
-				if g.isSubscribedToTopic(tp.topic) || g.pendingOffsets[tp] > 0 {
-					allExpired = false
-					continue
-				}
-				var isExpired bool
-				if v.expireTimestampMs >= 0 {
-					isExpired = nowMs >= v.expireTimestampMs
-				} else {
-					isExpired = nowMs-base(v) >= retentionMs
-				}
-				if isExpired {
-					expired = append(expired, tp)
-				} else {
-					allExpired = false
-				}
-			}
-		} else {
-			allExpired = len(g.offsets) == 0
+		if s.consumerGroups[id] != nil {
+			continue // the holder of a consumer group's offsets
 		}
-		sort.Slice(expired, func(i, j int) bool {
-			if expired[i].topic != expired[j].topic {
-				return expired[i].topic < expired[j].topic
-			}
-			return expired[i].partition < expired[j].partition
-		})
+		var expired []topicPartition
+		allExpired := len(g.offsets) == 0
+		if base, ok := expirationBase(g); ok {
+			expired, allExpired = g.expiredOffsets(now, s.cfg.OffsetsRetention, base, g.isSubscribedToTopic)
+		}
 		var records []Record
 		for _, tp := range expired {
 			records = append(records, offsetCommitTombstone(g.id, tp))
@@ -364,7 +358,42 @@ func (s *Shard) expireOffsets(now time.Time) Effects {
 		}
 		s.writeDeletion(&b, g, expired, deleteGroup, nil, records)
 	}
+	s.expireConsumerOffsets(now, &b)
 	return b.effects()
+}
+
+// expiredOffsets returns g's offsets past retention at now, sorted, counting from base
+// (or at their expire timestamp), skipping the topics subscribed says are subscribed
+// and partitions with a commit being written; allExpired is whether no offset is left
+// after them.
+func (g *group) expiredOffsets(now time.Time, retention time.Duration, base func(offsetValue) int64,
+	subscribed func(topic string) bool) (expired []topicPartition, allExpired bool) {
+	nowMs, retentionMs := now.UnixMilli(), retention.Milliseconds()
+	allExpired = true
+	for tp, v := range g.offsets {
+		if subscribed(tp.topic) || g.pendingOffsets[tp] > 0 {
+			allExpired = false
+			continue
+		}
+		var isExpired bool
+		if v.expireTimestampMs >= 0 {
+			isExpired = nowMs >= v.expireTimestampMs
+		} else {
+			isExpired = nowMs-base(v) >= retentionMs
+		}
+		if isExpired {
+			expired = append(expired, tp)
+		} else {
+			allExpired = false
+		}
+	}
+	sort.Slice(expired, func(i, j int) bool {
+		if expired[i].topic != expired[j].topic {
+			return expired[i].topic < expired[j].topic
+		}
+		return expired[i].partition < expired[j].partition
+	})
+	return expired, allExpired
 }
 
 // expirationBase is Kafka's ClassicGroup.offsetExpirationCondition: from when an Empty

@@ -112,7 +112,7 @@ func TestReplayRoundTrip(t *testing.T) {
 		t.Fatalf("%d session timers after load, want 3", len(e.Timers))
 	}
 	for _, id := range []string{"g", "simple", "s", "gone"} {
-		want, got := h.s.DescribeGroup(id, false), r.DescribeGroup(id, false)
+		want, got := h.s.DescribeGroup(id, 5, false), r.DescribeGroup(id, 5, false)
 		if !reflect.DeepEqual(want, got) {
 			t.Fatalf("group %s:\nwant %+v\n got %+v", id, want, got)
 		}
@@ -170,7 +170,7 @@ func FuzzDecodeRecord(f *testing.F) {
 		_ = s.Loaded(time.Unix(0, 0))
 		_ = s.ListGroups(nil, nil)
 		for id := range s.groups {
-			_ = s.DescribeGroup(id, true)
+			_ = s.DescribeGroup(id, 5, true)
 			_ = s.OffsetFetch(id, nil, true)
 		}
 		_ = s.ExpireOffsets(time.Unix(1e9, 0))

@@ -46,7 +46,7 @@ func BenchmarkGroups_CommitsVsProduce(b *testing.B) {
 	c.CreateTopicRF(b, topic, 6, 3, map[string]*string{"min.insync.replicas": kmsg.StringPtr("2")})
 	clients := make([]*kgo.Client, 10)
 	for i := range clients {
-		clients[i] = c.Client(b, kgo.DefaultProduceTopic(topic), kgo.RequiredAcks(kgo.AllISRAcks()))
+		clients[i] = c.Client(b, kgo.DefaultProduceTopic(topic), kgo.RequiredAcks(kgo.AllISRAcks()), byNameGroupVersions())
 	}
 	ctx := testContext(b)
 	// Create __consumer_offsets and load every partition a worker's group uses.

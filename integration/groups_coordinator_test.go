@@ -17,6 +17,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+	"github.com/twmb/franz-go/pkg/kversion"
 )
 
 // rawTo is a client bound to node i alone (no routing), for requests whose error codes
@@ -28,7 +29,7 @@ type rawTo struct {
 
 func (c *Cluster) rawTo(t testing.TB, i int) *rawTo {
 	t.Helper()
-	cl, err := kgo.NewClient(kgo.SeedBrokers(c.Addr(i)))
+	cl, err := kgo.NewClient(kgo.SeedBrokers(c.Addr(i)), byNameGroupVersions())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,6 +44,18 @@ func (r *rawTo) do(ctx context.Context, req kmsg.Request) kmsg.Response {
 		r.t.Fatalf("%T: %v", req, err)
 	}
 	return resp
+}
+
+// byNameGroupVersions caps the group APIs at the last versions that name topics and
+// describe an unknown group without an error (OffsetCommit and OffsetFetch v9,
+// DescribeGroups v5): the raw helpers here build their requests by topic name. Their
+// v10 (topic ids) and v6 are tested in broker/offsets_consumer_group_test.go.
+func byNameGroupVersions() kgo.Opt {
+	v := kversion.Tip()
+	v.SetMaxKeyVersion(kmsg.OffsetCommit.Int16(), 9)
+	v.SetMaxKeyVersion(kmsg.OffsetFetch.Int16(), 9)
+	v.SetMaxKeyVersion(kmsg.DescribeGroups.Int16(), 5)
+	return kgo.MaxVersions(v)
 }
 
 // coordinatorOf polls FindCoordinator through node via until group has a coordinator
