@@ -6,6 +6,7 @@ package integration
 
 import (
 	"context"
+	"fmt"
 	"maps"
 	"slices"
 	"strconv"
@@ -13,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/petrel-broker/petrel/internal/testwait"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -234,4 +236,48 @@ func TestConsumerProtocol_RegexSubscriptionPicksUpNewTopic(t *testing.T) {
 	if !c.SawRequest(0, int16(kmsg.ConsumerGroupHeartbeat), 1) {
 		t.Fatal("no ConsumerGroupHeartbeat v1 reached the broker: the member did not use KIP-848")
 	}
+}
+
+// The coordinator's broker is killed (as kill -9) in the middle of a rebalance: a
+// fourth member has just joined and the others have yet to revoke. The new
+// coordinator replays the group, the rebalance completes with the four members, no
+// partition is owned by two members at any observation, and every record is consumed.
+func TestConsumerProtocol_CoordinatorFailoverMidRebalance(t *testing.T) {
+	t.Parallel()
+	const partitions = 8
+	c := StartCluster(t, 3, append(groupOptions(), WithProperty("offsets.topic.num.partitions", "6"))...)
+	group, topic := "cg-failover-rebalance", "cg-failover-rebalance"
+	c.CreateTopicRF(t, topic, partitions, 3, nil)
+	coordinator := coordinatorOf(t, c, 0, group)
+	own := newOwnership()
+	var members []*cgMember
+	for _, id := range []string{"a", "b", "c"} {
+		members = append(members, startConsumerMember(t, c, own, group, topic, id))
+	}
+	own.waitOwned(t, partitions, "a", "b", "c")
+	want := produceKeyed(t, c, topic, "before", 400)
+	waitConsumed(t, want, members...)
+
+	// The join is in the log once the joiner has its member epoch; the others learn
+	// of the new target only at their next heartbeat, up to 5 s later.
+	d := startConsumerMember(t, c, own, group, topic, "d")
+	members = append(members, d)
+	testwait.For(t, groupWait, func() error {
+		if _, epoch := d.cl.GroupMetadata(); epoch <= 0 {
+			return fmt.Errorf("member d has epoch %d", epoch)
+		}
+		return nil
+	})
+	t.Logf("killing node-%d, the coordinator of %s, while the group rebalances: %v", coordinator, group, own.split())
+	c.Kill(coordinator)
+	want = append(want, produceKeyed(t, c, topic, "after", 400)...)
+	split := own.waitOwned(t, partitions, "a", "b", "c", "d")
+	waitConsumed(t, want, members...)
+	for id, ps := range split {
+		if len(ps) != partitions/4 {
+			t.Errorf("member %s owns %v after the rebalance: the uniform assignor gives each 2 of 8", id, ps)
+		}
+	}
+	own.check(t)
+	logRedelivered(t, members...)
 }
