@@ -53,6 +53,10 @@ type Config struct {
 	// ConsumerGroupConfig returns a consumer group's own configs (consumer_config.go),
 	// read at each heartbeat of the group; nil means none. It must not block.
 	ConsumerGroupConfig func(groupID string) ConsumerGroupConfig
+	// MigrationPolicy is group.consumer.migration.policy (bidirectional, the zero
+	// value): the online conversions between classic and consumer groups
+	// (consumer_migrate.go).
+	MigrationPolicy MigrationPolicy
 	// OnRebalance, when set, is told of each rebalance step of the shard's groups
 	// (rebalances.go), for the broker's metrics. It runs on the shard's goroutine, in
 	// the call that made the step, and must not block.
@@ -169,6 +173,10 @@ type Shard struct {
 	// consumerLegacyMetadata holds the groups with a deprecated
 	// ConsumerGroupPartitionMetadata record in the log.
 	consumerLegacyMetadata map[string]bool
+	// classicRetired holds the groups converted from classic groups whose group
+	// metadata tombstone failed to be written: their next write carries it again
+	// (consumer_migrate.go).
+	classicRetired map[string]bool
 	// rebalanceStarts holds when each rebalancing group began (rebalances.go).
 	rebalanceStarts map[string]time.Time
 }

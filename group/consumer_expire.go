@@ -55,7 +55,7 @@ func (g *ConsumerGroup) NextDeadline() (at time.Time, ok bool) {
 // partition, since timers are not persisted.
 func (g *ConsumerGroup) StartTimers(now time.Time) {
 	for _, m := range g.members {
-		m.sessionDeadline = now.Add(g.cfg.SessionTimeout)
+		m.sessionDeadline = now.Add(m.sessionTimeout(g.cfg))
 		m.revocationDeadline = time.Time{}
 		if m.state == MemberUnrevokedPartitions {
 			m.revocationDeadline = now.Add(time.Duration(m.meta.RebalanceTimeoutMs) * time.Millisecond)

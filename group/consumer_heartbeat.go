@@ -327,6 +327,7 @@ func (g *ConsumerGroup) heartbeat(e *emitter, req *kmsg.ConsumerGroupHeartbeatRe
 // leaves the value as it was).
 func updatedMeta(m ConsumerMemberUpdated, req *kmsg.ConsumerGroupHeartbeatRequest, client ConsumerClient) ConsumerMemberUpdated {
 	m.ClientID, m.ClientHost = client.ClientID, client.ClientHost
+	m.Classic = nil // the member speaks the consumer protocol
 	if req.InstanceID != nil {
 		m.InstanceID = *req.InstanceID
 	}
@@ -355,7 +356,7 @@ func metaEqual(a, b ConsumerMemberUpdated) bool {
 		a.ClientID == b.ClientID && a.ClientHost == b.ClientHost &&
 		slices.Equal(a.SubscribedTopicNames, b.SubscribedTopicNames) &&
 		a.SubscribedTopicRegex == b.SubscribedTopicRegex && a.ServerAssignor == b.ServerAssignor &&
-		a.RebalanceTimeoutMs == b.RebalanceTimeoutMs
+		a.RebalanceTimeoutMs == b.RebalanceTimeoutMs && classicMetaEqual(a.Classic, b.Classic)
 }
 
 // replaceStatic hands a static member that left with epoch -2 over to its instance's

@@ -6,9 +6,9 @@ package group
 // from those records when the partition is loaded.
 //
 // One group id is one type, as in Kafka 4.2's GroupMetadataManager: a classic group
-// with a protocol type or members is not a consumer group (GROUP_ID_NOT_FOUND "Group g
-// is not a consumer group.", getOrMaybeCreateConsumerGroup with no online upgrade, as
-// group.consumer.migration.policy=disabled); a simple group (committed offsets only,
+// with members is not a consumer group (GROUP_ID_NOT_FOUND "Group g is not a consumer
+// group.") unless group.consumer.migration.policy lets a heartbeat upgrade it, and an
+// empty one is replaced (consumer_migrate.go); a simple group (committed offsets only,
 // no protocol type) is no obstacle, and keeps holding the offsets.
 //
 // Apply, then persist: as the classic group applies a new generation at once and
@@ -64,16 +64,27 @@ func (s *Shard) ConsumerGroupHeartbeat(now time.Time, c Client, req *kmsg.Consum
 		b.reply(send, probe.errorResult(req, err).Response)
 		return b.effects()
 	}
-	if cg := s.groups[req.Group]; cg != nil && cg.isClassic() {
-		b.reply(send, probe.errorResult(req, hbErrorf(kerr.GroupIDNotFound, "Group %s is not a consumer group.", req.Group)).Response)
-		return b.effects()
-	}
 	g := s.consumerGroups[req.Group]
+	classic := s.groups[req.Group]
+	var conversion []ConsumerEvent
+	if classic != nil && classic.isClassic() {
+		var err *hbError
+		if g, conversion, err = s.classicToConsumer(classic, now, topics); err != nil { // consumer_migrate.go
+			b.reply(send, probe.errorResult(req, err).Response)
+			return b.effects()
+		}
+	} else {
+		classic = nil
+	}
 	if g == nil {
 		g = NewConsumerGroup(req.Group, s.cfg.Consumer)
 	}
 	g.cfg = s.consumerConfig(req.Group) // the group's own configs, as of this heartbeat
 	res := g.Heartbeat(req, ConsumerClient{ClientID: c.ID, ClientHost: c.Host}, now, topics)
+	if classic != nil && res.Response.ErrorCode == 0 {
+		s.retireClassic(&b, classic)
+		res.Events = append(conversion, res.Events...)
+	}
 	if len(res.Events) > 0 {
 		s.consumerGroups[req.Group] = g
 		s.persistConsumer(&b, g, res.Events, res.Response)
@@ -130,6 +141,7 @@ func (s *Shard) NextConsumerDeadline() (at time.Time, ok bool) {
 // persistConsumer adds the records of g's events to b; resp, when not nil, is the
 // response waiting for them, which a failed write turns into an error response.
 func (s *Shard) persistConsumer(b *batch, g *ConsumerGroup, events []ConsumerEvent, resp *kmsg.ConsumerGroupHeartbeatResponse) {
+	s.rewriteClassicTombstone(b, g.id)
 	removed, removedRx := removedMembers(events), removedRegexes(events)
 	var records []Record
 	var err error
@@ -282,6 +294,7 @@ func (s *Shard) resetConsumerGroups() {
 	s.consumerDirty = map[string]map[string]bool{}
 	s.consumerDirtyRegexes = map[string]map[string]bool{}
 	s.consumerLegacyMetadata = map[string]bool{}
+	s.classicRetired = map[string]bool{}
 }
 
 // deleteConsumerGroup deletes an empty consumer group (DeleteGroups, Kafka's
@@ -297,6 +310,7 @@ func (s *Shard) deleteConsumerGroup(g *ConsumerGroup, send func(errorCode int16)
 		send(errNonEmptyGroup)
 		return b.effects()
 	}
+	s.rewriteClassicTombstone(&b, g.id)
 	var records []Record
 	var tps []topicPartition
 	offsets := s.groups[g.id]
