@@ -57,6 +57,11 @@ type Config struct {
 	// value): the online conversions between classic and consumer groups
 	// (consumer_migrate.go).
 	MigrationPolicy MigrationPolicy
+	// ConsumerTopics returns the metadata image, for classic members of consumer
+	// groups (consumer_classic.go): their JoinGroup computes the target assignment,
+	// their SyncGroup names their partitions. Nil: a classic member cannot join a
+	// consumer group (INCONSISTENT_GROUP_PROTOCOL). It must not block.
+	ConsumerTopics func() ConsumerTopics
 	// OnRebalance, when set, is told of each rebalance step of the shard's groups
 	// (rebalances.go), for the broker's metrics. It runs on the shard's goroutine, in
 	// the call that made the step, and must not block.
@@ -245,18 +250,27 @@ func (s *Shard) JoinGroup(now time.Time, c Client, req *kmsg.JoinGroupRequest, s
 // SyncGroup (key 14, v0-5). Followers' responses are parked until the leader's arrives.
 func (s *Shard) SyncGroup(now time.Time, req *kmsg.SyncGroupRequest, send func(kmsg.Response)) Effects {
 	s.observe(now)
+	if g := s.consumerGroups[req.Group]; g != nil {
+		return s.classicSyncToConsumer(now, g, req, send) // consumer_classic.go
+	}
 	return s.syncGroup(now, req, send)
 }
 
 // Heartbeat (key 12, v0-4).
 func (s *Shard) Heartbeat(now time.Time, req *kmsg.HeartbeatRequest, send func(kmsg.Response)) Effects {
 	s.observe(now)
+	if g := s.consumerGroups[req.Group]; g != nil {
+		return s.classicHeartbeatToConsumer(now, g, req, send)
+	}
 	return s.heartbeat(now, req, send)
 }
 
 // LeaveGroup (key 13, v0-5; batched members from v3).
 func (s *Shard) LeaveGroup(now time.Time, req *kmsg.LeaveGroupRequest, send func(kmsg.Response)) Effects {
 	s.observe(now)
+	if g := s.consumerGroups[req.Group]; g != nil {
+		return s.classicLeaveToConsumer(now, g, req, send)
+	}
 	return s.leaveGroup(now, req, send)
 }
 

@@ -54,6 +54,9 @@ func (m ConsumerTopicMap) ConsumerTopicNames() []string {
 type ConsumerClient struct {
 	ClientID   string
 	ClientHost string
+	// Classic is set for a classic member's JoinGroup (consumer_classic.go), nil for a
+	// ConsumerGroupHeartbeat.
+	Classic *ClassicMemberMetadata
 }
 
 // ConsumerHeartbeatResult is the outcome of one ConsumerGroupHeartbeat: the response
@@ -307,7 +310,7 @@ func (g *ConsumerGroup) heartbeat(e *emitter, req *kmsg.ConsumerGroupHeartbeatRe
 
 	m := g.members[memberID]
 	g.reconcile(e, m, req.Topics, now, topics)
-	m.sessionDeadline = now.Add(g.cfg.SessionTimeout)
+	m.sessionDeadline = now.Add(m.sessionTimeout(g.cfg))
 
 	resp := kmsg.NewPtrConsumerGroupHeartbeatResponse()
 	resp.Version = req.Version
@@ -327,7 +330,7 @@ func (g *ConsumerGroup) heartbeat(e *emitter, req *kmsg.ConsumerGroupHeartbeatRe
 // leaves the value as it was).
 func updatedMeta(m ConsumerMemberUpdated, req *kmsg.ConsumerGroupHeartbeatRequest, client ConsumerClient) ConsumerMemberUpdated {
 	m.ClientID, m.ClientHost = client.ClientID, client.ClientHost
-	m.Classic = nil // the member speaks the consumer protocol
+	m.Classic = client.Classic
 	if req.InstanceID != nil {
 		m.InstanceID = *req.InstanceID
 	}
