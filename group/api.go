@@ -182,6 +182,9 @@ type Shard struct {
 	// metadata tombstone failed to be written: their next write carries it again
 	// (consumer_migrate.go).
 	classicRetired map[string]bool
+	// retiredConsumers holds the consumer groups replaced by classic groups whose
+	// tombstones failed to be written: the group id's next write carries them again.
+	retiredConsumers map[string]retiredConsumer
 	// rebalanceStarts holds when each rebalancing group began (rebalances.go).
 	rebalanceStarts map[string]time.Time
 }
@@ -237,14 +240,15 @@ func (s *Shard) Unload() Effects { return s.unload() }
 // Timeout is a timer's firing (see Timer).
 func (s *Shard) Timeout(now time.Time, key string) Effects {
 	s.observe(now)
-	return s.timeout(now, key)
+	_, id, _ := parseTimerKey(key)
+	return s.withRetiredConsumer(id, s.timeout(now, key))
 }
 
 // JoinGroup (key 11, v0-9). The response may be parked until the rebalance completes:
 // it is sent through send, now or in the Effects of a later call.
 func (s *Shard) JoinGroup(now time.Time, c Client, req *kmsg.JoinGroupRequest, send func(kmsg.Response)) Effects {
 	s.observe(now)
-	return s.joinGroup(now, c, req, send)
+	return s.withRetiredConsumer(req.Group, s.joinGroup(now, c, req, send))
 }
 
 // SyncGroup (key 14, v0-5). Followers' responses are parked until the leader's arrives.
@@ -253,7 +257,7 @@ func (s *Shard) SyncGroup(now time.Time, req *kmsg.SyncGroupRequest, send func(k
 	if g := s.consumerGroups[req.Group]; g != nil {
 		return s.classicSyncToConsumer(now, g, req, send) // consumer_classic.go
 	}
-	return s.syncGroup(now, req, send)
+	return s.withRetiredConsumer(req.Group, s.syncGroup(now, req, send))
 }
 
 // Heartbeat (key 12, v0-4).
@@ -271,7 +275,7 @@ func (s *Shard) LeaveGroup(now time.Time, req *kmsg.LeaveGroupRequest, send func
 	if g := s.consumerGroups[req.Group]; g != nil {
 		return s.classicLeaveToConsumer(now, g, req, send)
 	}
-	return s.leaveGroup(now, req, send)
+	return s.withRetiredConsumer(req.Group, s.leaveGroup(now, req, send))
 }
 
 // OffsetCommit (key 8, v0-9) for one group. The caller has already answered, and
@@ -306,7 +310,7 @@ func (s *Shard) ListGroups(states, types []string) []kmsg.ListGroupsResponseGrou
 // offsets and answers through send once they are committed.
 func (s *Shard) DeleteGroup(now time.Time, groupID string, send func(errorCode int16)) Effects {
 	s.observe(now)
-	return s.deleteGroup(now, groupID, send)
+	return s.withRetiredConsumer(groupID, s.deleteGroup(now, groupID, send))
 }
 
 // OffsetDelete (key 47): deletes committed offsets of partitions the group is not

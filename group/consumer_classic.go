@@ -200,22 +200,17 @@ func (s *Shard) classicSyncToConsumer(now time.Time, g *ConsumerGroup, req *kmsg
 }
 
 // classicAssignmentOf is m's assigned partitions as a ConsumerProtocolAssignment, at
-// the version of its first protocol's subscription (at most 3), topics by name.
+// the version of its first protocol's subscription.
 func (s *Shard) classicAssignmentOf(m *consumerMember) []byte {
-	a := kmsg.NewConsumerMemberAssignment()
-	if ps := m.meta.Classic.SupportedProtocols; len(ps) > 0 && len(ps[0].Metadata) >= 2 {
-		a.Version = min(int16(ps[0].Metadata[0])<<8|int16(ps[0].Metadata[1]), 3)
-	}
+	var topics ConsumerTopics
 	if s.cfg.ConsumerTopics != nil {
-		topics := s.cfg.ConsumerTopics()
-		for _, name := range m.meta.SubscribedTopicNames {
-			t, ok := topics.ConsumerTopic(name)
-			if ps := m.assigned[t.ID]; ok && len(ps) > 0 {
-				a.Topics = append(a.Topics, kmsg.ConsumerMemberAssignmentTopic{Topic: name, Partitions: slices.Clone(ps)})
-			}
-		}
+		topics = s.cfg.ConsumerTopics()
 	}
-	return a.AppendTo(nil)
+	var meta []byte
+	if ps := m.meta.Classic.SupportedProtocols; len(ps) > 0 {
+		meta = ps[0].Metadata
+	}
+	return encodeClassicAssignment(m.assigned, m.meta.SubscribedTopicNames, meta, topics)
 }
 
 // classicHeartbeatToConsumer is a Heartbeat of group g, a consumer group.
@@ -263,17 +258,27 @@ func (s *Shard) classicLeaveToConsumer(now time.Time, g *ConsumerGroup, req *kms
 	if s.cfg.ConsumerTopics != nil {
 		topics = s.cfg.ConsumerTopics()
 	}
-	e := &emitter{g: g}
+	var leaving []*consumerMember
 	for _, lm := range members {
 		id := lm.MemberID
 		if id == "" && lm.InstanceID != nil {
 			id = g.static[*lm.InstanceID]
 		}
 		m, code := g.classicMember(id, lm.InstanceID)
-		if code == 0 {
-			g.fence(e, m, topics)
+		if code == 0 && !slices.Contains(leaving, m) {
+			leaving = append(leaving, m)
 		}
 		resp.Members = append(resp.Members, leaveMember(lm, code))
+	}
+	e := &emitter{g: g}
+	ids := make([]string, len(leaving))
+	for i, m := range leaving {
+		ids[i] = m.meta.MemberID
+	}
+	if len(ids) == 0 || !s.downgrades(g, ids) || !s.downgrade(now, &b, g, ids, topics) { // consumer_migrate.go
+		for _, m := range leaving {
+			g.fence(e, m, topics)
+		}
 	}
 	if req.Version < 3 {
 		resp.ErrorCode = resp.Members[0].ErrorCode

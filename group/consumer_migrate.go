@@ -22,8 +22,13 @@ package group
 //
 // Otherwise the heartbeat gets GROUP_ID_NOT_FOUND "Group g is not a consumer group.".
 // A heartbeat that fails (an unknown member, ...) leaves the classic group as it was.
+//
+// The reverse, downgrade, is described with downgrade below. A write of either that
+// fails is stated again first in the group's next write (classicRetired,
+// retiredConsumers), so that the log never holds one type's records after the other's.
 
 import (
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -257,4 +262,220 @@ func classicMetaEqual(a, b *ClassicMemberMetadata) bool {
 	}
 	return a.SessionTimeoutMs == b.SessionTimeoutMs && slices.EqualFunc(a.SupportedProtocols, b.SupportedProtocols,
 		func(x, y ClassicProtocol) bool { return x.Name == y.Name && string(x.Metadata) == string(y.Metadata) })
+}
+
+// Downgrade (Kafka's validateOnlineDowngradeWithFencedMembers, convertToClassicGroup
+// and ClassicGroup.fromConsumerGroup): when members leave a consumer group (a
+// ConsumerGroupHeartbeat leave, a LeaveGroup, an expiry) and the members that stay
+// all use the classic protocol, the policy allows downgrades and they are no more than
+// group.max.size, the group becomes a classic group of those members, at the group
+// epoch as generation, each assigned its target (as a ConsumerProtocolAssignment of
+// the version of its subscription); the records are the consumer group's tombstones
+// then the classic group metadata record, in one batch; then the classic group
+// prepares a rebalance, which its members learn from their next Heartbeat. An empty
+// consumer group that a classic member joins is deleted (its tombstones) whatever the
+// policy, and the join proceeds as for a new classic group.
+
+// downgrades reports whether consumer group g becomes a classic group once the members
+// leaving are gone.
+func (s *Shard) downgrades(g *ConsumerGroup, leaving []string) bool {
+	if !s.cfg.MigrationPolicy.Downgrades() {
+		return false
+	}
+	stay := 0
+	for id, m := range g.members {
+		if slices.Contains(leaving, id) {
+			continue
+		}
+		if m.meta.Classic == nil {
+			return false
+		}
+		stay++
+	}
+	return stay > 0 && (s.cfg.MaxSize <= 0 || stay <= s.cfg.MaxSize)
+}
+
+// expiring is the members of g that Expire at now would remove.
+func (g *ConsumerGroup) expiring(now time.Time) []string {
+	var out []string
+	for _, m := range g.sortedMembers() {
+		if g.expired(m, now) {
+			out = append(out, m.meta.MemberID)
+		}
+	}
+	return out
+}
+
+// downgrade replaces consumer group g with the classic group of its members but
+// leaving, at now (see above; downgrades said so), adding the records and the
+// rebalance to b. False, with nothing changed, if the records cannot be encoded.
+func (s *Shard) downgrade(now time.Time, b *batch, g *ConsumerGroup, leaving []string, topics ConsumerTopics) bool {
+	r, ok := s.retireConsumer(g)
+	if !ok {
+		return false
+	}
+	cg := s.groups[g.id] // the holder of the offsets, if any
+	if cg == nil {
+		cg = newGroup(g.id, now)
+		s.groups[g.id] = cg
+	}
+	cg.generation, cg.protocolType = g.groupEpoch, consumerProtocolType
+	cg.transitionTo(stateStable, now)
+	for _, cm := range g.sortedMembers() {
+		if slices.Contains(leaving, cm.meta.MemberID) {
+			continue
+		}
+		m := &member{id: cm.meta.MemberID, clientID: cm.meta.ClientID, clientHost: cm.meta.ClientHost,
+			rebalanceTimeoutMs: cm.meta.RebalanceTimeoutMs, sessionTimeoutMs: cm.meta.Classic.SessionTimeoutMs,
+			protocolType: consumerProtocolType}
+		if cm.meta.InstanceID != "" {
+			m.instanceID = kmsg.StringPtr(cm.meta.InstanceID)
+		}
+		for _, p := range cm.meta.Classic.SupportedProtocols {
+			m.protocols = append(m.protocols, kmsg.JoinGroupRequestProtocol{Name: p.Name, Metadata: p.Metadata})
+		}
+		cg.add(m)
+	}
+	cg.protocol = cg.selectProtocol()
+	cg.computeSubscribedTopics()
+	for _, m := range cg.all() {
+		cm := g.members[m.id]
+		m.assignment = encodeClassicAssignment(g.target[m.id], cm.meta.SubscribedTopicNames, m.metadata(cg.protocol), topics)
+		b.timer(heartbeatKey(cg.id, m.id), now.Add(ms(m.sessionTimeoutMs)))
+	}
+	s.writeRetiredConsumer(b, r, s.groupMetadataRecord(cg, nil))
+	s.prepareRebalance(now, b, cg)
+	return true
+}
+
+// retiredConsumer is a consumer group being replaced by a classic group (or deleted
+// for one), as its tombstones must state it if their write fails.
+type retiredConsumer struct {
+	group      *ConsumerGroup
+	dirty      map[string]bool
+	dirtyRx    []string
+	legacy     bool
+	tombstones []Record
+}
+
+// retireConsumer takes consumer group g out of the shard, returning what its
+// tombstones' write needs; ok is false, with nothing changed, if they cannot be
+// encoded.
+func (s *Shard) retireConsumer(g *ConsumerGroup) (r retiredConsumer, ok bool) {
+	dirtyRx := s.takeDirtyRegexes(g.id)
+	records, err := s.consumerGroupRemoval(g, dirtyRx)
+	if err != nil { // not reached: the strings were stored once
+		s.markRegexesDirty(g.id, dirtyRx)
+		return r, false
+	}
+	r = retiredConsumer{group: g, dirty: s.consumerDirty[g.id], dirtyRx: dirtyRx, legacy: s.consumerLegacyMetadata[g.id], tombstones: records}
+	s.forgetConsumerGroup(g.id)
+	return r, true
+}
+
+// writeRetiredConsumer writes r's tombstones, then then (a classic group's record, if
+// any). If the write fails while the shard stays loaded, the tombstones go first in
+// the group id's next write (rewriteRetiredConsumer), so that the log never keeps the
+// consumer group's records after a classic group's; if a consumer group of the id
+// started since, it resyncs instead, tombstoning what the old one left.
+func (s *Shard) writeRetiredConsumer(b *batch, r retiredConsumer, then ...Record) {
+	epoch := s.epoch
+	id := r.group.id
+	b.write(func(code int16) Effects {
+		if code == 0 || s.epoch != epoch {
+			return Effects{}
+		}
+		if s.consumerGroups[id] != nil {
+			dirty := maps.Clone(r.dirty)
+			if dirty == nil {
+				dirty = map[string]bool{}
+			}
+			for _, m := range r.group.MemberIDs() {
+				dirty[m] = true
+			}
+			s.inheritFailedDeletion(r.group, dirty, r.dirtyRx, r.legacy)
+			return Effects{}
+		}
+		if s.retiredConsumers == nil {
+			s.retiredConsumers = map[string]retiredConsumer{}
+		}
+		s.retiredConsumers[id] = r
+		return Effects{}
+	}, append(slices.Clone(r.tombstones), then...)...)
+}
+
+// rewriteRetiredConsumer writes again, first in b, the tombstones of the consumer group
+// id whose write failed.
+func (s *Shard) rewriteRetiredConsumer(b *batch, id string) {
+	if r, ok := s.retiredConsumers[id]; ok {
+		delete(s.retiredConsumers, id)
+		s.writeRetiredConsumer(b, r)
+	}
+}
+
+// withRetiredConsumer is e preceded by the tombstones of consumer group id whose write
+// failed, if any: for the classic requests, whose writes state the classic group.
+func (s *Shard) withRetiredConsumer(id string, e Effects) Effects {
+	if _, ok := s.retiredConsumers[id]; !ok {
+		return e
+	}
+	var b batch
+	s.rewriteRetiredConsumer(&b, id)
+	b.merge(e)
+	return b.effects()
+}
+
+// encodeClassicAssignment is a as a ConsumerProtocolAssignment, at the version of the
+// subscription bytes meta (at most 3), its topics named by looking names (the member's
+// subscribed topics) up in topics.
+func encodeClassicAssignment(a AssignedPartitions, names []string, meta []byte, topics ConsumerTopics) []byte {
+	out := kmsg.NewConsumerMemberAssignment()
+	if len(meta) >= 2 {
+		out.Version = max(0, min(int16(meta[0])<<8|int16(meta[1]), 3))
+	}
+	if topics != nil {
+		for _, name := range names {
+			t, ok := topics.ConsumerTopic(name)
+			if ps := a[t.ID]; ok && len(ps) > 0 {
+				out.Topics = append(out.Topics, kmsg.ConsumerMemberAssignmentTopic{Topic: name, Partitions: slices.Clone(ps)})
+			}
+		}
+	}
+	return out.AppendTo(nil)
+}
+
+// classicJoinOfEmptyConsumer deletes the empty consumer group g that a classic member
+// joins, writing its tombstones to b (Kafka's maybeDeleteEmptyConsumerGroup).
+func (s *Shard) classicJoinOfEmptyConsumer(b *batch, g *ConsumerGroup) bool {
+	r, ok := s.retireConsumer(g)
+	if ok {
+		s.writeRetiredConsumer(b, r)
+	}
+	return ok
+}
+
+// forgetConsumerGroup drops consumer group id from the shard (its records are being
+// tombstoned).
+func (s *Shard) forgetConsumerGroup(id string) {
+	delete(s.consumerGroups, id)
+	delete(s.consumerDirty, id)
+	delete(s.consumerLegacyMetadata, id)
+	delete(s.rebalanceStarts, id)
+}
+
+// leaveDowngrades handles a ConsumerGroupHeartbeat leave (epoch -1) of group g whose
+// members that stay all use the classic protocol: the downgrade, and the leave's
+// response. False when the leave is not such a one.
+func (s *Shard) leaveDowngrades(now time.Time, b *batch, g *ConsumerGroup, req *kmsg.ConsumerGroupHeartbeatRequest, topics ConsumerTopics, send func(kmsg.Response)) bool {
+	m := g.members[req.MemberID]
+	if req.MemberEpoch != LeaveMemberEpoch || m == nil || (req.InstanceID != nil && *req.InstanceID != m.meta.InstanceID) ||
+		!s.downgrades(g, []string{req.MemberID}) || !s.downgrade(now, b, g, []string{req.MemberID}, topics) {
+		return false
+	}
+	resp := kmsg.NewPtrConsumerGroupHeartbeatResponse()
+	resp.Version = req.Version
+	resp.MemberID = kmsg.StringPtr(req.MemberID)
+	resp.MemberEpoch = LeaveMemberEpoch
+	b.reply(send, resp)
+	return true
 }

@@ -258,3 +258,157 @@ func TestConsumerUpgradeWriteFails(t *testing.T) {
 		t.Fatalf("a load differs: %v", err)
 	}
 }
+
+// mixedGroup is a consumer group "g" of topic "a" (4 partitions), Stable, with the
+// consumer-protocol member c1 and one classic member, offset 42 of t-0 committed.
+func mixedGroup(t *testing.T, cfgs ...func(*Config)) (*harness, ConsumerTopicMap, *consumerClient, *classicClient) {
+	t.Helper()
+	h, topics := migrationHarness(t, 4, cfgs...)
+	c1 := &consumerClient{id: "c1"}
+	c1.step(t, h, topics)
+	k := &classicClient{mustJoin: true}
+	converge(t, h, topics, []*classicClient{k}, []*consumerClient{c1})
+	commit := kmsg.NewPtrOffsetCommitRequest()
+	commit.Version, commit.Group, commit.Generation = 8, "g", -1
+	commit.Topics = []kmsg.OffsetCommitRequestTopic{{Topic: "t", Partitions: []kmsg.OffsetCommitRequestTopicPartition{{Partition: 0, Offset: 42}}}}
+	h.run(h.s.OffsetCommit(h.now, commit, kmsg.NewPtrOffsetCommitResponse(), func(kmsg.Response) {}))
+	return h, topics, c1, k
+}
+
+// checkDowngraded fails unless "g" is a classic group of member k alone, rebalancing at
+// generation gen, with its offsets, written as the consumer group's tombstones then
+// the classic group's record in the last batch, and a load agrees.
+func checkDowngraded(t *testing.T, h *harness, k *classicClient, gen int32) {
+	t.Helper()
+	if h.s.ConsumerGroup("g") != nil {
+		t.Fatal("still a consumer group")
+	}
+	cg := h.s.groups["g"]
+	if cg == nil || !cg.isClassic() || cg.generation != gen || len(cg.members) != 1 || cg.members[k.id] == nil ||
+		cg.protocol != "cooperative-sticky" || h.state("g") != "PreparingRebalance" {
+		t.Fatalf("classic group %+v, state %s", cg, h.state("g"))
+	}
+	var a kmsg.ConsumerMemberAssignment
+	if err := a.ReadFrom(cg.members[k.id].assignment); err != nil || len(a.Topics) != 1 || a.Topics[0].Topic != "a" {
+		t.Fatalf("classic assignment %+v %v", a, err)
+	}
+	last := h.batches[len(h.batches)-1].records
+	n := len(last)
+	if n < 2 || string(last[n-1].Key) != string(groupMetadataKey("g")) || last[n-1].Value == nil {
+		t.Fatal("the classic group's record is not last")
+	}
+	for _, r := range last[:n-1] {
+		if _, ok, _ := DecodeConsumerGroupKey(r.Key); !ok || r.Value != nil {
+			t.Fatal("records before the classic one are not consumer group tombstones")
+		}
+	}
+	loaded := replayLog(t, h.batches)
+	if loaded.ConsumerGroup("g") != nil || loaded.groups["g"] == nil || !loaded.groups["g"].isClassic() ||
+		loaded.groups["g"].members[k.id] == nil || !strings.Contains(fetchAll(loaded, "g"), "0:42") {
+		t.Fatal("a load does not give the classic group and its offsets")
+	}
+	// The classic member rejoins the classic group and leads the next generation.
+	if code := h.heartbeat("g", k.id, k.gen); code != kerr.RebalanceInProgress.Code && code != kerr.IllegalGeneration.Code {
+		t.Fatalf("classic heartbeat: %v", kerr.ErrorForCode(code))
+	}
+	j := h.join("g", k.id, withProtocols(protocol("cooperative-sticky", classicSubscription(k.owned))))
+	h.advance(0)
+	if !j.done() || j.resp.ErrorCode != 0 || j.resp.LeaderID != k.id || j.resp.Generation != gen+1 {
+		t.Fatalf("rejoin: %+v", j.resp)
+	}
+	if s := h.sync("g", k.id, j.resp.Generation, map[string]string{k.id: classicAssignmentBytes("a", 0, 1, 2, 3)}); s.resp.ErrorCode != 0 || h.state("g") != "Stable" {
+		t.Fatalf("sync %+v, state %s", s.resp, h.state("g"))
+	}
+}
+
+// The last consumer-protocol member leaving a consumer group whose other members are
+// classic turns it back into a classic group (policy bidirectional).
+func TestConsumerDowngradeOnLeave(t *testing.T) {
+	h, topics, c1, k := mixedGroup(t)
+	gen := h.s.ConsumerGroup("g").GroupEpoch()
+	resp := cgShardHeartbeat(h, topics, cgHBRequest("c1", LeaveMemberEpoch, nil))
+	if resp.ErrorCode != 0 || resp.MemberEpoch != LeaveMemberEpoch {
+		t.Fatalf("leave: %v", kerr.ErrorForCode(resp.ErrorCode))
+	}
+	_ = c1
+	checkDowngraded(t, h, k, gen)
+}
+
+// So does its session timing out.
+func TestConsumerDowngradeOnExpiry(t *testing.T) {
+	h, topics, _, k := mixedGroup(t)
+	gen := h.s.ConsumerGroup("g").GroupEpoch()
+	for i := 0; i < 10; i++ { // the classic member heartbeats; c1 does not
+		h.now = h.now.Add(5 * 1e9)
+		if code := h.heartbeat("g", k.id, k.gen); code != 0 {
+			t.Fatalf("heartbeat: %v", kerr.ErrorForCode(code))
+		}
+		if at, ok := h.s.NextConsumerDeadline(); ok && !at.After(h.now) {
+			h.run(h.s.ExpireConsumerGroups(h.now, topics))
+			break
+		}
+	}
+	checkDowngraded(t, h, k, gen)
+}
+
+// With the policy upgrade or disabled the group stays a consumer group of its classic
+// member.
+func TestConsumerDowngradeRefused(t *testing.T) {
+	for _, p := range []MigrationPolicy{MigrationUpgrade, MigrationDisabled} {
+		h, topics, _, k := mixedGroup(t, func(c *Config) { c.MigrationPolicy = p })
+		if resp := cgShardHeartbeat(h, topics, cgHBRequest("c1", LeaveMemberEpoch, nil)); resp.ErrorCode != 0 {
+			t.Fatalf("%v leave: %v", p, kerr.ErrorForCode(resp.ErrorCode))
+		}
+		g := h.s.ConsumerGroup("g")
+		if g == nil || g.NumMembers() != 1 || h.s.groups["g"].isClassic() {
+			t.Fatalf("%v: downgraded", p)
+		}
+		if _, ok := g.Member(k.id); !ok {
+			t.Fatalf("%v: the classic member went", p)
+		}
+	}
+}
+
+// When the downgrade's write fails, the consumer group's tombstones go first in the
+// group's next write, before the classic group's record: a load gives the classic group.
+func TestConsumerDowngradeWriteFails(t *testing.T) {
+	h, topics, _, k := mixedGroup(t)
+	gen := h.s.ConsumerGroup("g").GroupEpoch()
+	h.writeCode = kerr.NotEnoughReplicas.Code
+	cgShardHeartbeat(h, topics, cgHBRequest("c1", LeaveMemberEpoch, nil))
+	h.writeCode = 0
+	if h.s.ConsumerGroup("g") != nil || !h.s.groups["g"].isClassic() {
+		t.Fatal("not downgraded")
+	}
+	j := h.join("g", k.id, withProtocols(protocol("cooperative-sticky", classicSubscription(k.owned))))
+	h.advance(0)
+	if !j.done() || j.resp.ErrorCode != 0 || j.resp.Generation != gen+1 {
+		t.Fatalf("rejoin: %+v", j.resp)
+	}
+	h.sync("g", k.id, j.resp.Generation, map[string]string{k.id: classicAssignmentBytes("a", 0, 1, 2, 3)})
+	loaded := replayLog(t, h.batches)
+	if loaded.ConsumerGroup("g") != nil || loaded.groups["g"] == nil || loaded.groups["g"].generation != gen+1 {
+		t.Fatal("a load does not give the classic group")
+	}
+}
+
+// A classic JoinGroup naming an empty consumer group deletes it (whatever the policy)
+// and forms a classic group keeping the offsets.
+func TestClassicJoinOfEmptyConsumerGroup(t *testing.T) {
+	h, topics := migrationHarness(t, 4, func(c *Config) { c.MigrationPolicy = MigrationDisabled })
+	c1 := &consumerClient{id: "c1"}
+	c1.step(t, h, topics)
+	cgShardHeartbeat(h, topics, cgHBRequest("c1", LeaveMemberEpoch, nil))
+	if g := h.s.ConsumerGroup("g"); g == nil || g.NumMembers() != 0 {
+		t.Fatal("no empty consumer group")
+	}
+	j := h.join("g", "", withProtocols(protocol("range", consumerMeta("a"))))
+	h.advance(0)
+	if !j.done() || j.resp.ErrorCode != 0 || h.s.ConsumerGroup("g") != nil || !h.s.groups["g"].isClassic() {
+		t.Fatalf("join: %+v", j.resp)
+	}
+	loaded := replayLog(t, h.batches)
+	if loaded.ConsumerGroup("g") != nil {
+		t.Fatal("a load gives the consumer group back")
+	}
+}

@@ -80,6 +80,11 @@ func (s *Shard) ConsumerGroupHeartbeat(now time.Time, c Client, req *kmsg.Consum
 		g = NewConsumerGroup(req.Group, s.cfg.Consumer)
 	}
 	g.cfg = s.consumerConfig(req.Group) // the group's own configs, as of this heartbeat
+	// The last consumer-protocol member leaving may turn the group classic
+	// (consumer_migrate.go).
+	if classic == nil && s.leaveDowngrades(now, &b, g, req, topics, send) {
+		return b.effects()
+	}
 	res := g.Heartbeat(req, ConsumerClient{ClientID: c.ID, ClientHost: c.Host}, now, topics)
 	if classic != nil && res.Response.ErrorCode == 0 {
 		s.retireClassic(&b, classic)
@@ -117,6 +122,9 @@ func (s *Shard) ExpireConsumerGroups(now time.Time, topics ConsumerTopics) Effec
 	var b batch
 	for _, id := range s.ConsumerGroupIDs() {
 		g := s.consumerGroups[id]
+		if leaving := g.expiring(now); len(leaving) > 0 && s.downgrades(g, leaving) && s.downgrade(now, &b, g, leaving, topics) {
+			continue // consumer_migrate.go
+		}
 		if evs := g.Expire(now, topics); len(evs) > 0 {
 			s.persistConsumer(&b, g, evs, nil)
 			s.consumerRebalanced(g, evs, now)
@@ -141,6 +149,7 @@ func (s *Shard) NextConsumerDeadline() (at time.Time, ok bool) {
 // persistConsumer adds the records of g's events to b; resp, when not nil, is the
 // response waiting for them, which a failed write turns into an error response.
 func (s *Shard) persistConsumer(b *batch, g *ConsumerGroup, events []ConsumerEvent, resp *kmsg.ConsumerGroupHeartbeatResponse) {
+	s.rewriteRetiredConsumer(b, g.id)
 	s.rewriteClassicTombstone(b, g.id)
 	removed, removedRx := removedMembers(events), removedRegexes(events)
 	var records []Record
@@ -295,6 +304,7 @@ func (s *Shard) resetConsumerGroups() {
 	s.consumerDirtyRegexes = map[string]map[string]bool{}
 	s.consumerLegacyMetadata = map[string]bool{}
 	s.classicRetired = map[string]bool{}
+	s.retiredConsumers = map[string]retiredConsumer{}
 }
 
 // deleteConsumerGroup deletes an empty consumer group (DeleteGroups, Kafka's
@@ -320,20 +330,13 @@ func (s *Shard) deleteConsumerGroup(g *ConsumerGroup, send func(errorCode int16)
 			records = append(records, offsetCommitTombstone(g.id, tp))
 		}
 	}
-	// Members that failed writes removed may still have records in the log.
-	var stale []ConsumerEvent
-	for _, id := range slices.Sorted(maps.Keys(s.consumerDirty[g.id])) {
-		stale = append(stale, ConsumerMemberRemoved{MemberID: id})
-	}
 	dirtyRx := s.takeDirtyRegexes(g.id)
-	stale = append(stale, staleRegexTombstones(g, dirtyRx)...)
-	staleRecords, err := consumerEventRecords(g.id, stale)
+	removal, err := s.consumerGroupRemoval(g, dirtyRx)
 	if err != nil { // not reached: the ids were stored once
 		send(kerr.UnknownServerError.Code)
 		return b.effects()
 	}
-	records = append(records, staleRecords...)
-	records = append(records, consumerGroupTombstones(g, s.consumerLegacyMetadata[g.id])...)
+	records = append(records, removal...)
 	// Applied at once, as Kafka replays its tombstones: a member joining before they
 	// are committed starts a new group, whose records follow them in the log.
 	legacy, dirty := s.consumerLegacyMetadata[g.id], s.consumerDirty[g.id]
@@ -383,6 +386,22 @@ func (s *Shard) deleteConsumerGroup(g *ConsumerGroup, send func(errorCode int16)
 		return Effects{}
 	}, records...)
 	return b.effects()
+}
+
+// consumerGroupRemoval is the records removing group g: the tombstones of the members
+// and regular expressions (dirtyRx) failed writes removed, which may still have records
+// in the log, then the group's (consumerGroupTombstones).
+func (s *Shard) consumerGroupRemoval(g *ConsumerGroup, dirtyRx []string) ([]Record, error) {
+	var stale []ConsumerEvent
+	for _, id := range slices.Sorted(maps.Keys(s.consumerDirty[g.id])) {
+		stale = append(stale, ConsumerMemberRemoved{MemberID: id})
+	}
+	stale = append(stale, staleRegexTombstones(g, dirtyRx)...)
+	records, err := consumerEventRecords(g.id, stale)
+	if err != nil {
+		return nil, err
+	}
+	return append(records, consumerGroupTombstones(g, s.consumerLegacyMetadata[g.id])...), nil
 }
 
 // consumerCleanup tombstones the members failed writes removed from group id, which

@@ -39,11 +39,10 @@ func (s *Shard) joinGroup(now time.Time, c Client, req *kmsg.JoinGroupRequest, s
 		if cg.NumMembers() > 0 {
 			return s.classicJoinToConsumer(now, c, cg, req, send) // consumer_classic.go
 		}
-		// An empty consumer group: Kafka 4.2 replaces it with a classic group; Petrel
-		// does not yet, and answers as Kafka answers a member whose protocols the
-		// consumer group cannot take.
-		b.reply(send, joinResponse(req.Version, errInconsistentProtocol, req.MemberID))
-		return b.effects()
+		if !s.classicJoinOfEmptyConsumer(&b, cg) { // consumer_migrate.go
+			b.reply(send, joinResponse(req.Version, errInconsistentProtocol, req.MemberID))
+			return b.effects()
+		}
 	}
 	rebalanceTimeoutMs := req.RebalanceTimeoutMillis
 	if req.Version == 0 {
