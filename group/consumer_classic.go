@@ -106,10 +106,26 @@ func (s *Shard) classicJoinToConsumer(now time.Time, c Client, g *ConsumerGroup,
 	for _, p := range req.Protocols {
 		classic.SupportedProtocols = append(classic.SupportedProtocols, ClassicProtocol{Name: p.Name, Metadata: slices.Clone(p.Metadata)})
 	}
+	// A static member restarted with a new member id replaces its instance's classic
+	// member (Kafka's classic semantics): the old one leaves temporarily (epoch -2),
+	// and the join takes its place, keeping its assignment.
+	var replaced []ConsumerEvent
+	if iid := req.InstanceID; iid != nil && old == nil {
+		if prev := g.members[g.static[*iid]]; prev != nil && prev.meta.Classic != nil && prev.epoch != LeaveStaticMemberEpoch {
+			leave := kmsg.NewPtrConsumerGroupHeartbeatRequest()
+			leave.Version, leave.Group, leave.MemberID, leave.InstanceID = 1, req.Group, prev.meta.MemberID, iid
+			leave.MemberEpoch = LeaveStaticMemberEpoch
+			replaced = g.Heartbeat(leave, ConsumerClient{}, now, topics).Events
+		}
+	}
 	res := g.Heartbeat(hb, ConsumerClient{ClientID: c.ID, ClientHost: c.Host, Classic: classic}, now, topics)
 	if res.Response.ErrorCode != 0 {
+		if len(replaced) > 0 { // the temporary leave stands
+			s.persistConsumer(&b, g, replaced, nil)
+		}
 		return fail(classicCode(res.Response.ErrorCode), memberID)
 	}
+	res.Events = append(replaced, res.Events...)
 	hbResp := res.Response
 	b.reply(func(kmsg.Response) {
 		if hbResp.ErrorCode != 0 { // the write failed
@@ -297,4 +313,25 @@ func (s *Shard) classicLeaveToConsumer(now time.Time, g *ConsumerGroup, req *kms
 		send(resp)
 	}, resp)
 	return b.effects()
+}
+
+// classicOffsetCommitCode is how a consumer group checks an OffsetCommit (or
+// TxnOffsetCommit) of one of its classic members (Kafka's
+// ConsumerGroup.validateOffsetCommit for a member using the classic protocol): handled
+// is false when memberID is not a classic member of g (the consumer-protocol checks
+// apply); otherwise code is 0 when generation is the member's epoch, else
+// ILLEGAL_GENERATION, or FENCED_INSTANCE_ID for a static member named by another id.
+// The offset commit validation of consumer groups calls it first.
+func (g *ConsumerGroup) classicOffsetCommitCode(memberID string, instanceID *string, generation int32) (handled bool, code int16) {
+	m := g.members[memberID]
+	if m == nil || m.meta.Classic == nil {
+		return false, 0
+	}
+	if _, code := g.classicMember(memberID, instanceID); code != 0 {
+		return true, code
+	}
+	if generation != m.epoch {
+		return true, errIllegalGeneration
+	}
+	return true, 0
 }

@@ -318,3 +318,67 @@ func TestClassicMemberLeavesConsumerGroup(t *testing.T) {
 		t.Fatal(fmt.Sprint("a load differs: ", err))
 	}
 }
+
+// A classic member's offset commit to a consumer group is checked against its member
+// epoch as its generation (classicOffsetCommitCode).
+func TestClassicMemberOffsetCommitCode(t *testing.T) {
+	h, topics := migrationHarness(t, 2)
+	c1 := &consumerClient{id: "c1"}
+	c1.step(t, h, topics)
+	k := &classicClient{mustJoin: true}
+	converge(t, h, topics, []*classicClient{k}, []*consumerClient{c1})
+	g := h.s.ConsumerGroup("g")
+	for _, c := range []struct {
+		member  string
+		gen     int32
+		handled bool
+		code    int16
+	}{{k.id, k.gen, true, 0}, {k.id, k.gen - 1, true, kerr.IllegalGeneration.Code}, {"c1", c1.epoch, false, 0}, {"nope", 1, false, 0}} {
+		if handled, code := g.classicOffsetCommitCode(c.member, nil, c.gen); handled != c.handled || code != c.code {
+			t.Fatalf("%s gen %d: %v %v", c.member, c.gen, handled, kerr.ErrorForCode(code))
+		}
+	}
+	if _, code := g.classicOffsetCommitCode(k.id, kmsg.StringPtr("other"), k.gen); code != kerr.UnknownMemberID.Code {
+		t.Fatalf("unknown instance: %v", kerr.ErrorForCode(code))
+	}
+}
+
+// A static classic member restarted with a new member id takes its instance's place
+// in the consumer group, with its partitions; the old member id is fenced.
+func TestClassicStaticMemberReplaced(t *testing.T) {
+	h, topics := migrationHarness(t, 4)
+	c1 := &consumerClient{id: "c1"}
+	c1.step(t, h, topics)
+	j := h.join("g", "", withInstance("i1"), withVersion(4), withProtocols(protocol("range", classicSubscription(nil))))
+	if !j.done() || j.resp.ErrorCode != 0 {
+		t.Fatalf("static join: %+v", j.resp)
+	}
+	k := &classicClient{protocol: "range", id: j.resp.MemberID, gen: j.resp.Generation, mustJoin: true}
+	converge(t, h, topics, []*classicClient{k}, []*consumerClient{c1})
+	g := h.s.ConsumerGroup("g")
+	before, _ := g.Member(k.id)
+	j2 := h.join("g", "", withInstance("i1"), withVersion(4), withProtocols(protocol("range", classicSubscription(nil))))
+	if !j2.done() || j2.resp.ErrorCode != 0 || j2.resp.MemberID == k.id {
+		t.Fatalf("restarted static join: %+v", j2.resp)
+	}
+	if _, ok := g.Member(k.id); ok {
+		t.Fatal("the old member id stayed")
+	}
+	if id, _ := g.StaticMemberID("i1"); id != j2.resp.MemberID {
+		t.Fatalf("instance i1 is %s", id)
+	}
+	after, _ := g.Member(j2.resp.MemberID)
+	if !assignmentsEqual(after.Target, before.Target) {
+		t.Fatalf("target %v, was %v", after.Target, before.Target)
+	}
+	if code := h.heartbeat("g", k.id, k.gen); code != kerr.UnknownMemberID.Code && code != kerr.FencedInstanceID.Code {
+		t.Fatalf("old member's heartbeat: %v", kerr.ErrorForCode(code))
+	}
+	if err := consumerInvariants(g); err != nil {
+		t.Fatal(err)
+	}
+	loaded := replayLog(t, h.batches)
+	if err := sameConsumerGroup(g, loaded.ConsumerGroup("g")); err != nil {
+		t.Fatalf("a load differs: %v", err)
+	}
+}
