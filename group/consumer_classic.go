@@ -18,6 +18,9 @@ package group
 //     for were released.
 //   - LeaveGroup removes the member, bumping the group epoch.
 //
+// A member told to rejoin must send JoinGroup, and one that joined SyncGroup, within
+// its rebalance timeout, or Expire removes it (Kafka's join and sync timeouts).
+//
 // The member's metadata record carries its ClassicMemberMetadata (session timeout and
 // JoinGroup protocols); its session timeout is its own.
 
@@ -126,6 +129,8 @@ func (s *Shard) classicJoinToConsumer(now time.Time, c Client, g *ConsumerGroup,
 		return fail(classicCode(res.Response.ErrorCode), memberID)
 	}
 	res.Events = append(replaced, res.Events...)
+	// It must now send SyncGroup within its rebalance timeout.
+	g.members[memberID].classicDeadline = now.Add(ms(g.members[memberID].meta.RebalanceTimeoutMs))
 	hbResp := res.Response
 	b.reply(func(kmsg.Response) {
 		if hbResp.ErrorCode != 0 { // the write failed
@@ -203,6 +208,7 @@ func (s *Shard) classicSyncToConsumer(now time.Time, g *ConsumerGroup, req *kmsg
 		return b.effects()
 	}
 	m.sessionDeadline = now.Add(m.sessionTimeout(g.cfg))
+	m.classicDeadline = time.Time{}
 	resp := syncResponse(req.Version, 0)
 	resp.ProtocolType = kmsg.StringPtr(consumerProtocolType)
 	name := m.meta.Classic.SupportedProtocols[0].Name
@@ -244,6 +250,9 @@ func (s *Shard) classicHeartbeatToConsumer(now time.Time, g *ConsumerGroup, req 
 		if m.epoch < g.groupEpoch || m.state == MemberUnrevokedPartitions ||
 			(m.state == MemberUnreleasedPartitions && !g.waitingOnUnreleased(m)) {
 			code = errRebalanceInProgress
+			if m.classicDeadline.IsZero() { // it must rejoin within its rebalance timeout
+				m.classicDeadline = now.Add(ms(m.meta.RebalanceTimeoutMs))
+			}
 		}
 	}
 	resp.ErrorCode = code

@@ -382,3 +382,32 @@ func TestClassicStaticMemberReplaced(t *testing.T) {
 		t.Fatalf("a load differs: %v", err)
 	}
 }
+
+// A classic member told to rejoin that keeps heartbeating without rejoining is removed
+// once its rebalance timeout (20 s) passed; one that rejoins in time stays.
+func TestClassicMemberRejoinTimeout(t *testing.T) {
+	h, topics := migrationHarness(t, 4)
+	c1 := &consumerClient{id: "c1"}
+	c1.step(t, h, topics)
+	k := &classicClient{mustJoin: true}
+	converge(t, h, topics, []*classicClient{k}, []*consumerClient{c1})
+	(&consumerClient{id: "c2"}).step(t, h, topics) // the group epoch moves
+	g := h.s.ConsumerGroup("g")
+	for i := 0; i < 6; i++ {
+		code := h.heartbeat("g", k.id, k.gen)
+		if i < 4 && code != kerr.RebalanceInProgress.Code || i >= 4 && code != kerr.UnknownMemberID.Code {
+			t.Fatalf("heartbeat after %d s: %v", 5*i, kerr.ErrorForCode(code))
+		}
+		h.now = h.now.Add(5 * 1e9)
+		c1.step(t, h, topics)
+		if at, ok := h.s.NextConsumerDeadline(); ok && !at.After(h.now) {
+			h.run(h.s.ExpireConsumerGroups(h.now, topics))
+		}
+	}
+	if _, ok := g.Member(k.id); ok {
+		t.Fatal("the classic member that never rejoined stayed")
+	}
+	if _, ok := g.Member("c1"); !ok {
+		t.Fatal("c1 went")
+	}
+}
