@@ -322,11 +322,7 @@ func TestClassicMemberLeavesConsumerGroup(t *testing.T) {
 // A classic member's offset commit to a consumer group is checked against its member
 // epoch as its generation (classicOffsetCommitCode).
 func TestClassicMemberOffsetCommitCode(t *testing.T) {
-	h, topics := migrationHarness(t, 2)
-	c1 := &consumerClient{id: "c1"}
-	c1.step(t, h, topics)
-	k := &classicClient{mustJoin: true}
-	converge(t, h, topics, []*classicClient{k}, []*consumerClient{c1})
+	h, _, c1, k := mixedGroup(t)
 	g := h.s.ConsumerGroup("g")
 	for _, c := range []struct {
 		member  string
@@ -384,13 +380,9 @@ func TestClassicStaticMemberReplaced(t *testing.T) {
 }
 
 // A classic member told to rejoin that keeps heartbeating without rejoining is removed
-// once its rebalance timeout (20 s) passed; one that rejoins in time stays.
+// once its rebalance timeout (20 s) passed, while c1 stays.
 func TestClassicMemberRejoinTimeout(t *testing.T) {
-	h, topics := migrationHarness(t, 4)
-	c1 := &consumerClient{id: "c1"}
-	c1.step(t, h, topics)
-	k := &classicClient{mustJoin: true}
-	converge(t, h, topics, []*classicClient{k}, []*consumerClient{c1})
+	h, topics, c1, k := mixedGroup(t)
 	(&consumerClient{id: "c2"}).step(t, h, topics) // the group epoch moves
 	g := h.s.ConsumerGroup("g")
 	for i := 0; i < 6; i++ {
