@@ -35,6 +35,8 @@ func newGroupCoordinator(b *Broker) *coordinator.GroupCoordinator {
 	cfg.OffsetMetadataMaxBytes = int(c.int64Value("offset.metadata.max.bytes"))
 	cfg.Consumer = consumerGroupsConfig(c)
 	cfg.ConsumerGroupConfig = b.consumerGroupConfig
+	policy, _ := c.brokerValue("group.consumer.migration.policy")
+	cfg.MigrationPolicy, _ = group.ParseMigrationPolicy(policy) // valid: checked at start
 	cfg.OnRebalance = b.observeRebalance
 	return coordinator.NewGroupCoordinator(coordinator.GroupConfig{
 		Runtime:        b.coordinatorRuntimeConfig(offsetsTopic, "group-coordinator"),

@@ -53,6 +53,15 @@ type Config struct {
 	// ConsumerGroupConfig returns a consumer group's own configs (consumer_config.go),
 	// read at each heartbeat of the group; nil means none. It must not block.
 	ConsumerGroupConfig func(groupID string) ConsumerGroupConfig
+	// MigrationPolicy is group.consumer.migration.policy (bidirectional, the zero
+	// value): the online conversions between classic and consumer groups
+	// (consumer_migrate.go).
+	MigrationPolicy MigrationPolicy
+	// ConsumerTopics returns the metadata image, for classic members of consumer
+	// groups (consumer_classic.go): their JoinGroup computes the target assignment,
+	// their SyncGroup names their partitions. Nil: a classic member cannot join a
+	// consumer group (INCONSISTENT_GROUP_PROTOCOL). It must not block.
+	ConsumerTopics func() ConsumerTopics
 	// OnRebalance, when set, is told of each rebalance step of the shard's groups
 	// (rebalances.go), for the broker's metrics. It runs on the shard's goroutine, in
 	// the call that made the step, and must not block.
@@ -169,6 +178,13 @@ type Shard struct {
 	// consumerLegacyMetadata holds the groups with a deprecated
 	// ConsumerGroupPartitionMetadata record in the log.
 	consumerLegacyMetadata map[string]bool
+	// classicRetired holds the groups converted from classic groups whose group
+	// metadata tombstone failed to be written: their next write carries it again
+	// (consumer_migrate.go).
+	classicRetired map[string]bool
+	// retiredConsumers holds the consumer groups replaced by classic groups whose
+	// tombstones failed to be written: the group id's next write carries them again.
+	retiredConsumers map[string]retiredConsumer
 	// rebalanceStarts holds when each rebalancing group began (rebalances.go).
 	rebalanceStarts map[string]time.Time
 }
@@ -224,32 +240,42 @@ func (s *Shard) Unload() Effects { return s.unload() }
 // Timeout is a timer's firing (see Timer).
 func (s *Shard) Timeout(now time.Time, key string) Effects {
 	s.observe(now)
-	return s.timeout(now, key)
+	_, id, _ := parseTimerKey(key)
+	return s.withRetiredConsumer(id, s.timeout(now, key))
 }
 
 // JoinGroup (key 11, v0-9). The response may be parked until the rebalance completes:
 // it is sent through send, now or in the Effects of a later call.
 func (s *Shard) JoinGroup(now time.Time, c Client, req *kmsg.JoinGroupRequest, send func(kmsg.Response)) Effects {
 	s.observe(now)
-	return s.joinGroup(now, c, req, send)
+	return s.withRetiredConsumer(req.Group, s.joinGroup(now, c, req, send))
 }
 
 // SyncGroup (key 14, v0-5). Followers' responses are parked until the leader's arrives.
 func (s *Shard) SyncGroup(now time.Time, req *kmsg.SyncGroupRequest, send func(kmsg.Response)) Effects {
 	s.observe(now)
-	return s.syncGroup(now, req, send)
+	if g := s.consumerGroups[req.Group]; g != nil {
+		return s.classicSyncToConsumer(now, g, req, send) // consumer_classic.go
+	}
+	return s.withRetiredConsumer(req.Group, s.syncGroup(now, req, send))
 }
 
 // Heartbeat (key 12, v0-4).
 func (s *Shard) Heartbeat(now time.Time, req *kmsg.HeartbeatRequest, send func(kmsg.Response)) Effects {
 	s.observe(now)
+	if g := s.consumerGroups[req.Group]; g != nil {
+		return s.classicHeartbeatToConsumer(now, g, req, send)
+	}
 	return s.heartbeat(now, req, send)
 }
 
 // LeaveGroup (key 13, v0-5; batched members from v3).
 func (s *Shard) LeaveGroup(now time.Time, req *kmsg.LeaveGroupRequest, send func(kmsg.Response)) Effects {
 	s.observe(now)
-	return s.leaveGroup(now, req, send)
+	if g := s.consumerGroups[req.Group]; g != nil {
+		return s.classicLeaveToConsumer(now, g, req, send)
+	}
+	return s.withRetiredConsumer(req.Group, s.leaveGroup(now, req, send))
 }
 
 // OffsetCommit (key 8, v0-10; v10's topic ids resolved to names by the caller) for
@@ -288,7 +314,7 @@ func (s *Shard) ListGroups(states, types []string) []kmsg.ListGroupsResponseGrou
 // offsets and answers through send once they are committed.
 func (s *Shard) DeleteGroup(now time.Time, groupID string, send func(errorCode int16)) Effects {
 	s.observe(now)
-	return s.deleteGroup(now, groupID, send)
+	return s.withRetiredConsumer(groupID, s.deleteGroup(now, groupID, send))
 }
 
 // OffsetDelete (key 47): deletes committed offsets of partitions the group is not

@@ -25,6 +25,10 @@ type TopicNamer func(id [16]byte) (name string, ok bool)
 // unknown).
 const ConsumerMemberTypeConsumer int8 = 1
 
+// ConsumerMemberTypeClassic is the MemberType of a classic member of a consumer group
+// (consumer_classic.go).
+const ConsumerMemberTypeClassic int8 = 0
+
 // ConsumerGroupDescribe describes the consumer group groupID. A group id without a
 // consumer group answers GROUP_ID_NOT_FOUND with Kafka's message: "Group g not found."
 // when the shard has no group of the id, "Group g is not a consumer group." for a
@@ -84,6 +88,9 @@ func describeConsumerMember(m *consumerMember, target AssignedPartitions, names 
 	dm.Assignment.TopicPartitions = describedPartitions(m.assigned, names)
 	dm.TargetAssignment.TopicPartitions = describedPartitions(target, names)
 	dm.MemberType = ConsumerMemberTypeConsumer
+	if m.meta.Classic != nil {
+		dm.MemberType = ConsumerMemberTypeClassic
+	}
 	return dm
 }
 

@@ -35,6 +35,10 @@ type ConsumerMemberUpdated struct {
 	// ServerAssignor is the assignor the member asked for; "" the group's default.
 	ServerAssignor     string
 	RebalanceTimeoutMs int32
+	// Classic is set for a member of the classic protocol (JoinGroup, SyncGroup,
+	// Heartbeat, LeaveGroup; consumer_migrate.go): its session timeout and JoinGroup
+	// protocols. Shared, never changed in place.
+	Classic *ClassicMemberMetadata
 }
 
 // ConsumerGroupEpochBumped is a new group epoch: Kafka's ConsumerGroupMetadataKey/Value.

@@ -12,7 +12,8 @@ import (
 // Expire removes, at now, every member whose session timed out (no heartbeat within
 // ConsumerConfig.SessionTimeout; a static member that left with epoch -2 included) and
 // every member still in UNREVOKED_PARTITIONS at the epoch it entered it once its
-// rebalance timeout passed. Each removal bumps the group epoch; topics is the metadata
+// rebalance timeout passed, and every classic member that did not rejoin or sync in
+// time (consumer_classic.go). Each removal bumps the group epoch; topics is the metadata
 // image, for the subscription digest stored with the epoch. Members whose timers were
 // never started (after Replay, before StartTimers) are left alone.
 func (g *ConsumerGroup) Expire(now time.Time, topics ConsumerTopics) []ConsumerEvent {
@@ -29,6 +30,9 @@ func (g *ConsumerGroup) expired(m *consumerMember, now time.Time) bool {
 	if !m.sessionDeadline.IsZero() && !now.Before(m.sessionDeadline) {
 		return true
 	}
+	if !m.classicDeadline.IsZero() && !now.Before(m.classicDeadline) {
+		return true
+	}
 	return !m.revocationDeadline.IsZero() && !now.Before(m.revocationDeadline) &&
 		m.state == MemberUnrevokedPartitions && m.epoch == m.revocationEpoch
 }
@@ -43,6 +47,7 @@ func (g *ConsumerGroup) NextDeadline() (at time.Time, ok bool) {
 	}
 	for _, m := range g.members {
 		consider(m.sessionDeadline)
+		consider(m.classicDeadline)
 		if m.state == MemberUnrevokedPartitions && m.epoch == m.revocationEpoch {
 			consider(m.revocationDeadline)
 		}
@@ -55,7 +60,7 @@ func (g *ConsumerGroup) NextDeadline() (at time.Time, ok bool) {
 // partition, since timers are not persisted.
 func (g *ConsumerGroup) StartTimers(now time.Time) {
 	for _, m := range g.members {
-		m.sessionDeadline = now.Add(g.cfg.SessionTimeout)
+		m.sessionDeadline = now.Add(m.sessionTimeout(g.cfg))
 		m.revocationDeadline = time.Time{}
 		if m.state == MemberUnrevokedPartitions {
 			m.revocationDeadline = now.Add(time.Duration(m.meta.RebalanceTimeoutMs) * time.Millisecond)

@@ -137,6 +137,10 @@ type consumerMember struct {
 	// UNREVOKED_PARTITIONS at revocationEpoch.
 	revocationDeadline time.Time
 	revocationEpoch    int32
+	// classicDeadline, when set, is when a classic member told to rejoin must have
+	// sent JoinGroup, or one that joined must have sent SyncGroup (its rebalance
+	// timeout; consumer_classic.go).
+	classicDeadline time.Time
 }
 
 func (m *consumerMember) reconciledTo(targetEpoch int32) bool {

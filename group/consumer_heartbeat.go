@@ -54,6 +54,9 @@ func (m ConsumerTopicMap) ConsumerTopicNames() []string {
 type ConsumerClient struct {
 	ClientID   string
 	ClientHost string
+	// Classic is set for a classic member's JoinGroup (consumer_classic.go), nil for a
+	// ConsumerGroupHeartbeat.
+	Classic *ClassicMemberMetadata
 }
 
 // ConsumerHeartbeatResult is the outcome of one ConsumerGroupHeartbeat: the response
@@ -307,7 +310,7 @@ func (g *ConsumerGroup) heartbeat(e *emitter, req *kmsg.ConsumerGroupHeartbeatRe
 
 	m := g.members[memberID]
 	g.reconcile(e, m, req.Topics, now, topics)
-	m.sessionDeadline = now.Add(g.cfg.SessionTimeout)
+	m.sessionDeadline = now.Add(m.sessionTimeout(g.cfg))
 
 	resp := kmsg.NewPtrConsumerGroupHeartbeatResponse()
 	resp.Version = req.Version
@@ -327,6 +330,7 @@ func (g *ConsumerGroup) heartbeat(e *emitter, req *kmsg.ConsumerGroupHeartbeatRe
 // leaves the value as it was).
 func updatedMeta(m ConsumerMemberUpdated, req *kmsg.ConsumerGroupHeartbeatRequest, client ConsumerClient) ConsumerMemberUpdated {
 	m.ClientID, m.ClientHost = client.ClientID, client.ClientHost
+	m.Classic = client.Classic
 	if req.InstanceID != nil {
 		m.InstanceID = *req.InstanceID
 	}
@@ -355,7 +359,7 @@ func metaEqual(a, b ConsumerMemberUpdated) bool {
 		a.ClientID == b.ClientID && a.ClientHost == b.ClientHost &&
 		slices.Equal(a.SubscribedTopicNames, b.SubscribedTopicNames) &&
 		a.SubscribedTopicRegex == b.SubscribedTopicRegex && a.ServerAssignor == b.ServerAssignor &&
-		a.RebalanceTimeoutMs == b.RebalanceTimeoutMs
+		a.RebalanceTimeoutMs == b.RebalanceTimeoutMs && classicMetaEqual(a.Classic, b.Classic)
 }
 
 // replaceStatic hands a static member that left with epoch -2 over to its instance's

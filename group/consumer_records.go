@@ -192,14 +192,15 @@ func consumerMemberValue(e ConsumerMemberUpdated) *ConsumerGroupMemberMetadataVa
 	names := slices.Clone(e.SubscribedTopicNames)
 	slices.SortFunc(names, javaCompareStrings)
 	return &ConsumerGroupMemberMetadataValue{
-		InstanceID:           optionalString(e.InstanceID),
-		RackID:               optionalString(e.RackID),
-		ClientID:             e.ClientID,
-		ClientHost:           e.ClientHost,
-		SubscribedTopicNames: names,
-		SubscribedTopicRegex: optionalString(e.SubscribedTopicRegex),
-		RebalanceTimeoutMs:   e.RebalanceTimeoutMs,
-		ServerAssignor:       optionalString(e.ServerAssignor),
+		InstanceID:            optionalString(e.InstanceID),
+		RackID:                optionalString(e.RackID),
+		ClientID:              e.ClientID,
+		ClientHost:            e.ClientHost,
+		SubscribedTopicNames:  names,
+		SubscribedTopicRegex:  optionalString(e.SubscribedTopicRegex),
+		RebalanceTimeoutMs:    e.RebalanceTimeoutMs,
+		ServerAssignor:        optionalString(e.ServerAssignor),
+		ClassicMemberMetadata: e.Classic,
 	}
 }
 
@@ -258,6 +259,7 @@ func replayConsumerRecord(g *ConsumerGroup, rec ConsumerGroupRecord) {
 			SubscribedTopicRegex: optionalValue(v.SubscribedTopicRegex),
 			ServerAssignor:       optionalValue(v.ServerAssignor),
 			RebalanceTimeoutMs:   v.RebalanceTimeoutMs,
+			Classic:              v.ClassicMemberMetadata,
 		})
 	case *ConsumerGroupTargetAssignmentMetadataValue:
 		g.apply(ConsumerTargetAssignmentChanged{Epoch: v.AssignmentEpoch})

@@ -6,9 +6,9 @@ package group
 // from those records when the partition is loaded.
 //
 // One group id is one type, as in Kafka 4.2's GroupMetadataManager: a classic group
-// with a protocol type or members is not a consumer group (GROUP_ID_NOT_FOUND "Group g
-// is not a consumer group.", getOrMaybeCreateConsumerGroup with no online upgrade, as
-// group.consumer.migration.policy=disabled); a simple group (committed offsets only,
+// with members is not a consumer group (GROUP_ID_NOT_FOUND "Group g is not a consumer
+// group.") unless group.consumer.migration.policy lets a heartbeat upgrade it, and an
+// empty one is replaced (consumer_migrate.go); a simple group (committed offsets only,
 // no protocol type) is no obstacle, and keeps holding the offsets.
 //
 // Apply, then persist: as the classic group applies a new generation at once and
@@ -64,16 +64,32 @@ func (s *Shard) ConsumerGroupHeartbeat(now time.Time, c Client, req *kmsg.Consum
 		b.reply(send, probe.errorResult(req, err).Response)
 		return b.effects()
 	}
-	if cg := s.groups[req.Group]; cg != nil && cg.isClassic() {
-		b.reply(send, probe.errorResult(req, hbErrorf(kerr.GroupIDNotFound, "Group %s is not a consumer group.", req.Group)).Response)
-		return b.effects()
-	}
 	g := s.consumerGroups[req.Group]
+	classic := s.groups[req.Group]
+	var conversion []ConsumerEvent
+	if classic != nil && classic.isClassic() {
+		var err *hbError
+		if g, conversion, err = s.classicToConsumer(classic, now, topics); err != nil { // consumer_migrate.go
+			b.reply(send, probe.errorResult(req, err).Response)
+			return b.effects()
+		}
+	} else {
+		classic = nil
+	}
 	if g == nil {
 		g = NewConsumerGroup(req.Group, s.cfg.Consumer)
 	}
 	g.cfg = s.consumerConfig(req.Group) // the group's own configs, as of this heartbeat
+	// The last consumer-protocol member leaving may turn the group classic
+	// (consumer_migrate.go).
+	if classic == nil && s.leaveDowngrades(now, &b, g, req, topics, send) {
+		return b.effects()
+	}
 	res := g.Heartbeat(req, ConsumerClient{ClientID: c.ID, ClientHost: c.Host}, now, topics)
+	if classic != nil && res.Response.ErrorCode == 0 {
+		s.retireClassic(&b, classic)
+		res.Events = append(conversion, res.Events...)
+	}
 	if len(res.Events) > 0 {
 		s.consumerGroups[req.Group] = g
 		s.persistConsumer(&b, g, res.Events, res.Response)
@@ -106,6 +122,9 @@ func (s *Shard) ExpireConsumerGroups(now time.Time, topics ConsumerTopics) Effec
 	var b batch
 	for _, id := range s.ConsumerGroupIDs() {
 		g := s.consumerGroups[id]
+		if leaving := g.expiring(now); len(leaving) > 0 && s.downgrades(g, leaving) && s.downgrade(now, &b, g, leaving, topics) {
+			continue // consumer_migrate.go
+		}
 		if evs := g.Expire(now, topics); len(evs) > 0 {
 			s.persistConsumer(&b, g, evs, nil)
 			s.consumerRebalanced(g, evs, now)
@@ -130,6 +149,8 @@ func (s *Shard) NextConsumerDeadline() (at time.Time, ok bool) {
 // persistConsumer adds the records of g's events to b; resp, when not nil, is the
 // response waiting for them, which a failed write turns into an error response.
 func (s *Shard) persistConsumer(b *batch, g *ConsumerGroup, events []ConsumerEvent, resp *kmsg.ConsumerGroupHeartbeatResponse) {
+	s.rewriteRetiredConsumer(b, g.id)
+	s.rewriteClassicTombstone(b, g.id)
 	removed, removedRx := removedMembers(events), removedRegexes(events)
 	var records []Record
 	var err error
@@ -283,6 +304,8 @@ func (s *Shard) resetConsumerGroups() {
 	s.consumerDirty = map[string]map[string]bool{}
 	s.consumerDirtyRegexes = map[string]map[string]bool{}
 	s.consumerLegacyMetadata = map[string]bool{}
+	s.classicRetired = map[string]bool{}
+	s.retiredConsumers = map[string]retiredConsumer{}
 }
 
 // deleteConsumerGroup deletes an empty consumer group (DeleteGroups, Kafka's
@@ -298,6 +321,7 @@ func (s *Shard) deleteConsumerGroup(g *ConsumerGroup, send func(errorCode int16)
 		send(errNonEmptyGroup)
 		return b.effects()
 	}
+	s.rewriteClassicTombstone(&b, g.id)
 	var records []Record
 	var tps []topicPartition
 	offsets := s.groups[g.id]
@@ -307,20 +331,13 @@ func (s *Shard) deleteConsumerGroup(g *ConsumerGroup, send func(errorCode int16)
 			records = append(records, offsetCommitTombstone(g.id, tp))
 		}
 	}
-	// Members that failed writes removed may still have records in the log.
-	var stale []ConsumerEvent
-	for _, id := range slices.Sorted(maps.Keys(s.consumerDirty[g.id])) {
-		stale = append(stale, ConsumerMemberRemoved{MemberID: id})
-	}
 	dirtyRx := s.takeDirtyRegexes(g.id)
-	stale = append(stale, staleRegexTombstones(g, dirtyRx)...)
-	staleRecords, err := consumerEventRecords(g.id, stale)
+	removal, err := s.consumerGroupRemoval(g, dirtyRx)
 	if err != nil { // not reached: the ids were stored once
 		send(kerr.UnknownServerError.Code)
 		return b.effects()
 	}
-	records = append(records, staleRecords...)
-	records = append(records, consumerGroupTombstones(g, s.consumerLegacyMetadata[g.id])...)
+	records = append(records, removal...)
 	// Applied at once, as Kafka replays its tombstones: a member joining before they
 	// are committed starts a new group, whose records follow them in the log.
 	legacy, dirty := s.consumerLegacyMetadata[g.id], s.consumerDirty[g.id]
@@ -370,6 +387,22 @@ func (s *Shard) deleteConsumerGroup(g *ConsumerGroup, send func(errorCode int16)
 		return Effects{}
 	}, records...)
 	return b.effects()
+}
+
+// consumerGroupRemoval is the records removing group g: the tombstones of the members
+// and regular expressions (dirtyRx) failed writes removed, which may still have records
+// in the log, then the group's (consumerGroupTombstones).
+func (s *Shard) consumerGroupRemoval(g *ConsumerGroup, dirtyRx []string) ([]Record, error) {
+	var stale []ConsumerEvent
+	for _, id := range slices.Sorted(maps.Keys(s.consumerDirty[g.id])) {
+		stale = append(stale, ConsumerMemberRemoved{MemberID: id})
+	}
+	stale = append(stale, staleRegexTombstones(g, dirtyRx)...)
+	records, err := consumerEventRecords(g.id, stale)
+	if err != nil {
+		return nil, err
+	}
+	return append(records, consumerGroupTombstones(g, s.consumerLegacyMetadata[g.id])...), nil
 }
 
 // consumerCleanup tombstones the members failed writes removed from group id, which

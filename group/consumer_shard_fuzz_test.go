@@ -27,11 +27,24 @@ type cgDriver struct {
 	topics  ConsumerTopicMap
 	clients map[string]*cgClient // by group + "/" + member
 	nextTop int
+	// classics are the classic consumers, by group + "/" + member
+	// (consumer_migrate.go, consumer_classic.go).
+	classics map[string]*classicFuzzClient
+}
+
+// classicFuzzClient is what a classic consumer of topic "a" remembers.
+type classicFuzzClient struct {
+	id    string
+	gen   int32
+	owned []int32
 }
 
 func newCGDriver(t *testing.T) *cgDriver {
-	h := newHarness(t, testConfig())
-	return &cgDriver{h: h, topics: cgTopics(3, 2, 4), clients: map[string]*cgClient{}, nextTop: 3}
+	d := &cgDriver{topics: cgTopics(3, 2, 4), clients: map[string]*cgClient{}, nextTop: 3, classics: map[string]*classicFuzzClient{}}
+	cfg := testConfig()
+	cfg.ConsumerTopics = func() ConsumerTopics { return d.topics }
+	d.h = newHarness(t, cfg)
+	return d
 }
 
 var cgGroupIDs = []string{"g", "h"}
@@ -52,6 +65,10 @@ func (d *cgDriver) step(op, arg byte) {
 		d.clients[key] = c
 	}
 	var req *kmsg.ConsumerGroupHeartbeatRequest
+	if op >= 208 && op%15 <= 1 { // ops 210, 211, 225, 226: a classic consumer
+		d.classicStep(op, groupID, key)
+		return
+	}
 	switch op % 15 {
 	case 0, 1: // join, maybe static
 		names := []string{}
@@ -157,6 +174,82 @@ func (d *cgDriver) step(op, arg byte) {
 	}
 }
 
+// classicStep is a classic consumer's request: op 210 and 226 join (then sync; a
+// leader assigns topic "a" round robin), 211 heartbeats, 225 leaves.
+func (d *cgDriver) classicStep(op byte, groupID, key string) {
+	h := d.h
+	c := d.classics[key]
+	if c == nil {
+		c = &classicFuzzClient{}
+		d.classics[key] = c
+	}
+	reset := func(code int16) {
+		if code == kerr.UnknownMemberID.Code || code == kerr.IllegalGeneration.Code {
+			c.gen, c.owned = 0, nil
+			if code == kerr.UnknownMemberID.Code {
+				c.id = ""
+			}
+		}
+	}
+	switch op {
+	case 211:
+		req := kmsg.NewPtrHeartbeatRequest()
+		req.Group, req.MemberID, req.Generation = groupID, c.id, c.gen
+		h.run(h.s.Heartbeat(h.now, req, func(r kmsg.Response) { reset(r.(*kmsg.HeartbeatResponse).ErrorCode) }))
+		return
+	case 225:
+		req := kmsg.NewPtrLeaveGroupRequest()
+		req.Group, req.MemberID = groupID, c.id
+		h.run(h.s.LeaveGroup(h.now, req, func(kmsg.Response) {}))
+		c.id, c.gen, c.owned = "", 0, nil
+		return
+	}
+	join := kmsg.NewPtrJoinGroupRequest()
+	join.Version, join.Group, join.MemberID, join.ProtocolType = 3, groupID, c.id, "consumer"
+	join.SessionTimeoutMillis, join.RebalanceTimeoutMillis = 10000, 20000
+	join.Protocols = []kmsg.JoinGroupRequestProtocol{protocol("range", classicSubscription(c.owned))}
+	var joined *kmsg.JoinGroupResponse
+	h.run(h.s.JoinGroup(h.now, Client{ID: "classic", Host: "/127.0.0.1"}, join, func(r kmsg.Response) { joined = r.(*kmsg.JoinGroupResponse) }))
+	h.advance(0) // a classic group's join phase ends
+	if joined == nil || joined.ErrorCode != 0 {
+		if joined != nil {
+			reset(joined.ErrorCode)
+		}
+		return
+	}
+	c.id, c.gen = joined.MemberID, joined.Generation
+	sync := kmsg.NewPtrSyncGroupRequest()
+	sync.Group, sync.MemberID, sync.Generation = groupID, c.id, c.gen
+	if joined.LeaderID == c.id && len(joined.Members) > 0 {
+		assign := make([]kmsg.ConsumerMemberAssignment, len(joined.Members))
+		for p := int32(0); p < d.topics["a"].Partitions; p++ {
+			a := &assign[int(p)%len(assign)]
+			if len(a.Topics) == 0 {
+				a.Topics = []kmsg.ConsumerMemberAssignmentTopic{{Topic: "a"}}
+			}
+			a.Topics[0].Partitions = append(a.Topics[0].Partitions, p)
+		}
+		for i, m := range joined.Members {
+			sync.GroupAssignment = append(sync.GroupAssignment, kmsg.SyncGroupRequestGroupAssignment{MemberID: m.MemberID, MemberAssignment: assign[i].AppendTo(nil)})
+		}
+	}
+	gen := c.gen
+	h.run(h.s.SyncGroup(h.now, sync, func(r kmsg.Response) {
+		resp := r.(*kmsg.SyncGroupResponse)
+		if resp.ErrorCode != 0 || c.gen != gen {
+			reset(resp.ErrorCode)
+			return
+		}
+		var a kmsg.ConsumerMemberAssignment
+		if a.ReadFrom(resp.MemberAssignment) == nil {
+			c.owned = nil
+			for _, t := range a.Topics {
+				c.owned = append(c.owned, t.Partitions...)
+			}
+		}
+	}))
+}
+
 // learn updates the client from its response, as a KIP-848 consumer does.
 func (d *cgDriver) learn(c *cgClient, req *kmsg.ConsumerGroupHeartbeatRequest, resp *kmsg.ConsumerGroupHeartbeatResponse) {
 	switch resp.ErrorCode {
@@ -251,8 +344,13 @@ func TestConsumerShardReplayProperty(t *testing.T) {
 		ops := make([]byte, 2*length)
 		rng.Read(ops)
 		// Favour joins and heartbeats, as a real group sees them.
+		// Every tenth run has classic consumers too (classicStep).
+		classic := []byte{210, 211, 211, 225, 226}
 		for i := 0; i < len(ops); i += 2 {
-			if ops[i]%3 != 0 {
+			switch {
+			case seed%10 == 0 && rng.Intn(4) == 0:
+				ops[i] = classic[rng.Intn(len(classic))]
+			case ops[i]%3 != 0:
 				ops[i] = byte(rng.Intn(5))
 			}
 		}
@@ -272,6 +370,9 @@ func FuzzConsumerShardReplay(f *testing.F) {
 	// A static member's leave fails, the empty group's deletion and a new group's
 	// join fail after it: the new group's resync tombstones the old member.
 	f.Add([]byte{46, 9, 116, 178, 180, 206, 25, 218, 72, 108, 81, 189, 56, 18, 179, 63, 180, 87, 27, 2})
+	// Classic consumers form a group, a consumer-protocol member upgrades it, the
+	// classic members rejoin it, one leaves.
+	f.Add([]byte{210, 0, 210, 2, 211, 0, 211, 2, 0, 4, 211, 0, 210, 0, 210, 2, 2, 4, 211, 2, 225, 2, 2, 4})
 	f.Fuzz(func(t *testing.T, ops []byte) {
 		if len(ops) > 400 {
 			ops = ops[:400]

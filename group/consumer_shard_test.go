@@ -57,13 +57,16 @@ func recordKeys(t *testing.T, records []Record) []string {
 }
 
 // A ConsumerGroupHeartbeat naming a classic group with members is GROUP_ID_NOT_FOUND
-// (Kafka 4.2's getOrMaybeCreateConsumerGroup without online upgrade); a simple group
+// (Kafka 4.2's getOrMaybeCreateConsumerGroup without online upgrade, as
+// group.consumer.migration.policy=disabled); a simple group
 // (offsets only) becomes a consumer group and keeps its offsets; records of the other
 // type are refused on replay.
 func TestConsumerShardGroupTypeConflicts(t *testing.T) {
 	topics := cgTopics(2)
 	t.Run("classic group with members", func(t *testing.T) {
-		h := newHarness(t, testConfig())
+		cfg := testConfig()
+		cfg.MigrationPolicy = MigrationDisabled // consumer_migrate_test.go upgrades
+		h := newHarness(t, cfg)
 		join := kmsg.NewPtrJoinGroupRequest()
 		join.Group, join.ProtocolType = "g", "consumer"
 		join.SessionTimeoutMillis, join.RebalanceTimeoutMillis = 6000, 6000

@@ -89,14 +89,7 @@ func (s *Shard) removeMemberAndUpdateGroup(now time.Time, b *batch, g *group, m 
 // member and answer with its error at the top level.
 func (s *Shard) leaveGroup(now time.Time, req *kmsg.LeaveGroupRequest, send func(kmsg.Response)) Effects {
 	var b batch
-	resp := kmsg.NewPtrLeaveGroupResponse()
-	resp.Version = req.Version
-	members := req.Members
-	if req.Version < 3 {
-		m := kmsg.NewLeaveGroupRequestMember()
-		m.MemberID = req.MemberID
-		members = []kmsg.LeaveGroupRequestMember{m}
-	}
+	resp, members := leaveRequestMembers(req)
 	g := s.groups[req.Group]
 	switch {
 	case req.Group == "":
@@ -133,6 +126,20 @@ func (s *Shard) leaveGroup(now time.Time, req *kmsg.LeaveGroupRequest, send func
 	}
 	b.reply(send, resp)
 	return b.effects()
+}
+
+// leaveRequestMembers is the response to req, to fill, and the members req names (the
+// one member of a v0-2 request).
+func leaveRequestMembers(req *kmsg.LeaveGroupRequest) (*kmsg.LeaveGroupResponse, []kmsg.LeaveGroupRequestMember) {
+	resp := kmsg.NewPtrLeaveGroupResponse()
+	resp.Version = req.Version
+	members := req.Members
+	if req.Version < 3 {
+		m := kmsg.NewLeaveGroupRequestMember()
+		m.MemberID = req.MemberID
+		members = []kmsg.LeaveGroupRequestMember{m}
+	}
+	return resp, members
 }
 
 func leaveMember(m kmsg.LeaveGroupRequestMember, code int16) kmsg.LeaveGroupResponseMember {

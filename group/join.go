@@ -35,12 +35,14 @@ func (s *Shard) joinGroup(now time.Time, c Client, req *kmsg.JoinGroupRequest, s
 		b.reply(send, joinResponse(req.Version, errInvalidSessionTimeout, req.MemberID))
 		return b.effects()
 	}
-	if _, ok := s.consumerGroups[req.Group]; ok {
-		// One group id is one type. Kafka 4.2 lets classic members into a consumer
-		// group (classicGroupJoinToConsumerGroup); Petrel does not yet, and answers as
-		// Kafka answers a member whose protocols the consumer group cannot take.
-		b.reply(send, joinResponse(req.Version, errInconsistentProtocol, req.MemberID))
-		return b.effects()
+	if cg, ok := s.consumerGroups[req.Group]; ok {
+		if cg.NumMembers() > 0 {
+			return s.classicJoinToConsumer(now, c, cg, req, send) // consumer_classic.go
+		}
+		if !s.classicJoinOfEmptyConsumer(&b, cg) { // consumer_migrate.go
+			b.reply(send, joinResponse(req.Version, errInconsistentProtocol, req.MemberID))
+			return b.effects()
+		}
 	}
 	rebalanceTimeoutMs := req.RebalanceTimeoutMillis
 	if req.Version == 0 {

@@ -72,14 +72,7 @@ func (s *Shard) replayGroupMetadata(groupID string, value []byte) error {
 	old := s.groups[groupID]
 	if value == nil {
 		if old != nil {
-			if len(old.offsets) == 0 && len(old.pendingOffsets) == 0 {
-				delete(s.groups, groupID)
-			} else {
-				old.protocolType, old.protocol, old.leader, old.generation = "", "", "", 0
-				old.members, old.memberOrder, old.static = map[string]*member{}, nil, map[string]string{}
-				old.supportedProtocols = map[string]int{}
-				old.state, old.previousState = stateEmpty, stateEmpty
-			}
+			s.dropClassicState(old)
 		}
 		return nil
 	}
