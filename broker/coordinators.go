@@ -37,13 +37,13 @@ func newGroupCoordinator(b *Broker) *coordinator.GroupCoordinator {
 	cfg.ConsumerGroupConfig = b.consumerGroupConfig
 	policy, _ := c.brokerValue("group.consumer.migration.policy")
 	cfg.MigrationPolicy, _ = group.ParseMigrationPolicy(policy) // valid: checked at start
+	cfg.ConsumerTopics = func() group.ConsumerTopics { return consumerTopics{im: b.Image(), names: names} }
 	cfg.OnRebalance = b.observeRebalance
 	return coordinator.NewGroupCoordinator(coordinator.GroupConfig{
 		Runtime:        b.coordinatorRuntimeConfig(offsetsTopic, "group-coordinator"),
 		Group:          cfg,
 		ExpireInterval: c.durationMs("offsets.retention.check.interval.ms"),
 		Partitions:     b.partitionCount(offsetsTopic),
-		ConsumerTopics: func() group.ConsumerTopics { return consumerTopics{im: b.Image(), names: names} },
 	})
 }
 

@@ -23,11 +23,12 @@ import (
 // forward, to its own group's earliest deadline (ConsumerGroup.NextDeadline), as that
 // is the only group it changed. A timer left early by a heartbeat that moved a
 // deadline later finds nothing to expire and re-arms exactly, so a partition with M
-// members pays one full scan per session rather than one per heartbeat. Any other call
-// that sets a consumer group's deadlines must bring the timer forward the same way:
-// append group.Timer{Key: consumerExpireTimer, At: the group's NextDeadline} to its
-// Effects, which convert arms only if it is earlier than the armed one.
-const consumerExpireTimer = "petrel/consumer-expire"
+// members pays one full scan per session rather than one per heartbeat. Every shard
+// call that may set a consumer group's deadlines (ConsumerGroupHeartbeat, and the
+// classic calls of a consumer group's classic members) asks for it the same way, with
+// a group.Timer keyed group.ConsumerDeadlineTimer, which convert arms only if it is
+// earlier than the armed one.
+const consumerExpireTimer = group.ConsumerDeadlineTimer
 
 // ConsumerGroupHeartbeat answers r (any version) from the group's shard, once the
 // records it causes are committed. client is who sent it (the request header's client
@@ -40,14 +41,9 @@ const consumerExpireTimer = "petrel/consumer-expire"
 func (gc *GroupCoordinator) ConsumerGroupHeartbeat(r *kmsg.ConsumerGroupHeartbeatRequest, client group.Client, describable func(topic string) bool) <-chan kmsg.Response {
 	return gc.Respond(r.Group, func(now time.Time, s *group.Shard, send func(kmsg.Response)) group.Effects {
 		topics := group.ConsumerTopicsWithDescriber(gc.consumerTopics(), describable)
-		eff := s.ConsumerGroupHeartbeat(now, client, r, topics, send)
-		if g := s.ConsumerGroup(r.Group); g != nil {
-			if at, ok := g.NextDeadline(); ok {
-				// convert arms it only if it is earlier than the armed one.
-				eff.Timers = append(eff.Timers, group.Timer{Key: consumerExpireTimer, At: at})
-			}
-		}
-		return eff
+		// The shard asks for the expiry timer at the group's earliest deadline
+		// (group.ConsumerDeadlineTimer); convert arms it only if it is earlier.
+		return s.ConsumerGroupHeartbeat(now, client, r, topics, send)
 	}, func(code int16) kmsg.Response {
 		resp := r.ResponseKind().(*kmsg.ConsumerGroupHeartbeatResponse)
 		resp.ErrorCode = code

@@ -19,10 +19,10 @@ import (
 func BenchmarkConsumerHeartbeat(b *testing.B) {
 	const groups, members = 100, 10
 	cfg := group.DefaultConfig()
-	gc := NewGroupCoordinator(GroupConfig{Group: cfg, Partitions: func() int32 { return 1 },
-		ConsumerTopics: func() group.ConsumerTopics {
-			return group.ConsumerTopicMap{consumerTestTopic.Name: consumerTestTopic}
-		}})
+	cfg.ConsumerTopics = func() group.ConsumerTopics {
+		return group.ConsumerTopicMap{consumerTestTopic.Name: consumerTestTopic}
+	}
+	gc := NewGroupCoordinator(GroupConfig{Group: cfg, Partitions: func() int32 { return 1 }})
 	b.Cleanup(gc.Close)
 	log := newFakeLog(1)
 	log.set(func(f *fakeLog) { f.autoCommit = true })

@@ -19,10 +19,10 @@ func newConsumerCoordinator(t *testing.T, log *fakeLog, session time.Duration) *
 	t.Helper()
 	cfg := group.DefaultConfig()
 	cfg.Consumer.SessionTimeout = session
-	gc := NewGroupCoordinator(GroupConfig{Group: cfg, Partitions: func() int32 { return 1 },
-		ConsumerTopics: func() group.ConsumerTopics {
-			return group.ConsumerTopicMap{consumerTestTopic.Name: consumerTestTopic}
-		}})
+	cfg.ConsumerTopics = func() group.ConsumerTopics {
+		return group.ConsumerTopicMap{consumerTestTopic.Name: consumerTestTopic}
+	}
+	gc := NewGroupCoordinator(GroupConfig{Group: cfg, Partitions: func() int32 { return 1 }})
 	t.Cleanup(gc.Close)
 	log.set(func(f *fakeLog) { f.autoCommit = true; f.hw = f.leo })
 	gc.Reconcile(map[int32]int32{0: log.epoch}, func(int32) (LoadSpec, bool) { return LoadSpec{Log: log}, true })

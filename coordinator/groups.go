@@ -30,9 +30,6 @@ type GroupConfig struct {
 	ExpireInterval time.Duration
 	// Partitions returns __consumer_offsets' partition count now (0: no topic yet).
 	Partitions func() int32
-	// ConsumerTopics returns the metadata image as the consumer groups read it (their
-	// subscribed topics' ids, partitions and racks); nil is an image with no topic.
-	ConsumerTopics func() group.ConsumerTopics
 }
 
 // GroupCoordinator runs the __consumer_offsets partitions this broker leads.
@@ -51,10 +48,10 @@ func NewGroupCoordinator(cfg GroupConfig) *GroupCoordinator {
 	if cfg.Group.Consumer.NewMemberID == nil {
 		cfg.Group.Consumer.NewMemberID = RandomKafkaUUID
 	}
-	if cfg.ConsumerTopics == nil {
-		cfg.ConsumerTopics = func() group.ConsumerTopics { return group.ConsumerTopicMap{} }
+	if cfg.Group.ConsumerTopics == nil { // an image with no topic
+		cfg.Group.ConsumerTopics = func() group.ConsumerTopics { return group.ConsumerTopicMap{} }
 	}
-	gc := &GroupCoordinator{cfg: cfg.Group, expireInterval: cfg.ExpireInterval, consumerTopics: cfg.ConsumerTopics}
+	gc := &GroupCoordinator{cfg: cfg.Group, expireInterval: cfg.ExpireInterval, consumerTopics: cfg.Group.ConsumerTopics}
 	gc.Router = &Router[*group.Shard, group.Effects]{
 		rt:          New(cfg.Runtime),
 		partitions:  cfg.Partitions,

@@ -241,21 +241,21 @@ func (s *Shard) Unload() Effects { return s.unload() }
 func (s *Shard) Timeout(now time.Time, key string) Effects {
 	s.observe(now)
 	_, id, _ := parseTimerKey(key)
-	return s.withRetiredConsumer(id, s.timeout(now, key))
+	return s.withConsumerDeadline(id, s.withRetiredConsumer(id, s.timeout(now, key)))
 }
 
 // JoinGroup (key 11, v0-9). The response may be parked until the rebalance completes:
 // it is sent through send, now or in the Effects of a later call.
 func (s *Shard) JoinGroup(now time.Time, c Client, req *kmsg.JoinGroupRequest, send func(kmsg.Response)) Effects {
 	s.observe(now)
-	return s.withRetiredConsumer(req.Group, s.joinGroup(now, c, req, send))
+	return s.withConsumerDeadline(req.Group, s.withRetiredConsumer(req.Group, s.joinGroup(now, c, req, send)))
 }
 
 // SyncGroup (key 14, v0-5). Followers' responses are parked until the leader's arrives.
 func (s *Shard) SyncGroup(now time.Time, req *kmsg.SyncGroupRequest, send func(kmsg.Response)) Effects {
 	s.observe(now)
 	if g := s.consumerGroups[req.Group]; g != nil {
-		return s.classicSyncToConsumer(now, g, req, send) // consumer_classic.go
+		return s.withConsumerDeadline(req.Group, s.classicSyncToConsumer(now, g, req, send)) // consumer_classic.go
 	}
 	return s.withRetiredConsumer(req.Group, s.syncGroup(now, req, send))
 }
@@ -264,7 +264,7 @@ func (s *Shard) SyncGroup(now time.Time, req *kmsg.SyncGroupRequest, send func(k
 func (s *Shard) Heartbeat(now time.Time, req *kmsg.HeartbeatRequest, send func(kmsg.Response)) Effects {
 	s.observe(now)
 	if g := s.consumerGroups[req.Group]; g != nil {
-		return s.classicHeartbeatToConsumer(now, g, req, send)
+		return s.withConsumerDeadline(req.Group, s.classicHeartbeatToConsumer(now, g, req, send))
 	}
 	return s.heartbeat(now, req, send)
 }
@@ -273,7 +273,7 @@ func (s *Shard) Heartbeat(now time.Time, req *kmsg.HeartbeatRequest, send func(k
 func (s *Shard) LeaveGroup(now time.Time, req *kmsg.LeaveGroupRequest, send func(kmsg.Response)) Effects {
 	s.observe(now)
 	if g := s.consumerGroups[req.Group]; g != nil {
-		return s.classicLeaveToConsumer(now, g, req, send)
+		return s.withConsumerDeadline(req.Group, s.classicLeaveToConsumer(now, g, req, send))
 	}
 	return s.withRetiredConsumer(req.Group, s.leaveGroup(now, req, send))
 }

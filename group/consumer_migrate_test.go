@@ -268,10 +268,16 @@ func mixedGroup(t *testing.T, cfgs ...func(*Config)) (*harness, ConsumerTopicMap
 	c1.step(t, h, topics)
 	k := &classicClient{mustJoin: true}
 	converge(t, h, topics, []*classicClient{k}, []*consumerClient{c1})
+	// The classic member commits at its generation (a commit without a member is
+	// refused while the group has members).
 	commit := kmsg.NewPtrOffsetCommitRequest()
-	commit.Version, commit.Group, commit.Generation = 8, "g", -1
+	commit.Version, commit.Group, commit.MemberID, commit.Generation = 8, "g", k.id, k.gen
 	commit.Topics = []kmsg.OffsetCommitRequestTopic{{Topic: "t", Partitions: []kmsg.OffsetCommitRequestTopicPartition{{Partition: 0, Offset: 42}}}}
-	h.run(h.s.OffsetCommit(h.now, commit, kmsg.NewPtrOffsetCommitResponse(), func(kmsg.Response) {}))
+	var committed *kmsg.OffsetCommitResponse
+	h.run(h.s.OffsetCommit(h.now, commit, kmsg.NewPtrOffsetCommitResponse(), func(r kmsg.Response) { committed = r.(*kmsg.OffsetCommitResponse) }))
+	if committed == nil || committed.Topics[0].Partitions[0].ErrorCode != 0 {
+		t.Fatalf("the classic member's commit: %+v", committed)
+	}
 	return h, topics, c1, k
 }
 

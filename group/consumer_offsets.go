@@ -44,6 +44,11 @@ func validateConsumerOffsetCommit(g *ConsumerGroup, req *kmsg.OffsetCommitReques
 	if !ok {
 		return errUnknownMemberID
 	}
+	// A classic member (consumer_classic.go) commits with its generation, at any
+	// version: ILLEGAL_GENERATION or FENCED_INSTANCE_ID, as Kafka checks it.
+	if classic, code := g.classicOffsetCommitCode(req.MemberID, req.InstanceID, epoch); classic {
+		return code
+	}
 	if !transactional && req.Version < 9 {
 		return errUnsupportedVersion
 	}

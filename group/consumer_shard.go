@@ -54,6 +54,10 @@ func (s *Shard) ConsumerGroupIDs() []string { return slices.Sorted(maps.Keys(s.c
 // DESCRIBE check): regular expressions the heartbeat resolves keep only those topics.
 func (s *Shard) ConsumerGroupHeartbeat(now time.Time, c Client, req *kmsg.ConsumerGroupHeartbeatRequest, topics ConsumerTopics, send func(kmsg.Response)) Effects {
 	s.observe(now)
+	return s.withConsumerDeadline(req.Group, s.consumerGroupHeartbeat(now, c, req, topics, send))
+}
+
+func (s *Shard) consumerGroupHeartbeat(now time.Time, c Client, req *kmsg.ConsumerGroupHeartbeatRequest, topics ConsumerTopics, send func(kmsg.Response)) Effects {
 	var b batch
 	probe := &ConsumerGroup{id: req.Group, cfg: s.cfg.Consumer}
 	if err := probe.validateHeartbeat(req); err != nil {
@@ -131,6 +135,26 @@ func (s *Shard) ExpireConsumerGroups(now time.Time, topics ConsumerTopics) Effec
 		}
 	}
 	return b.effects()
+}
+
+// ConsumerDeadlineTimer is the key of the Timer a call asks for when it may have set
+// a consumer group member's session or rebalance deadline: the runtime keeps one
+// expiry timer per shard, arms it no later than the Timer's At, and calls
+// ExpireConsumerGroups (never Timeout) when it fires, then re-arms it at
+// NextConsumerDeadline.
+const ConsumerDeadlineTimer = "petrel/consumer-expire"
+
+// withConsumerDeadline adds to e the ConsumerDeadlineTimer of group id's earliest
+// member deadline, when id is a consumer group with one: every call that handles a
+// member of a consumer group (its heartbeats, and its classic members' JoinGroup,
+// SyncGroup, Heartbeat and LeaveGroup) may have moved it earlier.
+func (s *Shard) withConsumerDeadline(id string, e Effects) Effects {
+	if g := s.consumerGroups[id]; g != nil {
+		if at, ok := g.NextDeadline(); ok {
+			e.Timers = append(e.Timers, Timer{Key: ConsumerDeadlineTimer, At: at})
+		}
+	}
+	return e
 }
 
 // NextConsumerDeadline is when ExpireConsumerGroups next has something to do; ok is
