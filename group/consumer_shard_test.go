@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -354,5 +355,74 @@ func TestConsumerShardDeleteGroup(t *testing.T) {
 	loaded := replayLog(t, h.batches)
 	if loaded.ConsumerGroup("g") != nil || fetchA(loaded, "g") != "-1" || fetchA(h.s, "g") != "-1" {
 		t.Fatal("a load still has the group or its offsets")
+	}
+}
+
+// The coordinator fails over in the middle of a rebalance: d has joined (its target
+// taken from a and b, which have yet to revoke) when the partition moves. The loaded
+// shard holds the group exactly as the old coordinator did, and the rebalance
+// completes there: a and b first heartbeat without Topics (kgo's keepalive while its
+// revocation callback runs), which keeps them UNREVOKED_PARTITIONS, then report their
+// shrunk partitions; d's next heartbeat gets the two freed partitions.
+func TestConsumerShardFailoverMidRebalance(t *testing.T) {
+	h := newHarness(t, testConfig())
+	topics := cgTopics(8)
+	members := []string{"a", "b", "c"}
+	for _, m := range members {
+		cgShardHeartbeat(h, topics, cgJoinRequest(m, "a"))
+	}
+	// Members that revoke at once: each reports what the group says it owns.
+	settle := func(h *harness, members []string) {
+		t.Helper()
+		for range 5 {
+			for _, id := range members {
+				m, _ := h.s.ConsumerGroup("g").Member(id)
+				if resp := cgShardHeartbeat(h, topics, cgHBRequest(id, m.MemberEpoch, m.Assigned)); resp.ErrorCode != 0 {
+					t.Fatalf("heartbeat of %s: %v", id, kerr.ErrorForCode(resp.ErrorCode))
+				}
+			}
+		}
+	}
+	settle(h, members)
+	if resp := cgShardHeartbeat(h, topics, cgJoinRequest("d", "a")); resp.ErrorCode != 0 || resp.MemberEpoch <= 0 {
+		t.Fatalf("join of d: %v at epoch %d", kerr.ErrorForCode(resp.ErrorCode), resp.MemberEpoch)
+	}
+
+	loaded := replayLog(t, h.batches)
+	loaded.Loaded(h.now)
+	if err := sameConsumerGroup(h.s.ConsumerGroup("g"), loaded.ConsumerGroup("g")); err != nil {
+		t.Fatalf("the loaded group differs from the live one: %v", err)
+	}
+	next := &harness{t: t, s: loaded, now: h.now.Add(time.Second), timers: map[string]time.Time{}}
+	g := loaded.ConsumerGroup("g")
+	var revoking []string
+	for _, id := range members {
+		m, _ := g.Member(id)
+		if !assignmentsEqual(m.Assigned, m.Target) {
+			revoking = append(revoking, id)
+		}
+		cgShardHeartbeat(next, topics, cgHBRequest(id, m.MemberEpoch, nil))
+	}
+	if len(revoking) != 2 {
+		t.Fatalf("members %v have partitions to give d, want two of a, b, c", revoking)
+	}
+	for _, id := range revoking {
+		if m, _ := g.Member(id); m.State != MemberUnrevokedPartitions || countPartitions(m.PendingRevocation) != 1 {
+			t.Fatalf("%s after a heartbeat without Topics: %v pending %v", id, m.State, m.PendingRevocation)
+		}
+	}
+	settle(next, members)
+	d, _ := g.Member("d")
+	resp := cgShardHeartbeat(next, topics, cgHBRequest("d", d.MemberEpoch, AssignedPartitions{}))
+	if got := respAssignment(resp); resp.ErrorCode != 0 || countPartitions(got) != 2 {
+		t.Fatalf("d's heartbeat after the revocations: %v, assignment %v", kerr.ErrorForCode(resp.ErrorCode), got)
+	}
+	for _, id := range append(members, "d") {
+		if m, _ := g.Member(id); m.State != MemberStable || countPartitions(m.Assigned) != 2 {
+			t.Errorf("%s: %v with %v", id, m.State, m.Assigned)
+		}
+	}
+	if err := consumerInvariants(g); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/petrel-broker/petrel/internal/testwait"
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
@@ -210,5 +211,34 @@ func waitConsumed(t testing.TB, want []string, members ...*cgMember) {
 			return fmt.Errorf("%d of %d records not consumed yet, e.g. %s", missing, len(want), first)
 		}
 		return nil
+	})
+}
+
+// describeConsumerGroupOnFailure logs group as ConsumerGroupDescribe shows it (group
+// and assignment epochs, each member's epoch, current and target assignment) if the
+// test has failed by the time it ends, before the cluster stops: call it after
+// StartCluster.
+func describeConsumerGroupOnFailure(t *testing.T, c *Cluster, group string) {
+	adm := kadm.NewClient(c.Client(t))
+	t.Cleanup(func() {
+		if !t.Failed() {
+			return
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		described, err := adm.DescribeConsumerGroups(ctx, group)
+		if err == nil {
+			err = described[group].Err
+		}
+		if err != nil {
+			t.Logf("describe %s: %v", group, err)
+			return
+		}
+		d := described[group]
+		t.Logf("group %s on node-%d: %s, epoch %d, assignment epoch %d", group, d.Coordinator.NodeID, d.State, d.Epoch, d.AssignmentEpoch)
+		for _, m := range d.Members {
+			t.Logf("  member %s (%s): epoch %d, assigned %v, target %v",
+				m.ClientID, m.MemberID, m.MemberEpoch, m.Assignment.Sorted(), m.TargetAssignment.Sorted())
+		}
 	})
 }

@@ -248,11 +248,21 @@ func TestConsumerProtocol_CoordinatorFailoverMidRebalance(t *testing.T) {
 	c := StartCluster(t, 3, append(groupOptions(), WithProperty("offsets.topic.num.partitions", "6"))...)
 	group, topic := "cg-failover-rebalance", "cg-failover-rebalance"
 	c.CreateTopicRF(t, topic, partitions, 3, nil)
+	describeConsumerGroupOnFailure(t, c, group)
 	coordinator := coordinatorOf(t, c, 0, group)
 	own := newOwnership()
+	// kgo v1.22.3 sends a ConsumerGroupHeartbeat to its cached coordinator without
+	// the retry wrapper that forgets a coordinator it cannot dial, so after the kill
+	// its heartbeats keep dialling the dead broker. A member that commits offsets
+	// finds the new coordinator through its OffsetCommit, which forgets the dead one;
+	// d, which owns nothing yet, commits nothing, and would only find it once its
+	// metadata, which no longer lists the fenced broker, is refreshed: every 5 min
+	// by default (as the Java consumer's metadata.max.age.ms). The members refresh
+	// every 5 s, so the test waits on the brokers, not on that client default.
+	rediscover := kgo.MetadataMaxAge(5 * time.Second)
 	var members []*cgMember
 	for _, id := range []string{"a", "b", "c"} {
-		members = append(members, startConsumerMember(t, c, own, group, topic, id))
+		members = append(members, startConsumerMember(t, c, own, group, topic, id, rediscover))
 	}
 	own.waitOwned(t, partitions, "a", "b", "c")
 	want := produceKeyed(t, c, topic, "before", 400)
@@ -260,7 +270,7 @@ func TestConsumerProtocol_CoordinatorFailoverMidRebalance(t *testing.T) {
 
 	// The join is in the log once the joiner has its member epoch; the others learn
 	// of the new target only at their next heartbeat, up to 5 s later.
-	d := startConsumerMember(t, c, own, group, topic, "d")
+	d := startConsumerMember(t, c, own, group, topic, "d", rediscover)
 	members = append(members, d)
 	testwait.For(t, groupWait, func() error {
 		if _, epoch := d.cl.GroupMetadata(); epoch <= 0 {
