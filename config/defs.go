@@ -251,7 +251,7 @@ var BrokerDefs = []Def{
 		Note: "Only the built-in assignors: uniform and range, by name or by Kafka's class names org.apache.kafka.coordinator.group.assignor.UniformAssignor and RangeAssignor; any other class name is refused at start."},
 	{Name: "group.consumer.migration.policy", Type: TypeString, Default: "bidirectional", ReadOnly: true, Validator: oneOfFold("disabled", "downgrade", "upgrade", "bidirectional"),
 		Doc:  "The config that enables converting the non-empty classic group using the consumer embedded protocol to the non-empty consumer group using the consumer group protocol and vice versa; conversions of empty groups in both directions are always enabled regardless of this policy.",
-		Note: "Accepted and reported; the online conversion between classic and consumer groups is not implemented yet: a non-empty group keeps its protocol."},
+		Note: "As Kafka; see [groups.md](groups.md#migrating-a-classic-group)."},
 	{Name: "leader.replication.throttled.rate", Type: TypeLong, Default: maxLong, Validator: atLeast(0),
 		Doc:  "The bytes per second a leader sends to the throttled replicas (leader.replication.throttled.replicas) that are outside the ISR (KIP-73).",
 		Note: "Read from the metadata image (per-broker, then cluster-default dynamic config) at every fetch, then this property."},
