@@ -49,6 +49,8 @@ type rawConn struct {
 	nc net.Conn
 	// correlationID is the last one used.
 	correlationID int32
+	// readTimeout, when set, replaces rawTimeout as the wait for a response.
+	readTimeout time.Duration
 }
 
 func dialRaw(t *testing.T, addr string) *rawConn {
@@ -81,7 +83,11 @@ func (c *rawConn) frame(req kmsg.Request) []byte {
 // correlation id. Flexible responses other than ApiVersions carry a tag byte first.
 func (c *rawConn) readResponse(flexibleHeader bool) []byte {
 	c.t.Helper()
-	if err := c.nc.SetReadDeadline(time.Now().Add(rawTimeout)); err != nil {
+	wait := rawTimeout
+	if c.readTimeout > 0 {
+		wait = c.readTimeout
+	}
+	if err := c.nc.SetReadDeadline(time.Now().Add(wait)); err != nil {
 		c.t.Fatal(err)
 	}
 	var size [4]byte

@@ -395,6 +395,10 @@ func TestHostile(t *testing.T) {
 			t.Fatalf("%s: the %d-byte batch is past max.message.bytes: it would not reach the record walk", what, len(batch))
 		}
 		rc := dialRaw(t, e.raw)
+		// The case asserts the refusal and the memory bound, not the speed: under -race
+		// on a loaded 2-core machine, decompressing up to the 64 MiB limit took over 10 s
+		// (lz4 allocates a block buffer per frame, which sync.Pool drops under -race).
+		rc.readTimeout = time.Minute
 		var p kmsg.ProduceResponseTopicPartition
 		start := time.Now()
 		allocated := allocatedDuring(func() { p = produceResult(t, rc.roundTrip(produceRequest(9, -1, poisoned, 0, batch))) })
