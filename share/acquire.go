@@ -43,7 +43,11 @@ type acquisition struct {
 	count     int64 // records acquired so far
 	done      bool  // stop acquiring
 	batchBase int64 // base offset of the fetched batch being worked on
-	out       []AcquiredRecords
+	batchLen  int64 // its number of offsets
+	// throttleCap, once a redelivered record is throttled, is the most records this
+	// acquisition takes.
+	throttleCap int64
+	out         []AcquiredRecords
 }
 
 // Acquire acquires for req.MemberID the Available records of the log read in req, under
@@ -58,8 +62,11 @@ type acquisition struct {
 //   - new records only while the window holds fewer than the record-lock limit
 //     (MaxRecords is capped to the room left); a full window still lets Available
 //     records inside it be acquired again;
-//   - a record on its last delivery attempt (delivery count limit - 1, limit above 2)
-//     is delivered alone, so a poison record does not take a batch down with it;
+//   - redeliveries are throttled so that a poison record does not take a batch down
+//     with it: a record on its last delivery attempt (delivery count limit - 1, limit
+//     above 2) is delivered alone, and one delivered at least half the limit (at least
+//     2) times starts an acquisition of at most the batch's size halved once per
+//     delivery past that (Kafka's throttleRecordsDeliveryLimit);
 //   - control batches, aborted transactions under read_committed, and Available
 //     records at offsets the read shows empty are Archived, never delivered.
 func (p *Partition) Acquire(nowMs int64, req AcquireRequest) ([]AcquiredRecords, Change) {
@@ -86,9 +93,10 @@ func (p *Partition) Acquire(nowMs int64, req AcquireRequest) ([]AcquiredRecords,
 			p.archive(lo, hi)
 			continue
 		}
-		a.batchBase = b.BaseOffset
+		a.batchBase, a.batchLen = b.BaseOffset, b.LastOffset-b.BaseOffset+1
 		if len(p.runs) > 0 && lo <= p.EndOffset() {
 			a.acquireInFlight(lo, min(hi, p.EndOffset()))
+			a.done = a.done || a.throttleCap > 0
 		}
 		if !a.done && hi >= p.nextOffset() {
 			a.acquireNew(max(lo, p.nextOffset()), hi)
@@ -185,6 +193,16 @@ func (a *acquisition) acquireInFlight(lo, hi int64) {
 			}
 			n = 1
 		}
+		if throttle := p.throttleLimit(); r.deliveryCount >= throttle && a.throttleCap == 0 {
+			if a.count > 0 {
+				a.done = true
+				return
+			}
+			a.throttleCap = max(1, a.batchLen>>(r.deliveryCount-throttle+1))
+		}
+		if a.throttleCap > 0 {
+			n = min(n, a.throttleCap-a.count)
+		}
 		if a.req.Mode == RecordLimit {
 			n = min(n, a.limit-a.count)
 		}
@@ -195,8 +213,15 @@ func (a *acquisition) acquireInFlight(lo, hi int64) {
 		})
 		a.emit(o, o+n-1, count)
 		o += n
-		a.done = alone || (a.req.Mode == RecordLimit && a.count >= a.limit)
+		a.done = alone || (a.req.Mode == RecordLimit && a.count >= a.limit) ||
+			(a.throttleCap > 0 && a.count >= a.throttleCap)
 	}
+}
+
+// throttleLimit is the delivery count from which redeliveries are throttled: half the
+// delivery-count limit rounded up, at least 2.
+func (p *Partition) throttleLimit() int16 {
+	return max(2, (p.cfg.DeliveryCountLimit+1)/2)
 }
 
 // acquireNew adds [from, hi], past the window, as acquired records with delivery count

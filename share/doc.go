@@ -18,7 +18,8 @@
 //
 // Layout: partition.go (state, runs, SPSO), acquire.go (ShareFetch acquisition),
 // txn.go (read_committed filtering), acknowledge.go (ShareAcknowledge and member
-// release), expire.go (acquisition-lock expiry), change.go (the durable change set),
+// release), expire.go (acquisition-lock expiry, log start
+// offset moves), change.go (the durable change set),
 // records.go and records_decode.go (the __share_group_state records), state.go (the
 // share coordinator's merged state per key), load.go (rebuilding on a new leader).
 package share

@@ -296,3 +296,30 @@ func TestLoadAfterLeaderChange(t *testing.T) {
 	got := acquire1(t, q, 0, "b", 4, 100, BatchOptimized, plain(0, 9))
 	wantAcquired(t, got, AcquiredRecords{4, 5, 2}, AcquiredRecords{7, 9, 2})
 }
+
+func TestRedeliveriesAreThrottled(t *testing.T) {
+	p := newTestPartition(Config{}) // delivery count limit 5: throttled from 3 deliveries
+	for range 3 {
+		acquire1(t, p, 0, "a", 0, 100, BatchOptimized, plain(0, 7))
+		if _, err := p.Acknowledge(0, "a", []AcknowledgementBatch{ack(0, 7, AckRelease)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Delivered 3 times: half the batch per acquisition.
+	wantAcquired(t, acquire1(t, p, 0, "b", 0, 100, BatchOptimized, plain(0, 7)), AcquiredRecords{0, 3, 4})
+	wantAcquired(t, acquire1(t, p, 0, "b", 4, 100, BatchOptimized, plain(0, 7)), AcquiredRecords{4, 7, 4})
+	if _, err := p.Acknowledge(0, "b", []AcknowledgementBatch{ack(0, 7, AckRelease)}); err != nil {
+		t.Fatal(err)
+	}
+	// On the last attempt: one at a time.
+	wantAcquired(t, acquire1(t, p, 0, "b", 0, 100, BatchOptimized, plain(0, 7)), AcquiredRecords{0, 0, 5})
+	// A throttled acquisition takes nothing past the throttled records.
+	q := newTestPartition(Config{})
+	for range 3 {
+		acquire1(t, q, 0, "a", 0, 100, BatchOptimized, plain(0, 3))
+		if _, err := q.Acknowledge(0, "a", []AcknowledgementBatch{ack(0, 3, AckRelease)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	wantAcquired(t, acquire1(t, q, 0, "b", 0, 100, BatchOptimized, plain(0, 3), plain(4, 5)), AcquiredRecords{0, 1, 4})
+}
