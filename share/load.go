@@ -4,7 +4,8 @@ package share
 // SharePartition.maybeInitialize after ReadShareGroupState): the SPSO is the state's
 // start offset, the state batches come back in their states and delivery counts,
 // offsets between them come back Available and never delivered, and the end offset is
-// the last batch's. Nothing is Acquired after a load: a record acquired on the old
+// the last batch's. A state never initialized (Kafka's start offset -1) is not loaded:
+// the caller resolves share.auto.offset.reset and uses NewPartition. Nothing is Acquired after a load: a record acquired on the old
 // leader was written Available with its delivery count, and comes back so; one that had
 // used up the delivery-count limit is Archived, as if its lock had expired; the returned
 // Change holds those archivals (empty when there are none) for the caller to write.

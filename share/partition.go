@@ -102,6 +102,10 @@ func NewPartition(key Key, cfg Config, startOffset int64, leaderEpoch int32) *Pa
 // Key returns the share partition's key.
 func (p *Partition) Key() Key { return p.key }
 
+// LeaderEpoch is the partition leader epoch the share partition was created or loaded
+// in, the one to pass to StateLog.Write.
+func (p *Partition) LeaderEpoch() int32 { return p.leaderEpoch }
+
 // StartOffset is the share-partition start offset (SPSO).
 func (p *Partition) StartOffset() int64 { return p.startOffset }
 
