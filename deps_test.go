@@ -41,6 +41,7 @@ var allowedInternal = map[string][]string{
 	"coordinator": {"replication", "segment", "group", "txn"},
 	// Pure state machines, fed and drained by the broker.
 	"group": {},
+	"share": {},
 	"txn":   {},
 	// Replication moves segment data over rpc to the replicas the image names.
 	"replication": {"rpc", "segment", "metadata"},
@@ -81,6 +82,7 @@ var allowedExternal = map[string][]string{
 	"replication": {"github.com/twmb/franz-go/pkg/kmsg", "github.com/twmb/franz-go/pkg/kerr", "github.com/hashicorp/go-hclog"},
 	"coordinator": {"github.com/twmb/franz-go/pkg/kmsg", "github.com/twmb/franz-go/pkg/kerr", "github.com/hashicorp/go-hclog"},
 	"group":       {"github.com/twmb/franz-go/pkg/kmsg", "github.com/twmb/franz-go/pkg/kerr"},
+	"share":       {"github.com/twmb/franz-go/pkg/kmsg", "github.com/twmb/franz-go/pkg/kerr"},
 	"metrics":     {"github.com/prometheus/client_golang", "github.com/armon/go-metrics"},
 	"txn":         {"github.com/twmb/franz-go/pkg/kmsg", "github.com/twmb/franz-go/pkg/kerr"},
 	"auth":        {"github.com/xdg-go/scram"},
@@ -92,6 +94,7 @@ var allowedExternal = map[string][]string{
 // randomness come in through its Config).
 var impure = map[string][]string{
 	"group": {"crypto/rand", "math/rand", "math/rand/v2", "os", "net"},
+	"share": {"crypto/rand", "math/rand", "math/rand/v2", "os", "net", "time"},
 	"txn":   {"crypto/rand", "math/rand", "math/rand/v2", "os", "net"},
 }
 
