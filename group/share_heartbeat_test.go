@@ -132,10 +132,12 @@ func TestShareGroupEpochFencing(t *testing.T) {
 	if resp := h.ok(sgReq("s", "m1", 1)); resp.MemberEpoch != 2 {
 		t.Fatalf("previous epoch answered epoch %d", resp.MemberEpoch)
 	}
-	// Leave and rejoin to reach epoch 4 with previous 3... simpler: a stale epoch 0 is a rejoin.
+	// Epoch 0 from a known member is a rejoin: it gets its current state back.
 	if resp := h.ok(sgReq("s", "m1", 0, "a")); resp.MemberEpoch != 2 || shareAssigned(resp) == nil {
 		t.Fatalf("rejoin with epoch 0: %+v", resp)
 	}
+	// A smaller epoch that is not the previous one is fenced (the state set up
+	// directly).
 	h.s.ShareGroup("s").members["m1"].previousEpoch = 0
 	resp = h.hb(sgReq("s", "m1", 1))
 	if resp.ErrorCode != kerr.FencedMemberEpoch.Code || deref(resp.ErrorMessage) != "The share group member has a smaller member epoch (1) "+
@@ -170,6 +172,10 @@ func TestShareGroupHeartbeatValidation(t *testing.T) {
 		if resp.ErrorCode != kerr.InvalidRequest.Code || deref(resp.ErrorMessage) != c.msg {
 			t.Errorf("%+v: %d %q, want INVALID_REQUEST %q", c.req, resp.ErrorCode, deref(resp.ErrorMessage), c.msg)
 		}
+	}
+	long := sgReq("s", "m", 0, string(make([]byte, 40000)))
+	if resp := h.hb(long); resp.ErrorCode != kerr.InvalidRequest.Code {
+		t.Errorf("a topic name no record holds: %d", resp.ErrorCode)
 	}
 	if len(h.log) != 0 || h.s.ShareGroup("s") != nil {
 		t.Fatal("an invalid heartbeat changed the shard")
