@@ -173,3 +173,23 @@ func containsID(ids [][16]byte, id [16]byte) bool {
 	}
 	return false
 }
+
+// BenchmarkSimpleAssign is one target assignment of a full share group
+// (group.share.max.size, 200 members) over 3 topics of 32 partitions, from a current one.
+func BenchmarkSimpleAssign(b *testing.B) {
+	subs := map[string][]int{}
+	for i := range 200 {
+		subs[fmt.Sprintf("member-%03d", i)] = []int{1, 2, 3}
+	}
+	assignable := map[[16]byte][]int32{testTopicID(1): partitionsOf(32), testTopicID(2): partitionsOf(32), testTopicID(3): partitionsOf(32)}
+	members := simpleMembers(subs)
+	first := simpleAssign(members, assignable)
+	for i := range members {
+		members[i].current = first[members[i].id]
+	}
+	members = members[1:] // one member left
+	b.ResetTimer()
+	for range b.N {
+		simpleAssign(members, assignable)
+	}
+}
