@@ -26,7 +26,7 @@ func (s *Shard) describeGroup(groupID string, version int16, includeAuthorizedOp
 	g := s.groups[groupID]
 	notFound := ""
 	switch {
-	case s.consumerGroups[groupID] != nil:
+	case s.consumerGroups[groupID] != nil || s.shareGroups[groupID] != nil:
 		notFound = notClassicGroup(groupID)
 	case g == nil:
 		notFound = fmt.Sprintf("Group %s not found.", groupID)
@@ -63,7 +63,8 @@ func (s *Shard) describeGroup(groupID string, version int16, includeAuthorizedOp
 
 // listGroups lists the shard's groups, filtered by state and type names (case-insensitive,
 // as Kafka): the classic groups ("classic", simple consumers' included) and the
-// consumer groups ("consumer", protocol type "consumer"), sorted by id.
+// consumer groups ("consumer", protocol type "consumer") and the share groups ("share",
+// protocol type "share"), sorted by id.
 func (s *Shard) listGroups(states, types []string) []kmsg.ListGroupsResponseGroup {
 	matches := func(filter []string, value string) bool {
 		if len(filter) == 0 {
@@ -85,6 +86,9 @@ func (s *Shard) listGroups(states, types []string) []kmsg.ListGroupsResponseGrou
 	for id := range s.consumerGroups {
 		ids = append(ids, id)
 	}
+	for id := range s.shareGroups {
+		ids = append(ids, id)
+	}
 	sort.Strings(ids)
 	var out []kmsg.ListGroupsResponseGroup
 	for _, id := range ids {
@@ -92,6 +96,8 @@ func (s *Shard) listGroups(states, types []string) []kmsg.ListGroupsResponseGrou
 		lg.Group = id
 		if cg := s.consumerGroups[id]; cg != nil {
 			lg.ProtocolType, lg.GroupState, lg.GroupType = consumerProtocolType, cg.State().String(), "consumer"
+		} else if sg := s.shareGroups[id]; sg != nil {
+			lg.ProtocolType, lg.GroupState, lg.GroupType = GroupTypeShare, sg.State().String(), GroupTypeShare
 		} else {
 			g := s.groups[id]
 			if g.is(stateDead) {
@@ -111,6 +117,9 @@ func (s *Shard) deleteGroup(now time.Time, groupID string, send func(errorCode i
 	var b batch
 	if cg := s.consumerGroups[groupID]; cg != nil {
 		return s.deleteConsumerGroup(cg, send)
+	}
+	if sg := s.shareGroups[groupID]; sg != nil {
+		return s.deleteShareGroup(sg, send) // share_shard.go
 	}
 	g := s.groups[groupID]
 	switch {

@@ -62,6 +62,18 @@ type Config struct {
 	// their SyncGroup names their partitions. Nil: a classic member cannot join a
 	// consumer group (INCONSISTENT_GROUP_PROTOCOL). It must not block.
 	ConsumerTopics func() ConsumerTopics
+	// Share configures the share groups (share_group.go); zero fields take Kafka's
+	// defaults (DefaultShareConfig).
+	Share ShareConfig
+	// ShareGroupConfig returns a share group's own share.session.timeout.ms and
+	// share.heartbeat.interval.ms (zero fields: Share's), read at each heartbeat of the
+	// group; nil means none. It must not block.
+	ShareGroupConfig func(groupID string) ConsumerGroupConfig
+	// OnShareInitialize, when set, is told of the share state a share group asks the
+	// share coordinator to initialize (ShareInitialize); the answer comes back through
+	// Shard.ShareGroupStateInitialized. It runs on the shard's goroutine and must not
+	// block.
+	OnShareInitialize func(ShareInitialize)
 	// OnRebalance, when set, is told of each rebalance step of the shard's groups
 	// (rebalances.go), for the broker's metrics. It runs on the shard's goroutine, in
 	// the call that made the step, and must not block.
@@ -77,6 +89,7 @@ func DefaultConfig() Config {
 		OffsetsRetention:       7 * 24 * time.Hour,
 		OffsetMetadataMaxBytes: 4096,
 		Consumer:               DefaultConsumerConfig(),
+		Share:                  DefaultShareConfig(),
 	}
 }
 
@@ -185,6 +198,10 @@ type Shard struct {
 	// retiredConsumers holds the consumer groups replaced by classic groups whose
 	// tombstones failed to be written: the group id's next write carries them again.
 	retiredConsumers map[string]retiredConsumer
+	// shareGroups are the KIP-932 share groups by id (share_shard.go); shareDirty the
+	// share groups to resync after a failed write, with the members it removed.
+	shareGroups map[string]*ShareGroup
+	shareDirty  map[string]map[string]bool
 	// rebalanceStarts holds when each rebalancing group began (rebalances.go).
 	rebalanceStarts map[string]time.Time
 }
@@ -209,6 +226,7 @@ func NewShard(cfg Config) *Shard {
 	}
 	s := &Shard{cfg: cfg, groups: map[string]*group{}, uuid: cfg.NewMemberID, txnOffsets: map[int64]map[string]map[topicPartition]offsetValue{}}
 	s.resetConsumerGroups()
+	s.resetShareGroups()
 	return s
 }
 

@@ -295,7 +295,7 @@ func (s *Shard) classicLeaveToConsumer(now time.Time, g *ConsumerGroup, req *kms
 		}
 		resp.Members = append(resp.Members, leaveMember(lm, code))
 	}
-	e := &emitter{g: g}
+	e := &emitter[ConsumerEvent]{apply: g.apply}
 	ids := make([]string, len(leaving))
 	for i, m := range leaving {
 		ids[i] = m.meta.MemberID

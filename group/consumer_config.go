@@ -25,12 +25,16 @@ func (s *Shard) consumerConfig(id string) ConsumerConfig {
 	if s.cfg.ConsumerGroupConfig == nil {
 		return cfg
 	}
-	own := s.cfg.ConsumerGroupConfig(id)
-	if own.SessionTimeout > 0 {
-		cfg.SessionTimeout = own.SessionTimeout
-	}
-	if own.HeartbeatInterval > 0 {
-		cfg.HeartbeatInterval = own.HeartbeatInterval
-	}
+	s.cfg.ConsumerGroupConfig(id).override(&cfg.SessionTimeout, &cfg.HeartbeatInterval)
 	return cfg
+}
+
+// override sets *session and *interval to c's non-zero values.
+func (c ConsumerGroupConfig) override(session, interval *time.Duration) {
+	if c.SessionTimeout > 0 {
+		*session = c.SessionTimeout
+	}
+	if c.HeartbeatInterval > 0 {
+		*interval = c.HeartbeatInterval
+	}
 }

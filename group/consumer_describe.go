@@ -43,7 +43,7 @@ func (s *Shard) ConsumerGroupDescribe(groupID string, names TopicNamer) kmsg.Con
 	out.Group = groupID
 	out.ErrorCode = kerr.GroupIDNotFound.Code
 	msg := "Group " + groupID + " not found."
-	if cg := s.groups[groupID]; cg != nil && !cg.is(stateDead) {
+	if cg := s.groups[groupID]; (cg != nil && !cg.is(stateDead)) || s.shareGroups[groupID] != nil {
 		msg = "Group " + groupID + " is not a consumer group."
 	}
 	out.ErrorMessage = kmsg.StringPtr(msg)

@@ -116,10 +116,7 @@ func (g *ConsumerGroup) apply(ev ConsumerEvent) {
 		g.groupEpoch = e.Epoch
 		g.metadataHash = e.MetadataHash
 	case ConsumerTargetAssignmentChanged:
-		for _, tm := range e.Members {
-			g.target[tm.MemberID] = normalizeAssignment(tm.Partitions)
-		}
-		g.targetEpoch = e.Epoch
+		g.targetEpoch = applyTarget(g.target, e)
 	case ConsumerMemberAssignmentChanged:
 		m := g.memberForReplay(e.MemberID)
 		g.disown(m)
@@ -161,6 +158,15 @@ func (g *ConsumerGroup) memberForReplay(id string) *consumerMember {
 	return m
 }
 
+// applyTarget puts the targets of e's members into target and returns e's epoch (a
+// consumer or a share group's new target assignment).
+func applyTarget(target map[string]AssignedPartitions, e ConsumerTargetAssignmentChanged) int32 {
+	for _, tm := range e.Members {
+		target[tm.MemberID] = normalizeAssignment(tm.Partitions)
+	}
+	return e.Epoch
+}
+
 // countSubscriptions adds delta to the count of each of names.
 func countSubscriptions(counts map[string]int, names []string, delta int) {
 	for _, n := range names {
@@ -195,13 +201,14 @@ func (g *ConsumerGroup) disown(m *consumerMember) {
 	}
 }
 
-// emitter collects the events of one call, applying each as it is added.
-type emitter struct {
-	g      *ConsumerGroup
-	events []ConsumerEvent
+// emitter collects the events of one call, applying each (to a consumer or a share
+// group) as it is added.
+type emitter[E any] struct {
+	apply  func(E)
+	events []E
 }
 
-func (e *emitter) emit(ev ConsumerEvent) {
-	e.g.apply(ev)
+func (e *emitter[E]) emit(ev E) {
+	e.apply(ev)
 	e.events = append(e.events, ev)
 }

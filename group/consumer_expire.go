@@ -17,7 +17,7 @@ import (
 // image, for the subscription digest stored with the epoch. Members whose timers were
 // never started (after Replay, before StartTimers) are left alone.
 func (g *ConsumerGroup) Expire(now time.Time, topics ConsumerTopics) []ConsumerEvent {
-	e := &emitter{g: g}
+	e := &emitter[ConsumerEvent]{apply: g.apply}
 	for _, m := range g.sortedMembers() {
 		if g.expired(m, now) {
 			g.fence(e, m, topics)

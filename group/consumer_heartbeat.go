@@ -97,7 +97,7 @@ func (g *ConsumerGroup) Heartbeat(req *kmsg.ConsumerGroupHeartbeatRequest, clien
 	if err := g.validateHeartbeat(req); err != nil {
 		return g.errorResult(req, err)
 	}
-	e := &emitter{g: g}
+	e := &emitter[ConsumerEvent]{apply: g.apply}
 	var resp *kmsg.ConsumerGroupHeartbeatResponse
 	var err *hbError
 	if req.MemberEpoch == LeaveMemberEpoch || req.MemberEpoch == LeaveStaticMemberEpoch {
@@ -213,7 +213,7 @@ func anyOwned(owned []kmsg.ConsumerGroupHeartbeatRequestTopic, f func(t [16]byte
 }
 
 // heartbeat is a join or a regular heartbeat (MemberEpoch >= 0).
-func (g *ConsumerGroup) heartbeat(e *emitter, req *kmsg.ConsumerGroupHeartbeatRequest, client ConsumerClient, now time.Time, topics ConsumerTopics) (*kmsg.ConsumerGroupHeartbeatResponse, *hbError) {
+func (g *ConsumerGroup) heartbeat(e *emitter[ConsumerEvent], req *kmsg.ConsumerGroupHeartbeatRequest, client ConsumerClient, now time.Time, topics ConsumerTopics) (*kmsg.ConsumerGroupHeartbeatResponse, *hbError) {
 	join := req.MemberEpoch == JoinMemberEpoch
 	memberID := req.MemberID
 	if g.cfg.MaxSize > 0 && len(g.members) >= g.cfg.MaxSize && (memberID == "" || g.members[memberID] == nil) {
@@ -365,7 +365,7 @@ func metaEqual(a, b ConsumerMemberUpdated) bool {
 // replaceStatic hands a static member that left with epoch -2 over to its instance's
 // new member id (Kafka's replaceMember): the old member's records are tombstoned and
 // rewritten under the new id, at member epoch 0, keeping its assignment and target.
-func (g *ConsumerGroup) replaceStatic(e *emitter, old *consumerMember, newID string) {
+func (g *ConsumerGroup) replaceStatic(e *emitter[ConsumerEvent], old *consumerMember, newID string) {
 	meta := old.meta
 	meta.MemberID = newID
 	meta.SubscribedTopicNames = slices.Clone(old.meta.SubscribedTopicNames)
@@ -379,7 +379,7 @@ func (g *ConsumerGroup) replaceStatic(e *emitter, old *consumerMember, newID str
 }
 
 // leave handles MemberEpoch -1 and -2 (Kafka's consumerGroupLeave).
-func (g *ConsumerGroup) leave(e *emitter, req *kmsg.ConsumerGroupHeartbeatRequest, now time.Time, topics ConsumerTopics) (*kmsg.ConsumerGroupHeartbeatResponse, *hbError) {
+func (g *ConsumerGroup) leave(e *emitter[ConsumerEvent], req *kmsg.ConsumerGroupHeartbeatRequest, now time.Time, topics ConsumerTopics) (*kmsg.ConsumerGroupHeartbeatResponse, *hbError) {
 	var m *consumerMember
 	if req.InstanceID == nil {
 		if m = g.members[req.MemberID]; m == nil {
@@ -416,7 +416,7 @@ func (g *ConsumerGroup) leave(e *emitter, req *kmsg.ConsumerGroupHeartbeatReques
 
 // fence removes a member, deletes the regular expressions no member uses any more,
 // and bumps the group epoch (Kafka's consumerGroupFenceMember).
-func (g *ConsumerGroup) fence(e *emitter, m *consumerMember, topics ConsumerTopics) {
+func (g *ConsumerGroup) fence(e *emitter[ConsumerEvent], m *consumerMember, topics ConsumerTopics) {
 	e.emit(ConsumerMemberRemoved{MemberID: m.meta.MemberID})
 	g.dropUnusedRegexes(e)
 	e.emit(ConsumerGroupEpochBumped{Epoch: g.groupEpoch + 1, MetadataHash: g.subscriptionHash(topics)})

@@ -21,7 +21,7 @@ import (
 // reconcile moves m toward its target assignment and persists the result when it
 // changed, starting the rebalance timeout when the member has partitions to revoke
 // (Kafka's GroupMetadataManager.maybeReconcile).
-func (g *ConsumerGroup) reconcile(e *emitter, m *consumerMember, owned []kmsg.ConsumerGroupHeartbeatRequestTopic, now time.Time, topics ConsumerTopics) {
+func (g *ConsumerGroup) reconcile(e *emitter[ConsumerEvent], m *consumerMember, owned []kmsg.ConsumerGroupHeartbeatRequestTopic, now time.Time, topics ConsumerTopics) {
 	if m.reconciledTo(g.targetEpoch) {
 		return
 	}

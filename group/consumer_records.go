@@ -139,17 +139,9 @@ func consumerGroupTombstones(g *ConsumerGroup, legacyPartitionMetadata bool) []R
 		targets = append(targets, id)
 	}
 	slices.Sort(targets)
-	var out []Record
-	for _, id := range members {
-		out = append(out, tomb(RecordTypeConsumerGroupCurrentMemberAssignment, id))
-	}
-	for _, id := range targets {
-		out = append(out, tomb(RecordTypeConsumerGroupTargetAssignmentMember, id))
-	}
-	out = append(out, tomb(RecordTypeConsumerGroupTargetAssignmentMetadata, ""))
-	for _, id := range members {
-		out = append(out, tomb(RecordTypeConsumerGroupMemberMetadata, id))
-	}
+	out := memberTombstones(members, targets, tomb, RecordTypeConsumerGroupCurrentMemberAssignment,
+		RecordTypeConsumerGroupTargetAssignmentMember, RecordTypeConsumerGroupTargetAssignmentMetadata,
+		RecordTypeConsumerGroupMemberMetadata)
 	for _, regex := range g.RegularExpressions() {
 		out = append(out, regexRecord(g.id, regex, nil))
 	}
@@ -157,6 +149,25 @@ func consumerGroupTombstones(g *ConsumerGroup, legacyPartitionMetadata bool) []R
 		out = append(out, tomb(RecordTypeConsumerGroupPartitionMetadata, ""))
 	}
 	return append(out, tomb(RecordTypeConsumerGroupMetadata, ""))
+}
+
+// memberTombstones is the tombstones of a KIP-848 or KIP-932 group's members in the
+// order of Kafka's createGroupTombstoneRecords: every member's current assignment, every
+// target member, the target metadata, every member's metadata (the record types in
+// that order).
+func memberTombstones(members, targets []string, tomb func(recordType int16, member string) Record, current, target, targetMeta, meta int16) []Record {
+	out := make([]Record, 0, 2*len(members)+len(targets)+1)
+	for _, id := range members {
+		out = append(out, tomb(current, id))
+	}
+	for _, id := range targets {
+		out = append(out, tomb(target, id))
+	}
+	out = append(out, tomb(targetMeta, ""))
+	for _, id := range members {
+		out = append(out, tomb(meta, id))
+	}
+	return out
 }
 
 // consumerGroupFullRecords is the records stating the whole of group g: every member's

@@ -369,7 +369,7 @@ func existingTopics(names []string, topics ConsumerTopics) []string {
 }
 
 // dropUnusedRegexes deletes the resolutions no member uses (after members left).
-func (g *ConsumerGroup) dropUnusedRegexes(e *emitter) {
+func (g *ConsumerGroup) dropUnusedRegexes(e *emitter[ConsumerEvent]) {
 	for _, regex := range g.RegularExpressions() {
 		if g.regex.members[regex] == 0 {
 			e.emit(ConsumerRegularExpressionRemoved{Regex: regex})

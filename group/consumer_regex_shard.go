@@ -31,14 +31,7 @@ func (s *Shard) markRegexesDirty(id string, regexes []string) {
 	if s.consumerDirtyRegexes == nil {
 		s.consumerDirtyRegexes = map[string]map[string]bool{}
 	}
-	set := s.consumerDirtyRegexes[id]
-	if set == nil {
-		set = map[string]bool{}
-		s.consumerDirtyRegexes[id] = set
-	}
-	for _, r := range regexes {
-		set[r] = true
-	}
+	addToSet(s.consumerDirtyRegexes, id, regexes)
 }
 
 // takeDirtyRegexes returns, sorted, and forgets the expressions failed writes of

@@ -68,6 +68,10 @@ func (s *Shard) consumerGroupHeartbeat(now time.Time, c Client, req *kmsg.Consum
 		b.reply(send, probe.errorResult(req, err).Response)
 		return b.effects()
 	}
+	if s.shareGroups[req.Group] != nil {
+		b.reply(send, probe.errorResult(req, notConsumerGroup(req.Group)).Response)
+		return b.effects()
+	}
 	g := s.consumerGroups[req.Group]
 	classic := s.groups[req.Group]
 	var conversion []ConsumerEvent
@@ -119,7 +123,8 @@ func heartbeatFitsRecords(c Client, req *kmsg.ConsumerGroupHeartbeatRequest) *hb
 }
 
 // ExpireConsumerGroups removes, at now, the members of every consumer group whose
-// session or rebalance timeout passed (ConsumerGroup.Expire), writing their records.
+// session or rebalance timeout passed (ConsumerGroup.Expire), and of every share
+// group whose session timed out (ShareGroup.Expire), writing their records.
 // The runtime calls it at NextConsumerDeadline; topics is the metadata image.
 func (s *Shard) ExpireConsumerGroups(now time.Time, topics ConsumerTopics) Effects {
 	s.observe(now)
@@ -134,6 +139,7 @@ func (s *Shard) ExpireConsumerGroups(now time.Time, topics ConsumerTopics) Effec
 			s.consumerRebalanced(g, evs, now)
 		}
 	}
+	s.expireShareGroups(&b, now, topics) // share_shard.go
 	return b.effects()
 }
 
@@ -154,11 +160,16 @@ func (s *Shard) withConsumerDeadline(id string, e Effects) Effects {
 			e.Timers = append(e.Timers, Timer{Key: ConsumerDeadlineTimer, At: at})
 		}
 	}
+	if g := s.shareGroups[id]; g != nil {
+		if at, ok := g.NextDeadline(); ok {
+			e.Timers = append(e.Timers, Timer{Key: ConsumerDeadlineTimer, At: at})
+		}
+	}
 	return e
 }
 
 // NextConsumerDeadline is when ExpireConsumerGroups next has something to do; ok is
-// false when no consumer group member has a timer running. The runtime asks after
+// false when no consumer or share group member has a timer running. The runtime asks after
 // Loaded and after every ConsumerGroupHeartbeat and ExpireConsumerGroups, and keeps
 // one timer at it (a scan of every member: O(members) per call).
 func (s *Shard) NextConsumerDeadline() (at time.Time, ok bool) {
@@ -166,6 +177,9 @@ func (s *Shard) NextConsumerDeadline() (at time.Time, ok bool) {
 		if t, has := g.NextDeadline(); has && (!ok || t.Before(at)) {
 			at, ok = t, true
 		}
+	}
+	if t, has := s.nextShareDeadline(); has && (!ok || t.Before(at)) {
+		at, ok = t, true
 	}
 	return at, ok
 }
@@ -244,13 +258,18 @@ func (s *Shard) persistConsumer(b *batch, g *ConsumerGroup, events []ConsumerEve
 // group id without a group (deleted meanwhile) stays marked: the next group of the id
 // resyncs, and a committed deletion tombstones the members (deleteConsumerGroup).
 func (s *Shard) markConsumerDirty(id string, removed []string) {
-	set := s.consumerDirty[id]
+	addToSet(s.consumerDirty, id, removed)
+}
+
+// addToSet adds items to sets[id], creating it (empty when items is).
+func addToSet(sets map[string]map[string]bool, id string, items []string) {
+	set := sets[id]
 	if set == nil {
 		set = map[string]bool{}
-		s.consumerDirty[id] = set
+		sets[id] = set
 	}
-	for _, m := range removed {
-		set[m] = true
+	for _, item := range items {
+		set[item] = true
 	}
 }
 

@@ -335,7 +335,24 @@ func runCGOps(t *testing.T, ops []byte) {
 // TestConsumerShardReplayProperty runs random operation sequences (seeded, so a
 // failure reproduces) through runCGOps.
 func TestConsumerShardReplayProperty(t *testing.T) {
-	runs, length := 200, 120
+	// Favour joins and heartbeats, as a real group sees them.
+	// Every tenth run has classic consumers too (classicStep).
+	classic := []byte{210, 211, 211, 225, 226}
+	runSeededOps(t, 200, 120, func(rng *rand.Rand, seed int64, op byte) byte {
+		switch {
+		case seed%10 == 0 && rng.Intn(4) == 0:
+			return classic[rng.Intn(len(classic))]
+		case op%3 != 0:
+			return byte(rng.Intn(5))
+		}
+		return op
+	}, runCGOps)
+}
+
+// runSeededOps runs seeded random sequences of length operations (two bytes each: an
+// operation and its argument) through run, 30 of them with -short; favour may replace
+// each operation byte. A failing seed reproduces.
+func runSeededOps(t *testing.T, runs, length int, favour func(rng *rand.Rand, seed int64, op byte) byte, run func(*testing.T, []byte)) {
 	if testing.Short() {
 		runs = 30
 	}
@@ -343,18 +360,10 @@ func TestConsumerShardReplayProperty(t *testing.T) {
 		rng := rand.New(rand.NewSource(seed))
 		ops := make([]byte, 2*length)
 		rng.Read(ops)
-		// Favour joins and heartbeats, as a real group sees them.
-		// Every tenth run has classic consumers too (classicStep).
-		classic := []byte{210, 211, 211, 225, 226}
 		for i := 0; i < len(ops); i += 2 {
-			switch {
-			case seed%10 == 0 && rng.Intn(4) == 0:
-				ops[i] = classic[rng.Intn(len(classic))]
-			case ops[i]%3 != 0:
-				ops[i] = byte(rng.Intn(5))
-			}
+			ops[i] = favour(rng, seed, ops[i])
 		}
-		t.Run(fmt.Sprint(seed), func(t *testing.T) { runCGOps(t, ops) })
+		t.Run(fmt.Sprint(seed), func(t *testing.T) { run(t, ops) })
 	}
 }
 

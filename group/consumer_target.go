@@ -92,6 +92,13 @@ func (g *ConsumerGroup) planAssignment(meta ConsumerMemberUpdated, replaced *con
 // targetChange is the event moving the target assignment to target at epoch: the
 // members whose target changed (or who had none).
 func (g *ConsumerGroup) targetChange(epoch int32, target map[string]AssignedPartitions) ConsumerTargetAssignmentChanged {
+	return targetDelta(g.target, epoch, target)
+}
+
+// targetDelta is the event moving a group's target assignment from current to target
+// at epoch: the members whose target changed (or who had none), in member id order.
+// Consumer and share groups record it alike.
+func targetDelta(current map[string]AssignedPartitions, epoch int32, target map[string]AssignedPartitions) ConsumerTargetAssignmentChanged {
 	ids := make([]string, 0, len(target))
 	for id := range target {
 		ids = append(ids, id)
@@ -100,7 +107,7 @@ func (g *ConsumerGroup) targetChange(epoch int32, target map[string]AssignedPart
 	ev := ConsumerTargetAssignmentChanged{Epoch: epoch}
 	for _, id := range ids {
 		next := normalizeAssignment(target[id])
-		if cur, ok := g.target[id]; !ok || !assignmentsEqual(cur, next) {
+		if cur, ok := current[id]; !ok || !assignmentsEqual(cur, next) {
 			ev.Members = append(ev.Members, ConsumerTargetMember{MemberID: id, Partitions: next})
 		}
 	}

@@ -43,6 +43,27 @@ func (b *batch) writeAnswered(committed, timedOut func(errorCode int16) Effects,
 	b.timedOut = append(b.timedOut, timedOut)
 }
 
+// writeAnsweredOnce adds records whose fate outcome handles, and whose answer is
+// given once, by answer: with the code of the timeout (Effects.TimedOut) if it comes
+// first, else with the write's.
+func (b *batch) writeAnsweredOnce(outcome, answer func(code int16), records ...Record) {
+	answered := false
+	once := func(code int16) {
+		if !answered {
+			answered = true
+			answer(code)
+		}
+	}
+	b.writeAnswered(func(code int16) Effects {
+		outcome(code)
+		once(code)
+		return Effects{}
+	}, func(code int16) Effects {
+		once(code)
+		return Effects{}
+	}, records...)
+}
+
 // writeOnce adds records whose outcome cb handles once: at the timeout (as a failure,
 // as Kafka's classic group does when the append future fails with the timeout) or when
 // the write's fate is known, whichever comes first. For group metadata records, which

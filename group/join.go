@@ -35,6 +35,10 @@ func (s *Shard) joinGroup(now time.Time, c Client, req *kmsg.JoinGroupRequest, s
 		b.reply(send, joinResponse(req.Version, errInvalidSessionTimeout, req.MemberID))
 		return b.effects()
 	}
+	if s.shareGroups[req.Group] != nil { // share_shard.go: no conversion
+		b.reply(send, joinResponse(req.Version, errInconsistentProtocol, req.MemberID))
+		return b.effects()
+	}
 	if cg, ok := s.consumerGroups[req.Group]; ok {
 		if cg.NumMembers() > 0 {
 			return s.classicJoinToConsumer(now, c, cg, req, send) // consumer_classic.go

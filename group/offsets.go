@@ -155,6 +155,9 @@ func (s *Shard) validateOffsetCommit(now time.Time, req *kmsg.OffsetCommitReques
 	if !validGroupID(req.Group) {
 		return errInvalidGroupID
 	}
+	if s.shareGroups[req.Group] != nil { // share groups commit no offsets here
+		return errGroupIDNotFound
+	}
 	if cg := s.consumerGroups[req.Group]; cg != nil {
 		code := validateConsumerOffsetCommit(cg, req, transactional)
 		if code == 0 && s.groups[req.Group] == nil {

@@ -30,7 +30,7 @@ type Rebalance struct {
 // GroupSummary is one group of a shard as the metrics count it.
 type GroupSummary struct {
 	Group string
-	// Type is GroupTypeClassic or GroupTypeConsumer.
+	// Type is GroupTypeClassic, GroupTypeConsumer or GroupTypeShare.
 	Type string
 	// State is the group's state as ListGroups names it.
 	State   string
@@ -38,7 +38,7 @@ type GroupSummary struct {
 }
 
 // Summaries returns the shard's groups: the classic groups ListGroups lists (a simple
-// consumer's offsets holder included), then the consumer groups.
+// consumer's offsets holder included), then the consumer groups, then the share groups.
 func (s *Shard) Summaries() []GroupSummary {
 	out := make([]GroupSummary, 0, len(s.groups)+len(s.consumerGroups))
 	for id, g := range s.groups {
@@ -49,6 +49,9 @@ func (s *Shard) Summaries() []GroupSummary {
 	}
 	for id, g := range s.consumerGroups {
 		out = append(out, GroupSummary{Group: id, Type: GroupTypeConsumer, State: g.State().String(), Members: g.NumMembers()})
+	}
+	for id, g := range s.shareGroups {
+		out = append(out, GroupSummary{Group: id, Type: GroupTypeShare, State: g.State().String(), Members: g.NumMembers()})
 	}
 	return out
 }

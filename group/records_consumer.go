@@ -235,25 +235,44 @@ func (k ConsumerGroupKey) Encode() []byte {
 	if !isConsumerGroupRecordType(k.Type) {
 		panic(fmt.Sprintf("group: record type %d is not a consumer group record", k.Type))
 	}
-	var w writer
-	w.int16(k.Type)
-	w.string(k.GroupID)
 	switch {
 	case keyHasMember(k.Type):
-		w.string(k.MemberID)
+		return groupRecordKey(k.Type, k.GroupID, k.MemberID)
 	case k.Type == RecordTypeConsumerGroupRegularExpression:
-		w.string(k.RegularExpression)
+		return groupRecordKey(k.Type, k.GroupID, k.RegularExpression)
 	}
+	return groupRecordKey(k.Type, k.GroupID)
+}
+
+// groupRecordKey is the key of a KIP-848 or KIP-932 group record: the record type,
+// the group id, then the key's other strings (member id, regular expression).
+func groupRecordKey(recordType int16, groupID string, more ...string) []byte {
+	var w writer
+	w.int16(recordType)
+	w.string(groupID)
+	for _, s := range more {
+		w.string(s)
+	}
+	return w.b
+}
+
+// groupRecordValue is a version 0 value of a KIP-848 or KIP-932 group record whose
+// key type is keyType and whose value belongs to valueType; it panics when they
+// differ (a programming error).
+func groupRecordValue(keyType, valueType int16, v interface{ appendFields(*writer) }) []byte {
+	if valueType != keyType {
+		panic(fmt.Sprintf("group: a type %d value under a type %d key", valueType, keyType))
+	}
+	w := writer{flexible: true}
+	w.int16(consumerGroupValueVersion)
+	v.appendFields(&w)
 	return w.b
 }
 
 // EncodeConsumerGroupValue returns v's bytes: the int16 version, then the flexible
 // fields. It panics on a string longer than 32767 bytes, as Kafka's writer throws.
 func EncodeConsumerGroupValue(v ConsumerGroupValue) []byte {
-	w := writer{flexible: true}
-	w.int16(consumerGroupValueVersion)
-	v.appendFields(&w)
-	return w.b
+	return groupRecordValue(v.RecordType(), v.RecordType(), v)
 }
 
 // Encode returns the record's key and value; a nil Value gives a tombstone. It panics
@@ -261,10 +280,7 @@ func EncodeConsumerGroupValue(v ConsumerGroupValue) []byte {
 func (r ConsumerGroupRecord) Encode() Record {
 	rec := Record{Key: r.Key.Encode()}
 	if r.Value != nil {
-		if t := r.Value.RecordType(); t != r.Key.Type {
-			panic(fmt.Sprintf("group: a type %d value under a type %d key", t, r.Key.Type))
-		}
-		rec.Value = EncodeConsumerGroupValue(r.Value)
+		rec.Value = groupRecordValue(r.Key.Type, r.Value.RecordType(), r.Value)
 	}
 	return rec
 }

@@ -12,6 +12,12 @@ import (
 // build does not handle are skipped.
 func (s *Shard) replay(offset, producerID int64, transactional bool, key, value []byte) error {
 	s.position = max(s.position, offset)
+	if rec, ok, err := DecodeShareGroupRecord(key, value); ok || err != nil {
+		if err != nil {
+			return err
+		}
+		return s.replayShare(rec)
+	}
 	if rec, ok, err := DecodeConsumerGroupRecord(key, value); ok || err != nil {
 		if err != nil {
 			return err
@@ -24,7 +30,7 @@ func (s *Shard) replay(offset, producerID int64, transactional bool, key, value 
 	}
 	switch k.keyType {
 	case keyTypeGroupMetadata:
-		if _, ok := s.consumerGroups[k.group]; ok && value != nil {
+		if _, ok := s.consumerGroups[k.group]; (ok || s.shareGroups[k.group] != nil) && value != nil {
 			// Kafka 4.2: IllegalStateException "Group g is not a classic group."
 			return fmt.Errorf("group %q is a consumer group: classic group metadata record skipped", k.group)
 		}
@@ -133,6 +139,9 @@ func (s *Shard) loaded(now time.Time) Effects {
 	for _, g := range s.consumerGroups {
 		g.StartTimers(now)
 	}
+	for _, g := range s.shareGroups {
+		g.StartTimers(now)
+	}
 	for _, g := range s.groups {
 		for _, m := range g.all() {
 			b.timer(heartbeatKey(g.id, m.id), now.Add(ms(m.sessionTimeoutMs)))
@@ -158,6 +167,7 @@ func (s *Shard) unload() Effects {
 	s.groups = map[string]*group{}
 	s.txnOffsets = map[int64]map[string]map[topicPartition]offsetValue{}
 	s.resetConsumerGroups()
+	s.resetShareGroups()
 	s.epoch++
 	return b.effects()
 }
