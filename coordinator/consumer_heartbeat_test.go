@@ -109,10 +109,12 @@ func TestConsumerHeartbeatJoinsAndSessionExpires(t *testing.T) {
 // Heartbeats keep a member: each one moves its deadline, and the one timer follows.
 func TestConsumerHeartbeatsKeepTheMember(t *testing.T) {
 	log := newFakeLog(1)
-	gc := newConsumerCoordinator(t, log, 400*time.Millisecond)
+	// A 2 s session against 100 ms heartbeats: only a stall of the test of nearly 2 s
+	// (never seen on a loaded 2-core machine under -race) could expire the member.
+	gc := newConsumerCoordinator(t, log, 2*time.Second)
 	resp := consumerHeartbeat(t, gc, "m1", 0)
 	epoch := resp.MemberEpoch
-	for deadline := time.Now().Add(1200 * time.Millisecond); time.Now().Before(deadline); {
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); {
 		time.Sleep(100 * time.Millisecond) // the client's heartbeat interval
 		if resp := consumerHeartbeat(t, gc, "m1", epoch); resp.ErrorCode != 0 {
 			t.Fatalf("heartbeat: code %d %v", resp.ErrorCode, resp.ErrorMessage)
@@ -134,7 +136,7 @@ func TestConsumerGroupSurvivesCoordinatorFailover(t *testing.T) {
 	}
 	first.Close()
 	log.set(func(f *fakeLog) { f.epoch = 2 })
-	second := newConsumerCoordinator(t, log, 500*time.Millisecond)
+	second := newConsumerCoordinator(t, log, 2*time.Second) // the heartbeat below lands well within it
 	again := consumerHeartbeat(t, second, "m1", resp.MemberEpoch)
 	if again.ErrorCode != 0 || again.MemberEpoch != resp.MemberEpoch {
 		t.Fatalf("heartbeat on the new coordinator: %+v", again)
@@ -173,7 +175,7 @@ func TestConsumerHeartbeatV0GetsAMemberID(t *testing.T) {
 // joining later does not postpone the first group's expiry, and a member that keeps
 // heartbeating is kept while the silent one of another group expires.
 func TestConsumerExpiryTimerFollowsEveryGroup(t *testing.T) {
-	gc := newConsumerCoordinator(t, newFakeLog(1), 500*time.Millisecond)
+	gc := newConsumerCoordinator(t, newFakeLog(1), 2*time.Second) // h's 100 ms heartbeats keep it with room
 	if resp := consumerHeartbeatIn(t, gc, "g", "silent", 0); resp.ErrorCode != 0 {
 		t.Fatalf("join g: code %d", resp.ErrorCode)
 	}
@@ -181,7 +183,7 @@ func TestConsumerExpiryTimerFollowsEveryGroup(t *testing.T) {
 	if busy.ErrorCode != 0 {
 		t.Fatalf("join h: code %d", busy.ErrorCode)
 	}
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(15 * time.Second)
 	for len(consumerMembersOf(t, gc, "g")) > 0 {
 		if time.Now().After(deadline) {
 			t.Fatal("the silent member of g never expired")
