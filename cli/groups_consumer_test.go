@@ -111,8 +111,7 @@ func TestConsumerGroupMembersFormat(t *testing.T) {
 // A consumer group of the KIP-848 protocol (a kgo consumer with ServerSideBalancer)
 // through the CLI: listed with type Consumer, its state with the epochs and the
 // server-side assignor, its members with their epochs and assignments, its offsets
-// with the member owning each partition, and as JSON. Skipped on a broker that does
-// not serve ConsumerGroupHeartbeat v1.
+// with the member owning each partition, and as JSON.
 func TestGroups_ConsumerProtocol(t *testing.T) {
 	b := startBroker(t, groupProps)
 	bs := bootstrap(b)
@@ -120,21 +119,6 @@ func TestGroups_ConsumerProtocol(t *testing.T) {
 	produceEach(t, b.Addr().String(), "orders", 2, 5)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-
-	probe, err := kgo.NewClient(kgo.SeedBrokers(b.Addr().String()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	versions, err := kadm.NewClient(probe).ApiVersions(ctx)
-	probe.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, v := range versions {
-		if _, max, ok := v.KeyVersions(int16(kmsg.ConsumerGroupHeartbeat)); !ok || max < 1 {
-			t.Skip("the broker does not serve ConsumerGroupHeartbeat v1")
-		}
-	}
 
 	member, err := kgo.NewClient(kgo.SeedBrokers(b.Addr().String()), kgo.ClientID("next-gen"),
 		kgo.ConsumerGroup("cg"), kgo.ConsumeTopics("orders"), kgo.ServerSideBalancer())
