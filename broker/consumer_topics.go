@@ -12,29 +12,29 @@ import (
 	"github.com/petrel-broker/petrel/metadata"
 )
 
-// consumerTopics is a group.ConsumerTopics over one metadata image; names, when set,
-// keeps the image's sorted names between heartbeats.
+// consumerTopics is a group.ConsumerTopics over one metadata image; cache, when set,
+// keeps what it derived from the image between heartbeats.
 type consumerTopics struct {
 	im    *metadata.Image
-	names *topicNamesCache
+	cache *consumerImageCache
 }
 
-// topicNamesCache holds the non-internal topic names of the last image asked for:
-// regex groups list them at many heartbeats, and an image changes far less often.
-type topicNamesCache struct {
-	mu    sync.Mutex
-	im    *metadata.Image
-	names []string
+// consumerImageCache holds what the consumer groups read of the last image asked for:
+// every heartbeat looks its subscribed topics up (with their partitions' racks when
+// brokers have racks) and regex groups list the names, while an image changes far
+// less often. Callers must not change what it returns.
+type consumerImageCache struct {
+	mu     sync.Mutex
+	im     *metadata.Image
+	names  []string                       // nil until listed
+	topics map[string]group.AssignorTopic // by name, as looked up
 }
 
-// of returns im's non-internal topic names, sorted; callers must not change them.
-func (c *topicNamesCache) of(im *metadata.Image) []string {
-	c.mu.Lock()
-	defer c.mu.Unlock()
+// forImage empties the cache when im is not the image it holds; c.mu is held.
+func (c *consumerImageCache) forImage(im *metadata.Image) {
 	if c.im != im {
-		c.im, c.names = im, slices.DeleteFunc(im.TopicNames(), isInternalTopic)
+		c.im, c.names, c.topics = im, nil, map[string]group.AssignorTopic{}
 	}
-	return c.names
 }
 
 // ConsumerTopic returns the topic named name in the image.
@@ -42,6 +42,24 @@ func (c consumerTopics) ConsumerTopic(name string) (group.AssignorTopic, bool) {
 	if c.im == nil {
 		return group.AssignorTopic{}, false
 	}
+	if c.cache == nil {
+		return c.topic(name)
+	}
+	c.cache.mu.Lock()
+	defer c.cache.mu.Unlock()
+	c.cache.forImage(c.im)
+	if t, ok := c.cache.topics[name]; ok {
+		return t, true
+	}
+	t, ok := c.topic(name)
+	if ok {
+		c.cache.topics[name] = t
+	}
+	return t, ok
+}
+
+// topic derives the topic named name from the image.
+func (c consumerTopics) topic(name string) (group.AssignorTopic, bool) {
 	t := c.im.Topic(name)
 	if t == nil {
 		return group.AssignorTopic{}, false
@@ -61,10 +79,16 @@ func (c consumerTopics) ConsumerTopicNames() []string {
 	if c.im == nil {
 		return nil
 	}
-	if c.names != nil {
-		return c.names.of(c.im)
+	if c.cache == nil {
+		return slices.DeleteFunc(c.im.TopicNames(), isInternalTopic)
 	}
-	return slices.DeleteFunc(c.im.TopicNames(), isInternalTopic)
+	c.cache.mu.Lock()
+	defer c.cache.mu.Unlock()
+	c.cache.forImage(c.im)
+	if c.cache.names == nil {
+		c.cache.names = slices.DeleteFunc(c.im.TopicNames(), isInternalTopic)
+	}
+	return c.cache.names
 }
 
 // hasRacks reports whether any registered broker has a rack.

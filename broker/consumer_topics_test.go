@@ -20,7 +20,7 @@ func TestConsumerTopicsFromTheImage(t *testing.T) {
 			"__transaction_state": {Name: "__transaction_state", ID: metadata.Uuid{9}},
 		},
 	}
-	ct := consumerTopics{im: im, names: &topicNamesCache{}}
+	ct := consumerTopics{im: im, cache: &consumerImageCache{}}
 	got, ok := ct.ConsumerTopic("orders")
 	if !ok || got.ID != [16]byte{7} || got.Name != "orders" || got.Partitions != 2 || got.PartitionRacks != nil {
 		t.Fatalf("orders without racks: %+v %v", got, ok)
@@ -34,11 +34,14 @@ func TestConsumerTopicsFromTheImage(t *testing.T) {
 	// The cached names follow the image: a new image (a topic created) is listed anew.
 	next := *im
 	next.Topics = map[string]*metadata.Topic{"orders": im.Topics["orders"], "payments": {Name: "payments", ID: metadata.Uuid{10}}}
-	if names := fmt.Sprint(consumerTopics{im: &next, names: ct.names}.ConsumerTopicNames()); names != "[orders payments]" {
+	if names := fmt.Sprint(consumerTopics{im: &next, cache: ct.cache}.ConsumerTopicNames()); names != "[orders payments]" {
 		t.Fatalf("names after a topic was created %s", names)
 	}
-	im.Brokers[0].Rack, im.Brokers[1].Rack, im.Brokers[2].Rack = "b", "a", "a"
-	got, _ = ct.ConsumerTopic("orders")
+	// Images are never changed in place: brokers with racks come in a new image, for
+	// which the cached topics are derived again.
+	racked := *im
+	racked.Brokers = map[int32]*metadata.Broker{0: {ID: 0, Rack: "b"}, 1: {ID: 1, Rack: "a"}, 2: {ID: 2, Rack: "a"}}
+	got, _ = consumerTopics{im: &racked, cache: ct.cache}.ConsumerTopic("orders")
 	if racks := fmt.Sprint(got.PartitionRacks); racks != "[[a b] [a]]" {
 		t.Fatalf("racks %s", racks)
 	}

@@ -23,7 +23,7 @@ import (
 // properties, and each consumer group's own configs from the metadata image.
 func newGroupCoordinator(b *Broker) *coordinator.GroupCoordinator {
 	c := &b.cfg
-	names := &topicNamesCache{}
+	consumerImage := &consumerImageCache{}
 	cfg := group.DefaultConfig()
 	cfg.MinSessionTimeout = c.durationMs("group.min.session.timeout.ms")
 	cfg.MaxSessionTimeout = c.durationMs("group.max.session.timeout.ms")
@@ -37,7 +37,7 @@ func newGroupCoordinator(b *Broker) *coordinator.GroupCoordinator {
 	cfg.ConsumerGroupConfig = b.consumerGroupConfig
 	policy, _ := c.brokerValue("group.consumer.migration.policy")
 	cfg.MigrationPolicy, _ = group.ParseMigrationPolicy(policy) // valid: checked at start
-	cfg.ConsumerTopics = func() group.ConsumerTopics { return consumerTopics{im: b.Image(), names: names} }
+	cfg.ConsumerTopics = func() group.ConsumerTopics { return consumerTopics{im: b.Image(), cache: consumerImage} }
 	cfg.OnRebalance = b.observeRebalance
 	return coordinator.NewGroupCoordinator(coordinator.GroupConfig{
 		Runtime:        b.coordinatorRuntimeConfig(offsetsTopic, "group-coordinator"),

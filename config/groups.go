@@ -9,7 +9,7 @@ package config
 
 import (
 	"fmt"
-	"strings"
+	"slices"
 )
 
 // GroupConfigSource is Kafka's GROUP_CONFIG source (DescribeConfigs v1+): a group's own
@@ -152,12 +152,7 @@ func ConsumerProtocolEnabled(props map[string]string) bool {
 
 func rebalanceProtocolEnabled(props map[string]string, protocol string) bool {
 	v, _ := BrokerValue(props, "group.coordinator.rebalance.protocols")
-	for _, p := range strings.Split(v, ",") {
-		if strings.TrimSpace(p) == protocol {
-			return true
-		}
-	}
-	return false
+	return slices.Contains(splitList(v), protocol)
 }
 
 // ConsumerAssignorNames returns group.consumer.assignors in props as the built-in
@@ -165,8 +160,8 @@ func rebalanceProtocolEnabled(props map[string]string, protocol string) bool {
 func ConsumerAssignorNames(props map[string]string) []string {
 	v, _ := BrokerValue(props, "group.consumer.assignors")
 	var out []string
-	for _, e := range strings.Split(v, ",") {
-		if name, ok := consumerAssignorNames[strings.TrimSpace(e)]; ok {
+	for _, e := range splitList(v) {
+		if name, ok := consumerAssignorNames[e]; ok {
 			out = append(out, name)
 		}
 	}

@@ -40,7 +40,7 @@ const consumerExpireTimer = group.ConsumerDeadlineTimer
 // goroutine and must not block.
 func (gc *GroupCoordinator) ConsumerGroupHeartbeat(r *kmsg.ConsumerGroupHeartbeatRequest, client group.Client, describable func(topic string) bool) <-chan kmsg.Response {
 	return gc.Respond(r.Group, func(now time.Time, s *group.Shard, send func(kmsg.Response)) group.Effects {
-		topics := group.ConsumerTopicsWithDescriber(gc.consumerTopics(), describable)
+		topics := group.ConsumerTopicsWithDescriber(gc.cfg.ConsumerTopics(), describable)
 		// The shard asks for the expiry timer at the group's earliest deadline
 		// (group.ConsumerDeadlineTimer); convert arms it only if it is earlier.
 		return s.ConsumerGroupHeartbeat(now, client, r, topics, send)
@@ -77,7 +77,7 @@ func (g *groupShard) rearmConsumerTimer() Timer {
 // passed, then re-arm at the next deadline.
 func expireConsumers(now time.Time, s Shard) Result {
 	gs := s.(*groupShard)
-	res := gs.convert(gs.s.ExpireConsumerGroups(now, gs.gc.consumerTopics()))
+	res := gs.convert(gs.s.ExpireConsumerGroups(now, gs.gc.cfg.ConsumerTopics()))
 	res.Timers = append(res.Timers, gs.rearmConsumerTimer())
 	return res
 }

@@ -37,7 +37,6 @@ type GroupCoordinator struct {
 	*Router[*group.Shard, group.Effects]
 	cfg            group.Config
 	expireInterval time.Duration
-	consumerTopics func() group.ConsumerTopics
 }
 
 // NewGroupCoordinator returns a coordinator with nothing loaded.
@@ -51,7 +50,7 @@ func NewGroupCoordinator(cfg GroupConfig) *GroupCoordinator {
 	if cfg.Group.ConsumerTopics == nil { // an image with no topic
 		cfg.Group.ConsumerTopics = func() group.ConsumerTopics { return group.ConsumerTopicMap{} }
 	}
-	gc := &GroupCoordinator{cfg: cfg.Group, expireInterval: cfg.ExpireInterval, consumerTopics: cfg.Group.ConsumerTopics}
+	gc := &GroupCoordinator{cfg: cfg.Group, expireInterval: cfg.ExpireInterval}
 	gc.Router = &Router[*group.Shard, group.Effects]{
 		rt:          New(cfg.Runtime),
 		partitions:  cfg.Partitions,
