@@ -239,12 +239,11 @@ func (s *Shard) dropClassicState(cg *group) {
 		delete(s.groups, cg.id)
 		return
 	}
-	cg.protocolType, cg.protocol, cg.leader, cg.generation = "", "", "", 0
-	cg.members, cg.memberOrder, cg.static = map[string]*member{}, nil, map[string]string{}
-	cg.pending, cg.pendingSync = map[string]bool{}, map[string]bool{}
-	cg.supportedProtocols = map[string]int{}
-	cg.subscribedTopics, cg.subscribedKnown = map[string]bool{}, false
-	cg.state, cg.previousState = stateEmpty, stateEmpty
+	// A fresh group (newGroup) keeping only the offsets and their timestamp, so that no
+	// classic field (the initial-delay and timer ones included) outlives the drop.
+	offsets, pending, ts := cg.offsets, cg.pendingOffsets, cg.stateTimestampMs
+	*cg = *newGroup(cg.id, time.Time{})
+	cg.offsets, cg.pendingOffsets, cg.stateTimestampMs = offsets, pending, ts
 }
 
 // sessionTimeout is the member's session timeout: a classic member's own (its

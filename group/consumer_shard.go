@@ -84,10 +84,11 @@ func (s *Shard) consumerGroupHeartbeat(now time.Time, c Client, req *kmsg.Consum
 	} else {
 		classic = nil
 	}
+	cfg := s.consumerConfig(req.Group) // the group's own configs, as of this heartbeat
 	if g == nil {
-		g = NewConsumerGroup(req.Group, s.cfg.Consumer)
+		g = NewConsumerGroup(req.Group, cfg)
 	}
-	g.cfg = s.consumerConfig(req.Group) // the group's own configs, as of this heartbeat
+	g.cfg = cfg
 	// The last consumer-protocol member leaving may turn the group classic
 	// (consumer_migrate.go).
 	if classic == nil && s.leaveDowngrades(now, &b, g, req, topics, send) {
@@ -170,8 +171,9 @@ func (s *Shard) withConsumerDeadline(id string, e Effects) Effects {
 
 // NextConsumerDeadline is when ExpireConsumerGroups next has something to do; ok is
 // false when no consumer or share group member has a timer running. The runtime asks after
-// Loaded and after every ConsumerGroupHeartbeat and ExpireConsumerGroups, and keeps
-// one timer at it (a scan of every member: O(members) per call).
+// Loaded and after every ExpireConsumerGroups and keeps one timer at it (a scan of
+// every member: O(members) per call); a call's ConsumerDeadlineTimer
+// (withConsumerDeadline) only brings that timer forward.
 func (s *Shard) NextConsumerDeadline() (at time.Time, ok bool) {
 	for _, g := range s.consumerGroups {
 		if t, has := g.NextDeadline(); has && (!ok || t.Before(at)) {
@@ -396,8 +398,8 @@ func (s *Shard) deleteConsumerGroup(g *ConsumerGroup, send func(errorCode int16)
 					delete(offsets.offsets, tp)
 					s.dropTxnOffsetsOf(g.id, tp)
 				}
-				if s.groups[g.id] == offsets && !offsets.isClassic() && len(offsets.offsets) == 0 && len(offsets.pendingOffsets) == 0 {
-					delete(s.groups, g.id)
+				if s.groups[g.id] == offsets {
+					s.dropEmptyHolder(g.id)
 				}
 			}
 		}

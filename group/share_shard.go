@@ -85,10 +85,11 @@ func (s *Shard) shareGroupHeartbeat(now time.Time, c Client, req *kmsg.ShareGrou
 		return b.effects()
 	}
 	g := s.shareGroups[req.GroupID]
+	cfg := s.shareConfig(req.GroupID)
 	if g == nil {
-		g = NewShareGroup(req.GroupID, s.shareConfig(req.GroupID))
+		g = NewShareGroup(req.GroupID, cfg)
 	}
-	g.cfg = s.shareConfig(req.GroupID)
+	g.cfg = cfg
 	res := g.Heartbeat(req, c, now, topics)
 	if len(res.Events) > 0 {
 		s.shareGroups[req.GroupID] = g
