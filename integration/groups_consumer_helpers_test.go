@@ -154,8 +154,8 @@ func startTrackedMember(t testing.TB, c *Cluster, own *ownership, group, topic, 
 		kgo.Dialer(ks.DialContext),
 		kgo.OnPartitionsAssigned(func(_ context.Context, _ *kgo.Client, m map[string][]int32) { own.assigned(clientID, onTopic(m)) }),
 		kgo.OnPartitionsRevoked(func(ctx context.Context, cl *kgo.Client, m map[string][]int32) {
-			// Commit what was consumed before letting go, as a careful application does.
-			_ = cl.CommitMarkedOffsets(ctx)
+			// Commit what was polled before letting go, as a careful application does.
+			_ = cl.CommitUncommittedOffsets(ctx)
 			own.released(clientID, onTopic(m))
 		}),
 		kgo.OnPartitionsLost(func(_ context.Context, _ *kgo.Client, m map[string][]int32) { own.released(clientID, onTopic(m)) }),
