@@ -107,3 +107,70 @@ func TestConsumerProtocol_OnlineUpgradeAndDowngrade(t *testing.T) {
 		t.Fatalf("no committed offset for %s/0", topic)
 	}
 }
+
+// A running classic group is upgraded by rolling its members, as an operator
+// redeploys an application with group.protocol=consumer one instance at a time: each
+// classic kgo member is replaced by a consumer-protocol one. The group is a consumer
+// group from the first replacement on, serves the remaining classic member meanwhile,
+// ends with consumer-protocol members only, and every record is consumed with no
+// partition owned twice.
+func TestConsumerProtocol_RollingUpgrade(t *testing.T) {
+	t.Parallel()
+	const partitions = 6
+	c := StartCluster(t, 1, groupOptions()...)
+	group, topic := "cg-roll", "cg-roll"
+	c.CreateTopic(t, topic, partitions, nil)
+	ctx, cancel := context.WithTimeout(testContext(t), 3*time.Minute)
+	defer cancel()
+	adm := kadm.NewClient(c.Client(t))
+	own := newOwnership()
+	classicOpts := []kgo.Opt{kgo.Balancers(kgo.CooperativeStickyBalancer()), kgo.SessionTimeout(6 * time.Second)}
+
+	old1 := startTrackedMember(t, c, own, group, topic, "old1", classicOpts...)
+	old2 := startTrackedMember(t, c, own, group, topic, "old2", classicOpts...)
+	own.waitOwned(t, partitions, "old1", "old2")
+	want := produceKeyed(t, c, topic, "classic", 300)
+	members := []*cgMember{old1, old2}
+	waitConsumed(t, want, members...)
+
+	new1 := startConsumerMember(t, c, own, group, topic, "new1")
+	members = append(members, new1)
+	own.waitOwned(t, partitions, "old1", "old2", "new1")
+	old1.leave()
+	own.waitOwned(t, partitions, "old2", "new1")
+	want = append(want, produceKeyed(t, c, topic, "half", 300)...)
+	waitConsumed(t, want, members...)
+
+	new2 := startConsumerMember(t, c, own, group, topic, "new2")
+	members = append(members, new2)
+	own.waitOwned(t, partitions, "old2", "new1", "new2")
+	old2.leave()
+	own.waitOwned(t, partitions, "new1", "new2")
+	want = append(want, produceKeyed(t, c, topic, "rolled", 300)...)
+	waitConsumed(t, want, members...)
+
+	testwait.For(t, groupWait, func() error {
+		if typ, err := groupTypeOf(ctx, adm, group); err != nil || typ != "consumer" {
+			return fmt.Errorf("after the roll the group is %q (%v), want consumer", typ, err)
+		}
+		described, err := adm.DescribeConsumerGroups(ctx, group)
+		if err != nil {
+			return err
+		}
+		d := described[group]
+		if d.Err != nil {
+			return d.Err
+		}
+		if len(d.Members) != 2 {
+			return fmt.Errorf("%d members after the roll, want new1 and new2", len(d.Members))
+		}
+		for _, m := range d.Members {
+			if m.MemberType != 1 {
+				return fmt.Errorf("member %s has type %d after the roll, want 1 (consumer protocol)", m.ClientID, m.MemberType)
+			}
+		}
+		return nil
+	})
+	own.check(t)
+	logRedelivered(t, members...)
+}
