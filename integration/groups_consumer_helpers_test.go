@@ -95,7 +95,10 @@ func (o *ownership) check(t testing.TB) {
 }
 
 // waitOwned waits until every partition 0..partitions-1 is owned by exactly one of
-// members, each owning at least one, and returns the split.
+// members, each owning at least one, and the split is settled — no member owns more
+// than one partition more than another, as every assignor these tests use ends —
+// and returns the split. A member still revoking what the target gave to another
+// owns more than its share, so an unsettled split is a rebalance in progress.
 func (o *ownership) waitOwned(t testing.TB, partitions int32, members ...string) map[string][]int32 {
 	t.Helper()
 	return o.waitOwnedWithin(t, groupWait, partitions, members...)
@@ -117,6 +120,13 @@ func (o *ownership) waitOwnedWithin(t testing.TB, d time.Duration, partitions in
 		}
 		if n != int(partitions) {
 			return fmt.Errorf("%d of %d partitions owned: %v", n, partitions, split)
+		}
+		least, most := int(partitions), 0
+		for _, ps := range split {
+			least, most = min(least, len(ps)), max(most, len(ps))
+		}
+		if most-least > 1 {
+			return fmt.Errorf("rebalance in progress: %v", split)
 		}
 		got = split
 		return nil
