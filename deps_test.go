@@ -31,7 +31,7 @@ var allowedInternal = map[string][]string{
 	// The command packages' shared test helpers run commands against a node (broker).
 	testCLI: {"broker"},
 	// The broker assembles everything; config is its property table.
-	"broker": {"rpc", "replication", "fsm", "metadata", "segment", "compress", "coordinator", "group", "txn", "metrics", "auth", "config", "controller"},
+	"broker": {"rpc", "replication", "fsm", "metadata", "segment", "compress", "coordinator", "group", "share", "shareleader", "txn", "metrics", "auth", "config", "controller"},
 	// The quorum controller decides over the image (metadata); it reaches Raft
 	// through its own Quorum interface, which the broker implements; admin writes
 	// validate topic configs against the property table (config).
@@ -43,6 +43,9 @@ var allowedInternal = map[string][]string{
 	"group": {},
 	"share": {},
 	"txn":   {},
+	// The share-partition leader runs share's state machines over the partitions'
+	// logs (replication, segment) and persists through the share coordinator.
+	"shareleader": {"share", "replication", "segment"},
 	// Replication moves segment data over rpc to the replicas the image names.
 	"replication": {"rpc", "segment", "metadata"},
 	"fsm":         {"metadata"},
@@ -83,6 +86,7 @@ var allowedExternal = map[string][]string{
 	"coordinator": {"github.com/twmb/franz-go/pkg/kmsg", "github.com/twmb/franz-go/pkg/kerr", "github.com/hashicorp/go-hclog"},
 	"group":       {"github.com/twmb/franz-go/pkg/kmsg", "github.com/twmb/franz-go/pkg/kerr"},
 	"share":       {"github.com/twmb/franz-go/pkg/kmsg", "github.com/twmb/franz-go/pkg/kerr"},
+	"shareleader": {"github.com/twmb/franz-go/pkg/kmsg", "github.com/twmb/franz-go/pkg/kerr", "github.com/hashicorp/go-hclog"},
 	"metrics":     {"github.com/prometheus/client_golang", "github.com/armon/go-metrics"},
 	"txn":         {"github.com/twmb/franz-go/pkg/kmsg", "github.com/twmb/franz-go/pkg/kerr"},
 	"auth":        {"github.com/xdg-go/scram"},
