@@ -75,15 +75,7 @@ func authorizeConsumerGroupDescribe(b *Broker, req *rpc.Request) authzDecision {
 // TOPIC_AUTHORIZATION_FAILED row without members, as Kafka: clients do not see topics
 // they may not describe.
 func hideUndescribableTopics(z authzChecks, groups []kmsg.ConsumerGroupDescribeResponseGroup) {
-	allowed := map[string]bool{}
-	describable := func(topic string) bool {
-		ok, seen := allowed[topic]
-		if !seen {
-			ok = z.topicOK(auth.OpDescribe, topic)
-			allowed[topic] = ok
-		}
-		return ok
-	}
+	describable := topicDescribable(z)
 	for i, g := range groups {
 		if g.ErrorCode != 0 || groupTopicsDescribable(g, describable) {
 			continue
@@ -93,6 +85,19 @@ func hideUndescribableTopics(z authzChecks, groups []kmsg.ConsumerGroupDescribeR
 		rg.ErrorMessage = kmsg.StringPtr(undescribableTopicsMessage)
 		rg.Members = []kmsg.ConsumerGroupDescribeResponseGroupMember{}
 		groups[i] = rg
+	}
+}
+
+// topicDescribable returns whether z may DESCRIBE a topic, each topic checked once.
+func topicDescribable(z authzChecks) func(topic string) bool {
+	allowed := map[string]bool{}
+	return func(topic string) bool {
+		ok, seen := allowed[topic]
+		if !seen {
+			ok = z.topicOK(auth.OpDescribe, topic)
+			allowed[topic] = ok
+		}
+		return ok
 	}
 }
 

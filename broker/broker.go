@@ -23,6 +23,7 @@ import (
 	"github.com/petrel-broker/petrel/replication"
 	"github.com/petrel-broker/petrel/rpc"
 	"github.com/petrel-broker/petrel/segment"
+	"github.com/petrel-broker/petrel/shareleader"
 )
 
 // Broker is one Petrel node: the Kafka listener, the Raft member with its metadata
@@ -67,6 +68,11 @@ type Broker struct {
 	txns       *coordinator.TxnCoordinator   // the __transaction_state partitions this broker leads
 	verifier   *coordinator.Verifier         // KIP-890 verification with the transaction coordinators (txn_verify.go)
 	peers      *peerClients                  // kept connections to the other brokers (txn verification, markers)
+
+	// sharePersister is the share coordinators' API (KIP-932 share state); nil until
+	// the share coordinator is wired (share_wiring.go reads it under sharePersisterMu).
+	sharePersister   shareleader.Persister
+	sharePersisterMu sync.RWMutex
 
 	// fetchSessions are the KIP-227 fetch sessions of the consumers and followers that
 	// fetch from this broker (replication.FetchSessionCache).

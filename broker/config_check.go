@@ -42,6 +42,9 @@ func (c *Config) checkProperties() (warnings []string, err error) {
 		if err := config.CheckGroupCoordinatorProperties(c.Properties); err != nil {
 			errs = append(errs, err.Error())
 		}
+		if err := config.CheckShareGroupProperties(c.Properties); err != nil {
+			errs = append(errs, err.Error())
+		}
 	}
 	if len(errs) > 0 {
 		return warnings, fmt.Errorf("%w: %s", config.ErrInvalidBrokerConfig, strings.Join(errs, "; "))

@@ -137,7 +137,7 @@ func TestCheckProperties_GroupConsumerRules(t *testing.T) {
 		t.Fatalf("classic disabled: %v", err)
 	}
 	w, err := checkProps(t, false, map[string]string{"group.coordinator.rebalance.protocols": "classic,consumer,streams"})
-	if err != nil || len(w) != 1 || !strings.Contains(w[0], "Petrel supports only classic, consumer (share and streams groups are not implemented)") {
+	if err != nil || len(w) != 1 || !strings.Contains(w[0], "Petrel supports only classic, consumer, share (streams groups are not implemented)") {
 		t.Fatalf("streams enabled: warnings %q, error %v", w, err)
 	}
 	w, err = checkProps(t, true, map[string]string{"group.consumer.assignors": "org.apache.kafka.coordinator.group.assignor.RangeAssignor,uniform",

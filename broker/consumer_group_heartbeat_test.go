@@ -11,20 +11,26 @@ import (
 // topic, as Kafka 4's KafkaApis: alice may read t (Read implies Describe) but not u,
 // and group g only once granted.
 func TestAuthorize_ConsumerGroupHeartbeat(t *testing.T) {
-	b := authzBroker(t)
-	hb := func(topics ...string) *kmsg.ConsumerGroupHeartbeatRequest {
+	checkHeartbeatAuthorization(t, func(topics ...string) kmsg.Request {
 		r := kmsg.NewPtrConsumerGroupHeartbeatRequest()
 		r.Version, r.Group, r.MemberID, r.SubscribedTopicNames = 1, "g", "m", topics
 		return r
-	}
-	code := func(r *kmsg.ConsumerGroupHeartbeatRequest) int16 {
+	}, func(resp kmsg.Response) int16 { return resp.(*kmsg.ConsumerGroupHeartbeatResponse).ErrorCode })
+}
+
+// checkHeartbeatAuthorization checks a group heartbeat's rule (consumer and share
+// groups alike): READ on the group, then DESCRIBE on every subscribed topic. hb builds
+// the heartbeat of group g subscribing to topics; code reads a refusal's error code.
+func checkHeartbeatAuthorization(t *testing.T, hb func(topics ...string) kmsg.Request, code func(kmsg.Response) int16) {
+	b := authzBroker(t)
+	refusal := func(r kmsg.Request) int16 {
 		d := b.checkRequest(as("User:alice", r))
 		if d.answer == nil {
 			return 0
 		}
-		return d.answer.(*kmsg.ConsumerGroupHeartbeatResponse).ErrorCode
+		return code(d.answer)
 	}
-	if c := code(hb("t")); c != kerr.GroupAuthorizationFailed.Code {
+	if c := refusal(hb("t")); c != kerr.GroupAuthorizationFailed.Code {
 		t.Fatalf("without Read on the group: %v", kerr.ErrorForCode(c))
 	}
 	acls := kmsg.NewPtrCreateACLsRequest()
@@ -41,7 +47,7 @@ func TestAuthorize_ConsumerGroupHeartbeat(t *testing.T) {
 		{[]string{"t", "u"}, kerr.TopicAuthorizationFailed.Code},
 		{[]string{"missing"}, kerr.TopicAuthorizationFailed.Code}, // existence is not revealed
 	} {
-		if c := code(hb(tc.topics...)); c != tc.want {
+		if c := refusal(hb(tc.topics...)); c != tc.want {
 			t.Errorf("subscribed to %v: %v, want %v", tc.topics, kerr.ErrorForCode(c), kerr.ErrorForCode(tc.want))
 		}
 	}

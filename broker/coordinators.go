@@ -39,11 +39,15 @@ func newGroupCoordinator(b *Broker) *coordinator.GroupCoordinator {
 	cfg.MigrationPolicy, _ = group.ParseMigrationPolicy(policy) // valid: checked at start
 	cfg.ConsumerTopics = func() group.ConsumerTopics { return consumerTopics{im: b.Image(), cache: consumerImage} }
 	cfg.OnRebalance = b.observeRebalance
+	cfg.Share = shareGroupsConfig(c)                 // share_group_configs.go
+	cfg.ShareGroupConfig = b.shareGroupSessionConfig // share_group_configs.go
+	cfg.OnShareInitialize = b.onShareInitialize      // share_wiring.go
 	return coordinator.NewGroupCoordinator(coordinator.GroupConfig{
-		Runtime:        b.coordinatorRuntimeConfig(offsetsTopic, "group-coordinator"),
-		Group:          cfg,
-		ExpireInterval: c.durationMs("offsets.retention.check.interval.ms"),
-		Partitions:     b.partitionCount(offsetsTopic),
+		Runtime:             b.coordinatorRuntimeConfig(offsetsTopic, "group-coordinator"),
+		Group:               cfg,
+		ExpireInterval:      c.durationMs("offsets.retention.check.interval.ms"),
+		Partitions:          b.partitionCount(offsetsTopic),
+		OnShareGroupDeleted: b.onShareGroupDeleted, // share_wiring.go
 	})
 }
 

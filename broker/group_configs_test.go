@@ -83,7 +83,7 @@ func TestGroupConfigs_DescribeAndAlter(t *testing.T) {
 	cl := newClient(t, b)
 
 	r := describeGroup(t, cl, "g")
-	if r.ErrorCode != 0 || len(r.Configs) != 2 {
+	if r.ErrorCode != 0 || len(r.Configs) != 9 { // consumer.* and share.* (share_groups_test.go)
 		t.Fatalf("describe: code %d, %d configs", r.ErrorCode, len(r.Configs))
 	}
 	if v, src, _ := groupEntry(t, r, "consumer.session.timeout.ms"); v != "45000" || src != kmsg.ConfigSourceDefaultConfig {
@@ -117,7 +117,7 @@ func TestGroupConfigs_DescribeAndAlter(t *testing.T) {
 		{"consumer.session.timeout.ms", "70001", kerr.InvalidConfig.Code, "consumer.session.timeout.ms must be less than or equal to group.consumer.max.session.timeout.ms"},
 		{"consumer.heartbeat.interval.ms", "15001", kerr.InvalidConfig.Code, "consumer.heartbeat.interval.ms must be less than or equal to group.consumer.max.heartbeat.interval.ms"},
 		{"consumer.heartbeat.interval.ms", "0", kerr.InvalidConfig.Code, "Invalid value 0 for configuration consumer.heartbeat.interval.ms: Value must be at least 1"},
-		{"share.session.timeout.ms", "45000", kerr.InvalidConfig.Code, "Unknown group config name: share.session.timeout.ms"},
+		{"streams.session.timeout.ms", "45000", kerr.InvalidConfig.Code, "Unknown group config name: streams.session.timeout.ms"},
 	} {
 		code, msg := alterGroup(t, cl, "g", map[string]*string{c.name: &c.value})
 		if code != c.code || !strings.Contains(msg, c.want) {

@@ -72,15 +72,21 @@ func configurationDoc() string {
 	}
 
 	b.WriteString("\n## Group configs\n\n")
-	b.WriteString("Each consumer group (KIP-848) can have configs of its own: the GROUP config resource of\n" +
-		"DescribeConfigs, IncrementalAlterConfigs and AlterConfigs (`petrel configs alter\n" +
-		"--entity-type groups --entity-name G --add-config key=value`, or kafka-configs.sh). A\n" +
-		"group's value overrides the broker property in the second column; it must lie within that\n" +
-		"property's `group.consumer.min.*` and `group.consumer.max.*` bounds, else INVALID_CONFIG.\n" +
-		"DescribeConfigs reports a group's own value as GROUP_CONFIG.\n\n")
+	b.WriteString("Each consumer group (KIP-848) and share group (KIP-932) can have configs of its own:\n" +
+		"the GROUP config resource of DescribeConfigs, IncrementalAlterConfigs and AlterConfigs\n" +
+		"(`petrel configs alter --entity-type groups --entity-name G --add-config key=value`, or\n" +
+		"kafka-configs.sh). A group's value overrides the broker property in the second column\n" +
+		"(none: the default column); it must lie within that property's `min` and `max` bounds\n" +
+		"(`group.consumer.min.*`, `group.share.min.*`, ...), else INVALID_CONFIG. DescribeConfigs\n" +
+		"reports a group's own value as GROUP_CONFIG. The `consumer.*` configs apply to consumer\n" +
+		"groups, the `share.*` ones to share groups.\n\n")
 	b.WriteString("| group config | broker property | type | default | valid values | description |\n|---|---|---|---|---|---|\n")
 	for _, d := range GroupDefs {
-		fmt.Fprintf(&b, "| `%s` | `%s` | %s | %s | %s | %s |\n", d.Name, d.BrokerSynonym, docType(d), docDefault(d.Default), docValid(d), docDescription(d))
+		synonym := "none"
+		if d.BrokerSynonym != "" {
+			synonym = "`" + d.BrokerSynonym + "`"
+		}
+		fmt.Fprintf(&b, "| `%s` | %s | %s | %s | %s | %s |\n", d.Name, synonym, docType(d), docDefault(d.Default), docValid(d), docDescription(d))
 	}
 
 	b.WriteString("\n## Kafka broker properties Petrel does not implement yet\n\n")

@@ -85,7 +85,7 @@ func ValidateGroupConfigs(configs, props map[string]string) error {
 			return InvalidConfigError(c.msg)
 		}
 	}
-	return nil
+	return validateShareGroupConfigs(configs, props) // groups_share.go
 }
 
 // ResolveGroupConfigs resolves every group config of a group with overrides in Kafka's
@@ -97,6 +97,10 @@ func ResolveGroupConfigs(overrides, props map[string]string) map[string]Resolved
 	for _, def := range GroupDefs {
 		if v, ok := overrides[def.Name]; ok {
 			out[def.Name] = Resolved{def, v, GroupConfigSource}
+			continue
+		}
+		if def.BrokerSynonym == "" { // share.auto.offset.reset, share.isolation.level
+			out[def.Name] = Resolved{def, def.Default, DefaultConfig}
 			continue
 		}
 		out[def.Name] = resolveStatic(def, props)

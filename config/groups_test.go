@@ -138,7 +138,7 @@ func TestValidateGroupConfig(t *testing.T) {
 		{"consumer.session.timeout.ms", "50000", ""},
 		{"consumer.session.timeout.ms", "0", "Invalid value 0 for configuration consumer.session.timeout.ms: Value must be at least 1"},
 		{"consumer.heartbeat.interval.ms", "soon", "Invalid value soon for configuration consumer.heartbeat.interval.ms: Not a number of type INT"},
-		{"share.session.timeout.ms", "50000", "Unknown group config name: share.session.timeout.ms"},
+		{"streams.session.timeout.ms", "50000", "Unknown group config name: streams.session.timeout.ms"},
 		{"retention.ms", "1", "Unknown group config name: retention.ms"},
 	}
 	for _, tt := range tests {

@@ -137,7 +137,8 @@ func (gc *GroupCoordinator) DescribeGroups(r *kmsg.DescribeGroupsRequest, author
 	})
 }
 
-// DeleteGroups deletes each group of r on its shard (INVALID_GROUP_ID for "").
+// DeleteGroups deletes each group of r on its shard (INVALID_GROUP_ID for ""); a
+// deleted share group's state goes to GroupConfig.OnShareGroupDeleted.
 func (gc *GroupCoordinator) DeleteGroups(r *kmsg.DeleteGroupsRequest) <-chan kmsg.Response {
 	return Gather(len(r.Groups), func(i int, done func(kmsg.DeleteGroupsResponseGroup)) {
 		id := r.Groups[i]
@@ -151,7 +152,7 @@ func (gc *GroupCoordinator) DeleteGroups(r *kmsg.DeleteGroupsRequest) <-chan kms
 			return
 		}
 		gc.Submit(id, func(now time.Time, s *group.Shard) group.Effects {
-			return s.DeleteGroup(now, id, answer)
+			return s.DeleteGroup(now, id, gc.deletedShareGroup(id, shareStateOf(s, id), answer))
 		}, answer)
 	}, func(results []kmsg.DeleteGroupsResponseGroup) kmsg.Response {
 		resp := r.ResponseKind().(*kmsg.DeleteGroupsResponse)

@@ -30,6 +30,11 @@ type GroupConfig struct {
 	ExpireInterval time.Duration
 	// Partitions returns __consumer_offsets' partition count now (0: no topic yet).
 	Partitions func() int32
+	// OnShareGroupDeleted, when set, is told of the share state partitions of a share
+	// group DeleteGroups deleted, once its tombstones are committed, for the share
+	// coordinator to delete (Kafka's DeleteShareGroupState). It runs on the shard's
+	// goroutine and must not block.
+	OnShareGroupDeleted func(groupID string, state []group.ShareTopicPartitions)
 }
 
 // GroupCoordinator runs the __consumer_offsets partitions this broker leads.
@@ -37,6 +42,7 @@ type GroupCoordinator struct {
 	*Router[*group.Shard, group.Effects]
 	cfg            group.Config
 	expireInterval time.Duration
+	onShareDeleted func(groupID string, state []group.ShareTopicPartitions)
 }
 
 // NewGroupCoordinator returns a coordinator with nothing loaded.
@@ -50,7 +56,7 @@ func NewGroupCoordinator(cfg GroupConfig) *GroupCoordinator {
 	if cfg.Group.ConsumerTopics == nil { // an image with no topic
 		cfg.Group.ConsumerTopics = func() group.ConsumerTopics { return group.ConsumerTopicMap{} }
 	}
-	gc := &GroupCoordinator{cfg: cfg.Group, expireInterval: cfg.ExpireInterval}
+	gc := &GroupCoordinator{cfg: cfg.Group, expireInterval: cfg.ExpireInterval, onShareDeleted: cfg.OnShareGroupDeleted}
 	gc.Router = &Router[*group.Shard, group.Effects]{
 		rt:          New(cfg.Runtime),
 		partitions:  cfg.Partitions,
