@@ -23,6 +23,7 @@ import (
 	"github.com/petrel-broker/petrel/replication"
 	"github.com/petrel-broker/petrel/rpc"
 	"github.com/petrel-broker/petrel/segment"
+	"github.com/petrel-broker/petrel/shareleader"
 )
 
 // Broker is one Petrel node: the Kafka listener, the Raft member with its metadata
@@ -67,6 +68,14 @@ type Broker struct {
 	txns       *coordinator.TxnCoordinator   // the __transaction_state partitions this broker leads
 	verifier   *coordinator.Verifier         // KIP-890 verification with the transaction coordinators (txn_verify.go)
 	peers      *peerClients                  // kept connections to the other brokers (txn verification, markers)
+
+	// shareStates are the __share_group_state partitions this broker leads
+	// (share_coordinator.go); sharePersister reaches every share coordinator
+	// (share_persister.go).
+	shareStates    *coordinator.ShareCoordinator
+	sharePersister shareleader.Persister
+	// shareStateCreator creates __share_group_state (share_coordinator.go).
+	shareStateCreator internalTopicCreator
 
 	// fetchSessions are the KIP-227 fetch sessions of the consumers and followers that
 	// fetch from this broker (replication.FetchSessionCache).
@@ -205,6 +214,8 @@ func Start(cfg Config) (*Broker, error) {
 	b.groups = newGroupCoordinator(b)
 	b.peers = newPeerClients(b)
 	b.txns = newTxnCoordinator(b)
+	b.shareStates = newShareCoordinator(b)
+	b.sharePersister = newSharePersister(b)
 	b.verifier = newVerifier(b)
 	// The replicas' checkpoints (one line per replica) are read while Raft starts
 	// (its snapshot restore): neither needs the other until the reconciler runs.
@@ -391,6 +402,7 @@ func (b *Broker) Shutdown(ctx context.Context) error {
 		b.drainCancel()
 		b.groups.Close() // parked group requests answer NOT_COORDINATOR before the drain
 		b.txns.Close()
+		b.shareStates.Close()
 		b.peers.close()
 		errs := []error{b.server.Shutdown(ctx)}
 		close(b.stop)
@@ -425,6 +437,7 @@ func (b *Broker) Kill() {
 		b.drainCancel()
 		b.groups.Close()
 		b.txns.Close()
+		b.shareStates.Close()
 		b.peers.close()
 		close(b.stop)
 		b.wg.Wait()
