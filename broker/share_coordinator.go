@@ -57,7 +57,6 @@ func (b *Broker) shareStateTopicSpec() internalTopicSpec {
 			{"segment.bytes", itoa(b.cfg.int64Value("share.coordinator.state.topic.segment.bytes"))},
 			{"compression.type", "producer"},
 			{"min.insync.replicas", itoa(b.cfg.int64Value("share.coordinator.state.topic.min.isr"))},
-			{"unclean.leader.election.enable", "false"},
 		},
 		creator: &b.shareStateCreator,
 	}
