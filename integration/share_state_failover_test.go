@@ -9,6 +9,7 @@ package integration
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"testing"
 	"time"
@@ -16,6 +17,7 @@ import (
 	"github.com/petrel-broker/petrel/internal/testwait"
 	"github.com/petrel-broker/petrel/metadata"
 	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -174,4 +176,69 @@ func shareCoordinatorNode(t *testing.T, c *Cluster, key string) int {
 	}
 	t.Fatalf("no node has id %d", node)
 	return -1
+}
+
+// __share_group_state is internal like __consumer_offsets: created only by the brokers,
+// on first need, and not while fewer brokers are unfenced than its replication factor;
+// Metadata reports it internal; users may not create, delete or produce to it.
+func TestShareState_InternalTopic(t *testing.T) {
+	if testing.Short() {
+		t.Skip("integration")
+	}
+	c := StartCluster(t, 1, WithProperty("share.coordinator.state.topic.replication.factor", "3"),
+		WithProperty("share.coordinator.state.topic.num.partitions", "2"))
+	ctx := testContext(t)
+	raw := c.rawTo(t, 0)
+	const topic = "__share_group_state"
+	key := "g:" + metadata.Uuid{1}.String() + ":0"
+	find := kmsg.NewPtrFindCoordinatorRequest()
+	find.Version, find.CoordinatorType, find.CoordinatorKeys = 6, 2, []string{key}
+	resp := raw.do(ctx, find).(*kmsg.FindCoordinatorResponse)
+	if len(resp.Coordinators) != 1 || resp.Coordinators[0].ErrorCode != kerr.CoordinatorNotAvailable.Code {
+		t.Fatalf("FindCoordinator with 1 broker and RF 3: %+v, want COORDINATOR_NOT_AVAILABLE", resp.Coordinators)
+	}
+	ct := kmsg.NewPtrCreateTopicsRequest()
+	tt := kmsg.NewCreateTopicsRequestTopic()
+	tt.Topic, tt.NumPartitions, tt.ReplicationFactor = topic, 1, 1
+	ct.Topics = append(ct.Topics, tt)
+	if rt := raw.do(ctx, ct).(*kmsg.CreateTopicsResponse).Topics[0]; rt.ErrorCode != kerr.InvalidRequest.Code {
+		t.Fatalf("a user's CreateTopics of %s: %v, want INVALID_REQUEST", topic, kerr.ErrorForCode(rt.ErrorCode))
+	}
+	if c.WaitConverged().Topics[topic].Name != "" {
+		t.Fatalf("%s created with fewer brokers than its replication factor, or by a user", topic)
+	}
+
+	c2 := StartCluster(t, 1, WithProperty("share.coordinator.state.topic.num.partitions", "2"))
+	raw = c2.rawTo(t, 0)
+	testwait.ForWhat(t, 30*time.Second, "the share coordinator", func() error {
+		co := raw.do(ctx, find).(*kmsg.FindCoordinatorResponse).Coordinators[0]
+		return kerr.ErrorForCode(co.ErrorCode)
+	})
+	view := c2.WaitConverged()
+	if n := len(view.Topics[topic].Partitions); n != 2 {
+		t.Fatalf("%s has %d partitions, want 2", topic, n)
+	}
+	if cfg := view.topicConfigs(topic); cfg["cleanup.policy"] != "delete" || cfg["retention.ms"] != "-1" ||
+		cfg["segment.bytes"] != "104857600" || cfg["compression.type"] != "producer" {
+		t.Fatalf("%s configs %v", topic, cfg)
+	}
+	md := kmsg.NewPtrMetadataRequest()
+	mt := kmsg.NewMetadataRequestTopic()
+	mt.Topic = kmsg.StringPtr(topic)
+	md.Topics = append(md.Topics, mt)
+	if m := raw.do(ctx, md).(*kmsg.MetadataResponse); len(m.Topics) != 1 || !m.Topics[0].IsInternal {
+		t.Fatalf("Metadata does not report %s as internal: %+v", topic, m.Topics)
+	}
+	pcl := c2.Client(t, kgo.DefaultProduceTopic(topic), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	if err := pcl.ProduceSync(ctx, &kgo.Record{Value: []byte("x")}).FirstErr(); !errors.Is(err, kerr.InvalidTopicException) {
+		t.Fatalf("produce to %s: %v, want INVALID_TOPIC_EXCEPTION", topic, err)
+	}
+	del := kmsg.NewPtrDeleteTopicsRequest()
+	dt := kmsg.NewDeleteTopicsRequestTopic()
+	dt.Topic = kmsg.StringPtr(topic)
+	del.Topics = append(del.Topics, dt)
+	del.TopicNames = []string{topic}
+	if d := raw.do(ctx, del).(*kmsg.DeleteTopicsResponse); len(d.Topics) != 1 || d.Topics[0].ErrorCode != kerr.InvalidRequest.Code {
+		t.Fatalf("delete %s: %+v, want INVALID_REQUEST", topic, d.Topics)
+	}
 }
