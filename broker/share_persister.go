@@ -24,7 +24,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// The persister's retry backoff (Kafka's PersisterStateManager: 100 ms doubling).
+// The persister's retry backoff, doubling from shareRetryBackoff (Kafka's
+// PersisterStateManager backs off likewise, from 100 ms).
 const (
 	shareRetryBackoff    = 50 * time.Millisecond
 	shareRetryBackoffMax = time.Second
@@ -55,14 +56,13 @@ func persist[Req kmsg.Request](ctx context.Context, p *sharePersister, req Req,
 	}
 	group, parts := coordinator.ShareRequestParts(req)
 	answers := map[coordinator.SharePart]coordinator.ShareAnswer{} // by topic id and partition
-	pending := map[coordinator.SharePart]bool{}
-	for _, part := range parts {
-		pending[where(part)] = group != ""
-	}
-	code := kerr.CoordinatorNotAvailable.Code // of a partition without an answer
-	if group == "" {
-		code = kerr.InvalidGroupID.Code
-		clear(pending)
+	pending := map[coordinator.SharePart]bool{}                    // not answered yet, or retriably
+	code := kerr.InvalidGroupID.Code                               // of a partition without an answer
+	if group != "" {
+		code = kerr.CoordinatorNotAvailable.Code
+		for _, part := range parts {
+			pending[where(part)] = true
+		}
 	}
 	backoff := shareRetryBackoff
 	for len(pending) > 0 {
