@@ -38,7 +38,7 @@ var allowedInternal = map[string][]string{
 	"controller": {"metadata", "config"},
 	// The runtime hosts group and txn shards; the adapters from their Effects to runtime
 	// Results live beside it.
-	"coordinator": {"replication", "segment", "group", "txn"},
+	"coordinator": {"replication", "segment", "group", "txn", "share"},
 	// Pure state machines, fed and drained by the broker.
 	"group": {},
 	"share": {},

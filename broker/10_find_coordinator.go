@@ -1,18 +1,26 @@
 package broker
 
-// FindCoordinator (key 10), v0-5; v4+ batches keys (KIP-699). Key type 0 (group) is
+// FindCoordinator (key 10), v0-6; v4+ batches keys (KIP-699). Key type 0 (group) is
 // answered with the leader of the group's __consumer_offsets partition,
 // abs(javaStringHashCode(group)) % partitions. The topic is created on first need;
 // while it cannot be (fewer unfenced brokers than offsets.topic.replication.factor) or
 // the partition has no leader, the answer is COORDINATOR_NOT_AVAILABLE, as in Kafka.
 // Key type 1 (transaction) is answered the same way with the leader of the id's
-// __transaction_state partition (created on first need by the same rule). Any other key
-// type is INVALID_REQUEST.
+// __transaction_state partition (created on first need by the same rule). Key type 2
+// (share, v6, KIP-932) names a share partition "groupId:topicId:partition" and is
+// answered with the leader of its __share_group_state partition (created on first
+// need); brokers send it, so it needs CLUSTER_ACTION on the cluster, as Kafka; a key
+// not of that form, or key type 2 before v6, is INVALID_REQUEST. Any other key type
+// is INVALID_REQUEST.
 
 import (
 	"context"
+	"encoding/base64"
+	"strconv"
+	"strings"
 
 	"github.com/petrel-broker/petrel/auth"
+	"github.com/petrel-broker/petrel/coordinator"
 	"github.com/petrel-broker/petrel/group"
 	"github.com/petrel-broker/petrel/metadata"
 	"github.com/petrel-broker/petrel/rpc"
@@ -22,7 +30,7 @@ import (
 )
 
 func init() {
-	registerAPI(kmsg.FindCoordinator, 0, 5, (*Broker).handleFindCoordinator, apiOpts{
+	registerAPI(kmsg.FindCoordinator, 0, 6, (*Broker).handleFindCoordinator, apiOpts{
 		authorize: authorizeFindCoordinator,
 	})
 }
@@ -36,7 +44,11 @@ func (b *Broker) handleFindCoordinator(ctx context.Context, req *rpc.Request) rp
 	answer := func(im *metadata.Image) kmsg.Response {
 		resp := r.ResponseKind().(*kmsg.FindCoordinatorResponse)
 		for _, key := range keys {
-			resp.Coordinators = append(resp.Coordinators, b.findCoordinator(im, r.CoordinatorType, key, req.Conn.ListenerName))
+			keyType := r.CoordinatorType
+			if keyType == 2 && r.Version < 6 {
+				keyType = -1 // unknown before v6: INVALID_REQUEST
+			}
+			resp.Coordinators = append(resp.Coordinators, b.findCoordinator(im, keyType, key, req.Conn.ListenerName))
 		}
 		if r.Version < 4 {
 			c := resp.Coordinators[0]
@@ -52,6 +64,11 @@ func (b *Broker) handleFindCoordinator(ctx context.Context, req *rpc.Request) rp
 	case 0:
 	case 1:
 		ensure, topic = b.ensureTransactionStateTopic, transactionStateTopic
+	case 2:
+		if r.Version < 6 {
+			return rpc.Respond(answer(im))
+		}
+		ensure, topic = b.ensureShareStateTopic, shareStateTopic
 	default:
 		return rpc.Respond(answer(im))
 	}
@@ -78,6 +95,11 @@ func (b *Broker) findCoordinator(im *metadata.Image, keyType int8, key, listener
 		if key == "" {
 			return fail(kerr.InvalidRequest.Code, "empty transactional id")
 		}
+	case 2:
+		topic, partitionFor, what = shareStateTopic, coordinator.ShareStatePartitionFor, "share partition"
+		if !validShareCoordinatorKey(key) {
+			return fail(kerr.InvalidRequest.Code, "invalid share coordinator key "+key+": want groupId:topicId:partition")
+		}
 	default:
 		return fail(kerr.InvalidRequest.Code, "unknown coordinator key type")
 	}
@@ -100,14 +122,20 @@ func authorizeFindCoordinator(b *Broker, req *rpc.Request) authzDecision {
 	r := req.Body.(*kmsg.FindCoordinatorRequest)
 	z := checksOf(b, req)
 	ok := func(key string) bool {
+		if r.CoordinatorType == 2 {
+			return z.clusterOK(auth.OpClusterAction)
+		}
 		if r.CoordinatorType == 1 {
 			return b.authorized(req, auth.OpDescribe, auth.ResourceTransactionalID, key)
 		}
 		return z.groupOK(auth.OpDescribe, key)
 	}
 	code := codeGroupAuthz
-	if r.CoordinatorType == 1 {
+	switch r.CoordinatorType {
+	case 1:
 		code = codeTxnAuthz
+	case 2:
+		code = codeClusterAuthz
 	}
 	if r.Version < 4 {
 		if ok(r.CoordinatorKey) {
@@ -132,4 +160,24 @@ func authorizeFindCoordinator(b *Broker, req *rpc.Request) authzDecision {
 		return z.whole(add) // every key denied: nothing is looked up, nothing created
 	}
 	return mergeIf(len(denied) > 0, add)
+}
+
+// validShareCoordinatorKey reports whether key is a share partition's coordinator key,
+// "groupId:topicId:partition" (Kafka's SharePartitionKey.getInstance): a non-empty
+// group id, a topic id as Kafka prints a Uuid, a partition of at least 0.
+func validShareCoordinatorKey(key string) bool {
+	i := strings.LastIndexByte(key, ':')
+	if i < 0 {
+		return false
+	}
+	j := strings.LastIndexByte(key[:i], ':')
+	if j <= 0 {
+		return false
+	}
+	partition, err := strconv.ParseInt(key[i+1:], 10, 32)
+	if err != nil || partition < 0 {
+		return false
+	}
+	id, err := base64.RawURLEncoding.DecodeString(key[j+1 : i])
+	return err == nil && len(id) == 16
 }

@@ -69,10 +69,15 @@ type Broker struct {
 	verifier   *coordinator.Verifier         // KIP-890 verification with the transaction coordinators (txn_verify.go)
 	peers      *peerClients                  // kept connections to the other brokers (txn verification, markers)
 
-	// sharePersister is the share coordinators' API (KIP-932 share state); nil until
-	// the share coordinator is wired (share_wiring.go reads it under sharePersisterMu).
+	// shareStates are the __share_group_state partitions this broker leads
+	// (share_coordinator.go); sharePersister reaches every share coordinator
+	// (share_persister.go), set before the broker serves; share_wiring.go reads it
+	// under sharePersisterMu (tests replace it with setPersister).
+	shareStates      *coordinator.ShareCoordinator
 	sharePersister   shareleader.Persister
 	sharePersisterMu sync.RWMutex
+	// shareStateCreator creates __share_group_state (share_coordinator.go).
+	shareStateCreator internalTopicCreator
 
 	// fetchSessions are the KIP-227 fetch sessions of the consumers and followers that
 	// fetch from this broker (replication.FetchSessionCache).
@@ -211,6 +216,8 @@ func Start(cfg Config) (*Broker, error) {
 	b.groups = newGroupCoordinator(b)
 	b.peers = newPeerClients(b)
 	b.txns = newTxnCoordinator(b)
+	b.shareStates = newShareCoordinator(b)
+	b.sharePersister = newSharePersister(b)
 	b.verifier = newVerifier(b)
 	// The replicas' checkpoints (one line per replica) are read while Raft starts
 	// (its snapshot restore): neither needs the other until the reconciler runs.
@@ -397,6 +404,7 @@ func (b *Broker) Shutdown(ctx context.Context) error {
 		b.drainCancel()
 		b.groups.Close() // parked group requests answer NOT_COORDINATOR before the drain
 		b.txns.Close()
+		b.shareStates.Close()
 		b.peers.close()
 		errs := []error{b.server.Shutdown(ctx)}
 		close(b.stop)
@@ -431,6 +439,7 @@ func (b *Broker) Kill() {
 		b.drainCancel()
 		b.groups.Close()
 		b.txns.Close()
+		b.shareStates.Close()
 		b.peers.close()
 		close(b.stop)
 		b.wg.Wait()

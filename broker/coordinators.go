@@ -145,6 +145,7 @@ type coordinatorRouter interface {
 func (b *Broker) reconcileCoordinators(im *metadata.Image) {
 	b.reconcileCoordinator(b.groups, offsetsTopic, im)
 	b.reconcileCoordinator(b.txns, transactionStateTopic, im)
+	b.reconcileCoordinator(b.shareStates, shareStateTopic, im)
 }
 
 // reconcileCoordinator is reconcileCoordinators for one internal topic.

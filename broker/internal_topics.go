@@ -118,6 +118,8 @@ func (b *Broker) internalTopicSpecFor(name string) (internalTopicSpec, bool) {
 			},
 			creator: &b.txnStateCreator,
 		}, true
+	case shareStateTopic:
+		return b.shareStateTopicSpec(), true
 	}
 	return internalTopicSpec{}, false
 }

@@ -22,12 +22,15 @@ const (
 	OffsetsTopic = "__consumer_offsets"
 	// TransactionStateTopic holds the transaction coordinator's state (Kafka's name).
 	TransactionStateTopic = "__transaction_state"
+	// ShareGroupStateTopic holds the share coordinator's share-partition state
+	// (KIP-932, Kafka's name).
+	ShareGroupStateTopic = "__share_group_state"
 )
 
 // IsInternalTopic reports whether name is one of Kafka's internal topics, which only
 // the brokers create.
 func IsInternalTopic(name string) bool {
-	return name == OffsetsTopic || name == TransactionStateTopic
+	return name == OffsetsTopic || name == TransactionStateTopic || name == ShareGroupStateTopic
 }
 
 // InternalTopicError refuses a user operation on an internal topic.
