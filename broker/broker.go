@@ -23,6 +23,7 @@ import (
 	"github.com/petrel-broker/petrel/replication"
 	"github.com/petrel-broker/petrel/rpc"
 	"github.com/petrel-broker/petrel/segment"
+	"github.com/petrel-broker/petrel/shareleader"
 )
 
 // Broker is one Petrel node: the Kafka listener, the Raft member with its metadata
@@ -67,6 +68,12 @@ type Broker struct {
 	txns       *coordinator.TxnCoordinator   // the __transaction_state partitions this broker leads
 	verifier   *coordinator.Verifier         // KIP-890 verification with the transaction coordinators (txn_verify.go)
 	peers      *peerClients                  // kept connections to the other brokers (txn verification, markers)
+
+	// shares is the share-partition leader of KIP-932 share groups (share_partitions.go).
+	shares *shareleader.Manager
+	// shareLeaderPersister, when set (tests), is the Persister the share partitions
+	// use instead of the share coordinators' (sharePersisterOf).
+	shareLeaderPersister atomic.Pointer[shareleader.Persister]
 
 	// fetchSessions are the KIP-227 fetch sessions of the consumers and followers that
 	// fetch from this broker (replication.FetchSessionCache).
@@ -205,6 +212,7 @@ func Start(cfg Config) (*Broker, error) {
 	b.groups = newGroupCoordinator(b)
 	b.peers = newPeerClients(b)
 	b.txns = newTxnCoordinator(b)
+	b.shares = newShareManager(b)
 	b.verifier = newVerifier(b)
 	// The replicas' checkpoints (one line per replica) are read while Raft starts
 	// (its snapshot restore): neither needs the other until the reconciler runs.
@@ -391,6 +399,7 @@ func (b *Broker) Shutdown(ctx context.Context) error {
 		b.drainCancel()
 		b.groups.Close() // parked group requests answer NOT_COORDINATOR before the drain
 		b.txns.Close()
+		b.shares.Close()
 		b.peers.close()
 		errs := []error{b.server.Shutdown(ctx)}
 		close(b.stop)
@@ -425,6 +434,7 @@ func (b *Broker) Kill() {
 		b.drainCancel()
 		b.groups.Close()
 		b.txns.Close()
+		b.shares.Close()
 		b.peers.close()
 		close(b.stop)
 		b.wg.Wait()
