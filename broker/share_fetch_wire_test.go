@@ -2,7 +2,9 @@ package broker
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
+	"io"
 	"net"
 	"slices"
 	"testing"
@@ -18,13 +20,13 @@ import (
 
 // shareConn is one client connection sending share requests in order.
 type shareConn struct {
-	t    *testing.T
+	t    testing.TB
 	c    net.Conn
 	corr int32
 	f    *kmsg.RequestFormatter
 }
 
-func dialShare(t *testing.T, b *Broker) *shareConn {
+func dialShare(t testing.TB, b *Broker) *shareConn {
 	c, err := net.DialTimeout("tcp", b.Addr().String(), 10*time.Second)
 	if err != nil {
 		t.Fatal(err)
@@ -41,9 +43,16 @@ func (s *shareConn) do(req kmsg.Request, resp kmsg.Response) {
 	if _, err := s.c.Write(s.f.AppendRequest(nil, req, s.corr)); err != nil {
 		s.t.Fatal(err)
 	}
-	frame := readFrame(s.t, s.c)
+	var size [4]byte
+	if _, err := io.ReadFull(s.c, size[:]); err != nil {
+		s.t.Fatal(err)
+	}
+	frame := make([]byte, binary.BigEndian.Uint32(size[:]))
+	if _, err := io.ReadFull(s.c, frame); err != nil {
+		s.t.Fatal(err)
+	}
 	resp.SetVersion(req.GetVersion())
-	if err := resp.ReadFrom(frame[9:]); err != nil { // size, correlation id, header tags
+	if err := resp.ReadFrom(frame[5:]); err != nil { // correlation id, header tags
 		s.t.Fatal(err)
 	}
 }
@@ -251,5 +260,32 @@ func TestAuthorize_ShareFetch(t *testing.T) {
 			t.Fatalf("topic %s: %v / %v, want %v", tc.topic, kerr.ErrorForCode(resp.ErrorCode),
 				kerr.ErrorForCode(resp.Topics[0].Partitions[0].ErrorCode), kerr.ErrorForCode(tc.want))
 		}
+	}
+}
+
+// A partition answered NOT_LEADER_OR_FOLLOWER carries its leader and leader epoch,
+// and the response the leader's endpoint, so that the client moves without a
+// metadata refresh (Kafka's CurrentLeader and NodeEndpoints).
+func TestShareFetchLeaderHints(t *testing.T) {
+	b := startTestBroker(t, "", nil)
+	mustCreateTopic(t, newAdmin(t, b), "h", 1, nil)
+	tp := b.Image().Topic("h")
+	resp := kmsg.NewPtrShareFetchResponse()
+	rt := kmsg.NewShareFetchResponseTopic()
+	rt.TopicID = [16]byte(tp.ID)
+	rp := kmsg.NewShareFetchResponseTopicPartition()
+	rp.ErrorCode = kerr.NotLeaderForPartition.Code
+	rt.Partitions = append(rt.Partitions, rp)
+	resp.Topics = append(resp.Topics, rt)
+	req := as("User:ANONYMOUS", kmsg.NewPtrShareFetchRequest())
+	b.withShareFetchHints(req, resp)
+	got := resp.Topics[0].Partitions[0].CurrentLeader
+	if got.LeaderID != tp.Partitions[0].Leader || got.LeaderEpoch != tp.Partitions[0].LeaderEpoch {
+		t.Fatalf("CurrentLeader %+v, want %d/%d", got, tp.Partitions[0].Leader, tp.Partitions[0].LeaderEpoch)
+	}
+	host, port, _ := net.SplitHostPort(b.Addr().String())
+	if len(resp.NodeEndpoints) != 1 || resp.NodeEndpoints[0].NodeID != got.LeaderID || resp.NodeEndpoints[0].Host != host ||
+		fmt.Sprint(resp.NodeEndpoints[0].Port) != port {
+		t.Fatalf("NodeEndpoints %+v, want node %d at %s", resp.NodeEndpoints, got.LeaderID, b.Addr())
 	}
 }

@@ -151,22 +151,12 @@ func (m *Manager) acknowledge(ctx context.Context, key share.Key, memberID strin
 	if err := sp.flush(ctx, w); err != nil {
 		return err
 	}
-	if w != nil && releases(batches) {
+	if w != nil {
+		// A RELEASE makes records Available; an ACCEPT or REJECT may move the start
+		// offset and make room under group.share.partition.max.record.locks.
 		m.notifyAvailable()
 	}
 	return nil
-}
-
-// releases reports whether any acknowledgement is a RELEASE.
-func releases(batches []share.AcknowledgementBatch) bool {
-	for _, b := range batches {
-		for _, t := range b.AcknowledgeTypes {
-			if t == share.AckRelease {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 // releaseMember makes every record the member holds in the loaded share partitions

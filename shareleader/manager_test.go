@@ -203,6 +203,16 @@ func TestShareSessionErrors(t *testing.T) {
 	if v := r.fetch(ctx, "m1", 1); v.code != 0 {
 		t.Fatalf("epoch 1: %v", kerr.ErrorForCode(v.code))
 	}
+	req := kmsg.NewPtrShareFetchRequest()
+	req.Version, req.GroupID, req.MemberID, req.ShareSessionEpoch = 2, kmsg.StringPtr("g"), kmsg.StringPtr("m1"), -1
+	req.Topics = []kmsg.ShareFetchRequestTopic{{TopicID: testTopic, Partitions: []kmsg.ShareFetchRequestTopicPartition{{Partition: 0}}}}
+	if code := r.m.ShareFetch(ctx, req, RequestOptions{}).Response().ErrorCode; code != kerr.InvalidRequest.Code {
+		t.Fatalf("a closing fetch naming a partition to fetch: %v, want INVALID_REQUEST", kerr.ErrorForCode(code))
+	}
+	req.Topics = nil
+	if code := r.m.ShareFetch(ctx, req, RequestOptions{}).Response().ErrorCode; code != 0 || r.m.Sessions().Len() != 0 {
+		t.Fatalf("closing fetch: %v, %d sessions left", kerr.ErrorForCode(code), r.m.Sessions().Len())
+	}
 }
 
 // A fetch that finds nothing to acquire waits up to MaxWaitMillis and is answered as

@@ -71,11 +71,12 @@ func (m *Manager) ShareFetch(ctx context.Context, req *kmsg.ShareFetchRequest, o
 		return fail(fmt.Errorf("%w: a share fetch needs a group id and a member id", ErrInvalidRequest))
 	}
 	var named, forgotten []TopicPartition
-	hasAcks := false
+	hasAcks, fetchesOnly := false, false
 	for _, t := range req.Topics {
 		for _, p := range t.Partitions {
 			named = append(named, TopicPartition{t.TopicID, p.Partition})
 			hasAcks = hasAcks || len(p.AcknowledgementBatches) > 0
+			fetchesOnly = fetchesOnly || len(p.AcknowledgementBatches) == 0
 		}
 	}
 	for _, t := range req.ForgottenTopicsData {
@@ -100,6 +101,9 @@ func (m *Manager) ShareFetch(ctx context.Context, req *kmsg.ShareFetchRequest, o
 		}
 		f.session = s
 	case FinalEpoch:
+		if fetchesOnly {
+			return fail(fmt.Errorf("%w: a share fetch closing its session names partitions to fetch", ErrInvalidRequest))
+		}
 		s, err := m.sessions.close(f.key)
 		if err != nil {
 			return fail(err)
