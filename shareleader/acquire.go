@@ -17,6 +17,8 @@ type acquireParams struct {
 	batchSize  int
 	mode       share.AcquireMode
 	maxBytes   int
+	// readCommitted is share.isolation.level read_committed, read at each fetch.
+	readCommitted bool
 }
 
 // acquired is one partition's acquisition: the ranges acquired and the whole fetched
@@ -38,9 +40,10 @@ func (m *Manager) acquire(ctx context.Context, key share.Key, ap acquireParams) 
 		return acquired{}, err
 	}
 	var offset int64
-	var readCommitted, can bool
+	var can bool
+	readCommitted := ap.readCommitted
 	if _, err := sp.use(func(p *share.Partition) *pendingWrite {
-		offset, readCommitted, can = p.NextFetchOffset(), sp.cfg.ReadCommitted, p.CanAcquire()
+		offset, can = p.NextFetchOffset(), p.CanAcquire()
 		return nil
 	}); err != nil || !can {
 		return acquired{}, err

@@ -22,6 +22,7 @@ type fakeReplica struct {
 	batches     [][]byte // in offset order
 	next        int64    // log end offset (= high watermark)
 	waiters     map[*replication.Waiter]bool
+	aborted     []replication.AbortedTxn // answered to read_committed reads
 }
 
 func newFakeReplica(epoch int32) *fakeReplica {
@@ -42,9 +43,16 @@ func batchHeader(base int64, n int32) []byte {
 }
 
 // produce appends a batch of n records and wakes the waiters.
-func (r *fakeReplica) produce(n int32) {
+func (r *fakeReplica) produce(n int32) { r.produceTxn(n, -1, 0) }
+
+// produceTxn appends a batch of n records of producerID with attributes (0x10
+// transactional, 0x20 control) and wakes the waiters.
+func (r *fakeReplica) produceTxn(n int32, producerID int64, attributes uint16) {
 	r.mu.Lock()
-	r.batches = append(r.batches, batchHeader(r.next, n))
+	b := batchHeader(r.next, n)
+	binary.BigEndian.PutUint16(b[21:], attributes)
+	binary.BigEndian.PutUint64(b[43:], uint64(producerID))
+	r.batches = append(r.batches, b)
 	r.next += int64(n)
 	ws := make([]*replication.Waiter, 0, len(r.waiters))
 	for w := range r.waiters {
@@ -63,7 +71,7 @@ func (r *fakeReplica) State() replication.State {
 		LogEndOffset: r.next, HighWatermark: r.next, LastStableOffset: r.next}
 }
 
-func (r *fakeReplica) ReadIsolated(offset int64, maxBytes int, epoch int32, _ replication.ReplicaScope, _ bool) (replication.FetchResult, error) {
+func (r *fakeReplica) ReadIsolated(offset int64, maxBytes int, epoch int32, _ replication.ReplicaScope, readCommitted bool) (replication.FetchResult, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.role != replication.Leader {
@@ -73,6 +81,9 @@ func (r *fakeReplica) ReadIsolated(offset int64, maxBytes int, epoch int32, _ re
 		return replication.FetchResult{}, replication.ErrFencedLeaderEpoch
 	}
 	res := replication.FetchResult{Records: []byte{}, HighWatermark: r.next, LastStableOffset: r.next, LogStartOffset: r.logStart, LogEndOffset: r.next}
+	if readCommitted {
+		res.Aborted = r.aborted
+	}
 	for _, b := range r.batches {
 		base := int64(binary.BigEndian.Uint64(b))
 		last := base + int64(binary.BigEndian.Uint32(b[23:]))

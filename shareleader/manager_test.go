@@ -361,3 +361,44 @@ func TestConcurrentMembersAcquireEachRecordOnce(t *testing.T) {
 		t.Fatalf("start offset %d after every record was accepted, want 200", start)
 	}
 }
+
+// share.isolation.level read_committed: the records of an aborted transaction and
+// the transaction markers are archived, never delivered; read_uncommitted delivers
+// the aborted transaction's records (never the markers).
+func TestReadCommittedSkipsAbortedTransactions(t *testing.T) {
+	for _, tc := range []struct {
+		readCommitted bool
+		want          []string
+	}{{true, []string{"3-4@1"}}, {false, []string{"0-1@1", "3-4@1"}}} {
+		cfg := earliest
+		cfg.ReadCommitted = tc.readCommitted
+		r := newRig(t, cfg)
+		r.replica.produceTxn(2, 5, 0x10) // transactional, aborted below
+		r.replica.produceTxn(1, 5, 0x30) // its abort marker
+		r.replica.produce(2)
+		r.replica.aborted = []replication.AbortedTxn{{ProducerID: 5, FirstOffset: 0, LastOffset: 2}}
+		if got := r.fetch(testCtx(t), "m1", 0).acquired(); !slices.Equal(got, tc.want) {
+			t.Fatalf("read_committed %v acquired %v, want %v", tc.readCommitted, got, tc.want)
+		}
+	}
+}
+
+// Records removed by retention or DeleteRecords before any member got them move the
+// share-partition start offset to the log start offset; the move is durable.
+func TestLogStartOffsetMovesTheStartOffset(t *testing.T) {
+	r := newRig(t, earliest)
+	ctx := testCtx(t)
+	r.fetch(ctx, "m1", 0) // loaded on the empty log, at 0
+	r.replica.produce(3)
+	r.replica.produce(2)
+	r.replica.mu.Lock()
+	r.replica.batches, r.replica.logStart = r.replica.batches[1:], 3
+	r.replica.mu.Unlock()
+	if got := r.fetch(ctx, "m1", 1).acquired(); !slices.Equal(got, []string{"3-4@1"}) {
+		t.Fatalf("acquired %v, want [3-4@1]", got)
+	}
+	st, ok := r.pers.State(share.Key{GroupID: "g", TopicID: testTopic, Partition: 0})
+	if !ok || st.StartOffset != 3 {
+		t.Fatalf("durable state %+v, want start offset 3", st)
+	}
+}

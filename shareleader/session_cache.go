@@ -120,6 +120,13 @@ func (c *SessionCache) close(key sessionKey) (*Session, error) {
 	return s, nil
 }
 
+// current reports whether s is still its member's session.
+func (c *SessionCache) current(s *Session) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.sessions[s.key] == s
+}
+
 // remove removes s if it is still its member's session.
 func (c *SessionCache) remove(s *Session) bool {
 	c.mu.Lock()

@@ -46,6 +46,7 @@ type PendingFetch struct {
 type shareFetchParams struct {
 	maxBytes, maxRecords, batchSize int
 	mode                            share.AcquireMode
+	readCommitted                   bool
 }
 
 // ShareFetch handles a ShareFetch request (Kafka's KafkaApis.handleShareFetchRequest
@@ -125,7 +126,8 @@ func (m *Manager) ShareFetch(ctx context.Context, req *kmsg.ShareFetchRequest, o
 	if req.IsRenewAck {
 		return f
 	}
-	f.params = shareFetchParams{maxBytes: int(req.MaxBytes), maxRecords: int(req.MaxRecords), batchSize: int(req.BatchSize), mode: cfg.AcquireMode}
+	f.params = shareFetchParams{maxBytes: int(req.MaxBytes), maxRecords: int(req.MaxRecords), batchSize: int(req.BatchSize),
+		mode: cfg.AcquireMode, readCommitted: cfg.ReadCommitted}
 	if req.Version >= 2 {
 		f.params.mode = share.AcquireMode(req.ShareAcquireMode)
 	}
@@ -200,7 +202,8 @@ func (f *PendingFetch) acquirePass(ctx context.Context) (int64, bool) {
 			continue
 		}
 		a, err := f.m.acquire(ctx, keyOf(f.key.group, tp), acquireParams{memberID: f.key.member,
-			maxRecords: records, batchSize: f.params.batchSize, mode: f.params.mode, maxBytes: budget})
+			maxRecords: records, batchSize: f.params.batchSize, mode: f.params.mode, maxBytes: budget,
+			readCommitted: f.params.readCommitted})
 		if err != nil {
 			e := f.entry(tp)
 			e.ErrorCode, e.ErrorMessage = ErrorCode(err), errText(err)
@@ -222,6 +225,14 @@ func (f *PendingFetch) acquirePass(ctx context.Context) (int64, bool) {
 		n += got
 		budget -= len(a.records)
 		records -= int(got)
+	}
+	if n > 0 && !f.m.sessions.current(f.session) {
+		// The session closed (its connection went away) while this fetch acquired:
+		// nobody will acknowledge these records, so they are released at once
+		// rather than at their lock's expiry.
+		ctx, cancel := context.WithTimeout(f.m.ctx, f.m.cfg.WriteTimeout)
+		defer cancel()
+		f.m.releaseMember(ctx, f.key.group, f.key.member, f.m.sessions.partitionsOf(f.session))
 	}
 	return n, errored
 }
