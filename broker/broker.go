@@ -78,6 +78,8 @@ type Broker struct {
 	sharePersisterMu sync.RWMutex
 	// shareStateCreator creates __share_group_state (share_coordinator.go).
 	shareStateCreator internalTopicCreator
+	// shares is the share-partition leader of KIP-932 share groups (share_partitions.go).
+	shares *shareleader.Manager
 
 	// fetchSessions are the KIP-227 fetch sessions of the consumers and followers that
 	// fetch from this broker (replication.FetchSessionCache).
@@ -218,6 +220,7 @@ func Start(cfg Config) (*Broker, error) {
 	b.txns = newTxnCoordinator(b)
 	b.shareStates = newShareCoordinator(b)
 	b.sharePersister = newSharePersister(b)
+	b.shares = newShareManager(b)
 	b.verifier = newVerifier(b)
 	// The replicas' checkpoints (one line per replica) are read while Raft starts
 	// (its snapshot restore): neither needs the other until the reconciler runs.
@@ -405,6 +408,7 @@ func (b *Broker) Shutdown(ctx context.Context) error {
 		b.groups.Close() // parked group requests answer NOT_COORDINATOR before the drain
 		b.txns.Close()
 		b.shareStates.Close()
+		b.shares.Close()
 		b.peers.close()
 		errs := []error{b.server.Shutdown(ctx)}
 		close(b.stop)
@@ -440,6 +444,7 @@ func (b *Broker) Kill() {
 		b.groups.Close()
 		b.txns.Close()
 		b.shareStates.Close()
+		b.shares.Close()
 		b.peers.close()
 		close(b.stop)
 		b.wg.Wait()

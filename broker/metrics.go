@@ -140,5 +140,6 @@ func (b *Broker) metricsSnapshot() metrics.Snapshot {
 	}
 	s.GroupLags = b.groupLags()
 	s.Groups = b.groupStates()
+	s.ShareGroups = b.shareGroupStates()
 	return s
 }

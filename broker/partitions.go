@@ -246,6 +246,7 @@ func (pm *partitionManager) reconcile(im *metadata.Image) bool {
 		pm.forgetNotHosted(live)
 	}
 	pm.b.reconcileCoordinators(im)
+	pm.b.dropUnledSharePartitions()
 	return true
 }
 

@@ -66,5 +66,6 @@ func (pm *partitionManager) reconcileDelta(prev, im *metadata.Image) bool {
 		return false
 	}
 	pm.b.reconcileCoordinators(im)
+	pm.b.dropUnledSharePartitions()
 	return true
 }

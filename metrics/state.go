@@ -47,6 +47,9 @@ type Snapshot struct {
 	Groups []GroupState
 	// FetchSessions is the fetch session cache (fetch_sessions.go).
 	FetchSessions FetchSessionState
+	// ShareGroups are the share groups of the share partitions this broker leads
+	// (share_groups.go).
+	ShareGroups []ShareGroupState
 }
 
 // PartitionState is one local replica.
@@ -192,6 +195,9 @@ func (c *stateCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range groupDescs {
 		ch <- d
 	}
+	for _, d := range shareGroupDescs {
+		ch <- d
+	}
 }
 
 func (c *stateCollector) Collect(ch chan<- prometheus.Metric) {
@@ -243,6 +249,7 @@ func (c *stateCollector) Collect(ch chan<- prometheus.Metric) {
 	gauge(descInfo, 1, strconv.Itoa(int(s.NodeID)), s.ClusterID)
 	collectFetchSessions(ch, s.FetchSessions)
 	collectGroups(ch, s.Groups)
+	collectShareGroups(ch, s.ShareGroups)
 	sums := map[string]int64{}
 	for _, l := range s.GroupLags {
 		sums[l.Group] += l.Lag

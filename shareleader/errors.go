@@ -1,0 +1,82 @@
+package shareleader
+
+import (
+	"context"
+	"errors"
+
+	"github.com/petrel-broker/petrel/replication"
+	"github.com/petrel-broker/petrel/share"
+	"github.com/twmb/franz-go/pkg/kerr"
+)
+
+// Sentinel errors of the share-partition manager; ErrorCode maps them, and share's, to
+// Kafka's codes (as group/ and txn/ map theirs: the broker's table is for the others).
+var (
+	// ErrShareSessionNotFound is SHARE_SESSION_NOT_FOUND (122): a request with a
+	// session epoch above 0 for a (group, member) with no share session here.
+	ErrShareSessionNotFound = errors.New("shareleader: share session not found")
+	// ErrInvalidShareSessionEpoch is INVALID_SHARE_SESSION_EPOCH (123): the epoch is
+	// not the session's next one, or a ShareAcknowledge tries to open a session.
+	ErrInvalidShareSessionEpoch = errors.New("shareleader: invalid share session epoch")
+	// ErrShareSessionLimitReached is SHARE_SESSION_LIMIT_REACHED (133): the broker
+	// holds group.share.max.share.sessions sessions already.
+	ErrShareSessionLimitReached = errors.New("shareleader: share session limit reached")
+	// ErrInvalidRequest is INVALID_REQUEST (42): a request Kafka refuses as malformed
+	// (fetch parameters on a RENEW acknowledgement, partitions in a closing fetch).
+	ErrInvalidRequest = errors.New("shareleader: invalid request")
+	// ErrStateWrite is a WriteShareGroupState or ReadShareGroupState that failed; it
+	// wraps the share coordinator's code (codeError) and the share partition is
+	// dropped so that the next fetch reloads the durable state.
+	ErrStateWrite = errors.New("shareleader: share state not persisted")
+	// ErrNotLeader is NOT_LEADER_OR_FOLLOWER (6): the replica stopped leading while
+	// the share partition was in use.
+	ErrNotLeader = errors.New("shareleader: not the partition leader")
+	// ErrClosed is the manager stopped (broker shutdown): NOT_LEADER_OR_FOLLOWER.
+	ErrClosed = errors.New("shareleader: share-partition manager closed")
+)
+
+// codeError carries a Kafka code: the share coordinator's answer for a partition, the
+// broker's for a partition it does not lead, an authorization failure.
+type codeError struct {
+	code int16
+	what string
+}
+
+func (e *codeError) Error() string {
+	if ke := kerr.ErrorForCode(e.code); ke != nil {
+		return e.what + ": " + ke.Error()
+	}
+	return e.what
+}
+
+// ErrorCode is err's Kafka code: 0 for nil; a share coordinator's code as it answered;
+// UNKNOWN_SERVER_ERROR (-1) for anything else.
+func ErrorCode(err error) int16 {
+	var ce *codeError
+	switch {
+	case err == nil:
+		return 0
+	case errors.As(err, &ce):
+		return ce.code
+	case errors.Is(err, ErrShareSessionNotFound):
+		return kerr.ShareSessionNotFound.Code
+	case errors.Is(err, ErrInvalidShareSessionEpoch):
+		return kerr.InvalidShareSessionEpoch.Code
+	case errors.Is(err, ErrShareSessionLimitReached):
+		return kerr.ShareSessionLimitReached.Code
+	case errors.Is(err, ErrInvalidRequest), errors.Is(err, share.ErrInvalidRequest):
+		return kerr.InvalidRequest.Code
+	case errors.Is(err, share.ErrInvalidRecordState):
+		return kerr.InvalidRecordState.Code
+	case errors.Is(err, ErrNotLeader), errors.Is(err, ErrClosed), errors.Is(err, replication.ErrNotLeader),
+		errors.Is(err, replication.ErrPartitionStopped), errors.Is(err, replication.ErrFencedLeaderEpoch):
+		return kerr.NotLeaderForPartition.Code
+	case errors.Is(err, replication.ErrOffsetNotAvailable):
+		return kerr.OffsetNotAvailable.Code
+	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
+		return kerr.RequestTimedOut.Code
+	case errors.Is(err, ErrStateWrite):
+		return kerr.CoordinatorNotAvailable.Code
+	}
+	return kerr.UnknownServerError.Code
+}

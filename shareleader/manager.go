@@ -1,0 +1,254 @@
+package shareleader
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/petrel-broker/petrel/replication"
+	"github.com/petrel-broker/petrel/share"
+)
+
+// Replica is what the manager reads of a partition's local replica;
+// *replication.Partition implements it. Its methods are safe for concurrent use.
+type Replica interface {
+	State() replication.State
+	ReadIsolated(offset int64, maxBytes int, currentLeaderEpoch int32, scope replication.ReplicaScope, readCommitted bool) (replication.FetchResult, error)
+	ListOffset(q replication.OffsetQuery) (replication.ListedOffset, error)
+	Watch(w *replication.Waiter)
+	Unwatch(w *replication.Waiter)
+}
+
+// Replicas finds the replicas this broker leads. Safe for concurrent use.
+type Replicas interface {
+	// Leader returns the local replica of (topicID, partition) when this broker leads
+	// it; otherwise nil and the Kafka code to answer (UNKNOWN_TOPIC_ID,
+	// UNKNOWN_TOPIC_OR_PARTITION, NOT_LEADER_OR_FOLLOWER).
+	Leader(topicID [16]byte, partition int32) (Replica, int16)
+}
+
+// Config is what the broker gives the manager.
+type Config struct {
+	// Persister returns the share coordinators' Persister, read at every call (the
+	// broker's field may be set after the manager starts).
+	Persister func() Persister
+	// Replicas finds the led replicas.
+	Replicas Replicas
+	// GroupConfig returns a share group's share.* settings.
+	GroupConfig func(groupID string) GroupConfig
+	// MaxShareSessions is group.share.max.share.sessions (Kafka's default 2000).
+	MaxShareSessions int
+	// WriteTimeout bounds a persister call made outside a request (lock expiry,
+	// a closed connection's release); 30s when zero.
+	WriteTimeout time.Duration
+	// Logger receives the manager's logs; nil discards them.
+	Logger hclog.Logger
+	// Now is the clock; time.Now when nil.
+	Now func() time.Time
+}
+
+// DefaultMaxShareSessions is group.share.max.share.sessions' default.
+const DefaultMaxShareSessions = 2000
+
+// Manager is Kafka's SharePartitionManager: the share partitions of every (share
+// group, topic-partition) this broker leads, created on a group's first ShareFetch,
+// the share sessions, and the acquisition-lock timers. Safe for concurrent use.
+//
+// Locks: Manager.mu (the partition map) and sharePartition.mu (one share partition)
+// are never held together; sharePartition.mu is held while taking Metrics.mu, a leaf;
+// SessionCache.mu is taken alone. None is held across a Persister call, a log read, a
+// replica's lock or a timer callback.
+type Manager struct {
+	cfg      Config
+	log      hclog.Logger
+	sessions *SessionCache
+	metrics  *Metrics
+
+	// ctx ends when the manager closes: the persister calls it makes on its own.
+	ctx    context.Context
+	cancel context.CancelFunc
+
+	mu sync.Mutex
+	// partitions are the loaded (or loading) share partitions; guarded by mu.
+	partitions map[share.Key]*sharePartition
+	// avail is closed (and replaced) when records may have become Available
+	// without a log change (release, lock expiry): parked fetches try again. Guarded
+	// by mu.
+	avail chan struct{}
+	// closed: Close was called; guarded by mu.
+	closed bool
+}
+
+// New returns a running manager.
+func New(cfg Config) *Manager {
+	if cfg.Logger == nil {
+		cfg.Logger = hclog.NewNullLogger()
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.MaxShareSessions <= 0 {
+		cfg.MaxShareSessions = DefaultMaxShareSessions
+	}
+	if cfg.WriteTimeout <= 0 {
+		cfg.WriteTimeout = 30 * time.Second
+	}
+	if cfg.GroupConfig == nil {
+		cfg.GroupConfig = func(string) GroupConfig { return GroupConfig{AutoOffsetReset: "latest"} }
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	m := &Manager{
+		cfg: cfg, log: cfg.Logger, ctx: ctx, cancel: cancel,
+		partitions: map[share.Key]*sharePartition{},
+		avail:      make(chan struct{}),
+		metrics:    newMetrics(),
+	}
+	m.sessions = newSessionCache(cfg.MaxShareSessions)
+	return m
+}
+
+// Close stops every lock timer and drops every share partition; later calls fail
+// with ErrClosed. Idempotent.
+func (m *Manager) Close() error {
+	m.mu.Lock()
+	if m.closed {
+		m.mu.Unlock()
+		return nil
+	}
+	m.closed = true
+	parts := m.partitions
+	m.partitions = map[share.Key]*sharePartition{}
+	m.mu.Unlock()
+	for _, sp := range parts {
+		sp.drop()
+	}
+	m.cancel()
+	return nil
+}
+
+// Sessions is the share session cache.
+func (m *Manager) Sessions() *SessionCache { return m.sessions }
+
+// Metrics is the manager's per share group counters.
+func (m *Manager) Metrics() *Metrics { return m.metrics }
+
+func (m *Manager) nowMs() int64 { return m.cfg.Now().UnixMilli() }
+
+// availChan returns the channel closed at the next release or expiry.
+func (m *Manager) availChan() <-chan struct{} {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.avail
+}
+
+// notifyAvailable wakes the parked fetches: records may be Available again.
+func (m *Manager) notifyAvailable() {
+	m.mu.Lock()
+	close(m.avail)
+	m.avail = make(chan struct{})
+	m.mu.Unlock()
+}
+
+// partition returns the share partition of key, loading it on first use: the replica
+// must be led here; a share partition loaded in an older leader epoch (leadership
+// moved away and back) is dropped and loaded again.
+func (m *Manager) partition(ctx context.Context, key share.Key) (*sharePartition, error) {
+	replica, code := m.cfg.Replicas.Leader(key.TopicID, key.Partition)
+	if replica == nil {
+		return nil, &codeError{code: code, what: "share partition not led here"}
+	}
+	epoch := replica.State().LeaderEpoch
+	for {
+		m.mu.Lock()
+		if m.closed {
+			m.mu.Unlock()
+			return nil, ErrClosed
+		}
+		sp := m.partitions[key]
+		if sp != nil && (sp.leaderEpoch != epoch || sp.replica != replica) {
+			delete(m.partitions, key)
+			m.mu.Unlock()
+			sp.drop()
+			continue
+		}
+		loading := sp == nil
+		if loading {
+			sp = newSharePartition(m, key, replica, epoch)
+			m.partitions[key] = sp
+		}
+		m.mu.Unlock()
+		if loading {
+			sp.load(ctx)
+		}
+		select {
+		case <-sp.loaded:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		if sp.loadErr != nil {
+			m.forget(sp)
+			return nil, sp.loadErr
+		}
+		return sp, nil
+	}
+}
+
+// forget removes sp from the map (if it is still there) and stops it: the next use
+// loads the durable state again.
+func (m *Manager) forget(sp *sharePartition) {
+	m.mu.Lock()
+	if m.partitions[sp.key] == sp {
+		delete(m.partitions, sp.key)
+	}
+	m.mu.Unlock()
+	sp.drop()
+}
+
+// DropNotLed drops the share partitions whose replica this broker no longer leads in
+// the epoch they were loaded in (leadership moved, the replica was removed): the new
+// leader reloads their durable state. The broker calls it after each metadata change.
+func (m *Manager) DropNotLed() {
+	m.mu.Lock()
+	held := make([]*sharePartition, 0, len(m.partitions))
+	for _, sp := range m.partitions {
+		held = append(held, sp)
+	}
+	m.mu.Unlock()
+	for _, sp := range held { // no manager lock while the replicas are asked
+		st := sp.replica.State()
+		replica, _ := m.cfg.Replicas.Leader(sp.key.TopicID, sp.key.Partition)
+		if replica != sp.replica || st.Role != replication.Leader || st.LeaderEpoch != sp.leaderEpoch {
+			m.forget(sp)
+		}
+	}
+}
+
+// Loaded reports the number of share partitions held (tests, metrics).
+func (m *Manager) Loaded() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return len(m.partitions)
+}
+
+// InFlight describes a share partition held here (nil, false when none): tests and
+// describe tools.
+func (m *Manager) InFlight(key share.Key) ([]share.InFlight, int64, bool) {
+	m.mu.Lock()
+	sp := m.partitions[key]
+	m.mu.Unlock()
+	if sp == nil {
+		return nil, 0, false
+	}
+	select {
+	case <-sp.loaded:
+	default:
+		return nil, 0, false
+	}
+	sp.mu.Lock()
+	defer sp.mu.Unlock()
+	if sp.p == nil {
+		return nil, 0, false
+	}
+	return sp.p.InFlight(), sp.p.StartOffset(), true
+}
