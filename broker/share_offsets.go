@@ -72,3 +72,12 @@ func (b *Broker) respondShareOffsets(ctx context.Context, unavailable func(code 
 	})
 	return rpc.RespondLater(ch)
 }
+
+// SetShareOffsetsPersisterForTest makes every broker of the process answer the share
+// group offsets APIs through p until restore is called: a test seam for packages that
+// start a broker (the cli tests' fake share coordinator); never set in production.
+func SetShareOffsetsPersisterForTest(p shareleader.Persister) (restore func()) {
+	prev := shareOffsetsPersister
+	shareOffsetsPersister = func(*Broker) shareleader.Persister { return p }
+	return func() { shareOffsetsPersister = prev }
+}
