@@ -136,8 +136,12 @@ func TestShareGroups_ResetDescribeDeleteOffsets(t *testing.T) {
 	if r := mustRun(t, "", "share-groups", "list", bs, "--state", "all"); !strings.Contains(r.stdout, "sg ") || !strings.Contains(r.stdout, "Empty") {
 		t.Fatalf("list --state %q", r.stdout)
 	}
+	// kafka-share-groups.sh's spelling: the action as a flag.
+	if r := mustRun(t, "", "share-groups", bs, "--describe", "--group", "sg", "--offsets"); len(parseGroupTable(t, r.stdout)) != 2 {
+		t.Fatalf("--describe %q", r.stdout)
+	}
 
-	r = run(t, "", "share-groups", "delete", bs, "--delete-offsets", "--group", "sg", "--topic", "orders", "--topic", "nope")
+	r = run(t, "", "share-groups", bs, "--delete-offsets", "--group", "sg", "--topic", "orders", "--topic", "nope")
 	if r.code != 1 || !strings.Contains(r.stdout, "orders          Successful") || !strings.Contains(r.stdout, "nope            Error: UNKNOWN_TOPIC_OR_PARTITION") {
 		t.Fatalf("delete --delete-offsets: %d %q %q", r.code, r.stdout, r.stderr)
 	}
