@@ -116,7 +116,9 @@ func (s *Shard) AlterShareGroupOffsets(now time.Time, r *kmsg.AlterShareGroupOff
 			}
 			st.Partitions = append(st.Partitions, sp)
 		}
-		if len(offsets) > 0 {
+		if i := slices.IndexFunc(plan.Topics, func(p ShareTopicStartOffsets) bool { return known && p.TopicID == t.ID }); i >= 0 {
+			maps.Copy(plan.Topics[i].StartOffsets, offsets) // the topic named twice: one entry
+		} else if len(offsets) > 0 {
 			plan.Topics = append(plan.Topics, ShareTopicStartOffsets{TopicID: t.ID, TopicName: t.Name, StartOffsets: offsets})
 		}
 		resp.Topics = append(resp.Topics, st)
@@ -189,6 +191,9 @@ func (s *Shard) InitiateDeleteShareGroupOffsets(now time.Time, r *kmsg.DeleteSha
 	initializing, initialized, deleting := maps.Clone(g.initializing), maps.Clone(g.initialized), maps.Clone(g.deleting)
 	for _, rt := range r.Topics {
 		t, known := topics.ConsumerTopic(rt.Topic)
+		if known && slices.ContainsFunc(del, func(d ShareTopicPartitions) bool { return d.TopicID == t.ID }) {
+			continue // named twice
+		}
 		var parts []int32
 		switch {
 		case !known:

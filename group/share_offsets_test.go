@@ -131,6 +131,11 @@ func TestShareAlterOffsets(t *testing.T) {
 	if _, plan, _ := h.alter(alterReq("fresh", map[string]map[int32]int64{"b": {0: 0}})); plan == nil || plan.StateEpoch != 1 || h.s.ShareGroup("fresh") == nil {
 		t.Fatalf("new group: %+v", plan)
 	}
+	twice := alterReq("fresh", map[string]map[int32]int64{"b": {0: 1}})
+	twice.Topics = append(twice.Topics, twice.Topics[0])
+	if _, plan, _ := h.alter(twice); plan == nil || len(plan.Topics) != 1 {
+		t.Fatalf("a topic named twice: %+v", plan)
+	}
 	h.commit(2, "classic", "", -1, map[int32]int64{0: 1})
 	if resp, _, _ := h.alter(alterReq("classic", map[string]map[int32]int64{"a": {0: 0}})); resp.ErrorCode != errGroupIDNotFound ||
 		deref(resp.ErrorMessage) != "Group classic is not a share group." {
@@ -169,7 +174,7 @@ func TestShareDeleteOffsets(t *testing.T) {
 		t.Fatalf("with a member: %+v", resp)
 	}
 	h.ok(sgReq("s", "m1", LeaveMemberEpoch))
-	resp, del := h.deleteOffsets("s", "a", "b", "nope")
+	resp, del := h.deleteOffsets("s", "a", "b", "nope", "a")
 	if resp.ErrorCode != 0 || len(del) != 1 || del[0].TopicName != "a" || fmt.Sprint(del[0].Partitions) != "[0 1]" {
 		t.Fatalf("delete: %+v %+v", resp, del)
 	}
