@@ -7,7 +7,6 @@ package broker
 // change (a new leader reloads it from __share_group_state).
 
 import (
-
 	"github.com/petrel-broker/petrel/config"
 	"github.com/petrel-broker/petrel/metadata"
 	"github.com/petrel-broker/petrel/metrics"

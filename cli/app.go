@@ -63,6 +63,7 @@ func newApp(stdout, stderr io.Writer) *ucli.App {
 			completionCommand(),
 			topicsCommand(),
 			groupsCommand(),
+			shareGroupsCommand(),
 			produceCommand(),
 			consumeCommand(),
 			clusterCommand(),

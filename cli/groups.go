@@ -35,15 +35,8 @@ func groupsCommand() *ucli.Command {
 				Name:      "describe",
 				Usage:     "describe consumer groups in kafka-consumer-groups.sh's format: offsets and lag (default), --members or --state",
 				ArgsUsage: "GROUP...",
-				Flags: withOutputFlags(
-					groupFlag("a group to describe (repeatable, with or instead of GROUP...)"),
-					&ucli.BoolFlag{Name: "all-groups", Usage: "describe every group"},
-					&ucli.BoolFlag{Name: "offsets", Usage: "describe the group's offsets and lag (the default view)"},
-					&ucli.BoolFlag{Name: "members", Usage: "describe the group's members"},
-					&ucli.BoolFlag{Name: "state", Usage: "describe the group's state"},
-					&ucli.BoolFlag{Name: "verbose", Usage: "with --members: also print each member's assignment"},
-				),
-				Action: runGroupsDescribe,
+				Flags:     describeViewFlags("offsets and lag", "with --members: also print each member's assignment"),
+				Action:    runGroupsDescribe,
 			},
 			{
 				Name:      "delete",
@@ -56,18 +49,9 @@ func groupsCommand() *ucli.Command {
 				Name:      "reset-offsets",
 				Usage:     "compute new committed offsets for an inactive group (a dry run unless --execute)",
 				ArgsUsage: "GROUP",
-				Flags: clientcmd.WithFlags(
-					groupFlag("the group (instead of GROUP)"),
-					&ucli.StringSliceFlag{Name: "topic", Usage: "a topic, or topic:partition,partition,... (repeatable)"},
-					&ucli.BoolFlag{Name: "all-topics", Usage: "every topic the group has committed offsets for"},
-					&ucli.BoolFlag{Name: "to-earliest", Usage: "reset to the earliest offset"},
-					&ucli.BoolFlag{Name: "to-latest", Usage: "reset to the latest offset"},
+				Flags: resetOffsetsFlags("committed offsets", "commit the new offsets",
 					&ucli.BoolFlag{Name: "to-current", Usage: "reset to the current committed offset"},
-					&ucli.StringFlag{Name: "to-offset", Usage: "reset to this offset (kept within the log's earliest and latest)"},
-					&ucli.StringFlag{Name: "to-datetime", Usage: "reset to the first offset at or after YYYY-MM-DDTHH:mm:SS.sss[zone] (UTC without a zone)"},
 					&ucli.StringFlag{Name: "shift-by", Usage: "move the current committed offset by N (negative: back)"},
-					&ucli.BoolFlag{Name: "dry-run", Usage: "only print the new offsets (the default)"},
-					&ucli.BoolFlag{Name: "execute", Usage: "commit the new offsets"},
 				),
 				Action: runGroupsResetOffsets,
 			},
@@ -83,6 +67,38 @@ func groupsCommand() *ucli.Command {
 			},
 		},
 	}
+}
+
+// describeViewFlags are the flags of kafka-consumer-groups.sh's and
+// kafka-share-groups.sh's --describe: the groups, and the view (--offsets, the
+// default, showing offsets, --members or --state) with what --verbose adds.
+func describeViewFlags(offsets, verbose string) []ucli.Flag {
+	return withOutputFlags(
+		groupFlag("a group to describe (repeatable, with or instead of GROUP...)"),
+		&ucli.BoolFlag{Name: "all-groups", Usage: "describe every group"},
+		&ucli.BoolFlag{Name: "offsets", Usage: "describe the group's " + offsets + " (the default view)"},
+		&ucli.BoolFlag{Name: "members", Usage: "describe the group's members"},
+		&ucli.BoolFlag{Name: "state", Usage: "describe the group's state"},
+		&ucli.BoolFlag{Name: "verbose", Usage: verbose},
+	)
+}
+
+// resetOffsetsFlags are the flags of kafka-consumer-groups.sh's and
+// kafka-share-groups.sh's --reset-offsets: the group, the scope (--topic, or
+// --all-topics: every topic the group has offsets of), the scenarios both have, the
+// tool's own (scenarios), and --dry-run or --execute (what execute does).
+func resetOffsetsFlags(offsets, execute string, scenarios ...ucli.Flag) []ucli.Flag {
+	return clientcmd.WithFlags(append([]ucli.Flag{
+		groupFlag("the group (instead of GROUP)"),
+		&ucli.StringSliceFlag{Name: "topic", Usage: "a topic, or topic:partition,partition,... (repeatable)"},
+		&ucli.BoolFlag{Name: "all-topics", Usage: "every topic the group has " + offsets + " for"},
+		&ucli.BoolFlag{Name: "to-earliest", Usage: "reset to the earliest offset"},
+		&ucli.BoolFlag{Name: "to-latest", Usage: "reset to the latest offset"},
+		&ucli.StringFlag{Name: "to-offset", Usage: "reset to this offset (kept within the log's earliest and latest)"},
+		&ucli.StringFlag{Name: "to-datetime", Usage: "reset to the first offset at or after YYYY-MM-DDTHH:mm:SS.sss[zone] (UTC without a zone)"},
+		&ucli.BoolFlag{Name: "dry-run", Usage: "only print the new offsets (the default)"},
+		&ucli.BoolFlag{Name: "execute", Usage: execute},
+	}, scenarios...)...)
 }
 
 // groupFlag is kafka-consumer-groups.sh's --group.

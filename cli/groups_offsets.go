@@ -126,6 +126,22 @@ func parseResetPlan(c *ucli.Context) (resetPlan, error) {
 	}
 }
 
+// parseResetScope checks reset-offsets' execution (--dry-run, the default, or
+// --execute) and reads its scope: the --topic specs, none with --all-topics.
+func parseResetScope(c *ucli.Context) ([]topicSpec, error) {
+	if c.Bool("execute") && c.Bool("dry-run") {
+		return nil, errors.New("--execute and --dry-run cannot be used together")
+	}
+	specs, err := parseTopicSpecs(c.StringSlice("topic"))
+	if err != nil {
+		return nil, err
+	}
+	if (len(specs) == 0) == !c.Bool("all-topics") {
+		return nil, errors.New("reset-offsets needs either --topic or --all-topics")
+	}
+	return specs, nil
+}
+
 // parseKafkaDateTime parses --to-datetime as kafka-consumer-groups.sh does:
 // YYYY-MM-DDTHH:mm:SS.sss with an optional zone (Z, +01:00, +0100); without a zone the
 // time is UTC. The milliseconds may be left out.
@@ -151,15 +167,9 @@ func runGroupsResetOffsets(c *ucli.Context) error {
 	if err != nil {
 		return err
 	}
-	if c.Bool("execute") && c.Bool("dry-run") {
-		return errors.New("--execute and --dry-run cannot be used together")
-	}
-	specs, err := parseTopicSpecs(c.StringSlice("topic"))
+	specs, err := parseResetScope(c)
 	if err != nil {
 		return err
-	}
-	if (len(specs) == 0) == !c.Bool("all-topics") {
-		return errors.New("reset-offsets needs either --topic or --all-topics")
 	}
 	cl, ctx, done, err := clientcmd.Connect(c)
 	if err != nil {
@@ -195,13 +205,9 @@ func runGroupsResetOffsets(c *ucli.Context) error {
 			return fmt.Errorf("group %q has no committed offsets", group)
 		}
 	}
-	partitions, err := resolvePartitions(ctx, cl, specs)
+	offsets, err := planResetOffsets(ctx, cl, plan, specs, committed)
 	if err != nil {
 		return err
-	}
-	offsets, err := computeResetOffsets(ctx, adm, plan, partitions, committed)
-	if err != nil {
-		return cl.Explain(err)
 	}
 	if c.Bool("execute") {
 		resps, err := adm.CommitOffsets(ctx, group, offsets)
@@ -212,6 +218,12 @@ func runGroupsResetOffsets(c *ucli.Context) error {
 			return fmt.Errorf("commit offsets of group %q: %s", group, describeKafkaError(err))
 		}
 	}
+	return writeResetOffsets(c.App.Writer, group, offsets)
+}
+
+// writeResetOffsets prints the new offsets of group as Kafka's tools' --reset-offsets
+// do (OffsetsUtils.printOffsetsToReset): GROUP, TOPIC, PARTITION, NEW-OFFSET.
+func writeResetOffsets(w io.Writer, group string, offsets kadm.Offsets) error {
 	var out strings.Builder
 	t := table{columns: []column{{"GROUP", 30, false}, {"TOPIC", 30, false}, {"PARTITION", 10, false}, {"NEW-OFFSET", 0, false}}}
 	for _, o := range offsets.Sorted() {
@@ -219,8 +231,22 @@ func runGroupsResetOffsets(c *ucli.Context) error {
 	}
 	out.WriteByte('\n')
 	t.write(&out)
-	_, err = io.WriteString(c.App.Writer, out.String())
+	_, err := io.WriteString(w, out.String())
 	return err
+}
+
+// planResetOffsets resolves specs to existing partitions and computes plan's new
+// offset for each (computeResetOffsets).
+func planResetOffsets(ctx context.Context, cl *clientcmd.Client, plan resetPlan, specs []topicSpec, committed kadm.OffsetResponses) (kadm.Offsets, error) {
+	partitions, err := resolvePartitions(ctx, cl, specs)
+	if err != nil {
+		return nil, err
+	}
+	offsets, err := computeResetOffsets(ctx, cl.Admin(), plan, partitions, committed)
+	if err != nil {
+		return nil, cl.Explain(err)
+	}
+	return offsets, nil
 }
 
 // computeResetOffsets computes plan's new offset for each partition, kept within the

@@ -116,6 +116,7 @@ func groupAction(command string) ucli.ActionFunc {
 var kafkaToolNames = map[string]string{
 	"kafka-topics":              "topics",
 	"kafka-consumer-groups":     "groups",
+	"kafka-share-groups":        "share-groups",
 	"kafka-console-producer":    "produce",
 	"kafka-console-consumer":    "consume",
 	"kafka-configs":             "configs",

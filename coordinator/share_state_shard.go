@@ -173,7 +173,12 @@ func (s *ShareStateShard) Initialize(now time.Time, k share.Key, stateEpoch int3
 		done(SharePartitionResult{ErrorCode: kerr.FencedStateEpoch.Code})
 		return Result{}
 	}
+	// A start offset set with nothing in flight has no delivered record above it
+	// (KIP-1226's count is 0); a state left to share.auto.offset.reset (-1) has none.
 	st := share.State{StateEpoch: stateEpoch, LeaderEpoch: -1, StartOffset: startOffset, DeliveryCompleteCount: -1}
+	if startOffset >= 0 {
+		st.DeliveryCompleteCount = 0
+	}
 	if l.Loaded {
 		st.LeaderEpoch = l.State.LeaderEpoch
 	}
