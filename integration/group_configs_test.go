@@ -37,7 +37,7 @@ func groupConfigOf(ctx context.Context, t *testing.T, c *Cluster, i int, group, 
 
 // alterGroupConfigs sends IncrementalAlterConfigs SET of configs on group through cl
 // and returns the resource's error.
-func alterGroupConfigs(ctx context.Context, t *testing.T, cl *kgo.Client, group string, configs map[string]string) error {
+func alterGroupConfigs(ctx context.Context, t testing.TB, cl *kgo.Client, group string, configs map[string]string) error {
 	t.Helper()
 	req := kmsg.NewPtrIncrementalAlterConfigsRequest()
 	res := kmsg.NewIncrementalAlterConfigsRequestResource()
