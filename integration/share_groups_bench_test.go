@@ -10,8 +10,9 @@ package integration
 //
 //	go test ./integration/ -run '^$' -bench 'BenchmarkShareGroupVsConsumerGroup' -benchtime 3x -timeout 30m -v
 //
-// Each iteration reads the whole topic with a new group of each kind; the reported
-// share/consumer is the ratio of their medians.
+// Each iteration reads the whole topic with a new group of each kind, its members
+// paused until the group settled, timed from their resumption to the last record; the
+// reported share/consumer is the ratio of their medians.
 
 import (
 	"context"
@@ -24,6 +25,7 @@ import (
 	"time"
 
 	"github.com/petrel-broker/petrel/internal/testwait"
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
@@ -45,11 +47,23 @@ func BenchmarkShareGroupVsConsumerGroup(b *testing.B) {
 		setShareGroupConfigs(b, c, shareGroup, nil)
 		shareRates = append(shareRates, readAllRate(b, c, topic, func(id string) []kgo.Opt {
 			return []kgo.Opt{kgo.ShareGroup(shareGroup), kgo.ClientID(id)}
+		}, func(adm *kadm.Client) error {
+			d, err := adm.DescribeShareGroups(testContext(b), shareGroup)
+			if err != nil {
+				return err
+			}
+			return settled(len(d[shareGroup].Members), func(i int) kadm.TopicsSet { return d[shareGroup].Members[i].Assignment })
 		}))
 		consumerGroup := fmt.Sprintf("consumer-bench-%d", i)
 		groupRates = append(groupRates, readAllRate(b, c, topic, func(id string) []kgo.Opt {
 			return []kgo.Opt{kgo.ConsumerGroup(consumerGroup), kgo.ServerSideBalancer(), kgo.ClientID(id),
 				kgo.ConsumeResetOffset(kgo.NewOffset().AtStart())}
+		}, func(adm *kadm.Client) error {
+			d, err := adm.DescribeConsumerGroups(testContext(b), consumerGroup)
+			if err != nil {
+				return err
+			}
+			return settled(len(d[consumerGroup].Members), func(i int) kadm.TopicsSet { return d[consumerGroup].Members[i].Assignment })
 		}))
 	}
 	share, group := medianFloat(shareRates), medianFloat(groupRates)
@@ -59,17 +73,37 @@ func BenchmarkShareGroupVsConsumerGroup(b *testing.B) {
 	b.Logf("share group %.0f records/s, consumer group %.0f records/s: %.2f×", share, group, share/group)
 }
 
-// readAllRate starts four members built by opts, waits until together they were
-// delivered every record of topic, and returns records per second from the first
-// member's start to the last record.
-func readAllRate(b *testing.B, c *Cluster, topic string, opts func(id string) []kgo.Opt) float64 {
+// settled reports whether members members, each with the assignment of member(i),
+// each hold at least one partition and together all of them.
+func settled(members int, assignment func(i int) kadm.TopicsSet) error {
+	held := map[int32]bool{}
+	for i := range members {
+		n := 0
+		assignment(i).Each(func(_ string, p int32) { held[p] = true; n++ })
+		if n == 0 {
+			return fmt.Errorf("member %d has no partition", i)
+		}
+	}
+	if members != shareBenchMembers || len(held) != shareBenchMembers {
+		return fmt.Errorf("%d members hold %d partitions", members, len(held))
+	}
+	return nil
+}
+
+// readAllRate starts four members built by opts with the topic paused, waits until
+// settled (every member assigned), resumes them, and returns records per second from
+// then until together they were delivered every record of topic: the groups' joins
+// and rebalances, which differ by protocol, are left out.
+func readAllRate(b *testing.B, c *Cluster, topic string, opts func(id string) []kgo.Opt, settled func(*kadm.Client) error) float64 {
 	b.Helper()
 	var n atomic.Int64
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
-	start := time.Now()
+	var clients []*kgo.Client
 	for m := range shareBenchMembers {
 		cl := c.Client(b, append([]kgo.Opt{kgo.ConsumeTopics(topic), kgo.FetchMaxBytes(16 << 20)}, opts(fmt.Sprint("m", m))...)...)
+		cl.PauseFetchTopics(topic)
+		clients = append(clients, cl)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -78,6 +112,15 @@ func readAllRate(b *testing.B, c *Cluster, topic string, opts func(id string) []
 				n.Add(int64(fs.NumRecords()))
 			}
 		}()
+	}
+	adm := c.Admin(b)
+	testwait.For(b, time.Minute, func() error { return settled(adm) })
+	if got := n.Load(); got > 0 {
+		b.Fatalf("%d records delivered while paused", got)
+	}
+	start := time.Now()
+	for _, cl := range clients {
+		cl.ResumeFetchTopics(topic)
 	}
 	testwait.For(b, 10*time.Minute, func() error {
 		if got := n.Load(); got < shareBenchRecords {
