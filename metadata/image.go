@@ -66,6 +66,9 @@ type Image struct {
 	// ScramCredentials are the SCRAM credentials by user and mechanism type (scram.go);
 	// the inner maps are replaced, never modified.
 	ScramCredentials map[string]map[int8]ScramCredential `json:"scramCredentials,omitempty"`
+	// Features are the finalized feature levels by name (features.go); the map is
+	// replaced, never modified.
+	Features map[string]int16 `json:"features,omitempty"`
 
 	// fresh, only while Apply builds this image, holds the topics this entry created or
 	// copied: no reader has seen them, so their Partitions slices may change in place.
