@@ -89,7 +89,7 @@ func TestClientMetricsResource_AlterDescribeList(t *testing.T) {
 	}); code != 0 {
 		t.Fatalf("alter: %d %s", code, msg)
 	}
-	for _, bad := range []map[string]*string{{"interval.ms": ptr("50")}, {"colour": ptr("red")}, {"match": ptr("client_colour=red")}} {
+	for _, bad := range []map[string]*string{{"interval.ms": ptr("50")}, {"colour": ptr("red")}, {"match": ptr("client_colour=red")}, {"match": ptr("client_id=(")}} {
 		if code, msg := alterClientMetrics(t, cl, "producers", bad); code != kerr.InvalidConfig.Code {
 			t.Errorf("%v: %d %s, want INVALID_CONFIG", bad, code, msg)
 		}
@@ -126,6 +126,15 @@ func TestClientMetricsResource_AlterDescribeList(t *testing.T) {
 	}
 	if code, _ := listConfigResourcesOf(t, b, 1, 3); code != kerr.UnsupportedVersion.Code {
 		t.Fatalf("v1 type 3: %d, want UNSUPPORTED_VERSION", code)
+	}
+
+	// A subscription is kept in the metadata log: a restarted node still has it.
+	dir := b.cfg.DataDir
+	b.Shutdown(context.Background())
+	b = startTestBroker(t, dir, nil)
+	cl = newClient(t, b, kgo.DisableClientMetrics())
+	if code, names := listConfigResourcesOf(t, b, 0); code != 0 || fmt.Sprint(names) != "[16:producers]" {
+		t.Fatalf("after a restart: %d %v", code, names)
 	}
 
 	// Deleting every config deletes the subscription.

@@ -6,6 +6,7 @@ package config
 
 import (
 	"fmt"
+	"regexp"
 	"strconv"
 	"strings"
 )
@@ -39,7 +40,7 @@ var clientMetricsSelectors = []string{"client_instance_id", "client_id", "client
 
 // ValidateClientMetricsConfig checks one subscription config as Kafka's
 // ClientMetricsConfigs.validate: a known name, its type and range, and match patterns
-// of known selectors (the regular expressions are checked by the telemetry manager).
+// of known selectors with regular expressions that compile (Go's RE2 syntax).
 func ValidateClientMetricsConfig(name, value string) error {
 	def, ok := clientMetricsByName[name]
 	if !ok {
@@ -55,6 +56,9 @@ func ValidateClientMetricsConfig(name, value string) error {
 			key, expr, ok := strings.Cut(p, "=")
 			if !ok || strings.TrimSpace(expr) == "" || !containsString(clientMetricsSelectors, strings.TrimSpace(key)) {
 				return InvalidConfigError("Illegal client matching pattern: " + p)
+			}
+			if _, err := regexp.Compile(strings.TrimSpace(expr)); err != nil {
+				return InvalidConfigError("Illegal regex pattern in client matching pattern: " + p)
 			}
 		}
 	}
