@@ -31,7 +31,7 @@ var allowedInternal = map[string][]string{
 	// The command packages' shared test helpers run commands against a node (broker).
 	testCLI: {"broker"},
 	// The broker assembles everything; config is its property table.
-	"broker": {"rpc", "replication", "fsm", "metadata", "segment", "compress", "coordinator", "group", "share", "shareleader", "txn", "metrics", "auth", "config", "controller"},
+	"broker": {"rpc", "replication", "fsm", "metadata", "segment", "compress", "coordinator", "group", "share", "shareleader", "txn", "metrics", "auth", "config", "controller", "telemetry"},
 	// The quorum controller decides over the image (metadata); it reaches Raft
 	// through its own Quorum interface, which the broker implements; admin writes
 	// validate topic configs against the property table (config).
@@ -59,6 +59,9 @@ var allowedInternal = map[string][]string{
 	"config":  {"metadata"},
 	"metrics": {},
 	"auth":    {},
+	// Client telemetry (KIP-714) is pure: subscriptions, instances, OTLP decoding;
+	// Kafka's subscription id is a CRC-32C (segment's one table).
+	"telemetry": {"segment"},
 	// Integration tests drive nodes (broker) and the CLI, and compare nodes' metadata
 	// images in metadata's own types.
 	"integration": {"broker", "cli", "metadata"},
@@ -88,6 +91,7 @@ var allowedExternal = map[string][]string{
 	"share":       {"github.com/twmb/franz-go/pkg/kmsg", "github.com/twmb/franz-go/pkg/kerr"},
 	"shareleader": {"github.com/twmb/franz-go/pkg/kmsg", "github.com/twmb/franz-go/pkg/kerr", "github.com/hashicorp/go-hclog"},
 	"metrics":     {"github.com/prometheus/client_golang", "github.com/armon/go-metrics"},
+	"telemetry":   {"github.com/prometheus/client_golang", "github.com/twmb/franz-go/pkg/kerr", "go.opentelemetry.io/proto/otlp", "google.golang.org/protobuf"},
 	"txn":         {"github.com/twmb/franz-go/pkg/kmsg", "github.com/twmb/franz-go/pkg/kerr"},
 	"auth":        {"github.com/xdg-go/scram"},
 	"config":      {"github.com/magiconair/properties", "github.com/xrash/smetrics"},

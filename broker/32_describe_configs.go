@@ -75,6 +75,8 @@ func (b *Broker) handleDescribeConfigs(ctx context.Context, req *rpc.Request) rp
 				break
 			}
 			entries = b.describeGroupConfigs(r, im, res.ResourceName)
+		case kmsg.ConfigResourceTypeClientMetrics:
+			entries, rr.ErrorCode, rr.ErrorMessage = describeClientMetricsConfigs(r, im, res.ResourceName) // client_telemetry.go
 		case kmsg.ConfigResourceTypeBrokerLogger:
 		default:
 			rr.ErrorCode = kerr.InvalidRequest.Code

@@ -91,7 +91,8 @@ type Broker struct {
 	txnStateCreator internalTopicCreator
 	records         *recordValidator // walks the records of produced batches
 	metrics         *metrics.Registry
-	metricsServer   *metrics.Server // nil without a metrics listener
+	clientTelemetry *clientTelemetry // KIP-714 (client_telemetry.go)
+	metricsServer   *metrics.Server  // nil without a metrics listener
 
 	ctrl         *controller.Controller   // the quorum controller, active while this node is the Raft leader (controller.go)
 	refusals     *controller.Refusals     // refused connections to peers, to report and hold answers for (controller/peer_refusals.go)
@@ -185,6 +186,7 @@ func Start(cfg Config) (*Broker, error) {
 	b.fetches = &replication.FetchServer{Sessions: b.fetchSessions, Purgatory: b.purgatory, Source: fetchSource{b}, Leader: &b.throttles.Leader}
 	b.offline = newOfflineReplicas()
 	b.logSpace = newLogDirSpace(cfg.logsDir(), cfg.int64Value(config.MinFreeBytesProperty))
+	b.clientTelemetry = newClientTelemetry(&b.cfg)
 	b.metrics = b.newMetrics()
 	if b.dial == nil {
 		var d net.Dialer

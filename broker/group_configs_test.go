@@ -30,9 +30,16 @@ func describeGroup(t *testing.T, cl *kgo.Client, id string) kmsg.DescribeConfigs
 // and returns the resource's error code and message.
 func alterGroup(t *testing.T, cl *kgo.Client, id string, configs map[string]*string) (int16, string) {
 	t.Helper()
+	return alterConfigsOf(t, cl, kmsg.ConfigResourceTypeGroupConfig, id, configs)
+}
+
+// alterConfigsOf sets (value non-nil) or deletes the configs of resource (rt, name)
+// with IncrementalAlterConfigs and returns its error code and message.
+func alterConfigsOf(t *testing.T, cl *kgo.Client, rt kmsg.ConfigResourceType, name string, configs map[string]*string) (int16, string) {
+	t.Helper()
 	req := kmsg.NewPtrIncrementalAlterConfigsRequest()
 	res := kmsg.NewIncrementalAlterConfigsRequestResource()
-	res.ResourceType, res.ResourceName = kmsg.ConfigResourceTypeGroupConfig, id
+	res.ResourceType, res.ResourceName = rt, name
 	for name, v := range configs {
 		c := kmsg.NewIncrementalAlterConfigsRequestResourceConfig()
 		c.Name, c.Value = name, v

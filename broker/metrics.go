@@ -25,7 +25,7 @@ func (b *Broker) newMetrics() *metrics.Registry {
 	reg := metrics.New(metrics.Options{
 		PerPartition: b.cfg.boolValue(perPartitionMetricsProperty),
 		Snapshot:     b.metricsSnapshot,
-		Extra:        []metrics.Gatherer{metrics.RaftGatherer()},
+		Extra:        []metrics.Gatherer{metrics.RaftGatherer(), b.clientTelemetry.registry},
 	})
 	reg.RegisterAPI(int16(kmsg.ApiVersions), kmsg.NameForKey(int16(kmsg.ApiVersions)))
 	for _, a := range apis {

@@ -64,6 +64,7 @@ func newApp(stdout, stderr io.Writer) *ucli.App {
 			topicsCommand(),
 			groupsCommand(),
 			shareGroupsCommand(),
+			clientMetricsCommand(),
 			produceCommand(),
 			consumeCommand(),
 			clusterCommand(),

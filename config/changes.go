@@ -32,6 +32,8 @@ func ChangeRecords(current map[string]string, res metadata.ConfigResource, chang
 				err = ValidateTopicConfig(c.Name, *c.Value)
 			case metadata.GroupResource:
 				err = ValidateGroupConfig(c.Name, *c.Value)
+			case metadata.ClientMetricsResource:
+				err = ValidateClientMetricsConfig(c.Name, *c.Value)
 			default:
 				err = ValidateDynamicBrokerConfig(c.Name, *c.Value, res.Name != "")
 			}
@@ -55,6 +57,8 @@ func ListType(t metadata.ConfigResourceType, name string) bool {
 		def, _ = TopicDef(name)
 	case metadata.GroupResource:
 		def, _ = GroupDef(name)
+	case metadata.ClientMetricsResource:
+		def, _ = ClientMetricsDef(name)
 	default:
 		def, _ = BrokerDef(name)
 	}

@@ -152,6 +152,10 @@ func configRecords(im *metadata.Image, res metadata.ConfigResource, changes []co
 		if res.Name == "" {
 			return nil, fmt.Errorf("%w: Group name must not be empty", ErrInvalidRequest)
 		}
+	case metadata.ClientMetricsResource:
+		if res.Name == "" {
+			return nil, fmt.Errorf("%w: Subscription name can't be empty", ErrInvalidRequest)
+		}
 	default:
 		return nil, fmt.Errorf("%w: unsupported resource type %d", ErrInvalidRequest, res.Type)
 	}

@@ -125,6 +125,9 @@ const (
 	// GroupResource is a consumer group's configs (KIP-848), named by group id; they
 	// outlive the group, as in Kafka.
 	GroupResource ConfigResourceType = 32
+	// ClientMetricsResource is a client metrics subscription (KIP-714), named by the
+	// operator.
+	ClientMetricsResource ConfigResourceType = 16
 )
 
 // ConfigRecord sets or (with a nil Value) deletes one config of a resource. An empty
