@@ -40,13 +40,7 @@ func (c *Controller) withELR(ctx context.Context, im *metadata.Image, records []
 	if !c.elrEnabled(im) {
 		return records
 	}
-	in := metadata.ELRInputs{MinISR: func(string) int { return 1 }}
-	if c.cfg.MinISR != nil {
-		in.MinISR = c.cfg.MinISR(im)
-	}
-	if c.cfg.UncleanAllowed != nil {
-		in.Unclean = c.cfg.UncleanAllowed(im)
-	}
+	in := c.elrInputs(im)
 	if n, ok := ctx.Value(elrNotesKey{}).(*elrNotes); ok {
 		in.UncleanShutdown = n.uncleanShutdown
 	}
@@ -66,6 +60,18 @@ func (c *Controller) withELR(ctx context.Context, im *metadata.Image, records []
 		}
 	}
 	return out
+}
+
+// elrInputs are WithELR's inputs from the topics' configs in im.
+func (c *Controller) elrInputs(im *metadata.Image) metadata.ELRInputs {
+	in := metadata.ELRInputs{MinISR: func(string) int { return 1 }}
+	if c.cfg.MinISR != nil {
+		in.MinISR = c.cfg.MinISR(im)
+	}
+	if c.cfg.UncleanAllowed != nil {
+		in.Unclean = c.cfg.UncleanAllowed(im)
+	}
+	return in
 }
 
 // noteUncleanShutdown records, for the decision running with ctx, that broker id
