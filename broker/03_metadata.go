@@ -179,12 +179,7 @@ func (b *Broker) metadataTopic(im *metadata.Image, name string, id [16]byte, all
 		mp := kmsg.NewMetadataResponseTopicPartition()
 		mp.Partition, mp.Leader, mp.LeaderEpoch = p.ID, p.Leader, p.LeaderEpoch
 		mp.Replicas, mp.ISR = slices.Clone(p.Replicas), slices.Clone(p.ISR)
-		mp.OfflineReplicas = []int32{}
-		for _, r := range p.Replicas {
-			if br := im.Brokers[r]; br == nil || br.Fenced {
-				mp.OfflineReplicas = append(mp.OfflineReplicas, r)
-			}
-		}
+		mp.OfflineReplicas = unavailableReplicas(im, p.Replicas)
 		if p.Leader < 0 {
 			mp.ErrorCode = kerr.LeaderNotAvailable.Code
 		}

@@ -40,7 +40,10 @@ func init() {
 func (b *Broker) brokerRegistration(ctx context.Context, r *kmsg.BrokerRegistrationRequest) *kmsg.BrokerRegistrationResponse {
 	resp := r.ResponseKind().(*kmsg.BrokerRegistrationResponse)
 	reg := controller.Registration{BrokerID: r.BrokerID, ClusterID: r.ClusterID,
-		Incarnation: metadata.Uuid(r.IncarnationID), Previous: previousIncarnationOf(r)}
+		Incarnation: metadata.Uuid(r.IncarnationID), Previous: previousIncarnationOf(r), PreviousBrokerEpoch: -1}
+	if r.Version >= 3 {
+		reg.PreviousBrokerEpoch = r.PreviousBrokerEpoch
+	}
 	for _, l := range r.Listeners {
 		reg.Listeners = append(reg.Listeners, metadata.Endpoint{Name: l.Name, Host: l.Host, Port: int32(l.Port)})
 	}
@@ -59,7 +62,7 @@ func (b *Broker) brokerRegistration(ctx context.Context, r *kmsg.BrokerRegistrat
 // registrationRequest is this broker's registration.
 func (b *Broker) registrationRequest() *kmsg.BrokerRegistrationRequest {
 	req := kmsg.NewPtrBrokerRegistrationRequest()
-	req.Version = 2
+	req.Version = 3 // PreviousBrokerEpoch (KIP-966)
 	req.BrokerID = b.cfg.NodeID
 	req.ClusterID = b.Image().ClusterID
 	req.IncarnationID = b.incarnation
@@ -73,7 +76,7 @@ func (b *Broker) registrationRequest() *kmsg.BrokerRegistrationRequest {
 	if rack := b.cfg.Properties["broker.rack"]; rack != "" {
 		req.Rack = &rack
 	}
-	req.PreviousBrokerEpoch = -1 // Kafka's field (KIP-966, v3+): the epoch of a clean shutdown
+	req.PreviousBrokerEpoch = b.previousBrokerEpoch.Load() // the epoch of a clean shutdown (clean_shutdown_epoch.go)
 	if b.previousIncarnation != metadata.ZeroUuid {
 		req.UnknownTags.Set(previousIncarnationTag, b.previousIncarnation[:])
 	}

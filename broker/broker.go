@@ -109,6 +109,10 @@ type Broker struct {
 	authz        authorization        // ACL authorizer (authorize.go)
 	quotas       clientQuotas         // client quotas (quotas.go)
 
+	// previousBrokerEpoch is the epoch the last clean shutdown recorded (-1: none),
+	// sent as BrokerRegistration's PreviousBrokerEpoch (clean_shutdown_epoch.go).
+	previousBrokerEpoch atomic.Int64
+
 	draining chan struct{} // closed when shutdown starts: parked fetches answer at once
 	// drainCtx is cancelled with draining closing: the purgatory's parked fetches
 	// answer at once.
@@ -177,6 +181,7 @@ func Start(cfg Config) (*Broker, error) {
 	b.ctrl = b.newController()
 	b.purgatory = replication.NewPurgatory(b.drainCtx)
 	b.brokerEpoch.Store(-1)
+	b.previousBrokerEpoch.Store(-1)
 	b.isrChanges.b = b
 	b.producerIDs = newProducerIDs(b)
 	b.records = newRecordValidator(cfg.int64Value(decompressedLimitProperty))

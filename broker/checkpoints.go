@@ -157,7 +157,7 @@ func (pm *partitionManager) close() error {
 	}
 	// Whole or absent, and durable before Shutdown returns (a temporary file, fsync,
 	// rename, directory fsync: two fsyncs per log directory and shutdown).
-	return segment.WriteFileAtomic(filepath.Join(pm.dir, cleanShutdownFile), []byte(`{"version":0,"brokerEpoch":-1}`))
+	return segment.WriteFileAtomic(filepath.Join(pm.dir, cleanShutdownFile), cleanShutdownMarkerBytes(pm.b.brokerEpoch.Load()))
 }
 
 // everyLogRecovered reports whether every partition directory is consistent as of this

@@ -37,6 +37,8 @@ func (b *Broker) newController() *controller.Controller {
 		SessionTimeout:       b.cfg.durationMs("broker.session.timeout.ms"),
 		ShutdownEntryRecords: int(shutdownEntryRecords.Load()),
 		UncleanAllowed:       b.uncleanAllowed,
+		ELREnabled:           b.elrEnabled,
+		MinISR:               b.minISR,
 		Probe:                b.probeBroker,
 		ShuttingDown:         b.shuttingDown.Load,
 		BeforeOp:             func() { runStallHook(&b.stalls.controllerOp) },
@@ -150,4 +152,21 @@ func (b *Broker) probeBroker(br *metadata.Broker) controller.ProbeResult {
 		return controller.ProbeRefused
 	}
 	return controller.ProbeUnanswered
+}
+
+// minISR returns min.insync.replicas per topic (eligible leader replicas, KIP-966).
+func (b *Broker) minISR(im *metadata.Image) func(topic string) int {
+	return func(topic string) int {
+		n, err := strconv.Atoi(b.topicConfigsFor(im, topic)["min.insync.replicas"].Value)
+		if err != nil || n < 1 {
+			return 1
+		}
+		return n
+	}
+}
+
+// elrEnabled reports whether eligible leader replicas are on: the finalized
+// eligible.leader.replicas.version, or Config.TestFeatureLevels' floor.
+func (b *Broker) elrEnabled(im *metadata.Image) bool {
+	return metadata.ELREnabled(im) || b.cfg.TestFeatureLevels[metadata.FeatureEligibleLeaderReplicasVersion] >= 1
 }

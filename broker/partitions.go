@@ -105,6 +105,7 @@ func newPartitionManager(b *Broker) (*partitionManager, error) {
 	pm.scheduleLeftoverDeletions()
 	if _, err := os.Stat(filepath.Join(dir, cleanShutdownFile)); err == nil {
 		pm.cleanShutdown = true // the marker is removed before the first replica opens
+		b.previousBrokerEpoch.Store(readCleanShutdownEpoch(dir))
 		if pm.cleanTopicIDs, err = readTopicIDCheckpoint(filepath.Join(dir, topicIDCheckpointFile)); err != nil {
 			b.logger.Warn("ignoring an unreadable topic id checkpoint; reading each replica's partition.metadata", "error", err)
 		}

@@ -111,12 +111,12 @@ func TestCluster_ReportsAndTopWithABrokerDown(t *testing.T) {
 	}
 	// The text report is kafka-topics.sh's: the matching partition lines alone.
 	r := mustRun(t, "", "topics", "describe", bs, "--unavailable-partitions")
-	line := fmt.Sprintf("\tTopic: rf1\tPartition: %d\tLeader: none\tReplicas: %d\tIsr: %d\n", orphan, stopped, stopped)
+	line := fmt.Sprintf("\tTopic: rf1\tPartition: %d\tLeader: none\tReplicas: %d\tIsr: %d\tElr: \tLastKnownElr: \n", orphan, stopped, stopped)
 	if r.stdout != line {
 		t.Errorf("--unavailable-partitions printed %q, want %q", r.stdout, line)
 	}
 	r = mustRun(t, "", "topics", "--describe", bs, "--topic", "strict", "--under-min-isr-partitions")
-	if !regexp.MustCompile(`^(\tTopic: strict\tPartition: \d\tLeader: \d\tReplicas: [\d,]+\tIsr: \d,\d\n){2}$`).MatchString(r.stdout) {
+	if !regexp.MustCompile(`^(\tTopic: strict\tPartition: \d\tLeader: \d\tReplicas: [\d,]+\tIsr: \d,\d\tElr: \tLastKnownElr: \n){2}$`).MatchString(r.stdout) {
 		t.Errorf("--under-min-isr-partitions printed %q", r.stdout)
 	}
 

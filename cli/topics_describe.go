@@ -117,6 +117,10 @@ type describedPartition struct {
 	OfflineReplicas  []int32 `json:"offline_replicas"`
 	AddingReplicas   []int32 `json:"adding_replicas"`   // a reassignment in progress; [] when none
 	RemovingReplicas []int32 `json:"removing_replicas"` // a reassignment in progress; [] when none
+	// ELR and LastKnownELR are the eligible leader replicas (KIP-966, topics_elr.go);
+	// null when the cluster does not serve DescribeTopicPartitions.
+	ELR          []int32 `json:"elr"`
+	LastKnownELR []int32 `json:"last_known_elr"`
 	partitionHealth
 }
 
@@ -159,6 +163,10 @@ func runTopicsDescribe(c *ucli.Context) error {
 	// As kafka-topics.sh, a cluster that does not list reassignments (too old, or not
 	// authorized) is described without them.
 	reassignments, _ := cl.Admin().ListPartitionReassignments(ctx, nil)
+	elrs, withELR, err := describeELRs(ctx, cl, names)
+	if err != nil {
+		return fmt.Errorf("describe topic partitions: %w", cl.Explain(err))
+	}
 
 	var out strings.Builder
 	described := []describedTopic{}
@@ -196,6 +204,10 @@ func runTopicsDescribe(c *ucli.Context) error {
 				AddingReplicas: []int32{}, RemovingReplicas: []int32{}, partitionHealth: h}
 			if r != nil {
 				dp.AddingReplicas, dp.RemovingReplicas = orEmpty(r.AddingReplicas), orEmpty(r.RemovingReplicas)
+			}
+			if withELR {
+				e := elrs[d.Topic][p.Partition]
+				dp.ELR, dp.LastKnownELR = orEmpty(e.ELR), orEmpty(e.LastKnownELR)
 			}
 			dt.Partitions = append(dt.Partitions, dp)
 		}
@@ -259,6 +271,9 @@ func writePartitionLine(w *strings.Builder, topic string, p describedPartition, 
 		topic, p.Partition, leader, joinIDs(p.Replicas), joinIDs(p.ISR))
 	if reassigning {
 		fmt.Fprintf(w, "\tAdding Replicas: %s\tRemoving Replicas: %s", joinIDs(p.AddingReplicas), joinIDs(p.RemovingReplicas))
+	}
+	if p.ELR != nil { // kafka-topics.sh 4.x, where DescribeTopicPartitions is served
+		fmt.Fprintf(w, "\tElr: %s\tLastKnownElr: %s", joinIDs(p.ELR), joinIDs(p.LastKnownELR))
 	}
 	w.WriteByte('\n')
 }

@@ -25,11 +25,11 @@ func TestTopics_CreateListDescribeDelete(t *testing.T) {
 	ordersID := b.Image().Topic("orders").ID.String()
 	auditID := b.Image().Topic("audit").ID.String()
 	wantOrders := fmt.Sprintf("Topic: orders\tTopicId: %s\tPartitionCount: 3\tReplicationFactor: 1\tConfigs: max.message.bytes=2048,retention.ms=60000\n", ordersID) +
-		"\tTopic: orders\tPartition: 0\tLeader: 0\tReplicas: 0\tIsr: 0\n" +
-		"\tTopic: orders\tPartition: 1\tLeader: 0\tReplicas: 0\tIsr: 0\n" +
-		"\tTopic: orders\tPartition: 2\tLeader: 0\tReplicas: 0\tIsr: 0\n"
+		"\tTopic: orders\tPartition: 0\tLeader: 0\tReplicas: 0\tIsr: 0\tElr: \tLastKnownElr: \n" +
+		"\tTopic: orders\tPartition: 1\tLeader: 0\tReplicas: 0\tIsr: 0\tElr: \tLastKnownElr: \n" +
+		"\tTopic: orders\tPartition: 2\tLeader: 0\tReplicas: 0\tIsr: 0\tElr: \tLastKnownElr: \n"
 	wantAudit := fmt.Sprintf("Topic: audit\tTopicId: %s\tPartitionCount: 1\tReplicationFactor: 1\tConfigs: \n", auditID) +
-		"\tTopic: audit\tPartition: 0\tLeader: 0\tReplicas: 0\tIsr: 0\n"
+		"\tTopic: audit\tPartition: 0\tLeader: 0\tReplicas: 0\tIsr: 0\tElr: \tLastKnownElr: \n"
 	if r := mustRun(t, "", "topics", "describe", bs, "orders"); r.stdout != wantOrders {
 		t.Fatalf("describe orders:\n got %q\nwant %q", r.stdout, wantOrders)
 	}

@@ -138,6 +138,8 @@ var BrokerDefs = []Def{
 	{Name: "cordoned.log.dirs", Type: TypeList, Default: "", Flag: "petrel cluster cordon",
 		Doc:  "The log directories of this broker that get no new replicas (KIP-1066); * cordons every one. Replicas already on them stay.",
 		Note: "Petrel has one log directory per broker, so any value cordons the whole broker. The controller reads it from the metadata log: set it per broker with petrel cluster cordon N, or IncrementalAlterConfigs on broker N (dynamic, per broker). Topic creation, added partitions and auto-created topics place no replica on a cordoned broker (docs/operations.md)."},
+	{Name: "max.request.partition.size.limit", Type: TypeInt, Default: "2000", ReadOnly: true, Validator: atLeast(1),
+		Doc: "The maximum number of partitions can be served in one request (DescribeTopicPartitions' ResponsePartitionLimit is capped at it)."},
 	{Name: "auto.create.topics.enable", Type: TypeBoolean, Default: "true", ReadOnly: true,
 		Doc: "Create an unknown topic when a Metadata request that allows it names it, with num.partitions and default.replication.factor."},
 	{Name: "num.partitions", Type: TypeInt, Default: "1", ReadOnly: true, Validator: atLeast(1), Doc: "The partitions of a topic created with -1 partitions or auto-created."},

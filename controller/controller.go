@@ -69,6 +69,11 @@ type Config struct {
 	// ShutdownEntryRecords bounds an entry of a controlled shutdown (0:
 	// metadata.MaxRecordsPerShutdownEntry).
 	ShutdownEntryRecords int
+	// ELREnabled reports whether eligible leader replicas (KIP-966) are on for im (nil:
+	// metadata.ELREnabled, the finalized feature level).
+	ELREnabled func(im *metadata.Image) bool
+	// MinISR returns min.insync.replicas per topic of im (elr.go).
+	MinISR func(im *metadata.Image) func(topic string) int
 	// UncleanAllowed returns unclean.leader.election.enable per topic of im.
 	UncleanAllowed func(im *metadata.Image) func(topic string) bool
 	// Probe connects to br's inter-broker listener and closes the connection.
@@ -157,8 +162,10 @@ func (c *Controller) Do(ctx context.Context, plan func(im *metadata.Image) ([]me
 }
 
 // propose writes records as one Raft entry and waits until it is applied. Only the
-// controller goroutine calls it.
+// controller goroutine calls it, with records planned against the current image; they
+// pass through the eligible leader replica rules first (elr.go).
 func (c *Controller) propose(ctx context.Context, records ...metadata.Record) (*metadata.Image, error) {
+	records = c.withELR(ctx, c.cfg.Image(), records)
 	data, err := metadata.EncodeRecords(records...)
 	if err != nil {
 		return nil, err

@@ -57,6 +57,10 @@ func (c *Controller) completeReassignments(ctx context.Context) {
 // the records the old ISR had above the new leader's log end offset may be lost, and
 // the new leader's epoch start (logged by the partition when it leads) says from where.
 func (c *Controller) LogUncleanElections(before *metadata.Image, records []metadata.Record) {
+	if c.elrEnabled(before) {
+		// As written: an eligible leader replica may have replaced the unclean choice.
+		records = metadata.WithELR(before, records, c.elrInputs(before))
+	}
 	for _, r := range records {
 		ch, ok := r.(metadata.PartitionChangeRecord)
 		if !ok || !ch.Unclean || ch.Leader == nil {

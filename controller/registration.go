@@ -18,6 +18,10 @@ type Registration struct {
 	// Previous is the incarnation the process knows it replaces, from its data
 	// directory (zero when it names none).
 	Previous metadata.Uuid
+	// PreviousBrokerEpoch is the broker epoch the process's clean shutdown recorded
+	// (Kafka's field, KIP-966), -1 when it recorded none: a new incarnation whose
+	// previous epoch is not the registered one shut down uncleanly and leaves every ELR.
+	PreviousBrokerEpoch int64
 	// Listeners and Rack are what the broker advertises.
 	Listeners []metadata.Endpoint
 	Rack      string
@@ -33,8 +37,10 @@ type Registration struct {
 // session.
 func (c *Controller) Register(ctx context.Context, reg Registration) (int64, error) {
 	newIncarnation, replacedLive := false, false
+	ctx, notes := withELRNotes(ctx)
 	im, err := c.Do(ctx, func(im *metadata.Image) ([]metadata.Record, error) {
 		newIncarnation, replacedLive = false, false
+		notes.uncleanShutdown = nil
 		if im.ClusterID != "" && reg.ClusterID != "" && reg.ClusterID != im.ClusterID {
 			return nil, fmt.Errorf("%w: broker %d has %q, the cluster is %q", ErrInconsistentClusterID, reg.BrokerID, reg.ClusterID, im.ClusterID)
 		}
@@ -47,6 +53,9 @@ func (c *Controller) Register(ctx context.Context, reg Registration) (int64, err
 			return nil, fmt.Errorf("%w: broker %d", ErrDuplicateBrokerRegistration, reg.BrokerID)
 		}
 		newIncarnation = true
+		if existing != nil && reg.PreviousBrokerEpoch != existing.Epoch {
+			noteUncleanShutdown(ctx, reg.BrokerID)
+		}
 		// An old incarnation still unfenced (it died and its session expired, but the
 		// controller has not fenced it yet) is fenced in the same entry, first: out of
 		// every ISR and leadership, as when its session expiry is noticed. Otherwise the

@@ -383,7 +383,7 @@ var (
 	// procSummaryLine is kafka-topics.sh's summary line (no configs on this topic).
 	procSummaryLine = regexp.MustCompile(`^Topic: (\S+)\tTopicId: [A-Za-z0-9_-]{22}\tPartitionCount: (\d+)\tReplicationFactor: (\d+)\tConfigs: $`)
 	// procPartitionLine is one partition line of kafka-topics.sh --describe.
-	procPartitionLine = regexp.MustCompile(`^\tTopic: (\S+)\tPartition: (\d+)\tLeader: (\d+|none)\tReplicas: ([\d,]+)\tIsr: ([\d,]+)$`)
+	procPartitionLine = regexp.MustCompile(`^\tTopic: (\S+)\tPartition: (\d+)\tLeader: (\d+|none)\tReplicas: ([\d,]+)\tIsr: ([\d,]+)\tElr: ([\d,]*)\tLastKnownElr: ([\d,]*)$`)
 )
 
 // procParseDescribe parses the output of `petrel topics describe topic`, strictly: every line

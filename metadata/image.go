@@ -27,6 +27,11 @@ type Partition struct {
 	PartitionEpoch int32   `json:"partitionEpoch"`
 	Adding         []int32 `json:"adding,omitempty"`
 	Removing       []int32 `json:"removing,omitempty"`
+	// ELR are the eligible leader replicas (KIP-966, elr.go): replicas that left the
+	// ISR while it was below min.insync.replicas and may still lead cleanly.
+	ELR []int32 `json:"elr,omitempty"`
+	// LastKnownELR are the ELR members last known before the ELR emptied (elr.go).
+	LastKnownELR []int32 `json:"lastKnownElr,omitempty"`
 }
 
 // Topic is a topic and its partitions, indexed by partition id.
@@ -237,7 +242,8 @@ func (im *Image) apply(offset uint64, r Record) error {
 		}
 		nt := im.ownTopic(t)
 		nt.Partitions = append(nt.Partitions, &Partition{ID: r.PartitionID,
-			Replicas: slices.Clone(r.Replicas), ISR: slices.Clone(r.ISR), Leader: r.Leader})
+			Replicas: slices.Clone(r.Replicas), ISR: slices.Clone(r.ISR), Leader: r.Leader,
+			ELR: slices.Clone(r.ELR), LastKnownELR: slices.Clone(r.LastKnownELR)})
 	case PartitionChangeRecord:
 		return im.applyPartitionChange(r)
 	case RemoveTopicRecord:
@@ -321,7 +327,11 @@ func (im *Image) applyPartitionChange(r PartitionChangeRecord) error {
 	if r.ClearReassignment {
 		p.Adding, p.Removing = nil, nil
 	}
+	applyELRChange(&p, r)
 	if err := checkReplicas(p.Replicas, p.ISR, p.Leader); err != nil {
+		return err
+	}
+	if err := checkELR(&p); err != nil {
 		return err
 	}
 	p.PartitionEpoch++
@@ -330,9 +340,10 @@ func (im *Image) applyPartitionChange(r PartitionChangeRecord) error {
 }
 
 // checkReplicas checks a partition's shape: replicas unique and non-empty, the ISR a
-// non-empty subset of them, the leader -1 or an ISR member.
+// subset of them, non-empty unless the partition has no leader (KIP-966: with eligible
+// leader replicas the last ISR member leaves too), the leader -1 or an ISR member.
 func checkReplicas(replicas, isr []int32, leader int32) error {
-	if len(replicas) == 0 || len(isr) == 0 {
+	if len(replicas) == 0 || (len(isr) == 0 && leader != -1) {
 		return fmt.Errorf("%w: replicas %v, isr %v", ErrInvalidReplicaAssignment, replicas, isr)
 	}
 	seen := map[int32]bool{}

@@ -90,6 +90,10 @@ type PartitionRecord struct {
 	Replicas    []int32 `json:"replicas"`
 	ISR         []int32 `json:"isr"`
 	Leader      int32   `json:"leader"`
+	// ELR and LastKnownELR are Kafka's fields of the same names (KIP-966, elr.go);
+	// absent in records written before them.
+	ELR          []int32 `json:"elr,omitempty"`
+	LastKnownELR []int32 `json:"lastKnownElr,omitempty"`
 }
 
 // PartitionChangeRecord changes a partition. Nil fields are unchanged. Every applied
@@ -108,6 +112,13 @@ type PartitionChangeRecord struct {
 	// Unclean marks a leader elected from outside the ISR (possible data loss); it is
 	// carried for the log and for the new leader, and changes nothing else.
 	Unclean bool `json:"unclean,omitempty"`
+	// EmptyISR empties the ISR (KIP-966: the last ISR member left it for the ELR); it
+	// is written only with eligible leader replicas enabled (elr.go).
+	EmptyISR bool `json:"emptyIsr,omitempty"`
+	// ELR and LastKnownELR, when present, replace the partition's (an empty list
+	// clears it), as Kafka's null-or-list fields do (elr.go).
+	ELR          *[]int32 `json:"elr,omitempty"`
+	LastKnownELR *[]int32 `json:"lastKnownElr,omitempty"`
 }
 
 // RemoveTopicRecord deletes a topic, its partitions and its configs.
