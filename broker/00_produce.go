@@ -1,6 +1,6 @@
 package broker
 
-// Produce (key 0). Advertised v0-11 so that old librdkafka keeps compression on
+// Produce (key 0). Advertised v0-12 (v12: Transactions V2, txn_v2.go) so that old librdkafka keeps compression on
 // (kafka-protocol.md §1.2); v0-2 are answered UNSUPPORTED_VERSION per partition, as
 // Kafka 4 does. Each partition's records must be exactly one v2 batch with baseOffset 0
 // (INVALID_RECORD), no larger than max.message.bytes (MESSAGE_TOO_LARGE), with a valid
@@ -50,7 +50,7 @@ import (
 )
 
 func init() {
-	registerAPI(kmsg.Produce, 0, 11, (*Broker).handleProduce, apiOpts{
+	registerAPI(kmsg.Produce, 0, 12, (*Broker).handleProduce, apiOpts{
 		authorize:       authorizeProduce,
 		partitionScoped: true,
 	})
@@ -79,7 +79,8 @@ func (b *Broker) handleProduce(ctx context.Context, req *rpc.Request) rpc.Result
 	}
 	var waiting []appended
 	failed := false
-	verifying := b.dynamicBrokerBool("transaction.partition.verification.enable")
+	// A TV2 produce adds its partitions whatever the setting (txn_v2.go).
+	verifying := b.dynamicBrokerBool("transaction.partition.verification.enable") || b.verifier.ImplicitAdd(r.Version, 12)
 	var verified map[txn.TopicPartition]coordinator.ProduceVerification
 	if verifying {
 		verified = b.verifier.VerifyProduce(ctx, r, b.ledPartition)

@@ -1,6 +1,7 @@
 package broker
 
-// AddOffsetsToTxn (key 25), v0-3: adds the group's __consumer_offsets partition to the
+// AddOffsetsToTxn (key 25), v0-4 (v4 is v3's body; TV2 clients skip it, TxnOffsetCommit
+// v5 adding the partition implicitly): adds the group's __consumer_offsets partition to the
 // producer's transaction, so that its TxnOffsetCommit becomes part of it (the markers
 // reach that partition too). Refusals as AddPartitionsToTxn's.
 //
@@ -30,7 +31,7 @@ import (
 )
 
 func init() {
-	registerAPI(kmsg.AddOffsetsToTxn, 0, 3, (*Broker).handleAddOffsetsToTxn, apiOpts{
+	registerAPI(kmsg.AddOffsetsToTxn, 0, 4, (*Broker).handleAddOffsetsToTxn, apiOpts{
 		authorize: authorizeAddOffsetsToTxn,
 	})
 }

@@ -1,7 +1,9 @@
 package broker
 
-// TxnOffsetCommit (key 28), v0-3: a transactional producer's offset commit, sent to the
-// group's coordinator after AddOffsetsToTxn. As in Kafka, the offsets are written at
+// TxnOffsetCommit (key 28), v0-5: a transactional producer's offset commit, sent to the
+// group's coordinator after AddOffsetsToTxn (v4 is v3's body). Under transaction.version
+// 2, v5 adds the group's partition to the transaction itself (KIP-890 part 2, the
+// client skips AddOffsetsToTxn; txn_v2.go). As in Kafka, the offsets are written at
 // once to the group's __consumer_offsets partition as one transactional batch of the
 // producer (group.Shard.TxnOffsetCommit, the coordinator runtime's Result.Producer),
 // and the request is answered once that batch is committed (acks=all, as OffsetCommit).
@@ -29,6 +31,7 @@ import (
 
 	"github.com/petrel-broker/petrel/auth"
 	"github.com/petrel-broker/petrel/coordinator"
+	"github.com/petrel-broker/petrel/replication"
 	"github.com/petrel-broker/petrel/rpc"
 	"github.com/petrel-broker/petrel/txn"
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -36,7 +39,7 @@ import (
 )
 
 func init() {
-	registerAPI(kmsg.TxnOffsetCommit, 0, 3, (*Broker).handleTxnOffsetCommit, apiOpts{
+	registerAPI(kmsg.TxnOffsetCommit, 0, 5, (*Broker).handleTxnOffsetCommit, apiOpts{
 		authorize: authorizeTxnOffsetCommit,
 		fillError: fillErrorTxnOffsetCommit,
 	})
@@ -81,7 +84,7 @@ func (b *Broker) handleTxnOffsetCommit(ctx context.Context, req *rpc.Request) rp
 // verifyTxnOffsetCommit applies KIP-890 part 1 to r's write on the __consumer_offsets
 // partition: the guard to write with, or the code refusing the request.
 func (b *Broker) verifyTxnOffsetCommit(ctx context.Context, r *kmsg.TxnOffsetCommitRequest, partition int32) (coordinator.Verification, int16) {
-	if !b.dynamicBrokerBool("transaction.partition.verification.enable") {
+	if !b.dynamicBrokerBool("transaction.partition.verification.enable") && !b.verifier.ImplicitAdd(r.Version, 5) {
 		return coordinator.Verification{}, 0
 	}
 	lp := b.partitions.get(offsetsTopic, partition)
@@ -97,8 +100,10 @@ func (b *Broker) verifyTxnOffsetCommit(ctx context.Context, r *kmsg.TxnOffsetCom
 		return v, 0 // the transaction is already open in the partition
 	}
 	tps := []txn.TopicPartition{{Topic: offsetsTopic, Partition: partition}}
-	codes := b.verifier.Verify(ctx, r.TransactionalID, r.ProducerID, r.ProducerEpoch, tps)
-	code := coordinator.ProduceVerifyCode(codes[0], 0)
+	codes, produceVersion := b.verifyOrAddTxnOffsets(ctx, r, tps, &v.Guard, func() (*replication.TxnVerification, error) {
+		return lp.StartTxnVerification(r.ProducerID, r.ProducerEpoch, time.Now().UnixMilli())
+	})
+	code := coordinator.ProduceVerifyCode(codes[0], produceVersion)
 	if code == kerr.NotEnoughReplicas.Code {
 		code = kerr.CoordinatorNotAvailable.Code // Kafka's group coordinator translation
 	}

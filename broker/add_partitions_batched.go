@@ -6,7 +6,9 @@ package broker
 // nothing: 0 for the partitions in it, TRANSACTION_ABORTABLE for the others
 // (INVALID_TXN_STATE to v4, which predates that code), or one refusal for all
 // (INVALID_PRODUCER_ID_MAPPING, PRODUCER_FENCED, CONCURRENT_TRANSACTIONS, NOT_COORDINATOR,
-// COORDINATOR_LOAD_IN_PROGRESS). Any other transaction adds its partitions as v3 does.
+// COORDINATOR_LOAD_IN_PROGRESS). Any other transaction adds its partitions as v3 does:
+// a partition leader's implicit add for a Transactions V2 producer (KIP-890 part 2,
+// txn.Shard.AddPartitionsImplicit).
 
 import (
 	"sync"
@@ -105,7 +107,7 @@ func (b *Broker) handleAddPartitionsToTxnBatched(r *kmsg.AddPartitionsToTxnReque
 			})
 			continue
 		}
-		b.txns.AddPartitions(t.TransactionalID, t.ProducerID, t.ProducerEpoch, tps[i], all)
+		b.txns.AddPartitionsImplicit(t.TransactionalID, t.ProducerID, t.ProducerEpoch, tps[i], all)
 	}
 	return rpc.RespondLater(ch)
 }

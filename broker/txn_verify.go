@@ -17,7 +17,8 @@ import (
 
 // newVerifier returns the broker's KIP-890 verifier; b.txns is set.
 func newVerifier(b *Broker) *coordinator.Verifier {
-	return coordinator.NewVerifier(coordinator.VerifierConfig{Self: b.cfg.NodeID, Local: b.txns, Net: verifyNet{b}, Stop: b.stop})
+	return coordinator.NewVerifier(coordinator.VerifierConfig{Self: b.cfg.NodeID, Local: b.txns, Net: verifyNet{b}, Stop: b.stop,
+		TransactionVersion: b.transactionVersion})
 }
 
 // verifyNet is the verifier's way to the transaction coordinators.

@@ -141,10 +141,24 @@ const (
 // AddPartitions runs AddPartitions on id's shard and calls done once with the outcome,
 // trying again after 2, 4, ... 32 ms while it is CONCURRENT_TRANSACTIONS.
 func (tc *TxnCoordinator) AddPartitions(id string, pid int64, epoch int16, tps []txn.TopicPartition, done func(code int16)) {
+	tc.addRetrying(id, func(now time.Time, s *txn.Shard, result func(code int16)) txn.Effects {
+		return s.AddPartitions(now, id, pid, epoch, tps, result)
+	}, done)
+}
+
+// AddPartitionsImplicit is AddPartitions for a Transactions V2 client's implicit add
+// (txn.Shard.AddPartitionsImplicit).
+func (tc *TxnCoordinator) AddPartitionsImplicit(id string, pid int64, epoch int16, tps []txn.TopicPartition, done func(code int16)) {
+	tc.addRetrying(id, func(now time.Time, s *txn.Shard, result func(code int16)) txn.Effects {
+		return s.AddPartitionsImplicit(now, id, pid, epoch, tps, result)
+	}, done)
+}
+
+// addRetrying runs add on id's shard as AddPartitions does, retried while it answers
+// CONCURRENT_TRANSACTIONS.
+func (tc *TxnCoordinator) addRetrying(id string, add func(now time.Time, s *txn.Shard, result func(code int16)) txn.Effects, done func(code int16)) {
 	retryConcurrent(func(result, failed func(code int16)) {
-		tc.Submit(id, func(now time.Time, s *txn.Shard) txn.Effects {
-			return s.AddPartitions(now, id, pid, epoch, tps, result)
-		}, failed)
+		tc.Submit(id, func(now time.Time, s *txn.Shard) txn.Effects { return add(now, s, result) }, failed)
 	}, done)
 }
 

@@ -59,6 +59,9 @@ type VerifierConfig struct {
 	Net VerifyNet
 	// Stop ends every wait when closed (the broker stops).
 	Stop <-chan struct{}
+	// TransactionVersion returns the finalized transaction.version (nil: 0). From 2
+	// a Produce v12 adds its partitions to the transaction (txn_add.go).
+	TransactionVersion func() int16
 }
 
 // Verifier asks transaction coordinators whether partitions are in producers' ongoing
@@ -117,8 +120,27 @@ func (v *Verifier) VerifyProduce(ctx context.Context, r *kmsg.ProduceRequest, le
 			pending[pr] = append(pending[pr], tp)
 		}
 	}
+	add := v.ImplicitAdd(r.Version, 12)
 	for pr, tps := range pending {
-		codes := v.Verify(ctx, *r.TransactionID, pr.id, pr.epoch, tps)
+		var codes []int16
+		if add {
+			guards := make([]*replication.TxnVerification, len(tps))
+			for i, tp := range tps {
+				guards[i] = out[tp].Guard
+			}
+			codes = v.AddUnderGuards(ctx, *r.TransactionID, pr.id, pr.epoch, tps, guards, func(i int) (*replication.TxnVerification, error) {
+				part := leader(tps[i].Topic, tps[i].Partition)
+				if part == nil {
+					return guards[i], nil
+				}
+				return part.StartTxnVerification(pr.id, pr.epoch, time.Now().UnixMilli())
+			})
+			for i, tp := range tps {
+				out[tp] = ProduceVerification{Guard: guards[i]}
+			}
+		} else {
+			codes = v.Verify(ctx, *r.TransactionID, pr.id, pr.epoch, tps)
+		}
 		for i, tp := range tps {
 			if code := ProduceVerifyCode(codes[i], r.Version); code != 0 {
 				out[tp] = ProduceVerification{Code: code}
@@ -134,14 +156,20 @@ func (v *Verifier) VerifyProduce(ctx context.Context, r *kmsg.ProduceRequest, le
 // here a few times, as Kafka 4.0 does (KAFKA-18654), rather than sending the producer
 // into its retry backoff.
 func (v *Verifier) Verify(ctx context.Context, id string, pid int64, epoch int16, tps []txn.TopicPartition) []int16 {
-	codes := v.ask(ctx, id, pid, epoch, tps)
+	return v.retrying(ctx, func() []int16 { return v.ask(ctx, id, pid, epoch, tps, false) })
+}
+
+// retrying runs ask again while one of its codes is CONCURRENT_TRANSACTIONS, a few
+// times with backoff.
+func (v *Verifier) retrying(ctx context.Context, ask func() []int16) []int16 {
+	codes := ask()
 	for wait := verifyRetryBackoff; wait <= verifyRetryMax && slices.Contains(codes, kerr.ConcurrentTransactions.Code); wait *= 2 {
 		select {
 		case <-time.After(wait):
 		case <-ctx.Done():
 		case <-v.cfg.Stop:
 		}
-		codes = v.ask(ctx, id, pid, epoch, tps)
+		codes = ask()
 	}
 	return codes
 }
@@ -163,7 +191,7 @@ func ProduceVerifyCode(code, produceVersion int16) int16 {
 }
 
 // ask is one round of Verify.
-func (v *Verifier) ask(ctx context.Context, id string, pid int64, epoch int16, tps []txn.TopicPartition) []int16 {
+func (v *Verifier) ask(ctx context.Context, id string, pid int64, epoch int16, tps []txn.TopicPartition, add bool) []int16 {
 	codes := make([]int16, len(tps))
 	all := func(code int16) []int16 {
 		for i := range codes {
@@ -184,13 +212,15 @@ func (v *Verifier) ask(ctx context.Context, id string, pid int64, epoch int16, t
 	switch {
 	case leader < 0:
 		return all(kerr.CoordinatorNotAvailable.Code)
+	case leader == v.cfg.Self && add:
+		return v.addLocal(ctx, id, pid, epoch, tps)
 	case leader == v.cfg.Self:
 		return v.askLocal(ctx, id, pid, epoch, tps)
 	}
 	req := kmsg.NewPtrAddPartitionsToTxnRequest()
 	req.Version = 5
 	rt := kmsg.NewAddPartitionsToTxnRequestTransaction()
-	rt.TransactionalID, rt.ProducerID, rt.ProducerEpoch, rt.VerifyOnly = id, pid, epoch, true
+	rt.TransactionalID, rt.ProducerID, rt.ProducerEpoch, rt.VerifyOnly = id, pid, epoch, !add
 	for topic, partitions := range topicRuns(tps) {
 		rtt := kmsg.NewAddPartitionsToTxnRequestTransactionTopic()
 		rtt.Topic, rtt.Partitions = topic, partitions

@@ -495,7 +495,13 @@ func TestTransactionRecoveryAndFencing(t *testing.T) {
 // committed in the transaction: the output under read_committed holds every input
 // record exactly once and the group's committed offsets reach the input's end.
 func TestTransactionKgoGroupTransactSession(t *testing.T) {
-	c := StartCluster(t, 3, append(txnOptions(), groupOptions()...)...)
+	kgoGroupTransactSession(t, StartCluster(t, 3, append(txnOptions(), groupOptions()...)...))
+}
+
+// kgoGroupTransactSession runs a kgo GroupTransactSession (made with extra options
+// too) copying 60 records from one topic to another, and checks the output under
+// read_committed and the group's committed offsets.
+func kgoGroupTransactSession(t *testing.T, c *Cluster, extra ...kgo.Opt) {
 	const in, out, grp, n = "txn-in", "txn-out", "txn-group", 60
 	c.CreateTopicRF(t, in, 2, 3, nil)
 	c.CreateTopicRF(t, out, 2, 3, nil)
@@ -506,10 +512,11 @@ func TestTransactionKgoGroupTransactSession(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	sess, err := kgo.NewGroupTransactSession(kgo.SeedBrokers(c.Addrs()...), kgo.TransactionalID("txn-session"),
+	opts := append([]kgo.Opt{kgo.SeedBrokers(c.Addrs()...), kgo.TransactionalID("txn-session"),
 		kgo.ConsumerGroup(grp), kgo.ConsumeTopics(in), kgo.FetchIsolationLevel(kgo.ReadCommitted()),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.DefaultProduceTopic(out),
-		kgo.RequireStableFetchOffsets(), kgo.FetchMaxWait(200*time.Millisecond))
+		kgo.RequireStableFetchOffsets(), kgo.FetchMaxWait(200 * time.Millisecond)}, extra...)
+	sess, err := kgo.NewGroupTransactSession(opts...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -24,12 +24,8 @@ func transactionalRawBatch(pid int64, epoch int16, seq int32, values ...string) 
 }
 
 func TestTransactionVerificationKIP890(t *testing.T) {
-	c := StartCluster(t, 3, txnOptions()...)
 	const topic, id = "txn-verify", "txn-verify-producer"
-	c.CreateTopicRF(t, topic, 3, 3, nil)
-	coord := txnCoordinatorOf(t, c, 0, id)
-	init := initTxnProducer(t, c, coord, id, -1, -1)
-	pid, epoch := init.ProducerID, init.ProducerEpoch
+	c, coord, pid, epoch := txnProducerOnThreeNodes(t, topic, id)
 	view := c.WaitConverged().Topics[topic]
 	// remote has a leader other than the coordinator (the verification is a network
 	// call) when there is one; local is the coordinator's own partition when it leads one.

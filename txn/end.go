@@ -28,7 +28,17 @@ func checkProducer(t *Transaction, pid int64, epoch int16) int16 {
 // completion of its previous transaction, is being written waits for that write (up to
 // maxQueued calls) instead of getting CONCURRENT_TRANSACTIONS.
 func (s *Shard) AddPartitions(now time.Time, id string, pid int64, epoch int16, partitions []TopicPartition, done func(code int16)) Effects {
+	return s.addPartitions(now, id, pid, epoch, partitions, false, done)
+}
+
+// addPartitions is AddPartitions; tv2 marks the transaction as driven by a
+// Transactions V2 client (an implicit add, tv2.go).
+func (s *Shard) addPartitions(now time.Time, id string, pid int64, epoch int16, partitions []TopicPartition, tv2 bool, done func(code int16)) Effects {
 	t := s.txns[id]
+	if tv2 && rotating(t, pid, epoch) {
+		done(kerr.ConcurrentTransactions.Code)
+		return Effects{}
+	}
 	if t != nil && t.ProducerID == pid && t.ProducerEpoch == epoch && t.pending != nil && !t.stalled && len(t.queued) < maxQueued {
 		switch t.pending.State {
 		case StateOngoing, StateCompleteCommit, StateCompleteAbort:
@@ -37,7 +47,7 @@ func (s *Shard) AddPartitions(now time.Time, id string, pid int64, epoch int16, 
 			// being written: wait for it rather than answer CONCURRENT_TRANSACTIONS and
 			// send the producer into its retry backoff.
 			t.queued = append(t.queued, func(now time.Time) Effects {
-				return s.AddPartitions(now, id, pid, epoch, partitions, done)
+				return s.addPartitions(now, id, pid, epoch, partitions, tv2, done)
 			})
 			return Effects{}
 		}
@@ -65,6 +75,7 @@ func (s *Shard) AddPartitions(now time.Time, id string, pid int64, epoch int16, 
 		return Effects{}
 	}
 	next := t.clone()
+	next.ClientTV2 = tv2
 	if t.State != StateOngoing {
 		clear(next.Partitions)
 		next.State, next.StartTime = StateOngoing, now
@@ -145,6 +156,10 @@ func (s *Shard) markers(txnID string) *Markers {
 		}
 		clear(next.Partitions)
 		next.StartTime = time.Time{}
+		if t.NextProducerID >= 0 { // a TV2 end rotated the producer id (tv2.go)
+			next.LastProducerID, next.ProducerID, next.NextProducerID = t.ProducerID, t.NextProducerID, -1
+			next.LastProducerEpoch, next.ProducerEpoch = noProducerEpoch, 0
+		}
 		return s.writeAnswering(now, t, next, func(code int16) Effects {
 			if code != 0 && code != kerr.NotCoordinator.Code {
 				again := s.markers(txnID)

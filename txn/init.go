@@ -40,7 +40,7 @@ func (s *Shard) InitProducerID(now time.Time, r *kmsg.InitProducerIDRequest, new
 		if !ok {
 			return fail(kerr.CoordinatorLoadInProgress.Code)
 		}
-		t = &Transaction{ID: id, ProducerID: pid, LastProducerID: -1, ProducerEpoch: noProducerEpoch,
+		t = &Transaction{ID: id, ProducerID: pid, LastProducerID: -1, NextProducerID: -1, ProducerEpoch: noProducerEpoch,
 			LastProducerEpoch: noProducerEpoch, Timeout: timeout, State: StateEmpty, Partitions: map[TopicPartition]struct{}{}}
 		s.txns[id] = t
 	}

@@ -19,8 +19,11 @@ import (
 //	        array of int32) | transaction_last_update_timestamp_ms int64 |
 //	        transaction_start_timestamp_ms int64
 //
-// Petrel writes value version 0 (transaction version 1: no epoch bump per transaction);
-// it reads version 1 too (flexible, with the KIP-890 tagged fields).
+// Petrel writes value version 0 for transactions of TV1 clients (no epoch bump per
+// transaction), exactly as before Transactions V2, and version 1 (flexible, with
+// KIP-890's tagged fields: PreviousProducerId, NextProducerId,
+// ClientTransactionVersion, NextProducerEpoch) for those of TV2 clients or with a
+// producer id rotation pending (tv2.go); it reads both.
 const (
 	keyVersion   = 0
 	valueVersion = 0
@@ -59,6 +62,7 @@ func encodeValue(t *Transaction) []byte {
 		}
 		v.Topics = append(v.Topics, kmsg.TxnMetadataValueTopic{Topic: tp.Topic, Partitions: []int32{tp.Partition}})
 	}
+	writeTV2Fields(&v, t)
 	v.LastUpdateTimestamp = t.LastUpdate.UnixMilli()
 	v.StartTimestamp = -1
 	if !t.StartTime.IsZero() {
@@ -83,12 +87,12 @@ func decodeValue(id string, b []byte) (*Transaction, error) {
 		return nil, fmt.Errorf("%w: state %d, timeout %d", ErrInvalidRecord, v.State, v.TimeoutMillis)
 	}
 	t := &Transaction{
-		ID: id, ProducerID: v.ProducerID, LastProducerID: -1, ProducerEpoch: v.ProducerEpoch,
+		ID: id, ProducerID: v.ProducerID, LastProducerID: -1, NextProducerID: -1, ProducerEpoch: v.ProducerEpoch,
 		LastProducerEpoch: noProducerEpoch, Timeout: time.Duration(v.TimeoutMillis) * time.Millisecond,
 		State: st, Partitions: map[TopicPartition]struct{}{}, LastUpdate: time.UnixMilli(v.LastUpdateTimestamp),
 	}
-	if v.Version >= 1 && v.PreviousProducerID >= 0 {
-		t.LastProducerID = v.PreviousProducerID
+	if v.Version >= 1 {
+		readTV2Fields(t, &v)
 	}
 	if v.StartTimestamp >= 0 && st != StateEmpty {
 		t.StartTime = time.UnixMilli(v.StartTimestamp)

@@ -64,6 +64,14 @@ type Transaction struct {
 	Partitions        map[TopicPartition]struct{}
 	StartTime         time.Time // when the current transaction started (Ongoing)
 	LastUpdate        time.Time
+	// ClientTV2 says the transaction was last driven by a Transactions V2 client
+	// (KIP-890 part 2: EndTxn v5, implicit adds): TransactionLogValue's
+	// ClientTransactionVersion 2 (tv2.go).
+	ClientTV2 bool
+	// NextProducerID is the producer id a TV2 end hands out because the epoch is
+	// exhausted (-1 if none): the prepared transaction keeps its id, its completion
+	// switches to NextProducerID at epoch 0.
+	NextProducerID int64
 
 	// pending is the transition being written; requests meanwhile get
 	// CONCURRENT_TRANSACTIONS, except AddPartitions calls, which wait in queued (at most
@@ -148,8 +156,12 @@ func (s *Shard) Replay(key, value []byte) error {
 	if err != nil {
 		return err
 	}
-	if old, ok := s.txns[id]; ok && old.ProducerID == t.ProducerID && old.ProducerEpoch != t.ProducerEpoch {
-		t.LastProducerEpoch = old.ProducerEpoch
+	if old, ok := s.txns[id]; ok && old.ProducerID == t.ProducerID {
+		if old.ProducerEpoch != t.ProducerEpoch {
+			t.LastProducerEpoch = old.ProducerEpoch
+		} else {
+			t.LastProducerEpoch = old.LastProducerEpoch // a transition at the same epoch
+		}
 	}
 	s.txns[id] = t
 	return nil
