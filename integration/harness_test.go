@@ -66,11 +66,27 @@ type clusterConfig struct {
 	voters int
 	// props are broker properties given to every node.
 	props map[string]string
+	// nodeProps are broker properties of single nodes, by node index, over props.
+	nodeProps map[int]map[string]string
 }
 
 // WithProperty sets a broker property (as --set name=value would) on every node.
 func WithProperty(name, value string) Option {
 	return func(c *clusterConfig) { c.props[name] = value }
+}
+
+// WithNodeProperty sets a broker property on node i only (broker.rack, say), over
+// WithProperty's.
+func WithNodeProperty(i int, name, value string) Option {
+	return func(c *clusterConfig) {
+		if c.nodeProps == nil {
+			c.nodeProps = map[int]map[string]string{}
+		}
+		if c.nodeProps[i] == nil {
+			c.nodeProps[i] = map[string]string{}
+		}
+		c.nodeProps[i][name] = value
+	}
 }
 
 // WithVoters makes nodes 0..v-1 the Raft voters; the others join as non-voters.
@@ -172,6 +188,9 @@ func StartCluster(t testing.TB, n int, opts ...Option) *Cluster {
 func (c *Cluster) start(node *clusterNode, kafkaLn, raftLn net.Listener) error {
 	props := make(map[string]string, len(c.cfg.props))
 	for k, v := range c.cfg.props {
+		props[k] = v
+	}
+	for k, v := range c.cfg.nodeProps[node.index] {
 		props[k] = v
 	}
 	b, err := broker.Start(broker.Config{
