@@ -8,6 +8,7 @@ package integration
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -179,4 +180,57 @@ func TestFollowerFetch_Kcat(t *testing.T) {
 		t.Fatalf("kcat read %d messages, %d from the follower %d:\n%s", len(lines), fromFollower, follower, out)
 	}
 	t.Logf("kcat: %d of %d messages from the follower in rack %s", fromFollower, len(lines), testRacks[follower])
+}
+
+// rackFetch sends node i a consumer's Fetch v12 of topic's partition 0 from offset 0,
+// in the client rack rack, and returns the partition's answer.
+func rackFetch(t *testing.T, c *Cluster, i int, topic, rack string) kmsg.FetchResponseTopicPartition {
+	t.Helper()
+	req := kmsg.NewPtrFetchRequest()
+	req.Version, req.ReplicaID, req.MaxWaitMillis, req.MaxBytes, req.Rack = 12, -1, 0, 1<<20, rack
+	req.SessionEpoch = -1 // no session
+	rt := kmsg.NewFetchRequestTopic()
+	rt.Topic = topic
+	rp := kmsg.NewFetchRequestTopicPartition()
+	rp.CurrentLeaderEpoch, rp.LastFetchedEpoch, rp.LogStartOffset, rp.PartitionMaxBytes = -1, -1, -1, 1<<20
+	rt.Partitions = append(rt.Partitions, rp)
+	req.Topics = append(req.Topics, rt)
+	resp, err := c.RequestTo(testContext(t), t, i, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.(*kmsg.FetchResponse).Topics[0].Partitions[0]
+}
+
+// On the wire: the leader answers a fetch from the follower's rack with no records
+// and PreferredReadReplica = that follower; from its own rack, or with no rack, it
+// serves the records itself (-1). Once the follower has left the ISR (stopped), the
+// leader serves every rack itself: a consumer sent back to it stays there.
+func TestFollowerFetch_LeaderChoosesInSyncReplicaInRack(t *testing.T) {
+	const topic = "rack-wire"
+	c, leader, follower := startRackedCluster(t, topic, true)
+	produceNumbered(t, c.Client(t, kgo.RequiredAcks(kgo.AllISRAcks())), topic, 0, 10)
+	sp := rackFetch(t, c, leader, topic, testRacks[follower])
+	if sp.ErrorCode != 0 || sp.PreferredReadReplica != int32(follower) || len(sp.RecordBatches) != 0 || sp.HighWatermark != 10 {
+		t.Fatalf("fetch from rack %s: code %d, preferred %d, %d record bytes, HW %d; want follower %d, no records, HW 10",
+			testRacks[follower], sp.ErrorCode, sp.PreferredReadReplica, len(sp.RecordBatches), sp.HighWatermark, follower)
+	}
+	for _, rack := range []string{testRacks[leader], "", "elsewhere"} {
+		if sp := rackFetch(t, c, leader, topic, rack); sp.PreferredReadReplica != -1 || len(sp.RecordBatches) == 0 {
+			t.Fatalf("fetch from rack %q: preferred %d, %d record bytes; want the leader's records", rack, sp.PreferredReadReplica, len(sp.RecordBatches))
+		}
+	}
+	c.Stop(follower)
+	testwait.For(t, 30*time.Second, func() error {
+		if p := c.Image(leader).Topics[topic].Partitions[0]; slices.Contains(p.ISR, int32(follower)) {
+			return fmt.Errorf("follower %d still in the ISR %v", follower, p.ISR)
+		}
+		return nil
+	})
+	testwait.For(t, 10*time.Second, func() error {
+		if sp := rackFetch(t, c, leader, topic, testRacks[follower]); sp.PreferredReadReplica != -1 || len(sp.RecordBatches) == 0 {
+			return fmt.Errorf("after the follower left the ISR: preferred %d, %d record bytes", sp.PreferredReadReplica, len(sp.RecordBatches))
+		}
+		return nil
+	})
 }
