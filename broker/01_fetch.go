@@ -5,9 +5,10 @@ package broker
 // on each topic, checked again at every fetch of a session: fetchDenied) and counts the
 // bytes answered; replication.FetchServer answers it (fetch_serve.go: sessions, reads
 // up to the HW or LSO, min_bytes and parking in the purgatory; fetch_read.go; the
-// answer's held record sets in fetch_answer.go and fetch_encode.go). KIP-392:
-// preferred_read_replica is always -1, so clients that do not ask a follower
-// themselves keep reading from the leader.
+// answer's held record sets in fetch_answer.go and fetch_encode.go). KIP-392: with
+// replica.selector.class set, a leader answers a consumer's fetch that names its rack
+// with preferred_read_replica, an in-sync replica in that rack (read_replica.go);
+// otherwise -1, and consumers stay on the leader.
 
 import (
 	"context"

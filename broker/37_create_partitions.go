@@ -1,7 +1,7 @@
 package broker
 
 // CreatePartitions (key 37), v0-3. Raises a topic's partition count: new partitions are
-// placed by the rule CreateTopics uses (Kafka's rack-unaware placement, continuing the
+// placed by the rule CreateTopics uses (Kafka's rack-aware placement, continuing the
 // partition numbering, with the topic's replication factor), or by an explicit
 // assignment of one replica list per new partition. A count at or below the current one
 // is INVALID_PARTITIONS; an assignment of the wrong length, size, or naming unknown or

@@ -188,7 +188,8 @@ func Start(cfg Config) (*Broker, error) {
 	b.segFiles = newSegmentFileCache(&b.cfg)
 	b.fetchSessions = replication.NewFetchSessionCache(int(cfg.int64Value("max.incremental.fetch.session.cache.slots")),
 		cfg.int64Value("min.incremental.fetch.session.eviction.ms"))
-	b.fetches = &replication.FetchServer{Sessions: b.fetchSessions, Purgatory: b.purgatory, Source: fetchSource{b}, Leader: &b.throttles.Leader}
+	b.fetches = &replication.FetchServer{Sessions: b.fetchSessions, Purgatory: b.purgatory, Source: fetchSource{b}, Leader: &b.throttles.Leader,
+		ReadReplica: b.readReplicaSelector()}
 	b.offline = newOfflineReplicas()
 	b.logSpace = newLogDirSpace(cfg.logsDir(), cfg.int64Value(config.MinFreeBytesProperty))
 	b.clientTelemetry = newClientTelemetry(&b.cfg)

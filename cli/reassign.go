@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/petrel-broker/petrel/cli/internal/clientcmd"
-	"github.com/petrel-broker/petrel/metadata"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -35,6 +34,7 @@ func reassignCommand() *ucli.Command {
 			&ucli.BoolFlag{Name: "list", Usage: "list every running reassignment"},
 			&ucli.StringFlag{Name: "topics-to-move-json-file", Usage: `{"version":1,"topics":[{"topic":"t"}]}`},
 			&ucli.StringFlag{Name: "broker-list", Usage: "brokers to place replicas on, e.g. 0,1,2 (--generate)"},
+			&ucli.BoolFlag{Name: "disable-rack-aware", Usage: "--generate without regard to the brokers' racks (broker.rack)"},
 			&ucli.StringFlag{Name: "reassignment-json-file", Usage: `{"version":1,"partitions":[{"topic":"t","partition":0,"replicas":[1,2,3]}]}`},
 			&ucli.Int64Flag{Name: "throttle", Usage: "inter-broker replication throttle in bytes/s while moving (--execute)", Value: -1},
 			&ucli.BoolFlag{Name: "additional", Usage: "--execute even though other reassignments are running"},
@@ -260,6 +260,12 @@ func reassignGenerate(ctx context.Context, c *ucli.Context, cl *clientcmd.Client
 	if err != nil {
 		return err
 	}
+	var racks map[int32]string
+	if !c.Bool("disable-rack-aware") {
+		if racks, err = brokerRacks(ctx, cl); err != nil {
+			return err
+		}
+	}
 	var cur, proposed []reassignmentPartition
 	for _, name := range dedupe(topics) {
 		parts := current[name]
@@ -271,9 +277,7 @@ func reassignGenerate(ctx context.Context, c *ucli.Context, cl *clientcmd.Client
 		if rf > len(brokers) {
 			return fmt.Errorf("topic %q has replication factor %d, more than the %d brokers of --broker-list", name, rf, len(brokers))
 		}
-		// Kafka's rack-unaware rule, starting at the first broker (Kafka draws the start
-		// at random).
-		assignment, err := metadata.AssignReplicas(brokers, len(parts), rf, 0, 0)
+		assignment, err := proposeReplicas(brokers, racks, len(parts), rf)
 		if err != nil {
 			return err
 		}

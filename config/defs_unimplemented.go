@@ -87,7 +87,6 @@ var unimplementedBrokerConfigs = []Unimplemented{
 	{Name: "log.cleaner.io.buffer.size", Note: noteCompaction},
 	{Name: "log.cleaner.io.buffer.load.factor", Note: noteCompaction},
 	// Replication and leadership.
-	{Name: "replica.selector.class", Note: "consumers fetching from followers get the follower they ask"},
 	{Name: "inter.broker.protocol.version", Note: "Petrel speaks one protocol version between its brokers"},
 	{Name: "controlled.shutdown.enable", Note: "Petrel always shuts down in a controlled way"},
 	// Producers and transactions.

@@ -81,7 +81,7 @@ func planPartitions(im *metadata.Image, spec PartitionsSpec) ([]metadata.Record,
 			return nil, err
 		}
 		n := max(len(brokers), 1)
-		all, err := metadata.AssignReplicas(brokers, int(spec.Count), rf, mrand.IntN(n), mrand.IntN(n))
+		all, err := metadata.AssignReplicasRackAware(brokers, im.BrokerRacks(), int(spec.Count), rf, mrand.IntN(n), mrand.IntN(n))
 		if err != nil {
 			return nil, err
 		}

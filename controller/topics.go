@@ -1,6 +1,6 @@
 package controller
 
-// Topic creation: validation against the image, Kafka's rack-unaware replica placement
+// Topic creation: validation against the image, Kafka's rack-aware replica placement
 // with a random start, and the records, shared by CreateTopics and auto-creation.
 
 import (
@@ -91,9 +91,10 @@ func collisionError(name, existing string) error {
 }
 
 // planTopic validates spec against im and returns the records that create it. Replica
-// placement uses Kafka's rack-unaware rule with a random start, decided here, before
-// proposing (the records carry the outcome). collisions, when not nil, is
-// collisionIndex(im), built once for many topics planned on one image.
+// placement uses Kafka's rack-aware rule (rack-unaware when no broker has a rack) with
+// a random start, decided here, before proposing (the records carry the outcome).
+// collisions, when not nil, is collisionIndex(im), built once for many topics planned
+// on one image.
 func (c *Controller) planTopic(im *metadata.Image, spec TopicSpec, collisions map[string]string) (*CreatedTopic, error) {
 	if err := metadata.ValidateTopicName(spec.Name); err != nil {
 		return nil, err
@@ -166,7 +167,7 @@ func (c *Controller) planTopic(im *metadata.Image, spec TopicSpec, collisions ma
 		}
 		n := max(len(brokers), 1)
 		var err error
-		assignment, err = metadata.AssignReplicas(brokers, partitions, rf, mrand.IntN(n), mrand.IntN(n))
+		assignment, err = metadata.AssignReplicasRackAware(brokers, im.BrokerRacks(), partitions, rf, mrand.IntN(n), mrand.IntN(n))
 		if err != nil {
 			return nil, err
 		}

@@ -68,6 +68,8 @@ type clusterConfig struct {
 	props map[string]string
 	// features are broker.Config.TestFeatureLevels for every node.
 	features map[string]int16
+	// nodeProps are broker properties of single nodes, by node index, over props.
+	nodeProps map[int]map[string]string
 }
 
 // WithProperty sets a broker property (as --set name=value would) on every node.
@@ -83,6 +85,20 @@ func WithFeatureLevel(name string, level int16) Option {
 			c.features = map[string]int16{}
 		}
 		c.features[name] = level
+	}
+}
+
+// WithNodeProperty sets a broker property on node i only (broker.rack, say), over
+// WithProperty's.
+func WithNodeProperty(i int, name, value string) Option {
+	return func(c *clusterConfig) {
+		if c.nodeProps == nil {
+			c.nodeProps = map[int]map[string]string{}
+		}
+		if c.nodeProps[i] == nil {
+			c.nodeProps[i] = map[string]string{}
+		}
+		c.nodeProps[i][name] = value
 	}
 }
 
@@ -185,6 +201,9 @@ func StartCluster(t testing.TB, n int, opts ...Option) *Cluster {
 func (c *Cluster) start(node *clusterNode, kafkaLn, raftLn net.Listener) error {
 	props := make(map[string]string, len(c.cfg.props))
 	for k, v := range c.cfg.props {
+		props[k] = v
+	}
+	for k, v := range c.cfg.nodeProps[node.index] {
 		props[k] = v
 	}
 	b, err := broker.Start(broker.Config{

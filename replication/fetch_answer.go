@@ -21,7 +21,8 @@ type FetchAnswer struct {
 	throttled bool
 	// behind: a partition's read came from a segment older than the one holding its
 	// high watermark (Kafka's DelayedFetch: "the fetch is falling behind the current
-	// segment"), so the fetch answers at once, whatever min_bytes says.
+	// segment"), so the fetch answers at once, whatever min_bytes says; also set when
+	// a partition sends the consumer to another replica (KIP-392, read_replica.go).
 	behind bool
 }
 

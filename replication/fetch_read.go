@@ -117,6 +117,15 @@ func (s *FetchServer) readPartition(sp *kmsg.FetchResponseTopicPartition, topic 
 			// Kafka: a consumer too old for zstd (KIP-110) cannot read a zstd topic.
 			return kerr.UnsupportedCompressionType.Code, nil
 		}
+		if id := s.readReplica(topic, p, lp, r); id >= 0 {
+			// KIP-392: no records, the offsets, and where to fetch instead; answered
+			// at once (Kafka, KAFKA-13767).
+			st := lp.State()
+			sp.HighWatermark, sp.LastStableOffset, sp.LogStartOffset = st.HighWatermark, st.LastStableOffset, st.LogStartOffset
+			sp.PreferredReadReplica = id
+			a.behind = true
+			return 0, nil
+		}
 		scope := LeaderOnly
 		if r.Version >= 11 {
 			scope = AnyReplica // KIP-392: a follower serves up to its own HW
@@ -146,6 +155,15 @@ func (s *FetchServer) readPartition(sp *kmsg.FetchResponseTopicPartition, topic 
 	}
 	res.Held.Release()
 	return 0, nil
+}
+
+// readReplica is the replica a consumer's fetch of p should go to instead (KIP-392),
+// or -1: only for Fetch v11+ with a client rack, when a selector is configured.
+func (s *FetchServer) readReplica(topic string, p kmsg.FetchRequestTopicPartition, lp *Partition, r *kmsg.FetchRequest) int32 {
+	if s.ReadReplica == nil || r.Version < 11 || r.Rack == "" {
+		return -1
+	}
+	return s.ReadReplica(topic, p.Partition, lp, r.Rack, p.FetchOffset)
 }
 
 // stoppingFollowerFetch answers a follower's parked fetch when this broker starts to

@@ -37,6 +37,11 @@ type FetchServer struct {
 	Source    FetchSource
 	// Leader is the leader's replication quota (Throttles.Leader).
 	Leader *Quota
+	// ReadReplica, when set (replica.selector.class), chooses where a consumer's
+	// fetch (v11+, with its client rack) of lp at fetchOffset should go instead
+	// (KIP-392, read_replica.go): a broker id, or -1 to read here. Set before the
+	// first fetch; called without locks held.
+	ReadReplica func(topic string, partition int32, lp *Partition, clientRack string, fetchOffset int64) int32
 }
 
 // Serve answers req (a *kmsg.FetchRequest, authorized) with Fetch: at once, or
