@@ -225,7 +225,10 @@ func (s *ShareStateShard) Write(now time.Time, k share.Key, w ShareWrite, done f
 // Read is ReadShareGroupState for k (Kafka's readStateAndMaybeUpdateLeaderEpoch): the
 // committed state; a leader epoch older than the state's is FENCED_LEADER_EPOCH, a
 // newer one is recorded with a ShareUpdate first (the answer waits for it), so that
-// the previous leader's writes are fenced from then on. -1 checks nothing.
+// the previous leader's writes are fenced from then on. -1 checks nothing. With
+// writes of k still in flight (one timed out, or a leader's that it abandoned) the
+// answer is ordered after them, through an update that changes nothing: a reload
+// never reads a state that an earlier write lands over afterwards.
 func (s *ShareStateShard) Read(now time.Time, k share.Key, leaderEpoch int32, done func(SharePartitionResult)) Result {
 	if code, ok := s.check(k); !ok {
 		done(SharePartitionResult{ErrorCode: code})
@@ -239,7 +242,7 @@ func (s *ShareStateShard) Read(now time.Time, k share.Key, leaderEpoch int32, do
 		}
 		done(SharePartitionResult{State: s.committedState(k)})
 	}
-	if !l.Loaded || leaderEpoch < 0 || leaderEpoch == l.State.LeaderEpoch {
+	if !l.Loaded || leaderEpoch < 0 || (leaderEpoch == l.State.LeaderEpoch && s.inFlight[k] == 0) {
 		if !l.Loaded {
 			delete(s.working, k)
 		}

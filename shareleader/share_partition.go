@@ -134,7 +134,11 @@ func (sp *sharePartition) enqueueLocked(c share.Change) *pendingWrite {
 // and drops the share partition: the next fetch reloads the durable state.
 func (sp *sharePartition) flush(ctx context.Context, w *pendingWrite) error {
 	sp.mu.Lock()
-	if !sp.writing && len(sp.queue) > 0 {
+	if sp.dropped {
+		// A dropped share partition starts no write: its epochs are those of the
+		// reload that follows, so a late write would land over the reloaded state.
+		sp.failQueueLocked(fmt.Errorf("%w: %s was dropped", ErrNotLeader, sp))
+	} else if !sp.writing && len(sp.queue) > 0 {
 		sp.writing = true
 		go sp.writeQueue()
 	}
@@ -155,6 +159,9 @@ func (sp *sharePartition) flush(ctx context.Context, w *pendingWrite) error {
 func (sp *sharePartition) writeQueue() {
 	for {
 		sp.mu.Lock()
+		if sp.dropped {
+			sp.failQueueLocked(fmt.Errorf("%w: %s was dropped", ErrNotLeader, sp))
+		}
 		if len(sp.queue) == 0 {
 			sp.writing = false
 			sp.mu.Unlock()
@@ -175,13 +182,12 @@ func (sp *sharePartition) writeQueue() {
 
 		sp.mu.Lock()
 		if err != nil {
-			failed := sp.queue
-			sp.queue, sp.writing = nil, false
+			// Dropped before the lock is released: no change may be made (and
+			// written) between the failure and the reload, whose epochs it would carry.
+			sp.dropLocked()
+			sp.failQueueLocked(err)
+			sp.writing = false
 			sp.mu.Unlock()
-			for _, f := range failed {
-				f.err = err
-				close(f.done)
-			}
 			sp.m.log.Warn("share state write failed; dropping the share partition", "partition", sp.String(), "error", err)
 			sp.m.forget(sp)
 			return
@@ -236,15 +242,29 @@ func (sp *sharePartition) expire() {
 	}
 }
 
+// failQueueLocked fails every queued change with err; the caller holds sp.mu.
+func (sp *sharePartition) failQueueLocked(err error) {
+	for _, f := range sp.queue {
+		f.err = err
+		close(f.done)
+	}
+	sp.queue = nil
+}
+
 // drop stops the share partition: no timer, no more writes started by it.
 func (sp *sharePartition) drop() {
 	sp.mu.Lock()
+	sp.dropLocked()
+	sp.mu.Unlock()
+}
+
+// dropLocked is drop with sp.mu held.
+func (sp *sharePartition) dropLocked() {
 	sp.dropped = true
 	if sp.timer != nil {
 		sp.timer.Stop()
-		sp.timer = nil
+		sp.timer, sp.timerAt = nil, 0
 	}
-	sp.mu.Unlock()
 }
 
 // use runs fn on the loaded share partition under its lock; ErrNotLeader once dropped.
