@@ -187,7 +187,7 @@ func (m *Manager) releaseMember(ctx context.Context, group, memberID string, par
 		}
 		released = true
 		if err := sp.flush(ctx, w); err != nil {
-			m.log.Warn("releasing a member's records", "group", group, "member", memberID, "error", err)
+			m.log.Log(stateLogLevel(err), "releasing a member's records", "group", group, "member", memberID, "error", err)
 		}
 	}
 	if released {

@@ -64,7 +64,7 @@ func (m *Manager) ShareFetch(ctx context.Context, req *kmsg.ShareFetchRequest, o
 	cfg := m.cfg.GroupConfig(group)
 	resp.AcquisitionLockTimeoutMillis = int32(lockDuration(cfg))
 	fail := func(err error) *PendingFetch {
-		resp.ErrorCode, resp.ErrorMessage = ErrorCode(err), errText(err)
+		resp.ErrorCode, resp.ErrorMessage = f.m.code(err), errText(err)
 		f.order = nil
 		return f
 	}
@@ -179,7 +179,7 @@ func (f *PendingFetch) ackFetched(ctx context.Context, req *kmsg.ShareFetchReque
 				err = f.m.acknowledge(ctx, keyOf(f.key.group, tp), f.key.member, batches)
 			}
 			e := f.entry(tp)
-			e.AcknowledgeErrorCode, e.AcknowledgeErrorMessage = ErrorCode(err), errText(err)
+			e.AcknowledgeErrorCode, e.AcknowledgeErrorMessage = f.m.code(err), errText(err)
 		}
 	}
 }
@@ -206,7 +206,7 @@ func (f *PendingFetch) acquirePass(ctx context.Context) (int64, bool) {
 			readCommitted: f.params.readCommitted})
 		if err != nil {
 			e := f.entry(tp)
-			e.ErrorCode, e.ErrorMessage = ErrorCode(err), errText(err)
+			e.ErrorCode, e.ErrorMessage = f.m.code(err), errText(err)
 			errored = true
 			continue
 		}

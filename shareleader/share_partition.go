@@ -188,7 +188,7 @@ func (sp *sharePartition) writeQueue() {
 			sp.failQueueLocked(err)
 			sp.writing = false
 			sp.mu.Unlock()
-			sp.m.log.Warn("share state write failed; dropping the share partition", "partition", sp.String(), "error", err)
+			sp.m.log.Log(stateLogLevel(err), "share state write failed; dropping the share partition", "partition", sp.String(), "error", err)
 			sp.m.forget(sp)
 			return
 		}
