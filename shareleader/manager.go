@@ -56,7 +56,8 @@ const DefaultMaxShareSessions = 2000
 // the share sessions, and the acquisition-lock timers. Safe for concurrent use.
 //
 // Locks: Manager.mu (the partition map) and sharePartition.mu (one share partition)
-// are never held together; sharePartition.mu is held while taking Metrics.mu, a leaf;
+// are never held together; sharePartition.mu is held while taking Metrics.mu or
+// Manager.runMu, leaves;
 // SessionCache.mu is taken alone. None is held across a Persister call, a log read, a
 // replica's lock or a timer callback.
 type Manager struct {
@@ -78,6 +79,52 @@ type Manager struct {
 	avail chan struct{}
 	// closed: Close was called; guarded by mu.
 	closed bool
+
+	// runMu guards stopping; a leaf, taken under sharePartition.mu.
+	runMu sync.Mutex
+	// stopping: Close started; no goroutine is started any more. Guarded by runMu.
+	stopping bool
+	// running counts the goroutines the manager started (writers, loads, lock
+	// timers, closed sessions' releases): Close waits for them.
+	running sync.WaitGroup
+}
+
+// closeWait bounds how long Close waits for the manager's goroutines; they use the
+// manager's context, which Close cancels, so they end promptly.
+const closeWait = 10 * time.Second
+
+// goTracked runs fn on a goroutine Close waits for; false (fn not run) once Close
+// started.
+func (m *Manager) goTracked(fn func()) bool {
+	if !m.enter() {
+		return false
+	}
+	go func() {
+		defer m.running.Done()
+		fn()
+	}()
+	return true
+}
+
+// runTracked runs fn (a timer's or a context's callback) unless Close started, with
+// Close waiting for it.
+func (m *Manager) runTracked(fn func()) {
+	if !m.enter() {
+		return
+	}
+	defer m.running.Done()
+	fn()
+}
+
+// enter counts a goroutine in running unless Close started.
+func (m *Manager) enter() bool {
+	m.runMu.Lock()
+	defer m.runMu.Unlock()
+	if m.stopping {
+		return false
+	}
+	m.running.Add(1)
+	return true
 }
 
 // New returns a running manager.
@@ -108,8 +155,9 @@ func New(cfg Config) *Manager {
 	return m
 }
 
-// Close stops every lock timer and drops every share partition; later calls fail
-// with ErrClosed. Idempotent.
+// Close stops every lock timer and drops every share partition, cancels the share
+// state calls in progress and waits (at most closeWait) for the manager's goroutines
+// to end; later calls fail with ErrClosed. Idempotent.
 func (m *Manager) Close() error {
 	m.mu.Lock()
 	if m.closed {
@@ -120,10 +168,23 @@ func (m *Manager) Close() error {
 	parts := m.partitions
 	m.partitions = map[share.Key]*sharePartition{}
 	m.mu.Unlock()
+	m.runMu.Lock()
+	m.stopping = true
+	m.runMu.Unlock()
 	for _, sp := range parts {
 		sp.drop()
 	}
 	m.cancel()
+	done := make(chan struct{})
+	go func() {
+		m.running.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(closeWait):
+		m.log.Warn("share partition goroutines still running after close", "waited", closeWait)
+	}
 	return nil
 }
 

@@ -154,9 +154,11 @@ func (m *Manager) connCtx(o RequestOptions) context.Context {
 
 // sessionClosed releases the records of a session whose connection closed.
 func (m *Manager) sessionClosed(s *Session) {
-	ctx, cancel := context.WithTimeout(m.ctx, m.cfg.WriteTimeout)
-	defer cancel()
-	m.releaseMember(ctx, s.key.group, s.key.member, m.sessions.partitionsOf(s))
+	m.runTracked(func() {
+		ctx, cancel := context.WithTimeout(m.ctx, m.cfg.WriteTimeout)
+		defer cancel()
+		m.releaseMember(ctx, s.key.group, s.key.member, m.sessions.partitionsOf(s))
+	})
 }
 
 // ackFetched applies the acknowledgements of a ShareFetch, per partition.

@@ -140,7 +140,10 @@ func (sp *sharePartition) flush(ctx context.Context, w *pendingWrite) error {
 		sp.failQueueLocked(fmt.Errorf("%w: %s was dropped", ErrNotLeader, sp))
 	} else if !sp.writing && len(sp.queue) > 0 {
 		sp.writing = true
-		go sp.writeQueue()
+		if !sp.m.goTracked(sp.writeQueue) {
+			sp.writing = false
+			sp.failQueueLocked(fmt.Errorf("%w: writing %s", ErrClosed, sp))
+		}
 	}
 	sp.mu.Unlock()
 	if w == nil {
@@ -219,7 +222,7 @@ func (sp *sharePartition) armLocked() {
 	}
 	d := time.Duration(at-sp.m.nowMs()) * time.Millisecond
 	sp.timerAt = at
-	sp.timer = time.AfterFunc(max(d, 0), sp.expire)
+	sp.timer = time.AfterFunc(max(d, 0), func() { sp.m.runTracked(sp.expire) })
 }
 
 // expire is the lock timer: the locks due end (Available again, or Archived at the

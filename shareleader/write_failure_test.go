@@ -2,14 +2,17 @@ package shareleader
 
 import (
 	"bytes"
+	"context"
 	"slices"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+	"github.com/petrel-broker/petrel/internal/testwait"
 	"github.com/petrel-broker/petrel/share"
 	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // holdingLog is a log output that holds the goroutine writing a line containing
@@ -69,5 +72,66 @@ func TestFailedWriteRefusesChangesBeforeTheReload(t *testing.T) {
 	}
 	if calls := r.pers.callsSoFar(); len(calls) != written {
 		t.Fatalf("the dropped share partition wrote %+v after its failed write", calls[written:])
+	}
+}
+
+// slowCancelPersister's writes wait for their context to end, then for finish: a
+// share state call that takes a while to return after it is cancelled.
+type slowCancelPersister struct {
+	*fakePersister
+	finish chan struct{}
+	mu     sync.Mutex
+	active int // WriteState calls not yet returned
+}
+
+func (p *slowCancelPersister) WriteState(ctx context.Context, req *kmsg.WriteShareGroupStateRequest) (*kmsg.WriteShareGroupStateResponse, error) {
+	p.mu.Lock()
+	p.active++
+	p.mu.Unlock()
+	defer func() {
+		p.mu.Lock()
+		p.active--
+		p.mu.Unlock()
+	}()
+	<-ctx.Done()
+	<-p.finish
+	return nil, ctx.Err()
+}
+
+// Close returns only once the share partitions' writers ended: none outlives the
+// manager.
+func TestCloseWaitsForWriters(t *testing.T) {
+	r := newRig(t, earliest)
+	ctx := testCtx(t)
+	r.replica.produce(2)
+	r.fetch(ctx, "m1", 0)
+	slow := &slowCancelPersister{fakePersister: r.pers, finish: make(chan struct{})}
+	r.m.cfg.Persister = func() Persister { return slow }
+	ackCtx, cancelAck := context.WithCancel(ctx)
+	acked := make(chan struct{})
+	go func() {
+		defer close(acked)
+		r.acknowledge(ackCtx, "m1", 1, ack(0, 1, share.AckAccept))
+	}()
+	testwait.Until(t, 10*time.Second, "the write reaches the persister", func() bool {
+		slow.mu.Lock()
+		defer slow.mu.Unlock()
+		return slow.active == 1
+	})
+	cancelAck() // the acknowledgement gives up; its write goes on
+	<-acked
+	go func() {
+		testwait.Until(t, 10*time.Second, "Close starts", func() bool {
+			r.m.mu.Lock()
+			defer r.m.mu.Unlock()
+			return r.m.closed
+		})
+		close(slow.finish)
+	}()
+	r.m.Close()
+	slow.mu.Lock()
+	defer slow.mu.Unlock()
+	if slow.active != 0 {
+		t.Fatal("Close returned with a share state write still running")
 	}
 }
