@@ -166,6 +166,27 @@ func (m *Manager) acknowledge(ctx context.Context, key share.Key, memberID strin
 // of parts Available again (its share session closed, its connection went away) and
 // writes the changes.
 func (m *Manager) releaseMember(ctx context.Context, group, memberID string, parts []TopicPartition) {
+	m.release(ctx, group, memberID, parts, func(_ TopicPartition, p *share.Partition) share.Change {
+		return p.ReleaseMember(memberID)
+	})
+}
+
+// releaseAcquired makes the ranges one fetch acquired for the member Available again
+// (its share session closed while the fetch acquired them), and nothing else the
+// member holds: a newer session of the member keeps its records.
+func (m *Manager) releaseAcquired(ctx context.Context, group, memberID string, acquired map[TopicPartition][]share.AcquiredRecords) {
+	parts := make([]TopicPartition, 0, len(acquired))
+	for tp := range acquired {
+		parts = append(parts, tp)
+	}
+	m.release(ctx, group, memberID, parts, func(tp TopicPartition, p *share.Partition) share.Change {
+		return p.ReleaseMemberRecords(memberID, acquired[tp])
+	})
+}
+
+// release applies changeOf to the loaded share partitions of parts and writes the
+// changes; parked fetches try again.
+func (m *Manager) release(ctx context.Context, group, memberID string, parts []TopicPartition, changeOf func(TopicPartition, *share.Partition) share.Change) {
 	released := false
 	for _, tp := range parts {
 		m.mu.Lock()
@@ -180,7 +201,7 @@ func (m *Manager) releaseMember(ctx context.Context, group, memberID string, par
 			return
 		}
 		w, err := sp.use(func(p *share.Partition) *pendingWrite {
-			return sp.enqueueLocked(p.ReleaseMember(memberID))
+			return sp.enqueueLocked(changeOf(tp, p))
 		})
 		if err != nil || w == nil {
 			continue

@@ -191,6 +191,7 @@ func (f *PendingFetch) ackFetched(ctx context.Context, req *kmsg.ShareFetchReque
 func (f *PendingFetch) acquirePass(ctx context.Context) (int64, bool) {
 	var n int64
 	errored := false
+	got := map[TopicPartition][]share.AcquiredRecords{}
 	budget := f.params.maxBytes
 	records := f.params.maxRecords
 	for _, tp := range f.m.sessions.order(f.session) {
@@ -215,26 +216,28 @@ func (f *PendingFetch) acquirePass(ctx context.Context) (int64, bool) {
 		if len(a.ranges) == 0 {
 			continue
 		}
+		got[tp] = a.ranges
 		e := f.entry(tp)
 		e.Records = append(e.Records, a.records...)
-		var got int64
+		var count int64
 		for _, r := range a.ranges {
 			ar := kmsg.NewShareFetchResponseTopicPartitionAcquiredRecord()
 			ar.FirstOffset, ar.LastOffset, ar.DeliveryCount = r.FirstOffset, r.LastOffset, r.DeliveryCount
 			e.AcquiredRecords = append(e.AcquiredRecords, ar)
-			got += r.LastOffset - r.FirstOffset + 1
+			count += r.LastOffset - r.FirstOffset + 1
 		}
-		n += got
+		n += count
 		budget -= len(a.records)
-		records -= int(got)
+		records -= int(count)
 	}
 	if n > 0 && !f.m.sessions.current(f.session) {
-		// The session closed (its connection went away) while this fetch acquired:
-		// nobody will acknowledge these records, so they are released at once
-		// rather than at their lock's expiry.
+		// The session closed (its connection went away, or the member opened a new
+		// one) while this fetch acquired: nobody will acknowledge these records, so
+		// they are released at once rather than at their lock's expiry; what the
+		// member acquired through a newer session stays its own.
 		ctx, cancel := context.WithTimeout(f.m.ctx, f.m.cfg.WriteTimeout)
 		defer cancel()
-		f.m.releaseMember(ctx, f.key.group, f.key.member, f.m.sessions.partitionsOf(f.session))
+		f.m.releaseAcquired(ctx, f.key.group, f.key.member, got)
 	}
 	return n, errored
 }
