@@ -55,7 +55,7 @@ func (m *Manager) ShareAcknowledge(ctx context.Context, req *kmsg.ShareAcknowled
 			var err error
 			if opts.denied(t.TopicID) {
 				err = &codeError{code: kerr.TopicAuthorizationFailed.Code, what: "share acknowledge"}
-			} else {
+			} else if err = renewAllowed(req.Version, req.IsRenewAck, batches); err == nil {
 				err = m.acknowledge(ctx, keyOf(group, TopicPartition{t.TopicID, p.Partition}), member, batches)
 			}
 			rp.ErrorCode, rp.ErrorMessage = m.code(err), errText(err)

@@ -3,6 +3,7 @@ package shareleader
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/petrel-broker/petrel/replication"
@@ -177,7 +178,7 @@ func (f *PendingFetch) ackFetched(ctx context.Context, req *kmsg.ShareFetchReque
 			var err error
 			if f.opts.denied(t.TopicID) {
 				err = &codeError{code: kerr.TopicAuthorizationFailed.Code, what: "share acknowledge"}
-			} else {
+			} else if err = renewAllowed(req.Version, req.IsRenewAck, batches); err == nil {
 				err = f.m.acknowledge(ctx, keyOf(f.key.group, tp), f.key.member, batches)
 			}
 			e := f.entry(tp)
@@ -307,6 +308,20 @@ func (f *PendingFetch) Response() *kmsg.ShareFetchResponse {
 		resp.Topics[i].Partitions = append(resp.Topics[i].Partitions, *f.parts[tp])
 	}
 	return resp
+}
+
+// renewAllowed refuses a RENEW acknowledgement (type 4) that KIP-1222 does not allow:
+// before version 2, or in a request whose IsRenewAck is false (INVALID_REQUEST).
+func renewAllowed(version int16, isRenewAck bool, batches []share.AcknowledgementBatch) error {
+	if version >= 2 && isRenewAck {
+		return nil
+	}
+	for _, b := range batches {
+		if slices.Contains(b.AcknowledgeTypes, share.AckRenew) {
+			return fmt.Errorf("%w: a RENEW acknowledgement needs version 2 and IsRenewAck (KIP-1222)", ErrInvalidRequest)
+		}
+	}
+	return nil
 }
 
 // ackBatch is a wire acknowledgement batch as share takes it.
