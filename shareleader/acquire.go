@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/petrel-broker/petrel/replication"
 	"github.com/petrel-broker/petrel/segment"
@@ -19,6 +20,9 @@ type acquireParams struct {
 	maxBytes   int
 	// readCommitted is share.isolation.level read_committed, read at each fetch.
 	readCommitted bool
+	// loadWait bounds the wait for the share partition's load (the fetch's MaxWait
+	// left); 0 waits for the load, itself bounded by WriteTimeout.
+	loadWait time.Duration
 }
 
 // acquired is one partition's acquisition: the ranges acquired and the whole fetched
@@ -35,7 +39,7 @@ type acquired struct {
 // read_committed with the aborted transactions archived; the change (delivery counts,
 // archived records, a moved start offset) is written before the records are answered.
 func (m *Manager) acquire(ctx context.Context, key share.Key, ap acquireParams) (acquired, error) {
-	sp, err := m.partition(ctx, key)
+	sp, err := m.partition(ctx, key, ap.loadWait)
 	if err != nil {
 		return acquired{}, err
 	}
@@ -135,7 +139,7 @@ func batchesHolding(records []byte, batches []share.FetchedBatch, spans [][2]int
 // acknowledgement after the write completes), so an ACCEPT answered is never
 // redelivered, even by a new leader.
 func (m *Manager) acknowledge(ctx context.Context, key share.Key, memberID string, batches []share.AcknowledgementBatch) error {
-	sp, err := m.partition(ctx, key)
+	sp, err := m.partition(ctx, key, 0)
 	if err != nil {
 		return err
 	}

@@ -34,6 +34,9 @@ var (
 	ErrNotLeader = errors.New("shareleader: not the partition leader")
 	// ErrClosed is the manager stopped (broker shutdown): NOT_LEADER_OR_FOLLOWER.
 	ErrClosed = errors.New("shareleader: share-partition manager closed")
+	// errLoading is a share partition still loading when the fetch's MaxWait
+	// passed: it answers no records, as Kafka's DelayedShareFetch does.
+	errLoading = errors.New("shareleader: share partition still loading")
 )
 
 // codeError carries a Kafka code answered as it is: the broker's for a partition it

@@ -2,6 +2,7 @@ package shareleader
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"time"
 
@@ -213,8 +214,11 @@ func (m *Manager) notifyAvailable() {
 
 // partition returns the share partition of key, loading it on first use: the replica
 // must be led here; a share partition loaded in an older leader epoch (leadership
-// moved away and back) is dropped and loaded again.
-func (m *Manager) partition(ctx context.Context, key share.Key) (*sharePartition, error) {
+// moved away and back) is dropped and loaded again. The load runs on its own, bounded
+// by WriteTimeout (a leaderless __share_group_state fails it with
+// COORDINATOR_NOT_AVAILABLE); the caller waits for it until ctx ends or, when wait is
+// above 0, for wait at most (a fetch's MaxWait): then errLoading.
+func (m *Manager) partition(ctx context.Context, key share.Key, wait time.Duration) (*sharePartition, error) {
 	replica, code := m.cfg.Replicas.Leader(key.TopicID, key.Partition)
 	if replica == nil {
 		return nil, &codeError{code: code, what: "share partition not led here"}
@@ -239,13 +243,22 @@ func (m *Manager) partition(ctx context.Context, key share.Key) (*sharePartition
 			m.partitions[key] = sp
 		}
 		m.mu.Unlock()
-		if loading {
-			sp.load(ctx)
+		if loading && !m.goTracked(func() { m.load(sp) }) {
+			m.forget(sp)
+			return nil, ErrClosed
+		}
+		var timeout <-chan time.Time
+		if wait > 0 {
+			t := time.NewTimer(wait)
+			defer t.Stop()
+			timeout = t.C
 		}
 		select {
 		case <-sp.loaded:
 		case <-ctx.Done():
 			return nil, ctx.Err()
+		case <-timeout:
+			return nil, fmt.Errorf("%w: %s", errLoading, sp)
 		}
 		if sp.loadErr != nil {
 			m.forget(sp)
@@ -253,6 +266,18 @@ func (m *Manager) partition(ctx context.Context, key share.Key) (*sharePartition
 		}
 		return sp, nil
 	}
+}
+
+// load loads sp within WriteTimeout, then wakes the parked fetches: its records may be
+// acquired, or its failure answered.
+func (m *Manager) load(sp *sharePartition) {
+	ctx, cancel := context.WithTimeout(m.ctx, m.cfg.WriteTimeout)
+	defer cancel()
+	sp.load(ctx)
+	if sp.loadErr != nil {
+		m.log.Log(stateLogLevel(sp.loadErr), "share partition not loaded", "partition", sp.String(), "error", sp.loadErr)
+	}
+	m.notifyAvailable()
 }
 
 // forget removes sp from the map (if it is still there) and stops it: the next use

@@ -2,6 +2,7 @@ package shareleader
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -37,7 +38,10 @@ type PendingFetch struct {
 
 	key     sessionKey
 	session *Session
-	params  shareFetchParams
+	// deadline is when MaxWaitMs passes (zero without one): loads are waited for
+	// until then.
+	deadline time.Time
+	params   shareFetchParams
 	// parts are the partitions answered, in order.
 	parts map[TopicPartition]*kmsg.ShareFetchResponseTopicPartition
 	order []TopicPartition
@@ -138,8 +142,11 @@ func (m *Manager) ShareFetch(ctx context.Context, req *kmsg.ShareFetchRequest, o
 	if f.params.maxBytes <= 0 {
 		f.params.maxBytes = 1 << 30
 	}
+	if req.MaxWaitMillis > 0 {
+		f.deadline = time.Now().Add(time.Duration(req.MaxWaitMillis) * time.Millisecond)
+	}
 	if n, errored := f.acquirePass(ctx); n == 0 && !errored && req.MaxWaitMillis > 0 {
-		f.Wait = time.Duration(req.MaxWaitMillis) * time.Millisecond
+		f.Wait = max(time.Until(f.deadline), time.Millisecond)
 	}
 	return f
 }
@@ -207,7 +214,10 @@ func (f *PendingFetch) acquirePass(ctx context.Context) (int64, bool) {
 		}
 		a, err := f.m.acquire(ctx, keyOf(f.key.group, tp), acquireParams{memberID: f.key.member,
 			maxRecords: records, batchSize: f.params.batchSize, mode: f.params.mode, maxBytes: budget,
-			readCommitted: f.params.readCommitted})
+			readCommitted: f.params.readCommitted, loadWait: f.loadWait()})
+		if errors.Is(err, errLoading) {
+			continue // no records yet; the load's end wakes a parked fetch
+		}
 		if err != nil {
 			e := f.entry(tp)
 			e.ErrorCode, e.ErrorMessage = f.m.code(err), errText(err)
@@ -241,6 +251,15 @@ func (f *PendingFetch) acquirePass(ctx context.Context) (int64, bool) {
 		f.m.releaseAcquired(ctx, f.key.group, f.key.member, got)
 	}
 	return n, errored
+}
+
+// loadWait is how long a load may be waited for: what is left of MaxWait (at least
+// a moment), or 0 (the load's own bound) for a fetch without MaxWait.
+func (f *PendingFetch) loadWait() time.Duration {
+	if f.deadline.IsZero() {
+		return 0
+	}
+	return max(time.Until(f.deadline), time.Microsecond)
 }
 
 // Await long-polls (Kafka's DelayedShareFetch): it waits until a watched replica's
