@@ -199,3 +199,35 @@ func TestShareStateShard_ReadWaitsForWritesInFlight(t *testing.T) {
 		t.Fatalf("read after the write committed: %+v, want start offset 10", read)
 	}
 }
+
+// A leader's write does not create a share state: a key never initialized, or deleted
+// with its group, is INVALID_REQUEST; a write carrying a deleted group's (higher)
+// state epoch over a state initialized again is FENCED_STATE_EPOCH.
+func TestShareStateShard_WriteNeedsAnInitializedState(t *testing.T) {
+	l := newShardLog(t, 100)
+	s := l.s
+	write := func(stateEpoch int32) int16 {
+		return l.run(0, func(d func(SharePartitionResult)) Result {
+			return s.Write(l.now, shareKey, ShareWrite{StateEpoch: stateEpoch, LeaderEpoch: 3,
+				Change: share.Change{StartOffset: 5, DeliveryCompleteCount: -1}}, d)
+		}).ErrorCode
+	}
+	if code := write(0); code != kerr.InvalidRequest.Code {
+		t.Fatalf("write to a key never initialized: %v, want INVALID_REQUEST", kerr.ErrorForCode(code))
+	}
+	l.run(0, func(d func(SharePartitionResult)) Result { return s.Initialize(l.now, shareKey, 4, 0, d) })
+	if code := write(4); code != 0 {
+		t.Fatalf("write: %v", kerr.ErrorForCode(code))
+	}
+	l.run(0, func(d func(SharePartitionResult)) Result { return s.Delete(shareKey, d) })
+	if code := write(4); code != kerr.InvalidRequest.Code {
+		t.Fatalf("write to a deleted key: %v, want INVALID_REQUEST", kerr.ErrorForCode(code))
+	}
+	if st := s.Summary(shareKey).State; st.StartOffset != -1 {
+		t.Fatalf("the refused write brought the state back: %+v", st)
+	}
+	l.run(0, func(d func(SharePartitionResult)) Result { return s.Initialize(l.now, shareKey, 1, -1, d) })
+	if code := write(4); code != kerr.FencedStateEpoch.Code {
+		t.Fatalf("the deleted group's write over the new group's state: %v, want FENCED_STATE_EPOCH", kerr.ErrorForCode(code))
+	}
+}

@@ -41,8 +41,13 @@ type Config struct {
 	// MaxShareSessions is group.share.max.share.sessions (Kafka's default 2000).
 	MaxShareSessions int
 	// WriteTimeout bounds a persister call made outside a request (lock expiry,
-	// a closed connection's release); 30s when zero.
+	// a closed connection's release) and a share partition's load; 30s when zero.
 	WriteTimeout time.Duration
+	// IdleTimeout unloads a share partition unused for that long with nothing in
+	// flight (no lock held, no write queued), and forgets the metrics of a share
+	// group with no share partition loaded: a deleted group's share partitions do
+	// not stay loaded. DefaultIdleTimeout when zero.
+	IdleTimeout time.Duration
 	// Logger receives the manager's logs; nil discards them.
 	Logger hclog.Logger
 	// Now is the clock; time.Now when nil.
@@ -52,13 +57,16 @@ type Config struct {
 // DefaultMaxShareSessions is group.share.max.share.sessions' default.
 const DefaultMaxShareSessions = 2000
 
+// DefaultIdleTimeout is Config.IdleTimeout's default.
+const DefaultIdleTimeout = 10 * time.Minute
+
 // Manager is Kafka's SharePartitionManager: the share partitions of every (share
 // group, topic-partition) this broker leads, created on a group's first ShareFetch,
 // the share sessions, and the acquisition-lock timers. Safe for concurrent use.
 //
 // Locks: Manager.mu (the partition map) and sharePartition.mu (one share partition)
 // are never held together; sharePartition.mu is held while taking Metrics.mu or
-// Manager.runMu, leaves;
+// Manager.runMu, leaves, and Manager.mu while taking Metrics.mu (idle.go);
 // SessionCache.mu is taken alone. None is held across a Persister call, a log read, a
 // replica's lock or a timer callback.
 type Manager struct {
@@ -142,6 +150,9 @@ func New(cfg Config) *Manager {
 	if cfg.WriteTimeout <= 0 {
 		cfg.WriteTimeout = 30 * time.Second
 	}
+	if cfg.IdleTimeout <= 0 {
+		cfg.IdleTimeout = DefaultIdleTimeout
+	}
 	if cfg.GroupConfig == nil {
 		cfg.GroupConfig = func(string) GroupConfig { return GroupConfig{AutoOffsetReset: "latest"} }
 	}
@@ -153,6 +164,7 @@ func New(cfg Config) *Manager {
 		metrics:    newMetrics(),
 	}
 	m.sessions = newSessionCache(cfg.MaxShareSessions)
+	m.goTracked(m.unloadIdle)
 	return m
 }
 

@@ -36,8 +36,10 @@ type sharePartition struct {
 	timer   *time.Timer
 	timerAt int64
 	// dropped: the share partition is no longer in use (leadership lost, a failed
-	// write, the manager closed); guarded by mu.
+	// write, idle, the manager closed); guarded by mu.
 	dropped bool
+	// usedAt is when the share partition was last used (ms); guarded by mu.
+	usedAt int64
 }
 
 // pendingWrite is one change waiting for WriteShareGroupState; done is closed once
@@ -80,7 +82,7 @@ func (sp *sharePartition) load(ctx context.Context) {
 		p, change = share.Load(sp.key, cfg.Partition, st, sp.leaderEpoch)
 	}
 	sp.mu.Lock()
-	sp.p, sp.stateEpoch, sp.cfg = p, st.StateEpoch, cfg
+	sp.p, sp.stateEpoch, sp.cfg, sp.usedAt = p, st.StateEpoch, cfg, sp.m.nowMs()
 	sp.mu.Unlock()
 	if change.Empty() && st.StartOffset >= 0 {
 		return
@@ -277,5 +279,21 @@ func (sp *sharePartition) use(fn func(p *share.Partition) *pendingWrite) (*pendi
 	if sp.dropped || sp.p == nil {
 		return nil, fmt.Errorf("%w: %s was dropped", ErrNotLeader, sp)
 	}
+	sp.usedAt = sp.m.nowMs()
 	return fn(sp.p), nil
+}
+
+// dropIfIdle drops the share partition when it was loaded and unused since before
+// cutoff (ms) with nothing in flight: no acquisition lock, no write queued or running.
+func (sp *sharePartition) dropIfIdle(cutoff int64) bool {
+	sp.mu.Lock()
+	defer sp.mu.Unlock()
+	if sp.dropped || sp.p == nil || sp.usedAt >= cutoff || sp.writing || len(sp.queue) > 0 {
+		return false
+	}
+	if _, locked := sp.p.NextDeadline(); locked {
+		return false
+	}
+	sp.dropLocked()
+	return true
 }
