@@ -256,6 +256,8 @@ func (m *Manager) partition(ctx context.Context, key share.Key, wait time.Durati
 		}
 		m.mu.Unlock()
 		if loading && !m.goTracked(func() { m.load(sp) }) {
+			sp.loadErr = ErrClosed // the manager closed: those waiting for it give up
+			close(sp.loaded)
 			m.forget(sp)
 			return nil, ErrClosed
 		}
