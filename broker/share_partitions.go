@@ -24,6 +24,7 @@ func newShareManager(b *Broker) *shareleader.Manager {
 		Replicas:         shareReplicas{b},
 		GroupConfig:      b.shareGroupConfig,
 		MaxShareSessions: b.cfg.maxShareSessions(),
+		WriteTimeout:     b.cfg.durationMs("share.coordinator.write.timeout.ms"),
 		Logger:           b.logger.Named("share-partitions"),
 	})
 }

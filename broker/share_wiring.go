@@ -16,8 +16,10 @@ package broker
 
 import (
 	"context"
+	"errors"
 	"time"
 
+	"github.com/hashicorp/go-hclog"
 	"github.com/petrel-broker/petrel/group"
 	"github.com/petrel-broker/petrel/shareleader"
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -157,7 +159,11 @@ func (b *Broker) onShareGroupDeleted(groupID string, state []group.ShareTopicPar
 	b.goShareState("share-delete", func(ctx context.Context) {
 		resp, err := p.DeleteState(ctx, req)
 		if err != nil {
-			b.logger.Warn("share state of a deleted share group not deleted", "group", groupID, "error", err)
+			level := hclog.Warn
+			if errors.Is(err, context.Canceled) {
+				level = hclog.Info // the broker is shutting down
+			}
+			b.logger.Log(level, "share state of a deleted share group not deleted", "group", groupID, "error", err)
 			return
 		}
 		for _, t := range resp.Topics {

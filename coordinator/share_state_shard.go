@@ -194,21 +194,28 @@ type ShareWrite struct {
 }
 
 // Write is WriteShareGroupState for k (Kafka's writeState): a ShareUpdate, or a
-// ShareSnapshot when the key has none yet or enough updates piled up. A leader epoch
-// older than the state's is FENCED_LEADER_EPOCH, a state epoch older than the state's
-// FENCED_STATE_EPOCH.
+// ShareSnapshot when enough updates piled up. A key not initialized (or deleted) is
+// INVALID_REQUEST, a leader epoch older than the state's FENCED_LEADER_EPOCH, a state
+// epoch other than the state's FENCED_STATE_EPOCH.
 func (s *ShareStateShard) Write(now time.Time, k share.Key, w ShareWrite, done func(SharePartitionResult)) Result {
 	if code, ok := s.check(k); !ok {
 		done(SharePartitionResult{ErrorCode: code})
 		return Result{}
 	}
-	l := s.workingLog(k)
-	if l.Loaded && w.StateEpoch >= 0 && w.StateEpoch < l.State.StateEpoch {
-		done(SharePartitionResult{ErrorCode: kerr.FencedStateEpoch.Code})
+	l := s.working[k]
+	if l == nil || !l.Loaded {
+		// Never initialized, or deleted with its group: a leader's write does not
+		// bring the state back (Kafka's answer).
+		msg := "Write operation on uninitialized share partition not allowed."
+		done(SharePartitionResult{ErrorCode: kerr.InvalidRequest.Code, ErrorMessage: &msg})
 		return Result{}
 	}
-	if !l.Loaded {
-		l.State.StateEpoch = max(w.StateEpoch, 0)
+	if w.StateEpoch >= 0 && w.StateEpoch != l.State.StateEpoch {
+		// Older: the state was initialized again (offsets altered) since the leader
+		// read it. Newer: the leader read a deleted group's state, and the state was
+		// created again since; both are fenced.
+		done(SharePartitionResult{ErrorCode: kerr.FencedStateEpoch.Code})
+		return Result{}
 	}
 	c := w.Change
 	if c.StartOffset < 0 && l.Loaded {
@@ -225,7 +232,10 @@ func (s *ShareStateShard) Write(now time.Time, k share.Key, w ShareWrite, done f
 // Read is ReadShareGroupState for k (Kafka's readStateAndMaybeUpdateLeaderEpoch): the
 // committed state; a leader epoch older than the state's is FENCED_LEADER_EPOCH, a
 // newer one is recorded with a ShareUpdate first (the answer waits for it), so that
-// the previous leader's writes are fenced from then on. -1 checks nothing.
+// the previous leader's writes are fenced from then on. -1 checks nothing. With
+// writes of k still in flight (one timed out, or a leader's that it abandoned) the
+// answer is ordered after them, through an update that changes nothing: a reload
+// never reads a state that an earlier write lands over afterwards.
 func (s *ShareStateShard) Read(now time.Time, k share.Key, leaderEpoch int32, done func(SharePartitionResult)) Result {
 	if code, ok := s.check(k); !ok {
 		done(SharePartitionResult{ErrorCode: code})
@@ -239,7 +249,7 @@ func (s *ShareStateShard) Read(now time.Time, k share.Key, leaderEpoch int32, do
 		}
 		done(SharePartitionResult{State: s.committedState(k)})
 	}
-	if !l.Loaded || leaderEpoch < 0 || leaderEpoch == l.State.LeaderEpoch {
+	if !l.Loaded || leaderEpoch < 0 || (leaderEpoch == l.State.LeaderEpoch && s.inFlight[k] == 0) {
 		if !l.Loaded {
 			delete(s.working, k)
 		}

@@ -170,3 +170,64 @@ func TestShareStateShard_Delete(t *testing.T) {
 		t.Fatalf("unknown topic: %+v", r)
 	}
 }
+
+// A read in the leader epoch of a write still in flight is answered after that write
+// settles, with its outcome: a reload never misses a write that commits later.
+func TestShareStateShard_ReadWaitsForWritesInFlight(t *testing.T) {
+	l := newShardLog(t, 100)
+	s := l.s
+	l.run(0, func(d func(SharePartitionResult)) Result { return s.Initialize(l.now, shareKey, 1, 0, d) })
+	l.run(0, func(d func(SharePartitionResult)) Result { return s.Read(l.now, shareKey, 3, d) })
+	var wrote *SharePartitionResult
+	accept := []share.StateBatch{{FirstOffset: 0, LastOffset: 9, DeliveryState: share.Acknowledged, DeliveryCount: 1}}
+	w := s.Write(l.now, shareKey, ShareWrite{StateEpoch: 1, LeaderEpoch: 3,
+		Change: share.Change{StartOffset: 10, DeliveryCompleteCount: -1, Batches: accept}}, func(r SharePartitionResult) { wrote = &r })
+	var read *SharePartitionResult
+	rd := s.Read(l.now, shareKey, 3, func(r SharePartitionResult) { read = &r })
+	if read != nil {
+		t.Fatalf("read answered %+v while a write of the key was in flight", *read)
+	}
+	w.Committed(l.now, 0)
+	if wrote == nil || wrote.ErrorCode != 0 {
+		t.Fatalf("write: %+v", wrote)
+	}
+	if len(rd.Records) == 0 {
+		t.Fatal("the read appended nothing to order its answer after the write")
+	}
+	rd.Committed(l.now, 0)
+	if read == nil || read.ErrorCode != 0 || read.State.StartOffset != 10 {
+		t.Fatalf("read after the write committed: %+v, want start offset 10", read)
+	}
+}
+
+// A leader's write does not create a share state: a key never initialized, or deleted
+// with its group, is INVALID_REQUEST; a write carrying a deleted group's (higher)
+// state epoch over a state initialized again is FENCED_STATE_EPOCH.
+func TestShareStateShard_WriteNeedsAnInitializedState(t *testing.T) {
+	l := newShardLog(t, 100)
+	s := l.s
+	write := func(stateEpoch int32) int16 {
+		return l.run(0, func(d func(SharePartitionResult)) Result {
+			return s.Write(l.now, shareKey, ShareWrite{StateEpoch: stateEpoch, LeaderEpoch: 3,
+				Change: share.Change{StartOffset: 5, DeliveryCompleteCount: -1}}, d)
+		}).ErrorCode
+	}
+	if code := write(0); code != kerr.InvalidRequest.Code {
+		t.Fatalf("write to a key never initialized: %v, want INVALID_REQUEST", kerr.ErrorForCode(code))
+	}
+	l.run(0, func(d func(SharePartitionResult)) Result { return s.Initialize(l.now, shareKey, 4, 0, d) })
+	if code := write(4); code != 0 {
+		t.Fatalf("write: %v", kerr.ErrorForCode(code))
+	}
+	l.run(0, func(d func(SharePartitionResult)) Result { return s.Delete(shareKey, d) })
+	if code := write(4); code != kerr.InvalidRequest.Code {
+		t.Fatalf("write to a deleted key: %v, want INVALID_REQUEST", kerr.ErrorForCode(code))
+	}
+	if st := s.Summary(shareKey).State; st.StartOffset != -1 {
+		t.Fatalf("the refused write brought the state back: %+v", st)
+	}
+	l.run(0, func(d func(SharePartitionResult)) Result { return s.Initialize(l.now, shareKey, 1, -1, d) })
+	if code := write(4); code != kerr.FencedStateEpoch.Code {
+		t.Fatalf("the deleted group's write over the new group's state: %v, want FENCED_STATE_EPOCH", kerr.ErrorForCode(code))
+	}
+}

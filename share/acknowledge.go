@@ -115,7 +115,26 @@ func (p *Partition) acknowledge(nowMs, first, last int64, t AcknowledgeType) {
 // not reached the member's application.
 func (p *Partition) ReleaseMember(memberID string) Change {
 	p.begin()
-	p.update(p.startOffset, p.EndOffset(), func(r *run) bool {
+	p.releaseMember(memberID, p.startOffset, p.EndOffset())
+	return p.finish()
+}
+
+// ReleaseMemberRecords is ReleaseMember for the given ranges only: those one
+// acquisition handed to a share session that closed meanwhile, leaving alone what the
+// member holds through a newer session.
+func (p *Partition) ReleaseMemberRecords(memberID string, ranges []AcquiredRecords) Change {
+	p.begin()
+	for _, r := range ranges {
+		if len(p.runs) > 0 && r.LastOffset >= p.startOffset && r.FirstOffset <= p.EndOffset() {
+			p.releaseMember(memberID, max(r.FirstOffset, p.startOffset), min(r.LastOffset, p.EndOffset()))
+		}
+	}
+	return p.finish()
+}
+
+// releaseMember makes the records of [first, last] that memberID holds Available.
+func (p *Partition) releaseMember(memberID string, first, last int64) {
+	p.update(first, last, func(r *run) bool {
 		if r.state != Acquired || r.member != memberID {
 			return false
 		}
@@ -123,5 +142,4 @@ func (p *Partition) ReleaseMember(memberID string) Change {
 		r.deliveryCount = max(r.deliveryCount-1, 0)
 		return true
 	})
-	return p.finish()
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/petrel-broker/petrel/replication"
 	"github.com/petrel-broker/petrel/segment"
@@ -19,6 +20,9 @@ type acquireParams struct {
 	maxBytes   int
 	// readCommitted is share.isolation.level read_committed, read at each fetch.
 	readCommitted bool
+	// loadWait bounds the wait for the share partition's load (the fetch's MaxWait
+	// left); 0 waits for the load, itself bounded by WriteTimeout.
+	loadWait time.Duration
 }
 
 // acquired is one partition's acquisition: the ranges acquired and the whole fetched
@@ -35,7 +39,7 @@ type acquired struct {
 // read_committed with the aborted transactions archived; the change (delivery counts,
 // archived records, a moved start offset) is written before the records are answered.
 func (m *Manager) acquire(ctx context.Context, key share.Key, ap acquireParams) (acquired, error) {
-	sp, err := m.partition(ctx, key)
+	sp, err := m.partition(ctx, key, ap.loadWait)
 	if err != nil {
 		return acquired{}, err
 	}
@@ -135,7 +139,7 @@ func batchesHolding(records []byte, batches []share.FetchedBatch, spans [][2]int
 // acknowledgement after the write completes), so an ACCEPT answered is never
 // redelivered, even by a new leader.
 func (m *Manager) acknowledge(ctx context.Context, key share.Key, memberID string, batches []share.AcknowledgementBatch) error {
-	sp, err := m.partition(ctx, key)
+	sp, err := m.partition(ctx, key, 0)
 	if err != nil {
 		return err
 	}
@@ -166,6 +170,27 @@ func (m *Manager) acknowledge(ctx context.Context, key share.Key, memberID strin
 // of parts Available again (its share session closed, its connection went away) and
 // writes the changes.
 func (m *Manager) releaseMember(ctx context.Context, group, memberID string, parts []TopicPartition) {
+	m.release(ctx, group, memberID, parts, func(_ TopicPartition, p *share.Partition) share.Change {
+		return p.ReleaseMember(memberID)
+	})
+}
+
+// releaseAcquired makes the ranges one fetch acquired for the member Available again
+// (its share session closed while the fetch acquired them), and nothing else the
+// member holds: a newer session of the member keeps its records.
+func (m *Manager) releaseAcquired(ctx context.Context, group, memberID string, acquired map[TopicPartition][]share.AcquiredRecords) {
+	parts := make([]TopicPartition, 0, len(acquired))
+	for tp := range acquired {
+		parts = append(parts, tp)
+	}
+	m.release(ctx, group, memberID, parts, func(tp TopicPartition, p *share.Partition) share.Change {
+		return p.ReleaseMemberRecords(memberID, acquired[tp])
+	})
+}
+
+// release applies changeOf to the loaded share partitions of parts and writes the
+// changes; parked fetches try again.
+func (m *Manager) release(ctx context.Context, group, memberID string, parts []TopicPartition, changeOf func(TopicPartition, *share.Partition) share.Change) {
 	released := false
 	for _, tp := range parts {
 		m.mu.Lock()
@@ -180,14 +205,14 @@ func (m *Manager) releaseMember(ctx context.Context, group, memberID string, par
 			return
 		}
 		w, err := sp.use(func(p *share.Partition) *pendingWrite {
-			return sp.enqueueLocked(p.ReleaseMember(memberID))
+			return sp.enqueueLocked(changeOf(tp, p))
 		})
 		if err != nil || w == nil {
 			continue
 		}
 		released = true
 		if err := sp.flush(ctx, w); err != nil {
-			m.log.Warn("releasing a member's records", "group", group, "member", memberID, "error", err)
+			m.log.Log(stateLogLevel(err), "releasing a member's records", "group", group, "member", memberID, "error", err)
 		}
 	}
 	if released {

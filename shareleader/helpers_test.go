@@ -217,14 +217,18 @@ type rig struct {
 	reps    *fakeReplicas
 }
 
-func newRig(t *testing.T, cfg GroupConfig) *rig {
+func newRig(t *testing.T, cfg GroupConfig, opts ...func(*Config)) *rig {
 	r := &rig{t: t, replica: newFakeReplica(7), pers: newFakePersister()}
 	r.reps = &fakeReplicas{m: map[TopicPartition]*fakeReplica{{testTopic, 0}: r.replica}}
-	r.m = New(Config{
+	mc := Config{
 		Persister:   func() Persister { return r.pers },
 		Replicas:    r.reps,
 		GroupConfig: func(string) GroupConfig { return cfg },
-	})
+	}
+	for _, o := range opts {
+		o(&mc)
+	}
+	r.m = New(mc)
 	t.Cleanup(func() { r.m.Close() })
 	return r
 }

@@ -2,6 +2,7 @@ package shareleader
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"time"
 
@@ -40,8 +41,13 @@ type Config struct {
 	// MaxShareSessions is group.share.max.share.sessions (Kafka's default 2000).
 	MaxShareSessions int
 	// WriteTimeout bounds a persister call made outside a request (lock expiry,
-	// a closed connection's release); 30s when zero.
+	// a closed connection's release) and a share partition's load; 30s when zero.
 	WriteTimeout time.Duration
+	// IdleTimeout unloads a share partition unused for that long with nothing in
+	// flight (no lock held, no write queued), and forgets the metrics of a share
+	// group with no share partition loaded: a deleted group's share partitions do
+	// not stay loaded. DefaultIdleTimeout when zero.
+	IdleTimeout time.Duration
 	// Logger receives the manager's logs; nil discards them.
 	Logger hclog.Logger
 	// Now is the clock; time.Now when nil.
@@ -51,12 +57,16 @@ type Config struct {
 // DefaultMaxShareSessions is group.share.max.share.sessions' default.
 const DefaultMaxShareSessions = 2000
 
+// DefaultIdleTimeout is Config.IdleTimeout's default.
+const DefaultIdleTimeout = 10 * time.Minute
+
 // Manager is Kafka's SharePartitionManager: the share partitions of every (share
 // group, topic-partition) this broker leads, created on a group's first ShareFetch,
 // the share sessions, and the acquisition-lock timers. Safe for concurrent use.
 //
 // Locks: Manager.mu (the partition map) and sharePartition.mu (one share partition)
-// are never held together; sharePartition.mu is held while taking Metrics.mu, a leaf;
+// are never held together; sharePartition.mu is held while taking Metrics.mu or
+// Manager.runMu, leaves, and Manager.mu while taking Metrics.mu (idle.go);
 // SessionCache.mu is taken alone. None is held across a Persister call, a log read, a
 // replica's lock or a timer callback.
 type Manager struct {
@@ -78,6 +88,52 @@ type Manager struct {
 	avail chan struct{}
 	// closed: Close was called; guarded by mu.
 	closed bool
+
+	// runMu guards stopping; a leaf, taken under sharePartition.mu.
+	runMu sync.Mutex
+	// stopping: Close started; no goroutine is started any more. Guarded by runMu.
+	stopping bool
+	// running counts the goroutines the manager started (writers, loads, lock
+	// timers, closed sessions' releases): Close waits for them.
+	running sync.WaitGroup
+}
+
+// closeWait bounds how long Close waits for the manager's goroutines; they use the
+// manager's context, which Close cancels, so they end promptly.
+const closeWait = 10 * time.Second
+
+// goTracked runs fn on a goroutine Close waits for; false (fn not run) once Close
+// started.
+func (m *Manager) goTracked(fn func()) bool {
+	if !m.enter() {
+		return false
+	}
+	go func() {
+		defer m.running.Done()
+		fn()
+	}()
+	return true
+}
+
+// runTracked runs fn (a timer's or a context's callback) unless Close started, with
+// Close waiting for it.
+func (m *Manager) runTracked(fn func()) {
+	if !m.enter() {
+		return
+	}
+	defer m.running.Done()
+	fn()
+}
+
+// enter counts a goroutine in running unless Close started.
+func (m *Manager) enter() bool {
+	m.runMu.Lock()
+	defer m.runMu.Unlock()
+	if m.stopping {
+		return false
+	}
+	m.running.Add(1)
+	return true
 }
 
 // New returns a running manager.
@@ -94,6 +150,9 @@ func New(cfg Config) *Manager {
 	if cfg.WriteTimeout <= 0 {
 		cfg.WriteTimeout = 30 * time.Second
 	}
+	if cfg.IdleTimeout <= 0 {
+		cfg.IdleTimeout = DefaultIdleTimeout
+	}
 	if cfg.GroupConfig == nil {
 		cfg.GroupConfig = func(string) GroupConfig { return GroupConfig{AutoOffsetReset: "latest"} }
 	}
@@ -105,11 +164,13 @@ func New(cfg Config) *Manager {
 		metrics:    newMetrics(),
 	}
 	m.sessions = newSessionCache(cfg.MaxShareSessions)
+	m.goTracked(m.unloadIdle)
 	return m
 }
 
-// Close stops every lock timer and drops every share partition; later calls fail
-// with ErrClosed. Idempotent.
+// Close stops every lock timer and drops every share partition, cancels the share
+// state calls in progress and waits (at most closeWait) for the manager's goroutines
+// to end; later calls fail with ErrClosed. Idempotent.
 func (m *Manager) Close() error {
 	m.mu.Lock()
 	if m.closed {
@@ -120,10 +181,23 @@ func (m *Manager) Close() error {
 	parts := m.partitions
 	m.partitions = map[share.Key]*sharePartition{}
 	m.mu.Unlock()
+	m.runMu.Lock()
+	m.stopping = true
+	m.runMu.Unlock()
 	for _, sp := range parts {
 		sp.drop()
 	}
 	m.cancel()
+	done := make(chan struct{})
+	go func() {
+		m.running.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(closeWait):
+		m.log.Warn("share partition goroutines still running after close", "waited", closeWait)
+	}
 	return nil
 }
 
@@ -152,8 +226,11 @@ func (m *Manager) notifyAvailable() {
 
 // partition returns the share partition of key, loading it on first use: the replica
 // must be led here; a share partition loaded in an older leader epoch (leadership
-// moved away and back) is dropped and loaded again.
-func (m *Manager) partition(ctx context.Context, key share.Key) (*sharePartition, error) {
+// moved away and back) is dropped and loaded again. The load runs on its own, bounded
+// by WriteTimeout (a leaderless __share_group_state fails it with
+// COORDINATOR_NOT_AVAILABLE); the caller waits for it until ctx ends or, when wait is
+// above 0, for wait at most (a fetch's MaxWait): then errLoading.
+func (m *Manager) partition(ctx context.Context, key share.Key, wait time.Duration) (*sharePartition, error) {
 	replica, code := m.cfg.Replicas.Leader(key.TopicID, key.Partition)
 	if replica == nil {
 		return nil, &codeError{code: code, what: "share partition not led here"}
@@ -178,13 +255,24 @@ func (m *Manager) partition(ctx context.Context, key share.Key) (*sharePartition
 			m.partitions[key] = sp
 		}
 		m.mu.Unlock()
-		if loading {
-			sp.load(ctx)
+		if loading && !m.goTracked(func() { m.load(sp) }) {
+			sp.loadErr = ErrClosed // the manager closed: those waiting for it give up
+			close(sp.loaded)
+			m.forget(sp)
+			return nil, ErrClosed
+		}
+		var timeout <-chan time.Time
+		if wait > 0 {
+			t := time.NewTimer(wait)
+			defer t.Stop()
+			timeout = t.C
 		}
 		select {
 		case <-sp.loaded:
 		case <-ctx.Done():
 			return nil, ctx.Err()
+		case <-timeout:
+			return nil, fmt.Errorf("%w: %s", errLoading, sp)
 		}
 		if sp.loadErr != nil {
 			m.forget(sp)
@@ -192,6 +280,18 @@ func (m *Manager) partition(ctx context.Context, key share.Key) (*sharePartition
 		}
 		return sp, nil
 	}
+}
+
+// load loads sp within WriteTimeout, then wakes the parked fetches: its records may be
+// acquired, or its failure answered.
+func (m *Manager) load(sp *sharePartition) {
+	ctx, cancel := context.WithTimeout(m.ctx, m.cfg.WriteTimeout)
+	defer cancel()
+	sp.load(ctx)
+	if sp.loadErr != nil {
+		m.log.Log(stateLogLevel(sp.loadErr), "share partition not loaded", "partition", sp.String(), "error", sp.loadErr)
+	}
+	m.notifyAvailable()
 }
 
 // forget removes sp from the map (if it is still there) and stops it: the next use

@@ -15,7 +15,8 @@ type Metrics struct {
 	groups map[string]*GroupCounts // guarded by mu
 }
 
-// GroupCounts are one share group's counters since the broker started.
+// GroupCounts are one share group's counters since the broker started, or since the
+// group's share partitions were last unloaded here (Config.IdleTimeout).
 type GroupCounts struct {
 	Acquired    int64
 	Redelivered int64
@@ -42,6 +43,18 @@ func (m *Metrics) group(id string) *GroupCounts {
 		m.groups[id] = g
 	}
 	return g
+}
+
+// forgetExcept drops the counters of the share groups not in keep (no share
+// partition loaded here any more).
+func (m *Metrics) forgetExcept(keep map[string]bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for id := range m.groups {
+		if !keep[id] {
+			delete(m.groups, id)
+		}
+	}
 }
 
 // acquired counts an acquisition's records.

@@ -23,7 +23,7 @@ func (m *Manager) ShareAcknowledge(ctx context.Context, req *kmsg.ShareAcknowled
 		resp.AcquisitionLockTimeoutMillis = int32(lockDuration(m.cfg.GroupConfig(group)))
 	}
 	fail := func(err error) *kmsg.ShareAcknowledgeResponse {
-		resp.ErrorCode, resp.ErrorMessage = ErrorCode(err), errText(err)
+		resp.ErrorCode, resp.ErrorMessage = m.code(err), errText(err)
 		return resp
 	}
 	var closed *Session
@@ -55,10 +55,10 @@ func (m *Manager) ShareAcknowledge(ctx context.Context, req *kmsg.ShareAcknowled
 			var err error
 			if opts.denied(t.TopicID) {
 				err = &codeError{code: kerr.TopicAuthorizationFailed.Code, what: "share acknowledge"}
-			} else {
+			} else if err = renewAllowed(req.Version, req.IsRenewAck, batches); err == nil {
 				err = m.acknowledge(ctx, keyOf(group, TopicPartition{t.TopicID, p.Partition}), member, batches)
 			}
-			rp.ErrorCode, rp.ErrorMessage = ErrorCode(err), errText(err)
+			rp.ErrorCode, rp.ErrorMessage = m.code(err), errText(err)
 			rt.Partitions = append(rt.Partitions, rp)
 		}
 		resp.Topics = append(resp.Topics, rt)

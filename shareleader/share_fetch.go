@@ -2,7 +2,9 @@ package shareleader
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/petrel-broker/petrel/replication"
@@ -36,7 +38,10 @@ type PendingFetch struct {
 
 	key     sessionKey
 	session *Session
-	params  shareFetchParams
+	// deadline is when MaxWaitMs passes (zero without one): loads are waited for
+	// until then.
+	deadline time.Time
+	params   shareFetchParams
 	// parts are the partitions answered, in order.
 	parts map[TopicPartition]*kmsg.ShareFetchResponseTopicPartition
 	order []TopicPartition
@@ -64,7 +69,7 @@ func (m *Manager) ShareFetch(ctx context.Context, req *kmsg.ShareFetchRequest, o
 	cfg := m.cfg.GroupConfig(group)
 	resp.AcquisitionLockTimeoutMillis = int32(lockDuration(cfg))
 	fail := func(err error) *PendingFetch {
-		resp.ErrorCode, resp.ErrorMessage = ErrorCode(err), errText(err)
+		resp.ErrorCode, resp.ErrorMessage = f.m.code(err), errText(err)
 		f.order = nil
 		return f
 	}
@@ -137,8 +142,11 @@ func (m *Manager) ShareFetch(ctx context.Context, req *kmsg.ShareFetchRequest, o
 	if f.params.maxBytes <= 0 {
 		f.params.maxBytes = 1 << 30
 	}
+	if req.MaxWaitMillis > 0 {
+		f.deadline = time.Now().Add(time.Duration(req.MaxWaitMillis) * time.Millisecond)
+	}
 	if n, errored := f.acquirePass(ctx); n == 0 && !errored && req.MaxWaitMillis > 0 {
-		f.Wait = time.Duration(req.MaxWaitMillis) * time.Millisecond
+		f.Wait = max(time.Until(f.deadline), time.Millisecond)
 	}
 	return f
 }
@@ -154,9 +162,11 @@ func (m *Manager) connCtx(o RequestOptions) context.Context {
 
 // sessionClosed releases the records of a session whose connection closed.
 func (m *Manager) sessionClosed(s *Session) {
-	ctx, cancel := context.WithTimeout(m.ctx, m.cfg.WriteTimeout)
-	defer cancel()
-	m.releaseMember(ctx, s.key.group, s.key.member, m.sessions.partitionsOf(s))
+	m.runTracked(func() {
+		ctx, cancel := context.WithTimeout(m.ctx, m.cfg.WriteTimeout)
+		defer cancel()
+		m.releaseMember(ctx, s.key.group, s.key.member, m.sessions.partitionsOf(s))
+	})
 }
 
 // ackFetched applies the acknowledgements of a ShareFetch, per partition.
@@ -175,11 +185,11 @@ func (f *PendingFetch) ackFetched(ctx context.Context, req *kmsg.ShareFetchReque
 			var err error
 			if f.opts.denied(t.TopicID) {
 				err = &codeError{code: kerr.TopicAuthorizationFailed.Code, what: "share acknowledge"}
-			} else {
+			} else if err = renewAllowed(req.Version, req.IsRenewAck, batches); err == nil {
 				err = f.m.acknowledge(ctx, keyOf(f.key.group, tp), f.key.member, batches)
 			}
 			e := f.entry(tp)
-			e.AcknowledgeErrorCode, e.AcknowledgeErrorMessage = ErrorCode(err), errText(err)
+			e.AcknowledgeErrorCode, e.AcknowledgeErrorMessage = f.m.code(err), errText(err)
 		}
 	}
 }
@@ -189,6 +199,7 @@ func (f *PendingFetch) ackFetched(ctx context.Context, req *kmsg.ShareFetchReque
 func (f *PendingFetch) acquirePass(ctx context.Context) (int64, bool) {
 	var n int64
 	errored := false
+	got := map[TopicPartition][]share.AcquiredRecords{}
 	budget := f.params.maxBytes
 	records := f.params.maxRecords
 	for _, tp := range f.m.sessions.order(f.session) {
@@ -203,38 +214,52 @@ func (f *PendingFetch) acquirePass(ctx context.Context) (int64, bool) {
 		}
 		a, err := f.m.acquire(ctx, keyOf(f.key.group, tp), acquireParams{memberID: f.key.member,
 			maxRecords: records, batchSize: f.params.batchSize, mode: f.params.mode, maxBytes: budget,
-			readCommitted: f.params.readCommitted})
+			readCommitted: f.params.readCommitted, loadWait: f.loadWait()})
+		if errors.Is(err, errLoading) {
+			continue // no records yet; the load's end wakes a parked fetch
+		}
 		if err != nil {
 			e := f.entry(tp)
-			e.ErrorCode, e.ErrorMessage = ErrorCode(err), errText(err)
+			e.ErrorCode, e.ErrorMessage = f.m.code(err), errText(err)
 			errored = true
 			continue
 		}
 		if len(a.ranges) == 0 {
 			continue
 		}
+		got[tp] = a.ranges
 		e := f.entry(tp)
 		e.Records = append(e.Records, a.records...)
-		var got int64
+		var count int64
 		for _, r := range a.ranges {
 			ar := kmsg.NewShareFetchResponseTopicPartitionAcquiredRecord()
 			ar.FirstOffset, ar.LastOffset, ar.DeliveryCount = r.FirstOffset, r.LastOffset, r.DeliveryCount
 			e.AcquiredRecords = append(e.AcquiredRecords, ar)
-			got += r.LastOffset - r.FirstOffset + 1
+			count += r.LastOffset - r.FirstOffset + 1
 		}
-		n += got
+		n += count
 		budget -= len(a.records)
-		records -= int(got)
+		records -= int(count)
 	}
 	if n > 0 && !f.m.sessions.current(f.session) {
-		// The session closed (its connection went away) while this fetch acquired:
-		// nobody will acknowledge these records, so they are released at once
-		// rather than at their lock's expiry.
+		// The session closed (its connection went away, or the member opened a new
+		// one) while this fetch acquired: nobody will acknowledge these records, so
+		// they are released at once rather than at their lock's expiry; what the
+		// member acquired through a newer session stays its own.
 		ctx, cancel := context.WithTimeout(f.m.ctx, f.m.cfg.WriteTimeout)
 		defer cancel()
-		f.m.releaseMember(ctx, f.key.group, f.key.member, f.m.sessions.partitionsOf(f.session))
+		f.m.releaseAcquired(ctx, f.key.group, f.key.member, got)
 	}
 	return n, errored
+}
+
+// loadWait is how long a load may be waited for: what is left of MaxWait (at least
+// a moment), or 0 (the load's own bound) for a fetch without MaxWait.
+func (f *PendingFetch) loadWait() time.Duration {
+	if f.deadline.IsZero() {
+		return 0
+	}
+	return max(time.Until(f.deadline), time.Microsecond)
 }
 
 // Await long-polls (Kafka's DelayedShareFetch): it waits until a watched replica's
@@ -302,6 +327,20 @@ func (f *PendingFetch) Response() *kmsg.ShareFetchResponse {
 		resp.Topics[i].Partitions = append(resp.Topics[i].Partitions, *f.parts[tp])
 	}
 	return resp
+}
+
+// renewAllowed refuses a RENEW acknowledgement (type 4) that KIP-1222 does not allow:
+// before version 2, or in a request whose IsRenewAck is false (INVALID_REQUEST).
+func renewAllowed(version int16, isRenewAck bool, batches []share.AcknowledgementBatch) error {
+	if version >= 2 && isRenewAck {
+		return nil
+	}
+	for _, b := range batches {
+		if slices.Contains(b.AcknowledgeTypes, share.AckRenew) {
+			return fmt.Errorf("%w: a RENEW acknowledgement needs version 2 and IsRenewAck (KIP-1222)", ErrInvalidRequest)
+		}
+	}
+	return nil
 }
 
 // ackBatch is a wire acknowledgement batch as share takes it.

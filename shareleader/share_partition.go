@@ -36,8 +36,10 @@ type sharePartition struct {
 	timer   *time.Timer
 	timerAt int64
 	// dropped: the share partition is no longer in use (leadership lost, a failed
-	// write, the manager closed); guarded by mu.
+	// write, idle, the manager closed); guarded by mu.
 	dropped bool
+	// usedAt is when the share partition was last used (ms); guarded by mu.
+	usedAt int64
 }
 
 // pendingWrite is one change waiting for WriteShareGroupState; done is closed once
@@ -80,7 +82,7 @@ func (sp *sharePartition) load(ctx context.Context) {
 		p, change = share.Load(sp.key, cfg.Partition, st, sp.leaderEpoch)
 	}
 	sp.mu.Lock()
-	sp.p, sp.stateEpoch, sp.cfg = p, st.StateEpoch, cfg
+	sp.p, sp.stateEpoch, sp.cfg, sp.usedAt = p, st.StateEpoch, cfg, sp.m.nowMs()
 	sp.mu.Unlock()
 	if change.Empty() && st.StartOffset >= 0 {
 		return
@@ -134,9 +136,16 @@ func (sp *sharePartition) enqueueLocked(c share.Change) *pendingWrite {
 // and drops the share partition: the next fetch reloads the durable state.
 func (sp *sharePartition) flush(ctx context.Context, w *pendingWrite) error {
 	sp.mu.Lock()
-	if !sp.writing && len(sp.queue) > 0 {
+	if sp.dropped {
+		// A dropped share partition starts no write: its epochs are those of the
+		// reload that follows, so a late write would land over the reloaded state.
+		sp.failQueueLocked(fmt.Errorf("%w: %s was dropped", ErrNotLeader, sp))
+	} else if !sp.writing && len(sp.queue) > 0 {
 		sp.writing = true
-		go sp.writeQueue()
+		if !sp.m.goTracked(sp.writeQueue) {
+			sp.writing = false
+			sp.failQueueLocked(fmt.Errorf("%w: writing %s", ErrClosed, sp))
+		}
 	}
 	sp.mu.Unlock()
 	if w == nil {
@@ -155,6 +164,9 @@ func (sp *sharePartition) flush(ctx context.Context, w *pendingWrite) error {
 func (sp *sharePartition) writeQueue() {
 	for {
 		sp.mu.Lock()
+		if sp.dropped {
+			sp.failQueueLocked(fmt.Errorf("%w: %s was dropped", ErrNotLeader, sp))
+		}
 		if len(sp.queue) == 0 {
 			sp.writing = false
 			sp.mu.Unlock()
@@ -175,14 +187,13 @@ func (sp *sharePartition) writeQueue() {
 
 		sp.mu.Lock()
 		if err != nil {
-			failed := sp.queue
-			sp.queue, sp.writing = nil, false
+			// Dropped before the lock is released: no change may be made (and
+			// written) between the failure and the reload, whose epochs it would carry.
+			sp.dropLocked()
+			sp.failQueueLocked(err)
+			sp.writing = false
 			sp.mu.Unlock()
-			for _, f := range failed {
-				f.err = err
-				close(f.done)
-			}
-			sp.m.log.Warn("share state write failed; dropping the share partition", "partition", sp.String(), "error", err)
+			sp.m.log.Log(stateLogLevel(err), "share state write failed; dropping the share partition", "partition", sp.String(), "error", err)
 			sp.m.forget(sp)
 			return
 		}
@@ -213,7 +224,7 @@ func (sp *sharePartition) armLocked() {
 	}
 	d := time.Duration(at-sp.m.nowMs()) * time.Millisecond
 	sp.timerAt = at
-	sp.timer = time.AfterFunc(max(d, 0), sp.expire)
+	sp.timer = time.AfterFunc(max(d, 0), func() { sp.m.runTracked(sp.expire) })
 }
 
 // expire is the lock timer: the locks due end (Available again, or Archived at the
@@ -236,15 +247,29 @@ func (sp *sharePartition) expire() {
 	}
 }
 
+// failQueueLocked fails every queued change with err; the caller holds sp.mu.
+func (sp *sharePartition) failQueueLocked(err error) {
+	for _, f := range sp.queue {
+		f.err = err
+		close(f.done)
+	}
+	sp.queue = nil
+}
+
 // drop stops the share partition: no timer, no more writes started by it.
 func (sp *sharePartition) drop() {
 	sp.mu.Lock()
+	sp.dropLocked()
+	sp.mu.Unlock()
+}
+
+// dropLocked is drop with sp.mu held.
+func (sp *sharePartition) dropLocked() {
 	sp.dropped = true
 	if sp.timer != nil {
 		sp.timer.Stop()
-		sp.timer = nil
+		sp.timer, sp.timerAt = nil, 0
 	}
-	sp.mu.Unlock()
 }
 
 // use runs fn on the loaded share partition under its lock; ErrNotLeader once dropped.
@@ -254,5 +279,21 @@ func (sp *sharePartition) use(fn func(p *share.Partition) *pendingWrite) (*pendi
 	if sp.dropped || sp.p == nil {
 		return nil, fmt.Errorf("%w: %s was dropped", ErrNotLeader, sp)
 	}
+	sp.usedAt = sp.m.nowMs()
 	return fn(sp.p), nil
+}
+
+// dropIfIdle drops the share partition when it was loaded and unused since before
+// cutoff (ms) with nothing in flight: no acquisition lock, no write queued or running.
+func (sp *sharePartition) dropIfIdle(cutoff int64) bool {
+	sp.mu.Lock()
+	defer sp.mu.Unlock()
+	if sp.dropped || sp.p == nil || sp.usedAt >= cutoff || sp.writing || len(sp.queue) > 0 {
+		return false
+	}
+	if _, locked := sp.p.NextDeadline(); locked {
+		return false
+	}
+	sp.dropLocked()
+	return true
 }

@@ -33,7 +33,7 @@ func stateOfRead(key share.Key, resp *kmsg.ReadShareGroupStateResponse) (share.S
 				continue
 			}
 			if p.ErrorCode != 0 {
-				return share.State{}, &codeError{code: p.ErrorCode, what: fmt.Sprintf("reading the share state of %s/%d", key.GroupID, key.Partition)}
+				return share.State{}, &stateError{codeError{code: p.ErrorCode, what: fmt.Sprintf("reading the share state of %s/%d", key.GroupID, key.Partition)}}
 			}
 			st := share.State{StateEpoch: p.StateEpoch, StartOffset: p.StartOffset, DeliveryCompleteCount: -1}
 			for _, b := range p.StateBatches {
@@ -43,7 +43,7 @@ func stateOfRead(key share.Key, resp *kmsg.ReadShareGroupStateResponse) (share.S
 			return st, nil
 		}
 	}
-	return share.State{}, &codeError{code: kerr.UnknownServerError.Code, what: "the share coordinator did not answer for the partition"}
+	return share.State{}, &stateError{codeError{code: kerr.UnknownServerError.Code, what: "the share coordinator did not answer for the partition"}}
 }
 
 // writeStateRequest is WriteShareGroupState (key 85) carrying change c of key, written
@@ -77,11 +77,11 @@ func writeOutcome(key share.Key, resp *kmsg.WriteShareGroupStateResponse) error 
 		for _, p := range t.Partitions {
 			if p.Partition == key.Partition {
 				if p.ErrorCode != 0 {
-					return &codeError{code: p.ErrorCode, what: fmt.Sprintf("writing the share state of %s/%d", key.GroupID, key.Partition)}
+					return &stateError{codeError{code: p.ErrorCode, what: fmt.Sprintf("writing the share state of %s/%d", key.GroupID, key.Partition)}}
 				}
 				return nil
 			}
 		}
 	}
-	return &codeError{code: kerr.UnknownServerError.Code, what: "the share coordinator did not answer for the partition"}
+	return &stateError{codeError{code: kerr.UnknownServerError.Code, what: "the share coordinator did not answer for the partition"}}
 }
