@@ -43,11 +43,11 @@ func newGroupCoordinator(b *Broker) *coordinator.GroupCoordinator {
 	cfg.ShareGroupConfig = b.shareGroupSessionConfig // share_group_configs.go
 	cfg.OnShareInitialize = b.onShareInitialize      // share_wiring.go
 	return coordinator.NewGroupCoordinator(coordinator.GroupConfig{
-		Runtime:             b.coordinatorRuntimeConfig(offsetsTopic, "group-coordinator"),
-		Group:               cfg,
-		ExpireInterval:      c.durationMs("offsets.retention.check.interval.ms"),
-		Partitions:          b.partitionCount(offsetsTopic),
-		OnShareGroupDeleted: b.onShareGroupDeleted, // share_wiring.go
+		Runtime:               b.coordinatorRuntimeConfig(offsetsTopic, "group-coordinator"),
+		Group:                 cfg,
+		ExpireInterval:        c.durationMs("offsets.retention.check.interval.ms"),
+		Partitions:            b.partitionCount(offsetsTopic),
+		DeleteShareGroupState: b.deleteShareGroupState, // share_wiring.go
 	})
 }
 

@@ -4,22 +4,21 @@ package broker
 // heartbeat asks the share coordinator to initialize the share state of the
 // partitions its members subscribe to (group.Config.OnShareInitialize), and the
 // answer goes back to the group's shard, whose next heartbeats then assign those
-// partitions; a deleted share group's share state is deleted once its tombstones are
-// committed (coordinator.GroupConfig.OnShareGroupDeleted). Both go through the share
-// coordinators' API (shareleader.Persister, Kafka's DefaultStatePersister), on a
-// goroutine of their own: the shard never waits for a share coordinator.
+// partitions; DeleteGroups of a share group deletes its share state first, and the
+// group only once that succeeded (coordinator.GroupConfig.DeleteShareGroupState).
+// Both go through the share coordinators' API (shareleader.Persister, Kafka's
+// DefaultStatePersister), on a goroutine of their own: the shard never waits for a
+// share coordinator.
 //
 // Without a Persister (Broker.sharePersister nil) an initialization fails with
 // COORDINATOR_NOT_AVAILABLE, so the group asks again at the next heartbeat as Kafka's
-// does when the share coordinator is not reachable, and a deleted group's share state
-// is left (logged).
+// does when the share coordinator is not reachable, and so does the deletion of a
+// share group with share state.
 
 import (
 	"context"
-	"errors"
 	"time"
 
-	"github.com/hashicorp/go-hclog"
 	"github.com/petrel-broker/petrel/group"
 	"github.com/petrel-broker/petrel/shareleader"
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -46,11 +45,12 @@ func (b *Broker) setPersister(p shareleader.Persister) {
 }
 
 // goShareState runs fn on a goroutine of its own with a context bounded by
-// shareStateTimeout and the broker's stop, unless the broker is stopping.
-func (b *Broker) goShareState(name string, fn func(ctx context.Context)) {
+// shareStateTimeout and the broker's stop, unless the broker is stopping; it reports
+// whether fn was started.
+func (b *Broker) goShareState(name string, fn func(ctx context.Context)) bool {
 	select {
 	case <-b.stop:
-		return
+		return false
 	default:
 	}
 	b.goLoop(name, func() {
@@ -58,6 +58,7 @@ func (b *Broker) goShareState(name string, fn func(ctx context.Context)) {
 		defer cancel()
 		fn(ctx)
 	})
+	return true
 }
 
 // onShareInitialize is group.Config.OnShareInitialize: InitializeShareGroupState for
@@ -135,13 +136,15 @@ func (b *Broker) initializeShareState(ctx context.Context, init group.ShareIniti
 	return ok, failed, code
 }
 
-// onShareGroupDeleted is coordinator.GroupConfig.OnShareGroupDeleted: the deleted
-// share group's state goes to DeleteShareGroupState (Kafka deletes a share group's
-// state with the group).
-func (b *Broker) onShareGroupDeleted(groupID string, state []group.ShareTopicPartitions) {
+// deleteShareGroupState is coordinator.GroupConfig.DeleteShareGroupState: an empty
+// share group's state goes to DeleteShareGroupState before the group is deleted, as
+// Kafka 4.2's GroupCoordinatorService.deleteGroups does; done gets 0 once every
+// partition's state is deleted, else the first partition's code (a share coordinator
+// moving or unreachable: COORDINATOR_NOT_AVAILABLE, for the admin client to retry).
+func (b *Broker) deleteShareGroupState(groupID string, state []group.ShareTopicPartitions, done func(code int16)) {
 	p := b.persister()
 	if p == nil {
-		b.logger.Warn("share group deleted without a share coordinator: its share state is left", "group", groupID)
+		done(kerr.CoordinatorNotAvailable.Code)
 		return
 	}
 	req := kmsg.NewPtrDeleteShareGroupStateRequest()
@@ -156,23 +159,30 @@ func (b *Broker) onShareGroupDeleted(groupID string, state []group.ShareTopicPar
 		}
 		req.Topics = append(req.Topics, rt)
 	}
-	b.goShareState("share-delete", func(ctx context.Context) {
+	started := b.goShareState("share-delete", func(ctx context.Context) {
 		resp, err := p.DeleteState(ctx, req)
 		if err != nil {
-			level := hclog.Warn
-			if errors.Is(err, context.Canceled) {
-				level = hclog.Info // the broker is shutting down
-			}
-			b.logger.Log(level, "share state of a deleted share group not deleted", "group", groupID, "error", err)
+			b.logger.Debug("share state of a share group not deleted; the group stays", "group", groupID, "error", err)
+			done(kerr.CoordinatorNotAvailable.Code)
 			return
 		}
 		for _, t := range resp.Topics {
 			for _, rp := range t.Partitions {
-				if rp.ErrorCode != 0 {
-					b.logger.Warn("share state of a deleted share group not deleted", "group", groupID,
-						"partition", rp.Partition, "error", kerr.ErrorForCode(rp.ErrorCode))
+				if code := rp.ErrorCode; code != 0 {
+					b.logger.Debug("share state of a share group not deleted; the group stays", "group", groupID,
+						"partition", rp.Partition, "error", kerr.ErrorForCode(code))
+					switch code {
+					case kerr.NotCoordinator.Code, kerr.CoordinatorLoadInProgress.Code:
+						code = kerr.CoordinatorNotAvailable.Code
+					}
+					done(code)
+					return
 				}
 			}
 		}
+		done(0)
 	})
+	if !started {
+		done(kerr.CoordinatorNotAvailable.Code) // the broker is stopping
+	}
 }

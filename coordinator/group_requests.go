@@ -137,8 +137,8 @@ func (gc *GroupCoordinator) DescribeGroups(r *kmsg.DescribeGroupsRequest, author
 	})
 }
 
-// DeleteGroups deletes each group of r on its shard (INVALID_GROUP_ID for ""); a
-// deleted share group's state goes to GroupConfig.OnShareGroupDeleted.
+// DeleteGroups deletes each group of r on its shard (INVALID_GROUP_ID for ""); an
+// empty share group's state is deleted first (GroupConfig.DeleteShareGroupState).
 func (gc *GroupCoordinator) DeleteGroups(r *kmsg.DeleteGroupsRequest) <-chan kmsg.Response {
 	return Gather(len(r.Groups), func(i int, done func(kmsg.DeleteGroupsResponseGroup)) {
 		id := r.Groups[i]
@@ -152,7 +152,10 @@ func (gc *GroupCoordinator) DeleteGroups(r *kmsg.DeleteGroupsRequest) <-chan kms
 			return
 		}
 		gc.Submit(id, func(now time.Time, s *group.Shard) group.Effects {
-			return s.DeleteGroup(now, id, gc.deletedShareGroup(id, shareStateOf(s, id), answer))
+			if gc.deleteShareStateFirst(id, s, answer) {
+				return group.Effects{}
+			}
+			return s.DeleteGroup(now, id, answer)
 		}, answer)
 	}, func(results []kmsg.DeleteGroupsResponseGroup) kmsg.Response {
 		resp := r.ResponseKind().(*kmsg.DeleteGroupsResponse)

@@ -30,11 +30,12 @@ type GroupConfig struct {
 	ExpireInterval time.Duration
 	// Partitions returns __consumer_offsets' partition count now (0: no topic yet).
 	Partitions func() int32
-	// OnShareGroupDeleted, when set, is told of the share state partitions of a share
-	// group DeleteGroups deleted, once its tombstones are committed, for the share
-	// coordinator to delete (Kafka's DeleteShareGroupState). It runs on the shard's
-	// goroutine and must not block.
-	OnShareGroupDeleted func(groupID string, state []group.ShareTopicPartitions)
+	// DeleteShareGroupState, when set, deletes the share state partitions of a share
+	// group DeleteGroups is about to delete (Kafka's DeleteShareGroupState, before the
+	// group, as GroupCoordinatorService.deleteGroups): done(0) lets the deletion go on,
+	// another code is the group's answer and the group stays. It is called on the
+	// shard's goroutine, must not block, and may call done from any goroutine.
+	DeleteShareGroupState func(groupID string, state []group.ShareTopicPartitions, done func(code int16))
 }
 
 // GroupCoordinator runs the __consumer_offsets partitions this broker leads.
@@ -42,7 +43,7 @@ type GroupCoordinator struct {
 	*Router[*group.Shard, group.Effects]
 	cfg            group.Config
 	expireInterval time.Duration
-	onShareDeleted func(groupID string, state []group.ShareTopicPartitions)
+	deleteShareState func(groupID string, state []group.ShareTopicPartitions, done func(code int16))
 }
 
 // NewGroupCoordinator returns a coordinator with nothing loaded.
@@ -56,7 +57,7 @@ func NewGroupCoordinator(cfg GroupConfig) *GroupCoordinator {
 	if cfg.Group.ConsumerTopics == nil { // an image with no topic
 		cfg.Group.ConsumerTopics = func() group.ConsumerTopics { return group.ConsumerTopicMap{} }
 	}
-	gc := &GroupCoordinator{cfg: cfg.Group, expireInterval: cfg.ExpireInterval, onShareDeleted: cfg.OnShareGroupDeleted}
+	gc := &GroupCoordinator{cfg: cfg.Group, expireInterval: cfg.ExpireInterval, deleteShareState: cfg.DeleteShareGroupState}
 	gc.Router = &Router[*group.Shard, group.Effects]{
 		rt:          New(cfg.Runtime),
 		partitions:  cfg.Partitions,

@@ -77,9 +77,8 @@ func (gc *GroupCoordinator) ShareGroupDescribe(r *kmsg.ShareGroupDescribeRequest
 
 // shareStateOf returns the share state partitions of groupID's share group on s
 // (initialized and initializing), nil when groupID is not a share group: what
-// DeleteGroups hands to GroupConfig.OnShareGroupDeleted once the group's tombstones
-// are committed. Topics being deleted are left out: their share state goes with the
-// topic.
+// DeleteGroups has GroupConfig.DeleteShareGroupState delete before the group. Topics
+// being deleted are left out: their share state goes with the topic.
 func shareStateOf(s *group.Shard, groupID string) []group.ShareTopicPartitions {
 	g := s.ShareGroup(groupID)
 	if g == nil {
@@ -89,17 +88,31 @@ func shareStateOf(s *group.Shard, groupID string) []group.ShareTopicPartitions {
 	return append(initialized, initializing...)
 }
 
-// deletedShareGroup wraps DeleteGroups' answer for groupID: once the group's
-// tombstones are committed (code 0), the share state it had goes to
-// OnShareGroupDeleted.
-func (gc *GroupCoordinator) deletedShareGroup(groupID string, state []group.ShareTopicPartitions, answer func(int16)) func(int16) {
-	if len(state) == 0 || gc.onShareDeleted == nil {
-		return answer
+// deleteShareStateFirst starts DeleteGroups of groupID's share group the way Kafka 4.2
+// does (GroupCoordinatorService.deleteGroups): an empty share group with share state
+// has it deleted by the share coordinators first, and only then is the group deleted
+// on its shard (answered as a classic group's deletion is); a state that cannot be
+// deleted is the group's answer, and the group stays, so that the state of a group id
+// never outlives its group (a group re-created under the id would otherwise meet the
+// old state epochs). It reports whether it took the request over; a group with members
+// is left to DeleteGroup (NON_EMPTY_GROUP).
+func (gc *GroupCoordinator) deleteShareStateFirst(groupID string, s *group.Shard, answer func(int16)) bool {
+	g := s.ShareGroup(groupID)
+	if g == nil || g.NumMembers() > 0 || gc.deleteShareState == nil {
+		return false
 	}
-	return func(code int16) {
-		if code == 0 {
-			gc.onShareDeleted(groupID, state)
+	state := shareStateOf(s, groupID)
+	if len(state) == 0 {
+		return false
+	}
+	gc.deleteShareState(groupID, state, func(code int16) {
+		if code != 0 {
+			answer(code)
+			return
 		}
-		answer(code)
-	}
+		gc.Submit(groupID, func(now time.Time, s *group.Shard) group.Effects {
+			return s.DeleteGroup(now, groupID, answer)
+		}, answer)
+	})
+	return true
 }

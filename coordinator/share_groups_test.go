@@ -25,7 +25,10 @@ func shareCoordinator(t *testing.T, session time.Duration) (*GroupCoordinator, c
 	}
 	cfg.OnShareInitialize = func(i group.ShareInitialize) { inits <- i }
 	gc := NewGroupCoordinator(GroupConfig{Group: cfg, Partitions: func() int32 { return 1 },
-		OnShareGroupDeleted: func(_ string, state []group.ShareTopicPartitions) { deleted <- state }})
+		DeleteShareGroupState: func(_ string, state []group.ShareTopicPartitions, done func(int16)) {
+			deleted <- state
+			done(0)
+		}})
 	t.Cleanup(gc.Close)
 	log := newFakeLog(1)
 	log.set(func(f *fakeLog) { f.autoCommit = true; f.hw = f.leo })
