@@ -41,7 +41,7 @@ func TestUpdateFeaturesOldVersions(t *testing.T) {
 		cl := newClient(t, b, pinned(map[kmsg.Key]int16{kmsg.UpdateFeatures: version}))
 		req := kmsg.NewPtrUpdateFeaturesRequest()
 		u := kmsg.NewUpdateFeaturesRequestFeatureUpdate()
-		u.Feature, u.MaxVersionLevel = metadata.FeatureTransactionVersion, 1
+		u.Feature, u.MaxVersionLevel = metadata.FeatureTransactionVersion, 0
 		u.AllowDowngrade, u.UpgradeType = version == 0, 2 // each version's safe downgrade
 		bad := kmsg.NewUpdateFeaturesRequestFeatureUpdate()
 		bad.Feature, bad.MaxVersionLevel, bad.UpgradeType = metadata.FeatureShareVersion, 9, 1
@@ -55,18 +55,18 @@ func TestUpdateFeaturesOldVersions(t *testing.T) {
 			r.Results[0].ErrorCode != r.ErrorCode || !strings.Contains(*r.Results[1].ErrorMessage, "only supports versions 0-1") {
 			t.Fatalf("v%d refusal: %+v", version, r)
 		}
-		if b.Image().FeatureLevel(metadata.FeatureTransactionVersion) != 2 {
+		if b.Image().FeatureLevel(metadata.FeatureTransactionVersion) != 1 {
 			t.Fatal("a refused request changed a level")
 		}
 		req.FeatureUpdates = req.FeatureUpdates[:1]
 		if r, err = req.RequestWith(ctx, cl); err != nil || r.ErrorCode != 0 || len(r.Results) != 1 || r.Results[0].ErrorCode != 0 {
 			t.Fatalf("v%d safe downgrade: %+v %v", version, r, err)
 		}
-		if got := b.Image().FeatureLevel(metadata.FeatureTransactionVersion); got != 1 {
+		if got := b.Image().FeatureLevel(metadata.FeatureTransactionVersion); got != 0 {
 			t.Fatalf("v%d: transaction.version %d after the downgrade", version, got)
 		}
 		// Back up, and a name given twice is INVALID_REQUEST.
-		u.MaxVersionLevel, u.AllowDowngrade, u.UpgradeType = 2, false, 1
+		u.MaxVersionLevel, u.AllowDowngrade, u.UpgradeType = 1, false, 1
 		req.FeatureUpdates = []kmsg.UpdateFeaturesRequestFeatureUpdate{u, u}
 		if r, _ = req.RequestWith(ctx, cl); r == nil || r.ErrorCode != kerr.InvalidRequest.Code {
 			t.Fatalf("v%d duplicate: %+v", version, r)

@@ -16,33 +16,33 @@ func TestFeatures_DescribeUpgradeDowngradeDisable(t *testing.T) {
 		`Feature: group\.version\tSupportedMinVersion: 0\tSupportedMaxVersion: 1\tFinalizedVersionLevel: 1\tEpoch: \d+\n` +
 		`Feature: metadata\.version\tSupportedMinVersion: 3\.3-IV3\tSupportedMaxVersion: 4\.2-IV1\tFinalizedVersionLevel: 4\.2-IV1\tEpoch: \d+\n` +
 		`Feature: share\.version\tSupportedMinVersion: 0\tSupportedMaxVersion: 1\tFinalizedVersionLevel: 1\tEpoch: \d+\n` +
-		`Feature: transaction\.version\tSupportedMinVersion: 0\tSupportedMaxVersion: 2\tFinalizedVersionLevel: 2\tEpoch: \d+\n$`)
+		`Feature: transaction\.version\tSupportedMinVersion: 0\tSupportedMaxVersion: 1\tFinalizedVersionLevel: 1\tEpoch: \d+\n$`)
 	if !want.MatchString(r.stdout) {
 		t.Fatalf("describe:\n%s", r.stdout)
 	}
 
-	r = mustRun(t, "", "features", "downgrade", bs, "--feature", "transaction.version=1", "--dry-run")
-	if r.stdout != "transaction.version can be downgraded to 1.\n" {
+	r = mustRun(t, "", "features", "downgrade", bs, "--feature", "transaction.version=0", "--dry-run")
+	if r.stdout != "transaction.version can be downgraded to 0.\n" {
 		t.Fatalf("dry run: %q", r.stdout)
 	}
-	if !strings.Contains(mustRun(t, "", "features", "describe", bs).stdout, "transaction.version\tSupportedMinVersion: 0\tSupportedMaxVersion: 2\tFinalizedVersionLevel: 2") {
+	if !strings.Contains(mustRun(t, "", "features", "describe", bs).stdout, "transaction.version\tSupportedMinVersion: 0\tSupportedMaxVersion: 1\tFinalizedVersionLevel: 1") {
 		t.Fatal("the dry run changed the level")
 	}
-	r = mustRun(t, "", "features", "downgrade", bs, "--feature", "transaction.version=1")
-	if r.stdout != "transaction.version was downgraded to 1.\n" {
+	r = mustRun(t, "", "features", "downgrade", bs, "--feature", "transaction.version=0")
+	if r.stdout != "transaction.version was downgraded to 0.\n" {
 		t.Fatalf("downgrade: %q", r.stdout)
 	}
 	r = mustRun(t, "", "features", "disable", bs, "--feature", "eligible.leader.replicas.version")
 	if r.stdout != "eligible.leader.replicas.version was disabled.\n" {
 		t.Fatalf("disable: %q", r.stdout)
 	}
-	r = mustRun(t, "", "features", "upgrade", bs, "--feature", "transaction.version=2", "--metadata", "4.2")
-	if r.stdout != "metadata.version was upgraded to 4.2-IV1.\ntransaction.version was upgraded to 2.\n" {
+	r = mustRun(t, "", "features", "upgrade", bs, "--feature", "transaction.version=1", "--metadata", "4.2")
+	if r.stdout != "metadata.version was upgraded to 4.2-IV1.\ntransaction.version was upgraded to 1.\n" {
 		t.Fatalf("upgrade: %q", r.stdout)
 	}
 	out := mustRun(t, "", "features", "describe", bs).stdout
 	if !strings.Contains(out, "eligible.leader.replicas.version\tSupportedMinVersion: 0\tSupportedMaxVersion: 1\tFinalizedVersionLevel: 0") ||
-		!strings.Contains(out, "transaction.version\tSupportedMinVersion: 0\tSupportedMaxVersion: 2\tFinalizedVersionLevel: 2") {
+		!strings.Contains(out, "transaction.version\tSupportedMinVersion: 0\tSupportedMaxVersion: 1\tFinalizedVersionLevel: 1") {
 		t.Fatalf("describe after the changes:\n%s", out)
 	}
 

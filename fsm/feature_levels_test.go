@@ -14,7 +14,7 @@ func TestSnapshotRestoreFeatureLevels(t *testing.T) {
 	f.Apply(entry(t, 1, append([]metadata.Record{metadata.ClusterRecord{ClusterID: "c"},
 		metadata.RegisterBrokerRecord{BrokerID: 0, Features: metadata.SupportedBrokerFeatures()}},
 		metadata.BootstrapFeatureRecords()...)...))
-	f.Apply(entry(t, 2, metadata.FeatureLevelRecord{Name: metadata.FeatureTransactionVersion, FeatureLevel: 1}))
+	f.Apply(entry(t, 2, metadata.FeatureLevelRecord{Name: metadata.FeatureTransactionVersion, FeatureLevel: 0}))
 	snap, err := f.Snapshot()
 	if err != nil {
 		t.Fatal(err)
@@ -28,7 +28,7 @@ func TestSnapshotRestoreFeatureLevels(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := f.Image().FinalizedFeatures()
-	if got := g.Image().FinalizedFeatures(); !maps.Equal(got, want) || got[metadata.FeatureTransactionVersion] != 1 {
+	if got := g.Image().FinalizedFeatures(); !maps.Equal(got, want) || len(got) != 4 {
 		t.Fatalf("restored levels %v, want %v", got, want)
 	}
 	if got := g.Image().Brokers[0].Features; len(got) != len(metadata.SupportedFeatures()) {

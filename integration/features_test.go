@@ -52,7 +52,7 @@ func featureUpdate(name string, level int16, typ int8) kmsg.UpdateFeaturesReques
 func TestCluster_FeaturesUpdateSeenByEveryNode(t *testing.T) {
 	c := StartCluster(t, 3)
 	ctx := testContext(t)
-	want := map[string]int16{metadata.FeatureMetadataVersion: 29, metadata.FeatureTransactionVersion: 2,
+	want := map[string]int16{metadata.FeatureMetadataVersion: 29, metadata.FeatureTransactionVersion: 1,
 		metadata.FeatureGroupVersion: 1, metadata.FeatureEligibleLeaderReplicasVersion: 1, metadata.FeatureShareVersion: 1}
 	for i := range 3 {
 		got, av := c.finalizedVia(ctx, t, i)
@@ -66,21 +66,21 @@ func TestCluster_FeaturesUpdateSeenByEveryNode(t *testing.T) {
 	ctrl := c.Controller()
 	other := (ctrl + 1) % 3
 	// Refused: a downgrade without a downgrade type.
-	r := updateFeatures(ctx, t, c, other, 2, false, featureUpdate(metadata.FeatureTransactionVersion, 1, 1))
+	r := updateFeatures(ctx, t, c, other, 2, false, featureUpdate(metadata.FeatureTransactionVersion, 0, 1))
 	if r.ErrorCode != kerr.InvalidUpdateVersion.Code || !strings.Contains(deref(r.ErrorMessage), "without setting the upgrade type") {
 		t.Fatalf("downgrade as an upgrade: %+v", r)
 	}
 	// Refused: beyond every node's range.
 	r = updateFeatures(ctx, t, c, other, 2, false, featureUpdate(metadata.FeatureTransactionVersion, 3, 1))
-	if r.ErrorCode != kerr.InvalidUpdateVersion.Code || len(r.Results) != 0 || !strings.Contains(deref(r.ErrorMessage), "only supports versions 0-2") {
+	if r.ErrorCode != kerr.InvalidUpdateVersion.Code || len(r.Results) != 0 || !strings.Contains(deref(r.ErrorMessage), "only supports versions 0-1") {
 		t.Fatalf("beyond the range: %+v", r)
 	}
 	// Validate only: accepted, nothing changes.
-	r = updateFeatures(ctx, t, c, other, 2, true, featureUpdate(metadata.FeatureTransactionVersion, 1, 2))
+	r = updateFeatures(ctx, t, c, other, 2, true, featureUpdate(metadata.FeatureTransactionVersion, 0, 2))
 	if r.ErrorCode != 0 {
 		t.Fatalf("validate only: %+v", r)
 	}
-	if got, _ := c.finalizedVia(ctx, t, ctrl); got[metadata.FeatureTransactionVersion] != 2 {
+	if got, _ := c.finalizedVia(ctx, t, ctrl); got[metadata.FeatureTransactionVersion] != 1 {
 		t.Fatalf("validate only changed the level: %v", got)
 	}
 	// A safe downgrade through a node that is not the controller, then the upgrade
@@ -88,7 +88,7 @@ func TestCluster_FeaturesUpdateSeenByEveryNode(t *testing.T) {
 	for _, step := range []struct {
 		level int16
 		typ   int8
-	}{{1, 2}, {2, 1}} {
+	}{{0, 2}, {1, 1}} {
 		r = updateFeatures(ctx, t, c, other, 2, false, featureUpdate(metadata.FeatureTransactionVersion, step.level, step.typ))
 		if r.ErrorCode != 0 {
 			t.Fatalf("transaction.version to %d: %+v", step.level, r)

@@ -54,6 +54,13 @@ const (
 	MetadataVersionLatest int16 = 29
 )
 
+// TransactionVersionServed is the highest transaction.version this build serves, the
+// top of its supported range and a new cluster's level. Kafka 4.2 supports and
+// bootstraps 2, but level 2 tells clients to use Transactions V2: kgo then adds
+// partitions only through Produce v12 and ends with EndTxn v5, so a cluster may
+// finalize 2 only once it serves them (P22's Transactions V2 raises this to 2).
+const TransactionVersionServed int16 = 1
+
 // metadataVersionChanges are the metadata.version levels, among those supported, that
 // changed the metadata records (Kafka's didMetadataChange): a safe downgrade may not
 // cross one, since it could drop information.
@@ -63,7 +70,7 @@ var metadataVersionChanges = []int16{8, 10, 11, 14, 15, 17, 23}
 func SupportedFeatures() map[string]FeatureRange {
 	return map[string]FeatureRange{
 		FeatureMetadataVersion:               {MetadataVersionMinimum, MetadataVersionLatest},
-		FeatureTransactionVersion:            {0, 2},
+		FeatureTransactionVersion:            {0, TransactionVersionServed},
 		FeatureGroupVersion:                  {0, 1},
 		FeatureEligibleLeaderReplicasVersion: {0, 1},
 		FeatureShareVersion:                  {0, 1},
@@ -82,10 +89,11 @@ func SupportedBrokerFeatures() []BrokerFeature {
 }
 
 // bootstrapFeatureLevels are the levels a new cluster is formed at: Kafka 4.2's
-// defaults for its latest production metadata.version.
+// defaults for its latest production metadata.version, transaction.version capped at
+// what this build serves (TransactionVersionServed).
 var bootstrapFeatureLevels = map[string]int16{
 	FeatureMetadataVersion:               MetadataVersionLatest,
-	FeatureTransactionVersion:            2,
+	FeatureTransactionVersion:            TransactionVersionServed,
 	FeatureGroupVersion:                  1,
 	FeatureEligibleLeaderReplicasVersion: 1,
 	FeatureShareVersion:                  1,

@@ -26,7 +26,7 @@ func TestFeatureLevelsBootstrapAndLegacy(t *testing.T) {
 	}
 	fresh := featureImage(t, append([]Record{ClusterRecord{ClusterID: "c"}}, BootstrapFeatureRecords()...)...)
 	for name, want := range map[string]int16{FeatureMetadataVersion: 29, FeatureGroupVersion: 1, FeatureShareVersion: 1,
-		FeatureTransactionVersion: 2, FeatureEligibleLeaderReplicasVersion: 1} {
+		FeatureTransactionVersion: TransactionVersionServed, FeatureEligibleLeaderReplicasVersion: 1} {
 		if got := fresh.FeatureLevel(name); got != want {
 			t.Errorf("bootstrapped %s = %d, want %d", name, got, want)
 		}
@@ -37,7 +37,7 @@ func TestFeatureLevelsBootstrapAndLegacy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if before[FeatureTransactionVersion] != 2 || next.FeatureLevel(FeatureTransactionVersion) != 0 {
+	if before[FeatureTransactionVersion] != TransactionVersionServed || next.FeatureLevel(FeatureTransactionVersion) != 0 {
 		t.Fatalf("copy on write broken: before %v next %v", before, next.Features)
 	}
 	if _, ok := next.FinalizedFeatures()[FeatureTransactionVersion]; ok {
@@ -87,23 +87,23 @@ func TestPlanFeatureUpdates(t *testing.T) {
 		want         map[string]int16 // the finalized levels after applying
 	}{
 		{name: "upgrade TV on a legacy cluster keeps the legacy levels", broker: all,
-			updates: []FeatureUpdate{{FeatureTransactionVersion, 2, Upgrade}},
-			want:    map[string]int16{FeatureMetadataVersion: 22, FeatureGroupVersion: 1, FeatureShareVersion: 1, FeatureTransactionVersion: 2}},
+			updates: []FeatureUpdate{{FeatureTransactionVersion, 1, Upgrade}},
+			want:    map[string]int16{FeatureMetadataVersion: 22, FeatureGroupVersion: 1, FeatureShareVersion: 1, FeatureTransactionVersion: 1}},
 		{name: "downgrade needs a downgrade type", bootstrapped: true, broker: all,
-			updates: []FeatureUpdate{{FeatureTransactionVersion, 1, Upgrade}}, wantErr: "without setting the upgrade type"},
+			updates: []FeatureUpdate{{FeatureTransactionVersion, 0, Upgrade}}, wantErr: "without setting the upgrade type"},
 		{name: "a downgrade type to a newer version", bootstrapped: true, broker: all,
 			updates: []FeatureUpdate{{FeatureMetadataVersion, 28, SafeDowngrade}, {FeatureGroupVersion, 1, SafeDowngrade}},
-			want:    map[string]int16{FeatureMetadataVersion: 28, FeatureGroupVersion: 1, FeatureShareVersion: 1, FeatureTransactionVersion: 2, FeatureEligibleLeaderReplicasVersion: 1}},
+			want:    map[string]int16{FeatureMetadataVersion: 28, FeatureGroupVersion: 1, FeatureShareVersion: 1, FeatureTransactionVersion: 1, FeatureEligibleLeaderReplicasVersion: 1}},
 		{name: "safe downgrade of a feature to 0 disables it", bootstrapped: true, broker: all,
 			updates: []FeatureUpdate{{FeatureEligibleLeaderReplicasVersion, 0, SafeDowngrade}},
-			want:    map[string]int16{FeatureMetadataVersion: 29, FeatureGroupVersion: 1, FeatureShareVersion: 1, FeatureTransactionVersion: 2}},
+			want:    map[string]int16{FeatureMetadataVersion: 29, FeatureGroupVersion: 1, FeatureShareVersion: 1, FeatureTransactionVersion: 1}},
 		{name: "beyond the controller's range", bootstrapped: true, broker: all,
-			updates: []FeatureUpdate{{FeatureTransactionVersion, 3, Upgrade}}, wantErr: "only supports versions 0-2"},
+			updates: []FeatureUpdate{{FeatureTransactionVersion, 3, Upgrade}}, wantErr: "only supports versions 0-1"},
 		{name: "unknown feature", bootstrapped: true, broker: all,
 			updates: []FeatureUpdate{{"no.such.version", 1, Upgrade}}, wantErr: "does not support this feature"},
-		{name: "a broker without the level", broker: []BrokerFeature{{FeatureTransactionVersion, FeatureRange{0, 1}}},
-			updates: []FeatureUpdate{{FeatureTransactionVersion, 2, Upgrade}}, wantErr: "Broker 0 does not support"},
-		{name: "a broker of an older Petrel", updates: []FeatureUpdate{{FeatureTransactionVersion, 2, Upgrade}},
+		{name: "a broker without the level", broker: []BrokerFeature{{FeatureTransactionVersion, FeatureRange{0, 0}}},
+			updates: []FeatureUpdate{{FeatureTransactionVersion, 1, Upgrade}}, wantErr: "Broker 0 does not support"},
+		{name: "a broker of an older Petrel", updates: []FeatureUpdate{{FeatureTransactionVersion, 1, Upgrade}},
 			wantErr: "registered without supported features"},
 		{name: "unsafe metadata downgrade", bootstrapped: true, broker: all,
 			updates: []FeatureUpdate{{FeatureMetadataVersion, 28, UnsafeDowngrade}}, wantErr: "Unsafe metadata downgrade"},
@@ -115,7 +115,7 @@ func TestPlanFeatureUpdates(t *testing.T) {
 			updates: []FeatureUpdate{{FeatureMetadataVersion, 29, Upgrade}, {FeatureEligibleLeaderReplicasVersion, 1, Upgrade}},
 			want:    map[string]int16{FeatureMetadataVersion: 29, FeatureGroupVersion: 1, FeatureShareVersion: 1, FeatureEligibleLeaderReplicasVersion: 1}},
 		{name: "no change", bootstrapped: true, broker: all,
-			updates: []FeatureUpdate{{FeatureTransactionVersion, 2, Upgrade}}},
+			updates: []FeatureUpdate{{FeatureTransactionVersion, 1, Upgrade}}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
