@@ -1,8 +1,11 @@
 package broker
 
-// ListOffsets (key 2), v1-7: the lookup is the replica's (replication/list_offsets.go:
+// ListOffsets (key 2), v1-10: the lookup is the replica's (replication/list_offsets.go:
 // latest, earliest, the largest timestamp, a time; KIP-320 fencing from v4; the
-// debugging replica id -2). Describe on the topic is its authorization rule.
+// debugging replica id -2). v8's earliest local (-4) is the earliest, there being no
+// tiered storage; v9's latest tiered (-5) is offset -1, as from a Kafka without remote
+// storage; v10's TimeoutMillis bounds remote lookups, and every lookup here is local
+// and answered at once. Describe on the topic is its authorization rule.
 
 import (
 	"context"
@@ -16,7 +19,7 @@ import (
 )
 
 func init() {
-	registerAPI(kmsg.ListOffsets, 1, 7, (*Broker).handleListOffsets, apiOpts{
+	registerAPI(kmsg.ListOffsets, 1, 10, (*Broker).handleListOffsets, apiOpts{
 		authorize:       authorizeListOffsets,
 		partitionScoped: true,
 	})

@@ -1,6 +1,6 @@
 package broker
 
-// Metadata (key 3), v0-12. A null topic list (v1+) means all topics, an empty one none;
+// Metadata (key 3), v0-13. A null topic list (v1+) means all topics, an empty one none;
 // in v0 an empty list means all. Only unfenced brokers are listed. The controller id is
 // the Raft leader, or this broker while the leader is unknown or silent
 // (metadataControllerID: every broker forwards controller requests). Topic ids (v10+) are real UUIDs; v12 looks topics up by id. Unknown
@@ -9,7 +9,10 @@ package broker
 // as in Kafka, the request that created a topic gets it LEADER_NOT_AVAILABLE without
 // partitions, and the next one finds it ready. Before answering, the other brokers the
 // answer names as leaders are probed, and an answer naming one that refuses waits for
-// its fence (controller/leader_probes.go, refused_leader_hold.go).
+// its fence (controller/leader_probes.go, refused_leader_hold.go). v13's top-level
+// ErrorCode (KIP-1102) is 0: REBOOTSTRAP_REQUIRED tells a client to resolve its
+// bootstrap servers again, and Kafka 4.2's brokers never send it; neither does Petrel,
+// whose every broker answers for the whole cluster.
 
 import (
 	"context"
@@ -24,7 +27,7 @@ import (
 )
 
 func init() {
-	registerAPI(kmsg.Metadata, 0, 12, (*Broker).handleMetadata, apiOpts{
+	registerAPI(kmsg.Metadata, 0, 13, (*Broker).handleMetadata, apiOpts{
 		authorize: authorizeMetadata,
 	})
 }

@@ -50,6 +50,7 @@ func (b *Broker) brokerRegistration(ctx context.Context, r *kmsg.BrokerRegistrat
 	if r.Rack != nil {
 		reg.Rack = *r.Rack
 	}
+	reg.Features = registrationFeatures(r) // feature_levels.go
 	epoch, err := b.ctrl.Register(ctx, reg)
 	if err != nil {
 		resp.ErrorCode = b.errorCodeLogged(err, "broker registration")
@@ -66,6 +67,7 @@ func (b *Broker) registrationRequest() *kmsg.BrokerRegistrationRequest {
 	req.BrokerID = b.cfg.NodeID
 	req.ClusterID = b.Image().ClusterID
 	req.IncarnationID = b.incarnation
+	addSupportedFeatures(req) // feature_levels.go
 	for _, bl := range b.listeners {
 		host, port := splitHostPort(bl.spec.Advertised)
 		l := kmsg.NewBrokerRegistrationRequestListener()

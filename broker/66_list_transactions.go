@@ -1,8 +1,10 @@
 package broker
 
-// ListTransactions (key 66), v0-1: the transactional ids of every __transaction_state
-// partition this broker coordinates, filtered by state, producer id and (v1) the
-// minimum running time of the ongoing transaction. While a partition is still loading
+// ListTransactions (key 66), v0-2: the transactional ids of every __transaction_state
+// partition this broker coordinates, filtered by state, producer id, (v1) the
+// minimum running time of the ongoing transaction and (v2, KIP-1152) a regular
+// expression the transactional id must match (Go's RE2 syntax, as Kafka's RE2/J; an
+// invalid one is INVALID_REGULAR_EXPRESSION). While a partition is still loading
 // the answer carries COORDINATOR_LOAD_IN_PROGRESS with what is known, as in Kafka.
 // States in the filter that are not Kafka's are reported in unknown_state_filters.
 
@@ -16,7 +18,7 @@ import (
 )
 
 func init() {
-	registerAPI(kmsg.ListTransactions, 0, 1, (*Broker).handleListTransactions, apiOpts{
+	registerAPI(kmsg.ListTransactions, 0, 2, (*Broker).handleListTransactions, apiOpts{
 		authorize: authorizeListTransactions,
 	})
 }

@@ -25,14 +25,14 @@ func TestAPIHooks_RoutingFacts(t *testing.T) {
 			kmsg.UnregisterBroker, kmsg.AlterPartition, kmsg.DescribeQuorum, kmsg.CreateTopics, kmsg.DeleteTopics,
 			kmsg.AllocateProducerIDs, kmsg.AlterPartitionAssignments, kmsg.AssignReplicasToDirs, kmsg.CreatePartitions,
 			kmsg.IncrementalAlterConfigs, kmsg.AlterConfigs, kmsg.ElectLeaders, kmsg.CreateACLs, kmsg.DeleteACLs,
-			kmsg.AlterClientQuotas, kmsg.AlterUserSCRAMCredentials},
+			kmsg.AlterClientQuotas, kmsg.AlterUserSCRAMCredentials, kmsg.UpdateFeatures},
 		"isNotController": {kmsg.CreateTopics, kmsg.DeleteTopics, kmsg.BrokerRegistration, kmsg.BrokerHeartbeat,
 			kmsg.AddRaftVoter, kmsg.RemoveRaftVoter, kmsg.UnregisterBroker, kmsg.DescribeQuorum, kmsg.AlterPartition,
-			kmsg.AllocateProducerIDs, kmsg.AlterPartitionAssignments},
+			kmsg.AllocateProducerIDs, kmsg.AlterPartitionAssignments, kmsg.UpdateFeatures},
 		"adminChange": {kmsg.CreateTopics, kmsg.DeleteTopics, kmsg.CreatePartitions, kmsg.IncrementalAlterConfigs,
 			kmsg.AlterConfigs, kmsg.CreateACLs, kmsg.DeleteACLs, kmsg.AlterClientQuotas, kmsg.AlterUserSCRAMCredentials,
-			kmsg.AlterPartitionAssignments, kmsg.ElectLeaders, kmsg.UnregisterBroker},
-		"ownTimeout":      {kmsg.CreateTopics, kmsg.DeleteTopics, kmsg.CreatePartitions, kmsg.ElectLeaders, kmsg.AlterPartitionAssignments},
+			kmsg.AlterPartitionAssignments, kmsg.ElectLeaders, kmsg.UnregisterBroker, kmsg.UpdateFeatures},
+		"ownTimeout":      {kmsg.CreateTopics, kmsg.DeleteTopics, kmsg.CreatePartitions, kmsg.ElectLeaders, kmsg.AlterPartitionAssignments, kmsg.UpdateFeatures},
 		"sessionConn":     {kmsg.BrokerRegistration, kmsg.BrokerHeartbeat},
 		"partitionScoped": {kmsg.Produce, kmsg.Fetch, kmsg.ListOffsets, kmsg.OffsetForLeaderEpoch, kmsg.DeleteRecords},
 	}
@@ -96,8 +96,8 @@ func TestAPIHooks_NotControllerRoundTrip(t *testing.T) {
 func TestRegisterAPI_RefusesAnAPIWithoutItsFacts(t *testing.T) {
 	n := len(apis)
 	for name, spec := range map[string]*apiSpec{
-		"without an authorization rule":     {key: kmsg.UpdateFeatures},
-		"without its NOT_CONTROLLER answer": {key: kmsg.UpdateFeatures, apiOpts: apiOpts{authorize: authorizeNothing, controller: noController}},
+		"without an authorization rule":     {key: kmsg.Envelope},
+		"without its NOT_CONTROLLER answer": {key: kmsg.Envelope, apiOpts: apiOpts{authorize: authorizeNothing, controller: noController}},
 		"twice":                             {key: kmsg.Produce, apiOpts: apiOpts{authorize: authorizeNothing}},
 	} {
 		func() {
@@ -109,7 +109,7 @@ func TestRegisterAPI_RefusesAnAPIWithoutItsFacts(t *testing.T) {
 			addAPI(spec)
 		}()
 	}
-	if len(apis) != n || apiFor(int16(kmsg.UpdateFeatures)) != nil {
+	if len(apis) != n || apiFor(int16(kmsg.Envelope)) != nil {
 		t.Fatal("a refused API was registered")
 	}
 }

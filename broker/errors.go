@@ -70,6 +70,8 @@ var errorTable = []struct {
 	{controller.ErrTopicDeletionDisabled, kerr.TopicDeletionDisabled.Code},
 	{controller.ErrPolicyViolation, kerr.PolicyViolation.Code},
 	{controller.ErrInconsistentClusterID, kerr.InconsistentClusterID.Code},
+	{controller.ErrUnsupportedFeatures, kerr.UnsupportedVersion.Code},
+	{metadata.ErrInvalidUpdateVersion, kerr.InvalidUpdateVersion.Code},
 	{controller.ErrDuplicateBrokerRegistration, kerr.DuplicateBrokerRegistration.Code},
 	{controller.ErrStaleBrokerEpoch, kerr.StaleBrokerEpoch.Code},
 	{controller.ErrBrokerNotRegistered, kerr.BrokerIDNotRegistered.Code},

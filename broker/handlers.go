@@ -139,6 +139,7 @@ func (b *Broker) newRegistry() *rpc.Registry {
 	for _, key := range frameReleasingAPIs {
 		reg.ReleaseFrameAfterHandler(int16(key))
 	}
+	reg.SetFeatures(b.addApiVersionsFeatures) // feature_levels.go
 	return reg
 }
 

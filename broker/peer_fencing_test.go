@@ -59,6 +59,7 @@ func fakeRegistration(t *testing.T, b *Broker, id int32, inc, previous metadata.
 	l := kmsg.NewBrokerRegistrationRequestListener()
 	l.Name, l.Host, l.Port = "PLAINTEXT", host, uint16(p)
 	req.Listeners = append(req.Listeners, l)
+	addSupportedFeatures(req)
 	if previous != metadata.ZeroUuid {
 		req.UnknownTags.Set(previousIncarnationTag, previous[:])
 	}

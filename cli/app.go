@@ -80,6 +80,7 @@ func newApp(stdout, stderr io.Writer) *ucli.App {
 			topCommand(),
 			aclsCommand(),
 			quotasCommand(),
+			featuresCommand(),
 		},
 		// Errors are printed once by runApp.
 		ExitErrHandler: func(*ucli.Context, error) {},

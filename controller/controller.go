@@ -297,7 +297,11 @@ func (c *Controller) ensureClusterID() bool {
 	if _, err := rand.Read(raw[:]); err != nil {
 		return false
 	}
-	if _, err := c.propose(ctx, metadata.ClusterRecord{ClusterID: metadata.UuidFromBytes(raw).String()}); err != nil {
+	// A new cluster is formed at this release's feature levels (features.go), in the
+	// entry of its cluster id: an existing cluster never gets them this way.
+	records := append([]metadata.Record{metadata.ClusterRecord{ClusterID: metadata.UuidFromBytes(raw).String()}},
+		metadata.BootstrapFeatureRecords()...)
+	if _, err := c.propose(ctx, records...); err != nil {
 		c.log.Warn("writing the cluster id", "error", err)
 		return false
 	}

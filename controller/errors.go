@@ -10,6 +10,10 @@ var (
 	ErrNotController = errors.New("controller: not the controller")
 	// ErrInconsistentClusterID means a registering broker knows another cluster id.
 	ErrInconsistentClusterID = errors.New("controller: cluster id does not match")
+	// ErrUnsupportedFeatures refuses a broker registration whose supported feature
+	// ranges leave out a finalized level (Kafka's UNSUPPORTED_VERSION): it could not
+	// follow the cluster.
+	ErrUnsupportedFeatures = errors.New("controller: broker does not support the finalized features")
 	// ErrDuplicateBrokerRegistration means another incarnation of the registering
 	// broker id still has a live session.
 	ErrDuplicateBrokerRegistration = errors.New("controller: another incarnation of this broker id has a live session")

@@ -25,6 +25,9 @@ type Registration struct {
 	// Listeners and Rack are what the broker advertises.
 	Listeners []metadata.Endpoint
 	Rack      string
+	// Features are the feature ranges the broker supports (nil: a Petrel without
+	// features, which can follow only a cluster without feature records).
+	Features []metadata.BrokerFeature
 }
 
 // Register handles a broker's registration and returns its broker epoch. A cluster-id
@@ -43,6 +46,9 @@ func (c *Controller) Register(ctx context.Context, reg Registration) (int64, err
 		notes.uncleanShutdown = nil
 		if im.ClusterID != "" && reg.ClusterID != "" && reg.ClusterID != im.ClusterID {
 			return nil, fmt.Errorf("%w: broker %d has %q, the cluster is %q", ErrInconsistentClusterID, reg.BrokerID, reg.ClusterID, im.ClusterID)
+		}
+		if err := checkRegistrationFeatures(im, reg); err != nil {
+			return nil, err
 		}
 		existing := im.Brokers[reg.BrokerID]
 		if existing != nil && existing.IncarnationID == reg.Incarnation {
@@ -67,7 +73,7 @@ func (c *Controller) Register(ctx context.Context, reg Registration) (int64, err
 			replacedLive = replaces
 		}
 		rec := metadata.RegisterBrokerRecord{BrokerID: reg.BrokerID, IncarnationID: reg.Incarnation, Fenced: true,
-			Listeners: reg.Listeners, Rack: reg.Rack}
+			Listeners: reg.Listeners, Rack: reg.Rack, Features: reg.Features}
 		return append(records, rec), nil
 	})
 	if err != nil {

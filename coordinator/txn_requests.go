@@ -4,6 +4,8 @@ package coordinator
 // ListTransactions (every serving shard).
 
 import (
+	"regexp"
+	"slices"
 	"sync"
 	"time"
 
@@ -19,8 +21,22 @@ func (tc *TxnCoordinator) ListTransactions(r *kmsg.ListTransactionsRequest) <-ch
 	if r.Version >= 1 && r.DurationFilterMillis > 0 {
 		minDuration = time.Duration(r.DurationFilterMillis) * time.Millisecond
 	}
+	match, err := transactionalIDPattern(r)
+	if err != nil {
+		resp := r.ResponseKind().(*kmsg.ListTransactionsResponse)
+		resp.ErrorCode = kerr.InvalidRegularExpression.Code
+		ch := make(chan kmsg.Response, 1)
+		ch <- resp
+		return ch
+	}
 	return collectServing(tc.Router, func(now time.Time, s *txn.Shard) []kmsg.ListTransactionsResponseTransactionState {
-		return s.List(now, r.StateFilters, r.ProducerIDFilters, minDuration)
+		states := s.List(now, r.StateFilters, r.ProducerIDFilters, minDuration)
+		if match != nil {
+			states = slices.DeleteFunc(states, func(st kmsg.ListTransactionsResponseTransactionState) bool {
+				return !match.MatchString(st.TransactionalID)
+			})
+		}
+		return states
 	}, func(states []kmsg.ListTransactionsResponseTransactionState, loading bool) kmsg.Response {
 		resp := r.ResponseKind().(*kmsg.ListTransactionsResponse)
 		resp.TransactionStates = states
@@ -34,6 +50,15 @@ func (tc *TxnCoordinator) ListTransactions(r *kmsg.ListTransactionsRequest) <-ch
 		}
 		return resp
 	})
+}
+
+// transactionalIDPattern is ListTransactions v2's TransactionalIdPattern (KIP-1152)
+// as a whole-id match; nil when there is none (null or empty: every id).
+func transactionalIDPattern(r *kmsg.ListTransactionsRequest) (*regexp.Regexp, error) {
+	if r.Version < 2 || r.TransactionalIDPattern == nil || *r.TransactionalIDPattern == "" {
+		return nil, nil
+	}
+	return regexp.Compile("^(?:" + *r.TransactionalIDPattern + ")$")
 }
 
 // DescribeTransactions answers r from each transactional id's shard.

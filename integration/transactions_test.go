@@ -336,6 +336,7 @@ func TestTransactionKgoCommitAndAbort(t *testing.T) {
 	if ids := listed.TransactionalIDs(); !slices.Equal(ids, []string{"txn-kgo-producer"}) {
 		t.Fatalf("ListTransactions Ongoing: %v", ids)
 	}
+	checkTransactionalIDPattern(ctx, t, c)
 	testwait.For(t, groupWait, func() error {
 		ends, err := adm.ListEndOffsets(ctx, topic)
 		if err != nil {

@@ -20,9 +20,11 @@ const (
 )
 
 // FeatureLevel returns the finalized level of feature name, 0 when none is finalized.
+// An image without any feature record (a cluster formed before Petrel had them) reads
+// its legacy levels (feature_levels.go).
 func (im *Image) FeatureLevel(name string) int16 {
-	if im == nil {
-		return 0
+	if im == nil || im.Features == nil {
+		return legacyFeatureLevels[name]
 	}
 	return im.Features[name]
 }

@@ -15,6 +15,9 @@ type Broker struct {
 	Listeners     []Endpoint `json:"listeners"`
 	Rack          string     `json:"rack,omitempty"`
 	Fenced        bool       `json:"fenced"`
+	// Features are the feature ranges it registered with (feature_levels.go); nil for
+	// a registration of a Petrel without features.
+	Features []BrokerFeature `json:"features,omitempty"`
 }
 
 // Partition is one partition's replica assignment and leadership.
@@ -198,7 +201,7 @@ func (im *Image) apply(offset uint64, r Record) error {
 		im.ClusterID = r.ClusterID
 	case RegisterBrokerRecord:
 		im.Brokers[r.BrokerID] = &Broker{ID: r.BrokerID, IncarnationID: r.IncarnationID, Epoch: int64(offset),
-			Listeners: slices.Clone(r.Listeners), Rack: r.Rack, Fenced: r.Fenced}
+			Listeners: slices.Clone(r.Listeners), Rack: r.Rack, Fenced: r.Fenced, Features: slices.Clone(r.Features)}
 	case UnregisterBrokerRecord:
 		if _, ok := im.Brokers[r.BrokerID]; !ok {
 			return fmt.Errorf("%w: %d", ErrUnknownBroker, r.BrokerID)
@@ -286,6 +289,8 @@ func (im *Image) apply(offset uint64, r Record) error {
 	case NoOpRecord:
 	case UserScramCredentialRecord, RemoveUserScramCredentialRecord:
 		return im.applyScram(r)
+	case FeatureLevelRecord:
+		return im.applyFeatureLevel(r)
 	default:
 		return fmt.Errorf("%w: cannot apply %T", ErrInvalidRecord, r)
 	}

@@ -57,6 +57,9 @@ type RegisterBrokerRecord struct {
 	Listeners     []Endpoint `json:"listeners"`
 	Rack          string     `json:"rack,omitempty"`
 	Fenced        bool       `json:"fenced"`
+	// Features are the feature ranges the broker supports (feature_levels.go); nil in
+	// a registration written before Petrel had features.
+	Features []BrokerFeature `json:"features,omitempty"`
 }
 
 // UnregisterBrokerRecord removes a broker (decommissioning only).
@@ -251,6 +254,8 @@ func newRecord(t RecordType) (Record, error) {
 		return &UserScramCredentialRecord{}, nil
 	case RemoveUserScramCredentialRecordType:
 		return &RemoveUserScramCredentialRecord{}, nil
+	case FeatureLevelRecordType:
+		return &FeatureLevelRecord{}, nil
 	}
 	if r := newSecurityRecord(t); r != nil {
 		return r, nil
@@ -287,6 +292,8 @@ func derefRecord(r Record) Record {
 	case *UserScramCredentialRecord:
 		return *v
 	case *RemoveUserScramCredentialRecord:
+		return *v
+	case *FeatureLevelRecord:
 		return *v
 	}
 	if v, ok := derefSecurityRecord(r); ok {

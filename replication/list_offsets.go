@@ -60,8 +60,10 @@ func (p *Partition) ListOffset(q OffsetQuery) (ListedOffset, error) {
 			return ListedOffset{}, ErrOffsetNotAvailable
 		}
 		return ListedOffset{Offset: end, Timestamp: -1, LeaderEpoch: st.LeaderEpoch}, nil
-	case -2: // earliest
+	case -2, -4: // earliest; earliest local (ListOffsets v8+, KIP-405): the same without tiered storage
 		return ListedOffset{Offset: st.LogStartOffset, Timestamp: -1, LeaderEpoch: p.epochAt(st.LogStartOffset)}, nil
+	case -5: // latest tiered (v9+, KIP-1005): nothing is tiered, Kafka's answer without remote storage
+		return ListedOffset{Offset: -1, Timestamp: -1, LeaderEpoch: -1}, nil
 	}
 	var found segment.TimestampOffset
 	var ok bool

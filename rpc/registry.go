@@ -36,6 +36,9 @@ type Registry struct {
 	apis map[int16]registeredAPI
 	// frozen is set by NewServer.
 	frozen atomic.Bool
+	// features, when set, fills an ApiVersions v3+ response's supported and finalized
+	// features (KIP-584); written only before the registry is frozen.
+	features func(version int16, resp *kmsg.ApiVersionsResponse)
 }
 
 // registeredAPI is one row of the table.
@@ -120,9 +123,18 @@ func (r *Registry) releasesFrame(key int16) bool {
 	return r.apis[key].releaseFrame
 }
 
+// SetFeatures has f fill the supported and finalized features of every ApiVersions
+// v3+ response; f is called from any connection's goroutine. Call it before NewServer.
+func (r *Registry) SetFeatures(f func(version int16, resp *kmsg.ApiVersionsResponse)) {
+	if r.frozen.Load() {
+		panic("rpc: SetFeatures after NewServer")
+	}
+	r.features = f
+}
+
 // ApiVersionsResponse returns the response to an ApiVersions request of version
 // version: error 0, throttle 0, and one entry per registered key plus key 18, sorted by
-// key. Supported and finalized features stay empty.
+// key; from v3 the features SetFeatures fills (none without it).
 func (r *Registry) ApiVersionsResponse(version int16) *kmsg.ApiVersionsResponse {
 	resp := kmsg.NewPtrApiVersionsResponse()
 	resp.Version = version
@@ -139,6 +151,9 @@ func (r *Registry) ApiVersionsResponse(version int16) *kmsg.ApiVersionsResponse 
 		entry := kmsg.NewApiVersionsResponseApiKey()
 		entry.ApiKey, entry.MinVersion, entry.MaxVersion = k, minV, maxV
 		resp.ApiKeys = append(resp.ApiKeys, entry)
+	}
+	if r.features != nil && version >= 3 {
+		r.features(version, resp)
 	}
 	return resp
 }
