@@ -1,8 +1,15 @@
 package broker
 
-// Produce (key 0). Advertised v0-12 (v12: Transactions V2, txn_v2.go) so that old librdkafka keeps compression on
-// (kafka-protocol.md §1.2); v0-2 are answered UNSUPPORTED_VERSION per partition, as
-// Kafka 4 does. Each partition's records must be exactly one v2 batch with baseOffset 0
+// Produce (key 0). Advertised v0-13 (v0-2 stay advertised so that old librdkafka keeps
+// compression on, kafka-protocol.md §1.2); v0-2 are answered UNSUPPORTED_VERSION per
+// partition, as Kafka 4 does. v12 adds a transactional partition to its transaction
+// implicitly under transaction.version 2 (Transactions V2, txn_v2.go); below it a
+// transactional v12+ produce takes v11's path, and a partition not added with
+// AddPartitionsToTxn is refused by the verification below. v13 names topics by id (an
+// unknown id is UNKNOWN_TOPIC_ID: produce_topic_ids.go). From v10,
+// NOT_LEADER_OR_FOLLOWER and FENCED_LEADER_EPOCH answers carry the current leader and
+// its endpoint (KIP-951, leader_hints.go), also when a parked acks=all write loses its
+// leadership (a controlled shutdown). Each partition's records must be exactly one v2 batch with baseOffset 0
 // (INVALID_RECORD), no larger than max.message.bytes (MESSAGE_TOO_LARGE), with a valid
 // CRC (CORRUPT_MESSAGE); control batches are refused (only the transaction coordinator's
 // WriteTxnMarkers writes them), and a transactional batch needs a producer id and a
@@ -50,7 +57,7 @@ import (
 )
 
 func init() {
-	registerAPI(kmsg.Produce, 0, 12, (*Broker).handleProduce, apiOpts{
+	registerAPI(kmsg.Produce, 0, 13, (*Broker).handleProduce, apiOpts{
 		authorize:       authorizeProduce,
 		partitionScoped: true,
 	})
@@ -70,7 +77,8 @@ type producePending struct {
 
 func (b *Broker) handleProduce(ctx context.Context, req *rpc.Request) rpc.Result {
 	r := req.Body.(*kmsg.ProduceRequest)
-	b.awaitProduceLeaders(ctx, r) // the image is about to make this broker leader (refused_leader_hold.go)
+	resolveProduceTopicIDs(b.Image(), r) // v13: topic ids (produce_topic_ids.go)
+	b.awaitProduceLeaders(ctx, r)        // the image is about to make this broker leader (refused_leader_hold.go)
 	resp := r.ResponseKind().(*kmsg.ProduceResponse)
 	type appended struct {
 		topic, partition int // indexes into resp
@@ -87,13 +95,21 @@ func (b *Broker) handleProduce(ctx context.Context, req *rpc.Request) rpc.Result
 	}
 	for ti, rt := range r.Topics {
 		st := kmsg.NewProduceResponseTopic()
-		st.Topic = rt.Topic
+		st.Topic, st.TopicID = rt.Topic, rt.TopicID
 		for pi, rp := range rt.Partitions {
 			sp := kmsg.NewProduceResponseTopicPartition()
 			sp.Partition = rp.Partition
 			v := verified[txn.TopicPartition{Topic: rt.Topic, Partition: rp.Partition}]
 			v.Off = !verifying
-			code, msg, part, info := b.producePartition(r, rt.Topic, rp, v, &sp)
+			var code int16
+			var msg *string
+			var part *localPartition
+			var info segment.AppendInfo
+			if rt.Topic == "" && r.Version >= 13 {
+				code, msg = kerr.UnknownTopicID.Code, kmsg.StringPtr("This server does not host this topic ID.")
+			} else {
+				code, msg, part, info = b.producePartition(r, rt.Topic, rp, v, &sp)
+			}
 			sp.ErrorCode, sp.ErrorMessage = code, msg
 			if code == 0 {
 				part.counters.Produced(info.Records, info.Bytes)
@@ -123,10 +139,16 @@ func (b *Broker) handleProduce(ctx context.Context, req *rpc.Request) rpc.Result
 	case r.Acks == 0:
 		return rpc.NoResponse()
 	case len(pending) == 0:
+		b.newLeaderHints(req.Conn.ListenerName).produce(resp) // KIP-951 (leader_hints.go)
 		return rpc.Respond(resp)
 	}
 	deferred := req.Defer()
-	b.awaitAcksAll(ctx, pending, time.Duration(r.TimeoutMillis)*time.Millisecond, func() { deferred.Complete(resp) })
+	b.awaitAcksAll(ctx, pending, time.Duration(r.TimeoutMillis)*time.Millisecond, func() {
+		// A leader that lost the partition meanwhile (a controlled shutdown moving it,
+		// for one) names the new leader in its NOT_LEADER_OR_FOLLOWER answer.
+		b.newLeaderHints(req.Conn.ListenerName).produce(resp)
+		deferred.Complete(resp)
+	})
 	return rpc.RespondDeferred(deferred)
 }
 
@@ -282,7 +304,11 @@ func authorizeProduce(b *Broker, req *rpc.Request) authzDecision {
 		code = codeTxnAuthz
 		denied, r.Topics = r.Topics, []kmsg.ProduceRequestTopic{}
 	} else {
-		r.Topics, denied = split(r.Topics, func(t kmsg.ProduceRequestTopic) bool { return z.topicOK(auth.OpWrite, t.Topic) })
+		resolveProduceTopicIDs(b.Image(), r)
+		r.Topics, denied = split(r.Topics, func(t kmsg.ProduceRequestTopic) bool {
+			unknownID := t.Topic == "" && r.Version >= 13 // the handler's UNKNOWN_TOPIC_ID
+			return unknownID || z.topicOK(auth.OpWrite, t.Topic)
+		})
 	}
 	if len(denied) == 0 {
 		return authzDecision{}
@@ -294,7 +320,7 @@ func authorizeProduce(b *Broker, req *rpc.Request) authzDecision {
 		out := resp.(*kmsg.ProduceResponse)
 		for _, t := range denied {
 			rt := kmsg.NewProduceResponseTopic()
-			rt.Topic = t.Topic
+			rt.Topic, rt.TopicID = t.Topic, t.TopicID
 			for _, p := range t.Partitions {
 				rp := kmsg.NewProduceResponseTopicPartition()
 				rp.Partition, rp.ErrorCode, rp.BaseOffset, rp.LogAppendTime, rp.LogStartOffset = p.Partition, code, -1, -1, -1

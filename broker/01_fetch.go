@@ -1,6 +1,10 @@
 package broker
 
-// Fetch (key 1), v4-12: names, not topic ids (v13+ is not advertised). This file
+// Fetch (key 1), v4-17: names up to v12, topic ids from v13 (UNKNOWN_TOPIC_ID,
+// INCONSISTENT_TOPIC_ID: replication/fetch_topic_ids.go), the follower's id in
+// ReplicaState from v15, KIP-951's CurrentLeader and NodeEndpoints on
+// NOT_LEADER_OR_FOLLOWER and FENCED_LEADER_EPOCH from v16 (leader_hints.go), v17's
+// ReplicaDirectoryId read and not used (one log directory per replica). This file
 // declares the authorization (a follower's fetch needs ClusterAction, a consumer's Read
 // on each topic, checked again at every fetch of a session: fetchDenied) and counts the
 // bytes answered; replication.FetchServer answers it (fetch_serve.go: sessions, reads
@@ -18,18 +22,27 @@ import (
 	"github.com/petrel-broker/petrel/metadata"
 	"github.com/petrel-broker/petrel/replication"
 	"github.com/petrel-broker/petrel/rpc"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 func init() {
-	registerAPI(kmsg.Fetch, 4, 12, (*Broker).handleFetch, apiOpts{
+	registerAPI(kmsg.Fetch, 4, 17, (*Broker).handleFetch, apiOpts{
 		authorize:       authorizeFetch,
 		partitionScoped: true,
 	})
 }
 
 func (b *Broker) handleFetch(ctx context.Context, req *rpc.Request) rpc.Result {
-	return b.fetches.Serve(ctx, req, b.fetchDenied(req, req.Body.(*kmsg.FetchRequest)))
+	r := req.Body.(*kmsg.FetchRequest)
+	if r.Version >= 15 {
+		r.ReplicaID = r.ReplicaState.ID // KIP-903: the follower's id moved to a tag
+	}
+	var hints func(*kmsg.FetchResponse)
+	if r.Version >= 16 {
+		hints = func(resp *kmsg.FetchResponse) { b.newLeaderHints(req.Conn.ListenerName).fetch(resp) }
+	}
+	return b.fetches.Serve(ctx, req, b.fetchDenied(req, r), hints)
 }
 
 // fetchSource is what replication.FetchServer asks of the broker.
@@ -42,6 +55,21 @@ func (s fetchSource) Replica(topic string, partition int32) (*replication.Partit
 	}
 	set := lp.settings.Load() // stored before the replica is listed
 	return lp.Partition, set != nil && set.compression.Codec == compress.Zstd, 0
+}
+
+func (s fetchSource) TopicName(id [16]byte, known string, partition int32) (string, int16) {
+	im := s.b.Image()
+	t := im.TopicByID(metadata.Uuid(id))
+	if t == nil {
+		if known != "" && im.Topic(known) != nil {
+			return "", kerr.InconsistentTopicID.Code // the session's topic was re-created
+		}
+		return "", kerr.UnknownTopicID.Code
+	}
+	if lp := s.b.partitions.get(t.Name, partition); lp != nil && lp.topicID != t.ID {
+		return "", kerr.InconsistentTopicID.Code // the replica is of the topic's previous incarnation
+	}
+	return t.Name, 0
 }
 
 func (s fetchSource) ErrorCode(err error) int16 { return s.b.errorCodeLogged(err, "fetch") }

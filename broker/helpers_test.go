@@ -12,6 +12,8 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+	"github.com/twmb/franz-go/pkg/kversion"
 )
 
 // testLogWriter sends a node's log lines to t.Log with a prefix.
@@ -58,15 +60,26 @@ func startReadyBroker(t testing.TB, cfg Config) *Broker {
 }
 
 // newClient returns a kgo client for b, closed at cleanup.
+//
+// Its Produce and Fetch stop at v12 (a test's own MaxVersions overrides): the raw
+// requests of these tests name topics, which v13+ replace with topic ids.
 func newClient(t testing.TB, b *Broker, opts ...kgo.Opt) *kgo.Client {
 	t.Helper()
-	opts = append([]kgo.Opt{kgo.SeedBrokers(b.Addr().String()), kgo.WithLogger(nil)}, opts...)
+	opts = append([]kgo.Opt{kgo.SeedBrokers(b.Addr().String()), kgo.WithLogger(nil), namedTopicVersions()}, opts...)
 	cl, err := kgo.NewClient(opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(cl.Close)
 	return cl
+}
+
+// namedTopicVersions caps Produce and Fetch at v12, the last versions naming topics.
+func namedTopicVersions() kgo.Opt {
+	v := kversion.Stable()
+	v.SetMaxKeyVersion(kmsg.Produce.Int16(), 12)
+	v.SetMaxKeyVersion(kmsg.Fetch.Int16(), 12)
+	return kgo.MaxVersions(v)
 }
 
 func newAdmin(t testing.TB, b *Broker) *kadm.Client {

@@ -32,6 +32,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+	"github.com/twmb/franz-go/pkg/kversion"
 )
 
 const (
@@ -473,15 +474,26 @@ func (c *Cluster) ClientTo(t testing.TB, i int, opts ...kgo.Opt) *kgo.Client {
 	return newClient(t, []string{c.Addr(i)}, opts...)
 }
 
+// newClient's Produce and Fetch stop at v12, the last versions naming topics, as the
+// raw requests of many tests name them; kgo.MaxVersions among opts overrides it (the
+// topic-id tests pass kversion.Stable()).
 func newClient(t testing.TB, seeds []string, opts ...kgo.Opt) *kgo.Client {
 	t.Helper()
-	opts = append([]kgo.Opt{kgo.SeedBrokers(seeds...)}, opts...)
+	opts = append([]kgo.Opt{kgo.SeedBrokers(seeds...), kgo.MaxVersions(namedTopicVersions())}, opts...)
 	cl, err := kgo.NewClient(opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(cl.Close)
 	return cl
+}
+
+// namedTopicVersions is kgo's versions with Produce and Fetch capped at v12.
+func namedTopicVersions() *kversion.Versions {
+	v := kversion.Stable()
+	v.SetMaxKeyVersion(kmsg.Produce.Int16(), 12)
+	v.SetMaxKeyVersion(kmsg.Fetch.Int16(), 12)
+	return v
 }
 
 // Admin returns a kadm client over a fresh kgo client seeded with every live node.
@@ -491,7 +503,9 @@ func (c *Cluster) Admin(t testing.TB) *kadm.Client { return kadm.NewClient(c.Cli
 // an admin request reaches a node that is not the controller).
 func (c *Cluster) RequestTo(ctx context.Context, t testing.TB, i int, req kmsg.Request) (kmsg.Response, error) {
 	t.Helper()
-	cl, err := kgo.NewClient(kgo.SeedBrokers(c.Addr(i)))
+	// Produce and Fetch stop at v12, the last versions naming topics: the raw
+	// requests sent here name them (v13+ carry topic ids, requestAt sends those).
+	cl, err := kgo.NewClient(kgo.SeedBrokers(c.Addr(i)), kgo.MaxVersions(namedTopicVersions()))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -33,6 +33,10 @@ type DelayedFetch struct {
 	Follower bool
 	// Stopping is a follower's fetch's answer at the drain.
 	Stopping func() FetchRead
+	// StoppingConsumer, when set, is a consumer's fetch's answer at the drain instead
+	// of a read once more: the broker's NOT_LEADER_OR_FOLLOWER answer naming the new
+	// leaders (KIP-951), its leaderships having moved in the controlled shutdown.
+	StoppingConsumer func() FetchRead
 }
 
 // ParkFetch parks a fetch whose first read, first, did not complete it, on parts (the
@@ -66,6 +70,9 @@ func (pg *Purgatory) parkFetch(ctx context.Context, parts []*Partition, wait tim
 	}
 	if f.Follower {
 		df.arm(wait, hookOn{ctx, hookAbandon}, hookOn{pg.drain, hookStop}, hookOn{pg.kick.current(), hookExpire})
+	} else if f.StoppingConsumer != nil {
+		df.f.Stopping = f.StoppingConsumer
+		df.arm(wait, hookOn{ctx, hookAbandon}, hookOn{pg.drain, hookStop})
 	} else {
 		df.arm(wait, hookOn{ctx, hookAbandon}, hookOn{pg.drain, hookDrainExpire})
 	}

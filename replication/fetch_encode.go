@@ -1,10 +1,11 @@
 package replication
 
 // The Fetch response as bytes plus file ranges: appendFetchParts writes exactly kmsg's
-// encoding of FetchResponse v4-v12 with each RecordBatches replaced by its section
-// (fetch_encode_test.go and FuzzFetchParts hold it to that); a response carrying
-// anything this encoder does not write (unknown tags, the v16 Brokers tag) is encoded
-// by kmsg with the records read in (FetchAnswer.AppendParts).
+// encoding of FetchResponse v4-v17 with each RecordBatches replaced by its section
+// (fetch_encode_test.go and FuzzFetchParts hold it to that): topic ids from v13, the
+// v16 NodeEndpoints (Brokers) tag of KIP-951; a response carrying anything this
+// encoder does not write (unknown tags) is encoded by kmsg with the records read in
+// (FetchAnswer.AppendParts).
 
 import (
 	"encoding/binary"
@@ -14,10 +15,15 @@ import (
 )
 
 // fetchPartsEncodable reports whether appendFetchParts writes everything resp holds:
-// versions 4-12, no unknown tags, no Brokers.
+// versions 4-17, no unknown tags, Brokers only from v16.
 func fetchPartsEncodable(r *kmsg.FetchResponse) bool {
-	if r.Version < 4 || r.Version > 12 || r.UnknownTags.Len() > 0 || len(r.Brokers) > 0 {
+	if r.Version < 4 || r.Version > 17 || r.UnknownTags.Len() > 0 || len(r.Brokers) > 0 && r.Version < 16 {
 		return false
+	}
+	for _, br := range r.Brokers {
+		if br.UnknownTags.Len() > 0 {
+			return false
+		}
 	}
 	for _, t := range r.Topics {
 		if t.UnknownTags.Len() > 0 {
@@ -38,7 +44,7 @@ func fetchPartsEncodable(r *kmsg.FetchResponse) bool {
 	return true
 }
 
-// appendFetchParts encodes r (versions 4-12, fetchPartsEncodable) field by field in
+// appendFetchParts encodes r (versions 4-17, fetchPartsEncodable) field by field in
 // the protocol's order; section(i) gives the i-th partition's record set when its Size
 // is positive, else the partition's RecordBatches are encoded inline.
 func appendFetchParts(p *rpc.Parts, r *kmsg.FetchResponse, section func(i int) rpc.FileSection) {
@@ -54,7 +60,11 @@ func appendFetchParts(p *rpc.Parts, r *kmsg.FetchResponse, section func(i int) r
 	i := 0
 	for ti := range r.Topics {
 		t := &r.Topics[ti]
-		b = fetchString(b, t.Topic, flex)
+		if v >= 13 {
+			b = append(b, t.TopicID[:]...)
+		} else {
+			b = fetchString(b, t.Topic, flex)
+		}
 		b = fetchArrayLen(b, len(t.Partitions), flex)
 		for pi := range t.Partitions {
 			sp := &t.Partitions[pi]
@@ -101,9 +111,33 @@ func appendFetchParts(p *rpc.Parts, r *kmsg.FetchResponse, section func(i int) r
 		}
 	}
 	if flex {
-		b = append(b, 0) // the response's tagged fields
+		b = appendResponseTags(b, r.Brokers)
 	}
 	p.B = b
+}
+
+// appendResponseTags writes a flexible response's tagged fields: NodeEndpoints (0,
+// v16+) when there are any.
+func appendResponseTags(b []byte, brokers []kmsg.FetchResponseBroker) []byte {
+	if len(brokers) == 0 {
+		return append(b, 0)
+	}
+	var body []byte
+	body = fetchArrayLen(body, len(brokers), true)
+	for _, br := range brokers {
+		body = binary.BigEndian.AppendUint32(body, uint32(br.NodeID))
+		body = fetchString(body, br.Host, true)
+		body = binary.BigEndian.AppendUint32(body, uint32(br.Port))
+		if br.Rack == nil {
+			body = append(body, 0)
+		} else {
+			body = fetchString(body, *br.Rack, true)
+		}
+		body = append(body, 0) // the broker's tagged fields
+	}
+	b = append(b, 1, 0) // one tagged field, tag 0
+	b = binary.AppendUvarint(b, uint64(len(body)))
+	return append(b, body...)
 }
 
 // appendPartitionTags writes a v12 partition's tagged fields: DivergingEpoch (0),

@@ -8,19 +8,19 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// FuzzFetchParts decodes arbitrary bytes as a Fetch response (v4-v12) and checks that
+// FuzzFetchParts decodes arbitrary bytes as a Fetch response (v4-v17) and checks that
 // the bytes-plus-sections encoder, with every other non-empty record set moved to a
 // file section, gives exactly kmsg's encoding.
 func FuzzFetchParts(f *testing.F) {
 	file, _ := sectionsFile(f, 1<<16)
-	for v := int16(4); v <= 12; v++ {
+	for v := int16(4); v <= 17; v++ {
 		r, secs := fetchCase(v, 2, 9, file, 1<<16)
 		want, _ := encodeBoth(f, r, secs)
 		f.Add(uint8(v-4), want)
 	}
 	f.Fuzz(func(t *testing.T, version uint8, data []byte) {
 		r := kmsg.NewPtrFetchResponse()
-		r.Version = 4 + int16(version%9)
+		r.Version = 4 + int16(version%14)
 		if r.ReadFrom(data) != nil || !fetchPartsEncodable(r) {
 			return
 		}

@@ -78,6 +78,7 @@ func fetchCase(v int16, topics, partitions int, f *os.File, size int) (*kmsg.Fet
 	for ti := range topics {
 		st := kmsg.NewFetchResponseTopic()
 		st.Topic = fmt.Sprintf("topic-%d-%s", ti, string(bytes.Repeat([]byte{'x'}, ti*70)))
+		st.TopicID = [16]byte{byte(ti + 1), 0xfe, 15: byte(ti)}
 		for pi := range partitions {
 			sp := kmsg.NewFetchResponseTopicPartition()
 			sp.Partition = int32(pi)
@@ -128,17 +129,25 @@ func fetchCase(v int16, topics, partitions int, f *os.File, size int) (*kmsg.Fet
 		}
 		r.Topics = append(r.Topics, st)
 	}
+	if v >= 16 && topics > 0 {
+		rack := "rack-a"
+		for i, r2 := range []*string{nil, &rack} {
+			br := kmsg.NewFetchResponseBroker()
+			br.NodeID, br.Host, br.Port, br.Rack = int32(i+1), fmt.Sprintf("broker-%d.example", i), int32(9092+i), r2
+			r.Brokers = append(r.Brokers, br)
+		}
+	}
 	return r, secs
 }
 
 // TestFetchPartsByteIdentical holds the bytes-plus-sections encoder to kmsg's encoding
-// of the same response at every served version (v4, v11, v12 among them), with many
-// partitions, partial batches, empty, null and error partitions, aborted transactions
-// and tagged fields, and with no topics at all.
+// of the same response at every served version (v4, v11, v12, v13's topic ids, v16's
+// NodeEndpoints among them), with many partitions, partial batches, empty, null and
+// error partitions, aborted transactions and tagged fields, and with no topics at all.
 func TestFetchPartsByteIdentical(t *testing.T) {
 	const size = 256 << 10
 	f, _ := sectionsFile(t, size)
-	for v := int16(4); v <= 12; v++ {
+	for v := int16(4); v <= 17; v++ {
 		for _, shape := range [][2]int{{0, 0}, {1, 1}, {1, 0}, {3, 100}} {
 			r, secs := fetchCase(v, shape[0], shape[1], f, size)
 			if !fetchPartsEncodable(r) {
@@ -158,8 +167,8 @@ func TestFetchPartsByteIdentical(t *testing.T) {
 	}
 }
 
-// TestFetchPartsFallback: what the encoder does not write (unknown tags, Brokers) is
-// refused, so FetchAnswer falls back to kmsg with the records read in.
+// TestFetchPartsFallback: what the encoder does not write (unknown tags, Brokers below
+// v16, versions past 17) is refused, so FetchAnswer falls back to kmsg with the records read in.
 func TestFetchPartsFallback(t *testing.T) {
 	r := kmsg.NewPtrFetchResponse()
 	r.Version = 12
@@ -168,9 +177,15 @@ func TestFetchPartsFallback(t *testing.T) {
 		t.Fatal("unknown tags accepted")
 	}
 	r = kmsg.NewPtrFetchResponse()
-	r.Version = 13
+	r.Version = 18
 	if fetchPartsEncodable(r) {
-		t.Fatal("v13 accepted")
+		t.Fatal("v18 accepted")
+	}
+	r = kmsg.NewPtrFetchResponse()
+	r.Version = 15
+	r.Brokers = append(r.Brokers, kmsg.NewFetchResponseBroker())
+	if fetchPartsEncodable(r) {
+		t.Fatal("Brokers accepted below v16")
 	}
 	a := &FetchAnswer{FetchResponse: kmsg.NewPtrFetchResponse()}
 	a.Version = 12

@@ -30,10 +30,10 @@ func (s *FetchServer) Read(r *kmsg.FetchRequest, denied func(topic string) bool)
 	if r.Version < 3 || maxBytes <= 0 {
 		maxBytes = 1 << 30
 	}
-	for _, t := range r.Topics {
+	for ti := range r.Topics {
+		t := &r.Topics[ti]
 		st := kmsg.NewFetchResponseTopic()
-		st.Topic = t.Topic
-		deny := denied != nil && denied(t.Topic)
+		st.Topic, st.TopicID = t.Topic, t.TopicID
 		for _, p := range t.Partitions {
 			sp := kmsg.NewFetchResponseTopicPartition()
 			sp.Partition = p.Partition
@@ -41,7 +41,16 @@ func (s *FetchServer) Read(r *kmsg.FetchRequest, denied func(topic string) bool)
 			if r.IsolationLevel == 1 {
 				sp.AbortedTransactions = []kmsg.FetchResponseTopicPartitionAbortedTransaction{}
 			}
-			if deny {
+			name, idCode := s.topicName(r, t, p.Partition)
+			if idCode != 0 {
+				sp.ErrorCode = idCode // v13+: UNKNOWN_TOPIC_ID, INCONSISTENT_TOPIC_ID
+				sp.HighWatermark, sp.LastStableOffset, sp.LogStartOffset = -1, -1, -1
+				resp.held = append(resp.held, nil)
+				st.Partitions = append(st.Partitions, sp)
+				errored = true
+				continue
+			}
+			if denied != nil && denied(name) {
 				sp.ErrorCode = kerr.TopicAuthorizationFailed.Code
 				sp.HighWatermark, sp.LastStableOffset, sp.LogStartOffset = -1, -1, -1
 				resp.held = append(resp.held, nil)
@@ -52,7 +61,7 @@ func (s *FetchServer) Read(r *kmsg.FetchRequest, denied func(topic string) bool)
 			if total > 0 {
 				limit = min(limit, maxBytes-total) // past the first batch, limits are hard
 			}
-			code, held := s.readPartition(&sp, t.Topic, p, limit, total == 0, follower, r, resp)
+			code, held := s.readPartition(&sp, name, p, limit, total == 0, follower, r, resp)
 			resp.held = append(resp.held, held)
 			if code != 0 {
 				sp.ErrorCode = code
@@ -166,8 +175,8 @@ func (s *FetchServer) readReplica(topic string, p kmsg.FetchRequestTopicPartitio
 	return s.ReadReplica(topic, p.Partition, lp, r.Rack, p.FetchOffset)
 }
 
-// stoppingFollowerFetch answers a follower's parked fetch when this broker starts to
-// stop: NOT_LEADER_OR_FOLLOWER for every partition, read from nothing. The controlled
+// stoppingFollowerFetch answers a follower's (and a consumer's) parked fetch when this
+// broker starts to stop: NOT_LEADER_OR_FOLLOWER for every partition, read from nothing. The controlled
 // shutdown has moved this broker's leaderships already, so the follower fetches them
 // from their new leaders; reading each of a follower's tens of thousands of partitions
 // once more would only hold up the drain (Kafka drops its delayed fetches at shutdown).
@@ -176,7 +185,7 @@ func stoppingFollowerFetch(r *kmsg.FetchRequest) *FetchAnswer {
 	resp.Topics = make([]kmsg.FetchResponseTopic, len(r.Topics))
 	for i, t := range r.Topics {
 		st := &resp.Topics[i]
-		st.Topic = t.Topic
+		st.Topic, st.TopicID = t.Topic, t.TopicID
 		st.Partitions = make([]kmsg.FetchResponseTopicPartition, len(t.Partitions))
 		for j, p := range t.Partitions {
 			sp := kmsg.NewFetchResponseTopicPartition()

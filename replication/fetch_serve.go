@@ -28,6 +28,12 @@ type FetchSource interface {
 	LeaderThrottle(topic string, partition, replica int32, inSync bool) int64
 	// Fetched counts an answer's record bytes: total, or -1 to add them up.
 	Fetched(r *kmsg.FetchRequest, a *FetchAnswer, total int)
+	// TopicName is the name of the topic with id (Fetch v13+), or the partition's
+	// code: INCONSISTENT_TOPIC_ID when the image does not know the id but knows
+	// known (the name a session resolved for it, or "") as another topic's, or when
+	// the local replica of the partition belongs to another topic of the name;
+	// UNKNOWN_TOPIC_ID when it does not know the id otherwise (fetch_topic_ids.go).
+	TopicName(id [16]byte, known string, partition int32) (string, int16)
 }
 
 // FetchServer answers Fetch requests from the local replicas.
@@ -46,12 +52,15 @@ type FetchServer struct {
 
 // Serve answers req (a *kmsg.FetchRequest, authorized) with Fetch: at once, or
 // deferred (rpc.Deferred) while it is parked.
-func (s *FetchServer) Serve(ctx context.Context, req *rpc.Request, denied func(topic string) bool) rpc.Result {
+//
+// hints (nil: none) completes each answer before it is sent: the broker's KIP-951
+// leader hints (v16+).
+func (s *FetchServer) Serve(ctx context.Context, req *rpc.Request, denied func(topic string) bool, hints func(*kmsg.FetchResponse)) rpc.Result {
 	var d *rpc.Deferred
-	resp := s.Fetch(ctx, req.Body.(*kmsg.FetchRequest), denied, func() func(kmsg.Response) {
+	resp := s.fetch(ctx, req.Body.(*kmsg.FetchRequest), denied, func() func(kmsg.Response) {
 		d = req.Defer()
 		return func(resp kmsg.Response) { d.Complete(resp) }
-	})
+	}, hints)
 	if resp == nil {
 		return rpc.RespondDeferred(d)
 	}
@@ -64,6 +73,13 @@ func (s *FetchServer) Serve(ctx context.Context, req *rpc.Request, denied func(t
 // connection closed, the fetch is abandoned). The partitions of topics denied reports
 // (nil: none) get TOPIC_AUTHORIZATION_FAILED.
 func (s *FetchServer) Fetch(ctx context.Context, r *kmsg.FetchRequest, denied func(topic string) bool, park func() func(kmsg.Response)) kmsg.Response {
+	return s.fetch(ctx, r, denied, park, nil)
+}
+
+func (s *FetchServer) fetch(ctx context.Context, r *kmsg.FetchRequest, denied func(topic string) bool, park func() func(kmsg.Response), hints func(*kmsg.FetchResponse)) kmsg.Response {
+	if hints == nil {
+		hints = func(*kmsg.FetchResponse) {}
+	}
 	fc := s.Sessions.NewContext(r, r.ReplicaID >= 0, time.Now().UnixMilli())
 	if code := fc.ErrorCode(); code != 0 {
 		resp := r.ResponseKind().(*kmsg.FetchResponse)
@@ -76,6 +92,7 @@ func (s *FetchServer) Fetch(ctx context.Context, r *kmsg.FetchRequest, denied fu
 	if errored || bytes >= int(r.MinBytes) || resp.behind || wait <= 0 {
 		s.Sessions.Finish(&fc, plan, resp, time.Now().UnixMilli())
 		s.Source.Fetched(r, resp, bytes)
+		hints(resp.FetchResponse)
 		return resp
 	}
 	// Parked in the purgatory, with no goroutine of its own: the append, high watermark
@@ -98,10 +115,14 @@ func (s *FetchServer) Fetch(ctx context.Context, r *kmsg.FetchRequest, denied fu
 			resp := a.(*FetchAnswer)
 			s.Sessions.Finish(&fc, plan, resp, time.Now().UnixMilli())
 			s.Source.Fetched(r, resp, -1)
+			hints(resp.FetchResponse)
 			complete(resp)
 		},
 		Follower: r.ReplicaID >= 0,
 		Stopping: func() FetchRead { return stoppingFollowerFetch(plan) },
+		// A consumer's too: the broker stops, its leaderships have moved, and the
+		// answer's hints (v16+) send the consumer to the new leaders at once.
+		StoppingConsumer: func() FetchRead { return stoppingFollowerFetch(plan) },
 	})
 	return nil
 }
@@ -113,12 +134,14 @@ func (s *FetchServer) Fetch(ctx context.Context, r *kmsg.FetchRequest, denied fu
 func (s *FetchServer) partitions(r *kmsg.FetchRequest, denied func(topic string) bool) ([]*Partition, bool) {
 	var parts []*Partition
 	gone := false
-	for _, t := range r.Topics {
-		if denied != nil && denied(t.Topic) {
-			continue
-		}
+	for ti := range r.Topics {
+		t := &r.Topics[ti]
 		for _, p := range t.Partitions {
-			if lp, _, _ := s.Source.Replica(t.Topic, p.Partition); lp != nil {
+			name, code := s.topicName(r, t, p.Partition)
+			if code != 0 || denied != nil && denied(name) {
+				continue // answered with its code: nothing to watch
+			}
+			if lp, _, _ := s.Source.Replica(name, p.Partition); lp != nil {
 				parts = append(parts, lp)
 			} else {
 				gone = true

@@ -15,7 +15,8 @@ import (
 type fetchSource struct {
 	parts   map[string]*Partition
 	zstd    map[string]bool
-	fetched atomic.Int64 // Fetched calls
+	ids     map[string][16]byte // Fetch v13+: the topics' ids
+	fetched atomic.Int64        // Fetched calls
 }
 
 func (s *fetchSource) Replica(topic string, partition int32) (*Partition, bool, int16) {
@@ -29,6 +30,16 @@ func (s *fetchSource) LeaderThrottle(string, int32, int32, bool) int64 {
 	return -1
 }
 func (s *fetchSource) Fetched(*kmsg.FetchRequest, *FetchAnswer, int) { s.fetched.Add(1) }
+
+// TopicName knows the topics of ids.
+func (s *fetchSource) TopicName(id [16]byte, _ string, _ int32) (string, int16) {
+	for name, tid := range s.ids {
+		if tid == id {
+			return name, 0
+		}
+	}
+	return "", kerr.UnknownTopicID.Code
+}
 
 // fetchServer serves topics, each a leader (broker 0, alone in its ISR) holding
 // appends batches of batchRecords records.

@@ -53,8 +53,17 @@ func nextFetchSessionEpoch(epoch int32) int32 {
 
 // fetchSessionKey names a partition in a session.
 type fetchSessionKey struct {
-	topic     string
+	topic     string   // v4-12 sessions; "" in a v13+ session, whose topics are ids
+	id        [16]byte // v13+ sessions: the topic id (Kafka keys by TopicIdPartition)
 	partition int32
+}
+
+// fetchKey is a session key of topic t's partition: by name below v13, by id from it.
+func fetchKey(topicIDs bool, name string, id [16]byte, partition int32) fetchSessionKey {
+	if topicIDs {
+		return fetchSessionKey{id: id, partition: partition}
+	}
+	return fetchSessionKey{topic: name, partition: partition}
 }
 
 // cachedFetchPartition is one partition of a session: the request parameters the
@@ -62,6 +71,9 @@ type fetchSessionKey struct {
 // session's mu.
 type cachedFetchPartition struct {
 	key fetchSessionKey
+	// name is a v13+ session partition's topic name as first resolved (Kafka resolves
+	// it once): its topic re-created under the name is INCONSISTENT_TOPIC_ID.
+	name string
 	// The request parameters, as last sent.
 	fetchOffset           int64
 	fetcherLogStartOffset int64 // the follower's own log start offset (v5+)
@@ -154,7 +166,7 @@ func (s *fetchSession) updateLocked(topics []kmsg.FetchRequestTopic, forgotten [
 		t := &topics[ti]
 		for pi := range t.Partitions {
 			p := &t.Partitions[pi]
-			key := fetchSessionKey{t.Topic, p.Partition}
+			key := fetchKey(s.topicIDs, t.Topic, t.TopicID, p.Partition)
 			if cp := s.parts[key]; cp != nil {
 				cp.setRequest(p)
 				continue
@@ -165,7 +177,7 @@ func (s *fetchSession) updateLocked(topics []kmsg.FetchRequestTopic, forgotten [
 	}
 	for _, f := range forgotten {
 		for _, partition := range f.Partitions {
-			key := fetchSessionKey{f.Topic, partition}
+			key := fetchKey(s.topicIDs, f.Topic, f.TopicID, partition)
 			if cp := s.parts[key]; cp != nil {
 				s.unlinkLocked(cp)
 				delete(s.parts, key)

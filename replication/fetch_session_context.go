@@ -117,8 +117,12 @@ func (fc *FetchContext) Request(r *kmsg.FetchRequest) *kmsg.FetchRequest {
 		p := &parts[i]
 		p.Partition, p.FetchOffset, p.LogStartOffset, p.PartitionMaxBytes = cp.key.partition, cp.fetchOffset, cp.fetcherLogStartOffset, cp.maxBytes
 		p.CurrentLeaderEpoch, p.LastFetchedEpoch = cp.currentLeaderEpoch, cp.lastFetchedEpoch
-		if i+1 == len(fc.parts) || fc.parts[i+1].key.topic != cp.key.topic {
-			t := kmsg.FetchRequestTopic{Topic: cp.key.topic, Partitions: parts[start : i+1 : i+1]}
+		if i+1 == len(fc.parts) || fc.parts[i+1].key.topic != cp.key.topic || fc.parts[i+1].key.id != cp.key.id {
+			name := cp.key.topic
+			if fc.topicIDs {
+				name = cp.name // "" until resolved: fetch_topic_ids.go
+			}
+			t := kmsg.FetchRequestTopic{Topic: name, TopicID: cp.key.id, Partitions: parts[start : i+1 : i+1]}
 			plan.Topics = append(plan.Topics, t)
 			start = i + 1
 		}
@@ -167,11 +171,14 @@ func (c *FetchSessionCache) Finish(fc *FetchContext, plan *kmsg.FetchRequest, re
 				t := &plan.Topics[ti]
 				for pi := range t.Partitions {
 					p := &t.Partitions[pi]
-					key := fetchSessionKey{t.Topic, p.Partition}
+					key := fetchKey(fc.topicIDs, t.Topic, t.TopicID, p.Partition)
 					if s.parts[key] != nil {
 						continue // a partition named twice joins once
 					}
 					s.addLocked(key, p)
+					if fc.topicIDs {
+						s.parts[key].name = t.Topic // as Read resolved it
+					}
 					if ti < len(r.Topics) && pi < len(r.Topics[ti].Partitions) {
 						s.parts[key].answered(&r.Topics[ti].Partitions[pi])
 					}
@@ -189,6 +196,17 @@ func (c *FetchSessionCache) Finish(fc *FetchContext, plan *kmsg.FetchRequest, re
 			resp.DropPartitions()
 			r.ErrorCode = kerr.InvalidFetchSessionEpoch.Code
 			return
+		}
+		if fc.topicIDs {
+			i := 0
+			for _, t := range plan.Topics {
+				for range t.Partitions {
+					if i < len(fc.parts) && fc.parts[i].name == "" {
+						fc.parts[i].name = t.Topic // joined incrementally: as Read resolved it
+					}
+					i++
+				}
+			}
 		}
 		resp.KeepPartitions(func(i int, sp *kmsg.FetchResponseTopicPartition, recordBytes int) bool {
 			if i >= len(fc.parts) {
