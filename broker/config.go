@@ -33,9 +33,6 @@ type Config struct {
 	// Properties are Kafka broker properties (server.properties, environment, --set), by
 	// name.
 	Properties map[string]string
-	// TestFeatureLevels, for tests only, are floors under the finalized feature levels
-	// where the controller gates a decision on one (eligible leader replicas).
-	TestFeatureLevels map[string]int16
 	// PropertySources says where each property came from (SourceConfigFile,
 	// SourceEnvironment, SourceSet); a property missing here counts as --set.
 	PropertySources map[string]string

@@ -166,7 +166,5 @@ func (b *Broker) minISR(im *metadata.Image) func(topic string) int {
 }
 
 // elrEnabled reports whether eligible leader replicas are on: the finalized
-// eligible.leader.replicas.version, or Config.TestFeatureLevels' floor.
-func (b *Broker) elrEnabled(im *metadata.Image) bool {
-	return metadata.ELREnabled(im) || b.cfg.TestFeatureLevels[metadata.FeatureEligibleLeaderReplicasVersion] >= 1
-}
+// eligible.leader.replicas.version.
+func (b *Broker) elrEnabled(im *metadata.Image) bool { return metadata.ELREnabled(im) }

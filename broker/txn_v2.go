@@ -12,7 +12,6 @@ package broker
 
 import (
 	"context"
-	"sync/atomic"
 	"time"
 
 	"github.com/petrel-broker/petrel/metadata"
@@ -22,24 +21,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// transactionVersionOverride, when above 0, is the transaction.version every broker
-// of the process uses instead of the finalized level (SetTransactionVersionOverride).
-var transactionVersionOverride atomic.Int32
-
-// SetTransactionVersionOverride makes every broker of the process use level as the
-// finalized transaction.version (0: the finalized level again) and returns the
-// previous override. It is a seam for tests only, which run with and without
-// Transactions V2 whatever the metadata log finalized; it must not run in parallel
-// with tests that expect the finalized level.
-func SetTransactionVersionOverride(level int16) int16 {
-	return int16(transactionVersionOverride.Swap(int32(level)))
-}
-
 // transactionVersion returns the cluster's finalized transaction.version.
 func (b *Broker) transactionVersion() int16 {
-	if v := transactionVersionOverride.Load(); v > 0 {
-		return int16(v)
-	}
 	return b.Image().FeatureLevel(metadata.FeatureTransactionVersion)
 }
 

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/petrel-broker/petrel/internal/testwait"
+	"github.com/petrel-broker/petrel/metadata"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -13,8 +14,6 @@ import (
 // Transactions V2 on the wire of one broker: the advertised versions, and EndTxn v5's
 // answers under transaction.version 2 and below it.
 func TestEndTxnV5Wire(t *testing.T) {
-	prev := SetTransactionVersionOverride(2)
-	t.Cleanup(func() { SetTransactionVersionOverride(prev) })
 	b := startTestBroker(t, "", map[string]string{"transaction.state.log.num.partitions": "1"})
 	cl := newClient(t, b)
 	ctx := testContext(t)
@@ -23,7 +22,7 @@ func TestEndTxnV5Wire(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[int16]int16{kmsg.Produce.Int16(): 12, kmsg.EndTxn.Int16(): 5, kmsg.AddOffsetsToTxn.Int16(): 4, kmsg.TxnOffsetCommit.Int16(): 5}
+	want := map[int16]int16{kmsg.Produce.Int16(): 13, kmsg.EndTxn.Int16(): 5, kmsg.AddOffsetsToTxn.Int16(): 4, kmsg.TxnOffsetCommit.Int16(): 5}
 	for _, k := range av.ApiKeys {
 		if w, ok := want[k.ApiKey]; ok && k.MaxVersion != w {
 			t.Errorf("%s advertised up to v%d, want v%d", kmsg.NameForKey(k.ApiKey), k.MaxVersion, w)
@@ -83,7 +82,14 @@ func TestEndTxnV5Wire(t *testing.T) {
 	check("second empty abort", end(pid, 1, false), 0, pid, 2)
 
 	// Below transaction.version 2, v5 keeps version 1's rules: no bump, -1/-1.
-	SetTransactionVersionOverride(1)
+	downgrade := kmsg.NewPtrUpdateFeaturesRequest()
+	downgrade.Version, downgrade.TimeoutMillis = 1, 30000
+	u := kmsg.NewUpdateFeaturesRequestFeatureUpdate()
+	u.Feature, u.MaxVersionLevel, u.UpgradeType = metadata.FeatureTransactionVersion, 1, 2 // a safe downgrade
+	downgrade.FeatureUpdates = append(downgrade.FeatureUpdates, u)
+	if resp, err := downgrade.RequestWith(ctx, cl); err != nil || resp.ErrorCode != 0 {
+		t.Fatalf("transaction.version to 1: %v %+v", err, resp)
+	}
 	check("TV1 abort with nothing open", end(pid, 2, false), 0, -1, -1)
 	check("TV1 stale epoch", end(pid, 1, false), kerr.ProducerFenced.Code, -1, -1)
 }

@@ -12,11 +12,11 @@ func TestFeatures_DescribeUpgradeDowngradeDisable(t *testing.T) {
 	b := startBroker(t, nil)
 	bs := bootstrap(b)
 	r := mustRun(t, "", "features", "describe", bs)
-	want := regexp.MustCompile(`^Feature: eligible\.leader\.replicas\.version\tSupportedMinVersion: 0\tSupportedMaxVersion: 1\tFinalizedVersionLevel: 1\tEpoch: \d+\n` +
+	want := regexp.MustCompile(`^Feature: eligible\.leader\.replicas\.version\tSupportedMinVersion: 0\tSupportedMaxVersion: 1\tFinalizedVersionLevel: 0\tEpoch: \d+\n` +
 		`Feature: group\.version\tSupportedMinVersion: 0\tSupportedMaxVersion: 1\tFinalizedVersionLevel: 1\tEpoch: \d+\n` +
 		`Feature: metadata\.version\tSupportedMinVersion: 3\.3-IV3\tSupportedMaxVersion: 4\.2-IV1\tFinalizedVersionLevel: 4\.2-IV1\tEpoch: \d+\n` +
 		`Feature: share\.version\tSupportedMinVersion: 0\tSupportedMaxVersion: 1\tFinalizedVersionLevel: 1\tEpoch: \d+\n` +
-		`Feature: transaction\.version\tSupportedMinVersion: 0\tSupportedMaxVersion: 1\tFinalizedVersionLevel: 1\tEpoch: \d+\n$`)
+		`Feature: transaction\.version\tSupportedMinVersion: 0\tSupportedMaxVersion: 2\tFinalizedVersionLevel: 2\tEpoch: \d+\n$`)
 	if !want.MatchString(r.stdout) {
 		t.Fatalf("describe:\n%s", r.stdout)
 	}
@@ -25,7 +25,7 @@ func TestFeatures_DescribeUpgradeDowngradeDisable(t *testing.T) {
 	if r.stdout != "transaction.version can be downgraded to 0.\n" {
 		t.Fatalf("dry run: %q", r.stdout)
 	}
-	if !strings.Contains(mustRun(t, "", "features", "describe", bs).stdout, "transaction.version\tSupportedMinVersion: 0\tSupportedMaxVersion: 1\tFinalizedVersionLevel: 1") {
+	if !strings.Contains(mustRun(t, "", "features", "describe", bs).stdout, "transaction.version\tSupportedMinVersion: 0\tSupportedMaxVersion: 2\tFinalizedVersionLevel: 2") {
 		t.Fatal("the dry run changed the level")
 	}
 	r = mustRun(t, "", "features", "downgrade", bs, "--feature", "transaction.version=0")
@@ -42,7 +42,7 @@ func TestFeatures_DescribeUpgradeDowngradeDisable(t *testing.T) {
 	}
 	out := mustRun(t, "", "features", "describe", bs).stdout
 	if !strings.Contains(out, "eligible.leader.replicas.version\tSupportedMinVersion: 0\tSupportedMaxVersion: 1\tFinalizedVersionLevel: 0") ||
-		!strings.Contains(out, "transaction.version\tSupportedMinVersion: 0\tSupportedMaxVersion: 1\tFinalizedVersionLevel: 1") {
+		!strings.Contains(out, "transaction.version\tSupportedMinVersion: 0\tSupportedMaxVersion: 2\tFinalizedVersionLevel: 1") {
 		t.Fatalf("describe after the changes:\n%s", out)
 	}
 

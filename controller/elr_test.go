@@ -17,6 +17,7 @@ var elrTestTopic = metadata.UuidFromBytes([16]byte{7})
 func startELRTest(t *testing.T) (*memQuorum, *Controller, context.Context) {
 	t.Helper()
 	q := newMemQuorum(t,
+		metadata.ClusterRecord{ClusterID: "elr"}, // an existing cluster: brokers register without feature ranges
 		metadata.RegisterBrokerRecord{BrokerID: 1, IncarnationID: metadata.UuidFromBytes([16]byte{1})},
 		metadata.RegisterBrokerRecord{BrokerID: 2, IncarnationID: metadata.UuidFromBytes([16]byte{2}), Fenced: true},
 		metadata.TopicRecord{Name: "t", TopicID: elrTestTopic},

@@ -28,7 +28,7 @@ func TestSnapshotRestoreFeatureLevels(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := f.Image().FinalizedFeatures()
-	if got := g.Image().FinalizedFeatures(); !maps.Equal(got, want) || len(got) != 4 {
+	if got := g.Image().FinalizedFeatures(); !maps.Equal(got, want) || len(got) == 0 {
 		t.Fatalf("restored levels %v, want %v", got, want)
 	}
 	if got := g.Image().Brokers[0].Features; len(got) != len(metadata.SupportedFeatures()) {

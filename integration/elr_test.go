@@ -11,6 +11,7 @@ import (
 	"github.com/petrel-broker/petrel/internal/testwait"
 	"github.com/petrel-broker/petrel/metadata"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -41,7 +42,11 @@ func elrPartition(t *testing.T, c *Cluster, topic, what string, ok func(p partit
 // the quorum would be lost with the second). Replica 1, killed, comes back after an
 // unclean shutdown and is dropped from the ELR.
 func TestCluster_ELRCleanElectionAfterCorrelatedFailure(t *testing.T) {
-	c := StartCluster(t, 4, WithVoters(1), WithFeatureLevel(metadata.FeatureEligibleLeaderReplicasVersion, 1))
+	c := StartCluster(t, 4, WithVoters(1))
+	// A new cluster starts without ELR (docs/operations.md): turned on as an operator does.
+	if resp := updateFeatures(testContext(t), t, c, 0, 1, false, featureUpdate(metadata.FeatureEligibleLeaderReplicasVersion, 1, 1)); resp.ErrorCode != 0 {
+		t.Fatalf("eligible.leader.replicas.version to 1: %v %v", kerr.ErrorForCode(resp.ErrorCode), deref(resp.ErrorMessage))
+	}
 	const topic = "elr"
 	req := kmsg.NewPtrCreateTopicsRequest()
 	req.TimeoutMillis = 15000

@@ -52,8 +52,8 @@ func featureUpdate(name string, level int16, typ int8) kmsg.UpdateFeaturesReques
 func TestCluster_FeaturesUpdateSeenByEveryNode(t *testing.T) {
 	c := StartCluster(t, 3)
 	ctx := testContext(t)
-	want := map[string]int16{metadata.FeatureMetadataVersion: 29, metadata.FeatureTransactionVersion: 1,
-		metadata.FeatureGroupVersion: 1, metadata.FeatureEligibleLeaderReplicasVersion: 1, metadata.FeatureShareVersion: 1}
+	want := map[string]int16{metadata.FeatureMetadataVersion: 29, metadata.FeatureTransactionVersion: metadata.TransactionVersionServed,
+		metadata.FeatureGroupVersion: 1, metadata.FeatureShareVersion: 1}
 	for i := range 3 {
 		got, av := c.finalizedVia(ctx, t, i)
 		if fmt.Sprint(got) != fmt.Sprint(want) || av.FinalizedFeaturesEpoch <= 0 {
@@ -72,7 +72,7 @@ func TestCluster_FeaturesUpdateSeenByEveryNode(t *testing.T) {
 	}
 	// Refused: beyond every node's range.
 	r = updateFeatures(ctx, t, c, other, 2, false, featureUpdate(metadata.FeatureTransactionVersion, 3, 1))
-	if r.ErrorCode != kerr.InvalidUpdateVersion.Code || len(r.Results) != 0 || !strings.Contains(deref(r.ErrorMessage), "only supports versions 0-1") {
+	if r.ErrorCode != kerr.InvalidUpdateVersion.Code || len(r.Results) != 0 || !strings.Contains(deref(r.ErrorMessage), "only supports versions 0-2") {
 		t.Fatalf("beyond the range: %+v", r)
 	}
 	// Validate only: accepted, nothing changes.
@@ -80,7 +80,7 @@ func TestCluster_FeaturesUpdateSeenByEveryNode(t *testing.T) {
 	if r.ErrorCode != 0 {
 		t.Fatalf("validate only: %+v", r)
 	}
-	if got, _ := c.finalizedVia(ctx, t, ctrl); got[metadata.FeatureTransactionVersion] != 1 {
+	if got, _ := c.finalizedVia(ctx, t, ctrl); got[metadata.FeatureTransactionVersion] != metadata.TransactionVersionServed {
 		t.Fatalf("validate only changed the level: %v", got)
 	}
 	// A safe downgrade through a node that is not the controller, then the upgrade
@@ -88,7 +88,7 @@ func TestCluster_FeaturesUpdateSeenByEveryNode(t *testing.T) {
 	for _, step := range []struct {
 		level int16
 		typ   int8
-	}{{0, 2}, {1, 1}} {
+	}{{0, 2}, {metadata.TransactionVersionServed, 1}} {
 		r = updateFeatures(ctx, t, c, other, 2, false, featureUpdate(metadata.FeatureTransactionVersion, step.level, step.typ))
 		if r.ErrorCode != 0 {
 			t.Fatalf("transaction.version to %d: %+v", step.level, r)

@@ -17,7 +17,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
-	"github.com/twmb/franz-go/pkg/kversion"
 )
 
 // rawTo is a client bound to node i alone (no routing), for requests whose error codes
@@ -51,7 +50,7 @@ func (r *rawTo) do(ctx context.Context, req kmsg.Request) kmsg.Response {
 // DescribeGroups v5): the raw helpers here build their requests by topic name. Their
 // v10 (topic ids) and v6 are tested in broker/offsets_consumer_group_test.go.
 func byNameGroupVersions() kgo.Opt {
-	v := kversion.Tip()
+	v := namedTopicVersions()
 	v.SetMaxKeyVersion(kmsg.OffsetCommit.Int16(), 9)
 	v.SetMaxKeyVersion(kmsg.OffsetFetch.Int16(), 9)
 	v.SetMaxKeyVersion(kmsg.DescribeGroups.Int16(), 5)

@@ -67,8 +67,6 @@ type clusterConfig struct {
 	voters int
 	// props are broker properties given to every node.
 	props map[string]string
-	// features are broker.Config.TestFeatureLevels for every node.
-	features map[string]int16
 	// nodeProps are broker properties of single nodes, by node index, over props.
 	nodeProps map[int]map[string]string
 }
@@ -76,17 +74,6 @@ type clusterConfig struct {
 // WithProperty sets a broker property (as --set name=value would) on every node.
 func WithProperty(name, value string) Option {
 	return func(c *clusterConfig) { c.props[name] = value }
-}
-
-// WithFeatureLevel sets a floor under finalized feature name's level on every node
-// (broker.Config.TestFeatureLevels).
-func WithFeatureLevel(name string, level int16) Option {
-	return func(c *clusterConfig) {
-		if c.features == nil {
-			c.features = map[string]int16{}
-		}
-		c.features[name] = level
-	}
 }
 
 // WithNodeProperty sets a broker property on node i only (broker.rack, say), over
@@ -208,20 +195,19 @@ func (c *Cluster) start(node *clusterNode, kafkaLn, raftLn net.Listener) error {
 		props[k] = v
 	}
 	b, err := broker.Start(broker.Config{
-		NodeID:            int32(node.index),
-		DataDir:           node.dir,
-		Listen:            node.kafkaAddr,
-		Advertised:        node.kafkaAddr,
-		RaftListen:        node.raftAddr,
-		Voters:            c.voters,
-		JoinAddrs:         c.joinAddrs,
-		Properties:        props,
-		TestFeatureLevels: c.cfg.features,
-		Logger:            hclog.New(&hclog.LoggerOptions{Output: node.log, Level: hclog.Info}),
-		MetricsListen:     "127.0.0.1:0",
-		KafkaListener:     kafkaLn,
-		RaftListener:      raftLn,
-		Dial:              c.net.dialer(node.index),
+		NodeID:        int32(node.index),
+		DataDir:       node.dir,
+		Listen:        node.kafkaAddr,
+		Advertised:    node.kafkaAddr,
+		RaftListen:    node.raftAddr,
+		Voters:        c.voters,
+		JoinAddrs:     c.joinAddrs,
+		Properties:    props,
+		Logger:        hclog.New(&hclog.LoggerOptions{Output: node.log, Level: hclog.Info}),
+		MetricsListen: "127.0.0.1:0",
+		KafkaListener: kafkaLn,
+		RaftListener:  raftLn,
+		Dial:          c.net.dialer(node.index),
 	})
 	if err != nil {
 		return err

@@ -165,8 +165,11 @@ func readVarintRecord(b []byte, r *kmsg.Record) (int, error) {
 	return n + int(length), r.ReadFrom(b[:n+int(length)])
 }
 
+// TestTransactionEndTxnWritesMarkers holds Transactions V1 (the markers carry the
+// producer's epoch; V2's bump is transactions_v2_test.go's).
 func TestTransactionEndTxnWritesMarkers(t *testing.T) {
 	c := StartCluster(t, 3, txnOptions()...)
+	downgradeTransactionVersion(t, c, 1)
 	c.CreateTopicRF(t, "txn-markers", 2, 3, nil)
 	const id = "txn-end"
 	coord := txnCoordinatorOf(t, c, 0, id)

@@ -8,18 +8,21 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/petrel-broker/petrel/broker"
 	"github.com/petrel-broker/petrel/internal/testwait"
+	"github.com/petrel-broker/petrel/metadata"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// withTransactionVersion makes the cluster's brokers use transaction.version level for
-// the test (until the feature records finalize it).
-func withTransactionVersion(t *testing.T, level int16) {
-	prev := broker.SetTransactionVersionOverride(level)
-	t.Cleanup(func() { broker.SetTransactionVersionOverride(prev) })
+// downgradeTransactionVersion finalizes transaction.version level, below a new
+// cluster's 2, through UpdateFeatures (a safe downgrade).
+func downgradeTransactionVersion(t *testing.T, c *Cluster, level int16) {
+	t.Helper()
+	resp := updateFeatures(testContext(t), t, c, 0, 1, false, featureUpdate(metadata.FeatureTransactionVersion, level, 2))
+	if resp.ErrorCode != 0 {
+		t.Fatalf("transaction.version to %d: %v %v", level, kerr.ErrorForCode(resp.ErrorCode), deref(resp.ErrorMessage))
+	}
 }
 
 // endTxnV5 sends EndTxn v5 to node, retrying CONCURRENT_TRANSACTIONS and the coordinator
@@ -57,7 +60,6 @@ func txnProducerOnThreeNodes(t *testing.T, topic, id string) (c *Cluster, coord 
 }
 
 func TestTransactionsV2ZombieFenced(t *testing.T) {
-	withTransactionVersion(t, 2)
 	const topic, id = "txn-v2-zombie", "txn-v2-zombie-producer"
 	c, coord, pid, epoch := txnProducerOnThreeNodes(t, topic, id)
 	view := c.WaitConverged().Topics[topic]
@@ -138,8 +140,8 @@ func TestTransactionsV2ZombieFenced(t *testing.T) {
 // TestTransactionsV2EndTxnV5BelowTV2 is EndTxn v5 on a cluster whose
 // transaction.version is below 2: TV1's rules, no epoch bump, ProducerId -1.
 func TestTransactionsV2EndTxnV5BelowTV2(t *testing.T) {
-	withTransactionVersion(t, 1)
 	c := StartCluster(t, 1, txnOptions()...)
+	downgradeTransactionVersion(t, c, 1)
 	const topic, id = "txn-v5-tv1", "txn-v5-tv1-producer"
 	c.CreateTopic(t, topic, 1, nil)
 	txnCoordinatorOf(t, c, 0, id)
@@ -171,9 +173,8 @@ func TestTransactionsV2EndTxnV5BelowTV2(t *testing.T) {
 
 // TestConfluentPython_TransactionalProduceOnTV2Cluster: librdkafka 2.0.2, a TV1 client
 // (EndTxn v3 at most), commits and aborts on a cluster at transaction.version 2 exactly
-// as on one below it. Not parallel: the level is set for the whole process.
+// as on one below it (a new cluster is at transaction.version 2).
 func TestConfluentPython_TransactionalProduceOnTV2Cluster(t *testing.T) {
 	s := confluentClient(t)
-	withTransactionVersion(t, 2)
 	testScriptTransactions(t, s)
 }

@@ -55,11 +55,9 @@ const (
 )
 
 // TransactionVersionServed is the highest transaction.version this build serves, the
-// top of its supported range and a new cluster's level. Kafka 4.2 supports and
-// bootstraps 2, but level 2 tells clients to use Transactions V2: kgo then adds
-// partitions only through Produce v12 and ends with EndTxn v5, so a cluster may
-// finalize 2 only once it serves them (P22's Transactions V2 raises this to 2).
-const TransactionVersionServed int16 = 1
+// top of its supported range and a new cluster's level, as Kafka 4.2's: 2, Transactions
+// V2 (Produce v12's implicit partition adds, EndTxn v5's epoch bump).
+const TransactionVersionServed int16 = 2
 
 // metadataVersionChanges are the metadata.version levels, among those supported, that
 // changed the metadata records (Kafka's didMetadataChange): a safe downgrade may not
@@ -89,14 +87,17 @@ func SupportedBrokerFeatures() []BrokerFeature {
 }
 
 // bootstrapFeatureLevels are the levels a new cluster is formed at: Kafka 4.2's
-// defaults for its latest production metadata.version, transaction.version capped at
-// what this build serves (TransactionVersionServed).
+// defaults for its latest production metadata.version, but for
+// eligible.leader.replicas.version, which stays 0 (Kafka 4.2: 1) until Petrel elects a
+// partition's last known leader when it comes back from an unclean shutdown with the
+// ISR and ELR empty (Kafka's balanced unclean recovery): without it, a kill -9 of the
+// only in-sync replica would leave the partition without a leader. An operator turns it
+// on with `petrel features upgrade --feature eligible.leader.replicas.version=1`.
 var bootstrapFeatureLevels = map[string]int16{
-	FeatureMetadataVersion:               MetadataVersionLatest,
-	FeatureTransactionVersion:            TransactionVersionServed,
-	FeatureGroupVersion:                  1,
-	FeatureEligibleLeaderReplicasVersion: 1,
-	FeatureShareVersion:                  1,
+	FeatureMetadataVersion:    MetadataVersionLatest,
+	FeatureTransactionVersion: TransactionVersionServed,
+	FeatureGroupVersion:       1,
+	FeatureShareVersion:       1,
 }
 
 // legacyFeatureLevels are the levels of a cluster whose metadata log holds no

@@ -26,7 +26,7 @@ func TestFeatureLevelsBootstrapAndLegacy(t *testing.T) {
 	}
 	fresh := featureImage(t, append([]Record{ClusterRecord{ClusterID: "c"}}, BootstrapFeatureRecords()...)...)
 	for name, want := range map[string]int16{FeatureMetadataVersion: 29, FeatureGroupVersion: 1, FeatureShareVersion: 1,
-		FeatureTransactionVersion: TransactionVersionServed, FeatureEligibleLeaderReplicasVersion: 1} {
+		FeatureTransactionVersion: TransactionVersionServed, FeatureEligibleLeaderReplicasVersion: 0} {
 		if got := fresh.FeatureLevel(name); got != want {
 			t.Errorf("bootstrapped %s = %d, want %d", name, got, want)
 		}
@@ -93,12 +93,12 @@ func TestPlanFeatureUpdates(t *testing.T) {
 			updates: []FeatureUpdate{{FeatureTransactionVersion, 0, Upgrade}}, wantErr: "without setting the upgrade type"},
 		{name: "a downgrade type to a newer version", bootstrapped: true, broker: all,
 			updates: []FeatureUpdate{{FeatureMetadataVersion, 28, SafeDowngrade}, {FeatureGroupVersion, 1, SafeDowngrade}},
-			want:    map[string]int16{FeatureMetadataVersion: 28, FeatureGroupVersion: 1, FeatureShareVersion: 1, FeatureTransactionVersion: 1, FeatureEligibleLeaderReplicasVersion: 1}},
+			want:    map[string]int16{FeatureMetadataVersion: 28, FeatureGroupVersion: 1, FeatureShareVersion: 1, FeatureTransactionVersion: 2}},
 		{name: "safe downgrade of a feature to 0 disables it", bootstrapped: true, broker: all,
 			updates: []FeatureUpdate{{FeatureEligibleLeaderReplicasVersion, 0, SafeDowngrade}},
-			want:    map[string]int16{FeatureMetadataVersion: 29, FeatureGroupVersion: 1, FeatureShareVersion: 1, FeatureTransactionVersion: 1}},
+			want:    map[string]int16{FeatureMetadataVersion: 29, FeatureGroupVersion: 1, FeatureShareVersion: 1, FeatureTransactionVersion: 2}},
 		{name: "beyond the controller's range", bootstrapped: true, broker: all,
-			updates: []FeatureUpdate{{FeatureTransactionVersion, 3, Upgrade}}, wantErr: "only supports versions 0-1"},
+			updates: []FeatureUpdate{{FeatureTransactionVersion, 3, Upgrade}}, wantErr: "only supports versions 0-2"},
 		{name: "unknown feature", bootstrapped: true, broker: all,
 			updates: []FeatureUpdate{{"no.such.version", 1, Upgrade}}, wantErr: "does not support this feature"},
 		{name: "a broker without the level", broker: []BrokerFeature{{FeatureTransactionVersion, FeatureRange{0, 0}}},
@@ -115,7 +115,7 @@ func TestPlanFeatureUpdates(t *testing.T) {
 			updates: []FeatureUpdate{{FeatureMetadataVersion, 29, Upgrade}, {FeatureEligibleLeaderReplicasVersion, 1, Upgrade}},
 			want:    map[string]int16{FeatureMetadataVersion: 29, FeatureGroupVersion: 1, FeatureShareVersion: 1, FeatureEligibleLeaderReplicasVersion: 1}},
 		{name: "no change", bootstrapped: true, broker: all,
-			updates: []FeatureUpdate{{FeatureTransactionVersion, 1, Upgrade}}},
+			updates: []FeatureUpdate{{FeatureTransactionVersion, 2, Upgrade}}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
