@@ -41,8 +41,8 @@ type GroupConfig struct {
 // GroupCoordinator runs the __consumer_offsets partitions this broker leads.
 type GroupCoordinator struct {
 	*Router[*group.Shard, group.Effects]
-	cfg            group.Config
-	expireInterval time.Duration
+	cfg              group.Config
+	expireInterval   time.Duration
 	deleteShareState func(groupID string, state []group.ShareTopicPartitions, done func(code int16))
 }
 

@@ -10,8 +10,8 @@ import (
 
 	"github.com/petrel-broker/petrel/internal/testwait"
 	"github.com/petrel-broker/petrel/metadata"
-	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
