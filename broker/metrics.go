@@ -22,10 +22,14 @@ const perPartitionMetricsProperty = "petrel.metrics.per.partition.enable"
 // newMetrics builds the broker's registry and names every served API for the request
 // metrics.
 func (b *Broker) newMetrics() *metrics.Registry {
+	extra := []metrics.Gatherer{metrics.RaftGatherer()}
+	if b.clientTelemetry != nil {
+		extra = append(extra, b.clientTelemetry.registry)
+	}
 	reg := metrics.New(metrics.Options{
 		PerPartition: b.cfg.boolValue(perPartitionMetricsProperty),
 		Snapshot:     b.metricsSnapshot,
-		Extra:        []metrics.Gatherer{metrics.RaftGatherer(), b.clientTelemetry.registry},
+		Extra:        extra,
 	})
 	reg.RegisterAPI(int16(kmsg.ApiVersions), kmsg.NameForKey(int16(kmsg.ApiVersions)))
 	for _, a := range apis {

@@ -31,13 +31,13 @@ func clientMetricsCommand() *ucli.Command {
 			{
 				Name:   "list",
 				Usage:  "list the subscriptions' names, one per line",
-				Flags:  clientcmd.WithFlags(),
+				Flags:  withOutputFlags(),
 				Action: runClientMetricsList,
 			},
 			{
 				Name:   "describe",
 				Usage:  "describe a subscription (--name), or every one",
-				Flags:  clientcmd.WithFlags(name),
+				Flags:  withOutputFlags(name),
 				Action: runClientMetricsDescribe,
 			},
 			{
@@ -81,6 +81,10 @@ func listClientMetrics(ctx context.Context, cl *kgo.Client) ([]string, error) {
 }
 
 func runClientMetricsList(c *ucli.Context) error {
+	asJSON, err := jsonOutput(c)
+	if err != nil {
+		return err
+	}
 	cl, ctx, done, err := clientcmd.Connect(c)
 	if err != nil {
 		return err
@@ -90,13 +94,29 @@ func runClientMetricsList(c *ucli.Context) error {
 	if err != nil {
 		return fmt.Errorf("list client metrics: %w", cl.Explain(err))
 	}
+	if asJSON {
+		return writeJSON(c.App.Writer, struct {
+			Subscriptions []string `json:"subscriptions"`
+		}{append([]string{}, names...)})
+	}
 	for _, n := range names {
 		fmt.Fprintln(c.App.Writer, n)
 	}
 	return nil
 }
 
+// describedClientMetrics is one subscription in describe's -o json: its own configs
+// (metrics, interval.ms, match); none when it does not exist.
+type describedClientMetrics struct {
+	Name    string            `json:"name"`
+	Configs map[string]string `json:"configs"`
+}
+
 func runClientMetricsDescribe(c *ucli.Context) error {
+	asJSON, err := jsonOutput(c)
+	if err != nil {
+		return err
+	}
 	cl, ctx, done, err := clientcmd.Connect(c)
 	if err != nil {
 		return err
@@ -115,12 +135,18 @@ func runClientMetricsDescribe(c *ucli.Context) error {
 		req.Resources = append(req.Resources, res)
 	}
 	if len(req.Resources) == 0 {
+		if asJSON {
+			return writeJSON(c.App.Writer, struct {
+				Subscriptions []describedClientMetrics `json:"subscriptions"`
+			}{[]describedClientMetrics{}})
+		}
 		return nil
 	}
 	resp, err := req.RequestWith(ctx, cl.Client)
 	if err != nil {
 		return fmt.Errorf("describe client metrics: %w", cl.Explain(err))
 	}
+	var described []describedClientMetrics
 	for _, r := range resp.Resources {
 		if err := kerr.ErrorForCode(r.ErrorCode); err != nil {
 			return fmt.Errorf("describe client metrics %s: %w%s", r.ResourceName, err, messageSuffix(r.ErrorMessage))
@@ -131,6 +157,14 @@ func runClientMetricsDescribe(c *ucli.Context) error {
 				own = append(own, e)
 			}
 		}
+		if asJSON {
+			d := describedClientMetrics{Name: r.ResourceName, Configs: map[string]string{}}
+			for _, e := range own {
+				d.Configs[e.Name] = derefString(e.Value)
+			}
+			described = append(described, d)
+			continue
+		}
 		if len(own) == 0 { // Kafka's message for a name with no configs
 			fmt.Fprintf(c.App.Writer, "The client metric resource %s doesn't exist and doesn't have dynamic config.\n", r.ResourceName)
 			continue
@@ -139,6 +173,11 @@ func runClientMetricsDescribe(c *ucli.Context) error {
 		for _, e := range own {
 			fmt.Fprintf(c.App.Writer, "  %s=%s\n", e.Name, derefString(e.Value))
 		}
+	}
+	if asJSON {
+		return writeJSON(c.App.Writer, struct {
+			Subscriptions []describedClientMetrics `json:"subscriptions"`
+		}{described})
 	}
 	return nil
 }

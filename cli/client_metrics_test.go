@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 )
@@ -20,6 +21,21 @@ func TestClientMetrics_AlterDescribeListDelete(t *testing.T) {
 	mustRun(t, "", "client-metrics", "alter", bs, "--name", "consumers", "--metrics", "*")
 	if got := mustRun(t, "", "client-metrics", "list", bs).stdout; got != "consumers\nproducers\n" {
 		t.Fatalf("list printed %q", got)
+	}
+	var listed struct{ Subscriptions []string }
+	if err := json.Unmarshal([]byte(mustRun(t, "", "client-metrics", "list", bs, "-o", "json").stdout), &listed); err != nil ||
+		strings.Join(listed.Subscriptions, ",") != "consumers,producers" {
+		t.Fatalf("list -o json: %+v %v", listed, err)
+	}
+	var described struct {
+		Subscriptions []struct {
+			Name    string
+			Configs map[string]string
+		}
+	}
+	if err := json.Unmarshal([]byte(mustRun(t, "", "client-metrics", "describe", bs, "--name", "consumers", "-o", "json").stdout), &described); err != nil ||
+		len(described.Subscriptions) != 1 || described.Subscriptions[0].Configs["metrics"] != "*" {
+		t.Fatalf("describe -o json: %+v %v", described, err)
 	}
 	want := lines(
 		"Client metrics configs for producers are:",
