@@ -26,7 +26,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
-	"github.com/twmb/franz-go/pkg/kversion"
 )
 
 const (
@@ -385,9 +384,9 @@ func testBadVersions(t *testing.T, e *badInputEnv) {
 		{"Produce v99", func(rc *rawConn) []byte {
 			return rc.frame(produceRequest(99, -1, survivorTopic, 0, recordBatch("v99")))
 		}},
-		{"Metadata v13", func(rc *rawConn) []byte {
+		{"Metadata v14 (above the advertised maximum)", func(rc *rawConn) []byte {
 			req := kmsg.NewPtrMetadataRequest()
-			req.Version = 13
+			req.Version = 14
 			return rc.frame(req)
 		}},
 		{"Fetch v3 (below the advertised minimum)", func(rc *rawConn) []byte {
@@ -551,7 +550,7 @@ func testBadProduce(t *testing.T, e *badInputEnv) {
 	const topic = "bad-batches"
 	maxBytes := "1000"
 	e.c.CreateTopic(t, topic, 1, map[string]*string{"max.message.bytes": &maxBytes})
-	versions := kversion.Stable()
+	versions := namedTopicVersions() // the fetches below name their topic
 	versions.SetMaxKeyVersion(int16(kmsg.Produce), 9)
 	cl := e.c.Client(t, kgo.MaxVersions(versions))
 	ctx := testContext(t)

@@ -51,6 +51,9 @@ func (r *rawTo) do(ctx context.Context, req kmsg.Request) kmsg.Response {
 // v10 (topic ids) and v6 are tested in broker/offsets_consumer_group_test.go.
 func byNameGroupVersions() kgo.Opt {
 	v := namedTopicVersions()
+	// TxnOffsetCommit v5 is Transactions V2's (an implicit add; TRANSACTION_ABORTABLE
+	// for a refused verification): the raw transaction helpers speak V1.
+	v.SetMaxKeyVersion(kmsg.TxnOffsetCommit.Int16(), 4)
 	v.SetMaxKeyVersion(kmsg.OffsetCommit.Int16(), 9)
 	v.SetMaxKeyVersion(kmsg.OffsetFetch.Int16(), 9)
 	v.SetMaxKeyVersion(kmsg.DescribeGroups.Int16(), 5)

@@ -154,6 +154,8 @@ func (x *txnOffsets) waitCommitted(via int, want int64) {
 func TestTxnOffsetCommitSurvivesGroupCoordinatorFailover(t *testing.T) {
 	opts := append(append(txnOptions(), groupOptions()...), WithProperty("offsets.topic.num.partitions", "3"))
 	c := StartCluster(t, 3, opts...)
+	// Transactions V1: AddOffsetsToTxn first (V2's implicit add is transactions_v2_kgo_test.go's).
+	downgradeTransactionVersion(t, c, 1)
 	x := &txnOffsets{t: t, c: c, group: "txn-offsets-group", topic: "txn-offsets-in"}
 	c.CreateTopicRF(t, x.topic, 1, 3, nil)
 	other := func(not int) int { return (not + 1) % 3 }
