@@ -195,8 +195,14 @@ func (g *group) add(m *member) {
 	if len(g.members) == 0 {
 		g.protocolType = m.protocolType
 	}
+	if old, ok := g.members[m.id]; ok {
+		// Added again (a member replaced under its id): its place in the join order
+		// stays, its old protocols are no longer counted.
+		g.countProtocols(old.protocols, -1)
+	} else {
+		g.memberOrder = append(g.memberOrder, m.id)
+	}
 	g.members[m.id] = m
-	g.memberOrder = append(g.memberOrder, m.id)
 	g.countProtocols(m.protocols, 1)
 	delete(g.pending, m.id)
 	if g.leader == "" {
