@@ -27,14 +27,14 @@ const (
 	benchReadMax     = 1 << 20  // maxBytes of each Read
 )
 
-// benchSizes are batches of 1 KiB records: 16 KiB and 1 MiB of values.
+// benchSizes are batches of 1 KiB random records: 16 KiB and 1 MiB of values.
 var benchSizes = []struct {
 	name    string
 	records int
 }{{"16KiB", 16}, {"1MiB", 1024}}
 
 func benchBatch(b *testing.B, records int) []byte {
-	return makeBatch(b, batchSpec{records: records, valueSize: 1024, baseTimestamp: 1_700_000_000_000, tsStep: 1})
+	return makeBatch(b, batchSpec{records: records, valueSize: 1024, baseTimestamp: 1_700_000_000_000, tsStep: 1, random: true})
 }
 
 // benchLogs opens logs with DefaultConfig in fresh directories under a temporary root,

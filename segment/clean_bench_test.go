@@ -1,6 +1,7 @@
 package segment
 
 import (
+	"crypto/rand"
 	"fmt"
 	"io"
 	"os"
@@ -8,8 +9,9 @@ import (
 	"testing"
 )
 
-// cleanBenchLog writes a log of 1 KiB records, 10 % of them unique keys (each key
-// written ten times), in batches of 16, then rolls so that all of it is cleanable.
+// cleanBenchLog writes a log of 1 KiB records with random (incompressible) values, 10 %
+// of them unique keys (each key written ten times), in batches of 16, then rolls so
+// that all of it is cleanable.
 func cleanBenchLog(b *testing.B, dir string, totalBytes int) *Log {
 	b.Helper()
 	cfg := DefaultConfig()
@@ -21,11 +23,15 @@ func cleanBenchLog(b *testing.B, dir string, totalBytes int) *Log {
 	}
 	records := totalBytes / 1024
 	keys := records / 10
-	value := make([]byte, 1000)
+	values := make([]byte, 16*1000)
 	for i := 0; i < records; i += 16 {
+		if _, err := rand.Read(values); err != nil {
+			b.Fatal(err)
+		}
 		var recs []kv
 		for j := i; j < i+16; j++ {
-			recs = append(recs, kv{[]byte(fmt.Sprintf("key-%08d", j%keys)), value})
+			at := (j - i) * 1000
+			recs = append(recs, kv{[]byte(fmt.Sprintf("key-%08d", j%keys)), values[at : at+1000]})
 		}
 		if _, err := l.AppendAsLeader(keyedBatch(b, recs, 0, int64(i), -1, 0), 0); err != nil {
 			b.Fatal(err)
@@ -42,6 +48,41 @@ func cleanBenchLog(b *testing.B, dir string, totalBytes int) *Log {
 
 const cleanBenchBytes = 64 << 20
 
+// BenchmarkCleanPass is one cleaning pass over 8 MiB of dirty log, as BenchmarkClean:
+// the cleaner's hot path at a size `petrel perf regress` runs in well under a second,
+// with its allocations (docs/bench/allocs.txt).
+func BenchmarkCleanPass(b *testing.B) {
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		dir := b.TempDir()
+		l := cleanBenchLog(b, dir, 8<<20)
+		b.SetBytes(l.Size())
+		b.StartTimer()
+		cleanBenchPass(b, l)
+		b.StopTimer()
+		l.Close()
+		os.RemoveAll(dir)
+		b.StartTimer()
+	}
+}
+
+// cleanBenchPass prepares, builds and commits one cleaning of all of l.
+func cleanBenchPass(b *testing.B, l *Log) CleanResult {
+	p, err := l.PrepareClean(CleanOptions{UncleanableOffset: l.LogEndOffset(), MaxMapBytes: 128 << 20})
+	if err != nil || p == nil {
+		b.Fatal(p, err)
+	}
+	if err := p.Build(); err != nil {
+		b.Fatal(err)
+	}
+	res, err := l.CommitClean(p)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return res
+}
+
 // BenchmarkClean is one full cleaning pass over 64 MiB of dirty log (1 KiB records,
 // 10 % unique keys); MB/s is dirty bytes per second on one core.
 func BenchmarkClean(b *testing.B) {
@@ -51,17 +92,7 @@ func BenchmarkClean(b *testing.B) {
 		l := cleanBenchLog(b, dir, cleanBenchBytes)
 		b.SetBytes(l.Size())
 		b.StartTimer()
-		p, err := l.PrepareClean(CleanOptions{UncleanableOffset: l.LogEndOffset(), MaxMapBytes: 128 << 20})
-		if err != nil || p == nil {
-			b.Fatal(p, err)
-		}
-		if err := p.Build(); err != nil {
-			b.Fatal(err)
-		}
-		res, err := l.CommitClean(p)
-		if err != nil {
-			b.Fatal(err)
-		}
+		res := cleanBenchPass(b, l)
 		b.StopTimer()
 		b.ReportMetric(float64(res.BytesWritten)/float64(res.BytesRead), "written/read")
 		l.Close()

@@ -2,6 +2,7 @@ package segment
 
 import (
 	"bytes"
+	"crypto/rand"
 	"encoding/binary"
 	"fmt"
 	"hash/crc32"
@@ -22,6 +23,7 @@ type batchSpec struct {
 	headers       bool  // add two headers per record
 	logAppendTime bool  // set the LogAppendTime attribute
 	seed          byte  // varies the payload
+	random        bool  // random (incompressible) values instead of the seeded pattern
 }
 
 // encodeRecords encodes the records section of spec, uncompressed.
@@ -31,6 +33,9 @@ func encodeRecords(spec batchSpec) []byte {
 		value := make([]byte, spec.valueSize)
 		for j := range value {
 			value[j] = byte(i*7+j) ^ spec.seed
+		}
+		if spec.random {
+			_, _ = rand.Read(value)
 		}
 		r := kmsg.Record{
 			TimestampDelta64: int64(i) * spec.tsStep,
