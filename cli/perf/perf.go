@@ -3,7 +3,9 @@
 // the same machine: the broker's catch-up path without a consumer (fetch), raw TCP on
 // loopback (loopback), the client's own ceiling against an in-process broker that
 // costs nothing (consume-ceiling, produce-ceiling), and the latency floor of acks=all
-// between processes without a broker (floor, floor-node). Its commands are Kafka
+// between processes without a broker (floor, floor-node); and the hot paths'
+// benchmarks against a baseline revision, or their allocations against the recorded
+// counts (regress). Its commands are Kafka
 // clients built on the flags every client command shares (cli/internal/clientcmd).
 package perf
 
@@ -53,6 +55,7 @@ func Command() *ucli.Command {
 			perfFloorNodeCommand(),
 			perfCeilingCommand(),
 			perfProduceCeilingCommand(),
+			perfRegressCommand(),
 		},
 	}
 }
