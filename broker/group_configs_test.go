@@ -343,3 +343,34 @@ func TestConsumerGroupsConfig(t *testing.T) {
 		t.Fatalf("default consumer groups config %+v", def)
 	}
 }
+
+// TestConsumerMigrationPolicyProperty: group.consumer.migration.policy reaches the
+// group coordinator. With "downgrade" a running classic group (a kgo consumer) is not
+// upgraded by a consumer-protocol member's heartbeat: Kafka's GROUP_ID_NOT_FOUND "Group
+// g is not a consumer group.", and the classic group goes on.
+func TestConsumerMigrationPolicyProperty(t *testing.T) {
+	b := startTestBroker(t, "", map[string]string{"group.initial.rebalance.delay.ms": "0", "group.consumer.migration.policy": "downgrade"})
+	ctx := testContext(t)
+	mustCreateTopic(t, newAdmin(t, b), "t", 2, nil)
+	if err := newClient(t, b).ProduceSync(ctx, &kgo.Record{Topic: "t", Value: []byte("v")}).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	consumeOne(t, newClient(t, b, kgo.ConsumerGroup("g"), kgo.ConsumeTopics("t")))
+	hb := kmsg.NewPtrConsumerGroupHeartbeatRequest()
+	hb.Group, hb.MemberID, hb.MemberEpoch, hb.RebalanceTimeoutMillis = "g", "next", 0, 30000
+	hb.SubscribedTopicNames, hb.Topics = []string{"t"}, []kmsg.ConsumerGroupHeartbeatRequestTopic{}
+	resp, err := hb.RequestWith(ctx, newClient(t, b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.ErrorCode != kerr.GroupIDNotFound.Code || derefOr(resp.ErrorMessage) != "Group g is not a consumer group." {
+		t.Fatalf("upgrade under policy downgrade: %v %q", kerr.ErrorForCode(resp.ErrorCode), derefOr(resp.ErrorMessage))
+	}
+	listed, err := newAdmin(t, b).ListGroups(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g := listed["g"]; g.GroupType != "classic" || g.State != "Stable" {
+		t.Fatalf("group g after the refused upgrade: %+v", g)
+	}
+}

@@ -23,14 +23,7 @@ func TestGroupMetrics(t *testing.T) {
 	if err := produced.ProduceSync(ctx, &kgo.Record{Topic: "t", Value: []byte("v")}).FirstErr(); err != nil {
 		t.Fatal(err)
 	}
-	member := newClient(t, b, kgo.ConsumerGroup("classic"), kgo.ConsumeTopics("t"))
-	for got := 0; got < 1; {
-		fs := member.PollFetches(ctx)
-		if err := fs.Err0(); err != nil {
-			t.Fatal(err)
-		}
-		got += fs.NumRecords()
-	}
+	consumeOne(t, newClient(t, b, kgo.ConsumerGroup("classic"), kgo.ConsumeTopics("t")))
 	joinConsumerGroupDirect(t, b, "cg", "m1", "t")
 
 	testwait.ForWhat(t, 30*time.Second, "both groups Stable in the metrics", func() error {
@@ -64,5 +57,17 @@ func TestGroupMetrics(t *testing.T) {
 	if got["kafka_server_group_coordinator_metrics_consumer_group_rebalance_total"] < 1 ||
 		got["kafka_server_group_coordinator_metrics_group_completed_rebalance_total"] < 1 || got["petrel_group_rebalance_time_ms"] < 2 {
 		t.Fatalf("rebalance metrics: %v", got)
+	}
+}
+
+// consumeOne polls cl until it consumed a record: a group member has then joined.
+func consumeOne(t *testing.T, cl *kgo.Client) {
+	t.Helper()
+	for got := 0; got < 1; {
+		fs := cl.PollFetches(testContext(t))
+		if err := fs.Err0(); err != nil {
+			t.Fatal(err)
+		}
+		got += fs.NumRecords()
 	}
 }

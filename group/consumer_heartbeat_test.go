@@ -1,6 +1,7 @@
 package group
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -437,5 +438,28 @@ func TestConsumerRegexStoredOnly(t *testing.T) {
 	// The regex is not resolved yet: it matches nothing, but its change bumps the epoch.
 	if h.g.GroupEpoch() != 2 || countPartitions(respAssignment(resp)) != 0 {
 		t.Fatalf("group epoch %d, regex member got %v", h.g.GroupEpoch(), respAssignment(resp))
+	}
+}
+
+// TestConsumerRackAwareTarget: the rack a member sends in its heartbeat (the Java
+// client's client.rack) reaches the assignor, and with the partitions' replica racks
+// from the topic image the group's target gives each member the partitions of its rack.
+func TestConsumerRackAwareTarget(t *testing.T) {
+	topics := cgTopics(4)
+	a := topics["a"]
+	a.PartitionRacks = [][]string{{"r1"}, {"r2"}, {"r1"}, {"r2"}}
+	topics["a"] = a
+	h := newCG(t, testConsumerConfig(), topics)
+	for _, m := range []struct{ id, rack string }{{"m1", "r2"}, {"m2", "r1"}} {
+		req := cgJoinRequest(m.id, "a")
+		req.RackID = kmsg.StringPtr(m.rack)
+		h.ok(req)
+	}
+	id := testTopicID(1)
+	for member, want := range map[string][]int32{"m1": {1, 3}, "m2": {0, 2}} {
+		v, _ := h.g.Member(member)
+		if got := v.Target[id]; !slices.Equal(got, want) {
+			t.Errorf("%s's target %v, want %v (the partitions of its rack)", member, v.Target, want)
+		}
 	}
 }

@@ -15,8 +15,10 @@ package integration
 //	go test ./integration/ -run '^$' -bench 'BenchmarkConsumerProtocolJoin' -benchtime 3x -timeout 30m -v
 //
 // "consumer" is KIP-848 (kgo.ServerSideBalancer, uniform assignor, the broker's 5 s
-// heartbeat interval); "classic-cooperative" is kgo's default cooperative-sticky
-// balancer, "classic-eager" the range balancer (kgo's 3 s heartbeat interval).
+// heartbeat interval); "consumer-3s" the same with the group's
+// consumer.heartbeat.interval.ms at 3 s, the classic members' interval;
+// "classic-cooperative" is kgo's default cooperative-sticky balancer, "classic-eager"
+// the range balancer (kgo's 3 s heartbeat interval).
 
 import (
 	"context"
@@ -37,21 +39,31 @@ const (
 )
 
 func BenchmarkConsumerProtocolJoin(b *testing.B) {
-	c := StartCluster(b, 1, groupOptions()...)
+	// Kafka's 5 s minimum heartbeat interval lowered for "consumer-3s"'s group config.
+	c := StartCluster(b, 1, append(groupOptions(), WithProperty("group.consumer.min.heartbeat.interval.ms", "1000"))...)
 	round := 0 // topic and group names: the benchmark runs each protocol more than once
 	for _, proto := range []struct {
-		name string
-		opts []kgo.Opt
+		name      string
+		opts      []kgo.Opt
+		heartbeat string // the group's consumer.heartbeat.interval.ms, if set
 	}{
-		{"consumer", []kgo.Opt{kgo.ServerSideBalancer()}},
-		{"classic-cooperative", nil},
-		{"classic-eager", []kgo.Opt{kgo.Balancers(kgo.RangeBalancer())}},
+		{"consumer", []kgo.Opt{kgo.ServerSideBalancer()}, ""},
+		{"consumer-3s", []kgo.Opt{kgo.ServerSideBalancer()}, "3000"},
+		{"classic-cooperative", nil, ""},
+		{"classic-eager", []kgo.Opt{kgo.Balancers(kgo.RangeBalancer())}, ""},
 	} {
 		b.Run(proto.name, func(b *testing.B) {
 			var settle, lag []time.Duration
 			for range b.N {
 				round++
-				s, l := joinRound(b, c, fmt.Sprintf("join-%s-%d", proto.name, round), proto.opts)
+				name := fmt.Sprintf("join-%s-%d", proto.name, round)
+				if proto.heartbeat != "" {
+					if err := alterGroupConfigs(context.Background(), b, c.Client(b), name,
+						map[string]string{"consumer.heartbeat.interval.ms": proto.heartbeat}); err != nil {
+						b.Fatal(err)
+					}
+				}
+				s, l := joinRound(b, c, name, proto.opts)
 				settle, lag = append(settle, s), append(lag, l)
 			}
 			b.ReportMetric(float64(median(settle).Milliseconds()), "settle-ms")

@@ -212,6 +212,60 @@ func TestConsumerProtocol_CoordinatorFailover(t *testing.T) {
 	logRedelivered(t, members...)
 }
 
+// A commit at a member epoch the group has moved past is refused, as Kafka 4.2 does: a
+// kgo consumer-protocol member reads its member id and epoch, a second member joins
+// (the group epoch moves on and so, once it reconciled, does the first member's), and
+// an OffsetCommit v9 at the old epoch is STALE_MEMBER_EPOCH and one from a member not
+// in the group UNKNOWN_MEMBER_ID, while the same commit at the current epoch and the
+// members' own commits are accepted.
+func TestConsumerProtocol_StaleEpochCommitRefused(t *testing.T) {
+	t.Parallel()
+	const partitions = 4
+	c := StartCluster(t, 1, groupOptions()...)
+	group, topic := "cg-stale", "cg-stale"
+	c.CreateTopic(t, topic, partitions, nil)
+	describeConsumerGroupOnFailure(t, c, group)
+	ctx := testContext(t)
+	own := newOwnership()
+	a := startConsumerMember(t, c, own, group, topic, "a")
+	own.waitOwned(t, partitions, "a")
+	memberID, old := a.cl.GroupMetadata()
+	b := startConsumerMember(t, c, own, group, topic, "b")
+	own.waitOwned(t, partitions, "a", "b")
+	testwait.ForWhat(t, groupWait, "member a past its first epoch", func() error {
+		if _, epoch := a.cl.GroupMetadata(); epoch <= old {
+			return fmt.Errorf("member a still at epoch %d", epoch)
+		}
+		return nil
+	})
+	want := produceKeyed(t, c, topic, "stale", 200)
+	waitConsumed(t, want, a, b)
+	for _, m := range []*cgMember{a, b} {
+		if err := m.cl.CommitUncommittedOffsets(ctx); err != nil {
+			t.Fatalf("member %s's own commit: %v", m.clientID, err)
+		}
+	}
+
+	raw := c.rawTo(t, 0)
+	commit := func(member string, epoch int32) int16 {
+		return commitRaw(ctx, raw, group, member, epoch, topic, 0, "")
+	}
+	if code := commit(memberID, old); code != kerr.StaleMemberEpoch.Code {
+		t.Fatalf("commit at member a's old epoch %d: %v, want STALE_MEMBER_EPOCH", old, kerr.ErrorForCode(code))
+	}
+	if code := commit("not-a-member", old); code != kerr.UnknownMemberID.Code {
+		t.Fatalf("commit of an unknown member: %v, want UNKNOWN_MEMBER_ID", kerr.ErrorForCode(code))
+	}
+	testwait.ForWhat(t, groupWait, "a commit at member a's current epoch", func() error {
+		_, epoch := a.cl.GroupMetadata()
+		if code := commit(memberID, epoch); code != 0 {
+			return fmt.Errorf("commit at epoch %d: %v", epoch, kerr.ErrorForCode(code))
+		}
+		return nil
+	})
+	own.check(t)
+}
+
 // A regular-expression subscription is resolved by the broker (RE2, whole names): a
 // topic created later that matches is picked up once the group's resolution is
 // refreshed (Kafka's 10 s minimum), one that does not match is not, and no member
