@@ -402,14 +402,16 @@ func (b *Broker) Shutdown(ctx context.Context) error {
 		b.shuttingDown.Store(true)
 		b.raft.beginStop()
 		phases := newShutdownPhases()
+		led := b.Image().LeaderCount(b.cfg.NodeID) > 0
 		cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		b.controlledShutdown(cctx)
-		cancel()
+		moved := b.controlledShutdown(cctx)
 		// A stopping controller hands the quorum over now rather than after the drain:
 		// the next controller writes this broker's remaining ISR removals (invariant
 		// 39) while this node drains, and the other brokers' controller requests go
 		// there instead of waiting in this node's drain.
 		b.raft.resign()
+		b.lingerForHints(cctx, led && moved) // leader_hint_linger.go
+		cancel()
 		phases.mark("controlled_shutdown")
 		close(b.draining)
 		b.drainCancel()

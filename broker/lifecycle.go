@@ -144,11 +144,12 @@ func (b *Broker) heartbeat(ctx context.Context, epoch int64, wantShutdown bool) 
 }
 
 // controlledShutdown asks the controller to move this broker's leaderships away and
-// waits until it leads nothing (or ctx ends), as Kafka's controlled shutdown does.
-func (b *Broker) controlledShutdown(ctx context.Context) {
+// waits until it leads nothing (or ctx ends), as Kafka's controlled shutdown does. It
+// reports whether the controller said so.
+func (b *Broker) controlledShutdown(ctx context.Context) bool {
 	epoch := b.brokerEpoch.Load()
 	if epoch < 0 || b.metadataStoreFailure() != nil {
-		return // unregistered, or no controller to ask (metadata_store.go)
+		return false // unregistered, or no controller to ask (metadata_store.go)
 	}
 	for ctx.Err() == nil {
 		// No shorter bound than ctx: the controller answers once the entry moving this
@@ -157,14 +158,15 @@ func (b *Broker) controlledShutdown(ctx context.Context) {
 		hb, err := b.heartbeat(ctx, epoch, true)
 		if err == nil && hb.ShouldShutdown {
 			b.logger.Info("controlled shutdown: this broker leads nothing now")
-			return
+			return true
 		}
 		if err != nil && (errors.Is(err, kerr.StaleBrokerEpoch) || errors.Is(err, kerr.BrokerIDNotRegistered)) {
-			return
+			return false
 		}
 		select {
 		case <-ctx.Done():
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
+	return false
 }

@@ -1,19 +1,28 @@
 package integration
 
-// The controlled-stop-to-first-acknowledgement measurement (issue P22 item 3): a
-// 3-node in-process cluster, a one-partition RF 3 topic, a default kgo producer
-// writing every 2 ms; the partition's leader stops gracefully (Broker.Shutdown, what
-// SIGTERM runs), and the round measures from the stop to the producer's first Produce
-// answer read from another broker (kgo's HookBrokerRead). With KIP-951's hints the
-// stopping leader's NOT_LEADER_OR_FOLLOWER answers name the new leader, and kgo moves
-// at once; without them it waits for a metadata refresh (MetadataMinAge, 5 s). Run:
+// The controlled-stop measurements (issue P22 item 3): a 3-node in-process cluster, a
+// one-partition RF 3 topic, a default kgo producer writing every 2 ms; the
+// partition's leader stops gracefully (Broker.Shutdown, what SIGTERM runs), and the
+// round measures from the stop to
 //
-//	go test -run '^$' -bench 'BenchmarkControlledStopFirstAck' -benchtime 5x -timeout 10m ./integration/
+//   - BenchmarkControlledStopFirstAck: the producer's first Produce answer read from
+//     another broker (kgo's HookBrokerRead);
+//   - BenchmarkControlledStopFirstFetch: a default kgo consumer's first record batch
+//     read from another broker (kgo's HookFetchBatchRead).
+//
+// With KIP-951's hints the stopping leader's NOT_LEADER_OR_FOLLOWER answers name the
+// new leader, and kgo moves at once; a producer whose connection closed before it was
+// answered (before broker/leader_hint_linger.go, one round in four to eight) waits
+// for a metadata refresh, which comes MetadataMinAge (5 s) after its previous one.
+// Each round's figure is printed; the metrics are their median, min and max. Run:
+//
+//	go test -run '^$' -bench 'BenchmarkControlledStop' -benchtime 8x -timeout 15m ./integration/
 //
 // Nothing here asserts a speed.
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strconv"
 	"sync"
@@ -85,10 +94,37 @@ func BenchmarkControlledStopFirstAck(b *testing.B) {
 	for b.Loop() {
 		series = append(series, controlledStopFirstAck(b))
 	}
+	reportRounds(b, series)
+}
+
+func BenchmarkControlledStopFirstFetch(b *testing.B) {
+	var series []time.Duration
+	for b.Loop() {
+		series = append(series, controlledStopFirstFetch(b))
+	}
+	reportRounds(b, series)
+}
+
+// reportRounds prints each round's figure (on stdout: the benchmark's log keeps only
+// its first lines, the nodes') and reports their median, max and min.
+func reportRounds(b *testing.B, series []time.Duration) {
+	ms := make([]int64, len(series))
+	for i, d := range series {
+		ms[i] = d.Milliseconds()
+	}
+	fmt.Printf("%s rounds (ms): %v\n", b.Name(), ms)
 	slices.Sort(series)
 	b.ReportMetric(float64(series[len(series)/2].Milliseconds()), "median-ms")
 	b.ReportMetric(float64(series[len(series)-1].Milliseconds()), "max-ms")
 	b.ReportMetric(float64(series[0].Milliseconds()), "min-ms")
+}
+
+// killRest kills c's running nodes at the end of a round, so that the next round
+// does not share the cores with this one's cluster.
+func killRest(c *Cluster) {
+	for _, i := range c.running() {
+		c.Kill(i)
+	}
 }
 
 // controlledStopFirstAck runs one round on a fresh cluster and returns its figure.
@@ -103,8 +139,17 @@ func controlledStopFirstAck(b *testing.B) time.Duration {
 	defer func() {
 		cancel()
 		wait()
+		cl.Close()
+		killRest(c)
 	}()
-	// A long-lived producer's last metadata refresh is older than MetadataMinAge.
+	return stopLeaderOf(b, c, topic, reads)
+}
+
+// stopLeaderOf waits until the client has been reading answers into reads for 6 s
+// (kgo's own metadata refreshes, as at the first produce to a topic, are behind it),
+// stops topic's partition 0's leader gracefully, and returns the time from the stop to
+// the first answer read from another broker.
+func stopLeaderOf(b *testing.B, c *Cluster, topic string, reads *produceReads) time.Duration {
 	settle := time.Now().Add(6 * time.Second)
 	testwait.For(b, testTimeout, func() error {
 		if _, ok := reads.firstAfter(settle, -1); !ok {
@@ -135,4 +180,44 @@ func stopInBackground(c *Cluster, i int) <-chan error {
 		errc <- node.broker.Shutdown(ctx)
 	}()
 	return errc
+}
+
+// batchReads records when a client read a record batch from each broker.
+type batchReads struct{ produceReads }
+
+func (r *batchReads) OnFetchBatchRead(meta kgo.BrokerMetadata, _ string, _ int32, _ kgo.FetchBatchMetrics) {
+	r.mu.Lock()
+	r.from[meta.NodeID] = append(r.from[meta.NodeID], time.Now())
+	r.mu.Unlock()
+}
+
+// controlledStopFirstFetch runs one consumer round on a fresh cluster and returns its
+// figure: from the stop to the consumer's first record batch read from another broker.
+func controlledStopFirstFetch(b *testing.B) time.Duration {
+	c := StartCluster(b, 3)
+	const topic = "stop-first-fetch"
+	c.CreateTopicRF(b, topic, 1, 3, nil)
+	pr := c.Client(b, kgo.MaxVersions(kversion.Stable()))
+	reads := &batchReads{produceReads{from: map[int32][]time.Time{}}}
+	cons := c.Client(b, kgo.WithHooks(reads), kgo.MaxVersions(kversion.Stable()),
+		kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	ctx, cancel := context.WithCancel(context.Background())
+	wait := produceEvery2ms(ctx, pr, topic, func(string) {})
+	var polls sync.WaitGroup
+	polls.Add(1)
+	go func() {
+		defer polls.Done()
+		for ctx.Err() == nil {
+			cons.PollFetches(ctx)
+		}
+	}()
+	defer func() {
+		cancel()
+		wait()
+		polls.Wait()
+		pr.Close()
+		cons.Close()
+		killRest(c)
+	}()
+	return stopLeaderOf(b, c, topic, &reads.produceReads)
 }
