@@ -65,12 +65,20 @@ var allowedInternal = map[string][]string{
 	// Integration tests drive nodes (broker) and the CLI, and compare nodes' metadata
 	// images in metadata's own types.
 	"integration": {"broker", "cli", "metadata"},
-	testHelpers:   {},
+	// Tiered storage copies segments to object storage through the S3 client library;
+	// its metadata names topics by metadata's Uuid. The broker will wire it in (P23).
+	"tiered":    {"metadata"},
+	testHelpers: {},
+	testS3:      {},
 }
 
 // testHelpers is the one test-helper package (waiting for a condition): every
 // package's tests may import it, no production code may.
 const testHelpers = "internal/testwait"
+
+// testS3 runs the S3-compatible server of the tiered storage tests: every package's
+// tests may import it, no production code may.
+const testS3 = "internal/s3test"
 
 // testCLI is the command packages' test-helper package (a node to run commands
 // against): the tests of the packages that list it may import it, no production code
@@ -96,6 +104,7 @@ var allowedExternal = map[string][]string{
 	"auth":        {"github.com/xdg-go/scram"},
 	"config":      {"github.com/magiconair/properties", "github.com/xrash/smetrics"},
 	"controller":  {"github.com/hashicorp/go-hclog"},
+	"tiered":      {"github.com/aws/aws-sdk-go-v2", "github.com/aws/smithy-go"},
 }
 
 // impure lists standard packages a pure state machine must not import (I/O and
@@ -141,7 +150,7 @@ func TestImportGraph(t *testing.T) {
 			for _, imp := range imports {
 				if imp == module || strings.HasPrefix(imp, module+"/") {
 					dep := strings.TrimPrefix(strings.TrimPrefix(imp, module), "/")
-					if dep == testHelpers {
+					if dep == testHelpers || dep == testS3 {
 						if !testCode {
 							t.Errorf("%s imports %s: it is for tests only", p.ImportPath, imp)
 						}

@@ -17,7 +17,7 @@ const (
 	noteThreads    = "Petrel runs one goroutine per connection and sizes its own work"
 	noteCompaction = "the log cleaner sizes its own read and write buffers"
 	noteQuotas     = "quotas and throttling are not implemented yet"
-	noteTiered     = "tiered storage is not implemented"
+	noteTiered     = "tiered storage is being built (P23); the properties it has are in the table"
 	noteZooKeeper  = "Petrel has no ZooKeeper; Raft holds the metadata"
 	noteMetrics    = "metrics reporters are not implemented yet"
 	noteSocket     = "Petrel uses the operating system's socket buffer sizes"
@@ -116,7 +116,6 @@ var unimplementedBrokerConfigPrefixes = []Unimplemented{
 	{Name: "ssl.", Note: noteSecurity},
 	{Name: "sasl.", Note: noteSecurity},
 	{Name: "remote.log.", Note: noteTiered},
-	{Name: "log.local.retention.", Note: noteTiered},
 	{Name: "zookeeper.", Note: noteZooKeeper},
 	{Name: "config.providers", Note: "config providers (${provider:path:key}) are not implemented"},
 }
@@ -132,9 +131,4 @@ var unimplementedTopicConfigs = []Unimplemented{
 	{Name: "message.timestamp.difference.max.ms", Note: noteTimestamp},
 	{Name: "message.downconversion.enable", Note: "Petrel never down-converts"},
 	{Name: "message.format.version", Note: "Petrel writes and accepts only record batch format v2"},
-	{Name: "remote.storage.enable", Note: noteTiered},
-	{Name: "local.retention.ms", Note: noteTiered},
-	{Name: "local.retention.bytes", Note: noteTiered},
-	{Name: "remote.log.copy.disable", Note: noteTiered},
-	{Name: "remote.log.delete.on.disable", Note: noteTiered},
 }

@@ -144,7 +144,10 @@ func docValid(d Def) string {
 		if d.Limit.warnOnly {
 			verb = "acts on"
 		}
-		s += fmt.Sprintf("; Petrel %s only %s", verb, strings.Join(d.Limit.values, ", "))
+		if s != "" {
+			s += "; "
+		}
+		s += fmt.Sprintf("Petrel %s only %s", verb, strings.Join(d.Limit.values, ", "))
 	}
 	return s
 }

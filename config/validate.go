@@ -171,7 +171,7 @@ func (l *Limit) check(def Def, v parsedValue) error {
 		elems = v.list
 	}
 	for _, e := range elems {
-		if !slices.Contains(l.values, e) {
+		if !slices.ContainsFunc(l.values, func(ok string) bool { return ok == e || (def.Type == TypeBoolean && strings.EqualFold(ok, e)) }) {
 			return configException(def.Name, elemOr(e, v.str), fmt.Sprintf("Petrel supports only %s (%s)", strings.Join(l.values, ", "), l.why))
 		}
 	}

@@ -1,0 +1,61 @@
+package config
+
+// Tiered storage (KIP-405, issue P23). The broker properties are Kafka 4.x's
+// RemoteLogManagerConfig; the S3 ones are those of Aiven's tiered-storage-for-apache-kafka
+// plugin (rsm.config.*), so that a server.properties written for it carries over. The
+// topic configs are in TopicDefs (defs.go). Petrel does not tier segments yet: these are
+// accepted and validated, and remote.storage.enable=true is refused (as Kafka refuses
+// it on a broker whose remote.log.storage.system.enable is false).
+
+// The S3 properties, as the broker hands them to the tiered package's S3Config.
+const (
+	RemoteS3EndpointURLProperty      = "rsm.config.storage.s3.endpoint.url"
+	RemoteS3BucketProperty           = "rsm.config.storage.s3.bucket.name"
+	RemoteS3RegionProperty           = "rsm.config.storage.s3.region"
+	RemoteS3PathStyleProperty        = "rsm.config.storage.s3.path.style.access.enabled"
+	RemoteAWSAccessKeyIDProperty     = "rsm.config.storage.aws.access.key.id"
+	RemoteAWSSecretAccessKeyProperty = "rsm.config.storage.aws.secret.access.key"
+	RemoteKeyPrefixProperty          = "rsm.config.key.prefix"
+)
+
+// noteTieredBuilding marks the properties Petrel accepts before it acts on them.
+const noteTieredBuilding = "Accepted; tiered storage is being built (P23): not acted on yet."
+
+// tieredNotYet is why remote storage cannot be enabled yet.
+var tieredNotYet = &Limit{values: []string{"false"}, why: "tiered storage is being built (P23): Petrel does not copy segments to remote storage yet"}
+
+var tieredConfigDefs = []Def{
+	{Name: "remote.log.storage.system.enable", Type: TypeBoolean, Default: "false", ReadOnly: true,
+		Limit: &Limit{values: tieredNotYet.values, why: tieredNotYet.why, warnOnly: true},
+		Doc:   "Whether to enable tiered storage functionality in a broker or not. When it is true, the broker starts all the services required for tiered storage.",
+		Note:  "Accepted with a warning; tiered storage is being built (P23)."},
+	{Name: "remote.log.manager.task.interval.ms", Type: TypeLong, Default: "30000", ReadOnly: true, Validator: atLeast(1),
+		Doc: "Interval at which the remote log manager runs the scheduled tasks like copy segments and clean up remote log segments, in milliseconds.", Note: noteTieredBuilding},
+	{Name: "remote.log.manager.copy.max.bytes.per.second", Type: TypeLong, Default: maxLong, ReadOnly: true, Validator: atLeast(1),
+		Doc: "The maximum number of bytes that can be copied from local storage to remote storage per second.", Note: noteTieredBuilding},
+	{Name: "remote.log.reader.threads", Type: TypeInt, Default: "10", ReadOnly: true, Validator: atLeast(1),
+		Doc: "Size of the thread pool that is allocated for handling remote log reads.", Note: noteTieredBuilding},
+	{Name: RemoteS3EndpointURLProperty, Type: TypeString, Default: "", ReadOnly: true,
+		Doc: "Aiven's plugin: the S3 endpoint, an http or https URL (an S3-compatible server); unset, AWS S3 in rsm.config.storage.s3.region.", Note: noteTieredBuilding},
+	{Name: RemoteS3BucketProperty, Type: TypeString, Default: "", ReadOnly: true,
+		Doc: "Aiven's plugin: the bucket that holds the remote segments.", Note: noteTieredBuilding},
+	{Name: RemoteS3RegionProperty, Type: TypeString, Default: "", ReadOnly: true,
+		Doc: "Aiven's plugin: the bucket's region, part of every request's signature (us-east-1 for most S3-compatible servers).", Note: noteTieredBuilding},
+	{Name: RemoteS3PathStyleProperty, Type: TypeBoolean, Default: "false", ReadOnly: true,
+		Doc: "Aiven's plugin: address the bucket in the URL path instead of the host name, as most S3-compatible servers need.", Note: noteTieredBuilding},
+	{Name: RemoteAWSAccessKeyIDProperty, Type: TypePassword, Default: "", ReadOnly: true,
+		Doc:  "Aiven's plugin: the access key id of the S3 credentials.",
+		Note: "Unset together with the secret, the AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY environment variables are used. " + noteTieredBuilding},
+	{Name: RemoteAWSSecretAccessKeyProperty, Type: TypePassword, Default: "", ReadOnly: true,
+		Doc: "Aiven's plugin: the secret access key of the S3 credentials.", Note: noteTieredBuilding},
+	{Name: RemoteKeyPrefixProperty, Type: TypeString, Default: "", ReadOnly: true,
+		Doc:  "Aiven's plugin: the prefix of every object key.",
+		Note: "Objects are <prefix><topic>-<topicId>/<partition>/<20-digit start offset>-<segmentId>.<log|index|timeindex|snapshot|txnindex|leader-epoch-checkpoint>, Aiven's layout; the bytes are the segment files unchanged (no Aiven chunking, compression or manifest). " + noteTieredBuilding},
+}
+
+func init() {
+	BrokerDefs = append(BrokerDefs, tieredConfigDefs...)
+	for _, d := range tieredConfigDefs {
+		brokerByName[d.Name] = d
+	}
+}
