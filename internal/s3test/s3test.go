@@ -3,14 +3,16 @@
 // loopback port, with root credentials and one bucket. Tests only: no production code
 // may import it (deps_test.go).
 //
-// A test that calls Start is skipped when the versitygw binary is missing, unless
-// PETREL_REQUIRE_S3=1 (which .ci/run sets), where it fails: CI never skips silently.
 // The binary is $PETREL_VERSITYGW, else versitygw on $PATH, else in $GOBIN,
 // $GOPATH/bin or ~/go/bin, where
 //
 //	go install github.com/versity/versitygw/cmd/versitygw@v1.8.0
 //
-// puts it.
+// puts it; when there is none, Start builds that release into the user's cache
+// directory once (build.go), so `go test ./...` needs nothing installed first. A test
+// that calls Start is skipped only when no binary is found and none can be built,
+// unless PETREL_REQUIRE_S3=1 (which .ci/run sets), where it fails: CI never skips
+// silently.
 package s3test
 
 import (
@@ -35,7 +37,7 @@ import (
 )
 
 // InstallCommand is how to install the server the tests use.
-const InstallCommand = "go install github.com/versity/versitygw/cmd/versitygw@v1.8.0"
+const InstallCommand = "go install github.com/versity/versitygw/cmd/versitygw@" + Version
 
 // RequireEnv, set to 1, turns a missing server binary from a skip into a failure.
 const RequireEnv = "PETREL_REQUIRE_S3"
@@ -68,7 +70,13 @@ func Start(t testing.TB) *Server {
 	t.Helper()
 	bin := Binary()
 	if bin == "" {
-		msg := "versitygw (the S3-compatible server of these tests) not found; install it with: " + InstallCommand
+		var err error
+		if bin, err = build(); err != nil {
+			t.Logf("building versitygw: %v", err)
+		}
+	}
+	if bin == "" {
+		msg := "versitygw (the S3-compatible server of these tests) not found and could not be built; install it with: " + InstallCommand
 		if os.Getenv(RequireEnv) == "1" {
 			t.Fatalf("%s (%s=1 requires it)", msg, RequireEnv)
 		}
