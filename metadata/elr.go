@@ -148,7 +148,10 @@ func (s *elrState) change(pc PartitionChangeRecord) PartitionChangeRecord {
 	next.ELR = TargetELR(p.ISR, next.ISR, next.ELR, s.in.MinISR(t.Name), s.in.UncleanShutdown)
 	unclean := false
 	if next.Leader == -1 || !s.acceptable(next.Leader) {
-		next.Leader, unclean = s.elect(t, p, &next)
+		// A planned unclean election was allowed by its planner (the topic's config, or
+		// an ElectLeaders UNCLEAN request, which Kafka honours whatever the config).
+		uncleanAllowed := pc.Unclean || (s.in.Unclean != nil && s.in.Unclean(t.Name))
+		next.Leader, unclean = s.elect(p, &next, uncleanAllowed)
 	}
 	next.LastKnownELR = LastKnownLeader(p, next.ISR, next.Leader)
 	out := PartitionChangeRecord{TopicID: pc.TopicID, PartitionID: pc.PartitionID, Replicas: pc.Replicas,
@@ -185,11 +188,12 @@ func (s *elrState) change(pc PartitionChangeRecord) PartitionChangeRecord {
 // it may still lead, else the first replica in assignment order that may (an ISR
 // member, or with the ISR empty an ELR member, acceptable; one from the ELR then leads
 // with an ISR of itself and leaves the ELR), else the last known leader
-// (elr_last_known.go), else with unclean.leader.election.enable the first acceptable
+// (elr_last_known.go), else where an unclean election is allowed (the topic's
+// unclean.leader.election.enable, or a planned unclean election) the first acceptable
 // replica, else -1. The last two are unclean: the leader's ISR is itself alone and the
 // ELR is cleared (Kafka's PartitionChangeBuilder.electAnyLeader and
 // maybeUpdateRecordElr).
-func (s *elrState) elect(t *Topic, p, next *Partition) (leader int32, unclean bool) {
+func (s *elrState) elect(p, next *Partition, uncleanAllowed bool) (leader int32, unclean bool) {
 	valid := func(r int32) bool {
 		inISR := slices.Contains(next.ISR, r)
 		return (inISR || (len(next.ISR) == 0 && slices.Contains(next.ELR, r))) && s.acceptable(r)
@@ -207,7 +211,7 @@ func (s *elrState) elect(t *Topic, p, next *Partition) (leader int32, unclean bo
 		}
 		return leader, false
 	}
-	if leader = electableLastKnownLeader(p, next, s.acceptable); leader < 0 && s.in.Unclean != nil && s.in.Unclean(t.Name) {
+	if leader = electableLastKnownLeader(p, next, s.acceptable); leader < 0 && uncleanAllowed {
 		if i := slices.IndexFunc(next.Replicas, s.acceptable); i >= 0 {
 			leader = next.Replicas[i]
 		}

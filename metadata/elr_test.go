@@ -179,3 +179,23 @@ func TestELR_RecordsCompatible(t *testing.T) {
 		t.Fatalf("snapshot: %s -> %+v (%v)", snap, back, err)
 	}
 }
+
+// TestELR_AdminUncleanElection: an ElectLeaders UNCLEAN request is honoured with the
+// ELR on whatever the topic's unclean.leader.election.enable (Kafka's
+// Election.UNCLEAN): after the ELR and the last known leader, the first live replica.
+func TestELR_AdminUncleanElection(t *testing.T) {
+	in := minISR1(false)
+	im := onlyInSyncReplicaLost(t, lastKnownImage(t, 0, 1, 2), 0, 2, 1)
+	im, _ = step(t, im, 10, in, UnfenceBrokerRecords(im, 2, in.Unclean))
+	wantPartition(t, im, -1, []int32{}, []int32{0}, []int32{0})
+	tp := im.Topic("t")
+	change, err := UncleanLeaderChange(im, tp, tp.Partitions[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	im, recs := step(t, im, 11, in, []Record{change})
+	wantPartition(t, im, 2, []int32{2}, nil, nil)
+	if pcs := partitionChanges(recs); len(pcs) != 1 || !pcs[0].Unclean {
+		t.Fatalf("admin unclean election written as %+v", pcs)
+	}
+}
