@@ -33,7 +33,7 @@ func TestUpdateFeaturesOldVersions(t *testing.T) {
 		t.Fatal(err)
 	}
 	if resp.Version != 3 || len(resp.SupportedFeatures) != 1 || resp.SupportedFeatures[0].Name != metadata.FeatureMetadataVersion ||
-		len(resp.FinalizedFeatures) != 4 {
+		len(resp.FinalizedFeatures) != 5 {
 		t.Fatalf("ApiVersions v%d features: supported %+v finalized %+v", resp.Version, resp.SupportedFeatures, resp.FinalizedFeatures)
 	}
 

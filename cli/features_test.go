@@ -12,7 +12,7 @@ func TestFeatures_DescribeUpgradeDowngradeDisable(t *testing.T) {
 	b := startBroker(t, nil)
 	bs := bootstrap(b)
 	r := mustRun(t, "", "features", "describe", bs)
-	want := regexp.MustCompile(`^Feature: eligible\.leader\.replicas\.version\tSupportedMinVersion: 0\tSupportedMaxVersion: 1\tFinalizedVersionLevel: 0\tEpoch: \d+\n` +
+	want := regexp.MustCompile(`^Feature: eligible\.leader\.replicas\.version\tSupportedMinVersion: 0\tSupportedMaxVersion: 1\tFinalizedVersionLevel: 1\tEpoch: \d+\n` +
 		`Feature: group\.version\tSupportedMinVersion: 0\tSupportedMaxVersion: 1\tFinalizedVersionLevel: 1\tEpoch: \d+\n` +
 		`Feature: metadata\.version\tSupportedMinVersion: 3\.3-IV3\tSupportedMaxVersion: 4\.2-IV1\tFinalizedVersionLevel: 4\.2-IV1\tEpoch: \d+\n` +
 		`Feature: share\.version\tSupportedMinVersion: 0\tSupportedMaxVersion: 1\tFinalizedVersionLevel: 1\tEpoch: \d+\n` +

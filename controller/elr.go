@@ -2,8 +2,9 @@ package controller
 
 // Eligible leader replicas (KIP-966): every entry the controller writes passes through
 // metadata.WithELR while eligible.leader.replicas.version is at least 1 (metadata/elr.go
-// holds the rules); a registration after an unclean shutdown takes the broker out of
-// every ELR.
+// and elr_last_known.go hold the rules); a registration after an unclean shutdown takes
+// the broker out of every ELR, and its unfencing elects it where it is the partition's
+// last known leader with the ISR and ELR empty.
 
 import (
 	"context"
@@ -35,7 +36,7 @@ func (c *Controller) elrEnabled(im *metadata.Image) bool {
 }
 
 // withELR rewrites an entry planned against im by the ELR rules (none while they are
-// off) and logs the leaders it elects from an ELR.
+// off) and logs the leaders it elects from an ELR or as a last known leader.
 func (c *Controller) withELR(ctx context.Context, im *metadata.Image, records []metadata.Record) []metadata.Record {
 	if !c.elrEnabled(im) {
 		return records
@@ -54,9 +55,15 @@ func (c *Controller) withELR(ctx context.Context, im *metadata.Image, records []
 		if t == nil || int(pc.PartitionID) >= len(t.Partitions) {
 			continue
 		}
-		if p := t.Partitions[pc.PartitionID]; slices.Contains(p.ELR, *pc.Leader) && !slices.Contains(p.ISR, *pc.Leader) {
+		p := t.Partitions[pc.PartitionID]
+		switch {
+		case slices.Contains(p.ELR, *pc.Leader) && !slices.Contains(p.ISR, *pc.Leader):
 			c.log.Info("leader elected from the eligible leader replicas (clean: it left the ISR while the ISR was below min.insync.replicas)",
 				"topic", t.Name, "partition", pc.PartitionID, "leader", *pc.Leader, "elr", p.ELR)
+		case pc.Unclean && p.Leader == -1 && len(p.ISR) == 0 && len(p.ELR) == 0 && slices.Equal(p.LastKnownELR, []int32{*pc.Leader}):
+			c.log.Warn("last known leader elected (KIP-966 balanced recovery): the ISR and ELR are empty since its unclean shutdown; "+
+				"records it had not flushed before it may be lost",
+				"topic", t.Name, "partition", pc.PartitionID, "leader", *pc.Leader)
 		}
 	}
 	return out

@@ -28,7 +28,8 @@ func TestFeatureLevelsBootstrapOnlyOnANewCluster(t *testing.T) {
 	q.leader.Store(true)
 	im := waitClusterID(t, startController(t, q, time.Minute))
 	if im.FeatureLevel(metadata.FeatureMetadataVersion) != metadata.MetadataVersionLatest ||
-		im.FeatureLevel(metadata.FeatureTransactionVersion) != metadata.TransactionVersionServed || im.Features == nil {
+		im.FeatureLevel(metadata.FeatureTransactionVersion) != metadata.TransactionVersionServed ||
+		im.FeatureLevel(metadata.FeatureEligibleLeaderReplicasVersion) != 1 || im.Features == nil {
 		t.Fatalf("new cluster levels %v", im.Features)
 	}
 

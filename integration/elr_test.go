@@ -10,7 +10,6 @@ import (
 
 	"github.com/petrel-broker/petrel/internal/testwait"
 	"github.com/petrel-broker/petrel/metadata"
-	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -42,11 +41,7 @@ func elrPartition(t *testing.T, c *Cluster, topic, what string, ok func(p partit
 // the quorum would be lost with the second). Replica 1, killed, comes back after an
 // unclean shutdown and is dropped from the ELR.
 func TestCluster_ELRCleanElectionAfterCorrelatedFailure(t *testing.T) {
-	c := StartCluster(t, 4, WithVoters(1))
-	// A new cluster starts without ELR (docs/operations.md): turned on as an operator does.
-	if resp := updateFeatures(testContext(t), t, c, 0, 1, false, featureUpdate(metadata.FeatureEligibleLeaderReplicasVersion, 1, 1)); resp.ErrorCode != 0 {
-		t.Fatalf("eligible.leader.replicas.version to 1: %v %v", kerr.ErrorForCode(resp.ErrorCode), deref(resp.ErrorMessage))
-	}
+	c := StartCluster(t, 4, WithVoters(1)) // a new cluster: eligible leader replicas on
 	const topic = "elr"
 	req := kmsg.NewPtrCreateTopicsRequest()
 	req.TimeoutMillis = 15000
@@ -94,7 +89,7 @@ func TestCluster_ELRCleanElectionAfterCorrelatedFailure(t *testing.T) {
 	}
 	// petrel topics describe prints them as kafka-topics.sh 4.x does.
 	code, stdout, stderr := petrel("topics", "describe", "--bootstrap-server", c.Addr(0), topic)
-	if want := "\tTopic: elr\tPartition: 0\tLeader: none\tReplicas: 1,2,3\tIsr: \tElr: 2,1\tLastKnownElr: \n"; code != 0 || !strings.HasSuffix(stdout, want) {
+	if want := "\tTopic: elr\tPartition: 0\tLeader: none\tReplicas: 1,2,3\tIsr: \tElr: 2,1\tLastKnownElr: 1\n"; code != 0 || !strings.HasSuffix(stdout, want) {
 		t.Fatalf("topics describe: exit %d\n%s%s\nwant the line %q", code, stdout, stderr, want)
 	}
 
@@ -140,4 +135,116 @@ func TestCluster_ELRCleanElectionAfterCorrelatedFailure(t *testing.T) {
 	elrPartition(t, c, topic, "ISR back at min ISR", func(p partitionView) bool {
 		return len(p.ISR) >= 2 && len(p.ELR) == 0 && len(p.LastKnownELR) == 0
 	})
+}
+
+// createAssigned creates topic with one partition on replicas (min.insync.replicas
+// left at Kafka's default, 1).
+func createAssigned(t *testing.T, c *Cluster, topic string, replicas ...int32) {
+	t.Helper()
+	req := kmsg.NewPtrCreateTopicsRequest()
+	req.TimeoutMillis = 15000
+	rt := kmsg.NewCreateTopicsRequestTopic()
+	rt.Topic, rt.NumPartitions, rt.ReplicationFactor = topic, -1, -1
+	rt.ReplicaAssignment = []kmsg.CreateTopicsRequestTopicReplicaAssignment{{Partition: 0, Replicas: replicas}}
+	req.Topics = append(req.Topics, rt)
+	if resp, err := req.RequestWith(testContext(t), c.Client(t)); err != nil || resp.Topics[0].ErrorCode != 0 {
+		t.Fatalf("create %s: %v %+v", topic, err, resp)
+	}
+}
+
+// readBackNumbered reads partition 0 of topic from the start and checks it holds the
+// values 0..n-1 (produceNumbered's) at offsets 0..n-1.
+func readBackNumbered(t *testing.T, c *Cluster, topic string, n int) {
+	t.Helper()
+	cons := c.Client(t, kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: {0: kgo.NewOffset().AtStart()}}))
+	got := 0
+	testwait.For(t, 30*time.Second, func() error {
+		ctx, cancel := context.WithTimeout(testContext(t), 2*time.Second)
+		defer cancel()
+		for _, r := range cons.PollRecords(ctx, n).Records() {
+			if want := fmt.Sprint(got); string(r.Value) != want || r.Offset != int64(got) {
+				t.Fatalf("offset %d: %q, want %q at %d", r.Offset, r.Value, want, got)
+			}
+			got++
+		}
+		if got < n {
+			return fmt.Errorf("read %d of %d", got, n)
+		}
+		return nil
+	})
+}
+
+// TestCluster_ELRKilledOnlyInSyncReplicaLeadsAgain: with eligible leader replicas on (a
+// new cluster's default), an RF 3 partition loses its followers (kill -9), takes more
+// records with its leader as the only in-sync replica, then loses the leader too (kill
+// -9): the ISR empties, the leader is in the ELR and is the last known leader. Replica 2
+// restarts first: it is neither in the ISR nor in the ELR, so it is not elected. Replica
+// 1 restarts after its unclean shutdown: its registration takes it out of the ELR, and,
+// the ISR and ELR being empty, the controller elects it as the last known leader once
+// it is unfenced (Kafka 4.2's balanced recovery). Every acknowledged record reads back,
+// and the followers catch up into the ISR. Node 0 is the only Raft voter and holds no
+// replica, so the controller outlives the replicas.
+func TestCluster_ELRKilledOnlyInSyncReplicaLeadsAgain(t *testing.T) {
+	c := StartCluster(t, 4, WithVoters(1))
+	const topic = "elr-last-known"
+	createAssigned(t, c, topic, 1, 2, 3)
+	elrPartition(t, c, topic, "all in sync", func(p partitionView) bool { return len(p.ISR) == 3 && p.Leader == 1 })
+	cl := c.Client(t)
+	produceNumbered(t, cl, topic, 0, 100) // acks=all: acknowledged by all three
+
+	c.Kill(3)
+	c.Kill(2)
+	elrPartition(t, c, topic, "1 the only in-sync replica", func(p partitionView) bool {
+		return slices.Equal(p.ISR, []int32{1}) && p.Leader == 1 && len(p.ELR) == 0 // min ISR 1: no ELR
+	})
+	produceNumbered(t, cl, topic, 100, 200) // acknowledged by 1 alone
+
+	c.Kill(1)
+	elrPartition(t, c, topic, "1 fenced: ISR empty, 1 eligible and the last known leader", func(p partitionView) bool {
+		return p.Leader == -1 && len(p.ISR) == 0 && slices.Equal(p.ELR, []int32{1}) && slices.Equal(p.LastKnownELR, []int32{1})
+	})
+
+	c.Restart(2)
+	testwait.For(t, 30*time.Second, func() error {
+		if b := c.WaitConverged().Brokers[2]; b.Fenced {
+			return fmt.Errorf("broker 2 still fenced")
+		}
+		return nil
+	})
+	elrPartition(t, c, topic, "2 back and unfenced: not elected", func(p partitionView) bool {
+		return p.Leader == -1 && len(p.ISR) == 0 && slices.Equal(p.LastKnownELR, []int32{1})
+	})
+
+	c.Restart(1)
+	elrPartition(t, c, topic, "1, the last known leader, elected", func(p partitionView) bool {
+		return p.Leader == 1 && slices.Contains(p.ISR, 1) && len(p.ELR) == 0 && len(p.LastKnownELR) == 0
+	})
+	if !slices.ContainsFunc(c.logLines(0), func(l string) bool { return strings.Contains(l, "last known leader elected") }) {
+		t.Fatal("the controller did not log the last known leader's election")
+	}
+	readBackNumbered(t, c, topic, 200)
+
+	c.Restart(3)
+	elrPartition(t, c, topic, "followers back in the ISR", func(p partitionView) bool { return len(p.ISR) == 3 && p.Leader == 1 })
+	produceNumbered(t, cl, topic, 200, 210)
+	readBackNumbered(t, c, topic, 210)
+}
+
+// TestCluster_ELRKilledSingleReplicaLeadsAgain: an RF 1 partition whose only replica
+// is killed (kill -9) and restarted leads again and serves every acknowledged record
+// (with eligible leader replicas on, which left it leaderless for ever before the last
+// known leader was elected).
+func TestCluster_ELRKilledSingleReplicaLeadsAgain(t *testing.T) {
+	c := StartCluster(t, 2, WithVoters(1))
+	const topic = "elr-rf1"
+	createAssigned(t, c, topic, 1)
+	elrPartition(t, c, topic, "led", func(p partitionView) bool { return p.Leader == 1 })
+	produceNumbered(t, c.Client(t), topic, 0, 100)
+
+	c.Kill(1)
+	c.Restart(1)
+	elrPartition(t, c, topic, "leads again", func(p partitionView) bool {
+		return p.Leader == 1 && slices.Equal(p.ISR, []int32{1}) && len(p.ELR) == 0 && len(p.LastKnownELR) == 0
+	})
+	readBackNumbered(t, c, topic, 100)
 }

@@ -53,7 +53,7 @@ func TestCluster_FeaturesUpdateSeenByEveryNode(t *testing.T) {
 	c := StartCluster(t, 3)
 	ctx := testContext(t)
 	want := map[string]int16{metadata.FeatureMetadataVersion: 29, metadata.FeatureTransactionVersion: metadata.TransactionVersionServed,
-		metadata.FeatureGroupVersion: 1, metadata.FeatureShareVersion: 1}
+		metadata.FeatureGroupVersion: 1, metadata.FeatureShareVersion: 1, metadata.FeatureEligibleLeaderReplicasVersion: 1}
 	for i := range 3 {
 		got, av := c.finalizedVia(ctx, t, i)
 		if fmt.Sprint(got) != fmt.Sprint(want) || av.FinalizedFeaturesEpoch <= 0 {

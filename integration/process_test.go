@@ -382,8 +382,9 @@ func (st procTopicState) checkWithout(id int32) error {
 var (
 	// procSummaryLine is kafka-topics.sh's summary line (no configs on this topic).
 	procSummaryLine = regexp.MustCompile(`^Topic: (\S+)\tTopicId: [A-Za-z0-9_-]{22}\tPartitionCount: (\d+)\tReplicationFactor: (\d+)\tConfigs: $`)
-	// procPartitionLine is one partition line of kafka-topics.sh --describe.
-	procPartitionLine = regexp.MustCompile(`^\tTopic: (\S+)\tPartition: (\d+)\tLeader: (\d+|none)\tReplicas: ([\d,]+)\tIsr: ([\d,]+)\tElr: ([\d,]*)\tLastKnownElr: ([\d,]*)$`)
+	// procPartitionLine is one partition line of kafka-topics.sh --describe (the ISR is
+	// empty while a leaderless partition's last member is in the ELR, KIP-966).
+	procPartitionLine = regexp.MustCompile(`^\tTopic: (\S+)\tPartition: (\d+)\tLeader: (\d+|none)\tReplicas: ([\d,]+)\tIsr: ([\d,]*)\tElr: ([\d,]*)\tLastKnownElr: ([\d,]*)$`)
 )
 
 // procParseDescribe parses the output of `petrel topics describe topic`, strictly: every line
@@ -422,6 +423,9 @@ func procParseDescribe(out, topic string) (procTopicState, error) {
 
 func procParseIDs(s string) []int32 {
 	var out []int32
+	if s == "" {
+		return nil
+	}
 	for _, f := range strings.Split(s, ",") {
 		n, _ := strconv.ParseInt(f, 10, 32) // the regexp allows digits only
 		out = append(out, int32(n))

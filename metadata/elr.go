@@ -11,12 +11,17 @@ package metadata
 //   - a broker that registers after an unclean shutdown (its PreviousBrokerEpoch is not
 //     its registered epoch) leaves every ELR: its log may have lost unflushed records;
 //     fenced members stay (being offline is why the ELR exists);
-//   - once the ISR reaches min.insync.replicas the ELR and LastKnownELR are cleared;
-//   - LastKnownELR holds the members last known when the ELR empties;
+//   - once the ISR reaches min.insync.replicas the ELR is cleared;
+//   - LastKnownELR holds the partition's last known leader (elr_last_known.go): set
+//     when the ISR empties, cleared once the partition has a leader again;
 //   - an election takes the current leader if it still may lead, else the first replica
-//     in assignment order that is in the ISR or the ELR and acceptable; one from the ELR
-//     leads with an ISR of itself and leaves the ELR. Only when none exists, and
-//     unclean.leader.election.enable allows it, an unclean election.
+//     in assignment order that is in the ISR, or, with the ISR empty, in the ELR, and
+//     acceptable (one from the ELR then leads with an ISR of itself and leaves the ELR);
+//     else, with the ISR and ELR both empty, the last known leader once it is acceptable
+//     again (Kafka's balanced recovery, an unclean election); only then, where
+//     unclean.leader.election.enable allows it, the first acceptable replica. An unclean
+//     election (the last two) leads with an ISR of the new leader alone and clears the
+//     ELR.
 //
 // The controller plans its changes with the rules of election.go and decisions.go and
 // then passes each entry through WithELR, which rewrites the partition changes by
@@ -89,6 +94,9 @@ type elrState struct {
 }
 
 func (s *elrState) acceptable(id int32) bool {
+	if slices.Contains(s.in.UncleanShutdown, id) {
+		return false // Kafka: the broker with an unclean shutdown is no acceptable leader
+	}
 	if f, ok := s.fenced[id]; ok {
 		_, registered := s.im.Brokers[id]
 		return registered && !f
@@ -103,7 +111,8 @@ func (s *elrState) partition(t *Topic, id int32) *Partition {
 	return t.Partitions[id]
 }
 
-// change rewrites one partition change by the ELR rules.
+// change rewrites one partition change by the ELR rules. A planned LastKnownELR is
+// not taken: it follows the leader (LastKnownLeader).
 func (s *elrState) change(pc PartitionChangeRecord) PartitionChangeRecord {
 	t := s.im.TopicByID(pc.TopicID)
 	if t == nil || pc.PartitionID < 0 || int(pc.PartitionID) >= len(t.Partitions) {
@@ -123,9 +132,6 @@ func (s *elrState) change(pc PartitionChangeRecord) PartitionChangeRecord {
 	if pc.ELR != nil {
 		next.ELR = *pc.ELR
 	}
-	if pc.LastKnownELR != nil {
-		next.LastKnownELR = *pc.LastKnownELR
-	}
 	if pc.Unclean {
 		// Planned without the ELR: decide again below, ELR first.
 		next.ISR, next.Leader = p.ISR, -1
@@ -139,11 +145,15 @@ func (s *elrState) change(pc PartitionChangeRecord) PartitionChangeRecord {
 	}
 	// Replicas no longer assigned leave the ELR.
 	next.ELR = slices.DeleteFunc(slices.Clone(next.ELR), func(r int32) bool { return !slices.Contains(next.Replicas, r) })
-	next.ELR, next.LastKnownELR = TargetELR(p.ISR, next.ISR, next.ELR, next.LastKnownELR, s.in.MinISR(t.Name), s.in.UncleanShutdown)
+	next.ELR = TargetELR(p.ISR, next.ISR, next.ELR, s.in.MinISR(t.Name), s.in.UncleanShutdown)
 	unclean := false
 	if next.Leader == -1 || !s.acceptable(next.Leader) {
-		next.Leader, unclean = s.elect(t, p, &next)
+		// A planned unclean election was allowed by its planner (the topic's config, or
+		// an ElectLeaders UNCLEAN request, which Kafka honours whatever the config).
+		uncleanAllowed := pc.Unclean || (s.in.Unclean != nil && s.in.Unclean(t.Name))
+		next.Leader, unclean = s.elect(p, &next, uncleanAllowed)
 	}
+	next.LastKnownELR = LastKnownLeader(p, next.ISR, next.Leader)
 	out := PartitionChangeRecord{TopicID: pc.TopicID, PartitionID: pc.PartitionID, Replicas: pc.Replicas,
 		Adding: pc.Adding, Removing: pc.Removing, ClearReassignment: pc.ClearReassignment, Unclean: unclean}
 	if pc.Leader != nil || next.Leader != p.Leader {
@@ -175,13 +185,18 @@ func (s *elrState) change(pc PartitionChangeRecord) PartitionChangeRecord {
 }
 
 // elect chooses a leader for next (the partition p is becoming): the current leader if
-// it may still lead, else the first replica in assignment order that is in the ISR or
-// the ELR and acceptable (one from the ELR then leads with an ISR of itself and leaves
-// the ELR), else with unclean.leader.election.enable the first acceptable replica
-// (unclean: it leads with an ISR of itself), else -1.
-func (s *elrState) elect(t *Topic, p, next *Partition) (leader int32, unclean bool) {
+// it may still lead, else the first replica in assignment order that may (an ISR
+// member, or with the ISR empty an ELR member, acceptable; one from the ELR then leads
+// with an ISR of itself and leaves the ELR), else the last known leader
+// (elr_last_known.go), else where an unclean election is allowed (the topic's
+// unclean.leader.election.enable, or a planned unclean election) the first acceptable
+// replica, else -1. The last two are unclean: the leader's ISR is itself alone and the
+// ELR is cleared (Kafka's PartitionChangeBuilder.electAnyLeader and
+// maybeUpdateRecordElr).
+func (s *elrState) elect(p, next *Partition, uncleanAllowed bool) (leader int32, unclean bool) {
 	valid := func(r int32) bool {
-		return (slices.Contains(next.ISR, r) || slices.Contains(next.ELR, r)) && s.acceptable(r)
+		inISR := slices.Contains(next.ISR, r)
+		return (inISR || (len(next.ISR) == 0 && slices.Contains(next.ELR, r))) && s.acceptable(r)
 	}
 	leader = -1
 	if p.Leader >= 0 && valid(p.Leader) {
@@ -196,20 +211,22 @@ func (s *elrState) elect(t *Topic, p, next *Partition) (leader int32, unclean bo
 		}
 		return leader, false
 	}
-	if s.in.Unclean != nil && s.in.Unclean(t.Name) {
+	if leader = electableLastKnownLeader(p, next, s.acceptable); leader < 0 && uncleanAllowed {
 		if i := slices.IndexFunc(next.Replicas, s.acceptable); i >= 0 {
 			leader = next.Replicas[i]
-			next.ISR = []int32{leader}
-			next.ELR = slices.DeleteFunc(slices.Clone(next.ELR), func(r int32) bool { return r == leader })
-			return leader, true
 		}
 	}
-	return -1, false
+	if leader < 0 {
+		return -1, false
+	}
+	next.ISR, next.ELR = []int32{leader}, nil
+	return leader, true
 }
 
 // rescan adds the changes the entry's unfences and unclean shutdowns call for in
-// partitions it did not change: a leaderless partition with an acceptable ELR member
-// elects it; a partition whose ELR holds an unclean-shutdown broker drops it.
+// partitions it did not change: a leaderless partition with an acceptable ELR member,
+// or an electable last known leader, elects it; a partition whose ELR holds an
+// unclean-shutdown broker drops it.
 func (s *elrState) rescan() []Record {
 	var out []Record
 	for _, name := range s.im.TopicNames() {
@@ -219,45 +236,34 @@ func (s *elrState) rescan() []Record {
 				continue
 			}
 			lost := slices.ContainsFunc(p.ELR, func(r int32) bool { return slices.Contains(s.in.UncleanShutdown, r) })
-			electable := p.Leader == -1 && slices.ContainsFunc(p.ELR, s.acceptable)
+			electable := p.Leader == -1 &&
+				(slices.ContainsFunc(p.ELR, s.acceptable) || electableLastKnownLeader(p, p, s.acceptable) >= 0)
 			if !lost && !electable {
 				continue
 			}
-			out = append(out, s.change(PartitionChangeRecord{TopicID: t.ID, PartitionID: p.ID}))
+			if pc := s.change(PartitionChangeRecord{TopicID: t.ID, PartitionID: p.ID}); !pc.noChange() {
+				out = append(out, pc)
+			}
 		}
 	}
 	return out
 }
 
-// TargetELR returns a partition's ELR and LastKnownELR after its ISR goes from isr to
-// targetISR (KIP-966): both empty once targetISR reaches minISR; otherwise the ELR is
-// elr plus the members isr lost, less targetISR and the brokers in uncleanShutdown, and
-// LastKnownELR, only while that ELR is empty, the members it was last known to have
-// (lastKnown, elr and the lost ISR members, less targetISR).
-func TargetELR(isr, targetISR, elr, lastKnown []int32, minISR int, uncleanShutdown []int32) (nextELR, nextLastKnown []int32) {
+// TargetELR returns a partition's ELR after its ISR goes from isr to targetISR
+// (KIP-966, Kafka's PartitionChangeBuilder.maybePopulateTargetElr): empty once
+// targetISR reaches minISR; otherwise elr plus the members isr lost, less targetISR
+// and the brokers in uncleanShutdown.
+func TargetELR(isr, targetISR, elr []int32, minISR int, uncleanShutdown []int32) []int32 {
 	if len(targetISR) >= minISR {
-		return nil, nil
+		return nil
 	}
-	var candidates []int32
+	var next []int32
 	for _, r := range slices.Concat(elr, isr) {
-		if !slices.Contains(candidates, r) && !slices.Contains(targetISR, r) {
-			candidates = append(candidates, r)
+		if !slices.Contains(next, r) && !slices.Contains(targetISR, r) && !slices.Contains(uncleanShutdown, r) {
+			next = append(next, r)
 		}
 	}
-	for _, r := range candidates {
-		if !slices.Contains(uncleanShutdown, r) {
-			nextELR = append(nextELR, r)
-		}
-	}
-	if len(nextELR) > 0 {
-		return nextELR, nil
-	}
-	for _, r := range slices.Concat(lastKnown, candidates) {
-		if !slices.Contains(nextLastKnown, r) && !slices.Contains(targetISR, r) {
-			nextLastKnown = append(nextLastKnown, r)
-		}
-	}
-	return nil, nextLastKnown
+	return next
 }
 
 // applyELRChange applies a PartitionChangeRecord's KIP-966 fields to p.

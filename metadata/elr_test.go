@@ -9,12 +9,7 @@ import (
 // elrImage has brokers 0, 1, 2, topic t with one partition on [0,1,2] led by 0 and
 // eligible leader replicas on.
 func elrImage(t *testing.T) *Image {
-	im := NewImage()
-	recs := []Record{RegisterBrokerRecord{BrokerID: 0}, RegisterBrokerRecord{BrokerID: 1}, RegisterBrokerRecord{BrokerID: 2}}
-	recs = append(recs, createTopicRecords("t", 1, []int32{0, 1, 2})...)
-	im = mustApply(t, im, 1, recs...)
-	im.Features = map[string]int16{FeatureEligibleLeaderReplicasVersion: 1}
-	return im
+	return lastKnownImage(t, 0, 1, 2)
 }
 
 // elrInputs is min.insync.replicas 2, unclean elections as given.
@@ -55,7 +50,7 @@ func TestELR_CorrelatedFailureElectsCleanly(t *testing.T) {
 	im, _ = step(t, im, 3, in, FenceBrokerRecords(im, 1, in.Unclean))
 	wantPartition(t, im, 0, []int32{0}, []int32{1}, nil) // 1 left below min ISR: eligible
 	im, _ = step(t, im, 4, in, FenceBrokerRecords(im, 0, in.Unclean))
-	wantPartition(t, im, -1, []int32{}, []int32{1, 0}, nil) // the last member leaves the ISR too
+	wantPartition(t, im, -1, []int32{}, []int32{1, 0}, []int32{0}) // the last member leaves the ISR too; 0 last led
 
 	// Kafka 3's rule on the same image: no ISR member is live, nothing is elected
 	// without an unclean election.
@@ -76,13 +71,12 @@ func TestELR_CorrelatedFailureElectsCleanly(t *testing.T) {
 			t.Fatalf("ELR election written as unclean: %+v", pc)
 		}
 	}
-	// Broker 0 comes back after an unclean shutdown: it leaves the ELR, which empties;
-	// the last known ELR remembers it.
+	// Broker 0 comes back after an unclean shutdown: it leaves the ELR, which empties.
 	im, _ = step(t, im, 6, elrInputs(false, 0), []Record{RegisterBrokerRecord{BrokerID: 0, Fenced: true}})
-	wantPartition(t, im, 1, []int32{1}, nil, []int32{0})
-	// Broker 2 returns and catches up: the ISR back at min ISR clears both.
+	wantPartition(t, im, 1, []int32{1}, nil, nil)
+	// Broker 2 returns and catches up: the ISR back at min ISR.
 	im, _ = step(t, im, 7, in, UnfenceBrokerRecords(im, 2, in.Unclean))
-	wantPartition(t, im, 1, []int32{1}, nil, []int32{0})
+	wantPartition(t, im, 1, []int32{1}, nil, nil)
 	isr := []int32{1, 2}
 	im, _ = step(t, im, 8, in, []Record{PartitionChangeRecord{TopicID: Uuid{1}, PartitionID: 0, ISR: isr}})
 	wantPartition(t, im, 1, isr, nil, nil)
@@ -100,11 +94,12 @@ func TestELR_UncleanOnlyWithoutEligibleReplica(t *testing.T) {
 	// Broker 2 (outside ISR and ELR) returns: no election without unclean.
 	off := uint64(5)
 	next, _ := step(t, im, off, in, UnfenceBrokerRecords(im, 2, in.Unclean))
-	wantPartition(t, next, -1, []int32{}, []int32{1, 0}, nil)
-	// With unclean elections allowed it leads, flagged unclean.
+	wantPartition(t, next, -1, []int32{}, []int32{1, 0}, []int32{0})
+	// With unclean elections allowed it leads, flagged unclean; the ELR is cleared
+	// (Kafka: an unclean election leaves no eligible replica behind).
 	uncl := elrInputs(true)
 	next, recs := step(t, im, off, uncl, UnfenceBrokerRecords(im, 2, uncl.Unclean))
-	wantPartition(t, next, 2, []int32{2}, []int32{1, 0}, nil)
+	wantPartition(t, next, 2, []int32{2}, nil, nil)
 	if !slices.ContainsFunc(recs, func(r Record) bool { pc, ok := r.(PartitionChangeRecord); return ok && pc.Unclean }) {
 		t.Fatalf("unclean election not flagged: %+v", recs)
 	}
@@ -130,21 +125,20 @@ func TestELR_Off(t *testing.T) {
 
 func TestTargetELR(t *testing.T) {
 	for _, tc := range []struct {
-		name                        string
-		isr, target, elr, lastKnown []int32
-		unclean                     []int32
-		wantELR, wantLastKnown      []int32
+		name             string
+		isr, target, elr []int32
+		unclean          []int32
+		wantELR          []int32
 	}{
-		{name: "at min isr clears", isr: []int32{0, 1, 2}, target: []int32{0, 1}, elr: []int32{2}, lastKnown: []int32{2}},
+		{name: "at min isr clears", isr: []int32{0, 1, 2}, target: []int32{0, 1}, elr: []int32{2}},
 		{name: "below min isr joins", isr: []int32{0, 1}, target: []int32{0}, wantELR: []int32{1}},
 		{name: "keeps members", isr: []int32{0}, target: []int32{}, elr: []int32{1}, wantELR: []int32{1, 0}},
 		{name: "unclean shutdown leaves", isr: []int32{0}, target: []int32{0}, elr: []int32{1, 2}, unclean: []int32{2}, wantELR: []int32{1}},
-		{name: "emptied: last known", isr: []int32{1}, target: []int32{1}, elr: []int32{0}, unclean: []int32{0}, wantLastKnown: []int32{0}},
+		{name: "emptied", isr: []int32{1}, target: []int32{1}, elr: []int32{0}, unclean: []int32{0}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			elr, lk := TargetELR(tc.isr, tc.target, tc.elr, tc.lastKnown, 2, tc.unclean)
-			if !slices.Equal(elr, tc.wantELR) || !slices.Equal(lk, tc.wantLastKnown) {
-				t.Fatalf("got elr %v last known %v, want %v %v", elr, lk, tc.wantELR, tc.wantLastKnown)
+			if elr := TargetELR(tc.isr, tc.target, tc.elr, 2, tc.unclean); !slices.Equal(elr, tc.wantELR) {
+				t.Fatalf("got elr %v, want %v", elr, tc.wantELR)
 			}
 		})
 	}
@@ -183,5 +177,25 @@ func TestELR_RecordsCompatible(t *testing.T) {
 	var back Partition
 	if err := json.Unmarshal(snap, &back); err != nil || !slices.Equal(back.ELR, p.ELR) {
 		t.Fatalf("snapshot: %s -> %+v (%v)", snap, back, err)
+	}
+}
+
+// TestELR_AdminUncleanElection: an ElectLeaders UNCLEAN request is honoured with the
+// ELR on whatever the topic's unclean.leader.election.enable (Kafka's
+// Election.UNCLEAN): after the ELR and the last known leader, the first live replica.
+func TestELR_AdminUncleanElection(t *testing.T) {
+	in := minISR1(false)
+	im := onlyInSyncReplicaLost(t, lastKnownImage(t, 0, 1, 2), 0, 2, 1)
+	im, _ = step(t, im, 10, in, UnfenceBrokerRecords(im, 2, in.Unclean))
+	wantPartition(t, im, -1, []int32{}, []int32{0}, []int32{0})
+	tp := im.Topic("t")
+	change, err := UncleanLeaderChange(im, tp, tp.Partitions[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	im, recs := step(t, im, 11, in, []Record{change})
+	wantPartition(t, im, 2, []int32{2}, nil, nil)
+	if pcs := partitionChanges(recs); len(pcs) != 1 || !pcs[0].Unclean {
+		t.Fatalf("admin unclean election written as %+v", pcs)
 	}
 }

@@ -87,17 +87,16 @@ func SupportedBrokerFeatures() []BrokerFeature {
 }
 
 // bootstrapFeatureLevels are the levels a new cluster is formed at: Kafka 4.2's
-// defaults for its latest production metadata.version, but for
-// eligible.leader.replicas.version, which stays 0 (Kafka 4.2: 1) until Petrel elects a
-// partition's last known leader when it comes back from an unclean shutdown with the
-// ISR and ELR empty (Kafka's balanced unclean recovery): without it, a kill -9 of the
-// only in-sync replica would leave the partition without a leader. An operator turns it
-// on with `petrel features upgrade --feature eligible.leader.replicas.version=1`.
+// defaults for its latest production metadata.version, eligible leader replicas
+// included (Kafka 4.1 and later form new clusters with eligible.leader.replicas.version
+// 1; a partition whose only in-sync replica shut down uncleanly elects it again when it
+// returns, elr_last_known.go). A cluster formed before keeps its recorded levels.
 var bootstrapFeatureLevels = map[string]int16{
-	FeatureMetadataVersion:    MetadataVersionLatest,
-	FeatureTransactionVersion: TransactionVersionServed,
-	FeatureGroupVersion:       1,
-	FeatureShareVersion:       1,
+	FeatureMetadataVersion:               MetadataVersionLatest,
+	FeatureTransactionVersion:            TransactionVersionServed,
+	FeatureGroupVersion:                  1,
+	FeatureEligibleLeaderReplicasVersion: 1,
+	FeatureShareVersion:                  1,
 }
 
 // legacyFeatureLevels are the levels of a cluster whose metadata log holds no

@@ -26,7 +26,7 @@ func TestFeatureLevelsBootstrapAndLegacy(t *testing.T) {
 	}
 	fresh := featureImage(t, append([]Record{ClusterRecord{ClusterID: "c"}}, BootstrapFeatureRecords()...)...)
 	for name, want := range map[string]int16{FeatureMetadataVersion: 29, FeatureGroupVersion: 1, FeatureShareVersion: 1,
-		FeatureTransactionVersion: TransactionVersionServed, FeatureEligibleLeaderReplicasVersion: 0} {
+		FeatureTransactionVersion: TransactionVersionServed, FeatureEligibleLeaderReplicasVersion: 1} {
 		if got := fresh.FeatureLevel(name); got != want {
 			t.Errorf("bootstrapped %s = %d, want %d", name, got, want)
 		}
@@ -93,7 +93,8 @@ func TestPlanFeatureUpdates(t *testing.T) {
 			updates: []FeatureUpdate{{FeatureTransactionVersion, 0, Upgrade}}, wantErr: "without setting the upgrade type"},
 		{name: "a downgrade type to a newer version", bootstrapped: true, broker: all,
 			updates: []FeatureUpdate{{FeatureMetadataVersion, 28, SafeDowngrade}, {FeatureGroupVersion, 1, SafeDowngrade}},
-			want:    map[string]int16{FeatureMetadataVersion: 28, FeatureGroupVersion: 1, FeatureShareVersion: 1, FeatureTransactionVersion: 2}},
+			want: map[string]int16{FeatureMetadataVersion: 28, FeatureGroupVersion: 1, FeatureShareVersion: 1, FeatureTransactionVersion: 2,
+				FeatureEligibleLeaderReplicasVersion: 1}},
 		{name: "safe downgrade of a feature to 0 disables it", bootstrapped: true, broker: all,
 			updates: []FeatureUpdate{{FeatureEligibleLeaderReplicasVersion, 0, SafeDowngrade}},
 			want:    map[string]int16{FeatureMetadataVersion: 29, FeatureGroupVersion: 1, FeatureShareVersion: 1, FeatureTransactionVersion: 2}},
