@@ -63,6 +63,9 @@ func (pm *partitionManager) maintenanceLoop() {
 				if pm.stopping(i) {
 					return
 				}
+				if !lp.LogMaintenanceDue() {
+					continue // nothing unflushed under a finite flush.ms, not failed
+				}
 				err := lp.WithLog(func(l *segment.Log) error {
 					if err := l.Failure(); err != nil {
 						return err

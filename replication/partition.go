@@ -605,6 +605,11 @@ func (p *Partition) readIsolated(offset int64, maxBytes int, currentLeaderEpoch 
 	return res, nil
 }
 
+// LogMaintenanceDue is the log's MaintenanceDue, read without the partition lock (the
+// log pointer is set once, by NewPartition; MaintenanceDue is atomic): a periodic pass
+// over every replica calls WithLog on these only.
+func (p *Partition) LogMaintenanceDue() bool { return p.log.MaintenanceDue() }
+
 // WithLog runs fn with the log under the partition lock (offset lookups, retention,
 // checkpoint values). fn must not block.
 func (p *Partition) WithLog(fn func(l *segment.Log) error) error {

@@ -2,9 +2,11 @@ package segment
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"sort"
+	"sync/atomic"
 	"time"
 )
 
@@ -69,6 +71,10 @@ type Log struct {
 	decompress Decompressor
 	failure    error // sticky: set by the first failed write, returned by every later write
 	closed     bool
+	// due is set while MaybeFlush has something to do (records unflushed under a finite
+	// flush.ms) or the log has failed: read without the owner's lock (MaintenanceDue),
+	// so that a periodic pass over every replica visits these only.
+	due atomic.Bool
 
 	// generation counts truncations and segment deletions: a CleanPlan prepared under an
 	// older generation is abandoned at commit.
@@ -102,7 +108,21 @@ func (l *Log) Dir() string { return l.dir }
 func (l *Log) Config() Config { return l.cfg }
 
 // SetConfig replaces the configuration; it applies to later appends, rolls and retention.
-func (l *Log) SetConfig(cfg Config) { l.cfg = cfg }
+func (l *Log) SetConfig(cfg Config) {
+	l.cfg = cfg
+	l.noteDue()
+}
+
+// MaintenanceDue reports, without the owner's lock, whether MaybeFlush may have
+// something to do or the log has failed (Failure). When it is false, neither is the
+// case as of the last call that changed the log, so a periodic pass skips the log.
+func (l *Log) MaintenanceDue() bool { return l.due.Load() }
+
+// noteDue updates MaintenanceDue after a change of the unflushed records, flush.ms or
+// the failure.
+func (l *Log) noteDue() {
+	l.due.Store(l.failure != nil || l.unflushedMessages > 0 && l.cfg.FlushMs != math.MaxInt64)
+}
 
 // LogStartOffset is the first offset still retained.
 func (l *Log) LogStartOffset() int64 { return l.logStartOffset }
@@ -231,6 +251,7 @@ func (l *Log) MarkFailed(op string, err error) error { return l.fail(op, err) }
 func (l *Log) fail(op string, err error) error {
 	if l.failure == nil {
 		l.failure = fmt.Errorf("%w: %s in %s: %w", ErrLogFailed, op, l.dir, err)
+		l.due.Store(true)
 	}
 	return l.failure
 }
@@ -283,6 +304,7 @@ func (l *Log) append(records []byte, set batchSet) (AppendInfo, error) {
 			return info, err
 		}
 	}
+	l.noteDue()
 	return info, nil
 }
 
@@ -351,6 +373,7 @@ func (l *Log) Flush() error {
 // call it so that flush.ms holds on an idle log too.
 func (l *Log) MaybeFlush() error {
 	defer l.release()
+	defer l.noteDue()
 	if l.unflushedMessages > 0 && l.now().Sub(l.lastFlush).Milliseconds() >= l.cfg.FlushMs {
 		return l.Flush()
 	}

@@ -663,6 +663,39 @@ func TestFlushPolicy(t *testing.T) {
 			t.Fatalf("append after flush.ms did not flush: %d", l.RecoveryPoint())
 		}
 	})
+	// The broker's once-a-second flush.ms pass visits only the logs MaintenanceDue
+	// names: those with records unflushed under a finite flush.ms, or failed.
+	t.Run("maintenance due", func(t *testing.T) {
+		l, _ := openTestLog(t, smallConfig(), OpenOptions{}) // flush.ms: Kafka's default, never
+		appendN(t, l, 1, batchSpec{records: 2, valueSize: 10}, 0)
+		if l.MaintenanceDue() {
+			t.Fatal("due without a finite flush.ms")
+		}
+		cfg := smallConfig()
+		cfg.FlushMs = 1000
+		l.SetConfig(cfg) // records unflushed, flush.ms now finite
+		if !l.MaintenanceDue() {
+			t.Fatal("not due with records unflushed under flush.ms")
+		}
+		if err := l.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		if err := l.MaybeFlush(); err != nil || l.MaintenanceDue() {
+			t.Fatalf("due once flushed: %v", err)
+		}
+		appendN(t, l, 1, batchSpec{records: 1, valueSize: 10}, 0)
+		if !l.MaintenanceDue() {
+			t.Fatal("not due after an append under flush.ms")
+		}
+		l.SetConfig(smallConfig())
+		if l.MaintenanceDue() {
+			t.Fatal("due after flush.ms went back to never")
+		}
+		_ = l.MarkFailed("test", errors.New("disk gone"))
+		if !l.MaintenanceDue() {
+			t.Fatal("a failed log is not due")
+		}
+	})
 	t.Run("roll flushes the old segment", func(t *testing.T) {
 		l, _ := openTestLog(t, smallConfig(), OpenOptions{})
 		appendN(t, l, 2, batchSpec{records: 2, valueSize: 10}, 0)

@@ -1,6 +1,7 @@
 # Shared by the three-process benchmark scripts (partitions.sh, controller-scale.sh);
-# sourced, not run. Defines free_ports, now, since and metric, and picks the ports of a
-# three-node cluster: kp (Kafka), rp (Raft), mp (metrics) and the --voters list.
+# sourced, not run. Defines free_ports, now, since, metric, wait_log, in_sync and
+# wait_sync, and picks the ports of a three-node cluster: kp (Kafka), rp (Raft), mp
+# (metrics) and the --voters list.
 
 free_ports() { # $1 count: distinct free ports (all bound at once, so none repeats)
   python3 -c 'import socket,sys; s=[socket.socket() for _ in range(int(sys.argv[1]))]; [x.bind(("127.0.0.1",0)) for x in s]; print(" ".join(str(x.getsockname()[1]) for x in s))' "$1"
@@ -11,6 +12,26 @@ metric() { # $1 metrics port, $2 metric name: its value (first series)
   # awk reads to the end: an early exit would fail curl's write (pipefail) on a page
   # as long as 10,000 partitions make it.
   curl -s "127.0.0.1:$1/metrics" | awk -v m="$2" '$1==m && !found {print $2; found=1}'
+}
+wait_log() { # $1 file, $2 pattern, $3 seconds, $4 matches to wait for (default 1)
+  local end=$(( $(date +%s) + $3 ))
+  until [ "$(grep -c "$2" "$1")" -ge "${4:-1}" ]; do
+    [ "$(date +%s)" -lt "$end" ] || { echo "timed out waiting for '$2' in $1" >&2; tail -20 "$1" >&2; exit 1; }
+    sleep 0.05
+  done
+}
+in_sync() { # every node: replicas open = $1, leaders under-replicated = 0
+  for i in 0 1 2; do
+    [ "$(metric "${mp[$i]}" kafka_server_replicamanager_partitioncount)" = "$1" ] || return 1
+    [ "$(metric "${mp[$i]}" kafka_server_replicamanager_underreplicatedpartitions)" = "0" ] || return 1
+  done
+}
+wait_sync() { # $1 replicas per node, $2 seconds
+  local end=$(( $(date +%s) + $2 ))
+  until in_sync "$1"; do
+    [ "$(date +%s)" -lt "$end" ] || { echo "timed out after $2 s waiting for $1 replicas in sync" >&2; exit 1; }
+    sleep 0.2
+  done
 }
 read -r -a ports <<<"$(free_ports 9)"
 kp=("${ports[@]:0:3}"); rp=("${ports[@]:3:3}"); mp=("${ports[@]:6:3}"); voters=""

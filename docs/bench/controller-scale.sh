@@ -39,27 +39,7 @@ for i in 0 1 2; do
     --set petrel.metrics.per.partition.enable=false "${sets[@]}" >>"$work/n$i.log" 2>&1 &
   pids[$i]=$!
 done
-wait_ready() { # $1 file, $2 seconds
-  local end=$(( $(date +%s) + $2 ))
-  until grep -q "broker ready" "$1"; do
-    [ "$(date +%s)" -lt "$end" ] || { echo "timed out waiting for $1 to serve" >&2; tail -20 "$1" >&2; exit 1; }
-    sleep 0.05
-  done
-}
-in_sync() { # every node: replicas open = expected, leaders under-replicated = 0
-  for i in 0 1 2; do
-    [ "$(metric "${mp[$i]}" kafka_server_replicamanager_partitioncount)" = "$1" ] || return 1
-    [ "$(metric "${mp[$i]}" kafka_server_replicamanager_underreplicatedpartitions)" = "0" ] || return 1
-  done
-}
-wait_sync() { # $1 replicas per node, $2 seconds
-  local end=$(( $(date +%s) + $2 ))
-  until in_sync "$1"; do
-    [ "$(date +%s)" -lt "$end" ] || { echo "timed out after $2 s waiting for $1 replicas in sync" >&2; exit 1; }
-    sleep 0.5
-  done
-}
-for i in 0 1 2; do wait_ready "$work/n$i.log" 60; done
+for i in 0 1 2; do wait_log "$work/n$i.log" "broker ready" 60; done
 addr="127.0.0.1:${kp[0]}"
 replicas=$((total * rf / 3))
 echo "| step | partitions | RF | seconds |"

@@ -54,27 +54,6 @@ start() { # $1 node
     --set petrel.metrics.per.partition.enable=false ${sets[@]+"${sets[@]}"} >>"$work/n$i.log" 2>&1 &
   pids[$i]=$!
 }
-wait_log() { # $1 file, $2 pattern, $3 seconds, $4 matches to wait for (default 1)
-  local end=$(( $(date +%s) + $3 ))
-  until [ "$(grep -c "$2" "$1")" -ge "${4:-1}" ]; do
-    [ "$(date +%s)" -lt "$end" ] || { echo "timed out waiting for '$2' in $1" >&2; tail -20 "$1" >&2; exit 1; }
-    sleep 0.05
-  done
-}
-in_sync() { # every node: replicas open = expected, leaders under-replicated = 0
-  local want=$1
-  for i in 0 1 2; do
-    [ "$(metric "${mp[$i]}" kafka_server_replicamanager_partitioncount)" = "$want" ] || return 1
-    [ "$(metric "${mp[$i]}" kafka_server_replicamanager_underreplicatedpartitions)" = "0" ] || return 1
-  done
-}
-wait_sync() { # $1 replicas per node, $2 seconds
-  local end=$(( $(date +%s) + $2 ))
-  until in_sync "$1"; do
-    [ "$(date +%s)" -lt "$end" ] || { echo "timed out waiting for $1 replicas in sync" >&2; exit 1; }
-    sleep 0.2
-  done
-}
 
 [ "${PETREL_PPROF:-}" = 1 ] && [ -n "${PETREL_BENCH_LOGS:-}" ] && stop_profile=$PETREL_BENCH_LOGS
 for i in 0 1 2; do start "$i"; done

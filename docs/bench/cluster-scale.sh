@@ -1,0 +1,127 @@
+#!/usr/bin/env bash
+# A whole cluster at partition scale, reproducible with one command:
+#   bash docs/bench/cluster-scale.sh [partitions] [replication-factor] [partitions-per-request]
+# Three `petrel server` processes on loopback with default settings. Creates the
+# partitions with sequential CreateTopics requests of partitions-per-request (default
+# 1,000: 100 requests for 100,000), then measures: creation (every CreateTopics
+# answered) and until every replica is open and every ISR full; the idle CPU of the
+# three processes together (user + system from /proc/<pid>/stat, so other work on the
+# host does not count) over PETREL_IDLE_CPU_SECONDS (default 30) after
+# PETREL_IDLE_SETTLE_SECONDS (default 20); the whole cluster stopped at once (SIGTERM to
+# all three, until all have exited; the note is each node's "broker shut down" phases);
+# and the whole cluster started at once until every partition has a leader serving it
+# (every node "broker ready", the leaders' LeaderCount summing to the partitions and no
+# offline partition; the note is each node's metadata_catch_up and replica_recovery).
+# Prints a Markdown table. PETREL_PPROF=1 with PETREL_BENCH_LOGS=dir also takes a
+# 30 s CPU profile of every node after the idle measurement (dir/idle-cpu-n<i>.prof);
+# PETREL_BENCH_LOGS=dir keeps the logs; PETREL_SERVER_BIN=path runs another binary;
+# PETREL_SET="name=value ..." passes properties to every server (--set);
+# PETREL_SKIP_RESTART=1 stops after the idle measurement.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+total=${1:-100000}
+rf=${2:-3}
+per_req=${3:-1000}
+work=$(mktemp -d)
+bin=$work/petrel
+go build -o "$bin" .
+server_bin=${PETREL_SERVER_BIN:-$bin}
+pids=()
+cleanup() {
+  for p in "${pids[@]}"; do kill -KILL "$p" 2>/dev/null || true; done; wait 2>/dev/null || true
+  if [ -n "${PETREL_BENCH_LOGS:-}" ]; then mkdir -p "$PETREL_BENCH_LOGS" && cp "$work"/n*.log "$PETREL_BENCH_LOGS"/ 2>/dev/null || true; fi
+  rm -rf "$work"
+}
+trap cleanup EXIT
+trap "exit 1" INT TERM
+
+source docs/bench/cluster3.sh
+sets=()
+for s in ${PETREL_SET:-}; do sets+=(--set "$s"); done
+start() { # $1 node
+  local i=$1
+  "$server_bin" server --node-id "$i" --data-dir "$work/n$i" --listen "127.0.0.1:${kp[$i]}" \
+    --raft-listen "127.0.0.1:${rp[$i]}" --voters "$voters" --metrics-listen "127.0.0.1:${mp[$i]}" \
+    --set petrel.metrics.per.partition.enable=false ${sets[@]+"${sets[@]}"} >>"$work/n$i.log" 2>&1 &
+  pids[$i]=$!
+}
+serving() { # every partition led by a node that has opened it, none offline
+  local sum=0 v off=""
+  for i in 0 1 2; do
+    v=$(metric "${mp[$i]}" kafka_server_replicamanager_leadercount); [ -n "$v" ] || return 1
+    sum=$((sum + v))
+    [ "$(metric "${mp[$i]}" kafka_controller_kafkacontroller_activecontrollercount)" = 1 ] &&
+      off=$(metric "${mp[$i]}" kafka_controller_kafkacontroller_offlinepartitionscount)
+  done
+  [ "$sum" = "$total" ] && [ "$off" = 0 ]
+}
+ticks() { awk '{print $14 + $15}' /proc/"$1"/stat; }
+
+for i in 0 1 2; do start "$i"; done
+for i in 0 1 2; do wait_log "$work/n$i.log" "broker ready" 60; done
+addr="127.0.0.1:${kp[0]}"
+echo "| step | partitions | RF | seconds | note |"
+echo "|---|---:|---:|---:|---|"
+t0=$(now); todo=$total; k=0
+while [ "$todo" -gt 0 ]; do
+  p=$(( todo < per_req ? todo : per_req ))
+  # A request that timed out on a loaded host is sent again by the client, and then
+  # finds the topic its first attempt created.
+  out=$(timeout 120 "$bin" topics create "t$k" --partitions "$p" --replication-factor "$rf" --bootstrap-server "$addr" 2>&1) ||
+    grep -q TOPIC_ALREADY_EXISTS <<<"$out" || { echo "$out" >&2; exit 1; }
+  todo=$((todo - p)); k=$((k + 1))
+done
+echo "| create: $k CreateTopics of $per_req answered | $total | $rf | $(since "$t0") | |"
+replicas=$((total * rf / 3))
+wait_sync "$replicas" 900
+echo "| create until every ISR is full | $total | $rf | $(since "$t0") | |"
+
+sleep "${PETREL_IDLE_SETTLE_SECONDS:-20}"
+secs=${PETREL_IDLE_CPU_SECONDS:-30}
+fetches() { # Fetch requests the three nodes have answered (at idle: the followers')
+  local n=0 v
+  for i in 0 1 2; do
+    v=$(curl -s "127.0.0.1:${mp[$i]}/metrics" | awk '$1 ~ /^kafka_network_requestmetrics_requests_total\{/ && $1 ~ /request="Fetch"/ {s += $2} END {print s + 0}')
+    n=$((n + ${v%.*}))
+  done
+  echo "$n"
+}
+c0=(); c1=()
+f0=$(fetches)
+for i in 0 1 2; do c0[$i]=$(ticks "${pids[$i]}"); done
+sleep "$secs"
+for i in 0 1 2; do c1[$i]=$(ticks "${pids[$i]}"); done
+f1=$(fetches)
+hz=$(getconf CLK_TCK)
+per=""; sum=0
+for i in 0 1 2; do d=$((c1[i] - c0[i])); sum=$((sum + d)); per+="n$i $(python3 -c "print('%.1f' % (100*$d/$hz/$secs))") %, "; done
+sessions=$(metric "${mp[2]}" kafka_server_fetchsessioncache_numincrementalfetchsessions || true)
+echo "| idle CPU, the three processes together | $total | $rf | $secs | $(python3 -c "print('%.2f CPU-s, %.1f %% of a core' % ($sum/$hz, 100*$sum/$hz/$secs))") (${per%, }); $(python3 -c "print('%.1f' % (($f1-$f0)/$secs))") follower fetches/s in all; node 2's fetch sessions: ${sessions:-none} |"
+if [ "${PETREL_PPROF:-}" = 1 ] && [ -n "${PETREL_BENCH_LOGS:-}" ]; then
+  mkdir -p "$PETREL_BENCH_LOGS"
+  for i in 0 1 2; do curl -s -o "$PETREL_BENCH_LOGS/idle-cpu-n$i.prof" "127.0.0.1:${mp[$i]}/debug/pprof/profile?seconds=30" & done
+  sleep 31; until [ "$(ls "$PETREL_BENCH_LOGS"/idle-cpu-n*.prof 2>/dev/null | wc -l)" = 3 ]; do sleep 0.2; done; sleep 1
+fi
+[ -z "${PETREL_SKIP_RESTART:-}" ] || exit 0
+
+t0=$(now)
+for i in 0 1 2; do kill -TERM "${pids[$i]}"; done
+for i in 0 1 2; do wait "${pids[$i]}" 2>/dev/null || true; done
+note=""
+for i in 0 1 2; do note+="n$i: $(grep 'broker shut down' "$work/n$i.log" | tail -1 | grep -o '[a-z_]*=[0-9.a-zµ]*' | tr '\n' ' ')"; done
+echo "| whole cluster stopped at once (SIGTERM to all exited) | $total | $rf | $(since "$t0") | $note |"
+
+t0=$(now)
+for i in 0 1 2; do start "$i"; done
+for i in 0 1 2; do wait_log "$work/n$i.log" "broker ready" 600 2; done
+ready=$(since "$t0")
+end=$(( $(date +%s) + 600 ))
+until serving; do
+  [ "$(date +%s)" -lt "$end" ] || { echo "timed out waiting for every partition to have a leader" >&2; exit 1; }
+  sleep 0.1
+done
+note=""
+for i in 0 1 2; do note+="n$i: $(grep 'broker ready' "$work/n$i.log" | tail -1 | grep -o 'metadata_catch_up=[^ ]* replica_recovery=[^ ]*') "; done
+echo "| whole cluster started at once, every partition led (all ready at $ready s) | $total | $rf | $(since "$t0") | $note |"
+wait_sync "$replicas" 900
+echo "| start until every ISR is full | $total | $rf | $(since "$t0") | |"
