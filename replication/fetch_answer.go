@@ -24,9 +24,6 @@ type FetchAnswer struct {
 	// segment"), so the fetch answers at once, whatever min_bytes says; also set when
 	// a partition sends the consumer to another replica (KIP-392, read_replica.go).
 	behind bool
-	// marks has one entry per partition in response order for a follower's
-	// incremental fetch (fetch_idle.go), else none.
-	marks []readMark
 }
 
 var (

@@ -23,18 +23,7 @@ import (
 // files until the rpc writer has sent it, or it is Released. The partitions of topics
 // denied reports (nil: none) get TOPIC_AUTHORIZATION_FAILED.
 func (s *FetchServer) Read(r *kmsg.FetchRequest, denied func(topic string) bool) (*FetchAnswer, int, bool) {
-	return s.read(r, denied, nil)
-}
-
-// read is Read; idle (nil: none) are a follower's incremental fetch's idle marks in
-// plan order: the partitions unchanged since theirs are skipped, and the answer marks
-// each partition read (fetch_idle.go).
-func (s *FetchServer) read(r *kmsg.FetchRequest, denied func(topic string) bool, idle []idleMark) (*FetchAnswer, int, bool) {
 	resp := &FetchAnswer{FetchResponse: r.ResponseKind().(*kmsg.FetchResponse)}
-	if idle != nil {
-		resp.marks = make([]readMark, 0, len(idle))
-	}
-	i := -1 // the partition's index in plan order
 	follower := r.ReplicaID >= 0
 	total, errored := 0, false
 	maxBytes := int(r.MaxBytes)
@@ -46,10 +35,6 @@ func (s *FetchServer) read(r *kmsg.FetchRequest, denied func(topic string) bool,
 		st := kmsg.NewFetchResponseTopic()
 		st.Topic, st.TopicID = t.Topic, t.TopicID
 		for _, p := range t.Partitions {
-			i++
-			if idle != nil {
-				resp.marks = append(resp.marks, readMark{})
-			}
 			sp := kmsg.NewFetchResponseTopicPartition()
 			sp.Partition = p.Partition
 			sp.RecordBatches = []byte{} // never null: librdkafka rejects a null record set
@@ -75,14 +60,6 @@ func (s *FetchServer) read(r *kmsg.FetchRequest, denied func(topic string) bool,
 			limit := int(p.PartitionMaxBytes)
 			if total > 0 {
 				limit = min(limit, maxBytes-total) // past the first batch, limits are hard
-			}
-			if idle != nil {
-				if lp, _, _ := s.Source.Replica(name, p.Partition); lp != nil && resp.skipIdle(idle, i, lp) {
-					resp.marks[i].skipped = true
-					resp.held = append(resp.held, nil)
-					st.Partitions = append(st.Partitions, sp) // left out by Finish
-					continue
-				}
 			}
 			code, held := s.readPartition(&sp, name, p, limit, total == 0, follower, r, resp)
 			resp.held = append(resp.held, held)
@@ -129,15 +106,10 @@ func (s *FetchServer) readPartition(sp *kmsg.FetchResponseTopicPartition, topic 
 		}
 		var diverging *DivergingEpoch
 		now := time.Now()
-		inSync := lp.InSync(r.ReplicaID)
-		rate := s.Source.LeaderThrottle(topic, p.Partition, r.ReplicaID, inSync)
+		rate := s.Source.LeaderThrottle(topic, p.Partition, r.ReplicaID, lp.InSync(r.ReplicaID))
 		throttled := rate >= 0 && s.Leader.Exceeded(rate, now)
 		res, diverging, err = lp.ReadForFollowerHeld(FollowerFetch{ReplicaID: r.ReplicaID, FetchOffset: p.FetchOffset,
 			CurrentLeaderEpoch: p.CurrentLeaderEpoch, LastFetchedEpoch: lastFetched, MaxBytes: max(limit, 1), LogStartOffset: logStart}, now)
-		if a.marks != nil && err == nil && inSync && rate < 0 {
-			// Finish keeps it only when the answer told nothing (fetch_idle.go).
-			a.marks[len(a.marks)-1].idle = idleMark{replica: lp, changes: res.Changes}
-		}
 		if diverging != nil {
 			sp.DivergingEpoch.Epoch, sp.DivergingEpoch.EndOffset = diverging.Epoch, diverging.EndOffset
 		}

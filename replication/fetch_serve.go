@@ -87,7 +87,7 @@ func (s *FetchServer) fetch(ctx context.Context, r *kmsg.FetchRequest, denied fu
 		return resp
 	}
 	plan := fc.Request(r) // the session's partitions for an incremental fetch
-	resp, bytes, errored := s.read(plan, denied, fc.idle)
+	resp, bytes, errored := s.Read(plan, denied)
 	wait := time.Duration(r.MaxWaitMillis) * time.Millisecond
 	if errored || bytes >= int(r.MinBytes) || resp.behind || wait <= 0 {
 		s.Sessions.Finish(&fc, plan, resp, time.Now().UnixMilli())
@@ -103,7 +103,7 @@ func (s *FetchServer) fetch(ctx context.Context, r *kmsg.FetchRequest, denied fu
 	minBytes := max(int(r.MinBytes), 1)
 	s.Purgatory.ParkFetch(ctx, parts, wait, resp, gone, DelayedFetch{
 		Read: func() (FetchRead, bool) {
-			a, n, errored := s.read(plan, denied, fc.idle)
+			a, n, errored := s.Read(plan, denied)
 			return a, errored || n >= minBytes || a.behind
 		},
 		Reusable: func(a FetchRead) bool { return a.(*FetchAnswer).reusable() },

@@ -85,17 +85,11 @@ type cachedFetchPartition struct {
 	highWatermark       int64
 	lastStableOffset    int64
 	localLogStartOffset int64
-	// idle, when its replica is set, is a follower session partition's last read that
-	// the answer left out with nothing to tell (fetch_idle.go): while the parameters
-	// stay as they are and the replica's Changes() stays at idle.changes, a read of
-	// the session skips it.
-	idle idleMark
 	// prev and next link the session's partitions in fetch order.
 	prev, next *cachedFetchPartition
 }
 
 func (cp *cachedFetchPartition) setRequest(p *kmsg.FetchRequestTopicPartition) {
-	cp.idle = idleMark{} // new parameters: read it again
 	cp.fetchOffset, cp.fetcherLogStartOffset, cp.maxBytes = p.FetchOffset, p.LogStartOffset, p.PartitionMaxBytes
 	cp.currentLeaderEpoch, cp.lastFetchedEpoch = p.CurrentLeaderEpoch, p.LastFetchedEpoch
 }

@@ -48,9 +48,6 @@ type FetchContext struct {
 	session *fetchSession
 	epoch   int32
 	parts   []*cachedFetchPartition
-	// idle is, for a follower's incremental fetch, each partition's idle mark as of
-	// Request, in plan order (fetch_idle.go); nil otherwise.
-	idle []idleMark
 }
 
 // NewContext decides how r relates to the cache's sessions and, for an incremental
@@ -115,14 +112,8 @@ func (fc *FetchContext) Request(r *kmsg.FetchRequest) *kmsg.FetchRequest {
 	fc.session.mu.Lock()
 	defer fc.session.mu.Unlock()
 	parts := make([]kmsg.FetchRequestTopicPartition, len(fc.parts))
-	if fc.follower {
-		fc.idle = make([]idleMark, len(fc.parts))
-	}
 	start := 0
 	for i, cp := range fc.parts {
-		if fc.idle != nil {
-			fc.idle[i] = cp.idle
-		}
 		p := &parts[i]
 		p.Partition, p.FetchOffset, p.LogStartOffset, p.PartitionMaxBytes = cp.key.partition, cp.fetchOffset, cp.fetcherLogStartOffset, cp.maxBytes
 		p.CurrentLeaderEpoch, p.LastFetchedEpoch = cp.currentLeaderEpoch, cp.lastFetchedEpoch
@@ -217,22 +208,14 @@ func (c *FetchSessionCache) Finish(fc *FetchContext, plan *kmsg.FetchRequest, re
 				}
 			}
 		}
-		reads, _ := resp.(idleReads)
 		resp.KeepPartitions(func(i int, sp *kmsg.FetchResponseTopicPartition, recordBytes int) bool {
 			if i >= len(fc.parts) {
 				return true
 			}
 			cp := fc.parts[i]
-			if reads != nil && reads.skipped(i) {
-				return false // unchanged since an answer that left it out (fetch_idle.go)
-			}
 			if !cp.mustRespond(sp, recordBytes) {
-				if reads != nil {
-					cp.idle = reads.idleAfter(i, cp, sp, recordBytes)
-				}
 				return false
 			}
-			cp.idle = idleMark{}
 			if recordBytes > 0 && s.parts[cp.key] == cp {
 				s.moveToBackLocked(cp)
 			}
