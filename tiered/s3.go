@@ -44,6 +44,11 @@ func NewS3Storage(cfg S3Config) (*S3Storage, error) {
 	}
 	if cfg.EndpointURL != "" {
 		opts.BaseEndpoint = aws.String(cfg.EndpointURL)
+		// S3-compatible stores (older MinIO and Ceph, R2, GCS) refuse the CRC trailers
+		// the SDK adds by default since 2025: send and check checksums only where an
+		// operation requires them, as AWS's own guidance for such stores says.
+		opts.RequestChecksumCalculation = aws.RequestChecksumCalculationWhenRequired
+		opts.ResponseChecksumValidation = aws.ResponseChecksumValidationWhenRequired
 	}
 	if cfg.HTTPClient != nil {
 		opts.HTTPClient = cfg.HTTPClient
