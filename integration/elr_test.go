@@ -42,6 +42,7 @@ func elrPartition(t *testing.T, c *Cluster, topic, what string, ok func(p partit
 // the quorum would be lost with the second). Replica 1, killed, comes back after an
 // unclean shutdown and is dropped from the ELR.
 func TestCluster_ELRCleanElectionAfterCorrelatedFailure(t *testing.T) {
+	t.Parallel()
 	c := StartCluster(t, 4, WithVoters(1))
 	// A new cluster starts without ELR (docs/operations.md): turned on as an operator does.
 	if resp := updateFeatures(testContext(t), t, c, 0, 1, false, featureUpdate(metadata.FeatureEligibleLeaderReplicasVersion, 1, 1)); resp.ErrorCode != 0 {
