@@ -22,6 +22,7 @@ import (
 // only auto-creates its topic, and a produce/consume round trip on a replication factor
 // 1 topic works from every seed.
 func TestCluster_AdminViaNonController(t *testing.T) {
+	t.Parallel()
 	c := StartCluster(t, 3)
 	ctrl := c.Controller()
 	other := (ctrl + 1) % 3

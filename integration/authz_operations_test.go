@@ -88,6 +88,7 @@ func metadataV10() kgo.Opt {
 // super user gets every operation the resource supports; without an authorizer every
 // supported operation is set, as in Kafka; a field not asked for is -2147483648.
 func TestAuthz_AuthorizedOperations(t *testing.T) {
+	t.Parallel()
 	jaas := `org.apache.kafka.common.security.plain.PlainLoginModule required ` +
 		`user_admin="admin-secret" user_alice="alice-secret";`
 	c := StartCluster(t, 1,

@@ -17,6 +17,7 @@ import (
 // allowing User:alice to write and read it; alice produces and reads back, bob is
 // refused with TOPIC_AUTHORIZATION_FAILED and sees no topic in Metadata.
 func TestAuthz_SASLPrincipals(t *testing.T) {
+	t.Parallel()
 	jaas := `org.apache.kafka.common.security.plain.PlainLoginModule required username="admin" password="admin-secret" ` +
 		`user_admin="admin-secret" user_alice="alice-secret" user_bob="bob-secret";`
 	c := StartCluster(t, 1,

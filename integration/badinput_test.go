@@ -279,7 +279,6 @@ func (e *badInputEnv) checkServing(t *testing.T, after string) {
 }
 
 func TestBadInput(t *testing.T) {
-	t.Parallel()
 	c := StartCluster(t, 1,
 		WithProperty("auto.create.topics.enable", "false"),
 		WithProperty("socket.request.max.bytes", fmt.Sprint(maxRequestBytes)))

@@ -25,6 +25,7 @@ import (
 // Rounds: PETREL_CHAOS_ROUNDS (default 3 in CI; a long run is e.g. 50). Seed:
 // PETREL_CHAOS_SEED (printed, so a failure can be replayed).
 func TestChaosKillRestartUnderLoad(t *testing.T) {
+	t.Parallel()
 	rounds := 3
 	if v, err := strconv.Atoi(os.Getenv("PETREL_CHAOS_ROUNDS")); err == nil && v > 0 {
 		rounds = v

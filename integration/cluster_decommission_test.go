@@ -68,6 +68,7 @@ func (c *Cluster) controllerGauge(t *testing.T, name string) float64 {
 // refuses it while it runs and while it holds a replica, and once the replica is moved
 // away removes it: no image, describe row, Raft configuration or gauge names it.
 func TestCluster_RemoveBroker_NonVoter(t *testing.T) {
+	t.Parallel()
 	c := StartCluster(t, 4, WithVoters(3))
 	bs := "--bootstrap-server=" + strings.Join(c.Addrs(), ",")
 	createAssignedTopic(t, c, "leaving", []int32{3, 0, 1}, nil)
@@ -152,6 +153,7 @@ func TestCluster_RemoveBroker_NonVoter(t *testing.T) {
 // fresh session it gives every broker for a sign of life; removing a running voter or a
 // node that is no voter is refused and changes nothing.
 func TestCluster_RemoveBroker_Voter(t *testing.T) {
+	t.Parallel()
 	c := StartCluster(t, 4)
 	bs := "--bootstrap-server=" + strings.Join(c.Addrs(), ",")
 	victim := c.Controller()
@@ -201,6 +203,7 @@ func TestCluster_RemoveBroker_Voter(t *testing.T) {
 // created topics, added partitions — and a replication factor only N could reach is
 // refused naming the cordon; replicas already on N stay; uncordon lifts it.
 func TestCluster_Cordon(t *testing.T) {
+	t.Parallel()
 	c := StartCluster(t, 3)
 	bs := "--bootstrap-server=" + strings.Join(c.Addrs(), ",")
 	c.CreateTopicRF(t, "before", 3, 3, nil)

@@ -26,6 +26,7 @@ import (
 // the creation rule, replication factor kept) and with sarama (an explicit
 // assignment), produces to and reads a new partition, and checks Kafka's refusals.
 func TestCluster_CreatePartitions(t *testing.T) {
+	t.Parallel()
 	c := StartCluster(t, 3)
 	c.CreateTopicRF(t, "grow", 2, 2, nil)
 	c.WaitConverged() // kadm reads the partition count from any broker's metadata first
@@ -144,6 +145,7 @@ func saramaAdmin(t *testing.T, c *Cluster) sarama.ClusterAdmin {
 // unclean.leader.election.enable are observed in TestCluster_UncleanElections); bad keys and values get INVALID_CONFIG;
 // sarama's legacy AlterConfigs replaces a topic's overrides.
 func TestCluster_ConfigsLive(t *testing.T) {
+	t.Parallel()
 	c := StartCluster(t, 1, WithProperty("log.retention.check.interval.ms", "100"))
 	ctx := testContext(t)
 	adm := c.Admin(t)
@@ -352,6 +354,7 @@ func countSegments(t *testing.T, dir string) int {
 // OFFSET_OUT_OF_RANGE; sarama's DeleteRecords moves it again; DescribeLogDirs (kadm and
 // sarama) lists every replica with its size.
 func TestCluster_DeleteRecordsAndLogDirs(t *testing.T) {
+	t.Parallel()
 	c := StartCluster(t, 3)
 	c.CreateTopicRF(t, "trim", 1, 3, map[string]*string{"segment.bytes": kmsg.StringPtr("300")})
 	ctx := testContext(t)

@@ -13,9 +13,15 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 )
 
-func TestCluster_ThreeVoters(t *testing.T) { testVoters(t, 3) }
+func TestCluster_ThreeVoters(t *testing.T) {
+	t.Parallel()
+	testVoters(t, 3)
+}
 
-func TestCluster_FiveVoters(t *testing.T) { testVoters(t, 5) }
+func TestCluster_FiveVoters(t *testing.T) {
+	t.Parallel()
+	testVoters(t, 5)
+}
 
 // testVoters checks an n-voter cluster: the Raft configuration, every broker registered
 // and unfenced everywhere, one agreed controller, and a topic created through a node

@@ -84,6 +84,7 @@ func compactedReplicaView(c *Cluster, i int, topic string, partition int32) (com
 // replica (KIP-392) sees every key with its latest value and far fewer records. A
 // record without a key is refused with INVALID_RECORD.
 func TestCompaction_ThreeReplicas(t *testing.T) {
+	t.Parallel()
 	c := StartCluster(t, 3, WithProperty("log.cleaner.backoff.ms", "50"), WithProperty("log.cleaner.threads", "2"))
 	const topic, keys, rounds = "compacted", 100, 60
 	c.CreateTopicRF(t, topic, 1, 3, map[string]*string{

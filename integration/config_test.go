@@ -10,6 +10,7 @@ import (
 // sent to a broker that is not the controller, comes back (forwarded) as INVALID_CONFIG
 // with Kafka's message, and no topic is created; a value just inside is accepted.
 func TestCluster_CreateTopicsInvalidConfigForwarded(t *testing.T) {
+	t.Parallel()
 	c := StartCluster(t, 3)
 	other := (c.Controller() + 1) % 3
 	r := c.createTopicVia(t, other, "bad-segment", 1, 3, map[string]string{"segment.bytes": "-5"})

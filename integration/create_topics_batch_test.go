@@ -15,6 +15,7 @@ import (
 // order, and refuses each topic on its own: an existing name, a name listed twice and
 // a name colliding ('.' and '_') with another topic of the same request.
 func TestCluster_CreateTopicsManyInOneRequest(t *testing.T) {
+	t.Parallel()
 	c := StartCluster(t, 3)
 	c.CreateTopicRF(t, "batch-existing", 1, 1, nil)
 	req := kmsg.NewPtrCreateTopicsRequest()

@@ -33,6 +33,7 @@ func deleteRecordsRequest(topic string, offset int64, timeout time.Duration) *km
 // start), and answers the new low watermark only once the cut broker is fenced and no
 // longer counts; after healing, the follower's earliest offset moves too.
 func TestCluster_DeleteRecordsLowWatermark(t *testing.T) {
+	t.Parallel()
 	c := StartCluster(t, 3)
 	c.CreateTopicRF(t, "lowmark", 1, 3, map[string]*string{"segment.bytes": kmsg.StringPtr("300")})
 	ctx := testContext(t)

@@ -59,6 +59,7 @@ func allocatedBytes(t testing.TB, root string) int64 {
 // the 10 MiB the two indexes of each may grow into cost 20 MiB per partition, and every
 // start after a crash on a full disk died of SIGBUS doing it).
 func TestProcess_CrashRecoveryAllocatesNoIndexSpace(t *testing.T) {
+	t.Parallel()
 	bin := procBuildPetrel(t)
 	ports, err := procFreePorts(2)
 	if err != nil {
@@ -190,6 +191,7 @@ func offlineLogDirs(c *Cluster, i int) (string, error) {
 // keeps answering (KAFKA_STORAGE_ERROR for its replicas). With space freed and node 0
 // restarted, it catches up and the topic holds every acknowledged record.
 func TestCluster_FullLogDirGoesOffline(t *testing.T) {
+	t.Parallel()
 	c := StartCluster(t, 3)
 	logs := filepath.Join(c.nodes[0].dir, "logs")
 	c.Stop(0)

@@ -72,6 +72,7 @@ func docsServerCommands(doc string) []string {
 }
 
 func TestDocsServerCommands(t *testing.T) {
+	t.Parallel()
 	got := docsServerCommands("text\n\n    petrel server --node-id 0 \\\n      --listen a:1\n\n    petrel server --node-id 1\n    petrel topics list\n")
 	want := []string{"petrel server --node-id 0 --listen a:1", "petrel server --node-id 1"}
 	if !slices.Equal(got, want) {
@@ -81,6 +82,7 @@ func TestDocsServerCommands(t *testing.T) {
 
 // TestDocs_OperationsMultiNodeExamples runs docs/operations.md's cluster examples.
 func TestDocs_OperationsMultiNodeExamples(t *testing.T) {
+	t.Parallel()
 	if _, err := exec.LookPath("bash"); err != nil {
 		t.Skip("bash is not installed")
 	}

@@ -41,6 +41,7 @@ func elrPartition(t *testing.T, c *Cluster, topic, what string, ok func(p partit
 // the quorum would be lost with the second). Replica 1, killed, comes back after an
 // unclean shutdown and is dropped from the ELR.
 func TestCluster_ELRCleanElectionAfterCorrelatedFailure(t *testing.T) {
+	t.Parallel()
 	c := StartCluster(t, 4, WithVoters(1)) // a new cluster: eligible leader replicas on
 	const topic = "elr"
 	req := kmsg.NewPtrCreateTopicsRequest()

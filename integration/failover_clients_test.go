@@ -192,6 +192,7 @@ func kgoFailoverProducer(t *testing.T, addrs []string, stop <-chan struct{}, res
 
 // TestProcessFailoverClients runs the scenario for each client.
 func TestProcessFailoverClients(t *testing.T) {
+	t.Parallel()
 	bin := procBuildPetrel(t)
 	t.Run("kgo", func(t *testing.T) { runFailoverScenario(t, bin, kgoFailoverProducer) })
 	t.Run("sarama", func(t *testing.T) { runFailoverScenario(t, bin, saramaFailoverProducer) })

@@ -50,6 +50,7 @@ func featureUpdate(name string, level int16, typ int8) kmsg.UpdateFeaturesReques
 // ApiVersions, and a change through UpdateFeatures sent to any node is seen by every
 // node once it is answered; refused changes answer Kafka's errors and change nothing.
 func TestCluster_FeaturesUpdateSeenByEveryNode(t *testing.T) {
+	t.Parallel()
 	c := StartCluster(t, 3)
 	ctx := testContext(t)
 	want := map[string]int16{metadata.FeatureMetadataVersion: 29, metadata.FeatureTransactionVersion: metadata.TransactionVersionServed,

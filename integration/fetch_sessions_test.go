@@ -23,6 +23,7 @@ import (
 // full and a follower's high watermark follows the leader's; after a restart of a node
 // (its sessions lost) the consumer and the followers carry on.
 func TestFetchSessions_ConsumerFollowersRestart(t *testing.T) {
+	t.Parallel()
 	c := StartCluster(t, 3)
 	const topic, partitions = "sessions", 48
 	c.CreateTopicRF(t, topic, partitions, 3, nil)

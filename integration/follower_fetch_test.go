@@ -124,6 +124,7 @@ func consumeNumbered(t *testing.T, cl *kgo.Client, next *int, to int) {
 // the stopped follower that long, as against Kafka), and the leader, which offers only
 // in-sync replicas, keeps it.
 func TestFollowerFetch_RackAwareKgo(t *testing.T) {
+	t.Parallel()
 	const topic = "rack-read"
 	c, leader, follower := startRackedCluster(t, topic, true)
 	producer := c.Client(t, kgo.RequiredAcks(kgo.AllISRAcks()))
@@ -154,6 +155,7 @@ func TestFollowerFetch_RackAwareKgo(t *testing.T) {
 // Without replica.selector.class (Kafka's default) a consumer with client.rack stays
 // on the leader: the follower sees no fetch.
 func TestFollowerFetch_NoSelectorKeepsLeader(t *testing.T) {
+	t.Parallel()
 	const topic = "rack-none"
 	c, leader, follower := startRackedCluster(t, topic, false)
 	produceNumbered(t, c.Client(t, kgo.RequiredAcks(kgo.AllISRAcks())), topic, 0, 50)
@@ -170,6 +172,7 @@ func TestFollowerFetch_NoSelectorKeepsLeader(t *testing.T) {
 // kcat (librdkafka, KIP-392 since 1.3) with client.rack reads from the follower in its
 // rack: every message's "broker" is the follower.
 func TestFollowerFetch_Kcat(t *testing.T) {
+	t.Parallel()
 	kcatBinary(t)
 	const topic = "rack-kcat"
 	c, _, follower := startRackedCluster(t, topic, true)
@@ -209,6 +212,7 @@ func rackFetch(t *testing.T, c *Cluster, i int, topic, rack string) kmsg.FetchRe
 // serves the records itself (-1). Once the follower has left the ISR (stopped), the
 // leader serves every rack itself: a consumer sent back to it stays there.
 func TestFollowerFetch_LeaderChoosesInSyncReplicaInRack(t *testing.T) {
+	t.Parallel()
 	const topic = "rack-wire"
 	c, leader, follower := startRackedCluster(t, topic, true)
 	produceNumbered(t, c.Client(t, kgo.RequiredAcks(kgo.AllISRAcks())), topic, 0, 10)

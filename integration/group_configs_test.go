@@ -68,6 +68,7 @@ func alterGroupConfigs(ctx context.Context, t testing.TB, cl *kgo.Client, group 
 // (INVALID_CONFIG), kept when every node is killed and restarted, and kept when the
 // group is deleted, as in Kafka.
 func TestCluster_GroupConfigsDurable(t *testing.T) {
+	t.Parallel()
 	c := StartCluster(t, 3, WithProperty("group.consumer.max.session.timeout.ms", "90000"))
 	ctx, cancel := context.WithTimeout(testContext(t), 90*time.Second)
 	defer cancel()
@@ -120,6 +121,7 @@ func TestCluster_GroupConfigsDurable(t *testing.T) {
 // needs DESCRIBE_CONFIGS on it and IncrementalAlterConfigs ALTER_CONFIGS (which implies
 // DESCRIBE_CONFIGS); a refusal is GROUP_AUTHORIZATION_FAILED for that group alone.
 func TestAuthz_GroupConfigs(t *testing.T) {
+	t.Parallel()
 	jaas := `org.apache.kafka.common.security.plain.PlainLoginModule required ` +
 		`user_admin="admin-secret" user_alice="alice-secret" user_bob="bob-secret";`
 	c := StartCluster(t, 1,

@@ -37,6 +37,7 @@ func codeName(code int16) string {
 }
 
 func TestGroupCoordinator_BadInput(t *testing.T) {
+	t.Parallel()
 	opts := append(groupOptions(), WithProperty("group.max.size", "3"), WithProperty("offsets.topic.num.partitions", "3"))
 	c := StartCluster(t, 1, opts...)
 	ctx := testContext(t)
@@ -135,6 +136,7 @@ func TestGroupCoordinator_BadInput(t *testing.T) {
 }
 
 func TestGroupCoordinator_AdminOutcomes(t *testing.T) {
+	t.Parallel()
 	opts := append(groupOptions(), WithProperty("offsets.topic.num.partitions", "4"))
 	c := StartCluster(t, 1, opts...)
 	ctx := testContext(t)

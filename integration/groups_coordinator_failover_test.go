@@ -429,6 +429,7 @@ func (w *cfoLogWriter) Write(p []byte) (int, error) {
 // every acknowledged record, never sees a committed offset go back, and resumes at or
 // after the offsets committed before the fault.
 func TestGroupCoordinatorFailover(t *testing.T) {
+	t.Parallel()
 	c := StartCluster(t, 3, cfoOptions()...)
 	cfoRound(t, c, cfoKill, cfoJoining, 0)
 	cfoRound(t, c, cfoKill, cfoSteady, 1)

@@ -184,6 +184,7 @@ func describeRaw(ctx context.Context, r *rawTo, group string) kmsg.DescribeGroup
 }
 
 func TestGroupCoordinator_OffsetsTopicCreatedOnFirstNeedAndProtected(t *testing.T) {
+	t.Parallel()
 	c := StartCluster(t, 3, WithProperty("offsets.topic.num.partitions", "6"))
 	ctx := testContext(t)
 	if im := c.WaitConverged(); im.Topics[offsetsTopicName].Name != "" {
@@ -266,6 +267,7 @@ func TestGroupCoordinator_OffsetsTopicCreatedOnFirstNeedAndProtected(t *testing.
 const offsetsTopicName = "__consumer_offsets"
 
 func TestGroupCoordinator_NotCreatedWithFewerBrokersThanReplicationFactor(t *testing.T) {
+	t.Parallel()
 	c := StartCluster(t, 1, WithProperty("offsets.topic.replication.factor", "3"),
 		WithProperty("transaction.state.log.replication.factor", "3"))
 	ctx := testContext(t)
@@ -300,6 +302,7 @@ func TestGroupCoordinator_NotCreatedWithFewerBrokersThanReplicationFactor(t *tes
 }
 
 func TestGroupCoordinator_FailoverKeepsCommittedOffsets(t *testing.T) {
+	t.Parallel()
 	opts := append(groupOptions(), WithProperty("offsets.topic.num.partitions", "5"))
 	c := StartCluster(t, 3, opts...)
 	ctx := testContext(t)
@@ -450,6 +453,7 @@ func TestGroupCoordinator_FailoverKeepsCommittedOffsets(t *testing.T) {
 }
 
 func TestGroupCoordinator_RestartEveryNode(t *testing.T) {
+	t.Parallel()
 	opts := append(groupOptions(), WithProperty("offsets.topic.num.partitions", "3"))
 	c := StartCluster(t, 3, opts...)
 	ctx := testContext(t)

@@ -72,6 +72,7 @@ func waitFetched(t *testing.T, r *rawTo, group, topic string, want int64) {
 }
 
 func TestGroupCoordinator_TimedOutCommitLandsLiveAndAfterFailover(t *testing.T) {
+	t.Parallel()
 	opts := append(groupOptions(), WithProperty("offsets.topic.num.partitions", "1"),
 		WithProperty("offsets.commit.timeout.ms", "1000"))
 	c := StartCluster(t, 3, opts...)

@@ -20,7 +20,9 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -50,13 +52,28 @@ const (
 	heartbeatInterval = 250 * time.Millisecond
 )
 
+// parallelTests is how many parallel tests run at once unless -parallel says otherwise
+// (go test's default is GOMAXPROCS): the tests mostly wait on sessions, timers and other
+// nodes, so more of them than there are cores keep the cores busy.
+const parallelTests = 4
+
 // TestMain skips the whole package under -short: these tests start real brokers.
 func TestMain(m *testing.M) {
 	flag.Parse()
 	if testing.Short() {
 		os.Exit(0)
 	}
-	os.Exit(m.Run())
+	given := false
+	flag.Visit(func(f *flag.Flag) { given = given || f.Name == "test.parallel" })
+	if n := max(parallelTests, runtime.GOMAXPROCS(0)); !given {
+		if err := flag.Set("test.parallel", strconv.Itoa(n)); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(2)
+		}
+	}
+	code := m.Run()
+	procRemoveBuild()
+	os.Exit(code)
 }
 
 // Option configures StartCluster.

@@ -198,7 +198,6 @@ func lz4Writer(w io.Writer) io.WriteCloser {
 }
 
 func TestHostile(t *testing.T) {
-	t.Parallel()
 	c := StartCluster(t, 1)
 	c.CreateTopic(t, survivorTopic, 1, nil)
 	e := &badInputEnv{

@@ -68,6 +68,7 @@ func waitISR(t *testing.T, c *Cluster, observer int, topic string, n int, not in
 }
 
 func TestIdempotence_FailoverExactlyOnce(t *testing.T) {
+	t.Parallel()
 	const topic = "idem-failover"
 	c := startReplicated(t, topic)
 	cl := c.Client(t, kgo.DefaultProduceTopic(topic), kgo.RecordDeliveryTimeout(90*time.Second),
@@ -197,6 +198,7 @@ func TestIdempotence_FailoverExactlyOnce(t *testing.T) {
 // never saw (here: acks=1, then the leader dies) is retried at the new leader, which
 // answers with the original offset and writes nothing.
 func TestIdempotence_NewLeaderAnswersRetryWithOriginalOffset(t *testing.T) {
+	t.Parallel()
 	const topic = "idem-retry"
 	c := startReplicated(t, topic)
 	leader := int(mustPartitionIn(t, c, 0, topic, 0).Leader)
@@ -301,6 +303,7 @@ func TestIdempotence_RestartRecognisesRetry(t *testing.T) {
 // mid-way and comes back: no id is ever given twice, and each 1000-id block belongs to
 // one broker.
 func TestProducerIDs_UniqueAcrossBrokersAndControllerFailover(t *testing.T) {
+	t.Parallel()
 	c := StartCluster(t, 3, failoverProperties...)
 	const perNode = 1500 // more than one block each, so the 90 % prefetch runs
 	var mu sync.Mutex

@@ -21,6 +21,7 @@ import (
 // preferred election (kadm, all partitions) restores every original leader; a second
 // one needs none, and sarama's ElectLeaders agrees.
 func TestCluster_PreferredElection(t *testing.T) {
+	t.Parallel()
 	c := StartCluster(t, 3, WithVoters(1), WithProperty("auto.leader.rebalance.enable", "false"))
 	c.CreateTopicRF(t, "pref", 6, 3, nil)
 	const x = 1 // not the controller (node 0 is the only voter)
@@ -99,6 +100,7 @@ func restartAndWaitISR(t *testing.T, c *Cluster, x int32, topic string) int {
 // UNCLEAN elects it for one, turning unclean.leader.election.enable on for the other
 // topic elects it there. min.insync.replicas changes at run time too.
 func TestCluster_UncleanElections(t *testing.T) {
+	t.Parallel()
 	c := StartCluster(t, 3, WithVoters(1), WithProperty("auto.leader.rebalance.enable", "false"))
 	createAssignedTopic(t, c, "u-elect", []int32{1, 2}, nil)
 	createAssignedTopic(t, c, "u-config", []int32{1, 2}, nil)
@@ -212,6 +214,7 @@ func createWithAssignment(t *testing.T, c *Cluster, topic string, assignment [][
 // stays unbalanced over several checks; once it lost 3 of 3 (100 %), the controller
 // moves them all back by itself.
 func TestCluster_AutoLeaderRebalance(t *testing.T) {
+	t.Parallel()
 	c := StartCluster(t, 3, WithVoters(1),
 		WithProperty("leader.imbalance.check.interval.seconds", "1"),
 		WithProperty("leader.imbalance.per.broker.percentage", "30"))

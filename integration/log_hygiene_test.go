@@ -19,6 +19,7 @@ import (
 // gracefully and restarted, full ISRs again before the next) and a clean stop of one
 // node, and counts the lines every node logged at WARN or ERROR: there must be none.
 func TestCluster_LogHygiene(t *testing.T) {
+	t.Parallel()
 	c := StartCluster(t, 4, WithVoters(3))
 	const topic = "hygiene"
 	c.CreateTopicRF(t, topic, 3, 3, nil)
@@ -53,6 +54,7 @@ func checkNoAlerts(t *testing.T, c *Cluster, during string) {
 // SIGTERM to every node at once, with every process's output searched for lines at WARN
 // or ERROR.
 func TestProcessLogHygiene(t *testing.T) {
+	t.Parallel()
 	bin := procBuildPetrel(t)
 	c := procStartCluster(t, bin)
 	const topic = "hygiene"

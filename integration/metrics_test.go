@@ -124,6 +124,7 @@ func documentedMetrics(t *testing.T) []string {
 }
 
 func TestMetrics_ThreeNodeClusterUnderLoad(t *testing.T) {
+	t.Parallel()
 	c := StartCluster(t, 3)
 	ctx := testContext(t)
 	const topic, solo, grp = "metered", "solo", "lagging"
@@ -275,6 +276,7 @@ func TestMetrics_ThreeNodeClusterUnderLoad(t *testing.T) {
 }
 
 func TestMetrics_ReadyzFollowsReadiness(t *testing.T) {
+	t.Parallel()
 	c := StartCluster(t, 3)
 	victim := (c.Controller() + 1) % 3
 	c.Stop(victim)

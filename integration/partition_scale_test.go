@@ -22,6 +22,7 @@ import (
 // produce and consume through the new leader. Once the path is free again the replica
 // opens at the next image, follows and rejoins the ISR.
 func TestPartitionScale_OfflineReplicaMovesLeadership(t *testing.T) {
+	t.Parallel()
 	c := StartCluster(t, 3)
 	const topic = "offline-replica"
 	blocker := filepath.Join(c.nodes[0].dir, "logs", topic+"-0")

@@ -122,6 +122,7 @@ func (r *rollingClients) counts() (acked, seen int) {
 // retriable ones), the consumer no error but retriable ones, and every acknowledged
 // record is consumed.
 func TestProcessRollingRestart(t *testing.T) {
+	t.Parallel()
 	bin := procBuildPetrel(t)
 	c := procStartCluster(t, bin)
 	const topic = "roll"

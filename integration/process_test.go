@@ -433,23 +433,53 @@ func procParseIDs(s string) []int32 {
 	return out
 }
 
-// procBuildPetrel builds the petrel binary into t's temporary directory.
+// procBuild is the petrel binary every process test runs: built once per test binary
+// (linking it again for every test cost each one seconds) into a directory that
+// TestMain removes after the run.
+var procBuild struct {
+	once sync.Once
+	dir  string
+	bin  string
+	took time.Duration
+	err  error
+}
+
+// procBuildPetrel returns the petrel binary, building it on the first call.
 func procBuildPetrel(t testing.TB) string {
 	t.Helper()
-	goBin, err := exec.LookPath("go") // go test puts GOROOT/bin first in PATH
-	if err != nil {
-		t.Fatalf("no go command to build petrel with: %v", err)
+	procBuild.once.Do(func() {
+		goBin, err := exec.LookPath("go") // go test puts GOROOT/bin first in PATH
+		if err != nil {
+			procBuild.err = fmt.Errorf("no go command to build petrel with: %w", err)
+			return
+		}
+		if procBuild.dir, err = os.MkdirTemp("", "petrel-integration-"); err != nil {
+			procBuild.err = err
+			return
+		}
+		bin := filepath.Join(procBuild.dir, "petrel")
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+		defer cancel()
+		start := time.Now()
+		cmd := exec.CommandContext(ctx, goBin, "build", "-o", bin, "github.com/petrel-broker/petrel")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			procBuild.err = fmt.Errorf("go build: %w\n%s", err, out)
+			return
+		}
+		procBuild.bin, procBuild.took = bin, time.Since(start)
+	})
+	if procBuild.err != nil {
+		t.Fatal(procBuild.err)
 	}
-	bin := filepath.Join(t.TempDir(), "petrel")
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	start := time.Now()
-	cmd := exec.CommandContext(ctx, goBin, "build", "-o", bin, "github.com/petrel-broker/petrel")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+	t.Logf("petrel binary %s (built once in %s)", procBuild.bin, procBuild.took.Round(time.Millisecond))
+	return procBuild.bin
+}
+
+// procRemoveBuild removes procBuildPetrel's directory, if it made one.
+func procRemoveBuild() {
+	if procBuild.dir != "" {
+		os.RemoveAll(procBuild.dir)
 	}
-	t.Logf("built %s in %s", bin, time.Since(start).Round(time.Millisecond))
-	return bin
 }
 
 // procCluster is three petrel server processes.

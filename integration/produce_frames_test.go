@@ -24,6 +24,7 @@ import (
 // every record is consumed and compared, and the three replicas' logs must be
 // byte-identical.
 func TestProducePooledFramesKeepStoredData(t *testing.T) {
+	t.Parallel()
 	c := StartCluster(t, 3, WithProperty("min.insync.replicas", "2"))
 	const topic = "pooled-frames"
 	const perProducer = 300

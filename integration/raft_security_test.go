@@ -76,6 +76,7 @@ func sendRaftFrame(ctx context.Context, addr string, config *tls.Config, frame [
 // does not move. The nodes accept each other: the default allowed principals hold the
 // inter-broker principal.
 func TestSecurity_RaftStrangerFramesRefused(t *testing.T) {
+	t.Parallel()
 	ca := newTestCA(t, "cluster-ca")
 	server := ca.issue("broker", false)
 	app := ca.issue("app-client", false)

@@ -182,6 +182,7 @@ func waitIdenticalReplicas(t *testing.T, c *Cluster, topic string, nodes []int) 
 // controller completes it from the image. No acknowledged record is lost, the final
 // replicas are byte-identical, and broker 0's directory is gone.
 func TestReassignment_MoveWhileProducing(t *testing.T) {
+	t.Parallel()
 	c := StartCluster(t, 4, WithVoters(3))
 	createAssignedTopic(t, c, "move", []int32{0, 1, 2}, nil)
 	waitAssignedReplicas(t, c, "move", 0, 1)
@@ -234,6 +235,7 @@ func TestReassignment_MoveWhileProducing(t *testing.T) {
 // NO_REASSIGNMENT_IN_PROGRESS, and bad targets are INVALID_REPLICA_ASSIGNMENT or
 // UNKNOWN_TOPIC_OR_PARTITION.
 func TestReassignment_Cancel(t *testing.T) {
+	t.Parallel()
 	c := StartCluster(t, 4, WithVoters(3), WithProperty("leader.replication.throttled.rate", "1"))
 	createAssignedTopic(t, c, "cancel", []int32{0, 1, 2}, map[string]string{"leader.replication.throttled.replicas": "*"})
 	waitAssignedReplicas(t, c, "cancel", 0, 1)

@@ -37,6 +37,7 @@ import (
 // min.insync.replicas=2 completes through follower fetches; consumers see every
 // acknowledged record; the replicas' logs are byte-identical below the high watermark.
 func TestReplicationSteadyState(t *testing.T) {
+	t.Parallel()
 	c := StartCluster(t, 3, WithProperty("min.insync.replicas", "2"))
 	c.CreateTopicRF(t, "r3", 2, 3, nil)
 	cl := c.Client(t, kgo.DefaultProduceTopic("r3"), kgo.RequiredAcks(kgo.AllISRAcks()))
@@ -101,6 +102,7 @@ func TestReplicationSteadyState(t *testing.T) {
 // leaves the leader alone: acks=all gets NOT_ENOUGH_REPLICAS and nothing is written.
 // Restarting 3, it catches up and rejoins the ISR, and acks=all works again.
 func TestStoppedFollowerLeavesAndRejoinsTheISR(t *testing.T) {
+	t.Parallel()
 	c := StartCluster(t, 5, WithVoters(3),
 		WithProperty("min.insync.replicas", "2"),
 		WithProperty("replica.lag.time.max.ms", "1000"),
@@ -181,6 +183,7 @@ func TestStoppedFollowerLeavesAndRejoinsTheISR(t *testing.T) {
 // logs of every ISR member are byte-identical below the high watermark, and the old
 // leader, restarted, truncates what it must and rejoins the ISR.
 func TestKillLeaderWhileProducing(t *testing.T) {
+	t.Parallel()
 	c := StartCluster(t, 3,
 		WithProperty("min.insync.replicas", "2"),
 		WithProperty("broker.session.timeout.ms", "2000"),
@@ -307,6 +310,7 @@ func TestKillLeaderWhileProducing(t *testing.T) {
 // keeping them — and copy 4's new records: both logs end byte-identical. (The 5 records
 // were acknowledged with acks=1 only; losing them is what an unclean election means.)
 func TestDivergentFollowerTruncatesByLeaderEpoch(t *testing.T) {
+	t.Parallel()
 	c := StartCluster(t, 5, WithVoters(3),
 		WithProperty("broker.session.timeout.ms", "2000"),
 		WithProperty("broker.heartbeat.interval.ms", "250"),
@@ -401,6 +405,7 @@ func TestDivergentFollowerTruncatesByLeaderEpoch(t *testing.T) {
 // truncation, so either 4 leads with every acknowledged record, or the partition waits
 // offline until 3 returns; afterwards both replicas hold every acknowledged record.
 func TestFollowerRestartThenLeaderDies(t *testing.T) {
+	t.Parallel()
 	c := StartCluster(t, 5, WithVoters(3),
 		WithProperty("broker.session.timeout.ms", "2000"),
 		WithProperty("broker.heartbeat.interval.ms", "250"),
@@ -478,6 +483,7 @@ func TestFollowerRestartThenLeaderDies(t *testing.T) {
 // id -2 to a follower returns its log end offset, with replica id -1 it gets
 // NOT_LEADER_OR_FOLLOWER.
 func TestKIP392FollowerReads(t *testing.T) {
+	t.Parallel()
 	const topic, n = "kip392", 50
 	c, p := startWithCommittedRecords(t, topic, n)
 	leader := int(p.Leader)

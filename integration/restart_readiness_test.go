@@ -24,6 +24,7 @@ import (
 )
 
 func TestRestartedBrokerAnswersNoStaleImage(t *testing.T) {
+	t.Parallel()
 	c := StartCluster(t, 3)
 	const live, created = "live", "created-while-down"
 	c.CreateTopicRF(t, live, 3, 3, nil)

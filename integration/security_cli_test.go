@@ -12,6 +12,7 @@ import (
 )
 
 func TestSecurity_CLICommandConfigAndScramUsers(t *testing.T) {
+	t.Parallel()
 	s := startSecureNode(t)
 	addr := s.addr("SASL_SSL")
 	cfgFile := filepath.Join(t.TempDir(), "client.properties")

@@ -20,6 +20,7 @@ import (
 )
 
 func TestSecurity_Kcat(t *testing.T) {
+	t.Parallel()
 	kcatBinary(t)
 	s := startSecureNode(t)
 	s.CreateTopic(t, "kcat-secure", 1, nil)
@@ -79,6 +80,7 @@ func (x *saramaSCRAM) Step(challenge string) (string, error) { return x.conv.Ste
 func (x *saramaSCRAM) Done() bool                            { return x.conv.Done() }
 
 func TestSecurity_Sarama(t *testing.T) {
+	t.Parallel()
 	s := startSecureNode(t)
 	cases := []struct {
 		name, listener string
@@ -143,6 +145,7 @@ func TestSecurity_Sarama(t *testing.T) {
 }
 
 func TestSecurity_ConfluentPython(t *testing.T) {
+	t.Parallel()
 	py := confluentClient(t)
 	s := startSecureNode(t)
 	script, err := filepath.Abs("testdata/confluent/secure.py")

@@ -38,6 +38,7 @@ func saslSSLProperties(ca *testCA, keystore, jaas string) map[string]string {
 }
 
 func TestSecurity_SASLSSLClusterReplicatesAndElects(t *testing.T) {
+	t.Parallel()
 	ca := newTestCA(t, "cluster-ca")
 	server := ca.issue("broker", false)
 	var opts []Option

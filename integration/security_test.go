@@ -101,6 +101,7 @@ func roundTrip(t *testing.T, cl *kgo.Client, topic, value string) error {
 }
 
 func TestSecurity_KgoEveryListenerAndMechanism(t *testing.T) {
+	t.Parallel()
 	s := startSecureNode(t)
 	s.CreateTopic(t, "secure", 1, nil)
 	cases := []struct {
@@ -138,6 +139,7 @@ func TestSecurity_KgoEveryListenerAndMechanism(t *testing.T) {
 }
 
 func TestSecurity_Refusals(t *testing.T) {
+	t.Parallel()
 	s := startSecureNode(t)
 	expired := s.ca.issue("expired-client", true)
 	other := newTestCA(t, "stranger-ca")
@@ -196,6 +198,7 @@ func rawFrame(t *testing.T, nc net.Conn, req kmsg.Request, corr int32) ([]byte, 
 }
 
 func TestSecurity_RawSASLRules(t *testing.T) {
+	t.Parallel()
 	s := startSecureNode(t, WithProperty("listener.name.sasl_plaintext.connections.max.reauth.ms", "600000"))
 	dial := func(t *testing.T) net.Conn {
 		nc, err := net.DialTimeout("tcp", s.addr("SASL_PLAINTEXT"), 5*time.Second)

@@ -17,6 +17,7 @@ import (
 // from its own leader's high watermark; reset to earliest and to latest move the
 // start offsets and the lag; delete forgets the topic.
 func TestShareGroupOffsets_AcrossNodes(t *testing.T) {
+	t.Parallel()
 	c := StartCluster(t, 3)
 	c.CreateTopic(t, "jobs", 3, nil)
 	leaders := map[int32]bool{}

@@ -22,6 +22,7 @@ import (
 )
 
 func TestShareState_SurvivesCoordinatorKill(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("integration")
 	}
@@ -182,6 +183,7 @@ func shareCoordinatorNode(t *testing.T, c *Cluster, key string) int {
 // on first need, and not while fewer brokers are unfenced than its replication factor;
 // Metadata reports it internal; users may not create, delete or produce to it.
 func TestShareState_InternalTopic(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("integration")
 	}

@@ -33,6 +33,7 @@ import (
 // session expires, and no other controller duty or ISR change is due. Every node must
 // therefore reach an image identical to the one before the crash, offset included.
 func TestCluster_SnapshotRestore(t *testing.T) {
+	t.Parallel()
 	c := StartCluster(t, 3)
 	all := []int{0, 1, 2}
 	c.CreateTopicRF(t, "snap-rf3", 4, 3, map[string]*string{"retention.ms": ptr("86400000"), "segment.bytes": ptr("1048576")})

@@ -19,6 +19,7 @@ import (
 // hanging transaction is aborted by --producer-id, --producer-epoch and
 // --coordinator-epoch.
 func TestTransactionsAbortCLI(t *testing.T) {
+	t.Parallel()
 	c := StartCluster(t, 1, txnOptions()...)
 	const topic = "hang"
 	c.CreateTopic(t, topic, 1, nil)

@@ -18,6 +18,7 @@ import (
 )
 
 func TestTransactionAbortedReadChecker(t *testing.T) {
+	t.Parallel()
 	c := StartCluster(t, 3, txnOptions()...)
 	const topic, id = "txn-checker", "txn-checker-producer"
 	const txns, perTxn = 12, 6

@@ -13,6 +13,7 @@ import (
 // __transaction_state; txn's TestRemoveExpired checks the replay); coming back, its
 // producer gets a new producer id.
 func TestTransactionalIDExpiration(t *testing.T) {
+	t.Parallel()
 	c := StartCluster(t, 1, append(txnOptions(),
 		WithProperty("transactional.id.expiration.ms", "1500"),
 		WithProperty("transaction.remove.expired.transaction.cleanup.interval.ms", "200"))...)

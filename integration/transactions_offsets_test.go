@@ -152,6 +152,7 @@ func (x *txnOffsets) waitCommitted(via int, want int64) {
 // survive a further restart (a load that replays the transactional batches and
 // markers).
 func TestTxnOffsetCommitSurvivesGroupCoordinatorFailover(t *testing.T) {
+	t.Parallel()
 	opts := append(append(txnOptions(), groupOptions()...), WithProperty("offsets.topic.num.partitions", "3"))
 	c := StartCluster(t, 3, opts...)
 	// Transactions V1: AddOffsetsToTxn first (V2's implicit add is transactions_v2_kgo_test.go's).

@@ -58,6 +58,7 @@ func initTxnProducer(t testing.TB, c *Cluster, node int, id string, pid int64, e
 }
 
 func TestTransactionCoordinatorInitProducerID(t *testing.T) {
+	t.Parallel()
 	c := StartCluster(t, 3, txnOptions()...)
 	const id = "txn-init"
 	coord := txnCoordinatorOf(t, c, 0, id)
@@ -168,6 +169,7 @@ func readVarintRecord(b []byte, r *kmsg.Record) (int, error) {
 // TestTransactionEndTxnWritesMarkers holds Transactions V1 (the markers carry the
 // producer's epoch; V2's bump is transactions_v2_test.go's).
 func TestTransactionEndTxnWritesMarkers(t *testing.T) {
+	t.Parallel()
 	c := StartCluster(t, 3, txnOptions()...)
 	downgradeTransactionVersion(t, c, 1)
 	c.CreateTopicRF(t, "txn-markers", 2, 3, nil)
@@ -279,6 +281,7 @@ func consumeTxnTopic(t *testing.T, c *Cluster, topic string, isolation kgo.Isola
 // read_committed sees exactly the committed records, read_uncommitted both, and the
 // last stable offset under read_committed is the log end once both are over.
 func TestTransactionKgoCommitAndAbort(t *testing.T) {
+	t.Parallel()
 	c := StartCluster(t, 3, txnOptions()...)
 	const topic = "txn-kgo"
 	c.CreateTopicRF(t, topic, 2, 3, nil)
@@ -367,6 +370,7 @@ func TestTransactionKgoCommitAndAbort(t *testing.T) {
 // read_committed end offsets catch up with the log end, the records stay invisible to
 // read_committed, and the producer's late commit fails.
 func TestTransactionTimeoutAborts(t *testing.T) {
+	t.Parallel()
 	c := StartCluster(t, 3, append(txnOptions(),
 		WithProperty("transaction.abort.timed.out.transaction.cleanup.interval.ms", "100"))...)
 	const topic = "txn-timeout"
@@ -439,6 +443,7 @@ func committedView(t *testing.T, c *Cluster, topic string, want int) (map[int32]
 // the same last stable offsets and the same read_committed view, and the fencing of the
 // first producer by a second one with the same transactional.id holds.
 func TestTransactionRecoveryAndFencing(t *testing.T) {
+	t.Parallel()
 	c := StartCluster(t, 1, txnOptions()...)
 	const topic = "txn-recovery"
 	c.CreateTopicRF(t, topic, 2, 1, nil)
@@ -499,6 +504,7 @@ func TestTransactionRecoveryAndFencing(t *testing.T) {
 // committed in the transaction: the output under read_committed holds every input
 // record exactly once and the group's committed offsets reach the input's end.
 func TestTransactionKgoGroupTransactSession(t *testing.T) {
+	t.Parallel()
 	kgoGroupTransactSession(t, StartCluster(t, 3, append(txnOptions(), groupOptions()...)...))
 }
 
@@ -579,6 +585,7 @@ func kgoGroupTransactSession(t *testing.T, c *Cluster, extra ...kgo.Opt) {
 // while its markers are written: the next coordinator resumes the prepared transaction
 // and it ends committed as a whole; read_committed never sees the aborted one.
 func TestTransactionCoordinatorFailoverMidCommit(t *testing.T) {
+	t.Parallel()
 	c := StartCluster(t, 3, txnOptions()...)
 	const topic, id = "txn-failover", "txn-failover-producer"
 	c.CreateTopicRF(t, topic, 3, 3, nil)
@@ -652,6 +659,7 @@ func TestTransactionCoordinatorFailoverMidCommit(t *testing.T) {
 // transaction still ends as a whole (committed, or aborted if the commit failed), and
 // read_committed sees all of its records or none.
 func TestTransactionPartitionLeaderKilled(t *testing.T) {
+	t.Parallel()
 	c := StartCluster(t, 3, txnOptions()...)
 	const topic, id = "txn-leader-kill", "txn-leader-kill-producer"
 	c.CreateTopicRF(t, topic, 1, 3, nil)

@@ -91,6 +91,7 @@ func (x *txnOffsets) waitTxnState(via int, id, state string) {
 // once it lands, the transaction's COMMIT makes its offset the group's, on the live
 // group coordinator and on the next one after a failover.
 func TestTxnOffsetCommit_TimedOutLandsVisibleAfterCommit(t *testing.T) {
+	t.Parallel()
 	c := StartCluster(t, 3, txnTimeoutOptions()...)
 	x := &txnOffsets{t: t, c: c, group: "txn-late-offsets", topic: "txn-late-offsets-in"}
 	c.CreateTopicRF(t, x.topic, 1, 3, nil)
@@ -131,9 +132,15 @@ func TestTxnOffsetCommit_TimedOutLandsVisibleAfterCommit(t *testing.T) {
 // completes as the log says, which the retried EndTxn is answered (NONE) on the live
 // coordinator and on the next one after a failover; the group's offset is the
 // transaction's (committed) or none (aborted).
-func TestTransactionTimedOutPrepareLandsCommitted(t *testing.T) { timedOutPrepareLands(t, true) }
+func TestTransactionTimedOutPrepareLandsCommitted(t *testing.T) {
+	t.Parallel()
+	timedOutPrepareLands(t, true)
+}
 
-func TestTransactionTimedOutPrepareLandsAborted(t *testing.T) { timedOutPrepareLands(t, false) }
+func TestTransactionTimedOutPrepareLandsAborted(t *testing.T) {
+	t.Parallel()
+	timedOutPrepareLands(t, false)
+}
 
 func timedOutPrepareLands(t *testing.T, commit bool) {
 	c := StartCluster(t, 3, txnTimeoutOptions()...)

@@ -16,6 +16,7 @@ import (
 // files (34-byte entries); after kill -9 and a restart, read_committed still drops
 // exactly the aborted records and read_uncommitted sees them all.
 func TestTransactionIndexFilesSurviveKill(t *testing.T) {
+	t.Parallel()
 	c := StartCluster(t, 1, txnOptions()...)
 	const topic = "txn-index"
 	segmentBytes := "2048"

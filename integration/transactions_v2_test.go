@@ -60,6 +60,7 @@ func txnProducerOnThreeNodes(t *testing.T, topic, id string) (c *Cluster, coord 
 }
 
 func TestTransactionsV2ZombieFenced(t *testing.T) {
+	t.Parallel()
 	const topic, id = "txn-v2-zombie", "txn-v2-zombie-producer"
 	c, coord, pid, epoch := txnProducerOnThreeNodes(t, topic, id)
 	view := c.WaitConverged().Topics[topic]
@@ -140,6 +141,7 @@ func TestTransactionsV2ZombieFenced(t *testing.T) {
 // TestTransactionsV2EndTxnV5BelowTV2 is EndTxn v5 on a cluster whose
 // transaction.version is below 2: TV1's rules, no epoch bump, ProducerId -1.
 func TestTransactionsV2EndTxnV5BelowTV2(t *testing.T) {
+	t.Parallel()
 	c := StartCluster(t, 1, txnOptions()...)
 	downgradeTransactionVersion(t, c, 1)
 	const topic, id = "txn-v5-tv1", "txn-v5-tv1-producer"
@@ -175,6 +177,7 @@ func TestTransactionsV2EndTxnV5BelowTV2(t *testing.T) {
 // (EndTxn v3 at most), commits and aborts on a cluster at transaction.version 2 exactly
 // as on one below it (a new cluster is at transaction.version 2).
 func TestConfluentPython_TransactionalProduceOnTV2Cluster(t *testing.T) {
+	t.Parallel()
 	s := confluentClient(t)
 	testScriptTransactions(t, s)
 }

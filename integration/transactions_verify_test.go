@@ -24,6 +24,7 @@ func transactionalRawBatch(pid int64, epoch int16, seq int32, values ...string) 
 }
 
 func TestTransactionVerificationKIP890(t *testing.T) {
+	t.Parallel()
 	const topic, id = "txn-verify", "txn-verify-producer"
 	c, coord, pid, epoch := txnProducerOnThreeNodes(t, topic, id)
 	// KIP-890 part 1 (Transactions V1): a late produce at the committed epoch; under V2

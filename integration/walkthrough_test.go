@@ -110,6 +110,7 @@ func missingLines(output string, want []string) []string {
 }
 
 func TestParseWalkthrough(t *testing.T) {
+	t.Parallel()
 	steps, err := parseWalkthrough("x\n<!-- walkthrough:file a.txt -->\n\n```properties\nk=v\n```\n<!-- walkthrough:run -->\n```sh\necho hi\n```\n")
 	if err != nil {
 		t.Fatal(err)
@@ -128,6 +129,7 @@ func TestParseWalkthrough(t *testing.T) {
 
 // TestSecurity_Walkthrough runs docs/security.md's walk-through "SASL_SSL with ACLs".
 func TestSecurity_Walkthrough(t *testing.T) {
+	t.Parallel()
 	for _, tool := range []string{"openssl", "kcat", "bash"} {
 		if _, err := exec.LookPath(tool); err != nil {
 			if os.Getenv("CI") != "" {
