@@ -26,7 +26,7 @@ func readRepoFile(t *testing.T, path string) string {
 func TestReadmeGettingStarted(t *testing.T) {
 	readme := readRepoFile(t, "README.md")
 	for _, want := range []string{
-		"    go run . dev\n", "    go test -race ./...\n", // the two commands
+		"    go run . dev\n", "    go test -race -timeout 20m ./...\n", // the two commands
 		"go install github.com/petrel-broker/petrel@latest", "go build -o petrel .", // getting the binary
 		"kcat -b 127.0.0.1:9092 -G g -o beginning -e t", // a group example with offsets to show
 		"config/server.properties", "docs/petrel.service",
