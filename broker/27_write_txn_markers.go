@@ -1,6 +1,6 @@
 package broker
 
-// WriteTxnMarkers (key 27), v0-1, sent by a transaction coordinator to the leaders of
+// WriteTxnMarkers (key 27), v0-2, sent by a transaction coordinator to the leaders of
 // a transaction's partitions, and by an admin aborting a hanging transaction (KIP-664,
 // `petrel transactions abort`, Admin.abortTransaction); advertised, as Kafka's brokers
 // do, so that admin clients send it. Kafka requires cluster Alter; here any client
@@ -9,7 +9,8 @@ package broker
 // and epoch is appended as the leader, with acks=all semantics: the answer waits until
 // the high watermark passes it (or the request's budget, REQUEST_TIMED_OUT), as Kafka
 // writes markers with acks=-1. A marker older than the producer's epoch is
-// INVALID_PRODUCER_EPOCH, one from an older coordinator epoch than the producer's last
+// INVALID_PRODUCER_EPOCH, and so is a v2 marker of TransactionVersion 2 not newer than
+// it (KIP-1228: a TV2 coordinator bumps the epoch before writing markers), one from an older coordinator epoch than the producer's last
 // marker there TRANSACTION_COORDINATOR_FENCED; a partition not led here NOT_LEADER_OR_FOLLOWER or
 // UNKNOWN_TOPIC_OR_PARTITION (noReplicaError). On a __consumer_offsets partition the
 // group coordinator's runtime writes the marker (completeGroupTransaction), in order
@@ -29,7 +30,7 @@ import (
 )
 
 func init() {
-	registerAPI(kmsg.WriteTxnMarkers, 0, 1, (*Broker).handleWriteTxnMarkers, apiOpts{
+	registerAPI(kmsg.WriteTxnMarkers, 0, 2, (*Broker).handleWriteTxnMarkers, apiOpts{
 		authorize: clusterOnly(auth.OpClusterAction),
 		fillError: fillErrorWriteTxnMarkers,
 	})
@@ -88,7 +89,7 @@ func (b *Broker) startWriteTxnMarkers(ctx context.Context, r *kmsg.WriteTxnMarke
 				}
 				batch := coordinator.EncodeMarker(m.ProducerID, m.ProducerEpoch, m.Committed, m.CoordinatorEpoch, time.Now())
 				minInsync := replication.EffectiveMinISR(part.settings.Load().minInsync, int(part.replicationFactor.Load()))
-				info, err := part.AppendAsLeader(batch, minInsync)
+				info, err := part.AppendMarkerAsLeaderInEpoch(batch, -1, minInsync, m.TransactionVersion)
 				if err != nil {
 					rt.Partitions[pi].ErrorCode = b.errorCodeLogged(err, "write txn marker")
 					continue

@@ -114,7 +114,8 @@ func (b *Broker) verifyTxnOffsetCommit(ctx context.Context, r *kmsg.TxnOffsetCom
 // the group coordinator (coordinator.GroupCoordinator.CompleteTransaction).
 func (b *Broker) completeGroupTransaction(partition int32, m kmsg.WriteTxnMarkersRequestMarker) <-chan int16 {
 	return b.groups.CompleteTransaction(partition, coordinator.MarkerWrite{ProducerID: m.ProducerID,
-		ProducerEpoch: m.ProducerEpoch, Commit: m.Committed, CoordinatorEpoch: m.CoordinatorEpoch})
+		ProducerEpoch: m.ProducerEpoch, Commit: m.Committed, CoordinatorEpoch: m.CoordinatorEpoch,
+		TransactionVersion: m.TransactionVersion})
 }
 
 // authorizeTxnOffsetCommit is TxnOffsetCommit's authorization rule (checkRequest).

@@ -326,7 +326,7 @@ func (e *executor) carryOut(res Result) {
 		err = errTooManyTimedOut
 	case len(res.Records) == 0:
 		m := res.Marker
-		info, err = e.log.AppendAsLeaderInEpoch(EncodeMarker(m.ProducerID, m.ProducerEpoch, m.Commit, m.CoordinatorEpoch, now), e.epoch, minInsync)
+		info, err = e.log.AppendMarkerAsLeaderInEpoch(EncodeMarker(m.ProducerID, m.ProducerEpoch, m.Commit, m.CoordinatorEpoch, now), e.epoch, minInsync, m.TransactionVersion)
 		if err == nil {
 			res.Committed = e.replayingMarker(Marker{Offset: info.FirstOffset, ProducerID: m.ProducerID,
 				ProducerEpoch: m.ProducerEpoch, Commit: m.Commit}, res.Committed)

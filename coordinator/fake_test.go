@@ -75,6 +75,10 @@ func (f *fakeLog) AppendTransactionalAsCoordinator(records []byte, leaderEpoch i
 	return f.AppendAsLeaderInEpoch(records, leaderEpoch, minInsync)
 }
 
+func (f *fakeLog) AppendMarkerAsLeaderInEpoch(records []byte, leaderEpoch int32, minInsync int, _ int8) (segment.AppendInfo, error) {
+	return f.AppendAsLeaderInEpoch(records, leaderEpoch, minInsync)
+}
+
 type txnWrite struct {
 	verify bool
 	guard  *replication.TxnVerification

@@ -21,6 +21,9 @@ type Log interface {
 	// sequence, and with verify the batch must belong to a transaction open there or
 	// be covered by guard (KIP-890).
 	AppendTransactionalAsCoordinator(records []byte, leaderEpoch int32, minInsync int, verify bool, guard *replication.TxnVerification) (segment.AppendInfo, error)
+	// AppendMarkerAsLeaderInEpoch is AppendAsLeaderInEpoch for a transaction marker:
+	// with transactionVersion 2 its epoch must be newer than the producer's (KIP-1228).
+	AppendMarkerAsLeaderInEpoch(records []byte, leaderEpoch int32, minInsync int, transactionVersion int8) (segment.AppendInfo, error)
 	Read(offset int64, maxBytes int, currentLeaderEpoch int32, scope replication.ReplicaScope) (replication.FetchResult, error)
 	State() replication.State
 	Watch(w *replication.Waiter)
@@ -73,6 +76,9 @@ type MarkerWrite struct {
 	ProducerEpoch    int16
 	Commit           bool
 	CoordinatorEpoch int32
+	// TransactionVersion is WriteTxnMarkers v2's (KIP-1228): 2 for a Transactions V2
+	// transaction, whose marker must carry an epoch newer than the producer's.
+	TransactionVersion int8
 }
 
 // Op is work run on a partition's executor with its shard.

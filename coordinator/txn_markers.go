@@ -104,6 +104,11 @@ func (tc *TxnCoordinator) sendMarkers(m *txn.Markers, partitions []txn.TopicPart
 		req.Version = 1
 		marker := kmsg.NewWriteTxnMarkersRequestMarker()
 		marker.ProducerID, marker.ProducerEpoch, marker.Committed, marker.CoordinatorEpoch = m.ProducerID, m.ProducerEpoch, m.Commit, m.CoordinatorEpoch
+		if m.TransactionVersion >= 2 {
+			// KIP-1228: the leader checks the marker's epoch strictly. Only TV2
+			// markers use v2, so TV1 markers still reach brokers without it.
+			req.Version, marker.TransactionVersion = 2, m.TransactionVersion
+		}
 		for topic, partitions := range topicRuns(tps) {
 			mt := kmsg.NewWriteTxnMarkersRequestMarkerTopic()
 			mt.Topic, mt.Partitions = topic, partitions

@@ -320,6 +320,9 @@ type leaderAppend struct {
 	// coordinator: a coordinator's transactional write (coordinator_append.go):
 	// producer epochs are checked, sequences and duplicates are not.
 	coordinator bool
+	// strictMarkerEpoch: the records are a Transactions V2 marker (KIP-1228), whose
+	// epoch must be newer than the producer's here (marker_append.go).
+	strictMarkerEpoch bool
 	// inlineWake: the caller holds no lock (the produce handler), so the after-unlock
 	// functions of the waiters the append wakes (parked follower fetches) run on its
 	// goroutine, before the fsync.
@@ -360,6 +363,12 @@ func (p *Partition) appendAsLeader(records []byte, a leaderAppend) (segment.Appe
 			return info, p.syncTo(dup.LastOffset + 1)
 		}
 		return info, nil
+	}
+	if a.strictMarkerEpoch {
+		if err := p.checkMarkerEpochStrictLocked(records); err != nil {
+			p.mu.Unlock()
+			return segment.AppendInfo{}, err
+		}
 	}
 	if a.verify {
 		if err := p.checkTxnVerifiedLocked(records, a.guard); err != nil {

@@ -39,3 +39,29 @@ func TestTransactionMarkerFencesProducer(t *testing.T) {
 		t.Fatalf("snapshot entry %+v", e)
 	}
 }
+
+// A Transactions V2 marker (KIP-1228) must be newer than the producer's epoch here; a
+// TV0/TV1 marker at the same epoch is still accepted; a refused marker writes nothing.
+func TestMarkerOfTransactionVersion2NeedsANewerEpoch(t *testing.T) {
+	p, _ := newLeader(t, segment.DefaultConfig())
+	const pid = 9
+	if _, err := p.AppendAsLeader(transactionalBatch(1, pid, 3, 0), 0); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.AppendMarkerAsLeaderInEpoch(markerBatch(pid, 4, true), -1, 0, 2); err != nil {
+		t.Fatalf("TV2 marker with the bumped epoch: %v", err)
+	}
+	end := p.State().LogEndOffset
+	if _, err := p.AppendMarkerAsLeaderInEpoch(markerBatch(pid, 4, true), -1, 0, 2); !errors.Is(err, ErrInvalidProducerEpoch) {
+		t.Fatalf("TV2 marker again at the same epoch: %v, want ErrInvalidProducerEpoch", err)
+	}
+	if got := p.State().LogEndOffset; got != end {
+		t.Fatalf("the refused marker was written: log end %d, was %d", got, end)
+	}
+	if _, err := p.AppendMarkerAsLeaderInEpoch(markerBatch(pid, 4, true), -1, 0, 0); err != nil {
+		t.Fatalf("TV0 marker at the same epoch: %v", err)
+	}
+	if _, err := p.AppendMarkerAsLeaderInEpoch(markerBatch(pid, 5, false), -1, 0, 2); err != nil {
+		t.Fatalf("TV2 marker of a newer epoch: %v", err)
+	}
+}

@@ -77,7 +77,10 @@ type Markers struct {
 	ProducerEpoch    int16
 	Commit           bool
 	CoordinatorEpoch int32
-	Partitions       []TopicPartition
+	// TransactionVersion is sent in WriteTxnMarkers v2 (KIP-1228): 2 for a transaction
+	// of a Transactions V2 client, whose markers carry the bumped epoch; 0 otherwise.
+	TransactionVersion int8
+	Partitions         []TopicPartition
 	// Backoff is how long to wait before writing them: markers asked for again after
 	// the completion's append failed wait, so that a partition refusing writes does
 	// not have a marker appended to every partition of the transaction in a loop.

@@ -144,6 +144,9 @@ func (s *Shard) markers(txnID string) *Markers {
 	t := s.txns[txnID]
 	m := &Markers{TransactionalID: txnID, ProducerID: t.ProducerID, ProducerEpoch: t.ProducerEpoch,
 		Commit: t.State == StatePrepareCommit, CoordinatorEpoch: s.coordinatorEpoch, Partitions: t.SortedPartitions()}
+	if t.ClientTV2 {
+		m.TransactionVersion = clientTV2
+	}
 	m.Done = func(now time.Time) Effects {
 		t := s.txns[txnID]
 		if t == nil || t.pending != nil || (t.State != StatePrepareCommit && t.State != StatePrepareAbort) {
