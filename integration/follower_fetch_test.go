@@ -177,6 +177,15 @@ func TestFollowerFetch_Kcat(t *testing.T) {
 	const topic = "rack-kcat"
 	c, _, follower := startRackedCluster(t, topic, true)
 	produceNumbered(t, c.Client(t, kgo.RequiredAcks(kgo.AllISRAcks())), topic, 0, 100)
+	// kcat's -e stops at the end of the partition as the replica it reads from sees it:
+	// the follower learns the high watermark on its next fetch, so wait for that first
+	// (a follower's high watermark may trail the leader's, in Kafka too).
+	testwait.For(t, 30*time.Second, func() error {
+		if sp := rackFetch(t, c, follower, topic, testRacks[follower]); sp.HighWatermark != 100 {
+			return fmt.Errorf("follower %d: high watermark %d, code %d; want 100", follower, sp.HighWatermark, sp.ErrorCode)
+		}
+		return nil
+	})
 	out := runKcat(t, "", "-C", "-b", c.Addr(0), "-t", topic, "-e", "-o", "beginning", "-J", "-q",
 		"-X", "client.rack="+testRacks[follower])
 	lines := strings.Split(strings.TrimSpace(out), "\n")
