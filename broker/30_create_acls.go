@@ -21,9 +21,12 @@ import (
 
 func init() {
 	registerAPI(kmsg.CreateACLs, 0, 3, (*Broker).handleCreateACLs, apiOpts{
-		authorize:   clusterOnly(auth.OpAlter),
-		controller:  onController((*Broker).createACLs),
-		fillError:   fillErrorCreateACLs,
+		authorize:  clusterOnly(auth.OpAlter),
+		controller: onController((*Broker).createACLs),
+		fillError:  fillErrorCreateACLs,
+		isNotController: func(resp kmsg.Response) bool {
+			return allNotController(resp.(*kmsg.CreateACLsResponse).Results, func(r kmsg.CreateACLsResponseResult) int16 { return r.ErrorCode })
+		},
 		adminChange: true,
 	})
 }

@@ -18,9 +18,12 @@ import (
 
 func init() {
 	registerAPI(kmsg.DeleteACLs, 0, 3, (*Broker).handleDeleteACLs, apiOpts{
-		authorize:   clusterOnly(auth.OpAlter),
-		controller:  onController((*Broker).deleteACLs),
-		fillError:   fillErrorDeleteACLs,
+		authorize:  clusterOnly(auth.OpAlter),
+		controller: onController((*Broker).deleteACLs),
+		fillError:  fillErrorDeleteACLs,
+		isNotController: func(resp kmsg.Response) bool {
+			return allNotController(resp.(*kmsg.DeleteACLsResponse).Results, func(r kmsg.DeleteACLsResponseResult) int16 { return r.ErrorCode })
+		},
 		adminChange: true,
 	})
 }

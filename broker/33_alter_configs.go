@@ -17,9 +17,12 @@ import (
 
 func init() {
 	registerAPI(kmsg.AlterConfigs, 0, 2, (*Broker).respondFromController, apiOpts{
-		authorize:   authorizeAlterConfigs,
-		controller:  onController((*Broker).alterConfigs),
-		fillError:   fillErrorAlterConfigs,
+		authorize:  authorizeAlterConfigs,
+		controller: onController((*Broker).alterConfigs),
+		fillError:  fillErrorAlterConfigs,
+		isNotController: func(resp kmsg.Response) bool {
+			return allNotController(resp.(*kmsg.AlterConfigsResponse).Resources, func(r kmsg.AlterConfigsResponseResource) int16 { return r.ErrorCode })
+		},
 		adminChange: true,
 	})
 }

@@ -24,9 +24,12 @@ import (
 
 func init() {
 	registerAPI(kmsg.CreatePartitions, 0, 3, (*Broker).respondFromController, apiOpts{
-		authorize:   authorizeCreatePartitions,
-		controller:  onController((*Broker).createPartitions),
-		fillError:   fillErrorCreatePartitions,
+		authorize:  authorizeCreatePartitions,
+		controller: onController((*Broker).createPartitions),
+		fillError:  fillErrorCreatePartitions,
+		isNotController: func(resp kmsg.Response) bool {
+			return allNotController(resp.(*kmsg.CreatePartitionsResponse).Topics, func(t kmsg.CreatePartitionsResponseTopic) int16 { return t.ErrorCode })
+		},
 		adminChange: true,
 		ownTimeout:  true,
 	})

@@ -23,9 +23,12 @@ import (
 
 func init() {
 	registerAPI(kmsg.ElectLeaders, 0, 2, (*Broker).respondFromController, apiOpts{
-		authorize:   authorizeElectLeaders,
-		controller:  onController((*Broker).electLeaders),
-		fillError:   fillErrorElectLeaders,
+		authorize:  authorizeElectLeaders,
+		controller: onController((*Broker).electLeaders),
+		fillError:  fillErrorElectLeaders,
+		isNotController: func(resp kmsg.Response) bool {
+			return resp.(*kmsg.ElectLeadersResponse).ErrorCode == kerr.NotController.Code
+		},
 		adminChange: true,
 		ownTimeout:  true,
 	})

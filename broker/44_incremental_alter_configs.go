@@ -24,9 +24,12 @@ import (
 
 func init() {
 	registerAPI(kmsg.IncrementalAlterConfigs, 0, 1, (*Broker).respondFromController, apiOpts{
-		authorize:   authorizeIncrementalAlterConfigs,
-		controller:  onController((*Broker).incrementalAlterConfigs),
-		fillError:   fillErrorIncrementalAlterConfigs,
+		authorize:  authorizeIncrementalAlterConfigs,
+		controller: onController((*Broker).incrementalAlterConfigs),
+		fillError:  fillErrorIncrementalAlterConfigs,
+		isNotController: func(resp kmsg.Response) bool {
+			return allNotController(resp.(*kmsg.IncrementalAlterConfigsResponse).Resources, func(r kmsg.IncrementalAlterConfigsResponseResource) int16 { return r.ErrorCode })
+		},
 		adminChange: true,
 	})
 }

@@ -16,9 +16,12 @@ import (
 
 func init() {
 	registerAPI(kmsg.AlterClientQuotas, 0, 1, (*Broker).respondFromController, apiOpts{
-		authorize:   clusterOnly(auth.OpAlterConfigs),
-		controller:  onController((*Broker).alterClientQuotas),
-		fillError:   fillErrorAlterClientQuotas,
+		authorize:  clusterOnly(auth.OpAlterConfigs),
+		controller: onController((*Broker).alterClientQuotas),
+		fillError:  fillErrorAlterClientQuotas,
+		isNotController: func(resp kmsg.Response) bool {
+			return allNotController(resp.(*kmsg.AlterClientQuotasResponse).Entries, func(e kmsg.AlterClientQuotasResponseEntry) int16 { return e.ErrorCode })
+		},
 		adminChange: true,
 	})
 }

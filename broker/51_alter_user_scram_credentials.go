@@ -20,9 +20,12 @@ import (
 
 func init() {
 	registerAPI(kmsg.AlterUserSCRAMCredentials, 0, 0, (*Broker).respondFromController, apiOpts{
-		authorize:   clusterOnly(auth.OpAlter),
-		controller:  onController((*Broker).alterUserScramCredentials),
-		fillError:   fillErrorAlterUserSCRAMCredentials,
+		authorize:  clusterOnly(auth.OpAlter),
+		controller: onController((*Broker).alterUserScramCredentials),
+		fillError:  fillErrorAlterUserSCRAMCredentials,
+		isNotController: func(resp kmsg.Response) bool {
+			return allNotController(resp.(*kmsg.AlterUserSCRAMCredentialsResponse).Results, func(r kmsg.AlterUserSCRAMCredentialsResponseResult) int16 { return r.ErrorCode })
+		},
 		adminChange: true,
 	})
 }

@@ -25,6 +25,9 @@ func init() {
 		authorize:  clusterOnly(auth.OpClusterAction),
 		controller: onController((*Broker).assignReplicasToDirs),
 		fillError:  fillErrorAssignReplicasToDirs,
+		isNotController: func(resp kmsg.Response) bool {
+			return resp.(*kmsg.AssignReplicasToDirsResponse).ErrorCode == kerr.NotController.Code
+		},
 	})
 }
 
