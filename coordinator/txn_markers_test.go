@@ -21,6 +21,8 @@ type fakeNet struct {
 	codes   map[txn.TopicPartition]int16
 	down    map[int32]bool
 	sent    map[int32][]string // leader → "topic/partition" asked, in order
+	// versions are the requests' version and markers' TransactionVersion, in order.
+	versions []string
 }
 
 func (n *fakeNet) LeaderOf(topic string, partition int32) (int32, bool) {
@@ -36,6 +38,7 @@ func (n *fakeNet) WriteTxnMarkers(leader int32, req *kmsg.WriteTxnMarkersRequest
 	}
 	resp := kmsg.NewPtrWriteTxnMarkersResponse()
 	for _, m := range req.Markers {
+		n.versions = append(n.versions, fmt.Sprintf("v%d tv%d", req.Version, m.TransactionVersion))
 		rm := kmsg.NewWriteTxnMarkersResponseMarker()
 		rm.ProducerID = m.ProducerID
 		for _, mt := range m.Topics {
@@ -80,6 +83,25 @@ func TestSendMarkersGroupsByLeaderAndRetriesFailures(t *testing.T) {
 	}
 	if fmt.Sprint(net.sent) != "map[1:[a/0 a/1] 2:[b/0]]" {
 		t.Fatalf("sent %v", net.sent)
+	}
+}
+
+// A Transactions V2 transaction's markers go as WriteTxnMarkers v2 with
+// TransactionVersion 2 (KIP-1228: the leader checks their epoch strictly); TV1 markers
+// stay at v1, which brokers without v2 still take.
+func TestSendMarkersVersionByTransactionVersion(t *testing.T) {
+	tp := txn.TopicPartition{Topic: "a", Partition: 0}
+	net := &fakeNet{leaders: map[txn.TopicPartition]int32{tp: 1}, sent: map[int32][]string{}}
+	tc := NewTxnCoordinator(TxnConfig{Txn: txn.DefaultConfig(), Partitions: func() int32 { return 1 }, Net: net})
+	t.Cleanup(tc.Close)
+	for _, tv := range []int8{2, 0} {
+		m := &txn.Markers{ProducerID: 7, ProducerEpoch: 1, Commit: true, TransactionVersion: tv, Partitions: []txn.TopicPartition{tp}}
+		if retry := tc.sendMarkers(m, m.Partitions); len(retry) != 0 {
+			t.Fatalf("retry %v", retry)
+		}
+	}
+	if got := strings.Join(net.versions, ", "); got != "v2 tv2, v1 tv0" {
+		t.Fatalf("requests sent: %s, want v2 tv2, v1 tv0", got)
 	}
 }
 

@@ -36,7 +36,8 @@ func TestTV2EndBumpsEpochAndMarkersCarryIt(t *testing.T) {
 		if code != 0 || gotPID != pid || gotEpoch != epoch+1 {
 			t.Fatalf("txn %d: EndTxn v5 = %d, %d/%d; want 0, %d/%d", i, code, gotPID, gotEpoch, pid, epoch+1)
 		}
-		if len(h.markers) != 1 || h.markers[0].ProducerEpoch != epoch+1 || h.markers[0].Commit != commit || len(h.markers[0].Partitions) != 2 {
+		if len(h.markers) != 1 || h.markers[0].ProducerEpoch != epoch+1 || h.markers[0].Commit != commit || len(h.markers[0].Partitions) != 2 ||
+			h.markers[0].TransactionVersion != 2 { // KIP-1228: checked strictly by the leaders
 			t.Fatalf("txn %d: markers %+v, want the bumped epoch %d", i, h.markers, epoch+1)
 		}
 		h.completeMarkers()
