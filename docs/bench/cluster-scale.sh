@@ -26,16 +26,10 @@ work=$(mktemp -d)
 bin=$work/petrel
 go build -o "$bin" .
 server_bin=${PETREL_SERVER_BIN:-$bin}
-pids=()
-cleanup() {
-  for p in "${pids[@]}"; do kill -KILL "$p" 2>/dev/null || true; done; wait 2>/dev/null || true
-  if [ -n "${PETREL_BENCH_LOGS:-}" ]; then mkdir -p "$PETREL_BENCH_LOGS" && cp "$work"/n*.log "$PETREL_BENCH_LOGS"/ 2>/dev/null || true; fi
-  rm -rf "$work"
-}
-trap cleanup EXIT
-trap "exit 1" INT TERM
-
 source docs/bench/cluster3.sh
+pids=()
+trap kill_and_clean EXIT
+trap "exit 1" INT TERM
 sets=()
 for s in ${PETREL_SET:-}; do sets+=(--set "$s"); done
 start() { # $1 node

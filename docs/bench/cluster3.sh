@@ -1,8 +1,15 @@
-# Shared by the three-process benchmark scripts (partitions.sh, controller-scale.sh);
-# sourced, not run. Defines free_ports, now, since, metric, wait_log, in_sync and
+# Shared by the three-process benchmark scripts (partitions.sh, cluster-scale.sh, ...);
+# sourced, not run. Defines kill_and_clean, free_ports, now, since, metric, wait_log, in_sync and
 # wait_sync, and picks the ports of a three-node cluster: kp (Kafka), rp (Raft), mp
 # (metrics) and the --voters list.
 
+kill_and_clean() { # EXIT trap of scripts that throw their cluster away: SIGKILL every
+  # node in $pids (the data is deleted, and a clean stop would write stop profiles
+  # again), keep the node logs in $PETREL_BENCH_LOGS if set, remove $work.
+  for p in "${pids[@]}"; do kill -KILL "$p" 2>/dev/null || true; done; wait 2>/dev/null || true
+  if [ -n "${PETREL_BENCH_LOGS:-}" ]; then mkdir -p "$PETREL_BENCH_LOGS" && cp "$work"/n*.log "$PETREL_BENCH_LOGS"/ 2>/dev/null || true; fi
+  rm -rf "$work"
+}
 free_ports() { # $1 count: distinct free ports (all bound at once, so none repeats)
   python3 -c 'import socket,sys; s=[socket.socket() for _ in range(int(sys.argv[1]))]; [x.bind(("127.0.0.1",0)) for x in s]; print(" ".join(str(x.getsockname()[1]) for x in s))' "$1"
 }

@@ -33,17 +33,10 @@ work=$(mktemp -d)
 bin=$work/petrel
 go build -o "$bin" .
 server_bin=${PETREL_SERVER_BIN:-$bin}
-pids=()
-cleanup() {
-  # SIGKILL: the data is deleted, and a clean stop here would write stop profiles again.
-  for p in "${pids[@]}"; do kill -KILL "$p" 2>/dev/null || true; done; wait 2>/dev/null || true
-  if [ -n "${PETREL_BENCH_LOGS:-}" ]; then mkdir -p "$PETREL_BENCH_LOGS" && cp "$work"/n*.log "$PETREL_BENCH_LOGS"/ 2>/dev/null || true; fi
-  rm -rf "$work"
-}
-trap cleanup EXIT
-trap "exit 1" INT TERM
-
 source docs/bench/cluster3.sh
+pids=()
+trap kill_and_clean EXIT
+trap "exit 1" INT TERM
 sets=()
 for s in ${PETREL_SET:-}; do sets+=(--set "$s"); done
 stop_profile= # with PETREL_PPROF=1 and PETREL_BENCH_LOGS: where the stopped node profiles its stop
