@@ -235,11 +235,24 @@ func TestReassignment_MoveWhileProducing(t *testing.T) {
 // NO_REASSIGNMENT_IN_PROGRESS, and bad targets are INVALID_REPLICA_ASSIGNMENT or
 // UNKNOWN_TOPIC_OR_PARTITION.
 func TestReassignment_Cancel(t *testing.T) {
-	// Serial, like TestReassignment_Throttle: beside other tests on a loaded machine the
-	// throttled move finished between the check that it runs and the cancel.
+	t.Parallel()
+	// The move must still be running when it is cancelled. At 1 byte/s the leader's
+	// quota allows one fetch and then nothing for hours; that one fetch returns at most
+	// replica.fetch.max.bytes (1 MiB), so 3 MiB of incompressible records written first
+	// keep the new replica below the high watermark whatever the producer below does.
+	// (With only the producer's small records, one fetch could reach the high watermark
+	// in a pause between two sends and the move finished before the cancel.)
 	c := StartCluster(t, 4, WithVoters(3), WithProperty("leader.replication.throttled.rate", "1"))
 	createAssignedTopic(t, c, "cancel", []int32{0, 1, 2}, map[string]string{"leader.replication.throttled.replicas": "*"})
 	waitAssignedReplicas(t, c, "cancel", 0, 1)
+	bulk := c.Client(t, kgo.DefaultProduceTopic("cancel"), kgo.ProducerBatchCompression(kgo.NoCompression()))
+	value := make([]byte, 64<<10)
+	for i := range 48 {
+		rand.Read(value)
+		if err := bulk.ProduceSync(testContext(t), &kgo.Record{Value: value}).FirstErr(); err != nil {
+			t.Fatalf("bulk record %d: %v", i, err)
+		}
+	}
 	prod := startAckedProducer(t, c, "cancel", 1000)
 	prod.waitAcked(t, 50)
 	adm := c.Admin(t)
