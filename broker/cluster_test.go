@@ -70,6 +70,17 @@ func startTestCluster(t testing.TB, n, voters int, props map[string]string) *tes
 	return c
 }
 
+// notController returns a broker that is not the controller now (the first broker when
+// all are).
+func (c *testCluster) notController() *Broker {
+	for _, b := range c.brokers {
+		if b != nil && !b.IsController() {
+			return b
+		}
+	}
+	return c.brokers[0]
+}
+
 func (c *testCluster) seeds() []string {
 	var out []string
 	for _, b := range c.brokers {

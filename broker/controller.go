@@ -88,6 +88,7 @@ func (q raftQuorum) Apply(data []byte, timeout time.Duration) (*metadata.Image, 
 		}
 		return nil, err
 	}
+	q.b.raft.nudgeCommit()
 	res := f.Response().(fsm.ApplyResult)
 	return res.Image, res.Err
 }

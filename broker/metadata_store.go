@@ -48,10 +48,17 @@ type metadataStore struct {
 	// full file system fails the large appends first; the term and vote writes of an
 	// election fit in bbolt's free pages).
 	fault atomic.Pointer[error]
+	// readable is the index of the last stored entry that readers wait for
+	// (raft_commit_nudge.go); it starts at the last index on disk.
+	readable readableIndex
 }
 
 func newMetadataStore(store *raftboltdb.BoltStore) *metadataStore {
-	return &metadataStore{BoltStore: store, failed: make(chan struct{})}
+	s := &metadataStore{BoltStore: store, failed: make(chan struct{})}
+	if last, err := store.LastIndex(); err == nil {
+		s.readable.index = last
+	}
+	return s
 }
 
 // Failure returns the store's first failed write, or nil.
@@ -95,12 +102,20 @@ func (s *metadataStore) StoreLog(l *raft.Log) error {
 
 // StoreLogs implements raft.LogStore.
 func (s *metadataStore) StoreLogs(logs []*raft.Log) error {
-	return s.logWrite("append", func() error { return s.BoltStore.StoreLogs(logs) })
+	err := s.logWrite("append", func() error { return s.BoltStore.StoreLogs(logs) })
+	if err == nil {
+		s.readable.stored(logs)
+	}
+	return err
 }
 
 // DeleteRange implements raft.LogStore.
 func (s *metadataStore) DeleteRange(lo, hi uint64) error {
-	return s.logWrite("delete range", func() error { return s.BoltStore.DeleteRange(lo, hi) })
+	err := s.logWrite("delete range", func() error { return s.BoltStore.DeleteRange(lo, hi) })
+	if err == nil {
+		s.readable.deleted(lo, hi)
+	}
+	return err
 }
 
 // Set implements raft.StableStore. Stable-store writes (the term and the vote) are still

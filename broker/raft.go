@@ -43,6 +43,9 @@ type raftNode struct {
 	// errors about them are logged at Debug (raft_removed_peers.go); nil in tests
 	// that build a node on other stores.
 	removed *removedPeers
+	// nudge sends the commits of the controller's writes to the followers at once
+	// (raft_commit_nudge.go).
+	nudge commitNudge
 }
 
 // serverID is a node id as a Raft server id.
@@ -192,7 +195,7 @@ func raftConfig(cfg *Config, logger hclog.Logger) *raft.Config {
 	rc.Logger = logger
 	quorumTimeouts(cfg, rc)
 	soleVoterLease(cfg, rc)
-	rc.CommitTimeout = 5 * time.Millisecond
+	rc.CommitTimeout = raftCommitTimeout
 	rc.SnapshotThreshold = 8192
 	rc.SnapshotInterval = 2 * time.Minute
 	return rc

@@ -82,10 +82,20 @@ func persist(tb testing.TB, f *FSM) *memorySink {
 }
 
 // BenchmarkCreate100kPartitions: the FSM side of creating 100,000 partitions RF 3
-// (encoding the entries, decoding and applying them).
+// (encoding the entries, decoding and applying them), in the shapes of CreateTopics
+// requests: 10 entries of 10 topics of 1,000 (the request limit), 100 entries of one
+// topic of 1,000, and 20 entries of one topic of 5,000. A cost per entry that grows
+// with the partitions already there shows as the 100-entry shape falling behind.
 func BenchmarkCreate100kPartitions(b *testing.B) {
-	for b.Loop() {
-		scaleImage(b, 100_000)
+	for _, shape := range []struct {
+		name                     string
+		perTopic, topicsPerEntry int
+	}{{"10x10000", 1000, 10}, {"100x1000", 1000, 1}, {"20x5000", 5000, 1}} {
+		b.Run(shape.name, func(b *testing.B) {
+			for b.Loop() {
+				scaleImageShaped(b, 100_000, shape.perTopic, shape.topicsPerEntry)
+			}
+		})
 	}
 }
 

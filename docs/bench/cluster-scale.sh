@@ -16,7 +16,8 @@
 # 30 s CPU profile of every node after the idle measurement (dir/idle-cpu-n<i>.prof);
 # PETREL_BENCH_LOGS=dir keeps the logs; PETREL_SERVER_BIN=path runs another binary;
 # PETREL_SET="name=value ..." passes properties to every server (--set);
-# PETREL_SKIP_RESTART=1 stops after the idle measurement.
+# PETREL_SKIP_RESTART=1 stops after the idle measurement; PETREL_CREATE_TIMES=1 prints
+# each CreateTopics's time (the client process included) to stderr.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 total=${1:-100000}
@@ -61,8 +62,10 @@ while [ "$todo" -gt 0 ]; do
   p=$(( todo < per_req ? todo : per_req ))
   # A request that timed out on a loaded host is sent again by the client, and then
   # finds the topic its first attempt created.
+  tr=$EPOCHREALTIME
   out=$(timeout 120 "$bin" topics create "t$k" --partitions "$p" --replication-factor "$rf" --bootstrap-server "$addr" 2>&1) ||
     grep -q TOPIC_ALREADY_EXISTS <<<"$out" || { echo "$out" >&2; exit 1; }
+  [ -z "${PETREL_CREATE_TIMES:-}" ] || awk -v a="$tr" -v b="$EPOCHREALTIME" -v k="$k" -v p="$p" 'BEGIN { printf "CreateTopics t%s of %s: %.2f s\n", k, p, b - a }' >&2
   todo=$((todo - p)); k=$((k + 1))
 done
 echo "| create: $k CreateTopics of $per_req answered | $total | $rf | $(since "$t0") | |"
