@@ -76,9 +76,20 @@ func (q raftQuorum) LastContact() time.Time { return q.b.raft.raft.LastContact()
 
 // Apply writes data as one Raft entry and waits until it is applied. A failure that
 // means this node is not, or stops being, the leader wraps controller.ErrNotController.
+// So does this node stopping (its requests drained, only the controller's own duties
+// left waiting): when the whole cluster stops, the entry may never commit, and the
+// node's stop would otherwise wait until Raft steps down for want of a quorum.
 func (q raftQuorum) Apply(data []byte, timeout time.Duration) (*metadata.Image, error) {
 	f := q.b.raft.raft.Apply(data, timeout)
-	if err := f.Error(); err != nil {
+	applied := make(chan error, 1)
+	go func() { applied <- f.Error() }()
+	var err error
+	select {
+	case err = <-applied:
+	case <-q.b.stop:
+		return nil, fmt.Errorf("%w: broker %d is stopping", controller.ErrNotController, q.b.cfg.NodeID)
+	}
+	if err != nil {
 		if ferr := q.b.metadataStoreFailure(); ferr != nil {
 			// Not written: this node stops being the controller (metadata_store.go), and
 			// the request is sent again to the next one.
