@@ -7,7 +7,9 @@ package broker
 // the broker is fenced and its leaderships moved in one entry, with as many of its ISR
 // removals as fit in 10,000 records; it is answered ShouldShutdown once it leads nothing,
 // and the controller writes the remaining ISR removals after (controller/shutdown.go,
-// DESIGN.md invariant C8). Unknown brokers get BROKER_ID_NOT_REGISTERED, a
+// DESIGN.md invariant C8). When every other unfenced broker asked for a controlled
+// shutdown too (the whole cluster is stopping), it is answered ShouldShutdown at once
+// with nothing written and Petrel's clusterStoppingTag set. Unknown brokers get BROKER_ID_NOT_REGISTERED, a
 // wrong epoch STALE_BROKER_EPOCH. Petrel's refusedPeersTag reports peers whose listener
 // refused the sender's connections; the controller probes them and may fence them
 // before their session expires (controller/evidence.go).
@@ -63,9 +65,13 @@ func (b *Broker) brokerHeartbeat(ctx context.Context, r *kmsg.BrokerHeartbeatReq
 	var err error
 	switch {
 	case r.WantShutdown:
-		im, err = b.ctrl.ControlledShutdown(ctx, id, r.BrokerEpoch)
+		var stopping bool
+		im, stopping, err = b.ctrl.ControlledShutdown(ctx, id, r.BrokerEpoch)
 		if err == nil {
-			resp.ShouldShutdown = im.LeaderCount(id) == 0
+			resp.ShouldShutdown = stopping || im.LeaderCount(id) == 0
+		}
+		if stopping {
+			resp.UnknownTags.Set(clusterStoppingTag, []byte{1})
 		}
 	case br.Fenced && !r.WantFence && resp.IsCaughtUp && !b.ctrl.Sessions().InControlledShutdown(id):
 		im, err = b.ctrl.Unfence(ctx, id, r.BrokerEpoch)

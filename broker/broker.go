@@ -118,6 +118,12 @@ type Broker struct {
 	// answer at once.
 	drainCtx    context.Context
 	drainCancel context.CancelFunc
+	// clusterStopCtx is cancelled when the controller lets this broker stop because
+	// every broker is stopping (controller.ControlledShutdown): no follower fetches
+	// again, so parked acks=all writes are answered at once by the timeout rule
+	// (replication.Purgatory.ExpireAcksAllWhen) instead of in the drain's last seconds.
+	clusterStopCtx    context.Context
+	clusterStopCancel context.CancelFunc
 	// purgatory parks the delayed requests: acks=all produces, WriteTxnMarkers'
 	// waits for the high watermark, consumers' and followers' fetches
 	// (replication.Purgatory).
@@ -180,6 +186,8 @@ func Start(cfg Config) (*Broker, error) {
 	b.drainCtx, b.drainCancel = context.WithCancel(context.Background())
 	b.ctrl = b.newController()
 	b.purgatory = replication.NewPurgatory(b.drainCtx)
+	b.clusterStopCtx, b.clusterStopCancel = context.WithCancel(context.Background())
+	b.purgatory.ExpireAcksAllWhen(b.clusterStopCtx)
 	b.brokerEpoch.Store(-1)
 	b.previousBrokerEpoch.Store(-1)
 	b.isrChanges.b = b
@@ -404,12 +412,17 @@ func (b *Broker) Shutdown(ctx context.Context) error {
 		phases := newShutdownPhases()
 		led := b.Image().LeaderCount(b.cfg.NodeID) > 0
 		cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		moved := b.controlledShutdown(cctx)
+		moved, clusterStopping := b.controlledShutdown(cctx)
 		// A stopping controller hands the quorum over now rather than after the drain:
 		// the next controller writes this broker's remaining ISR removals (invariant
 		// 39) while this node drains, and the other brokers' controller requests go
-		// there instead of waiting in this node's drain.
-		b.raft.resign()
+		// there instead of waiting in this node's drain. When the whole cluster is
+		// stopping, every voter is, and a transfer would only wait for one of them.
+		if clusterStopping {
+			b.clusterStopCancel()
+		} else {
+			b.raft.resign()
+		}
 		b.lingerForHints(cctx, led && moved) // leader_hint_linger.go
 		cancel()
 		phases.mark("controlled_shutdown")
@@ -430,7 +443,13 @@ func (b *Broker) Shutdown(ctx context.Context) error {
 		// Nothing reads the metadata any more: Raft stops while the replicas close,
 		// instead of applying the next controller's entries on this node's cores.
 		raftClosed := make(chan error, 1)
-		go func() { raftClosed <- b.raft.shutdown() }()
+		go func() {
+			if clusterStopping {
+				raftClosed <- b.raft.close()
+			} else {
+				raftClosed <- b.raft.shutdown()
+			}
+		}()
 		errs = append(errs, b.partitions.close())
 		phases.mark("replicas_closed")
 		errs = append(errs, <-raftClosed)

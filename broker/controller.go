@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -75,9 +76,20 @@ func (q raftQuorum) LastContact() time.Time { return q.b.raft.raft.LastContact()
 
 // Apply writes data as one Raft entry and waits until it is applied. A failure that
 // means this node is not, or stops being, the leader wraps controller.ErrNotController.
+// So does this node stopping (its requests drained, only the controller's own duties
+// left waiting): when the whole cluster stops, the entry may never commit, and the
+// node's stop would otherwise wait until Raft steps down for want of a quorum.
 func (q raftQuorum) Apply(data []byte, timeout time.Duration) (*metadata.Image, error) {
 	f := q.b.raft.raft.Apply(data, timeout)
-	if err := f.Error(); err != nil {
+	applied := make(chan error, 1)
+	go func() { applied <- f.Error() }()
+	var err error
+	select {
+	case err = <-applied:
+	case <-q.b.stop:
+		return nil, fmt.Errorf("%w: broker %d is stopping", controller.ErrNotController, q.b.cfg.NodeID)
+	}
+	if err != nil {
 		if ferr := q.b.metadataStoreFailure(); ferr != nil {
 			// Not written: this node stops being the controller (metadata_store.go), and
 			// the request is sent again to the next one.
@@ -127,11 +139,34 @@ func (b *Broker) ControllerID() int32 {
 // ControllerEpoch is the Raft term.
 func (b *Broker) ControllerEpoch() uint64 { return b.raft.raft.CurrentTerm() }
 
-// uncleanAllowed returns unclean.leader.election.enable per topic.
+// uncleanAllowed returns unclean.leader.election.enable per topic of im.
 func (b *Broker) uncleanAllowed(im *metadata.Image) func(topic string) bool {
-	return func(topic string) bool {
+	return perTopic(func(topic string) bool {
 		cfgs := b.topicConfigsFor(im, topic)
 		return cfgs["unclean.leader.election.enable"].Value == "true"
+	})
+}
+
+// perTopic memoizes f, a pure function of a topic name (its value under one image),
+// for the life of the returned function: a controller decision asks once per
+// partition, and resolving a topic's configs is a few maps per call (at 33,334
+// partitions, a third of the controller's CPU while a whole cluster starts). Safe for
+// concurrent use.
+func perTopic[T any](f func(topic string) T) func(topic string) T {
+	var mu sync.Mutex
+	memo := map[string]T{}
+	return func(topic string) T {
+		mu.Lock()
+		v, ok := memo[topic]
+		mu.Unlock()
+		if ok {
+			return v
+		}
+		v = f(topic)
+		mu.Lock()
+		memo[topic] = v
+		mu.Unlock()
+		return v
 	}
 }
 
@@ -157,13 +192,13 @@ func (b *Broker) probeBroker(br *metadata.Broker) controller.ProbeResult {
 
 // minISR returns min.insync.replicas per topic (eligible leader replicas, KIP-966).
 func (b *Broker) minISR(im *metadata.Image) func(topic string) int {
-	return func(topic string) int {
+	return perTopic(func(topic string) int {
 		n, err := strconv.Atoi(b.topicConfigsFor(im, topic)["min.insync.replicas"].Value)
 		if err != nil || n < 1 {
 			return 1
 		}
 		return n
-	}
+	})
 }
 
 // elrEnabled reports whether eligible leader replicas are on: the finalized

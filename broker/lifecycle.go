@@ -3,6 +3,7 @@ package broker
 import (
 	"context"
 	"errors"
+	"slices"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -145,11 +146,12 @@ func (b *Broker) heartbeat(ctx context.Context, epoch int64, wantShutdown bool) 
 
 // controlledShutdown asks the controller to move this broker's leaderships away and
 // waits until it leads nothing (or ctx ends), as Kafka's controlled shutdown does. It
-// reports whether the controller said so.
-func (b *Broker) controlledShutdown(ctx context.Context) bool {
+// reports whether the controller said so, and whether it said so because the whole
+// cluster is stopping (clusterStoppingTag: nothing was moved).
+func (b *Broker) controlledShutdown(ctx context.Context) (moved, clusterStopping bool) {
 	epoch := b.brokerEpoch.Load()
 	if epoch < 0 || b.metadataStoreFailure() != nil {
-		return false // unregistered, or no controller to ask (metadata_store.go)
+		return false, false // unregistered, or no controller to ask (metadata_store.go)
 	}
 	for ctx.Err() == nil {
 		// No shorter bound than ctx: the controller answers once the entry moving this
@@ -157,16 +159,28 @@ func (b *Broker) controlledShutdown(ctx context.Context) bool {
 		// and a retry would only queue behind it.
 		hb, err := b.heartbeat(ctx, epoch, true)
 		if err == nil && hb.ShouldShutdown {
+			if _, ok := petrelTag(&hb.UnknownTags, clusterStoppingTag); ok {
+				b.logger.Info("controlled shutdown: every other broker is stopping too; leaderships stay")
+				return false, true
+			}
 			b.logger.Info("controlled shutdown: this broker leads nothing now")
-			return true
+			return true, false
 		}
 		if err != nil && (errors.Is(err, kerr.StaleBrokerEpoch) || errors.Is(err, kerr.BrokerIDNotRegistered)) {
-			return false
+			return false, false
+		}
+		if err != nil && !slices.ContainsFunc(b.Image().UnfencedBrokerIDs(), func(id int32) bool { return id != b.cfg.NodeID }) {
+			// No controller answers (the last broker of a cluster stopped one node
+			// after another: its Raft quorum went with the others), and no other
+			// broker is unfenced to take a leadership: the controller's answer could
+			// only be that leaderships stay, so waiting for one is needless.
+			b.logger.Info("controlled shutdown: no controller answers and no other broker is unfenced; leaderships stay", "error", err)
+			return false, true
 		}
 		select {
 		case <-ctx.Done():
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
-	return false
+	return false, false
 }

@@ -25,6 +25,10 @@ const (
 	// sender's image held for it (int64), big-endian, after a uvarint count
 	// (controller/peer_refusals.go).
 	refusedPeersTag uint32 = 10001
+	// clusterStoppingTag (BrokerHeartbeatResponse, with ShouldShutdown): the controller
+	// let the broker stop without moving its leaderships because every other unfenced
+	// broker is stopping too (controller.ControlledShutdown). Its value is one byte, 1.
+	clusterStoppingTag uint32 = 10002
 )
 
 // maxRefusedPeers bounds a refusedPeersTag list (a cluster has far fewer brokers).

@@ -19,6 +19,9 @@ type Sessions struct {
 	// reports is closed and replaced whenever a heartbeat reports a higher metadata
 	// offset (Lagging); guarded by mu.
 	reports chan struct{}
+	// shutdowns is closed and replaced whenever a broker first asks for a controlled
+	// shutdown (OthersShuttingDown); guarded by mu.
+	shutdowns chan struct{}
 }
 
 type brokerSession struct {
@@ -32,7 +35,7 @@ type brokerSession struct {
 }
 
 func newSessions() *Sessions {
-	return &Sessions{sessions: map[int32]*brokerSession{}, reports: make(chan struct{})}
+	return &Sessions{sessions: map[int32]*brokerSession{}, reports: make(chan struct{}), shutdowns: make(chan struct{})}
 }
 
 // activate gives every registered broker a fresh session (a new controller term).
@@ -63,6 +66,9 @@ func (s *Sessions) Heartbeat(id int32, metadataOffset int64, shuttingDown bool, 
 	old := s.sessions[id]
 	if old != nil && old.shuttingDown {
 		shuttingDown = true
+	} else if shuttingDown {
+		close(s.shutdowns)
+		s.shutdowns = make(chan struct{})
 	}
 	s.sessions[id] = &brokerSession{lastHeartbeat: now, metadataOffset: metadataOffset, shuttingDown: shuttingDown, heard: true}
 	if old == nil || metadataOffset > old.metadataOffset {
@@ -91,6 +97,24 @@ func (s *Sessions) InControlledShutdown(id int32) bool {
 	defer s.mu.Unlock()
 	sess, ok := s.sessions[id]
 	return ok && sess.shuttingDown
+}
+
+// OthersShuttingDown reports whether every unfenced broker of im but id has asked
+// this controller for a controlled shutdown: the whole cluster is stopping, and no
+// broker is left to take id's leaderships. It also returns the channel closed when
+// another broker next asks for one.
+func (s *Sessions) OthersShuttingDown(im *metadata.Image, id int32) (bool, <-chan struct{}) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for other, br := range im.Brokers {
+		if other == id || br.Fenced {
+			continue
+		}
+		if sess, ok := s.sessions[other]; !ok || !sess.shuttingDown {
+			return false, s.shutdowns
+		}
+	}
+	return true, s.shutdowns
 }
 
 // expired returns the unfenced brokers whose last heartbeat is older than timeout.

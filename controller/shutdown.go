@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/petrel-broker/petrel/metadata"
@@ -15,8 +16,37 @@ import (
 // one moves any leadership left. The rest of its ISR removals are written on their own
 // afterwards (finishControlledShutdown), so a heartbeat never waits for them. It
 // returns the image after the change.
-func (c *Controller) ControlledShutdown(ctx context.Context, id int32, epoch int64) (*metadata.Image, error) {
-	im, err := c.Do(ctx, func(im *metadata.Image) ([]metadata.Record, error) {
+//
+// When every other unfenced broker has asked for a controlled shutdown too, the whole
+// cluster is stopping and no broker is left to take the leaderships: it writes nothing
+// and reports clusterStopping, as Kafka's controller answers ShouldShutdown when no
+// other leader is eligible. The same holds for a request already waiting for its entry
+// when the last other broker asks: it returns at once rather than after the commit
+// (which a quorum whose voters are stopping may never make).
+func (c *Controller) ControlledShutdown(ctx context.Context, id int32, epoch int64) (im *metadata.Image, clusterStopping bool, err error) {
+	if all, _ := c.sessions.OthersShuttingDown(c.cfg.Image(), id); all {
+		c.log.Debug("controlled shutdown: every other broker is stopping too; leaderships stay", "broker", id)
+		return c.cfg.Image(), true, nil
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var stopping atomic.Bool
+	go func() {
+		for {
+			all, next := c.sessions.OthersShuttingDown(c.cfg.Image(), id)
+			if all {
+				stopping.Store(true)
+				cancel()
+				return
+			}
+			select {
+			case <-next:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	im, err = c.Do(ctx, func(im *metadata.Image) ([]metadata.Record, error) {
 		cur := im.Brokers[id]
 		if cur == nil || cur.Epoch != epoch {
 			return nil, nil
@@ -32,10 +62,14 @@ func (c *Controller) ControlledShutdown(ctx context.Context, id int32, epoch int
 		changes, _ := metadata.ControlledShutdownRecords(im, id, c.cfg.ShutdownEntryRecords-len(records))
 		return append(records, changes...), nil
 	})
+	if err != nil && stopping.Load() {
+		c.log.Debug("controlled shutdown: every other broker is stopping too; not waiting for the leaderships to move", "broker", id)
+		return c.cfg.Image(), true, nil
+	}
 	if err == nil && inSharedISR(im, id) {
 		c.finishControlledShutdown(id, epoch)
 	}
-	return im, err
+	return im, false, err
 }
 
 // Unfence unfences broker id, registered at epoch and caught up with the metadata log,

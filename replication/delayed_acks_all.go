@@ -33,8 +33,20 @@ func (pg *Purgatory) WaitAcksAll(ctx context.Context, writes []AcksAllWrite, tim
 		parts[i] = w.Partition
 	}
 	a.watch(parts, false) // may decide, and complete, at once
-	a.arm(timeout, hookOn{ctx, hookExpire})
+	if pg.acksAllEnd != nil {
+		a.arm(timeout, hookOn{ctx, hookExpire}, hookOn{pg.acksAllEnd, hookExpire})
+	} else {
+		a.arm(timeout, hookOn{ctx, hookExpire})
+	}
 }
+
+// ExpireAcksAllWhen makes every acks=all write parked with WaitAcksAll complete as at
+// its timeout once end ends: OutcomeCommitted where the high watermark has passed it,
+// else OutcomeTimedOut, never committed early. The broker ends it when the whole
+// cluster is stopping: no follower will fetch again, and a write would otherwise wait
+// out its whole timeout in the stopping leader's drain. Call it before the first
+// WaitAcksAll.
+func (pg *Purgatory) ExpireAcksAllWhen(end context.Context) { pg.acksAllEnd = end }
 
 // acksAllWait is a parked WaitAcksAll.
 type acksAllWait struct {

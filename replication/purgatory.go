@@ -21,7 +21,11 @@ import (
 type Purgatory struct {
 	// drain ends when the broker starts to stop: parked fetches answer at once.
 	drain context.Context
-	kick  *leaderKick
+	// acksAllEnd, when set, ends when no follower will fetch again (the whole
+	// cluster is stopping): parked acks=all writes complete as at their timeout
+	// (ExpireAcksAllWhen). Set before the first WaitAcksAll; read-only after.
+	acksAllEnd context.Context
+	kick       *leaderKick
 	// parked counts the requests parked now (Parked).
 	parked atomic.Int64
 }

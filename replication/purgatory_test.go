@@ -549,3 +549,38 @@ func TestParkedConsumerFetchWakesOnTheHighWatermark(t *testing.T) {
 		t.Fatalf("after the high watermark advance: %d answers, %d reads", len(ch), reads.Load())
 	}
 }
+
+// ExpireAcksAllWhen's end (the whole cluster stopping) answers parked acks=all writes
+// as their timeout would: none committed before the high watermark passed it, each
+// answered once; until it ends they stay parked.
+func TestWaitAcksAllExpiresWhenTheWholeClusterStops(t *testing.T) {
+	pg := NewPurgatory(context.Background())
+	end, stopping := context.WithCancel(context.Background())
+	pg.ExpireAcksAllWhen(end)
+	p0, p1 := purgPartition(t, 0), purgPartition(t, 1)
+	e0, e1 := purgAppend(t, p0), purgAppend(t, p1)
+	ch := waitAcks(pg, context.Background(), []*Partition{p0, p1}, []int64{e0, e1}, time.Hour)
+	purgFollowerFetch(t, p0, e0-1) // the follower has not got the write yet
+	select {
+	case o := <-ch:
+		t.Fatalf("answered before the stop: %v", o)
+	default:
+	}
+	stopping()
+	if o := receiveOutcomes(t, ch); o[0] != OutcomeTimedOut || o[1] != OutcomeTimedOut {
+		t.Fatalf("outcomes %v, want both timed out (neither high watermark passed its write)", o)
+	}
+	purgFollowerFetch(t, p0, e0) // commits now: no second answer
+	purgFollowerFetch(t, p1, e1)
+	if len(ch) != 0 {
+		t.Fatal("answered twice")
+	}
+	if n := pg.Parked(); n != 0 {
+		t.Fatalf("%d parked after every answer", n)
+	}
+	// Once ended, a write parked later is answered at once by the same rule.
+	e0 = purgAppend(t, p0)
+	if o := receiveOutcomes(t, waitAcks(pg, context.Background(), []*Partition{p0}, []int64{e0}, time.Hour)); o[0] != OutcomeTimedOut {
+		t.Fatalf("outcome %v after the stop, want timed out", o)
+	}
+}

@@ -17,7 +17,9 @@
 # PETREL_BENCH_LOGS=dir keeps the logs; PETREL_SERVER_BIN=path runs another binary;
 # PETREL_SET="name=value ..." passes properties to every server (--set);
 # PETREL_SKIP_RESTART=1 stops after the idle measurement; PETREL_CREATE_TIMES=1 prints
-# each CreateTopics's time (the client process included) to stderr.
+# each CreateTopics's time (the client process included) to stderr. PETREL_PPROF=1 with
+# PETREL_BENCH_LOGS=dir and PETREL_RESTART_PROFILE_SECONDS=n also profiles every node's
+# first n seconds after the whole-cluster start (dir/restart-cpu-n<i>.prof).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 total=${1:-100000}
@@ -28,7 +30,7 @@ bin=$work/petrel
 go build -o "$bin" .
 server_bin=${PETREL_SERVER_BIN:-$bin}
 source docs/bench/cluster3.sh
-pids=()
+pids=(); profilers=()
 trap kill_and_clean EXIT
 trap "exit 1" INT TERM
 sets=()
@@ -110,6 +112,16 @@ echo "| whole cluster stopped at once (SIGTERM to all exited) | $total | $rf | $
 
 t0=$(now)
 for i in 0 1 2; do start "$i"; done
+if [ "${PETREL_PPROF:-}" = 1 ] && [ -n "${PETREL_BENCH_LOGS:-}" ] && [ -n "${PETREL_RESTART_PROFILE_SECONDS:-}" ]; then
+  for i in 0 1 2; do # the metrics listener is up before the replicas open
+    ( for _ in $(seq 200); do
+        curl -sf -o "$PETREL_BENCH_LOGS/restart-cpu-n$i.prof" \
+          "127.0.0.1:${mp[$i]}/debug/pprof/profile?seconds=$PETREL_RESTART_PROFILE_SECONDS" && break
+        sleep 0.05
+      done ) &
+    profilers+=($!)
+  done
+fi
 for i in 0 1 2; do wait_log "$work/n$i.log" "broker ready" 600 2; done
 ready=$(since "$t0")
 end=$(( $(date +%s) + 600 ))
@@ -122,3 +134,4 @@ for i in 0 1 2; do note+="n$i: $(grep 'broker ready' "$work/n$i.log" | tail -1 |
 echo "| whole cluster started at once, every partition led (all ready at $ready s) | $total | $rf | $(since "$t0") | $note |"
 wait_sync "$replicas" 900
 echo "| start until every ISR is full | $total | $rf | $(since "$t0") | |"
+for p in ${profilers[@]+"${profilers[@]}"}; do wait "$p" || true; done # before the EXIT trap kills the nodes
