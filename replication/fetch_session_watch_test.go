@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/petrel-broker/petrel/internal/testwait"
 	"github.com/petrel-broker/petrel/segment"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -21,6 +22,8 @@ type watchCluster struct {
 	s          *FetchServer
 	parts      []*Partition
 	isrChanges chan ISRChange
+	// alter, when set, answers the AlterPartition calls (else they succeed).
+	alter atomic.Pointer[func(ISRChange) error]
 }
 
 func newWatchCluster(t *testing.T, n int) *watchCluster {
@@ -35,6 +38,9 @@ func newWatchCluster(t *testing.T, n int) *watchCluster {
 		name := fmt.Sprintf("w%d", i)
 		p := NewPartition(name, 0, log, 0, Options{BrokerID: 0, AlterISR: func(ch ISRChange) error {
 			c.isrChanges <- ch
+			if alter := c.alter.Load(); alter != nil {
+				return (*alter)(ch)
+			}
 			return nil
 		}})
 		t.Cleanup(func() { p.Stop(false) })
@@ -380,5 +386,49 @@ func TestWatchedSessionIdleFetchReadsNothing(t *testing.T) {
 	}
 	if n := src.reads.Load() - before; n != 0 {
 		t.Fatalf("idle fetches read %d partitions", n)
+	}
+}
+
+// TestWatchedSessionAsksAgainForADroppedISRAddition: a caught-up follower's ISR
+// addition that the controller did not attempt is asked again at the session's next
+// fetch, although nothing else changed on the partition (before the watch, every
+// fetch read every partition, and asked again).
+func TestWatchedSessionAsksAgainForADroppedISRAddition(t *testing.T) {
+	c := newWatchCluster(t, 5)
+	notAttempted := func(ISRChange) error { return fmt.Errorf("%w: INELIGIBLE_REPLICA", ErrISRChangeNotAttempted) }
+	c.alter.Store(&notAttempted)
+	p := c.parts[3]
+	if err := p.BecomeLeaderOf(2, 1, []int32{0}, []int32{0, 1}); err != nil {
+		t.Fatal(err)
+	}
+	f := newWatchFollower(c)
+	f.epochs[3] = 2
+	f.fetch(t, 0) // full: follower 1 at the log end, its addition asked
+	asked := func() bool {
+		select {
+		case ch := <-c.isrChanges:
+			if ch.Partition != 0 || ch.Topic != p.Topic || len(ch.ISR) != 2 {
+				t.Fatalf("unexpected ISR change %+v", ch)
+			}
+			return true
+		case <-time.After(5 * time.Second):
+			return false
+		}
+	}
+	if !asked() {
+		t.Fatal("no ISR addition asked")
+	}
+	// Dropped (not attempted): the pending change clears on the settling goroutine.
+	testwait.For(t, 10*time.Second, func() error {
+		if n := p.State().MaximalISRSize; n != 1 {
+			return fmt.Errorf("maximal ISR of %d: the addition is still pending", n)
+		}
+		return nil
+	})
+	for range 3 {
+		f.fetch(t, 20*time.Millisecond)
+	}
+	if !asked() {
+		t.Fatal("the dropped ISR addition was not asked again at the next fetches")
 	}
 }

@@ -248,6 +248,11 @@ func (p *Partition) settleISRChange(change ISRChange) {
 			// A dropped addition no longer holds the HW back (the maximal ISR shrank).
 			if p.maybeAdvanceHighWatermarkLocked() {
 				p.notifyLocked()
+			} else {
+				// The followers' sessions read the partition at their next fetch, which
+				// asks again for a follower that qualifies (they skip unchanged
+				// partitions: fetch_session_watch.go); no parked fetch wakes for it.
+				p.notifyProgressLocked()
 			}
 		default: // no answer: the controller may have applied it; ask again
 			p.mu.Unlock()
