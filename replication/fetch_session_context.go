@@ -57,6 +57,7 @@ type FetchContext struct {
 	// take of its dirty partitions (parts) and the waiters of the partitions it
 	// forgot, to remove.
 	clock     *atomic.Int64
+	replica   int32
 	pokes     uint64
 	forgotten []watchedPartition
 }
@@ -65,7 +66,7 @@ type FetchContext struct {
 // fetch, applies its partitions and forgotten topics to the session and moves the
 // session's epoch on.
 func (c *FetchSessionCache) NewContext(r *kmsg.FetchRequest, follower bool, nowMs int64) FetchContext {
-	fc := FetchContext{kind: fetchSessionless, follower: follower, topicIDs: r.Version >= 13}
+	fc := FetchContext{kind: fetchSessionless, follower: follower, topicIDs: r.Version >= 13, replica: r.ReplicaID}
 	if r.Version < 7 {
 		return fc
 	}
@@ -193,7 +194,7 @@ func (c *FetchSessionCache) Finish(fc *FetchContext, plan *kmsg.FetchRequest, re
 		var read []*cachedFetchPartition // response order, nil for a partition named twice
 		r.SessionID = c.maybeCreate(nowMs, fc.follower, fc.topicIDs, n, func(s *fetchSession) {
 			if fc.follower {
-				s.watch = newSessionWatch(fc.clock)
+				s.watch = newSessionWatch(fc.clock, fc.replica)
 				watch, read = s.watch, make([]*cachedFetchPartition, 0, n)
 			}
 			// readFetch answers topic by topic, partition by partition, in plan order.

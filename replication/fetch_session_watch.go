@@ -33,8 +33,10 @@ import (
 
 // sessionWatch is a follower session's standing watch over its partitions.
 type sessionWatch struct {
-	// clock is the time of the session's latest fetch (Unix nanoseconds).
-	clock *atomic.Int64
+	// clock is the time of the session's latest fetch (Unix nanoseconds); replica is
+	// the follower's broker id.
+	clock   *atomic.Int64
+	replica int32
 
 	mu     sync.Mutex
 	dirty  []*cachedFetchPartition // each with cp.dirty set
@@ -45,11 +47,11 @@ type sessionWatch struct {
 	all map[*cachedFetchPartition]struct{}
 }
 
-func newSessionWatch(clock *atomic.Int64) *sessionWatch {
+func newSessionWatch(clock *atomic.Int64, replica int32) *sessionWatch {
 	if clock == nil {
 		clock = new(atomic.Int64)
 	}
-	return &sessionWatch{clock: clock, all: map[*cachedFetchPartition]struct{}{}}
+	return &sessionWatch{clock: clock, replica: replica, all: map[*cachedFetchPartition]struct{}{}}
 }
 
 // markLocked notes cp dirty; the caller holds sw.mu.
@@ -190,7 +192,7 @@ func (sw *sessionWatch) unpark(d *delayed) {
 func (sw *sessionWatch) forget(cp *cachedFetchPartition) watchedPartition {
 	sw.mu.Lock()
 	defer sw.mu.Unlock()
-	wp := watchedPartition{cp.lp, cp.w}
+	wp := watchedPartition{cp.lp, cp.w, sw}
 	cp.lp, cp.w = nil, nil
 	delete(sw.all, cp)
 	return wp
@@ -207,7 +209,7 @@ func (sw *sessionWatch) close() {
 	sw.closed = true
 	gone := make([]watchedPartition, 0, len(sw.all))
 	for cp := range sw.all {
-		gone = append(gone, watchedPartition{cp.lp, cp.w})
+		gone = append(gone, watchedPartition{cp.lp, cp.w, sw})
 	}
 	sw.all = nil
 	sw.mu.Unlock()
@@ -216,16 +218,22 @@ func (sw *sessionWatch) close() {
 	}
 }
 
-// watchedPartition is a standing waiter and the replica it watches.
+// watchedPartition is a standing waiter, the replica it watches and its session's
+// watch.
 type watchedPartition struct {
 	lp *Partition
 	w  *Waiter
+	sw *sessionWatch
 }
 
+// unwatchAll removes the waiters of partitions that left their session (or whose
+// session ended), and ends the follower's idle clock on each: no later fetch of the
+// session counts for it.
 func unwatchAll(ws []watchedPartition) {
 	for _, wp := range ws {
 		if wp.lp != nil {
 			wp.lp.Unwatch(wp.w)
+			wp.lp.settleIdleFollower(wp.sw.replica, wp.sw.clock)
 		}
 	}
 }

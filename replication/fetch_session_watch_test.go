@@ -67,6 +67,7 @@ type watchFollower struct {
 	hw, start []int64
 	errs      []int16
 	maxBytes  int32
+	forget    []int // partitions the next fetch forgets
 }
 
 func newWatchFollower(c *watchCluster) *watchFollower {
@@ -104,6 +105,12 @@ func (f *watchFollower) fetch(t *testing.T, maxWait time.Duration, named ...int)
 		ft.Partitions = append(ft.Partitions, fp)
 		r.Topics = append(r.Topics, ft)
 	}
+	for _, i := range f.forget {
+		ft := kmsg.NewFetchRequestForgottenTopic()
+		ft.Topic, ft.Partitions = f.c.parts[i].Topic, []int32{0}
+		r.ForgottenTopics = append(r.ForgottenTopics, ft)
+	}
+	f.forget = nil
 	done := make(chan kmsg.Response, 1)
 	resp := f.c.s.Fetch(context.Background(), r, nil, func() func(kmsg.Response) {
 		return func(resp kmsg.Response) { done <- resp }
@@ -430,5 +437,41 @@ func TestWatchedSessionAsksAgainForADroppedISRAddition(t *testing.T) {
 	}
 	if !asked() {
 		t.Fatal("the dropped ISR addition was not asked again at the next fetches")
+	}
+}
+
+// TestForgottenPartitionLeavesTheSessionClock: a partition the follower's session
+// forgets no longer counts the session's fetches as the follower's: after a quiet spell
+// longer than replica.lag.time.max.ms, an append finds the follower out of sync there
+// (Kafka: it last fetched the partition before the spell), while the partitions still
+// in the session keep it in sync.
+func TestForgottenPartitionLeavesTheSessionClock(t *testing.T) {
+	const lagMax = 400 * time.Millisecond
+	c := newWatchCluster(t, 4)
+	f := newWatchFollower(c)
+	f.fetch(t, 0)
+	f.fetch(t, 0)
+	f.forget = []int{2}
+	f.fetch(t, 0)
+	quietUntil := time.Now().Add(3 * lagMax)
+	for time.Now().Before(quietUntil) {
+		f.fetch(t, 50*time.Millisecond)
+	}
+	for _, i := range []int{1, 2} {
+		if _, err := c.parts[i].AppendAsLeader(batch(1), 0); err != nil {
+			t.Fatal(err)
+		}
+		c.parts[i].MaybeShrinkISR(time.Now(), lagMax)
+	}
+	pending := func(p *Partition) []int32 {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		return p.pendingISR
+	}
+	if got := pending(c.parts[2]); len(got) != 1 || got[0] != 0 {
+		t.Fatalf("forgotten partition: ISR change %v, want [0]", got)
+	}
+	if got := pending(c.parts[1]); got != nil {
+		t.Fatalf("partition still in the session: ISR change %v", got)
 	}
 }

@@ -59,6 +59,16 @@ func (st *followerState) caughtUpAt() time.Time {
 	return st.lastCaughtUpTime
 }
 
+// settleIdleFollower settles follower replica's idle clock when it is clock: the
+// partition left that session, whose later fetches do not count for it.
+func (p *Partition) settleIdleFollower(replica int32, clock *atomic.Int64) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if st := p.followers[replica]; st != nil && st.clock == clock {
+		st.settleIdleLocked()
+	}
+}
+
 // settleIdleFollowersLocked settles every follower's idle clock: the partition changed
 // (its log end may have moved), so the follower must fetch again to count as caught up.
 func (p *Partition) settleIdleFollowersLocked() {
