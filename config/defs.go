@@ -190,7 +190,7 @@ var BrokerDefs = []Def{
 	{Name: "log.flush.start.offset.checkpoint.interval.ms", Type: TypeInt, Default: "60000", ReadOnly: true, Validator: atLeast(0), Doc: "How often log start offsets are checkpointed, in milliseconds.",
 		Note: "Accepted and reported, not used: replica.high.watermark.checkpoint.interval.ms paces all three offset checkpoints."},
 	{Name: "replica.high.watermark.checkpoint.interval.ms", Type: TypeLong, Default: "5000", ReadOnly: true, Doc: "How often high watermarks are checkpointed, in milliseconds.",
-		Note: "Petrel writes all three offset checkpoints (high watermarks, recovery points, log start offsets) at this interval."},
+		Note: "Petrel writes all three offset checkpoints (high watermarks, recovery points, log start offsets) at this interval, each only when one of its offsets moved since the last write."},
 	{Name: ReplicaSelectorClassProperty, Type: TypeString, Default: "", ReadOnly: true, Validator: oneOf("", RackAwareReplicaSelector),
 		Doc:  "The replica selector that tells consumers which replica to fetch from (KIP-392); empty: the leader only.",
 		Note: "org.apache.kafka.common.replica.RackAwareReplicaSelector sends a consumer with client.rack to an in-sync replica in its rack (the leader when it is there); no other selector is built in."},
