@@ -17,6 +17,13 @@ type FetcherConfig struct {
 	BrokerID int32
 	MaxWait  time.Duration // replica.fetch.wait.max.ms
 	MaxBytes int32         // replica.fetch.max.bytes, per partition
+	// ResponseMaxBytes is replica.fetch.response.max.bytes, a fetch's MaxBytes for
+	// all its partitions together (zero: Kafka's default, 10 MiB).
+	ResponseMaxBytes int32
+	// Backoff is replica.fetch.backoff.ms: how long a partition the leader answered
+	// with an error stays out of the fetch (fetcher_backoff.go; zero: Kafka's
+	// default, 1 s).
+	Backoff time.Duration
 	// Connect opens a connection to a broker's Kafka listener by broker id.
 	Connect func(ctx context.Context, broker int32) (*rpc.Client, error)
 	// Throttled, when set, is asked before a partition joins a fetch: true leaves it
@@ -48,6 +55,12 @@ func NewFetchers(cfg FetcherConfig) *Fetchers {
 	}
 	if cfg.MaxBytes <= 0 {
 		cfg.MaxBytes = 1 << 20
+	}
+	if cfg.ResponseMaxBytes <= 0 {
+		cfg.ResponseMaxBytes = 10 << 20
+	}
+	if cfg.Backoff <= 0 {
+		cfg.Backoff = time.Second
 	}
 	return &Fetchers{cfg: cfg, fetchers: map[int32]*fetcher{}}
 }
@@ -109,6 +122,11 @@ type fetchState struct {
 	pos     FollowerPosition
 	in      bool
 	recheck bool
+	// delayedUntil is when a partition the leader answered with an error joins the
+	// fetch again (zero: not delayed), unless its leader epoch moves from delayedEpoch
+	// first (fetcher_backoff.go).
+	delayedUntil time.Time
+	delayedEpoch int32
 }
 
 // fullCheckEvery bounds how long a round may go on trusting the position cache alone:
@@ -252,6 +270,10 @@ func (f *fetcher) wanted(ctx context.Context, p *Partition, st *fetchState) (kms
 	if pos.Leader != f.leader {
 		return kmsg.FetchRequestTopicPartition{}, false, nil
 	}
+	if st.delayed(pos, time.Now()) {
+		st.recheck = true // time ends the delay
+		return kmsg.FetchRequestTopicPartition{}, false, nil
+	}
 	if f.fs.cfg.Throttled != nil && f.fs.cfg.Throttled(p.Topic, p.ID) {
 		st.recheck = true // time lifts the throttle
 		return kmsg.FetchRequestTopicPartition{}, false, nil
@@ -295,7 +317,7 @@ func (f *fetcher) round(ctx context.Context, changed bool) error {
 	req.ReplicaID = f.fs.cfg.BrokerID
 	req.MaxWaitMillis = int32(f.fs.cfg.MaxWait / time.Millisecond)
 	req.MinBytes = 1
-	req.MaxBytes = f.fs.cfg.MaxBytes * int32(max(len(f.order), 1))
+	req.MaxBytes = f.fs.cfg.ResponseMaxBytes // Kafka's: the leader still answers a first batch larger than it
 	now := time.Now()
 	all := changed || f.session.epoch == 0 || now.Sub(f.lastFull) >= fullCheckEvery
 	topicAt := map[string]int{} // index in want
@@ -337,6 +359,12 @@ func (f *fetcher) round(ctx context.Context, changed bool) error {
 		f.lastFull = now
 	}
 	if active == 0 {
+		if len(left) > 0 {
+			// Partitions left this incremental session but none is fetched: the next
+			// fetch, full, names only those wanted then (the leader would otherwise
+			// keep answering the ones that left, at once if they are in error).
+			f.session.reset()
+		}
 		select {
 		case <-f.wake:
 		case <-time.After(100 * time.Millisecond):
@@ -483,7 +511,12 @@ func (f *fetcher) apply(ctx context.Context, p *Partition, st *fetchState, rp km
 		st.truncated = false // find the divergence again
 		return followerFinish{}, nil
 	default:
-		// Fenced, unknown epoch, not leader: metadata will tell us what changed.
+		// Fenced, unknown epoch, not leader, unknown partition: metadata will tell us
+		// what changed; until then, or until the backoff ends, the partition is left
+		// out of the fetch.
+		st.delay(time.Now(), f.fs.cfg.Backoff, pos.LeaderEpoch)
+		f.fs.cfg.Logger.Debug("follower fetch of a partition failed; backing off", "topic", p.Topic, "partition", p.ID,
+			"leader", f.leader, "error", err, "backoff", f.fs.cfg.Backoff)
 		return followerFinish{}, nil
 	}
 	if rp.DivergingEpoch.EndOffset >= 0 {
