@@ -216,10 +216,12 @@ func Start(cfg Config) (*Broker, error) {
 		return nil, err
 	}
 	b.fetchers = replication.NewFetchers(replication.FetcherConfig{
-		BrokerID: cfg.NodeID,
-		MaxWait:  cfg.durationMs("replica.fetch.wait.max.ms"),
-		MaxBytes: int32(cfg.int64Value("replica.fetch.max.bytes")),
-		Connect:  b.connectFetcher, // fetcher_conn.go
+		BrokerID:         cfg.NodeID,
+		MaxWait:          cfg.durationMs("replica.fetch.wait.max.ms"),
+		MaxBytes:         int32(cfg.int64Value("replica.fetch.max.bytes")),
+		ResponseMaxBytes: int32(cfg.int64Value("replica.fetch.response.max.bytes")),
+		Backoff:          max(cfg.durationMs("replica.fetch.backoff.ms"), time.Millisecond),
+		Connect:          b.connectFetcher, // fetcher_conn.go
 		Throttled: func(topic string, partition int32) bool {
 			rate := b.ownFollowerThrottle(topic, partition)
 			return rate >= 0 && b.throttles.Follower.Exceeded(rate, time.Now())

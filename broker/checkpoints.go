@@ -116,7 +116,11 @@ func (pm *partitionManager) openAndCarried() ([]*localPartition, []checkpointEnt
 
 // checkpoint writes the high watermark, recovery point and log start checkpoints: the
 // open replicas' current offsets and the carried lines of the others. The maintenance
-// loop calls it periodically, DeleteRecords before it answers.
+// loop calls it periodically, DeleteRecords before it answers. A file none of whose
+// lines changed since this start's last write is not written again
+// (checkpoint_changes.go): it already holds those lines, so a crash finds the same file
+// either way. The first write of a start, and the one after a failed write, writes all
+// three.
 func (pm *partitionManager) checkpoint() error {
 	pm.checkpointMu.Lock()
 	defer pm.checkpointMu.Unlock()
@@ -124,7 +128,16 @@ func (pm *partitionManager) checkpoint() error {
 	for _, lp := range parts {
 		entries = append(entries, checkpointEntry{tp: segment.TopicPartition{Topic: lp.Topic, Partition: lp.ID}, off: lp.CheckpointOffsets()})
 	}
-	return pm.writeCheckpoints(entries, false)
+	changed := changedCheckpoints(pm.checkpointed, entries)
+	if changed == 0 {
+		return nil
+	}
+	if err := pm.writeCheckpoints(entries, changed, false); err != nil {
+		pm.checkpointed = nil // whatever was left on disk, the next write writes all three
+		return err
+	}
+	pm.checkpointed = rememberCheckpoints(pm.checkpointed, entries, changed)
+	return nil
 }
 
 // close closes every replica (replica_close.go: flush, producer snapshot, stop, several
@@ -151,7 +164,8 @@ func (pm *partitionManager) close() error {
 		return errors.Join(errs...)
 	}
 	clean := len(errs) == 0 && pm.everyLogRecovered()
-	errs = append(errs, pm.writeCheckpoints(entries, clean))
+	pm.checkpointed = nil
+	errs = append(errs, pm.writeCheckpoints(entries, everyOffsetCheckpoint, clean))
 	if err := errors.Join(errs...); err != nil || !clean {
 		return err // without the marker, the next start recovers them all
 	}

@@ -70,6 +70,10 @@ type partitionManager struct {
 	// replica between parts and carried (checkpoints.go). Taken before mu and before
 	// any Partition lock; held across the writes' fsyncs.
 	checkpointMu sync.Mutex
+	// checkpointed is every line of the offset checkpoints as this start's last periodic
+	// write left them (checkpoint_changes.go; nil: write all three next). Guarded by
+	// checkpointMu.
+	checkpointed map[segment.TopicPartition]replication.CloseOffsets
 	// cleanShutdown is set when the log directory was closed cleanly (the marker was
 	// there at start); the marker is removed before the first replica opens
 	// (removeCleanShutdownMarker, once: markerOnce, markerErr).

@@ -65,10 +65,11 @@ type checkpointEntry struct {
 	off     replication.CloseOffsets
 }
 
-// writeCheckpoints writes the high watermark, recovery point and log start checkpoints
-// of entries (sorted here; one file each for the whole log directory, as Kafka writes them), and the
-// topic-id checkpoint too when withTopicIDs, all at once: their fsyncs overlap.
-func (pm *partitionManager) writeCheckpoints(entries []checkpointEntry, withTopicIDs bool) error {
+// writeCheckpoints writes the offset checkpoints of files (high watermark, recovery
+// point, log start) of entries (sorted here; one file each for the whole log directory,
+// as Kafka writes them), and the topic-id checkpoint too when withTopicIDs, all at
+// once: their fsyncs overlap.
+func (pm *partitionManager) writeCheckpoints(entries []checkpointEntry, files offsetCheckpoints, withTopicIDs bool) error {
 	slices.SortFunc(entries, func(a, b checkpointEntry) int { return segment.CompareTopicPartitions(a.tp, b.tp) })
 	keys := make([]segment.TopicPartition, len(entries))
 	for i, e := range entries {
@@ -81,19 +82,21 @@ func (pm *partitionManager) writeCheckpoints(entries []checkpointEntry, withTopi
 		}
 		return col
 	}
-	writes := []func() error{
-		func() error {
-			return segment.WriteSortedOffsetCheckpoint(filepath.Join(pm.dir, segment.ReplicationOffsetCheckpointFile), keys,
-				column(func(o replication.CloseOffsets) int64 { return o.HighWatermark }))
-		},
-		func() error {
-			return segment.WriteSortedOffsetCheckpoint(filepath.Join(pm.dir, segment.RecoveryPointOffsetCheckpointFile), keys,
-				column(func(o replication.CloseOffsets) int64 { return o.RecoveryPoint }))
-		},
-		func() error {
-			return segment.WriteSortedOffsetCheckpoint(filepath.Join(pm.dir, segment.LogStartOffsetCheckpointFile), keys,
-				column(func(o replication.CloseOffsets) int64 { return o.LogStartOffset }))
-		},
+	var writes []func() error
+	for _, f := range []struct {
+		file offsetCheckpoints
+		name string
+		get  func(replication.CloseOffsets) int64
+	}{
+		{highWatermarkCheckpoint, segment.ReplicationOffsetCheckpointFile, func(o replication.CloseOffsets) int64 { return o.HighWatermark }},
+		{recoveryPointCheckpoint, segment.RecoveryPointOffsetCheckpointFile, func(o replication.CloseOffsets) int64 { return o.RecoveryPoint }},
+		{logStartCheckpoint, segment.LogStartOffsetCheckpointFile, func(o replication.CloseOffsets) int64 { return o.LogStartOffset }},
+	} {
+		if files&f.file != 0 {
+			writes = append(writes, func() error {
+				return segment.WriteSortedOffsetCheckpoint(filepath.Join(pm.dir, f.name), keys, column(f.get))
+			})
+		}
 	}
 	if withTopicIDs {
 		writes = append(writes, func() error {

@@ -66,8 +66,6 @@ var unimplementedBrokerConfigs = []Unimplemented{
 	{Name: "replica.socket.timeout.ms", Note: "follower fetches time out after replica.fetch.wait.max.ms plus a margin"},
 	{Name: "replica.socket.receive.buffer.bytes", Note: noteSocket},
 	{Name: "replica.fetch.min.bytes", Note: "followers fetch with min bytes 1"},
-	{Name: "replica.fetch.response.max.bytes", Note: "follower fetches are bounded per partition by replica.fetch.max.bytes"},
-	{Name: "replica.fetch.backoff.ms", Note: "followers back off on errors by their own schedule"},
 	{Name: "request.timeout.ms", Note: "broker-to-broker requests use their own timeouts"},
 	// Log and retention.
 	{Name: "log.roll.jitter.ms", Note: "segments roll without jitter"},

@@ -24,6 +24,20 @@ type FetchAnswer struct {
 	// segment"), so the fetch answers at once, whatever min_bytes says; also set when
 	// a partition sends the consumer to another replica (KIP-392, read_replica.go).
 	behind bool
+	// marks has, for a follower's fetch, one entry per partition in response order:
+	// what a follower session's watch learns of the read (fetch_session_watch.go).
+	marks []readMark
+}
+
+// readMark is what one partition's read in a follower's fetch tells its session: the
+// local replica read (nil: none, an error), its Changes() as of the read, and whether
+// the read found the follower idle at the log end (no error, no records, no
+// divergence, nothing left out), so that the session need not read it again until
+// it changes.
+type readMark struct {
+	lp      *Partition
+	changes uint64
+	idle    bool
 }
 
 var (

@@ -10,6 +10,7 @@ package replication
 // (KIP-110).
 
 import (
+	"sync/atomic"
 	"time"
 
 	"github.com/petrel-broker/petrel/segment"
@@ -23,6 +24,11 @@ import (
 // files until the rpc writer has sent it, or it is Released. The partitions of topics
 // denied reports (nil: none) get TOPIC_AUTHORIZATION_FAILED.
 func (s *FetchServer) Read(r *kmsg.FetchRequest, denied func(topic string) bool) (*FetchAnswer, int, bool) {
+	return s.read(r, denied, nil)
+}
+
+// read is Read with a follower session's clock (nil: none; FollowerFetch.Clock).
+func (s *FetchServer) read(r *kmsg.FetchRequest, denied func(topic string) bool, clock *atomic.Int64) (*FetchAnswer, int, bool) {
 	resp := &FetchAnswer{FetchResponse: r.ResponseKind().(*kmsg.FetchResponse)}
 	follower := r.ReplicaID >= 0
 	total, errored := 0, false
@@ -40,6 +46,9 @@ func (s *FetchServer) Read(r *kmsg.FetchRequest, denied func(topic string) bool)
 			sp.RecordBatches = []byte{} // never null: librdkafka rejects a null record set
 			if r.IsolationLevel == 1 {
 				sp.AbortedTransactions = []kmsg.FetchResponseTopicPartitionAbortedTransaction{}
+			}
+			if follower {
+				resp.marks = append(resp.marks, readMark{}) // filled by readPartition
 			}
 			name, idCode := s.topicName(r, t, p.Partition)
 			if idCode != 0 {
@@ -61,7 +70,7 @@ func (s *FetchServer) Read(r *kmsg.FetchRequest, denied func(topic string) bool)
 			if total > 0 {
 				limit = min(limit, maxBytes-total) // past the first batch, limits are hard
 			}
-			code, held := s.readPartition(&sp, name, p, limit, total == 0, follower, r, resp)
+			code, held := s.readPartition(&sp, name, p, limit, total == 0, follower, r, resp, clock)
 			resp.held = append(resp.held, held)
 			if code != 0 {
 				sp.ErrorCode = code
@@ -83,10 +92,15 @@ func (s *FetchServer) Read(r *kmsg.FetchRequest, denied func(topic string) bool)
 // record set, held in the segment file (nil when empty). It adds the partition's
 // Changes() as of the read to a.changes, and marks a answered by a replication quota
 // (a.throttled).
-func (s *FetchServer) readPartition(sp *kmsg.FetchResponseTopicPartition, topic string, p kmsg.FetchRequestTopicPartition, limit int, first, follower bool, r *kmsg.FetchRequest, a *FetchAnswer) (int16, *segment.Hold) {
+func (s *FetchServer) readPartition(sp *kmsg.FetchResponseTopicPartition, topic string, p kmsg.FetchRequestTopicPartition, limit int, first, follower bool, r *kmsg.FetchRequest, a *FetchAnswer, clock *atomic.Int64) (int16, *segment.Hold) {
 	lp, zstd, code := s.Source.Replica(topic, p.Partition)
 	if lp == nil {
 		return code, nil
+	}
+	var mark *readMark
+	if follower {
+		mark = &a.marks[len(a.marks)-1]
+		mark.lp = lp // not idle: a partition left out below is read again
 	}
 	if limit <= 0 && !first {
 		a.changes += lp.Changes() // before the read: a change meanwhile shows
@@ -109,7 +123,9 @@ func (s *FetchServer) readPartition(sp *kmsg.FetchResponseTopicPartition, topic 
 		rate := s.Source.LeaderThrottle(topic, p.Partition, r.ReplicaID, lp.InSync(r.ReplicaID))
 		throttled := rate >= 0 && s.Leader.Exceeded(rate, now)
 		res, diverging, err = lp.ReadForFollowerHeld(FollowerFetch{ReplicaID: r.ReplicaID, FetchOffset: p.FetchOffset,
-			CurrentLeaderEpoch: p.CurrentLeaderEpoch, LastFetchedEpoch: lastFetched, MaxBytes: max(limit, 1), LogStartOffset: logStart}, now)
+			CurrentLeaderEpoch: p.CurrentLeaderEpoch, LastFetchedEpoch: lastFetched, MaxBytes: max(limit, 1), LogStartOffset: logStart, Clock: clock}, now)
+		mark.changes = res.Changes
+		mark.idle = err == nil && diverging == nil && !throttled && res.Held.Len() == 0 && p.FetchOffset >= res.LogEndOffset
 		if diverging != nil {
 			sp.DivergingEpoch.Epoch, sp.DivergingEpoch.EndOffset = diverging.Epoch, diverging.EndOffset
 		}

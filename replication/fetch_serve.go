@@ -86,8 +86,15 @@ func (s *FetchServer) fetch(ctx context.Context, r *kmsg.FetchRequest, denied fu
 		resp.ErrorCode = code
 		return resp
 	}
+	if fc.watched() {
+		return s.fetchWatched(ctx, r, &fc, denied, park, hints)
+	}
 	plan := fc.Request(r) // the session's partitions for an incremental fetch
-	resp, bytes, errored := s.Read(plan, denied)
+	now := time.Now()
+	resp, bytes, errored := s.read(plan, denied, fc.clock)
+	if fc.clock != nil {
+		fc.clock.Store(now.UnixNano()) // a follower's full fetch: its new session's clock
+	}
 	wait := time.Duration(r.MaxWaitMillis) * time.Millisecond
 	if errored || bytes >= int(r.MinBytes) || resp.behind || wait <= 0 {
 		s.Sessions.Finish(&fc, plan, resp, time.Now().UnixMilli())
@@ -103,7 +110,7 @@ func (s *FetchServer) fetch(ctx context.Context, r *kmsg.FetchRequest, denied fu
 	minBytes := max(int(r.MinBytes), 1)
 	s.Purgatory.ParkFetch(ctx, parts, wait, resp, gone, DelayedFetch{
 		Read: func() (FetchRead, bool) {
-			a, n, errored := s.Read(plan, denied)
+			a, n, errored := s.read(plan, denied, fc.clock)
 			return a, errored || n >= minBytes || a.behind
 		},
 		Reusable: func(a FetchRead) bool { return a.(*FetchAnswer).reusable() },

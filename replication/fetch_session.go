@@ -52,25 +52,7 @@ func (s *followerSession) build(req *kmsg.FetchRequest, want []kmsg.FetchRequest
 	}
 	s.round++
 	for _, t := range want {
-		ps := s.sent[t.Topic]
-		if ps == nil {
-			ps = make(map[int32]*sentPartition, len(t.Partitions))
-			s.sent[t.Topic] = ps
-		}
-		var changed []kmsg.FetchRequestTopicPartition
-		for _, p := range t.Partitions {
-			e := ps[p.Partition]
-			switch {
-			case e == nil:
-				e = &sentPartition{}
-				ps[p.Partition] = e
-				changed = append(changed, p)
-			case !sameFetchParams(e.params, p):
-				changed = append(changed, p)
-			}
-			e.params, e.round = p, s.round
-		}
-		if len(changed) > 0 && !full {
+		if changed := s.noteSent(t); len(changed) > 0 && !full {
 			rt := t
 			rt.Partitions = changed
 			req.Topics = append(req.Topics, rt)
@@ -93,6 +75,67 @@ func (s *followerSession) build(req *kmsg.FetchRequest, want []kmsg.FetchRequest
 			req.ForgottenTopics = append(req.ForgottenTopics, ft)
 		}
 	}
+}
+
+// buildChanged fills an incremental fetch (the session in use) from the partitions a
+// round looked at again (changed: each one's parameters now, sent only when they
+// differ from what the leader holds) and those that left the fetch (left); every other
+// partition of the session stays as sent. Each partition of changed must already be in
+// the session or join it now.
+func (s *followerSession) buildChanged(req *kmsg.FetchRequest, changed []kmsg.FetchRequestTopic, left []kmsg.FetchRequestForgottenTopic) {
+	req.SessionID, req.SessionEpoch = s.id, s.epoch
+	if s.sent == nil {
+		s.sent = map[string]map[int32]*sentPartition{}
+	}
+	for _, t := range changed {
+		if diff := s.noteSent(t); len(diff) > 0 {
+			rt := t
+			rt.Partitions = diff
+			req.Topics = append(req.Topics, rt)
+		}
+	}
+	for _, ft := range left {
+		ps := s.sent[ft.Topic]
+		var gone []int32
+		for _, partition := range ft.Partitions {
+			if ps[partition] != nil {
+				delete(ps, partition)
+				gone = append(gone, partition)
+			}
+		}
+		if len(ps) == 0 {
+			delete(s.sent, ft.Topic)
+		}
+		if len(gone) > 0 {
+			g := ft
+			g.Partitions = gone
+			req.ForgottenTopics = append(req.ForgottenTopics, g)
+		}
+	}
+}
+
+// noteSent records t's partitions as sent in the current round and returns those that
+// joined the session or whose parameters changed.
+func (s *followerSession) noteSent(t kmsg.FetchRequestTopic) []kmsg.FetchRequestTopicPartition {
+	ps := s.sent[t.Topic]
+	if ps == nil {
+		ps = make(map[int32]*sentPartition, len(t.Partitions))
+		s.sent[t.Topic] = ps
+	}
+	var changed []kmsg.FetchRequestTopicPartition
+	for _, p := range t.Partitions {
+		e := ps[p.Partition]
+		switch {
+		case e == nil:
+			e = &sentPartition{}
+			ps[p.Partition] = e
+			changed = append(changed, p)
+		case !sameFetchParams(e.params, p):
+			changed = append(changed, p)
+		}
+		e.params, e.round = p, s.round
+	}
+	return changed
 }
 
 // sameFetchParams reports whether a partition's fetch parameters are unchanged.

@@ -85,8 +85,15 @@ type cachedFetchPartition struct {
 	highWatermark       int64
 	lastStableOffset    int64
 	localLogStartOffset int64
-	// prev and next link the session's partitions in fetch order.
+	// prev and next link the session's partitions in fetch order; seq grows along it.
 	prev, next *cachedFetchPartition
+	seq        uint64
+	// A follower session's watch (fetch_session_watch.go), guarded by the watch's mu:
+	// whether the partition is to be read at the next fetch, and its standing waiter
+	// and the replica it watches (nil until a read attached it).
+	dirty bool
+	lp    *Partition
+	w     *Waiter
 }
 
 func (cp *cachedFetchPartition) setRequest(p *kmsg.FetchRequestTopicPartition) {
@@ -112,11 +119,19 @@ type fetchSession struct {
 	parts map[fetchSessionKey]*cachedFetchPartition
 	head  *cachedFetchPartition // fetch order
 	tail  *cachedFetchPartition
+	seq   uint64 // the next cachedFetchPartition.seq
+	// watch is a follower session's standing watch (fetch_session_watch.go), or nil;
+	// unwatched holds the waiters of the partitions updateLocked removed, for the
+	// caller to unwatch once it holds no lock.
+	watch     *sessionWatch
+	unwatched []watchedPartition
 }
 
 // pushBackLocked appends cp to the fetch order.
 func (s *fetchSession) pushBackLocked(cp *cachedFetchPartition) {
 	cp.prev, cp.next = s.tail, nil
+	cp.seq = s.seq
+	s.seq++
 	if s.tail != nil {
 		s.tail.next = cp
 	} else {
@@ -169,9 +184,15 @@ func (s *fetchSession) updateLocked(topics []kmsg.FetchRequestTopic, forgotten [
 			key := fetchKey(s.topicIDs, t.Topic, t.TopicID, p.Partition)
 			if cp := s.parts[key]; cp != nil {
 				cp.setRequest(p)
+				if s.watch != nil {
+					s.watch.mark(cp) // its parameters changed: read it
+				}
 				continue
 			}
 			s.addLocked(key, p)
+			if s.watch != nil {
+				s.watch.mark(s.parts[key])
+			}
 			added++
 		}
 	}
@@ -181,6 +202,9 @@ func (s *fetchSession) updateLocked(topics []kmsg.FetchRequestTopic, forgotten [
 			if cp := s.parts[key]; cp != nil {
 				s.unlinkLocked(cp)
 				delete(s.parts, key)
+				if s.watch != nil {
+					s.unwatched = append(s.unwatched, s.watch.forget(cp))
+				}
 				removed++
 			}
 		}
@@ -364,4 +388,7 @@ func (c *FetchSessionCache) removeLocked(s *fetchSession) {
 	delete(c.sessions, s.id)
 	c.numPartitions -= int64(s.cachedSize)
 	s.cachedSize = -1
+	if s.watch != nil {
+		s.watch.close()
+	}
 }

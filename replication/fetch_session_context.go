@@ -18,12 +18,15 @@ package replication
 //	                  offset, an error, a diverging epoch or a preferred read replica. A
 //	                  session left empty is closed, and the fetch answered sessionless.
 //
-// An incremental fetch parks like a full one (ParkFetch): it watches every partition
-// of its session. Its answer is filtered once, when it is sent; if another request of
+// A consumer's incremental fetch parks like a full one (ParkFetch): it watches every
+// partition of its session. A follower's session keeps standing waiters instead and
+// reads only what changed (fetch_session_watch.go). Its answer is filtered once, when it is sent; if another request of
 // the session was accepted meanwhile (a duplicate), the session's epoch has moved and
 // the answer is INVALID_FETCH_SESSION_EPOCH, as in Kafka.
 
 import (
+	"sync/atomic"
+
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -48,13 +51,22 @@ type FetchContext struct {
 	session *fetchSession
 	epoch   int32
 	parts   []*cachedFetchPartition
+	// A follower's fetch: the session clock its reads count the follower caught up
+	// by (a full fetch's new one, a watched session's own; fetch_session_watch.go);
+	// for a watched session's incremental fetch, the watch's wake-up count as of the
+	// take of its dirty partitions (parts) and the waiters of the partitions it
+	// forgot, to remove.
+	clock     *atomic.Int64
+	replica   int32
+	pokes     uint64
+	forgotten []watchedPartition
 }
 
 // NewContext decides how r relates to the cache's sessions and, for an incremental
 // fetch, applies its partitions and forgotten topics to the session and moves the
 // session's epoch on.
 func (c *FetchSessionCache) NewContext(r *kmsg.FetchRequest, follower bool, nowMs int64) FetchContext {
-	fc := FetchContext{kind: fetchSessionless, follower: follower, topicIDs: r.Version >= 13}
+	fc := FetchContext{kind: fetchSessionless, follower: follower, topicIDs: r.Version >= 13, replica: r.ReplicaID}
 	if r.Version < 7 {
 		return fc
 	}
@@ -64,6 +76,9 @@ func (c *FetchSessionCache) NewContext(r *kmsg.FetchRequest, follower bool, nowM
 		}
 		if r.SessionEpoch == fetchSessionInitialEpoch {
 			fc.kind = fetchFull
+			if follower {
+				fc.clock = new(atomic.Int64) // the new session's, if one is created
+			}
 		}
 		return fc
 	}
@@ -82,17 +97,27 @@ func (c *FetchSessionCache) NewContext(r *kmsg.FetchRequest, follower bool, nowM
 		return FetchContext{kind: fetchSessionError, errorCode: kerr.FetchSessionTopicIDError.Code}
 	}
 	s.updateLocked(r.Topics, r.ForgottenTopics)
+	forgotten := s.unwatched
+	s.unwatched = nil
 	if c.numPartitions-int64(max(s.cachedSize, 0))+int64(len(s.parts)) > c.maxPartitions {
 		c.removeLocked(s) // past the cache's bound: the client starts again with a full fetch
+		go unwatchAll(forgotten)
 		return FetchContext{kind: fetchSessionError, errorCode: kerr.FetchSessionIDNotFound.Code}
 	}
 	if len(s.parts) == 0 {
 		c.removeLocked(s)
+		go unwatchAll(forgotten)
 		return fc // sessionless: the partitions named (if any) are answered
 	}
 	c.touchLocked(s, nowMs, len(s.parts))
 	s.epoch = nextFetchSessionEpoch(s.epoch)
 	fc.kind, fc.session, fc.epoch = fetchIncremental, s, s.epoch
+	if s.watch != nil {
+		// A follower session reads only what changed (fetch_session_watch.go).
+		fc.parts, fc.pokes = s.watch.takeLocked(s)
+		fc.clock, fc.forgotten = s.watch.clock, forgotten
+		return fc
+	}
 	fc.parts = make([]*cachedFetchPartition, 0, len(s.parts))
 	for cp := s.head; cp != nil; cp = cp.next {
 		fc.parts = append(fc.parts, cp)
@@ -165,7 +190,13 @@ func (c *FetchSessionCache) Finish(fc *FetchContext, plan *kmsg.FetchRequest, re
 			n += len(t.Partitions)
 		}
 		r := resp.Response()
+		var watch *sessionWatch
+		var read []*cachedFetchPartition // response order, nil for a partition named twice
 		r.SessionID = c.maybeCreate(nowMs, fc.follower, fc.topicIDs, n, func(s *fetchSession) {
+			if fc.follower {
+				s.watch = newSessionWatch(fc.clock, fc.replica)
+				watch, read = s.watch, make([]*cachedFetchPartition, 0, n)
+			}
 			// readFetch answers topic by topic, partition by partition, in plan order.
 			for ti := range plan.Topics {
 				t := &plan.Topics[ti]
@@ -173,9 +204,15 @@ func (c *FetchSessionCache) Finish(fc *FetchContext, plan *kmsg.FetchRequest, re
 					p := &t.Partitions[pi]
 					key := fetchKey(fc.topicIDs, t.Topic, t.TopicID, p.Partition)
 					if s.parts[key] != nil {
+						if watch != nil {
+							read = append(read, nil)
+						}
 						continue // a partition named twice joins once
 					}
 					s.addLocked(key, p)
+					if watch != nil {
+						read = append(read, s.parts[key])
+					}
 					if fc.topicIDs {
 						s.parts[key].name = t.Topic // as Read resolved it
 					}
@@ -185,6 +222,14 @@ func (c *FetchSessionCache) Finish(fc *FetchContext, plan *kmsg.FetchRequest, re
 				}
 			}
 		})
+		if watch != nil && r.SessionID != fetchSessionInvalidID {
+			// Each partition's standing waiter, from the read that answered it.
+			a, _ := resp.(*FetchAnswer)
+			if a == nil {
+				a = &FetchAnswer{}
+			}
+			watch.settle(read, a, true)
+		}
 	case fetchIncremental:
 		s := fc.session
 		s.mu.Lock()

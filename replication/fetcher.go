@@ -17,6 +17,13 @@ type FetcherConfig struct {
 	BrokerID int32
 	MaxWait  time.Duration // replica.fetch.wait.max.ms
 	MaxBytes int32         // replica.fetch.max.bytes, per partition
+	// ResponseMaxBytes is replica.fetch.response.max.bytes, a fetch's MaxBytes for
+	// all its partitions together (zero: Kafka's default, 10 MiB).
+	ResponseMaxBytes int32
+	// Backoff is replica.fetch.backoff.ms: how long a partition the leader answered
+	// with an error stays out of the fetch (fetcher_backoff.go; zero: Kafka's
+	// default, 1 s).
+	Backoff time.Duration
 	// Connect opens a connection to a broker's Kafka listener by broker id.
 	Connect func(ctx context.Context, broker int32) (*rpc.Client, error)
 	// Throttled, when set, is asked before a partition joins a fetch: true leaves it
@@ -48,6 +55,12 @@ func NewFetchers(cfg FetcherConfig) *Fetchers {
 	}
 	if cfg.MaxBytes <= 0 {
 		cfg.MaxBytes = 1 << 20
+	}
+	if cfg.ResponseMaxBytes <= 0 {
+		cfg.ResponseMaxBytes = 10 << 20
+	}
+	if cfg.Backoff <= 0 {
+		cfg.Backoff = time.Second
 	}
 	return &Fetchers{cfg: cfg, fetchers: map[int32]*fetcher{}}
 }
@@ -101,7 +114,25 @@ func (fs *Fetchers) Close() {
 type fetchState struct {
 	truncated bool // KIP-279 truncation done for the current leader epoch
 	epoch     int32
+	// The position cache (fetcher goroutine only): the partition's position as of its
+	// positionVersion ver (0: never read), whether it is in the fetch, and whether
+	// the next round must look at it again whatever its version says (it was
+	// answered, left out by the throttle, or not read yet).
+	ver     uint64
+	pos     FollowerPosition
+	in      bool
+	recheck bool
+	// delayedUntil is when a partition the leader answered with an error joins the
+	// fetch again (zero: not delayed), unless its leader epoch moves from delayedEpoch
+	// first (fetcher_backoff.go).
+	delayedUntil time.Time
+	delayedEpoch int32
 }
+
+// fullCheckEvery bounds how long a round may go on trusting the position cache alone:
+// each partition's position, throttle and truncation state are looked at again (under
+// its lock) at least this often, should a change not have moved its version.
+const fullCheckEvery = 10 * time.Second
 
 // fetcher fetches from one leader.
 type fetcher struct {
@@ -110,6 +141,7 @@ type fetcher struct {
 
 	mu    sync.Mutex
 	parts map[*Partition]*fetchState
+	gen   uint64 // counts changes of parts
 	wake  chan struct{}
 	stop  chan struct{}
 	// stopped is cancelled with stop: each round's context derives from it, so that
@@ -120,11 +152,20 @@ type fetcher struct {
 
 	client  *rpc.Client     // fetcher goroutine only
 	session followerSession // fetcher goroutine only (fetch_session.go)
+	// The fetcher goroutine's view of parts (as of gen seen), in a fixed order, and
+	// its partitions by topic and partition for the answers; lastFull is the last
+	// round that looked at every partition.
+	seen     uint64
+	order    []*Partition
+	states   []*fetchState
+	byName   map[string]map[int32]*Partition
+	lastFull time.Time
 }
 
 func (f *fetcher) add(p *Partition) {
 	f.mu.Lock()
-	f.parts[p] = &fetchState{epoch: -2}
+	f.parts[p] = &fetchState{epoch: -2, recheck: true}
+	f.gen++
 	f.mu.Unlock()
 	select {
 	case f.wake <- struct{}{}:
@@ -134,18 +175,33 @@ func (f *fetcher) add(p *Partition) {
 
 func (f *fetcher) remove(p *Partition) {
 	f.mu.Lock()
-	delete(f.parts, p)
+	if _, ok := f.parts[p]; ok {
+		delete(f.parts, p)
+		f.gen++
+	}
 	f.mu.Unlock()
 }
 
-func (f *fetcher) snapshot() map[*Partition]*fetchState {
+// refresh brings the fetcher goroutine's view of its partitions up to date and
+// reports whether it changed; an unchanged set costs one lock, not a copy.
+func (f *fetcher) refresh() bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	out := make(map[*Partition]*fetchState, len(f.parts))
-	for p, st := range f.parts {
-		out[p] = st
+	if f.gen == f.seen && f.order != nil {
+		return false
 	}
-	return out
+	f.seen = f.gen
+	f.order, f.states = f.order[:0], f.states[:0]
+	f.byName = map[string]map[int32]*Partition{}
+	for p, st := range f.parts {
+		f.order = append(f.order, p)
+		f.states = append(f.states, st)
+		if f.byName[p.Topic] == nil {
+			f.byName[p.Topic] = map[int32]*Partition{}
+		}
+		f.byName[p.Topic][p.ID] = p
+	}
+	return true
 }
 
 func (f *fetcher) run() {
@@ -172,8 +228,8 @@ func (f *fetcher) run() {
 			default:
 			}
 		}
-		parts := f.snapshot()
-		if len(parts) == 0 {
+		changed := f.refresh()
+		if len(f.order) == 0 {
 			select {
 			case <-f.stop:
 				return
@@ -182,7 +238,7 @@ func (f *fetcher) run() {
 			continue
 		}
 		ctx, cancel := context.WithTimeout(f.stopped, f.fs.cfg.MaxWait+10*time.Second)
-		err := f.round(ctx, parts)
+		err := f.round(ctx, changed)
 		cancel()
 		if err != nil {
 			if f.client != nil {
@@ -197,8 +253,57 @@ func (f *fetcher) run() {
 	}
 }
 
-// round truncates newly followed partitions, then fetches once for all of them.
-func (f *fetcher) round(ctx context.Context, parts map[*Partition]*fetchState) error {
+// wanted decides, for one partition the round looks at, whether it is in the fetch
+// and with which parameters: its position (read again under its lock only when its
+// positionVersion moved), the follower throttle, and the KIP-279 truncation of a
+// newly followed partition or leader epoch.
+func (f *fetcher) wanted(ctx context.Context, p *Partition, st *fetchState) (kmsg.FetchRequestTopicPartition, bool, error) {
+	st.recheck = false
+	if v := p.positionVersion.Load(); v != st.ver || v == 0 {
+		pos, ok := p.FollowerPosition()
+		if !ok {
+			pos.Leader = -1
+		}
+		st.ver, st.pos = v, pos
+	}
+	pos := st.pos
+	if pos.Leader != f.leader {
+		return kmsg.FetchRequestTopicPartition{}, false, nil
+	}
+	if st.delayed(pos, time.Now()) {
+		st.recheck = true // time ends the delay
+		return kmsg.FetchRequestTopicPartition{}, false, nil
+	}
+	if f.fs.cfg.Throttled != nil && f.fs.cfg.Throttled(p.Topic, p.ID) {
+		st.recheck = true // time lifts the throttle
+		return kmsg.FetchRequestTopicPartition{}, false, nil
+	}
+	if !st.truncated || st.epoch != pos.LeaderEpoch {
+		if err := f.truncate(ctx, p, pos); err != nil {
+			st.recheck = true
+			return kmsg.FetchRequestTopicPartition{}, false, err
+		}
+		st.truncated, st.epoch = true, pos.LeaderEpoch
+		st.ver = p.positionVersion.Load()
+		var ok bool
+		if pos, ok = p.FollowerPosition(); !ok {
+			st.pos.Leader = -1
+			return kmsg.FetchRequestTopicPartition{}, false, nil
+		}
+		st.pos = pos
+	}
+	fp := kmsg.NewFetchRequestTopicPartition()
+	fp.Partition, fp.FetchOffset, fp.CurrentLeaderEpoch = p.ID, pos.LogEndOffset, pos.LeaderEpoch
+	fp.LastFetchedEpoch, fp.PartitionMaxBytes, fp.LogStartOffset = pos.LastFetchedEpoch, f.fs.cfg.MaxBytes, pos.LogStartOffset
+	return fp, true, nil
+}
+
+// round truncates newly followed partitions, then fetches once for all of them. A
+// round of an incremental session looks only at the partitions whose position moved
+// (positionVersion), that the last answer named or that the throttle left out; a
+// full fetch, a change of the partitions followed and every fullCheckEvery look at
+// all of them.
+func (f *fetcher) round(ctx context.Context, changed bool) error {
 	if f.client == nil {
 		cl, err := f.fs.cfg.Connect(ctx, f.leader)
 		if err != nil {
@@ -212,42 +317,54 @@ func (f *fetcher) round(ctx context.Context, parts map[*Partition]*fetchState) e
 	req.ReplicaID = f.fs.cfg.BrokerID
 	req.MaxWaitMillis = int32(f.fs.cfg.MaxWait / time.Millisecond)
 	req.MinBytes = 1
-	req.MaxBytes = f.fs.cfg.MaxBytes * int32(max(len(parts), 1))
-	byName := map[string]map[int32]*Partition{}
+	req.MaxBytes = f.fs.cfg.ResponseMaxBytes // Kafka's: the leader still answers a first batch larger than it
+	now := time.Now()
+	all := changed || f.session.epoch == 0 || now.Sub(f.lastFull) >= fullCheckEvery
 	topicAt := map[string]int{} // index in want
 	var want []kmsg.FetchRequestTopic
-	for p, st := range parts {
-		pos, ok := p.FollowerPosition()
-		if !ok || pos.Leader != f.leader {
+	var left []kmsg.FetchRequestForgottenTopic
+	active := 0
+	for i, p := range f.order {
+		st := f.states[i]
+		if !all && !st.recheck && p.positionVersion.Load() == st.ver {
+			if st.in {
+				active++
+			}
+			continue // unchanged since the last round: as sent
+		}
+		fp, in, err := f.wanted(ctx, p, st)
+		if err != nil {
+			return err
+		}
+		if !in {
+			if st.in && !all {
+				left = appendForgotten(left, p.Topic, p.ID)
+			}
+			st.in = false
 			continue
 		}
-		if f.fs.cfg.Throttled != nil && f.fs.cfg.Throttled(p.Topic, p.ID) {
-			continue
-		}
-		if !st.truncated || st.epoch != pos.LeaderEpoch {
-			if err := f.truncate(ctx, p, pos); err != nil {
-				return err
-			}
-			st.truncated, st.epoch = true, pos.LeaderEpoch
-			if pos, ok = p.FollowerPosition(); !ok {
-				continue
-			}
-		}
-		if byName[p.Topic] == nil {
-			byName[p.Topic] = map[int32]*Partition{}
-			topicAt[p.Topic] = len(want)
+		st.in = true
+		active++
+		at, ok := topicAt[p.Topic]
+		if !ok {
+			at = len(want)
+			topicAt[p.Topic] = at
 			t := kmsg.NewFetchRequestTopic()
 			t.Topic = p.Topic
 			want = append(want, t)
 		}
-		byName[p.Topic][p.ID] = p
-		fp := kmsg.NewFetchRequestTopicPartition()
-		fp.Partition, fp.FetchOffset, fp.CurrentLeaderEpoch = p.ID, pos.LogEndOffset, pos.LeaderEpoch
-		fp.LastFetchedEpoch, fp.PartitionMaxBytes, fp.LogStartOffset = pos.LastFetchedEpoch, f.fs.cfg.MaxBytes, pos.LogStartOffset
-		t := &want[topicAt[p.Topic]]
-		t.Partitions = append(t.Partitions, fp)
+		want[at].Partitions = append(want[at].Partitions, fp)
 	}
-	if len(want) == 0 {
+	if all {
+		f.lastFull = now
+	}
+	if active == 0 {
+		if len(left) > 0 {
+			// Partitions left this incremental session but none is fetched: the next
+			// fetch, full, names only those wanted then (the leader would otherwise
+			// keep answering the ones that left, at once if they are in error).
+			f.session.reset()
+		}
 		select {
 		case <-f.wake:
 		case <-time.After(100 * time.Millisecond):
@@ -255,7 +372,11 @@ func (f *fetcher) round(ctx context.Context, parts map[*Partition]*fetchState) e
 		}
 		return nil
 	}
-	f.session.build(req, want)
+	if all {
+		f.session.build(req, want)
+	} else {
+		f.session.buildChanged(req, want, left)
+	}
 	resp, frame, err := f.client.DoPooled(ctx, req)
 	if err != nil {
 		f.session.reset()
@@ -283,17 +404,24 @@ func (f *fetcher) round(ctx context.Context, parts map[*Partition]*fetchState) e
 			firstErr = err
 		}
 	}
-	finishes := make([]followerFinish, 0, len(parts))
+	var finishes []followerFinish
 	for _, t := range fr.Topics {
 		for _, rp := range t.Partitions {
-			p := byName[t.Topic][rp.Partition]
+			p := f.byName[t.Topic][rp.Partition]
 			if p == nil {
 				continue
 			}
+			f.mu.Lock()
+			st := f.parts[p]
+			f.mu.Unlock()
+			if st == nil || !st.in {
+				continue
+			}
+			st.recheck = true // answered: its position, or its truncation state, may move
 			if f.fs.cfg.Fetched != nil {
 				f.fs.cfg.Fetched(p.Topic, p.ID, len(rp.RecordBatches))
 			}
-			fin, err := f.apply(ctx, p, parts[p], rp)
+			fin, err := f.apply(ctx, p, st, rp)
 			note(err)
 			if fin.p != nil {
 				finishes = append(finishes, fin)
@@ -304,6 +432,19 @@ func (f *fetcher) round(ctx context.Context, parts map[*Partition]*fetchState) e
 		note(err)
 	}
 	return firstErr
+}
+
+// appendForgotten adds topic-partition to a list of forgotten topics.
+func appendForgotten(left []kmsg.FetchRequestForgottenTopic, topic string, partition int32) []kmsg.FetchRequestForgottenTopic {
+	for i := range left {
+		if left[i].Topic == topic {
+			left[i].Partitions = append(left[i].Partitions, partition)
+			return left
+		}
+	}
+	ft := kmsg.NewFetchRequestForgottenTopic()
+	ft.Topic, ft.Partitions = topic, []int32{partition}
+	return append(left, ft)
 }
 
 // followerFinish is a follower append waiting for its fsync and high watermark.
@@ -370,7 +511,12 @@ func (f *fetcher) apply(ctx context.Context, p *Partition, st *fetchState, rp km
 		st.truncated = false // find the divergence again
 		return followerFinish{}, nil
 	default:
-		// Fenced, unknown epoch, not leader: metadata will tell us what changed.
+		// Fenced, unknown epoch, not leader, unknown partition: metadata will tell us
+		// what changed; until then, or until the backoff ends, the partition is left
+		// out of the fetch.
+		st.delay(time.Now(), f.fs.cfg.Backoff, pos.LeaderEpoch)
+		f.fs.cfg.Logger.Debug("follower fetch of a partition failed; backing off", "topic", p.Topic, "partition", p.ID,
+			"leader", f.leader, "error", err, "backoff", f.fs.cfg.Backoff)
 		return followerFinish{}, nil
 	}
 	if rp.DivergingEpoch.EndOffset >= 0 {

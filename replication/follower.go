@@ -59,6 +59,7 @@ func (p *Partition) appendAsFollowerUnsynced(records []byte, leaderEpoch int32) 
 	if len(records) > 0 {
 		info, err := p.log.AppendAsFollower(records)
 		if err != nil {
+			p.positionVersion.Add(1) // the log may have failed: FollowerPosition says so
 			p.mu.Unlock()
 			return 0, err
 		}
@@ -80,11 +81,13 @@ func (p *Partition) appendAsFollowerUnsynced(records []byte, leaderEpoch int32) 
 func (p *Partition) finishFollowerAppend(end int64, leaderEpoch int32, leaderHW, leaderLogStart int64) error {
 	if end > 0 && p.syncEveryAppend.Load() {
 		if err := p.syncTo(end); err != nil {
+			p.positionVersion.Add(1) // the log may have failed: FollowerPosition says so
 			return err
 		}
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	p.positionVersion.Add(1)
 	if p.role != Follower || p.leaderEpoch != leaderEpoch {
 		return fmt.Errorf("%w: no longer following in epoch %d", ErrNotLeader, leaderEpoch)
 	}
@@ -111,6 +114,7 @@ func (p *Partition) TruncateTo(offset int64) (int64, error) {
 	if p.role != Follower {
 		return 0, ErrNotLeader
 	}
+	p.positionVersion.Add(1)
 	before := p.log.LogEndOffset()
 	leo, err := p.log.TruncateTo(offset)
 	if err != nil {
@@ -136,6 +140,7 @@ func (p *Partition) TruncateFullyAndStartAt(offset int64) error {
 	if p.role != Follower {
 		return ErrNotLeader
 	}
+	p.positionVersion.Add(1)
 	if err := p.log.TruncateFullyAndStartAt(offset); err != nil {
 		return err
 	}

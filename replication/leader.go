@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync/atomic"
 	"time"
 )
 
@@ -25,6 +26,55 @@ type followerState struct {
 	lastFetchLeaderLEO int64     // the leader's LEO at that fetch
 	lastCaughtUpTime   time.Time // last time the follower had everything the leader had
 	logStartOffset     int64     // the follower's log start offset from its fetches; -1 unknown
+	// clock, when set, is the follower's fetch session's clock (the time of its latest
+	// fetch, Unix nanoseconds; fetch_session_watch.go): the follower's last read found
+	// it at the log end, and the session reads the partition again only once it
+	// changes, so every later fetch of the session is a fetch at the log end too (as
+	// in Kafka, where a fetch marks the follower caught up for every partition of its
+	// session). Settled into lastFetchTime and lastCaughtUpTime at the next change of
+	// the partition (settleIdleFollowersLocked) or read of the follower.
+	clock *atomic.Int64
+}
+
+// settleIdleLocked turns the session fetches st's clock stands for into the last of
+// them: a fetch at the log end, at the leader log end offset of st's last read.
+func (st *followerState) settleIdleLocked() {
+	if st.clock == nil {
+		return
+	}
+	if t := time.Unix(0, st.clock.Load()); t.After(st.lastFetchTime) {
+		st.lastFetchTime, st.lastCaughtUpTime = t, t
+	}
+	st.clock = nil
+}
+
+// caughtUpAt is the last time the follower had everything the leader had, its
+// session's idle fetches counted.
+func (st *followerState) caughtUpAt() time.Time {
+	if st.clock != nil {
+		if t := time.Unix(0, st.clock.Load()); t.After(st.lastCaughtUpTime) {
+			return t
+		}
+	}
+	return st.lastCaughtUpTime
+}
+
+// settleIdleFollower settles follower replica's idle clock when it is clock: the
+// partition left that session, whose later fetches do not count for it.
+func (p *Partition) settleIdleFollower(replica int32, clock *atomic.Int64) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if st := p.followers[replica]; st != nil && st.clock == clock {
+		st.settleIdleLocked()
+	}
+}
+
+// settleIdleFollowersLocked settles every follower's idle clock: the partition changed
+// (its log end may have moved), so the follower must fetch again to count as caught up.
+func (p *Partition) settleIdleFollowersLocked() {
+	for _, st := range p.followers {
+		st.settleIdleLocked()
+	}
 }
 
 // DivergingEpoch tells a follower where its log diverges from the leader's (KIP-320 /
@@ -45,6 +95,10 @@ type FollowerFetch struct {
 	// log_start_offset; -1 when the follower does not say), which the low watermark of
 	// DeleteRecords counts.
 	LogStartOffset int64
+	// Clock, when set, is the follower's fetch session's clock: a read that finds the
+	// follower at the log end leaves it counted caught up at every later fetch of the
+	// session until the partition changes (followerState.clock).
+	Clock *atomic.Int64
 }
 
 // ReadForFollowerHeld serves a follower fetch: it checks the epochs, detects a
@@ -85,7 +139,7 @@ func (p *Partition) ReadForFollowerHeld(f FollowerFetch, now time.Time) (FetchRe
 	}
 	res.FallingBehind = r.FallingBehind
 	res.Held = r.Hold() // takes over the range's cache pin
-	p.updateFollowerLocked(f.ReplicaID, f.FetchOffset, f.LogStartOffset, now)
+	p.updateFollowerLocked(f.ReplicaID, f.FetchOffset, f.LogStartOffset, now, f.Clock)
 	res.HighWatermark = p.highWatermark
 	res.Changes = p.changes.Load()
 	return res, nil, nil
@@ -94,7 +148,7 @@ func (p *Partition) ReadForFollowerHeld(f FollowerFetch, now time.Time) (FetchRe
 // updateFollowerLocked records a follower's fetch offset (its log end offset) and log
 // start offset, keeps its caught-up time by Kafka's rule, advances the high watermark
 // and asks for the follower to join the ISR when it qualifies.
-func (p *Partition) updateFollowerLocked(id int32, leo, logStart int64, now time.Time) {
+func (p *Partition) updateFollowerLocked(id int32, leo, logStart int64, now time.Time, clock *atomic.Int64) {
 	leaderLEO := p.log.LogEndOffset()
 	st := p.followers[id]
 	if st == nil {
@@ -106,6 +160,7 @@ func (p *Partition) updateFollowerLocked(id int32, leo, logStart int64, now time
 	}
 	logStartMoved := logStart != st.logStartOffset
 	st.logStartOffset = logStart
+	st.settleIdleLocked()
 	switch {
 	case leo >= leaderLEO:
 		st.lastCaughtUpTime = now
@@ -113,6 +168,9 @@ func (p *Partition) updateFollowerLocked(id int32, leo, logStart int64, now time
 		st.lastCaughtUpTime = st.lastFetchTime
 	}
 	st.logEndOffset, st.lastFetchTime, st.lastFetchLeaderLEO = leo, now, leaderLEO
+	if clock != nil && leo >= leaderLEO {
+		st.clock = clock
+	}
 	advanced := p.maybeAdvanceHighWatermarkLocked()
 	p.maybeExpandISRLocked(id)
 	if advanced || logStartMoved {
@@ -152,7 +210,7 @@ func (p *Partition) MaybeShrinkISR(now time.Time, lagMax time.Duration) {
 	for _, r := range p.isr {
 		st := p.followers[r]
 		lagging := r != p.opts.BrokerID && (st == nil || st.logEndOffset != leaderLEO) &&
-			(st == nil || now.Sub(st.lastCaughtUpTime) > lagMax)
+			(st == nil || now.Sub(st.caughtUpAt()) > lagMax)
 		if !lagging {
 			keep = append(keep, r)
 		}
@@ -200,6 +258,11 @@ func (p *Partition) settleISRChange(change ISRChange) {
 			// A dropped addition no longer holds the HW back (the maximal ISR shrank).
 			if p.maybeAdvanceHighWatermarkLocked() {
 				p.notifyLocked()
+			} else {
+				// The followers' sessions read the partition at their next fetch, which
+				// asks again for a follower that qualifies (they skip unchanged
+				// partitions: fetch_session_watch.go); no parked fetch wakes for it.
+				p.notifyProgressLocked()
 			}
 		default: // no answer: the controller may have applied it; ask again
 			p.mu.Unlock()

@@ -86,6 +86,11 @@ type Partition struct {
 	leaderHighWatermarkNow atomic.Int64
 	// changes counts wake-ups of the waiters (see Changes).
 	changes atomic.Uint64
+	// positionVersion counts the changes of what FollowerPosition returns (and more):
+	// every wake-up, truncation, retention and failed follower append. Bumped under
+	// mu; the follower fetcher reads a partition's position again only when it moved
+	// (fetcher.go).
+	positionVersion atomic.Uint64
 	// producers is the idempotent producers' state as of the log end offset (see
 	// producers.go); guarded by mu.
 	producers *ProducerStates

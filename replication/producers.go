@@ -278,6 +278,9 @@ func (p *Partition) EnforceRetention() (segment.RetentionResult, error) {
 		return segment.RetentionResult{}, ErrPartitionStopped
 	}
 	res, err := p.log.EnforceRetention(p.highWatermark)
+	if len(res.DeletedSegments) > 0 || err != nil {
+		p.positionVersion.Add(1) // the log start moved, or the log failed
+	}
 	if len(res.DeletedSegments) > 0 {
 		p.trimProducerSnapshotsLocked()
 	}

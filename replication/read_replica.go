@@ -43,7 +43,7 @@ func (p *Partition) ReadReplicaCandidates(fetchOffset int64, now time.Time) (lea
 		if id == p.opts.BrokerID || f == nil || f.logEndOffset < fetchOffset || f.logStartOffset > fetchOffset {
 			continue
 		}
-		followers = append(followers, ReplicaView{BrokerID: id, LogEndOffset: f.logEndOffset, SinceCaughtUp: now.Sub(f.lastCaughtUpTime)})
+		followers = append(followers, ReplicaView{BrokerID: id, LogEndOffset: f.logEndOffset, SinceCaughtUp: now.Sub(f.caughtUpAt())})
 	}
 	return leader, followers, true
 }

@@ -15,6 +15,11 @@ type Waiter struct {
 	visibleOnly bool
 	// after, when set, is called instead of the channel send (NewAfterUnlockWaiter).
 	after func(WakeState) (drop bool, then func())
+	// everyWake: after is called at every wake-up, a high watermark or log start move
+	// alone included (WakeState.Progress tells it): a follower session's standing
+	// waiter (fetch_session_watch.go), which notes every change and wakes a parked
+	// fetch only for new records or a role change.
+	everyWake bool
 }
 
 // WakeState is what an after-unlock waiter is told at each wake-up: the partition's role,
@@ -25,6 +30,10 @@ type WakeState struct {
 	MaximalISRSize int
 	// Watching is set for the call from Watch itself (NewAfterUnlockWaiter).
 	Watching bool
+	// Progress is set for a wake-up by a high watermark or log start move alone.
+	Progress bool
+	// Changes is the partition's Changes() with this wake-up counted.
+	Changes uint64
 }
 
 // NewAfterUnlockWaiter returns a waiter that, instead of a channel send, calls fn with
@@ -141,16 +150,21 @@ func (p *Partition) wakeLocked(cause wakeCause) {
 		p.leaderHighWatermarkNow.Store(-1)
 	}
 	p.changes.Add(1)
+	p.positionVersion.Add(1)
+	if !progressOnly {
+		p.settleIdleFollowersLocked() // the log end may have moved: idle clocks end here
+	}
 	var ws WakeState
 	haveState := false
 	for w := range p.watchers {
 		switch {
 		case w.after != nil:
-			if (progressOnly && w.newDataOnly) || (cause == wakeAppend && w.visibleOnly) {
+			if !w.everyWake && ((progressOnly && w.newDataOnly) || (cause == wakeAppend && w.visibleOnly)) {
 				continue
 			}
 			if !haveState {
 				ws, haveState = p.wakeStateLocked(), true
+				ws.Progress = progressOnly
 			}
 			drop, then := w.after(ws)
 			if drop {
@@ -170,7 +184,7 @@ func (p *Partition) wakeLocked(cause wakeCause) {
 }
 
 func (p *Partition) wakeStateLocked() WakeState {
-	return WakeState{Role: p.role, HighWatermark: p.highWatermark, MaximalISRSize: p.maximalISRSizeLocked()}
+	return WakeState{Role: p.role, HighWatermark: p.highWatermark, MaximalISRSize: p.maximalISRSizeLocked(), Changes: p.changes.Load()}
 }
 
 // maximalISRSizeLocked is len(maximalISRLocked()) without its copy.
