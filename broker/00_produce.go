@@ -233,9 +233,15 @@ func (b *Broker) producePartition(r *kmsg.ProduceRequest, topic string, rp kmsg.
 	// checked the CRC (recompress computed the new one): the append does not compute it
 	// again.
 	var info segment.AppendInfo
-	if v.Off {
+	switch {
+	case r.Acks == -1:
+		// The fsync runs behind the append (replication/sync_behind.go): this
+		// connection reads its next request while it runs, and the answer waits for
+		// the high watermark, which counts only fsynced offsets.
+		info, err = part.AppendForAcksAll(records, minInsync, !v.Off, v.Guard)
+	case v.Off:
 		info, err = part.AppendValidatedAsLeader(records, minInsync)
-	} else {
+	default:
 		info, err = part.AppendAsLeaderVerified(records, minInsync, v.Guard)
 	}
 	if err != nil {

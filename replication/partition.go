@@ -67,10 +67,14 @@ type Partition struct {
 	highWatermark  int64 // never moves backwards while leader
 	// leaderHighWatermark is the leader's HW from the last fetch answer (follower).
 	leaderHighWatermark int64
-	durableEnd          int64   // offsets below are fsynced (SyncEveryAppend)
-	truncations         uint64  // counts truncations, so that syncTo can tell its fsync was overtaken
-	pendingISR          []int32 // ISR asked of the controller, not yet committed; nil when none
-	pendingISRBase      int32   // the partition epoch pendingISR was asked against
+	durableEnd          int64  // offsets below are fsynced (SyncEveryAppend)
+	truncations         uint64 // counts truncations, so that syncTo can tell its fsync was overtaken
+	// syncWanted is the end the flusher goroutine is asked to make durable, and
+	// flusherRunning whether it runs (sync_behind.go).
+	syncWanted     int64
+	flusherRunning bool
+	pendingISR     []int32 // ISR asked of the controller, not yet committed; nil when none
+	pendingISRBase int32   // the partition epoch pendingISR was asked against
 	// leaderEpochStartOffset is the log end offset when this replica became leader.
 	leaderEpochStartOffset int64
 	followers              map[int32]*followerState // leader: each follower's progress
@@ -327,6 +331,10 @@ type leaderAppend struct {
 	// functions of the waiters the append wakes (parked follower fetches) run on its
 	// goroutine, before the fsync.
 	inlineWake bool
+	// syncBehind: the caller waits for the high watermark (acks=all), so with
+	// SyncEveryAppend the fsync runs behind the append on the flusher goroutine
+	// (sync_behind.go) instead of before it returns.
+	syncBehind bool
 }
 
 // appendAsLeader is the one leader append: the checks a says, the write, the HW and
@@ -356,6 +364,13 @@ func (p *Partition) appendAsLeader(records []byte, a leaderAppend) (segment.Appe
 		info := segment.AppendInfo{FirstOffset: dup.FirstOffset, LastOffset: dup.LastOffset, MaxTimestamp: -1, OffsetOfMaxTimestamp: -1, LogAppendTime: -1}
 		if p.log.Config().LogAppendTime {
 			info.LogAppendTime = dup.Timestamp // the original's stamped maxTimestamp, as Kafka answers a duplicate
+		}
+		if a.syncBehind && p.syncEveryAppend.Load() {
+			// The original may still wait for its fsync: the high watermark the caller
+			// waits for passes it only once the flusher has made it durable.
+			p.syncBehindLocked(dup.LastOffset + 1)
+			p.mu.Unlock()
+			return info, nil
 		}
 		p.mu.Unlock()
 		if p.syncEveryAppend.Load() {
@@ -396,6 +411,9 @@ func (p *Partition) appendAsLeader(records []byte, a leaderAppend) (segment.Appe
 			// transaction, may move the last stable offset: it wakes everyone).
 			p.notifyAppendLocked()
 		}
+		if a.syncBehind && p.syncEveryAppend.Load() {
+			p.syncBehindLocked(info.LastOffset + 1)
+		}
 	}
 	after := p.takeCollectedLocked()
 	p.mu.Unlock()
@@ -403,7 +421,7 @@ func (p *Partition) appendAsLeader(records []byte, a leaderAppend) (segment.Appe
 	// goroutine, before the fsync: the records leave for the followers at once, with no
 	// goroutine to wake in between (NewAfterUnlockWaiter).
 	runAfterUnlock(after)
-	if err != nil || !p.syncEveryAppend.Load() {
+	if err != nil || !p.syncEveryAppend.Load() || a.syncBehind {
 		return info, err
 	}
 	// Let the goroutines the append just woke (the followers' parked fetches) run
@@ -678,6 +696,11 @@ func (p *Partition) SetSyncEveryAppend(on bool) {
 	}
 	if on {
 		p.durableEnd = p.log.RecoveryPoint()
+		if p.role == Leader {
+			// acks=all appends written while it was off may wait for the high
+			// watermark: the flusher makes them durable (sync_behind.go).
+			p.syncBehindLocked(p.log.LogEndOffset())
+		}
 	}
 	p.syncEveryAppend.Store(on)
 	if p.maybeAdvanceHighWatermarkLocked() {
