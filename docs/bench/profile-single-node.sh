@@ -17,33 +17,9 @@ mkdir -p "$out"
 work=$(mktemp -d)
 if [ -n "${2:-}" ]; then cp "$2" "$out/petrel"; else go build -o "$out/petrel" .; fi
 bin=$out/petrel
-broker_pid=
+. docs/bench/dev-broker.sh
 cleanup() { [ -n "$broker_pid" ] && kill "$broker_pid" 2>/dev/null; wait 2>/dev/null || true; rm -rf "$work"; }
 trap cleanup EXIT
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-free_pair() { # a free port whose next port (petrel dev'"'"'s Raft listener) is free too
-  python3 -c '
-import socket
-while True:
-    a = socket.socket(); a.bind(("127.0.0.1", 0)); p = a.getsockname()[1]
-    b = socket.socket()
-    try:
-        b.bind(("127.0.0.1", p + 1)); print(p); break
-    except OSError:
-        pass'
-}
-run_broker() { # $1: extra flags
-  local port mport log
-  port=$(free_pair); mport=$(free_port); log=$work/broker.log
-  PETREL_PPROF=1 "$bin" dev --port "$port" --metrics-port "$mport" $1 >"$log" 2>&1 &
-  broker_pid=$!
-  for _ in $(seq 1 300); do
-    if grep -q "bootstrap" "$log"; then addr="127.0.0.1:$port"; pprof="http://127.0.0.1:$mport/debug/pprof"; return; fi
-    sleep 0.1
-  done
-  echo "broker did not start:" >&2; cat "$log" >&2; exit 1
-}
-stop_broker() { kill "$broker_pid"; wait "$broker_pid" 2>/dev/null || true; broker_pid=; }
 cpu() { awk '{print $14, $15}' "/proc/$broker_pid/stat"; } # utime stime, in clock ticks
 profile() { # name: 8 s CPU (and block, mutex) profile with the user/system split
   local name=$1 u0 s0 u1 s1 tck
@@ -62,7 +38,8 @@ profile() { # name: 8 s CPU (and block, mutex) profile with the user/system spli
   go tool pprof -top -nodecount 8 "$bin" "$out/$name-block.pprof" 2>/dev/null | sed -n 4,14p
 }
 
-run_broker ""
+PETREL_PPROF=1 run_broker "$bin"
+pprof="http://$metrics/debug/pprof"
 "$bin" topics create bench --partitions 3 --bootstrap-server "$addr" >/dev/null
 "$bin" perf produce bench --record-size 1024 --acks all --duration 14s --bootstrap-server "$addr" --json >"$out/produce.json" 2>/dev/null &
 producer=$!
@@ -72,7 +49,8 @@ wait "$producer"
 echo "produce: $(cat "$out/produce.json")"
 stop_broker
 
-run_broker "--set log.flush.interval.messages=9223372036854775807"
+PETREL_PPROF=1 run_broker "$bin" "--set log.flush.interval.messages=9223372036854775807"
+pprof="http://$metrics/debug/pprof"
 "$bin" topics create catchup --partitions 1 --bootstrap-server "$addr" >/dev/null
 "$bin" perf produce catchup --records 1048576 --record-size 1024 --acks 1 --bootstrap-server "$addr" >/dev/null 2>&1
 ( end=$((SECONDS + 12)); while [ $SECONDS -lt $end ]; do

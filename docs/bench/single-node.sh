@@ -23,36 +23,10 @@ pairs=${2:-3}
 work=$(mktemp -d)
 bin=$work/petrel
 go build -o "$bin" .
-broker_pid=
+. docs/bench/dev-broker.sh
 cleanup() { [ -n "$broker_pid" ] && kill "$broker_pid" 2>/dev/null; wait 2>/dev/null || true; rm -rf "$work"; }
 trap cleanup EXIT
-
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-free_pair() { # a free port whose next port (petrel dev'"'"'s Raft listener) is free too
-  python3 -c '
-import socket
-while True:
-    a = socket.socket(); a.bind(("127.0.0.1", 0)); p = a.getsockname()[1]
-    b = socket.socket()
-    try:
-        b.bind(("127.0.0.1", p + 1)); print(p); break
-    except OSError:
-        pass'
-}
 load() { cut -d' ' -f1-3 /proc/loadavg; }
-
-run_broker() { # $1: binary, $2: extra --set flags; sets $addr, $metrics and $broker_pid
-  local port mport log
-  port=$(free_pair); mport=$(free_port); log=$(mktemp -p "$work")
-  "$1" dev --port "$port" --metrics-port "$mport" $2 >"$log" 2>&1 &
-  broker_pid=$!
-  for _ in $(seq 1 300); do
-    if grep -q "bootstrap" "$log"; then addr="127.0.0.1:$port"; metrics="127.0.0.1:$mport"; return; fi
-    sleep 0.1
-  done
-  echo "broker did not start:" >&2; cat "$log" >&2; exit 1
-}
-stop_broker() { kill "$broker_pid"; wait "$broker_pid" 2>/dev/null || true; broker_pid=; }
 scrape() { # bytes appended, fsyncs, broker CPU seconds
   curl -s "http://$metrics/metrics" | python3 -c '
 import os, sys
