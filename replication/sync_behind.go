@@ -41,7 +41,7 @@ func (p *Partition) syncBehindLocked(end int64) {
 // this goroutine. It exits when the replica stops (syncTo's ErrPartitionStopped) and
 // when an fsync fails: the log is failed then (sticky), the high watermark stays below
 // the records, and the broker's maintenance loop takes the replica offline, which
-// answers the waiters NOT_LEADER_OR_FOLLOWER (nothing acknowledged is lost).
+// answers the waiters as no longer led (or their timeout does): never committed.
 func (p *Partition) runFlusher() {
 	for {
 		p.mu.Lock()
