@@ -42,7 +42,9 @@ func TestAcksAllAppendsAreAcknowledgedOnlyAfterAnFsyncCoveringThem(t *testing.T)
 			<-release // the first fsync stays in flight until the others are appended
 		}
 	}
-	t.Cleanup(func() { testHookAfterFsync = nil })
+	var releaseOnce sync.Once
+	open := func() { releaseOnce.Do(func() { close(release) }) }
+	t.Cleanup(func() { open(); testHookAfterFsync = nil }) // a failed test must not leave the fsync held
 	pg := NewPurgatory(context.Background())
 
 	type acked struct {
@@ -86,7 +88,7 @@ func TestAcksAllAppendsAreAcknowledgedOnlyAfterAnFsyncCoveringThem(t *testing.T)
 	if st := p.State(); st.HighWatermark != 0 || len(answers) != 0 {
 		t.Fatalf("with the first fsync in flight: high watermark %d, %d answered; want 0, 0", st.HighWatermark, len(answers))
 	}
-	close(release)
+	open()
 	for range concurrent + 1 {
 		select {
 		case a := <-answers:
