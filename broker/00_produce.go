@@ -154,7 +154,8 @@ func (b *Broker) handleProduce(ctx context.Context, req *rpc.Request) rpc.Result
 
 // awaitAcksAll parks pending in the purgatory (replication.Purgatory.WaitAcksAll,
 // Kafka's DelayedProduce) and calls done once every partition has its code: 0 when
-// committed, NOT_ENOUGH_REPLICAS_AFTER_APPEND, NOT_LEADER_OR_FOLLOWER, or
+// committed, NOT_ENOUGH_REPLICAS_AFTER_APPEND, NOT_LEADER_OR_FOLLOWER,
+// KAFKA_STORAGE_ERROR when its log failed first (an fsync behind the append), or
 // REQUEST_TIMED_OUT for one short of its high watermark at timeout or when ctx ends.
 // done runs on the goroutine that decided last (the follower fetch advancing the high
 // watermark, usually), possibly before awaitAcksAll returns.

@@ -202,6 +202,9 @@ type State struct {
 	// FollowerLag is, on a follower, how far its log end offset is behind the leader's
 	// high watermark as of the last fetch answer (Kafka's fetcher lag); 0 otherwise.
 	FollowerLag int64
+	// LogFailed: the log is failed for good (a write or fsync error, Kafka's log
+	// directory failure): nothing past the high watermark will commit here.
+	LogFailed bool
 }
 
 // State returns the partition's current offsets and role.
@@ -224,7 +227,7 @@ func (p *Partition) stateLocked() State {
 		LogStartOffset: p.log.LogStartOffset(), LogEndOffset: p.log.LogEndOffset(),
 		HighWatermark: p.highWatermark, LastStableOffset: p.lastStableOffsetLocked(), RecoveryPoint: p.log.RecoveryPoint(),
 		LeaderEpochStartOffset: p.leaderEpochStartOffset, MaximalISRSize: len(p.maximalISRLocked()),
-		FollowerLag: p.followerLagLocked()}
+		FollowerLag: p.followerLagLocked(), LogFailed: p.log.Failure() != nil}
 }
 
 func (p *Partition) followerLagLocked() int64 {
@@ -511,6 +514,12 @@ func (p *Partition) syncTo(end int64) error {
 			// on disk, so the log is failed for good (the broker takes the replica
 			// offline) and a follower stops reporting an end offset past durableEnd.
 			err = p.log.MarkFailed("fsync", err)
+			// The acks=all writes waiting for this fsync can no longer commit here:
+			// they are answered KAFKA_STORAGE_ERROR now (AcksAllOutcome), on this
+			// goroutine once the locks are released, not at their timeout.
+			p.collecting = true
+			p.notifyLocked()
+			after = p.takeCollectedLocked()
 			p.mu.Unlock()
 			return fmt.Errorf("replication: fsync of %s-%d: %w", p.Topic, p.ID, err)
 		}

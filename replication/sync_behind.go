@@ -40,8 +40,9 @@ func (p *Partition) syncBehindLocked(end int64) {
 // The fsync that moves the high watermark answers the acks=all waiters it releases on
 // this goroutine. It exits when the replica stops (syncTo's ErrPartitionStopped) and
 // when an fsync fails: the log is failed then (sticky), the high watermark stays below
-// the records, and the broker's maintenance loop takes the replica offline, which
-// answers the waiters as no longer led (or their timeout does): never committed.
+// the records, and syncTo answers the waiters it leaves short with a storage error
+// (AcksAllOutcome's OutcomeStorageError, KAFKA_STORAGE_ERROR) on this goroutine; the
+// broker's maintenance loop then takes the replica offline.
 func (p *Partition) runFlusher() {
 	for {
 		p.mu.Lock()

@@ -106,19 +106,57 @@ func TestAcksAllAppendsAreAcknowledgedOnlyAfterAnFsyncCoveringThem(t *testing.T)
 
 // An fsync that fails behind acks=all appends fails the log, and the high watermark
 // never passes the records it did not make durable: no such append is acknowledged.
+// The waiting appends are answered with a storage error (KAFKA_STORAGE_ERROR) as soon
+// as the fsync fails, not at their timeout, and so is a wait that starts after it.
 func TestFailedFsyncBehindAcksAllAcknowledgesNothing(t *testing.T) {
 	p := newSyncedLeader(t)
+	entered := make(chan struct{}, 1)
+	release := make(chan struct{})
+	var releaseOnce sync.Once
+	open := func() { releaseOnce.Do(func() { close(release) }) }
+	testHookAfterFsync = func(q *Partition) {
+		if q == p {
+			entered <- struct{}{}
+			<-release // the fsync fails only once the append's answer waits for it
+		}
+	}
 	testHookFsyncError = func(q *Partition) error {
 		if q != p {
 			return nil
 		}
 		return syscall.EIO
 	}
-	t.Cleanup(func() { testHookFsyncError = nil })
+	t.Cleanup(func() { open(); testHookAfterFsync, testHookFsyncError = nil, nil })
+	pg := NewPurgatory(context.Background())
+	wait := func(end int64) chan Outcome {
+		ch := make(chan Outcome, 2) // room for a wrong second answer
+		// The timeout is far beyond the test's bound: only the failure answers in time.
+		pg.WaitAcksAll(context.Background(), []AcksAllWrite{{Partition: p, End: end, MinISR: 1}}, time.Hour, func(o []Outcome) { ch <- o[0] })
+		return ch
+	}
 	info, err := p.AppendForAcksAll(batch(3), 1, false, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
+	answer := wait(info.LastOffset + 1)
+	select {
+	case <-entered:
+	case <-time.After(30 * time.Second):
+		t.Fatal("no fsync started behind the append")
+	}
+	if len(answer) != 0 {
+		t.Fatalf("answered %v before its fsync ended", <-answer)
+	}
+	open()
+	select {
+	case o := <-answer:
+		if o != OutcomeStorageError {
+			t.Fatalf("the acks=all append whose fsync failed was answered %v, want %v", o, OutcomeStorageError)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the acks=all append whose fsync failed was not answered")
+	}
+	testHookAfterFsync = nil
 	testwait.ForWhat(t, 30*time.Second, "the log failed after its fsync failed", func() error {
 		if p.WithLog(func(l *segment.Log) error { return l.Failure() }) == nil {
 			return errors.New("the log is not failed")
@@ -130,6 +168,18 @@ func TestFailedFsyncBehindAcksAllAcknowledgesNothing(t *testing.T) {
 	}
 	if _, err := p.AppendForAcksAll(batch(1), 1, false, nil); !errors.Is(err, segment.ErrLogFailed) {
 		t.Fatalf("append after the failed fsync: %v, want ErrLogFailed", err)
+	}
+	// A produce whose append returned before the failure parks after it: answered at once.
+	select {
+	case o := <-wait(info.LastOffset + 1):
+		if o != OutcomeStorageError {
+			t.Fatalf("a wait started after the failed fsync was answered %v, want %v", o, OutcomeStorageError)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("a wait started after the failed fsync was not answered")
+	}
+	if len(answer) != 0 {
+		t.Fatalf("the first append was answered twice, the second time %v", <-answer)
 	}
 }
 

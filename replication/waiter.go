@@ -23,6 +23,8 @@ type WakeState struct {
 	Role           Role
 	HighWatermark  int64
 	MaximalISRSize int
+	// LogFailed: the log is failed for good (State.LogFailed).
+	LogFailed bool
 	// Watching is set for the call from Watch itself (NewAfterUnlockWaiter).
 	Watching bool
 }
@@ -170,7 +172,8 @@ func (p *Partition) wakeLocked(cause wakeCause) {
 }
 
 func (p *Partition) wakeStateLocked() WakeState {
-	return WakeState{Role: p.role, HighWatermark: p.highWatermark, MaximalISRSize: p.maximalISRSizeLocked()}
+	return WakeState{Role: p.role, HighWatermark: p.highWatermark, MaximalISRSize: p.maximalISRSizeLocked(),
+		LogFailed: p.log.Failure() != nil}
 }
 
 // maximalISRSizeLocked is len(maximalISRLocked()) without its copy.
