@@ -154,7 +154,8 @@ func (b *Broker) handleProduce(ctx context.Context, req *rpc.Request) rpc.Result
 
 // awaitAcksAll parks pending in the purgatory (replication.Purgatory.WaitAcksAll,
 // Kafka's DelayedProduce) and calls done once every partition has its code: 0 when
-// committed, NOT_ENOUGH_REPLICAS_AFTER_APPEND, NOT_LEADER_OR_FOLLOWER, or
+// committed, NOT_ENOUGH_REPLICAS_AFTER_APPEND, NOT_LEADER_OR_FOLLOWER,
+// KAFKA_STORAGE_ERROR when its log failed first (an fsync behind the append), or
 // REQUEST_TIMED_OUT for one short of its high watermark at timeout or when ctx ends.
 // done runs on the goroutine that decided last (the follower fetch advancing the high
 // watermark, usually), possibly before awaitAcksAll returns.
@@ -233,9 +234,15 @@ func (b *Broker) producePartition(r *kmsg.ProduceRequest, topic string, rp kmsg.
 	// checked the CRC (recompress computed the new one): the append does not compute it
 	// again.
 	var info segment.AppendInfo
-	if v.Off {
+	switch {
+	case r.Acks == -1:
+		// The fsync runs behind the append (replication/sync_behind.go): this
+		// connection reads its next request while it runs, and the answer waits for
+		// the high watermark, which counts only fsynced offsets.
+		info, err = part.AppendForAcksAll(records, minInsync, !v.Off, v.Guard)
+	case v.Off:
 		info, err = part.AppendValidatedAsLeader(records, minInsync)
-	} else {
+	default:
 		info, err = part.AppendAsLeaderVerified(records, minInsync, v.Guard)
 	}
 	if err != nil {

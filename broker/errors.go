@@ -144,6 +144,8 @@ func acksAllCode(o replication.Outcome) (code int16, decided bool) {
 		return kerr.NotEnoughReplicasAfterAppend.Code, true
 	case replication.OutcomeTimedOut:
 		return kerr.RequestTimedOut.Code, true
+	case replication.OutcomeStorageError:
+		return kerr.KafkaStorageError.Code, true
 	}
 	return 0, true
 }

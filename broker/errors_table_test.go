@@ -99,7 +99,8 @@ func TestEveryErrorSentinelMapsToAKafkaCode(t *testing.T) {
 // Every acks=all outcome maps to the code a produce or WriteTxnMarkers partition answers
 // with: none while waiting, 0 once committed, NOT_ENOUGH_REPLICAS_AFTER_APPEND when the
 // ISR shrank while waiting, NOT_LEADER_OR_FOLLOWER when leadership moved,
-// REQUEST_TIMED_OUT when the wait ended short of the high watermark.
+// KAFKA_STORAGE_ERROR when the log failed first, REQUEST_TIMED_OUT when the wait ended
+// short of the high watermark.
 func TestAcksAllCode(t *testing.T) {
 	for o, want := range map[replication.Outcome]struct {
 		code    int16
@@ -110,6 +111,7 @@ func TestAcksAllCode(t *testing.T) {
 		replication.OutcomeNotEnoughReplicasAfterAppend: {kerr.NotEnoughReplicasAfterAppend.Code, true},
 		replication.OutcomeNotLeader:                    {kerr.NotLeaderForPartition.Code, true},
 		replication.OutcomeTimedOut:                     {kerr.RequestTimedOut.Code, true},
+		replication.OutcomeStorageError:                 {kerr.KafkaStorageError.Code, true},
 	} {
 		if code, decided := acksAllCode(o); code != want.code || decided != want.decided {
 			t.Errorf("%v: (%d, %v), want (%d, %v)", o, code, decided, want.code, want.decided)

@@ -377,8 +377,9 @@ func (e *executor) replayingMarker(m Marker, committed func(time.Time, int16) Re
 // checkPending completes, in order, the writes the high watermark has passed
 // (Committed with 0, also for a write already answered by TimedOut), answers through
 // TimedOut those still short of it at their deadline, and fails with NOT_COORDINATOR
-// those that can no longer complete (leadership moved; the new leader's load decides
-// what they became). A write stays pending after its TimedOut so that, if it lands, the
+// those that can no longer complete (leadership moved, or the log failed: Kafka maps
+// KAFKA_STORAGE_ERROR to NOT_COORDINATOR; the new leader's load decides what they
+// became). A write stays pending after its TimedOut so that, if it lands, the
 // shard applies it in log order, after every write before it and before every write
 // after it, as a load would.
 func (e *executor) checkPending() {
@@ -389,7 +390,7 @@ func (e *executor) checkPending() {
 		// The acks=all rule, plus the runtime's own fence: the log's leader epoch must
 		// still be the one this executor loaded at (a new epoch is a new load).
 		switch o := replication.AcksAllOutcome(st.WakeState(), p.end, p.minInsync); {
-		case o == replication.OutcomeNotLeader || st.LeaderEpoch != e.epoch:
+		case o == replication.OutcomeNotLeader || o == replication.OutcomeStorageError || st.LeaderEpoch != e.epoch:
 			e.pending = e.pending[1:]
 			if p.answered {
 				e.timedOut--

@@ -21,6 +21,10 @@ const (
 	// high watermark short of the write's end (Purgatory.WaitAcksAll; Kafka's
 	// REQUEST_TIMED_OUT). AcksAllOutcome never returns it.
 	OutcomeTimedOut
+	// OutcomeStorageError: the replica's log failed (a write or fsync error) with the
+	// high watermark short of the write's end, so the write can no longer commit here
+	// (Kafka's KAFKA_STORAGE_ERROR for a log directory that failed under an append).
+	OutcomeStorageError
 )
 
 // String names the outcome for logs and test failures.
@@ -36,12 +40,16 @@ func (o Outcome) String() string {
 		return "not leader"
 	case OutcomeTimedOut:
 		return "timed out"
+	case OutcomeStorageError:
+		return "storage error"
 	}
 	return "unknown"
 }
 
-// AcksAllOutcome is the acks=all rule, Kafka's DelayedProduce check: a replica that no
-// longer leads fails the write; a leader whose high watermark has not reached end (the
+// AcksAllOutcome is the acks=all rule, Kafka's DelayedProduce check: a replica whose
+// log failed before the high watermark reached end fails the write with a storage
+// error (an fsync behind the append failed: the records are not known to be on disk,
+// and the failed log never counts them); a replica that no longer leads fails it; a leader whose high watermark has not reached end (the
 // write's last offset + 1) keeps it waiting; once it has, the write is committed if
 // the maximal ISR (WakeState.MaximalISRSize) still holds minISR members, else it
 // failed with NOT_ENOUGH_REPLICAS_AFTER_APPEND (the records stay written). minISR is
@@ -50,6 +58,8 @@ func (o Outcome) String() string {
 // call it with the state they read under, or after, the partition lock.
 func AcksAllOutcome(ws WakeState, end int64, minISR int) Outcome {
 	switch {
+	case ws.LogFailed && ws.HighWatermark < end:
+		return OutcomeStorageError
 	case ws.Role != Leader:
 		return OutcomeNotLeader
 	case ws.HighWatermark < end:
@@ -70,5 +80,5 @@ func EffectiveMinISR(minInsyncReplicas, replicationFactor int) int {
 // WakeState is the part of the state an after-unlock waiter is told (and that
 // AcksAllOutcome reads).
 func (s State) WakeState() WakeState {
-	return WakeState{Role: s.Role, HighWatermark: s.HighWatermark, MaximalISRSize: s.MaximalISRSize}
+	return WakeState{Role: s.Role, HighWatermark: s.HighWatermark, MaximalISRSize: s.MaximalISRSize, LogFailed: s.LogFailed}
 }

@@ -21,6 +21,9 @@ func TestAcksAllOutcome(t *testing.T) {
 		{"past end", WakeState{Role: Leader, HighWatermark: 9, MaximalISRSize: 3}, 5, 2, OutcomeCommitted},
 		{"ISR shrunk", WakeState{Role: Leader, HighWatermark: 5, MaximalISRSize: 1}, 5, 2, OutcomeNotEnoughReplicasAfterAppend},
 		{"no min ISR", WakeState{Role: Leader, HighWatermark: 5, MaximalISRSize: 0}, 5, 0, OutcomeCommitted},
+		{"log failed short of end", WakeState{Role: Leader, HighWatermark: 4, MaximalISRSize: 3, LogFailed: true}, 5, 2, OutcomeStorageError},
+		{"log failed, stopped", WakeState{Role: Stopped, HighWatermark: 4, LogFailed: true}, 5, 2, OutcomeStorageError},
+		{"log failed past end", WakeState{Role: Leader, HighWatermark: 5, MaximalISRSize: 3, LogFailed: true}, 5, 2, OutcomeCommitted},
 	} {
 		if got := AcksAllOutcome(c.ws, c.end, c.minISR); got != c.want {
 			t.Errorf("%s: AcksAllOutcome(%+v, %d, %d) = %v, want %v", c.name, c.ws, c.end, c.minISR, got, c.want)

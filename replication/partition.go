@@ -67,10 +67,14 @@ type Partition struct {
 	highWatermark  int64 // never moves backwards while leader
 	// leaderHighWatermark is the leader's HW from the last fetch answer (follower).
 	leaderHighWatermark int64
-	durableEnd          int64   // offsets below are fsynced (SyncEveryAppend)
-	truncations         uint64  // counts truncations, so that syncTo can tell its fsync was overtaken
-	pendingISR          []int32 // ISR asked of the controller, not yet committed; nil when none
-	pendingISRBase      int32   // the partition epoch pendingISR was asked against
+	durableEnd          int64  // offsets below are fsynced (SyncEveryAppend)
+	truncations         uint64 // counts truncations, so that syncTo can tell its fsync was overtaken
+	// syncWanted is the end the flusher goroutine is asked to make durable, and
+	// flusherRunning whether it runs (sync_behind.go).
+	syncWanted     int64
+	flusherRunning bool
+	pendingISR     []int32 // ISR asked of the controller, not yet committed; nil when none
+	pendingISRBase int32   // the partition epoch pendingISR was asked against
 	// leaderEpochStartOffset is the log end offset when this replica became leader.
 	leaderEpochStartOffset int64
 	followers              map[int32]*followerState // leader: each follower's progress
@@ -203,6 +207,9 @@ type State struct {
 	// FollowerLag is, on a follower, how far its log end offset is behind the leader's
 	// high watermark as of the last fetch answer (Kafka's fetcher lag); 0 otherwise.
 	FollowerLag int64
+	// LogFailed: the log is failed for good (a write or fsync error, Kafka's log
+	// directory failure): nothing past the high watermark will commit here.
+	LogFailed bool
 }
 
 // State returns the partition's current offsets and role.
@@ -225,7 +232,7 @@ func (p *Partition) stateLocked() State {
 		LogStartOffset: p.log.LogStartOffset(), LogEndOffset: p.log.LogEndOffset(),
 		HighWatermark: p.highWatermark, LastStableOffset: p.lastStableOffsetLocked(), RecoveryPoint: p.log.RecoveryPoint(),
 		LeaderEpochStartOffset: p.leaderEpochStartOffset, MaximalISRSize: len(p.maximalISRLocked()),
-		FollowerLag: p.followerLagLocked()}
+		FollowerLag: p.followerLagLocked(), LogFailed: p.log.Failure() != nil}
 }
 
 func (p *Partition) followerLagLocked() int64 {
@@ -332,6 +339,10 @@ type leaderAppend struct {
 	// functions of the waiters the append wakes (parked follower fetches) run on its
 	// goroutine, before the fsync.
 	inlineWake bool
+	// syncBehind: the caller waits for the high watermark (acks=all), so with
+	// SyncEveryAppend the fsync runs behind the append on the flusher goroutine
+	// (sync_behind.go) instead of before it returns.
+	syncBehind bool
 }
 
 // appendAsLeader is the one leader append: the checks a says, the write, the HW and
@@ -361,6 +372,13 @@ func (p *Partition) appendAsLeader(records []byte, a leaderAppend) (segment.Appe
 		info := segment.AppendInfo{FirstOffset: dup.FirstOffset, LastOffset: dup.LastOffset, MaxTimestamp: -1, OffsetOfMaxTimestamp: -1, LogAppendTime: -1}
 		if p.log.Config().LogAppendTime {
 			info.LogAppendTime = dup.Timestamp // the original's stamped maxTimestamp, as Kafka answers a duplicate
+		}
+		if a.syncBehind && p.syncEveryAppend.Load() {
+			// The original may still wait for its fsync: the high watermark the caller
+			// waits for passes it only once the flusher has made it durable.
+			p.syncBehindLocked(dup.LastOffset + 1)
+			p.mu.Unlock()
+			return info, nil
 		}
 		p.mu.Unlock()
 		if p.syncEveryAppend.Load() {
@@ -401,6 +419,9 @@ func (p *Partition) appendAsLeader(records []byte, a leaderAppend) (segment.Appe
 			// transaction, may move the last stable offset: it wakes everyone).
 			p.notifyAppendLocked()
 		}
+		if a.syncBehind && p.syncEveryAppend.Load() {
+			p.syncBehindLocked(info.LastOffset + 1)
+		}
 	}
 	after := p.takeCollectedLocked()
 	p.mu.Unlock()
@@ -408,7 +429,7 @@ func (p *Partition) appendAsLeader(records []byte, a leaderAppend) (segment.Appe
 	// goroutine, before the fsync: the records leave for the followers at once, with no
 	// goroutine to wake in between (NewAfterUnlockWaiter).
 	runAfterUnlock(after)
-	if err != nil || !p.syncEveryAppend.Load() {
+	if err != nil || !p.syncEveryAppend.Load() || a.syncBehind {
 		return info, err
 	}
 	// Let the goroutines the append just woke (the followers' parked fetches) run
@@ -498,6 +519,12 @@ func (p *Partition) syncTo(end int64) error {
 			// on disk, so the log is failed for good (the broker takes the replica
 			// offline) and a follower stops reporting an end offset past durableEnd.
 			err = p.log.MarkFailed("fsync", err)
+			// The acks=all writes waiting for this fsync can no longer commit here:
+			// they are answered KAFKA_STORAGE_ERROR now (AcksAllOutcome), on this
+			// goroutine once the locks are released, not at their timeout.
+			p.collecting = true
+			p.notifyLocked()
+			after = p.takeCollectedLocked()
 			p.mu.Unlock()
 			return fmt.Errorf("replication: fsync of %s-%d: %w", p.Topic, p.ID, err)
 		}
@@ -683,6 +710,11 @@ func (p *Partition) SetSyncEveryAppend(on bool) {
 	}
 	if on {
 		p.durableEnd = p.log.RecoveryPoint()
+		if p.role == Leader {
+			// acks=all appends written while it was off may wait for the high
+			// watermark: the flusher makes them durable (sync_behind.go).
+			p.syncBehindLocked(p.log.LogEndOffset())
+		}
 	}
 	p.syncEveryAppend.Store(on)
 	if p.maybeAdvanceHighWatermarkLocked() {

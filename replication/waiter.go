@@ -28,6 +28,8 @@ type WakeState struct {
 	Role           Role
 	HighWatermark  int64
 	MaximalISRSize int
+	// LogFailed: the log is failed for good (State.LogFailed).
+	LogFailed bool
 	// Watching is set for the call from Watch itself (NewAfterUnlockWaiter).
 	Watching bool
 	// Progress is set for a wake-up by a high watermark or log start move alone.
@@ -184,7 +186,8 @@ func (p *Partition) wakeLocked(cause wakeCause) {
 }
 
 func (p *Partition) wakeStateLocked() WakeState {
-	return WakeState{Role: p.role, HighWatermark: p.highWatermark, MaximalISRSize: p.maximalISRSizeLocked(), Changes: p.changes.Load()}
+	return WakeState{Role: p.role, HighWatermark: p.highWatermark, MaximalISRSize: p.maximalISRSizeLocked(),
+		LogFailed: p.log.Failure() != nil, Changes: p.changes.Load()}
 }
 
 // maximalISRSizeLocked is len(maximalISRLocked()) without its copy.

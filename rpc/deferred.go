@@ -232,8 +232,10 @@ func (c *conn) book(key int16, timing *RequestTiming, h deferredHandoff) {
 
 // awaitDeferred is the writer at a Deferred slot. When Complete came first it returns
 // the response to write as usual; otherwise it waits for Complete's handoff, or, when
-// the next slot arrives first (or the queue closes, more false), for Complete to have
-// written the slot. next is that slot. ok is false when the connection closed.
+// the next slot arrives first (or the queue closes, more false) or the reader kicks
+// for a Deferred it registered without queuing (bypass), for Complete to have written
+// the slot. next is that slot (hasNext false when none came). ok is false when the
+// connection closed.
 func (c *conn) awaitDeferred(sl slot) (h deferredHandoff, next slot, more, hasNext, ok bool) {
 	d := sl.deferred
 	d.timing, d.closeAfter = sl.timing, sl.closeAfter
@@ -252,17 +254,28 @@ func (c *conn) awaitDeferred(sl slot) (h deferredHandoff, next slot, more, hasNe
 		return h, slot{}, false, false, true
 	case next, more = <-c.queue:
 		hasNext = true
+	case <-c.kick:
+		// The reader registered the next Deferred without queuing it (bypass, which it
+		// does only once this one is booked: Complete wrote it, without waking the
+		// writer), and that one's Complete left its write to the writer. Without this
+		// case the writer waited here for a queued slot the client, still waiting for
+		// that answer, never sent. The kick goes back for writeLoop's awaitDirect; a
+		// kick left over from an earlier Deferred does no harm (signalWriter below).
+		select {
+		case c.kick <- struct{}{}:
+		default:
+		}
 	case <-c.ctx.Done():
 		return deferredHandoff{}, slot{}, false, false, false
 	}
-	// The next slot (or the queue's end) came first: it may be written only after this
-	// one, which Complete may have written meanwhile.
+	// The next slot (or the queue's end, or a bypassed Deferred) came first: it may be
+	// written only after this one, which Complete may have written meanwhile.
 	if d.signalWriter() {
-		return deferredHandoff{done: true, booked: true}, next, more, true, true
+		return deferredHandoff{done: true, booked: true}, next, more, hasNext, true
 	}
 	select {
 	case h = <-d.handoff:
-		return h, next, more, true, true
+		return h, next, more, hasNext, true
 	case <-c.ctx.Done():
 		return deferredHandoff{}, slot{}, false, false, false
 	}

@@ -21,6 +21,19 @@ func deferredResponse(i int) kmsg.Response {
 	return resp
 }
 
+// startDeferringServer starts a server that answers every request with a Deferred,
+// handed to the test on the channel returned (room for queued of them).
+func startDeferringServer(t *testing.T, queued int) (*testServer, chan *Deferred) {
+	t.Helper()
+	ds := make(chan *Deferred, queued)
+	srv := startServer(t, ServerConfig{}, metadataRegistry(func(_ context.Context, req *Request) Result {
+		d := req.Defer()
+		ds <- d
+		return RespondDeferred(d)
+	}))
+	return srv, ds
+}
+
 // Responses on one connection stay in request order when some are completed by the
 // goroutine that finishes them (Deferred.Complete writing directly, with the writer
 // waiting at them or bypassed altogether) and the others by the writer: 200 pipelined
@@ -128,12 +141,7 @@ func TestDeferredWrittenByTheCompletingGoroutine(t *testing.T) {
 // closes the connection, as a RespondLater channel closed without a value does.
 func TestDeferredCompleteRacesCloseAndStop(t *testing.T) {
 	for round := range 15 {
-		ds := make(chan *Deferred, 1)
-		srv := startServer(t, ServerConfig{}, metadataRegistry(func(_ context.Context, req *Request) Result {
-			d := req.Defer()
-			ds <- d
-			return RespondDeferred(d)
-		}))
+		srv, ds := startDeferringServer(t, 1)
 		c := dialRaw(t, srv.addr)
 		sendRequest(t, c, metadataRequest(9, "t-0"), 1000)
 		var d *Deferred
@@ -313,5 +321,64 @@ func TestAwaitDirectSkipsAnUnregisteredDeferred(t *testing.T) {
 			t.Fatalf("state %d: the writer waited for a handoff that never comes", state)
 		}
 		cancel()
+	}
+}
+
+// A Deferred registered without queuing (bypass) whose Complete leaves the write to the
+// writer (a large answer: a follower's fetch of new records) is written although the
+// writer still waits at the queued Deferred before it, which Complete wrote itself
+// without waking it. Before, the writer waited there for the next queued slot and never
+// saw the kick: the answer stayed unwritten until the client gave up on the
+// connection (a follower's fetch hung for its 10 s deadline right after the first
+// records arrived, and acks=all produces with it).
+func TestBypassedDeferredWrittenWhileTheWriterWaitsAtAWrittenOne(t *testing.T) {
+	srv, ds := startDeferringServer(t, 3)
+	c := dialRaw(t, srv.addr)
+	// registered waits until the writer or the reader (bypass) has reached d: its
+	// state is head, or headSignal once a writer with a later slot waits for it.
+	registered := func(d *Deferred, what string) {
+		t.Helper()
+		testwait.ForWhat(t, testTimeout, what, func() error {
+			if s := d.state.Load(); s != deferredHead && s != deferredHeadSignal {
+				return fmt.Errorf("state %d, want head (%d) or headSignal (%d)", s, deferredHead, deferredHeadSignal)
+			}
+			return nil
+		})
+	}
+	// The first is bypassed, so the second is queued and the writer waits at it.
+	writeAll(t, c, append(requestFrame(metadataRequest(9, "t-0"), 1000), requestFrame(metadataRequest(9, "t-1"), 1001)...))
+	first, second := <-ds, <-ds
+	registered(first, "the first registered (bypass)")
+	first.Complete(deferredResponse(0))
+	registered(second, "the writer waits at the second")
+	second.Complete(deferredResponse(1)) // written whole by Complete: the writer is not woken
+	if s := second.state.Load(); s != deferredWritten {
+		t.Fatalf("state %d after Complete, want written (%d)", s, deferredWritten)
+	}
+	for i := range 2 {
+		if corr, body := readResponse(t, c); corr != int32(1000+i) || *parseMetadata(t, body, 9).ClusterID != fmt.Sprintf("t-%d", i) {
+			t.Fatalf("response %d: correlation id %d", i, corr)
+		}
+	}
+	// Nothing is owed now: the third is bypassed, and its answer is too large for
+	// Complete to write at once.
+	sendRequest(t, c, metadataRequest(9, "t-2"), 1002)
+	third := <-ds
+	registered(third, "the third registered (bypass)")
+	big := kmsg.NewPtrMetadataResponse()
+	tag := make([]byte, 8<<20) // more than maxDirectFrame and a loopback socket buffer
+	for i := range tag {
+		tag[i] = 'a' + byte(i%26)
+	}
+	big.ClusterID = kmsg.StringPtr(string(tag))
+	third.Complete(big)
+	corr, body := readResponse(t, c) // fails at its read deadline when the writer never writes it
+	if got := parseMetadata(t, body, 9).ClusterID; corr != 1002 || got == nil || *got != string(tag) {
+		t.Fatalf("response %d: the large answer did not arrive whole", corr)
+	}
+	sendRequest(t, c, metadataRequest(9, "t-3"), 1003)
+	(<-ds).Complete(deferredResponse(3))
+	if corr, body := readResponse(t, c); corr != 1003 || *parseMetadata(t, body, 9).ClusterID != "t-3" {
+		t.Fatalf("then response %d", corr)
 	}
 }
