@@ -94,6 +94,9 @@ type cachedFetchPartition struct {
 	dirty bool
 	lp    *Partition
 	w     *Waiter
+	// forgotten: the partition left the session (forget); a read still in flight must
+	// not watch it again.
+	forgotten bool
 }
 
 func (cp *cachedFetchPartition) setRequest(p *kmsg.FetchRequestTopicPartition) {

@@ -141,8 +141,10 @@ func (sw *sessionWatch) settle(parts []*cachedFetchPartition, a *FetchAnswer, an
 	var moves []move
 	sw.mu.Lock()
 	for i, cp := range parts {
-		if cp == nil {
-			continue // named twice in a full fetch: watched once
+		if cp == nil || cp.forgotten {
+			// Named twice in a full fetch (watched once), or forgotten by a request of
+			// the same session meanwhile: watching it again would leak its waiter.
+			continue
 		}
 		var m readMark
 		if i < len(a.marks) {
@@ -193,7 +195,7 @@ func (sw *sessionWatch) forget(cp *cachedFetchPartition) watchedPartition {
 	sw.mu.Lock()
 	defer sw.mu.Unlock()
 	wp := watchedPartition{cp.lp, cp.w, sw}
-	cp.lp, cp.w = nil, nil
+	cp.lp, cp.w, cp.forgotten = nil, nil, true
 	delete(sw.all, cp)
 	return wp
 }

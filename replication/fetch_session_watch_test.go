@@ -475,3 +475,45 @@ func TestForgottenPartitionLeavesTheSessionClock(t *testing.T) {
 		t.Fatalf("partition still in the session: ISR change %v", got)
 	}
 }
+
+// TestWatchedSessionToldOfRetention: the leader's retention deleting segments moves the
+// log start, and an idle caught-up follower's session is told it at its next fetch
+// (the follower's own log start follows the leader's, as in Kafka), not only at the
+// partition's next append.
+func TestWatchedSessionToldOfRetention(t *testing.T) {
+	c := newWatchCluster(t, 4)
+	f := newWatchFollower(c)
+	p := c.parts[2]
+	for range 3 {
+		if _, err := p.AppendAsLeader(batch(2), 0); err != nil {
+			t.Fatal(err)
+		}
+		p.mu.Lock()
+		err := p.log.Roll()
+		p.mu.Unlock()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	var got []int
+	for range 6 { // fetch to the log end, then until an answer names nothing
+		if got = f.fetch(t, 100*time.Millisecond); len(got) == 0 && f.hw[2] == 6 {
+			break
+		}
+	}
+	if len(got) != 0 || f.hw[2] != 6 {
+		t.Fatalf("not idle: named %v, hw %d", got, f.hw[2])
+	}
+	p.mu.Lock()
+	cfg := p.log.Config()
+	cfg.RetentionBytes = 1
+	p.log.SetConfig(cfg)
+	p.mu.Unlock()
+	res, err := p.EnforceRetention()
+	if err != nil || len(res.DeletedSegments) == 0 {
+		t.Fatalf("retention deleted %v: %v", res.DeletedSegments, err)
+	}
+	if got := f.fetch(t, 300*time.Millisecond); len(got) != 1 || got[0] != 2 || f.start[2] == 0 {
+		t.Fatalf("after retention: answer named %v, log start %d", got, f.start[2])
+	}
+}

@@ -283,6 +283,10 @@ func (p *Partition) EnforceRetention() (segment.RetentionResult, error) {
 	}
 	if len(res.DeletedSegments) > 0 {
 		p.trimProducerSnapshotsLocked()
+		// The log start moved: a follower session watching this partition reads it at
+		// its next fetch, so that an idle follower learns the new log start (Kafka's
+		// followers learn it from every fetch answer).
+		p.notifyProgressLocked()
 	}
 	return res, err
 }
