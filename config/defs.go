@@ -202,7 +202,7 @@ var BrokerDefs = []Def{
 		Doc: "The bytes a follower's fetch asks for, all its partitions together; a first record batch larger than this is still answered, so that the follower makes progress."},
 	{Name: "replica.fetch.backoff.ms", Type: TypeInt, Default: "1000", ReadOnly: true, Validator: atLeast(0),
 		Doc:  "How long a follower leaves a partition out of its fetches after the leader answered it with an error, in milliseconds.",
-		Note: "The partition joins the fetch again at once when its leader epoch moves (new metadata); the other partitions keep fetching. 0 is taken as 1 ms."},
+		Note: "The partition joins the fetch again at once when its leader epoch moves (new metadata); the other partitions keep fetching. 0 is taken as 1 ms. An error of a leader behind the follower's metadata (NOT_LEADER_OR_FOLLOWER, UNKNOWN_TOPIC_OR_PARTITION, UNKNOWN_LEADER_EPOCH: a topic just created, a replica not opened yet) is retried after 25 ms, doubling at each error in a row up to this backoff, so that the first acks=all writes to a new topic do not wait a second."},
 	{Name: "max.incremental.fetch.session.cache.slots", Type: TypeInt, Default: "1000", ReadOnly: true, Validator: atLeast(0),
 		Doc:  "The most incremental fetch sessions (KIP-227) the broker keeps.",
 		Note: "The sessions together also hold at most 2,097,152 partitions (Petrel's bound): a session that would pass it is not created, or is closed with FETCH_SESSION_ID_NOT_FOUND."},

@@ -101,20 +101,29 @@ func (s *Sessions) InControlledShutdown(id int32) bool {
 
 // OthersShuttingDown reports whether every unfenced broker of im but id has asked
 // this controller for a controlled shutdown: the whole cluster is stopping, and no
-// broker is left to take id's leaderships. It also returns the channel closed when
-// another broker next asks for one.
+// broker is left to take id's leaderships. It needs at least one such other broker,
+// unless id is the only broker registered: when every other broker is fenced (restarted
+// and catching up, as in a fast rolling restart), id's stop is not the cluster's, and
+// it is fenced as usual so that its leaderships move once the others are back. It
+// also returns the channel closed when another broker next asks for one.
 func (s *Sessions) OthersShuttingDown(im *metadata.Image, id int32) (bool, <-chan struct{}) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	stopping, fenced := 0, 0
 	for other, br := range im.Brokers {
-		if other == id || br.Fenced {
+		if other == id {
+			continue
+		}
+		if br.Fenced {
+			fenced++
 			continue
 		}
 		if sess, ok := s.sessions[other]; !ok || !sess.shuttingDown {
 			return false, s.shutdowns
 		}
+		stopping++
 	}
-	return true, s.shutdowns
+	return stopping > 0 || fenced == 0, s.shutdowns
 }
 
 // expired returns the unfenced brokers whose last heartbeat is older than timeout.

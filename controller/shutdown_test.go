@@ -108,3 +108,28 @@ func TestControlledShutdownWaitingReturnsWhenTheLastOtherBrokerStops(t *testing.
 		t.Fatal("ControlledShutdown still waiting after every other broker asked for its own")
 	}
 }
+
+// When every other broker is fenced (restarted and catching up, as in a fast rolling
+// restart), one broker's stop is not the whole cluster's: it is fenced as usual, so
+// that its leaderships move once the others are back, rather than staying with a
+// stopped broker until its session expires.
+func TestControlledShutdownWithEveryOtherBrokerFencedFencesIt(t *testing.T) {
+	q, c := shutdownQuorum(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := c.Do(ctx, func(*metadata.Image) ([]metadata.Record, error) {
+		return []metadata.Record{metadata.FenceBrokerRecord{BrokerID: 2, BrokerEpoch: 1}}, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if !q.Image().Brokers[2].Fenced {
+		t.Fatal("broker 2 is not fenced")
+	}
+	im, stopping, err := c.ControlledShutdown(context.Background(), 1, 1)
+	if err != nil || stopping {
+		t.Fatalf("ControlledShutdown: stopping %v, err %v; want broker 1 fenced as usual", stopping, err)
+	}
+	if !im.Brokers[1].Fenced {
+		t.Fatal("broker 1 is not fenced")
+	}
+}

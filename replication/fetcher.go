@@ -127,6 +127,9 @@ type fetchState struct {
 	// first (fetcher_backoff.go).
 	delayedUntil time.Time
 	delayedEpoch int32
+	// errorStreak counts the leader's error answers for the partition since its last
+	// answer without one (fetcher_backoff.go).
+	errorStreak int
 }
 
 // fullCheckEvery bounds how long a round may go on trusting the position cache alone:
@@ -504,6 +507,7 @@ func (f *fetcher) apply(ctx context.Context, p *Partition, st *fetchState, rp km
 	}
 	switch err := kerr.ErrorForCode(rp.ErrorCode); {
 	case err == nil:
+		st.errorStreak = 0
 	case errors.Is(err, kerr.OffsetOutOfRange):
 		if pos.LogEndOffset < rp.LogStartOffset || rp.LogStartOffset < 0 {
 			return followerFinish{}, p.TruncateFullyAndStartAt(max(rp.LogStartOffset, 0))
@@ -514,9 +518,10 @@ func (f *fetcher) apply(ctx context.Context, p *Partition, st *fetchState, rp km
 		// Fenced, unknown epoch, not leader, unknown partition: metadata will tell us
 		// what changed; until then, or until the backoff ends, the partition is left
 		// out of the fetch.
-		st.delay(time.Now(), f.fs.cfg.Backoff, pos.LeaderEpoch)
+		backoff := st.backoff(err, f.fs.cfg.Backoff)
+		st.delay(time.Now(), backoff, pos.LeaderEpoch)
 		f.fs.cfg.Logger.Debug("follower fetch of a partition failed; backing off", "topic", p.Topic, "partition", p.ID,
-			"leader", f.leader, "error", err, "backoff", f.fs.cfg.Backoff)
+			"leader", f.leader, "error", err, "backoff", backoff)
 		return followerFinish{}, nil
 	}
 	if rp.DivergingEpoch.EndOffset >= 0 {

@@ -1,6 +1,11 @@
 package replication
 
-import "time"
+import (
+	"errors"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+)
 
 // A partition the leader answers with an error (NOT_LEADER_OR_FOLLOWER before the
 // leader has learnt its leadership, UNKNOWN_TOPIC_OR_PARTITION, a fenced or unknown
@@ -28,4 +33,32 @@ func (st *fetchState) delayed(pos FollowerPosition, now time.Time) bool {
 	}
 	st.delayedUntil = time.Time{}
 	return false
+}
+
+// leaderBehindFirstBackoff is the first delay of a partition whose leader answered as
+// a broker behind the follower's metadata: NOT_LEADER_OR_FOLLOWER or
+// UNKNOWN_TOPIC_OR_PARTITION (it has not opened the replica or applied the topic
+// yet), UNKNOWN_LEADER_EPOCH (it has not applied the new epoch). The follower's own
+// epoch does not move when the leader catches up, so the full replica.fetch.backoff.ms
+// would hold every acks=all write to the partition for a second right after a topic is
+// created or a replica added; instead the delay starts here and doubles at each error
+// in a row up to replica.fetch.backoff.ms, so that a leader that stays behind is still
+// asked at most once per backoff after a few tries.
+const leaderBehindFirstBackoff = 25 * time.Millisecond
+
+// backoff is the delay of a partition after the leader answered it err, the
+// errorStreak-th error in a row: replica.fetch.backoff.ms (max), or for an error of a
+// leader behind the follower, leaderBehindFirstBackoff doubled per error in a row up
+// to it.
+func (st *fetchState) backoff(err error, max time.Duration) time.Duration {
+	st.errorStreak++
+	if !errors.Is(err, kerr.NotLeaderForPartition) && !errors.Is(err, kerr.UnknownTopicOrPartition) &&
+		!errors.Is(err, kerr.UnknownLeaderEpoch) {
+		return max
+	}
+	d := leaderBehindFirstBackoff
+	for i := 1; i < st.errorStreak && d < max; i++ {
+		d *= 2
+	}
+	return min(d, max)
 }

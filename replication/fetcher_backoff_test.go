@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -362,5 +363,44 @@ func TestFetcherForgetsADelayedPartitionWhenNothingElseIsFetched(t *testing.T) {
 	}
 	if got := parts[0].State().LogEndOffset; got != 1 {
 		t.Fatalf("the delayed partition's log ends at %d", got)
+	}
+}
+
+// TestFetcherRetriesSoonALeaderBehindItsMetadata: a leader that has not applied the
+// topic or opened its replica yet (NOT_LEADER_OR_FOLLOWER, UNKNOWN_TOPIC_OR_PARTITION
+// right after CreateTopics) catches up without the follower's epoch moving, so the
+// partition is asked again after leaderBehindFirstBackoff, doubling, not after the
+// whole replica.fetch.backoff.ms (a minute here): the first acks=all writes to a new
+// topic do not wait a backoff for their high watermark. Another error keeps the full
+// backoff.
+func TestFetcherRetriesSoonALeaderBehindItsMetadata(t *testing.T) {
+	for _, code := range []int16{kerr.NotLeaderForPartition.Code, kerr.UnknownTopicOrPartition.Code, kerr.UnknownLeaderEpoch.Code} {
+		t.Run(kerr.ErrorForCode(code).Error(), func(t *testing.T) {
+			l, addr := newFakeLeader(t)
+			l.fail(0, code)
+			_, parts := newFollowingPartitions(t, addr, FetcherConfig{MaxWait: 100 * time.Millisecond, Backoff: time.Minute}, 0)
+			testwait.For(t, 10*time.Second, func() error {
+				if _, errs, _ := l.counts(0); errs == 0 {
+					return errors.New("the error not answered yet")
+				}
+				return nil
+			})
+			l.fail(0, 0) // the leader caught up
+			l.appendBatch(0, 4, 1)
+			reaches(t, parts[0], 4) // within 10 s, not the minute's backoff
+		})
+	}
+	st := &fetchState{}
+	if got := st.backoff(kerr.FencedLeaderEpoch, time.Minute); got != time.Minute {
+		t.Fatalf("FENCED_LEADER_EPOCH backoff %v, want replica.fetch.backoff.ms", got)
+	}
+	st = &fetchState{}
+	var got []time.Duration
+	for range 5 {
+		got = append(got, st.backoff(kerr.NotLeaderForPartition, 300*time.Millisecond))
+	}
+	want := []time.Duration{25 * time.Millisecond, 50 * time.Millisecond, 100 * time.Millisecond, 200 * time.Millisecond, 300 * time.Millisecond}
+	if !slices.Equal(got, want) {
+		t.Fatalf("backoffs %v, want %v", got, want)
 	}
 }

@@ -34,6 +34,17 @@ func (p *Partition) syncBehindLocked(end int64) {
 	go p.runFlusher()
 }
 
+// maxParallelLeaderSyncs bounds the flusher goroutines of a process that are in an
+// fsync at once. A goroutine blocked in fsync(2) holds an OS thread; one acks=all
+// produce of thousands of partitions would otherwise start as many fsyncs at once
+// (Go stops the process at 10,000 threads), where the handler's own fsyncs were
+// bounded by the connections. Flushers waiting for a slot hold no thread, and the
+// fsync a slot finally runs covers every append made while it waited.
+const maxParallelLeaderSyncs = 32
+
+// leaderSyncSlots is the semaphore of maxParallelLeaderSyncs.
+var leaderSyncSlots = make(chan struct{}, maxParallelLeaderSyncs)
+
 // runFlusher is the partition's flusher goroutine: it fsyncs (syncTo, one group commit
 // at a time under flushMu) until everything asked of it is durable, then exits; an
 // append that finds it running only raises syncWanted, and the next fsync covers it.
@@ -55,7 +66,10 @@ func (p *Partition) runFlusher() {
 			return
 		}
 		p.mu.Unlock()
-		if err := p.syncTo(want); err != nil {
+		leaderSyncSlots <- struct{}{}
+		err := p.syncTo(want)
+		<-leaderSyncSlots
+		if err != nil {
 			if !errors.Is(err, ErrPartitionStopped) {
 				p.opts.Logger.Error("fsync behind acks=all appends failed", "topic", p.Topic, "partition", p.ID, "error", err)
 			}

@@ -205,3 +205,58 @@ func TestFlusherStopsAtATruncatedEnd(t *testing.T) {
 		return nil
 	})
 }
+
+// The flushers of many partitions run at most maxParallelLeaderSyncs fsyncs at once (a
+// goroutine in fsync holds an OS thread), and every partition's append is still made
+// durable once the fsyncs in flight finish.
+func TestFlushersRunABoundedNumberOfFsyncsAtOnce(t *testing.T) {
+	const n = 3 * maxParallelLeaderSyncs
+	parts := make([]*Partition, n)
+	mine := map[*Partition]bool{}
+	for i := range parts {
+		parts[i] = newSyncedLeader(t)
+		mine[parts[i]] = true
+	}
+	var inFlight, most atomic.Int32
+	release := make(chan struct{})
+	var releaseOnce sync.Once
+	open := func() { releaseOnce.Do(func() { close(release) }) }
+	testHookAfterFsync = func(q *Partition) {
+		if !mine[q] {
+			return
+		}
+		now := inFlight.Add(1)
+		for {
+			m := most.Load()
+			if now <= m || most.CompareAndSwap(m, now) {
+				break
+			}
+		}
+		<-release
+		inFlight.Add(-1)
+	}
+	t.Cleanup(func() { open(); testHookAfterFsync = nil })
+	for _, p := range parts {
+		if _, err := p.AppendForAcksAll(batch(1), 1, false, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	testwait.For(t, 10*time.Second, func() error {
+		if got := inFlight.Load(); got != maxParallelLeaderSyncs {
+			return fmt.Errorf("%d fsyncs in flight, want the bound %d", got, maxParallelLeaderSyncs)
+		}
+		return nil
+	})
+	open()
+	testwait.For(t, 10*time.Second, func() error {
+		for i, p := range parts {
+			if hw := p.State().HighWatermark; hw != 1 {
+				return fmt.Errorf("partition %d: high watermark %d, want 1", i, hw)
+			}
+		}
+		return nil
+	})
+	if m := most.Load(); m > maxParallelLeaderSyncs {
+		t.Fatalf("%d fsyncs at once, the bound is %d", m, maxParallelLeaderSyncs)
+	}
+}
