@@ -71,18 +71,9 @@ func (s RemoteLogSegmentState) valid() bool {
 }
 
 // CanTransitionTo reports whether a segment in state s may move to next, as Kafka's
-// RemoteLogSegmentState.isValidTransition: a copy finishes or is abandoned to deletion,
-// a finished copy is deleted, a started deletion finishes.
+// RemoteLogSegmentState.isValidTransition (metadata's rule, which the image enforces).
 func (s RemoteLogSegmentState) CanTransitionTo(next RemoteLogSegmentState) bool {
-	switch s {
-	case CopySegmentStarted:
-		return next == CopySegmentFinished || next == DeleteSegmentStarted
-	case CopySegmentFinished:
-		return next == DeleteSegmentStarted
-	case DeleteSegmentStarted:
-		return next == DeleteSegmentFinished
-	}
-	return false
+	return metadata.RemoteLogSegmentState(s).CanTransitionTo(metadata.RemoteLogSegmentState(next))
 }
 
 // EpochStart is one entry of a segment's leader epochs: the epoch and the first offset
