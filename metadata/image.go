@@ -92,8 +92,11 @@ type Image struct {
 	// entry, not once per record.
 	aclsOwned, quotasOwned bool
 	// remoteLogsOwned, only while Apply builds this image, says that RemoteLogs is this
-	// entry's own copy (remote_log.go).
-	remoteLogsOwned bool
+	// entry's own copy; remoteTopicFresh and remoteFresh name the topics' remote logs
+	// and the partitions' segment slices the entry copied already (remote_log.go).
+	remoteLogsOwned  bool
+	remoteTopicFresh map[Uuid]bool
+	remoteFresh      map[remoteKey]bool
 }
 
 // ownTopic returns a topic of this entry's own for t, copying t (and its partitions
@@ -194,7 +197,7 @@ func (im *Image) Apply(offset uint64, records []Record) (*Image, error) {
 			return im, err
 		}
 	}
-	next.fresh = nil
+	next.fresh, next.remoteTopicFresh, next.remoteFresh = nil, nil, nil
 	next.Offset = offset
 	return next, nil
 }

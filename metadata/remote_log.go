@@ -197,20 +197,31 @@ func CheckRemoteLogSegmentRecord(im *Image, r RemoteLogSegmentRecord) error {
 	return nil
 }
 
-// applyRemoteLogSegment applies r (checked again: the image is the last word).
+// remoteKey names a partition's remote segments while an entry is applied.
+type remoteKey struct {
+	topic     Uuid
+	partition int32
+}
+
+// applyRemoteLogSegment applies r (checked again: the image is the last word). The
+// first record of an entry to change a topic's remote log copies it, and the first to
+// change a partition's segments copies the slice; later records of the entry change
+// those copies in place, so an entry of n changes to one partition costs O(n) copies
+// of its slice at most once, not n times.
 func (im *Image) applyRemoteLogSegment(r RemoteLogSegmentRecord) error {
 	if err := CheckRemoteLogSegmentRecord(im, r); err != nil {
 		return err
 	}
-	rl := im.RemoteLogs[r.TopicID]
-	var next RemoteTopicLog
-	if rl != nil {
-		next = *rl
-		next.Partitions = maps.Clone(rl.Partitions)
-	} else {
-		next = RemoteTopicLog{Name: im.TopicIDs[r.TopicID], Partitions: map[int32][]RemoteLogSegment{}}
+	rl := im.ownRemoteTopicLog(r.TopicID)
+	key := remoteKey{r.TopicID, r.PartitionID}
+	segs := rl.Partitions[r.PartitionID]
+	if !im.remoteFresh[key] {
+		segs = slices.Clone(segs)
+		if im.remoteFresh == nil {
+			im.remoteFresh = map[remoteKey]bool{}
+		}
+		im.remoteFresh[key] = true
 	}
-	segs := next.Partitions[r.PartitionID]
 	s := r.Segment
 	switch i := slices.IndexFunc(segs, func(x RemoteLogSegment) bool { return x.ID == s.ID }); {
 	case s.State == CopySegmentStarted:
@@ -222,42 +233,56 @@ func (im *Image) applyRemoteLogSegment(r RemoteLogSegmentRecord) error {
 			}
 			return 1 // after those of the same start offset: a retried copy's
 		})
-		segs = slices.Insert(slices.Clone(segs), at, s)
+		segs = slices.Insert(segs, at, s)
 	case s.State == DeleteSegmentFinished:
-		segs = slices.Delete(slices.Clone(segs), i, i+1)
+		segs = slices.Delete(segs, i, i+1)
 	default:
-		segs = slices.Clone(segs)
-		u := segs[i]
+		u := &segs[i]
 		u.State, u.BrokerID = s.State, s.BrokerID
 		if s.State == CopySegmentFinished && s.CustomMetadata != nil {
 			u.CustomMetadata = slices.Clone(s.CustomMetadata)
 		}
-		segs[i] = u
 	}
 	if len(segs) == 0 {
-		delete(next.Partitions, r.PartitionID)
+		delete(rl.Partitions, r.PartitionID)
 	} else {
-		next.Partitions[r.PartitionID] = segs
+		rl.Partitions[r.PartitionID] = segs
 	}
-	im.ownRemoteLogs()
-	if len(next.Partitions) == 0 {
+	if len(rl.Partitions) == 0 {
 		delete(im.RemoteLogs, r.TopicID)
-	} else {
-		im.RemoteLogs[r.TopicID] = &next
+		delete(im.remoteTopicFresh, r.TopicID)
 	}
 	return nil
 }
 
 // removeTopicRemoteLog keeps a deleted topic's remote segments as awaiting deletion.
 func (im *Image) removeTopicRemoteLog(id Uuid) {
-	rl := im.RemoteLogs[id]
-	if rl == nil {
-		return
+	if im.RemoteLogs[id] != nil {
+		im.ownRemoteTopicLog(id).Deleted = true
 	}
-	next := *rl
-	next.Deleted = true
+}
+
+// ownRemoteTopicLog returns this entry's own copy of topic id's remote log (a new one
+// when it has none), copying it the first time the entry changes it; its Partitions
+// map is the entry's own too, its slices are not (remoteFresh says which are).
+func (im *Image) ownRemoteTopicLog(id Uuid) *RemoteTopicLog {
 	im.ownRemoteLogs()
+	if im.remoteTopicFresh[id] {
+		return im.RemoteLogs[id]
+	}
+	var next RemoteTopicLog
+	if rl := im.RemoteLogs[id]; rl != nil {
+		next = *rl
+		next.Partitions = maps.Clone(rl.Partitions)
+	} else {
+		next = RemoteTopicLog{Name: im.TopicIDs[id], Partitions: map[int32][]RemoteLogSegment{}}
+	}
 	im.RemoteLogs[id] = &next
+	if im.remoteTopicFresh == nil {
+		im.remoteTopicFresh = map[Uuid]bool{}
+	}
+	im.remoteTopicFresh[id] = true
+	return &next
 }
 
 // ownRemoteLogs gives this entry its own copy of the RemoteLogs map, once per entry.

@@ -142,3 +142,24 @@ func TestRemoteLogSnapshotRoundTrip(t *testing.T) {
 		t.Fatalf("restored %+v, want %+v", got.RemoteLogs, im.RemoteLogs)
 	}
 }
+
+// TestRemoteLogEntryCopyOnWrite: an entry of several changes to one partition changes
+// only the new image; the old one, which readers may hold, keeps its segments.
+func TestRemoteLogEntryCopyOnWrite(t *testing.T) {
+	im := remoteImage(t)
+	im = mustApply(t, im, 3, remoteRecord(1, CopySegmentStarted, 0, 99), remoteRecord(2, CopySegmentStarted, 100, 199))
+	next := mustApply(t, im, 4, remoteRecord(1, CopySegmentFinished, 0, 99), remoteRecord(2, DeleteSegmentStarted, 100, 199),
+		remoteRecord(3, CopySegmentStarted, 200, 299), remoteRecord(2, DeleteSegmentFinished, 100, 199))
+	if got := states(im.RemoteLogSegments(Uuid{1}, 0)); !reflect.DeepEqual(got, map[Uuid]RemoteLogSegmentState{{1}: CopySegmentStarted, {2}: CopySegmentStarted}) {
+		t.Fatalf("old image changed: %v", got)
+	}
+	if got := states(next.RemoteLogSegments(Uuid{1}, 0)); !reflect.DeepEqual(got, map[Uuid]RemoteLogSegmentState{{1}: CopySegmentFinished, {3}: CopySegmentStarted}) {
+		t.Fatalf("new image: %v", got)
+	}
+	if _, err := next.Apply(5, []Record{remoteRecord(4, CopySegmentStarted, 300, 399), remoteRecord(9, CopySegmentFinished, 0, 1)}); err == nil {
+		t.Fatal("an entry with a bad change applied")
+	}
+	if got := len(next.RemoteLogSegments(Uuid{1}, 0)); got != 2 {
+		t.Fatalf("a refused entry changed the image: %d segments", got)
+	}
+}
