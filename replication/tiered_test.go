@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -259,4 +260,70 @@ func TestFetchServerAnswersConsumersOutOfRangeBelowTheLocalLogStart(t *testing.T
 			t.Fatalf("offset %d: code %d, records %v", c.offset, sp.ErrorCode, held)
 		}
 	}
+}
+
+// TestSetRemoteLogStateConcurrently: the remote log manager's reports race appends,
+// retention, DeleteRecords, reads and ListOffsets; every view keeps log start ≤ local
+// log start ≤ log end, and no segment goes before it is copied (run under -race).
+func TestSetRemoteLogStateConcurrently(t *testing.T) {
+	p := tieredLeader(t, true)
+	var wg sync.WaitGroup
+	const rounds = 300
+	wg.Add(3)
+	go func() {
+		defer wg.Done()
+		for i := 0; i < rounds; i++ {
+			if _, err := p.AppendAsLeader(batch(2), 0); err != nil {
+				t.Error(err)
+				return
+			}
+		}
+	}()
+	go func() {
+		defer wg.Done()
+		for i := 0; i < rounds; i++ {
+			hw := p.State().HighWatermark
+			p.SetRemoteLogState(hw/2, hw/4)
+			if _, err := p.EnforceRetention(); err != nil {
+				t.Error(err)
+				return
+			}
+			if i%50 == 0 {
+				if _, err := p.DeleteRecordsBefore(hw / 3); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}
+	}()
+	go func() {
+		defer wg.Done()
+		for i := 0; i < rounds; i++ {
+			tiers := p.TieredOffsets()
+			st := p.State()
+			if tiers.LogStartOffset > tiers.LocalLogStartOffset || tiers.LocalLogStartOffset > st.LogEndOffset {
+				t.Errorf("offsets %+v, log end %d", tiers, st.LogEndOffset)
+				return
+			}
+			if _, err := p.ListOffset(OffsetQuery{Timestamp: -4, CurrentLeaderEpoch: -1, ReplicaID: -1}); err != nil {
+				t.Error(err)
+				return
+			}
+			_, err := p.Read(tiers.LogStartOffset, 1<<10, -1, LeaderOnly)
+			if err != nil && !errors.Is(err, ErrOffsetMovedToTieredStorage) && !errors.Is(err, segment.ErrOffsetOutOfRange) {
+				t.Error(err)
+				return
+			}
+		}
+	}()
+	wg.Wait()
+	tiers := p.TieredOffsets()
+	p.WithLog(func(l *segment.Log) error {
+		// The reports only grew (half the growing high watermark): every offset below
+		// the first local segment was copied before its segment went.
+		if first := l.FirstSegmentBaseOffset(); first-1 > tiers.HighestCopiedOffset {
+			t.Fatalf("first local segment %d with highest copied %d", first, tiers.HighestCopiedOffset)
+		}
+		return nil
+	})
 }
