@@ -514,6 +514,16 @@ func (f *fetcher) apply(ctx context.Context, p *Partition, st *fetchState, rp km
 		}
 		st.truncated = false // find the divergence again
 		return followerFinish{}, nil
+	case errors.Is(err, kerr.OffsetMovedToTieredStorage):
+		// KIP-405: the leader's local log starts past this replica's log end; build the
+		// state below it from remote storage and fetch from there (fetcher_tiered.go).
+		if err := f.buildFromRemote(ctx, p, pos, rp.LogStartOffset); err != nil {
+			backoff := st.backoff(err, f.fs.cfg.Backoff)
+			st.delay(time.Now(), backoff, pos.LeaderEpoch)
+			f.fs.cfg.Logger.Debug("cannot build the replica's state from remote storage yet; backing off", "topic", p.Topic,
+				"partition", p.ID, "leader", f.leader, "error", err, "backoff", backoff)
+		}
+		return followerFinish{}, nil
 	default:
 		// Fenced, unknown epoch, not leader, unknown partition: metadata will tell us
 		// what changed; until then, or until the backoff ends, the partition is left
@@ -541,30 +551,40 @@ func (f *fetcher) apply(ctx context.Context, p *Partition, st *fetchState, rp km
 func (f *fetcher) truncate(ctx context.Context, p *Partition, pos FollowerPosition) error {
 	epoch := pos.LastFetchedEpoch
 	for epoch >= 0 {
-		req := kmsg.NewPtrOffsetForLeaderEpochRequest()
-		req.Version = 3
-		req.ReplicaID = f.fs.cfg.BrokerID
-		t := kmsg.NewOffsetForLeaderEpochRequestTopic()
-		t.Topic = p.Topic
-		tp := kmsg.NewOffsetForLeaderEpochRequestTopicPartition()
-		tp.Partition, tp.CurrentLeaderEpoch, tp.LeaderEpoch = p.ID, pos.LeaderEpoch, epoch
-		t.Partitions = append(t.Partitions, tp)
-		req.Topics = append(req.Topics, t)
-		resp, err := f.client.Do(ctx, req)
+		leaderEpoch, end, err := f.offsetForLeaderEpoch(ctx, p, pos.LeaderEpoch, epoch)
 		if err != nil {
 			return err
 		}
-		r := resp.(*kmsg.OffsetForLeaderEpochResponse)
-		if len(r.Topics) != 1 || len(r.Topics[0].Partitions) != 1 {
-			return errors.New("replication: malformed OffsetForLeaderEpoch response")
-		}
-		rp := r.Topics[0].Partitions[0]
-		if err := kerr.ErrorForCode(rp.ErrorCode); err != nil {
-			return err
-		}
-		if epoch, err = p.truncateByLeaderEpoch(rp.LeaderEpoch, rp.EndOffset); err != nil {
+		if epoch, err = p.truncateByLeaderEpoch(leaderEpoch, end); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// offsetForLeaderEpoch asks the leader (OffsetForLeaderEpoch, key 23) for the largest
+// epoch at most epoch and where it ends, with currentLeaderEpoch for fencing.
+func (f *fetcher) offsetForLeaderEpoch(ctx context.Context, p *Partition, currentLeaderEpoch, epoch int32) (int32, int64, error) {
+	req := kmsg.NewPtrOffsetForLeaderEpochRequest()
+	req.Version = 3
+	req.ReplicaID = f.fs.cfg.BrokerID
+	t := kmsg.NewOffsetForLeaderEpochRequestTopic()
+	t.Topic = p.Topic
+	tp := kmsg.NewOffsetForLeaderEpochRequestTopicPartition()
+	tp.Partition, tp.CurrentLeaderEpoch, tp.LeaderEpoch = p.ID, currentLeaderEpoch, epoch
+	t.Partitions = append(t.Partitions, tp)
+	req.Topics = append(req.Topics, t)
+	resp, err := f.client.Do(ctx, req)
+	if err != nil {
+		return 0, 0, err
+	}
+	r := resp.(*kmsg.OffsetForLeaderEpochResponse)
+	if len(r.Topics) != 1 || len(r.Topics[0].Partitions) != 1 {
+		return 0, 0, errors.New("replication: malformed OffsetForLeaderEpoch response")
+	}
+	rp := r.Topics[0].Partitions[0]
+	if err := kerr.ErrorForCode(rp.ErrorCode); err != nil {
+		return 0, 0, err
+	}
+	return rp.LeaderEpoch, rp.EndOffset, nil
 }

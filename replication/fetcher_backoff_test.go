@@ -33,6 +33,9 @@ type fakeLeader struct {
 	fetches  int
 	errors   int // partition errors answered
 	maxBytes int32
+	// localStart is each partition's local log start (tiered storage): a fetch below it
+	// is answered OFFSET_MOVED_TO_TIERED_STORAGE (fetcher_tiered_test.go).
+	localStart map[int32]int64
 }
 
 func newFakeLeader(t *testing.T) (*fakeLeader, string) {
@@ -41,6 +44,7 @@ func newFakeLeader(t *testing.T) (*fakeLeader, string) {
 	reg := rpc.NewRegistry()
 	reg.Register(1, 12, 12, l.fetch)
 	reg.Register(23, 3, 3, l.offsetForLeaderEpoch)
+	reg.Register(2, 9, 9, l.listOffsets)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -175,6 +179,8 @@ func (l *fakeLeader) answerLocked(full bool) (*kmsg.FetchResponse, bool) {
 		switch {
 		case l.failing[id] != 0:
 			rp.ErrorCode, rp.HighWatermark, rp.LogStartOffset = l.failing[id], -1, -1
+		case off < l.localStart[id]:
+			rp.ErrorCode = kerr.OffsetMovedToTieredStorage.Code
 		case off < l.ends[id]:
 			var at int64
 			for _, b := range l.batches[id] {

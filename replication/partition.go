@@ -38,7 +38,12 @@ type Options struct {
 	ObserveFsync func(time.Duration)
 	// ObserveFollowerAppend, when set, is told the bytes of every follower append.
 	ObserveFollowerAppend func(bytes int64)
-	Logger                hclog.Logger
+	// Remote is the remote log manager's side of tiered storage (tiered.go): time
+	// lookups below the local log start and a follower's state from remote storage.
+	// Nil until tiered storage is wired: lookups stay local and a follower that must
+	// build from remote storage backs off.
+	Remote RemoteLog
+	Logger hclog.Logger
 }
 
 // Partition is one partition replica on this broker: its log, its role and, as leader,
@@ -627,6 +632,9 @@ func (p *Partition) readIsolated(offset int64, maxBytes int, currentLeaderEpoch 
 		res.Aborted = p.producers.AbortedBetween(offset, upTo)
 	}
 	res.Changes = p.changes.Load()
+	if err := p.checkRemoteTierLocked(offset); err != nil {
+		return res, err
+	}
 	r, err := p.log.ReadForConsumer(offset, maxBytes, upTo)
 	if err != nil {
 		return res, err
