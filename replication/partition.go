@@ -535,11 +535,13 @@ func (p *Partition) syncTo(end int64) error {
 		}
 		p.log.MarkFlushed(target)
 		p.durableEnd = max(p.durableEnd, target)
+		p.collecting = true
 		if p.maybeAdvanceHighWatermarkLocked() {
-			p.collecting = true
 			p.notifyProgressLocked()
-			after = p.takeCollectedLocked()
+		} else {
+			p.wakeFsyncedLocked() // acks=1 writes wait for this fsync only
 		}
+		after = p.takeCollectedLocked()
 		p.mu.Unlock()
 		return nil
 	}
@@ -552,10 +554,7 @@ func (p *Partition) maybeAdvanceHighWatermarkLocked() bool {
 	if p.role != Leader {
 		return false
 	}
-	hw := p.log.LogEndOffset()
-	if p.syncEveryAppend.Load() {
-		hw = min(hw, p.durableEnd)
-	}
+	hw := p.localEndLocked()
 	for _, r := range p.maximalISRLocked() {
 		if r == p.opts.BrokerID {
 			continue
@@ -725,7 +724,8 @@ func (p *Partition) SetSyncEveryAppend(on bool) {
 		}
 	}
 	p.syncEveryAppend.Store(on)
-	if p.maybeAdvanceHighWatermarkLocked() {
-		p.notifyLocked()
-	}
+	// Every waiter is told, the high watermark moved or not: an acks=1 write waiting
+	// for its fsync (WaitFsynced) is answerable once the mode is off.
+	p.maybeAdvanceHighWatermarkLocked()
+	p.notifyLocked()
 }
