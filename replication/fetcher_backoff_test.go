@@ -33,6 +33,10 @@ type fakeLeader struct {
 	fetches  int
 	errors   int // partition errors answered
 	maxBytes int32
+	// quiet makes an incremental fetch's answer at its max wait name only the
+	// partitions with records or an error, as Kafka's leader does; otherwise it names
+	// every partition of the session.
+	quiet bool
 }
 
 func newFakeLeader(t *testing.T) (*fakeLeader, string) {
@@ -124,6 +128,13 @@ func (l *fakeLeader) fetch(ctx context.Context, r *rpc.Request) rpc.Result {
 		select {
 		case <-changed:
 		case <-deadline:
+			l.mu.Lock()
+			if l.quiet {
+				resp, _ := l.answerLocked(full)
+				l.mu.Unlock()
+				return rpc.Respond(resp)
+			}
+			l.mu.Unlock()
 			full = true // max wait: answer what there is
 		case <-ctx.Done():
 			return rpc.Respond(resp)
