@@ -117,7 +117,7 @@ per=""; sum=0
 for i in 0 1 2; do d=$((c1[i] - c0[i])); sum=$((sum + d)); per+="n$i $(python3 -c "print('%.1f' % (100*$d/$hz/$secs))") %, "; done
 sessions=$(metric "${mp[2]}" kafka_server_fetchsessioncache_numincrementalfetchsessions || true)
 echo "| idle CPU, the three processes together | $total | $rf | $secs | $(python3 -c "print('%.2f CPU-s, %.1f %% of a core' % ($sum/$hz, 100*$sum/$hz/$secs))") (${per%, }); $(python3 -c "print('%.1f' % (($f1-$f0)/$secs))") follower fetches/s in all; node 2's fetch sessions: ${sessions:-none} |"
-if [ "${PETREL_PPROF:-}" = 1 ] && [ -n "${PETREL_BENCH_LOGS:-}" ]; then
+if [ "${PETREL_PPROF:-}" = 1 ] && [ -n "${PETREL_BENCH_LOGS:-}" ] && [ -z "${PETREL_SKIP_IDLE_PROFILE:-}" ]; then
   mkdir -p "$PETREL_BENCH_LOGS"
   for i in 0 1 2; do curl -s -o "$PETREL_BENCH_LOGS/idle-cpu-n$i.prof" "127.0.0.1:${mp[$i]}/debug/pprof/profile?seconds=30" & done
   sleep 31; until [ "$(ls "$PETREL_BENCH_LOGS"/idle-cpu-n*.prof 2>/dev/null | wc -l)" = 3 ]; do sleep 0.2; done; sleep 1
@@ -134,6 +134,7 @@ echo "| whole cluster stopped at once (SIGTERM to all exited) | $total | $rf | $
 t0=$(now)
 for i in 0 1 2; do start "$i"; done
 if [ "${PETREL_PPROF:-}" = 1 ] && [ -n "${PETREL_BENCH_LOGS:-}" ] && [ -n "${PETREL_RESTART_PROFILE_SECONDS:-}" ]; then
+  mkdir -p "$PETREL_BENCH_LOGS"
   for i in 0 1 2; do # the metrics listener is up before the replicas open
     ( for _ in $(seq 200); do
         curl -sf -o "$PETREL_BENCH_LOGS/restart-cpu-n$i.prof" \
