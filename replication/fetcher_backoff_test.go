@@ -222,19 +222,26 @@ func newFollowingPartitions(t *testing.T, addr string, cfg FetcherConfig, ids ..
 	t.Cleanup(fs.Close)
 	var parts []*Partition
 	for _, id := range ids {
-		log, _, err := segment.Open(t.TempDir(), segment.DefaultConfig(), segment.OpenOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		p := NewPartition("t", id, log, 0, Options{BrokerID: 1})
-		t.Cleanup(func() { p.Stop(false) })
-		if err := p.BecomeFollower(1, 0); err != nil {
-			t.Fatal(err)
-		}
-		fs.Follow(p, 0)
-		parts = append(parts, p)
+		parts = append(parts, followOne(t, fs, id))
 	}
 	return fs, parts
+}
+
+// followOne opens an empty follower replica of "t" partition id in leader epoch 1 of
+// broker 0 and makes fs fetch it from there.
+func followOne(t *testing.T, fs *Fetchers, id int32) *Partition {
+	t.Helper()
+	log, _, err := segment.Open(t.TempDir(), segment.DefaultConfig(), segment.OpenOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := NewPartition("t", id, log, 0, Options{BrokerID: 1})
+	t.Cleanup(func() { p.Stop(false) })
+	if err := p.BecomeFollower(1, 0); err != nil {
+		t.Fatal(err)
+	}
+	fs.Follow(p, 0)
+	return p
 }
 
 // reaches waits until p's log ends at end.

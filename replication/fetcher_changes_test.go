@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/petrel-broker/petrel/internal/testwait"
-	"github.com/petrel-broker/petrel/segment"
 )
 
 // inLeaderSession waits until the fake leader's session holds partition id (want
@@ -20,23 +19,6 @@ func inLeaderSession(t *testing.T, l *fakeLeader, id int32, want bool) {
 		}
 		return nil
 	})
-}
-
-// followOne opens an empty follower replica of "t" partition id in leader epoch 1 of
-// broker 0 and makes fs fetch it from there.
-func followOne(t *testing.T, fs *Fetchers, id int32) *Partition {
-	t.Helper()
-	log, _, err := segment.Open(t.TempDir(), segment.DefaultConfig(), segment.OpenOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := NewPartition("t", id, log, 0, Options{BrokerID: 1})
-	t.Cleanup(func() { p.Stop(false) })
-	if err := p.BecomeFollower(1, 0); err != nil {
-		t.Fatal(err)
-	}
-	fs.Follow(p, 0)
-	return p
 }
 
 // TestFetcherLooksOnlyAtPartitionsThatJoin: a partition joining a fetcher that follows

@@ -5,7 +5,7 @@
 // work. "create" is a new replica: partition.metadata and the directory looked up (both
 // absent), a stat of the directory and of its parent, and mkdir (a new log writes no
 // file until its first record); "metadata_file" then writes each partition.metadata
-// (what a restart finds). "reopen" is a restart's open of an existing, empty
+// (what a restart finds); "list" lists the folder once (a start does). "reopen" is a restart's open of an existing, empty
 // replica: partition.metadata opened and read, the directory opened and listed. It
 // runs --workers at once (the broker's replicaOpeners) over --replicas directories
 // in one folder, and prints the seconds and CPU-seconds of each step as JSON.
@@ -78,6 +78,13 @@ func main() {
 	writeS, writeCPU := run(func(d string) error { // a restart finds the file (not timed as a broker step)
 		return os.WriteFile(filepath.Join(d, "partition.metadata"), []byte("version: 0\ntopic_id: AAAAAAAAAAAAAAAAAAAAAA\n"), 0o644)
 	})
+	listStart := time.Now()
+	ents, err := os.ReadDir(root) // a start lists the log directory once
+	if err != nil || len(ents) != *replicas {
+		fmt.Fprintln(os.Stderr, "listing:", len(ents), err)
+		os.Exit(1)
+	}
+	listS := time.Since(listStart).Seconds()
 	reopenS, reopenCPU := run(func(d string) error {
 		b, err := os.ReadFile(filepath.Join(d, "partition.metadata"))
 		if err != nil || len(b) == 0 {
@@ -92,5 +99,5 @@ func main() {
 		return err
 	})
 	json.NewEncoder(os.Stdout).Encode(map[string]any{"replicas": *replicas, "workers": *workers,
-		"create_s": createS, "create_cpu_s": createCPU, "metadata_file_s": writeS, "metadata_file_cpu_s": writeCPU, "reopen_s": reopenS, "reopen_cpu_s": reopenCPU})
+		"create_s": createS, "create_cpu_s": createCPU, "metadata_file_s": writeS, "metadata_file_cpu_s": writeCPU, "list_s": listS, "reopen_s": reopenS, "reopen_cpu_s": reopenCPU})
 }
