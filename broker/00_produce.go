@@ -28,7 +28,8 @@ package broker
 // is MESSAGE_TOO_LARGE) or its message.timestamp.type is LogAppendTime (the append
 // stamps the batch's timestamp, answered as log_append_time, v2+). acks=0 gets no
 // response (a failure closes the connection, as Kafka does); acks=1 answers after the
-// local append; acks=-1 checks min.insync.replicas first and answers when the high
+// local append (with flush.messages=1 once an fsync behind it covers it, as for acks=-1:
+// the connection reads on meanwhile); acks=-1 checks min.insync.replicas first and answers when the high
 // watermark passes the batch, or REQUEST_TIMED_OUT at timeout_ms. Idempotent batches
 // (a producer id) pass the partition's producer-state checks under the partition lock
 // before any offset is assigned: INVALID_PRODUCER_EPOCH, OUT_OF_ORDER_SEQUENCE_NUMBER,
@@ -116,7 +117,7 @@ func (b *Broker) handleProduce(ctx context.Context, req *rpc.Request) rpc.Result
 				sp.BaseOffset = info.FirstOffset
 				sp.LogAppendTime = info.LogAppendTime
 				sp.LogStartOffset = part.LogStartOffset()
-				if r.Acks == -1 {
+				if r.Acks == -1 || (r.Acks == 1 && part.SyncsEveryAppend()) {
 					waiting = append(waiting, appended{ti, pi, part, info.LastOffset + 1})
 				}
 			} else {
@@ -142,8 +143,15 @@ func (b *Broker) handleProduce(ctx context.Context, req *rpc.Request) rpc.Result
 		b.newLeaderHints(req.Conn.ListenerName).produce(resp) // KIP-951 (leader_hints.go)
 		return rpc.Respond(resp)
 	}
+	timeout := time.Duration(r.TimeoutMillis) * time.Millisecond
+	if r.Acks == 1 {
+		// Kafka ignores timeout_ms at acks=1 (its append fsyncs before the answer
+		// whatever the client allows): a small value must not turn a slow fsync into
+		// REQUEST_TIMED_OUT.
+		timeout = max(timeout, acksOneFsyncWait)
+	}
 	deferred := req.Defer()
-	b.awaitAcksAll(ctx, pending, time.Duration(r.TimeoutMillis)*time.Millisecond, func() {
+	b.awaitAcks(ctx, r.Acks, pending, timeout, func() {
 		// A leader that lost the partition meanwhile (a controlled shutdown moving it,
 		// for one) names the new leader in its NOT_LEADER_OR_FOLLOWER answer.
 		b.newLeaderHints(req.Conn.ListenerName).produce(resp)
@@ -151,6 +159,10 @@ func (b *Broker) handleProduce(ctx context.Context, req *rpc.Request) rpc.Result
 	})
 	return rpc.RespondDeferred(deferred)
 }
+
+// acksOneFsyncWait is the least an acks=1 produce waits for the fsync behind its
+// append before REQUEST_TIMED_OUT: Kafka's default request.timeout.ms.
+const acksOneFsyncWait = 30 * time.Second
 
 // awaitAcksAll parks pending in the purgatory (replication.Purgatory.WaitAcksAll,
 // Kafka's DelayedProduce) and calls done once every partition has its code: 0 when
@@ -160,16 +172,28 @@ func (b *Broker) handleProduce(ctx context.Context, req *rpc.Request) rpc.Result
 // done runs on the goroutine that decided last (the follower fetch advancing the high
 // watermark, usually), possibly before awaitAcksAll returns.
 func (b *Broker) awaitAcksAll(ctx context.Context, pending []producePending, timeout time.Duration, done func()) {
+	b.awaitAcks(ctx, -1, pending, timeout, done)
+}
+
+// awaitAcks is awaitAcksAll for acks=-1; for acks=1 (with flush.messages=1) it waits
+// instead for the leader's own fsync behind the append (Purgatory.WaitFsynced), with
+// the same codes, done then running on the partition's flusher after the fsync.
+func (b *Broker) awaitAcks(ctx context.Context, acks int16, pending []producePending, timeout time.Duration, done func()) {
 	writes := make([]replication.AcksAllWrite, len(pending))
 	for i, p := range pending {
 		writes[i] = replication.AcksAllWrite{Partition: p.part.Partition, End: p.end, MinISR: p.minInsync}
 	}
-	b.purgatory.WaitAcksAll(ctx, writes, timeout, func(outcomes []replication.Outcome) {
+	answer := func(outcomes []replication.Outcome) {
 		for i, o := range outcomes {
 			*pending[i].code, _ = acksAllCode(o)
 		}
 		done()
-	})
+	}
+	if acks == 1 {
+		b.purgatory.WaitFsynced(ctx, writes, timeout, answer)
+		return
+	}
+	b.purgatory.WaitAcksAll(ctx, writes, timeout, answer)
 }
 
 // producePartition validates and appends one partition's batch; records at fault are
@@ -240,6 +264,10 @@ func (b *Broker) producePartition(r *kmsg.ProduceRequest, topic string, rp kmsg.
 		// connection reads its next request while it runs, and the answer waits for
 		// the high watermark, which counts only fsynced offsets.
 		info, err = part.AppendForAcksAll(records, minInsync, !v.Off, v.Guard)
+	case r.Acks == 1:
+		// Likewise with flush.messages=1, the answer waiting for the fsync behind the
+		// append instead (replication/acks_one.go).
+		info, err = part.AppendForAcksOne(records, !v.Off, v.Guard)
 	case v.Off:
 		info, err = part.AppendValidatedAsLeader(records, minInsync)
 	default:

@@ -146,6 +146,11 @@ func segmentConfig(cfgs map[string]config.Resolved) segment.Config {
 	sc.IndexIntervalBytes = int(n("index.interval.bytes"))
 	sc.RetentionMs = n("retention.ms")
 	sc.RetentionBytes = n("retention.bytes")
+	// Tiered storage (KIP-405): refused by the config table until P23 is wired, so
+	// RemoteStorageEnable stays false and the local limits unused (segment/tiered.go).
+	sc.RemoteStorageEnable = config.ParseBool(cfgs["remote.storage.enable"].Value)
+	sc.LocalRetentionMs = n("local.retention.ms")
+	sc.LocalRetentionBytes = n("local.retention.bytes")
 	// flush.messages=1 is handled by group commit in replication, not per append here.
 	if fm := n("flush.messages"); fm > 1 {
 		sc.FlushMessages = fm
@@ -153,7 +158,7 @@ func segmentConfig(cfgs map[string]config.Resolved) segment.Config {
 	sc.FlushMs = n("flush.ms")
 	if !strings.Contains(cfgs["cleanup.policy"].Value, "delete") {
 		// A compact-only topic is never trimmed by time or size.
-		sc.RetentionMs, sc.RetentionBytes = -1, -1
+		sc.RetentionMs, sc.RetentionBytes, sc.LocalRetentionMs, sc.LocalRetentionBytes = -1, -1, -1, -1
 	}
 	sc.Compacted = strings.Contains(cfgs["cleanup.policy"].Value, "compact")
 	sc.LogAppendTime = cfgs["message.timestamp.type"].Value == "LogAppendTime"

@@ -61,6 +61,10 @@ var errorTable = []struct {
 	{replication.ErrNotEnoughReplicas, kerr.NotEnoughReplicas.Code},
 	{replication.ErrOffsetNotAvailable, kerr.OffsetNotAvailable.Code},
 	{replication.ErrOffsetOutOfRange, kerr.OffsetOutOfRange.Code},
+	// A follower's fetch below the leader's local log start (KIP-405); a consumer's is
+	// the remote read path's (replication.FetchServer.readRemote) and never gets it.
+	{replication.ErrOffsetMovedToTieredStorage, kerr.OffsetMovedToTieredStorage.Code},
+	{replication.ErrRemoteStorageNotReady, kerr.KafkaStorageError.Code},
 	{replication.ErrInvalidProducerEpoch, kerr.InvalidProducerEpoch.Code},
 	{replication.ErrOutOfOrderSequence, kerr.OutOfOrderSequenceNumber.Code},
 	{replication.ErrInvalidTxnState, kerr.InvalidTxnState.Code},

@@ -96,9 +96,18 @@ func (b *Broker) observeRequest(key int16, t rpc.RequestTiming) {
 	b.metrics.ObserveRequest(key, metrics.RequestTiming(t))
 }
 
+// testHookFsynced, when set by a test, runs after every fsync of a replica's log, on the
+// goroutine that fsynced, before the replica takes the result.
+var testHookFsynced func()
+
 // replicaMetricsOptions are a local replica's metric hooks.
 func (b *Broker) replicaMetricsOptions(opts replication.Options) replication.Options {
-	opts.ObserveFsync = func(d time.Duration) { b.metrics.Fsynced(d.Seconds()) }
+	opts.ObserveFsync = func(d time.Duration) {
+		b.metrics.Fsynced(d.Seconds())
+		if testHookFsynced != nil {
+			testHookFsynced()
+		}
+	}
 	opts.ObserveFollowerAppend = b.metrics.ReplicationIn
 	return opts
 }

@@ -179,11 +179,12 @@ var raftMaxRPCsInFlight = 1
 // goroutine forever. Seen at 30,000 partitions with leader churn; synchronous
 // replication has every wait bounded by controller.quorum.request.timeout.ms.
 func newRaftTransport(cfg *Config, ln net.Listener, dial rpc.DialFunc, logger hclog.Logger) *raft.NetworkTransport {
+	timeout := cfg.durationMs("controller.quorum.request.timeout.ms")
 	return raft.NewNetworkTransportWithConfig(&raft.NetworkTransportConfig{
-		Stream:          &streamLayer{Listener: ln, dial: dial},
+		Stream:          &streamLayer{Listener: ln, dial: dial, timeout: timeout},
 		MaxPool:         3,
 		MaxRPCsInFlight: raftMaxRPCsInFlight,
-		Timeout:         cfg.durationMs("controller.quorum.request.timeout.ms"),
+		Timeout:         timeout,
 		Logger:          logger.Named("transport"),
 	})
 }

@@ -109,12 +109,17 @@ func (l *trackedListener) Accept() (net.Conn, error) {
 // can cut a node's Raft traffic.
 type streamLayer struct {
 	net.Listener
-	dial rpc.DialFunc
+	dial    rpc.DialFunc
+	timeout time.Duration // controller.quorum.request.timeout.ms (raft_deadline.go)
 }
 
 // Dial opens a connection to another Raft member.
 func (s *streamLayer) Dial(address raft.ServerAddress, timeout time.Duration) (net.Conn, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	return s.dial(ctx, "tcp", string(address))
+	c, err := s.dial(ctx, "tcp", string(address))
+	if err != nil {
+		return nil, err
+	}
+	return &sizedDeadlineConn{Conn: c, unit: s.timeout}, nil // raft_deadline.go
 }

@@ -106,10 +106,10 @@ func TestUpdateRemoteLogStates(t *testing.T) {
 		return metadata.RemoteLogSegmentRecord{TopicID: metadata.Uuid{1}, Segment: metadata.RemoteLogSegment{ID: metadata.Uuid{id},
 			StartOffset: start, EndOffset: end, State: state, LeaderEpochs: []metadata.RemoteEpochStart{{Epoch: 0, StartOffset: start}}}}
 	}
-	check := func(lp *localPartition, wantHigh, wantStart int64) {
+	check := func(lp *localPartition, wantHigh, _ int64) {
 		t.Helper()
-		if h, s := lp.RemoteLogState(); h != wantHigh || s != wantStart {
-			t.Fatalf("partition %d remote log state %d, %d; want %d, %d", lp.ID, h, s, wantHigh, wantStart)
+		if h := lp.TieredOffsets().HighestCopiedOffset; h != wantHigh {
+			t.Fatalf("partition %d highest copied offset %d; want %d", lp.ID, h, wantHigh)
 		}
 	}
 	p0 := open(0)

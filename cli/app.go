@@ -13,6 +13,7 @@ import (
 
 // Run runs the petrel command line with args (os.Args) and returns the process exit code.
 func Run(args []string) int {
+	defer startClientProfile()()
 	return RunWithIO(args, os.Stdout, os.Stderr)
 }
 

@@ -117,7 +117,7 @@ var TopicDefs = []Def{
 		Doc: "The replicas whose log replication the follower throttles (to follower.replication.throttled.rate), as partitionId:brokerId,... or * for every replica; only replicas outside the ISR are throttled (KIP-73)."},
 	{Name: "remote.storage.enable", Type: TypeBoolean, Default: "false",
 		Doc:  "To enable tiered storage for a topic, set this configuration to true.",
-		Note: "Accepted when the controller's remote.log.storage.system.enable is true, refused with INVALID_CONFIG otherwise and on a compacted topic, as Kafka does. The leaders copy closed segments to remote storage (docs/tiered-storage.md); reading them back and local retention come with the rest of P23."},
+		Note: "Accepted when the controller's remote.log.storage.system.enable is true, refused with INVALID_CONFIG otherwise and on a compacted topic, as Kafka does. The leaders copy closed segments to remote storage (docs/tiered-storage.md); reading them back comes with the rest of P23."},
 	{Name: "local.retention.ms", Type: TypeLong, Default: "-2", BrokerSynonym: "log.local.retention.ms", Validator: atLeast(-2),
 		Doc:  "The number of milliseconds to keep the local log segment before it gets deleted. Default value is -2, it represents `retention.ms` value is to be used. The effective value should always be less than or equal to `retention.ms` value.",
 		Note: noteTieredBuilding},

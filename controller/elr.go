@@ -8,6 +8,7 @@ package controller
 
 import (
 	"context"
+	"fmt"
 	"slices"
 
 	"github.com/petrel-broker/petrel/metadata"
@@ -46,6 +47,7 @@ func (c *Controller) withELR(ctx context.Context, im *metadata.Image, records []
 		in.UncleanShutdown = n.uncleanShutdown
 	}
 	out := metadata.WithELR(im, records, in)
+	var fromELR, lastKnown electionNotes
 	for _, r := range out {
 		pc, ok := r.(metadata.PartitionChangeRecord)
 		if !ok || pc.Leader == nil || *pc.Leader < 0 {
@@ -58,13 +60,21 @@ func (c *Controller) withELR(ctx context.Context, im *metadata.Image, records []
 		p := t.Partitions[pc.PartitionID]
 		switch {
 		case slices.Contains(p.ELR, *pc.Leader) && !slices.Contains(p.ISR, *pc.Leader):
-			c.log.Info("leader elected from the eligible leader replicas (clean: it left the ISR while the ISR was below min.insync.replicas)",
-				"topic", t.Name, "partition", pc.PartitionID, "leader", *pc.Leader, "elr", p.ELR)
+			fromELR.add(t.Name, pc.PartitionID, *pc.Leader)
 		case pc.Unclean && p.Leader == -1 && len(p.ISR) == 0 && len(p.ELR) == 0 && slices.Equal(p.LastKnownELR, []int32{*pc.Leader}):
-			c.log.Warn("last known leader elected (KIP-966 balanced recovery): the ISR and ELR are empty since its unclean shutdown; "+
-				"records it had not flushed before it may be lost",
-				"topic", t.Name, "partition", pc.PartitionID, "leader", *pc.Leader)
+			lastKnown.add(t.Name, pc.PartitionID, *pc.Leader)
 		}
+	}
+	// One line per decision, not per partition: a whole-cluster start elects leaders for
+	// every partition at once.
+	if fromELR.count > 0 {
+		c.log.Info("leaders elected from the eligible leader replicas (clean: each left the ISR while the ISR was below min.insync.replicas)",
+			"partitions", fromELR.count, "first", fromELR.first)
+	}
+	if lastKnown.count > 0 {
+		c.log.Warn("last known leaders elected (KIP-966 balanced recovery): the ISR and ELR were empty since their unclean shutdown; "+
+			"records a leader had not flushed before it may be lost",
+			"partitions", lastKnown.count, "first", lastKnown.first)
 	}
 	return out
 }
@@ -87,5 +97,22 @@ func (c *Controller) elrInputs(im *metadata.Image) metadata.ELRInputs {
 func noteUncleanShutdown(ctx context.Context, id int32) {
 	if n, ok := ctx.Value(elrNotesKey{}).(*elrNotes); ok {
 		n.uncleanShutdown = append(n.uncleanShutdown, id)
+	}
+}
+
+// electionNotes gathers the partitions of one kind of election in a decision for one
+// log line: how many, and the first few as topic-partition@leader.
+type electionNotes struct {
+	count int
+	first []string
+}
+
+// maxElectionNotes is how many partitions an election log line names.
+const maxElectionNotes = 20
+
+func (n *electionNotes) add(topic string, partition, leader int32) {
+	n.count++
+	if len(n.first) < maxElectionNotes {
+		n.first = append(n.first, fmt.Sprintf("%s-%d@%d", topic, partition, leader))
 	}
 }

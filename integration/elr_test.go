@@ -99,7 +99,7 @@ func TestCluster_ELRCleanElectionAfterCorrelatedFailure(t *testing.T) {
 		return p.Leader == 2 && slices.Equal(p.ISR, []int32{2}) && slices.Equal(p.ELR, []int32{1})
 	})
 	if !slices.ContainsFunc(c.logLines(0), func(l string) bool {
-		return strings.Contains(l, "leader elected from the eligible leader replicas")
+		return strings.Contains(l, "leaders elected from the eligible leader replicas")
 	}) {
 		t.Fatal("the controller did not log the ELR election")
 	}
@@ -220,7 +220,7 @@ func TestCluster_ELRKilledOnlyInSyncReplicaLeadsAgain(t *testing.T) {
 	elrPartition(t, c, topic, "1, the last known leader, elected", func(p partitionView) bool {
 		return p.Leader == 1 && slices.Contains(p.ISR, 1) && len(p.ELR) == 0 && len(p.LastKnownELR) == 0
 	})
-	if !slices.ContainsFunc(c.logLines(0), func(l string) bool { return strings.Contains(l, "last known leader elected") }) {
+	if !slices.ContainsFunc(c.logLines(0), func(l string) bool { return strings.Contains(l, "last known leaders elected") }) {
 		t.Fatal("the controller did not log the last known leader's election")
 	}
 	readBackNumbered(t, c, topic, 200)

@@ -25,9 +25,16 @@ type AcksAllWrite struct {
 // or on WaitAcksAll's caller when every outcome is there already. done must not block
 // for long.
 func (pg *Purgatory) WaitAcksAll(ctx context.Context, writes []AcksAllWrite, timeout time.Duration, done func([]Outcome)) {
-	a := &acksAllWait{writes: writes, outcome: make([]atomic.Int32, len(writes)), done: done}
+	pg.waitWrites(ctx, writes, timeout, false, done)
+}
+
+// waitWrites is WaitAcksAll, or with fsynced WaitFsynced (acks=1 writes decided by the
+// leader's own fsync, AcksOneOutcome).
+func (pg *Purgatory) waitWrites(ctx context.Context, writes []AcksAllWrite, timeout time.Duration, fsynced bool, done func([]Outcome)) {
+	a := &acksAllWait{writes: writes, outcome: make([]atomic.Int32, len(writes)), fsynced: fsynced, done: done}
 	a.remaining.Store(int32(len(writes)))
 	a.pg, a.op = pg, a
+	a.fsyncedWaiters = fsynced
 	parts := make([]*Partition, len(writes))
 	for i, w := range writes {
 		parts[i] = w.Partition
@@ -56,8 +63,10 @@ type acksAllWait struct {
 	// partition i's waiter under that partition's lock.
 	outcome   []atomic.Int32
 	remaining atomic.Int32 // writes without an outcome
-	final     []Outcome    // try's answer
-	done      func([]Outcome)
+	// fsynced: acks=1 writes (WaitFsynced), decided by AcksOneOutcome.
+	fsynced bool
+	final   []Outcome // try's answer
+	done    func([]Outcome)
 }
 
 // woken decides write i's outcome from its partition's state, if it has one yet.
@@ -67,6 +76,9 @@ func (a *acksAllWait) woken(i int, ws WakeState) (drop, try bool) {
 	}
 	w := a.writes[i]
 	o := AcksAllOutcome(ws, w.End, w.MinISR)
+	if a.fsynced {
+		o = AcksOneOutcome(ws, w.End)
+	}
 	if o == OutcomeWaiting {
 		return false, false
 	}
@@ -85,13 +97,24 @@ func (a *acksAllWait) try(expired bool) bool {
 		switch o := a.outcome[i].Load(); {
 		case o > 0:
 			a.final[i] = Outcome(o - 1)
-		case w.Partition.State().HighWatermark < w.End:
+		case a.reached(w.Partition) < w.End:
 			a.final[i] = OutcomeTimedOut
 		default:
 			a.final[i] = OutcomeCommitted
 		}
 	}
 	return true
+}
+
+// reached is what the partition counts of a write: its high watermark, or for an acks=1
+// write its leader's fsynced end.
+func (a *acksAllWait) reached(p *Partition) int64 {
+	if a.fsynced {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		return p.localEndLocked()
+	}
+	return p.State().HighWatermark
 }
 
 func (a *acksAllWait) complete() { a.done(a.final) }

@@ -10,6 +10,7 @@ package replication
 // (KIP-110).
 
 import (
+	"errors"
 	"sync/atomic"
 	"time"
 
@@ -159,6 +160,9 @@ func (s *FetchServer) readPartition(sp *kmsg.FetchResponseTopicPartition, topic 
 	}
 	if err != nil {
 		res.Held.Release()
+		if !follower && errors.Is(err, ErrOffsetMovedToTieredStorage) {
+			return s.readRemote(err), nil
+		}
 		return s.Source.ErrorCode(err), nil
 	}
 	a.changes += res.Changes
@@ -180,6 +184,16 @@ func (s *FetchServer) readPartition(sp *kmsg.FetchResponseTopicPartition, topic 
 	}
 	res.Held.Release()
 	return 0, nil
+}
+
+// readRemote answers a consumer's fetch of an offset in remote storage only
+// (ErrOffsetMovedToTieredStorage): the one place where the remote read path (P23 part
+// C, Kafka's RemoteLogManager.read through the delayed remote fetch) will serve it.
+// Kafka never sends OFFSET_MOVED_TO_TIERED_STORAGE to a consumer; until remote reads
+// exist the answer is OFFSET_OUT_OF_RANGE, what a consumer gets today for an offset
+// this broker cannot serve, and its reset policy applies.
+func (s *FetchServer) readRemote(error) int16 {
+	return kerr.OffsetOutOfRange.Code
 }
 
 // readReplica is the replica a consumer's fetch of p should go to instead (KIP-392),

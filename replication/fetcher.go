@@ -80,7 +80,7 @@ func (fs *Fetchers) Follow(p *Partition, leader int32) {
 	}
 	f := fs.fetchers[leader]
 	if f == nil {
-		f = &fetcher{fs: fs, leader: leader, parts: map[*Partition]*fetchState{}, wake: make(chan struct{}, 1), stop: make(chan struct{})}
+		f = &fetcher{fs: fs, leader: leader, parts: map[*Partition]*fetchState{}, touched: map[*Partition]struct{}{}, wake: make(chan struct{}, 1), stop: make(chan struct{})}
 		f.stopped, f.cancelStopped = context.WithCancel(context.Background())
 		fs.fetchers[leader] = f
 		fs.wg.Add(1)
@@ -144,9 +144,13 @@ type fetcher struct {
 
 	mu    sync.Mutex
 	parts map[*Partition]*fetchState
-	gen   uint64 // counts changes of parts
-	wake  chan struct{}
-	stop  chan struct{}
+	// touched holds the partitions added or removed since the fetcher goroutine last
+	// looked (refresh), so that a change costs O(partitions changed), not a copy and a
+	// look at every partition followed: a bulk creation adds partitions to a fetcher
+	// of tens of thousands many times a second.
+	touched map[*Partition]struct{}
+	wake    chan struct{}
+	stop    chan struct{}
 	// stopped is cancelled with stop: each round's context derives from it, so that
 	// no goroutine per round has to watch stop (its start and wake-up would sit on the
 	// path of every fetch, which with acks=all is the path of every produce answer).
@@ -155,20 +159,30 @@ type fetcher struct {
 
 	client  *rpc.Client     // fetcher goroutine only
 	session followerSession // fetcher goroutine only (fetch_session.go)
-	// The fetcher goroutine's view of parts (as of gen seen), in a fixed order, and
-	// its partitions by topic and partition for the answers; lastFull is the last
-	// round that looked at every partition.
-	seen     uint64
+	// The fetcher goroutine's view of parts (as of the last refresh): order and
+	// states side by side, at each partition's index in them, and its partitions by
+	// topic and partition for the answers; gone are the partitions removed since the
+	// last round, with whether each was in the fetch (the round forgets them); lastFull
+	// is the last round that looked at every partition.
 	order    []*Partition
 	states   []*fetchState
+	at       map[*Partition]int
 	byName   map[string]map[int32]*Partition
+	gone     []gonePartition
 	lastFull time.Time
+}
+
+// gonePartition is a partition removed from a fetcher's view, for the next round to
+// forget in the leader's session.
+type gonePartition struct {
+	p  *Partition
+	in bool
 }
 
 func (f *fetcher) add(p *Partition) {
 	f.mu.Lock()
 	f.parts[p] = &fetchState{epoch: -2, recheck: true}
-	f.gen++
+	f.touched[p] = struct{}{}
 	f.mu.Unlock()
 	select {
 	case f.wake <- struct{}{}:
@@ -180,31 +194,88 @@ func (f *fetcher) remove(p *Partition) {
 	f.mu.Lock()
 	if _, ok := f.parts[p]; ok {
 		delete(f.parts, p)
-		f.gen++
+		f.touched[p] = struct{}{}
 	}
 	f.mu.Unlock()
 }
 
-// refresh brings the fetcher goroutine's view of its partitions up to date and
-// reports whether it changed; an unchanged set costs one lock, not a copy.
+// refresh brings the fetcher goroutine's view of its partitions up to date with the
+// partitions added and removed since it last looked, and reports whether it changed.
+// It costs O(partitions changed): a partition added is looked at by the next round
+// (its state's recheck), one removed is forgotten by it (gone), and a partition added
+// again gets its new state in its place.
 func (f *fetcher) refresh() bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.gen == f.seen && f.order != nil {
+	if len(f.touched) == 0 {
 		return false
 	}
-	f.seen = f.gen
-	f.order, f.states = f.order[:0], f.states[:0]
-	f.byName = map[string]map[int32]*Partition{}
-	for p, st := range f.parts {
-		f.order = append(f.order, p)
-		f.states = append(f.states, st)
-		if f.byName[p.Topic] == nil {
-			f.byName[p.Topic] = map[int32]*Partition{}
-		}
-		f.byName[p.Topic][p.ID] = p
+	if f.at == nil {
+		f.at = map[*Partition]int{}
+		f.byName = map[string]map[int32]*Partition{}
 	}
+	for p := range f.touched {
+		cur := f.parts[p]
+		i, had := f.at[p]
+		switch {
+		case had && f.states[i] == cur:
+		case had && cur != nil:
+			// Added again (a new leader or epoch): the new state, still in the
+			// leader's session if the old one was, so that the round forgets it
+			// should it now be left out.
+			cur.in = f.states[i].in
+			f.states[i] = cur
+		case had:
+			f.gone = append(f.gone, gonePartition{p: p, in: f.states[i].in})
+			f.removeAt(i)
+		case cur != nil:
+			f.at[p] = len(f.order)
+			f.order = append(f.order, p)
+			f.states = append(f.states, cur)
+			if f.byName[p.Topic] == nil {
+				f.byName[p.Topic] = map[int32]*Partition{}
+			}
+			f.byName[p.Topic][p.ID] = p
+		}
+	}
+	clear(f.touched)
 	return true
+}
+
+// removeAt takes the partition at index i out of the view (the last one takes its
+// place).
+func (f *fetcher) removeAt(i int) {
+	p := f.order[i]
+	last := len(f.order) - 1
+	f.order[i], f.states[i] = f.order[last], f.states[last]
+	f.at[f.order[i]] = i
+	f.order[last], f.states[last] = nil, nil
+	f.order, f.states = f.order[:last], f.states[:last]
+	delete(f.at, p)
+	if ps := f.byName[p.Topic]; ps[p.ID] == p {
+		delete(ps, p.ID)
+		if len(ps) == 0 {
+			delete(f.byName, p.Topic)
+		}
+	}
+}
+
+// forgetGone adds to left the partitions removed since the last round (buildChanged
+// keeps only those the leader's session holds), unless the same topic-partition is followed again (another
+// replica object of it: its state then stands for the session's entry).
+func (f *fetcher) forgetGone(left []kmsg.FetchRequestForgottenTopic) []kmsg.FetchRequestForgottenTopic {
+	for _, g := range f.gone {
+		if q := f.byName[g.p.Topic][g.p.ID]; q != nil {
+			if g.in {
+				f.states[f.at[q]].in = true
+			}
+			continue
+		}
+		left = appendForgotten(left, g.p.Topic, g.p.ID) // buildChanged skips one not in the session
+	}
+	clear(f.gone)
+	f.gone = f.gone[:0]
+	return left
 }
 
 func (f *fetcher) run() {
@@ -231,7 +302,7 @@ func (f *fetcher) run() {
 			default:
 			}
 		}
-		changed := f.refresh()
+		f.refresh()
 		if len(f.order) == 0 {
 			select {
 			case <-f.stop:
@@ -241,7 +312,7 @@ func (f *fetcher) run() {
 			continue
 		}
 		ctx, cancel := context.WithTimeout(f.stopped, f.fs.cfg.MaxWait+10*time.Second)
-		err := f.round(ctx, changed)
+		err := f.round(ctx)
 		cancel()
 		if err != nil {
 			if f.client != nil {
@@ -303,10 +374,10 @@ func (f *fetcher) wanted(ctx context.Context, p *Partition, st *fetchState) (kms
 
 // round truncates newly followed partitions, then fetches once for all of them. A
 // round of an incremental session looks only at the partitions whose position moved
-// (positionVersion), that the last answer named or that the throttle left out; a
-// full fetch, a change of the partitions followed and every fullCheckEvery look at
-// all of them.
-func (f *fetcher) round(ctx context.Context, changed bool) error {
+// (positionVersion), that the last answer named, that the throttle left out or that
+// joined since the last round, and forgets those that left; a full fetch and every
+// fullCheckEvery look at all of them.
+func (f *fetcher) round(ctx context.Context) error {
 	if f.client == nil {
 		cl, err := f.fs.cfg.Connect(ctx, f.leader)
 		if err != nil {
@@ -322,10 +393,16 @@ func (f *fetcher) round(ctx context.Context, changed bool) error {
 	req.MinBytes = 1
 	req.MaxBytes = f.fs.cfg.ResponseMaxBytes // Kafka's: the leader still answers a first batch larger than it
 	now := time.Now()
-	all := changed || f.session.epoch == 0 || now.Sub(f.lastFull) >= fullCheckEvery
+	all := f.session.epoch == 0 || now.Sub(f.lastFull) >= fullCheckEvery
 	topicAt := map[string]int{} // index in want
 	var want []kmsg.FetchRequestTopic
 	var left []kmsg.FetchRequestForgottenTopic
+	if all {
+		clear(f.gone) // build forgets what it does not send again
+		f.gone = f.gone[:0]
+	} else {
+		left = f.forgetGone(left)
+	}
 	active := 0
 	for i, p := range f.order {
 		st := f.states[i]
@@ -514,6 +591,16 @@ func (f *fetcher) apply(ctx context.Context, p *Partition, st *fetchState, rp km
 		}
 		st.truncated = false // find the divergence again
 		return followerFinish{}, nil
+	case errors.Is(err, kerr.OffsetMovedToTieredStorage):
+		// KIP-405: the leader's local log starts past this replica's log end; build the
+		// state below it from remote storage and fetch from there (fetcher_tiered.go).
+		if err := f.buildFromRemote(ctx, p, pos, rp.LogStartOffset); err != nil {
+			backoff := st.backoff(err, f.fs.cfg.Backoff)
+			st.delay(time.Now(), backoff, pos.LeaderEpoch)
+			f.fs.cfg.Logger.Debug("cannot build the replica's state from remote storage yet; backing off", "topic", p.Topic,
+				"partition", p.ID, "leader", f.leader, "error", err, "backoff", backoff)
+		}
+		return followerFinish{}, nil
 	default:
 		// Fenced, unknown epoch, not leader, unknown partition: metadata will tell us
 		// what changed; until then, or until the backoff ends, the partition is left
@@ -541,30 +628,40 @@ func (f *fetcher) apply(ctx context.Context, p *Partition, st *fetchState, rp km
 func (f *fetcher) truncate(ctx context.Context, p *Partition, pos FollowerPosition) error {
 	epoch := pos.LastFetchedEpoch
 	for epoch >= 0 {
-		req := kmsg.NewPtrOffsetForLeaderEpochRequest()
-		req.Version = 3
-		req.ReplicaID = f.fs.cfg.BrokerID
-		t := kmsg.NewOffsetForLeaderEpochRequestTopic()
-		t.Topic = p.Topic
-		tp := kmsg.NewOffsetForLeaderEpochRequestTopicPartition()
-		tp.Partition, tp.CurrentLeaderEpoch, tp.LeaderEpoch = p.ID, pos.LeaderEpoch, epoch
-		t.Partitions = append(t.Partitions, tp)
-		req.Topics = append(req.Topics, t)
-		resp, err := f.client.Do(ctx, req)
+		leaderEpoch, end, err := f.offsetForLeaderEpoch(ctx, p, pos.LeaderEpoch, epoch)
 		if err != nil {
 			return err
 		}
-		r := resp.(*kmsg.OffsetForLeaderEpochResponse)
-		if len(r.Topics) != 1 || len(r.Topics[0].Partitions) != 1 {
-			return errors.New("replication: malformed OffsetForLeaderEpoch response")
-		}
-		rp := r.Topics[0].Partitions[0]
-		if err := kerr.ErrorForCode(rp.ErrorCode); err != nil {
-			return err
-		}
-		if epoch, err = p.truncateByLeaderEpoch(rp.LeaderEpoch, rp.EndOffset); err != nil {
+		if epoch, err = p.truncateByLeaderEpoch(leaderEpoch, end); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// offsetForLeaderEpoch asks the leader (OffsetForLeaderEpoch, key 23) for the largest
+// epoch at most epoch and where it ends, with currentLeaderEpoch for fencing.
+func (f *fetcher) offsetForLeaderEpoch(ctx context.Context, p *Partition, currentLeaderEpoch, epoch int32) (int32, int64, error) {
+	req := kmsg.NewPtrOffsetForLeaderEpochRequest()
+	req.Version = 3
+	req.ReplicaID = f.fs.cfg.BrokerID
+	t := kmsg.NewOffsetForLeaderEpochRequestTopic()
+	t.Topic = p.Topic
+	tp := kmsg.NewOffsetForLeaderEpochRequestTopicPartition()
+	tp.Partition, tp.CurrentLeaderEpoch, tp.LeaderEpoch = p.ID, currentLeaderEpoch, epoch
+	t.Partitions = append(t.Partitions, tp)
+	req.Topics = append(req.Topics, t)
+	resp, err := f.client.Do(ctx, req)
+	if err != nil {
+		return 0, 0, err
+	}
+	r := resp.(*kmsg.OffsetForLeaderEpochResponse)
+	if len(r.Topics) != 1 || len(r.Topics[0].Partitions) != 1 {
+		return 0, 0, errors.New("replication: malformed OffsetForLeaderEpoch response")
+	}
+	rp := r.Topics[0].Partitions[0]
+	if err := kerr.ErrorForCode(rp.ErrorCode); err != nil {
+		return 0, 0, err
+	}
+	return rp.LeaderEpoch, rp.EndOffset, nil
 }

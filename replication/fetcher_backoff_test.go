@@ -33,6 +33,13 @@ type fakeLeader struct {
 	fetches  int
 	errors   int // partition errors answered
 	maxBytes int32
+	// localStart is each partition's local log start (tiered storage): a fetch below it
+	// is answered OFFSET_MOVED_TO_TIERED_STORAGE (fetcher_tiered_test.go).
+	localStart map[int32]int64
+	// quiet makes an incremental fetch's answer at its max wait name only the
+	// partitions with records or an error, as Kafka's leader does; otherwise it names
+	// every partition of the session.
+	quiet bool
 }
 
 func newFakeLeader(t *testing.T) (*fakeLeader, string) {
@@ -41,6 +48,7 @@ func newFakeLeader(t *testing.T) (*fakeLeader, string) {
 	reg := rpc.NewRegistry()
 	reg.Register(1, 12, 12, l.fetch)
 	reg.Register(23, 3, 3, l.offsetForLeaderEpoch)
+	reg.Register(2, 9, 9, l.listOffsets)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -124,6 +132,13 @@ func (l *fakeLeader) fetch(ctx context.Context, r *rpc.Request) rpc.Result {
 		select {
 		case <-changed:
 		case <-deadline:
+			l.mu.Lock()
+			if l.quiet {
+				resp, _ := l.answerLocked(full)
+				l.mu.Unlock()
+				return rpc.Respond(resp)
+			}
+			l.mu.Unlock()
 			full = true // max wait: answer what there is
 		case <-ctx.Done():
 			return rpc.Respond(resp)
@@ -175,6 +190,8 @@ func (l *fakeLeader) answerLocked(full bool) (*kmsg.FetchResponse, bool) {
 		switch {
 		case l.failing[id] != 0:
 			rp.ErrorCode, rp.HighWatermark, rp.LogStartOffset = l.failing[id], -1, -1
+		case off < l.localStart[id]:
+			rp.ErrorCode = kerr.OffsetMovedToTieredStorage.Code
 		case off < l.ends[id]:
 			var at int64
 			for _, b := range l.batches[id] {
@@ -211,19 +228,26 @@ func newFollowingPartitions(t *testing.T, addr string, cfg FetcherConfig, ids ..
 	t.Cleanup(fs.Close)
 	var parts []*Partition
 	for _, id := range ids {
-		log, _, err := segment.Open(t.TempDir(), segment.DefaultConfig(), segment.OpenOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		p := NewPartition("t", id, log, 0, Options{BrokerID: 1})
-		t.Cleanup(func() { p.Stop(false) })
-		if err := p.BecomeFollower(1, 0); err != nil {
-			t.Fatal(err)
-		}
-		fs.Follow(p, 0)
-		parts = append(parts, p)
+		parts = append(parts, followOne(t, fs, id))
 	}
 	return fs, parts
+}
+
+// followOne opens an empty follower replica of "t" partition id in leader epoch 1 of
+// broker 0 and makes fs fetch it from there.
+func followOne(t *testing.T, fs *Fetchers, id int32) *Partition {
+	t.Helper()
+	log, _, err := segment.Open(t.TempDir(), segment.DefaultConfig(), segment.OpenOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := NewPartition("t", id, log, 0, Options{BrokerID: 1})
+	t.Cleanup(func() { p.Stop(false) })
+	if err := p.BecomeFollower(1, 0); err != nil {
+		t.Fatal(err)
+	}
+	fs.Follow(p, 0)
+	return p
 }
 
 // reaches waits until p's log ends at end.

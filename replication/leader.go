@@ -133,6 +133,11 @@ func (p *Partition) ReadForFollowerHeld(f FollowerFetch, now time.Time) (FetchRe
 			return res, &DivergingEpoch{Epoch: epoch, EndOffset: end}, nil
 		}
 	}
+	if err := p.checkRemoteTierLocked(f.FetchOffset); err != nil {
+		// Kafka's follower path: the follower builds its state from remote storage
+		// and fetches from the local log start (fetcher.buildFromRemote).
+		return res, nil, err
+	}
 	r, err := p.log.Read(f.FetchOffset, f.MaxBytes, p.log.LogEndOffset())
 	if err != nil {
 		return res, nil, err

@@ -38,7 +38,12 @@ type Options struct {
 	ObserveFsync func(time.Duration)
 	// ObserveFollowerAppend, when set, is told the bytes of every follower append.
 	ObserveFollowerAppend func(bytes int64)
-	Logger                hclog.Logger
+	// Remote is the remote log manager's side of tiered storage (tiered.go): time
+	// lookups below the local log start and a follower's state from remote storage.
+	// Nil until tiered storage is wired: lookups stay local and a follower that must
+	// build from remote storage backs off.
+	Remote RemoteLog
+	Logger hclog.Logger
 }
 
 // Partition is one partition replica on this broker: its log, its role and, as leader,
@@ -52,9 +57,6 @@ type Partition struct {
 	opts  Options
 
 	flushMu sync.Mutex // serialises group-commit fsyncs
-	// remoteLog is the remote log as the metadata image has it (remote_log_state.go);
-	// atomic, no lock.
-	remoteLog atomic.Pointer[remoteLogState]
 	// syncEveryAppend is the current fsync-per-append mode (Options.SyncEveryAppend,
 	// then SetSyncEveryAppend); read with or without mu.
 	syncEveryAppend atomic.Bool
@@ -533,11 +535,13 @@ func (p *Partition) syncTo(end int64) error {
 		}
 		p.log.MarkFlushed(target)
 		p.durableEnd = max(p.durableEnd, target)
+		p.collecting = true
 		if p.maybeAdvanceHighWatermarkLocked() {
-			p.collecting = true
 			p.notifyProgressLocked()
-			after = p.takeCollectedLocked()
+		} else {
+			p.wakeFsyncedLocked() // acks=1 writes wait for this fsync only
 		}
+		after = p.takeCollectedLocked()
 		p.mu.Unlock()
 		return nil
 	}
@@ -550,10 +554,7 @@ func (p *Partition) maybeAdvanceHighWatermarkLocked() bool {
 	if p.role != Leader {
 		return false
 	}
-	hw := p.log.LogEndOffset()
-	if p.syncEveryAppend.Load() {
-		hw = min(hw, p.durableEnd)
-	}
+	hw := p.localEndLocked()
 	for _, r := range p.maximalISRLocked() {
 		if r == p.opts.BrokerID {
 			continue
@@ -630,6 +631,9 @@ func (p *Partition) readIsolated(offset int64, maxBytes int, currentLeaderEpoch 
 		res.Aborted = p.producers.AbortedBetween(offset, upTo)
 	}
 	res.Changes = p.changes.Load()
+	if err := p.checkRemoteTierLocked(offset); err != nil {
+		return res, err
+	}
 	r, err := p.log.ReadForConsumer(offset, maxBytes, upTo)
 	if err != nil {
 		return res, err
@@ -720,7 +724,8 @@ func (p *Partition) SetSyncEveryAppend(on bool) {
 		}
 	}
 	p.syncEveryAppend.Store(on)
-	if p.maybeAdvanceHighWatermarkLocked() {
-		p.notifyLocked()
-	}
+	// Every waiter is told, the high watermark moved or not: an acks=1 write waiting
+	// for its fsync (WaitFsynced) is answerable once the mode is off.
+	p.maybeAdvanceHighWatermarkLocked()
+	p.notifyLocked()
 }

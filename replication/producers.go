@@ -67,7 +67,7 @@ func (p *Partition) rebuildProducerStateLocked() (ProducerLoadReport, error) {
 		}
 		offsets = offsets[:len(offsets)-1]
 	}
-	state, from := NewProducerStates(), p.log.LogStartOffset()
+	state, from := NewProducerStates(), p.log.LocalLogStartOffset()
 	for i := len(offsets) - 1; i >= 0; i-- {
 		s, version, err := readProducerSnapshot(dir, offsets[i])
 		if err == nil && version < txnIndexSnapshotVersion {
@@ -97,7 +97,7 @@ func (p *Partition) rebuildProducerStateLocked() (ProducerLoadReport, error) {
 	indexed, err := p.log.AbortedTxns()
 	if errors.Is(err, segment.ErrCorruptTxnIndex) {
 		p.opts.Logger.Warn("ignoring a corrupt transaction index; rebuilding the producer state from the log start", "error", err)
-		state, report.SnapshotOffset, from = NewProducerStates(), -1, p.log.LogStartOffset()
+		state, report.SnapshotOffset, from = NewProducerStates(), -1, p.log.LocalLogStartOffset()
 	} else if err != nil {
 		return report, fmt.Errorf("replication: reading the transaction index of %s-%d: %w", p.Topic, p.ID, err)
 	}

@@ -86,6 +86,9 @@ type delayed struct {
 	// what it sets after a completion.
 	timer atomic.Pointer[time.Timer]
 	stops [3]atomic.Pointer[func() bool]
+	// fsyncedWaiters: the waiters are woken also by an fsync that leaves the high
+	// watermark (WaitFsynced's acks=1 writes).
+	fsyncedWaiters bool
 }
 
 const (
@@ -135,6 +138,7 @@ func (d *delayed) watch(parts []*Partition, newDataOnly bool) {
 			return drop, nil
 		})
 		w.visibleOnly = !newDataOnly
+		w.fsynced = d.fsyncedWaiters
 		d.waiters[i] = w
 	}
 	for i, p := range parts {

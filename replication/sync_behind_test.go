@@ -30,6 +30,19 @@ func newSyncedLeader(t *testing.T) *Partition {
 // commit across the requests in flight).
 func TestAcksAllAppendsAreAcknowledgedOnlyAfterAnFsyncCoveringThem(t *testing.T) {
 	p := newSyncedLeader(t)
+	answeredOnlyAfterACoveringFsync(t, p, func() (segment.AppendInfo, error) { return p.AppendForAcksAll(batch(2), 1, false, nil) },
+		func(pg *Purgatory, end int64, done func([]Outcome)) {
+			pg.WaitAcksAll(context.Background(), []AcksAllWrite{{Partition: p, End: end, MinISR: 1}}, time.Minute, done)
+		})
+}
+
+// answeredOnlyAfterACoveringFsync holds p's first fsync open behind one append (app,
+// 2 records) and checks that the append returned before it, that 8 more appends made
+// by as many goroutines meanwhile return with none answered (wait parks each), and,
+// once the fsync ends, that every one is answered committed with the log fsynced past
+// it, after 2 fsyncs in all: the appends made during the first share the second.
+func answeredOnlyAfterACoveringFsync(t *testing.T, p *Partition, app func() (segment.AppendInfo, error), wait func(pg *Purgatory, end int64, done func([]Outcome))) {
+	t.Helper()
 	var fsyncs atomic.Int32
 	entered := make(chan struct{}, 1)
 	release := make(chan struct{})
@@ -53,13 +66,13 @@ func TestAcksAllAppendsAreAcknowledgedOnlyAfterAnFsyncCoveringThem(t *testing.T)
 	}
 	answers := make(chan acked, 16)
 	appendAndWait := func() int64 {
-		info, err := p.AppendForAcksAll(batch(2), 1, false, nil)
+		info, err := app()
 		if err != nil {
 			t.Error(err)
 			return -1
 		}
 		end := info.LastOffset + 1
-		pg.WaitAcksAll(context.Background(), []AcksAllWrite{{Partition: p, End: end, MinISR: 1}}, time.Minute, func(o []Outcome) {
+		wait(pg, end, func(o []Outcome) {
 			// The answer is sent here: what is fsynced at this moment is what a power
 			// loss would keep.
 			answers <- acked{end, p.State().RecoveryPoint, o[0]}
@@ -71,7 +84,7 @@ func TestAcksAllAppendsAreAcknowledgedOnlyAfterAnFsyncCoveringThem(t *testing.T)
 	select {
 	case <-returned:
 	case <-time.After(30 * time.Second):
-		t.Fatal("the acks=all append waited for its fsync")
+		t.Fatal("the append waited for its fsync")
 	}
 	select {
 	case <-entered:
@@ -85,8 +98,9 @@ func TestAcksAllAppendsAreAcknowledgedOnlyAfterAnFsyncCoveringThem(t *testing.T)
 		go func() { defer wg.Done(); appendAndWait() }()
 	}
 	wg.Wait() // every append returned while the first fsync is in flight
-	if st := p.State(); st.HighWatermark != 0 || len(answers) != 0 {
-		t.Fatalf("with the first fsync in flight: high watermark %d, %d answered; want 0, 0", st.HighWatermark, len(answers))
+	if st := p.State(); st.HighWatermark != 0 || st.LogEndOffset != 2*(concurrent+1) || len(answers) != 0 {
+		t.Fatalf("with the first fsync in flight: high watermark %d, log end %d, %d answered; want 0, %d, 0",
+			st.HighWatermark, st.LogEndOffset, len(answers), 2*(concurrent+1))
 	}
 	open()
 	for range concurrent + 1 {
@@ -96,7 +110,7 @@ func TestAcksAllAppendsAreAcknowledgedOnlyAfterAnFsyncCoveringThem(t *testing.T)
 				t.Errorf("records below %d answered %v with the log fsynced below %d", a.end, a.outcome, a.recoveryPoint)
 			}
 		case <-time.After(30 * time.Second):
-			t.Fatal("an acks=all append was never answered")
+			t.Fatal("an append was never answered")
 		}
 	}
 	if n := fsyncs.Load(); n != 2 {

@@ -20,6 +20,9 @@ type Waiter struct {
 	// waiter (fetch_session_watch.go), which notes every change and wakes a parked
 	// fetch only for new records or a role change.
 	everyWake bool
+	// fsynced: an fsync that moves the leader's local end without the high watermark
+	// wakes it too (wakeFsyncedLocked: acks=1 writes waiting with WaitFsynced).
+	fsynced bool
 }
 
 // WakeState is what an after-unlock waiter is told at each wake-up: the partition's role,
@@ -36,6 +39,9 @@ type WakeState struct {
 	Progress bool
 	// Changes is the partition's Changes() with this wake-up counted.
 	Changes uint64
+	// LocalEnd is the leader's own log end as the high watermark counts it: the log
+	// end offset, or with SyncEveryAppend only what is fsynced (AcksOneOutcome).
+	LocalEnd int64
 }
 
 // NewAfterUnlockWaiter returns a waiter that, instead of a channel send, calls fn with
@@ -168,26 +174,32 @@ func (p *Partition) wakeLocked(cause wakeCause) {
 				ws, haveState = p.wakeStateLocked(), true
 				ws.Progress = progressOnly
 			}
-			drop, then := w.after(ws)
-			if drop {
-				delete(p.watchers, w) // allowed while ranging
-			}
-			switch {
-			case then == nil:
-			case p.collecting:
-				p.collected = append(p.collected, then)
-			default:
-				go then()
-			}
+			p.callWaiterLocked(w, ws)
 		case !progressOnly || !w.newDataOnly:
 			w.Wake()
 		}
 	}
 }
 
+// callWaiterLocked calls an after-unlock waiter with ws, drops it when it says so and
+// collects (or starts) the function it returns. Callers hold mu.
+func (p *Partition) callWaiterLocked(w *Waiter, ws WakeState) {
+	drop, then := w.after(ws)
+	if drop {
+		delete(p.watchers, w) // allowed while ranging
+	}
+	switch {
+	case then == nil:
+	case p.collecting:
+		p.collected = append(p.collected, then)
+	default:
+		go then()
+	}
+}
+
 func (p *Partition) wakeStateLocked() WakeState {
 	return WakeState{Role: p.role, HighWatermark: p.highWatermark, MaximalISRSize: p.maximalISRSizeLocked(),
-		LogFailed: p.log.Failure() != nil, Changes: p.changes.Load()}
+		LogFailed: p.log.Failure() != nil, Changes: p.changes.Load(), LocalEnd: p.localEndLocked()}
 }
 
 // maximalISRSizeLocked is len(maximalISRLocked()) without its copy.

@@ -126,7 +126,7 @@ func (l *Log) PrepareClean(opts CleanOptions) (*CleanPlan, error) {
 		return nil, err
 	}
 	limit := min(opts.UncleanableOffset, l.active().baseOffset)
-	first := min(max(opts.FirstDirtyOffset, l.logStartOffset), limit)
+	first := min(max(opts.FirstDirtyOffset, l.localLogStartOffset), limit)
 	if len(l.segments) < 2 || l.segments[0].baseOffset >= limit {
 		return nil, nil
 	}

@@ -39,7 +39,7 @@ func (r CleanableRange) Ratio() float64 {
 // most its high watermark).
 func (l *Log) Cleanable(checkpoint int64, has bool, stable int64, lags CleanLags, nowMs int64) CleanableRange {
 	segs := l.segments
-	r := CleanableRange{FirstDirty: l.LogStartOffset()}
+	r := CleanableRange{FirstDirty: l.LocalLogStartOffset()}
 	if has && checkpoint >= r.FirstDirty && checkpoint <= l.LogEndOffset() {
 		r.FirstDirty = checkpoint
 	}

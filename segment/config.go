@@ -23,6 +23,18 @@ type Config struct {
 	RetentionMs int64
 	// RetentionBytes is retention.bytes; -1 means no size limit.
 	RetentionBytes int64
+	// RemoteStorageEnable is remote.storage.enable (KIP-405): closed segments are copied
+	// to remote storage, a local segment is deleted only once wholly copied
+	// (SetRemoteLogState), local retention is LocalRetentionMs and LocalRetentionBytes,
+	// and the log start offset may lie below the local segments (tiered.go).
+	RemoteStorageEnable bool
+	// LocalRetentionMs is local.retention.ms: with remote storage, how long a copied
+	// segment stays on local disk; -2 means RetentionMs, -1 forever.
+	LocalRetentionMs int64
+	// LocalRetentionBytes is local.retention.bytes: with remote storage, the size the
+	// local log may grow to before copied segments are deleted; -2 means RetentionBytes,
+	// -1 no limit.
+	LocalRetentionBytes int64
 	// FlushMessages is flush.messages: fsync after this many unflushed records.
 	// Kafka's default (math.MaxInt64) leaves flushing to the operating system.
 	FlushMessages int64
@@ -44,14 +56,16 @@ type Config struct {
 // DefaultConfig returns Kafka's defaults.
 func DefaultConfig() Config {
 	return Config{
-		SegmentBytes:       1 << 30,
-		SegmentMs:          7 * 24 * int64(time.Hour/time.Millisecond),
-		SegmentIndexBytes:  10 << 20,
-		IndexIntervalBytes: 4096,
-		RetentionMs:        7 * 24 * int64(time.Hour/time.Millisecond),
-		RetentionBytes:     -1,
-		FlushMessages:      math.MaxInt64,
-		FlushMs:            math.MaxInt64,
+		SegmentBytes:        1 << 30,
+		SegmentMs:           7 * 24 * int64(time.Hour/time.Millisecond),
+		SegmentIndexBytes:   10 << 20,
+		IndexIntervalBytes:  4096,
+		RetentionMs:         7 * 24 * int64(time.Hour/time.Millisecond),
+		RetentionBytes:      -1,
+		LocalRetentionMs:    -2,
+		LocalRetentionBytes: -2,
+		FlushMessages:       math.MaxInt64,
+		FlushMs:             math.MaxInt64,
 	}
 }
 

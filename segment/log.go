@@ -62,10 +62,20 @@ type Log struct {
 	segments []*segment // ordered by base offset; the last is active
 	epochs   *LeaderEpochCache
 
-	logStartOffset    int64
-	recoveryPoint     int64 // offsets below are fsynced
-	unflushedMessages int64
-	lastFlush         time.Time
+	// localLogStartOffset is the first offset readable from this log's segments
+	// (Kafka's localLogStartOffset): at or above the first segment's base offset.
+	localLogStartOffset int64
+	// logStartOffset is the partition's log start offset over both tiers (Kafka's
+	// logStartOffset): the same as localLogStartOffset unless remote storage is enabled,
+	// then at or below it, the part between being in remote storage (tiered.go).
+	logStartOffset int64
+	// highestCopiedOffset is the highest offset confirmed copied to remote storage, -1
+	// when none (SetRemoteLogState); local segments above it are never deleted while
+	// remote storage is enabled.
+	highestCopiedOffset int64
+	recoveryPoint       int64 // offsets below are fsynced
+	unflushedMessages   int64
+	lastFlush           time.Time
 
 	now        func() time.Time
 	decompress Decompressor
@@ -110,6 +120,10 @@ func (l *Log) Config() Config { return l.cfg }
 // SetConfig replaces the configuration; it applies to later appends, rolls and retention.
 func (l *Log) SetConfig(cfg Config) {
 	l.cfg = cfg
+	if !cfg.RemoteStorageEnable {
+		// Without remote storage the log starts where the local segments do.
+		l.logStartOffset = l.localLogStartOffset
+	}
 	l.noteDue()
 }
 
@@ -124,8 +138,13 @@ func (l *Log) noteDue() {
 	l.due.Store(l.failure != nil || l.unflushedMessages > 0 && l.cfg.FlushMs != math.MaxInt64)
 }
 
-// LogStartOffset is the first offset still retained.
+// LogStartOffset is the first offset still retained in either tier (Kafka's
+// logStartOffset): the local log start offset unless remote storage is enabled.
 func (l *Log) LogStartOffset() int64 { return l.logStartOffset }
+
+// LocalLogStartOffset is the first offset readable from the local segments (Kafka's
+// localLogStartOffset); reads below it are out of range here.
+func (l *Log) LocalLogStartOffset() int64 { return l.localLogStartOffset }
 
 // LogEndOffset is the offset the next appended record gets.
 func (l *Log) LogEndOffset() int64 { return l.active().nextOffset }

@@ -58,8 +58,8 @@ func (l *Log) Read(offset int64, maxBytes int, upTo int64) (FileRange, error) {
 	if l.closed {
 		return emptyRange, ErrClosed
 	}
-	if offset < l.logStartOffset || offset > l.LogEndOffset() {
-		return emptyRange, fmt.Errorf("%w: offset %d, log has [%d, %d)", ErrOffsetOutOfRange, offset, l.logStartOffset, l.LogEndOffset())
+	if offset < l.localLogStartOffset || offset > l.LogEndOffset() {
+		return emptyRange, fmt.Errorf("%w: offset %d, log has [%d, %d)", ErrOffsetOutOfRange, offset, l.localLogStartOffset, l.LogEndOffset())
 	}
 	if offset >= upTo {
 		return emptyRange, nil
@@ -138,10 +138,10 @@ func (l *Log) OffsetForTimestamp(ts int64) (TimestampOffset, bool, error) {
 		return TimestampOffset{}, false, ErrClosed
 	}
 	for _, s := range l.segments {
-		if s.maxTimestamp < ts || s.nextOffset <= l.logStartOffset {
+		if s.maxTimestamp < ts || s.nextOffset <= l.localLogStartOffset {
 			continue
 		}
-		from := max(s.timestampFloor(ts), l.logStartOffset)
+		from := max(s.timestampFloor(ts), l.localLogStartOffset)
 		pos := s.indexedPosition(from)
 		var hb [BatchHeaderSize]byte
 		for pos < s.size {
@@ -153,7 +153,7 @@ func (l *Log) OffsetForTimestamp(ts int64) (TimestampOffset, bool, error) {
 				// Records are filtered by the log start offset, not by from: a time index
 				// entry's offset is the last offset of the batch holding its timestamp, and
 				// earlier records of that batch can hold ts too (Kafka's searchForTimestamp).
-				r, ok, err := l.recordAtOrAfter(s, pos, h, func(rts int64) bool { return rts >= ts }, l.logStartOffset)
+				r, ok, err := l.recordAtOrAfter(s, pos, h, func(rts int64) bool { return rts >= ts }, l.localLogStartOffset)
 				if err != nil || ok {
 					return r, ok, err
 				}
@@ -175,7 +175,7 @@ func (l *Log) MaxTimestampOffset() (TimestampOffset, bool, error) {
 	}
 	var best *segment
 	for _, s := range l.segments {
-		if s.nextOffset > l.logStartOffset && s.maxTimestamp >= 0 && (best == nil || s.maxTimestamp > best.maxTimestamp) {
+		if s.nextOffset > l.localLogStartOffset && s.maxTimestamp >= 0 && (best == nil || s.maxTimestamp > best.maxTimestamp) {
 			best = s
 		}
 	}
@@ -187,10 +187,10 @@ func (l *Log) MaxTimestampOffset() (TimestampOffset, bool, error) {
 	if err != nil || !ok {
 		return TimestampOffset{}, false, err
 	}
-	r, ok, err := l.recordAtOrAfter(best, pos, h, func(rts int64) bool { return rts == ts }, l.logStartOffset)
+	r, ok, err := l.recordAtOrAfter(best, pos, h, func(rts int64) bool { return rts == ts }, l.localLogStartOffset)
 	if err == nil && !ok {
 		// The records holding the maximum are below the log start offset.
-		r, ok = TimestampOffset{Offset: max(h.BaseOffset, l.logStartOffset), Timestamp: ts}, true
+		r, ok = TimestampOffset{Offset: max(h.BaseOffset, l.localLogStartOffset), Timestamp: ts}, true
 	}
 	return r, ok, err
 }

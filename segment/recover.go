@@ -61,7 +61,7 @@ func Open(dir string, cfg Config, opts OpenOptions) (*Log, *RecoveryReport, erro
 	if opts.Files == nil {
 		opts.Files = testFiles
 	}
-	l := &Log{dir: dir, cfg: cfg, now: opts.Now, decompress: opts.Decompress, files: opts.Files}
+	l := &Log{dir: dir, cfg: cfg, now: opts.Now, decompress: opts.Decompress, files: opts.Files, highestCopiedOffset: -1}
 	defer l.release()
 	if l.now == nil {
 		l.now = time.Now
@@ -444,13 +444,19 @@ func (l *Log) finishOpen(opts OpenOptions, report *RecoveryReport) error {
 		}
 		l.segments = []*segment{l.track(s)}
 	}
-	l.logStartOffset = max(opts.LogStartOffset, l.segments[0].baseOffset)
-	if l.logStartOffset > l.LogEndOffset() {
+	l.localLogStartOffset = max(opts.LogStartOffset, l.segments[0].baseOffset)
+	if l.localLogStartOffset > l.LogEndOffset() {
 		// The log start moved past data that is gone (for example a crash during
 		// TruncateFullyAndStartAt): start empty there, as Kafka does.
-		if err := l.TruncateFullyAndStartAt(l.logStartOffset); err != nil {
+		if err := l.TruncateFullyAndStartAt(l.localLogStartOffset); err != nil {
 			return err
 		}
+	}
+	l.logStartOffset = l.localLogStartOffset
+	if l.cfg.RemoteStorageEnable {
+		// The checkpointed log start may lie below the local segments: the part between
+		// is in remote storage (Kafka's LogLoader keeps the checkpoint then).
+		l.logStartOffset = min(max(opts.LogStartOffset, 0), l.localLogStartOffset)
 	}
 	l.recoveryPoint = l.LogEndOffset()
 	if report.SegmentsRecovered > 0 {

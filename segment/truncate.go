@@ -26,7 +26,7 @@ func (l *Log) TruncateTo(offset int64) (int64, error) {
 		}
 		return l.LogEndOffset(), nil
 	}
-	if offset < l.logStartOffset {
+	if offset < l.localLogStartOffset {
 		return offset, l.TruncateFullyAndStartAt(offset)
 	}
 	// Delete whole segments at or above offset, keeping at least the first.
@@ -84,7 +84,7 @@ func (l *Log) TruncateFullyAndStartAt(offset int64) error {
 		return l.fail("truncate fully", err)
 	}
 	l.segments = []*segment{s}
-	l.logStartOffset, l.recoveryPoint, l.unflushedMessages = offset, offset, 0
+	l.localLogStartOffset, l.logStartOffset, l.recoveryPoint, l.unflushedMessages = offset, offset, offset, 0
 	if err := l.epochs.clear(); err != nil {
 		return l.fail("leader epoch checkpoint", err)
 	}

@@ -229,7 +229,7 @@ func (l *Log) AbortedTxns() ([]AbortedTxn, error) {
 // normaliseAborted sorts entries by marker offset, drops duplicates and those outside
 // [log start, log end).
 func (l *Log) normaliseAborted(entries []AbortedTxn) []AbortedTxn {
-	start, end := l.logStartOffset, l.LogEndOffset()
+	start, end := l.localLogStartOffset, l.LogEndOffset()
 	entries = slices.DeleteFunc(entries, func(a AbortedTxn) bool { return a.LastOffset < start || a.LastOffset >= end })
 	return dedupeAborted(entries)
 }

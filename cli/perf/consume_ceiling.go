@@ -53,7 +53,7 @@ func runPerfCeiling(c *ucli.Context) error {
 	case batch < 1 || batch*(size+32) > 64<<20:
 		return fmt.Errorf("bad --batch-records %d: want at least 1 and batches under 64 MiB", batch)
 	}
-	fake, err := startCannedBroker(ceilingTopic, partitions, size, batch, int(sizes.maxPartitionBytes))
+	fake, err := startCannedBroker(ceilingTopic, partitions, size, batch, int(sizes.maxPartitionBytes), nil)
 	if err != nil {
 		return err
 	}

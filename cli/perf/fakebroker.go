@@ -46,12 +46,17 @@ type cannedBroker struct {
 	closed  bool // under connsMu: a connection accepted after close is closed at once
 
 	produced atomic.Int64 // records acknowledged by Produce: the next base offset
+
+	// sync, when set, stores every Produce's batches and answers each after an fsync
+	// covering them (`perf produce-ceiling --fsync-dir`); nil answers at once.
+	sync *syncLog
 }
 
 // startCannedBroker listens on 127.0.0.1:0 and serves topic with partitions, each
 // Fetch answer carrying per partition as many whole batches of batchRecords records of
-// recordSize bytes as fit in partitionBytes (at least one).
-func startCannedBroker(topic string, partitions, recordSize, batchRecords, partitionBytes int) (*cannedBroker, error) {
+// recordSize bytes as fit in partitionBytes (at least one). sync, when not nil, is the
+// log every Produce is stored in and answered behind (closed with the broker).
+func startCannedBroker(topic string, partitions, recordSize, batchRecords, partitionBytes int, sync *syncLog) (*cannedBroker, error) {
 	if partitions < 1 || recordSize < 0 || batchRecords < 1 {
 		return nil, fmt.Errorf("canned broker: bad partitions %d, record size %d or batch records %d", partitions, recordSize, batchRecords)
 	}
@@ -59,7 +64,7 @@ func startCannedBroker(topic string, partitions, recordSize, batchRecords, parti
 	if err != nil {
 		return nil, err
 	}
-	b := &cannedBroker{ln: ln, topic: topic, partitions: int32(partitions), perBatch: int64(batchRecords), conns: map[net.Conn]struct{}{}}
+	b := &cannedBroker{ln: ln, topic: topic, partitions: int32(partitions), perBatch: int64(batchRecords), conns: map[net.Conn]struct{}{}, sync: sync}
 	batch := cannedBatch(batchRecords, recordSize)
 	for range partitions {
 		var buf []byte
@@ -89,6 +94,9 @@ func (b *cannedBroker) close() {
 	}
 	b.connsMu.Unlock()
 	b.wg.Wait()
+	if b.sync != nil {
+		b.sync.close()
+	}
 }
 
 func (b *cannedBroker) accept() {
@@ -158,6 +166,13 @@ func cannedBatch(n, size int) []byte {
 // serve answers the requests of one connection in order.
 func (b *cannedBroker) serve(c net.Conn) error {
 	var in, out []byte
+	var answers chan syncedAnswer
+	if b.sync != nil {
+		answers = make(chan syncedAnswer, 64)
+		done := make(chan struct{})
+		go b.syncedWriter(c, answers, done)
+		defer func() { close(answers); <-done }()
+	}
 	for {
 		var size [4]byte
 		if _, err := io.ReadFull(c, size[:]); err != nil {
@@ -195,6 +210,9 @@ func (b *cannedBroker) serve(c net.Conn) error {
 		out = binary.BigEndian.AppendUint32(out[:0], 0) // frame size, set below
 		out = binary.BigEndian.AppendUint32(out, correlation)
 		if fetch, ok := req.(*kmsg.FetchRequest); ok {
+			if answers != nil {
+				return errors.New("canned broker: no Fetch when it fsyncs")
+			}
 			if err := b.writeFetch(c, out, fetch); err != nil {
 				return err
 			}
@@ -209,6 +227,14 @@ func (b *cannedBroker) serve(c net.Conn) error {
 		}
 		out = resp.AppendTo(out)
 		binary.BigEndian.PutUint32(out, uint32(len(out)-4))
+		if answers != nil {
+			var pos int64
+			if produce, ok := req.(*kmsg.ProduceRequest); ok {
+				pos = b.sync.appendBatches(produce)
+			}
+			answers <- syncedAnswer{frame: append([]byte(nil), out...), pos: pos}
+			continue
+		}
 		if _, err := c.Write(out); err != nil {
 			return err
 		}

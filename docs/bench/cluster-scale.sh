@@ -20,6 +20,10 @@
 # each CreateTopics's time (the client process included) to stderr. PETREL_PPROF=1 with
 # PETREL_BENCH_LOGS=dir and PETREL_RESTART_PROFILE_SECONDS=n also profiles every node's
 # first n seconds after the whole-cluster start (dir/restart-cpu-n<i>.prof).
+# PETREL_PPROF=1 with PETREL_BENCH_LOGS=dir and PETREL_CREATE_PROFILE=1 profiles every
+# node across the whole creation, in 5 s windows merged into dir/create-cpu-n<i>.prof,
+# and each `petrel topics create` client process (PETREL_CLIENT_CPU_PROFILE) into
+# dir/create-client-<k>.prof, merged into dir/create-client.prof.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 total=${1:-100000}
@@ -59,18 +63,35 @@ for i in 0 1 2; do wait_log "$work/n$i.log" "broker ready" 60; done
 addr="127.0.0.1:${kp[0]}"
 echo "| step | partitions | RF | seconds | note |"
 echo "|---|---:|---:|---:|---|"
+create_prof=""
+if [ "${PETREL_PPROF:-}" = 1 ] && [ -n "${PETREL_BENCH_LOGS:-}" ] && [ -n "${PETREL_CREATE_PROFILE:-}" ]; then
+  create_prof=$PETREL_BENCH_LOGS; mkdir -p "$create_prof"
+  for i in 0 1 2; do
+    ( w=0; until [ -e "$work/created" ]; do
+        curl -s -o "$create_prof/create-cpu-n$i-w$w.prof" "127.0.0.1:${mp[$i]}/debug/pprof/profile?seconds=5"
+        w=$((w + 1))
+      done ) &
+    profilers+=($!)
+  done
+fi
 t0=$(now); todo=$total; k=0
 while [ "$todo" -gt 0 ]; do
   p=$(( todo < per_req ? todo : per_req ))
   # A request that timed out on a loaded host is sent again by the client, and then
   # finds the topic its first attempt created.
   tr=$EPOCHREALTIME
-  out=$(timeout 120 "$bin" topics create "t$k" --partitions "$p" --replication-factor "$rf" --bootstrap-server "$addr" 2>&1) ||
+  out=$(PETREL_CLIENT_CPU_PROFILE=${create_prof:+$create_prof/create-client-$k.prof} timeout 120 "$bin" topics create "t$k" --partitions "$p" --replication-factor "$rf" --bootstrap-server "$addr" 2>&1) ||
     grep -q TOPIC_ALREADY_EXISTS <<<"$out" || { echo "$out" >&2; exit 1; }
   [ -z "${PETREL_CREATE_TIMES:-}" ] || awk -v a="$tr" -v b="$EPOCHREALTIME" -v k="$k" -v p="$p" 'BEGIN { printf "CreateTopics t%s of %s: %.2f s\n", k, p, b - a }' >&2
   todo=$((todo - p)); k=$((k + 1))
 done
 echo "| create: $k CreateTopics of $per_req answered | $total | $rf | $(since "$t0") | |"
+if [ -n "$create_prof" ]; then
+  touch "$work/created"
+  for p in "${profilers[@]}"; do wait "$p" || true; done; profilers=()
+  for i in 0 1 2; do go tool pprof -proto "$create_prof"/create-cpu-n$i-w*.prof >"$create_prof/create-cpu-n$i.prof" 2>/dev/null && rm -f "$create_prof"/create-cpu-n$i-w*.prof; done
+  go tool pprof -proto "$create_prof"/create-client-*.prof >"$create_prof/create-client.prof" 2>/dev/null && rm -f "$create_prof"/create-client-*[0-9].prof
+fi
 replicas=$((total * rf / 3))
 wait_sync "$replicas" 900
 echo "| create until every ISR is full | $total | $rf | $(since "$t0") | |"
@@ -96,7 +117,7 @@ per=""; sum=0
 for i in 0 1 2; do d=$((c1[i] - c0[i])); sum=$((sum + d)); per+="n$i $(python3 -c "print('%.1f' % (100*$d/$hz/$secs))") %, "; done
 sessions=$(metric "${mp[2]}" kafka_server_fetchsessioncache_numincrementalfetchsessions || true)
 echo "| idle CPU, the three processes together | $total | $rf | $secs | $(python3 -c "print('%.2f CPU-s, %.1f %% of a core' % ($sum/$hz, 100*$sum/$hz/$secs))") (${per%, }); $(python3 -c "print('%.1f' % (($f1-$f0)/$secs))") follower fetches/s in all; node 2's fetch sessions: ${sessions:-none} |"
-if [ "${PETREL_PPROF:-}" = 1 ] && [ -n "${PETREL_BENCH_LOGS:-}" ]; then
+if [ "${PETREL_PPROF:-}" = 1 ] && [ -n "${PETREL_BENCH_LOGS:-}" ] && [ -z "${PETREL_SKIP_IDLE_PROFILE:-}" ]; then
   mkdir -p "$PETREL_BENCH_LOGS"
   for i in 0 1 2; do curl -s -o "$PETREL_BENCH_LOGS/idle-cpu-n$i.prof" "127.0.0.1:${mp[$i]}/debug/pprof/profile?seconds=30" & done
   sleep 31; until [ "$(ls "$PETREL_BENCH_LOGS"/idle-cpu-n*.prof 2>/dev/null | wc -l)" = 3 ]; do sleep 0.2; done; sleep 1
@@ -113,6 +134,7 @@ echo "| whole cluster stopped at once (SIGTERM to all exited) | $total | $rf | $
 t0=$(now)
 for i in 0 1 2; do start "$i"; done
 if [ "${PETREL_PPROF:-}" = 1 ] && [ -n "${PETREL_BENCH_LOGS:-}" ] && [ -n "${PETREL_RESTART_PROFILE_SECONDS:-}" ]; then
+  mkdir -p "$PETREL_BENCH_LOGS"
   for i in 0 1 2; do # the metrics listener is up before the replicas open
     ( for _ in $(seq 200); do
         curl -sf -o "$PETREL_BENCH_LOGS/restart-cpu-n$i.prof" \

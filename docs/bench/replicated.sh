@@ -13,7 +13,16 @@
 #     default), `nats bench` publishing the same number of 1 KiB random messages to an
 #     R3 stream (async, and sync for one message in flight);
 #   - the disk's raw fsynced sequential write rate (docs/bench/fsyncrate.go) at the mean
-#     bytes per fsync Petrel's replicas wrote in the acks=all run, and at 1 MiB;
+#     bytes per fsync Petrel's replicas wrote in the acks=all run, and at 1 MiB; and
+#     three writers at once at that size (--writers 3, a file each): an RF 3 cluster on
+#     one disk writes and fsyncs every byte three times, so a third of their sum (the
+#     per-copy rate) is the most it can reach there;
+#   - CPU time per MiB produced (user + system, docs/bench/cpu.sh) of the three brokers
+#     and of the producer in the RF 3 acks=all run, the host's busy share of its cores
+#     meanwhile, fsyncrate's own CPU per MiB and a loopback receiver's
+#     (docs/bench/tcpstream.go), and the CPU floor they make: cores ÷ (the producer's
+#     CPU per MiB + 3 × (fsyncrate's + the receiver's)), three copies each written,
+#     fsynced and received once (the producer's fixed cost, one record's run, left out);
 #   - loopback TCP (petrel perf loopback).
 # nats-server and the nats CLI are built from the Go module proxy into a temporary
 # GOBIN; nothing of theirs is kept. Prints one Markdown table; MB is MiB, as Kafka's
@@ -25,6 +34,10 @@ records=${1:-100000}
 work=$(mktemp -d)
 bin=$work/petrel
 go build -o "$bin" .
+go build -o "$work/fsyncrate" docs/bench/fsyncrate.go
+go build -o "$work/tcpstream" docs/bench/tcpstream.go
+. docs/bench/cpu.sh
+cores=$(nproc)
 server_bin=${PETREL_SERVER_BIN:-$bin}
 GOBIN=$work/tools go install github.com/nats-io/nats-server/v2@v2.15.2
 GOBIN=$work/tools go install github.com/nats-io/natscli/nats@v0.5.0
@@ -77,14 +90,22 @@ for line in sys.stdin:
         f += float(line.split()[-1])
 print(int(b), int(f))'
 }
-perf() { # topic acks records [extra flags...] -> "records/s MB/s p50 p99"
+perf() { # topic acks records [extra flags...] -> "records/s MB/s p50 p99"; the producer's CPU seconds into $work/client.cpu
   local topic=$1 acks=$2 n=$3; shift 3
-  "$bin" perf produce "$topic" --records "$n" --record-size 1024 --acks "$acks" "$@" --bootstrap-server "$addr" --json 2>/dev/null |
+  cpu_run "$work/client.cpu" "$bin" perf produce "$topic" --records "$n" --record-size 1024 --acks "$acks" "$@" --bootstrap-server "$addr" --json 2>/dev/null |
     python3 -c 'import json,sys; d=json.load(sys.stdin); l=d["latency_ms"]; print("%.0f %.1f %.2f %.2f" % (d["records_per_second"], d["mb_per_second"], l["p50"], l["p99"]))'
 }
+perf r3 all 1 >/dev/null
+client_fixed=$(cat "$work/client.cpu") # the producer's start, connection and metadata
 read -r b0 f0 < <(scrape)
+c0=$(proc_cpu "${pids[@]}"); read -r h0 t0 < <(host_busy)
 read -r rps mbs p50 p99 < <(perf r3 all "$records")
+c1=$(proc_cpu "${pids[@]}"); read -r h1 t1 < <(host_busy)
 read -r b1 f1 < <(scrape)
+r3_mib=$(python3 -c "print($records * 1024 / 1048576)")
+brokers_ms=$(python3 -c "print(round(($c1 - $c0) * 1000 / $r3_mib, 3))")
+producer_ms=$(python3 -c "print(round(($(cat "$work/client.cpu") - $client_fixed) * 1000 / $r3_mib, 3))")
+host_share=$(python3 -c "print(round(100 * ($h1 - $h0) / max($t1 - $t0, 1e-9)))")
 row "Petrel, 3 processes: RF 3, acks=all" "$rps" "$mbs" "$p50" "$p99"
 petrel_r3=$mbs
 write_size=$(( (b1 - b0) / (f1 - f0 > 0 ? f1 - f0 : 1) ))
@@ -143,11 +164,22 @@ stop_all
 
 # The disk: raw fsynced sequential writes.
 for size in "$write_size" 1048576; do
-  read -r mbs p50 p99 < <(go run docs/bench/fsyncrate.go --dir "$work" --size "$size" --duration 3s |
+  read -r mbs p50 p99 < <("$work/fsyncrate" --dir "$work" --size "$size" --duration 3s |
     python3 -c 'import json,sys; d=json.load(sys.stdin); print("%.1f %.2f %.2f" % (d["mb_per_second"], d["p50_ms"], d["p99_ms"]))')
   row "raw fsynced sequential writes of $size bytes" "" "$mbs" "$p50" "$p99"
   [ "$size" = "$write_size" ] && raw_fsync=$mbs
 done
+# Three writers at once, as three brokers on one disk: a third of the sum per copy.
+read -r mbs3 per3 p50 p99 fsync_ms < <("$work/fsyncrate" --dir "$work" --size "$write_size" --duration 3s --writers 3 |
+  python3 -c 'import json,sys; d=json.load(sys.stdin); print("%.1f %s %.2f %.2f %.3f" % (d["mb_per_second"], "/".join("%.1f" % m for m in d["per_writer_mb_per_second"]), d["p50_ms"], d["p99_ms"], d["cpu_seconds_per_mb"]*1000))')
+per_copy=$(python3 -c "print(round($mbs3 / 3, 1))")
+row "raw fsynced writes of $write_size bytes, 3 writers at once (sum; each $per3)" "" "$mbs3" "$p50" "$p99"
+row "the same, per copy (sum ÷ 3): the most RF 3 on one disk can reach" "" "$per_copy" "" ""
+# The loopback receiver's CPU per MiB (each copy is received once).
+exec 3< <("$work/tcpstream" send --duration 3s)
+read -r tport <&3
+recv_ms=$("$work/tcpstream" recv "$tport" | python3 -c 'import json,sys; print(round(json.load(sys.stdin)["cpu_seconds_per_mb"]*1000, 3))')
+exec 3<&-
 load_after=$(cut -d' ' -f1-3 /proc/loadavg)
 
 echo "load average before: $load_before; after: $load_after; mean bytes per fsync in the RF 3 run: $write_size"
@@ -162,4 +194,10 @@ mbs=$mbs
 print('| $what | $rps | %.1f | %.2f | %.2f | %.3f | $p50 | $p99 |' % (mbs, mbs/$nats_r3, mbs/$raw_fsync, mbs/$loopback))"
 done
 echo
-echo "RF 3 acks=all ÷ NATS R3: $(python3 -c "print(round($petrel_r3/$nats_r3, 2))"); ÷ raw fsync at $write_size bytes: $(python3 -c "print(round($petrel_r3/$raw_fsync, 2))")"
+echo "RF 3 acks=all ÷ NATS R3: $(python3 -c "print(round($petrel_r3/$nats_r3, 2))"); ÷ raw fsync at $write_size bytes: $(python3 -c "print(round($petrel_r3/$raw_fsync, 2))"); ÷ the per-copy rate of 3 writers ($per_copy MB/s): $(python3 -c "print(round($petrel_r3/$per_copy, 2))")"
+python3 -c "
+floor = $cores * 1000 / ($producer_ms + 3 * ($fsync_ms + $recv_ms))
+print('CPU ms per MiB produced, RF 3 acks=all run: three brokers %.3f, producer %.3f; host busy %d %% of $cores cores meanwhile' % ($brokers_ms, $producer_ms, $host_share))
+print('CPU floor: %d cores ÷ (producer %.3f + 3 × (fsyncrate, 3 writers, %.3f + loopback receiver %.3f)) = %.1f MB/s; RF 3 acks=all %.1f MB/s = %.2f× it' % (
+  $cores, $producer_ms, $fsync_ms, $recv_ms, floor, $petrel_r3, $petrel_r3 / floor))
+print('at the brokers\' own cost the two cores would allow %.1f MB/s (cores ÷ (brokers + producer CPU per MiB))' % ($cores * 1000 / ($brokers_ms + $producer_ms)))"

@@ -6,8 +6,10 @@
 // accepts one connection and writes --write-size bytes at a time for --duration, cycling
 // through a buffer of --span bytes (1 MiB: cache-hot, as `petrel perf loopback`; 1 GiB:
 // cold memory, as a broker sending a log from the page cache), then closes it.
-// `tcpstream recv PORT` reads until the sender closes and prints MB/s (MiB) as JSON.
-// Used by docs/bench/fetch.sh.
+// `tcpstream recv PORT` reads until the sender closes and prints MB/s (MiB) as JSON,
+// with its own CPU time (user + system, getrusage) per MB: what a broker's socket
+// reads of a produced stream cost at least. Used by docs/bench/fetch.sh and
+// docs/bench/single-node.sh.
 package main
 
 import (
@@ -17,6 +19,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"syscall"
 	"time"
 )
 
@@ -82,11 +85,25 @@ func recv(args []string) error {
 	}
 	defer c.Close()
 	buf := make([]byte, 1<<20)
+	cpu0 := cpuSeconds()
 	start := time.Now()
 	n, err := io.CopyBuffer(io.Discard, struct{ io.Reader }{c}, buf)
 	if err != nil {
 		return err
 	}
 	secs := time.Since(start).Seconds()
-	return json.NewEncoder(os.Stdout).Encode(map[string]float64{"mb_per_second": float64(n) / (1 << 20) / secs, "bytes": float64(n), "elapsed_seconds": secs})
+	cpu := cpuSeconds() - cpu0
+	mb := float64(n) / (1 << 20)
+	return json.NewEncoder(os.Stdout).Encode(map[string]float64{"mb_per_second": mb / secs, "bytes": float64(n), "elapsed_seconds": secs,
+		"cpu_seconds": cpu, "cpu_seconds_per_mb": cpu / max(mb, 1e-9)})
+}
+
+// cpuSeconds is the process's user + system CPU time so far.
+func cpuSeconds() float64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	tv := func(t syscall.Timeval) float64 { return float64(t.Sec) + float64(t.Usec)/1e6 }
+	return tv(ru.Utime) + tv(ru.Stime)
 }
