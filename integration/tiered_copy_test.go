@@ -12,15 +12,18 @@ import (
 	"github.com/petrel-broker/petrel/internal/s3test"
 	"github.com/petrel-broker/petrel/internal/testwait"
 	"github.com/petrel-broker/petrel/metadata"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // tieredCluster starts n nodes with the remote log manager on over srv (task interval
 // 100 ms) and a topic "tiered" of one partition on every node, with 2 KiB segments and
 // remote.storage.enable=true.
-func tieredCluster(t *testing.T, srv *s3test.Server, n int) *Cluster {
+func tieredCluster(t *testing.T, srv *s3test.Server, n int, opts ...Option) *Cluster {
 	t.Helper()
-	c := StartCluster(t, n,
+	c := StartCluster(t, n, append([]Option{
 		WithProperty("remote.log.storage.system.enable", "true"),
 		WithProperty("remote.log.manager.task.interval.ms", "100"),
 		WithProperty("rsm.config.storage.s3.endpoint.url", srv.Endpoint),
@@ -29,7 +32,7 @@ func tieredCluster(t *testing.T, srv *s3test.Server, n int) *Cluster {
 		WithProperty("rsm.config.storage.s3.path.style.access.enabled", "true"),
 		WithProperty("rsm.config.storage.aws.access.key.id", srv.AccessKey),
 		WithProperty("rsm.config.storage.aws.secret.access.key", srv.SecretKey),
-		WithProperty("rsm.config.key.prefix", "tiered/"))
+		WithProperty("rsm.config.key.prefix", "tiered/")}, opts...)...)
 	yes, seg := "true", "2048"
 	c.CreateTopicRF(t, "tiered", 1, int16(n), map[string]*string{"remote.storage.enable": &yes, "segment.bytes": &seg})
 	return c
@@ -196,4 +199,68 @@ func TestCluster_TieredTopicDeletionEmptiesBucket(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// TestCluster_TieredLocalRetentionAfterCopy: with local.retention.bytes of 1 byte, the
+// leader's local log gives up segments once they are copied (part B's copy-gated local
+// retention fed by the remote log manager's SetRemoteLogState): ListOffsets -4 (earliest
+// local) moves up while -2 (earliest) stays at 0, and -5 (latest tiered) is the highest
+// copied offset.
+func TestCluster_TieredLocalRetentionAfterCopy(t *testing.T) {
+	srv := s3test.Start(t)
+	c := tieredCluster(t, srv, 1, WithProperty("log.retention.check.interval.ms", "100"))
+	local := "1" // every copied segment goes
+	if _, err := c.Admin(t).AlterTopicConfigs(testContext(t), []kadm.AlterConfig{{Name: "local.retention.bytes", Value: &local}}, "tiered"); err != nil {
+		t.Fatal(err)
+	}
+	produceTiered(t, c, 0, 100)
+	segs := waitCopiedTo(t, c, 50)
+	testwait.ForWhat(t, 60*time.Second, "local segments deleted after their copy", func() error {
+		earliestLocal, err := listOffsetV9(c, 0, "tiered", -4)
+		if err != nil {
+			return err
+		}
+		earliest, err := listOffsetV9(c, 0, "tiered", -2)
+		if err != nil {
+			return err
+		}
+		tiered, err := listOffsetV9(c, 0, "tiered", -5)
+		if err != nil {
+			return err
+		}
+		if earliestLocal == 0 || earliest != 0 || tiered < segs[len(segs)-1].EndOffset {
+			return fmt.Errorf("earliest local %d, earliest %d, latest tiered %d", earliestLocal, earliest, tiered)
+		}
+		if earliestLocal > tiered+1 {
+			return testwait.Permanent(fmt.Errorf("local log starts at %d, past the highest copied offset %d", earliestLocal, tiered))
+		}
+		return nil
+	})
+}
+
+// listOffsetV9 asks node i for ListOffsets v9 of partition 0 at timestamp (-2, -4, -5).
+func listOffsetV9(c *Cluster, i int, topic string, timestamp int64) (int64, error) {
+	req := kmsg.NewPtrListOffsetsRequest()
+	req.Version, req.ReplicaID = 9, -1
+	rt := kmsg.NewListOffsetsRequestTopic()
+	rt.Topic = topic
+	rp := kmsg.NewListOffsetsRequestTopicPartition()
+	rp.Timestamp, rp.CurrentLeaderEpoch = timestamp, -1
+	rt.Partitions = append(rt.Partitions, rp)
+	req.Topics = append(req.Topics, rt)
+	ctx, cancel := context.WithTimeout(context.Background(), wireTimeout)
+	defer cancel()
+	resp, err := requestAt(ctx, c, i, req)
+	if err != nil {
+		return -1, err
+	}
+	lr := resp.(*kmsg.ListOffsetsResponse)
+	if len(lr.Topics) != 1 || len(lr.Topics[0].Partitions) != 1 {
+		return -1, fmt.Errorf("ListOffsets answered %+v", lr.Topics)
+	}
+	p := lr.Topics[0].Partitions[0]
+	if p.ErrorCode != 0 {
+		return -1, kerr.ErrorForCode(p.ErrorCode)
+	}
+	return p.Offset, nil
 }
