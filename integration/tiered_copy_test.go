@@ -13,9 +13,7 @@ import (
 	"github.com/petrel-broker/petrel/internal/testwait"
 	"github.com/petrel-broker/petrel/metadata"
 	"github.com/twmb/franz-go/pkg/kadm"
-	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
-	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // tieredCluster starts n nodes with the remote log manager on over srv (task interval
@@ -216,15 +214,15 @@ func TestCluster_TieredLocalRetentionAfterCopy(t *testing.T) {
 	produceTiered(t, c, 0, 100)
 	segs := waitCopiedTo(t, c, 50)
 	testwait.ForWhat(t, 60*time.Second, "local segments deleted after their copy", func() error {
-		earliestLocal, err := listOffsetV9(c, 0, "tiered", -4)
+		earliestLocal, err := listOffsetVersionAt(c, 0, 9, -1, "tiered", 0, -4)
 		if err != nil {
 			return err
 		}
-		earliest, err := listOffsetV9(c, 0, "tiered", -2)
+		earliest, err := listOffsetVersionAt(c, 0, 9, -1, "tiered", 0, -2)
 		if err != nil {
 			return err
 		}
-		tiered, err := listOffsetV9(c, 0, "tiered", -5)
+		tiered, err := listOffsetVersionAt(c, 0, 9, -1, "tiered", 0, -5)
 		if err != nil {
 			return err
 		}
@@ -236,31 +234,4 @@ func TestCluster_TieredLocalRetentionAfterCopy(t *testing.T) {
 		}
 		return nil
 	})
-}
-
-// listOffsetV9 asks node i for ListOffsets v9 of partition 0 at timestamp (-2, -4, -5).
-func listOffsetV9(c *Cluster, i int, topic string, timestamp int64) (int64, error) {
-	req := kmsg.NewPtrListOffsetsRequest()
-	req.Version, req.ReplicaID = 9, -1
-	rt := kmsg.NewListOffsetsRequestTopic()
-	rt.Topic = topic
-	rp := kmsg.NewListOffsetsRequestTopicPartition()
-	rp.Timestamp, rp.CurrentLeaderEpoch = timestamp, -1
-	rt.Partitions = append(rt.Partitions, rp)
-	req.Topics = append(req.Topics, rt)
-	ctx, cancel := context.WithTimeout(context.Background(), wireTimeout)
-	defer cancel()
-	resp, err := requestAt(ctx, c, i, req)
-	if err != nil {
-		return -1, err
-	}
-	lr := resp.(*kmsg.ListOffsetsResponse)
-	if len(lr.Topics) != 1 || len(lr.Topics[0].Partitions) != 1 {
-		return -1, fmt.Errorf("ListOffsets answered %+v", lr.Topics)
-	}
-	p := lr.Topics[0].Partitions[0]
-	if p.ErrorCode != 0 {
-		return -1, kerr.ErrorForCode(p.ErrorCode)
-	}
-	return p.Offset, nil
 }
