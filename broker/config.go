@@ -146,8 +146,8 @@ func segmentConfig(cfgs map[string]config.Resolved) segment.Config {
 	sc.IndexIntervalBytes = int(n("index.interval.bytes"))
 	sc.RetentionMs = n("retention.ms")
 	sc.RetentionBytes = n("retention.bytes")
-	// Tiered storage (KIP-405): refused by the config table until P23 is wired, so
-	// RemoteStorageEnable stays false and the local limits unused (segment/tiered.go).
+	// Tiered storage (KIP-405): remote.storage.enable and the local limits
+	// (segment/tiered.go).
 	sc.RemoteStorageEnable = config.ParseBool(cfgs["remote.storage.enable"].Value)
 	sc.LocalRetentionMs = n("local.retention.ms")
 	sc.LocalRetentionBytes = n("local.retention.bytes")

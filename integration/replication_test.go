@@ -647,8 +647,13 @@ func fetchAt(c *Cluster, i int, version int16, topic string, partition int32, of
 // answers without isolation) and timestamp (-1 latest, -2 earliest) to node i, and
 // returns the offset; an error code is returned as the kerr error (errors.Is works).
 func listOffsetAt(c *Cluster, i int, replicaID int32, topic string, partition int32, timestamp int64) (int64, error) {
+	return listOffsetVersionAt(c, i, 7, replicaID, topic, partition, timestamp)
+}
+
+// listOffsetVersionAt is listOffsetAt at ListOffsets version v (v8 for -4, v9 for -5).
+func listOffsetVersionAt(c *Cluster, i int, v int16, replicaID int32, topic string, partition int32, timestamp int64) (int64, error) {
 	req := kmsg.NewPtrListOffsetsRequest()
-	req.Version, req.ReplicaID, req.IsolationLevel = 7, replicaID, 0
+	req.Version, req.ReplicaID, req.IsolationLevel = v, replicaID, 0
 	rt := kmsg.NewListOffsetsRequestTopic()
 	rt.Topic = topic
 	rp := kmsg.NewListOffsetsRequestTopicPartition()
