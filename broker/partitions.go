@@ -33,6 +33,9 @@ type topicSettings struct {
 	syncEveryAppend bool
 	cleaner         cleanerSettings
 	compression     segment.Compression // compression.type and its levels (segment/recompress.go)
+	// remoteCopy: remote.storage.enable and not remote.log.copy.disable (the remote log
+	// manager copies the partition's closed segments while it leads here).
+	remoteCopy bool
 }
 
 // localPartition is a replica on this broker.
@@ -43,6 +46,9 @@ type localPartition struct {
 	// replicationFactor is the assignment's replica count, for min.insync.replicas.
 	replicationFactor atomic.Int32
 	seen              *metadata.Partition // last applied assignment; reconciler only
+	// remoteSeen is the topic's remote log its remote log state was last set from
+	// (remote_log_metadata.go); reconciler only.
+	remoteSeen *metadata.RemoteTopicLog
 	// counters are the topic's BrokerTopicMetrics, resolved once.
 	counters *metrics.TopicCounters
 }
@@ -87,6 +93,9 @@ type partitionManager struct {
 	// cleaner-offset-checkpoint): their logs have offset gaps, which recovery must accept
 	// even after cleanup.policy changes back to delete. Guarded by mu.
 	compactedOnce map[segment.TopicPartition]bool
+	// remoteTopics are the tiered topics whose replicas' remote log states were set
+	// (remote_log_metadata.go); reconcile goroutine only.
+	remoteTopics map[metadata.Uuid]bool
 	// straysRemoved is set once the first reconciliation of a caught-up image has
 	// removed the partition directories this broker no longer hosts (reconcile
 	// goroutine only).
@@ -168,6 +177,8 @@ func (pm *partitionManager) reconcileLoop() {
 			if !ok {
 				return // stopping
 			}
+			pm.updateRemoteLogStates(im)
+			pm.b.remoteLogs.imageChanged(im)
 			first = false
 			prev = im
 			pm.mu.Lock()
@@ -657,5 +668,6 @@ func (b *Broker) topicSettings(im *metadata.Image, topic string) *topicSettings 
 		syncEveryAppend: cfgs["flush.messages"].Value == "1",
 		cleaner:         cleanerConfig(cfgs),
 		compression:     compressionConfig(cfgs),
+		remoteCopy:      cfgs["remote.storage.enable"].Value == "true" && cfgs["remote.log.copy.disable"].Value != "true",
 	}
 }

@@ -1,0 +1,155 @@
+package broker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/petrel-broker/petrel/metadata"
+	"github.com/petrel-broker/petrel/tiered"
+	"github.com/twmb/franz-go/pkg/kerr"
+)
+
+// errRemoteLogStopped ends a remote log metadata write when the broker stops.
+var errRemoteLogStopped = errors.New("broker: remote log metadata: the broker is shutting down")
+
+// remoteLogMetadata is Kafka's RemoteLogMetadataManager over the Raft metadata
+// (tiered.RemoteLogMetadataManager): writes go to the controller as RemoteLogSegments
+// requests and return once this broker's image has applied them; reads are of the
+// image.
+type remoteLogMetadata struct{ b *Broker }
+
+var _ tiered.RemoteLogMetadataManager = remoteLogMetadata{}
+
+// AddRemoteLogSegmentMetadata records md's COPY_SEGMENT_STARTED.
+func (m remoteLogMetadata) AddRemoteLogSegmentMetadata(ctx context.Context, md *tiered.RemoteLogSegmentMetadata, leaderEpoch int32) error {
+	return m.write(ctx, tiered.AddRecord(md, leaderEpoch))
+}
+
+// UpdateRemoteLogSegmentMetadata records a segment's next state.
+func (m remoteLogMetadata) UpdateRemoteLogSegmentMetadata(ctx context.Context, u tiered.RemoteLogSegmentMetadataUpdate, leaderEpoch int32) error {
+	return m.write(ctx, tiered.UpdateRecord(u, leaderEpoch))
+}
+
+// write sends one change to the controller and waits until the image applied it, so
+// that what this broker reads next (the highest copied offset) includes it.
+func (m remoteLogMetadata) write(ctx context.Context, rec metadata.RemoteLogSegmentRecord) error {
+	b := m.b
+	req := &remoteLogSegmentsRequest{BrokerID: b.cfg.NodeID, BrokerEpoch: b.brokerEpoch.Load(), Changes: []metadata.RemoteLogSegmentRecord{rec}}
+	resp, err := b.forwardToController(ctx, req)
+	if err != nil {
+		return fmt.Errorf("remote log metadata: %w", err)
+	}
+	r := resp.(*remoteLogSegmentsResponse)
+	code := r.ErrorCode
+	if code == 0 && len(r.ErrorCodes) == 1 {
+		code = r.ErrorCodes[0]
+	}
+	if code != 0 || len(r.ErrorCodes) != 1 {
+		return fmt.Errorf("remote log metadata: %s of segment %s refused: %w", rec.Segment.State, rec.Segment.ID, kerr.ErrorForCode(code))
+	}
+	for {
+		changed := b.machine.Changed()
+		if remoteStateApplied(b.Image(), rec) {
+			return nil
+		}
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-b.stop:
+			return errRemoteLogStopped
+		}
+	}
+}
+
+// remoteStateApplied reports whether im holds rec's segment in rec's state (gone, for
+// DELETE_SEGMENT_FINISHED).
+func remoteStateApplied(im *metadata.Image, rec metadata.RemoteLogSegmentRecord) bool {
+	segs := im.RemoteLogSegments(rec.TopicID, rec.PartitionID)
+	i := slices.IndexFunc(segs, func(s metadata.RemoteLogSegment) bool { return s.ID == rec.Segment.ID })
+	if rec.Segment.State == metadata.DeleteSegmentFinished {
+		return i < 0
+	}
+	return i >= 0 && segs[i].State == rec.Segment.State
+}
+
+// ListRemoteLogSegments returns the partition's remote segments from the image.
+func (m remoteLogMetadata) ListRemoteLogSegments(tp tiered.TopicIDPartition) []*tiered.RemoteLogSegmentMetadata {
+	segs := m.b.Image().RemoteLogSegments(tp.TopicID, tp.Partition)
+	out := make([]*tiered.RemoteLogSegmentMetadata, len(segs))
+	for i, s := range segs {
+		out[i] = tiered.FromImage(tp, s)
+	}
+	return out
+}
+
+// RemoteLogSegmentMetadata returns the copied segment holding offset in epochForOffset.
+func (m remoteLogMetadata) RemoteLogSegmentMetadata(tp tiered.TopicIDPartition, epochForOffset int32, offset int64) (*tiered.RemoteLogSegmentMetadata, bool) {
+	return tiered.SegmentFor(m.ListRemoteLogSegments(tp), epochForOffset, offset)
+}
+
+// HighestOffsetForEpoch returns the highest copied offset of leaderEpoch.
+func (m remoteLogMetadata) HighestOffsetForEpoch(tp tiered.TopicIDPartition, leaderEpoch int32) (int64, bool) {
+	return tiered.HighestOffsetForEpoch(m.ListRemoteLogSegments(tp), leaderEpoch)
+}
+
+// remoteLogBounds are the highest copied offset and the remote log start offset of a
+// partition's remote segments (ascending start offset): the last offset of the latest
+// copied segment and the first of the oldest, -1 and -1 when none is copied.
+func remoteLogBounds(segs []metadata.RemoteLogSegment) (highestCopied, remoteLogStart int64) {
+	highestCopied, remoteLogStart = -1, -1
+	for _, s := range segs {
+		if s.State != metadata.CopySegmentFinished {
+			continue
+		}
+		if remoteLogStart < 0 {
+			remoteLogStart = s.StartOffset
+		}
+		highestCopied = max(highestCopied, s.EndOffset)
+	}
+	return highestCopied, remoteLogStart
+}
+
+// updateRemoteLogStates hands each local replica of a tiered topic its remote log
+// bounds (replication.Partition.SetRemoteLogState) when its topic's remote segments
+// changed in im, and -1, -1 when the topic has none left (reconciler goroutine only;
+// on every broker, leader or follower).
+func (pm *partitionManager) updateRemoteLogStates(im *metadata.Image) {
+	for id := range pm.remoteTopics {
+		if rl := im.RemoteLogs[id]; rl == nil || rl.Deleted {
+			delete(pm.remoteTopics, id)
+			pm.setRemoteLogStates(im.TopicByID(id), nil)
+		}
+	}
+	for id, rl := range im.RemoteLogs {
+		if !rl.Deleted {
+			if pm.remoteTopics == nil {
+				pm.remoteTopics = map[metadata.Uuid]bool{}
+			}
+			pm.remoteTopics[id] = true
+			pm.setRemoteLogStates(im.TopicByID(id), rl)
+		}
+	}
+}
+
+// setRemoteLogStates sets the remote log bounds of t's local replicas from rl (nil:
+// none) where rl is not the one they were last set from.
+func (pm *partitionManager) setRemoteLogStates(t *metadata.Topic, rl *metadata.RemoteTopicLog) {
+	if t == nil {
+		return
+	}
+	for _, p := range t.Partitions {
+		lp := pm.get(t.Name, p.ID)
+		if lp == nil || (rl != nil && lp.remoteSeen == rl) {
+			continue
+		}
+		lp.remoteSeen = rl
+		var segs []metadata.RemoteLogSegment
+		if rl != nil {
+			segs = rl.Partitions[p.ID]
+		}
+		lp.SetRemoteLogState(remoteLogBounds(segs))
+	}
+}
