@@ -47,7 +47,14 @@ func (m remoteLogMetadata) write(ctx context.Context, rec metadata.RemoteLogSegm
 		code = r.ErrorCodes[0]
 	}
 	if code != 0 || len(r.ErrorCodes) != 1 {
-		return fmt.Errorf("remote log metadata: %s of segment %s refused: %w", rec.Segment.State, rec.Segment.ID, kerr.ErrorForCode(code))
+		err := kerr.ErrorForCode(code)
+		if code == 0 {
+			err = fmt.Errorf("%d answers to one change", len(r.ErrorCodes))
+		}
+		if code == kerr.InvalidRequest.Code || code == kerr.UnknownTopicOrPartition.Code {
+			err = fmt.Errorf("%w: %w", tiered.ErrSegmentUnknown, err) // controller/remote_log.go's refusals
+		}
+		return fmt.Errorf("remote log metadata: %s of segment %s refused: %w", rec.Segment.State, rec.Segment.ID, err)
 	}
 	for {
 		changed := b.machine.Changed()

@@ -42,6 +42,11 @@ type LeaderLog interface {
 // ErrNotLeader stops a copy pass: this broker no longer leads the partition.
 var ErrNotLeader = errors.New("tiered: no longer the partition's leader")
 
+// ErrSegmentUnknown is a RemoteLogMetadataManager's refusal of a change to a segment
+// the metadata does not hold (its topic was deleted and its record dropped) or holds in
+// a state the change cannot follow: the objects of such a segment are nobody's.
+var ErrSegmentUnknown = errors.New("tiered: remote segment unknown to the metadata or in another state")
+
 // Copier is the copy task of Kafka's RemoteLogManager (RLMCopyTask) for one partition
 // at a time: synchronous, no goroutines; the broker runs it on each partition it leads
 // every remote.log.manager.task.interval.ms. It holds no lock across a call to the
@@ -157,11 +162,17 @@ func (c *Copier) copySegment(ctx context.Context, tp TopicIDPartition, log Leade
 // Abandon deletes a remote segment that is not (or no longer) being copied:
 // DELETE_SEGMENT_STARTED unless it is there already, its objects deleted,
 // DELETE_SEGMENT_FINISHED; leaderEpoch is the writer's (-1 for a deleted topic's
-// segment). A failure leaves it in DELETE_SEGMENT_STARTED for the next attempt.
+// segment). A failure leaves it in DELETE_SEGMENT_STARTED for the next attempt. When
+// the metadata refuses the deletion as ErrSegmentUnknown (the topic's deletion removed
+// the segment while this broker was still copying it), the objects are deleted all the
+// same: no record names them any more.
 func (c *Copier) Abandon(ctx context.Context, md *RemoteLogSegmentMetadata, leaderEpoch int32) error {
 	if md.State != DeleteSegmentStarted {
 		u := md.Update(DeleteSegmentStarted, c.BrokerID, c.Now().UnixMilli())
 		if err := c.withTimeout(ctx, func(ctx context.Context) error { return c.Metadata.UpdateRemoteLogSegmentMetadata(ctx, u, leaderEpoch) }); err != nil {
+			if errors.Is(err, ErrSegmentUnknown) {
+				err = errors.Join(err, c.withTimeout(ctx, func(ctx context.Context) error { return c.Storage.DeleteLogSegmentData(ctx, md) }))
+			}
 			return err
 		}
 	}
