@@ -1,6 +1,7 @@
 package broker
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -141,6 +142,18 @@ func (pm *partitionManager) all() []*localPartition {
 		out = append(out, p)
 	}
 	return out
+}
+
+// allSorted is all, by topic and partition.
+func (pm *partitionManager) allSorted() []*localPartition {
+	parts := pm.all()
+	slices.SortFunc(parts, func(x, y *localPartition) int {
+		if c := strings.Compare(x.Topic, y.Topic); c != 0 {
+			return c
+		}
+		return cmp.Compare(x.ID, y.ID)
+	})
+	return parts
 }
 
 // reconcileLoop applies every new metadata image to the local replicas, once this

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"sync"
 	"time"
 
@@ -129,16 +128,7 @@ func (m *remoteLogManager) run() {
 // pass copies each led tiered partition whose retry is due, then (on the controller's
 // node) deletes deleted topics' remote segments.
 func (m *remoteLogManager) pass(ctx context.Context) {
-	parts := m.b.partitions.all()
-	slices.SortFunc(parts, func(a, b *localPartition) int {
-		if a.Topic != b.Topic {
-			if a.Topic < b.Topic {
-				return -1
-			}
-			return 1
-		}
-		return int(a.ID - b.ID)
-	})
+	parts := m.b.partitions.allSorted()
 	for _, lp := range parts {
 		if ctx.Err() != nil {
 			return

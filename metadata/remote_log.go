@@ -1,6 +1,7 @@
 package metadata
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"slices"
@@ -217,7 +218,7 @@ func (im *Image) applyRemoteLogSegment(r RemoteLogSegmentRecord) error {
 		s.CustomMetadata = slices.Clone(s.CustomMetadata)
 		at, _ := slices.BinarySearchFunc(segs, s, func(a, b RemoteLogSegment) int {
 			if a.StartOffset != b.StartOffset {
-				return cmpInt64(a.StartOffset, b.StartOffset)
+				return cmp.Compare(a.StartOffset, b.StartOffset)
 			}
 			return 1 // after those of the same start offset: a retried copy's
 		})
@@ -269,14 +270,4 @@ func (im *Image) ownRemoteLogs() {
 		im.RemoteLogs = map[Uuid]*RemoteTopicLog{}
 	}
 	im.remoteLogsOwned = true
-}
-
-func cmpInt64(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
