@@ -94,9 +94,13 @@ type partitionManager struct {
 	// cleaner-offset-checkpoint): their logs have offset gaps, which recovery must accept
 	// even after cleanup.policy changes back to delete. Guarded by mu.
 	compactedOnce map[segment.TopicPartition]bool
-	// remoteTopics are the tiered topics whose replicas' remote log states were set
-	// (remote_log_metadata.go); reconcile goroutine only.
-	remoteTopics map[metadata.Uuid]bool
+	// remoteTopics are the tiered topics whose replicas' remote log states were set,
+	// with the remote log they were set from (remote_log_metadata.go); reconcile
+	// goroutine only.
+	remoteTopics map[metadata.Uuid]*metadata.RemoteTopicLog
+	// remoteOpened is set when a replica opens: the next updateRemoteLogStates looks at
+	// every tiered topic, not only the changed ones.
+	remoteOpened atomic.Bool
 	// straysRemoved is set once the first reconciliation of a caught-up image has
 	// removed the partition directories this broker no longer hosts (reconcile
 	// goroutine only).
@@ -539,6 +543,7 @@ func (pm *partitionManager) open(t *metadata.Topic, id int32, s *topicSettings, 
 	pm.parts[tp] = lp
 	delete(pm.carried, tp) // the open replica's own offsets are checkpointed from now on
 	pm.mu.Unlock()
+	pm.remoteOpened.Store(true) // its remote log state is set at the next pass (remote_log_metadata.go)
 	return lp, nil
 }
 

@@ -121,9 +121,11 @@ func remoteLogBounds(segs []metadata.RemoteLogSegment) (highestCopied, remoteLog
 
 // updateRemoteLogStates hands each local replica of a tiered topic its remote log
 // bounds (replication.Partition.SetRemoteLogState) when its topic's remote segments
-// changed in im, and -1, -1 when the topic has none left (reconciler goroutine only;
-// on every broker, leader or follower).
+// changed in im or the replica just opened, and -1, -1 when the topic has none left
+// (reconciler goroutine only; on every broker, leader or follower). An entry that
+// changes no remote log costs a pointer comparison per tiered topic.
 func (pm *partitionManager) updateRemoteLogStates(im *metadata.Image) {
+	all := pm.remoteOpened.Swap(false)
 	for id := range pm.remoteTopics {
 		if rl := im.RemoteLogs[id]; rl == nil || rl.Deleted {
 			delete(pm.remoteTopics, id)
@@ -131,13 +133,14 @@ func (pm *partitionManager) updateRemoteLogStates(im *metadata.Image) {
 		}
 	}
 	for id, rl := range im.RemoteLogs {
-		if !rl.Deleted {
-			if pm.remoteTopics == nil {
-				pm.remoteTopics = map[metadata.Uuid]bool{}
-			}
-			pm.remoteTopics[id] = true
-			pm.setRemoteLogStates(im.TopicByID(id), rl)
+		if rl.Deleted || (!all && pm.remoteTopics[id] == rl) {
+			continue
 		}
+		if pm.remoteTopics == nil {
+			pm.remoteTopics = map[metadata.Uuid]*metadata.RemoteTopicLog{}
+		}
+		pm.remoteTopics[id] = rl
+		pm.setRemoteLogStates(im.TopicByID(id), rl)
 	}
 }
 

@@ -2,12 +2,15 @@ package broker
 
 import (
 	"errors"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/petrel-broker/petrel/metadata"
+	"github.com/petrel-broker/petrel/replication"
+	"github.com/petrel-broker/petrel/segment"
 	"github.com/petrel-broker/petrel/tiered"
 )
 
@@ -70,4 +73,57 @@ func TestRemoteLogBounds(t *testing.T) {
 	if h, s := remoteLogBounds(nil); h != -1 || s != -1 {
 		t.Fatalf("bounds of none %d, %d", h, s)
 	}
+}
+
+// TestUpdateRemoteLogStates: every local replica of a tiered topic gets its remote log
+// bounds from the image, again when they change, -1, -1 when its topic's remote
+// segments are all gone, and a replica opened later gets them too.
+func TestUpdateRemoteLogStates(t *testing.T) {
+	dir := t.TempDir()
+	pm := &partitionManager{dir: dir, parts: map[segment.TopicPartition]*localPartition{}}
+	open := func(partition int32) *localPartition {
+		log, _, err := segment.Open(filepath.Join(dir, segment.PartitionDirName("t", partition)), segment.DefaultConfig(), segment.OpenOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := replication.NewPartition("t", partition, log, 0, replication.Options{})
+		t.Cleanup(func() { p.Stop(false) })
+		lp := &localPartition{Partition: p, topicID: metadata.Uuid{1}}
+		pm.parts[segment.TopicPartition{Topic: "t", Partition: partition}] = lp
+		pm.remoteOpened.Store(true)
+		return lp
+	}
+	apply := func(im *metadata.Image, recs ...metadata.Record) *metadata.Image {
+		next, err := im.Apply(im.Offset+1, recs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pm.updateRemoteLogStates(next)
+		return next
+	}
+	seg := func(id byte, state metadata.RemoteLogSegmentState, start, end int64) metadata.RemoteLogSegmentRecord {
+		return metadata.RemoteLogSegmentRecord{TopicID: metadata.Uuid{1}, Segment: metadata.RemoteLogSegment{ID: metadata.Uuid{id},
+			StartOffset: start, EndOffset: end, State: state, LeaderEpochs: []metadata.RemoteEpochStart{{Epoch: 0, StartOffset: start}}}}
+	}
+	check := func(lp *localPartition, wantHigh, wantStart int64) {
+		t.Helper()
+		if h, s := lp.RemoteLogState(); h != wantHigh || s != wantStart {
+			t.Fatalf("partition %d remote log state %d, %d; want %d, %d", lp.ID, h, s, wantHigh, wantStart)
+		}
+	}
+	p0 := open(0)
+	im := apply(metadata.NewImage(), metadata.RegisterBrokerRecord{BrokerID: 0},
+		metadata.TopicRecord{Name: "t", TopicID: metadata.Uuid{1}},
+		metadata.PartitionRecord{TopicID: metadata.Uuid{1}, PartitionID: 0, Replicas: []int32{0}, ISR: []int32{0}, Leader: 0},
+		metadata.PartitionRecord{TopicID: metadata.Uuid{1}, PartitionID: 1, Replicas: []int32{0}, ISR: []int32{0}, Leader: 0})
+	im = apply(im, seg(1, metadata.CopySegmentStarted, 0, 9), seg(1, metadata.CopySegmentFinished, 0, 9))
+	check(p0, 9, 0)
+	im = apply(im, seg(2, metadata.CopySegmentStarted, 10, 19), seg(2, metadata.CopySegmentFinished, 10, 19))
+	check(p0, 19, 0)
+	p1 := open(1)
+	im = apply(im, metadata.NoOpRecord{})
+	check(p1, -1, -1)
+	apply(im, seg(1, metadata.DeleteSegmentStarted, 0, 9), seg(1, metadata.DeleteSegmentFinished, 0, 9),
+		seg(2, metadata.DeleteSegmentStarted, 10, 19), seg(2, metadata.DeleteSegmentFinished, 10, 19))
+	check(p0, -1, -1)
 }
