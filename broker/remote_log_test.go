@@ -1,6 +1,7 @@
 package broker
 
 import (
+	"context"
 	"errors"
 	"path/filepath"
 	"reflect"
@@ -126,4 +127,49 @@ func TestUpdateRemoteLogStates(t *testing.T) {
 	apply(im, seg(1, metadata.DeleteSegmentStarted, 0, 9), seg(1, metadata.DeleteSegmentFinished, 0, 9),
 		seg(2, metadata.DeleteSegmentStarted, 10, 19), seg(2, metadata.DeleteSegmentFinished, 10, 19))
 	check(p0, -1, -1)
+}
+
+// TestRemoteLogManagerStopsCopyOnLeadershipLoss: an image that moves the leadership of
+// the partition being copied, or bumps its leader epoch, cancels the copy at once; one
+// that changes nothing of it does not.
+func TestRemoteLogManagerStopsCopyOnLeadershipLoss(t *testing.T) {
+	im, err := metadata.NewImage().Apply(1, []metadata.Record{
+		metadata.RegisterBrokerRecord{BrokerID: 0}, metadata.RegisterBrokerRecord{BrokerID: 1},
+		metadata.TopicRecord{Name: "t", TopicID: metadata.Uuid{1}},
+		metadata.PartitionRecord{TopicID: metadata.Uuid{1}, PartitionID: 0, Replicas: []int32{0, 1}, ISR: []int32{0, 1}, Leader: 0},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := &remoteLogManager{b: &Broker{cfg: Config{NodeID: 0}}}
+	copying := func() context.Context {
+		ctx, cancel := context.WithCancel(context.Background())
+		t.Cleanup(cancel)
+		m.copying = remoteCopying{topicID: metadata.Uuid{1}, partition: 0, epoch: 0, cancel: cancel}
+		return ctx
+	}
+	ctx := copying()
+	m.imageChanged(im)
+	if ctx.Err() != nil {
+		t.Fatal("a copy cancelled while this broker still leads")
+	}
+	one := int32(1)
+	moved, err := im.Apply(2, []metadata.Record{metadata.PartitionChangeRecord{TopicID: metadata.Uuid{1}, PartitionID: 0, Leader: &one}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.imageChanged(moved)
+	if ctx.Err() == nil {
+		t.Fatal("the copy goes on after the leadership moved")
+	}
+	zero := int32(0)
+	bumped, err := im.Apply(2, []metadata.Record{metadata.PartitionChangeRecord{TopicID: metadata.Uuid{1}, PartitionID: 0, Leader: &zero}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx = copying()
+	m.imageChanged(bumped)
+	if ctx.Err() == nil {
+		t.Fatal("the copy goes on in a new leader epoch")
+	}
 }
