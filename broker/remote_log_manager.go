@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 
@@ -209,18 +210,60 @@ func (m *remoteLogManager) imageChanged(im *metadata.Image) {
 
 // deleteRemoteLogsOfDeletedTopics deletes the objects of deleted topics' remote
 // segments and records each deletion (the controller's node does it: one broker, always
-// one while there is a controller). A failure is retried at the next pass.
+// one while there is a controller), a partition's DELETE_SEGMENT_STARTED changes in one
+// request, its DELETE_SEGMENT_FINISHED ones in another. A failure is retried at the
+// next pass.
 func (m *remoteLogManager) deleteRemoteLogsOfDeletedTopics(ctx context.Context) {
+	rlmm := remoteLogMetadata{m.b}
 	for id, rl := range m.b.Image().DeletedRemoteLogs() {
 		for partition, segs := range rl.Partitions {
 			tp := tiered.TopicIDPartition{TopicID: id, Topic: rl.Name, Partition: partition}
-			for _, s := range segs {
-				if err := m.copier.Abandon(ctx, tiered.FromImage(tp, s), -1); err != nil {
-					m.log.Warn("deleting a deleted topic's remote segment failed; retrying at the next pass",
-						"topic", rl.Name, "partition", partition, "segment", s.ID, "error", err)
-					return
-				}
+			if err := m.deleteSegments(ctx, rlmm, tp, segs); err != nil {
+				m.log.Warn("deleting a deleted topic's remote segments failed; retrying at the next pass",
+					"topic", rl.Name, "partition", partition, "error", err)
+				return
 			}
 		}
 	}
+}
+
+// deleteSegments deletes segs of a deleted topic's partition tp.
+func (m *remoteLogManager) deleteSegments(ctx context.Context, rlmm remoteLogMetadata, tp tiered.TopicIDPartition, segs []metadata.RemoteLogSegment) error {
+	now := time.Now().UnixMilli()
+	record := func(s metadata.RemoteLogSegment, state tiered.RemoteLogSegmentState) metadata.RemoteLogSegmentRecord {
+		return tiered.UpdateRecord(tiered.FromImage(tp, s).Update(state, m.b.cfg.NodeID, now), -1)
+	}
+	var starts []metadata.RemoteLogSegmentRecord
+	for _, s := range segs {
+		if s.State != metadata.DeleteSegmentStarted {
+			starts = append(starts, record(s, tiered.DeleteSegmentStarted))
+		}
+	}
+	if err := writeInBatches(ctx, rlmm, starts); err != nil {
+		return err
+	}
+	var finishes []metadata.RemoteLogSegmentRecord
+	for _, s := range segs {
+		cctx, cancel := context.WithTimeout(ctx, remoteCallTimeout)
+		err := m.storage.DeleteLogSegmentData(cctx, tiered.FromImage(tp, s))
+		cancel()
+		if err != nil {
+			return err
+		}
+		finishes = append(finishes, record(s, tiered.DeleteSegmentFinished))
+	}
+	return writeInBatches(ctx, rlmm, finishes)
+}
+
+// remoteBatchRecords bounds the changes of one RemoteLogSegments request (one Raft entry).
+const remoteBatchRecords = 500
+
+// writeInBatches writes recs, remoteBatchRecords a request.
+func writeInBatches(ctx context.Context, rlmm remoteLogMetadata, recs []metadata.RemoteLogSegmentRecord) error {
+	for batch := range slices.Chunk(recs, remoteBatchRecords) {
+		if err := errors.Join(rlmm.writeBatch(ctx, batch)...); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -35,38 +35,59 @@ func (m remoteLogMetadata) UpdateRemoteLogSegmentMetadata(ctx context.Context, u
 // write sends one change to the controller and waits until the image applied it, so
 // that what this broker reads next (the highest copied offset) includes it.
 func (m remoteLogMetadata) write(ctx context.Context, rec metadata.RemoteLogSegmentRecord) error {
+	return m.writeBatch(ctx, []metadata.RemoteLogSegmentRecord{rec})[0]
+}
+
+// writeBatch sends changes to the controller in one request (one Raft entry for the
+// valid ones) and waits until the image applied those it accepted; it returns each
+// change's outcome in order. A refusal of a segment the controller does not hold, or
+// holds in a state the change cannot follow, matches tiered.ErrSegmentUnknown.
+func (m remoteLogMetadata) writeBatch(ctx context.Context, recs []metadata.RemoteLogSegmentRecord) []error {
 	b := m.b
-	req := &remoteLogSegmentsRequest{BrokerID: b.cfg.NodeID, BrokerEpoch: b.brokerEpoch.Load(), Changes: []metadata.RemoteLogSegmentRecord{rec}}
+	outcomes := make([]error, len(recs))
+	fail := func(err error) []error {
+		for i := range outcomes {
+			outcomes[i] = fmt.Errorf("remote log metadata: %w", err)
+		}
+		return outcomes
+	}
+	req := &remoteLogSegmentsRequest{BrokerID: b.cfg.NodeID, BrokerEpoch: b.brokerEpoch.Load(), Changes: recs}
 	resp, err := b.forwardToController(ctx, req)
 	if err != nil {
-		return fmt.Errorf("remote log metadata: %w", err)
+		return fail(err)
 	}
 	r := resp.(*remoteLogSegmentsResponse)
-	code := r.ErrorCode
-	if code == 0 && len(r.ErrorCodes) == 1 {
-		code = r.ErrorCodes[0]
+	if r.ErrorCode != 0 {
+		return fail(kerr.ErrorForCode(r.ErrorCode))
 	}
-	if code != 0 || len(r.ErrorCodes) != 1 {
-		err := kerr.ErrorForCode(code)
+	if len(r.ErrorCodes) != len(recs) {
+		return fail(fmt.Errorf("%d answers to %d changes", len(r.ErrorCodes), len(recs)))
+	}
+	for i, code := range r.ErrorCodes {
 		if code == 0 {
-			err = fmt.Errorf("%d answers to one change", len(r.ErrorCodes))
+			continue
 		}
+		err := kerr.ErrorForCode(code)
 		if code == kerr.InvalidRequest.Code || code == kerr.UnknownTopicOrPartition.Code {
 			err = fmt.Errorf("%w: %w", tiered.ErrSegmentUnknown, err) // controller/remote_log.go's refusals
 		}
-		return fmt.Errorf("remote log metadata: %s of segment %s refused: %w", rec.Segment.State, rec.Segment.ID, err)
+		outcomes[i] = fmt.Errorf("remote log metadata: %s of segment %s refused: %w", recs[i].Segment.State, recs[i].Segment.ID, err)
 	}
 	for {
 		changed := b.machine.Changed()
-		if remoteStateApplied(b.Image(), rec) {
-			return nil
+		im, applied := b.Image(), true
+		for i, rec := range recs {
+			applied = applied && (outcomes[i] != nil || remoteStateApplied(im, rec))
+		}
+		if applied {
+			return outcomes
 		}
 		select {
 		case <-changed:
 		case <-ctx.Done():
-			return ctx.Err()
+			return fail(ctx.Err())
 		case <-b.stop:
-			return errRemoteLogStopped
+			return fail(errRemoteLogStopped)
 		}
 	}
 }
