@@ -31,7 +31,7 @@ var allowedInternal = map[string][]string{
 	// The command packages' shared test helpers run commands against a node (broker).
 	testCLI: {"broker"},
 	// The broker assembles everything; config is its property table.
-	"broker": {"rpc", "replication", "fsm", "metadata", "segment", "compress", "coordinator", "group", "share", "shareleader", "txn", "metrics", "auth", "config", "controller", "telemetry"},
+	"broker": {"rpc", "replication", "fsm", "metadata", "segment", "compress", "coordinator", "group", "share", "shareleader", "txn", "metrics", "auth", "config", "controller", "telemetry", "tiered"},
 	// The quorum controller decides over the image (metadata); it reaches Raft
 	// through its own Quorum interface, which the broker implements; admin writes
 	// validate topic configs against the property table (config).
@@ -66,7 +66,8 @@ var allowedInternal = map[string][]string{
 	// images in metadata's own types.
 	"integration": {"broker", "cli", "metadata"},
 	// Tiered storage copies segments to object storage through the S3 client library;
-	// its metadata names topics by metadata's Uuid. The broker will wire it in (P23).
+	// its metadata names topics by metadata's Uuid and converts to and from the image's
+	// remote segment records. The broker wires it in (remote_log_manager.go).
 	"tiered":    {"metadata"},
 	testHelpers: {},
 	testS3:      {},

@@ -56,16 +56,7 @@ func (b *Broker) describeLogDirs(r *kmsg.DescribeLogDirsRequest) *kmsg.DescribeL
 		}
 		return false
 	}
-	parts := b.partitions.all()
-	slices.SortFunc(parts, func(x, y *localPartition) int {
-		if x.Topic != y.Topic {
-			if x.Topic < y.Topic {
-				return -1
-			}
-			return 1
-		}
-		return int(x.ID - y.ID)
-	})
+	parts := b.partitions.allSorted()
 	for _, lp := range parts {
 		if !wanted(lp.Topic, lp.ID) {
 			continue

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/petrel-broker/petrel/rpc"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/petrel-broker/petrel/controller"
@@ -25,13 +26,13 @@ func TestAPIHooks_RoutingFacts(t *testing.T) {
 			kmsg.UnregisterBroker, kmsg.AlterPartition, kmsg.DescribeQuorum, kmsg.CreateTopics, kmsg.DeleteTopics,
 			kmsg.AllocateProducerIDs, kmsg.AlterPartitionAssignments, kmsg.AssignReplicasToDirs, kmsg.CreatePartitions,
 			kmsg.IncrementalAlterConfigs, kmsg.AlterConfigs, kmsg.ElectLeaders, kmsg.CreateACLs, kmsg.DeleteACLs,
-			kmsg.AlterClientQuotas, kmsg.AlterUserSCRAMCredentials, kmsg.UpdateFeatures},
+			kmsg.AlterClientQuotas, kmsg.AlterUserSCRAMCredentials, kmsg.UpdateFeatures, kmsg.Key(remoteLogSegmentsKey)},
 		// Every controller API: a forward answered NOT_CONTROLLER is sent again.
 		"isNotController": {kmsg.BrokerRegistration, kmsg.BrokerHeartbeat, kmsg.AddRaftVoter, kmsg.RemoveRaftVoter,
 			kmsg.UnregisterBroker, kmsg.AlterPartition, kmsg.DescribeQuorum, kmsg.CreateTopics, kmsg.DeleteTopics,
 			kmsg.AllocateProducerIDs, kmsg.AlterPartitionAssignments, kmsg.AssignReplicasToDirs, kmsg.CreatePartitions,
 			kmsg.IncrementalAlterConfigs, kmsg.AlterConfigs, kmsg.ElectLeaders, kmsg.CreateACLs, kmsg.DeleteACLs,
-			kmsg.AlterClientQuotas, kmsg.AlterUserSCRAMCredentials, kmsg.UpdateFeatures},
+			kmsg.AlterClientQuotas, kmsg.AlterUserSCRAMCredentials, kmsg.UpdateFeatures, kmsg.Key(remoteLogSegmentsKey)},
 		"adminChange": {kmsg.CreateTopics, kmsg.DeleteTopics, kmsg.CreatePartitions, kmsg.IncrementalAlterConfigs,
 			kmsg.AlterConfigs, kmsg.CreateACLs, kmsg.DeleteACLs, kmsg.AlterClientQuotas, kmsg.AlterUserSCRAMCredentials,
 			kmsg.AlterPartitionAssignments, kmsg.ElectLeaders, kmsg.UnregisterBroker, kmsg.UpdateFeatures},
@@ -73,7 +74,7 @@ func TestAPIHooks_NotControllerRoundTrip(t *testing.T) {
 		if a.controller == nil {
 			continue
 		}
-		req := kmsg.RequestForKey(int16(a.key))
+		req := rpc.RequestForKey(int16(a.key))
 		switch r := req.(type) {
 		case *kmsg.CreateTopicsRequest:
 			r.Topics = append(r.Topics, kmsg.NewCreateTopicsRequestTopic())

@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/petrel-broker/petrel/rpc"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -15,6 +16,7 @@ var clusterActionAPIs = map[kmsg.Key]bool{
 	kmsg.BrokerRegistration: true, kmsg.BrokerHeartbeat: true, kmsg.AlterPartition: true,
 	kmsg.AllocateProducerIDs: true, kmsg.AssignReplicasToDirs: true, kmsg.AddRaftVoter: true,
 	kmsg.WriteTxnMarkers: true, kmsg.UnregisterBroker: true, kmsg.RemoveRaftVoter: true,
+	kmsg.Key(remoteLogSegmentsKey): true,
 }
 
 // TestAuthorize_EveryAPIHasARule walks every API the registry serves: each has an
@@ -32,12 +34,12 @@ func TestAuthorize_EveryAPIHasARule(t *testing.T) {
 			t.Fatalf("%s is registered without an authorization rule (apiOpts.authorize)", a.key.Name())
 		}
 		for v := a.min; v <= a.max; v++ {
-			body := kmsg.RequestForKey(int16(a.key))
+			body := rpc.RequestForKey(int16(a.key))
 			body.SetVersion(v)
 			if d := b.checkRequest(as("User:admin", body)); d.answer != nil || d.close != nil {
 				t.Fatalf("%s v%d from a super user was refused: %+v", a.key.Name(), v, d)
 			}
-			body = kmsg.RequestForKey(int16(a.key))
+			body = rpc.RequestForKey(int16(a.key))
 			body.SetVersion(v)
 			req := as("User:alice", body)
 			d := b.checkRequest(req)

@@ -59,8 +59,11 @@ type Broker struct {
 	persistedEpoch int64
 
 	partitions *partitionManager
-	segFiles   *segment.FileCache            // bounds the open segment files of every replica (filecache.go)
-	offline    *offlineReplicas              // replicas that cannot be opened (offline_replicas.go)
+	segFiles   *segment.FileCache // bounds the open segment files of every replica (filecache.go)
+	offline    *offlineReplicas   // replicas that cannot be opened (offline_replicas.go)
+	// remoteLogs copies segments to remote storage (remote_log_manager.go); nil unless
+	// remote.log.storage.system.enable.
+	remoteLogs *remoteLogManager
 	logSpace   *logDirSpace                  // the log directory's free space and its floor (log_dir_space.go)
 	cleaner    atomic.Pointer[logCleaner]    // nil when log.cleaner.enable is false
 	fetchers   *replication.Fetchers         // follower fetchers, one per leader
@@ -215,6 +218,9 @@ func Start(cfg Config) (*Broker, error) {
 	if err := ensureDir(cfg.logsDir()); err != nil {
 		return nil, err
 	}
+	if b.remoteLogs, err = newRemoteLogManager(b); err != nil { // remote_log_manager.go
+		return nil, err
+	}
 	b.fetchers = replication.NewFetchers(replication.FetcherConfig{
 		BrokerID:         cfg.NodeID,
 		MaxWait:          cfg.durationMs("replica.fetch.wait.max.ms"),
@@ -299,6 +305,9 @@ func Start(cfg Config) (*Broker, error) {
 		b.goLoop("join", b.joinLoop)
 	}
 	b.goLoop("reconciler", b.partitions.reconcileLoop)
+	if b.remoteLogs != nil {
+		b.goLoop("remote log manager", b.remoteLogs.run)
+	}
 	b.goLoop("log maintenance", b.partitions.maintenanceLoop)
 	b.goLoop("offline replica reports", b.offlineReportLoop)
 	if b.raft.meta != nil {

@@ -33,7 +33,7 @@ func (b *Broker) newMetrics() *metrics.Registry {
 	})
 	reg.RegisterAPI(int16(kmsg.ApiVersions), kmsg.NameForKey(int16(kmsg.ApiVersions)))
 	for _, a := range apis {
-		reg.RegisterAPI(int16(a.key), kmsg.NameForKey(int16(a.key)))
+		reg.RegisterAPI(int16(a.key), rpc.NameForKey(int16(a.key)))
 	}
 	return reg
 }

@@ -1,6 +1,7 @@
 package broker
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -33,6 +34,9 @@ type topicSettings struct {
 	syncEveryAppend bool
 	cleaner         cleanerSettings
 	compression     segment.Compression // compression.type and its levels (segment/recompress.go)
+	// remoteCopy: remote.storage.enable and not remote.log.copy.disable (the remote log
+	// manager copies the partition's closed segments while it leads here).
+	remoteCopy bool
 }
 
 // localPartition is a replica on this broker.
@@ -43,6 +47,9 @@ type localPartition struct {
 	// replicationFactor is the assignment's replica count, for min.insync.replicas.
 	replicationFactor atomic.Int32
 	seen              *metadata.Partition // last applied assignment; reconciler only
+	// remoteSeen is the topic's remote log its remote log state was last set from
+	// (remote_log_metadata.go); reconciler only.
+	remoteSeen *metadata.RemoteTopicLog
 	// counters are the topic's BrokerTopicMetrics, resolved once.
 	counters *metrics.TopicCounters
 }
@@ -87,6 +94,13 @@ type partitionManager struct {
 	// cleaner-offset-checkpoint): their logs have offset gaps, which recovery must accept
 	// even after cleanup.policy changes back to delete. Guarded by mu.
 	compactedOnce map[segment.TopicPartition]bool
+	// remoteTopics are the tiered topics whose replicas' remote log states were set,
+	// with the remote log they were set from (remote_log_metadata.go); reconcile
+	// goroutine only.
+	remoteTopics map[metadata.Uuid]*metadata.RemoteTopicLog
+	// remoteOpened is set when a replica opens: the next updateRemoteLogStates looks at
+	// every tiered topic, not only the changed ones.
+	remoteOpened atomic.Bool
 	// straysRemoved is set once the first reconciliation of a caught-up image has
 	// removed the partition directories this broker no longer hosts (reconcile
 	// goroutine only).
@@ -134,6 +148,18 @@ func (pm *partitionManager) all() []*localPartition {
 	return out
 }
 
+// allSorted is all, by topic and partition.
+func (pm *partitionManager) allSorted() []*localPartition {
+	parts := pm.all()
+	slices.SortFunc(parts, func(x, y *localPartition) int {
+		if c := strings.Compare(x.Topic, y.Topic); c != 0 {
+			return c
+		}
+		return cmp.Compare(x.ID, y.ID)
+	})
+	return parts
+}
+
 // reconcileLoop applies every new metadata image to the local replicas, once this
 // broker's metadata has caught up: it is registered with this process's incarnation
 // and unfenced, which the controller allows only when the broker has applied the log
@@ -168,6 +194,8 @@ func (pm *partitionManager) reconcileLoop() {
 			if !ok {
 				return // stopping
 			}
+			pm.updateRemoteLogStates(im)
+			pm.b.remoteLogs.imageChanged(im)
 			first = false
 			prev = im
 			pm.mu.Lock()
@@ -515,6 +543,7 @@ func (pm *partitionManager) open(t *metadata.Topic, id int32, s *topicSettings, 
 	pm.parts[tp] = lp
 	delete(pm.carried, tp) // the open replica's own offsets are checkpointed from now on
 	pm.mu.Unlock()
+	pm.remoteOpened.Store(true) // its remote log state is set at the next pass (remote_log_metadata.go)
 	return lp, nil
 }
 
@@ -657,5 +686,6 @@ func (b *Broker) topicSettings(im *metadata.Image, topic string) *topicSettings 
 		syncEveryAppend: cfgs["flush.messages"].Value == "1",
 		cleaner:         cleanerConfig(cfgs),
 		compression:     compressionConfig(cfgs),
+		remoteCopy:      cfgs["remote.storage.enable"].Value == "true" && cfgs["remote.log.copy.disable"].Value != "true",
 	}
 }

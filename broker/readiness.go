@@ -95,7 +95,7 @@ func (b *Broker) untilReady(key kmsg.Key, h rpc.Handler) rpc.Handler {
 				return h(ctx, req)
 			}
 			return rpc.CloseConnection(fmt.Errorf("%s waited for start-up readiness past its timeout: broker %d has not caught up with the metadata log",
-				kmsg.NameForKey(int16(key)), b.cfg.NodeID))
+				rpc.NameForKey(int16(key)), b.cfg.NodeID))
 		case <-ctx.Done():
 			return rpc.CloseConnection(ctx.Err())
 		case <-b.draining:

@@ -3,9 +3,9 @@ package config
 // Tiered storage (KIP-405, issue P23). The broker properties are Kafka 4.x's
 // RemoteLogManagerConfig; the S3 ones are those of Aiven's tiered-storage-for-apache-kafka
 // plugin (rsm.config.*), so that a server.properties written for it carries over. The
-// topic configs are in TopicDefs (defs.go). Petrel does not tier segments yet: these are
-// accepted and validated, and remote.storage.enable=true is refused (as Kafka refuses
-// it on a broker whose remote.log.storage.system.enable is false).
+// topic configs are in TopicDefs (defs.go). The remote log manager copies closed
+// segments (P23 part A); reading them back and two-tier retention are still being
+// built, and their properties are accepted, not acted on yet.
 
 // The S3 properties, as the broker hands them to the tiered package's S3Config.
 const (
@@ -21,36 +21,37 @@ const (
 // noteTieredBuilding marks the properties Petrel accepts before it acts on them.
 const noteTieredBuilding = "Accepted; tiered storage is being built (P23): not acted on yet."
 
-// tieredNotYet is why remote storage cannot be enabled yet.
-var tieredNotYet = &Limit{values: []string{"false"}, why: "tiered storage is being built (P23): Petrel does not copy segments to remote storage yet"}
+// noteTieredS3 marks the S3 properties the remote log manager uses.
+const noteTieredS3 = "Used by the remote log manager (remote.log.storage.system.enable=true)."
 
 var tieredConfigDefs = []Def{
 	{Name: "remote.log.storage.system.enable", Type: TypeBoolean, Default: "false", ReadOnly: true,
-		Limit: &Limit{values: tieredNotYet.values, why: tieredNotYet.why, warnOnly: true},
-		Doc:   "Whether to enable tiered storage functionality in a broker or not. When it is true, the broker starts all the services required for tiered storage.",
-		Note:  "Accepted with a warning; tiered storage is being built (P23)."},
+		Doc:  "Whether to enable tiered storage functionality in a broker or not. When it is true, the broker starts all the services required for tiered storage.",
+		Note: "true starts the remote log manager, which copies the closed segments of the partitions this broker leads whose topic has remote.storage.enable=true, over the rsm.config.* S3 settings: the broker refuses to start when they are incomplete. On the controller it allows remote.storage.enable on topics. Remote reads and two-tier retention are still being built (P23)."},
 	{Name: "remote.log.manager.task.interval.ms", Type: TypeLong, Default: "30000", ReadOnly: true, Validator: atLeast(1),
-		Doc: "Interval at which the remote log manager runs the scheduled tasks like copy segments and clean up remote log segments, in milliseconds.", Note: noteTieredBuilding},
+		Doc:  "Interval at which the remote log manager runs the scheduled tasks like copy segments and clean up remote log segments, in milliseconds.",
+		Note: "Acted on: how often each leader copies its partitions' closed segments; a failed copy is retried after a backoff from 500 ms doubling to 30 s (Kafka's remote.log.manager.task.retry.backoff defaults)."},
 	{Name: "remote.log.manager.copy.max.bytes.per.second", Type: TypeLong, Default: maxLong, ReadOnly: true, Validator: atLeast(1),
-		Doc: "The maximum number of bytes that can be copied from local storage to remote storage per second.", Note: noteTieredBuilding},
+		Doc:  "The maximum number of bytes that can be copied from local storage to remote storage per second.",
+		Note: "Acted on: the broker's copies are paced to this rate, one segment at a time."},
 	{Name: "remote.log.reader.threads", Type: TypeInt, Default: "10", ReadOnly: true, Validator: atLeast(1),
 		Doc: "Size of the thread pool that is allocated for handling remote log reads.", Note: noteTieredBuilding},
 	{Name: RemoteS3EndpointURLProperty, Type: TypeString, Default: "", ReadOnly: true,
-		Doc: "Aiven's plugin: the S3 endpoint, an http or https URL (an S3-compatible server); unset, AWS S3 in rsm.config.storage.s3.region.", Note: noteTieredBuilding},
+		Doc: "Aiven's plugin: the S3 endpoint, an http or https URL (an S3-compatible server); unset, AWS S3 in rsm.config.storage.s3.region.", Note: noteTieredS3},
 	{Name: RemoteS3BucketProperty, Type: TypeString, Default: "", ReadOnly: true,
-		Doc: "Aiven's plugin: the bucket that holds the remote segments.", Note: noteTieredBuilding},
+		Doc: "Aiven's plugin: the bucket that holds the remote segments.", Note: noteTieredS3},
 	{Name: RemoteS3RegionProperty, Type: TypeString, Default: "", ReadOnly: true,
-		Doc: "Aiven's plugin: the bucket's region, part of every request's signature (us-east-1 for most S3-compatible servers).", Note: noteTieredBuilding},
+		Doc: "Aiven's plugin: the bucket's region, part of every request's signature (us-east-1 for most S3-compatible servers).", Note: noteTieredS3},
 	{Name: RemoteS3PathStyleProperty, Type: TypeBoolean, Default: "false", ReadOnly: true,
-		Doc: "Aiven's plugin: address the bucket in the URL path instead of the host name, as most S3-compatible servers need.", Note: noteTieredBuilding},
+		Doc: "Aiven's plugin: address the bucket in the URL path instead of the host name, as most S3-compatible servers need.", Note: noteTieredS3},
 	{Name: RemoteAWSAccessKeyIDProperty, Type: TypePassword, Default: "", ReadOnly: true,
 		Doc:  "Aiven's plugin: the access key id of the S3 credentials.",
-		Note: "Unset together with the secret, the AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY environment variables are used. " + noteTieredBuilding},
+		Note: "Unset together with the secret, the AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY environment variables are used. " + noteTieredS3},
 	{Name: RemoteAWSSecretAccessKeyProperty, Type: TypePassword, Default: "", ReadOnly: true,
-		Doc: "Aiven's plugin: the secret access key of the S3 credentials.", Note: noteTieredBuilding},
+		Doc: "Aiven's plugin: the secret access key of the S3 credentials.", Note: noteTieredS3},
 	{Name: RemoteKeyPrefixProperty, Type: TypeString, Default: "", ReadOnly: true,
 		Doc:  "Aiven's plugin: the prefix of every object key.",
-		Note: "Objects are <prefix><topic>-<topicId>/<partition>/<20-digit start offset>-<segmentId>.<log|index|timeindex|snapshot|txnindex|leader-epoch-checkpoint>, Aiven's layout; the bytes are the segment files unchanged (no Aiven chunking, compression or manifest). " + noteTieredBuilding},
+		Note: "Objects are <prefix><topic>-<topicId>/<partition>/<20-digit start offset>-<segmentId>.<log|index|timeindex|snapshot|txnindex|leader-epoch-checkpoint>, Aiven's layout; the bytes are the segment files unchanged (no Aiven chunking, compression or manifest). " + noteTieredS3},
 }
 
 func init() {

@@ -9,7 +9,8 @@ import (
 )
 
 // TestTieredStorageConfigs: Kafka's tiered storage properties are known with Kafka's
-// defaults; remote.storage.enable=true is refused until tiered storage is built, the
+// defaults; remote.storage.enable=true is accepted only where the broker enables the
+// remote storage system and the topic is not compacted (ValidateTopicConfigs), the
 // others are accepted within Kafka's validators, and the S3 credentials are secrets.
 func TestTieredStorageConfigs(t *testing.T) {
 	for name, want := range map[string]string{
@@ -38,9 +39,20 @@ func TestTieredStorageConfigs(t *testing.T) {
 		}
 	}
 
-	err := ValidateTopicConfig("remote.storage.enable", "true")
-	if !errors.Is(err, metadata.ErrInvalidConfig) || !strings.Contains(err.Error(), "P23") {
-		t.Errorf("remote.storage.enable=true: %v, want INVALID_CONFIG naming P23", err)
+	if err := ValidateTopicConfig("remote.storage.enable", "true"); err != nil {
+		t.Errorf("remote.storage.enable=true alone: %v", err)
+	}
+	tiered := map[string]string{"remote.storage.enable": "true"}
+	enabled := map[string]string{"remote.log.storage.system.enable": "true"}
+	if err := ValidateTopicConfigs(tiered, nil); !errors.Is(err, metadata.ErrInvalidConfig) || !strings.Contains(err.Error(), "Tiered Storage functionality is disabled") {
+		t.Errorf("remote.storage.enable=true on a broker without remote storage: %v, want Kafka's INVALID_CONFIG", err)
+	}
+	if err := ValidateTopicConfigs(tiered, enabled); err != nil {
+		t.Errorf("remote.storage.enable=true on a broker with remote storage: %v", err)
+	}
+	compacted := map[string]string{"remote.storage.enable": "true", "cleanup.policy": "compact,delete"}
+	if err := ValidateTopicConfigs(compacted, enabled); !errors.Is(err, metadata.ErrInvalidConfig) {
+		t.Errorf("remote storage on a compacted topic: %v, want INVALID_CONFIG", err)
 	}
 	for name, value := range map[string]string{
 		"remote.storage.enable": "FALSE", "local.retention.ms": "-2", "local.retention.bytes": "1048576",
@@ -60,8 +72,8 @@ func TestTieredStorageConfigs(t *testing.T) {
 	if err := CheckValue(def, "true"); err != nil {
 		t.Errorf("remote.log.storage.system.enable=true refused: %v", err)
 	}
-	if w := LimitWarning(def, "true"); !strings.Contains(w, "P23") {
-		t.Errorf("remote.log.storage.system.enable=true warns %q, want a warning naming P23", w)
+	if w := LimitWarning(def, "true"); w != "" {
+		t.Errorf("remote.log.storage.system.enable=true warns %q", w)
 	}
 
 	for _, name := range []string{RemoteAWSAccessKeyIDProperty, RemoteAWSSecretAccessKeyProperty} {

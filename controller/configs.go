@@ -168,6 +168,11 @@ func configRecords(im *metadata.Image, res metadata.ConfigResource, changes []co
 			return nil, err
 		}
 	}
+	if res.Type == metadata.TopicResource {
+		if err := config.ValidateTopicConfigs(resultingConfigs(im.ResourceConfigs(res), records), props); err != nil {
+			return nil, err
+		}
+	}
 	if err := CheckRecordsPerUserOp(len(records)); err != nil {
 		return nil, err
 	}

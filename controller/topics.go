@@ -128,6 +128,9 @@ func (c *Controller) planTopic(im *metadata.Image, spec TopicSpec, collisions ma
 			c.log.Warn(w+"; the value is accepted but not acted on", "topic", spec.Name)
 		}
 	}
+	if err := config.ValidateTopicConfigs(spec.Configs, c.cfg.Properties); err != nil {
+		return nil, err
+	}
 	var assignment [][]int32
 	if err := CheckRecordsPerUserOp(1 + max(len(spec.Assignment), int(spec.Partitions)) + len(spec.Configs)); err != nil {
 		return nil, err // before placing replicas: the bound is there to spare that work

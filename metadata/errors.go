@@ -20,4 +20,11 @@ var (
 	ErrElectionNotNeeded           = errors.New("metadata: election not needed")
 	ErrPreferredLeaderNotAvailable = errors.New("metadata: preferred leader not available")
 	ErrEligibleLeadersNotAvailable = errors.New("metadata: eligible leaders not available")
+	// Remote log segment changes the image refuses (remote_log.go): from a broker at
+	// another leader epoch than the partition's (FENCED_LEADER_EPOCH), from a broker
+	// that is not its leader (NOT_LEADER_OR_FOLLOWER), or against Kafka's state
+	// transitions (INVALID_REQUEST).
+	ErrRemoteLogFenced            = errors.New("metadata: remote log segment change at a stale leader epoch")
+	ErrRemoteLogNotLeader         = errors.New("metadata: remote log segment change from a non-leader")
+	ErrInvalidRemoteLogTransition = errors.New("metadata: invalid remote log segment state transition")
 )

@@ -77,6 +77,10 @@ type Image struct {
 	// Features are the finalized feature levels by name (features.go); the map is
 	// replaced, never modified.
 	Features map[string]int16 `json:"features,omitempty"`
+	// RemoteLogs are the remote log segments (KIP-405) by topic id, deleted topics'
+	// included until their segments are deleted (remote_log.go); the map is copied once
+	// per entry that changes it, its values replaced, never modified.
+	RemoteLogs map[Uuid]*RemoteTopicLog `json:"remoteLogs,omitempty"`
 
 	// fresh, only while Apply builds this image, holds the topics this entry created or
 	// copied: no reader has seen them, so their Partitions slices may change in place.
@@ -87,6 +91,9 @@ type Image struct {
 	// and ClientQuotas maps are this entry's own copies (image_acl.go): copied once per
 	// entry, not once per record.
 	aclsOwned, quotasOwned bool
+	// remoteLogsOwned, only while Apply builds this image, says that RemoteLogs is this
+	// entry's own copy (remote_log.go).
+	remoteLogsOwned bool
 }
 
 // ownTopic returns a topic of this entry's own for t, copying t (and its partitions
@@ -172,7 +179,7 @@ func (im *Image) clone() *Image {
 	c.TopicIDs = maps.Clone(im.TopicIDs)
 	c.Configs = maps.Clone(im.Configs)
 	c.ConfigList = nil
-	c.aclsOwned, c.quotasOwned = false, false
+	c.aclsOwned, c.quotasOwned, c.remoteLogsOwned = false, false, false
 	return &c
 }
 
@@ -257,6 +264,7 @@ func (im *Image) apply(offset uint64, r Record) error {
 		delete(im.Topics, t.Name)
 		delete(im.TopicIDs, t.ID)
 		delete(im.Configs, ConfigResource{TopicResource, t.Name})
+		im.removeTopicRemoteLog(t.ID)
 	case ConfigRecord:
 		res := ConfigResource{r.ResourceType, r.ResourceName}
 		if r.ResourceType == TopicResource && im.Topics[r.ResourceName] == nil {
@@ -291,6 +299,8 @@ func (im *Image) apply(offset uint64, r Record) error {
 		return im.applyScram(r)
 	case FeatureLevelRecord:
 		return im.applyFeatureLevel(r)
+	case RemoteLogSegmentRecord:
+		return im.applyRemoteLogSegment(r)
 	default:
 		return fmt.Errorf("%w: cannot apply %T", ErrInvalidRecord, r)
 	}

@@ -27,6 +27,7 @@ const (
 	RemoveUserScramCredentialRecordType RecordType = 22
 	NoOpRecordType                      RecordType = 20
 	ClusterRecordType                   RecordType = 1000 // Petrel: the cluster id, first record of the log
+	// RemoteLogSegmentRecordType (1001, Petrel's): remote_log.go.
 )
 
 // Record is one replicated metadata record.
@@ -256,6 +257,8 @@ func newRecord(t RecordType) (Record, error) {
 		return &RemoveUserScramCredentialRecord{}, nil
 	case FeatureLevelRecordType:
 		return &FeatureLevelRecord{}, nil
+	case RemoteLogSegmentRecordType:
+		return &RemoteLogSegmentRecord{}, nil
 	}
 	if r := newSecurityRecord(t); r != nil {
 		return r, nil
@@ -294,6 +297,8 @@ func derefRecord(r Record) Record {
 	case *RemoveUserScramCredentialRecord:
 		return *v
 	case *FeatureLevelRecord:
+		return *v
+	case *RemoteLogSegmentRecord:
 		return *v
 	}
 	if v, ok := derefSecurityRecord(r); ok {

@@ -57,6 +57,9 @@ type Partition struct {
 	opts  Options
 
 	flushMu sync.Mutex // serialises group-commit fsyncs
+	// remoteLog is the remote log as the metadata image has it (remote_log_state.go);
+	// atomic, no lock.
+	remoteLog atomic.Pointer[remoteLogState]
 	// syncEveryAppend is the current fsync-per-append mode (Options.SyncEveryAppend,
 	// then SetSyncEveryAppend); read with or without mu.
 	syncEveryAppend atomic.Bool

@@ -65,6 +65,7 @@ type RemoteLogAuxState struct {
 // does nothing to the start offsets of a replica without remote storage, nor to a
 // stopped one.
 func (p *Partition) SetRemoteLogState(highestCopiedOffset, remoteLogStartOffset int64) {
+	p.remoteLog.Store(&remoteLogState{highestCopiedOffset, remoteLogStartOffset})
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.role == Stopped {

@@ -53,7 +53,7 @@ func decodeRequestAfter(frame []byte, reg *Registry, prevClientID *string) (*Req
 		req.Body = body
 		return req, nil
 	}
-	body := kmsg.RequestForKey(req.Key)
+	body := RequestForKey(req.Key)
 	if body == nil {
 		return nil, fmt.Errorf("%w: key %d", ErrUnknownKey, req.Key)
 	}

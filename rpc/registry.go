@@ -79,7 +79,7 @@ func (r *Registry) register(key, minVersion, maxVersion int16, h Handler, intern
 	if key == apiVersionsKey {
 		panic("rpc: ApiVersions (key 18) is built in")
 	}
-	req := kmsg.RequestForKey(key)
+	req := RequestForKey(key)
 	if req == nil {
 		panic(fmt.Sprintf("rpc: Register: api key %d is unknown to kmsg", key))
 	}

@@ -2,7 +2,6 @@ package tiered
 
 import (
 	"fmt"
-	"slices"
 
 	"github.com/petrel-broker/petrel/metadata"
 )
@@ -27,26 +26,20 @@ type RemoteLogSegmentID struct {
 	ID               Uuid             `json:"id"`
 }
 
-// RemoteLogSegmentState is Kafka's RemoteLogSegmentState, with its ids.
+// RemoteLogSegmentState is Kafka's RemoteLogSegmentState, with its ids: metadata's
+// states (which the image keeps), with Kafka's names in text and JSON.
 type RemoteLogSegmentState int8
 
 // The states a remote segment goes through, in order.
 const (
-	CopySegmentStarted    RemoteLogSegmentState = 0 // the copy began; the objects may be incomplete
-	CopySegmentFinished   RemoteLogSegmentState = 1 // every object is in the store: readable
-	DeleteSegmentStarted  RemoteLogSegmentState = 2 // deletion began; no longer read
-	DeleteSegmentFinished RemoteLogSegmentState = 3 // every object is gone
+	CopySegmentStarted    = RemoteLogSegmentState(metadata.CopySegmentStarted)    // the copy began; the objects may be incomplete
+	CopySegmentFinished   = RemoteLogSegmentState(metadata.CopySegmentFinished)   // every object is in the store: readable
+	DeleteSegmentStarted  = RemoteLogSegmentState(metadata.DeleteSegmentStarted)  // deletion began; no longer read
+	DeleteSegmentFinished = RemoteLogSegmentState(metadata.DeleteSegmentFinished) // every object is gone
 )
 
-var stateNames = [...]string{"COPY_SEGMENT_STARTED", "COPY_SEGMENT_FINISHED", "DELETE_SEGMENT_STARTED", "DELETE_SEGMENT_FINISHED"}
-
 // String is Kafka's name of the state.
-func (s RemoteLogSegmentState) String() string {
-	if s >= 0 && int(s) < len(stateNames) {
-		return stateNames[s]
-	}
-	return fmt.Sprintf("RemoteLogSegmentState(%d)", int8(s))
-}
+func (s RemoteLogSegmentState) String() string { return metadata.RemoteLogSegmentState(s).String() }
 
 // MarshalText writes Kafka's name of the state.
 func (s RemoteLogSegmentState) MarshalText() ([]byte, error) {
@@ -58,31 +51,21 @@ func (s RemoteLogSegmentState) MarshalText() ([]byte, error) {
 
 // UnmarshalText reads Kafka's name of a state.
 func (s *RemoteLogSegmentState) UnmarshalText(b []byte) error {
-	i := slices.Index(stateNames[:], string(b))
-	if i < 0 {
-		return fmt.Errorf("%w: state %q", ErrInvalidMetadata, b)
+	for st := CopySegmentStarted; st <= DeleteSegmentFinished; st++ {
+		if st.String() == string(b) {
+			*s = st
+			return nil
+		}
 	}
-	*s = RemoteLogSegmentState(i)
-	return nil
+	return fmt.Errorf("%w: state %q", ErrInvalidMetadata, b)
 }
 
-func (s RemoteLogSegmentState) valid() bool {
-	return s >= CopySegmentStarted && s <= DeleteSegmentFinished
-}
+func (s RemoteLogSegmentState) valid() bool { return metadata.RemoteLogSegmentState(s).Valid() }
 
 // CanTransitionTo reports whether a segment in state s may move to next, as Kafka's
-// RemoteLogSegmentState.isValidTransition: a copy finishes or is abandoned to deletion,
-// a finished copy is deleted, a started deletion finishes.
+// RemoteLogSegmentState.isValidTransition (metadata's rule, which the image enforces).
 func (s RemoteLogSegmentState) CanTransitionTo(next RemoteLogSegmentState) bool {
-	switch s {
-	case CopySegmentStarted:
-		return next == CopySegmentFinished || next == DeleteSegmentStarted
-	case CopySegmentFinished:
-		return next == DeleteSegmentStarted
-	case DeleteSegmentStarted:
-		return next == DeleteSegmentFinished
-	}
-	return false
+	return metadata.RemoteLogSegmentState(s).CanTransitionTo(metadata.RemoteLogSegmentState(next))
 }
 
 // EpochStart is one entry of a segment's leader epochs: the epoch and the first offset

@@ -1,0 +1,175 @@
+package broker
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/petrel-broker/petrel/metadata"
+	"github.com/petrel-broker/petrel/replication"
+	"github.com/petrel-broker/petrel/segment"
+	"github.com/petrel-broker/petrel/tiered"
+)
+
+// TestRemoteLogSegmentsWireRoundTrip: the RemoteLogSegments request and response read
+// back what they wrote, and truncated bytes are an error, not a panic.
+func TestRemoteLogSegmentsWireRoundTrip(t *testing.T) {
+	req := &remoteLogSegmentsRequest{BrokerID: 2, BrokerEpoch: 77, Changes: []metadata.RemoteLogSegmentRecord{
+		{TopicID: metadata.Uuid{1}, PartitionID: 3, LeaderEpoch: 4, Segment: metadata.RemoteLogSegment{
+			ID: metadata.Uuid{9}, StartOffset: 10, EndOffset: 19, MaxTimestampMs: 1234, SizeInBytes: 4096, // BrokerID is the sender, not sent
+			State: metadata.CopySegmentStarted, TxnIdxEmpty: true,
+			LeaderEpochs:   []metadata.RemoteEpochStart{{Epoch: 3, StartOffset: 10}, {Epoch: 4, StartOffset: 15}},
+			CustomMetadata: []byte("cm")}},
+		{TopicID: metadata.Uuid{1}, PartitionID: 3, LeaderEpoch: 4, Segment: metadata.RemoteLogSegment{
+			ID: metadata.Uuid{9}, State: metadata.CopySegmentFinished}},
+	}}
+	raw := req.AppendTo(nil)
+	var back remoteLogSegmentsRequest
+	if err := back.ReadFrom(raw); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(back.Changes, req.Changes) || back.BrokerID != 2 || back.BrokerEpoch != 77 {
+		t.Fatalf("read back %+v, want %+v", back, req)
+	}
+	for n := range len(raw) {
+		if err := new(remoteLogSegmentsRequest).ReadFrom(raw[:n]); err == nil {
+			t.Fatalf("%d of %d bytes read without an error", n, len(raw))
+		}
+	}
+	resp := &remoteLogSegmentsResponse{ThrottleMillis: 5, ErrorCodes: []int16{0, 74}}
+	var rback remoteLogSegmentsResponse
+	if err := rback.ReadFrom(resp.AppendTo(nil)); err != nil || !reflect.DeepEqual(rback, *resp) {
+		t.Fatalf("response read back %+v, %v", rback, err)
+	}
+}
+
+// TestRemoteLogManagerRefusesIncompleteS3Settings: with remote storage enabled, a
+// broker without a usable S3 configuration does not start, and says which setting is
+// missing.
+func TestRemoteLogManagerRefusesIncompleteS3Settings(t *testing.T) {
+	_, err := Start(Config{NodeID: 0, DataDir: t.TempDir(), Listen: "127.0.0.1:0", RaftListen: "127.0.0.1:0",
+		Logger: hclog.NewNullLogger(), Properties: map[string]string{
+			"remote.log.storage.system.enable": "true", "rsm.config.storage.s3.region": "us-east-1"}})
+	if !errors.Is(err, tiered.ErrInvalidS3Config) || !strings.Contains(err.Error(), "rsm.config.storage.s3.bucket.name") {
+		t.Fatalf("start: %v, want a refusal naming the bucket", err)
+	}
+}
+
+// TestRemoteLogBounds: the highest copied offset and remote log start offset count
+// only copied segments.
+func TestRemoteLogBounds(t *testing.T) {
+	segs := []metadata.RemoteLogSegment{
+		{StartOffset: 0, EndOffset: 9, State: metadata.DeleteSegmentStarted},
+		{StartOffset: 10, EndOffset: 19, State: metadata.CopySegmentFinished},
+		{StartOffset: 20, EndOffset: 29, State: metadata.CopySegmentFinished},
+		{StartOffset: 30, EndOffset: 39, State: metadata.CopySegmentStarted},
+	}
+	if h, s := remoteLogBounds(segs); h != 29 || s != 10 {
+		t.Fatalf("bounds %d, %d; want 29, 10", h, s)
+	}
+	if h, s := remoteLogBounds(nil); h != -1 || s != -1 {
+		t.Fatalf("bounds of none %d, %d", h, s)
+	}
+}
+
+// TestUpdateRemoteLogStates: every local replica of a tiered topic gets its remote log
+// bounds from the image, again when they change, -1, -1 when its topic's remote
+// segments are all gone, and a replica opened later gets them too.
+func TestUpdateRemoteLogStates(t *testing.T) {
+	dir := t.TempDir()
+	pm := &partitionManager{dir: dir, parts: map[segment.TopicPartition]*localPartition{}}
+	open := func(partition int32) *localPartition {
+		log, _, err := segment.Open(filepath.Join(dir, segment.PartitionDirName("t", partition)), segment.DefaultConfig(), segment.OpenOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := replication.NewPartition("t", partition, log, 0, replication.Options{})
+		t.Cleanup(func() { p.Stop(false) })
+		lp := &localPartition{Partition: p, topicID: metadata.Uuid{1}}
+		pm.parts[segment.TopicPartition{Topic: "t", Partition: partition}] = lp
+		pm.remoteOpened.Store(true)
+		return lp
+	}
+	apply := func(im *metadata.Image, recs ...metadata.Record) *metadata.Image {
+		next, err := im.Apply(im.Offset+1, recs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pm.updateRemoteLogStates(next)
+		return next
+	}
+	seg := func(id byte, state metadata.RemoteLogSegmentState, start, end int64) metadata.RemoteLogSegmentRecord {
+		return metadata.RemoteLogSegmentRecord{TopicID: metadata.Uuid{1}, Segment: metadata.RemoteLogSegment{ID: metadata.Uuid{id},
+			StartOffset: start, EndOffset: end, State: state, LeaderEpochs: []metadata.RemoteEpochStart{{Epoch: 0, StartOffset: start}}}}
+	}
+	check := func(lp *localPartition, wantHigh, wantStart int64) {
+		t.Helper()
+		if h, s := lp.RemoteLogState(); h != wantHigh || s != wantStart {
+			t.Fatalf("partition %d remote log state %d, %d; want %d, %d", lp.ID, h, s, wantHigh, wantStart)
+		}
+	}
+	p0 := open(0)
+	im := apply(metadata.NewImage(), metadata.RegisterBrokerRecord{BrokerID: 0},
+		metadata.TopicRecord{Name: "t", TopicID: metadata.Uuid{1}},
+		metadata.PartitionRecord{TopicID: metadata.Uuid{1}, PartitionID: 0, Replicas: []int32{0}, ISR: []int32{0}, Leader: 0},
+		metadata.PartitionRecord{TopicID: metadata.Uuid{1}, PartitionID: 1, Replicas: []int32{0}, ISR: []int32{0}, Leader: 0})
+	im = apply(im, seg(1, metadata.CopySegmentStarted, 0, 9), seg(1, metadata.CopySegmentFinished, 0, 9))
+	check(p0, 9, 0)
+	im = apply(im, seg(2, metadata.CopySegmentStarted, 10, 19), seg(2, metadata.CopySegmentFinished, 10, 19))
+	check(p0, 19, 0)
+	p1 := open(1)
+	im = apply(im, metadata.NoOpRecord{})
+	check(p1, -1, -1)
+	apply(im, seg(1, metadata.DeleteSegmentStarted, 0, 9), seg(1, metadata.DeleteSegmentFinished, 0, 9),
+		seg(2, metadata.DeleteSegmentStarted, 10, 19), seg(2, metadata.DeleteSegmentFinished, 10, 19))
+	check(p0, -1, -1)
+}
+
+// TestRemoteLogManagerStopsCopyOnLeadershipLoss: an image that moves the leadership of
+// the partition being copied, or bumps its leader epoch, cancels the copy at once; one
+// that changes nothing of it does not.
+func TestRemoteLogManagerStopsCopyOnLeadershipLoss(t *testing.T) {
+	im, err := metadata.NewImage().Apply(1, []metadata.Record{
+		metadata.RegisterBrokerRecord{BrokerID: 0}, metadata.RegisterBrokerRecord{BrokerID: 1},
+		metadata.TopicRecord{Name: "t", TopicID: metadata.Uuid{1}},
+		metadata.PartitionRecord{TopicID: metadata.Uuid{1}, PartitionID: 0, Replicas: []int32{0, 1}, ISR: []int32{0, 1}, Leader: 0},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := &remoteLogManager{b: &Broker{cfg: Config{NodeID: 0}}}
+	copying := func() context.Context {
+		ctx, cancel := context.WithCancel(context.Background())
+		t.Cleanup(cancel)
+		m.copying = remoteCopying{topicID: metadata.Uuid{1}, partition: 0, epoch: 0, cancel: cancel}
+		return ctx
+	}
+	ctx := copying()
+	m.imageChanged(im)
+	if ctx.Err() != nil {
+		t.Fatal("a copy cancelled while this broker still leads")
+	}
+	one := int32(1)
+	moved, err := im.Apply(2, []metadata.Record{metadata.PartitionChangeRecord{TopicID: metadata.Uuid{1}, PartitionID: 0, Leader: &one}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.imageChanged(moved)
+	if ctx.Err() == nil {
+		t.Fatal("the copy goes on after the leadership moved")
+	}
+	zero := int32(0)
+	bumped, err := im.Apply(2, []metadata.Record{metadata.PartitionChangeRecord{TopicID: metadata.Uuid{1}, PartitionID: 0, Leader: &zero}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx = copying()
+	m.imageChanged(bumped)
+	if ctx.Err() == nil {
+		t.Fatal("the copy goes on in a new leader epoch")
+	}
+}

@@ -1,0 +1,21 @@
+package config
+
+import "strings"
+
+// ValidateTopicConfigs checks a topic's resulting configs (those set; the others take
+// their defaults) against the rules of Kafka's LogConfig.validate that span several
+// configs and the broker properties props of the node that decides (the controller):
+// remote.storage.enable=true needs remote.log.storage.system.enable=true, and a
+// cleanup.policy without compact. The error is INVALID_CONFIG with Kafka's message.
+func ValidateTopicConfigs(configs, props map[string]string) error {
+	if !ParseBool(configs["remote.storage.enable"]) {
+		return nil
+	}
+	if v, _ := BrokerValue(props, "remote.log.storage.system.enable"); !ParseBool(v) {
+		return InvalidConfigError("Tiered Storage functionality is disabled in the broker. Topic cannot be configured with remote log storage.")
+	}
+	if strings.Contains(configs["cleanup.policy"], "compact") {
+		return InvalidConfigError("Remote log storage is unsupported for the compacted topics")
+	}
+	return nil
+}
