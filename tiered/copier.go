@@ -66,6 +66,15 @@ type Copier struct {
 	// Now is the clock; NewID returns a fresh segment id.
 	Now   func() time.Time
 	NewID func() Uuid
+	// Metrics counts the copies; nil: none.
+	Metrics Metrics
+}
+
+func (c *Copier) metrics() Metrics {
+	if c.Metrics == nil {
+		return NopMetrics{}
+	}
+	return c.Metrics
 }
 
 // CopyPass copies tp's copyable segments above its highest copied offset, oldest
@@ -141,7 +150,13 @@ func (c *Copier) copySegment(ctx context.Context, tp TopicIDPartition, log Leade
 	if err := c.withTimeout(ctx, func(ctx context.Context) error { return c.Metadata.AddRemoteLogSegmentMetadata(ctx, md, epoch) }); err != nil {
 		return err
 	}
+	c.metrics().RemoteCopyRequest(tp.Topic)
 	err = c.withTimeout(ctx, func(ctx context.Context) error { return c.Storage.CopyLogSegmentData(ctx, md, data) })
+	if err != nil {
+		c.metrics().RemoteCopyError(tp.Topic)
+	} else {
+		c.metrics().RemoteCopied(tp.Topic, seg.Size)
+	}
 	if err == nil {
 		if _, ok := log.LeaderEpoch(); !ok {
 			err = ErrNotLeader
