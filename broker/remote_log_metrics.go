@@ -1,7 +1,6 @@
 package broker
 
 import (
-	"github.com/petrel-broker/petrel/metadata"
 	"github.com/petrel-broker/petrel/metrics"
 	"github.com/petrel-broker/petrel/replication"
 	"github.com/petrel-broker/petrel/segment"
@@ -22,11 +21,7 @@ func (b *Broker) remoteLogStates() []metrics.RemoteLogState {
 		rs := metrics.RemoteLogState{Topic: lp.Topic, Partition: lp.ID}
 		segs := im.RemoteLogSegments(lp.topicID, lp.ID)
 		rs.MetadataCount = len(segs)
-		for _, s := range segs {
-			if s.State == metadata.CopySegmentFinished {
-				rs.SizeBytes += int64(s.SizeInBytes)
-			}
-		}
+		rs.SizeBytes, _ = remoteLogSize(im, lp.topicID, lp.ID)
 		highest, _ := remoteLogBounds(segs)
 		_ = lp.WithLog(func(l *segment.Log) error { // a stopped replica: no lag
 			local := l.Segments()
