@@ -186,16 +186,26 @@ func (c *Copier) Abandon(ctx context.Context, md *RemoteLogSegmentMetadata, lead
 		u := md.Update(DeleteSegmentStarted, c.BrokerID, c.Now().UnixMilli())
 		if err := c.withTimeout(ctx, func(ctx context.Context) error { return c.Metadata.UpdateRemoteLogSegmentMetadata(ctx, u, leaderEpoch) }); err != nil {
 			if errors.Is(err, ErrSegmentUnknown) {
-				err = errors.Join(err, c.withTimeout(ctx, func(ctx context.Context) error { return c.Storage.DeleteLogSegmentData(ctx, md) }))
+				err = errors.Join(err, c.withTimeout(ctx, func(ctx context.Context) error { return c.deleteObjects(ctx, md) }))
 			}
 			return err
 		}
 	}
-	if err := c.withTimeout(ctx, func(ctx context.Context) error { return c.Storage.DeleteLogSegmentData(ctx, md) }); err != nil {
+	if err := c.withTimeout(ctx, func(ctx context.Context) error { return c.deleteObjects(ctx, md) }); err != nil {
 		return err
 	}
 	u := md.Update(DeleteSegmentFinished, c.BrokerID, c.Now().UnixMilli())
 	return c.withTimeout(ctx, func(ctx context.Context) error { return c.Metadata.UpdateRemoteLogSegmentMetadata(ctx, u, leaderEpoch) })
+}
+
+// deleteObjects deletes md's objects, counting the deletion and its failure.
+func (c *Copier) deleteObjects(ctx context.Context, md *RemoteLogSegmentMetadata) error {
+	c.metrics().RemoteDeleteRequest(md.SegmentID.TopicIDPartition.Topic)
+	err := c.Storage.DeleteLogSegmentData(ctx, md)
+	if err != nil {
+		c.metrics().RemoteDeleteError(md.SegmentID.TopicIDPartition.Topic)
+	}
+	return err
 }
 
 func (c *Copier) withTimeout(ctx context.Context, fn func(context.Context) error) error {
