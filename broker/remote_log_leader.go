@@ -48,7 +48,8 @@ func (l leaderLog) LeaderEpochs() (entries []tiered.EpochStart, logEnd int64) {
 }
 
 // CopyableSegments are the closed, non-empty segments that end below min(high
-// watermark, last stable offset).
+// watermark, last stable offset) and not below the log start offset (remote retention
+// or DeleteRecords removed those).
 func (l leaderLog) CopyableSegments() ([]tiered.LocalSegment, error) {
 	st := l.lp.State()
 	upTo := min(st.HighWatermark, st.LastStableOffset)
@@ -59,7 +60,7 @@ func (l leaderLog) CopyableSegments() ([]tiered.LocalSegment, error) {
 			if s.NextOffset > upTo {
 				break
 			}
-			if s.NextOffset > s.BaseOffset {
+			if s.NextOffset > s.BaseOffset && s.NextOffset > lg.LogStartOffset() {
 				out = append(out, tiered.LocalSegment{BaseOffset: s.BaseOffset, LastOffset: s.NextOffset - 1, Size: s.Size, MaxTimestampMs: s.MaxTimestamp})
 			}
 		}

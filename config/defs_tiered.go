@@ -4,8 +4,8 @@ package config
 // RemoteLogManagerConfig; the S3 ones are those of Aiven's tiered-storage-for-apache-kafka
 // plugin (rsm.config.*), so that a server.properties written for it carries over. The
 // topic configs are in TopicDefs (defs.go). The remote log manager copies closed
-// segments (P23 part A); reading them back and two-tier retention are still being
-// built, and their properties are accepted, not acted on yet.
+// segments and applies two-tier retention; reading them back is still being built
+// (remote.log.reader.threads is accepted, not acted on yet).
 
 // The S3 properties, as the broker hands them to the tiered package's S3Config.
 const (
@@ -27,10 +27,10 @@ const noteTieredS3 = "Used by the remote log manager (remote.log.storage.system.
 var tieredConfigDefs = []Def{
 	{Name: "remote.log.storage.system.enable", Type: TypeBoolean, Default: "false", ReadOnly: true,
 		Doc:  "Whether to enable tiered storage functionality in a broker or not. When it is true, the broker starts all the services required for tiered storage.",
-		Note: "true starts the remote log manager, which copies the closed segments of the partitions this broker leads whose topic has remote.storage.enable=true, over the rsm.config.* S3 settings: the broker refuses to start when they are incomplete. On the controller it allows remote.storage.enable on topics. Remote reads and two-tier retention are still being built (P23)."},
+		Note: "true starts the remote log manager, which copies the closed segments of the partitions this broker leads whose topic has remote.storage.enable=true, over the rsm.config.* S3 settings: the broker refuses to start when they are incomplete. It also applies remote retention (retention.*, DeleteRecords) to the remote segments of the partitions it leads. On the controller it allows remote.storage.enable on topics. Remote reads are still being built (P23)."},
 	{Name: "remote.log.manager.task.interval.ms", Type: TypeLong, Default: "30000", ReadOnly: true, Validator: atLeast(1),
 		Doc:  "Interval at which the remote log manager runs the scheduled tasks like copy segments and clean up remote log segments, in milliseconds.",
-		Note: "Acted on: how often each leader copies its partitions' closed segments; a failed copy is retried after a backoff from 500 ms doubling to 30 s (Kafka's remote.log.manager.task.retry.backoff defaults)."},
+		Note: "Acted on: how often each leader copies its partitions' closed segments and applies remote retention; a failed copy is retried after a backoff from 500 ms doubling to 30 s (Kafka's remote.log.manager.task.retry.backoff defaults)."},
 	{Name: "remote.log.manager.copy.max.bytes.per.second", Type: TypeLong, Default: maxLong, ReadOnly: true, Validator: atLeast(1),
 		Doc:  "The maximum number of bytes that can be copied from local storage to remote storage per second.",
 		Note: "Acted on: the broker's copies are paced to this rate, one segment at a time."},

@@ -21,10 +21,17 @@ import (
 // remote.storage.enable=true.
 func tieredCluster(t *testing.T, srv *s3test.Server, n int, opts ...Option) *Cluster {
 	t.Helper()
+	return tieredClusterVia(t, srv, srv.Endpoint, n, nil, opts...)
+}
+
+// tieredClusterVia is tieredCluster with the brokers reaching srv at endpoint (a proxy
+// in front of it), more broker properties and more configs of the topic.
+func tieredClusterVia(t *testing.T, srv *s3test.Server, endpoint string, n int, topicConfigs map[string]string, opts ...Option) *Cluster {
+	t.Helper()
 	c := StartCluster(t, n, append([]Option{
 		WithProperty("remote.log.storage.system.enable", "true"),
 		WithProperty("remote.log.manager.task.interval.ms", "100"),
-		WithProperty("rsm.config.storage.s3.endpoint.url", srv.Endpoint),
+		WithProperty("rsm.config.storage.s3.endpoint.url", endpoint),
 		WithProperty("rsm.config.storage.s3.bucket.name", srv.Bucket),
 		WithProperty("rsm.config.storage.s3.region", srv.Region),
 		WithProperty("rsm.config.storage.s3.path.style.access.enabled", "true"),
@@ -32,7 +39,11 @@ func tieredCluster(t *testing.T, srv *s3test.Server, n int, opts ...Option) *Clu
 		WithProperty("rsm.config.storage.aws.secret.access.key", srv.SecretKey),
 		WithProperty("rsm.config.key.prefix", "tiered/")}, opts...)...)
 	yes, seg := "true", "2048"
-	c.CreateTopicRF(t, "tiered", 1, int16(n), map[string]*string{"remote.storage.enable": &yes, "segment.bytes": &seg})
+	cfgs := map[string]*string{"remote.storage.enable": &yes, "segment.bytes": &seg}
+	for k, v := range topicConfigs {
+		cfgs[k] = &v
+	}
+	c.CreateTopicRF(t, "tiered", 1, int16(n), cfgs)
 	return c
 }
 

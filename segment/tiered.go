@@ -70,9 +70,10 @@ func (l *Log) StartAtFromRemote(localStart, logStart int64, epochs []EpochEntry)
 }
 
 // copiedBelow reports whether the records below offset may be deleted locally: always
-// without remote storage, else when they are all at or below the highest copied offset.
+// without remote storage or with its copies disabled (remote.log.copy.disable, as
+// Kafka), else when they are all at or below the highest copied offset.
 func (l *Log) copiedBelow(offset int64) bool {
-	return !l.cfg.RemoteStorageEnable || offset-1 <= l.highestCopiedOffset
+	return !l.cfg.RemoteStorageEnable || l.cfg.RemoteCopyDisable || offset-1 <= l.highestCopiedOffset
 }
 
 // localRetention returns the retention.ms and retention.bytes local deletion applies:
@@ -80,7 +81,7 @@ func (l *Log) copiedBelow(offset int64) bool {
 // topic's), bounded by the topic's when those are finite (Kafka refuses a local value
 // above them; a segment past the topic's retention goes either way).
 func (c Config) localRetention() (ms, bytes int64) {
-	if !c.RemoteStorageEnable {
+	if !c.RemoteStorageEnable || c.RemoteCopyDisable {
 		return c.RetentionMs, c.RetentionBytes
 	}
 	local := func(local, overall int64) int64 {
