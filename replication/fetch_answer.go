@@ -27,6 +27,9 @@ type FetchAnswer struct {
 	// marks has, for a follower's fetch, one entry per partition in response order:
 	// what a follower session's watch learns of the read (fetch_session_watch.go).
 	marks []readMark
+	// remote is the partition to read from remote storage before answering
+	// (fetch_remote.go); nil when none.
+	remote *pendingRemote
 }
 
 // readMark is what one partition's read in a follower's fetch tells its session: the
