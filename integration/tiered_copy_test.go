@@ -20,7 +20,15 @@ import (
 // remote.storage.enable=true.
 func tieredCluster(t *testing.T, srv *s3test.Server, n int) *Cluster {
 	t.Helper()
-	c := StartCluster(t, n,
+	c := StartCluster(t, n, append(tieredProperties(srv), WithProperty("rsm.config.key.prefix", "tiered/"))...)
+	yes, seg := "true", "2048"
+	c.CreateTopicRF(t, "tiered", 1, int16(n), map[string]*string{"remote.storage.enable": &yes, "segment.bytes": &seg})
+	return c
+}
+
+// tieredProperties turn the remote log manager on over srv, its task every 100 ms.
+func tieredProperties(srv *s3test.Server) []Option {
+	return []Option{
 		WithProperty("remote.log.storage.system.enable", "true"),
 		WithProperty("remote.log.manager.task.interval.ms", "100"),
 		WithProperty("rsm.config.storage.s3.endpoint.url", srv.Endpoint),
@@ -29,10 +37,7 @@ func tieredCluster(t *testing.T, srv *s3test.Server, n int) *Cluster {
 		WithProperty("rsm.config.storage.s3.path.style.access.enabled", "true"),
 		WithProperty("rsm.config.storage.aws.access.key.id", srv.AccessKey),
 		WithProperty("rsm.config.storage.aws.secret.access.key", srv.SecretKey),
-		WithProperty("rsm.config.key.prefix", "tiered/"))
-	yes, seg := "true", "2048"
-	c.CreateTopicRF(t, "tiered", 1, int16(n), map[string]*string{"remote.storage.enable": &yes, "segment.bytes": &seg})
-	return c
+	}
 }
 
 // produceTiered produces count records of about 200 bytes to "tiered", acks=all.

@@ -27,18 +27,10 @@ func tieredReadCluster(t *testing.T, srv *s3test.Server, n int) *Cluster {
 // tieredReadClusterRF is tieredReadCluster with the topics' replication factor rf.
 func tieredReadClusterRF(t *testing.T, srv *s3test.Server, n int, rf int16) *Cluster {
 	t.Helper()
-	c := StartCluster(t, n,
-		WithProperty("remote.log.storage.system.enable", "true"),
-		WithProperty("remote.log.manager.task.interval.ms", "100"),
+	c := StartCluster(t, n, append(tieredProperties(srv),
 		WithProperty("log.retention.check.interval.ms", "100"),
-		WithProperty("rsm.config.storage.s3.endpoint.url", srv.Endpoint),
-		WithProperty("rsm.config.storage.s3.bucket.name", srv.Bucket),
-		WithProperty("rsm.config.storage.s3.region", srv.Region),
-		WithProperty("rsm.config.storage.s3.path.style.access.enabled", "true"),
-		WithProperty("rsm.config.storage.aws.access.key.id", srv.AccessKey),
-		WithProperty("rsm.config.storage.aws.secret.access.key", srv.SecretKey),
 		WithProperty("rsm.config.chunk.size", "4096"), // several chunks a segment: read-ahead and chunk edges
-		WithProperty("rsm.config.key.prefix", "tiered/"))
+		WithProperty("rsm.config.key.prefix", "tiered/"))...)
 	yes, seg, local := "true", "2048", "1"
 	c.CreateTopicRF(t, "tiered", 1, rf, map[string]*string{"remote.storage.enable": &yes, "segment.bytes": &seg, "local.retention.bytes": &local})
 	c.CreateTopicRF(t, "local", 1, rf, nil)
@@ -88,7 +80,7 @@ func produceTieredMix(t *testing.T, c *Cluster, base time.Time) []tieredRecord {
 }
 
 // listOffset is node i's ListOffsets (v9) answer for tiered-0 at ts.
-func listOffset(t *testing.T, c *Cluster, i int, topic string, ts int64) int64 {
+func listOffset(t testing.TB, c *Cluster, i int, topic string, ts int64) int64 {
 	t.Helper()
 	req := kmsg.NewPtrListOffsetsRequest()
 	req.Version = 9
@@ -110,7 +102,7 @@ func listOffset(t *testing.T, c *Cluster, i int, topic string, ts int64) int64 {
 }
 
 // waitLocalStartPast waits until node i's local log of tiered-0 starts past offset.
-func waitLocalStartPast(t *testing.T, c *Cluster, i int, offset int64) {
+func waitLocalStartPast(t testing.TB, c *Cluster, i int, offset int64) {
 	t.Helper()
 	testwait.ForWhat(t, 60*time.Second, fmt.Sprintf("the local log start past %d", offset), func() error {
 		if got := listOffset(t, c, i, "tiered", -4); got <= offset {
