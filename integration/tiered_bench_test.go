@@ -14,11 +14,11 @@ import (
 
 // BenchmarkTieredCatchUp measures a catch-up consumer's read throughput from the object
 // store against the same data on local disk, in one run (docs/bench/tiered.sh): 64 MiB
-// of 1 KiB records in 1 MiB segments to a tiered topic whose local log keeps only its
-// active segment, and to a topic without remote storage; each sub-benchmark reads its
-// topic from offset 0 to the end with a new franz-go consumer. Run with -benchtime=1x:
-// "tiered" is then the cold read (chunk cache empty, read-ahead only), "tiered-cached"
-// the same read again from the chunk cache.
+// of uncompressed 1 KiB records in 1 MiB segments to a tiered topic whose local log
+// keeps only its active segment, and to a topic without remote storage; each
+// sub-benchmark reads its topic from offset 0 to the end with a new franz-go consumer.
+// Run with -benchtime=1x: "tiered" is then the cold read (chunk cache empty, read-ahead
+// only), "tiered-cached" the same read again from the chunk cache.
 func BenchmarkTieredCatchUp(b *testing.B) {
 	const total, valueSize = 64 << 20, 1024
 	srv := s3test.Start(b)
@@ -26,7 +26,7 @@ func BenchmarkTieredCatchUp(b *testing.B) {
 	yes, seg, local := "true", fmt.Sprint(1<<20), "1"
 	c.CreateTopicRF(b, "tiered", 1, 1, map[string]*string{"remote.storage.enable": &yes, "segment.bytes": &seg, "local.retention.bytes": &local})
 	c.CreateTopicRF(b, "local", 1, 1, map[string]*string{"segment.bytes": &seg})
-	pcl := c.Client(b, kgo.ProducerLinger(5*time.Millisecond))
+	pcl := c.Client(b, kgo.ProducerLinger(5*time.Millisecond), kgo.ProducerBatchCompression(kgo.NoCompression()))
 	value := bytes.Repeat([]byte("x"), valueSize)
 	for _, topic := range []string{"tiered", "local"} {
 		for i := 0; i < total/valueSize; i++ {

@@ -20,10 +20,21 @@ type ChunkCache struct {
 	chunkSize int64
 	limit     int64
 
-	mu    sync.Mutex // guards order, items and size
+	mu    sync.Mutex // guards order, items, size and fetching
 	order *list.List // of *chunkEntry, most recently used first
 	items map[chunkKey]*list.Element
 	size  int64
+	// fetching are the chunks being fetched: a read of one waits for that fetch (a
+	// consumer's next fetch often arrives while the read-ahead of its chunk runs).
+	fetching map[chunkKey]*chunkFetch
+}
+
+// chunkFetch is one fetch of a chunk in flight; data and err are set before done is
+// closed.
+type chunkFetch struct {
+	done chan struct{}
+	data []byte
+	err  error
 }
 
 type chunkKey struct {
@@ -49,7 +60,8 @@ func NewChunkCache(dir string, chunkSize, limit int64) (*ChunkCache, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
-	return &ChunkCache{dir: dir, chunkSize: chunkSize, limit: limit, order: list.New(), items: map[chunkKey]*list.Element{}}, nil
+	return &ChunkCache{dir: dir, chunkSize: chunkSize, limit: limit, order: list.New(), items: map[chunkKey]*list.Element{},
+		fetching: map[chunkKey]*chunkFetch{}}, nil
 }
 
 // ChunkSize is the size of every chunk but a segment's last.
@@ -59,15 +71,19 @@ func (c *ChunkCache) path(k chunkKey) string {
 	return filepath.Join(c.dir, fmt.Sprintf("%s-%d.chunk", k.segment, k.index))
 }
 
-// Cached reports whether chunk i of md is in the cache.
+// Cached reports whether chunk i of md is in the cache or being fetched.
 func (c *ChunkCache) Cached(md *RemoteLogSegmentMetadata, i int64) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	_, ok := c.items[chunkKey{md.SegmentID.ID, i}]
-	return ok
+	key := chunkKey{md.SegmentID.ID, i}
+	_, ok := c.items[key]
+	_, fetching := c.fetching[key]
+	return ok || fetching
 }
 
-// Get returns chunk i of md's log, from the cache or fetched from storage (and cached).
+// Get returns chunk i of md's log, from the cache or fetched from storage (and cached);
+// a fetch of the chunk already in flight is waited for (until ctx ends) rather than
+// repeated.
 func (c *ChunkCache) Get(ctx context.Context, storage RemoteStorageManager, md *RemoteLogSegmentMetadata, i int64) ([]byte, error) {
 	key := chunkKey{md.SegmentID.ID, i}
 	c.mu.Lock()
@@ -82,6 +98,34 @@ func (c *ChunkCache) Get(ctx context.Context, storage RemoteStorageManager, md *
 		}
 		c.forget(key) // evicted meanwhile, or the file is damaged: fetch it again
 	}
+	c.mu.Lock()
+	f, waiting := c.fetching[key]
+	if !waiting {
+		f = &chunkFetch{done: make(chan struct{})}
+		c.fetching[key] = f
+	}
+	c.mu.Unlock()
+	if waiting {
+		select {
+		case <-f.done:
+			return f.data, f.err
+		case <-ctx.Done():
+			return nil, &StorageError{Op: "fetchLogSegment", Err: ctx.Err()}
+		}
+	}
+	f.data, f.err = c.fetch(ctx, storage, md, i)
+	if f.err == nil {
+		c.put(key, f.data)
+	}
+	c.mu.Lock()
+	delete(c.fetching, key)
+	c.mu.Unlock()
+	close(f.done)
+	return f.data, f.err
+}
+
+// fetch reads chunk i of md's log from storage.
+func (c *ChunkCache) fetch(ctx context.Context, storage RemoteStorageManager, md *RemoteLogSegmentMetadata, i int64) ([]byte, error) {
 	start := i * c.chunkSize
 	end := min(start+c.chunkSize, int64(md.SegmentSizeInBytes)) - 1
 	if end < start {
@@ -99,7 +143,6 @@ func (c *ChunkCache) Get(ctx context.Context, storage RemoteStorageManager, md *
 	if int64(len(data)) != end-start+1 {
 		return nil, fmt.Errorf("%w: chunk %d of segment %s: %d bytes, want %d", ErrRemoteStorage, i, md.SegmentID.ID, len(data), end-start+1)
 	}
-	c.put(key, data)
 	return data, nil
 }
 

@@ -79,18 +79,17 @@ func epochsFrom(epochs []segment.EpochEntry, offset int64) []int32 {
 	return out
 }
 
-// segmentFor is Kafka's fetchRemoteLogSegmentMetadata: the copied segment holding
-// offset in the offset's epoch, or in a later epoch of the lineage (the offset lies in
-// an epoch gap: the next segment).
-func (r *Reader) segmentFor(tp TopicIDPartition, epochs []segment.EpochEntry, offset int64) (*RemoteLogSegmentMetadata, error) {
-	segs := r.Metadata.ListRemoteLogSegments(tp)
+// segmentFor is Kafka's fetchRemoteLogSegmentMetadata over segs (the partition's
+// remote segments, ascending): the copied segment holding offset in the offset's epoch
+// of the lineage, or the first one of a later epoch that starts after it (the offset
+// lies in an epoch gap).
+func segmentFor(segs []*RemoteLogSegmentMetadata, tp TopicIDPartition, epochs []segment.EpochEntry, offset int64) (*RemoteLogSegmentMetadata, error) {
 	for _, epoch := range epochsFrom(epochs, offset) {
 		if md, ok := SegmentFor(segs, epoch, offset); ok {
 			return md, nil
 		}
-		// Kafka goes on to the epoch's first segment at a later offset.
 		for _, md := range segs {
-			if md.State == CopySegmentFinished && md.StartOffset > offset && slicesHasEpoch(md, epoch) {
+			if md.State == CopySegmentFinished && md.StartOffset > offset && hasEpoch(md, epoch) {
 				return md, nil
 			}
 		}
@@ -98,7 +97,7 @@ func (r *Reader) segmentFor(tp TopicIDPartition, epochs []segment.EpochEntry, of
 	return nil, fmt.Errorf("%w: %s-%d offset %d", ErrRemoteSegmentNotFound, tp.Topic, tp.Partition, offset)
 }
 
-func slicesHasEpoch(md *RemoteLogSegmentMetadata, epoch int32) bool {
+func hasEpoch(md *RemoteLogSegmentMetadata, epoch int32) bool {
 	for _, e := range md.SegmentLeaderEpochs {
 		if e.Epoch == epoch {
 			return true
@@ -112,7 +111,8 @@ func slicesHasEpoch(md *RemoteLogSegmentMetadata, epoch int32) bool {
 // from there, those below FetchOffset skipped, up to MaxBytes.
 func (r *Reader) Read(ctx context.Context, f RemoteFetch) (RemoteFetchResult, error) {
 	res := RemoteFetchResult{NextOffset: f.FetchOffset, AbortedComplete: true}
-	md, err := r.segmentFor(f.Partition, f.Epochs, f.FetchOffset)
+	segs := r.Metadata.ListRemoteLogSegments(f.Partition)
+	md, err := segmentFor(segs, f.Partition, f.Epochs, f.FetchOffset)
 	if err != nil {
 		return res, err
 	}
@@ -147,6 +147,19 @@ func (r *Reader) Read(ctx context.Context, f RemoteFetch) (RemoteFetchResult, er
 		pos += h.Size()
 	}
 	r.prefetch(md, lr.last+1)
+	if pos >= size {
+		// Read to the segment's end: the consumer's next fetches are the next segments',
+		// PrefetchBytes' worth of their starts.
+		budget := r.PrefetchBytes
+		for next := md; budget > 0; {
+			if next, err = segmentFor(segs, f.Partition, f.Epochs, next.EndOffset+1); err != nil {
+				err = nil
+				break
+			}
+			r.prefetchSegment(next, budget)
+			budget -= int64(next.SegmentSizeInBytes)
+		}
+	}
 	if f.ReadCommitted && len(res.Records) > 0 {
 		res.Aborted, res.AbortedComplete, err = r.abortedTxns(ctx, f.Partition, md, f.FetchOffset, res.NextOffset)
 	}
@@ -223,11 +236,16 @@ func (lr *logReader) readAt(pos int64, n int) ([]byte, error) {
 
 // prefetch warms the cache with md's chunks from chunk first on, PrefetchBytes' worth.
 func (r *Reader) prefetch(md *RemoteLogSegmentMetadata, first int64) {
-	if r.Prefetch == nil || r.PrefetchBytes <= 0 {
+	r.prefetchRange(md, first, r.PrefetchBytes)
+}
+
+// prefetchRange warms the cache with md's chunks from chunk first on, bytes' worth.
+func (r *Reader) prefetchRange(md *RemoteLogSegmentMetadata, first, bytes int64) {
+	if r.Prefetch == nil || bytes <= 0 || r.Chunks.limit == 0 {
 		return
 	}
 	cs := r.Chunks.ChunkSize()
-	last := min((first*cs+r.PrefetchBytes-1)/cs, (int64(md.SegmentSizeInBytes)-1)/cs)
+	last := min((first*cs+bytes-1)/cs, (int64(md.SegmentSizeInBytes)-1)/cs)
 	for i := first; i <= last; i++ {
 		if r.Chunks.Cached(md, i) {
 			continue
@@ -238,6 +256,20 @@ func (r *Reader) prefetch(md *RemoteLogSegmentMetadata, first int64) {
 			r.Chunks.Get(ctx, r.Storage, md, i) //nolint:errcheck // a failed read-ahead is a later miss
 		})
 	}
+}
+
+// prefetchSegment warms the cache with md's offset index and its first chunks, up to
+// bytes.
+func (r *Reader) prefetchSegment(md *RemoteLogSegmentMetadata, bytes int64) {
+	if r.Prefetch == nil || r.PrefetchBytes <= 0 || r.Chunks.limit == 0 {
+		return
+	}
+	r.Prefetch(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), prefetchTimeout)
+		defer cancel()
+		r.Indexes.Get(ctx, r.Storage, md, IndexOffset) //nolint:errcheck // a failed read-ahead is a later miss
+	})
+	r.prefetchRange(md, 0, bytes)
 }
 
 // abortedTxns is Kafka's RemoteLogManager.collectAbortedTransactions: the aborted
@@ -284,7 +316,7 @@ func (r *Reader) FindOffsetByTimestamp(ctx context.Context, tp TopicIDPartition,
 		if md.State != CopySegmentFinished || md.MaxTimestampMs < ts || md.EndOffset < startOffset {
 			continue
 		}
-		if in, err := r.segmentFor(tp, epochs, max(md.StartOffset, startOffset)); err != nil || in.SegmentID != md.SegmentID {
+		if in, err := segmentFor(segs, tp, epochs, max(md.StartOffset, startOffset)); err != nil || in.SegmentID != md.SegmentID {
 			continue // not of the lineage
 		}
 		tix, err := r.Indexes.Get(ctx, r.Storage, md, IndexTimestamp)

@@ -7,9 +7,12 @@ import (
 	"errors"
 	"io"
 	"reflect"
+	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
+	"github.com/petrel-broker/petrel/internal/testwait"
 	"github.com/petrel-broker/petrel/metadata"
 	"github.com/petrel-broker/petrel/segment"
 )
@@ -21,10 +24,14 @@ type objectStore struct {
 	indexes map[Uuid]map[IndexType][]byte
 	gets    atomic.Int64
 	down    bool
+	gate    chan struct{} // when set, log reads wait for it
 }
 
 func (s *objectStore) FetchLogSegmentRange(_ context.Context, md *RemoteLogSegmentMetadata, start, end int64) (io.ReadCloser, error) {
 	s.gets.Add(1)
+	if s.gate != nil {
+		<-s.gate
+	}
 	if s.down {
 		return nil, &StorageError{Op: "fetchLogSegment", Err: errors.New("store down")}
 	}
@@ -171,8 +178,9 @@ func TestReaderReadsWholeBatches(t *testing.T) {
 }
 
 // TestReaderChunkCacheAndReadAhead: a read fetches whole chunks once; the read-ahead
-// warms the chunks after it, so the next sequential read costs no store call; the cache
-// keeps within its bound; with the store down an uncached read is ErrRemoteStorage.
+// warms the chunks after it (and, at a segment's end, the next segment's index and
+// first chunks), so the next sequential read costs no store call; the cache keeps
+// within its bound; with the store down an uncached read is ErrRemoteStorage.
 func TestReaderChunkCacheAndReadAhead(t *testing.T) {
 	r, s, batches := newTestReader(t, 256, 4096)
 	r.PrefetchBytes = 1024
@@ -193,6 +201,21 @@ func TestReaderChunkCacheAndReadAhead(t *testing.T) {
 	if c := r.Chunks.Size(); c > 4096 || c == 0 {
 		t.Fatalf("chunk cache holds %d bytes, bound 4096", c)
 	}
+
+	// A read to a segment's end warms the next segment's offset index and first chunks.
+	r.Prefetch = func(fn func()) { fn() }
+	if _, err := r.Read(context.Background(), RemoteFetch{Epochs: testEpochs, FetchOffset: 45, MaxBytes: 1 << 20, MinOneMessage: true}); err != nil {
+		t.Fatal(err)
+	}
+	before = s.gets.Load()
+	r.Prefetch = nil
+	if res, err := r.Read(context.Background(), RemoteFetch{Epochs: testEpochs, FetchOffset: 50, MaxBytes: size, MinOneMessage: true}); err != nil || !bytes.Equal(res.Records, batches[10]) {
+		t.Fatalf("first batch of the next segment: %v, %d bytes", err, len(res.Records))
+	}
+	if n := s.gets.Load() - before; n != 0 {
+		t.Fatalf("reading the next segment's start made %d store calls after the read-ahead, want 0", n)
+	}
+
 	s.down = true
 	if _, err := r.Read(context.Background(), RemoteFetch{Epochs: testEpochs, FetchOffset: 95, MaxBytes: size, MinOneMessage: true}); !errors.Is(err, ErrRemoteStorage) {
 		t.Fatalf("store down: %v, want ErrRemoteStorage", err)
@@ -250,5 +273,38 @@ func TestReaderAuxState(t *testing.T) {
 	}
 	if _, _, _, err := r.AuxState(context.Background(), TopicIDPartition{}, 0, 99); !errors.Is(err, ErrRemoteSegmentNotFound) {
 		t.Fatalf("offset 99 in epoch 0: %v, want ErrRemoteSegmentNotFound", err)
+	}
+}
+
+// TestChunkCacheFetchesAChunkOnce: concurrent reads of a chunk being fetched wait for
+// that fetch: one store call.
+func TestChunkCacheFetchesAChunkOnce(t *testing.T) {
+	r, s, _ := newTestReader(t, 256, 1<<20)
+	s.gate = make(chan struct{})
+	md := r.Metadata.ListRemoteLogSegments(TopicIDPartition{})[0]
+	var wg sync.WaitGroup
+	results := make([][]byte, 4)
+	for k := range results {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			results[k], _ = r.Chunks.Get(context.Background(), s, md, 1)
+		}()
+	}
+	testwait.For(t, 10*time.Second, func() error {
+		if !r.Chunks.Cached(md, 1) {
+			return errors.New("no fetch in flight yet")
+		}
+		return nil
+	})
+	close(s.gate)
+	wg.Wait()
+	if n := s.gets.Load(); n != 1 {
+		t.Fatalf("%d store calls for one chunk read 4 times at once, want 1", n)
+	}
+	for k, b := range results {
+		if !bytes.Equal(b, s.logs[md.SegmentID.ID][256:512]) {
+			t.Fatalf("read %d: %d bytes, not the chunk", k, len(b))
+		}
 	}
 }
