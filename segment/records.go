@@ -53,31 +53,8 @@ func RecordAtOrAfterTimestamp(b []byte, ts, from int64, decompress Decompressor)
 	if h.MaxTimestamp < ts || h.LastOffset() < from {
 		return TimestampOffset{}, false, nil
 	}
-	fallback := TimestampOffset{Offset: max(h.BaseOffset, from), Timestamp: h.MaxTimestamp}
-	body := b[BatchHeaderSize:h.Size()]
 	if h.LogAppendTime() {
-		return fallback, true, nil
+		return TimestampOffset{Offset: max(h.BaseOffset, from), Timestamp: h.MaxTimestamp}, true, nil
 	}
-	if h.Codec() != 0 {
-		if decompress == nil {
-			return fallback, true, nil
-		}
-		if body, err = decompress(h.Codec(), body); err != nil {
-			return TimestampOffset{}, false, fmt.Errorf("decompressing batch at offset %d: %w", h.BaseOffset, err)
-		}
-	}
-	var found TimestampOffset
-	ok := false
-	err = walkRecords(body, h.RecordCount, func(offsetDelta int32, timestampDelta int64) bool {
-		off, rts := h.BaseOffset+int64(offsetDelta), h.BaseTimestamp+timestampDelta
-		if off >= from && rts >= ts {
-			found, ok = TimestampOffset{off, rts}, true
-			return false
-		}
-		return true
-	})
-	if err != nil {
-		return TimestampOffset{}, false, fmt.Errorf("batch at offset %d: %w", h.BaseOffset, err)
-	}
-	return found, ok, nil
+	return recordInBody(h, b[BatchHeaderSize:h.Size()], from, func(rts int64) bool { return rts >= ts }, decompress)
 }
