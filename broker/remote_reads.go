@@ -57,7 +57,7 @@ func newRemoteReads(b *Broker, cfg tiered.S3Config) (*remoteReads, error) {
 	r.reader = &tiered.Reader{
 		Storage: storage, Metadata: remoteLogMetadata{b}, Chunks: chunks,
 		Indexes:       tiered.NewIndexCache(b.cfg.int64Value("remote.log.index.file.cache.total.size.bytes")),
-		Prefetch:      func(fn func()) { r.Go(fn) },
+		Prefetch:      r.prefetch,
 		PrefetchBytes: b.cfg.int64Value(config.RemoteChunkPrefetchProperty),
 		Decompress:    b.records.Decompress,
 	}
@@ -87,6 +87,14 @@ func (r *remoteReads) Go(fn func()) bool {
 		return true
 	default:
 		return false
+	}
+}
+
+// prefetch queues a read-ahead while the queue is less than half full: reads for
+// fetches keep the rest.
+func (r *remoteReads) prefetch(fn func()) {
+	if len(r.queue) < cap(r.queue)/2 {
+		r.Go(fn)
 	}
 }
 
