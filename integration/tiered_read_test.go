@@ -29,7 +29,7 @@ func tieredReadClusterRF(t *testing.T, srv *s3test.Server, n int, rf int16) *Clu
 	t.Helper()
 	c := StartCluster(t, n, append(tieredProperties(srv),
 		WithProperty("log.retention.check.interval.ms", "100"),
-		WithProperty("rsm.config.chunk.size", "4096"), // several chunks a segment: read-ahead and chunk edges
+		WithProperty("rsm.config.chunk.size", "1024"), // several chunks a segment: read-ahead and chunk edges
 		WithProperty("rsm.config.key.prefix", "tiered/"))...)
 	yes, seg, local := "true", "2048", "1"
 	c.CreateTopicRF(t, "tiered", 1, rf, map[string]*string{"remote.storage.enable": &yes, "segment.bytes": &seg, "local.retention.bytes": &local})
