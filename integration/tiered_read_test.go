@@ -3,9 +3,14 @@ package integration
 import (
 	"context"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"os/exec"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -24,13 +29,14 @@ func tieredReadCluster(t *testing.T, srv *s3test.Server, n int) *Cluster {
 	return tieredReadClusterRF(t, srv, n, int16(n))
 }
 
-// tieredReadClusterRF is tieredReadCluster with the topics' replication factor rf.
-func tieredReadClusterRF(t *testing.T, srv *s3test.Server, n int, rf int16) *Cluster {
+// tieredReadClusterRF is tieredReadCluster with the topics' replication factor rf and
+// extra options (over the others).
+func tieredReadClusterRF(t *testing.T, srv *s3test.Server, n int, rf int16, extra ...Option) *Cluster {
 	t.Helper()
-	c := StartCluster(t, n, append(tieredProperties(srv),
+	c := StartCluster(t, n, append(append(tieredProperties(srv),
 		WithProperty("log.retention.check.interval.ms", "100"),
 		WithProperty("rsm.config.chunk.size", "1024"), // several chunks a segment: read-ahead and chunk edges
-		WithProperty("rsm.config.key.prefix", "tiered/"))...)
+		WithProperty("rsm.config.key.prefix", "tiered/")), extra...)...)
 	yes, seg, local := "true", "2048", "1"
 	c.CreateTopicRF(t, "tiered", 1, rf, map[string]*string{"remote.storage.enable": &yes, "segment.bytes": &seg, "local.retention.bytes": &local})
 	c.CreateTopicRF(t, "local", 1, rf, nil)
@@ -295,4 +301,59 @@ func TestCluster_TieredFollowerCatchesUpFromRemote(t *testing.T) {
 		t.Fatalf("the new leader's local log starts at %d: it copied the whole log instead of building from remote", got)
 	}
 	checkRecords(t, consumeAll(t, c, end, kgo.FetchIsolationLevel(kgo.ReadCommitted())), want, true)
+}
+
+// delayProxy is a proxy to endpoint holding each request for its current delay.
+func delayProxy(t *testing.T, endpoint string) (string, *atomic.Int64) {
+	t.Helper()
+	target, err := url.Parse(endpoint)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := httputil.NewSingleHostReverseProxy(target)
+	var delay atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-time.After(time.Duration(delay.Load())):
+			proxy.ServeHTTP(w, r)
+		case <-r.Context().Done():
+		}
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL, &delay
+}
+
+// TestCluster_TieredSlowStoreAnswersWithinTheRemoteWait: with the store answering
+// slower than remote.fetch.max.wait.ms, a fetch below the local log start answers
+// within about that wait, the remote partition empty and without error, the local one
+// with its records; the read goes on in the background and a later fetch gets the
+// records.
+func TestCluster_TieredSlowStoreAnswersWithinTheRemoteWait(t *testing.T) {
+	srv := s3test.Start(t)
+	endpoint, delay := delayProxy(t, srv.Endpoint)
+	c := tieredReadClusterRF(t, srv, 1, 1, WithProperty("rsm.config.storage.s3.endpoint.url", endpoint),
+		WithProperty("remote.fetch.max.wait.ms", "300"))
+	produceTieredMix(t, c, time.Now())
+	if err := c.Client(t).ProduceSync(testContext(t), &kgo.Record{Topic: "local", Value: []byte("local")}).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	waitLocalStartPast(t, c, 0, 100)
+
+	delay.Store(int64(2 * time.Second))
+	start := time.Now()
+	tp, lp := fetchTwo(t, c)
+	took := time.Since(start)
+	if tp.ErrorCode != 0 || len(tp.RecordBatches) != 0 || took > 1500*time.Millisecond {
+		t.Fatalf("slow store: tiered-0 code %d, %d bytes after %s; want none, without error, within the remote wait", tp.ErrorCode, len(tp.RecordBatches), took)
+	}
+	if lp.ErrorCode != 0 || len(lp.RecordBatches) == 0 {
+		t.Fatalf("slow store: local-0 code %d, %d bytes", lp.ErrorCode, len(lp.RecordBatches))
+	}
+	delay.Store(0)
+	testwait.ForWhat(t, 30*time.Second, "the remote records", func() error {
+		if tp, _ := fetchTwo(t, c); tp.ErrorCode != 0 || len(tp.RecordBatches) == 0 {
+			return fmt.Errorf("code %d, %d bytes", tp.ErrorCode, len(tp.RecordBatches))
+		}
+		return nil
+	})
 }
