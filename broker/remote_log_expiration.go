@@ -114,11 +114,14 @@ func (m *remoteLogManager) expire(ctx context.Context, lp *localPartition) {
 }
 
 // metrics are the broker's remote storage counters.
-func (m *remoteLogManager) metrics() tiered.Metrics {
-	if m.b.metrics == nil {
+func (m *remoteLogManager) metrics() tiered.Metrics { return m.b.remoteMetrics() }
+
+// remoteMetrics are the broker's remote storage counters (none before the registry).
+func (b *Broker) remoteMetrics() tiered.Metrics {
+	if b.metrics == nil {
 		return tiered.NopMetrics{}
 	}
-	return m.b.metrics
+	return b.metrics
 }
 
 // remoteIdle is the remote log manager's idle fraction over its last interval (Kafka's

@@ -40,6 +40,8 @@ type remoteLogManager struct {
 	storage  tiered.RemoteStorageManager
 	copier   *tiered.Copier
 	interval time.Duration
+	// reads serve remote reads (remote_reads.go).
+	reads *remoteReads
 
 	mu sync.Mutex // guards retries and copying
 	// retries are the partitions whose last pass failed: when to try again and the
@@ -72,12 +74,17 @@ func newRemoteLogManager(b *Broker) (*remoteLogManager, error) {
 		return nil, nil
 	}
 	value := func(name string) string { v, _ := b.cfg.brokerValue(name); return v }
-	storage, err := tiered.NewS3Storage(tiered.S3Config{
+	s3cfg := tiered.S3Config{
 		EndpointURL: value(config.RemoteS3EndpointURLProperty), Bucket: value(config.RemoteS3BucketProperty),
 		Region: value(config.RemoteS3RegionProperty), PathStyle: config.ParseBool(value(config.RemoteS3PathStyleProperty)),
 		AccessKeyID: value(config.RemoteAWSAccessKeyIDProperty), SecretAccessKey: value(config.RemoteAWSSecretAccessKeyProperty),
 		KeyPrefix: value(config.RemoteKeyPrefixProperty),
-	})
+	}
+	storage, err := tiered.NewS3Storage(s3cfg)
+	if err != nil {
+		return nil, fmt.Errorf("remote.log.storage.system.enable=true: %w", err)
+	}
+	reads, err := newRemoteReads(b, s3cfg) // remote_reads.go
 	if err != nil {
 		return nil, fmt.Errorf("remote.log.storage.system.enable=true: %w", err)
 	}
@@ -85,7 +92,7 @@ func newRemoteLogManager(b *Broker) (*remoteLogManager, error) {
 	if err := os.RemoveAll(staging); err != nil { // links of copies a crash interrupted
 		return nil, err
 	}
-	m := &remoteLogManager{b: b, log: b.logger.Named("remote-log"), storage: storage,
+	m := &remoteLogManager{b: b, log: b.logger.Named("remote-log"), storage: storage, reads: reads,
 		interval: b.cfg.durationMs("remote.log.manager.task.interval.ms"),
 		retries:  map[segment.TopicPartition]remoteRetry{}}
 	m.copier = &tiered.Copier{
