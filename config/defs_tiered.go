@@ -20,7 +20,6 @@ const (
 	RemoteChunkPrefetchProperty      = "rsm.config.fetch.chunk.cache.prefetch.max.size"
 )
 
-
 // noteTieredS3 marks the S3 properties the remote log manager uses.
 const noteTieredS3 = "Used by the remote log manager (remote.log.storage.system.enable=true)."
 
