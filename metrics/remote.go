@@ -22,6 +22,7 @@ func (m *remoteMetrics) init(reg *prometheus.Registry, perPartition bool) {
 	vec := func(name, help string) *prometheus.CounterVec {
 		v := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "kafka_server_brokertopicmetrics_" + name + "_total", Help: help}, []string{"topic"})
 		reg.MustRegister(v)
+		v.WithLabelValues("") // the broker-wide series is served from the start, at 0
 		return v
 	}
 	m.copyBytes = vec("remotecopybytes", "Bytes of segments copied to remote storage, per topic (topic=\"\" is every topic): RemoteCopyBytesPerSec.")
