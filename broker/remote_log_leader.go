@@ -38,13 +38,20 @@ func (l leaderLog) LeaderEpoch() (int32, bool) {
 // LeaderEpochs returns the leader-epoch cache and the log end offset.
 func (l leaderLog) LeaderEpochs() (entries []tiered.EpochStart, logEnd int64) {
 	l.lp.WithLog(func(lg *segment.Log) error { //nolint:errcheck // a stopped replica: no entries
-		for _, e := range lg.LeaderEpochs().Entries() {
-			entries = append(entries, tiered.EpochStart{Epoch: e.Epoch, StartOffset: e.StartOffset})
-		}
+		entries = tieredEpochs(lg.LeaderEpochs().Entries())
 		logEnd = lg.LogEndOffset()
 		return nil
 	})
 	return entries, logEnd
+}
+
+// tieredEpochs are a leader-epoch cache's entries as tiered sees them.
+func tieredEpochs(entries []segment.EpochEntry) []tiered.EpochStart {
+	out := make([]tiered.EpochStart, len(entries))
+	for i, e := range entries {
+		out[i] = tiered.EpochStart{Epoch: e.Epoch, StartOffset: e.StartOffset}
+	}
+	return out
 }
 
 // CopyableSegments are the closed, non-empty segments that end below min(high

@@ -59,19 +59,27 @@ func TestRemoteLogManagerRefusesIncompleteS3Settings(t *testing.T) {
 	}
 }
 
-// TestRemoteLogBounds: the highest copied offset and remote log start offset count
-// only copied segments.
+// TestRemoteLogBounds: the highest copied offset counts only copied segments, and of
+// them only the records of the replica's own lineage: L1 copied epoch 5 up to 199; on
+// L2, elected uncleanly with epoch 5 only up to 149 and writing epoch 6 from 150, it
+// is 149, so local retention keeps epoch 6's records until they are copied.
 func TestRemoteLogBounds(t *testing.T) {
+	epochs := func(e ...metadata.RemoteEpochStart) []metadata.RemoteEpochStart { return e }
 	segs := []metadata.RemoteLogSegment{
-		{StartOffset: 0, EndOffset: 9, State: metadata.DeleteSegmentStarted},
-		{StartOffset: 10, EndOffset: 19, State: metadata.CopySegmentFinished},
-		{StartOffset: 20, EndOffset: 29, State: metadata.CopySegmentFinished},
-		{StartOffset: 30, EndOffset: 39, State: metadata.CopySegmentStarted},
+		{StartOffset: 0, EndOffset: 9, State: metadata.DeleteSegmentStarted, LeaderEpochs: epochs(metadata.RemoteEpochStart{Epoch: 5, StartOffset: 0})},
+		{StartOffset: 10, EndOffset: 99, State: metadata.CopySegmentFinished, LeaderEpochs: epochs(metadata.RemoteEpochStart{Epoch: 5, StartOffset: 10})},
+		{StartOffset: 100, EndOffset: 199, State: metadata.CopySegmentFinished, LeaderEpochs: epochs(metadata.RemoteEpochStart{Epoch: 5, StartOffset: 100})},
+		{StartOffset: 200, EndOffset: 239, State: metadata.CopySegmentStarted, LeaderEpochs: epochs(metadata.RemoteEpochStart{Epoch: 5, StartOffset: 200})},
 	}
-	if h, s := remoteLogBounds(segs); h != 29 || s != 10 {
-		t.Fatalf("bounds %d, %d; want 29, 10", h, s)
+	l1 := []segment.EpochEntry{{Epoch: 5, StartOffset: 0}}
+	if h, s := remoteLogBounds(segs, l1, 240); h != 199 || s != 10 {
+		t.Fatalf("L1's bounds %d, %d; want 199, 10", h, s)
 	}
-	if h, s := remoteLogBounds(nil); h != -1 || s != -1 {
+	l2 := []segment.EpochEntry{{Epoch: 5, StartOffset: 0}, {Epoch: 6, StartOffset: 150}}
+	if h, s := remoteLogBounds(segs, l2, 181); h != 149 || s != 10 {
+		t.Fatalf("L2's bounds %d, %d; want 149, 10", h, s)
+	}
+	if h, s := remoteLogBounds(nil, l1, 240); h != -1 || s != -1 {
 		t.Fatalf("bounds of none %d, %d", h, s)
 	}
 }
@@ -85,6 +93,13 @@ func TestUpdateRemoteLogStates(t *testing.T) {
 	open := func(partition int32) *localPartition {
 		log, _, err := segment.Open(filepath.Join(dir, segment.PartitionDirName("t", partition)), segment.DefaultConfig(), segment.OpenOptions{})
 		if err != nil {
+			t.Fatal(err)
+		}
+		var records []byte
+		for range 30 {
+			records = append(records, oneRecordBatch()...)
+		}
+		if _, err := log.AppendAsLeader(records, 0); err != nil { // epoch 0 over 0-29, the segments' lineage
 			t.Fatal(err)
 		}
 		p := replication.NewPartition("t", partition, log, 0, replication.Options{})

@@ -276,3 +276,36 @@ func TestStartAtFromRemote(t *testing.T) {
 		t.Fatalf("log start above the local one: %v", err)
 	}
 }
+
+// TestTieredTruncationLowersHighestCopied: a truncation lowers the highest copied
+// offset to below the new log end, so that the records a new lineage writes there
+// (after an unclean election) are not taken for copied and deleted before their copy.
+func TestTieredTruncationLowersHighestCopied(t *testing.T) {
+	clock := &testClock{time.UnixMilli(1 << 50)} // everything is expired
+	cfg := remoteConfig()
+	cfg.RetentionMs = 1
+	l, _, _ := tieredTestLog(t, cfg, clock)
+	if err := l.SetRemoteLogState(15, 0, l.LogEndOffset()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.TruncateTo(10); err != nil { // [8,12) cut to [8,10)
+		t.Fatal(err)
+	}
+	if h := l.HighestCopiedOffset(); h != 9 {
+		t.Fatalf("highest copied %d after truncating to 10; want 9", h)
+	}
+	spec := batchSpec{records: 2, valueSize: 100, baseTimestamp: 1000}
+	appendN(t, l, 4, spec, 7) // the new lineage: 10-17 in epoch 7, rolled past
+	if _, err := l.EnforceRetention(math.MaxInt64); err != nil {
+		t.Fatal(err)
+	}
+	if first := l.FirstSegmentBaseOffset(); first > 10 {
+		t.Fatalf("first local segment %d: epoch 7's records from 10 were deleted uncopied", first)
+	}
+	if err := l.TruncateFullyAndStartAt(4); err != nil {
+		t.Fatal(err)
+	}
+	if h := l.HighestCopiedOffset(); h != 3 {
+		t.Fatalf("highest copied %d after starting at 4; want 3", h)
+	}
+}
