@@ -111,11 +111,19 @@ func (r *remoteLogSegmentsRequest) AppendTo(dst []byte) []byte {
 	return dst
 }
 
+// The fewest bytes a change and a leader epoch take on the wire: what bounds the counts
+// a request announces before anything is allocated for them (decoding runs before
+// authorization).
+const (
+	remoteLogChangeMinBytes = 16 + 4 + 4 + 16 + 1 + 8 + 8 + 8 + 4 + 1 + 4 + 4 // empty epochs, null metadata
+	remoteLogEpochBytes     = 4 + 8
+)
+
 func (r *remoteLogSegmentsRequest) ReadFrom(src []byte) error {
 	rd := kbin.Reader{Src: src}
 	r.BrokerID, r.BrokerEpoch = rd.Int32(), rd.Int64()
 	n := rd.ArrayLen()
-	if n < 0 || int(n) > len(src) {
+	if !rd.Ok() || n < 0 || int(n) > len(rd.Src)/remoteLogChangeMinBytes {
 		return fmt.Errorf("remote log segments: %d changes in %d bytes", n, len(src))
 	}
 	r.Changes = make([]metadata.RemoteLogSegmentRecord, 0, n)
@@ -129,14 +137,20 @@ func (r *remoteLogSegmentsRequest) ReadFrom(src []byte) error {
 		s.StartOffset, s.EndOffset, s.MaxTimestampMs = rd.Int64(), rd.Int64(), rd.Int64()
 		s.SizeInBytes, s.TxnIdxEmpty = rd.Int32(), rd.Bool()
 		m := rd.ArrayLen()
-		if m < 0 || int(m) > len(src) {
+		if !rd.Ok() || m < 0 || int(m) > len(rd.Src)/remoteLogEpochBytes {
 			return fmt.Errorf("remote log segments: %d leader epochs in %d bytes", m, len(src))
 		}
-		for range m {
-			s.LeaderEpochs = append(s.LeaderEpochs, metadata.RemoteEpochStart{Epoch: rd.Int32(), StartOffset: rd.Int64()})
+		if m > 0 {
+			s.LeaderEpochs = make([]metadata.RemoteEpochStart, m)
+			for i := range s.LeaderEpochs {
+				s.LeaderEpochs[i] = metadata.RemoteEpochStart{Epoch: rd.Int32(), StartOffset: rd.Int64()}
+			}
 		}
 		if cm := rd.NullableBytes(); cm != nil {
 			s.CustomMetadata = append([]byte{}, cm...)
+		}
+		if !rd.Ok() {
+			return fmt.Errorf("remote log segments: change %d of %d cut short", len(r.Changes), n)
 		}
 		r.Changes = append(r.Changes, c)
 	}
@@ -178,7 +192,7 @@ func (r *remoteLogSegmentsResponse) ReadFrom(src []byte) error {
 	rd := kbin.Reader{Src: src}
 	r.ThrottleMillis, r.ErrorCode = rd.Int32(), rd.Int16()
 	n := rd.ArrayLen()
-	if n < 0 || int(n) > len(src) {
+	if !rd.Ok() || n < 0 || int(n) > len(rd.Src)/2 {
 		return fmt.Errorf("remote log segments response: %d codes in %d bytes", n, len(src))
 	}
 	r.ErrorCodes = make([]int16, n)

@@ -2,9 +2,12 @@ package broker
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
+	"math/rand/v2"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -186,5 +189,70 @@ func TestRemoteLogManagerStopsCopyOnLeadershipLoss(t *testing.T) {
 	m.imageChanged(bumped)
 	if ctx.Err() == nil {
 		t.Fatal("the copy goes on in a new leader epoch")
+	}
+}
+
+// FuzzRemoteLogSegmentsRequest decodes arbitrary bytes as a RemoteLogSegments request
+// (decoded before authorization): an error or a request that reads back as itself once
+// encoded, never a panic. Run with
+//
+//	go test -run XXX -fuzz FuzzRemoteLogSegmentsRequest -fuzztime 20000x ./broker/
+func FuzzRemoteLogSegmentsRequest(f *testing.F) {
+	seed := &remoteLogSegmentsRequest{BrokerID: 1, BrokerEpoch: 5, Changes: []metadata.RemoteLogSegmentRecord{
+		{TopicID: metadata.Uuid{1}, LeaderEpoch: 2, Segment: metadata.RemoteLogSegment{ID: metadata.Uuid{2}, EndOffset: 9,
+			LeaderEpochs: []metadata.RemoteEpochStart{{Epoch: 2}}, CustomMetadata: []byte("x")}}}}
+	f.Add(seed.AppendTo(nil))
+	f.Add(remoteLogSegmentsBomb(1 << 12))
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		var r remoteLogSegmentsRequest
+		if err := r.ReadFrom(raw); err != nil {
+			return
+		}
+		var back remoteLogSegmentsRequest
+		if err := back.ReadFrom(r.AppendTo(nil)); err != nil || !reflect.DeepEqual(back, r) {
+			t.Fatalf("decoded %+v reads back as %+v, %v", r, back, err)
+		}
+	})
+}
+
+// remoteLogSegmentsBomb is a request body of size bytes that announces as many changes
+// as it has bytes, the first of them announcing as many leader epochs: what the
+// decoder must refuse before allocating for them.
+func remoteLogSegmentsBomb(size int) []byte {
+	raw := make([]byte, size)
+	binary.BigEndian.PutUint32(raw[12:], uint32(size-16))       // changes
+	binary.BigEndian.PutUint32(raw[16+74:], uint32(size-16-78)) // the first change's leader epochs
+	return raw
+}
+
+// TestRemoteLogSegmentsDecodeAllocatesLinearly: 1 MiB bodies of garbage (random bytes,
+// counts as large as the bytes, a valid header before zeros) decode with an error or as
+// what they say, allocating at most a few MiB: decoding runs before authorization.
+func TestRemoteLogSegmentsDecodeAllocatesLinearly(t *testing.T) {
+	const size = 1 << 20
+	random := make([]byte, size)
+	rng := rand.New(rand.NewPCG(1, 2)) //nolint:gosec // test data
+	for i := range random {
+		random[i] = byte(rng.Uint32())
+	}
+	countsAsBytes := remoteLogSegmentsBomb(size)
+	maxChanges := make([]byte, size) // as many all-zero changes as fit: a valid request
+	binary.BigEndian.PutUint32(maxChanges[12:], uint32((size-16)/remoteLogChangeMinBytes))
+	for _, c := range []struct {
+		name    string
+		raw     []byte
+		wantErr bool
+	}{{"random", random, true}, {"counts as large as the bytes", countsAsBytes, true}, {"zero changes filling the body", maxChanges, false}} {
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		err := new(remoteLogSegmentsRequest).ReadFrom(c.raw)
+		runtime.ReadMemStats(&after)
+		if (err != nil) != c.wantErr {
+			t.Errorf("%s: error %v, want one: %v", c.name, err, c.wantErr)
+		}
+		if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 4*size {
+			t.Errorf("%s: decoding %d bytes allocated %d", c.name, size, alloc)
+		}
 	}
 }
