@@ -55,7 +55,9 @@ func tieredEpochs(entries []segment.EpochEntry) []tiered.EpochStart {
 }
 
 // CopyableSegments are the closed, non-empty segments that end below min(high
-// watermark, last stable offset).
+// watermark, last stable offset) and at or above the log start offset: one wholly
+// below it (DeleteRecords) is deleted uncopied, as Kafka copies from the local log
+// start (segment.Log.AdvanceLogStartOffset deletes it at once).
 func (l leaderLog) CopyableSegments() ([]tiered.LocalSegment, error) {
 	st := l.lp.State()
 	upTo := min(st.HighWatermark, st.LastStableOffset)
@@ -66,7 +68,7 @@ func (l leaderLog) CopyableSegments() ([]tiered.LocalSegment, error) {
 			if s.NextOffset > upTo {
 				break
 			}
-			if s.NextOffset > s.BaseOffset {
+			if s.NextOffset > s.BaseOffset && s.NextOffset > lg.LogStartOffset() {
 				out = append(out, tiered.LocalSegment{BaseOffset: s.BaseOffset, LastOffset: s.NextOffset - 1, Size: s.Size, MaxTimestampMs: s.MaxTimestamp})
 			}
 		}

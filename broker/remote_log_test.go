@@ -256,3 +256,46 @@ func TestRemoteLogSegmentsDecodeAllocatesLinearly(t *testing.T) {
 		}
 	}
 }
+
+// TestCopyableSegmentsSkipThoseBelowTheLogStart: a local segment wholly below the log
+// start offset (DeleteRecords, here kept on disk by an older build across a restart) is
+// never copied; the one holding the log start is.
+func TestCopyableSegmentsSkipThoseBelowTheLogStart(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), segment.PartitionDirName("t", 0))
+	cfg := segment.DefaultConfig()
+	cfg.RemoteStorageEnable = true
+	log, _, err := segment.Open(dir, cfg, segment.OpenOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 4 { // segments [0,2) [2,4) [4,6) [6,8)
+		if _, err := log.AppendAsLeader(append(oneRecordBatch(), oneRecordBatch()...), 0); err != nil {
+			t.Fatal(err)
+		}
+		if err := log.Roll(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := log.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if log, _, err = segment.Open(dir, cfg, segment.OpenOptions{LogStartOffset: 3}); err != nil {
+		t.Fatal(err)
+	}
+	p := replication.NewPartition("t", 0, log, 0, replication.Options{})
+	t.Cleanup(func() { p.Stop(false) })
+	if err := p.BecomeLeaderOf(0, 0, []int32{0}, []int32{0}); err != nil {
+		t.Fatal(err)
+	}
+	segs, err := leaderLog{lp: &localPartition{Partition: p}}.CopyableSegments()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var bases []int64
+	for _, s := range segs {
+		bases = append(bases, s.BaseOffset)
+	}
+	if len(bases) == 0 || bases[0] != 2 {
+		t.Fatalf("copyable segments at %v (high watermark %d); want from 2", bases, p.State().HighWatermark)
+	}
+}

@@ -146,8 +146,8 @@ func TestTieredLocalRetention(t *testing.T) {
 }
 
 // TestTieredAdvanceLogStartOffset: DeleteRecords below the local log start moves the
-// log start only; above it, the local log start too, and the local segments below it
-// go once they are copied.
+// log start only; above it, the local log start too, and the local segments wholly
+// below it go at once, copied or not.
 func TestTieredAdvanceLogStartOffset(t *testing.T) {
 	clock := &testClock{time.UnixMilli(0)}
 	l, _, _ := tieredTestLog(t, remoteConfig(), clock)
@@ -170,8 +170,9 @@ func TestTieredAdvanceLogStartOffset(t *testing.T) {
 	if err := l.AdvanceLogStartOffset(9); err != nil {
 		t.Fatal(err)
 	}
-	// [4,8) is below the new start but not copied: it stays on disk, unreadable.
-	if got := segmentBases(l); l.LogStartOffset() != 9 || l.LocalLogStartOffset() != 9 || !slices.Equal(got, []int64{4, 8, 12, 16}) {
+	// [4,8) is wholly below the new start: it goes uncopied (Kafka's
+	// deleteLogStartOffsetBreachedSegments); [8,12) holds 9 and waits for its copy.
+	if got := segmentBases(l); l.LogStartOffset() != 9 || l.LocalLogStartOffset() != 9 || !slices.Equal(got, []int64{8, 12, 16}) {
 		t.Fatalf("log start %d, local %d, segments %v", l.LogStartOffset(), l.LocalLogStartOffset(), got)
 	}
 	if _, err := l.Read(8, 1<<20, l.LogEndOffset()); !errors.Is(err, ErrOffsetOutOfRange) {
