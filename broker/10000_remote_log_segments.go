@@ -6,10 +6,14 @@ package broker
 // has no such API (its RemoteLogMetadataManager writes the __remote_log_metadata topic);
 // the key is outside Kafka's range, the API is never advertised in ApiVersions, needs
 // CLUSTER_ACTION like AlterPartition, and is forwarded to the controller like every
-// controller API. Each change is answered with its own code: UNKNOWN_TOPIC_OR_PARTITION,
+// controller API. The whole request is refused with STALE_BROKER_EPOCH when the sender
+// is not registered at the broker epoch it sent (-1 included), POLICY_VIOLATION past 500
+// changes. Each change is answered with its own code: UNKNOWN_TOPIC_OR_PARTITION,
 // NOT_LEADER_OR_FOLLOWER (the sender does not lead the partition), FENCED_LEADER_EPOCH
-// (another leader epoch), INVALID_REQUEST (a transition Kafka refuses) or
-// NOT_CONTROLLER (the controller is behind the sender's epoch; sent again).
+// (another leader epoch), INVALID_REQUEST (a transition Kafka refuses, custom metadata
+// past 128 bytes, leader epochs past 1,000 or out of order) or NOT_CONTROLLER (the
+// controller is behind the sender's epoch; sent again). Trust in the sender's broker id
+// is trust in its CLUSTER_ACTION, as for AlterPartition and BrokerHeartbeat.
 //
 // Wire format, v0, not flexible, Kafka's primitive types:
 //
