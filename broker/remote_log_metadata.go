@@ -186,8 +186,26 @@ func (pm *partitionManager) setRemoteLogStates(t *metadata.Topic, rl *metadata.R
 		if rl != nil {
 			segs = rl.Partitions[p.ID]
 		}
-		lp.SetRemoteLogStateBy(func(epochs []segment.EpochEntry, logEnd int64) (int64, int64) {
-			return remoteLogBounds(segs, epochs, logEnd)
-		})
+		setRemoteLogBounds(lp, segs)
+	}
+}
+
+// setRemoteLogBounds sets lp's remote log bounds from its partition's remote segments
+// segs and its own lineage (remoteLogBounds).
+func setRemoteLogBounds(lp *localPartition, segs []metadata.RemoteLogSegment) {
+	lp.SetRemoteLogStateBy(func(epochs []segment.EpochEntry, logEnd int64) (int64, int64) {
+		return remoteLogBounds(segs, epochs, logEnd)
+	})
+}
+
+// refreshRemoteLogBounds sets lp's remote log bounds again from im when its topic has
+// remote segments (before each retention pass, maintenance goroutine): the bound of a
+// replica depends on its own log too, which moves between image changes — a follower
+// catching up, a replica just opened — so local retention works from a fresh one. An
+// older image than the reconciler's last gives a lower bound and no lower log start:
+// the safe direction.
+func refreshRemoteLogBounds(im *metadata.Image, lp *localPartition) {
+	if rl := im.RemoteLogs[lp.topicID]; rl != nil && !rl.Deleted {
+		setRemoteLogBounds(lp, rl.Partitions[lp.ID])
 	}
 }

@@ -299,3 +299,50 @@ func TestCopyableSegmentsSkipThoseBelowTheLogStart(t *testing.T) {
 		t.Fatalf("copyable segments at %v (high watermark %d); want from 2", bases, p.State().HighWatermark)
 	}
 }
+
+// TestRefreshRemoteLogBounds: a replica's bound follows its own log between image
+// changes: a follower that held 10 records when segments up to 29 were copied is bound
+// at 9, and at 29 once it holds them, at the next retention pass's refresh.
+func TestRefreshRemoteLogBounds(t *testing.T) {
+	log, _, err := segment.Open(filepath.Join(t.TempDir(), segment.PartitionDirName("t", 0)), segment.DefaultConfig(), segment.OpenOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := replication.NewPartition("t", 0, log, 0, replication.Options{})
+	t.Cleanup(func() { p.Stop(false) })
+	appendRecords := func(n int) {
+		t.Helper()
+		var records []byte
+		for range n {
+			records = append(records, oneRecordBatch()...)
+		}
+		if err := p.WithLog(func(l *segment.Log) error { _, err := l.AppendAsLeader(records, 0); return err }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	appendRecords(10)
+	lp := &localPartition{Partition: p, topicID: metadata.Uuid{1}}
+	pm := &partitionManager{parts: map[segment.TopicPartition]*localPartition{{Topic: "t", Partition: 0}: lp}}
+	seg := func(id byte, state metadata.RemoteLogSegmentState, start, end int64) metadata.RemoteLogSegmentRecord {
+		return metadata.RemoteLogSegmentRecord{TopicID: metadata.Uuid{1}, Segment: metadata.RemoteLogSegment{ID: metadata.Uuid{id},
+			StartOffset: start, EndOffset: end, State: state, LeaderEpochs: []metadata.RemoteEpochStart{{Epoch: 0, StartOffset: start}}}}
+	}
+	im, err := metadata.NewImage().Apply(1, []metadata.Record{metadata.RegisterBrokerRecord{BrokerID: 0},
+		metadata.TopicRecord{Name: "t", TopicID: metadata.Uuid{1}},
+		metadata.PartitionRecord{TopicID: metadata.Uuid{1}, PartitionID: 0, Replicas: []int32{0}, ISR: []int32{0}, Leader: 0},
+		seg(1, metadata.CopySegmentStarted, 0, 9), seg(1, metadata.CopySegmentFinished, 0, 9),
+		seg(2, metadata.CopySegmentStarted, 10, 29), seg(2, metadata.CopySegmentFinished, 10, 29)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pm.remoteOpened.Store(true)
+	pm.updateRemoteLogStates(im)
+	if h := lp.TieredOffsets().HighestCopiedOffset; h != 9 {
+		t.Fatalf("holding 10 records: highest copied %d, want 9", h)
+	}
+	appendRecords(25)
+	refreshRemoteLogBounds(im, lp)
+	if h := lp.TieredOffsets().HighestCopiedOffset; h != 29 {
+		t.Fatalf("holding 35 records: highest copied %d, want 29", h)
+	}
+}
