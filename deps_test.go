@@ -68,7 +68,7 @@ var allowedInternal = map[string][]string{
 	// Tiered storage copies segments to object storage through the S3 client library;
 	// its metadata names topics by metadata's Uuid and converts to and from the image's
 	// remote segment records. The broker wires it in (remote_log_manager.go).
-	"tiered":    {"metadata"},
+	"tiered":    {"metadata", "segment"},
 	testHelpers: {},
 	testS3:      {},
 }

@@ -7,6 +7,7 @@ package broker
 // file system's total and usable bytes; v5+ is_cordoned, this broker's cordoned.log.dirs
 // in the metadata log (KIP-1066, metadata/decommission.go). A log directory offline after a failed write
 // (offline_replicas.go) is answered KAFKA_STORAGE_ERROR, as Kafka answers an offline one.
+// A tiered partition carries its remote size in a Petrel tagged field (v2+).
 
 import (
 	"context"
@@ -70,6 +71,9 @@ func (b *Broker) describeLogDirs(r *kmsg.DescribeLogDirsRequest) *kmsg.DescribeL
 		rp := kmsg.NewDescribeLogDirsResponseDirTopicPartition()
 		rp.Partition, rp.Size = lp.ID, lp.LogSize()
 		rp.OffsetLag = max(st.HighWatermark-st.LogEndOffset, 0)
+		if r.Version >= 2 { // flexible: Petrel's remote size tag (remote_log_dirs.go)
+			tagRemoteSize(&rp.UnknownTags, b.Image(), lp)
+		}
 		dir.Topics[len(dir.Topics)-1].Partitions = append(dir.Topics[len(dir.Topics)-1].Partitions, rp)
 	}
 	resp.Dirs = append(resp.Dirs, dir)

@@ -221,6 +221,9 @@ func Start(cfg Config) (*Broker, error) {
 	if b.remoteLogs, err = newRemoteLogManager(b); err != nil { // remote_log_manager.go
 		return nil, err
 	}
+	if b.remoteLogs != nil {
+		b.fetches.Remote = b.remoteLogs.reads
+	}
 	b.fetchers = replication.NewFetchers(replication.FetcherConfig{
 		BrokerID:         cfg.NodeID,
 		MaxWait:          cfg.durationMs("replica.fetch.wait.max.ms"),
@@ -307,6 +310,7 @@ func Start(cfg Config) (*Broker, error) {
 	b.goLoop("reconciler", b.partitions.reconcileLoop)
 	if b.remoteLogs != nil {
 		b.goLoop("remote log manager", b.remoteLogs.run)
+		b.remoteLogs.reads.start()
 	}
 	b.goLoop("log maintenance", b.partitions.maintenanceLoop)
 	b.goLoop("offline replica reports", b.offlineReportLoop)

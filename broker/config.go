@@ -146,9 +146,9 @@ func segmentConfig(cfgs map[string]config.Resolved) segment.Config {
 	sc.IndexIntervalBytes = int(n("index.interval.bytes"))
 	sc.RetentionMs = n("retention.ms")
 	sc.RetentionBytes = n("retention.bytes")
-	// Tiered storage (KIP-405): remote.storage.enable and the local limits
-	// (segment/tiered.go).
+	// Tiered storage (KIP-405, segment/tiered.go).
 	sc.RemoteStorageEnable = config.ParseBool(cfgs["remote.storage.enable"].Value)
+	sc.RemoteCopyDisable = config.ParseBool(cfgs["remote.log.copy.disable"].Value)
 	sc.LocalRetentionMs = n("local.retention.ms")
 	sc.LocalRetentionBytes = n("local.retention.bytes")
 	// flush.messages=1 is handled by group commit in replication, not per append here.

@@ -11,6 +11,7 @@ import (
 	"github.com/petrel-broker/petrel/metadata"
 	"github.com/petrel-broker/petrel/replication"
 	"github.com/petrel-broker/petrel/segment"
+	"github.com/petrel-broker/petrel/tiered"
 	"github.com/twmb/franz-go/pkg/kerr"
 )
 
@@ -65,6 +66,10 @@ var errorTable = []struct {
 	// the remote read path's (replication.FetchServer.readRemote) and never gets it.
 	{replication.ErrOffsetMovedToTieredStorage, kerr.OffsetMovedToTieredStorage.Code},
 	{replication.ErrRemoteStorageNotReady, kerr.KafkaStorageError.Code},
+	// A remote read (KIP-405): no remote segment holds the offset any more; the object
+	// store failed (Kafka answers that partition KAFKA_STORAGE_ERROR, the others go on).
+	{tiered.ErrRemoteSegmentNotFound, kerr.OffsetOutOfRange.Code},
+	{tiered.ErrRemoteStorage, kerr.KafkaStorageError.Code},
 	{replication.ErrInvalidProducerEpoch, kerr.InvalidProducerEpoch.Code},
 	{replication.ErrOutOfOrderSequence, kerr.OutOfOrderSequenceNumber.Code},
 	{replication.ErrInvalidTxnState, kerr.InvalidTxnState.Code},

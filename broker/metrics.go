@@ -154,5 +154,6 @@ func (b *Broker) metricsSnapshot() metrics.Snapshot {
 	s.GroupLags = b.groupLags()
 	s.Groups = b.groupStates()
 	s.ShareGroups = b.shareGroupStates()
+	s.RemoteLogs, s.RemoteTasksIdle = b.remoteLogStates(), b.remoteLogs.idleFraction()
 	return s
 }

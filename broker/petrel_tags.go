@@ -29,6 +29,10 @@ const (
 	// let the broker stop without moving its leaderships because every other unfenced
 	// broker is stopping too (controller.ControlledShutdown). Its value is one byte, 1.
 	clusterStoppingTag uint32 = 10002
+	// remoteSizeTag (DescribeLogDirsResponse partition, v2+): the bytes of the
+	// partition's segments copied to remote storage (KIP-405), a uvarint, on tiered
+	// partitions only (remote_log_dirs.go); `petrel log-dirs describe` shows it.
+	remoteSizeTag uint32 = 10003
 )
 
 // maxRefusedPeers bounds a refusedPeersTag list (a cluster has far fewer brokers).

@@ -56,8 +56,8 @@ func tieredEpochs(entries []segment.EpochEntry) []tiered.EpochStart {
 
 // CopyableSegments are the closed, non-empty segments that end below min(high
 // watermark, last stable offset) and at or above the log start offset: one wholly
-// below it (DeleteRecords) is deleted uncopied, as Kafka copies from the local log
-// start (segment.Log.AdvanceLogStartOffset deletes it at once).
+// below it (remote retention or DeleteRecords) is deleted uncopied, as Kafka copies
+// from the local log start (segment.Log.AdvanceLogStartOffset deletes it at once).
 func (l leaderLog) CopyableSegments() ([]tiered.LocalSegment, error) {
 	st := l.lp.State()
 	upTo := min(st.HighWatermark, st.LastStableOffset)

@@ -41,6 +41,8 @@ type remoteLogManager struct {
 	storage  tiered.RemoteStorageManager
 	copier   *tiered.Copier
 	interval time.Duration
+	// reads serve remote reads (remote_reads.go).
+	reads *remoteReads
 
 	mu sync.Mutex // guards retries and copying
 	// retries are the partitions whose last pass failed: when to try again and the
@@ -49,6 +51,8 @@ type remoteLogManager struct {
 	// copying is the partition being copied, its leader epoch and its cancel (zero
 	// when none): a new image that takes its leadership away cancels the copy.
 	copying remoteCopying
+	// idle is the loop's idle fraction (remote_log_expiration.go).
+	idle remoteIdle
 }
 
 type remoteRetry struct {
@@ -71,12 +75,17 @@ func newRemoteLogManager(b *Broker) (*remoteLogManager, error) {
 		return nil, nil
 	}
 	value := func(name string) string { v, _ := b.cfg.brokerValue(name); return v }
-	storage, err := tiered.NewS3Storage(tiered.S3Config{
+	s3cfg := tiered.S3Config{
 		EndpointURL: value(config.RemoteS3EndpointURLProperty), Bucket: value(config.RemoteS3BucketProperty),
 		Region: value(config.RemoteS3RegionProperty), PathStyle: config.ParseBool(value(config.RemoteS3PathStyleProperty)),
 		AccessKeyID: value(config.RemoteAWSAccessKeyIDProperty), SecretAccessKey: value(config.RemoteAWSSecretAccessKeyProperty),
 		KeyPrefix: value(config.RemoteKeyPrefixProperty),
-	})
+	}
+	storage, err := tiered.NewS3Storage(s3cfg)
+	if err != nil {
+		return nil, fmt.Errorf("remote.log.storage.system.enable=true: %w", err)
+	}
+	reads, err := newRemoteReads(b, s3cfg) // remote_reads.go
 	if err != nil {
 		return nil, fmt.Errorf("remote.log.storage.system.enable=true: %w", err)
 	}
@@ -84,13 +93,14 @@ func newRemoteLogManager(b *Broker) (*remoteLogManager, error) {
 	if err := os.RemoveAll(staging); err != nil { // links of copies a crash interrupted
 		return nil, err
 	}
-	m := &remoteLogManager{b: b, log: b.logger.Named("remote-log"), storage: storage,
+	m := &remoteLogManager{b: b, log: b.logger.Named("remote-log"), storage: storage, reads: reads,
 		interval: b.cfg.durationMs("remote.log.manager.task.interval.ms"),
 		retries:  map[segment.TopicPartition]remoteRetry{}}
 	m.copier = &tiered.Copier{
 		Storage: storage, Metadata: remoteLogMetadata{b}, BrokerID: b.cfg.NodeID, StagingDir: staging,
 		CallTimeout: remoteCallTimeout, Now: time.Now, NewID: newSegmentID,
 		Throttle: tiered.NewThrottle(b.cfg.int64Value("remote.log.manager.copy.max.bytes.per.second"), time.Now),
+		Metrics:  m.metrics(),
 	}
 	return m, nil
 }
@@ -118,7 +128,9 @@ func (m *remoteLogManager) run() {
 	ticker := time.NewTicker(m.interval)
 	defer ticker.Stop()
 	for {
+		start := time.Now()
 		m.pass(ctx)
+		m.idle.observe(start, time.Now(), m.interval)
 		select {
 		case <-ticker.C:
 		case <-ctx.Done():
@@ -135,10 +147,10 @@ func (m *remoteLogManager) pass(ctx context.Context) {
 		if ctx.Err() != nil {
 			return
 		}
-		if s := lp.settings.Load(); s == nil || !s.remoteCopy {
-			continue
+		if s := lp.settings.Load(); s != nil && s.remoteCopy {
+			m.copyPartition(ctx, lp)
 		}
-		m.copyPartition(ctx, lp)
+		m.expire(ctx, lp)
 	}
 	if m.b.IsController() {
 		m.deleteRemoteLogsOfDeletedTopics(ctx)
@@ -230,30 +242,11 @@ func (m *remoteLogManager) deleteRemoteLogsOfDeletedTopics(ctx context.Context) 
 
 // deleteSegments deletes segs of a deleted topic's partition tp.
 func (m *remoteLogManager) deleteSegments(ctx context.Context, rlmm remoteLogMetadata, tp tiered.TopicIDPartition, segs []metadata.RemoteLogSegment) error {
-	now := time.Now().UnixMilli()
-	record := func(s metadata.RemoteLogSegment, state tiered.RemoteLogSegmentState) metadata.RemoteLogSegmentRecord {
-		return tiered.UpdateRecord(tiered.FromImage(tp, s).Update(state, m.b.cfg.NodeID, now), -1)
+	mds := make([]*tiered.RemoteLogSegmentMetadata, len(segs))
+	for i, s := range segs {
+		mds[i] = tiered.FromImage(tp, s)
 	}
-	var starts []metadata.RemoteLogSegmentRecord
-	for _, s := range segs {
-		if s.State != metadata.DeleteSegmentStarted {
-			starts = append(starts, record(s, tiered.DeleteSegmentStarted))
-		}
-	}
-	if err := writeInBatches(ctx, rlmm, starts); err != nil {
-		return err
-	}
-	var finishes []metadata.RemoteLogSegmentRecord
-	for _, s := range segs {
-		cctx, cancel := context.WithTimeout(ctx, remoteCallTimeout)
-		err := m.storage.DeleteLogSegmentData(cctx, tiered.FromImage(tp, s))
-		cancel()
-		if err != nil {
-			return err
-		}
-		finishes = append(finishes, record(s, tiered.DeleteSegmentFinished))
-	}
-	return writeInBatches(ctx, rlmm, finishes)
+	return m.deleteRemoteSegments(ctx, rlmm, tp, mds, -1)
 }
 
 // remoteBatchRecords bounds the changes of one RemoteLogSegments request (one Raft

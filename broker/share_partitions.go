@@ -26,6 +26,7 @@ func newShareManager(b *Broker) *shareleader.Manager {
 		MaxShareSessions: b.cfg.maxShareSessions(),
 		WriteTimeout:     b.cfg.durationMs("share.coordinator.write.timeout.ms"),
 		Logger:           b.logger.Named("share-partitions"),
+		RemoteRead:       b.shareRemoteRead(),
 	})
 }
 

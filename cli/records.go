@@ -138,6 +138,9 @@ type logDirsPartition struct {
 	Size      int64  `json:"size"`
 	OffsetLag int64  `json:"offsetLag"`
 	IsFuture  bool   `json:"isFuture"`
+	// RemoteSize is a tiered partition's bytes in remote storage (log_dirs_remote.go),
+	// absent for other partitions: Petrel's addition to Kafka's JSON.
+	RemoteSize *int64 `json:"remoteSize,omitempty"`
 }
 
 func runLogDirsDescribe(c *ucli.Context) error {
@@ -186,6 +189,7 @@ func runLogDirsDescribe(c *ucli.Context) error {
 	if err != nil {
 		return fmt.Errorf("describe log dirs: %w", cl.Explain(err))
 	}
+	remote := remoteSizes(ctx, cl, topics)
 	var out logDirsJSON
 	out.Version = 1
 	var ids []string
@@ -202,8 +206,12 @@ func runLogDirsDescribe(c *ucli.Context) error {
 				ld.Error = &msg
 			}
 			for _, p := range d.Topics.Sorted() {
-				ld.Partitions = append(ld.Partitions, logDirsPartition{Partition: fmt.Sprintf("%s-%d", p.Topic, p.Partition),
-					Size: p.Size, OffsetLag: p.OffsetLag, IsFuture: p.IsFuture})
+				lp := logDirsPartition{Partition: fmt.Sprintf("%s-%d", p.Topic, p.Partition),
+					Size: p.Size, OffsetLag: p.OffsetLag, IsFuture: p.IsFuture}
+				if size, ok := remote[id][p.Topic][p.Partition]; ok {
+					lp.RemoteSize = &size
+				}
+				ld.Partitions = append(ld.Partitions, lp)
 			}
 			b.LogDirs = append(b.LogDirs, ld)
 		}

@@ -121,6 +121,9 @@ type describedPartition struct {
 	// null when the cluster does not serve DescribeTopicPartitions.
 	ELR          []int32 `json:"elr"`
 	LastKnownELR []int32 `json:"last_known_elr"`
+	// Tiered are the offsets of a topic with remote.storage.enable=true
+	// (topics_describe_tiered.go); absent otherwise.
+	Tiered *tieredOffsets `json:"tiered,omitempty"`
 	partitionHealth
 }
 
@@ -167,6 +170,16 @@ func runTopicsDescribe(c *ucli.Context) error {
 	if err != nil {
 		return fmt.Errorf("describe topic partitions: %w", cl.Explain(err))
 	}
+	var tieredTopics []string
+	for _, d := range details {
+		if remoteStorageEnabled(configs[d.Topic]) {
+			tieredTopics = append(tieredTopics, d.Topic)
+		}
+	}
+	tiered, err := listTieredOffsets(ctx, cl, tieredTopics)
+	if err != nil {
+		return err
+	}
 
 	var out strings.Builder
 	described := []describedTopic{}
@@ -208,6 +221,9 @@ func runTopicsDescribe(c *ucli.Context) error {
 			if withELR {
 				e := elrs[d.Topic][p.Partition]
 				dp.ELR, dp.LastKnownELR = orEmpty(e.ELR), orEmpty(e.LastKnownELR)
+			}
+			if o, ok := tiered[d.Topic][p.Partition]; ok {
+				dp.Tiered = &o
 			}
 			dt.Partitions = append(dt.Partitions, dp)
 		}
@@ -275,6 +291,7 @@ func writePartitionLine(w *strings.Builder, topic string, p describedPartition, 
 	if p.ELR != nil { // kafka-topics.sh 4.x, where DescribeTopicPartitions is served
 		fmt.Fprintf(w, "\tElr: %s\tLastKnownElr: %s", joinIDs(p.ELR), joinIDs(p.LastKnownELR))
 	}
+	writeTieredFields(w, p.Tiered)
 	w.WriteByte('\n')
 }
 

@@ -17,7 +17,7 @@ const (
 	noteThreads    = "Petrel runs one goroutine per connection and sizes its own work"
 	noteCompaction = "the log cleaner sizes its own read and write buffers"
 	noteQuotas     = "quotas and throttling are not implemented yet"
-	noteTiered     = "tiered storage is being built (P23); the properties it has are in the table"
+	noteTiered     = "this tiered storage property is not implemented; those Petrel acts on are in the table (docs/tiered-storage.md)"
 	noteZooKeeper  = "Petrel has no ZooKeeper; Raft holds the metadata"
 	noteMetrics    = "metrics reporters are not implemented yet"
 	noteSocket     = "Petrel uses the operating system's socket buffer sizes"

@@ -47,7 +47,9 @@ var dynamicBrokerConfigNames = func() map[string]bool {
 // to restart with the new value.
 var notDynamicYet = map[string]string{
 	"remote.log.manager.copy.max.bytes.per.second": "tiered storage is being built (P23)",
-	"remote.log.reader.threads":                    "tiered storage is being built (P23)",
+	"remote.log.reader.threads":                    "the remote reader goroutines start with the broker",
+	"remote.fetch.max.wait.ms":                     "read at start",
+	"remote.log.index.file.cache.total.size.bytes": "the remote index cache is sized at start",
 	"log.retention.hours":                          "change log.retention.ms at run time instead",
 	"log.retention.minutes":                        "change log.retention.ms at run time instead",
 	"log.roll.hours":                               "change log.roll.ms at run time instead",

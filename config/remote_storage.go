@@ -24,3 +24,19 @@ func ValidateTopicConfigs(configs, props map[string]string) error {
 	}
 	return nil
 }
+
+// ValidateRemoteStorageChange checks an alteration of a topic's configs from before to
+// after (the configs set) by Kafka's rule for turning tiered storage off
+// (LogConfig.validateTurningOffRemoteStorageWithDelete, KIP-950): remote.storage.enable
+// may go from true to false only with remote.log.delete.on.disable=true, which deletes
+// the topic's remote data; remote.storage.enable=true with remote.log.copy.disable=true
+// keeps it read-only instead. The error is INVALID_CONFIG with Kafka's message.
+func ValidateRemoteStorageChange(before, after map[string]string) error {
+	if !ParseBool(before["remote.storage.enable"]) || ParseBool(after["remote.storage.enable"]) ||
+		ParseBool(after["remote.log.delete.on.disable"]) {
+		return nil
+	}
+	return InvalidConfigError("It is invalid to disable remote storage without deleting remote data. " +
+		"If you want to keep the remote data and turn to read only, please set `remote.storage.enable=true,remote.log.copy.disable=true`. " +
+		"If you want to disable remote storage and delete all remote data, please set `remote.storage.enable=false,remote.log.delete.on.disable=true`.")
+}

@@ -169,7 +169,11 @@ func configRecords(im *metadata.Image, res metadata.ConfigResource, changes []co
 		}
 	}
 	if res.Type == metadata.TopicResource {
-		if err := config.ValidateTopicConfigs(resultingConfigs(im.ResourceConfigs(res), records), props); err != nil {
+		after := resultingConfigs(im.ResourceConfigs(res), records)
+		if err := config.ValidateTopicConfigs(after, props); err != nil {
+			return nil, err
+		}
+		if err := config.ValidateRemoteStorageChange(im.ResourceConfigs(res), after); err != nil {
 			return nil, err
 		}
 	}

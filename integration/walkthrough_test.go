@@ -1,6 +1,8 @@
 package integration
 
-// docs/security.md's walk-through "SASL_SSL with ACLs", run as written: the fenced
+// The documents' walk-throughs, run as written (runWalkthrough): docs/security.md's
+// "SASL_SSL with ACLs" here, docs/tiered-storage.md's worked example in
+// tiered_docs_test.go. The fenced
 // blocks after `<!-- walkthrough:KIND [ARG] -->` comments are the steps, in document
 // order. Kinds: run (a shell block, must succeed), wait (a shell block, repeated until
 // it succeeds and its output shows what the next output block lists), fails (a shell
@@ -138,14 +140,24 @@ func TestSecurity_Walkthrough(t *testing.T) {
 			t.Skipf("%s is not installed", tool)
 		}
 	}
-	doc, err := os.ReadFile(filepath.Join("..", "docs", "security.md"))
+	runWalkthrough(t, "security.md", "## Walk-through: SASL_SSL with ACLs", 10, []string{"node0.log", "node1.log", "node2.log"})
+}
+
+// runWalkthrough runs the walk-through of docs/<docName> in the section that starts at
+// heading (to the next "## " heading), which must have at least minSteps marked blocks;
+// logs are the files of the shell's directory whose last lines a failure shows (and
+// that must not say "address already in use"); pathDirs go first in PATH after the
+// built petrel's.
+func runWalkthrough(t *testing.T, docName, heading string, minSteps int, logs []string, pathDirs ...string) {
+	t.Helper()
+	doc, err := os.ReadFile(filepath.Join("..", "docs", docName))
 	if err != nil {
 		t.Fatal(err)
 	}
 	text := string(doc)
-	start := strings.Index(text, "## Walk-through: SASL_SSL with ACLs")
+	start := strings.Index(text, heading)
 	if start < 0 {
-		t.Fatal(`docs/security.md has no section "## Walk-through: SASL_SSL with ACLs"`)
+		t.Fatalf("docs/%s has no section %q", docName, heading)
 	}
 	section := text[start:]
 	if end := strings.Index(section[3:], "\n## "); end >= 0 {
@@ -155,7 +167,7 @@ func TestSecurity_Walkthrough(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(steps) < 10 {
+	if len(steps) < minSteps {
 		t.Fatalf("the walk-through has %d marked blocks", len(steps))
 	}
 
@@ -186,8 +198,15 @@ func TestSecurity_Walkthrough(t *testing.T) {
 	}
 
 	bin := procBuildPetrel(t)
-	sh := newDocsShell(t, bin, []string{"node0.log", "node1.log", "node2.log"})
+	sh := newDocsShell(t, bin, logs)
 	dir, env := sh.dir, sh.env
+	for _, d := range pathDirs {
+		for i, e := range env {
+			if strings.HasPrefix(e, "PATH=") {
+				env[i] = "PATH=" + filepath.Dir(bin) + string(os.PathListSeparator) + d + string(os.PathListSeparator) + strings.TrimPrefix(e, "PATH=")
+			}
+		}
+	}
 	// runShell runs one block and returns its combined output and error.
 	runShell := func(step walkStep, timeout time.Duration) (string, error) {
 		ctx, cancel := context.WithTimeout(context.Background(), timeout)
@@ -213,7 +232,7 @@ func TestSecurity_Walkthrough(t *testing.T) {
 	var last string
 	var lastStep walkStep
 	for i, step := range steps {
-		where := fmt.Sprintf("docs/security.md block at line %d of the walk-through (%s)", step.line, step.kind)
+		where := fmt.Sprintf("docs/%s block at line %d of the walk-through (%s)", docName, step.line, step.kind)
 		switch step.kind {
 		case "file":
 			if err := os.WriteFile(filepath.Join(dir, step.arg), []byte(withPorts(step.body)), 0o600); err != nil {
@@ -239,9 +258,9 @@ func TestSecurity_Walkthrough(t *testing.T) {
 					last, lastStep = out, step
 					break
 				}
-				for n := range 3 {
-					if b, _ := os.ReadFile(filepath.Join(dir, fmt.Sprintf("node%d.log", n))); bytes.Contains(b, []byte("address already in use")) {
-						t.Fatalf("node %d could not bind a port chosen free a moment before (another process took it)", n)
+				for _, name := range logs {
+					if b, _ := os.ReadFile(filepath.Join(dir, name)); bytes.Contains(b, []byte("address already in use")) {
+						t.Fatalf("%s: could not bind a port chosen free a moment before (another process took it)", name)
 					}
 				}
 				if time.Now().After(deadline) {

@@ -36,6 +36,7 @@ type Registry struct {
 	fsync                         prometheus.Histogram
 	requests                      requestMetrics
 	groupRebalances               groupRebalances
+	remote                        remoteMetrics
 	topicsMu                      sync.Mutex
 	topics                        map[string]*TopicCounters
 }
@@ -76,6 +77,7 @@ func New(opts Options) *Registry {
 	r.reg.MustRegister(r.fsync)
 	r.requests.init(r.reg)
 	r.groupRebalances.init(r.reg)
+	r.remote.init(r.reg, opts.PerPartition)
 	r.all = &TopicCounters{messagesIn: r.messagesIn.WithLabelValues(""), bytesIn: r.bytesIn.WithLabelValues(""),
 		bytesOut: r.bytesOut.WithLabelValues("")}
 	if opts.Snapshot != nil {
@@ -130,6 +132,7 @@ func (r *Registry) ForgetTopic(name string) {
 	r.messagesIn.DeleteLabelValues(name)
 	r.bytesIn.DeleteLabelValues(name)
 	r.bytesOut.DeleteLabelValues(name)
+	r.remote.forget(name)
 }
 
 // Produced counts one appended produce batch set: records and bytes.

@@ -50,6 +50,10 @@ type Snapshot struct {
 	// ShareGroups are the share groups of the share partitions this broker leads
 	// (share_groups.go).
 	ShareGroups []ShareGroupState
+	// RemoteLogs are the remote logs of the tiered partitions this broker leads
+	// (remote.go); RemoteTasksIdle the remote log manager's idle fraction, 1 without one.
+	RemoteLogs      []RemoteLogState
+	RemoteTasksIdle float64
 }
 
 // PartitionState is one local replica.
@@ -198,6 +202,9 @@ func (c *stateCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range shareGroupDescs {
 		ch <- d
 	}
+	for _, d := range remoteDescs {
+		ch <- d
+	}
 }
 
 func (c *stateCollector) Collect(ch chan<- prometheus.Metric) {
@@ -250,6 +257,7 @@ func (c *stateCollector) Collect(ch chan<- prometheus.Metric) {
 	collectFetchSessions(ch, s.FetchSessions)
 	collectGroups(ch, s.Groups)
 	collectShareGroups(ch, s.ShareGroups)
+	collectRemote(ch, s.RemoteLogs, s.RemoteTasksIdle, c.perPartition)
 	sums := map[string]int64{}
 	for _, l := range s.GroupLags {
 		sums[l.Group] += l.Lag

@@ -27,6 +27,9 @@ type FetchAnswer struct {
 	// marks has, for a follower's fetch, one entry per partition in response order:
 	// what a follower session's watch learns of the read (fetch_session_watch.go).
 	marks []readMark
+	// remote is the partition to read from remote storage before answering
+	// (fetch_remote.go); nil when none.
+	remote *pendingRemote
 }
 
 // readMark is what one partition's read in a follower's fetch tells its session: the
@@ -197,9 +200,10 @@ func (a *FetchAnswer) KeepPartitions(keep func(i int, sp *kmsg.FetchResponseTopi
 
 // reusable reports whether a parked fetch may answer with a at the end of its wait if
 // nothing changes meanwhile (DelayedFetch.Reusable): only an answer holding no
-// records and not cut by a quota, which time alone changes.
+// records, not cut by a quota, which time alone changes, and with no remote read to
+// make.
 func (a *FetchAnswer) reusable() bool {
-	if a == nil || a.throttled || a.anyHeld() {
+	if a == nil || a.throttled || a.remote != nil || a.anyHeld() {
 		return false
 	}
 	for _, t := range a.Topics {

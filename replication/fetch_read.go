@@ -73,6 +73,9 @@ func (s *FetchServer) read(r *kmsg.FetchRequest, denied func(topic string) bool,
 			}
 			code, held := s.readPartition(&sp, name, p, limit, total == 0, follower, r, resp, clock)
 			resp.held = append(resp.held, held)
+			if resp.remote != nil && resp.remote.topic < 0 {
+				resp.remote.topic, resp.remote.part = len(resp.Topics), len(st.Partitions)
+			}
 			if code != 0 {
 				sp.ErrorCode = code
 				sp.HighWatermark, sp.LastStableOffset, sp.LogStartOffset = -1, -1, -1
@@ -161,7 +164,7 @@ func (s *FetchServer) readPartition(sp *kmsg.FetchResponseTopicPartition, topic 
 	if err != nil {
 		res.Held.Release()
 		if !follower && errors.Is(err, ErrOffsetMovedToTieredStorage) {
-			return s.readRemote(err), nil
+			return s.readRemote(sp, lp, res, p.FetchOffset, limit, first, r.IsolationLevel == 1, a), nil
 		}
 		return s.Source.ErrorCode(err), nil
 	}
@@ -187,13 +190,19 @@ func (s *FetchServer) readPartition(sp *kmsg.FetchResponseTopicPartition, topic 
 }
 
 // readRemote answers a consumer's fetch of an offset in remote storage only
-// (ErrOffsetMovedToTieredStorage): the one place where the remote read path (P23 part
-// C, Kafka's RemoteLogManager.read through the delayed remote fetch) will serve it.
-// Kafka never sends OFFSET_MOVED_TO_TIERED_STORAGE to a consumer; until remote reads
-// exist the answer is OFFSET_OUT_OF_RANGE, what a consumer gets today for an offset
-// this broker cannot serve, and its reset policy applies.
-func (s *FetchServer) readRemote(error) int16 {
-	return kerr.OffsetOutOfRange.Code
+// (ErrOffsetMovedToTieredStorage; Kafka never sends OFFSET_MOVED_TO_TIERED_STORAGE to a
+// consumer): with a RemoteFetcher, the answer's first such partition is read from
+// remote storage before the fetch answers (fetch_remote.go), and any other answers no
+// records this time, with the partition's offsets; without one, OFFSET_OUT_OF_RANGE,
+// what a consumer gets for an offset this broker cannot serve.
+func (s *FetchServer) readRemote(sp *kmsg.FetchResponseTopicPartition, lp *Partition, res FetchResult, offset int64, limit int, first, readCommitted bool, a *FetchAnswer) int16 {
+	if s.Remote == nil {
+		return kerr.OffsetOutOfRange.Code
+	}
+	a.changes += res.Changes
+	sp.HighWatermark, sp.LastStableOffset, sp.LogStartOffset = res.HighWatermark, res.LastStableOffset, res.LogStartOffset
+	a.markRemote(lp, offset, limit, first, readCommitted)
+	return 0
 }
 
 // readReplica is the replica a consumer's fetch of p should go to instead (KIP-392),

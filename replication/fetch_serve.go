@@ -48,6 +48,10 @@ type FetchServer struct {
 	// (KIP-392, read_replica.go): a broker id, or -1 to read here. Set before the
 	// first fetch; called without locks held.
 	ReadReplica func(topic string, partition int32, lp *Partition, clientRack string, fetchOffset int64) int32
+	// Remote, when set (remote.log.storage.system.enable), serves consumers' fetches of
+	// offsets in remote storage only (fetch_remote.go); nil: they answer
+	// OFFSET_OUT_OF_RANGE. Set before the first fetch.
+	Remote RemoteFetcher
 }
 
 // Serve answers req (a *kmsg.FetchRequest, authorized) with Fetch: at once, or
@@ -96,6 +100,18 @@ func (s *FetchServer) fetch(ctx context.Context, r *kmsg.FetchRequest, denied fu
 		fc.clock.Store(now.UnixNano()) // a follower's full fetch: its new session's clock
 	}
 	wait := time.Duration(r.MaxWaitMillis) * time.Millisecond
+	if resp.remote != nil {
+		// A partition to read from remote storage: answered when that read ends (Kafka's
+		// DelayedRemoteFetch), whatever min_bytes says.
+		complete := park()
+		s.readRemoteThen(resp, func(resp *FetchAnswer) {
+			s.Sessions.Finish(&fc, plan, resp, time.Now().UnixMilli())
+			s.Source.Fetched(r, resp, -1)
+			hints(resp.FetchResponse)
+			complete(resp)
+		})
+		return nil
+	}
 	if errored || bytes >= int(r.MinBytes) || resp.behind || wait <= 0 {
 		s.Sessions.Finish(&fc, plan, resp, time.Now().UnixMilli())
 		s.Source.Fetched(r, resp, bytes)
@@ -111,7 +127,7 @@ func (s *FetchServer) fetch(ctx context.Context, r *kmsg.FetchRequest, denied fu
 	s.Purgatory.ParkFetch(ctx, parts, wait, resp, gone, DelayedFetch{
 		Read: func() (FetchRead, bool) {
 			a, n, errored := s.read(plan, denied, fc.clock)
-			return a, errored || n >= minBytes || a.behind
+			return a, errored || n >= minBytes || a.behind || a.remote != nil
 		},
 		Reusable: func(a FetchRead) bool { return a.(*FetchAnswer).reusable() },
 		Answer: func(a FetchRead) {
@@ -119,11 +135,17 @@ func (s *FetchServer) fetch(ctx context.Context, r *kmsg.FetchRequest, denied fu
 				complete(nil)
 				return
 			}
-			resp := a.(*FetchAnswer)
-			s.Sessions.Finish(&fc, plan, resp, time.Now().UnixMilli())
-			s.Source.Fetched(r, resp, -1)
-			hints(resp.FetchResponse)
-			complete(resp)
+			finish := func(resp *FetchAnswer) {
+				s.Sessions.Finish(&fc, plan, resp, time.Now().UnixMilli())
+				s.Source.Fetched(r, resp, -1)
+				hints(resp.FetchResponse)
+				complete(resp)
+			}
+			if resp := a.(*FetchAnswer); resp.remote != nil {
+				s.readRemoteThen(resp, finish) // local retention moved past the fetch while it waited
+			} else {
+				finish(resp)
+			}
 		},
 		Follower: r.ReplicaID >= 0,
 		Stopping: func() FetchRead { return stoppingFollowerFetch(plan) },

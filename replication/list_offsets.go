@@ -99,9 +99,9 @@ func (p *Partition) ListOffsetContext(ctx context.Context, q OffsetQuery) (Liste
 			return ListedOffset{}, err
 		}
 	}
-	// Not in remote storage (or none to ask): the local log from its local start. TODO(P23
-	// part A): without a RemoteLog a time below the local log start answers the first local
-	// record at or after it, where Kafka would search the remote indexes first.
+	// Not in remote storage (or none to ask): the local log from its local start. Without
+	// a RemoteLog (remote.log.storage.system.enable=false) a time below the local log start
+	// answers the first local record at or after it.
 	err := p.WithLog(func(l *segment.Log) (err error) {
 		if ok {
 			return nil

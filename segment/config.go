@@ -28,6 +28,11 @@ type Config struct {
 	// (SetRemoteLogState), local retention is LocalRetentionMs and LocalRetentionBytes,
 	// and the log start offset may lie below the local segments (tiered.go).
 	RemoteStorageEnable bool
+	// RemoteCopyDisable is remote.log.copy.disable (KIP-950): with remote storage, no
+	// more segments are copied, and local retention falls back to RetentionMs and
+	// RetentionBytes without waiting for copies (Kafka's
+	// remoteLogEnabledAndRemoteCopyEnabled).
+	RemoteCopyDisable bool
 	// LocalRetentionMs is local.retention.ms: with remote storage, how long a copied
 	// segment stays on local disk; -2 means RetentionMs, -1 forever.
 	LocalRetentionMs int64

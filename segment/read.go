@@ -211,12 +211,20 @@ func (l *Log) recordAtOrAfter(s *segment, pos int64, h BatchHeader, match func(i
 	if _, err := s.log.ReadAt(body, pos+BatchHeaderSize); err != nil {
 		return TimestampOffset{}, false, err
 	}
+	return recordInBody(h, body, from, match, l.decompress)
+}
+
+// recordInBody returns the first record of the batch h, whose records section is body
+// (compressed as the batch is), at or after offset from whose timestamp satisfies
+// match. Without a decompressor a compressed batch answers its first offset at or after
+// from with its max timestamp.
+func recordInBody(h BatchHeader, body []byte, from int64, match func(int64) bool, decompress Decompressor) (TimestampOffset, bool, error) {
 	if h.Codec() != 0 {
-		if l.decompress == nil {
-			return fallback, true, nil
+		if decompress == nil {
+			return TimestampOffset{Offset: max(h.BaseOffset, from), Timestamp: h.MaxTimestamp}, true, nil
 		}
 		var err error
-		if body, err = l.decompress(h.Codec(), body); err != nil {
+		if body, err = decompress(h.Codec(), body); err != nil {
 			return TimestampOffset{}, false, fmt.Errorf("decompressing batch at offset %d: %w", h.BaseOffset, err)
 		}
 	}

@@ -35,3 +35,26 @@ func walkRecords(b []byte, count int32, fn func(offsetDelta int32, timestampDelt
 	}
 	return nil
 }
+
+// RecordAtOrAfterTimestamp returns the first record of the whole stored batch b, at or
+// after offset from, whose timestamp is at least ts (ListOffsets by timestamp over a
+// batch read from elsewhere than a local segment: remote storage). ok is false when
+// the batch holds none. A LogAppendTime batch, and a compressed one without a
+// decompressor, answer its first offset at or after from with the batch's max
+// timestamp, as Log.OffsetForTimestamp does.
+func RecordAtOrAfterTimestamp(b []byte, ts, from int64, decompress Decompressor) (TimestampOffset, bool, error) {
+	h, err := ParseBatchHeader(b)
+	if err != nil {
+		return TimestampOffset{}, false, err
+	}
+	if int64(len(b)) < h.Size() {
+		return TimestampOffset{}, false, fmt.Errorf("%w: batch at offset %d cut at %d of %d bytes", ErrInvalidBatch, h.BaseOffset, len(b), h.Size())
+	}
+	if h.MaxTimestamp < ts || h.LastOffset() < from {
+		return TimestampOffset{}, false, nil
+	}
+	if h.LogAppendTime() {
+		return TimestampOffset{Offset: max(h.BaseOffset, from), Timestamp: h.MaxTimestamp}, true, nil
+	}
+	return recordInBody(h, b[BatchHeaderSize:h.Size()], from, func(rts int64) bool { return rts >= ts }, decompress)
+}

@@ -71,11 +71,12 @@ func (l *Log) StartAtFromRemote(localStart, logStart int64, epochs []EpochEntry)
 }
 
 // copiedBelow reports whether the records below offset may be deleted locally: always
-// without remote storage, else when they are all at or below the highest copied offset
-// or all below the log start offset (DeleteRecords deleted them: Kafka deletes such
-// segments without copying them, and the copier skips them).
+// without remote storage or with its copies disabled (remote.log.copy.disable, as
+// Kafka), else when they are all at or below the highest copied offset or all below
+// the log start offset (DeleteRecords or remote retention deleted them: Kafka deletes
+// such segments without copying them, and the copier skips them).
 func (l *Log) copiedBelow(offset int64) bool {
-	return !l.cfg.RemoteStorageEnable || offset-1 <= l.highestCopiedOffset || offset <= l.logStartOffset
+	return !l.cfg.RemoteStorageEnable || l.cfg.RemoteCopyDisable || offset-1 <= l.highestCopiedOffset || offset <= l.logStartOffset
 }
 
 // localRetention returns the retention.ms and retention.bytes local deletion applies:
@@ -83,7 +84,7 @@ func (l *Log) copiedBelow(offset int64) bool {
 // topic's), bounded by the topic's when those are finite (Kafka refuses a local value
 // above them; a segment past the topic's retention goes either way).
 func (c Config) localRetention() (ms, bytes int64) {
-	if !c.RemoteStorageEnable {
+	if !c.RemoteStorageEnable || c.RemoteCopyDisable {
 		return c.RetentionMs, c.RetentionBytes
 	}
 	local := func(local, overall int64) int64 {

@@ -68,6 +68,17 @@ func (m *Manager) acquire(ctx context.Context, key share.Key, ap acquireParams) 
 		}
 	}
 	res, err := sp.replica.ReadIsolated(offset, max(ap.maxBytes, 1), sp.leaderEpoch, replication.LeaderOnly, readCommitted)
+	if errors.Is(err, replication.ErrOffsetMovedToTieredStorage) {
+		// Below the local log start: read from remote storage as a consumer's fetch is
+		// (Kafka never answers OFFSET_MOVED_TO_TIERED_STORAGE to a client).
+		res.Records, res.Aborted, err = nil, nil, nil
+		if m.cfg.RemoteRead == nil {
+			return acquired{}, nil
+		}
+		if res.Records, res.Aborted, err = m.cfg.RemoteRead(ctx, sp.replica, offset, max(ap.maxBytes, 1), readCommitted); err != nil {
+			return acquired{}, err
+		}
+	}
 	switch {
 	case errors.Is(err, replication.ErrOffsetOutOfRange):
 		return acquired{}, nil // a log start move raced the read: the next fetch moves on

@@ -23,6 +23,7 @@ type fakeReplica struct {
 	next        int64    // log end offset (= high watermark)
 	waiters     map[*replication.Waiter]bool
 	aborted     []replication.AbortedTxn // answered to read_committed reads
+	localStart  int64                    // reads below it are ErrOffsetMovedToTieredStorage
 }
 
 func newFakeReplica(epoch int32) *fakeReplica {
@@ -80,6 +81,15 @@ func (r *fakeReplica) ReadIsolated(offset int64, maxBytes int, epoch int32, _ re
 	if epoch >= 0 && epoch != r.leaderEpoch {
 		return replication.FetchResult{}, replication.ErrFencedLeaderEpoch
 	}
+	if offset < r.localStart {
+		return replication.FetchResult{}, replication.ErrOffsetMovedToTieredStorage
+	}
+	return r.readLocked(offset, maxBytes, readCommitted), nil
+}
+
+// readLocked reads whole batches from offset, ignoring the local start (the remote
+// tier's view). Callers hold mu.
+func (r *fakeReplica) readLocked(offset int64, maxBytes int, readCommitted bool) replication.FetchResult {
 	res := replication.FetchResult{Records: []byte{}, HighWatermark: r.next, LastStableOffset: r.next, LogStartOffset: r.logStart, LogEndOffset: r.next}
 	if readCommitted {
 		res.Aborted = r.aborted
@@ -95,7 +105,7 @@ func (r *fakeReplica) ReadIsolated(offset int64, maxBytes int, epoch int32, _ re
 		}
 		res.Records = append(res.Records, b...)
 	}
-	return res, nil
+	return res
 }
 
 func (r *fakeReplica) ListOffset(q replication.OffsetQuery) (replication.ListedOffset, error) {

@@ -48,6 +48,11 @@ type Config struct {
 	// group with no share partition loaded: a deleted group's share partitions do
 	// not stay loaded. DefaultIdleTimeout when zero.
 	IdleTimeout time.Duration
+	// RemoteRead, when set (remote.log.storage.system.enable), reads a replica from
+	// remote storage at an offset below its local log start (KIP-405): whole batches up
+	// to maxBytes, the first whole, with the aborted transactions of the range when
+	// readCommitted; bounded by ctx. nil: such an offset acquires nothing this time.
+	RemoteRead func(ctx context.Context, replica Replica, offset int64, maxBytes int, readCommitted bool) ([]byte, []replication.AbortedTxn, error)
 	// Logger receives the manager's logs; nil discards them.
 	Logger hclog.Logger
 	// Now is the clock; time.Now when nil.

@@ -66,6 +66,15 @@ type Copier struct {
 	// Now is the clock; NewID returns a fresh segment id.
 	Now   func() time.Time
 	NewID func() Uuid
+	// Metrics counts the copies; nil: none.
+	Metrics Metrics
+}
+
+func (c *Copier) metrics() Metrics {
+	if c.Metrics == nil {
+		return NopMetrics{}
+	}
+	return c.Metrics
 }
 
 // CopyPass copies tp's copyable segments above its highest copied offset, oldest
@@ -141,7 +150,13 @@ func (c *Copier) copySegment(ctx context.Context, tp TopicIDPartition, log Leade
 	if err := c.withTimeout(ctx, func(ctx context.Context) error { return c.Metadata.AddRemoteLogSegmentMetadata(ctx, md, epoch) }); err != nil {
 		return err
 	}
+	c.metrics().RemoteCopyRequest(tp.Topic)
 	err = c.withTimeout(ctx, func(ctx context.Context) error { return c.Storage.CopyLogSegmentData(ctx, md, data) })
+	if err != nil {
+		c.metrics().RemoteCopyError(tp.Topic)
+	} else {
+		c.metrics().RemoteCopied(tp.Topic, seg.Size)
+	}
 	if err == nil {
 		if _, ok := log.LeaderEpoch(); !ok {
 			err = ErrNotLeader
@@ -171,16 +186,26 @@ func (c *Copier) Abandon(ctx context.Context, md *RemoteLogSegmentMetadata, lead
 		u := md.Update(DeleteSegmentStarted, c.BrokerID, c.Now().UnixMilli())
 		if err := c.withTimeout(ctx, func(ctx context.Context) error { return c.Metadata.UpdateRemoteLogSegmentMetadata(ctx, u, leaderEpoch) }); err != nil {
 			if errors.Is(err, ErrSegmentUnknown) {
-				err = errors.Join(err, c.withTimeout(ctx, func(ctx context.Context) error { return c.Storage.DeleteLogSegmentData(ctx, md) }))
+				err = errors.Join(err, c.withTimeout(ctx, func(ctx context.Context) error { return c.deleteObjects(ctx, md) }))
 			}
 			return err
 		}
 	}
-	if err := c.withTimeout(ctx, func(ctx context.Context) error { return c.Storage.DeleteLogSegmentData(ctx, md) }); err != nil {
+	if err := c.withTimeout(ctx, func(ctx context.Context) error { return c.deleteObjects(ctx, md) }); err != nil {
 		return err
 	}
 	u := md.Update(DeleteSegmentFinished, c.BrokerID, c.Now().UnixMilli())
 	return c.withTimeout(ctx, func(ctx context.Context) error { return c.Metadata.UpdateRemoteLogSegmentMetadata(ctx, u, leaderEpoch) })
+}
+
+// deleteObjects deletes md's objects, counting the deletion and its failure.
+func (c *Copier) deleteObjects(ctx context.Context, md *RemoteLogSegmentMetadata) error {
+	c.metrics().RemoteDeleteRequest(md.SegmentID.TopicIDPartition.Topic)
+	err := c.Storage.DeleteLogSegmentData(ctx, md)
+	if err != nil {
+		c.metrics().RemoteDeleteError(md.SegmentID.TopicIDPartition.Topic)
+	}
+	return err
 }
 
 func (c *Copier) withTimeout(ctx context.Context, fn func(context.Context) error) error {

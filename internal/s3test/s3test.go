@@ -68,20 +68,7 @@ type Server struct {
 // the test ends.
 func Start(t testing.TB) *Server {
 	t.Helper()
-	bin := Binary()
-	if bin == "" {
-		var err error
-		if bin, err = build(); err != nil {
-			t.Logf("building versitygw: %v", err)
-		}
-	}
-	if bin == "" {
-		msg := "versitygw (the S3-compatible server of these tests) not found and could not be built; install it with: " + InstallCommand
-		if os.Getenv(RequireEnv) == "1" {
-			t.Fatalf("%s (%s=1 requires it)", msg, RequireEnv)
-		}
-		t.Skipf("%s, or set %s=1 to fail instead of skipping", msg, RequireEnv)
-	}
+	bin := BinaryOrSkip(t)
 	root := t.TempDir()
 	s := &Server{
 		Bucket: "petrel-test", Region: "us-east-1",
@@ -114,6 +101,27 @@ func Start(t testing.TB) *Server {
 		t.Fatalf("creating bucket %s: %v", s.Bucket, err)
 	}
 	return s
+}
+
+// BinaryOrSkip returns the path of the versitygw binary, building it when there is
+// none; without one it skips the test (fails it with PETREL_REQUIRE_S3=1).
+func BinaryOrSkip(t testing.TB) string {
+	t.Helper()
+	bin := Binary()
+	if bin == "" {
+		var err error
+		if bin, err = build(); err != nil {
+			t.Logf("building versitygw: %v", err)
+		}
+	}
+	if bin == "" {
+		msg := "versitygw (the S3-compatible server of these tests) not found and could not be built; install it with: " + InstallCommand
+		if os.Getenv(RequireEnv) == "1" {
+			t.Fatalf("%s (%s=1 requires it)", msg, RequireEnv)
+		}
+		t.Skipf("%s, or set %s=1 to fail instead of skipping", msg, RequireEnv)
+	}
+	return bin
 }
 
 // Binary returns the path of the versitygw binary, "" when there is none.

@@ -1,0 +1,205 @@
+package tiered
+
+import (
+	"container/list"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sync"
+)
+
+// ChunkCache keeps fixed-size chunks of remote segments' logs in files under a local
+// directory, least recently used first out, within a byte bound: the read-ahead cache
+// of remote reads (Aiven's fetch.chunk.cache.*, under rsm.config.). A chunk is the log's
+// bytes [i*ChunkSize, (i+1)*ChunkSize), fetched with one ranged read. Safe for
+// concurrent use; no lock is held across a store call or a file write.
+type ChunkCache struct {
+	dir       string
+	chunkSize int64
+	limit     int64
+
+	mu    sync.Mutex // guards order, items, size and fetching
+	order *list.List // of *chunkEntry, most recently used first
+	items map[chunkKey]*list.Element
+	size  int64
+	// fetching are the chunks being fetched: a read of one waits for that fetch (a
+	// consumer's next fetch often arrives while the read-ahead of its chunk runs).
+	fetching map[chunkKey]*chunkFetch
+}
+
+// chunkFetch is one fetch of a chunk in flight; data and err are set before done is
+// closed.
+type chunkFetch struct {
+	done chan struct{}
+	data []byte
+	err  error
+}
+
+type chunkKey struct {
+	segment Uuid
+	index   int64
+}
+
+type chunkEntry struct {
+	key  chunkKey
+	size int64
+}
+
+// NewChunkCache empties dir (chunks of an earlier run are not trusted) and returns a
+// cache of chunkSize-byte chunks holding at most limit bytes there; limit 0 caches
+// nothing (every read goes to the store).
+func NewChunkCache(dir string, chunkSize, limit int64) (*ChunkCache, error) {
+	if chunkSize <= 0 {
+		return nil, fmt.Errorf("tiered: chunk size %d", chunkSize)
+	}
+	if err := os.RemoveAll(dir); err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	return &ChunkCache{dir: dir, chunkSize: chunkSize, limit: limit, order: list.New(), items: map[chunkKey]*list.Element{},
+		fetching: map[chunkKey]*chunkFetch{}}, nil
+}
+
+// ChunkSize is the size of every chunk but a segment's last.
+func (c *ChunkCache) ChunkSize() int64 { return c.chunkSize }
+
+func (c *ChunkCache) path(k chunkKey) string {
+	return filepath.Join(c.dir, fmt.Sprintf("%s-%d.chunk", k.segment, k.index))
+}
+
+// Cached reports whether chunk i of md is in the cache or being fetched.
+func (c *ChunkCache) Cached(md *RemoteLogSegmentMetadata, i int64) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	key := chunkKey{md.SegmentID.ID, i}
+	_, ok := c.items[key]
+	_, fetching := c.fetching[key]
+	return ok || fetching
+}
+
+// Get returns chunk i of md's log, from the cache or fetched from storage (and cached);
+// a fetch of the chunk already in flight is waited for (until ctx ends) rather than
+// repeated.
+func (c *ChunkCache) Get(ctx context.Context, storage RemoteStorageManager, md *RemoteLogSegmentMetadata, i int64) ([]byte, error) {
+	key := chunkKey{md.SegmentID.ID, i}
+	c.mu.Lock()
+	e, ok := c.items[key]
+	if ok {
+		c.order.MoveToFront(e)
+	}
+	c.mu.Unlock()
+	if ok {
+		if data, err := os.ReadFile(c.path(key)); err == nil {
+			return data, nil
+		}
+		c.forget(key) // evicted meanwhile, or the file is damaged: fetch it again
+	}
+	c.mu.Lock()
+	f, waiting := c.fetching[key]
+	if !waiting {
+		f = &chunkFetch{done: make(chan struct{})}
+		c.fetching[key] = f
+	}
+	c.mu.Unlock()
+	if waiting {
+		select {
+		case <-f.done:
+			return f.data, f.err
+		case <-ctx.Done():
+			return nil, &StorageError{Op: "fetchLogSegment", Err: ctx.Err()}
+		}
+	}
+	f.data, f.err = c.fetch(ctx, storage, md, i)
+	if f.err == nil {
+		c.put(key, f.data)
+	}
+	c.mu.Lock()
+	delete(c.fetching, key)
+	c.mu.Unlock()
+	close(f.done)
+	return f.data, f.err
+}
+
+// fetch reads chunk i of md's log from storage.
+func (c *ChunkCache) fetch(ctx context.Context, storage RemoteStorageManager, md *RemoteLogSegmentMetadata, i int64) ([]byte, error) {
+	start := i * c.chunkSize
+	end := min(start+c.chunkSize, int64(md.SegmentSizeInBytes)) - 1
+	if end < start {
+		return nil, fmt.Errorf("tiered: chunk %d of segment %s is past its %d bytes", i, md.SegmentID.ID, md.SegmentSizeInBytes)
+	}
+	rc, err := storage.FetchLogSegmentRange(ctx, md, start, end)
+	if err != nil {
+		return nil, err
+	}
+	defer rc.Close()
+	data, err := io.ReadAll(rc)
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(data)) != end-start+1 {
+		return nil, fmt.Errorf("%w: chunk %d of segment %s: %d bytes, want %d", ErrRemoteStorage, i, md.SegmentID.ID, len(data), end-start+1)
+	}
+	return data, nil
+}
+
+// put writes a fetched chunk to its file and evicts the least recently used ones
+// beyond the bound. A failed write only leaves the chunk uncached.
+func (c *ChunkCache) put(key chunkKey, data []byte) {
+	if int64(len(data)) > c.limit {
+		return
+	}
+	f, err := os.CreateTemp(c.dir, "*.tmp")
+	if err != nil {
+		return
+	}
+	_, err = f.Write(data)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), c.path(key))
+	}
+	if err != nil {
+		os.Remove(f.Name())
+		return
+	}
+	var evicted []chunkKey
+	c.mu.Lock()
+	if _, ok := c.items[key]; !ok {
+		c.items[key] = c.order.PushFront(&chunkEntry{key, int64(len(data))})
+		c.size += int64(len(data))
+	}
+	for c.size > c.limit {
+		last := c.order.Back()
+		e := last.Value.(*chunkEntry)
+		c.order.Remove(last)
+		delete(c.items, e.key)
+		c.size -= e.size
+		evicted = append(evicted, e.key)
+	}
+	c.mu.Unlock()
+	for _, k := range evicted {
+		os.Remove(c.path(k))
+	}
+}
+
+func (c *ChunkCache) forget(key chunkKey) {
+	c.mu.Lock()
+	if e, ok := c.items[key]; ok {
+		c.order.Remove(e)
+		delete(c.items, key)
+		c.size -= e.Value.(*chunkEntry).size
+	}
+	c.mu.Unlock()
+}
+
+// Size returns the bytes cached.
+func (c *ChunkCache) Size() int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.size
+}
