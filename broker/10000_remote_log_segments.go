@@ -6,10 +6,14 @@ package broker
 // has no such API (its RemoteLogMetadataManager writes the __remote_log_metadata topic);
 // the key is outside Kafka's range, the API is never advertised in ApiVersions, needs
 // CLUSTER_ACTION like AlterPartition, and is forwarded to the controller like every
-// controller API. Each change is answered with its own code: UNKNOWN_TOPIC_OR_PARTITION,
+// controller API. The whole request is refused with STALE_BROKER_EPOCH when the sender
+// is not registered at the broker epoch it sent (-1 included), POLICY_VIOLATION past 500
+// changes. Each change is answered with its own code: UNKNOWN_TOPIC_OR_PARTITION,
 // NOT_LEADER_OR_FOLLOWER (the sender does not lead the partition), FENCED_LEADER_EPOCH
-// (another leader epoch), INVALID_REQUEST (a transition Kafka refuses) or
-// NOT_CONTROLLER (the controller is behind the sender's epoch; sent again).
+// (another leader epoch), INVALID_REQUEST (a transition Kafka refuses, custom metadata
+// past 128 bytes, leader epochs past 1,000 or out of order) or NOT_CONTROLLER (the
+// controller is behind the sender's epoch; sent again). Trust in the sender's broker id
+// is trust in its CLUSTER_ACTION, as for AlterPartition and BrokerHeartbeat.
 //
 // Wire format, v0, not flexible, Kafka's primitive types:
 //
@@ -111,11 +115,19 @@ func (r *remoteLogSegmentsRequest) AppendTo(dst []byte) []byte {
 	return dst
 }
 
+// The fewest bytes a change and a leader epoch take on the wire: what bounds the counts
+// a request announces before anything is allocated for them (decoding runs before
+// authorization).
+const (
+	remoteLogChangeMinBytes = 16 + 4 + 4 + 16 + 1 + 8 + 8 + 8 + 4 + 1 + 4 + 4 // empty epochs, null metadata
+	remoteLogEpochBytes     = 4 + 8
+)
+
 func (r *remoteLogSegmentsRequest) ReadFrom(src []byte) error {
 	rd := kbin.Reader{Src: src}
 	r.BrokerID, r.BrokerEpoch = rd.Int32(), rd.Int64()
 	n := rd.ArrayLen()
-	if n < 0 || int(n) > len(src) {
+	if !rd.Ok() || n < 0 || int(n) > len(rd.Src)/remoteLogChangeMinBytes {
 		return fmt.Errorf("remote log segments: %d changes in %d bytes", n, len(src))
 	}
 	r.Changes = make([]metadata.RemoteLogSegmentRecord, 0, n)
@@ -129,14 +141,20 @@ func (r *remoteLogSegmentsRequest) ReadFrom(src []byte) error {
 		s.StartOffset, s.EndOffset, s.MaxTimestampMs = rd.Int64(), rd.Int64(), rd.Int64()
 		s.SizeInBytes, s.TxnIdxEmpty = rd.Int32(), rd.Bool()
 		m := rd.ArrayLen()
-		if m < 0 || int(m) > len(src) {
+		if !rd.Ok() || m < 0 || int(m) > len(rd.Src)/remoteLogEpochBytes {
 			return fmt.Errorf("remote log segments: %d leader epochs in %d bytes", m, len(src))
 		}
-		for range m {
-			s.LeaderEpochs = append(s.LeaderEpochs, metadata.RemoteEpochStart{Epoch: rd.Int32(), StartOffset: rd.Int64()})
+		if m > 0 {
+			s.LeaderEpochs = make([]metadata.RemoteEpochStart, m)
+			for i := range s.LeaderEpochs {
+				s.LeaderEpochs[i] = metadata.RemoteEpochStart{Epoch: rd.Int32(), StartOffset: rd.Int64()}
+			}
 		}
 		if cm := rd.NullableBytes(); cm != nil {
 			s.CustomMetadata = append([]byte{}, cm...)
+		}
+		if !rd.Ok() {
+			return fmt.Errorf("remote log segments: change %d of %d cut short", len(r.Changes), n)
 		}
 		r.Changes = append(r.Changes, c)
 	}
@@ -178,7 +196,7 @@ func (r *remoteLogSegmentsResponse) ReadFrom(src []byte) error {
 	rd := kbin.Reader{Src: src}
 	r.ThrottleMillis, r.ErrorCode = rd.Int32(), rd.Int16()
 	n := rd.ArrayLen()
-	if n < 0 || int(n) > len(src) {
+	if !rd.Ok() || n < 0 || int(n) > len(rd.Src)/2 {
 		return fmt.Errorf("remote log segments response: %d codes in %d bytes", n, len(src))
 	}
 	r.ErrorCodes = make([]int16, n)

@@ -81,7 +81,9 @@ func (pm *partitionManager) maintenanceLoop() {
 }
 
 func (pm *partitionManager) enforceRetention() {
+	im := pm.b.Image()
 	for _, lp := range pm.all() {
+		refreshRemoteLogBounds(im, lp)
 		res, err := lp.EnforceRetention()
 		if errors.Is(err, replication.ErrPartitionStopped) {
 			continue

@@ -62,8 +62,11 @@ func (m *remoteLogManager) expirePartition(ctx context.Context, lp *localPartiti
 	}
 	m.log.Debug("remote retention deleted segments", "topic", lp.Topic, "partition", lp.ID,
 		"segments", len(exp.Delete), "log_start_offset", exp.LogStartOffset)
-	highest, _ := remoteLogBounds(m.b.Image().RemoteLogSegments(lp.topicID, lp.ID))
-	lp.SetRemoteLogState(highest, exp.LogStartOffset)
+	left := m.b.Image().RemoteLogSegments(lp.topicID, lp.ID)
+	lp.SetRemoteLogStateBy(func(epochs []segment.EpochEntry, logEnd int64) (int64, int64) {
+		highest, _ := remoteLogBounds(left, epochs, logEnd)
+		return highest, exp.LogStartOffset
+	})
 	return nil
 }
 

@@ -38,18 +38,26 @@ func (l leaderLog) LeaderEpoch() (int32, bool) {
 // LeaderEpochs returns the leader-epoch cache and the log end offset.
 func (l leaderLog) LeaderEpochs() (entries []tiered.EpochStart, logEnd int64) {
 	l.lp.WithLog(func(lg *segment.Log) error { //nolint:errcheck // a stopped replica: no entries
-		for _, e := range lg.LeaderEpochs().Entries() {
-			entries = append(entries, tiered.EpochStart{Epoch: e.Epoch, StartOffset: e.StartOffset})
-		}
+		entries = tieredEpochs(lg.LeaderEpochs().Entries())
 		logEnd = lg.LogEndOffset()
 		return nil
 	})
 	return entries, logEnd
 }
 
+// tieredEpochs are a leader-epoch cache's entries as tiered sees them.
+func tieredEpochs(entries []segment.EpochEntry) []tiered.EpochStart {
+	out := make([]tiered.EpochStart, len(entries))
+	for i, e := range entries {
+		out[i] = tiered.EpochStart{Epoch: e.Epoch, StartOffset: e.StartOffset}
+	}
+	return out
+}
+
 // CopyableSegments are the closed, non-empty segments that end below min(high
-// watermark, last stable offset) and not below the log start offset (remote retention
-// or DeleteRecords removed those).
+// watermark, last stable offset) and at or above the log start offset: one wholly
+// below it (remote retention or DeleteRecords) is deleted uncopied, as Kafka copies
+// from the local log start (segment.Log.AdvanceLogStartOffset deletes it at once).
 func (l leaderLog) CopyableSegments() ([]tiered.LocalSegment, error) {
 	st := l.lp.State()
 	upTo := min(st.HighWatermark, st.LastStableOffset)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/petrel-broker/petrel/config"
+	"github.com/petrel-broker/petrel/controller"
 	"github.com/petrel-broker/petrel/metadata"
 	"github.com/petrel-broker/petrel/segment"
 	"github.com/petrel-broker/petrel/tiered"
@@ -248,8 +249,9 @@ func (m *remoteLogManager) deleteSegments(ctx context.Context, rlmm remoteLogMet
 	return m.deleteRemoteSegments(ctx, rlmm, tp, mds, -1)
 }
 
-// remoteBatchRecords bounds the changes of one RemoteLogSegments request (one Raft entry).
-const remoteBatchRecords = 500
+// remoteBatchRecords bounds the changes of one RemoteLogSegments request (one Raft
+// entry): the controller refuses more.
+const remoteBatchRecords = controller.MaxRemoteLogChangesPerRequest
 
 // writeInBatches writes recs, remoteBatchRecords a request.
 func writeInBatches(ctx context.Context, rlmm remoteLogMetadata, recs []metadata.RemoteLogSegmentRecord) error {

@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/petrel-broker/petrel/metadata"
+	"github.com/petrel-broker/petrel/segment"
 	"github.com/petrel-broker/petrel/tiered"
 	"github.com/twmb/franz-go/pkg/kerr"
 )
@@ -123,11 +124,15 @@ func (m remoteLogMetadata) HighestOffsetForEpoch(tp tiered.TopicIDPartition, lea
 	return tiered.HighestOffsetForEpoch(m.ListRemoteLogSegments(tp), leaderEpoch)
 }
 
-// remoteLogBounds are the highest copied offset and the remote log start offset of a
-// partition's remote segments (ascending start offset): the last offset of the latest
-// copied segment and the first of the oldest, -1 and -1 when none is copied.
-func remoteLogBounds(segs []metadata.RemoteLogSegment) (highestCopied, remoteLogStart int64) {
-	highestCopied, remoteLogStart = -1, -1
+// remoteLogBounds are a replica's highest copied offset and remote log start offset
+// from its partition's remote segments (ascending start offset): the highest offset of
+// the replica's own lineage the copied segments hold (tiered.HighestCopiedOnLineage over
+// its leader-epoch cache entries and log end offset: an epoch's records copied by a
+// leader of another lineage past the replica's end of that epoch never count), and the
+// first offset of the oldest copied segment; -1 and -1 when none is copied.
+func remoteLogBounds(segs []metadata.RemoteLogSegment, epochs []segment.EpochEntry, logEnd int64) (highestCopied, remoteLogStart int64) {
+	remoteLogStart = -1
+	copied := make([]*tiered.RemoteLogSegmentMetadata, 0, len(segs))
 	for _, s := range segs {
 		if s.State != metadata.CopySegmentFinished {
 			continue
@@ -135,9 +140,9 @@ func remoteLogBounds(segs []metadata.RemoteLogSegment) (highestCopied, remoteLog
 		if remoteLogStart < 0 {
 			remoteLogStart = s.StartOffset
 		}
-		highestCopied = max(highestCopied, s.EndOffset)
+		copied = append(copied, tiered.FromImage(tiered.TopicIDPartition{}, s))
 	}
-	return highestCopied, remoteLogStart
+	return tiered.HighestCopiedOnLineage(copied, tieredEpochs(epochs), logEnd), remoteLogStart
 }
 
 // updateRemoteLogStates hands each local replica of a tiered topic its remote log
@@ -181,6 +186,26 @@ func (pm *partitionManager) setRemoteLogStates(t *metadata.Topic, rl *metadata.R
 		if rl != nil {
 			segs = rl.Partitions[p.ID]
 		}
-		lp.SetRemoteLogState(remoteLogBounds(segs))
+		setRemoteLogBounds(lp, segs)
+	}
+}
+
+// setRemoteLogBounds sets lp's remote log bounds from its partition's remote segments
+// segs and its own lineage (remoteLogBounds).
+func setRemoteLogBounds(lp *localPartition, segs []metadata.RemoteLogSegment) {
+	lp.SetRemoteLogStateBy(func(epochs []segment.EpochEntry, logEnd int64) (int64, int64) {
+		return remoteLogBounds(segs, epochs, logEnd)
+	})
+}
+
+// refreshRemoteLogBounds sets lp's remote log bounds again from im when its topic has
+// remote segments (before each retention pass, maintenance goroutine): the bound of a
+// replica depends on its own log too, which moves between image changes — a follower
+// catching up, a replica just opened — so local retention works from a fresh one. An
+// older image than the reconciler's last gives a lower bound and no lower log start:
+// the safe direction.
+func refreshRemoteLogBounds(im *metadata.Image, lp *localPartition) {
+	if rl := im.RemoteLogs[lp.topicID]; rl != nil && !rl.Deleted {
+		setRemoteLogBounds(lp, rl.Partitions[lp.ID])
 	}
 }

@@ -22,8 +22,8 @@ func (b *Broker) remoteLogStates() []metrics.RemoteLogState {
 		segs := im.RemoteLogSegments(lp.topicID, lp.ID)
 		rs.MetadataCount = len(segs)
 		rs.SizeBytes, _ = remoteLogSize(im, lp.topicID, lp.ID)
-		highest, _ := remoteLogBounds(segs)
 		_ = lp.WithLog(func(l *segment.Log) error { // a stopped replica: no lag
+			highest, _ := remoteLogBounds(segs, l.LeaderEpochs().Entries(), l.LogEndOffset())
 			local := l.Segments()
 			for _, s := range local[:max(len(local)-1, 0)] { // the last is the active segment
 				if s.NextOffset-1 > highest && s.NextOffset > s.BaseOffset {

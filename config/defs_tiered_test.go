@@ -54,6 +54,14 @@ func TestTieredStorageConfigs(t *testing.T) {
 	if err := ValidateTopicConfigs(compacted, enabled); !errors.Is(err, metadata.ErrInvalidConfig) {
 		t.Errorf("remote storage on a compacted topic: %v, want INVALID_CONFIG", err)
 	}
+	compactByDefault := map[string]string{"remote.log.storage.system.enable": "true", "log.cleanup.policy": "compact"}
+	if err := ValidateTopicConfigs(tiered, compactByDefault); !errors.Is(err, metadata.ErrInvalidConfig) {
+		t.Errorf("remote storage on a topic compacted by log.cleanup.policy: %v, want INVALID_CONFIG", err)
+	}
+	deleting := map[string]string{"remote.storage.enable": "true", "cleanup.policy": "delete"}
+	if err := ValidateTopicConfigs(deleting, compactByDefault); err != nil {
+		t.Errorf("remote storage on a topic overriding log.cleanup.policy=compact with delete: %v", err)
+	}
 	for name, value := range map[string]string{
 		"remote.storage.enable": "FALSE", "local.retention.ms": "-2", "local.retention.bytes": "1048576",
 		"remote.log.copy.disable": "true", "remote.log.delete.on.disable": "true",

@@ -6,7 +6,7 @@ import "strings"
 // their defaults) against the rules of Kafka's LogConfig.validate that span several
 // configs and the broker properties props of the node that decides (the controller):
 // remote.storage.enable=true needs remote.log.storage.system.enable=true, and a
-// cleanup.policy without compact. The error is INVALID_CONFIG with Kafka's message.
+// cleanup.policy without compact (the topic's, else props' log.cleanup.policy). The error is INVALID_CONFIG with Kafka's message.
 func ValidateTopicConfigs(configs, props map[string]string) error {
 	if !ParseBool(configs["remote.storage.enable"]) {
 		return nil
@@ -14,7 +14,12 @@ func ValidateTopicConfigs(configs, props map[string]string) error {
 	if v, _ := BrokerValue(props, "remote.log.storage.system.enable"); !ParseBool(v) {
 		return InvalidConfigError("Tiered Storage functionality is disabled in the broker. Topic cannot be configured with remote log storage.")
 	}
-	if strings.Contains(configs["cleanup.policy"], "compact") {
+	policy, set := configs["cleanup.policy"]
+	if !set { // the topic takes the broker's log.cleanup.policy (Kafka's LogConfig.validate merges them)
+		def, _ := TopicDef("cleanup.policy")
+		policy = resolveStatic(def, props).Value
+	}
+	if strings.Contains(policy, "compact") {
 		return InvalidConfigError("Remote log storage is unsupported for the compacted topics")
 	}
 	return nil

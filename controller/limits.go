@@ -23,6 +23,17 @@ const (
 	// request's work grows with its topics, and each topic takes at least one record:
 	// the same 10,000.
 	MaxResourcesPerRequest = 10_000
+	// MaxRemoteLogChangesPerRequest bounds the remote segment changes of one
+	// RemoteLogSegments request (one Raft entry): a broker sends a deleted topic's
+	// deletions in requests of at most this many.
+	MaxRemoteLogChangesPerRequest = 500
+	// MaxRemoteCustomMetadataBytes bounds a remote segment's custom metadata: Kafka's
+	// remote.log.metadata.custom.metadata.max.bytes default (128).
+	MaxRemoteCustomMetadataBytes = 128
+	// MaxRemoteSegmentLeaderEpochs bounds the leader epochs of one remote segment, which
+	// every node keeps (Kafka has no bound; a segment spanning more leaderships is not
+	// copied, and its local retention waits).
+	MaxRemoteSegmentLeaderEpochs = 1000
 )
 
 // ErrPolicyViolation means a request goes past one of the bounds above. Its text is

@@ -153,6 +153,14 @@ func (im *Image) DeletedRemoteLogs() map[Uuid]*RemoteTopicLog {
 // against Kafka's transitions (ErrInvalidRemoteLogTransition), a deleted topic's segment
 // moved to anything but deletion. Pure; the controller and Apply share it.
 func CheckRemoteLogSegmentRecord(im *Image, r RemoteLogSegmentRecord) error {
+	return CheckRemoteLogSegmentRecordOn(im, im.RemoteLogSegments(r.TopicID, r.PartitionID), r)
+}
+
+// CheckRemoteLogSegmentRecordOn is CheckRemoteLogSegmentRecord with segs as the
+// partition's remote segments in place of im's (im's with earlier changes applied by
+// ApplyRemoteLogSegmentTo: the controller checks a request's changes so, without a new
+// image per change).
+func CheckRemoteLogSegmentRecordOn(im *Image, segs []RemoteLogSegment, r RemoteLogSegmentRecord) error {
 	s := r.Segment
 	if !s.State.Valid() {
 		return fmt.Errorf("%w: state %d", ErrInvalidRecord, int8(s.State))
@@ -173,10 +181,6 @@ func CheckRemoteLogSegmentRecord(im *Image, r RemoteLogSegmentRecord) error {
 		return fmt.Errorf("%w: %s-%d", ErrUnknownPartition, r.TopicID, r.PartitionID)
 	} else if s.State != DeleteSegmentStarted && s.State != DeleteSegmentFinished {
 		return fmt.Errorf("%w: %s of a deleted topic's segment", ErrInvalidRemoteLogTransition, s.State)
-	}
-	var segs []RemoteLogSegment
-	if rl != nil {
-		segs = rl.Partitions[r.PartitionID]
 	}
 	i := slices.IndexFunc(segs, func(x RemoteLogSegment) bool { return x.ID == s.ID })
 	if s.State == CopySegmentStarted {
@@ -222,6 +226,23 @@ func (im *Image) applyRemoteLogSegment(r RemoteLogSegmentRecord) error {
 		}
 		im.remoteFresh[key] = true
 	}
+	segs = ApplyRemoteLogSegmentTo(segs, r)
+	if len(segs) == 0 {
+		delete(rl.Partitions, r.PartitionID)
+	} else {
+		rl.Partitions[r.PartitionID] = segs
+	}
+	if len(rl.Partitions) == 0 {
+		delete(im.RemoteLogs, r.TopicID)
+		delete(im.remoteTopicFresh, r.TopicID)
+	}
+	return nil
+}
+
+// ApplyRemoteLogSegmentTo returns a partition's remote segments segs (ascending start
+// offset) with r applied, changing segs in place: the caller owns it. r must have
+// passed CheckRemoteLogSegmentRecordOn against segs.
+func ApplyRemoteLogSegmentTo(segs []RemoteLogSegment, r RemoteLogSegmentRecord) []RemoteLogSegment {
 	s := r.Segment
 	switch i := slices.IndexFunc(segs, func(x RemoteLogSegment) bool { return x.ID == s.ID }); {
 	case s.State == CopySegmentStarted:
@@ -243,16 +264,7 @@ func (im *Image) applyRemoteLogSegment(r RemoteLogSegmentRecord) error {
 			u.CustomMetadata = slices.Clone(s.CustomMetadata)
 		}
 	}
-	if len(segs) == 0 {
-		delete(rl.Partitions, r.PartitionID)
-	} else {
-		rl.Partitions[r.PartitionID] = segs
-	}
-	if len(rl.Partitions) == 0 {
-		delete(im.RemoteLogs, r.TopicID)
-		delete(im.remoteTopicFresh, r.TopicID)
-	}
-	return nil
+	return segs
 }
 
 // removeTopicRemoteLog keeps a deleted topic's remote segments as awaiting deletion.

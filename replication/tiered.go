@@ -65,11 +65,20 @@ type RemoteLogAuxState struct {
 // does nothing to the start offsets of a replica without remote storage, nor to a
 // stopped one.
 func (p *Partition) SetRemoteLogState(highestCopiedOffset, remoteLogStartOffset int64) {
+	p.SetRemoteLogStateBy(func([]segment.EpochEntry, int64) (int64, int64) { return highestCopiedOffset, remoteLogStartOffset })
+}
+
+// SetRemoteLogStateBy is SetRemoteLogState with the two offsets computed by bounds from
+// the replica's leader-epoch cache entries and log end offset under the replica's lock,
+// so that the highest copied offset is of the lineage it bounds (a truncation lowers it
+// again: segment.Log.TruncateTo).
+func (p *Partition) SetRemoteLogStateBy(bounds func(epochs []segment.EpochEntry, logEnd int64) (highestCopiedOffset, remoteLogStartOffset int64)) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.role == Stopped {
 		return
 	}
+	highestCopiedOffset, remoteLogStartOffset := bounds(p.log.LeaderEpochs().Entries(), p.log.LogEndOffset())
 	first, start := p.log.FirstSegmentBaseOffset(), p.log.LogStartOffset()
 	err := p.log.SetRemoteLogState(highestCopiedOffset, remoteLogStartOffset, p.highWatermark)
 	if p.log.FirstSegmentBaseOffset() != first {

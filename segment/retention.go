@@ -52,8 +52,8 @@ func (l *Log) EnforceRetention(upTo int64) (RetentionResult, error) {
 // at or below the current log start offset changes nothing. With remote storage enabled
 // an offset below the local log start offset moves only the log start (the remote
 // segments below it are the remote log manager's to delete); one above moves the local
-// log start too, and the local segments wholly below it go once they are copied
-// (EnforceRetention deletes the rest when the copies are confirmed).
+// log start too, and the local segments wholly below it go at once, copied or not, as
+// Kafka deletes them (the copier skips them).
 func (l *Log) AdvanceLogStartOffset(offset int64) error {
 	defer l.release()
 	if err := l.writable(); err != nil {

@@ -8,7 +8,8 @@ import "fmt"
 // log start on a follower and by remote retention through SetRemoteLogState), and
 // LocalLogStartOffset, the first offset of the local segments. Between them the records
 // are only in remote storage. A local segment is deleted only when it is wholly at or
-// below the highest offset confirmed copied (SetRemoteLogState), and then by the local
+// below the highest offset confirmed copied (SetRemoteLogState) or wholly below the log
+// start offset (never copied then), and then by the local
 // limits (local.retention.*, -2 meaning retention.*) or because it lies below the local
 // log start. Without remote storage both start offsets are one and nothing here applies.
 
@@ -71,9 +72,11 @@ func (l *Log) StartAtFromRemote(localStart, logStart int64, epochs []EpochEntry)
 
 // copiedBelow reports whether the records below offset may be deleted locally: always
 // without remote storage or with its copies disabled (remote.log.copy.disable, as
-// Kafka), else when they are all at or below the highest copied offset.
+// Kafka), else when they are all at or below the highest copied offset or all below
+// the log start offset (DeleteRecords or remote retention deleted them: Kafka deletes
+// such segments without copying them, and the copier skips them).
 func (l *Log) copiedBelow(offset int64) bool {
-	return !l.cfg.RemoteStorageEnable || l.cfg.RemoteCopyDisable || offset-1 <= l.highestCopiedOffset
+	return !l.cfg.RemoteStorageEnable || l.cfg.RemoteCopyDisable || offset-1 <= l.highestCopiedOffset || offset <= l.logStartOffset
 }
 
 // localRetention returns the retention.ms and retention.bytes local deletion applies:

@@ -146,8 +146,8 @@ func TestTieredLocalRetention(t *testing.T) {
 }
 
 // TestTieredAdvanceLogStartOffset: DeleteRecords below the local log start moves the
-// log start only; above it, the local log start too, and the local segments below it
-// go once they are copied.
+// log start only; above it, the local log start too, and the local segments wholly
+// below it go at once, copied or not.
 func TestTieredAdvanceLogStartOffset(t *testing.T) {
 	clock := &testClock{time.UnixMilli(0)}
 	l, _, _ := tieredTestLog(t, remoteConfig(), clock)
@@ -170,8 +170,9 @@ func TestTieredAdvanceLogStartOffset(t *testing.T) {
 	if err := l.AdvanceLogStartOffset(9); err != nil {
 		t.Fatal(err)
 	}
-	// [4,8) is below the new start but not copied: it stays on disk, unreadable.
-	if got := segmentBases(l); l.LogStartOffset() != 9 || l.LocalLogStartOffset() != 9 || !slices.Equal(got, []int64{4, 8, 12, 16}) {
+	// [4,8) is wholly below the new start: it goes uncopied (Kafka's
+	// deleteLogStartOffsetBreachedSegments); [8,12) holds 9 and waits for its copy.
+	if got := segmentBases(l); l.LogStartOffset() != 9 || l.LocalLogStartOffset() != 9 || !slices.Equal(got, []int64{8, 12, 16}) {
 		t.Fatalf("log start %d, local %d, segments %v", l.LogStartOffset(), l.LocalLogStartOffset(), got)
 	}
 	if _, err := l.Read(8, 1<<20, l.LogEndOffset()); !errors.Is(err, ErrOffsetOutOfRange) {
@@ -274,5 +275,38 @@ func TestStartAtFromRemote(t *testing.T) {
 	}
 	if err := l.StartAtFromRemote(30, 31, nil); !errors.Is(err, ErrOffsetOutOfRange) {
 		t.Fatalf("log start above the local one: %v", err)
+	}
+}
+
+// TestTieredTruncationLowersHighestCopied: a truncation lowers the highest copied
+// offset to below the new log end, so that the records a new lineage writes there
+// (after an unclean election) are not taken for copied and deleted before their copy.
+func TestTieredTruncationLowersHighestCopied(t *testing.T) {
+	clock := &testClock{time.UnixMilli(1 << 50)} // everything is expired
+	cfg := remoteConfig()
+	cfg.RetentionMs = 1
+	l, _, _ := tieredTestLog(t, cfg, clock)
+	if err := l.SetRemoteLogState(15, 0, l.LogEndOffset()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.TruncateTo(10); err != nil { // [8,12) cut to [8,10)
+		t.Fatal(err)
+	}
+	if h := l.HighestCopiedOffset(); h != 9 {
+		t.Fatalf("highest copied %d after truncating to 10; want 9", h)
+	}
+	spec := batchSpec{records: 2, valueSize: 100, baseTimestamp: 1000}
+	appendN(t, l, 4, spec, 7) // the new lineage: 10-17 in epoch 7, rolled past
+	if _, err := l.EnforceRetention(math.MaxInt64); err != nil {
+		t.Fatal(err)
+	}
+	if first := l.FirstSegmentBaseOffset(); first > 10 {
+		t.Fatalf("first local segment %d: epoch 7's records from 10 were deleted uncopied", first)
+	}
+	if err := l.TruncateFullyAndStartAt(4); err != nil {
+		t.Fatal(err)
+	}
+	if h := l.HighestCopiedOffset(); h != 3 {
+		t.Fatalf("highest copied %d after starting at 4; want 3", h)
 	}
 }

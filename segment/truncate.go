@@ -49,6 +49,7 @@ func (l *Log) TruncateTo(offset int64) (int64, error) {
 	}
 	leo := l.LogEndOffset()
 	l.recoveryPoint = min(l.recoveryPoint, leo)
+	l.highestCopiedOffset = min(l.highestCopiedOffset, leo-1) // what follows may be another lineage's
 	if err := l.epochs.TruncateFromEnd(leo); err != nil {
 		return leo, l.fail("leader epoch checkpoint", err)
 	}
@@ -85,6 +86,7 @@ func (l *Log) TruncateFullyAndStartAt(offset int64) error {
 	}
 	l.segments = []*segment{s}
 	l.localLogStartOffset, l.logStartOffset, l.recoveryPoint, l.unflushedMessages = offset, offset, offset, 0
+	l.highestCopiedOffset = min(l.highestCopiedOffset, offset-1)
 	if err := l.epochs.clear(); err != nil {
 		return l.fail("leader epoch checkpoint", err)
 	}

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -178,5 +179,46 @@ func TestThrottlePaces(t *testing.T) {
 	}
 	if NewThrottle(0, time.Now) != nil {
 		t.Fatal("a zero rate throttles")
+	}
+}
+
+// TestHighestCopiedOnLineage: a replica's highest copied offset counts only the copied
+// records of its own lineage. L1 copied epoch 5 up to 199; L2, elected uncleanly with
+// epoch 5 only up to 149, wrote epoch 6 from 150: on L2's lineage only up to 149 is
+// copied, so local retention keeps epoch 6's records 150-180; on L1's, 199.
+func TestHighestCopiedOnLineage(t *testing.T) {
+	seg := func(state RemoteLogSegmentState, start, end int64, epochs ...EpochStart) *RemoteLogSegmentMetadata {
+		return &RemoteLogSegmentMetadata{StartOffset: start, EndOffset: end, State: state, SegmentLeaderEpochs: epochs}
+	}
+	l1 := []*RemoteLogSegmentMetadata{
+		seg(CopySegmentFinished, 0, 99, EpochStart{3, 0}, EpochStart{5, 50}),
+		seg(CopySegmentFinished, 100, 199, EpochStart{5, 100}),
+	}
+	cases := []struct {
+		name   string
+		segs   []*RemoteLogSegmentMetadata
+		epochs []EpochStart
+		logEnd int64
+		want   int64
+	}{
+		{"L2 after the unclean election", l1, []EpochStart{{3, 0}, {5, 50}, {6, 150}}, 181, 149},
+		{"L1's own lineage", l1, []EpochStart{{3, 0}, {5, 50}}, 230, 199},
+		{"a follower behind", l1, []EpochStart{{3, 0}, {5, 50}}, 120, 119},
+		{"an epoch copied by nobody counts the one below", l1, []EpochStart{{3, 0}, {4, 50}}, 120, 49},
+		{"no epochs", l1, nil, 0, -1},
+		{"nothing copied", []*RemoteLogSegmentMetadata{seg(CopySegmentStarted, 0, 99, EpochStart{3, 0})}, []EpochStart{{3, 0}}, 200, -1},
+		{"a gap within the epoch ends the run", []*RemoteLogSegmentMetadata{
+			seg(CopySegmentFinished, 0, 99, EpochStart{3, 0}),
+			seg(CopySegmentFinished, 150, 199, EpochStart{3, 150}),
+		}, []EpochStart{{3, 0}}, 300, 99},
+		{"L2's own copy above L1's", append(slices.Clone(l1), seg(CopySegmentFinished, 100, 180, EpochStart{5, 100}, EpochStart{6, 150})),
+			[]EpochStart{{3, 0}, {5, 50}, {6, 150}}, 250, 180},
+		{"L1 truncated to L2's lineage", append(slices.Clone(l1), seg(CopySegmentFinished, 100, 180, EpochStart{5, 100}, EpochStart{6, 150})),
+			[]EpochStart{{3, 0}, {5, 50}, {6, 150}}, 170, 169},
+	}
+	for _, c := range cases {
+		if got := HighestCopiedOnLineage(c.segs, c.epochs, c.logEnd); got != c.want {
+			t.Errorf("%s: highest copied %d; want %d", c.name, got, c.want)
+		}
 	}
 }

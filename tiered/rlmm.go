@@ -1,6 +1,7 @@
 package tiered
 
 import (
+	"cmp"
 	"context"
 	"slices"
 
@@ -130,23 +131,61 @@ func HighestOffsetForEpoch(segs []*RemoteLogSegmentMetadata, leaderEpoch int32) 
 	return highest, ok
 }
 
-// HighestCopiedOffset is Kafka's RemoteLogManager.findHighestRemoteOffset: walking the
-// local log's leader epochs from the latest down, the highest copied offset of the first
-// epoch that has one, capped at that epoch's local end (an epoch the local log ended
-// earlier, after an unclean election, is not copied past); -1 when none.
-// localEpochs are the local leader-epoch cache's entries, ascending; logEnd is the
-// local log end offset.
+// HighestCopiedOffset is Kafka's RemoteLogManager.findHighestRemoteOffset over the
+// partition's remote segments in rlmm (HighestCopiedOnLineage).
 func HighestCopiedOffset(rlmm RemoteLogMetadataManager, tp TopicIDPartition, localEpochs []EpochStart, logEnd int64) int64 {
+	return HighestCopiedOnLineage(rlmm.ListRemoteLogSegments(tp), localEpochs, logEnd)
+}
+
+// HighestCopiedOnLineage is the highest offset of a replica's own log that the copied
+// segments of segs hold (Kafka's RemoteLogManager.findHighestRemoteOffset): walking the
+// replica's leader epochs from the latest down, the first epoch any copied segment
+// holds records of gives the answer — the end of the copied records of that epoch that
+// lie within the replica's range of it and run on without a gap from the lowest of them.
+// Records of an epoch past the replica's end of it (another lineage, after an unclean
+// election) never count. -1 when none. localEpochs are the replica's leader-epoch cache
+// entries, ascending; logEnd is its log end offset.
+func HighestCopiedOnLineage(segs []*RemoteLogSegmentMetadata, localEpochs []EpochStart, logEnd int64) int64 {
 	for i := len(localEpochs) - 1; i >= 0; i-- {
-		off, ok := rlmm.HighestOffsetForEpoch(tp, localEpochs[i].Epoch)
-		if !ok {
-			continue
-		}
-		end := logEnd - 1
+		start, end := localEpochs[i].StartOffset, logEnd-1
 		if i+1 < len(localEpochs) {
 			end = localEpochs[i+1].StartOffset - 1
 		}
-		return min(off, end)
+		if end < start {
+			continue
+		}
+		if off, ok := copiedInEpoch(segs, localEpochs[i].Epoch, start, end); ok {
+			return off
+		}
 	}
 	return -1
+}
+
+// copiedInEpoch returns the end of the contiguous run, from its lowest offset, of the
+// copied records of epoch within [start, end]; false when there are none.
+func copiedInEpoch(segs []*RemoteLogSegmentMetadata, epoch int32, start, end int64) (int64, bool) {
+	type span struct{ from, to int64 }
+	var spans []span
+	for _, md := range segs {
+		if md.State != CopySegmentFinished {
+			continue
+		}
+		md.epochEnds(func(e int32, s, t int64) {
+			if e == epoch && max(s, start) <= min(t, end) {
+				spans = append(spans, span{max(s, start), min(t, end)})
+			}
+		})
+	}
+	if len(spans) == 0 {
+		return -1, false
+	}
+	slices.SortFunc(spans, func(a, b span) int { return cmp.Compare(a.from, b.from) })
+	reach := spans[0].to
+	for _, sp := range spans[1:] {
+		if sp.from > reach+1 {
+			break
+		}
+		reach = max(reach, sp.to)
+	}
+	return reach, true
 }
