@@ -161,13 +161,17 @@ func localSize(t *testing.T, c *Cluster, i int) int64 {
 	return dirs.Size()
 }
 
-// TestCluster_TieredStoreFaults: with the object store refusing connections, then
-// answering 500s, produce keeps working on local disk and nothing is deleted locally
+// TestCluster_TieredStoreFaults: with the object store refusing connections for a
+// minute, then answering 500s, produce keeps working on local disk and nothing is deleted locally
 // before it is copied — the local log grows past local.retention.bytes, the local log
 // start stays at 0 — while the copy error metric counts; once the store is back the
 // copies catch up and local retention brings the log back near its bound. With slow
 // answers, copies go on and produce is not held up by them.
+// storeOutage is how long TestCluster_TieredStoreFaults keeps the object store away.
+const storeOutage = time.Minute
+
 func TestCluster_TieredStoreFaults(t *testing.T) {
+	t.Parallel() // a minute of the outage is waited out beside the other tests
 	srv := s3test.Start(t)
 	proxy := newFaultProxy(t, srv.Endpoint, 300*time.Millisecond)
 	proxy.set(faultDown)
@@ -203,10 +207,25 @@ func TestCluster_TieredStoreFaults(t *testing.T) {
 		return nil
 	})
 	noLocalDeletion("store down")
+	// The store stays away for a minute (the outage): produce goes on, paced
+	// at 10 records every 2 s, and nothing is deleted locally meanwhile.
+	produced := 100
+	ctx, cancel := context.WithTimeout(context.Background(), storeOutage+testTimeout)
+	defer cancel()
+	for down := time.Now(); time.Since(down) < storeOutage; produced += 10 {
+		produceTiered(t, c, produced, 10)
+		select {
+		case <-time.After(2 * time.Second):
+		case <-ctx.Done():
+			t.Fatal("test deadline during the outage")
+		}
+	}
+	noLocalDeletion("store down for a minute")
 
 	proxy.set(fault500)
 	before := copyErrors()
-	produceTiered(t, c, 100, 50)
+	produceTiered(t, c, produced, 50)
+	produced += 50
 	testwait.ForWhat(t, 60*time.Second, "copy errors counted on 500s", func() error {
 		if n := copyErrors(); n <= before {
 			return fmt.Errorf("%v copy errors, %v before the 500s", n, before)
@@ -219,7 +238,7 @@ func TestCluster_TieredStoreFaults(t *testing.T) {
 	}
 
 	proxy.set(faultPass)
-	segs := waitCopiedTo(t, c, 100)
+	segs := waitCopiedTo(t, c, int64(produced-50)) // the last records are in the active segment
 	testwait.ForWhat(t, 30*time.Second, "local retention once copies caught up", func() error {
 		logStart, localStart, _, err := tieredOffsetsOf(t, c)
 		if err != nil {
@@ -236,7 +255,7 @@ func TestCluster_TieredStoreFaults(t *testing.T) {
 
 	proxy.set(faultSlow)
 	start := time.Now()
-	produceTiered(t, c, 150, 100)
+	produceTiered(t, c, produced, 100)
 	if d := time.Since(start); d > 10*time.Second {
 		t.Fatalf("produce took %v with the store slow", d)
 	}
