@@ -178,7 +178,7 @@ func TestCluster_TieredGiB(t *testing.T) {
 	n := total / gibValueSize
 	half := n / 2
 	aborted := func(i int) bool { return i >= half+gibTxnRecords && i < half+2*gibTxnRecords }
-	ctx, cancel := context.WithTimeout(testContext(t), 100*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second) // past testContext's 60 s
 	defer cancel()
 	plain := c.Client(t, kgo.ProducerBatchCompression(kgo.NoCompression()), kgo.MaxBufferedBytes(32<<20))
 	var produceErr atomic.Pointer[error]
@@ -229,9 +229,11 @@ func TestCluster_TieredGiB(t *testing.T) {
 	caughtUp := time.Since(start)
 
 	// Consume everything committed from offset 0, read_committed.
+	ctx, cancel = context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
 	want := n - gibTxnRecords
 	cl := c.Client(t, kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{"tiered": {0: kgo.NewOffset().At(0)}}),
-		kgo.FetchIsolationLevel(kgo.ReadCommitted()), kgo.FetchMaxBytes(16<<20), kgo.FetchMaxPartitionBytes(8<<20))
+		kgo.FetchIsolationLevel(kgo.ReadCommitted()))
 	buf := make([]byte, gibValueSize)
 	next, got, prevOffset := 0, 0, int64(-1)
 	for got < want {
