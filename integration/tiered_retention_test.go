@@ -90,7 +90,20 @@ func TestCluster_TieredRemoteRetention(t *testing.T) {
 
 	// retention.bytes of about one segment: the oldest remote segments go, the log
 	// start moves past them.
-	_, before, _ := remoteStart()
+	// Counted when no copy is in flight (remoteStart refuses a segment in
+	// COPY_SEGMENT_STARTED: the copier goes on with the later segments meanwhile).
+	var before int
+	testwait.ForWhat(t, 30*time.Second, "the remote segments counted between copies", func() error {
+		_, n, err := remoteStart()
+		if err != nil {
+			return err
+		}
+		if n < 2 {
+			return fmt.Errorf("%d remote segments above the DeleteRecords offset", n)
+		}
+		before = n
+		return nil
+	})
 	if err := alterTiered(t, c, "retention.bytes", "2500"); err != nil {
 		t.Fatal(err)
 	}
