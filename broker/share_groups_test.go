@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"sync"
@@ -305,7 +306,9 @@ func TestShareGroupAssignsOnlyInitializedPartitions(t *testing.T) {
 	b := startTestBroker(t, "", nil)
 	mustCreateTopic(t, newAdmin(t, b), "t", 3, nil)
 
-	// No share coordinator: joined, never assigned.
+	// No share coordinator (every initialization answered COORDINATOR_NOT_AVAILABLE):
+	// joined, never assigned; assigned once a coordinator answers.
+	b.setPersister(&fakePersister{failInits: math.MaxInt})
 	lone := newShareMember(t, b, "no-coordinator", "m")
 	lone.join("t")
 	for range 3 {
@@ -313,6 +316,8 @@ func TestShareGroupAssignsOnlyInitializedPartitions(t *testing.T) {
 			t.Fatalf("without a share coordinator: %v, assigned %v", kerr.ErrorForCode(code), lone.assigned)
 		}
 	}
+	b.setPersister(&fakePersister{})
+	lone.waitAssigned(0, 1, 2)
 
 	fake := &fakePersister{failInits: 2}
 	b.setPersister(fake)
@@ -336,8 +341,6 @@ func TestShareGroupAssignsOnlyInitializedPartitions(t *testing.T) {
 		first.Topics[0].Partitions[0].StartOffset != -1 || first.Topics[0].Partitions[0].StateEpoch < 1 {
 		t.Errorf("InitializeShareGroupState %+v", first)
 	}
-	// The group without a coordinator is assigned once one is there.
-	lone.waitAssigned(0, 1, 2)
 }
 
 // A share group's own share.* configs: described with their broker defaults and
