@@ -32,7 +32,7 @@ const (
 
 // gibTotalBytes is what TestCluster_TieredGiB produces: PETREL_TIERED_TEST_BYTES, or
 // 1 GiB — 128 MiB in a -race build (the README's test command), where the remote
-// read path alone reads 1 GiB at a few MB/s; `bash docs/bench/tiered.sh` runs the full
+// read path alone reads 1 GiB at a few MB/s; .ci/run and `bash docs/bench/tiered.sh` run the full
 // GiB without -race.
 func gibTotalBytes(t *testing.T) int {
 	t.Helper()
