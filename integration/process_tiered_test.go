@@ -133,13 +133,21 @@ func TestProcessTieredLeaderKill9MidCopy(t *testing.T) {
 	if !ok {
 		t.Fatalf("held upload %q is not a segment's log key", held)
 	}
-	atKill, err := c.describeTiered()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if atKill.leader != victim || atKill.highestCopied >= halfStart {
-		t.Fatalf("at the kill: %+v; want leader %d, highest copied offset below the held copy's start %d", atKill, victim, halfStart)
-	}
+	var atKill procTieredState
+	testwait.ForWhat(t, 15*time.Second, "the offsets before the kill", func() error {
+		var err error
+		if atKill, err = c.describeTiered(); err != nil {
+			return err
+		}
+		if !atKill.tiered {
+			return fmt.Errorf("partition %+v", atKill)
+		}
+		if atKill.leader != victim || atKill.highestCopied >= halfStart {
+			return testwait.Permanent(fmt.Errorf("partition %+v; want leader %d, highest copied offset below the held copy's start %d",
+				atKill, victim, halfStart))
+		}
+		return nil
+	})
 	halfKeys := procKeysOf(srv.Keys(t, "tiered/"), halfID)
 	if len(halfKeys) == 0 {
 		t.Fatalf("no index of the held copy %s in the bucket", halfID)
