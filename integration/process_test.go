@@ -520,8 +520,15 @@ func procStartCluster(t testing.TB, bin string) *procCluster {
 // every node, applied after (so overriding) the default session timeout and heartbeat.
 func procStartClusterWith(t testing.TB, bin string, sets ...string) *procCluster {
 	t.Helper()
+	return procStartClusterEach(t, bin, func(int32) []string { return sets })
+}
+
+// procStartClusterEach is procStartClusterWith with each node's own properties, setsOf
+// its node id (a per-node endpoint, say).
+func procStartClusterEach(t testing.TB, bin string, setsOf func(id int32) []string) *procCluster {
+	t.Helper()
 	for attempt := 1; ; attempt++ {
-		c, err := procTryStartCluster(t, bin, sets)
+		c, err := procTryStartCluster(t, bin, setsOf)
 		if err == nil {
 			return c
 		}
@@ -534,7 +541,7 @@ func procStartClusterWith(t testing.TB, bin string, sets ...string) *procCluster
 
 var errProcAddrInUse = errors.New("a port was taken before the node bound it")
 
-func procTryStartCluster(t testing.TB, bin string, sets []string) (*procCluster, error) {
+func procTryStartCluster(t testing.TB, bin string, setsOf func(int32) []string) (*procCluster, error) {
 	ports, err := procFreePorts(6)
 	if err != nil {
 		t.Fatal(err)
@@ -552,7 +559,7 @@ func procTryStartCluster(t testing.TB, bin string, sets []string) (*procCluster,
 			kafkaAddr: fmt.Sprintf("127.0.0.1:%d", ports[2*i]),
 			raftAddr:  fmt.Sprintf("127.0.0.1:%d", ports[2*i+1]),
 			voters:    strings.Join(voters, ","),
-			sets:      sets,
+			sets:      setsOf(int32(i)),
 		})
 	}
 	for _, n := range c.nodes {
