@@ -113,16 +113,21 @@ func Analyze(h *History) Analysis {
 	slices.SortStableFunc(drained, func(x, y Read) int {
 		return cmp.Or(cmp.Compare(x.Partition, y.Partition), cmp.Compare(x.Offset, y.Offset))
 	})
-	// Where each record was read; a record read twice at one offset (the drain
-	// re-fetching) counts once.
-	where := make(map[RecordID][]Read, len(drained))
+	// Where each record was first read, and the other places of those read more than
+	// once; a record read twice at one offset (the drain re-fetching) counts once.
+	first := make(map[RecordID]Read, len(drained))
+	again := map[RecordID][]Read{}
 	for _, r := range drained {
-		at := where[r.RecordID]
-		if !slices.ContainsFunc(at, func(x Read) bool { return x.Partition == r.Partition && x.Offset == r.Offset }) {
-			where[r.RecordID] = append(at, r)
+		f, ok := first[r.RecordID]
+		switch {
+		case !ok:
+			first[r.RecordID] = r
+		case f.Partition == r.Partition && f.Offset == r.Offset:
+		case !slices.ContainsFunc(again[r.RecordID], func(x Read) bool { return x.Partition == r.Partition && x.Offset == r.Offset }):
+			again[r.RecordID] = append(again[r.RecordID], r)
 		}
 	}
-	a.Read = len(where)
+	a.Read = len(first)
 	a.GroupRead = len(h.GroupReads)
 
 	unknown := map[RecordID]bool{}
@@ -135,7 +140,7 @@ func Analyze(h *History) Analysis {
 
 	for i := range h.Produced {
 		p := &h.Produced[i]
-		at, read := where[p.RecordID]
+		f, read := first[p.RecordID]
 		switch {
 		case p.Status == Acknowledged && !read:
 			if reached, unfinished := h.Unfinished[p.Partition]; unfinished && p.Offset >= reached {
@@ -146,8 +151,8 @@ func Analyze(h *History) Analysis {
 		case p.Status == Unacknowledged && read:
 			a.UnackedRead++
 		}
-		if len(at) > 1 {
-			a.add(Duplicated, "%s read at %s", p.RecordID, placesOf(at))
+		if more, ok := again[p.RecordID]; ok {
+			a.add(Duplicated, "%s read at %s", p.RecordID, placesOf(append([]Read{f}, more...)))
 		}
 	}
 	slices.SortFunc(a.Examples[Lost], cmp.Compare)

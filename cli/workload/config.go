@@ -12,9 +12,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
-// MaxRecords bounds the records one run produces (the history is kept in memory: about
-// 100 bytes a record).
-const MaxRecords = 5_000_000
+// MaxRecords bounds the records one run produces: the history and its analysis are
+// kept in memory, about 300 bytes a record at the peak.
+const MaxRecords = 3_000_000
 
 // Config is one workload run.
 type Config struct {

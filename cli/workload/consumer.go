@@ -57,9 +57,13 @@ func (c *consumer) run(stop <-chan struct{}) {
 	}()
 	last := time.Now()
 	for ctx.Err() == nil {
-		fetches := cl.PollFetches(ctx)
+		// A bounded poll, so that the consumer commits what it read while nothing new
+		// arrives.
+		pollCtx, cancelPoll := context.WithTimeout(ctx, commitInterval)
+		fetches := cl.PollFetches(pollCtx)
+		cancelPoll()
 		fetches.EachError(func(topic string, partition int32, err error) {
-			if ctx.Err() == nil {
+			if pollCtx.Err() == nil {
 				c.r.cfg.Logger.Debug("consumer fetch error", "consumer", c.n, "partition", partition, "error", err)
 			}
 		})
