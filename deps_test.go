@@ -21,7 +21,11 @@ var allowedInternal = map[string][]string{
 	// (config), plans reassignments with the controller's placement rule and names its
 	// configs (metadata): the broker does not pass these through. Its client commands
 	// share clientcmd with perf, and it registers `petrel perf` (cli/perf).
-	"cli": {"broker", "config", "metadata", "cli/internal/clientcmd", "cli/perf", testCLI},
+	"cli": {"broker", "config", "metadata", "cli/internal/clientcmd", "cli/perf", "cli/workload", testCLI},
+	// The workload checker of `petrel verify workload` is a plain Kafka client (kgo,
+	// kadm) so that it works against any Kafka cluster: nothing of ours but its tests'
+	// one-node broker.
+	"cli/workload": {testCLI},
 	// perf's commands are Kafka clients built as every client command is (clientcmd);
 	// its canned broker's record batches carry the one CRC-32C (segment).
 	"cli/perf": {"cli/internal/clientcmd", "segment", testCLI},
@@ -62,9 +66,10 @@ var allowedInternal = map[string][]string{
 	// Client telemetry (KIP-714) is pure: subscriptions, instances, OTLP decoding;
 	// Kafka's subscription id is a CRC-32C (segment's one table).
 	"telemetry": {"segment"},
-	// Integration tests drive nodes (broker) and the CLI, and compare nodes' metadata
-	// images in metadata's own types.
-	"integration": {"broker", "cli", "metadata"},
+	// Integration tests drive nodes (broker) and the CLI,
+	// compare nodes' metadata images in metadata's own types, and run the workload
+	// checker (cli/workload) with a fault hook that restarts a node.
+	"integration": {"broker", "cli", "cli/workload", "metadata"},
 	// Tiered storage copies segments to object storage through the S3 client library;
 	// its metadata names topics by metadata's Uuid and converts to and from the image's
 	// remote segment records. The broker wires it in (remote_log_manager.go).

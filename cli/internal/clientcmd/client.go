@@ -80,6 +80,25 @@ type Client struct {
 // --command-config flags, with extra options appended (producer or consumer settings).
 // It does not connect: kgo connects on the first request.
 func NewClient(c *ucli.Context, opts ...kgo.Opt) (*Client, error) {
+	base, err := BaseOptions(c)
+	if err != nil {
+		return nil, err
+	}
+	seeds, _ := parseBootstrap(c.String("bootstrap-server")) // checked by BaseOptions
+	dials := &dialTracker{}
+	base = append(base, kgo.WithHooks(dials))
+	cl, err := kgo.NewClient(append(base, opts...)...)
+	if err != nil {
+		return nil, fmt.Errorf("kafka client: %w", err)
+	}
+	return &Client{Client: cl, bootstrap: seeds, timeout: c.Duration("timeout"), dials: dials}, nil
+}
+
+// BaseOptions are the kgo options of every client a command builds from its
+// --bootstrap-server, --timeout and --command-config flags: seeds, client id, dial and
+// retry timeouts, the logger, TLS and SASL. A command that runs many clients (verify
+// workload) builds each from them.
+func BaseOptions(c *ucli.Context) ([]kgo.Opt, error) {
 	seeds, err := parseBootstrap(c.String("bootstrap-server"))
 	if err != nil {
 		return nil, err
@@ -88,25 +107,18 @@ func NewClient(c *ucli.Context, opts ...kgo.Opt) (*Client, error) {
 	if timeout <= 0 {
 		return nil, fmt.Errorf("--timeout must be positive, got %s", timeout)
 	}
-	dials := &dialTracker{}
 	base := []kgo.Opt{
 		kgo.SeedBrokers(seeds...),
 		kgo.ClientID("petrel-cli"),
 		kgo.DialTimeout(min(timeout, 5*time.Second)),
 		kgo.RetryTimeout(timeout),
-		kgo.WithHooks(dials),
 		kgo.WithLogger(newKgoLogger(Logger(c).Named("client"))),
 	}
 	secure, err := securityOpts(c, min(timeout, 5*time.Second))
 	if err != nil {
 		return nil, err
 	}
-	base = append(base, secure...)
-	cl, err := kgo.NewClient(append(base, opts...)...)
-	if err != nil {
-		return nil, fmt.Errorf("kafka client: %w", err)
-	}
-	return &Client{Client: cl, bootstrap: seeds, timeout: timeout, dials: dials}, nil
+	return append(base, secure...), nil
 }
 
 // parseBootstrap splits a comma-separated server list and checks each is host:port.
