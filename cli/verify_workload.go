@@ -212,15 +212,27 @@ func (b *cappedBuffer) String() string {
 	return b.buf.String()
 }
 
-// workloadBar is the progress bar on stderr and the faults' output. Run calls it from
+// workloadBar is the progress on stderr and the faults' output: a bar on a terminal,
+// otherwise (a log file, CI) one plain line every plainProgressEvery. Run calls it from
 // one goroutine.
 type workloadBar struct {
 	w   io.Writer
-	bar *progressbar.ProgressBar // nil with --no-progress
+	bar *progressbar.ProgressBar // nil with --no-progress or off a terminal
+	// plain is set when progress goes to a file as lines; lastLine is when the last went.
+	plain    bool
+	lastLine time.Time
+	last     string // the latest progress line, printed by finish
 }
+
+// plainProgressEvery is how often progress is printed as a line off a terminal.
+const plainProgressEvery = 5 * time.Second
 
 func newWorkloadBar(w io.Writer, show bool) *workloadBar {
 	b := &workloadBar{w: w}
+	if show && !isTerminal(w) {
+		b.plain = true
+		return b
+	}
 	if show {
 		b.bar = progressbar.NewOptions64(1000,
 			progressbar.OptionSetWriter(w),
@@ -236,7 +248,7 @@ func newWorkloadBar(w io.Writer, show bool) *workloadBar {
 }
 
 func (b *workloadBar) progress(p workload.Progress) {
-	if b.bar == nil {
+	if b.bar == nil && !b.plain {
 		return
 	}
 	desc := fmt.Sprintf("%s: sent %d, acked %d, failed %d", p.Phase, p.Sent, p.Acked, p.Failed)
@@ -244,6 +256,15 @@ func (b *workloadBar) progress(p workload.Progress) {
 		desc += fmt.Sprintf(", aborted %d", p.Aborted)
 	}
 	desc += fmt.Sprintf(", group read %d", p.Read)
+	if b.plain {
+		b.last = fmt.Sprintf("%3.0f%% %s\n", p.Fraction*100, desc)
+		if now := time.Now(); now.Sub(b.lastLine) >= plainProgressEvery {
+			b.lastLine = now
+			io.WriteString(b.w, b.last)
+			b.last = ""
+		}
+		return
+	}
 	b.bar.Describe(desc)
 	_ = b.bar.Set64(int64(p.Fraction * 1000))
 }
@@ -265,6 +286,9 @@ func (b *workloadBar) fault(f workload.FaultResult) {
 }
 
 func (b *workloadBar) finish() {
+	if b.plain && b.last != "" {
+		io.WriteString(b.w, b.last)
+	}
 	if b.bar != nil {
 		_ = b.bar.Finish()
 		fmt.Fprintln(b.w)

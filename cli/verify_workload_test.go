@@ -23,7 +23,7 @@ func TestVerifyWorkloadHealthy(t *testing.T) {
 			t.Errorf("stdout lacks %q", want)
 		}
 	}
-	for _, want := range []string{"fault 1 (due at 30%) ran at", "  | fault 1 on vw\n", "100% |"} {
+	for _, want := range []string{"fault 1 (due at 30%) ran at", "  | fault 1 on vw\n", "100% "} {
 		if !strings.Contains(r.stderr, want) {
 			t.Errorf("stderr lacks %q", want)
 		}
