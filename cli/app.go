@@ -82,6 +82,7 @@ func newApp(stdout, stderr io.Writer) *ucli.App {
 			aclsCommand(),
 			quotasCommand(),
 			featuresCommand(),
+			verifyCommand(),
 		},
 		// Errors are printed once by runApp.
 		ExitErrHandler: func(*ucli.Context, error) {},
