@@ -11,8 +11,8 @@ package broker
 // replica's own high watermark, from its log start offset, with where it stopped.
 // Work is bounded per request: at most replicaDigestsMaxPartitions partitions (more is
 // INVALID_REQUEST for the extra ones), replicaDigestsMaxBytes scanned over all of them
-// (later partitions get nothing and are asked again), replicaDigestsMaxChunks chunks a
-// partition.
+// plus the rest of the chunk that reaches it (later partitions get nothing and are
+// asked again), replicaDigestsMaxChunks chunks a partition.
 //
 // Wire format, v0, not flexible, Kafka's primitive types:
 //
@@ -44,6 +44,7 @@ const (
 	replicaDigestsMaxPartitions = 1000
 	replicaDigestsMaxBytes      = 32 << 20
 	replicaDigestsMaxChunks     = 4096
+	replicaDigestsMaxChunkBytes = 8 << 20
 	// ReplicaDigestsChunkBytes is the chunk size the verifiers ask for.
 	ReplicaDigestsChunkBytes = 1 << 20
 )
@@ -60,7 +61,7 @@ func init() {
 // applies them: the verifier digests its own replica with the same values, so that
 // equal logs cut equal chunks.
 func replicaDigestLimits(chunkBytes, maxBytes int32) (int64, int64) {
-	return int64(min(max(chunkBytes, 1), replicaDigestsMaxBytes)), int64(min(max(maxBytes, 1), replicaDigestsMaxBytes))
+	return int64(min(max(chunkBytes, 1), replicaDigestsMaxChunkBytes)), int64(min(max(maxBytes, 1), replicaDigestsMaxBytes))
 }
 
 func (b *Broker) handleReplicaDigests(ctx context.Context, req *rpc.Request) rpc.Result {
@@ -138,8 +139,8 @@ func addReplicaDigestsErrors(resp kmsg.Response, topics []ReplicaDigestsRequestT
 // ReplicaDigestsRequest is ReplicaDigests' request (kmsg.Request).
 type ReplicaDigestsRequest struct {
 	Version int16
-	// ChunkBytes is the chunk size (1: a digest per batch); MaxBytes the bytes to scan
-	// over the whole request. Both are clamped to [1, 32 MiB].
+	// ChunkBytes is the chunk size (1: a digest per batch), clamped to [1, 8 MiB];
+	// MaxBytes the bytes to scan over the whole request, clamped to [1, 32 MiB].
 	ChunkBytes int32
 	MaxBytes   int32
 	Topics     []ReplicaDigestsRequestTopic
