@@ -79,7 +79,11 @@ func (d *digestClients) digests(ctx context.Context, id int32, topic string, par
 	defer cancel()
 	kresp, err := seeds[0].Request(rctx, req)
 	if err != nil {
-		return none, fmt.Errorf("broker %d: %w (verify replicas needs a PLAINTEXT or SSL listener)", id, err)
+		if ctx.Err() == nil && rctx.Err() == nil {
+			// The likeliest cause besides the network: a SASL listener (see the top).
+			return none, fmt.Errorf("broker %d: %w (a SASL listener cannot be used yet: docs/verify.md)", id, err)
+		}
+		return none, fmt.Errorf("broker %d: %w", id, err)
 	}
 	resp, ok := kresp.(*broker.ReplicaDigestsResponse)
 	if !ok || len(resp.Topics) != 1 || len(resp.Topics[0].Partitions) != 1 {

@@ -36,7 +36,9 @@ type ChunkDigest struct {
 
 // ReplicaDigests is a replica's answer for a range of its committed log.
 type ReplicaDigests struct {
-	HighWatermark  int64
+	HighWatermark int64
+	// LogStartOffset is the first offset the replica can digest: its log start offset,
+	// or its local log start offset when higher (tiered storage).
 	LogStartOffset int64
 	LeaderEpoch    int32
 	Leader         int32 // the leader's broker id as this replica knows it; -1 none
@@ -130,7 +132,9 @@ func (p *Partition) digestState(start, end int64) (ReplicaDigests, int64, error)
 	if p.role == Stopped {
 		return ReplicaDigests{}, 0, ErrPartitionStopped
 	}
-	d := ReplicaDigests{HighWatermark: p.highWatermark, LogStartOffset: p.log.LogStartOffset(),
+	// Digests start where this replica has local batches: above the log start offset
+	// and the local one (tiered storage moved the older ones to remote storage).
+	d := ReplicaDigests{HighWatermark: p.highWatermark, LogStartOffset: max(p.log.LogStartOffset(), p.log.LocalLogStartOffset()),
 		LeaderEpoch: p.leaderEpoch, Leader: p.leader, IsLeader: p.role == Leader,
 		Compacted: p.log.Config().Compacted}
 	d.Next = max(start, d.LogStartOffset)
