@@ -21,16 +21,21 @@ type replicaVerification struct {
 
 func (m *replicaVerification) init(reg *prometheus.Registry) {
 	m.divergences = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "petrel_replica_divergence_total",
-		Help: "Divergences found by replica verification between this follower's committed log and its leader's, per topic."}, []string{"topic"})
+		Help: "Divergences found by replica verification between this follower's committed log and its leader's, per topic (topic=\"\" is every topic)."}, []string{"topic"})
 	m.divergent = prometheus.NewGauge(prometheus.GaugeOpts{Name: "petrel_replica_divergent_partitions",
 		Help: "Partitions this broker follows whose last verification found a divergence from the leader."})
 	m.scanned = prometheus.NewCounter(prometheus.CounterOpts{Name: "petrel_replica_verification_bytes_total",
 		Help: "Bytes of this broker's committed log that replica verification digested."})
 	reg.MustRegister(m.divergences, m.divergent, m.scanned)
+	m.divergences.WithLabelValues("") // the broker-wide series is served from the start, at 0
 }
 
-// ReplicaDivergence counts a divergence found in a partition of topic.
-func (r *Registry) ReplicaDivergence(topic string) { r.verify.divergences.WithLabelValues(topic).Inc() }
+// ReplicaDivergence counts a divergence found in a partition of topic, in the topic's
+// series and the broker-wide one (topic="").
+func (r *Registry) ReplicaDivergence(topic string) {
+	r.verify.divergences.WithLabelValues("").Inc()
+	r.verify.divergences.WithLabelValues(topic).Inc()
+}
 
 // SetDivergentPartitions sets how many followed partitions are divergent now.
 func (r *Registry) SetDivergentPartitions(n int) { r.verify.divergent.Set(float64(n)) }
