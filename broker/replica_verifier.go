@@ -79,11 +79,14 @@ func (v *replicaVerifier) run() {
 // one leader at a time.
 func (v *replicaVerifier) pass(ctx context.Context) {
 	byLeader := map[int32][]*localPartition{}
+	followed := map[segment.TopicPartition]bool{}
 	for _, lp := range v.b.partitions.allSorted() {
 		if pos, ok := lp.FollowerPosition(); ok {
 			byLeader[pos.Leader] = append(byLeader[pos.Leader], lp)
+			followed[segment.TopicPartition{Topic: lp.Topic, Partition: lp.ID}] = true
 		}
 	}
+	v.forgetUnfollowed(followed)
 	for _, leader := range slices.Sorted(maps.Keys(byLeader)) {
 		parts := byLeader[leader]
 		ps := make([]verifyProgress, len(parts))
@@ -262,6 +265,19 @@ func (v *replicaVerifier) agreed(tp segment.TopicPartition) {
 	if known {
 		v.b.metrics.SetDivergentPartitions(n)
 		v.b.logger.Info("replica agrees with its leader again", "topic", tp.Topic, "partition", tp.Partition)
+	}
+}
+
+// forgetUnfollowed drops the divergences of partitions this broker no longer follows
+// (reassigned, deleted, or led here now): nothing compares them any more.
+func (v *replicaVerifier) forgetUnfollowed(followed map[segment.TopicPartition]bool) {
+	v.mu.Lock()
+	n := len(v.divergent)
+	maps.DeleteFunc(v.divergent, func(tp segment.TopicPartition, _ divergence) bool { return !followed[tp] })
+	changed, left := n != len(v.divergent), len(v.divergent)
+	v.mu.Unlock()
+	if changed {
+		v.b.metrics.SetDivergentPartitions(left)
 	}
 }
 
