@@ -12,7 +12,8 @@ package broker
 // Work is bounded per request: at most replicaDigestsMaxPartitions partitions (more is
 // INVALID_REQUEST for the extra ones), replicaDigestsMaxBytes scanned over all of them
 // plus the rest of the chunk that reaches it (later partitions get nothing and are
-// asked again), replicaDigestsMaxChunks chunks a partition.
+// asked again), replicaDigestsMaxChunks chunks a partition and
+// replicaDigestsMaxRequestChunks in all.
 //
 // Wire format, v0, not flexible, Kafka's primitive types:
 //
@@ -44,7 +45,9 @@ const (
 	replicaDigestsMaxPartitions = 1000
 	replicaDigestsMaxBytes      = 32 << 20
 	replicaDigestsMaxChunks     = 4096
-	replicaDigestsMaxChunkBytes = 8 << 20
+	// replicaDigestsMaxRequestChunks bounds a whole answer (33 bytes a chunk).
+	replicaDigestsMaxRequestChunks = 16384
+	replicaDigestsMaxChunkBytes    = 8 << 20
 	// ReplicaDigestsChunkBytes is the chunk size the verifiers ask for.
 	ReplicaDigestsChunkBytes = 1 << 20
 )
@@ -68,7 +71,7 @@ func (b *Broker) handleReplicaDigests(ctx context.Context, req *rpc.Request) rpc
 	r := req.Body.(*ReplicaDigestsRequest)
 	resp := r.ResponseKind().(*ReplicaDigestsResponse)
 	chunkBytes, budget := replicaDigestLimits(r.ChunkBytes, r.MaxBytes)
-	seen := 0
+	seen, chunksLeft := 0, replicaDigestsMaxRequestChunks
 	for _, t := range r.Topics {
 		rt := ReplicaDigestsResponseTopic{Topic: t.Topic}
 		for _, p := range t.Partitions {
@@ -80,12 +83,12 @@ func (b *Broker) handleReplicaDigests(ctx context.Context, req *rpc.Request) rpc
 			case lp == nil:
 				rp.ErrorCode = b.noReplicaError(t.Topic, p.Partition)
 			default:
-				d, err := lp.Digests(p.Start, p.End, chunkBytes, budget, replicaDigestsMaxChunks)
+				d, err := lp.Digests(p.Start, p.End, chunkBytes, budget, min(replicaDigestsMaxChunks, chunksLeft))
 				if err != nil {
 					rp.ErrorCode = b.errorCodeLogged(err, "replica digests")
 					break
 				}
-				budget = max(budget-d.Scanned, 0)
+				budget, chunksLeft = max(budget-d.Scanned, 0), max(chunksLeft-len(d.Chunks), 0)
 				rp.fill(d)
 			}
 			rt.Partitions = append(rt.Partitions, rp)
