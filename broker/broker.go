@@ -313,6 +313,9 @@ func Start(cfg Config) (*Broker, error) {
 		b.remoteLogs.reads.start()
 	}
 	b.goLoop("log maintenance", b.partitions.maintenanceLoop)
+	if cfg.boolValue("petrel.replica.verification.enable") {
+		b.goLoop("replica verification", newReplicaVerifier(b).run) // replica_verifier.go
+	}
 	b.goLoop("offline replica reports", b.offlineReportLoop)
 	if b.raft.meta != nil {
 		b.goLoop("metadata store watch", b.watchMetadataStore) // metadata_store.go

@@ -36,7 +36,8 @@ func Start(ln net.Listener, addr string, reg *Registry, readiness func() error) 
 
 // Serve starts serving reg on ln: /metrics in the Prometheus text format (or
 // OpenMetrics when asked), /healthz 200 while the process runs, /readyz 200 while
-// readiness() returns nil and 503 with its error's text otherwise.
+// readiness() returns nil and 503 with its error's text otherwise, then the registry's
+// ready details (SetReadyDetails) either way.
 func Serve(ln net.Listener, reg *Registry, readiness func() error) *Server {
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.HandlerFor(reg.Gatherer(), promhttp.HandlerOpts{
@@ -56,9 +57,14 @@ func Serve(ln net.Listener, reg *Registry, readiness func() error) *Server {
 		if err != nil {
 			w.WriteHeader(http.StatusServiceUnavailable)
 			_, _ = w.Write([]byte("not ready: " + err.Error() + "\n"))
-			return
+		} else {
+			_, _ = w.Write([]byte("ready\n"))
 		}
-		_, _ = w.Write([]byte("ready\n"))
+		if reg != nil {
+			for _, d := range reg.readyDetails() {
+				_, _ = w.Write([]byte(d + "\n"))
+			}
+		}
 	})
 	mountPprof(mux)
 	s := &Server{ln: ln, done: make(chan struct{}), srv: &http.Server{

@@ -37,6 +37,7 @@ type Registry struct {
 	requests                      requestMetrics
 	groupRebalances               groupRebalances
 	remote                        remoteMetrics
+	verify                        replicaVerification
 	topicsMu                      sync.Mutex
 	topics                        map[string]*TopicCounters
 }
@@ -78,6 +79,7 @@ func New(opts Options) *Registry {
 	r.requests.init(r.reg)
 	r.groupRebalances.init(r.reg)
 	r.remote.init(r.reg, opts.PerPartition)
+	r.verify.init(r.reg)
 	r.all = &TopicCounters{messagesIn: r.messagesIn.WithLabelValues(""), bytesIn: r.bytesIn.WithLabelValues(""),
 		bytesOut: r.bytesOut.WithLabelValues("")}
 	if opts.Snapshot != nil {

@@ -1,0 +1,308 @@
+package broker
+
+// Continuous replica verification (docs/verify.md): every
+// petrel.replica.verification.interval.ms a follower walks the partitions it follows,
+// each from its log start offset to its own high watermark (at most the leader's), asks
+// the leader for the digests of a range (ReplicaDigests, 10001_replica_digests.go),
+// digests its own copy of the same range and compares them
+// (replication.CompareDigests). The reads of both sides are paced to
+// petrel.replica.verification.bytes.per.second. A leader change while a range is
+// compared discards the comparison (the range is compared again next pass); compacted
+// logs are skipped (each replica's cleaner rewrites its own log). A divergence is
+// narrowed to its first differing batch, counted (petrel_replica_divergence_total), logged
+// once at ERROR and listed by /readyz while it lasts, which stays 200: a divergent
+// replica still serves, and /readyz is what load balancers route by.
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/petrel-broker/petrel/replication"
+	"github.com/petrel-broker/petrel/segment"
+)
+
+// verifyRequestBytes is the most one verification request asks the leader to read.
+const verifyRequestBytes = 4 << 20
+
+// verifyRequestTimeout bounds one verification request.
+const verifyRequestTimeout = 30 * time.Second
+
+// divergence is a partition found divergent, as /readyz lists it.
+type divergence struct {
+	from, to         int64
+	leader, follower int32
+}
+
+// replicaVerifier is the follower side of replica verification.
+type replicaVerifier struct {
+	b        *Broker
+	interval time.Duration
+	rate     int64 // bytes a second
+	mu       sync.Mutex
+	// divergent are the partitions whose last comparison diverged; guarded by mu.
+	divergent map[segment.TopicPartition]divergence
+}
+
+func newReplicaVerifier(b *Broker) *replicaVerifier {
+	v := &replicaVerifier{b: b, interval: b.cfg.durationMs("petrel.replica.verification.interval.ms"),
+		rate: b.cfg.int64Value("petrel.replica.verification.bytes.per.second"), divergent: map[segment.TopicPartition]divergence{}}
+	b.metrics.SetReadyDetails(v.readyDetails)
+	return v
+}
+
+// run is the verification loop: a pass, then the interval, until the broker stops.
+func (v *replicaVerifier) run() {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		<-v.b.stop
+		cancel()
+	}()
+	t := time.NewTimer(v.interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		v.pass(ctx)
+		t.Reset(v.interval)
+	}
+}
+
+// pass compares every followed partition from its log start to its high watermark,
+// one leader at a time.
+func (v *replicaVerifier) pass(ctx context.Context) {
+	byLeader := map[int32][]*localPartition{}
+	followed := map[segment.TopicPartition]bool{}
+	for _, lp := range v.b.partitions.allSorted() {
+		if pos, ok := lp.FollowerPosition(); ok {
+			byLeader[pos.Leader] = append(byLeader[pos.Leader], lp)
+			followed[segment.TopicPartition{Topic: lp.Topic, Partition: lp.ID}] = true
+		}
+	}
+	v.forgetUnfollowed(followed)
+	for _, leader := range slices.Sorted(maps.Keys(byLeader)) {
+		parts := byLeader[leader]
+		ps := make([]verifyProgress, len(parts))
+		for i, lp := range parts {
+			ps[i].end = lp.State().HighWatermark // this pass ends where the HW is now
+		}
+		for {
+			more := false
+			for i := 0; i < len(parts); i += replicaDigestsMaxPartitions {
+				j := min(i+replicaDigestsMaxPartitions, len(parts))
+				if v.round(ctx, leader, parts[i:j], ps[i:j]) {
+					more = true
+				}
+				if ctx.Err() != nil {
+					return
+				}
+			}
+			if !more {
+				break
+			}
+		}
+	}
+}
+
+// verifyProgress is a partition's place in a pass.
+type verifyProgress struct {
+	start, end int64
+	done       bool
+}
+
+// round sends leader one request for the partitions not done, compares the answers
+// with this replica's digests and moves each partition's start; it reports whether any
+// partition has more to compare.
+func (v *replicaVerifier) round(ctx context.Context, leader int32, parts []*localPartition, ps []verifyProgress) bool {
+	req := &ReplicaDigestsRequest{ChunkBytes: ReplicaDigestsChunkBytes, MaxBytes: verifyRequestBytes}
+	type asked struct {
+		i     int
+		epoch int32
+		end   int64
+	}
+	var order []asked
+	for i, lp := range parts {
+		if ps[i].done {
+			continue
+		}
+		st := lp.State()
+		end := min(ps[i].end, st.HighWatermark)
+		if st.Role != replication.Follower || ps[i].start >= end {
+			ps[i].done = true
+			continue
+		}
+		order = append(order, asked{i, st.LeaderEpoch, end})
+		req.Topics = append(req.Topics, ReplicaDigestsRequestTopic{Topic: lp.Topic,
+			Partitions: []ReplicaDigestsRequestPartition{{Partition: lp.ID, Start: ps[i].start, End: end}}})
+	}
+	if len(order) == 0 {
+		return false
+	}
+	rctx, cancel := context.WithTimeout(ctx, verifyRequestTimeout)
+	kresp, err := v.b.peers.do(rctx, leader, req) // no lock held
+	cancel()
+	resp, ok := kresp.(*ReplicaDigestsResponse)
+	if err != nil || !ok || len(resp.Topics) != len(order) {
+		v.b.logger.Debug("replica verification request failed; next pass", "leader", leader, "error", err)
+		for _, a := range order {
+			ps[a.i].done = true
+		}
+		return false
+	}
+	var scanned int64
+	more, retry := false, false
+	for k, a := range order {
+		lp := parts[a.i]
+		t := resp.Topics[k]
+		if len(t.Partitions) != 1 || t.Partitions[0].ErrorCode != 0 {
+			ps[a.i].done = true // not the leader any more, or unknown: next pass
+			continue
+		}
+		ans := t.Partitions[0]
+		if len(ans.Chunks) == 0 && ans.NextOffset == ps[a.i].start && ans.LogStartOffset <= ps[a.i].start &&
+			ans.HighWatermark > ps[a.i].start && !ans.Compacted {
+			retry = true // the request's byte budget ran out before this partition: again
+			continue
+		}
+		n, progressed := v.compare(ctx, leader, lp, ps[a.i].start, a.end, a.epoch, ans)
+		scanned += n
+		if progressed > ps[a.i].start {
+			ps[a.i].start = progressed
+			more = true
+		} else {
+			ps[a.i].done = true
+		}
+	}
+	v.b.metrics.ReplicaVerified(scanned)
+	v.pace(ctx, scanned)
+	return more || (retry && scanned > 0)
+}
+
+// compare compares one partition's answer with this replica's digests of the same
+// range; it returns the bytes read and where the partition's next range starts.
+func (v *replicaVerifier) compare(ctx context.Context, leader int32, lp *localPartition, start, end int64, epoch int32, ans ReplicaDigestsResponsePartition) (int64, int64) {
+	theirs := ans.Digests()
+	if !theirs.IsLeader || theirs.LeaderEpoch != epoch {
+		return 0, start // a leader change meanwhile: compared again next pass
+	}
+	chunk, budget := replicaDigestLimits(ReplicaDigestsChunkBytes, replicaDigestsMaxBytes)
+	ours, err := lp.Digests(start, min(end, theirs.Next), chunk, budget, replicaDigestsMaxChunks)
+	if err != nil || ours.LeaderEpoch != epoch {
+		return 0, start
+	}
+	scanned := ours.Scanned + theirs.Scanned
+	c := replication.CompareDigests(start, theirs, ours)
+	tp := segment.TopicPartition{Topic: lp.Topic, Partition: lp.ID}
+	switch {
+	case c.Skipped != "":
+		return scanned, c.Resume
+	case c.Diverged:
+		from, to := v.narrow(ctx, leader, lp, c.From, c.To, epoch)
+		v.diverged(tp, divergence{from: from, to: to, leader: leader, follower: v.b.cfg.NodeID})
+		return scanned, start // the next pass looks again from the same start
+	}
+	if c.Resume >= end {
+		v.agreed(tp) // the whole pass agreed: a divergence found before is gone
+	}
+	return scanned, c.Resume
+}
+
+// narrow asks the digest of every batch of [from, to] on both replicas and returns the
+// first differing batch's offsets; the chunk's range when it cannot.
+func (v *replicaVerifier) narrow(ctx context.Context, leader int32, lp *localPartition, from, to int64, epoch int32) (int64, int64) {
+	req := &ReplicaDigestsRequest{ChunkBytes: 1, MaxBytes: verifyRequestBytes, Topics: []ReplicaDigestsRequestTopic{{Topic: lp.Topic,
+		Partitions: []ReplicaDigestsRequestPartition{{Partition: lp.ID, Start: from, End: to + 1}}}}}
+	rctx, cancel := context.WithTimeout(ctx, verifyRequestTimeout)
+	kresp, err := v.b.peers.do(rctx, leader, req)
+	cancel()
+	resp, ok := kresp.(*ReplicaDigestsResponse)
+	if err != nil || !ok || len(resp.Topics) != 1 || len(resp.Topics[0].Partitions) != 1 || resp.Topics[0].Partitions[0].ErrorCode != 0 {
+		return from, to
+	}
+	theirs := resp.Topics[0].Partitions[0].Digests()
+	ours, err := lp.Digests(from, min(to+1, theirs.Next), 1, verifyRequestBytes, replicaDigestsMaxChunks)
+	if err != nil || theirs.LeaderEpoch != epoch {
+		return from, to
+	}
+	if c := replication.CompareDigests(from, theirs, ours); c.Diverged {
+		return c.From, c.To
+	}
+	return from, to
+}
+
+// diverged records a divergence: counted and logged when the partition was not
+// divergent already.
+func (v *replicaVerifier) diverged(tp segment.TopicPartition, d divergence) {
+	v.mu.Lock()
+	_, known := v.divergent[tp]
+	v.divergent[tp] = d
+	n := len(v.divergent)
+	v.mu.Unlock()
+	v.b.metrics.SetDivergentPartitions(n)
+	if known {
+		return
+	}
+	v.b.metrics.ReplicaDivergence(tp.Topic)
+	v.b.logger.Error("replica diverges from its leader", "topic", tp.Topic, "partition", tp.Partition,
+		"from_offset", d.from, "to_offset", d.to, "leader", d.leader, "follower", d.follower)
+}
+
+// agreed clears a partition's divergence once a pass compared it to its end without
+// finding one (a divergence stops a partition's pass where it is).
+func (v *replicaVerifier) agreed(tp segment.TopicPartition) {
+	v.mu.Lock()
+	_, known := v.divergent[tp]
+	delete(v.divergent, tp)
+	n := len(v.divergent)
+	v.mu.Unlock()
+	if known {
+		v.b.metrics.SetDivergentPartitions(n)
+		v.b.logger.Info("replica agrees with its leader again", "topic", tp.Topic, "partition", tp.Partition)
+	}
+}
+
+// forgetUnfollowed drops the divergences of partitions this broker no longer follows
+// (reassigned, deleted, or led here now): nothing compares them any more.
+func (v *replicaVerifier) forgetUnfollowed(followed map[segment.TopicPartition]bool) {
+	v.mu.Lock()
+	n := len(v.divergent)
+	maps.DeleteFunc(v.divergent, func(tp segment.TopicPartition, _ divergence) bool { return !followed[tp] })
+	changed, left := n != len(v.divergent), len(v.divergent)
+	v.mu.Unlock()
+	if changed {
+		v.b.metrics.SetDivergentPartitions(left)
+	}
+}
+
+// readyDetails are /readyz's lines for the divergent partitions.
+func (v *replicaVerifier) readyDetails() []string {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	var out []string
+	for tp, d := range v.divergent {
+		out = append(out, fmt.Sprintf("replica divergence: topic %s partition %d offsets %d-%d leader %d follower %d",
+			tp.Topic, tp.Partition, d.from, d.to, d.leader, d.follower))
+	}
+	slices.Sort(out)
+	return out
+}
+
+// pace waits as long as reading n bytes takes at the configured rate.
+func (v *replicaVerifier) pace(ctx context.Context, n int64) {
+	if n <= 0 {
+		return
+	}
+	t := time.NewTimer(time.Duration(float64(n) / float64(v.rate) * float64(time.Second)))
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
+	}
+}

@@ -1,0 +1,61 @@
+package replication
+
+// Comparison is the outcome of comparing two replicas' digests of the same range.
+type Comparison struct {
+	// Agreed is the offset below which both replicas were found to hold the same
+	// batches in this comparison (from its start); the next comparison starts at Resume.
+	Agreed int64
+	Resume int64
+	// Diverged is set when the replicas hold different batches in [From, To].
+	Diverged bool
+	From, To int64
+	// Skipped names why nothing was compared ("" when something was).
+	Skipped string
+}
+
+// CompareDigests compares leader's and follower's digests of the range that starts at
+// start. Chunks are compared in order while both replicas cut them alike; the first
+// chunk that differs is a divergence. A range either replica no longer holds (below
+// its log start offset) or has cut short (its end or byte budget) is resumed, not
+// judged.
+func CompareDigests(start int64, leader, follower ReplicaDigests) Comparison {
+	c := Comparison{Agreed: start, Resume: start}
+	if leader.Compacted || follower.Compacted {
+		c.Skipped = "compacted"
+		return c
+	}
+	logStart := max(leader.LogStartOffset, follower.LogStartOffset)
+	if logStart > start {
+		// One replica's log starts later (retention, DeleteRecords, tiered storage):
+		// the range below it cannot be compared; start again from it.
+		c.Agreed, c.Resume = logStart, logStart
+		if len(leader.Chunks) == 0 || len(follower.Chunks) == 0 ||
+			leader.Chunks[0].BaseOffset != follower.Chunks[0].BaseOffset {
+			c.Skipped = "below the log start offset"
+			return c
+		}
+	}
+	n := min(len(leader.Chunks), len(follower.Chunks))
+	for i := range n {
+		l, f := leader.Chunks[i], follower.Chunks[i]
+		switch {
+		case l.BaseOffset != f.BaseOffset:
+			return diverged(c, min(l.BaseOffset, f.BaseOffset), max(l.LastOffset, f.LastOffset))
+		case l.LastOffset == f.LastOffset && l.Batches == f.Batches:
+			if l.Hash != f.Hash {
+				return diverged(c, l.BaseOffset, l.LastOffset)
+			}
+			c.Agreed, c.Resume = l.LastOffset+1, l.LastOffset+1
+		case l.Cut || f.Cut:
+			return c // one cut the chunk short: the next comparison starts at it
+		default:
+			return diverged(c, l.BaseOffset, max(l.LastOffset, f.LastOffset))
+		}
+	}
+	return c
+}
+
+func diverged(c Comparison, from, to int64) Comparison {
+	c.Diverged, c.From, c.To = true, from, to
+	return c
+}

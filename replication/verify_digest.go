@@ -1,0 +1,159 @@
+package replication
+
+// Replica verification (docs/verify.md): a replica digests its committed batches so that
+// two replicas can tell, without moving the data, whether they hold the same bytes. A
+// batch's digest input is its first 21 bytes as stored (base offset, batch length,
+// partition leader epoch, magic, the stored CRC) and the CRC-32C computed now over the
+// rest (attributes to the last record): every byte of the batch counts, and a byte
+// flipped on disk after the CRC was checked changes the digest although the stored CRC
+// does not. Batches are grouped into chunks by a size rule alone, so that two replicas
+// with the same batches from the same start cut the same chunks.
+
+import (
+	"encoding/binary"
+	"errors"
+	"hash/fnv"
+
+	"github.com/petrel-broker/petrel/segment"
+)
+
+// digestReadPiece is the most one read under the partition lock copies.
+const digestReadPiece = 1 << 20
+
+// digestHeaderBytes is the stored prefix of a batch hashed as is: up to the CRC.
+const digestHeaderBytes = 21
+
+// ChunkDigest is the digest of consecutive batches of a replica's committed log.
+type ChunkDigest struct {
+	BaseOffset int64  // the first batch's base offset
+	LastOffset int64  // the last batch's last offset
+	Batches    int32  // how many batches
+	Hash       uint64 // FNV-1a over each batch's stored prefix and computed CRC
+	// Cut: the chunk ended at the range's end or the byte budget, not at the chunk size;
+	// another replica may cut the same batches later.
+	Cut bool
+}
+
+// ReplicaDigests is a replica's answer for a range of its committed log.
+type ReplicaDigests struct {
+	HighWatermark int64
+	// LogStartOffset is the first offset the replica can digest: its log start offset,
+	// or its local log start offset when higher (tiered storage).
+	LogStartOffset int64
+	LeaderEpoch    int32
+	Leader         int32 // the leader's broker id as this replica knows it; -1 none
+	IsLeader       bool
+	// Compacted: the log is compacted (cleanup.policy has compact, or the cleaner has
+	// cleaned it): its replicas are cleaned each on its own and may differ.
+	Compacted bool
+	// Next is the offset after the last digested batch (the start when none was):
+	// where the next range starts.
+	Next   int64
+	Chunks []ChunkDigest
+	// Scanned counts the bytes digested.
+	Scanned int64
+}
+
+// Digests digests the committed batches of [start, end), from the batch that holds
+// max(start, log start offset), up to min(end, high watermark): whole batches only, a
+// chunk closing once it holds chunkBytes, stopping after the chunk that reaches
+// maxBytes or makes maxChunks (at least one batch is digested when any is in range). A
+// compacted log is answered with its offsets only (Compacted set, no chunks).
+func (p *Partition) Digests(start, end int64, chunkBytes, maxBytes int64, maxChunks int) (ReplicaDigests, error) {
+	d, upTo, err := p.digestState(start, end)
+	if err != nil || d.Compacted {
+		return d, err
+	}
+	pos := d.Next
+	var cur *ChunkDigest
+	var curBytes int64
+	h := fnv.New64a()
+	var crc [4]byte
+	closeChunk := func(cut bool) {
+		if cur != nil {
+			cur.Hash, cur.Cut = h.Sum64(), cut
+			d.Chunks = append(d.Chunks, *cur)
+			cur, curBytes = nil, 0
+			h.Reset()
+		}
+	}
+	for pos < upTo && ((d.Scanned < maxBytes && len(d.Chunks) < maxChunks) || cur != nil) {
+		buf, err := p.readCommitted(pos, upTo)
+		if err != nil {
+			if errors.Is(err, segment.ErrOffsetOutOfRange) || errors.Is(err, ErrPartitionStopped) {
+				break // retention or a stop meanwhile: answer what was digested
+			}
+			return d, err
+		}
+		if len(buf) == 0 {
+			break
+		}
+		for len(buf) >= segment.BatchHeaderSize {
+			hdr, err := segment.ParseBatchHeader(buf[:segment.BatchHeaderSize])
+			if err != nil {
+				return d, err
+			}
+			size := hdr.Size()
+			if size > int64(len(buf)) || size < segment.BatchHeaderSize {
+				break
+			}
+			if cur == nil {
+				cur = &ChunkDigest{BaseOffset: hdr.BaseOffset}
+			}
+			h.Write(buf[:digestHeaderBytes])
+			binary.BigEndian.PutUint32(crc[:], segment.CRC32C(buf[digestHeaderBytes:size]))
+			h.Write(crc[:])
+			cur.LastOffset, cur.Batches = hdr.LastOffset(), cur.Batches+1
+			curBytes += size
+			d.Scanned += size
+			pos = hdr.NextOffset()
+			buf = buf[size:]
+			if curBytes >= chunkBytes {
+				closeChunk(false)
+				if d.Scanned >= maxBytes || len(d.Chunks) >= maxChunks {
+					break
+				}
+			}
+		}
+		if cur == nil && (d.Scanned >= maxBytes || len(d.Chunks) >= maxChunks) {
+			break
+		}
+	}
+	closeChunk(true)
+	d.Next = pos
+	return d, nil
+}
+
+// digestState snapshots what Digests answers besides its chunks, and the offset it
+// digests up to.
+func (p *Partition) digestState(start, end int64) (ReplicaDigests, int64, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.role == Stopped {
+		return ReplicaDigests{}, 0, ErrPartitionStopped
+	}
+	// Digests start where this replica has local batches: above the log start offset
+	// and the local one (tiered storage moved the older ones to remote storage).
+	d := ReplicaDigests{HighWatermark: p.highWatermark, LogStartOffset: max(p.log.LogStartOffset(), p.log.LocalLogStartOffset()),
+		LeaderEpoch: p.leaderEpoch, Leader: p.leader, IsLeader: p.role == Leader,
+		Compacted: p.log.Config().Compacted}
+	d.Next = max(start, d.LogStartOffset)
+	return d, min(end, p.highWatermark), nil
+}
+
+// readCommitted copies whole batches from the one holding offset, below upTo, up to
+// digestReadPiece (at least one batch), under the lock like a fetch.
+func (p *Partition) readCommitted(offset, upTo int64) ([]byte, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.role == Stopped {
+		return nil, ErrPartitionStopped
+	}
+	r, err := p.log.Read(offset, digestReadPiece, min(upTo, p.highWatermark))
+	if err != nil {
+		return nil, err
+	}
+	b, err := r.Bytes()
+	r.Release()
+	return b, err
+}
