@@ -37,6 +37,11 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
+// OperatorCLISoftwareName is the client software name (ApiVersions v3+) of Petrel's
+// own CLI; internal APIs an operator sends (ReplicaDigests) are advertised to it and
+// to no other client. It is a name, not a credential: authorization rules still apply.
+const OperatorCLISoftwareName = "petrel-cli"
+
 // ReplicaDigestsKey is ReplicaDigests' api key, outside Kafka's range.
 const ReplicaDigestsKey int16 = 10001
 
@@ -55,8 +60,9 @@ const (
 func init() {
 	rpc.RegisterRequestKind(ReplicaDigestsKey, "ReplicaDigests", func() kmsg.Request { return &ReplicaDigestsRequest{} })
 	registerInternalAPI(kmsg.Key(ReplicaDigestsKey), 0, 0, (*Broker).handleReplicaDigests, apiOpts{
-		authorize: authorizeReplicaDigests,
-		fillError: fillErrorReplicaDigests,
+		authorize:            authorizeReplicaDigests,
+		fillError:            fillErrorReplicaDigests,
+		offeredToOperatorCLI: true, // petrel verify replicas
 	})
 }
 

@@ -48,6 +48,9 @@ type apiOpts struct {
 	// isNotController reads an answer as one from a node that is no controller, which a
 	// forward sends again (forwarding.go); nil: no answer counts as such.
 	isNotController func(resp kmsg.Response) bool
+	// offeredToOperatorCLI advertises an internal API to Petrel's own CLI
+	// (OperatorCLISoftwareName) and to no other client (rpc.Registry.OfferInternal).
+	offeredToOperatorCLI bool
 	// adminChange: the controller answers only once every live broker has applied the
 	// change (admin_visibility.go).
 	adminChange bool
@@ -132,6 +135,9 @@ func (b *Broker) newRegistry() *rpc.Registry {
 		handler = b.withAuthorization(handler) // authorize.go
 		if a.internal {
 			reg.RegisterInternal(int16(a.key), a.min, a.max, handler)
+			if a.offeredToOperatorCLI {
+				reg.OfferInternal(int16(a.key), OperatorCLISoftwareName)
+			}
 		} else {
 			reg.Register(int16(a.key), a.min, a.max, b.untilReady(a.key, b.withQuotas(a.key, handler)))
 		}

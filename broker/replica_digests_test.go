@@ -3,6 +3,7 @@ package broker
 import (
 	"encoding/binary"
 	"reflect"
+	"slices"
 	"testing"
 
 	"github.com/petrel-broker/petrel/replication"
@@ -92,10 +93,37 @@ func TestReplicaDigests_Authorization(t *testing.T) {
 	}
 }
 
-// digestsClient sends ReplicaDigests, which no broker advertises, skipping ApiVersions.
+// digestsClient sends ReplicaDigests as Petrel's CLI does: a client naming itself
+// OperatorCLISoftwareName, to which alone the broker advertises the API.
 func digestsClient(t *testing.T, b *Broker) *kgo.Client {
-	pinned := kversion.FromApiVersionsResponse(&kmsg.ApiVersionsResponse{ApiKeys: []kmsg.ApiVersionsResponseApiKey{{ApiKey: ReplicaDigestsKey}}})
-	return newClient(t, b, kgo.MaxVersions(pinned))
+	versions := kversion.Stable()
+	versions.SetMaxKeyVersion(ReplicaDigestsKey, 0) // as cli/internal/clientcmd.OperatorOptions
+	return newClient(t, b, kgo.SoftwareNameAndVersion(OperatorCLISoftwareName, "test"), kgo.MaxVersions(versions))
+}
+
+// ReplicaDigests is advertised in ApiVersions to Petrel's CLI alone: a client with
+// another software name (franz-go's default) is never offered it, and so never sends it.
+func TestReplicaDigestsOfferedToTheCLIAlone(t *testing.T) {
+	b := startTestBroker(t, "", nil)
+	for _, c := range []struct {
+		software string
+		want     bool
+	}{{"", false}, {"kgo-like", false}, {OperatorCLISoftwareName, true}} {
+		opts := []kgo.Opt{}
+		if c.software != "" {
+			opts = append(opts, kgo.SoftwareNameAndVersion(c.software, "1.0"))
+		}
+		req := kmsg.NewPtrApiVersionsRequest()
+		req.ClientSoftwareName, req.ClientSoftwareVersion = c.software, "1.0"
+		resp, err := req.RequestWith(testContext(t), newClient(t, b, opts...))
+		if err != nil {
+			t.Fatal(err)
+		}
+		offered := slices.ContainsFunc(resp.ApiKeys, func(k kmsg.ApiVersionsResponseApiKey) bool { return k.ApiKey == ReplicaDigestsKey })
+		if offered != c.want || slices.ContainsFunc(resp.ApiKeys, func(k kmsg.ApiVersionsResponseApiKey) bool { return k.ApiKey == remoteLogSegmentsKey }) {
+			t.Errorf("software %q: ReplicaDigests offered %v, want %v (RemoteLogSegments never)", c.software, offered, c.want)
+		}
+	}
 }
 
 func askDigests(t *testing.T, cl *kgo.Client, chunk, maxBytes int32, topic string, partition int32, start, end int64) ReplicaDigestsResponsePartition {

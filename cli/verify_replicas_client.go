@@ -1,23 +1,21 @@
 package cli
 
 // The replicas of `petrel verify replicas` are asked over ReplicaDigests, Petrel's
-// internal API (broker/10001_replica_digests.go), which no broker advertises in
-// ApiVersions. franz-go refuses to send a key the broker did not advertise, so each
-// broker is reached by a client of its own that skips ApiVersions (its versions are
-// pinned to ReplicaDigests v0): PLAINTEXT and SSL listeners work; SASL, whose
-// handshake needs ApiVersions, does not yet.
+// internal API (broker/10001_replica_digests.go). franz-go sends only what a broker
+// advertised, and brokers advertise ReplicaDigests only to a client naming itself
+// broker.OperatorCLISoftwareName in ApiVersions; each broker is reached by a client of
+// its own that does, with the command's connection flags (TLS, SASL).
 
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 
 	"github.com/petrel-broker/petrel/broker"
 	"github.com/petrel-broker/petrel/cli/internal/clientcmd"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
-	"github.com/twmb/franz-go/pkg/kmsg"
-	"github.com/twmb/franz-go/pkg/kversion"
 	ucli "github.com/urfave/cli/v2"
 )
 
@@ -43,9 +41,7 @@ func (d *digestClients) get(id int32) (*clientcmd.Client, error) {
 	if !ok {
 		return nil, fmt.Errorf("broker %d is not in the cluster's metadata", id)
 	}
-	pinned := kversion.FromApiVersionsResponse(&kmsg.ApiVersionsResponse{ApiKeys: []kmsg.ApiVersionsResponseApiKey{
-		{ApiKey: broker.ReplicaDigestsKey, MinVersion: 0, MaxVersion: 0}}})
-	cl, err := clientcmd.NewClient(d.c, kgo.SeedBrokers(addr), kgo.MaxVersions(pinned))
+	cl, err := clientcmd.NewClient(d.c, append(clientcmd.OperatorOptions(cliSoftwareVersion()), kgo.SeedBrokers(addr))...)
 	if err != nil {
 		return nil, err
 	}
@@ -79,10 +75,6 @@ func (d *digestClients) digests(ctx context.Context, id int32, topic string, par
 	defer cancel()
 	kresp, err := seeds[0].Request(rctx, req)
 	if err != nil {
-		if ctx.Err() == nil && rctx.Err() == nil {
-			// The likeliest cause besides the network: a SASL listener (see the top).
-			return none, fmt.Errorf("broker %d: %w (a SASL listener cannot be used yet: docs/verify.md)", id, err)
-		}
 		return none, fmt.Errorf("broker %d: %w", id, err)
 	}
 	resp, ok := kresp.(*broker.ReplicaDigestsResponse)
@@ -94,4 +86,21 @@ func (d *digestClients) digests(ctx context.Context, id int32, topic string, par
 		return p, fmt.Errorf("broker %d: %w", id, kerr.ErrorForCode(p.ErrorCode))
 	}
 	return p, nil
+}
+
+// cliSoftwareVersion is the build's version as a KIP-511 client software version:
+// letters, digits, '-' and '.', starting and ending with a letter or digit ("devel"
+// when the build has none).
+func cliSoftwareVersion() string {
+	v := strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '.' {
+			return r
+		}
+		return -1
+	}, readBuildVersion().Version)
+	v = strings.Trim(v, "-.")
+	if v == "" {
+		return "devel"
+	}
+	return v
 }

@@ -264,7 +264,11 @@ func (c *conn) apiVersions(req *Request) Result {
 		c.info = &info
 		c.log.Debug("client software", "name", info.ClientSoftwareName, "version", info.ClientSoftwareVersion)
 	}
-	return Respond(c.srv.reg.ApiVersionsResponse(req.Version))
+	var software string
+	if req.Version >= 3 {
+		software = body.ClientSoftwareName
+	}
+	return Respond(c.srv.reg.apiVersionsResponseFor(req.Version, software))
 }
 
 // waitUnmuted waits until a client quota throttle has passed, or the connection

@@ -46,6 +46,10 @@ type registeredAPI struct {
 	minVersion, maxVersion int16
 	handler                Handler
 	internal               bool // served, not advertised
+	// offeredTo is the client software name (ApiVersions v3+) to which an internal API
+	// is advertised nonetheless: Petrel's own CLI, whose franz-go client sends only
+	// what a broker advertised. Empty: advertised to no one.
+	offeredTo string
 	// releaseFrame: the request frame is pooled again once the handler returns (the
 	// body holds no []byte, or ReleaseFrameAfterHandler; framepool.go).
 	releaseFrame bool
@@ -118,6 +122,25 @@ func (r *Registry) ReleaseFrameAfterHandler(key int16) {
 	r.apis[key] = a
 }
 
+// OfferInternal advertises the internal API key in the ApiVersions answers of
+// connections whose ApiVersions v3+ request names software as its client software, and
+// in no other: a tool of the project's own (the operator CLI) can then send it through
+// an ordinary client, while every other client is never offered it. Being offered an
+// API grants nothing; its authorization rule decides. Call it after RegisterInternal
+// and before NewServer; it panics for a key not registered as internal, an empty name
+// or a registry already given to NewServer.
+func (r *Registry) OfferInternal(key int16, software string) {
+	if r.frozen.Load() {
+		panic(fmt.Sprintf("rpc: OfferInternal(%d) after NewServer", key))
+	}
+	a, ok := r.apis[key]
+	if !ok || !a.internal || software == "" {
+		panic(fmt.Sprintf("rpc: OfferInternal: key %d is not a registered internal API, or no software name", key))
+	}
+	a.offeredTo = software
+	r.apis[key] = a
+}
+
 // releasesFrame reports whether key's request frames are released after the handler.
 func (r *Registry) releasesFrame(key int16) bool {
 	return r.apis[key].releaseFrame
@@ -136,12 +159,18 @@ func (r *Registry) SetFeatures(f func(version int16, resp *kmsg.ApiVersionsRespo
 // version: error 0, throttle 0, and one entry per registered key plus key 18, sorted by
 // key; from v3 the features SetFeatures fills (none without it).
 func (r *Registry) ApiVersionsResponse(version int16) *kmsg.ApiVersionsResponse {
+	return r.apiVersionsResponseFor(version, "")
+}
+
+// apiVersionsResponseFor is ApiVersionsResponse for a client naming software as its
+// client software: it lists too the internal APIs offered to it (OfferInternal).
+func (r *Registry) apiVersionsResponseFor(version int16, software string) *kmsg.ApiVersionsResponse {
 	resp := kmsg.NewPtrApiVersionsResponse()
 	resp.Version = version
 	keys := make([]int16, 0, len(r.apis)+1)
 	keys = append(keys, apiVersionsKey)
 	for k, api := range r.apis {
-		if !api.internal {
+		if !api.internal || (software != "" && api.offeredTo == software) {
 			keys = append(keys, k)
 		}
 	}

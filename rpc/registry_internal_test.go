@@ -34,3 +34,25 @@ func TestRegisterInternalIsServedNotAdvertised(t *testing.T) {
 		t.Fatalf("internal API call: %v %+v", err, resp)
 	}
 }
+
+// An internal API offered to one client software is listed in that software's
+// ApiVersions answers (v3+, where the request names it) and in no other.
+func TestOfferInternalAdvertisesToThatSoftwareAlone(t *testing.T) {
+	reg := NewRegistry()
+	reg.RegisterInternal(63, 0, 1, func(context.Context, *Request) Result { return Result{} })
+	reg.OfferInternal(63, "ops-tool")
+	listed := func(resp *kmsg.ApiVersionsResponse) bool {
+		for _, k := range resp.ApiKeys {
+			if k.ApiKey == 63 {
+				return true
+			}
+		}
+		return false
+	}
+	if listed(reg.ApiVersionsResponse(3)) || listed(reg.apiVersionsResponseFor(3, "other")) {
+		t.Fatal("offered API listed for another client")
+	}
+	if !listed(reg.apiVersionsResponseFor(3, "ops-tool")) {
+		t.Fatal("offered API not listed for its software")
+	}
+}
