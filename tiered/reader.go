@@ -8,13 +8,9 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/petrel-broker/petrel/segment"
 )
-
-// prefetchTimeout bounds one read-ahead of a chunk.
-const prefetchTimeout = 30 * time.Second
 
 // ErrRemoteSegmentNotFound is a remote read of an offset no copied remote segment of
 // the partition's leader-epoch lineage holds (remote retention deleted it, or it was
@@ -32,7 +28,8 @@ type Reader struct {
 	Indexes  *IndexCache
 	Chunks   *ChunkCache
 	// Prefetch, when set, runs fn in the background if there is room (the broker's
-	// reader pool); a read then warms the cache with the chunks after it.
+	// reader pool); a read then warms the cache with the chunks after it (fn starts
+	// their downloads, within the Downloads' read-ahead share, and returns).
 	Prefetch func(fn func())
 	// PrefetchBytes is how far past a read Prefetch warms the cache (Aiven's
 	// fetch.chunk.cache.prefetch.max.size); 0: no read-ahead.
@@ -120,6 +117,10 @@ func (r *Reader) Read(ctx context.Context, f RemoteFetch) (RemoteFetchResult, er
 	if err != nil {
 		return res, err
 	}
+	// The chunks after the first that MaxBytes may reach are fetched alongside: when
+	// each takes longer than the fetch waits, the next fetch finds them all.
+	cs := r.Chunks.ChunkSize()
+	r.prefetchRange(md, pos/cs+1, pos+int64(f.MaxBytes)-(pos/cs+1)*cs)
 	lr := r.logReader(ctx, md)
 	size := int64(md.SegmentSizeInBytes)
 	for pos < size {
@@ -250,11 +251,7 @@ func (r *Reader) prefetchRange(md *RemoteLogSegmentMetadata, first, bytes int64)
 		if r.Chunks.Cached(md, i) {
 			continue
 		}
-		r.Prefetch(func() {
-			ctx, cancel := context.WithTimeout(context.Background(), prefetchTimeout)
-			defer cancel()
-			r.Chunks.Get(ctx, r.Storage, md, i) //nolint:errcheck // a failed read-ahead is a later miss
-		})
+		r.Prefetch(func() { r.Chunks.Prefetch(r.Storage, md, i) })
 	}
 }
 
@@ -264,11 +261,7 @@ func (r *Reader) prefetchSegment(md *RemoteLogSegmentMetadata, bytes int64) {
 	if r.Prefetch == nil || r.PrefetchBytes <= 0 || r.Chunks.limit == 0 {
 		return
 	}
-	r.Prefetch(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), prefetchTimeout)
-		defer cancel()
-		r.Indexes.Get(ctx, r.Storage, md, IndexOffset) //nolint:errcheck // a failed read-ahead is a later miss
-	})
+	r.Prefetch(func() { r.Indexes.Prefetch(r.Storage, md, IndexOffset) })
 	r.prefetchRange(md, 0, bytes)
 }
 
