@@ -130,7 +130,15 @@ func (r *cacheRead[K]) prefetch() {
 // getOrStart is get; with ahead it only starts the download, if a slot is free.
 func (r *cacheRead[K]) getOrStart(ctx context.Context, ahead bool) ([]byte, error) {
 	for {
-		if data, ok := r.cached(); ok {
+		if ahead {
+			r.mu.Lock()
+			_, busy := r.inFlight[r.key]
+			busy = busy || r.has()
+			r.mu.Unlock()
+			if busy {
+				return nil, nil // cached or being fetched: nothing to read ahead
+			}
+		} else if data, ok := r.cached(); ok {
 			return data, nil
 		}
 		r.mu.Lock()
