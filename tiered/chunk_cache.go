@@ -101,6 +101,60 @@ func (c *ChunkCache) read(storage RemoteStorageManager, md *RemoteLogSegmentMeta
 	}
 }
 
+// Chunk is one chunk of a remote log to read from: its file in the cache (only the
+// bytes read are read), or its bytes as fetched. Close releases the file.
+type Chunk struct {
+	f    *os.File
+	data []byte
+}
+
+// ReadAt reads len(p) bytes of the chunk at off.
+func (c *Chunk) ReadAt(p []byte, off int64) (int, error) {
+	if c.f != nil {
+		return c.f.ReadAt(p, off)
+	}
+	if off < 0 || off+int64(len(p)) > int64(len(c.data)) {
+		return 0, io.ErrUnexpectedEOF
+	}
+	return copy(p, c.data[off:]), nil
+}
+
+// Close closes the chunk's file, if it was read from one.
+func (c *Chunk) Close() error {
+	if c.f != nil {
+		return c.f.Close()
+	}
+	return nil
+}
+
+// Open returns chunk i of md's log to read from: its file when the cache holds it whole
+// (a read of a few batches then costs those bytes, not the chunk's), else as Get.
+// The chunk's size is min(ChunkSize, the log's size - i*ChunkSize).
+func (c *ChunkCache) Open(ctx context.Context, storage RemoteStorageManager, md *RemoteLogSegmentMetadata, i int64) (*Chunk, error) {
+	key := chunkKey{md.SegmentID.ID, i}
+	c.mu.Lock()
+	e, ok := c.items[key]
+	if ok {
+		c.order.MoveToFront(e)
+	}
+	c.mu.Unlock()
+	if ok {
+		want := min(c.chunkSize, int64(md.SegmentSizeInBytes)-i*c.chunkSize)
+		if f, err := os.Open(c.path(key)); err == nil {
+			if st, err := f.Stat(); err == nil && st.Size() == want {
+				return &Chunk{f: f}, nil
+			}
+			f.Close()
+		}
+		c.forget(key) // evicted meanwhile, or the file is damaged: fetch it again
+	}
+	data, err := c.Get(ctx, storage, md, i)
+	if err != nil {
+		return nil, err
+	}
+	return &Chunk{data: data}, nil
+}
+
 // cached returns the chunk from its file, if the cache holds it.
 func (c *ChunkCache) cached(key chunkKey) ([]byte, bool) {
 	c.mu.Lock()
