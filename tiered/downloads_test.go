@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"testing"
 	"time"
 
@@ -144,4 +145,39 @@ func waitDownloads(t *testing.T, r *Reader) {
 		}
 		return nil
 	})
+}
+
+// TestChunkCacheOpenReadsTheCachedFile: a cached chunk is read from its file without a
+// store call; a damaged (short) file is fetched again, not served.
+func TestChunkCacheOpenReadsTheCachedFile(t *testing.T) {
+	r, s, _ := newTestReader(t, 256, 1<<20)
+	md := r.Metadata.ListRemoteLogSegments(TopicIDPartition{})[0]
+	want := s.logs[md.SegmentID.ID][256:512]
+	read := func() []byte {
+		t.Helper()
+		c, err := r.Chunks.Open(context.Background(), s, md, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		got := make([]byte, 100)
+		if _, err := c.ReadAt(got, 50); err != nil {
+			t.Fatal(err)
+		}
+		return got
+	}
+	for k := range 2 {
+		if got := read(); !bytes.Equal(got, want[50:150]) {
+			t.Fatalf("read %d of bytes [50, 150) of chunk 1: not the log's", k+1)
+		}
+	}
+	if n := s.gets.Load(); n != 1 {
+		t.Fatalf("%d store calls for two reads of a chunk, want 1", n)
+	}
+	if err := os.Truncate(r.Chunks.path(chunkKey{md.SegmentID.ID, 1}), 10); err != nil {
+		t.Fatal(err)
+	}
+	if got := read(); !bytes.Equal(got, want[50:150]) || s.gets.Load() != 2 {
+		t.Fatalf("read of a damaged chunk file: %d store calls, bytes equal %v; want fetched again", s.gets.Load(), bytes.Equal(got, want[50:150]))
+	}
 }
