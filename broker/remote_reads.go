@@ -32,6 +32,11 @@ type remoteReads struct {
 	maxWait time.Duration
 	// queue feeds the reader goroutines; they stop with the broker.
 	queue chan func()
+	// downloads run the caches' object store reads, as many at once as there are
+	// reader goroutines, each bounded by remoteCallTimeout, past the wait of the fetch
+	// that started them (so that a store slower than remote.fetch.max.wait.ms still
+	// fills the caches for the next fetch); they end with the broker.
+	downloads *tiered.Downloads
 }
 
 var (
@@ -47,16 +52,17 @@ func newRemoteReads(b *Broker, cfg tiered.S3Config) (*remoteReads, error) {
 	if err != nil {
 		return nil, err
 	}
+	downloads := tiered.NewDownloads(int(b.cfg.int64Value("remote.log.reader.threads")), remoteCallTimeout)
 	chunks, err := tiered.NewChunkCache(filepath.Join(b.cfg.DataDir, "remote-cache"),
-		b.cfg.int64Value(config.RemoteChunkSizeProperty), b.cfg.int64Value(config.RemoteChunkCacheSizeProperty))
+		b.cfg.int64Value(config.RemoteChunkSizeProperty), b.cfg.int64Value(config.RemoteChunkCacheSizeProperty), downloads)
 	if err != nil {
 		return nil, err
 	}
 	r := &remoteReads{b: b, maxWait: b.cfg.durationMs("remote.fetch.max.wait.ms"),
-		queue: make(chan func(), remoteReaderMaxPending)}
+		queue: make(chan func(), remoteReaderMaxPending), downloads: downloads}
 	r.reader = &tiered.Reader{
 		Storage: storage, Metadata: remoteLogMetadata{b}, Chunks: chunks,
-		Indexes:       tiered.NewIndexCache(b.cfg.int64Value("remote.log.index.file.cache.total.size.bytes")),
+		Indexes:       tiered.NewIndexCache(b.cfg.int64Value("remote.log.index.file.cache.total.size.bytes"), downloads),
 		Prefetch:      r.prefetch,
 		PrefetchBytes: b.cfg.int64Value(config.RemoteChunkPrefetchProperty),
 		Decompress:    b.records.Decompress,
@@ -64,8 +70,12 @@ func newRemoteReads(b *Broker, cfg tiered.S3Config) (*remoteReads, error) {
 	return r, nil
 }
 
-// start runs the reader goroutines until the broker stops.
+// start runs the reader goroutines until the broker stops, and ends the downloads then.
 func (r *remoteReads) start() {
+	r.b.goLoop("remote log downloads", func() {
+		<-r.b.stop
+		r.downloads.Close()
+	})
 	for range r.b.cfg.int64Value("remote.log.reader.threads") {
 		r.b.goLoop("remote log reader", func() {
 			for {

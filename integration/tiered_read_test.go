@@ -364,3 +364,23 @@ func TestCluster_TieredSlowStoreAnswersWithinTheRemoteWait(t *testing.T) {
 		return nil
 	})
 }
+
+// TestCluster_TieredConsumerProgressesThroughASlowStore (P23): with every object store
+// call slower than remote.fetch.max.wait.ms (300 ms against 100 ms), each remote fetch
+// answers before its read ends, yet the downloads the reads started run on into the
+// caches: a consumer from offset 0 reads every record byte-identical, in order, within
+// a bounded time.
+func TestCluster_TieredConsumerProgressesThroughASlowStore(t *testing.T) {
+	srv := s3test.Start(t)
+	endpoint, delay := delayProxy(t, srv.Endpoint)
+	c := tieredReadClusterRF(t, srv, 1, 1, WithProperty("rsm.config.storage.s3.endpoint.url", endpoint),
+		WithProperty("remote.fetch.max.wait.ms", "100"))
+	want := produceTieredMix(t, c, time.Now())
+	end := listOffset(t, c, 0, "tiered", -1)
+	waitLocalStartPast(t, c, 0, 100)
+
+	delay.Store(int64(300 * time.Millisecond))
+	start := time.Now()
+	checkRecords(t, consumeAll(t, c, end, kgo.FetchIsolationLevel(kgo.ReadUncommitted())), want, false)
+	t.Logf("read %d records from the slow store in %s", len(want), time.Since(start).Round(time.Millisecond))
+}

@@ -6,8 +6,10 @@ package replication
 // remote storage; the others in remote storage answer no records and are fetched
 // again); the fetch then answers deferred, after that partition's read on one of the
 // broker's remote reader goroutines, or after remote.fetch.max.wait.ms with the
-// partition empty when the read is slow. The connection's reader never waits on the
-// object store.
+// partition empty when the read is slow. The read itself ends then too; the object
+// store downloads it started run to their end into the remote read caches
+// (tiered.Downloads), so the consumer's next fetch makes progress however slow the
+// store. The connection's reader never waits on the object store.
 
 import (
 	"context"
@@ -32,10 +34,6 @@ type RemoteFetcher interface {
 	// before it answers the partition empty.
 	MaxWait() time.Duration
 }
-
-// remoteReadTimeout bounds a remote read that outlives its fetch's wait: it goes on
-// filling the cache for the consumer's next fetch.
-const remoteReadTimeout = 30 * time.Second
 
 // pendingRemote is the partition of a fetch answer to read from remote storage.
 type pendingRemote struct {
@@ -84,12 +82,19 @@ func (s *FetchServer) readRemoteThen(a *FetchAnswer, finish func(*FetchAnswer)) 
 		}
 		finish(a)
 	}
-	timer := time.AfterFunc(s.Remote.MaxWait(), func() { answer(nil, nil, nil) })
-	ok := s.Remote.Go(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), remoteReadTimeout)
+	remote := s.Remote
+	deadline := time.Now().Add(remote.MaxWait())
+	timer := time.AfterFunc(remote.MaxWait(), func() { answer(nil, nil, nil) })
+	ok := remote.Go(func() {
+		// The read ends with the fetch's wait: the object store downloads it started go
+		// on into the remote read caches, where the consumer's next fetch finds them.
+		ctx, cancel := context.WithDeadline(context.Background(), deadline)
 		defer cancel()
-		records, aborted, err := s.Remote.ReadRemote(ctx, rr.lp, rr.offset, rr.maxBytes, rr.minOneMessage, rr.readCommitted)
+		records, aborted, err := remote.ReadRemote(ctx, rr.lp, rr.offset, rr.maxBytes, rr.minOneMessage, rr.readCommitted)
 		timer.Stop()
+		if ctx.Err() != nil {
+			records, aborted, err = nil, nil, nil // the wait is over: a slow read, no records
+		}
 		answer(records, aborted, err)
 	})
 	if !ok {

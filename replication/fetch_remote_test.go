@@ -18,19 +18,26 @@ type fakeRemote struct {
 	records []byte
 	err     error
 	block   chan struct{}
-	mu      sync.Mutex
-	reads   []int64 // offsets read
-	minOne  []bool
+	// untilCtx, when set, makes a read wait for its ctx to end and answer its error
+	// (a read cut off at the fetch's wait).
+	untilCtx bool
+	mu       sync.Mutex
+	reads    []int64 // offsets read
+	minOne   []bool
 }
 
 func (f *fakeRemote) Go(fn func()) bool { go fn(); return true }
 func (f *fakeRemote) MaxWait() time.Duration {
 	return 100 * time.Millisecond
 }
-func (f *fakeRemote) ReadRemote(_ context.Context, _ *Partition, offset int64, _ int, minOne, _ bool) ([]byte, []AbortedTxn, error) {
+func (f *fakeRemote) ReadRemote(ctx context.Context, _ *Partition, offset int64, _ int, minOne, _ bool) ([]byte, []AbortedTxn, error) {
 	f.mu.Lock()
 	f.reads, f.minOne = append(f.reads, offset), append(f.minOne, minOne)
 	f.mu.Unlock()
+	if f.untilCtx {
+		<-ctx.Done()
+		return nil, nil, ctx.Err()
+	}
 	if f.block != nil {
 		<-f.block
 	}
@@ -61,7 +68,8 @@ func fetchDeferred(t *testing.T, s *FetchServer, r *kmsg.FetchRequest) *FetchAns
 // answers deferred with the remote read of the first such partition (the first batch
 // whole), the other remote partition empty with its offsets, a local partition from
 // the local log; a read error answers its partition's code alone; a read slower than
-// remote.fetch.max.wait.ms answers the partition empty.
+// remote.fetch.max.wait.ms answers the partition empty, and so does one that ends with
+// its ctx at that wait.
 func TestFetchServerReadsOneRemotePartition(t *testing.T) {
 	s, src := fetchServer(t, 2, 1, "l")
 	for _, name := range []string{"t", "u"} {
@@ -112,5 +120,15 @@ func TestFetchServerReadsOneRemotePartition(t *testing.T) {
 	a = fetchDeferred(t, s, request())
 	if tp := part(a, 0); tp.ErrorCode != 0 || len(tp.RecordBatches) != 0 || time.Since(start) < slow.MaxWait() {
 		t.Fatalf("slow remote read: code %d, %d bytes after %s", tp.ErrorCode, len(tp.RecordBatches), time.Since(start))
+	}
+
+	// The read's ctx ends with the fetch's wait; cut off there, it answers the
+	// partition empty, not with an error.
+	s.Remote = &fakeRemote{untilCtx: true}
+	for range 3 {
+		a = fetchDeferred(t, s, request())
+		if tp := part(a, 0); tp.ErrorCode != 0 || len(tp.RecordBatches) != 0 {
+			t.Fatalf("remote read cut off at the wait: code %d, %d bytes", tp.ErrorCode, len(tp.RecordBatches))
+		}
 	}
 }

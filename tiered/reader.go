@@ -8,13 +8,9 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/petrel-broker/petrel/segment"
 )
-
-// prefetchTimeout bounds one read-ahead of a chunk.
-const prefetchTimeout = 30 * time.Second
 
 // ErrRemoteSegmentNotFound is a remote read of an offset no copied remote segment of
 // the partition's leader-epoch lineage holds (remote retention deleted it, or it was
@@ -32,7 +28,8 @@ type Reader struct {
 	Indexes  *IndexCache
 	Chunks   *ChunkCache
 	// Prefetch, when set, runs fn in the background if there is room (the broker's
-	// reader pool); a read then warms the cache with the chunks after it.
+	// reader pool); a read then warms the cache with the chunks after it (fn starts
+	// their downloads, within the Downloads' read-ahead share, and returns).
 	Prefetch func(fn func())
 	// PrefetchBytes is how far past a read Prefetch warms the cache (Aiven's
 	// fetch.chunk.cache.prefetch.max.size); 0: no read-ahead.
@@ -120,7 +117,12 @@ func (r *Reader) Read(ctx context.Context, f RemoteFetch) (RemoteFetchResult, er
 	if err != nil {
 		return res, err
 	}
+	// The chunks after the first that MaxBytes may reach are fetched alongside: when
+	// each takes longer than the fetch waits, the next fetch finds them all.
+	cs := r.Chunks.ChunkSize()
+	r.prefetchRange(md, pos/cs+1, pos+int64(f.MaxBytes)-(pos/cs+1)*cs)
 	lr := r.logReader(ctx, md)
+	defer lr.close()
 	size := int64(md.SegmentSizeInBytes)
 	for pos < size {
 		hb, err := lr.readAt(pos, segment.BatchHeaderSize)
@@ -194,17 +196,24 @@ func validOffsetEntries(ix []byte) int {
 	return n
 }
 
-// logReader reads md's log through the chunk cache, keeping the chunks of one read.
+// logReader reads md's log through the chunk cache, keeping the chunks of one read
+// open; close releases them.
 type logReader struct {
 	ctx    context.Context
 	r      *Reader
 	md     *RemoteLogSegmentMetadata
-	chunks map[int64][]byte
+	chunks map[int64]*Chunk
 	last   int64 // the last chunk read, -1 before any
 }
 
 func (r *Reader) logReader(ctx context.Context, md *RemoteLogSegmentMetadata) *logReader {
-	return &logReader{ctx: ctx, r: r, md: md, chunks: map[int64][]byte{}, last: -1}
+	return &logReader{ctx: ctx, r: r, md: md, chunks: map[int64]*Chunk{}, last: -1}
+}
+
+func (lr *logReader) close() {
+	for _, c := range lr.chunks {
+		c.Close()
+	}
 }
 
 // readAt returns n bytes of the log at pos.
@@ -213,23 +222,25 @@ func (lr *logReader) readAt(pos int64, n int) ([]byte, error) {
 		return nil, fmt.Errorf("%w: segment %s: %d bytes at %d past its %d bytes", segment.ErrInvalidBatch, lr.md.SegmentID.ID, n, pos, lr.md.SegmentSizeInBytes)
 	}
 	cs := lr.r.Chunks.ChunkSize()
-	out := make([]byte, 0, n)
-	for n > 0 {
+	out := make([]byte, n)
+	for k := 0; k < n; {
 		i := pos / cs
 		c, ok := lr.chunks[i]
 		if !ok {
 			var err error
-			if c, err = lr.r.Chunks.Get(lr.ctx, lr.r.Storage, lr.md, i); err != nil {
+			if c, err = lr.r.Chunks.Open(lr.ctx, lr.r.Storage, lr.md, i); err != nil {
 				return nil, err
 			}
 			lr.chunks[i] = c
 			lr.last = max(lr.last, i)
 		}
 		off := pos - i*cs
-		take := min(int64(n), int64(len(c))-off)
-		out = append(out, c[off:off+take]...)
+		take := min(int64(n-k), cs-off)
+		if _, err := c.ReadAt(out[k:k+int(take)], off); err != nil {
+			return nil, fmt.Errorf("%w: chunk %d of segment %s in the cache: %v", ErrRemoteStorage, i, lr.md.SegmentID.ID, err)
+		}
 		pos += take
-		n -= int(take)
+		k += int(take)
 	}
 	return out, nil
 }
@@ -250,11 +261,7 @@ func (r *Reader) prefetchRange(md *RemoteLogSegmentMetadata, first, bytes int64)
 		if r.Chunks.Cached(md, i) {
 			continue
 		}
-		r.Prefetch(func() {
-			ctx, cancel := context.WithTimeout(context.Background(), prefetchTimeout)
-			defer cancel()
-			r.Chunks.Get(ctx, r.Storage, md, i) //nolint:errcheck // a failed read-ahead is a later miss
-		})
+		r.Prefetch(func() { r.Chunks.Prefetch(r.Storage, md, i) })
 	}
 }
 
@@ -264,11 +271,7 @@ func (r *Reader) prefetchSegment(md *RemoteLogSegmentMetadata, bytes int64) {
 	if r.Prefetch == nil || r.PrefetchBytes <= 0 || r.Chunks.limit == 0 {
 		return
 	}
-	r.Prefetch(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), prefetchTimeout)
-		defer cancel()
-		r.Indexes.Get(ctx, r.Storage, md, IndexOffset) //nolint:errcheck // a failed read-ahead is a later miss
-	})
+	r.Prefetch(func() { r.Indexes.Prefetch(r.Storage, md, IndexOffset) })
 	r.prefetchRange(md, 0, bytes)
 }
 
@@ -329,27 +332,36 @@ func (r *Reader) FindOffsetByTimestamp(ctx context.Context, tp TopicIDPartition,
 			return segment.TimestampOffset{}, false, err
 		}
 		lr := r.logReader(ctx, md)
-		for pos < int64(md.SegmentSizeInBytes) {
-			hb, err := lr.readAt(pos, segment.BatchHeaderSize)
-			if err != nil {
-				return segment.TimestampOffset{}, false, err
-			}
-			h, err := segment.ParseBatchHeader(hb)
-			if err != nil {
-				return segment.TimestampOffset{}, false, err
-			}
-			if h.LastOffset() >= startOffset && h.MaxTimestamp >= ts {
-				b, err := lr.readAt(pos, int(h.Size()))
-				if err != nil {
-					return segment.TimestampOffset{}, false, err
-				}
-				found, ok, err := segment.RecordAtOrAfterTimestamp(b, ts, startOffset, r.Decompress)
-				if err != nil || ok {
-					return found, ok, err
-				}
-			}
-			pos += h.Size()
+		found, ok, err := r.findInSegment(lr, md, pos, ts, startOffset)
+		lr.close()
+		if err != nil || ok {
+			return found, ok, err
 		}
+	}
+	return segment.TimestampOffset{}, false, nil
+}
+
+// findInSegment is FindOffsetByTimestamp's walk of md's batches from pos.
+func (r *Reader) findInSegment(lr *logReader, md *RemoteLogSegmentMetadata, pos, ts, startOffset int64) (segment.TimestampOffset, bool, error) {
+	for pos < int64(md.SegmentSizeInBytes) {
+		hb, err := lr.readAt(pos, segment.BatchHeaderSize)
+		if err != nil {
+			return segment.TimestampOffset{}, false, err
+		}
+		h, err := segment.ParseBatchHeader(hb)
+		if err != nil {
+			return segment.TimestampOffset{}, false, err
+		}
+		if h.LastOffset() >= startOffset && h.MaxTimestamp >= ts {
+			b, err := lr.readAt(pos, int(h.Size()))
+			if err != nil {
+				return segment.TimestampOffset{}, false, err
+			}
+			if found, ok, err := segment.RecordAtOrAfterTimestamp(b, ts, startOffset, r.Decompress); err != nil || ok {
+				return found, ok, err
+			}
+		}
+		pos += h.Size()
 	}
 	return segment.TimestampOffset{}, false, nil
 }

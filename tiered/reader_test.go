@@ -25,12 +25,24 @@ type objectStore struct {
 	gets    atomic.Int64
 	down    bool
 	gate    chan struct{} // when set, log reads wait for it
+	// hold, when set, makes log reads wait for it or for their ctx to end (a store
+	// slower than its callers wait, cut off by the download's own deadline).
+	hold chan struct{}
+	// indexGate, when set, makes index reads wait for it.
+	indexGate chan struct{}
 }
 
-func (s *objectStore) FetchLogSegmentRange(_ context.Context, md *RemoteLogSegmentMetadata, start, end int64) (io.ReadCloser, error) {
+func (s *objectStore) FetchLogSegmentRange(ctx context.Context, md *RemoteLogSegmentMetadata, start, end int64) (io.ReadCloser, error) {
 	s.gets.Add(1)
 	if s.gate != nil {
 		<-s.gate
+	}
+	if s.hold != nil {
+		select {
+		case <-s.hold:
+		case <-ctx.Done():
+			return nil, &StorageError{Op: "fetchLogSegment", Err: ctx.Err()}
+		}
 	}
 	if s.down {
 		return nil, &StorageError{Op: "fetchLogSegment", Err: errors.New("store down")}
@@ -41,6 +53,9 @@ func (s *objectStore) FetchLogSegmentRange(_ context.Context, md *RemoteLogSegme
 
 func (s *objectStore) FetchIndex(_ context.Context, md *RemoteLogSegmentMetadata, t IndexType) (io.ReadCloser, error) {
 	s.gets.Add(1)
+	if s.indexGate != nil {
+		<-s.indexGate
+	}
 	b, ok := s.indexes[md.SegmentID.ID][t]
 	if !ok {
 		return nil, &StorageError{Op: "fetchIndex", NotFound: true, Err: errors.New("NoSuchKey")}
@@ -128,11 +143,14 @@ func newTestReader(t *testing.T, chunkSize, cacheSize int64) (*Reader, *objectSt
 	s := &objectStore{logs: map[Uuid][]byte{}, indexes: map[Uuid]map[IndexType][]byte{}}
 	md0, b0 := testSegment(s, 1, 0, []EpochStart{{0, 0}}, nil)
 	md1, b1 := testSegment(s, 2, 50, []EpochStart{{0, 50}, {1, 70}}, []segment.AbortedTxn{{ProducerID: 7, FirstOffset: 45, LastOffset: 60, LastStableOffset: 61}})
-	chunks, err := NewChunkCache(t.TempDir(), chunkSize, cacheSize)
+	dir := t.TempDir()
+	downloads := NewDownloads(16, 30*time.Second) // read-ahead of 8 at once
+	t.Cleanup(downloads.Close)                    // before the directory goes
+	chunks, err := NewChunkCache(dir, chunkSize, cacheSize, downloads)
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &Reader{Storage: s, Metadata: listMetadata{segs: []*RemoteLogSegmentMetadata{md0, md1}}, Indexes: NewIndexCache(1 << 20), Chunks: chunks}
+	r := &Reader{Storage: s, Metadata: listMetadata{segs: []*RemoteLogSegmentMetadata{md0, md1}}, Indexes: NewIndexCache(1<<20, downloads), Chunks: chunks}
 	return r, s, append(b0, b1...)
 }
 
@@ -189,6 +207,7 @@ func TestReaderChunkCacheAndReadAhead(t *testing.T) {
 	if _, err := r.Read(context.Background(), RemoteFetch{Epochs: testEpochs, FetchOffset: 0, MaxBytes: size, MinOneMessage: true}); err != nil {
 		t.Fatal(err)
 	}
+	waitDownloads(t, r)
 	before := s.gets.Load()
 	r.Prefetch = nil // count the read's own calls only
 	res, err := r.Read(context.Background(), RemoteFetch{Epochs: testEpochs, FetchOffset: 5, MaxBytes: 2 * size, MinOneMessage: true})
@@ -207,6 +226,7 @@ func TestReaderChunkCacheAndReadAhead(t *testing.T) {
 	if _, err := r.Read(context.Background(), RemoteFetch{Epochs: testEpochs, FetchOffset: 45, MaxBytes: 1 << 20, MinOneMessage: true}); err != nil {
 		t.Fatal(err)
 	}
+	waitDownloads(t, r)
 	before = s.gets.Load()
 	r.Prefetch = nil
 	if res, err := r.Read(context.Background(), RemoteFetch{Epochs: testEpochs, FetchOffset: 50, MaxBytes: size, MinOneMessage: true}); err != nil || !bytes.Equal(res.Records, batches[10]) {
