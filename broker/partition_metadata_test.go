@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/petrel-broker/petrel/metadata"
@@ -128,4 +129,50 @@ func TestPartitionMetadataAtFirstAppendAndMalformedAtOpen(t *testing.T) {
 		}
 	}
 	consumeN(t, b, topic, 1) // partition 0, whose file was missing, reads back
+}
+
+// A replica no offset checkpoint names is opened as a new one (its directory made
+// first, nothing looked up) only when its directory does not exist: after a crash before
+// the first checkpoint, a directory with records is still recovered, and one of an
+// earlier topic of the same name (another topic id) is still removed.
+func TestReplicaWithoutCheckpointLineKeepsItsDirectory(t *testing.T) {
+	const topic = "noline"
+	dir := t.TempDir()
+	props := map[string]string{"broker.session.timeout.ms": "2000", "broker.heartbeat.interval.ms": "200"}
+	b := startTestBroker(t, dir, props)
+	mustCreateTopic(t, newAdmin(t, b), topic, 2, nil)
+	waitReplicas(t, b, 2)
+	cl := newClient(t, b, kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	for p := int32(0); p < 2; p++ {
+		if err := cl.ProduceSync(testContext(t), &kgo.Record{Topic: topic, Partition: p, Value: []byte("0")}).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cl.Close()
+	b.Kill()
+	logs := filepath.Join(dir, "logs")
+	ents, err := os.ReadDir(logs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range ents { // no checkpoint line names any replica: a crash before the first
+		if !e.IsDir() && strings.HasSuffix(e.Name(), "checkpoint") {
+			if err := os.Remove(filepath.Join(logs, e.Name())); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	earlier := filepath.Join(logs, segment.PartitionDirName(topic, 1), partitionMetadataFile)
+	if err := os.WriteFile(earlier, partitionMetadata(metadata.Uuid{9, 9, 9}), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	b = startTestBroker(t, dir, props)
+	waitReplicas(t, b, 2)
+	if leo := b.partitions.get(topic, 0).State().LogEndOffset; leo != 1 {
+		t.Fatalf("a replica's records without a checkpoint line: log end offset %d, want 1", leo)
+	}
+	if leo := b.partitions.get(topic, 1).State().LogEndOffset; leo != 0 {
+		t.Fatalf("an earlier topic's directory was kept: log end offset %d, want 0", leo)
+	}
+	consumeN(t, b, topic, 1)
 }

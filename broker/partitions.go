@@ -90,6 +90,9 @@ type partitionManager struct {
 	// cleanTopicIDs are the topic ids of topicIDCheckpointFile, read at a clean start;
 	// open takes each one out (guarded by mu).
 	cleanTopicIDs map[segment.TopicPartition]metadata.Uuid
+	// narrowLeads are the leaderships with an ISR of this broker alone taken in the
+	// current reconciliation pass, logged in one line at its end (narrow_leads.go).
+	narrowLeads narrowLeads
 	// compactedOnce holds the partitions the cleaner has ever cleaned (the keys of
 	// cleaner-offset-checkpoint): their logs have offset gaps, which recovery must accept
 	// even after cleanup.policy changes back to delete. Guarded by mu.
@@ -191,6 +194,7 @@ func (pm *partitionManager) reconcileLoop() {
 			} else {
 				ok = pm.reconcileDelta(prev, im)
 			}
+			pm.narrowLeads.flush(pm.b.logger)
 			if !ok {
 				return // stopping
 			}
@@ -342,6 +346,9 @@ func (pm *partitionManager) applyAssignment(lp *localPartition, p *metadata.Part
 			pm.b.logger.Error("cannot become leader", "topic", lp.Topic, "partition", lp.ID, "error", err)
 		} else if len(p.Replicas) > 1 {
 			pm.b.purgatory.LeadershipGained() // followers' parked fetches come back to name it
+			if !slices.Contains(p.ISR, pm.b.cfg.NodeID) || len(p.ISR) == 1 {
+				pm.narrowLeads.add(lp.Topic, lp.ID, p.LeaderEpoch, p.ISR)
+			}
 		}
 		return
 	}
@@ -466,9 +473,20 @@ func (pm *partitionManager) open(t *metadata.Topic, id int32, s *topicSettings, 
 	pm.mu.Lock()
 	old, known := pm.cleanTopicIDs[tp]
 	delete(pm.cleanTopicIDs, tp)
+	_, hasLine := pm.carried[tp]
 	pm.mu.Unlock()
+	// A replica no checkpoint names is most likely new (a CreateTopics): its directory
+	// is made first, and when that succeeds it is known empty, so neither its
+	// partition.metadata nor its listing is looked up (three failed lookups per replica
+	// of a bulk creation). One that exists (a crash before its first checkpoint) takes
+	// the path below. Durability is unchanged: the directory reaches the disk with its
+	// first segment's directory fsyncs, as before (segment.Open made it the same way).
+	created := !known && !hasLine && os.Mkdir(dir, 0o755) == nil
 	var oldErr error
-	if !known || old != t.ID { // else the clean shutdown's checkpoint names this topic
+	switch {
+	case created:
+		oldErr = fs.ErrNotExist
+	case !known || old != t.ID: // else the clean shutdown's checkpoint names this topic
 		old, oldErr = readPartitionMetadata(dir)
 	}
 	if errors.Is(oldErr, errMalformedPartitionMetadata) {
@@ -500,6 +518,7 @@ func (pm *partitionManager) open(t *metadata.Topic, id int32, s *topicSettings, 
 		CleanShutdown:  pm.cleanShutdown,
 		Decompress:     pm.b.records.Decompress, // time lookups look inside compressed batches
 		Files:          pm.b.segFiles,
+		Created:        created,
 	})
 	if err != nil {
 		return nil, err

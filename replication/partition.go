@@ -144,8 +144,10 @@ func (p *Partition) BecomeLeaderOf(leaderEpoch, partitionEpoch int32, isr, repli
 	p.replicas, p.partitionEpoch = slices.Clone(replicas), partitionEpoch
 	if newTerm {
 		p.leaderEpochStartOffset = p.log.LogEndOffset()
-		if !slices.Contains(isr, p.opts.BrokerID) || len(isr) == 1 && len(replicas) > 1 {
-			p.opts.Logger.Info("leading", "leader_epoch", leaderEpoch, "epoch_start_offset", p.leaderEpochStartOffset,
+		// At DEBUG: a whole-cluster start makes every partition such a leader at once,
+		// and the broker logs them in one line per reconciliation (narrow_leads.go).
+		if (!slices.Contains(isr, p.opts.BrokerID) || len(isr) == 1 && len(replicas) > 1) && p.opts.Logger.IsDebug() {
+			p.opts.Logger.Debug("leading", "leader_epoch", leaderEpoch, "epoch_start_offset", p.leaderEpochStartOffset,
 				"high_watermark", p.highWatermark, "isr", isr)
 		}
 		p.pendingISR = nil

@@ -33,6 +33,10 @@ type OpenOptions struct {
 	// Files bounds the open segment files across the logs sharing it; nil keeps every
 	// segment's files open while the log is open.
 	Files *FileCache
+	// Created says the caller has just created dir itself (an os.Mkdir that succeeded):
+	// it is empty, so Open neither lists nor creates it. A bulk creation of replicas
+	// saves a failed listing and MkdirAll's lookups per replica.
+	Created bool
 }
 
 // AppendInfo describes a completed append.

@@ -51,12 +51,16 @@ func Open(dir string, cfg Config, opts OpenOptions) (*Log, *RecoveryReport, erro
 	// One listing serves the whole open (segments, leftovers, which checkpoint files
 	// exist) and, through TakeOpenListing, the owner's producer snapshots: the directory
 	// is created only when the listing finds none.
-	ents, err := os.ReadDir(dir)
-	if errors.Is(err, os.ErrNotExist) {
-		err = os.MkdirAll(dir, 0o755) // a new replica: nothing in it to list
-	}
-	if err != nil {
-		return nil, nil, err
+	var ents []os.DirEntry
+	var err error
+	if !opts.Created { // else a directory just made: nothing in it to list
+		ents, err = os.ReadDir(dir)
+		if errors.Is(err, os.ErrNotExist) {
+			err = os.MkdirAll(dir, 0o755) // a new replica: nothing in it to list
+		}
+		if err != nil {
+			return nil, nil, err
+		}
 	}
 	if opts.Files == nil {
 		opts.Files = testFiles

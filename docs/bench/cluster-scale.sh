@@ -23,7 +23,8 @@
 # PETREL_PPROF=1 with PETREL_BENCH_LOGS=dir and PETREL_CREATE_PROFILE=1 profiles every
 # node across the whole creation, in 5 s windows merged into dir/create-cpu-n<i>.prof,
 # and each `petrel topics create` client process (PETREL_CLIENT_CPU_PROFILE) into
-# dir/create-client-<k>.prof, merged into dir/create-client.prof.
+# dir/create-client-<k>.prof, merged into dir/create-client.prof. The creation's and
+# the start's rows note each node's CPU-seconds (/proc/<pid>/stat) and the load average.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 total=${1:-100000}
@@ -74,6 +75,16 @@ if [ "${PETREL_PPROF:-}" = 1 ] && [ -n "${PETREL_BENCH_LOGS:-}" ] && [ -n "${PET
     profilers+=($!)
   done
 fi
+cpu_s() { # $1 ticks: CPU-seconds
+  python3 -c "print('%.2f' % ($1 / $(getconf CLK_TCK)))"
+}
+cpu_note() { # each node's CPU-seconds since the ticks in the array named $1
+  local -n base=$1; local n="" i
+  for i in 0 1 2; do n+="n$i $(cpu_s $(( $(ticks "${pids[$i]}") - base[i] ))), "; done
+  echo "CPU-s ${n%, }"
+}
+cz=()
+for i in 0 1 2; do cz[$i]=$(ticks "${pids[$i]}"); done
 t0=$(now); todo=$total; k=0
 while [ "$todo" -gt 0 ]; do
   p=$(( todo < per_req ? todo : per_req ))
@@ -85,7 +96,7 @@ while [ "$todo" -gt 0 ]; do
   [ -z "${PETREL_CREATE_TIMES:-}" ] || awk -v a="$tr" -v b="$EPOCHREALTIME" -v k="$k" -v p="$p" 'BEGIN { printf "CreateTopics t%s of %s: %.2f s\n", k, p, b - a }' >&2
   todo=$((todo - p)); k=$((k + 1))
 done
-echo "| create: $k CreateTopics of $per_req answered | $total | $rf | $(since "$t0") | |"
+echo "| create: $k CreateTopics of $per_req answered | $total | $rf | $(since "$t0") | $(cpu_note cz); load $(cut -d' ' -f1 /proc/loadavg) |"
 if [ -n "$create_prof" ]; then
   touch "$work/created"
   for p in "${profilers[@]}"; do wait "$p" || true; done; profilers=()
@@ -94,7 +105,7 @@ if [ -n "$create_prof" ]; then
 fi
 replicas=$((total * rf / 3))
 wait_sync "$replicas" 900
-echo "| create until every ISR is full | $total | $rf | $(since "$t0") | |"
+echo "| create until every ISR is full | $total | $rf | $(since "$t0") | $(cpu_note cz) |"
 
 sleep "${PETREL_IDLE_SETTLE_SECONDS:-20}"
 secs=${PETREL_IDLE_CPU_SECONDS:-30}
@@ -153,7 +164,8 @@ until serving; do
 done
 note=""
 for i in 0 1 2; do note+="n$i: $(grep 'broker ready' "$work/n$i.log" | tail -1 | grep -o 'metadata_catch_up=[^ ]* replica_recovery=[^ ]*') "; done
-echo "| whole cluster started at once, every partition led (all ready at $ready s) | $total | $rf | $(since "$t0") | $note |"
+cz=(0 0 0) # new processes: their CPU since their start
+echo "| whole cluster started at once, every partition led (all ready at $ready s) | $total | $rf | $(since "$t0") | $note; $(cpu_note cz); load $(cut -d' ' -f1 /proc/loadavg) |"
 wait_sync "$replicas" 900
 echo "| start until every ISR is full | $total | $rf | $(since "$t0") | |"
 for p in ${profilers[@]+"${profilers[@]}"}; do wait "$p" || true; done # before the EXIT trap kills the nodes
