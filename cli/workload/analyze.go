@@ -12,6 +12,9 @@ type Kind int
 const (
 	// Lost: an acknowledged record the drain did not read.
 	Lost Kind = iota
+	// Misplaced: an acknowledged record the drain read, but never at the partition and
+	// offset its produce answer gave.
+	Misplaced
 	// Duplicated: one record read at two or more offsets.
 	Duplicated
 	// Reordered: an acknowledged record read at a higher offset than a later one of the
@@ -20,16 +23,13 @@ const (
 	// AbortedRead: a record of an aborted transaction returned to a read_committed
 	// consumer.
 	AbortedRead
+	// NotDelivered: an acknowledged record the group's consumers never returned,
+	// although the group's committed offsets reached the end of every partition.
+	NotDelivered
 	// Backwards: a committed offset lower than one committed (or observed) before it.
 	Backwards
 	// Unknown: a record carrying this run's id that no producer of the run produced.
 	Unknown
-	// Misplaced: an acknowledged record the drain read, but never at the partition and
-	// offset its produce answer gave.
-	Misplaced
-	// NotDelivered: an acknowledged record the group's consumers never returned,
-	// although the group's committed offsets reached the end of every partition.
-	NotDelivered
 	kinds
 )
 
