@@ -121,7 +121,7 @@ func runVerifyWorkload(c *ucli.Context) error {
 	report, err := workload.Run(ctx, cfg)
 	bar.finish()
 	if err != nil {
-		return err
+		return flagWords(err)
 	}
 	if err := report.WriteTable(c.App.Writer); err != nil {
 		return err
@@ -145,6 +145,7 @@ func flagWords(err error) error {
 		{"abort fraction", "--abort-fraction"},
 		{"replication factor", "--replication-factor"},
 		{"give a number of records, a duration or both", "give --records, --duration or both"},
+		{"give a new group", "give a new --group"},
 	} {
 		msg = strings.Replace(msg, r.from, r.to, 1)
 	}

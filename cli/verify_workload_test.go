@@ -150,3 +150,26 @@ func TestVerifyWorkloadFaultTimeoutKillsTheGroup(t *testing.T) {
 		return err != nil || strings.Contains(string(stat), ") Z ")
 	})
 }
+
+// A --group with committed offsets for the topic is refused with a clear message
+// before anything is produced.
+func TestVerifyWorkloadRefusesAUsedGroup(t *testing.T) {
+	b := startBroker(t, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(b.Addr().String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	adm := kadm.NewClient(cl)
+	if _, err := adm.CreateTopic(ctx, 1, 1, nil, "vw-used"); err != nil {
+		t.Fatal(err)
+	}
+	if resp, err := adm.CommitOffsets(ctx, "used", kadm.Offsets{"vw-used": {0: {Topic: "vw-used", Partition: 0, At: 0}}}); err != nil || resp.Error() != nil {
+		t.Fatalf("commit: %v %v", err, resp.Error())
+	}
+	mustFail(t, `group "used" already has committed offsets for topic "vw-used" (1 partitions): give a new --group`, "",
+		"verify", "workload", "--brokers", b.Addr().String(), "--topic", "vw-used", "--group", "used",
+		"--records", "10", "--consumers", "1", "--no-progress")
+}

@@ -37,23 +37,22 @@ func newProducer(r *runner, n int32) *producer {
 	return p
 }
 
-// history waits (up to the delivery timeout) for kgo's last produce callbacks, which
-// may still come after the client is closed, and returns a copy of the records.
-func (p *producer) history() []Produced {
-	timer := time.AfterFunc(p.r.cfg.DeliveryTimeout, func() {
+// history waits, until deadline, for kgo's last produce callbacks, which may still come
+// after the client is closed, and returns a copy of the records.
+func (p *producer) history(deadline time.Time) []Produced {
+	timer := time.AfterFunc(time.Until(deadline), func() {
 		p.mu.Lock()
 		defer p.mu.Unlock()
 		p.answeredAll.Broadcast()
 	})
 	defer timer.Stop()
-	deadline := time.Now().Add(p.r.cfg.DeliveryTimeout)
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for p.pending > 0 && time.Now().Before(deadline) {
 		p.answeredAll.Wait()
 	}
 	if p.pending > 0 {
-		p.r.cfg.Logger.Debug("produce callbacks missing", "producer", p.n, "records", p.pending)
+		p.r.note("producer %d: %d produce answers missing after the client closed", p.n, p.pending)
 	}
 	return slices.Clone(p.records)
 }

@@ -16,7 +16,7 @@ func TestProducerHistoryWaitsForLateCallbacks(t *testing.T) {
 		t.Fatal("no record")
 	}
 	done := make(chan []Produced)
-	go func() { done <- p.history() }()
+	go func() { done <- p.history(time.Now().Add(time.Minute)) }()
 	select {
 	case h := <-done:
 		t.Fatalf("history returned %v before the callback", h)

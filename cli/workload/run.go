@@ -192,8 +192,9 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	watchDone.Wait()
 
 	r.progress(PhaseDraining, start)
+	answersDue := time.Now().Add(cfg.DeliveryTimeout)
 	for _, p := range producers {
-		h.Produced = append(h.Produced, p.history()...)
+		h.Produced = append(h.Produced, p.history(answersDue)...)
 	}
 	for _, c := range consumers {
 		h.GroupReads = append(h.GroupReads, c.reads...)
