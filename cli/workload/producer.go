@@ -241,15 +241,18 @@ func (p *producer) runTransactions(ctx context.Context, stop <-chan struct{}, pa
 		flushErr := cl.Flush(endCtx)
 		cancel()
 		produceFailed := flushErr != nil || failed.Load()
-		// A fresh context for the end: after a Flush that used up its time, an expired
-		// one would send no EndTxn(abort) and leave the transaction open, holding
-		// read_committed readers at the last stable offset until it timed out.
-		endCtx, cancel = context.WithTimeout(context.WithoutCancel(ctx), p.r.cfg.DeliveryTimeout)
+		// Fresh contexts for the abort and the end: after a Flush that used up its
+		// time, an expired one would send no EndTxn(abort) and leave the transaction
+		// open, holding read_committed readers at the last stable offset until it
+		// timed out.
 		if produceFailed {
-			if err := cl.AbortBufferedRecords(endCtx); err != nil {
+			abortCtx, cancelAbort := context.WithTimeout(context.WithoutCancel(ctx), p.r.cfg.DeliveryTimeout)
+			if err := cl.AbortBufferedRecords(abortCtx); err != nil {
 				p.r.note("producer %d: abort buffered records: %v", p.n, err)
 			}
+			cancelAbort()
 		}
+		endCtx, cancel = context.WithTimeout(context.WithoutCancel(ctx), p.r.cfg.DeliveryTimeout)
 		commit := !abort && !produceFailed
 		err := cl.EndTransaction(endCtx, kgo.TransactionEndTry(commit))
 		cancel()
