@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/petrel-broker/petrel/cli/internal/clientcmd"
@@ -109,6 +110,7 @@ func runVerifyWorkload(c *ucli.Context) error {
 	bar := newWorkloadBar(stderr, !c.Bool("no-progress"))
 	cfg.OnProgress = bar.progress
 	cfg.OnFault = bar.fault
+	cfg.OnWarning = func(msg string) { fmt.Fprintf(stderr, "warning: %s\n", msg) }
 
 	ctx, stop := clientcmd.SignalContext(c.Context)
 	defer stop()
@@ -119,7 +121,7 @@ func runVerifyWorkload(c *ucli.Context) error {
 	report, err := workload.Run(ctx, cfg)
 	bar.finish()
 	if err != nil {
-		return err
+		return flagWords(err)
 	}
 	if err := report.WriteTable(c.App.Writer); err != nil {
 		return err
@@ -143,6 +145,7 @@ func flagWords(err error) error {
 		{"abort fraction", "--abort-fraction"},
 		{"replication factor", "--replication-factor"},
 		{"give a number of records, a duration or both", "give --records, --duration or both"},
+		{"give a new group", "give a new --group"},
 	} {
 		msg = strings.Replace(msg, r.from, r.to, 1)
 	}
@@ -163,7 +166,10 @@ const maxFaultOutput = 64 << 10
 // shellFault runs cmd with sh -c, bounded by timeout, with PETREL_VERIFY_FAULT (1, 2,
 // ...) and PETREL_VERIFY_TOPIC in its environment; it returns the combined output.
 // A process the command leaves running (a restarted broker) may keep the output pipe
-// open: the wait ends WaitDelay after the shell exits.
+// open: the wait ends WaitDelay after the shell exits. The shell runs in a process group
+// of its own, killed as a whole on the timeout or an interrupt, so that what it started
+// (a sleep, a restart in progress) does not outlive it; a server meant to outlive the
+// command must be started with setsid.
 func shellFault(cmd, topic string, timeout time.Duration) func(context.Context, int) (string, error) {
 	return func(ctx context.Context, n int) (string, error) {
 		ctx, cancel := context.WithTimeout(ctx, timeout)
@@ -173,6 +179,8 @@ func shellFault(cmd, topic string, timeout time.Duration) func(context.Context, 
 		out := &cappedBuffer{max: maxFaultOutput}
 		sh.Stdout, sh.Stderr = out, out
 		sh.WaitDelay = 2 * time.Second
+		sh.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		sh.Cancel = func() error { return syscall.Kill(-sh.Process.Pid, syscall.SIGKILL) }
 		err := sh.Run()
 		if errors.Is(err, exec.ErrWaitDelay) {
 			err = nil // the shell exited; something it started still holds the output

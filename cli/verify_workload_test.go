@@ -4,10 +4,13 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/petrel-broker/petrel/internal/testwait"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
@@ -18,8 +21,9 @@ func TestVerifyWorkloadHealthy(t *testing.T) {
 		"--partitions", "2", "--replication-factor", "1", "--producers", "2", "--keys", "8",
 		"--records", "300", "--rate", "300", "--duration", "30s", "--consumers", "1",
 		"--fault-cmd", "echo fault $PETREL_VERIFY_FAULT on $PETREL_VERIFY_TOPIC", "--fault-at", "30%")
-	for _, want := range []string{"acknowledged records lost         0           ok", "produced                 300", "\n0 violations\n"} {
-		if !strings.Contains(r.stdout, want) {
+	for _, want := range []string{`acknowledged records lost +0 +ok\n`, `acknowledged records the group never received +0 +ok\n`,
+		`produced +300\n`, `aborted after a failed produce +0\n`, "\n0 violations\n"} {
+		if !regexp.MustCompile(want).MatchString(r.stdout) {
 			t.Errorf("stdout lacks %q", want)
 		}
 	}
@@ -61,8 +65,8 @@ func TestVerifyWorkloadPlantedViolations(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, tt := range []struct{ plant, row string }{
-		{"duplicate", "duplicated records                1           FAIL"},
-		{"loss", "acknowledged records lost"},
+		{"duplicate", `duplicated records +1 +FAIL\n`},
+		{"loss", `acknowledged records lost +[1-9][0-9]* +FAIL\n`},
 	} {
 		t.Run(tt.plant, func(t *testing.T) {
 			b := startBroker(t, nil)
@@ -77,7 +81,7 @@ func TestVerifyWorkloadPlantedViolations(t *testing.T) {
 			if !strings.Contains(r.stderr, "fault 1 (due at 50%) ran at") || !strings.Contains(r.stderr, "  | planted "+tt.plant) {
 				t.Errorf("stderr lacks the fault's output")
 			}
-			if !strings.Contains(r.stdout, tt.row) || strings.Contains(r.stdout, tt.row+"         0           ok") {
+			if !regexp.MustCompile(tt.row).MatchString(r.stdout) {
 				t.Errorf("stdout lacks a failed %q row", tt.row)
 			}
 		})
@@ -126,4 +130,46 @@ func TestHelperPlant(t *testing.T) {
 		}
 	}
 	fmt.Printf("planted %s\n", plant)
+}
+
+// On --fault-timeout the fault command's whole process group is killed, not only the
+// shell: a sleep it started does not outlive it.
+func TestVerifyWorkloadFaultTimeoutKillsTheGroup(t *testing.T) {
+	fault := shellFault("sleep 60 & echo $!; wait", "t", 500*time.Millisecond)
+	out, err := fault(context.Background(), 1)
+	if err == nil || !strings.Contains(err.Error(), "did not finish within 500ms") {
+		t.Fatalf("fault: %v, want the timeout", err)
+	}
+	pid, perr := strconv.Atoi(strings.TrimSpace(out))
+	if perr != nil {
+		t.Fatalf("output %q: no pid", out)
+	}
+	testwait.Until(t, 10*time.Second, "the fault's sleep to end", func() bool {
+		stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		// gone, or a zombie its new parent has yet to reap
+		return err != nil || strings.Contains(string(stat), ") Z ")
+	})
+}
+
+// A --group with committed offsets for the topic is refused with a clear message
+// before anything is produced.
+func TestVerifyWorkloadRefusesAUsedGroup(t *testing.T) {
+	b := startBroker(t, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(b.Addr().String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	adm := kadm.NewClient(cl)
+	if _, err := adm.CreateTopic(ctx, 1, 1, nil, "vw-used"); err != nil {
+		t.Fatal(err)
+	}
+	if resp, err := adm.CommitOffsets(ctx, "used", kadm.Offsets{"vw-used": {0: {Topic: "vw-used", Partition: 0, At: 0}}}); err != nil || resp.Error() != nil {
+		t.Fatalf("commit: %v %v", err, resp.Error())
+	}
+	mustFail(t, `group "used" already has committed offsets for topic "vw-used" (1 partitions): give a new --group`, "",
+		"verify", "workload", "--brokers", b.Addr().String(), "--topic", "vw-used", "--group", "used",
+		"--records", "10", "--consumers", "1", "--no-progress")
 }

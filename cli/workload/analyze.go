@@ -12,6 +12,9 @@ type Kind int
 const (
 	// Lost: an acknowledged record the drain did not read.
 	Lost Kind = iota
+	// Misplaced: an acknowledged record the drain read, but never at the partition and
+	// offset its produce answer gave.
+	Misplaced
 	// Duplicated: one record read at two or more offsets.
 	Duplicated
 	// Reordered: an acknowledged record read at a higher offset than a later one of the
@@ -20,6 +23,9 @@ const (
 	// AbortedRead: a record of an aborted transaction returned to a read_committed
 	// consumer.
 	AbortedRead
+	// NotDelivered: an acknowledged record the group's consumers never returned,
+	// although the group's committed offsets reached the end of every partition.
+	NotDelivered
 	// Backwards: a committed offset lower than one committed (or observed) before it.
 	Backwards
 	// Unknown: a record carrying this run's id that no producer of the run produced.
@@ -50,6 +56,10 @@ func (k Kind) String() string {
 		return "committed offsets went backwards"
 	case Unknown:
 		return "records never produced"
+	case Misplaced:
+		return "acknowledged at another offset"
+	case NotDelivered:
+		return "acknowledged records the group never received"
 	}
 	return fmt.Sprintf("kind %d", int(k))
 }
@@ -61,7 +71,8 @@ const MaxExamples = 10
 type Analysis struct {
 	Produced       int // records produced (sent)
 	Acknowledged   int // acknowledged (acks=all, or their transaction committed)
-	Aborted        int // in transactions aborted on purpose (or never committed)
+	Aborted        int // in transactions aborted on purpose
+	AbortedFailed  int // in transactions aborted because one of their produces failed
 	Unacknowledged int // neither: outcome unknown to the producer
 	UnackedRead    int // unacknowledged records the drain read (not a violation)
 	Read           int // distinct records of this run the drain read
@@ -103,7 +114,11 @@ func Analyze(h *History) Analysis {
 		case Acknowledged:
 			a.Acknowledged++
 		case Aborted:
-			a.Aborted++
+			if p.Failed {
+				a.AbortedFailed++
+			} else {
+				a.Aborted++
+			}
 		default:
 			a.Unacknowledged++
 		}
@@ -144,10 +159,16 @@ func Analyze(h *History) Analysis {
 		switch {
 		case p.Status == Acknowledged && !read:
 			if reached, unfinished := h.Unfinished[p.Partition]; unfinished && p.Offset >= reached {
+				if end, listed := h.Ends[p.Partition]; listed && p.Partition >= 0 && p.Offset >= end {
+					a.add(Lost, "%s acknowledged at partition %d offset %d, at or past its end offset %d", p.RecordID, p.Partition, p.Offset, end)
+					continue
+				}
 				a.Unchecked++
 				continue
 			}
 			a.add(Lost, "%s acknowledged at partition %d offset %d, never read", p.RecordID, p.Partition, p.Offset)
+		case p.Status == Acknowledged && p.Partition >= 0 && !readAt(f, again[p.RecordID], p.Partition, p.Offset):
+			a.add(Misplaced, "%s acknowledged at partition %d offset %d, read at %s", p.RecordID, p.Partition, p.Offset, placesOf(append([]Read{f}, again[p.RecordID]...)))
 		case p.Status == Unacknowledged && read:
 			a.UnackedRead++
 		}
@@ -155,6 +176,19 @@ func Analyze(h *History) Analysis {
 			a.add(Duplicated, "%s read at %s", p.RecordID, placesOf(append([]Read{f}, more...)))
 		}
 	}
+	if h.Settled {
+		received := make(map[RecordID]bool, len(h.GroupReads))
+		for _, id := range h.GroupReads {
+			received[id] = true
+		}
+		for i := range h.Produced {
+			if p := &h.Produced[i]; p.Status == Acknowledged && !received[p.RecordID] {
+				a.add(NotDelivered, "%s acknowledged at partition %d offset %d, never returned to the group", p.RecordID, p.Partition, p.Offset)
+			}
+		}
+		slices.SortFunc(a.Examples[NotDelivered], cmp.Compare)
+	}
+	slices.SortFunc(a.Examples[Misplaced], cmp.Compare)
 	slices.SortFunc(a.Examples[Lost], cmp.Compare)
 	slices.SortFunc(a.Examples[Duplicated], cmp.Compare)
 
@@ -167,6 +201,13 @@ func Analyze(h *History) Analysis {
 	}
 	analyzeCommits(&a, h.Commits)
 	return a
+}
+
+// readAt reports whether the record read first at f, and again at more, was read at
+// partition and offset.
+func readAt(f Read, more []Read, partition int32, offset int64) bool {
+	at := func(r Read) bool { return r.Partition == partition && r.Offset == offset }
+	return at(f) || slices.ContainsFunc(more, at)
 }
 
 // placesOf names the partitions and offsets of reads.

@@ -165,6 +165,101 @@ func TestAnalyze(t *testing.T) {
 			},
 		},
 		{
+			name: "acknowledged at one offset, read at another",
+			history: History{
+				Produced: []Produced{acked(0, 0, 0), acked(0, 1, 5)},
+				Drained:  []Read{read(0, 0, 0), read(0, 1, 3)},
+			},
+			want:    map[Kind]int{Misplaced: 1},
+			example: "producer 0 key 0 seq 1 acknowledged at partition 0 offset 5, read at partition 0 offset 3",
+		},
+		{
+			name: "read at its offset and again elsewhere is a duplicate only",
+			history: History{
+				Produced: []Produced{acked(0, 0, 1)},
+				Drained:  []Read{read(0, 0, 0), read(0, 0, 1)},
+			},
+			want: map[Kind]int{Duplicated: 1},
+		},
+		{
+			name: "a transactional record without an offset is not placed",
+			history: History{
+				Produced: []Produced{{RecordID: RecordID{0, 0, 0}, Txn: 0, Status: Acknowledged, Partition: -1, Offset: -1}},
+				Drained:  []Read{read(0, 0, 4)},
+			},
+		},
+		{
+			name: "acknowledged past the listed end of an unfinished partition is lost",
+			history: History{
+				Produced:   []Produced{acked(0, 0, 0), acked(0, 1, 4), acked(0, 2, 9)},
+				Drained:    []Read{read(0, 0, 0)},
+				Unfinished: map[int32]int64{0: 3},
+				Ends:       map[int32]int64{0: 6},
+			},
+			want:    map[Kind]int{Lost: 1},
+			example: "producer 0 key 0 seq 2 acknowledged at partition 0 offset 9, at or past its end offset 6",
+			check: func(t *testing.T, a Analysis) {
+				if a.Unchecked != 1 {
+					t.Errorf("unchecked %d, want 1 (offset 4, below the end)", a.Unchecked)
+				}
+			},
+		},
+		{
+			name: "a partition whose end was never listed is unchecked",
+			history: History{
+				Produced:   []Produced{acked(0, 0, 0), acked(0, 1, 9)},
+				Unfinished: map[int32]int64{0: 0},
+				Ends:       map[int32]int64{},
+			},
+			check: func(t *testing.T, a Analysis) {
+				if a.Unchecked != 2 {
+					t.Errorf("unchecked %d, want 2", a.Unchecked)
+				}
+			},
+		},
+		{
+			name: "settled group that never received an acknowledged record",
+			history: History{
+				Produced:   []Produced{acked(0, 0, 0), acked(1, 0, 1), acked(0, 1, 2)},
+				Drained:    []Read{read(0, 0, 0), read(1, 0, 1), read(0, 1, 2)},
+				Settled:    true,
+				GroupReads: []RecordID{{0, 0, 0}, {0, 0, 1}, {0, 0, 0}}, // re-read after a rebalance
+			},
+			want:    map[Kind]int{NotDelivered: 1},
+			example: "producer 0 key 1 seq 0 acknowledged at partition 0 offset 1, never returned to the group",
+		},
+		{
+			name: "records read by different members all count",
+			history: History{
+				Produced:   []Produced{acked(0, 0, 0), acked(1, 0, 1)},
+				Drained:    []Read{read(0, 0, 0), read(1, 0, 1)},
+				Settled:    true,
+				GroupReads: []RecordID{{0, 1, 0}, {0, 0, 0}},
+			},
+		},
+		{
+			name: "a group that did not settle is not judged on delivery",
+			history: History{
+				Produced: []Produced{acked(0, 0, 0)},
+				Drained:  []Read{read(0, 0, 0)},
+			},
+		},
+		{
+			name: "aborts on purpose and after a failed produce are counted apart",
+			history: History{
+				Produced: []Produced{
+					{RecordID: RecordID{0, 0, 0}, Txn: 0, Status: Aborted, Partition: 0, Offset: 0},
+					{RecordID: RecordID{0, 0, 1}, Txn: 1, Status: Aborted, Partition: 0, Offset: 2, Failed: true},
+					{RecordID: RecordID{0, 0, 2}, Txn: 1, Status: Aborted, Partition: -1, Offset: -1, Failed: true},
+				},
+			},
+			check: func(t *testing.T, a Analysis) {
+				if a.Aborted != 1 || a.AbortedFailed != 2 {
+					t.Errorf("aborted %d on purpose, %d after a failure: want 1, 2", a.Aborted, a.AbortedFailed)
+				}
+			},
+		},
+		{
 			name: "a record nobody produced",
 			history: History{
 				Produced: []Produced{acked(0, 0, 0)},

@@ -58,6 +58,9 @@ type Config struct {
 	OnProgress       func(Progress)
 	OnFault          func(FaultResult)
 	ProgressInterval time.Duration
+	// OnWarning is called, from Run's goroutine before the producers start, with each
+	// warning about the topic (a configuration that could delete the run's records).
+	OnWarning func(string)
 
 	// Seed makes the producers' key choices and abort decisions repeatable (0: random).
 	Seed   uint64

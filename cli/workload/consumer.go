@@ -141,6 +141,12 @@ type watcher struct {
 	r        *runner
 	adm      *kadm.Client
 	observed []Commit // the watcher's goroutine only until it stops
+	// last indexes each partition's latest observation in observed, and repeated tells
+	// whether it repeats the one before it: of a run of equal offsets only the first and
+	// the last are kept (the analysis compares an offset with the ones ended before it
+	// started, so the first bounds what the run follows and the last what it precedes).
+	last     map[int32]int
+	repeated map[int32]bool
 }
 
 // watchInterval is how often the watcher fetches the group's committed offsets.
@@ -172,7 +178,28 @@ func (w *watcher) observe() {
 	}
 	resps.Each(func(o kadm.OffsetResponse) {
 		if o.Topic == w.r.cfg.Topic && o.Err == nil && o.At >= 0 {
-			w.observed = append(w.observed, Commit{Partition: o.Partition, Offset: o.At, Start: start, End: end, Source: observedSource})
+			w.add(Commit{Partition: o.Partition, Offset: o.At, Start: start, End: end, Source: observedSource})
 		}
 	})
+}
+
+// add keeps an observation, replacing the previous one when both repeat the offset of
+// the one before.
+func (w *watcher) add(c Commit) {
+	if w.last == nil {
+		w.last, w.repeated = map[int32]int{}, map[int32]bool{}
+	}
+	i, seen := w.last[c.Partition]
+	switch {
+	case seen && w.observed[i].Offset == c.Offset && w.repeated[c.Partition]:
+		w.observed[i] = c
+	case seen && w.observed[i].Offset == c.Offset:
+		w.repeated[c.Partition] = true
+		w.last[c.Partition] = len(w.observed)
+		w.observed = append(w.observed, c)
+	default:
+		w.repeated[c.Partition] = false
+		w.last[c.Partition] = len(w.observed)
+		w.observed = append(w.observed, c)
+	}
 }

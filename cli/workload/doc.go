@@ -11,8 +11,9 @@
 // offsets. Every produce outcome, every committed offset and every record read is kept
 // in a History.
 //
-// Analyze is pure: it turns a History into the violations (acknowledged records lost,
-// duplicated, reordered within a key, aborted records read, committed offsets that went
+// Analyze is pure: it turns a History into the violations (acknowledged records lost or
+// read at another offset, duplicated, reordered within a key, aborted records read,
+// acknowledged records the group never received, committed offsets that went
 // backwards) and the counts. It sees only the records this run produced (values carry
 // the run's id); what it can and cannot prove is in docs/verify.md.
 package workload

@@ -9,20 +9,17 @@ import (
 )
 
 // drain reads every partition of the topic with a fresh read_committed consumer from
-// the earliest offset to the end offsets listed when it starts. It stops at ctx's
-// deadline; the partitions it did not finish are returned with the offset reached.
-func (r *runner) drain(ctx context.Context, adm *kadm.Client) ([]Read, map[int32]int64) {
-	unfinished := map[int32]int64{}
-	ends, err := adm.ListEndOffsets(ctx, r.cfg.Topic)
-	if err == nil {
-		err = ends.Error()
-	}
-	if err != nil {
-		r.note("drain: listing end offsets: %v", err)
-		for p := range int32(r.partitions) {
+// the earliest offset to the end offsets listed when it starts (asking again, until
+// ctx's deadline, for partitions whose listing failed). It stops at ctx's deadline; the
+// partitions it did not finish are returned with the offset reached (0 for a partition
+// whose end offset was never listed), with the end offsets it listed.
+func (r *runner) drain(ctx context.Context, adm *kadm.Client) (reads []Read, unfinished, ends map[int32]int64) {
+	unfinished = map[int32]int64{}
+	ends = r.listOffsets(ctx, "drain: listing end offsets", adm.ListEndOffsets)
+	for p := range int32(r.partitions) {
+		if _, ok := ends[p]; !ok {
 			unfinished[p] = 0
 		}
-		return nil, unfinished
 	}
 	starts, err := adm.ListStartOffsets(ctx, r.cfg.Topic)
 	if err == nil {
@@ -33,18 +30,18 @@ func (r *runner) drain(ctx context.Context, adm *kadm.Client) ([]Read, map[int32
 	}
 	target := map[int32]int64{} // partitions still to read, to their end offset
 	reached := map[int32]int64{}
-	ends.Each(func(o kadm.ListedOffset) {
+	for p, end := range ends {
 		start := int64(0)
-		if s, ok := starts.Lookup(o.Topic, o.Partition); ok {
+		if s, ok := starts.Lookup(r.cfg.Topic, p); ok && s.Err == nil {
 			start = s.Offset
 		}
-		reached[o.Partition] = start
-		if o.Offset > start {
-			target[o.Partition] = o.Offset
+		reached[p] = start
+		if end > start {
+			target[p] = end
 		}
-	})
+	}
 	if len(target) == 0 {
-		return nil, unfinished
+		return nil, unfinished, ends
 	}
 	offsets := map[int32]kgo.Offset{}
 	for p := range target {
@@ -61,10 +58,9 @@ func (r *runner) drain(ctx context.Context, adm *kadm.Client) ([]Read, map[int32
 		for p := range target {
 			unfinished[p] = reached[p]
 		}
-		return nil, unfinished
+		return nil, unfinished, ends
 	}
 	defer cl.Close()
-	var reads []Read
 	for len(target) > 0 && ctx.Err() == nil {
 		fetches := cl.PollFetches(ctx)
 		fetches.EachError(func(_ string, partition int32, err error) {
@@ -89,5 +85,5 @@ func (r *runner) drain(ctx context.Context, adm *kadm.Client) ([]Read, map[int32
 		unfinished[p] = reached[p]
 		r.note("drain: partition %d read to offset %d of %d within %s", p, reached[p], target[p], r.cfg.DrainTimeout)
 	}
-	return reads, unfinished
+	return reads, unfinished, ends
 }

@@ -34,6 +34,9 @@ type Produced struct {
 	Status    Status // what the producer was told
 	Partition int32  // from the produce answer; -1 without one
 	Offset    int64  // from the produce answer; -1 without one
+	// Failed: the record's transaction was aborted because one of its produces failed,
+	// not on purpose (Status Aborted only).
+	Failed bool
 }
 
 // Read is one of this run's records returned by a consumer.
@@ -63,6 +66,13 @@ type History struct {
 	// or past that offset was not checked. Every other partition was read to its end,
 	// so an acknowledged record not read is lost, whatever its offset was.
 	Unfinished map[int32]int64
+	// Ends are the end offsets the drain listed; a partition missing was not listed.
+	// An acknowledged record at or past its partition's end offset is lost even where
+	// the drain did not finish.
+	Ends map[int32]int64
+	// Settled: the group's committed offsets reached every partition's end offset after
+	// the producers stopped, so every acknowledged record must be among GroupReads.
+	Settled    bool
 	GroupReads []RecordID // records the group's consumers returned
 	Commits    []Commit   // committed offsets over time, reported and observed
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -20,6 +21,10 @@ type producer struct {
 
 	mu      sync.Mutex
 	records []Produced // guarded by mu: kgo's callbacks fill in offsets and statuses
+	// pending counts the produce callbacks not yet called (guarded by mu); answeredAll
+	// is signalled when it falls to 0.
+	pending     int
+	answeredAll *sync.Cond
 }
 
 func newProducer(r *runner, n int32) *producer {
@@ -27,7 +32,29 @@ func newProducer(r *runner, n int32) *producer {
 	if seed == 0 {
 		seed = rand.Uint64()
 	}
-	return &producer{r: r, n: n, rng: rand.New(rand.NewPCG(seed, uint64(n))), next: make([]int32, r.cfg.Keys)}
+	p := &producer{r: r, n: n, rng: rand.New(rand.NewPCG(seed, uint64(n))), next: make([]int32, r.cfg.Keys)}
+	p.answeredAll = sync.NewCond(&p.mu)
+	return p
+}
+
+// history waits, until deadline, for kgo's last produce callbacks, which may still come
+// after the client is closed, and returns a copy of the records.
+func (p *producer) history(deadline time.Time) []Produced {
+	timer := time.AfterFunc(time.Until(deadline), func() {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		p.answeredAll.Broadcast()
+	})
+	defer timer.Stop()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for p.pending > 0 && time.Now().Before(deadline) {
+		p.answeredAll.Wait()
+	}
+	if p.pending > 0 {
+		p.r.note("producer %d: %d produce answers missing after the client closed", p.n, p.pending)
+	}
+	return slices.Clone(p.records)
 }
 
 // client makes the producer's Kafka client: acks=all and idempotent (kgo's defaults,
@@ -67,6 +94,7 @@ func (p *producer) nextRecord(stop <-chan struct{}, pace *pacer, txn int32, inte
 	p.mu.Lock()
 	p.records = append(p.records, Produced{RecordID: id, Txn: txn, Status: Unacknowledged, Partition: -1, Offset: -1})
 	i = len(p.records) - 1
+	p.pending++ // the caller produces the record
 	p.mu.Unlock()
 	p.r.sent.Add(1)
 	return i, &kgo.Record{Key: recordKey(key), Value: encodeValue(p.r.cfg.Run, id, txn, intent)}, true
@@ -77,6 +105,9 @@ func (p *producer) nextRecord(stop <-chan struct{}, pace *pacer, txn int32, inte
 func (p *producer) answered(i int, rec *kgo.Record, err error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if p.pending--; p.pending == 0 {
+		p.answeredAll.Broadcast()
+	}
 	pr := &p.records[i]
 	if err == nil {
 		pr.Partition, pr.Offset = rec.Partition, rec.Offset
@@ -92,12 +123,14 @@ func (p *producer) answered(i int, rec *kgo.Record, err error) {
 	}
 }
 
-// ended sets the status of a transaction's records.
-func (p *producer) ended(idx []int, s Status) {
+// ended sets the status of a transaction's records; failed: aborted because a produce
+// failed.
+func (p *producer) ended(idx []int, s Status, failed bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for _, i := range idx {
 		p.records[i].Status = s
+		p.records[i].Failed = failed && s == Aborted
 	}
 	switch s {
 	case Acknowledged:
@@ -150,6 +183,7 @@ func (p *producer) runTransactions(ctx context.Context, stop <-chan struct{}, pa
 	}()
 	retry := time.NewTimer(0)
 	defer retry.Stop()
+	backoff := time.Duration(0) // grows while BeginTransaction keeps failing
 	for txn := int32(0); ; txn++ {
 		select {
 		case <-stop:
@@ -173,8 +207,16 @@ func (p *producer) runTransactions(ctx context.Context, stop <-chan struct{}, pa
 			p.r.note("producer %d: begin transaction: %v", p.n, err)
 			cl.Close()
 			cl = nil
+			backoff = min(max(2*backoff, 100*time.Millisecond), maxBeginBackoff)
+			retry.Reset(backoff)
+			select {
+			case <-stop:
+				return
+			case <-retry.C:
+			}
 			continue
 		}
+		backoff = 0
 		abort := p.rng.Float64() < p.r.cfg.AbortFraction
 		intent := byte('c')
 		if abort {
@@ -196,21 +238,31 @@ func (p *producer) runTransactions(ctx context.Context, stop <-chan struct{}, pa
 			})
 		}
 		endCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), p.r.cfg.DeliveryTimeout)
-		if err := cl.Flush(endCtx); err != nil || failed.Load() {
-			abort = true
-			if err := cl.AbortBufferedRecords(endCtx); err != nil {
+		flushErr := cl.Flush(endCtx)
+		cancel()
+		produceFailed := flushErr != nil || failed.Load()
+		// Fresh contexts for the abort and the end: after a Flush that used up its
+		// time, an expired one would send no EndTxn(abort) and leave the transaction
+		// open, holding read_committed readers at the last stable offset until it
+		// timed out.
+		if produceFailed {
+			abortCtx, cancelAbort := context.WithTimeout(context.WithoutCancel(ctx), p.r.cfg.DeliveryTimeout)
+			if err := cl.AbortBufferedRecords(abortCtx); err != nil {
 				p.r.note("producer %d: abort buffered records: %v", p.n, err)
 			}
+			cancelAbort()
 		}
-		err := cl.EndTransaction(endCtx, kgo.TransactionEndTry(!abort))
+		endCtx, cancel = context.WithTimeout(context.WithoutCancel(ctx), p.r.cfg.DeliveryTimeout)
+		commit := !abort && !produceFailed
+		err := cl.EndTransaction(endCtx, kgo.TransactionEndTry(commit))
 		cancel()
 		switch {
-		case abort:
-			p.ended(idx, Aborted) // never asked to commit, whatever the abort's answer
+		case !commit:
+			p.ended(idx, Aborted, !abort) // never asked to commit, whatever the abort's answer
 		case err == nil:
-			p.ended(idx, Acknowledged)
+			p.ended(idx, Acknowledged, false)
 		default:
-			p.ended(idx, Unacknowledged)
+			p.ended(idx, Unacknowledged, false)
 		}
 		if err != nil {
 			p.r.note("producer %d: end transaction %d: %v", p.n, txn, err)
@@ -222,6 +274,10 @@ func (p *producer) runTransactions(ctx context.Context, stop <-chan struct{}, pa
 		}
 	}
 }
+
+// maxBeginBackoff bounds the wait between a failed BeginTransaction and the next
+// client's attempt.
+const maxBeginBackoff = 5 * time.Second
 
 // pacer spaces one producer's records to its share of Config.Rate.
 type pacer struct {

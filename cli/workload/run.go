@@ -63,6 +63,7 @@ type Report struct {
 	FaultsSkipped     int             // fault moments the run ended before
 	Interrupted       bool            // ctx was canceled: a partial run
 	Unfinished        map[int32]int64 // partitions the drain did not finish, and where it stopped
+	Settled           bool            // the group's committed offsets reached the end offsets
 	Notes             []string        // errors met along the way (clients, commits)
 }
 
@@ -133,6 +134,12 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if r.partitions, err = r.ensureTopic(ctx, adm); err != nil {
 		return nil, err
 	}
+	if cfg.Consumers > 0 {
+		if err := r.checkGroup(ctx, adm); err != nil {
+			return nil, err
+		}
+	}
+	r.warnTopicConfig(ctx, adm)
 
 	consumers := make([]*consumer, cfg.Consumers)
 	var consumersDone sync.WaitGroup
@@ -171,21 +178,23 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	r.progress(PhaseStopping, start)
 	<-producersDone
 	report.Faults, report.FaultsSkipped = f.finish(r)
+	var h History
 	if cfg.Consumers > 0 && !report.Interrupted {
 		r.progress(PhaseSettling, start)
 		settleCtx, cancel := context.WithTimeout(ctx, cfg.DrainTimeout)
-		r.settle(settleCtx, adm)
+		h.Settled = r.settle(settleCtx, adm)
 		cancel()
 	}
+	report.Settled = h.Settled
 	close(stopConsumers)
 	consumersDone.Wait()
 	close(stopWatch)
 	watchDone.Wait()
 
 	r.progress(PhaseDraining, start)
-	var h History
+	answersDue := time.Now().Add(cfg.DeliveryTimeout)
 	for _, p := range producers {
-		h.Produced = append(h.Produced, p.records...)
+		h.Produced = append(h.Produced, p.history(answersDue)...)
 	}
 	for _, c := range consumers {
 		h.GroupReads = append(h.GroupReads, c.reads...)
@@ -194,7 +203,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	h.Commits = append(h.Commits, w.observed...)
 	drainCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cfg.DrainTimeout)
 	defer cancel()
-	h.Drained, h.Unfinished = r.drain(drainCtx, adm)
+	h.Drained, h.Unfinished, h.Ends = r.drain(drainCtx, adm)
 	report.Unfinished = h.Unfinished
 	report.Analysis = Analyze(&h)
 	r.notesMu.Lock()
@@ -306,36 +315,32 @@ func allLed(t kadm.TopicDetail) bool {
 
 // settle lets the group's consumers read to the end: it waits until the group's
 // committed offsets reach every partition's end offset, or ctx ends (a note, not a
-// violation: the group's commits are judged as they are).
-func (r *runner) settle(ctx context.Context, adm *kadm.Client) {
-	ends, err := adm.ListEndOffsets(ctx, r.cfg.Topic)
-	if err == nil {
-		err = ends.Error()
-	}
-	if err != nil {
-		r.note("settle: listing end offsets: %v", err)
-		return
+// violation: the group's commits are judged as they are). It reports whether they did.
+func (r *runner) settle(ctx context.Context, adm *kadm.Client) bool {
+	ends := r.listOffsets(ctx, "settle: listing end offsets", adm.ListEndOffsets)
+	if len(ends) < r.partitions {
+		return false
 	}
 	tick := time.NewTicker(100 * time.Millisecond)
 	defer tick.Stop()
-	behind := 0
+	behind := len(ends)
 	for {
 		committed, err := adm.FetchOffsets(ctx, r.cfg.Group)
 		if err == nil {
 			behind = 0
-			ends.Each(func(o kadm.ListedOffset) {
-				if c, ok := committed.Lookup(o.Topic, o.Partition); o.Offset > 0 && (!ok || c.At < o.Offset) {
+			for p, end := range ends {
+				if c, ok := committed.Lookup(r.cfg.Topic, p); end > 0 && (!ok || c.Err != nil || c.At < end) {
 					behind++
 				}
-			})
+			}
 			if behind == 0 {
-				return
+				return true
 			}
 		}
 		select {
 		case <-ctx.Done():
 			r.note("the group's committed offsets did not reach the end of %d partitions within %s", behind, r.cfg.DrainTimeout)
-			return
+			return false
 		case <-tick.C:
 		}
 	}

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -192,5 +194,70 @@ func TestRunInterrupted(t *testing.T) {
 	wantOnly(t, r)
 	if r.Produced == 0 || r.Read != r.Acknowledged {
 		t.Errorf("produced %d, acknowledged %d, read %d", r.Produced, r.Acknowledged, r.Read)
+	}
+}
+
+// A group with committed offsets for the topic would start past its earliest offset
+// (and an old group on a recreated topic would look like a commit going backwards):
+// the run refuses it before producing anything.
+func TestRunRefusesAGroupWithCommittedOffsets(t *testing.T) {
+	b := clitest.StartBroker(t, nil)
+	addr := b.Addr().String()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addr))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	adm := kadm.NewClient(cl)
+	if _, err := adm.CreateTopic(ctx, 1, 1, nil, "reused"); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := adm.CommitOffsets(ctx, "old-group", kadm.Offsets{"reused": {0: {Topic: "reused", Partition: 0, At: 0}}})
+	if err == nil {
+		err = resp.Error()
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = Run(ctx, Config{ClientOpts: []kgo.Opt{kgo.SeedBrokers(addr)}, Topic: "reused", Partitions: 1,
+		ReplicationFactor: 1, Producers: 1, Keys: 1, Records: 10, Consumers: 1, Group: "old-group"})
+	if err == nil || !strings.Contains(err.Error(), `group "old-group" already has committed offsets for topic "reused"`) {
+		t.Fatalf("Run: %v, want a refusal of the group", err)
+	}
+}
+
+// An existing topic that compacts or has a size retention can delete the run's
+// records: the run warns before producing.
+func TestRunWarnsOfATopicThatDeletes(t *testing.T) {
+	b := clitest.StartBroker(t, nil)
+	addr := b.Addr().String()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addr))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	compact, bytes := "compact", "100000000"
+	if _, err := kadm.NewClient(cl).CreateTopic(ctx, 1, 1, map[string]*string{"cleanup.policy": &compact, "retention.bytes": &bytes}, "deleting"); err != nil {
+		t.Fatal(err)
+	}
+	var warnings []string
+	r, err := Run(ctx, Config{ClientOpts: []kgo.Opt{kgo.SeedBrokers(addr)}, Topic: "deleting", Partitions: 1,
+		ReplicationFactor: 1, Producers: 1, Keys: 1, Records: 10, DrainTimeout: 20 * time.Second,
+		OnWarning: func(w string) { warnings = append(warnings, w) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := strings.Join(warnings, "\n")
+	for _, want := range []string{"cleanup.policy=compact", "retention.bytes=100000000"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("warnings %q lack %q", got, want)
+		}
+	}
+	if !slices.ContainsFunc(r.Notes, func(n string) bool { return strings.Contains(n, "cleanup.policy=compact") }) {
+		t.Errorf("notes %q lack the warning", r.Notes)
 	}
 }
