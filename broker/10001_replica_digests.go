@@ -27,6 +27,7 @@ package broker
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/petrel-broker/petrel/auth"
@@ -90,6 +91,14 @@ func (b *Broker) handleReplicaDigests(ctx context.Context, req *rpc.Request) rpc
 				rp.ErrorCode = b.noReplicaError(t.Topic, p.Partition)
 			default:
 				d, err := lp.Digests(p.Start, p.End, chunkBytes, budget, min(replicaDigestsMaxChunks, chunksLeft))
+				if errors.Is(err, replication.ErrDigestCorrupt) {
+					// This replica's own committed batches cannot be read: a damaged log,
+					// named here once per request; the asker reports the partition too.
+					rp.ErrorCode = kerr.CorruptMessage.Code
+					b.logger.Error("replica digests: a committed batch of this replica cannot be read", "topic", t.Topic,
+						"partition", p.Partition, "broker", b.cfg.NodeID, "error", err)
+					break
+				}
 				if err != nil {
 					rp.ErrorCode = b.errorCodeLogged(err, "replica digests")
 					break
@@ -372,5 +381,8 @@ func (r *ReplicaDigestsResponse) ReadFrom(src []byte) error {
 // CompareReplicaDigests compares a leader's and a follower's answers for the range
 // that starts at start (replication.CompareDigests), for `petrel verify replicas`.
 func CompareReplicaDigests(start int64, leader, follower ReplicaDigestsResponsePartition) replication.Comparison {
-	return replication.CompareDigests(start, leader.Digests(), follower.Digests())
+	// A follower whose high watermark reaches the leader's nextOffset holds every batch
+	// below it (it was asked no further): it must answer the same chunks.
+	whole := follower.HighWatermark >= leader.NextOffset
+	return replication.CompareDigests(start, leader.Digests(), follower.Digests(), whole)
 }

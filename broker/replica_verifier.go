@@ -15,6 +15,7 @@ package broker
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -23,6 +24,7 @@ import (
 
 	"github.com/petrel-broker/petrel/replication"
 	"github.com/petrel-broker/petrel/segment"
+	"github.com/twmb/franz-go/pkg/kerr"
 )
 
 // verifyRequestBytes is the most one verification request asks the leader to read.
@@ -35,6 +37,7 @@ const verifyRequestTimeout = 30 * time.Second
 type divergence struct {
 	from, to         int64
 	leader, follower int32
+	cause            string // why, when not a digest mismatch (a batch that cannot be read)
 }
 
 // replicaVerifier is the follower side of replica verification.
@@ -161,6 +164,13 @@ func (v *replicaVerifier) round(ctx context.Context, leader int32, parts []*loca
 	for k, a := range order {
 		lp := parts[a.i]
 		t := resp.Topics[k]
+		if len(t.Partitions) == 1 && t.Partitions[0].ErrorCode == kerr.CorruptMessage.Code {
+			// The leader's own committed batches cannot be read (it logged which).
+			v.diverged(segment.TopicPartition{Topic: lp.Topic, Partition: lp.ID}, divergence{from: ps[a.i].start,
+				to: a.end - 1, leader: leader, follower: v.b.cfg.NodeID, cause: fmt.Sprintf("unreadable on broker %d", leader)})
+			ps[a.i].done = true
+			continue
+		}
 		if len(t.Partitions) != 1 || t.Partitions[0].ErrorCode != 0 {
 			ps[a.i].done = true // not the leader any more, or unknown: next pass
 			continue
@@ -192,20 +202,34 @@ func (v *replicaVerifier) compare(ctx context.Context, leader int32, lp *localPa
 	if !theirs.IsLeader || theirs.LeaderEpoch != epoch {
 		return 0, start // a leader change meanwhile: compared again next pass
 	}
+	tp := segment.TopicPartition{Topic: lp.Topic, Partition: lp.ID}
 	chunk, budget := replicaDigestLimits(ReplicaDigestsChunkBytes, replicaDigestsMaxBytes)
 	ours, err := lp.Digests(start, min(end, theirs.Next), chunk, budget, replicaDigestsMaxChunks)
+	if errors.Is(err, replication.ErrDigestCorrupt) {
+		// This replica's committed batches cannot be read: it cannot hold the leader's.
+		v.diverged(tp, divergence{from: start, to: max(theirs.Next-1, start), leader: leader, follower: v.b.cfg.NodeID,
+			cause: fmt.Sprintf("unreadable on broker %d: %v", v.b.cfg.NodeID, err)})
+		return theirs.Scanned, start
+	}
 	if err != nil || ours.LeaderEpoch != epoch {
 		return 0, start
 	}
 	scanned := ours.Scanned + theirs.Scanned
-	c := replication.CompareDigests(start, theirs, ours)
-	tp := segment.TopicPartition{Topic: lp.Topic, Partition: lp.ID}
+	c := replication.CompareDigests(start, theirs, ours, wholeDigest(ours, theirs))
 	switch {
 	case c.Skipped != "":
 		return scanned, c.Resume
 	case c.Diverged:
-		from, to := v.narrow(ctx, leader, lp, c.From, c.To, epoch)
-		v.diverged(tp, divergence{from: from, to: to, leader: leader, follower: v.b.cfg.NodeID})
+		d, n, confirmed := v.narrow(ctx, leader, lp, c.From, c.To, epoch)
+		scanned += n
+		if confirmed {
+			v.diverged(tp, d)
+		} else {
+			// The per-batch comparison found the replicas alike (a leader change, a
+			// retention meanwhile, a failed request): transient, looked at next pass.
+			v.b.logger.Debug("replica digests differed but not batch by batch; next pass", "topic", tp.Topic,
+				"partition", tp.Partition, "from_offset", c.From, "to_offset", c.To, "leader", leader)
+		}
 		return scanned, start // the next pass looks again from the same start
 	}
 	if c.Resume >= end {
@@ -214,27 +238,50 @@ func (v *replicaVerifier) compare(ctx context.Context, leader int32, lp *localPa
 	return scanned, c.Resume
 }
 
-// narrow asks the digest of every batch of [from, to] on both replicas and returns the
-// first differing batch's offsets; the chunk's range when it cannot.
-func (v *replicaVerifier) narrow(ctx context.Context, leader int32, lp *localPartition, from, to int64, epoch int32) (int64, int64) {
-	req := &ReplicaDigestsRequest{ChunkBytes: 1, MaxBytes: verifyRequestBytes, Topics: []ReplicaDigestsRequestTopic{{Topic: lp.Topic,
-		Partitions: []ReplicaDigestsRequestPartition{{Partition: lp.ID, Start: from, End: to + 1}}}}}
-	rctx, cancel := context.WithTimeout(ctx, verifyRequestTimeout)
-	kresp, err := v.b.peers.do(rctx, leader, req)
-	cancel()
-	resp, ok := kresp.(*ReplicaDigestsResponse)
-	if err != nil || !ok || len(resp.Topics) != 1 || len(resp.Topics[0].Partitions) != 1 || resp.Topics[0].Partitions[0].ErrorCode != 0 {
-		return from, to
+// wholeDigest tells whether this replica's digest covers all of the leader's answer:
+// not stopped short, and its high watermark at or above the leader's next offset.
+func wholeDigest(ours, theirs replication.ReplicaDigests) bool {
+	return !ours.Short && ours.HighWatermark >= theirs.Next
+}
+
+// narrow asks the digest of every batch of [from, to] on both replicas, in as many
+// requests as the leader's limits need, and returns the divergence at the first
+// differing batch, the bytes read and whether the per-batch comparison confirmed it.
+func (v *replicaVerifier) narrow(ctx context.Context, leader int32, lp *localPartition, from, to int64, epoch int32) (divergence, int64, bool) {
+	d := divergence{from: from, to: to, leader: leader, follower: v.b.cfg.NodeID}
+	var scanned int64
+	for start := from; start <= to && ctx.Err() == nil; {
+		req := &ReplicaDigestsRequest{ChunkBytes: 1, MaxBytes: verifyRequestBytes, Topics: []ReplicaDigestsRequestTopic{{Topic: lp.Topic,
+			Partitions: []ReplicaDigestsRequestPartition{{Partition: lp.ID, Start: start, End: to + 1}}}}}
+		rctx, cancel := context.WithTimeout(ctx, verifyRequestTimeout)
+		kresp, err := v.b.peers.do(rctx, leader, req)
+		cancel()
+		resp, ok := kresp.(*ReplicaDigestsResponse)
+		if err != nil || !ok || len(resp.Topics) != 1 || len(resp.Topics[0].Partitions) != 1 || resp.Topics[0].Partitions[0].ErrorCode != 0 {
+			return d, scanned, false
+		}
+		theirs := resp.Topics[0].Partitions[0].Digests()
+		ours, err := lp.Digests(start, min(to+1, theirs.Next), 1, verifyRequestBytes, replicaDigestsMaxChunks)
+		n := theirs.Scanned + ours.Scanned
+		scanned += n // paced by the round with the rest
+		if errors.Is(err, replication.ErrDigestCorrupt) {
+			d.cause = fmt.Sprintf("unreadable on broker %d: %v", v.b.cfg.NodeID, err)
+			return d, scanned, true
+		}
+		if err != nil || !theirs.IsLeader || theirs.LeaderEpoch != epoch || ours.LeaderEpoch != epoch {
+			return d, scanned, false
+		}
+		c := replication.CompareDigests(start, theirs, ours, wholeDigest(ours, theirs))
+		if c.Diverged {
+			d.from, d.to = c.From, c.To
+			return d, scanned, true
+		}
+		if c.Skipped != "" || c.Resume <= start {
+			return d, scanned, false
+		}
+		start = c.Resume
 	}
-	theirs := resp.Topics[0].Partitions[0].Digests()
-	ours, err := lp.Digests(from, min(to+1, theirs.Next), 1, verifyRequestBytes, replicaDigestsMaxChunks)
-	if err != nil || theirs.LeaderEpoch != epoch {
-		return from, to
-	}
-	if c := replication.CompareDigests(from, theirs, ours); c.Diverged {
-		return c.From, c.To
-	}
-	return from, to
+	return d, scanned, false
 }
 
 // diverged records a divergence: counted and logged when the partition was not
@@ -250,8 +297,12 @@ func (v *replicaVerifier) diverged(tp segment.TopicPartition, d divergence) {
 		return
 	}
 	v.b.metrics.ReplicaDivergence(tp.Topic)
-	v.b.logger.Error("replica diverges from its leader", "topic", tp.Topic, "partition", tp.Partition,
-		"from_offset", d.from, "to_offset", d.to, "leader", d.leader, "follower", d.follower)
+	args := []any{"topic", tp.Topic, "partition", tp.Partition,
+		"from_offset", d.from, "to_offset", d.to, "leader", d.leader, "follower", d.follower}
+	if d.cause != "" {
+		args = append(args, "cause", d.cause)
+	}
+	v.b.logger.Error("replica diverges from its leader", args...)
 }
 
 // agreed clears a partition's divergence once a pass compared it to its end without
@@ -287,8 +338,12 @@ func (v *replicaVerifier) readyDetails() []string {
 	defer v.mu.Unlock()
 	var out []string
 	for tp, d := range v.divergent {
-		out = append(out, fmt.Sprintf("replica divergence: topic %s partition %d offsets %d-%d leader %d follower %d",
-			tp.Topic, tp.Partition, d.from, d.to, d.leader, d.follower))
+		line := fmt.Sprintf("replica divergence: topic %s partition %d offsets %d-%d leader %d follower %d",
+			tp.Topic, tp.Partition, d.from, d.to, d.leader, d.follower)
+		if d.cause != "" {
+			line += " (" + d.cause + ")"
+		}
+		out = append(out, line)
 	}
 	slices.Sort(out)
 	return out

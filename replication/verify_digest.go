@@ -12,6 +12,7 @@ package replication
 import (
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"hash/fnv"
 
 	"github.com/petrel-broker/petrel/segment"
@@ -52,7 +53,14 @@ type ReplicaDigests struct {
 	Chunks []ChunkDigest
 	// Scanned counts the bytes digested.
 	Scanned int64
+	// Short: the digest stopped before its range's end because the replica stopped or
+	// retention removed the batches meanwhile (not sent on the wire).
+	Short bool
 }
+
+// ErrDigestCorrupt means a committed batch could not be digested: its header or its
+// bytes on disk cannot be read as a batch. It wraps the offset and the cause.
+var ErrDigestCorrupt = errors.New("replication: a committed batch cannot be read")
 
 // Digests digests the committed batches of [start, end), from the batch that holds
 // max(start, log start offset), up to min(end, high watermark): whole batches only, a
@@ -81,22 +89,32 @@ func (p *Partition) Digests(start, end int64, chunkBytes, maxBytes int64, maxChu
 		buf, err := p.readCommitted(pos, upTo)
 		if err != nil {
 			if errors.Is(err, segment.ErrOffsetOutOfRange) || errors.Is(err, ErrPartitionStopped) {
+				d.Short = true
 				break // retention or a stop meanwhile: answer what was digested
 			}
-			return d, err
+			return d, corruptAt(pos, err)
 		}
 		if len(buf) == 0 {
 			break
 		}
+		first := true
 		for len(buf) >= segment.BatchHeaderSize {
 			hdr, err := segment.ParseBatchHeader(buf[:segment.BatchHeaderSize])
 			if err != nil {
-				return d, err
+				return d, corruptAt(pos, err)
 			}
 			size := hdr.Size()
-			if size > int64(len(buf)) || size < segment.BatchHeaderSize {
+			if size < segment.BatchHeaderSize || (first && size > int64(len(buf))) ||
+				hdr.BaseOffset > pos || hdr.LastOffset() < pos {
+				// A read returns whole batches from the one holding pos: a batch that is
+				// not one, or does not hold the next offset, is a damaged header.
+				return d, corruptAt(pos, fmt.Errorf("%w: batch of %d bytes at offsets %d-%d", segment.ErrCorruptBatch,
+					size, hdr.BaseOffset, hdr.LastOffset()))
+			}
+			if size > int64(len(buf)) {
 				break
 			}
+			first = false
 			if cur == nil {
 				cur = &ChunkDigest{BaseOffset: hdr.BaseOffset}
 			}
@@ -122,6 +140,11 @@ func (p *Partition) Digests(start, end int64, chunkBytes, maxBytes int64, maxChu
 	closeChunk(true)
 	d.Next = pos
 	return d, nil
+}
+
+// corruptAt wraps a failure to digest the batch holding offset as ErrDigestCorrupt.
+func corruptAt(offset int64, err error) error {
+	return fmt.Errorf("%w at offset %d: %w", ErrDigestCorrupt, offset, err)
 }
 
 // digestState snapshots what Digests answers besides its chunks, and the offset it
