@@ -5,10 +5,14 @@ package broker
 // follower's verifier (replica_verifier.go) and `petrel verify replicas` can compare
 // replicas without moving their data (docs/verify.md). Kafka has no such API (its
 // ReplicaVerificationTool fetches every record). The key is outside Kafka's range and
-// never advertised in ApiVersions. Authorization: CLUSTER_ACTION on the cluster (a
-// broker) answers every partition; without it each topic needs DESCRIBE (an operator's
-// CLI), else TOPIC_AUTHORIZATION_FAILED. Each partition is answered only below the
-// replica's own high watermark, from its log start offset, with where it stopped.
+// advertised in ApiVersions to the client software petrel-cli alone
+// (rpc.Registry.OfferInternal); other clients never see it. Authorization:
+// CLUSTER_ACTION on the cluster (a broker) answers every partition; without it each
+// topic needs READ, as Fetch (per-batch digests can confirm a guessed value, and a
+// request reads up to 32 MiB), else TOPIC_AUTHORIZATION_FAILED. Each partition is
+// answered only below the replica's own high watermark, from its log start offset, with
+// where it stopped; a replica whose committed batches cannot be read answers
+// CORRUPT_MESSAGE for the partition and names it in one ERROR line.
 // Work is bounded per request: at most replicaDigestsMaxPartitions partitions (more is
 // INVALID_REQUEST for the extra ones), replicaDigestsMaxBytes scanned over all of them
 // plus the rest of the chunk that reaches it (later partitions get nothing and are
@@ -133,7 +137,7 @@ func authorizeReplicaDigests(b *Broker, req *rpc.Request) authzDecision {
 		return authzDecision{}
 	}
 	var denied []ReplicaDigestsRequestTopic
-	r.Topics, denied = split(r.Topics, func(t ReplicaDigestsRequestTopic) bool { return z.topicOK(auth.OpDescribe, t.Topic) })
+	r.Topics, denied = split(r.Topics, func(t ReplicaDigestsRequestTopic) bool { return z.topicOK(auth.OpRead, t.Topic) })
 	return mergeIf(len(denied) > 0, func(resp kmsg.Response) { addReplicaDigestsErrors(resp, denied, codeTopicAuthz) })
 }
 

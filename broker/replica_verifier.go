@@ -8,10 +8,13 @@ package broker
 // (replication.CompareDigests). The reads of both sides are paced to
 // petrel.replica.verification.bytes.per.second. A leader change while a range is
 // compared discards the comparison (the range is compared again next pass); compacted
-// logs are skipped (each replica's cleaner rewrites its own log). A divergence is
-// narrowed to its first differing batch, counted (petrel_replica_divergence_total), logged
-// once at ERROR and listed by /readyz while it lasts, which stays 200: a divergent
-// replica still serves, and /readyz is what load balancers route by.
+// logs, and logs ever cleaned, are skipped (each replica's cleaner rewrites its own
+// log). A differing chunk is narrowed to its first differing batch and reported only
+// when that per-batch comparison confirms it; a committed batch that cannot be read
+// (here, or on the leader: CORRUPT_MESSAGE) is reported too. A report is counted
+// (petrel_replica_divergence_total), logged once at ERROR and listed by /readyz while
+// it lasts, which stays 200: a divergent replica still serves, and /readyz is what load
+// balancers route by.
 
 import (
 	"context"

@@ -44,8 +44,9 @@ type ReplicaDigests struct {
 	LeaderEpoch    int32
 	Leader         int32 // the leader's broker id as this replica knows it; -1 none
 	IsLeader       bool
-	// Compacted: the log is compacted (cleanup.policy has compact, or the cleaner has
-	// cleaned it): its replicas are cleaned each on its own and may differ.
+	// Compacted: the log's configuration is Compacted, which the broker keeps set for a
+	// log its cleaner has ever cleaned (cleaner-offset-checkpoint has it) whatever
+	// cleanup.policy is now: its replicas are cleaned each on its own and may differ.
 	Compacted bool
 	// Next is the offset after the last digested batch (the start when none was):
 	// where the next range starts.
