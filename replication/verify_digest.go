@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"sync"
 
 	"github.com/petrel-broker/petrel/segment"
 )
@@ -86,8 +87,14 @@ func (p *Partition) Digests(start, end int64, chunkBytes, maxBytes int64, maxChu
 			h.Reset()
 		}
 	}
+	bufp := digestBuffers.Get().(*[]byte)
+	defer func() {
+		if cap(*bufp) == digestReadPiece { // one grown for a large batch is dropped
+			digestBuffers.Put(bufp)
+		}
+	}()
 	for pos < upTo && ((d.Scanned < maxBytes && len(d.Chunks) < maxChunks) || cur != nil) {
-		buf, err := p.readCommitted(pos, upTo)
+		buf, err := p.readCommitted(pos, upTo, bufp)
 		if err != nil {
 			if errors.Is(err, segment.ErrOffsetOutOfRange) || errors.Is(err, ErrPartitionStopped) {
 				d.Short = true
@@ -165,9 +172,31 @@ func (p *Partition) digestState(start, end int64) (ReplicaDigests, int64, error)
 	return d, min(end, p.highWatermark), nil
 }
 
-// readCommitted copies whole batches from the one holding offset, below upTo, up to
-// digestReadPiece (at least one batch), under the lock like a fetch.
-func (p *Partition) readCommitted(offset, upTo int64) ([]byte, error) {
+// digestBuffers are the read buffers of Digests, digestReadPiece each, reused across
+// calls so that a verification pass does not allocate a MiB per read.
+var digestBuffers = sync.Pool{New: func() any { b := make([]byte, digestReadPiece); return &b }}
+
+// readCommitted reads whole batches from the one holding offset, below upTo, up to
+// digestReadPiece (at least one batch) into *buf (grown when one batch is larger). The
+// range is pinned under the lock, like a fetch's, and read outside it.
+func (p *Partition) readCommitted(offset, upTo int64, buf *[]byte) ([]byte, error) {
+	h, err := p.holdCommitted(offset, upTo)
+	if err != nil || h == nil {
+		return nil, err
+	}
+	defer h.Release()
+	if int64(cap(*buf)) < h.Size {
+		*buf = make([]byte, h.Size)
+	}
+	b := (*buf)[:h.Size]
+	if _, err := h.File.ReadAt(b, h.Position); err != nil {
+		return nil, fmt.Errorf("reading %s at %d: %w", h.File.Name(), h.Position, err)
+	}
+	return b, nil
+}
+
+// holdCommitted pins the committed range readCommitted reads (nil when empty).
+func (p *Partition) holdCommitted(offset, upTo int64) (*segment.Hold, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.role == Stopped {
@@ -177,7 +206,5 @@ func (p *Partition) readCommitted(offset, upTo int64) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	b, err := r.Bytes()
-	r.Release()
-	return b, err
+	return r.Hold(), nil
 }
