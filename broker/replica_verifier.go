@@ -152,7 +152,7 @@ func (v *replicaVerifier) round(ctx context.Context, leader int32, parts []*loca
 		return false
 	}
 	rctx, cancel := context.WithTimeout(ctx, verifyRequestTimeout)
-	kresp, err := v.b.peers.do(rctx, leader, req) // no lock held
+	kresp, err := v.b.verifyPeers.do(rctx, leader, req) // no lock held
 	cancel()
 	resp, ok := kresp.(*ReplicaDigestsResponse)
 	if err != nil || !ok || len(resp.Topics) != len(order) {
@@ -257,7 +257,7 @@ func (v *replicaVerifier) narrow(ctx context.Context, leader int32, lp *localPar
 		req := &ReplicaDigestsRequest{ChunkBytes: 1, MaxBytes: verifyRequestBytes, Topics: []ReplicaDigestsRequestTopic{{Topic: lp.Topic,
 			Partitions: []ReplicaDigestsRequestPartition{{Partition: lp.ID, Start: start, End: to + 1}}}}}
 		rctx, cancel := context.WithTimeout(ctx, verifyRequestTimeout)
-		kresp, err := v.b.peers.do(rctx, leader, req)
+		kresp, err := v.b.verifyPeers.do(rctx, leader, req)
 		cancel()
 		resp, ok := kresp.(*ReplicaDigestsResponse)
 		if err != nil || !ok || len(resp.Topics) != 1 || len(resp.Topics[0].Partitions) != 1 || resp.Topics[0].Partitions[0].ErrorCode != 0 {
