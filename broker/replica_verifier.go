@@ -51,11 +51,18 @@ type replicaVerifier struct {
 	mu       sync.Mutex
 	// divergent are the partitions whose last comparison diverged; guarded by mu.
 	divergent map[segment.TopicPartition]divergence
+	// verified is where each partition's comparisons ended; byLeader are the current
+	// pass's partitions by leader and caughtUp when its last catchUp began (pass's
+	// goroutine only).
+	verified map[segment.TopicPartition]verifiedEnd
+	byLeader map[int32][]*localPartition
+	caughtUp time.Time
 }
 
 func newReplicaVerifier(b *Broker) *replicaVerifier {
 	v := &replicaVerifier{b: b, interval: b.cfg.durationMs("petrel.replica.verification.interval.ms"),
-		rate: b.cfg.int64Value("petrel.replica.verification.bytes.per.second"), divergent: map[segment.TopicPartition]divergence{}}
+		rate: b.cfg.int64Value("petrel.replica.verification.bytes.per.second"), divergent: map[segment.TopicPartition]divergence{},
+		verified: map[segment.TopicPartition]verifiedEnd{}}
 	b.metrics.SetReadyDetails(v.readyDetails)
 	return v
 }
@@ -81,8 +88,12 @@ func (v *replicaVerifier) run() {
 	}
 }
 
-// pass compares every followed partition from its log start to its high watermark,
-// one leader at a time.
+// pass compares, one leader at a time, first what each followed partition committed
+// since the last pass (from where that pass's comparisons ended, in the same leader
+// epoch), so that new data is compared within about one interval, then every followed
+// partition from its log start to its high watermark again, which catches a batch
+// damaged after it was compared. A rescan longer than the interval stops every
+// interval to compare the new data again (catchUp).
 func (v *replicaVerifier) pass(ctx context.Context) {
 	byLeader := map[int32][]*localPartition{}
 	followed := map[segment.TopicPartition]bool{}
@@ -93,34 +104,82 @@ func (v *replicaVerifier) pass(ctx context.Context) {
 		}
 	}
 	v.forgetUnfollowed(followed)
+	maps.DeleteFunc(v.verified, func(tp segment.TopicPartition, _ verifiedEnd) bool { return !followed[tp] })
+	v.byLeader = byLeader
+	defer func() { v.byLeader = nil }()
+	if !v.catchUp(ctx) {
+		return
+	}
 	for _, leader := range slices.Sorted(maps.Keys(byLeader)) {
-		parts := byLeader[leader]
-		ps := make([]verifyProgress, len(parts))
-		for i, lp := range parts {
-			ps[i].end = lp.State().HighWatermark // this pass ends where the HW is now
-		}
-		for {
-			more := false
-			for i := 0; i < len(parts); i += replicaDigestsMaxPartitions {
-				j := min(i+replicaDigestsMaxPartitions, len(parts))
-				if v.round(ctx, leader, parts[i:j], ps[i:j]) {
-					more = true
-				}
-				if ctx.Err() != nil {
-					return
-				}
-			}
-			if !more {
-				break
-			}
+		if !v.walk(ctx, leader, byLeader[leader], true) {
+			return
 		}
 	}
 }
 
-// verifyProgress is a partition's place in a pass.
+// catchUp compares what every partition of the pass committed since its comparisons
+// last ended; it reports false once ctx ends.
+func (v *replicaVerifier) catchUp(ctx context.Context) bool {
+	v.caughtUp = time.Now()
+	for _, leader := range slices.Sorted(maps.Keys(v.byLeader)) {
+		if !v.walk(ctx, leader, v.byLeader[leader], false) {
+			return false
+		}
+	}
+	return true
+}
+
+// walk compares parts, led by leader, up to their high watermarks now: from their log
+// starts when full, else from where the last comparisons ended (a partition with none
+// in its current leader epoch waits for the full walk). It reports false once ctx ends.
+func (v *replicaVerifier) walk(ctx context.Context, leader int32, parts []*localPartition, full bool) bool {
+	ps := make([]verifyProgress, len(parts))
+	for i, lp := range parts {
+		st := lp.State()
+		ps[i].end, ps[i].full = st.HighWatermark, full // this walk ends where the HW is now
+		if !full {
+			e, ok := v.verified[segment.TopicPartition{Topic: lp.Topic, Partition: lp.ID}]
+			ps[i].start, ps[i].done = e.offset, !ok || e.epoch != st.LeaderEpoch
+		}
+	}
+	for {
+		more := false
+		for i := 0; i < len(parts); i += replicaDigestsMaxPartitions {
+			j := min(i+replicaDigestsMaxPartitions, len(parts))
+			if v.round(ctx, leader, parts[i:j], ps[i:j]) {
+				more = true
+			}
+			if ctx.Err() != nil {
+				return false
+			}
+			if full && time.Since(v.caughtUp) >= v.interval && !v.catchUp(ctx) {
+				return false
+			}
+		}
+		if !more {
+			return true
+		}
+	}
+}
+
+// verifiedEnd is where a partition's comparisons last ended, in a leader epoch.
+type verifiedEnd struct {
+	epoch  int32
+	offset int64
+}
+
+// noteVerified records that tp's comparisons in epoch reached offset.
+func (v *replicaVerifier) noteVerified(tp segment.TopicPartition, epoch int32, offset int64) {
+	if e, ok := v.verified[tp]; !ok || e.epoch != epoch || e.offset < offset {
+		v.verified[tp] = verifiedEnd{epoch: epoch, offset: offset}
+	}
+}
+
+// verifyProgress is a partition's place in a walk.
 type verifyProgress struct {
 	start, end int64
 	done       bool
+	full       bool // a walk from the log start: agreeing to its end clears a divergence
 }
 
 // round sends leader one request for the partitions not done, compares the answers
@@ -184,9 +243,10 @@ func (v *replicaVerifier) round(ctx context.Context, leader int32, parts []*loca
 			retry = true // the request's byte budget ran out before this partition: again
 			continue
 		}
-		n, progressed := v.compare(ctx, leader, lp, ps[a.i].start, a.end, a.epoch, ans)
+		n, progressed := v.compare(ctx, leader, lp, ps[a.i].start, a.end, a.epoch, ans, ps[a.i].full)
 		scanned += n
 		if progressed > ps[a.i].start {
+			v.noteVerified(segment.TopicPartition{Topic: lp.Topic, Partition: lp.ID}, a.epoch, progressed)
 			ps[a.i].start = progressed
 			more = true
 		} else {
@@ -200,7 +260,7 @@ func (v *replicaVerifier) round(ctx context.Context, leader int32, parts []*loca
 
 // compare compares one partition's answer with this replica's digests of the same
 // range; it returns the bytes read and where the partition's next range starts.
-func (v *replicaVerifier) compare(ctx context.Context, leader int32, lp *localPartition, start, end int64, epoch int32, ans ReplicaDigestsResponsePartition) (int64, int64) {
+func (v *replicaVerifier) compare(ctx context.Context, leader int32, lp *localPartition, start, end int64, epoch int32, ans ReplicaDigestsResponsePartition, full bool) (int64, int64) {
 	theirs := ans.Digests()
 	if !theirs.IsLeader || theirs.LeaderEpoch != epoch {
 		return 0, start // a leader change meanwhile: compared again next pass
@@ -235,8 +295,8 @@ func (v *replicaVerifier) compare(ctx context.Context, leader int32, lp *localPa
 		}
 		return scanned, start // the next pass looks again from the same start
 	}
-	if c.Resume >= end {
-		v.agreed(tp) // the whole pass agreed: a divergence found before is gone
+	if full && c.Resume >= end {
+		v.agreed(tp) // the whole log agreed: a divergence found before is gone
 	}
 	return scanned, c.Resume
 }
