@@ -5,10 +5,14 @@ package broker
 // follower's verifier (replica_verifier.go) and `petrel verify replicas` can compare
 // replicas without moving their data (docs/verify.md). Kafka has no such API (its
 // ReplicaVerificationTool fetches every record). The key is outside Kafka's range and
-// never advertised in ApiVersions. Authorization: CLUSTER_ACTION on the cluster (a
-// broker) answers every partition; without it each topic needs DESCRIBE (an operator's
-// CLI), else TOPIC_AUTHORIZATION_FAILED. Each partition is answered only below the
-// replica's own high watermark, from its log start offset, with where it stopped.
+// advertised in ApiVersions to the client software petrel-cli alone
+// (rpc.Registry.OfferInternal); other clients never see it. Authorization:
+// CLUSTER_ACTION on the cluster (a broker) answers every partition; without it each
+// topic needs READ, as Fetch (per-batch digests can confirm a guessed value, and a
+// request reads up to 32 MiB), else TOPIC_AUTHORIZATION_FAILED. Each partition is
+// answered only below the replica's own high watermark, from its log start offset, with
+// where it stopped; a replica whose committed batches cannot be read answers
+// CORRUPT_MESSAGE for the partition and names it in one ERROR line.
 // Work is bounded per request: at most replicaDigestsMaxPartitions partitions (more is
 // INVALID_REQUEST for the extra ones), replicaDigestsMaxBytes scanned over all of them
 // plus the rest of the chunk that reaches it (later partitions get nothing and are
@@ -27,6 +31,7 @@ package broker
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/petrel-broker/petrel/auth"
@@ -90,6 +95,14 @@ func (b *Broker) handleReplicaDigests(ctx context.Context, req *rpc.Request) rpc
 				rp.ErrorCode = b.noReplicaError(t.Topic, p.Partition)
 			default:
 				d, err := lp.Digests(p.Start, p.End, chunkBytes, budget, min(replicaDigestsMaxChunks, chunksLeft))
+				if errors.Is(err, replication.ErrDigestCorrupt) {
+					// This replica's own committed batches cannot be read: a damaged log,
+					// named here once per request; the asker reports the partition too.
+					rp.ErrorCode = kerr.CorruptMessage.Code
+					b.logger.Error("replica digests: a committed batch of this replica cannot be read", "topic", t.Topic,
+						"partition", p.Partition, "broker", b.cfg.NodeID, "error", err)
+					break
+				}
 				if err != nil {
 					rp.ErrorCode = b.errorCodeLogged(err, "replica digests")
 					break
@@ -124,7 +137,7 @@ func authorizeReplicaDigests(b *Broker, req *rpc.Request) authzDecision {
 		return authzDecision{}
 	}
 	var denied []ReplicaDigestsRequestTopic
-	r.Topics, denied = split(r.Topics, func(t ReplicaDigestsRequestTopic) bool { return z.topicOK(auth.OpDescribe, t.Topic) })
+	r.Topics, denied = split(r.Topics, func(t ReplicaDigestsRequestTopic) bool { return z.topicOK(auth.OpRead, t.Topic) })
 	return mergeIf(len(denied) > 0, func(resp kmsg.Response) { addReplicaDigestsErrors(resp, denied, codeTopicAuthz) })
 }
 
@@ -372,5 +385,8 @@ func (r *ReplicaDigestsResponse) ReadFrom(src []byte) error {
 // CompareReplicaDigests compares a leader's and a follower's answers for the range
 // that starts at start (replication.CompareDigests), for `petrel verify replicas`.
 func CompareReplicaDigests(start int64, leader, follower ReplicaDigestsResponsePartition) replication.Comparison {
-	return replication.CompareDigests(start, leader.Digests(), follower.Digests())
+	// A follower whose high watermark reaches the leader's nextOffset holds every batch
+	// below it (it was asked no further): it must answer the same chunks.
+	whole := follower.HighWatermark >= leader.NextOffset
+	return replication.CompareDigests(start, leader.Digests(), follower.Digests(), whole)
 }

@@ -71,6 +71,9 @@ type Broker struct {
 	txns       *coordinator.TxnCoordinator   // the __transaction_state partitions this broker leads
 	verifier   *coordinator.Verifier         // KIP-890 verification with the transaction coordinators (txn_verify.go)
 	peers      *peerClients                  // kept connections to the other brokers (txn verification, markers)
+	// verifyPeers are replica verification's own connections to the other brokers, so
+	// that its ReplicaDigests (MiBs read per request) never queue ahead of peers' calls.
+	verifyPeers *peerClients
 
 	// shareStates are the __share_group_state partitions this broker leads
 	// (share_coordinator.go); sharePersister reaches every share coordinator
@@ -244,6 +247,7 @@ func Start(cfg Config) (*Broker, error) {
 	})
 	b.groups = newGroupCoordinator(b)
 	b.peers = newPeerClients(b)
+	b.verifyPeers = newPeerClients(b)
 	b.txns = newTxnCoordinator(b)
 	b.shareStates = newShareCoordinator(b)
 	b.sharePersister = newSharePersister(b)
@@ -451,6 +455,7 @@ func (b *Broker) Shutdown(ctx context.Context) error {
 		b.shareStates.Close()
 		b.shares.Close()
 		b.peers.close()
+		b.verifyPeers.close()
 		errs := []error{b.server.Shutdown(ctx)}
 		close(b.stop)
 		b.wg.Wait()
@@ -493,6 +498,7 @@ func (b *Broker) Kill() {
 		b.shareStates.Close()
 		b.shares.Close()
 		b.peers.close()
+		b.verifyPeers.close()
 		close(b.stop)
 		b.wg.Wait()
 		b.controllers.close()

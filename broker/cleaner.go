@@ -269,7 +269,7 @@ func (c *logCleaner) clean(job cleanJob) {
 	if job.check {
 		c.stopHiding(job)
 	}
-	c.pm.markCompacted(job.tp)
+	c.pm.markCompacted(job.tp, job.lp)
 	c.mu.Lock()
 	c.firstDirty[job.tp] = res.CleanedUpTo
 	c.passes++

@@ -362,8 +362,10 @@ func (pm *partitionManager) applySettings(lp *localPartition, s *topicSettings) 
 	}
 	// The log and the fsync mode first, the settings last: whoever sees the new
 	// settings (a produce, a test waiting for them) finds them in force.
-	cfg := pm.logConfig(segment.TopicPartition{Topic: lp.Topic, Partition: lp.ID}, s)
-	lp.WithLog(func(l *segment.Log) error { l.SetConfig(cfg); return nil })
+	// Derived under the partition's lock so that a clean committing meanwhile
+	// (markCompacted) cannot be overwritten with a Compacted flag read before it.
+	tp := segment.TopicPartition{Topic: lp.Topic, Partition: lp.ID}
+	lp.WithLog(func(l *segment.Log) error { l.SetConfig(pm.logConfig(tp, s)); return nil })
 	lp.SetSyncEveryAppend(s.syncEveryAppend) // flush.messages to or from 1, at once
 	lp.settings.Store(s)
 }
@@ -388,11 +390,20 @@ func (pm *partitionManager) forgetCleaned(tp segment.TopicPartition) {
 	}
 }
 
-// markCompacted records that the cleaner has cleaned tp (see compactedOnce).
-func (pm *partitionManager) markCompacted(tp segment.TopicPartition) {
+// markCompacted records that the cleaner has cleaned lp (see compactedOnce) and keeps
+// its log Compacted from now on, even when cleanup.policy became delete while the
+// clean ran: replica verification skips a log its cleaner has rewritten.
+func (pm *partitionManager) markCompacted(tp segment.TopicPartition, lp *localPartition) {
 	pm.mu.Lock()
 	pm.compactedOnce[tp] = true
 	pm.mu.Unlock()
+	lp.WithLog(func(l *segment.Log) error {
+		if cfg := l.Config(); !cfg.Compacted {
+			cfg.Compacted = true
+			l.SetConfig(cfg)
+		}
+		return nil
+	})
 }
 
 // replicaToOpen is a replica the image assigns here that is not open.

@@ -2,7 +2,8 @@ package broker
 
 // peerClients keeps one broker-to-broker connection per peer for the transaction
 // paths that talk to other brokers on every transaction (KIP-890 verification,
-// WriteTxnMarkers), instead of dialling for each request. A connection that fails is
+// WriteTxnMarkers), instead of dialling for each request; replica verification keeps
+// a second set of its own (Broker.verifyPeers). A connection that fails is
 // dropped and the next request dials again; close shuts them all and refuses new ones.
 
 import (

@@ -2,11 +2,16 @@ package broker
 
 import (
 	"encoding/binary"
+	"fmt"
 	"reflect"
 	"slices"
 	"testing"
+	"time"
 
+	"github.com/petrel-broker/petrel/auth"
+	"github.com/petrel-broker/petrel/internal/testwait"
 	"github.com/petrel-broker/petrel/replication"
+	"github.com/petrel-broker/petrel/segment"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -65,7 +70,7 @@ func TestReplicaDigestsDecodeIsBounded(t *testing.T) {
 }
 
 // TestReplicaDigests_Authorization: CLUSTER_ACTION (a super user here) passes every
-// topic; alice, who may describe t (Read implies Describe) but not u, gets t's answer
+// topic; alice, who may read t but not u, gets t's answer
 // and TOPIC_AUTHORIZATION_FAILED for u.
 func TestReplicaDigests_Authorization(t *testing.T) {
 	b := authzBroker(t)
@@ -90,6 +95,26 @@ func TestReplicaDigests_Authorization(t *testing.T) {
 	resp = decide(b, as("User:mallory", mallory), &ReplicaDigestsResponse{}).(*ReplicaDigestsResponse)
 	if len(mallory.Topics) != 0 || len(resp.Topics) != 2 {
 		t.Fatalf("mallory's request keeps %+v, answer %+v", mallory.Topics, resp.Topics)
+	}
+	// Describe is not enough: per-batch digests confirm guessed values and make the
+	// broker read up to 32 MiB a request, so they need Read, as Fetch does.
+	acls := kmsg.NewPtrCreateACLsRequest()
+	acls.Creations = append(acls.Creations, aclCreation("User:dave", kmsg.ACLPermissionTypeAllow, kmsg.ACLResourceTypeTopic, "u", kmsg.ACLResourcePatternTypeLiteral, kmsg.ACLOperationDescribe))
+	for _, r := range b.createACLs(testContext(t), acls).Results {
+		if r.ErrorCode != 0 {
+			t.Fatal(kerr.ErrorForCode(r.ErrorCode))
+		}
+	}
+	testwait.ForWhat(t, 10*time.Second, "dave may describe u", func() error {
+		if !b.authorized(as("User:dave", ask()), auth.OpDescribe, auth.ResourceTopic, "u") {
+			return fmt.Errorf("not yet")
+		}
+		return nil
+	})
+	dave := ask()
+	resp = decide(b, as("User:dave", dave), &ReplicaDigestsResponse{}).(*ReplicaDigestsResponse)
+	if len(dave.Topics) != 0 || len(resp.Topics) != 2 {
+		t.Fatalf("dave (Describe on u) keeps %+v, answer %+v; want both refused", dave.Topics, resp.Topics)
 	}
 }
 
@@ -186,5 +211,28 @@ func TestReplicaDigests_Answers(t *testing.T) {
 	}
 	if u := askDigests(t, dc, 1, 1, "d", 7, 0, 10); u.ErrorCode != kerr.UnknownTopicOrPartition.Code {
 		t.Fatalf("unknown partition: %+v", u)
+	}
+}
+
+// TestReplicaDigests_CleanedLogStaysCompacted: a log the cleaner has cleaned is
+// answered Compacted (skipped by verification) whatever cleanup.policy says, even when
+// the policy became delete while the clean ran: each replica's cleaner ran at its own
+// time, so their bytes may differ.
+func TestReplicaDigests_CleanedLogStaysCompacted(t *testing.T) {
+	b := startTestBroker(t, "", nil)
+	mustCreateTopic(t, newAdmin(t, b), "cleaned", 1, nil)
+	cl := newClient(t, b, kgo.DefaultProduceTopic("cleaned"))
+	if err := cl.ProduceSync(testContext(t), &kgo.Record{Key: []byte("k"), Value: []byte("v")}).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	dc := digestsClient(t, b)
+	if d := askDigests(t, dc, 1<<20, 1<<20, "cleaned", 0, 0, 10); d.ErrorCode != 0 || d.Compacted {
+		t.Fatalf("a delete-policy log never cleaned: %+v", d)
+	}
+	lp := b.partitions.get("cleaned", 0)
+	// A clean committing after an alter to delete applied its settings.
+	b.partitions.markCompacted(segment.TopicPartition{Topic: "cleaned", Partition: 0}, lp)
+	if d := askDigests(t, dc, 1<<20, 1<<20, "cleaned", 0, 0, 10); d.ErrorCode != 0 || !d.Compacted || len(d.Chunks) != 0 {
+		t.Fatalf("a cleaned log under cleanup.policy=delete: %+v, want Compacted without chunks", d)
 	}
 }

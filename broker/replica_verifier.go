@@ -8,13 +8,17 @@ package broker
 // (replication.CompareDigests). The reads of both sides are paced to
 // petrel.replica.verification.bytes.per.second. A leader change while a range is
 // compared discards the comparison (the range is compared again next pass); compacted
-// logs are skipped (each replica's cleaner rewrites its own log). A divergence is
-// narrowed to its first differing batch, counted (petrel_replica_divergence_total), logged
-// once at ERROR and listed by /readyz while it lasts, which stays 200: a divergent
-// replica still serves, and /readyz is what load balancers route by.
+// logs, and logs ever cleaned, are skipped (each replica's cleaner rewrites its own
+// log). A differing chunk is narrowed to its first differing batch and reported only
+// when that per-batch comparison confirms it; a committed batch that cannot be read
+// (here, or on the leader: CORRUPT_MESSAGE) is reported too. A report is counted
+// (petrel_replica_divergence_total), logged once at ERROR and listed by /readyz while
+// it lasts, which stays 200: a divergent replica still serves, and /readyz is what load
+// balancers route by.
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -23,6 +27,7 @@ import (
 
 	"github.com/petrel-broker/petrel/replication"
 	"github.com/petrel-broker/petrel/segment"
+	"github.com/twmb/franz-go/pkg/kerr"
 )
 
 // verifyRequestBytes is the most one verification request asks the leader to read.
@@ -35,6 +40,7 @@ const verifyRequestTimeout = 30 * time.Second
 type divergence struct {
 	from, to         int64
 	leader, follower int32
+	cause            string // why, when not a digest mismatch (a batch that cannot be read)
 }
 
 // replicaVerifier is the follower side of replica verification.
@@ -45,11 +51,18 @@ type replicaVerifier struct {
 	mu       sync.Mutex
 	// divergent are the partitions whose last comparison diverged; guarded by mu.
 	divergent map[segment.TopicPartition]divergence
+	// verified is where each partition's comparisons ended; byLeader are the current
+	// pass's partitions by leader and caughtUp when its last catchUp began (pass's
+	// goroutine only).
+	verified map[segment.TopicPartition]verifiedEnd
+	byLeader map[int32][]*localPartition
+	caughtUp time.Time
 }
 
 func newReplicaVerifier(b *Broker) *replicaVerifier {
 	v := &replicaVerifier{b: b, interval: b.cfg.durationMs("petrel.replica.verification.interval.ms"),
-		rate: b.cfg.int64Value("petrel.replica.verification.bytes.per.second"), divergent: map[segment.TopicPartition]divergence{}}
+		rate: b.cfg.int64Value("petrel.replica.verification.bytes.per.second"), divergent: map[segment.TopicPartition]divergence{},
+		verified: map[segment.TopicPartition]verifiedEnd{}}
 	b.metrics.SetReadyDetails(v.readyDetails)
 	return v
 }
@@ -75,8 +88,12 @@ func (v *replicaVerifier) run() {
 	}
 }
 
-// pass compares every followed partition from its log start to its high watermark,
-// one leader at a time.
+// pass compares, one leader at a time, first what each followed partition committed
+// since the last pass (from where that pass's comparisons ended, in the same leader
+// epoch), so that new data is compared within about one interval, then every followed
+// partition from its log start to its high watermark again, which catches a batch
+// damaged after it was compared. A rescan longer than the interval stops every
+// interval to compare the new data again (catchUp).
 func (v *replicaVerifier) pass(ctx context.Context) {
 	byLeader := map[int32][]*localPartition{}
 	followed := map[segment.TopicPartition]bool{}
@@ -87,34 +104,82 @@ func (v *replicaVerifier) pass(ctx context.Context) {
 		}
 	}
 	v.forgetUnfollowed(followed)
+	maps.DeleteFunc(v.verified, func(tp segment.TopicPartition, _ verifiedEnd) bool { return !followed[tp] })
+	v.byLeader = byLeader
+	defer func() { v.byLeader = nil }()
+	if !v.catchUp(ctx) {
+		return
+	}
 	for _, leader := range slices.Sorted(maps.Keys(byLeader)) {
-		parts := byLeader[leader]
-		ps := make([]verifyProgress, len(parts))
-		for i, lp := range parts {
-			ps[i].end = lp.State().HighWatermark // this pass ends where the HW is now
-		}
-		for {
-			more := false
-			for i := 0; i < len(parts); i += replicaDigestsMaxPartitions {
-				j := min(i+replicaDigestsMaxPartitions, len(parts))
-				if v.round(ctx, leader, parts[i:j], ps[i:j]) {
-					more = true
-				}
-				if ctx.Err() != nil {
-					return
-				}
-			}
-			if !more {
-				break
-			}
+		if !v.walk(ctx, leader, byLeader[leader], true) {
+			return
 		}
 	}
 }
 
-// verifyProgress is a partition's place in a pass.
+// catchUp compares what every partition of the pass committed since its comparisons
+// last ended; it reports false once ctx ends.
+func (v *replicaVerifier) catchUp(ctx context.Context) bool {
+	v.caughtUp = time.Now()
+	for _, leader := range slices.Sorted(maps.Keys(v.byLeader)) {
+		if !v.walk(ctx, leader, v.byLeader[leader], false) {
+			return false
+		}
+	}
+	return true
+}
+
+// walk compares parts, led by leader, up to their high watermarks now: from their log
+// starts when full, else from where the last comparisons ended (a partition with none
+// in its current leader epoch waits for the full walk). It reports false once ctx ends.
+func (v *replicaVerifier) walk(ctx context.Context, leader int32, parts []*localPartition, full bool) bool {
+	ps := make([]verifyProgress, len(parts))
+	for i, lp := range parts {
+		st := lp.State()
+		ps[i].end, ps[i].full = st.HighWatermark, full // this walk ends where the HW is now
+		if !full {
+			e, ok := v.verified[segment.TopicPartition{Topic: lp.Topic, Partition: lp.ID}]
+			ps[i].start, ps[i].done = e.offset, !ok || e.epoch != st.LeaderEpoch
+		}
+	}
+	for {
+		more := false
+		for i := 0; i < len(parts); i += replicaDigestsMaxPartitions {
+			j := min(i+replicaDigestsMaxPartitions, len(parts))
+			if v.round(ctx, leader, parts[i:j], ps[i:j]) {
+				more = true
+			}
+			if ctx.Err() != nil {
+				return false
+			}
+			if full && time.Since(v.caughtUp) >= v.interval && !v.catchUp(ctx) {
+				return false
+			}
+		}
+		if !more {
+			return true
+		}
+	}
+}
+
+// verifiedEnd is where a partition's comparisons last ended, in a leader epoch.
+type verifiedEnd struct {
+	epoch  int32
+	offset int64
+}
+
+// noteVerified records that tp's comparisons in epoch reached offset.
+func (v *replicaVerifier) noteVerified(tp segment.TopicPartition, epoch int32, offset int64) {
+	if e, ok := v.verified[tp]; !ok || e.epoch != epoch || e.offset < offset {
+		v.verified[tp] = verifiedEnd{epoch: epoch, offset: offset}
+	}
+}
+
+// verifyProgress is a partition's place in a walk.
 type verifyProgress struct {
 	start, end int64
 	done       bool
+	full       bool // a walk from the log start: agreeing to its end clears a divergence
 }
 
 // round sends leader one request for the partitions not done, compares the answers
@@ -146,7 +211,7 @@ func (v *replicaVerifier) round(ctx context.Context, leader int32, parts []*loca
 		return false
 	}
 	rctx, cancel := context.WithTimeout(ctx, verifyRequestTimeout)
-	kresp, err := v.b.peers.do(rctx, leader, req) // no lock held
+	kresp, err := v.b.verifyPeers.do(rctx, leader, req) // no lock held
 	cancel()
 	resp, ok := kresp.(*ReplicaDigestsResponse)
 	if err != nil || !ok || len(resp.Topics) != len(order) {
@@ -161,6 +226,13 @@ func (v *replicaVerifier) round(ctx context.Context, leader int32, parts []*loca
 	for k, a := range order {
 		lp := parts[a.i]
 		t := resp.Topics[k]
+		if len(t.Partitions) == 1 && t.Partitions[0].ErrorCode == kerr.CorruptMessage.Code {
+			// The leader's own committed batches cannot be read (it logged which).
+			v.diverged(segment.TopicPartition{Topic: lp.Topic, Partition: lp.ID}, divergence{from: ps[a.i].start,
+				to: a.end - 1, leader: leader, follower: v.b.cfg.NodeID, cause: fmt.Sprintf("unreadable on broker %d", leader)})
+			ps[a.i].done = true
+			continue
+		}
 		if len(t.Partitions) != 1 || t.Partitions[0].ErrorCode != 0 {
 			ps[a.i].done = true // not the leader any more, or unknown: next pass
 			continue
@@ -171,9 +243,10 @@ func (v *replicaVerifier) round(ctx context.Context, leader int32, parts []*loca
 			retry = true // the request's byte budget ran out before this partition: again
 			continue
 		}
-		n, progressed := v.compare(ctx, leader, lp, ps[a.i].start, a.end, a.epoch, ans)
+		n, progressed := v.compare(ctx, leader, lp, ps[a.i].start, a.end, a.epoch, ans, ps[a.i].full)
 		scanned += n
 		if progressed > ps[a.i].start {
+			v.noteVerified(segment.TopicPartition{Topic: lp.Topic, Partition: lp.ID}, a.epoch, progressed)
 			ps[a.i].start = progressed
 			more = true
 		} else {
@@ -187,54 +260,91 @@ func (v *replicaVerifier) round(ctx context.Context, leader int32, parts []*loca
 
 // compare compares one partition's answer with this replica's digests of the same
 // range; it returns the bytes read and where the partition's next range starts.
-func (v *replicaVerifier) compare(ctx context.Context, leader int32, lp *localPartition, start, end int64, epoch int32, ans ReplicaDigestsResponsePartition) (int64, int64) {
+func (v *replicaVerifier) compare(ctx context.Context, leader int32, lp *localPartition, start, end int64, epoch int32, ans ReplicaDigestsResponsePartition, full bool) (int64, int64) {
 	theirs := ans.Digests()
 	if !theirs.IsLeader || theirs.LeaderEpoch != epoch {
 		return 0, start // a leader change meanwhile: compared again next pass
 	}
+	tp := segment.TopicPartition{Topic: lp.Topic, Partition: lp.ID}
 	chunk, budget := replicaDigestLimits(ReplicaDigestsChunkBytes, replicaDigestsMaxBytes)
 	ours, err := lp.Digests(start, min(end, theirs.Next), chunk, budget, replicaDigestsMaxChunks)
+	if errors.Is(err, replication.ErrDigestCorrupt) {
+		// This replica's committed batches cannot be read: it cannot hold the leader's.
+		v.diverged(tp, divergence{from: start, to: max(theirs.Next-1, start), leader: leader, follower: v.b.cfg.NodeID,
+			cause: fmt.Sprintf("unreadable on broker %d: %v", v.b.cfg.NodeID, err)})
+		return theirs.Scanned, start
+	}
 	if err != nil || ours.LeaderEpoch != epoch {
 		return 0, start
 	}
 	scanned := ours.Scanned + theirs.Scanned
-	c := replication.CompareDigests(start, theirs, ours)
-	tp := segment.TopicPartition{Topic: lp.Topic, Partition: lp.ID}
+	c := replication.CompareDigests(start, theirs, ours, wholeDigest(ours, theirs))
 	switch {
 	case c.Skipped != "":
 		return scanned, c.Resume
 	case c.Diverged:
-		from, to := v.narrow(ctx, leader, lp, c.From, c.To, epoch)
-		v.diverged(tp, divergence{from: from, to: to, leader: leader, follower: v.b.cfg.NodeID})
+		d, n, confirmed := v.narrow(ctx, leader, lp, c.From, c.To, epoch)
+		scanned += n
+		if confirmed {
+			v.diverged(tp, d)
+		} else {
+			// The per-batch comparison found the replicas alike (a leader change, a
+			// retention meanwhile, a failed request): transient, looked at next pass.
+			v.b.logger.Debug("replica digests differed but not batch by batch; next pass", "topic", tp.Topic,
+				"partition", tp.Partition, "from_offset", c.From, "to_offset", c.To, "leader", leader)
+		}
 		return scanned, start // the next pass looks again from the same start
 	}
-	if c.Resume >= end {
-		v.agreed(tp) // the whole pass agreed: a divergence found before is gone
+	if full && c.Resume >= end {
+		v.agreed(tp) // the whole log agreed: a divergence found before is gone
 	}
 	return scanned, c.Resume
 }
 
-// narrow asks the digest of every batch of [from, to] on both replicas and returns the
-// first differing batch's offsets; the chunk's range when it cannot.
-func (v *replicaVerifier) narrow(ctx context.Context, leader int32, lp *localPartition, from, to int64, epoch int32) (int64, int64) {
-	req := &ReplicaDigestsRequest{ChunkBytes: 1, MaxBytes: verifyRequestBytes, Topics: []ReplicaDigestsRequestTopic{{Topic: lp.Topic,
-		Partitions: []ReplicaDigestsRequestPartition{{Partition: lp.ID, Start: from, End: to + 1}}}}}
-	rctx, cancel := context.WithTimeout(ctx, verifyRequestTimeout)
-	kresp, err := v.b.peers.do(rctx, leader, req)
-	cancel()
-	resp, ok := kresp.(*ReplicaDigestsResponse)
-	if err != nil || !ok || len(resp.Topics) != 1 || len(resp.Topics[0].Partitions) != 1 || resp.Topics[0].Partitions[0].ErrorCode != 0 {
-		return from, to
+// wholeDigest tells whether this replica's digest covers all of the leader's answer:
+// not stopped short, and its high watermark at or above the leader's next offset.
+func wholeDigest(ours, theirs replication.ReplicaDigests) bool {
+	return !ours.Short && ours.HighWatermark >= theirs.Next
+}
+
+// narrow asks the digest of every batch of [from, to] on both replicas, in as many
+// requests as the leader's limits need, and returns the divergence at the first
+// differing batch, the bytes read and whether the per-batch comparison confirmed it.
+func (v *replicaVerifier) narrow(ctx context.Context, leader int32, lp *localPartition, from, to int64, epoch int32) (divergence, int64, bool) {
+	d := divergence{from: from, to: to, leader: leader, follower: v.b.cfg.NodeID}
+	var scanned int64
+	for start := from; start <= to && ctx.Err() == nil; {
+		req := &ReplicaDigestsRequest{ChunkBytes: 1, MaxBytes: verifyRequestBytes, Topics: []ReplicaDigestsRequestTopic{{Topic: lp.Topic,
+			Partitions: []ReplicaDigestsRequestPartition{{Partition: lp.ID, Start: start, End: to + 1}}}}}
+		rctx, cancel := context.WithTimeout(ctx, verifyRequestTimeout)
+		kresp, err := v.b.verifyPeers.do(rctx, leader, req)
+		cancel()
+		resp, ok := kresp.(*ReplicaDigestsResponse)
+		if err != nil || !ok || len(resp.Topics) != 1 || len(resp.Topics[0].Partitions) != 1 || resp.Topics[0].Partitions[0].ErrorCode != 0 {
+			return d, scanned, false
+		}
+		theirs := resp.Topics[0].Partitions[0].Digests()
+		ours, err := lp.Digests(start, min(to+1, theirs.Next), 1, verifyRequestBytes, replicaDigestsMaxChunks)
+		n := theirs.Scanned + ours.Scanned
+		scanned += n // paced by the round with the rest
+		if errors.Is(err, replication.ErrDigestCorrupt) {
+			d.cause = fmt.Sprintf("unreadable on broker %d: %v", v.b.cfg.NodeID, err)
+			return d, scanned, true
+		}
+		if err != nil || !theirs.IsLeader || theirs.LeaderEpoch != epoch || ours.LeaderEpoch != epoch {
+			return d, scanned, false
+		}
+		c := replication.CompareDigests(start, theirs, ours, wholeDigest(ours, theirs))
+		if c.Diverged {
+			d.from, d.to = c.From, c.To
+			return d, scanned, true
+		}
+		if c.Skipped != "" || c.Resume <= start {
+			return d, scanned, false
+		}
+		start = c.Resume
 	}
-	theirs := resp.Topics[0].Partitions[0].Digests()
-	ours, err := lp.Digests(from, min(to+1, theirs.Next), 1, verifyRequestBytes, replicaDigestsMaxChunks)
-	if err != nil || theirs.LeaderEpoch != epoch {
-		return from, to
-	}
-	if c := replication.CompareDigests(from, theirs, ours); c.Diverged {
-		return c.From, c.To
-	}
-	return from, to
+	return d, scanned, false
 }
 
 // diverged records a divergence: counted and logged when the partition was not
@@ -250,8 +360,12 @@ func (v *replicaVerifier) diverged(tp segment.TopicPartition, d divergence) {
 		return
 	}
 	v.b.metrics.ReplicaDivergence(tp.Topic)
-	v.b.logger.Error("replica diverges from its leader", "topic", tp.Topic, "partition", tp.Partition,
-		"from_offset", d.from, "to_offset", d.to, "leader", d.leader, "follower", d.follower)
+	args := []any{"topic", tp.Topic, "partition", tp.Partition,
+		"from_offset", d.from, "to_offset", d.to, "leader", d.leader, "follower", d.follower}
+	if d.cause != "" {
+		args = append(args, "cause", d.cause)
+	}
+	v.b.logger.Error("replica diverges from its leader", args...)
 }
 
 // agreed clears a partition's divergence once a pass compared it to its end without
@@ -287,8 +401,12 @@ func (v *replicaVerifier) readyDetails() []string {
 	defer v.mu.Unlock()
 	var out []string
 	for tp, d := range v.divergent {
-		out = append(out, fmt.Sprintf("replica divergence: topic %s partition %d offsets %d-%d leader %d follower %d",
-			tp.Topic, tp.Partition, d.from, d.to, d.leader, d.follower))
+		line := fmt.Sprintf("replica divergence: topic %s partition %d offsets %d-%d leader %d follower %d",
+			tp.Topic, tp.Partition, d.from, d.to, d.leader, d.follower)
+		if d.cause != "" {
+			line += " (" + d.cause + ")"
+		}
+		out = append(out, line)
 	}
 	slices.Sort(out)
 	return out

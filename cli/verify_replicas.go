@@ -7,6 +7,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -17,6 +18,7 @@ import (
 	"github.com/petrel-broker/petrel/broker"
 	"github.com/petrel-broker/petrel/cli/internal/clientcmd"
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 	ucli "github.com/urfave/cli/v2"
 )
 
@@ -129,6 +131,9 @@ func verifyPartition(ctx context.Context, dc *digestClients, p kadm.PartitionDet
 	start := int64(0)
 	for {
 		lead, err := dc.digests(ctx, p.Leader, p.Topic, p.Partition, start, end, broker.ReplicaDigestsChunkBytes)
+		if errors.Is(err, kerr.CorruptMessage) {
+			return unreadable(r, start, p.Leader)
+		}
 		if err != nil {
 			r.result = "skipped: " + err.Error()
 			return r
@@ -140,6 +145,9 @@ func verifyPartition(ctx context.Context, dc *digestClients, p kadm.PartitionDet
 		resume := int64(math.MaxInt64)
 		for _, f := range followers {
 			fol, err := dc.digests(ctx, f, p.Topic, p.Partition, start, min(end, lead.NextOffset), broker.ReplicaDigestsChunkBytes)
+			if errors.Is(err, kerr.CorruptMessage) {
+				return unreadable(r, start, f)
+			}
 			if err != nil {
 				r.result = "skipped: " + err.Error()
 				return r
@@ -171,6 +179,14 @@ func verifyPartition(ctx context.Context, dc *digestClients, p kadm.PartitionDet
 		return r
 	}
 	r.result = "agree"
+	return r
+}
+
+// unreadable is the result of a partition whose committed batches broker id cannot
+// read (it answered CORRUPT_MESSAGE and logged which): a divergence.
+func unreadable(r replicasResult, start int64, id int32) replicasResult {
+	r.from, r.to, r.diverges = max(r.from, start, 0), start, true
+	r.result = fmt.Sprintf("DIVERGES: broker %d cannot read its batches from offset %d", id, start)
 	return r
 }
 

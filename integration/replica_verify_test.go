@@ -215,3 +215,96 @@ func TestReplicaVerification_HealthyClusterUnderLoad(t *testing.T) {
 		return nil
 	})
 }
+
+// flipByte flips mask into the byte at pos of node's first segment of topic-0.
+func flipByte(t *testing.T, c *Cluster, node int, topic string, pos int64, mask byte) {
+	t.Helper()
+	seg := filepath.Join(c.nodes[node].dir, "logs", topic+"-0", "00000000000000000000.log")
+	f, err := os.OpenFile(seg, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var b [1]byte
+	if _, err := f.ReadAt(b[:], pos); err != nil {
+		t.Fatal(err)
+	}
+	b[0] ^= mask
+	if _, err := f.WriteAt(b[:], pos); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestReplicaVerification_FindsADamagedHeader: a byte flipped in a batch header (the
+// magic) makes the batch unreadable as one. On a follower its verifier reports the
+// partition; on the leader the ReplicaDigests answer is CORRUPT_MESSAGE with one ERROR
+// line naming the partition, and the followers report it. Neither is left "agreed".
+func TestReplicaVerification_FindsADamagedHeader(t *testing.T) {
+	c := StartCluster(t, 3, WithProperty("petrel.replica.verification.interval.ms", verifyInterval))
+	cl := c.Client(t)
+	leaders := map[string]int32{}
+	for _, topic := range []string{"verify-hdr-follower", "verify-hdr-leader"} {
+		c.CreateTopicRF(t, topic, 1, 3, nil)
+		leaders[topic] = partitionLeader(t, c, topic)
+		produceBatches(t, cl, topic, 0, 20)
+	}
+	bs := "--bootstrap-server=" + strings.Join(c.Addrs(), ",")
+	testwait.ForWhat(t, testTimeout, "verify replicas agrees on both topics", func() error {
+		code, out, stderr := petrel("verify", "replicas", bs)
+		if code != 0 || strings.Count(out, "[0, 20)") != 2 {
+			return fmt.Errorf("exit %d, stdout %q, stderr %q", code, out, stderr)
+		}
+		return nil
+	})
+	const magic = 16 // the first batch's magic byte
+	follower := (int(leaders["verify-hdr-follower"]) + 1) % 3
+	flipByte(t, c, follower, "verify-hdr-follower", magic, 0x07)
+	flipByte(t, c, int(leaders["verify-hdr-leader"]), "verify-hdr-leader", magic, 0x07)
+
+	wantFollower := fmt.Sprintf("replica divergence: topic verify-hdr-follower partition 0 offsets 0-19 leader %d follower %d (unreadable on broker %d",
+		leaders["verify-hdr-follower"], follower, follower)
+	testwait.ForWhat(t, 20*time.Second, "the damaged follower reports its partition", func() error {
+		if n := metricSum(c.scrapeNode(t, follower), "petrel_replica_divergence_total", map[string]string{"topic": "verify-hdr-follower"}); n != 1 {
+			return fmt.Errorf("petrel_replica_divergence_total = %v", n)
+		}
+		code, body, err := httpGet(c.metricsURL(follower) + "/readyz")
+		if err != nil || code != http.StatusOK || !strings.Contains(body, wantFollower) {
+			return fmt.Errorf("/readyz: %d %q %v, want 200 with %q", code, body, err, wantFollower)
+		}
+		return nil
+	})
+	lead := leaders["verify-hdr-leader"]
+	testwait.ForWhat(t, 20*time.Second, "the followers of the damaged leader report its partition", func() error {
+		for i := range 3 {
+			if i == int(lead) {
+				continue
+			}
+			if n := metricSum(c.scrapeNode(t, i), "petrel_replica_divergence_total", map[string]string{"topic": "verify-hdr-leader"}); n != 1 {
+				return fmt.Errorf("node-%d: petrel_replica_divergence_total = %v", i, n)
+			}
+		}
+		return nil
+	})
+	var answered, reported bool
+	for _, l := range c.TakeAlertLines() {
+		if !strings.Contains(l, "[ERROR]") {
+			continue
+		}
+		if strings.Contains(l, "unexpected error") {
+			t.Errorf("an unnamed ERROR: %s", l)
+		}
+		if strings.Contains(l, "replica digests: a committed batch of this replica cannot be read: topic=verify-hdr-leader partition=0") {
+			answered = true
+		}
+		if strings.Contains(l, "replica diverges from its leader: topic=verify-hdr-follower partition=0 from_offset=0") {
+			reported = true
+		}
+	}
+	if !answered || !reported {
+		t.Fatalf("ERROR lines: leader's answer named %v, follower's divergence named %v", answered, reported)
+	}
+	code, out, stderr := petrel("verify", "replicas", bs)
+	if code != 1 || strings.Count(out, "DIVERGES") != 2 || !strings.Contains(out, fmt.Sprintf("broker %d cannot read", lead)) {
+		t.Fatalf("verify replicas: exit %d, stdout %q, stderr %q; want both partitions diverging", code, out, stderr)
+	}
+}

@@ -17,8 +17,12 @@ type Comparison struct {
 // start. Chunks are compared in order while both replicas cut them alike; the first
 // chunk that differs is a divergence. A range either replica no longer holds (below
 // its log start offset) or has cut short (its end or byte budget) is resumed, not
-// judged.
-func CompareDigests(start int64, leader, follower ReplicaDigests) Comparison {
+// judged, unless whole is set: the follower digested its range up to leader.Next (its
+// high watermark at or above it) without stopping short for retention or a stop, so it
+// holds every batch below leader.Next and two agreeing replicas cut the same chunks to
+// the same end. Then any difference in chunks, their cuts or Next is a divergence (a
+// batch split or merged at a chunk's end would otherwise be resumed from forever).
+func CompareDigests(start int64, leader, follower ReplicaDigests, whole bool) Comparison {
 	c := Comparison{Agreed: start, Resume: start}
 	if leader.Compacted || follower.Compacted {
 		c.Skipped = "compacted"
@@ -46,11 +50,15 @@ func CompareDigests(start int64, leader, follower ReplicaDigests) Comparison {
 				return diverged(c, l.BaseOffset, l.LastOffset)
 			}
 			c.Agreed, c.Resume = l.LastOffset+1, l.LastOffset+1
-		case l.Cut || f.Cut:
+		case (l.Cut || f.Cut) && !whole:
 			return c // one cut the chunk short: the next comparison starts at it
 		default:
 			return diverged(c, l.BaseOffset, max(l.LastOffset, f.LastOffset))
 		}
+	}
+	if whole && (len(leader.Chunks) != len(follower.Chunks) || leader.Next != follower.Next) {
+		// One replica holds batches the other does not have, or ends them elsewhere.
+		return diverged(c, c.Agreed, max(leader.Next, follower.Next, c.Agreed+1)-1)
 	}
 	return c
 }

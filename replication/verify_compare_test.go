@@ -1,6 +1,9 @@
 package replication
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func TestCompareDigests(t *testing.T) {
 	c := func(base, last int64, hash uint64, cut bool) ChunkDigest {
@@ -8,6 +11,11 @@ func TestCompareDigests(t *testing.T) {
 	}
 	d := func(logStart int64, chunks ...ChunkDigest) ReplicaDigests {
 		return ReplicaDigests{LogStartOffset: logStart, Chunks: chunks}
+	}
+	dn := func(next, logStart int64, chunks ...ChunkDigest) ReplicaDigests {
+		r := d(logStart, chunks...)
+		r.Next = next
+		return r
 	}
 	for _, tc := range []struct {
 		name             string
@@ -21,6 +29,18 @@ func TestCompareDigests(t *testing.T) {
 			Comparison{Agreed: 10, Resume: 10, Diverged: true, From: 10, To: 19}},
 		{"cut at different ends", 0, d(0, c(0, 9, 1, false), c(10, 12, 2, true)), d(0, c(0, 9, 1, false), c(10, 15, 2, true)),
 			Comparison{Agreed: 10, Resume: 10}},
+		// The follower holds every batch below the leader's Next: its chunk cut before
+		// the leader's end is a batch split or merged there, not a range to resume.
+		{"whole: a batch merged at a chunk's end", 0, dn(500, 0, c(0, 499, 1, false)), dn(490, 0, c(0, 489, 2, true)),
+			Comparison{Agreed: 0, Resume: 0, Diverged: true, From: 0, To: 499}},
+		{"whole: idle, last chunks cut alike but differ", 0, dn(13, 0, c(0, 9, 1, false), c(10, 12, 2, true)),
+			dn(13, 0, c(0, 9, 1, false), c(10, 12, 3, true)), Comparison{Agreed: 10, Resume: 10, Diverged: true, From: 10, To: 12}},
+		{"whole: different batch counts, both cut", 0, dn(13, 0, c(0, 12, 1, true)),
+			dn(13, 0, ChunkDigest{BaseOffset: 0, LastOffset: 12, Batches: 2, Hash: 1, Cut: true}), Comparison{Diverged: true, From: 0, To: 12}},
+		{"whole: the follower lacks a chunk", 0, dn(20, 0, c(0, 9, 1, false), c(10, 19, 2, true)), dn(10, 0, c(0, 9, 1, false)),
+			Comparison{Agreed: 10, Resume: 10, Diverged: true, From: 10, To: 19}},
+		{"whole: equal", 0, dn(13, 0, c(0, 9, 1, false), c(10, 12, 2, true)), dn(13, 0, c(0, 9, 1, false), c(10, 12, 2, true)),
+			Comparison{Agreed: 13, Resume: 13}},
 		{"different batches, both whole", 0, d(0, c(0, 9, 1, false)), d(0, c(0, 11, 1, false)),
 			Comparison{Diverged: true, From: 0, To: 11}},
 		{"a log start above the range", 0, d(20, c(20, 29, 1, false)), d(0, c(0, 9, 1, false)),
@@ -31,7 +51,7 @@ func TestCompareDigests(t *testing.T) {
 			Comparison{Skipped: "compacted"}},
 		{"nothing on one side", 5, d(0), d(0, c(5, 9, 1, false)), Comparison{Agreed: 5, Resume: 5}},
 	} {
-		if got := CompareDigests(tc.start, tc.leader, tc.follower); got != tc.want {
+		if got := CompareDigests(tc.start, tc.leader, tc.follower, strings.HasPrefix(tc.name, "whole")); got != tc.want {
 			t.Errorf("%s: got %+v, want %+v", tc.name, got, tc.want)
 		}
 	}

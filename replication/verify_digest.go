@@ -12,7 +12,9 @@ package replication
 import (
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"hash/fnv"
+	"sync"
 
 	"github.com/petrel-broker/petrel/segment"
 )
@@ -43,8 +45,9 @@ type ReplicaDigests struct {
 	LeaderEpoch    int32
 	Leader         int32 // the leader's broker id as this replica knows it; -1 none
 	IsLeader       bool
-	// Compacted: the log is compacted (cleanup.policy has compact, or the cleaner has
-	// cleaned it): its replicas are cleaned each on its own and may differ.
+	// Compacted: the log's configuration is Compacted, which the broker keeps set for a
+	// log its cleaner has ever cleaned (cleaner-offset-checkpoint has it) whatever
+	// cleanup.policy is now: its replicas are cleaned each on its own and may differ.
 	Compacted bool
 	// Next is the offset after the last digested batch (the start when none was):
 	// where the next range starts.
@@ -52,7 +55,14 @@ type ReplicaDigests struct {
 	Chunks []ChunkDigest
 	// Scanned counts the bytes digested.
 	Scanned int64
+	// Short: the digest stopped before its range's end because the replica stopped or
+	// retention removed the batches meanwhile (not sent on the wire).
+	Short bool
 }
+
+// ErrDigestCorrupt means a committed batch could not be digested: its header or its
+// bytes on disk cannot be read as a batch. It wraps the offset and the cause.
+var ErrDigestCorrupt = errors.New("replication: a committed batch cannot be read")
 
 // Digests digests the committed batches of [start, end), from the batch that holds
 // max(start, log start offset), up to min(end, high watermark): whole batches only, a
@@ -77,26 +87,42 @@ func (p *Partition) Digests(start, end int64, chunkBytes, maxBytes int64, maxChu
 			h.Reset()
 		}
 	}
+	bufp := digestBuffers.Get().(*[]byte)
+	defer func() {
+		if cap(*bufp) == digestReadPiece { // one grown for a large batch is dropped
+			digestBuffers.Put(bufp)
+		}
+	}()
 	for pos < upTo && ((d.Scanned < maxBytes && len(d.Chunks) < maxChunks) || cur != nil) {
-		buf, err := p.readCommitted(pos, upTo)
+		buf, err := p.readCommitted(pos, upTo, bufp)
 		if err != nil {
 			if errors.Is(err, segment.ErrOffsetOutOfRange) || errors.Is(err, ErrPartitionStopped) {
+				d.Short = true
 				break // retention or a stop meanwhile: answer what was digested
 			}
-			return d, err
+			return d, corruptAt(pos, err)
 		}
 		if len(buf) == 0 {
 			break
 		}
+		first := true
 		for len(buf) >= segment.BatchHeaderSize {
 			hdr, err := segment.ParseBatchHeader(buf[:segment.BatchHeaderSize])
 			if err != nil {
-				return d, err
+				return d, corruptAt(pos, err)
 			}
 			size := hdr.Size()
-			if size > int64(len(buf)) || size < segment.BatchHeaderSize {
+			if size < segment.BatchHeaderSize || (first && size > int64(len(buf))) ||
+				hdr.BaseOffset > pos || hdr.LastOffset() < pos {
+				// A read returns whole batches from the one holding pos: a batch that is
+				// not one, or does not hold the next offset, is a damaged header.
+				return d, corruptAt(pos, fmt.Errorf("%w: batch of %d bytes at offsets %d-%d", segment.ErrCorruptBatch,
+					size, hdr.BaseOffset, hdr.LastOffset()))
+			}
+			if size > int64(len(buf)) {
 				break
 			}
+			first = false
 			if cur == nil {
 				cur = &ChunkDigest{BaseOffset: hdr.BaseOffset}
 			}
@@ -124,6 +150,11 @@ func (p *Partition) Digests(start, end int64, chunkBytes, maxBytes int64, maxChu
 	return d, nil
 }
 
+// corruptAt wraps a failure to digest the batch holding offset as ErrDigestCorrupt.
+func corruptAt(offset int64, err error) error {
+	return fmt.Errorf("%w at offset %d: %w", ErrDigestCorrupt, offset, err)
+}
+
 // digestState snapshots what Digests answers besides its chunks, and the offset it
 // digests up to.
 func (p *Partition) digestState(start, end int64) (ReplicaDigests, int64, error) {
@@ -141,9 +172,31 @@ func (p *Partition) digestState(start, end int64) (ReplicaDigests, int64, error)
 	return d, min(end, p.highWatermark), nil
 }
 
-// readCommitted copies whole batches from the one holding offset, below upTo, up to
-// digestReadPiece (at least one batch), under the lock like a fetch.
-func (p *Partition) readCommitted(offset, upTo int64) ([]byte, error) {
+// digestBuffers are the read buffers of Digests, digestReadPiece each, reused across
+// calls so that a verification pass does not allocate a MiB per read.
+var digestBuffers = sync.Pool{New: func() any { b := make([]byte, digestReadPiece); return &b }}
+
+// readCommitted reads whole batches from the one holding offset, below upTo, up to
+// digestReadPiece (at least one batch) into *buf (grown when one batch is larger). The
+// range is pinned under the lock, like a fetch's, and read outside it.
+func (p *Partition) readCommitted(offset, upTo int64, buf *[]byte) ([]byte, error) {
+	h, err := p.holdCommitted(offset, upTo)
+	if err != nil || h == nil {
+		return nil, err
+	}
+	defer h.Release()
+	if int64(cap(*buf)) < h.Size {
+		*buf = make([]byte, h.Size)
+	}
+	b := (*buf)[:h.Size]
+	if _, err := h.File.ReadAt(b, h.Position); err != nil {
+		return nil, fmt.Errorf("reading %s at %d: %w", h.File.Name(), h.Position, err)
+	}
+	return b, nil
+}
+
+// holdCommitted pins the committed range readCommitted reads (nil when empty).
+func (p *Partition) holdCommitted(offset, upTo int64) (*segment.Hold, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.role == Stopped {
@@ -153,7 +206,5 @@ func (p *Partition) readCommitted(offset, upTo int64) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	b, err := r.Bytes()
-	r.Release()
-	return b, err
+	return r.Hold(), nil
 }

@@ -1,8 +1,10 @@
 package replication
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -31,7 +33,7 @@ func TestDigestsCommittedBytes(t *testing.T) {
 	if err != nil || len(whole.Chunks) != 1 || !whole.Chunks[0].Cut || whole.Chunks[0].Batches != 4 {
 		t.Fatalf("one chunk: %+v %v", whole, err)
 	}
-	if c := CompareDigests(0, before, before); c.Diverged || c.Agreed != 12 {
+	if c := CompareDigests(0, before, before, true); c.Diverged || c.Agreed != 12 {
 		t.Fatalf("a replica against itself: %+v", c)
 	}
 
@@ -50,8 +52,47 @@ func TestDigestsCommittedBytes(t *testing.T) {
 	if err != nil || len(after.Chunks) != 4 {
 		t.Fatalf("digests after the flip: %+v %v", after, err)
 	}
-	c := CompareDigests(0, before, after)
+	c := CompareDigests(0, before, after, true)
 	if !c.Diverged || c.From != 6 || c.To != 8 || c.Agreed != 6 {
 		t.Fatalf("after the flip: %+v, want a divergence in 6-8", c)
+	}
+}
+
+// TestDigestsDamagedHeader: a byte flipped in a committed batch's header on disk (its
+// magic or its length) is ErrDigestCorrupt naming the offset read, not a short answer
+// that looks like agreement, and never a loop.
+func TestDigestsDamagedHeader(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		at   int // byte of the third batch's header
+		mask byte
+	}{{"magic", 16, 0x07}, {"length", 8, 0x40}, {"length shorter", 11, 0xff}} {
+		t.Run(tc.name, func(t *testing.T) {
+			p, dir := newPartition(t, false)
+			if err := p.BecomeLeaderOf(1, 0, []int32{0}, []int32{0}); err != nil {
+				t.Fatal(err)
+			}
+			for range 4 {
+				if _, err := p.AppendAsLeader(batch(3), 0); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if d, err := p.Digests(0, 100, 1, 1<<20, 100); err != nil || d.Next != 12 {
+				t.Fatalf("digests before: %+v %v", d, err)
+			}
+			seg := filepath.Join(dir, "00000000000000000000.log")
+			raw, err := os.ReadFile(seg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			raw[2*(len(raw)/4)+tc.at] ^= tc.mask
+			if err := os.WriteFile(seg, raw, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			d, err := p.Digests(0, 100, 1, 1<<20, 100)
+			if !errors.Is(err, ErrDigestCorrupt) || !strings.Contains(err.Error(), "at offset") {
+				t.Fatalf("digests after the flip: %+v %v, want ErrDigestCorrupt", d, err)
+			}
+		})
 	}
 }
