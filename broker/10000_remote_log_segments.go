@@ -126,8 +126,8 @@ const (
 func (r *remoteLogSegmentsRequest) ReadFrom(src []byte) error {
 	rd := kbin.Reader{Src: src}
 	r.BrokerID, r.BrokerEpoch = rd.Int32(), rd.Int64()
-	n := rd.ArrayLen()
-	if !rd.Ok() || n < 0 || int(n) > len(rd.Src)/remoteLogChangeMinBytes {
+	n, ok := boundedArrayLen(&rd, remoteLogChangeMinBytes)
+	if !ok {
 		return fmt.Errorf("remote log segments: %d changes in %d bytes", n, len(src))
 	}
 	r.Changes = make([]metadata.RemoteLogSegmentRecord, 0, n)
@@ -140,8 +140,8 @@ func (r *remoteLogSegmentsRequest) ReadFrom(src []byte) error {
 		s.State = metadata.RemoteLogSegmentState(rd.Int8())
 		s.StartOffset, s.EndOffset, s.MaxTimestampMs = rd.Int64(), rd.Int64(), rd.Int64()
 		s.SizeInBytes, s.TxnIdxEmpty = rd.Int32(), rd.Bool()
-		m := rd.ArrayLen()
-		if !rd.Ok() || m < 0 || int(m) > len(rd.Src)/remoteLogEpochBytes {
+		m, ok := boundedArrayLen(&rd, remoteLogEpochBytes)
+		if !ok {
 			return fmt.Errorf("remote log segments: %d leader epochs in %d bytes", m, len(src))
 		}
 		if m > 0 {
@@ -195,8 +195,8 @@ func (r *remoteLogSegmentsResponse) AppendTo(dst []byte) []byte {
 func (r *remoteLogSegmentsResponse) ReadFrom(src []byte) error {
 	rd := kbin.Reader{Src: src}
 	r.ThrottleMillis, r.ErrorCode = rd.Int32(), rd.Int16()
-	n := rd.ArrayLen()
-	if !rd.Ok() || n < 0 || int(n) > len(rd.Src)/2 {
+	n, ok := boundedArrayLen(&rd, 2)
+	if !ok {
 		return fmt.Errorf("remote log segments response: %d codes in %d bytes", n, len(src))
 	}
 	r.ErrorCodes = make([]int16, n)

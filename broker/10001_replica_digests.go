@@ -231,15 +231,15 @@ const (
 func (r *ReplicaDigestsRequest) ReadFrom(src []byte) error {
 	rd := kbin.Reader{Src: src}
 	r.ChunkBytes, r.MaxBytes = rd.Int32(), rd.Int32()
-	n := rd.ArrayLen()
-	if !rd.Ok() || n < 0 || int(n) > len(rd.Src)/replicaDigestsTopicMinBytes {
+	n, ok := boundedArrayLen(&rd, replicaDigestsTopicMinBytes)
+	if !ok {
 		return fmt.Errorf("replica digests: %d topics in %d bytes", n, len(src))
 	}
 	r.Topics = make([]ReplicaDigestsRequestTopic, 0, n)
 	for range n {
 		t := ReplicaDigestsRequestTopic{Topic: rd.String()}
-		m := rd.ArrayLen()
-		if !rd.Ok() || m < 0 || int(m) > len(rd.Src)/replicaDigestsPartitionBytes {
+		m, ok := boundedArrayLen(&rd, replicaDigestsPartitionBytes)
+		if !ok {
 			return fmt.Errorf("replica digests: %d partitions in %d bytes", m, len(src))
 		}
 		t.Partitions = make([]ReplicaDigestsRequestPartition, m)
@@ -345,15 +345,15 @@ func (r *ReplicaDigestsResponse) AppendTo(dst []byte) []byte {
 func (r *ReplicaDigestsResponse) ReadFrom(src []byte) error {
 	rd := kbin.Reader{Src: src}
 	r.ThrottleMillis = rd.Int32()
-	n := rd.ArrayLen()
-	if !rd.Ok() || n < 0 || int(n) > len(rd.Src)/replicaDigestsRespTopicMinBytes {
+	n, ok := boundedArrayLen(&rd, replicaDigestsRespTopicMinBytes)
+	if !ok {
 		return fmt.Errorf("replica digests response: %d topics in %d bytes", n, len(src))
 	}
 	r.Topics = make([]ReplicaDigestsResponseTopic, 0, n)
 	for range n {
 		t := ReplicaDigestsResponseTopic{Topic: rd.String()}
-		m := rd.ArrayLen()
-		if !rd.Ok() || m < 0 || int(m) > len(rd.Src)/replicaDigestsAnswerMinBytes {
+		m, ok := boundedArrayLen(&rd, replicaDigestsAnswerMinBytes)
+		if !ok {
 			return fmt.Errorf("replica digests response: %d partitions in %d bytes", m, len(src))
 		}
 		t.Partitions = make([]ReplicaDigestsResponsePartition, 0, m)
@@ -361,8 +361,8 @@ func (r *ReplicaDigestsResponse) ReadFrom(src []byte) error {
 			p := ReplicaDigestsResponsePartition{Partition: rd.Int32(), ErrorCode: rd.Int16(),
 				HighWatermark: rd.Int64(), LogStartOffset: rd.Int64(), LeaderEpoch: rd.Int32(), LeaderID: rd.Int32(),
 				IsLeader: rd.Bool(), Compacted: rd.Bool(), NextOffset: rd.Int64(), ScannedBytes: rd.Int64()}
-			k := rd.ArrayLen()
-			if !rd.Ok() || k < 0 || int(k) > len(rd.Src)/replicaDigestsChunkBytes {
+			k, ok := boundedArrayLen(&rd, replicaDigestsChunkBytes)
+			if !ok {
 				return fmt.Errorf("replica digests response: %d chunks in %d bytes", k, len(src))
 			}
 			if k > 0 {
