@@ -98,7 +98,7 @@ func (b *Broker) handleReplicaDigests(ctx context.Context, req *rpc.Request) rpc
 				if errors.Is(err, replication.ErrDigestCorrupt) {
 					// This replica's own committed batches cannot be read: a damaged log,
 					// named here once per request; the asker reports the partition too.
-					rp.ErrorCode = kerr.CorruptMessage.Code
+					rp.ErrorCode = errorCode(err) // CORRUPT_MESSAGE
 					b.logger.Error("replica digests: a committed batch of this replica cannot be read", "topic", t.Topic,
 						"partition", p.Partition, "broker", b.cfg.NodeID, "error", err)
 					break

@@ -21,6 +21,9 @@ var errorTable = []struct {
 	err  error
 	code int16
 }{
+	// First: it wraps the read error under it (an offset out of range, a corrupt batch),
+	// and a replica that cannot read its own committed batches answers CORRUPT_MESSAGE.
+	{replication.ErrDigestCorrupt, kerr.CorruptMessage.Code},
 	{segment.ErrOffsetOutOfRange, kerr.OffsetOutOfRange.Code},
 	{segment.ErrCorruptBatch, kerr.CorruptMessage.Code},
 	{segment.ErrInvalidBatch, kerr.InvalidRecord.Code},
