@@ -36,13 +36,14 @@ type Registration struct {
 // the registration names the registered incarnation as its previous one (that process
 // is dead). A new incarnation is registered fenced with a new broker epoch (the offset
 // of its record) and a fresh session; an old incarnation not fenced yet is fenced first
-// in the same entry. The same incarnation again keeps its epoch, fence state and
-// session.
+// in the same entry, unless the new one replaces it after a clean shutdown at its
+// registered epoch: then it resumes unfenced (resumeRecords). The same incarnation
+// again keeps its epoch, fence state and session.
 func (c *Controller) Register(ctx context.Context, reg Registration) (int64, error) {
-	newIncarnation, replacedLive := false, false
+	newIncarnation, replacedLive, resumed := false, false, false
 	ctx, notes := withELRNotes(ctx)
 	im, err := c.Do(ctx, func(im *metadata.Image) ([]metadata.Record, error) {
-		newIncarnation, replacedLive = false, false
+		newIncarnation, replacedLive, resumed = false, false, false
 		notes.uncleanShutdown = nil
 		if im.ClusterID != "" && reg.ClusterID != "" && reg.ClusterID != im.ClusterID {
 			return nil, fmt.Errorf("%w: broker %d has %q, the cluster is %q", ErrInconsistentClusterID, reg.BrokerID, reg.ClusterID, im.ClusterID)
@@ -59,8 +60,19 @@ func (c *Controller) Register(ctx context.Context, reg Registration) (int64, err
 			return nil, fmt.Errorf("%w: broker %d", ErrDuplicateBrokerRegistration, reg.BrokerID)
 		}
 		newIncarnation = true
-		if existing != nil && reg.PreviousBrokerEpoch != existing.Epoch {
+		cleanShutdown := existing != nil && reg.PreviousBrokerEpoch == existing.Epoch
+		if existing != nil && !cleanShutdown {
 			noteUncleanShutdown(ctx, reg.BrokerID)
+		}
+		if replaces && cleanShutdown && !existing.Fenced {
+			// The whole cluster stopped at once (the controller moved nothing:
+			// ControlledShutdown) or the broker stopped without its controlled shutdown,
+			// and it comes back on the data directory its clean shutdown closed at the
+			// registered epoch: nothing changed since, in its log or in its roles, as after
+			// a pause. It resumes them unfenced, in the same leader epochs, with no
+			// partition change (resumeRecords).
+			resumed = true
+			return resumeRecords(im, reg, c.cfg.UncleanAllowed(im)), nil
 		}
 		// An old incarnation still unfenced (it died and its session expired, but the
 		// controller has not fenced it yet) is fenced in the same entry, first: out of
@@ -80,6 +92,10 @@ func (c *Controller) Register(ctx context.Context, reg Registration) (int64, err
 		return -1, err
 	}
 	epoch := im.Brokers[reg.BrokerID].Epoch
+	if resumed {
+		c.log.Info("broker restarted after a clean shutdown at its registered epoch: resumes its roles unfenced",
+			"broker", reg.BrokerID, "previous_incarnation", reg.Previous, "previous_broker_epoch", reg.PreviousBrokerEpoch, "broker_epoch", epoch)
+	}
 	if replacedLive {
 		c.log.Info("broker restarted on its data directory: its previous incarnation fenced and replaced at once",
 			"broker", reg.BrokerID, "previous_incarnation", reg.Previous, "broker_epoch", epoch)
@@ -90,4 +106,27 @@ func (c *Controller) Register(ctx context.Context, reg Registration) (int64, err
 		c.sessions.Heartbeat(reg.BrokerID, -1, false, time.Now()) // same process: stays as it was
 	}
 	return epoch, nil
+}
+
+// resumeRecords registers reg's incarnation unfenced in place of the unfenced one it
+// replaces, whose clean shutdown it reports at the registered broker epoch: the entry
+// that would otherwise fence the old incarnation (one ISR change per partition: 100,000
+// records for a broker of a 100,000-partition RF 3 cluster) and, at its unfence, elect
+// every partition's leader again in a new leader epoch.
+//
+// It is safe because nothing changed while the process was away. Its epoch is still
+// the registered one, so the controller has written no fence since the close, and the
+// clean shutdown marker is written only after every replica was closed with its
+// records on disk (DESIGN.md S9): its logs hold everything the ISRs it is in and the
+// leaderships it holds promise, as a paused process would. Any partition change made
+// meanwhile (an election elsewhere, an ISR shrink by another leader) is in the image the
+// broker catches up with before it acts on any (partitions.go, reconcileLoop: it waits
+// for this registration in its own image). Leaderless partitions whose ISR holds it get
+// a leader in the same entry, as at an unfence. An unclean shutdown (no marker, or one
+// of another epoch) takes the fencing path, and with it the broker leaves every ELR.
+func resumeRecords(im *metadata.Image, reg Registration, unclean func(topic string) bool) []metadata.Record {
+	rec := metadata.RegisterBrokerRecord{BrokerID: reg.BrokerID, IncarnationID: reg.Incarnation, Fenced: false,
+		Listeners: reg.Listeners, Rack: reg.Rack, Features: reg.Features}
+	acceptable := func(r int32) bool { return r == reg.BrokerID || im.Acceptable(r) }
+	return append([]metadata.Record{rec}, metadata.ElectLeaderlessRecords(im, acceptable, unclean)...)
 }

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/petrel-broker/petrel/internal/testwait"
+	"github.com/petrel-broker/petrel/metadata"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
@@ -84,6 +85,12 @@ func TestCluster_WholeClusterStopAndStart(t *testing.T) {
 	cl.Close()
 	<-produced
 	checkNoAlerts(t, c, "the whole cluster stopped at once")
+	final := c.nodes[0].broker.Image() // the image the cluster stopped with: the longest log
+	for i := 1; i < 3; i++ {
+		if im := c.nodes[i].broker.Image(); im.Offset > final.Offset {
+			final = im
+		}
+	}
 	kept := 0
 	for i := range 3 {
 		for _, line := range c.logLines(i) {
@@ -99,8 +106,48 @@ func TestCluster_WholeClusterStopAndStart(t *testing.T) {
 
 	c.Restart(0, 1, 2)
 	waitFullISR(t, c, topic)
+	checkResumed(t, c, final, topic)
 	readBack(t, c, topic, acked)
 	checkNoAlerts(t, c, "the whole cluster started at once")
+}
+
+// checkResumed checks that every broker the controller left unfenced when the cluster
+// stopped (final) came back after its clean shutdown in the same roles: registered
+// unfenced at once ("resumes its roles unfenced"), and each partition it led then led
+// by it in the same leader epoch, with no ISR change to write at the start.
+func checkResumed(t *testing.T, c *Cluster, final *metadata.Image, topic string) {
+	t.Helper()
+	resumedLine := func(id int32) bool {
+		for i := range 3 {
+			for _, line := range c.logLines(i) {
+				if strings.Contains(line, "resumes its roles unfenced") && strings.Contains(line, fmt.Sprintf("broker=%d ", id)) {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	now := c.nodes[0].broker.Image()
+	kept := 0
+	for id, b := range final.Brokers {
+		if b.Fenced {
+			continue // its controlled shutdown fenced it: it registers fenced, as before
+		}
+		kept++
+		if !resumedLine(id) {
+			t.Errorf("broker %d, unfenced when the cluster stopped, did not resume its roles at its registration", id)
+		}
+		for i, p := range final.Topic(topic).Partitions {
+			q := now.Topic(topic).Partitions[i]
+			if p.Leader == id && (q.Leader != id || q.LeaderEpoch != p.LeaderEpoch) {
+				t.Errorf("%s-%d: led by %d in leader epoch %d at the stop, by %d in %d after the clean restart",
+					topic, i, id, p.LeaderEpoch, q.Leader, q.LeaderEpoch)
+			}
+		}
+	}
+	if kept == 0 {
+		t.Error("every broker was fenced when the cluster stopped: no resumption to check")
+	}
 }
 
 // startWithTopic starts 3 nodes with topic (6 partitions, RF 3) fully in sync, having

@@ -48,12 +48,13 @@ start() { # $1 node
   pids[$i]=$!
 }
 serving() { # every partition led by a node that has opened it, none offline
-  local sum=0 v off=""
-  for i in 0 1 2; do
-    v=$(metric "${mp[$i]}" kafka_server_replicamanager_leadercount); [ -n "$v" ] || return 1
+  local sum=0 v active o off=""
+  for i in 0 1 2; do # one scrape per node
+    read -r v active o < <(metrics_at "${mp[$i]}" kafka_server_replicamanager_leadercount \
+      kafka_controller_kafkacontroller_activecontrollercount kafka_controller_kafkacontroller_offlinepartitionscount)
+    [ "$v" != "-" ] || return 1
     sum=$((sum + v))
-    [ "$(metric "${mp[$i]}" kafka_controller_kafkacontroller_activecontrollercount)" = 1 ] &&
-      off=$(metric "${mp[$i]}" kafka_controller_kafkacontroller_offlinepartitionscount)
+    [ "$active" = 1 ] && off=$o
   done
   [ "$sum" = "$total" ] && [ "$off" = 0 ]
 }

@@ -1,5 +1,5 @@
 # Shared by the three-process benchmark scripts (partitions.sh, cluster-scale.sh, ...);
-# sourced, not run. Defines kill_and_clean, free_ports, now, since, metric, wait_log, in_sync and
+# sourced, not run. Defines kill_and_clean, free_ports, now, since, metric, metrics_at, wait_log, in_sync and
 # wait_sync, and picks the ports of a three-node cluster: kp (Kafka), rp (Raft), mp
 # (metrics) and the --voters list.
 
@@ -27,10 +27,19 @@ wait_log() { # $1 file, $2 pattern, $3 seconds, $4 matches to wait for (default 
     sleep 0.05
   done
 }
+metrics_at() { # $1 metrics port, $2... metric names: their values (first series) on one
+  # line, from one scrape (at 100,000 partitions a scrape takes long enough to matter)
+  local port=$1; shift
+  curl -s "127.0.0.1:$port/metrics" | awk -v names="$*" '
+    BEGIN { n = split(names, want, " ") }
+    { for (i = 1; i <= n; i++) if ($1 == want[i] && !(i in v)) v[i] = $2 }
+    END { for (i = 1; i <= n; i++) printf "%s%s", (i in v ? v[i] : "-"), (i < n ? " " : "\n") }'
+}
 in_sync() { # every node: replicas open = $1, leaders under-replicated = 0
+  local open under
   for i in 0 1 2; do
-    [ "$(metric "${mp[$i]}" kafka_server_replicamanager_partitioncount)" = "$1" ] || return 1
-    [ "$(metric "${mp[$i]}" kafka_server_replicamanager_underreplicatedpartitions)" = "0" ] || return 1
+    read -r open under < <(metrics_at "${mp[$i]}" kafka_server_replicamanager_partitioncount kafka_server_replicamanager_underreplicatedpartitions)
+    [ "$open" = "$1" ] && [ "$under" = "0" ] || return 1
   done
 }
 wait_sync() { # $1 replicas per node, $2 seconds
