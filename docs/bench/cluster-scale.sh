@@ -25,6 +25,10 @@
 # and each `petrel topics create` client process (PETREL_CLIENT_CPU_PROFILE) into
 # dir/create-client-<k>.prof, merged into dir/create-client.prof. The creation's and
 # the start's rows note each node's CPU-seconds (/proc/<pid>/stat) and the load average.
+# After the creation, the floor row makes each node's count of new replica directories
+# again with no broker (docs/bench/replicadirs.go, three processes at once, on the same
+# file system) and gives the creation's CPU-seconds as a multiple of that
+# (PETREL_SKIP_DIR_FLOOR=1 skips it).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 total=${1:-100000}
@@ -107,6 +111,29 @@ fi
 replicas=$((total * rf / 3))
 wait_sync "$replicas" 900
 echo "| create until every ISR is full | $total | $rf | $(since "$t0") | $(cpu_note cz) |"
+created_ticks=0
+for i in 0 1 2; do created_ticks=$((created_ticks + $(ticks "${pids[$i]}") - cz[i])); done
+if [ "${PETREL_SKIP_DIR_FLOOR:-}" != 1 ]; then
+  # The creation's floor on this disk: the mkdir of each node's new replica directories,
+  # three processes at once as three nodes make theirs, with no broker work.
+  go build -o "$work/replicadirs" docs/bench/replicadirs.go
+  fl=()
+  for i in 0 1 2; do
+    mkdir -p "$work/floor$i"
+    "$work/replicadirs" --dir "$work/floor$i" --replicas "$replicas" --workers 8 >"$work/floor$i.json" &
+    fl+=($!)
+  done
+  for p in "${fl[@]}"; do wait "$p"; done
+  read -r floor_wall floor_cpu floor_each < <(python3 - "$work" "$created_ticks" "$(getconf CLK_TCK)" <<'PY'
+import json, sys
+runs = [json.load(open(f"{sys.argv[1]}/floor{i}.json")) for i in range(3)]
+cpu = sum(r["create_cpu_s"] for r in runs)
+print("%.1f" % max(r["create_s"] for r in runs), "%.2f" % cpu, "%.2f" % (int(sys.argv[2]) / int(sys.argv[3]) / cpu))
+PY
+)
+  rm -rf "$work"/floor?
+  echo "| floor: mkdir of $replicas replica directories per node, three processes at once (replicadirs.go) | $total | $rf | $floor_wall | $floor_cpu CPU-s; the creation's CPU-s until every ISR is full = ${floor_each}× it; load $(cut -d' ' -f1 /proc/loadavg) |"
+fi
 
 sleep "${PETREL_IDLE_SETTLE_SECONDS:-20}"
 secs=${PETREL_IDLE_CPU_SECONDS:-30}
