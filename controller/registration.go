@@ -72,7 +72,9 @@ func (c *Controller) Register(ctx context.Context, reg Registration) (int64, err
 			// a pause. It resumes them unfenced, in the same leader epochs, with no
 			// partition change (resumeRecords).
 			resumed = true
-			return resumeRecords(im, reg, c.cfg.UncleanAllowed(im)), nil
+			records := resumeRecords(im, reg, c.cfg.UncleanAllowed(im))
+			c.LogUncleanElections(im, records) // as at an unfence
+			return records, nil
 		}
 		// An old incarnation still unfenced (it died and its session expired, but the
 		// controller has not fenced it yet) is fenced in the same entry, first: out of

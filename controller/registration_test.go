@@ -111,3 +111,35 @@ func TestRegisterCleanEpochWithoutPreviousIncarnationIsDuplicate(t *testing.T) {
 		t.Fatal("the registration replaced the registered incarnation")
 	}
 }
+
+// With eligible leader replicas on, a broker that resumes after a clean shutdown is
+// elected from the ELR of a partition with an empty ISR and no leader, as at an unfence
+// (metadata.WithELR rescans an entry that registers a broker unfenced).
+func TestRegisterAfterCleanShutdownElectsFromTheELR(t *testing.T) {
+	q := newMemQuorum(t,
+		metadata.ClusterRecord{ClusterID: "reg"},
+		metadata.RegisterBrokerRecord{BrokerID: 1, IncarnationID: metadata.UuidFromBytes([16]byte{1}), Fenced: true},
+		metadata.RegisterBrokerRecord{BrokerID: 2, IncarnationID: metadata.UuidFromBytes([16]byte{2})},
+		metadata.TopicRecord{Name: "t", TopicID: registrationTestTopic},
+		metadata.PartitionRecord{TopicID: registrationTestTopic, PartitionID: 0, Replicas: []int32{1, 2}, ISR: []int32{}, Leader: -1, ELR: []int32{2}},
+	)
+	q.leader.Store(true)
+	c := startController(t, q, time.Minute, func(cfg *Config) {
+		cfg.ELREnabled = func(*metadata.Image) bool { return true }
+		cfg.MinISR = func(*metadata.Image) func(string) int { return func(string) int { return 2 } }
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	t.Cleanup(cancel)
+	old := q.Image().Brokers[2]
+	if _, err := c.Register(ctx, Registration{BrokerID: 2, Incarnation: metadata.UuidFromBytes([16]byte{3}),
+		Previous: old.IncarnationID, PreviousBrokerEpoch: old.Epoch}); err != nil {
+		t.Fatal(err)
+	}
+	im := q.Image()
+	if im.Brokers[2].Fenced {
+		t.Fatalf("broker 2 after a clean restart: %+v", im.Brokers[2])
+	}
+	if p := im.Topic("t").Partitions[0]; p.Leader != 2 || !slices.Equal(p.ISR, []int32{2}) || len(p.ELR) != 0 {
+		t.Fatalf("t-0 after broker 2, its ELR member, resumed: %+v", p)
+	}
+}

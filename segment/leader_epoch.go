@@ -106,7 +106,10 @@ func (c *LeaderEpochCache) Assign(epoch int32, startOffset int64) error {
 // KAFKA-16541 left synchronous); Petrel defers it because the entry describes only
 // records of its epoch: with none appended, losing it in a crash loses nothing (the
 // next leadership has a higher epoch, followers hold no record of it), and with some
-// appended the file was fsynced before the first of them (DESIGN.md invariant R3).
+// appended the file was fsynced before the first of them (DESIGN.md invariant R3). A
+// clean restart that resumes its leaderships (DESIGN.md C8c) becomes leader again in the
+// same epoch: an entry without records was dropped at open and is added again at the
+// same start offset, and one with records is kept as it is (Assign's same-epoch rule).
 // When the entry is not a plain extension (epoch not above the latest, or startOffset
 // below the latest start) it falls back to Assign.
 func (c *LeaderEpochCache) AssignLeaderStart(epoch int32, startOffset int64) error {
