@@ -89,6 +89,24 @@ func startController(t *testing.T, q *memQuorum, sessionTimeout time.Duration, o
 	return c
 }
 
+// startActiveController runs an active controller (sessions of a minute) over a log of
+// records; ctx ends with the test, at most 10 s later.
+func startActiveController(t *testing.T, records []metadata.Record, opts ...func(*Config)) (*memQuorum, *Controller, context.Context) {
+	t.Helper()
+	q := newMemQuorum(t, records...)
+	q.leader.Store(true)
+	c := startController(t, q, time.Minute, opts...)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	t.Cleanup(cancel)
+	return q, c, ctx
+}
+
+// elrMinISR2 turns eligible leader replicas on, with min.insync.replicas 2 for every topic.
+func elrMinISR2(cfg *Config) {
+	cfg.ELREnabled = func(*metadata.Image) bool { return true }
+	cfg.MinISR = func(*metadata.Image) func(string) int { return func(string) int { return 2 } }
+}
+
 // A node that is not the leader takes no decision: NOT_CONTROLLER, and nothing is
 // written.
 func TestDoOffTheLeaderIsNotController(t *testing.T) {

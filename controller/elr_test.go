@@ -4,7 +4,6 @@ import (
 	"context"
 	"slices"
 	"testing"
-	"time"
 
 	"github.com/petrel-broker/petrel/metadata"
 )
@@ -16,21 +15,13 @@ var elrTestTopic = metadata.UuidFromBytes([16]byte{7})
 // partition 0 on [1,2], ISR [1,2], led by 1.
 func startELRTest(t *testing.T) (*memQuorum, *Controller, context.Context) {
 	t.Helper()
-	q := newMemQuorum(t,
+	return startActiveController(t, []metadata.Record{
 		metadata.ClusterRecord{ClusterID: "elr"}, // an existing cluster: brokers register without feature ranges
 		metadata.RegisterBrokerRecord{BrokerID: 1, IncarnationID: metadata.UuidFromBytes([16]byte{1})},
 		metadata.RegisterBrokerRecord{BrokerID: 2, IncarnationID: metadata.UuidFromBytes([16]byte{2}), Fenced: true},
 		metadata.TopicRecord{Name: "t", TopicID: elrTestTopic},
 		metadata.PartitionRecord{TopicID: elrTestTopic, PartitionID: 0, Replicas: []int32{1, 2}, ISR: []int32{1, 2}, Leader: 1},
-	)
-	q.leader.Store(true)
-	c := startController(t, q, time.Minute, func(cfg *Config) {
-		cfg.ELREnabled = func(*metadata.Image) bool { return true }
-		cfg.MinISR = func(*metadata.Image) func(string) int { return func(string) int { return 2 } }
-	})
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	t.Cleanup(cancel)
-	return q, c, ctx
+	}, elrMinISR2)
 }
 
 func elrOf(q *memQuorum) (elr, lastKnown []int32) {

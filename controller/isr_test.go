@@ -5,7 +5,6 @@ import (
 	"errors"
 	"slices"
 	"testing"
-	"time"
 
 	"github.com/petrel-broker/petrel/metadata"
 )
@@ -31,12 +30,7 @@ func isrTestRecords() []metadata.Record {
 // startISRTest runs an active controller over isrTestRecords; ctx ends with the test.
 func startISRTest(t *testing.T) (*memQuorum, *Controller, context.Context) {
 	t.Helper()
-	q := newMemQuorum(t, isrTestRecords()...)
-	q.leader.Store(true)
-	c := startController(t, q, time.Minute)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	t.Cleanup(cancel)
-	return q, c, ctx
+	return startActiveController(t, isrTestRecords())
 }
 
 // Each ISR change is checked in Kafka's order, and only a valid one becomes a record.

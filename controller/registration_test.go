@@ -5,7 +5,6 @@ import (
 	"errors"
 	"slices"
 	"testing"
-	"time"
 
 	"github.com/petrel-broker/petrel/metadata"
 )
@@ -18,7 +17,7 @@ var registrationTestTopic = metadata.UuidFromBytes([16]byte{9})
 // and partition 2 on broker 2 alone without a leader.
 func startRegistrationTest(t *testing.T) (*memQuorum, *Controller, context.Context) {
 	t.Helper()
-	q := newMemQuorum(t,
+	return startActiveController(t, []metadata.Record{
 		metadata.ClusterRecord{ClusterID: "reg"},
 		metadata.RegisterBrokerRecord{BrokerID: 1, IncarnationID: metadata.UuidFromBytes([16]byte{1})},
 		metadata.RegisterBrokerRecord{BrokerID: 2, IncarnationID: metadata.UuidFromBytes([16]byte{2})},
@@ -26,12 +25,7 @@ func startRegistrationTest(t *testing.T) (*memQuorum, *Controller, context.Conte
 		metadata.PartitionRecord{TopicID: registrationTestTopic, PartitionID: 0, Replicas: []int32{1, 2}, ISR: []int32{1, 2}, Leader: 1},
 		metadata.PartitionRecord{TopicID: registrationTestTopic, PartitionID: 1, Replicas: []int32{2, 1}, ISR: []int32{2, 1}, Leader: 2},
 		metadata.PartitionRecord{TopicID: registrationTestTopic, PartitionID: 2, Replicas: []int32{2}, ISR: []int32{2}, Leader: -1},
-	)
-	q.leader.Store(true)
-	c := startController(t, q, time.Minute)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	t.Cleanup(cancel)
-	return q, c, ctx
+	})
 }
 
 // A broker that comes back on the data directory its clean shutdown closed at the
@@ -116,20 +110,13 @@ func TestRegisterCleanEpochWithoutPreviousIncarnationIsDuplicate(t *testing.T) {
 // elected from the ELR of a partition with an empty ISR and no leader, as at an unfence
 // (metadata.WithELR rescans an entry that registers a broker unfenced).
 func TestRegisterAfterCleanShutdownElectsFromTheELR(t *testing.T) {
-	q := newMemQuorum(t,
+	q, c, ctx := startActiveController(t, []metadata.Record{
 		metadata.ClusterRecord{ClusterID: "reg"},
 		metadata.RegisterBrokerRecord{BrokerID: 1, IncarnationID: metadata.UuidFromBytes([16]byte{1}), Fenced: true},
 		metadata.RegisterBrokerRecord{BrokerID: 2, IncarnationID: metadata.UuidFromBytes([16]byte{2})},
 		metadata.TopicRecord{Name: "t", TopicID: registrationTestTopic},
 		metadata.PartitionRecord{TopicID: registrationTestTopic, PartitionID: 0, Replicas: []int32{1, 2}, ISR: []int32{}, Leader: -1, ELR: []int32{2}},
-	)
-	q.leader.Store(true)
-	c := startController(t, q, time.Minute, func(cfg *Config) {
-		cfg.ELREnabled = func(*metadata.Image) bool { return true }
-		cfg.MinISR = func(*metadata.Image) func(string) int { return func(string) int { return 2 } }
-	})
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	t.Cleanup(cancel)
+	}, elrMinISR2)
 	old := q.Image().Brokers[2]
 	if _, err := c.Register(ctx, Registration{BrokerID: 2, Incarnation: metadata.UuidFromBytes([16]byte{3}),
 		Previous: old.IncarnationID, PreviousBrokerEpoch: old.Epoch}); err != nil {
