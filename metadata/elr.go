@@ -51,8 +51,9 @@ type ELRInputs struct {
 
 // WithELR returns records (one entry planned against im) with every
 // PartitionChangeRecord rewritten by KIP-966's rules, and, when the entry unfences a
-// broker (or registers one unfenced) or reports an unclean shutdown, the changes that elect an ELR member of a
-// leaderless partition or take the broker out of the ELRs it is in. Pure.
+// broker (or registers one unfenced) or reports an unclean shutdown, the changes that
+// elect an ELR member of a leaderless partition or take the broker out of the ELRs it
+// is in. Pure.
 func WithELR(im *Image, records []Record, in ELRInputs) []Record {
 	s := elrState{im: im, fenced: map[int32]bool{}, parts: map[TopicPartitionKey]*Partition{}, in: in}
 	out := make([]Record, 0, len(records))
