@@ -141,56 +141,60 @@ func TestDeferredWrittenByTheCompletingGoroutine(t *testing.T) {
 // closes the connection, as a RespondLater channel closed without a value does.
 func TestDeferredCompleteRacesCloseAndStop(t *testing.T) {
 	for round := range 15 {
-		srv, ds := startDeferringServer(t, 1)
-		c := dialRaw(t, srv.addr)
-		sendRequest(t, c, metadataRequest(9, "t-0"), 1000)
-		var d *Deferred
-		select {
-		case d = <-ds:
-		case <-time.After(testTimeout):
-			t.Fatal("no request")
-		}
-		answered, abandoned := make(chan bool, 1), make(chan bool, 1)
-		go func() { answered <- d.Complete(deferredResponse(0)) }()
-		switch round % 3 {
-		case 0:
-			c.Close()
-		case 1:
-			go func() { abandoned <- d.Complete(nil) }()
-		default:
-			go func() { _ = srv.Close() }()
-		}
-		receive := func(ch chan bool) bool {
+		// A subtest per round: its client, server and leak check end with it, before the
+		// next round counts goroutines (checkNoGoroutineLeak).
+		t.Run(fmt.Sprintf("round %d", round), func(t *testing.T) {
+			srv, ds := startDeferringServer(t, 1)
+			c := dialRaw(t, srv.addr)
+			sendRequest(t, c, metadataRequest(9, "t-0"), 1000)
+			var d *Deferred
 			select {
-			case ok := <-ch:
-				return ok
+			case d = <-ds:
 			case <-time.After(testTimeout):
-				t.Fatal("Complete blocked")
-				return false
+				t.Fatal("no request")
 			}
-		}
-		gotAnswer := receive(answered)
-		if round%3 != 1 {
-			if !gotAnswer {
-				t.Fatal("the only answer was refused")
+			answered, abandoned := make(chan bool, 1), make(chan bool, 1)
+			go func() { answered <- d.Complete(deferredResponse(0)) }()
+			switch round % 3 {
+			case 0:
+				c.Close()
+			case 1:
+				go func() { abandoned <- d.Complete(nil) }()
+			default:
+				go func() { _ = srv.Close() }()
 			}
-		} else if gotAnswer == receive(abandoned) {
-			t.Fatalf("answer taken %v and abandonment taken %v: exactly one must be", gotAnswer, !gotAnswer)
-		}
-		if d.Complete(deferredResponse(0)) {
-			t.Fatal("a late Complete was taken")
-		}
-		if round%3 == 1 {
-			_ = c.SetReadDeadline(time.Now().Add(testTimeout))
-			var size [4]byte
-			_, err := io.ReadFull(c, size[:])
-			if gotAnswer && err != nil {
-				t.Fatalf("answered, but reading it: %v", err)
+			receive := func(ch chan bool) bool {
+				select {
+				case ok := <-ch:
+					return ok
+				case <-time.After(testTimeout):
+					t.Fatal("Complete blocked")
+					return false
+				}
 			}
-			if !gotAnswer && err == nil {
-				t.Fatal("abandoned, but a response arrived")
+			gotAnswer := receive(answered)
+			if round%3 != 1 {
+				if !gotAnswer {
+					t.Fatal("the only answer was refused")
+				}
+			} else if gotAnswer == receive(abandoned) {
+				t.Fatalf("answer taken %v and abandonment taken %v: exactly one must be", gotAnswer, !gotAnswer)
 			}
-		}
+			if d.Complete(deferredResponse(0)) {
+				t.Fatal("a late Complete was taken")
+			}
+			if round%3 == 1 {
+				_ = c.SetReadDeadline(time.Now().Add(testTimeout))
+				var size [4]byte
+				_, err := io.ReadFull(c, size[:])
+				if gotAnswer && err != nil {
+					t.Fatalf("answered, but reading it: %v", err)
+				}
+				if !gotAnswer && err == nil {
+					t.Fatal("abandoned, but a response arrived")
+				}
+			}
+		})
 	}
 }
 

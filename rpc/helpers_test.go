@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -24,10 +25,24 @@ import (
 // testTimeout bounds every wait in these tests.
 const testTimeout = 10 * time.Second
 
+// runningServers counts the servers started by startServer or startListener and not
+// yet closed by their cleanup (the package's tests do not run in parallel).
+var runningServers atomic.Int32
+
 // checkNoGoroutineLeak records the goroutine count and, at cleanup (after every later
 // cleanup, such as the server's Close), waits until it is back at or below it.
+//
+// The count is taken with no other test server running: a running server's accept
+// goroutine starts a connection's writer after its reader (startConn), so the reader
+// may have read and handled a request, and the test gone on to this count, before the
+// writer exists; counted later, that writer, alive until its own server closes, reads
+// as a leak here. A test with several servers closes each before the next starts (a
+// subtest per server).
 func checkNoGoroutineLeak(t *testing.T) {
 	t.Helper()
+	if n := runningServers.Load(); n != 0 {
+		t.Fatalf("%d test server(s) still running: close each before starting the next (a subtest per server), or their goroutines skew the leak check", n)
+	}
 	base := runtime.NumGoroutine()
 	t.Cleanup(func() {
 		testwait.For(t, testTimeout, func() error {
@@ -78,7 +93,9 @@ func startServer(t *testing.T, cfg ServerConfig, reg *Registry) *testServer {
 	s := NewServer(cfg, reg)
 	served := make(chan error, 1)
 	go func() { served <- s.Serve(ln) }()
+	runningServers.Add(1)
 	t.Cleanup(func() {
+		defer runningServers.Add(-1)
 		if err := s.Close(); err != nil {
 			t.Errorf("Close: %v", err)
 		}

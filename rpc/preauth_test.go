@@ -64,7 +64,9 @@ func startListener(t *testing.T, cfg ServerConfig, reg *Registry, lc ListenerCon
 	s := NewServer(cfg, reg)
 	served := make(chan error, 1)
 	go func() { served <- s.ServeListener(ln, lc) }()
+	runningServers.Add(1)
 	t.Cleanup(func() {
+		defer runningServers.Add(-1)
 		_ = s.Close()
 		select {
 		case err := <-served:
@@ -129,61 +131,65 @@ func saslLogin(t *testing.T, c net.Conn, password string) int16 {
 func TestPreAuthFrameBound(t *testing.T) {
 	const bound = 1024
 	cfg := ServerConfig{MaxRequestBytes: 1 << 20}
-	sasl := startListener(t, cfg, saslRegistry(), ListenerConfig{Name: "SASL_PLAINTEXT", SASL: testPLAIN{}, SASLMaxReceiveSize: bound})
-	apiVersions := kmsg.NewPtrApiVersionsRequest()
-	apiVersions.Version = 3
-	apiVersions.ClientSoftwareName, apiVersions.ClientSoftwareVersion = "t", "1"
+	// The SASL listener closes before the plain one starts (checkNoGoroutineLeak).
+	t.Run("SASL listener", func(t *testing.T) {
+		sasl := startListener(t, cfg, saslRegistry(), ListenerConfig{Name: "SASL_PLAINTEXT", SASL: testPLAIN{}, SASLMaxReceiveSize: bound})
+		apiVersions := kmsg.NewPtrApiVersionsRequest()
+		apiVersions.Version = 3
+		apiVersions.ClientSoftwareName, apiVersions.ClientSoftwareVersion = "t", "1"
 
-	t.Run("at the bound ApiVersions is served", func(t *testing.T) {
-		c := dialRaw(t, sasl.addr)
-		writeAll(t, c, paddedFrame(t, apiVersions, 5, bound))
-		if corr, _ := readResponse(t, c); corr != 5 {
-			t.Fatalf("correlation id %d", corr)
-		}
-	})
-	t.Run("one byte over closes", func(t *testing.T) {
-		c := dialRaw(t, sasl.addr)
-		writeAll(t, c, paddedFrame(t, apiVersions, 5, bound+1))
-		expectClosed(t, c)
-	})
-	t.Run("a 100 MiB size prefix closes at once", func(t *testing.T) {
-		c := dialRaw(t, sasl.addr)
-		writeAll(t, c, binary.BigEndian.AppendUint32(nil, 100<<20))
-		expectClosed(t, c)
-		if !strings.Contains(sasl.logs.String(), "before authentication (sasl.server.max.receive.size)") {
-			t.Fatal("the close does not name sasl.server.max.receive.size")
-		}
-	})
-	t.Run("another api before authentication closes before its body is decoded", func(t *testing.T) {
-		c := dialRaw(t, sasl.addr)
-		f := append(header(3, 4, 9), 0x7f, 0xff, 0xff, 0xff) // Metadata claiming 2^31 topics
-		writeAll(t, c, binary.BigEndian.AppendUint32(nil, uint32(len(f))))
-		writeAll(t, c, f)
-		expectClosed(t, c)
-		testwait.For(t, testTimeout, func() error {
-			if !strings.Contains(sasl.logs.String(), "Metadata (key 3)") {
-				return errors.New("no pre-authentication refusal of Metadata logged")
+		t.Run("at the bound ApiVersions is served", func(t *testing.T) {
+			c := dialRaw(t, sasl.addr)
+			writeAll(t, c, paddedFrame(t, apiVersions, 5, bound))
+			if corr, _ := readResponse(t, c); corr != 5 {
+				t.Fatalf("correlation id %d", corr)
 			}
-			return nil
+		})
+		t.Run("one byte over closes", func(t *testing.T) {
+			c := dialRaw(t, sasl.addr)
+			writeAll(t, c, paddedFrame(t, apiVersions, 5, bound+1))
+			expectClosed(t, c)
+		})
+		t.Run("a 100 MiB size prefix closes at once", func(t *testing.T) {
+			c := dialRaw(t, sasl.addr)
+			writeAll(t, c, binary.BigEndian.AppendUint32(nil, 100<<20))
+			expectClosed(t, c)
+			if !strings.Contains(sasl.logs.String(), "before authentication (sasl.server.max.receive.size)") {
+				t.Fatal("the close does not name sasl.server.max.receive.size")
+			}
+		})
+		t.Run("another api before authentication closes before its body is decoded", func(t *testing.T) {
+			c := dialRaw(t, sasl.addr)
+			f := append(header(3, 4, 9), 0x7f, 0xff, 0xff, 0xff) // Metadata claiming 2^31 topics
+			writeAll(t, c, binary.BigEndian.AppendUint32(nil, uint32(len(f))))
+			writeAll(t, c, f)
+			expectClosed(t, c)
+			testwait.For(t, testTimeout, func() error {
+				if !strings.Contains(sasl.logs.String(), "Metadata (key 3)") {
+					return errors.New("no pre-authentication refusal of Metadata logged")
+				}
+				return nil
+			})
+		})
+		t.Run("after authentication the request limit applies", func(t *testing.T) {
+			c := dialRaw(t, sasl.addr)
+			if code := saslLogin(t, c, "secret"); code != 0 {
+				t.Fatalf("login: error %d", code)
+			}
+			writeAll(t, c, paddedFrame(t, metadataRequest(4, "big"), 7, 64<<10))
+			if corr, _ := readResponse(t, c); corr != 7 {
+				t.Fatalf("correlation id %d", corr)
+			}
+		})
+		t.Run("a failed login still closes under the bound", func(t *testing.T) {
+			c := dialRaw(t, sasl.addr)
+			if code := saslLogin(t, c, "wrong"); code != kerr.SaslAuthenticationFailed.Code {
+				t.Fatalf("login: error %d", code)
+			}
+			expectClosed(t, c)
 		})
 	})
-	t.Run("after authentication the request limit applies", func(t *testing.T) {
-		c := dialRaw(t, sasl.addr)
-		if code := saslLogin(t, c, "secret"); code != 0 {
-			t.Fatalf("login: error %d", code)
-		}
-		writeAll(t, c, paddedFrame(t, metadataRequest(4, "big"), 7, 64<<10))
-		if corr, _ := readResponse(t, c); corr != 7 {
-			t.Fatalf("correlation id %d", corr)
-		}
-	})
-	t.Run("a failed login still closes under the bound", func(t *testing.T) {
-		c := dialRaw(t, sasl.addr)
-		if code := saslLogin(t, c, "wrong"); code != kerr.SaslAuthenticationFailed.Code {
-			t.Fatalf("login: error %d", code)
-		}
-		expectClosed(t, c)
-	})
+
 	t.Run("a plain listener has no such bound", func(t *testing.T) {
 		plain := startServer(t, cfg, metadataRegistry(echoMetadata))
 		c := dialRaw(t, plain.addr)
