@@ -14,6 +14,7 @@ package controller
 import (
 	"context"
 	"crypto/rand"
+	"errors"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -302,7 +303,13 @@ func (c *Controller) ensureClusterID() bool {
 	records := append([]metadata.Record{metadata.ClusterRecord{ClusterID: metadata.UuidFromBytes(raw).String()}},
 		metadata.BootstrapFeatureRecords()...)
 	if _, err := c.propose(ctx, records...); err != nil {
-		c.log.Warn("writing the cluster id", "error", err)
+		// A node stopping as its first term starts (a routine stop right after a start)
+		// is no fault: the next controller writes the id. Anything else is.
+		level := hclog.Warn
+		if c.cfg.ShuttingDown() || errors.Is(err, ErrNotController) {
+			level = hclog.Info
+		}
+		c.log.Log(level, "writing the cluster id", "error", err)
 		return false
 	}
 	return c.cfg.Image().ClusterID != ""
