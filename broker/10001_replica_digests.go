@@ -385,8 +385,5 @@ func (r *ReplicaDigestsResponse) ReadFrom(src []byte) error {
 // CompareReplicaDigests compares a leader's and a follower's answers for the range
 // that starts at start (replication.CompareDigests), for `petrel verify replicas`.
 func CompareReplicaDigests(start int64, leader, follower ReplicaDigestsResponsePartition) replication.Comparison {
-	// A follower whose high watermark reaches the leader's nextOffset holds every batch
-	// below it (it was asked no further): it must answer the same chunks.
-	whole := follower.HighWatermark >= leader.NextOffset
-	return replication.CompareDigests(start, leader.Digests(), follower.Digests(), whole)
+	return replication.CompareDigests(start, leader.Digests(), follower.Digests())
 }

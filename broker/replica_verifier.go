@@ -51,11 +51,9 @@ type replicaVerifier struct {
 	mu       sync.Mutex
 	// divergent are the partitions whose last comparison diverged; guarded by mu.
 	divergent map[segment.TopicPartition]divergence
-	// verified is where each partition's comparisons ended; byLeader are the current
-	// pass's partitions by leader and caughtUp when its last catchUp began (pass's
-	// goroutine only).
+	// verified is where each partition's comparisons ended, and caughtUp when the last
+	// catchUp began (the pass's goroutine only).
 	verified map[segment.TopicPartition]verifiedEnd
-	byLeader map[int32][]*localPartition
 	caughtUp time.Time
 }
 
@@ -105,34 +103,35 @@ func (v *replicaVerifier) pass(ctx context.Context) {
 	}
 	v.forgetUnfollowed(followed)
 	maps.DeleteFunc(v.verified, func(tp segment.TopicPartition, _ verifiedEnd) bool { return !followed[tp] })
-	v.byLeader = byLeader
-	defer func() { v.byLeader = nil }()
-	if !v.catchUp(ctx) {
+	if !v.catchUp(ctx, byLeader) {
 		return
 	}
 	for _, leader := range slices.Sorted(maps.Keys(byLeader)) {
-		if !v.walk(ctx, leader, byLeader[leader], true) {
+		if !v.walk(ctx, byLeader, leader, true) {
 			return
 		}
 	}
 }
 
-// catchUp compares what every partition of the pass committed since its comparisons
+// catchUp compares what every partition of byLeader committed since its comparisons
 // last ended; it reports false once ctx ends.
-func (v *replicaVerifier) catchUp(ctx context.Context) bool {
+func (v *replicaVerifier) catchUp(ctx context.Context, byLeader map[int32][]*localPartition) bool {
 	v.caughtUp = time.Now()
-	for _, leader := range slices.Sorted(maps.Keys(v.byLeader)) {
-		if !v.walk(ctx, leader, v.byLeader[leader], false) {
+	for _, leader := range slices.Sorted(maps.Keys(byLeader)) {
+		if !v.walk(ctx, byLeader, leader, false) {
 			return false
 		}
 	}
 	return true
 }
 
-// walk compares parts, led by leader, up to their high watermarks now: from their log
-// starts when full, else from where the last comparisons ended (a partition with none
-// in its current leader epoch waits for the full walk). It reports false once ctx ends.
-func (v *replicaVerifier) walk(ctx context.Context, leader int32, parts []*localPartition, full bool) bool {
+// walk compares the partitions of byLeader led by leader up to their high watermarks
+// now: from their log starts when full, else from where the last comparisons ended (a
+// partition with none in its current leader epoch waits for the full walk). A full
+// walk stops every interval for a catchUp of all of byLeader. It reports false once
+// ctx ends.
+func (v *replicaVerifier) walk(ctx context.Context, byLeader map[int32][]*localPartition, leader int32, full bool) bool {
+	parts := byLeader[leader]
 	ps := make([]verifyProgress, len(parts))
 	for i, lp := range parts {
 		st := lp.State()
@@ -152,7 +151,7 @@ func (v *replicaVerifier) walk(ctx context.Context, leader int32, parts []*local
 			if ctx.Err() != nil {
 				return false
 			}
-			if full && time.Since(v.caughtUp) >= v.interval && !v.catchUp(ctx) {
+			if full && time.Since(v.caughtUp) >= v.interval && !v.catchUp(ctx, byLeader) {
 				return false
 			}
 		}
@@ -210,11 +209,8 @@ func (v *replicaVerifier) round(ctx context.Context, leader int32, parts []*loca
 	if len(order) == 0 {
 		return false
 	}
-	rctx, cancel := context.WithTimeout(ctx, verifyRequestTimeout)
-	kresp, err := v.b.verifyPeers.do(rctx, leader, req) // no lock held
-	cancel()
-	resp, ok := kresp.(*ReplicaDigestsResponse)
-	if err != nil || !ok || len(resp.Topics) != len(order) {
+	resp, err := v.ask(ctx, leader, req)
+	if err != nil || len(resp.Topics) != len(order) {
 		v.b.logger.Debug("replica verification request failed; next pass", "leader", leader, "error", err)
 		for _, a := range order {
 			ps[a.i].done = true
@@ -258,6 +254,22 @@ func (v *replicaVerifier) round(ctx context.Context, leader int32, parts []*loca
 	return more || (retry && scanned > 0)
 }
 
+// ask sends leader req on verification's own connections, bounded by
+// verifyRequestTimeout, with no lock held.
+func (v *replicaVerifier) ask(ctx context.Context, leader int32, req *ReplicaDigestsRequest) (*ReplicaDigestsResponse, error) {
+	ctx, cancel := context.WithTimeout(ctx, verifyRequestTimeout)
+	defer cancel()
+	kresp, err := v.b.verifyPeers.do(ctx, leader, req)
+	if err != nil {
+		return nil, err
+	}
+	resp, ok := kresp.(*ReplicaDigestsResponse)
+	if !ok {
+		return nil, fmt.Errorf("ReplicaDigests answered with %T", kresp)
+	}
+	return resp, nil
+}
+
 // compare compares one partition's answer with this replica's digests of the same
 // range; it returns the bytes read and where the partition's next range starts.
 func (v *replicaVerifier) compare(ctx context.Context, leader int32, lp *localPartition, start, end int64, epoch int32, ans ReplicaDigestsResponsePartition, full bool) (int64, int64) {
@@ -278,7 +290,7 @@ func (v *replicaVerifier) compare(ctx context.Context, leader int32, lp *localPa
 		return 0, start
 	}
 	scanned := ours.Scanned + theirs.Scanned
-	c := replication.CompareDigests(start, theirs, ours, wholeDigest(ours, theirs))
+	c := replication.CompareDigests(start, theirs, ours)
 	switch {
 	case c.Skipped != "":
 		return scanned, c.Resume
@@ -301,12 +313,6 @@ func (v *replicaVerifier) compare(ctx context.Context, leader int32, lp *localPa
 	return scanned, c.Resume
 }
 
-// wholeDigest tells whether this replica's digest covers all of the leader's answer:
-// not stopped short, and its high watermark at or above the leader's next offset.
-func wholeDigest(ours, theirs replication.ReplicaDigests) bool {
-	return !ours.Short && ours.HighWatermark >= theirs.Next
-}
-
 // narrow asks the digest of every batch of [from, to] on both replicas, in as many
 // requests as the leader's limits need, and returns the divergence at the first
 // differing batch, the bytes read and whether the per-batch comparison confirmed it.
@@ -316,11 +322,8 @@ func (v *replicaVerifier) narrow(ctx context.Context, leader int32, lp *localPar
 	for start := from; start <= to && ctx.Err() == nil; {
 		req := &ReplicaDigestsRequest{ChunkBytes: 1, MaxBytes: verifyRequestBytes, Topics: []ReplicaDigestsRequestTopic{{Topic: lp.Topic,
 			Partitions: []ReplicaDigestsRequestPartition{{Partition: lp.ID, Start: start, End: to + 1}}}}}
-		rctx, cancel := context.WithTimeout(ctx, verifyRequestTimeout)
-		kresp, err := v.b.verifyPeers.do(rctx, leader, req)
-		cancel()
-		resp, ok := kresp.(*ReplicaDigestsResponse)
-		if err != nil || !ok || len(resp.Topics) != 1 || len(resp.Topics[0].Partitions) != 1 || resp.Topics[0].Partitions[0].ErrorCode != 0 {
+		resp, err := v.ask(ctx, leader, req)
+		if err != nil || len(resp.Topics) != 1 || len(resp.Topics[0].Partitions) != 1 || resp.Topics[0].Partitions[0].ErrorCode != 0 {
 			return d, scanned, false
 		}
 		theirs := resp.Topics[0].Partitions[0].Digests()
@@ -334,7 +337,7 @@ func (v *replicaVerifier) narrow(ctx context.Context, leader int32, lp *localPar
 		if err != nil || !theirs.IsLeader || theirs.LeaderEpoch != epoch || ours.LeaderEpoch != epoch {
 			return d, scanned, false
 		}
-		c := replication.CompareDigests(start, theirs, ours, wholeDigest(ours, theirs))
+		c := replication.CompareDigests(start, theirs, ours)
 		if c.Diverged {
 			d.from, d.to = c.From, c.To
 			return d, scanned, true

@@ -13,16 +13,23 @@ type Comparison struct {
 	Skipped string
 }
 
+// CoversLeader reports whether follower's digest holds every batch below leader.Next:
+// the follower's high watermark is at or above it (it was asked no further) and its
+// digest did not stop short for retention or a stop (Short, never on the wire). Two
+// agreeing replicas then cut the same chunks to the same end.
+func CoversLeader(leader, follower ReplicaDigests) bool {
+	return !follower.Short && follower.HighWatermark >= leader.Next
+}
+
 // CompareDigests compares leader's and follower's digests of the range that starts at
 // start. Chunks are compared in order while both replicas cut them alike; the first
 // chunk that differs is a divergence. A range either replica no longer holds (below
 // its log start offset) or has cut short (its end or byte budget) is resumed, not
-// judged, unless whole is set: the follower digested its range up to leader.Next (its
-// high watermark at or above it) without stopping short for retention or a stop, so it
-// holds every batch below leader.Next and two agreeing replicas cut the same chunks to
-// the same end. Then any difference in chunks, their cuts or Next is a divergence (a
-// batch split or merged at a chunk's end would otherwise be resumed from forever).
-func CompareDigests(start int64, leader, follower ReplicaDigests, whole bool) Comparison {
+// judged, unless the follower's digest is whole (CoversLeader): then any difference in
+// chunks, their cuts or Next is a divergence (a batch split or merged at a chunk's end
+// would otherwise be resumed from forever).
+func CompareDigests(start int64, leader, follower ReplicaDigests) Comparison {
+	whole := CoversLeader(leader, follower)
 	c := Comparison{Agreed: start, Resume: start}
 	if leader.Compacted || follower.Compacted {
 		c.Skipped = "compacted"

@@ -9,12 +9,15 @@ func TestCompareDigests(t *testing.T) {
 	c := func(base, last int64, hash uint64, cut bool) ChunkDigest {
 		return ChunkDigest{BaseOffset: base, LastOffset: last, Batches: int32(last - base + 1), Hash: hash, Cut: cut}
 	}
+	// d: a digest whose high watermark is below any leader's Next (not whole).
 	d := func(logStart int64, chunks ...ChunkDigest) ReplicaDigests {
-		return ReplicaDigests{LogStartOffset: logStart, Chunks: chunks}
+		return ReplicaDigests{HighWatermark: -1, LogStartOffset: logStart, Chunks: chunks}
 	}
+	// dn: a digest ending at next, whose high watermark is above it: as a follower's,
+	// it covers every leader's range here (CoversLeader), so the comparison is whole.
 	dn := func(next, logStart int64, chunks ...ChunkDigest) ReplicaDigests {
 		r := d(logStart, chunks...)
-		r.Next = next
+		r.Next, r.HighWatermark = next, 1<<40
 		return r
 	}
 	for _, tc := range []struct {
@@ -51,7 +54,10 @@ func TestCompareDigests(t *testing.T) {
 			Comparison{Skipped: "compacted"}},
 		{"nothing on one side", 5, d(0), d(0, c(5, 9, 1, false)), Comparison{Agreed: 5, Resume: 5}},
 	} {
-		if got := CompareDigests(tc.start, tc.leader, tc.follower, strings.HasPrefix(tc.name, "whole")); got != tc.want {
+		if whole := CoversLeader(tc.leader, tc.follower); whole != strings.HasPrefix(tc.name, "whole") {
+			t.Errorf("%s: CoversLeader %v", tc.name, whole)
+		}
+		if got := CompareDigests(tc.start, tc.leader, tc.follower); got != tc.want {
 			t.Errorf("%s: got %+v, want %+v", tc.name, got, tc.want)
 		}
 	}
