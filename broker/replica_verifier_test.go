@@ -56,6 +56,7 @@ func TestReplicaVerifier_ComparesNewDataFirst(t *testing.T) {
 	v.interval = time.Hour
 	tp := segment.TopicPartition{Topic: "fresh", Partition: 0}
 	v.pass(ctx)
+	passBytes := verifiedBytes(t, follower)
 	if e := v.verified[tp]; e.offset != 10 || e.epoch != lp.State().LeaderEpoch {
 		t.Fatalf("after a pass: verified %+v, want offset 10 in epoch %d", e, lp.State().LeaderEpoch)
 	}
@@ -63,11 +64,31 @@ func TestReplicaVerifier_ComparesNewDataFirst(t *testing.T) {
 	waitHW(15)
 	pos, _ := lp.FollowerPosition()
 	// The catch-up alone, as a pass starts it (or a long rescan every interval).
-	v.byLeader = map[int32][]*localPartition{pos.Leader: {lp}}
-	if !v.catchUp(ctx) {
+	if !v.catchUp(ctx, map[int32][]*localPartition{pos.Leader: {lp}}) {
 		t.Fatal("catch-up stopped")
 	}
 	if e := v.verified[tp]; e.offset != 15 {
 		t.Fatalf("after the catch-up: verified %+v, want offset 15", e)
 	}
+	// It read the 5 new records only: a rescan from offset 0 would read 15, more than
+	// the pass's 10 (the verified offset alone would end at 15 either way).
+	if caught := verifiedBytes(t, follower) - passBytes; caught <= 0 || caught >= passBytes {
+		t.Fatalf("the catch-up read %v bytes against the pass's %v: want fewer, from offset 10", caught, passBytes)
+	}
+}
+
+// verifiedBytes is b's petrel_replica_verification_bytes_total.
+func verifiedBytes(t *testing.T, b *Broker) float64 {
+	t.Helper()
+	fams, err := b.metrics.Gatherer().Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range fams {
+		if f.GetName() == "petrel_replica_verification_bytes_total" {
+			return f.GetMetric()[0].GetCounter().GetValue()
+		}
+	}
+	t.Fatal("no petrel_replica_verification_bytes_total")
+	return 0
 }
