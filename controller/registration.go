@@ -129,6 +129,5 @@ func (c *Controller) Register(ctx context.Context, reg Registration) (int64, err
 func resumeRecords(im *metadata.Image, reg Registration, unclean func(topic string) bool) []metadata.Record {
 	rec := metadata.RegisterBrokerRecord{BrokerID: reg.BrokerID, IncarnationID: reg.Incarnation, Fenced: false,
 		Listeners: reg.Listeners, Rack: reg.Rack, Features: reg.Features}
-	acceptable := func(r int32) bool { return r == reg.BrokerID || im.Acceptable(r) }
-	return append([]metadata.Record{rec}, metadata.ElectLeaderlessRecords(im, acceptable, unclean)...)
+	return append([]metadata.Record{rec}, metadata.ElectLeaderlessWith(im, reg.BrokerID, unclean)...)
 }

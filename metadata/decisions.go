@@ -49,8 +49,14 @@ func UnfenceBrokerRecords(im *Image, id int32, unclean func(topic string) bool) 
 		return nil
 	}
 	records := []Record{UnfenceBrokerRecord{BrokerID: id, BrokerEpoch: b.Epoch}}
-	acceptable := func(r int32) bool { return r == id || im.Acceptable(r) }
-	return append(records, electLeaderless(im, acceptable, unclean)...)
+	return append(records, ElectLeaderlessWith(im, id, unclean)...)
+}
+
+// ElectLeaderlessWith elects leaders for the leaderless partitions as the entry that
+// unfences broker id does (UnfenceBrokerRecords, or a registration that resumes it
+// unfenced): id counts as acceptable with the brokers already so.
+func ElectLeaderlessWith(im *Image, id int32, unclean func(topic string) bool) []Record {
+	return electLeaderless(im, func(r int32) bool { return r == id || im.Acceptable(r) }, unclean)
 }
 
 // ElectLeaderlessRecords elects leaders for partitions that have none, from their ISR
