@@ -79,21 +79,8 @@ func TestReplicaVerification_FindsAFlippedByte(t *testing.T) {
 
 	// Flip a byte inside the first batch's records on the follower's disk: its stored
 	// CRC is unchanged, only its bytes differ.
-	seg := filepath.Join(c.nodes[follower].dir, "logs", topic+"-0", "00000000000000000000.log")
-	f, err := os.OpenFile(seg, os.O_RDWR, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var b [1]byte
 	const pos = 61 + 8 // the first record of the batch holding offset 0
-	if _, err := f.ReadAt(b[:], pos); err != nil {
-		t.Fatal(err)
-	}
-	b[0] ^= 0x20
-	if _, err := f.WriteAt(b[:], pos); err != nil {
-		t.Fatal(err)
-	}
-	f.Close()
+	flipByte(t, c, follower, topic, pos, 0x20)
 
 	wantDetail := fmt.Sprintf("replica divergence: topic %s partition 0 offsets 0-0 leader %d follower %d", topic, leader, follower)
 	testwait.ForWhat(t, 20*time.Second, "the follower's verifier names the divergence", func() error {
