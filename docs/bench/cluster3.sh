@@ -15,10 +15,9 @@ free_ports() { # $1 count: distinct free ports (all bound at once, so none repea
 }
 now() { date +%s.%N; }
 since() { python3 -c "import sys; print('%.1f' % ($(now) - $1))"; }
-metric() { # $1 metrics port, $2 metric name: its value (first series)
-  # awk reads to the end: an early exit would fail curl's write (pipefail) on a page
-  # as long as 10,000 partitions make it.
-  curl -s "127.0.0.1:$1/metrics" | awk -v m="$2" '$1==m && !found {print $2; found=1}'
+metric() { # $1 metrics port, $2 metric name: its value (first series), empty when absent
+  local v; v=$(metrics_at "$1" "$2")
+  [ "$v" = - ] || echo "$v"
 }
 wait_log() { # $1 file, $2 pattern, $3 seconds, $4 matches to wait for (default 1)
   local end=$(( $(date +%s) + $3 ))
@@ -28,7 +27,9 @@ wait_log() { # $1 file, $2 pattern, $3 seconds, $4 matches to wait for (default 
   done
 }
 metrics_at() { # $1 metrics port, $2... metric names: their values (first series) on one
-  # line, from one scrape (at 100,000 partitions a scrape takes long enough to matter)
+  # line, "-" for an absent one, from one scrape (at 100,000 partitions a scrape takes
+  # long enough to matter). awk reads to the end: an early exit would fail curl's write
+  # (pipefail) on a long page.
   local port=$1; shift
   curl -s "127.0.0.1:$port/metrics" | awk -v names="$*" '
     BEGIN { n = split(names, want, " ") }
