@@ -24,6 +24,10 @@
 #     CPU per MiB + 3 × (fsyncrate's + the receiver's)), three copies each written,
 #     fsynced and received once (the producer's fixed cost, one record's run, left out);
 #   - loopback TCP (petrel perf loopback).
+# Each throughput run (Petrel's, NATS's, the raw disk's) writes into pages just freed:
+# recycle_pages (docs/bench/pages.sh) writes and deletes at least the bytes it will write
+# just before it; what a page costs in either case is printed (the first recycle_pages
+# call takes the pages as the machine had them, the second the first's).
 # nats-server and the nats CLI are built from the Go module proxy into a temporary
 # GOBIN; nothing of theirs is kept. Prints one Markdown table; MB is MiB, as Kafka's
 # perf tools count. PETREL_SERVER_BIN=path runs the servers from another petrel binary
@@ -37,6 +41,7 @@ go build -o "$bin" .
 go build -o "$work/fsyncrate" docs/bench/fsyncrate.go
 go build -o "$work/tcpstream" docs/bench/tcpstream.go
 . docs/bench/cpu.sh
+. docs/bench/pages.sh
 cores=$(nproc)
 server_bin=${PETREL_SERVER_BIN:-$bin}
 GOBIN=$work/tools go install github.com/nats-io/nats-server/v2@v2.15.2
@@ -97,6 +102,8 @@ perf() { # topic acks records [extra flags...] -> "records/s MB/s p50 p99"; the 
 }
 perf r3 all 1 >/dev/null
 client_fixed=$(cat "$work/client.cpu") # the producer's start, connection and metadata
+page_new_ms=$(recycle_pages "$work" $((5 * records * 1024)))
+page_recycled_ms=$(recycle_pages "$work" $((5 * records * 1024)))
 read -r b0 f0 < <(scrape)
 c0=$(proc_cpu "${pids[@]}"); read -r h0 t0 < <(host_busy)
 read -r rps mbs p50 p99 < <(perf r3 all "$records")
@@ -110,6 +117,7 @@ row "Petrel, 3 processes: RF 3, acks=all" "$rps" "$mbs" "$p50" "$p99"
 petrel_r3=$mbs
 write_size=$(( (b1 - b0) / (f1 - f0 > 0 ? f1 - f0 : 1) ))
 write_size=$(( write_size < 4096 ? 4096 : write_size ))
+recycle_pages "$work" $((2 * records * 1024)) >/dev/null
 read -r rps mbs p50 p99 < <(perf r1 1 "$records")
 row "Petrel, 3 processes: RF 1, acks=1" "$rps" "$mbs" "$p50" "$p99"
 read -r rps mbs p50 p99 < <(perf lat all 5000 --max-buffered-records 1)
@@ -155,6 +163,7 @@ if not m:
 f = lambda s: float(s.replace(",", ""))
 print("%.0f %.1f %.2f %.2f" % (f(m[1]), f(m[1]) * 1024 / 2**20, f(m[2]) / 1000, f(m[3]) / 1000))'
 }
+recycle_pages "$work" $((4 * records * 1024)) >/dev/null
 read -r rps mbs p50 p99 < <(natsbench async "$records" thr)
 row "NATS JetStream R3, file store, sync_interval always: async publish" "$rps" "$mbs" "$p50" "$p99"
 nats_r3=$mbs
@@ -162,14 +171,16 @@ read -r rps mbs p50 p99 < <(natsbench sync 5000 lat)
 row "NATS JetStream R3, file store, sync_interval always: one message in flight" "$rps" "$mbs" "$p50" "$p99"
 stop_all
 
-# The disk: raw fsynced sequential writes.
+# The disk: raw fsynced sequential writes, 3 s each, each into pages just freed.
 for size in "$write_size" 1048576; do
+  recycle_pages "$work" $((4 << 30)) >/dev/null
   read -r mbs p50 p99 < <("$work/fsyncrate" --dir "$work" --size "$size" --duration 3s |
     python3 -c 'import json,sys; d=json.load(sys.stdin); print("%.1f %.2f %.2f" % (d["mb_per_second"], d["p50_ms"], d["p99_ms"]))')
   row "raw fsynced sequential writes of $size bytes" "" "$mbs" "$p50" "$p99"
   [ "$size" = "$write_size" ] && raw_fsync=$mbs
 done
 # Three writers at once, as three brokers on one disk: a third of the sum per copy.
+recycle_pages "$work" $((4 << 30)) >/dev/null
 read -r mbs3 per3 p50 p99 fsync_ms < <("$work/fsyncrate" --dir "$work" --size "$write_size" --duration 3s --writers 3 |
   python3 -c 'import json,sys; d=json.load(sys.stdin); print("%.1f %s %.2f %.2f %.3f" % (d["mb_per_second"], "/".join("%.1f" % m for m in d["per_writer_mb_per_second"]), d["p50_ms"], d["p99_ms"], d["cpu_seconds_per_mb"]*1000))')
 per_copy=$(python3 -c "print(round($mbs3 / 3, 1))")
@@ -183,6 +194,7 @@ exec 3<&-
 load_after=$(cut -d' ' -f1-3 /proc/loadavg)
 
 echo "load average before: $load_before; after: $load_after; mean bytes per fsync in the RF 3 run: $write_size"
+echo "page-cache writes (dd, docs/bench/pages.sh) before the RF 3 run: $page_new_ms CPU ms per MiB into the free memory's pages as they were, $page_recycled_ms into pages just freed"
 echo
 echo "| what | records/s | MB/s | × NATS R3 | × raw fsync | × loopback | p50 ms | p99 ms |"
 echo "|---|---:|---:|---:|---:|---:|---:|---:|"

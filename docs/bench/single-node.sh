@@ -25,6 +25,8 @@
 #     before/after runs of fsync acks=all (PAIR_ACKS=1: acks=1), the broker's and the
 #     producer's CPU per MiB and the broker's mean bytes per fsync beside each, each
 #     pair after its own produce-ceiling run, the load average per row.
+# Each unthrottled produce run and each raw disk run writes into pages just freed
+# (recycle_pages, docs/bench/pages.sh, before it; see replicated.sh).
 # Prints Markdown tables; MB is MiB, as Kafka's perf tools count.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -36,6 +38,7 @@ go build -o "$bin" .
 go build -o "$work/tcpstream" docs/bench/tcpstream.go
 . docs/bench/dev-broker.sh
 . docs/bench/cpu.sh
+. docs/bench/pages.sh
 cores=$(nproc)
 cleanup() { [ -n "$broker_pid" ] && kill "$broker_pid" 2>/dev/null; wait 2>/dev/null || true; rm -rf "$work"; }
 trap cleanup EXIT
@@ -69,6 +72,7 @@ ceiling_fixed=$(cat "$work/ceiling.cpu")
 ceiling_out=$(cpu_run "$work/ceiling.cpu" "$bin" perf produce-ceiling --records "$records" --record-size 1024 --json 2>/dev/null)
 ceiling=$(echo "$ceiling_out" | field 'round(d["mb_per_second"],1)')
 ceiling_ms=$(python3 -c "print(round(($(cat "$work/ceiling.cpu") - $ceiling_fixed) * 1000 / ($records * 1024 / 1048576), 3))")
+recycle_pages "$work" $((2 * records * 1024)) >/dev/null
 fsync_ceiling_out=$("$bin" perf produce-ceiling --records "$records" --record-size 1024 --json --fsync-dir "$work" 2>"$work/fsync-ceiling.err")
 fsync_ceiling=$(echo "$fsync_ceiling_out" | field 'round(d["mb_per_second"],1)')
 fsync_ceiling_note=$(grep -o '[0-9]* KiB per fsync' "$work/fsync-ceiling.err" || true)
@@ -91,6 +95,7 @@ for mode in "fsync (default)|" "page cache (Kafka default)|--set log.flush.inter
     limit=(); label="$acks"
     if [ -n "$rate" ]; then limit=(--throughput-limit "$rate"); label="$acks @ $rate rec/s"; fi
     n=$records; [ -n "$rate" ] && n=$((rate * 5))
+    [ -z "$rate" ] && recycle_pages "$work" $((2 * n * 1024)) >/dev/null
     read -r b0 f0 c0 < <(scrape)
     read -r h0 t0 < <(host_busy)
     out=$(produce "$n" "$acks" "${limit[@]}")
@@ -117,6 +122,7 @@ echo "| raw fsynced sequential writes | MB/s | fsync p50 ms | fsync acks=all ÷ 
 echo "|---|---:|---:|---:|---:|---:|"
 go build -o "$work/fsyncrate" docs/bench/fsyncrate.go
 for size in 1048576 "$fsync_size"; do
+  recycle_pages "$work" $((4 << 30)) >/dev/null
   out=$("$work/fsyncrate" --dir "$work" --size "$size" --duration 3s)
   echo "$out" | python3 -c "
 import json,sys
@@ -146,6 +152,7 @@ for pair in $(seq 1 "$pairs"); do
     "$bin" topics create bench --partitions 3 --bootstrap-server "$addr" >/dev/null
     produce 1 "$pair_acks" >/dev/null
     client_fixed=$(cat "$work/client.cpu")
+    recycle_pages "$work" $((2 * records * 1024)) >/dev/null
     read -r b0 f0 c0 < <(scrape)
     out=$(produce "$records" "$pair_acks")
     read -r b1 f1 c1 < <(scrape)
