@@ -47,16 +47,17 @@ type cannedBroker struct {
 
 	produced atomic.Int64 // records acknowledged by Produce: the next base offset
 
-	// sync, when set, stores every Produce's batches and answers each after an fsync
+	// sync, when set, stores every Produce's batches and answers each after fsyncs
 	// covering them (`perf produce-ceiling --fsync-dir`); nil answers at once.
-	sync *syncLog
+	sync *syncStore
 }
 
 // startCannedBroker listens on 127.0.0.1:0 and serves topic with partitions, each
 // Fetch answer carrying per partition as many whole batches of batchRecords records of
 // recordSize bytes as fit in partitionBytes (at least one). sync, when not nil, is the
-// log every Produce is stored in and answered behind (closed with the broker).
-func startCannedBroker(topic string, partitions, recordSize, batchRecords, partitionBytes int, sync *syncLog) (*cannedBroker, error) {
+// store every Produce is kept in and answered behind (closed with the broker); it has a
+// log per partition.
+func startCannedBroker(topic string, partitions, recordSize, batchRecords, partitionBytes int, sync *syncStore) (*cannedBroker, error) {
 	if partitions < 1 || recordSize < 0 || batchRecords < 1 {
 		return nil, fmt.Errorf("canned broker: bad partitions %d, record size %d or batch records %d", partitions, recordSize, batchRecords)
 	}
@@ -228,11 +229,13 @@ func (b *cannedBroker) serve(c net.Conn) error {
 		out = resp.AppendTo(out)
 		binary.BigEndian.PutUint32(out, uint32(len(out)-4))
 		if answers != nil {
-			var pos int64
+			var waits []syncWait
 			if produce, ok := req.(*kmsg.ProduceRequest); ok {
-				pos = b.sync.appendBatches(produce)
+				if waits, err = b.sync.appendBatches(produce); err != nil {
+					return err
+				}
 			}
-			answers <- syncedAnswer{frame: append([]byte(nil), out...), pos: pos}
+			answers <- syncedAnswer{frame: append([]byte(nil), out...), waits: waits}
 			continue
 		}
 		if _, err := c.Write(out); err != nil {

@@ -2,6 +2,7 @@ package perf
 
 import (
 	"errors"
+	"fmt"
 	"net"
 	"os"
 	"path/filepath"
@@ -13,12 +14,82 @@ import (
 // errSyncLogClosed ends the waits of a canned broker that is closing.
 var errSyncLogClosed = errors.New("canned broker: fsync log closed")
 
-// syncLog is the whole storage of a canned broker that fsyncs (`perf produce-ceiling
-// --fsync-dir`): every Produce's record batches appended to one file, one flusher
+// syncStore is the whole storage of a canned broker that fsyncs (`perf
+// produce-ceiling --fsync-dir`): one syncLog per partition of its topic, as a Kafka log
+// keeps a file per partition, and each Produce answered once fsyncs covering all of its
+// batches ended. It is the least a broker with Kafka's log layout that fsyncs before
+// acknowledging must do, so the producer's rate against it is the ceiling of the
+// client's window and the disk together.
+type syncStore struct {
+	logs []*syncLog // by partition
+}
+
+// openSyncStore opens one syncLog per partition in dir.
+func openSyncStore(dir string, partitions int) (*syncStore, error) {
+	st := &syncStore{}
+	for range partitions {
+		l, err := openSyncLog(dir)
+		if err != nil {
+			st.close()
+			return nil, err
+		}
+		st.logs = append(st.logs, l)
+	}
+	return st, nil
+}
+
+// syncWait is a position one answer waits for in one partition's log.
+type syncWait struct {
+	log *syncLog
+	pos int64
+}
+
+// appendBatches writes each partition's record batches of req to that partition's log
+// and returns what the answer must wait for, or an error for a partition the topic
+// does not have.
+func (st *syncStore) appendBatches(req *kmsg.ProduceRequest) ([]syncWait, error) {
+	var waits []syncWait
+	for _, t := range req.Topics {
+		for _, p := range t.Partitions {
+			if p.Partition < 0 || int(p.Partition) >= len(st.logs) {
+				return nil, fmt.Errorf("canned broker: produce to partition %d of %d", p.Partition, len(st.logs))
+			}
+			l := st.logs[p.Partition]
+			waits = append(waits, syncWait{log: l, pos: l.appendRecords(p.Records)})
+		}
+	}
+	return waits, nil
+}
+
+// waitSynced returns once every wait's fsync ended (nil), or a log failed or closed.
+func (st *syncStore) waitSynced(waits []syncWait) error {
+	for _, w := range waits {
+		if err := w.log.waitSynced(w.pos); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// stats returns the bytes written and the fsyncs ended over every partition's log.
+func (st *syncStore) stats() (written, fsyncs int64) {
+	for _, l := range st.logs {
+		w, f := l.stats()
+		written, fsyncs = written+w, fsyncs+f
+	}
+	return written, fsyncs
+}
+
+// close closes every log.
+func (st *syncStore) close() {
+	for _, l := range st.logs {
+		l.close()
+	}
+}
+
+// syncLog is one file of a syncStore: record batches appended to it, one flusher
 // goroutine fsyncing whatever was written since its last fsync (a group commit), and
-// each answer sent once an fsync covering its batches ended. It is the least any broker
-// that fsyncs before acknowledging must do, so the producer's rate against it is the
-// ceiling of the client's window and the disk together.
+// waiters released once an fsync covering their position ended.
 type syncLog struct {
 	f *os.File
 
@@ -42,22 +113,18 @@ func openSyncLog(dir string) (*syncLog, error) {
 	return l, nil
 }
 
-// appendBatches writes the request's record batches and returns the file length the
+// appendRecords writes one partition's record batches and returns the file length an
 // answer must wait for.
-func (l *syncLog) appendBatches(req *kmsg.ProduceRequest) int64 {
+func (l *syncLog) appendRecords(records []byte) int64 {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	for _, t := range req.Topics {
-		for _, p := range t.Partitions {
-			if l.err != nil {
-				return l.written
-			}
-			if _, err := l.f.Write(p.Records); err != nil {
-				l.err = err
-			}
-			l.written += int64(len(p.Records))
-		}
+	if l.err != nil {
+		return l.written
 	}
+	if _, err := l.f.Write(records); err != nil {
+		l.err = err
+	}
+	l.written += int64(len(records))
 	l.cond.Broadcast()
 	return l.written
 }
@@ -121,10 +188,10 @@ func (l *syncLog) close() {
 	_ = os.Remove(filepath.Clean(l.f.Name()))
 }
 
-// syncedAnswer is one answer of a connection waiting for its fsync (pos 0: none).
+// syncedAnswer is one answer of a connection waiting for its fsyncs (none: at once).
 type syncedAnswer struct {
 	frame []byte
-	pos   int64
+	waits []syncWait
 }
 
 // syncedWriter sends a connection's answers in request order, each once the fsync its
@@ -134,7 +201,7 @@ type syncedAnswer struct {
 func (b *cannedBroker) syncedWriter(c net.Conn, answers <-chan syncedAnswer, done chan<- struct{}) {
 	defer close(done)
 	for a := range answers {
-		err := b.sync.waitSynced(a.pos)
+		err := b.sync.waitSynced(a.waits)
 		if err == nil {
 			_, err = c.Write(a.frame)
 		}

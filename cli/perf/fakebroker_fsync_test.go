@@ -24,31 +24,53 @@ func TestPerf_ProduceCeilingWithFsyncStoresEveryBatch(t *testing.T) {
 		t.Fatalf("files left in --fsync-dir: %v", left)
 	}
 	mustFail(t, "no such file", "", "perf", "produce-ceiling", "--records", "1", "--fsync-dir", dir+"/missing")
+	mustFail(t, "bad --partitions 0", "", "perf", "produce-ceiling", "--records", "1", "--partitions", "0")
+
+	// With --partitions 3 the records spread over three files, each fsynced, and none
+	// is left either.
+	r = mustRun(t, "", "perf", "produce-ceiling", "--records", "3000", "--record-size", "100", "--json", "--fsync-dir", dir, "--partitions", "3")
+	if sum := decodeSummary(t, r.Stdout); sum.Records != 3000 || sum.Errors != 0 {
+		t.Fatalf("produce-ceiling --fsync-dir --partitions 3: %+v", sum)
+	}
+	if left, _ := os.ReadDir(dir); len(left) != 0 {
+		t.Fatalf("files left in --fsync-dir: %v", left)
+	}
 }
 
-func TestSyncLogAnswersOnlyBehindAnEndedFsync(t *testing.T) {
-	l, err := openSyncLog(t.TempDir())
+func TestSyncStoreAnswersOnlyBehindEndedFsyncs(t *testing.T) {
+	// Each partition's batches go to the file of that partition, and the answer waits
+	// for an ended fsync of each file it wrote to.
+	st, err := openSyncStore(t.TempDir(), 2)
 	if err != nil {
 		t.Fatal(err)
 	}
 	req := kmsg.NewPtrProduceRequest()
 	topic := kmsg.NewProduceRequestTopic()
-	part := kmsg.NewProduceRequestTopicPartition()
-	part.Records = make([]byte, 4096)
-	topic.Partitions = append(topic.Partitions, part, part)
-	req.Topics = append(req.Topics, topic)
-	pos := l.appendBatches(req)
-	if pos != 8192 {
-		t.Fatalf("appended to %d, want 8192", pos)
+	for i := range int32(2) {
+		part := kmsg.NewProduceRequestTopicPartition()
+		part.Partition, part.Records = i, make([]byte, 4096*(int(i)+1))
+		topic.Partitions = append(topic.Partitions, part)
 	}
-	if err := l.waitSynced(pos); err != nil {
+	req.Topics = append(req.Topics, topic)
+	waits, err := st.appendBatches(req)
+	if err != nil {
 		t.Fatal(err)
 	}
-	if written, fsyncs := l.stats(); written != pos || fsyncs < 1 {
+	if len(waits) != 2 || waits[0].log == waits[1].log || waits[0].pos != 4096 || waits[1].pos != 8192 {
+		t.Fatalf("waits %+v, want 4096 in one file and 8192 in the other", waits)
+	}
+	if err := st.waitSynced(waits); err != nil {
+		t.Fatal(err)
+	}
+	if written, fsyncs := st.stats(); written != 12288 || fsyncs < 2 {
 		t.Fatalf("after the wait: %d bytes, %d fsyncs", written, fsyncs)
 	}
-	l.close()
-	if err := l.waitSynced(pos + 1); !errors.Is(err, errSyncLogClosed) {
+	topic.Partitions[0].Partition = 2
+	if _, err := st.appendBatches(req); err == nil || !strings.Contains(err.Error(), "partition 2 of 2") {
+		t.Fatalf("a produce to a partition the topic lacks: %v", err)
+	}
+	st.close()
+	if err := st.waitSynced([]syncWait{{log: waits[0].log, pos: 4097}}); !errors.Is(err, errSyncLogClosed) {
 		t.Fatalf("a wait after close: %v", err)
 	}
 }

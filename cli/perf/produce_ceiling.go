@@ -11,29 +11,38 @@ import (
 // acknowledging every batch at once and storing nothing), so that its figures — above
 // all the latency with one record in flight — are the client's own floor on this
 // machine, to set beside `perf produce` against a real broker and `perf floor`. With
-// --fsync-dir it stores the batches and answers after an fsync covering them (syncLog):
-// the ceiling of the same producer against a broker whose only cost is the disk.
+// --fsync-dir it stores the batches and answers after fsyncs covering them (syncStore,
+// a file per partition): the ceiling of the same producer against a broker whose only
+// cost is the disk. --partitions gives the topic the partitions of the run it is set
+// beside.
 func perfProduceCeilingCommand() *ucli.Command {
 	return &ucli.Command{
 		Name:  "produce-ceiling",
 		Usage: "produce to an in-process fake broker that acknowledges every batch at once: the kgo producer's own ceiling and latency floor",
-		Description: "Starts a one-node fake broker on 127.0.0.1 in this process with one topic of one\n" +
-			"partition, which answers every Produce at once and keeps nothing. Then produces as\n" +
-			"`perf produce` does, with the same flags, and reports the same figures.\n" +
+		Description: "Starts a one-node fake broker on 127.0.0.1 in this process with one topic of\n" +
+			"--partitions partitions, which answers every Produce at once and keeps nothing. Then\n" +
+			"produces as `perf produce` does, with the same flags, and reports the same figures.\n" +
 			"--bootstrap-server is not used.",
-		Flags: append(perfProduceFlags(), &ucli.StringFlag{
-			Name: "fsync-dir",
-			Usage: "store every batch in a file in this directory and answer each Produce only after an fsync covering it " +
-				"(one flusher, group commit): the ceiling of the producer and the disk together, with a broker that costs nothing else",
-		}),
+		Flags: append(perfProduceFlags(),
+			&ucli.StringFlag{
+				Name: "fsync-dir",
+				Usage: "store every partition's batches in a file of its own in this directory and answer each Produce only after fsyncs covering it " +
+					"(a flusher per file, group commit): the ceiling of the producer and the disk together, with a broker that costs nothing else",
+			},
+			&ucli.IntFlag{Name: "partitions", Usage: "partitions of the fake broker's topic (as many as the run it is set beside)", Value: 1},
+		),
 		Action: func(c *ucli.Context) error {
 			if c.Args().Len() > 0 {
 				return fmt.Errorf("perf produce-ceiling takes no arguments, got %d", c.Args().Len())
 			}
-			var sync *syncLog
+			partitions := c.Int("partitions")
+			if partitions < 1 || partitions > 10000 {
+				return fmt.Errorf("bad --partitions %d: want 1 to 10000", partitions)
+			}
+			var sync *syncStore
 			if dir := c.String("fsync-dir"); dir != "" {
 				var err error
-				if sync, err = openSyncLog(dir); err != nil {
+				if sync, err = openSyncStore(dir, partitions); err != nil {
 					return fmt.Errorf("perf produce-ceiling: %w", err)
 				}
 				defer func() {
@@ -41,7 +50,7 @@ func perfProduceCeilingCommand() *ucli.Command {
 					fmt.Fprintf(c.App.ErrWriter, "produce-ceiling: %d fsyncs, %.0f KiB per fsync on average\n", fsyncs, float64(written)/float64(max(fsyncs, 1))/1024)
 				}()
 			}
-			fake, err := startCannedBroker(ceilingTopic, 1, 0, 1, 1<<20, sync)
+			fake, err := startCannedBroker(ceilingTopic, partitions, 0, 1, 1<<20, sync)
 			if err != nil {
 				if sync != nil {
 					sync.close()

@@ -7,9 +7,11 @@
 #     default (flush.messages=1: fsync before acknowledging), then with Kafka's page-cache
 #     default;
 #   - the ceilings beside them: loopback TCP (petrel perf loopback), the same producer
-#     against a broker that costs nothing (petrel perf produce-ceiling), the same against
-#     a broker whose only cost is the disk (produce-ceiling --fsync-dir: each batch
-#     appended to a file and answered after an fsync covering it, group commit), and the disk's
+#     against a broker that costs nothing (petrel perf produce-ceiling, a topic of 3
+#     partitions as in the runs), the same against a broker whose only cost is the disk
+#     (produce-ceiling --fsync-dir: each batch appended to a file and answered after an
+#     fsync covering it, group commit), with a file per partition as a Kafka log keeps
+#     them and, beside it, one partition in one file; and the disk's
 #     raw fsynced sequential write rate (docs/bench/fsyncrate.go, a write and an fsync at a
 #     time, as dd oflag=dsync does) at 1 MiB and at the broker's mean bytes per fsync in
 #     the fsync acks=all run;
@@ -67,22 +69,28 @@ exec 3< <("$work/tcpstream" send --duration 3s)
 read -r tport <&3
 recv_ms=$("$work/tcpstream" recv "$tport" | field 'round(d["cpu_seconds_per_mb"]*1000,3)')
 exec 3<&-
-cpu_run "$work/ceiling.cpu" "$bin" perf produce-ceiling --records 1 --record-size 1024 --json >/dev/null 2>&1
+cpu_run "$work/ceiling.cpu" "$bin" perf produce-ceiling --partitions 3 --records 1 --record-size 1024 --json >/dev/null 2>&1
 ceiling_fixed=$(cat "$work/ceiling.cpu")
-ceiling_out=$(cpu_run "$work/ceiling.cpu" "$bin" perf produce-ceiling --records "$records" --record-size 1024 --json 2>/dev/null)
+ceiling_out=$(cpu_run "$work/ceiling.cpu" "$bin" perf produce-ceiling --partitions 3 --records "$records" --record-size 1024 --json 2>/dev/null)
 ceiling=$(echo "$ceiling_out" | field 'round(d["mb_per_second"],1)')
 ceiling_ms=$(python3 -c "print(round(($(cat "$work/ceiling.cpu") - $ceiling_fixed) * 1000 / ($records * 1024 / 1048576), 3))")
-recycle_pages "$work" $((2 * records * 1024)) >/dev/null
-fsync_ceiling_out=$("$bin" perf produce-ceiling --records "$records" --record-size 1024 --json --fsync-dir "$work" 2>"$work/fsync-ceiling.err")
-fsync_ceiling=$(echo "$fsync_ceiling_out" | field 'round(d["mb_per_second"],1)')
-fsync_ceiling_note=$(grep -o '[0-9]* KiB per fsync' "$work/fsync-ceiling.err" || true)
+fsync_ceiling_run() { # partitions -> "MB/s KiB-per-fsync"
+  recycle_pages "$work" $((2 * records * 1024)) >/dev/null
+  local mbs
+  mbs=$("$bin" perf produce-ceiling --partitions "$1" --records "$records" --record-size 1024 --json --fsync-dir "$work" 2>"$work/fsync-ceiling.err" |
+    field 'round(d["mb_per_second"],1)')
+  echo "$mbs $(grep -o '[0-9]* KiB per fsync' "$work/fsync-ceiling.err" | cut -d' ' -f1)"
+}
+read -r fsync_ceiling fsync_ceiling_kib < <(fsync_ceiling_run 3)
+read -r fsync_ceiling1 fsync_ceiling1_kib < <(fsync_ceiling_run 1)
 echo "load average: $(load); $cores cores; CPU ms per MiB: loopback receiver (tcpstream recv) $recv_ms, produce-ceiling's process $ceiling_ms"
 echo
 echo "| mode | acks | records/s | MB/s | × loopback | × produce-ceiling | p50 ms | p99 ms | p99.9 ms | broker CPU ms/MiB | producer CPU ms/MiB | host busy |"
 echo "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
 echo "| loopback TCP (1 MiB writes) | | | $loopback | 1.00 | | | | | | | |"
 echo "| produce-ceiling (kgo, broker costs nothing) | all | | $ceiling | | 1.00 | | | | | $ceiling_ms | |"
-echo "| produce-ceiling --fsync-dir (broker costs only its fsyncs; $fsync_ceiling_note) | all | | $fsync_ceiling | | $(python3 -c "print(round($fsync_ceiling/$ceiling, 2))") | | | | | | |"
+echo "| produce-ceiling --fsync-dir (broker costs only its fsyncs, a file per partition; $fsync_ceiling_kib KiB per fsync) | all | | $fsync_ceiling | | $(python3 -c "print(round($fsync_ceiling/$ceiling, 2))") | | | | | | |"
+echo "| the same with one partition in one file ($fsync_ceiling1_kib KiB per fsync) | all | | $fsync_ceiling1 | | $(python3 -c "print(round($fsync_ceiling1/$ceiling, 2))") | | | | | | |"
 fsync_size=1048576; fsync_all=0; fsync_one=0; client_all_ms=0
 for mode in "fsync (default)|" "page cache (Kafka default)|--set log.flush.interval.messages=9223372036854775807"; do
   name=${mode%%|*}; flags=${mode#*|}
@@ -136,7 +144,7 @@ floor = $cores * 1000 / ($client_all_ms + $raw_ms + $recv_ms)
 print()
 print('CPU floor: %d cores ÷ (producer %.3f + fsyncrate at %d bytes %.3f + loopback receiver %.3f CPU ms/MiB) = %.1f MB/s; fsync acks=all %.1f MB/s = %.2f× it, fsync acks=1 %.1f MB/s = %.2f× it' % (
   $cores, $client_all_ms, $fsync_size, $raw_ms, $recv_ms, floor, $fsync_all, $fsync_all / floor, $fsync_one, $fsync_one / floor))
-print('Client-and-disk ceiling: the same producer against a broker whose only cost is its fsyncs (produce-ceiling --fsync-dir) %.1f MB/s; fsync acks=all %.1f MB/s = %.2f× it' % ($fsync_ceiling, $fsync_all, $fsync_all / $fsync_ceiling))"
+print('Client-and-disk ceiling: the same producer against a broker whose only cost is its fsyncs, a file per partition (produce-ceiling --fsync-dir --partitions 3) %.1f MB/s; fsync acks=all %.1f MB/s = %.2f× it (one partition in one file: %.1f MB/s)' % ($fsync_ceiling, $fsync_all, $fsync_all / $fsync_ceiling, $fsync_ceiling1))"
 
 [ -z "${PETREL_SERVER_BIN:-}" ] && exit 0
 echo
@@ -145,7 +153,7 @@ echo "pairs at fsync acks=$pair_acks"
 echo "| pair | build | MB/s | × produce-ceiling of the pair | broker CPU ms per MiB | producer CPU ms per MiB | mean KiB per fsync | load |"
 echo "|---|---|---:|---:|---:|---:|---:|---|"
 for pair in $(seq 1 "$pairs"); do
-  ceiling=$("$bin" perf produce-ceiling --records "$records" --record-size 1024 --json 2>/dev/null | field 'round(d["mb_per_second"],1)')
+  ceiling=$("$bin" perf produce-ceiling --partitions 3 --records "$records" --record-size 1024 --json 2>/dev/null | field 'round(d["mb_per_second"],1)')
   echo "| $pair | produce-ceiling | $ceiling | 1.00 | | | | $(load) |"
   for build in "before|$PETREL_SERVER_BIN" "after|$bin"; do
     run_broker "${build#*|}" ""
