@@ -22,8 +22,10 @@ import (
 // a few fixed fields around each partition's record set.
 const cannedFetchVersion = 11
 
-// cannedMaxRequest bounds a request frame the canned broker reads.
-const cannedMaxRequest = 1 << 20
+// cannedMaxRequest bounds a request frame the canned broker reads: Kafka's
+// socket.request.max.bytes default. A producer's request carries a batch of up to 1 MB
+// for each partition of the broker it writes to, several MiB with --partitions.
+const cannedMaxRequest = 100 << 20
 
 // cannedBroker is a one-node Kafka broker that costs nothing to read from: every Fetch
 // is answered from record batches encoded once in memory, the same bytes each time

@@ -1,11 +1,14 @@
 package perf
 
 import (
+	"context"
 	"errors"
 	"os"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -72,5 +75,47 @@ func TestSyncStoreAnswersOnlyBehindEndedFsyncs(t *testing.T) {
 	st.close()
 	if err := st.waitSynced([]syncWait{{log: waits[0].log, pos: 4097}}); !errors.Is(err, errSyncLogClosed) {
 		t.Fatalf("a wait after close: %v", err)
+	}
+}
+
+func TestCannedBrokerTakesProduceRequestsOfSeveralMiB(t *testing.T) {
+	// A producer's request carries up to 1 MB for each partition: with three
+	// partitions the canned broker must read frames of several MiB, and answer them.
+	st, err := openSyncStore(t.TempDir(), 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fake, err := startCannedBroker(ceilingTopic, 3, 0, 1, 1<<20, st)
+	if err != nil {
+		st.close()
+		t.Fatal(err)
+	}
+	defer fake.close()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(fake.addr()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	req := kmsg.NewPtrProduceRequest()
+	req.Acks, req.TimeoutMillis = -1, 5000
+	topic := kmsg.NewProduceRequestTopic()
+	topic.Topic = ceilingTopic
+	for i := range int32(3) {
+		part := kmsg.NewProduceRequestTopicPartition()
+		part.Partition, part.Records = i, make([]byte, 1000<<10)
+		topic.Partitions = append(topic.Partitions, part)
+	}
+	req.Topics = append(req.Topics, topic)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	resp, err := req.RequestWith(ctx, cl)
+	if err != nil {
+		t.Fatalf("a produce request of 3 MB: %v", err)
+	}
+	if len(resp.Topics) != 1 || len(resp.Topics[0].Partitions) != 3 {
+		t.Fatalf("answer %+v, want the three partitions", resp.Topics)
+	}
+	if written, _ := st.stats(); written != 3*1000<<10 {
+		t.Fatalf("stored %d bytes, want %d", written, 3*1000<<10)
 	}
 }
