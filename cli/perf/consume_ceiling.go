@@ -7,8 +7,24 @@ import (
 	ucli "github.com/urfave/cli/v2"
 )
 
-// ceilingTopic is the one topic of `perf consume-ceiling`'s canned broker.
+// ceilingTopic is the one topic of the ceilings' canned broker (`perf consume-ceiling`,
+// `perf produce-ceiling`).
 const ceilingTopic = "canned"
+
+// cannedPartitionsFlag is the ceilings' --partitions: how many partitions ceilingTopic
+// has.
+func cannedPartitionsFlag() *ucli.IntFlag {
+	return &ucli.IntFlag{Name: "partitions", Usage: "partitions of the canned topic (as many as the run it is set beside)", Value: 1}
+}
+
+// cannedPartitions reads cannedPartitionsFlag: 1 to 10,000.
+func cannedPartitions(c *ucli.Context) (int, error) {
+	partitions := c.Int("partitions")
+	if partitions < 1 || partitions > 10000 {
+		return 0, fmt.Errorf("bad --partitions %d: want 1 to 10000", partitions)
+	}
+	return partitions, nil
+}
 
 // perfCeilingCommand is `petrel perf consume-ceiling`: `perf consume`'s kgo consumer
 // against a broker that costs nothing (cannedBroker, in the same process), so that
@@ -26,7 +42,7 @@ func perfCeilingCommand() *ucli.Command {
 		Flags: clientcmd.WithFlags(append([]ucli.Flag{
 			&ucli.IntFlag{Name: "records", Usage: "how many records to consume (0: until --duration)"},
 			&ucli.DurationFlag{Name: "duration", Usage: "stop consuming after this long (0: no limit)"},
-			&ucli.IntFlag{Name: "partitions", Usage: "partitions of the canned topic", Value: 1},
+			cannedPartitionsFlag(),
 			&ucli.IntFlag{Name: "record-size", Usage: "value size in bytes", Value: 1024},
 			&ucli.IntFlag{Name: "batch-records", Usage: "records per canned batch", Value: 250},
 			&ucli.BoolFlag{Name: "json", Usage: "print the final figures as JSON"},
@@ -44,10 +60,12 @@ func runPerfCeiling(c *ucli.Context) error {
 	if err != nil {
 		return err
 	}
-	partitions, size, batch := c.Int("partitions"), c.Int("record-size"), c.Int("batch-records")
+	partitions, err := cannedPartitions(c)
+	if err != nil {
+		return err
+	}
+	size, batch := c.Int("record-size"), c.Int("batch-records")
 	switch {
-	case partitions < 1 || partitions > 10000:
-		return fmt.Errorf("bad --partitions %d: want 1 to 10000", partitions)
 	case size < 0 || size > 1<<20:
 		return fmt.Errorf("bad --record-size %d: want 0 to %d", size, 1<<20)
 	case batch < 1 || batch*(size+32) > 64<<20:

@@ -80,6 +80,9 @@ func (st *syncStore) stats() (written, fsyncs int64) {
 	return written, fsyncs
 }
 
+// files returns how many files the store writes: one per partition.
+func (st *syncStore) files() int { return len(st.logs) }
+
 // close closes every log.
 func (st *syncStore) close() {
 	for _, l := range st.logs {

@@ -35,6 +35,9 @@ func TestPerf_ProduceCeilingWithFsyncStoresEveryBatch(t *testing.T) {
 	if sum := decodeSummary(t, r.Stdout); sum.Records != 3000 || sum.Errors != 0 {
 		t.Fatalf("produce-ceiling --fsync-dir --partitions 3: %+v", sum)
 	}
+	if !strings.Contains(r.Stderr, " fsyncs of 3 files,") {
+		t.Fatalf("produce-ceiling --fsync-dir --partitions 3 stderr: %q", r.Stderr)
+	}
 	if left, _ := os.ReadDir(dir); len(left) != 0 {
 		t.Fatalf("files left in --fsync-dir: %v", left)
 	}

@@ -29,25 +29,25 @@ func perfProduceCeilingCommand() *ucli.Command {
 				Usage: "store every partition's batches in a file of its own in this directory and answer each Produce only after fsyncs covering it " +
 					"(a flusher per file, group commit): the ceiling of the producer and the disk together, with a broker that costs nothing else",
 			},
-			&ucli.IntFlag{Name: "partitions", Usage: "partitions of the fake broker's topic (as many as the run it is set beside)", Value: 1},
+			cannedPartitionsFlag(),
 		),
 		Action: func(c *ucli.Context) error {
 			if c.Args().Len() > 0 {
 				return fmt.Errorf("perf produce-ceiling takes no arguments, got %d", c.Args().Len())
 			}
-			partitions := c.Int("partitions")
-			if partitions < 1 || partitions > 10000 {
-				return fmt.Errorf("bad --partitions %d: want 1 to 10000", partitions)
+			partitions, err := cannedPartitions(c)
+			if err != nil {
+				return err
 			}
 			var sync *syncStore
 			if dir := c.String("fsync-dir"); dir != "" {
-				var err error
 				if sync, err = openSyncStore(dir, partitions); err != nil {
 					return fmt.Errorf("perf produce-ceiling: %w", err)
 				}
 				defer func() {
 					written, fsyncs := sync.stats()
-					fmt.Fprintf(c.App.ErrWriter, "produce-ceiling: %d fsyncs, %.0f KiB per fsync on average\n", fsyncs, float64(written)/float64(max(fsyncs, 1))/1024)
+					fmt.Fprintf(c.App.ErrWriter, "produce-ceiling: %d fsyncs of %d files, %.0f KiB per fsync on average\n",
+						fsyncs, sync.files(), float64(written)/float64(max(fsyncs, 1))/1024)
 				}()
 			}
 			fake, err := startCannedBroker(ceilingTopic, partitions, 0, 1, 1<<20, sync)
