@@ -93,7 +93,7 @@ func TestFailedStartKeepsDeleteRecords(t *testing.T) {
 	defer taken.Close()
 	failed, err := Start(Config{NodeID: 0, DataDir: dir, Listen: "127.0.0.1:0", RaftListen: "127.0.0.1:0",
 		MetricsListen: taken.Addr().String(), Properties: props,
-		Logger: hclog.New(&hclog.LoggerOptions{Output: testLogWriter{t, "node-0' "}, Level: hclog.Info})})
+		Logger: hclog.New(&hclog.LoggerOptions{Output: newTestLogWriter(t, "node-0' "), Level: hclog.Info})})
 	if err == nil {
 		failed.Shutdown(context.Background())
 		t.Fatal("a start with the metrics port taken succeeded")
@@ -135,7 +135,7 @@ func TestCrashInUncleanRestartWindowKeepsDeleteRecords(t *testing.T) {
 	// maintenance loop writes the checkpoints.
 	before := checkpointFiles(t, logs)
 	b2, err := Start(Config{NodeID: 0, DataDir: dir, Listen: "127.0.0.1:0", RaftListen: "127.0.0.1:0", Properties: props,
-		Logger: hclog.New(&hclog.LoggerOptions{Output: testLogWriter{t, "node-0' "}, Level: hclog.Info})})
+		Logger: hclog.New(&hclog.LoggerOptions{Output: newTestLogWriter(t, "node-0' "), Level: hclog.Info})})
 	if err != nil {
 		t.Fatal(err)
 	}

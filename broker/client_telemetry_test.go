@@ -33,7 +33,7 @@ func startTelemetryBroker(t *testing.T, props map[string]string) (*Broker, strin
 	b := startReadyBroker(t, Config{
 		NodeID: 0, DataDir: t.TempDir(), Listen: "127.0.0.1:0", RaftListen: "127.0.0.1:0", Properties: props,
 		MetricsListener: ln,
-		Logger:          hclog.New(&hclog.LoggerOptions{Output: testLogWriter{t, "node-0 "}, Level: hclog.Info}),
+		Logger:          hclog.New(&hclog.LoggerOptions{Output: newTestLogWriter(t, "node-0 "), Level: hclog.Info}),
 	})
 	return b, "http://" + ln.Addr().String() + "/metrics"
 }

@@ -45,7 +45,7 @@ func startTestCluster(t testing.TB, n, voters int, props map[string]string) *tes
 			KafkaListener: kafkaLns[i], RaftListener: raftLns[i],
 			Listen: kafkaLns[i].Addr().String(), RaftListen: raftLns[i].Addr().String(),
 			JoinAddrs: []string{kafkaLns[0].Addr().String()},
-			Logger:    hclog.New(&hclog.LoggerOptions{Output: testLogWriter{t, fmt.Sprintf("node-%d ", i)}, Level: hclog.Info}),
+			Logger:    hclog.New(&hclog.LoggerOptions{Output: newTestLogWriter(t, fmt.Sprintf("node-%d ", i)), Level: hclog.Info}),
 		}
 		b, err := Start(cfg)
 		if err != nil {

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -16,14 +17,34 @@ import (
 	"github.com/twmb/franz-go/pkg/kversion"
 )
 
-// testLogWriter sends a node's log lines to t.Log with a prefix.
+// testLogWriter sends a node's log lines to t.Log with a prefix until the test's
+// cleanup ends; lines a goroutine still writes after that (a Raft transport's
+// connection handler, say) are dropped, since t.Log then races with the test's end.
 type testLogWriter struct {
 	t      testing.TB
 	prefix string
+	mu     sync.Mutex
+	done   bool // guarded by mu
 }
 
-func (w testLogWriter) Write(p []byte) (int, error) {
-	w.t.Log(w.prefix + strings.TrimRight(string(p), "\n"))
+// newTestLogWriter returns t's log writer for prefix. Make it before the node it
+// serves, so that its cleanup runs after the node's (cleanups run last first).
+func newTestLogWriter(t testing.TB, prefix string) *testLogWriter {
+	w := &testLogWriter{t: t, prefix: prefix}
+	t.Cleanup(func() {
+		w.mu.Lock()
+		w.done = true
+		w.mu.Unlock()
+	})
+	return w
+}
+
+func (w *testLogWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if !w.done {
+		w.t.Log(w.prefix + strings.TrimRight(string(p), "\n"))
+	}
 	return len(p), nil
 }
 
@@ -34,7 +55,7 @@ func startTestBroker(t testing.TB, dir string, props map[string]string) *Broker 
 	if dir == "" {
 		dir = t.TempDir()
 	}
-	var out io.Writer = testLogWriter{t, "node-0 "}
+	var out io.Writer = newTestLogWriter(t, "node-0 ")
 	return startReadyBroker(t, Config{
 		NodeID: 0, DataDir: dir, Listen: "127.0.0.1:0", RaftListen: "127.0.0.1:0", Properties: props,
 		Logger: hclog.New(&hclog.LoggerOptions{Output: out, Level: hclog.Info}),

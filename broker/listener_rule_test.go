@@ -44,7 +44,7 @@ func kraftConfig(t *testing.T, text string, flags config.ListenerFlags) (Config,
 		t.Fatal(err)
 	}
 	cfg := Config{NodeID: 0, DataDir: t.TempDir(), Properties: props, PropertySources: sources,
-		Logger: hclog.New(&hclog.LoggerOptions{Output: testLogWriter{t, "node-0 "}, Level: hclog.Warn})}
+		Logger: hclog.New(&hclog.LoggerOptions{Output: newTestLogWriter(t, "node-0 "), Level: hclog.Warn})}
 	return cfg, cfg.ApplyListenerFlags(flags)
 }
 

@@ -103,7 +103,7 @@ var injectedENOSPC = fmt.Errorf("injected: %w", syscall.ENOSPC)
 // metric is 1, and client requests are refused.
 func TestMetadataStoreFailure_SoleVoterStepsDownOnce(t *testing.T) {
 	failedLines := &lineCounter{words: []string{"[ERROR]", "metadata store failed: Raft stopped"}}
-	var out io.Writer = io.MultiWriter(testLogWriter{t, "node-0 "}, failedLines)
+	var out io.Writer = io.MultiWriter(newTestLogWriter(t, "node-0 "), failedLines)
 	metricsLn, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

@@ -35,7 +35,7 @@ func startFencingTestBroker(t *testing.T, unreachable string) *Broker {
 		NodeID: 0, DataDir: t.TempDir(), Listen: "127.0.0.1:0", RaftListen: "127.0.0.1:0",
 		// Sessions never expire during the test: only evidence fences.
 		Properties: map[string]string{"broker.session.timeout.ms": "600000"},
-		Logger:     hclog.New(&hclog.LoggerOptions{Output: testLogWriter{t, "node-0 "}, Level: hclog.Info}),
+		Logger:     hclog.New(&hclog.LoggerOptions{Output: newTestLogWriter(t, "node-0 "), Level: hclog.Info}),
 		Dial: func(ctx context.Context, network, addr string) (net.Conn, error) {
 			if addr == unreachable {
 				return nil, errUnreachable

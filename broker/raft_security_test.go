@@ -64,7 +64,7 @@ func TestRaftSecurity_PlaintextRaftRefusedWhenListenersAuthenticate(t *testing.T
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			b, err := Start(Config{NodeID: 0, DataDir: t.TempDir(), Listen: "127.0.0.1:0", RaftListen: "127.0.0.1:0", Properties: tc.props,
-				Logger: hclog.New(&hclog.LoggerOptions{Output: testLogWriter{t, "node-0 "}, Level: hclog.Info})})
+				Logger: hclog.New(&hclog.LoggerOptions{Output: newTestLogWriter(t, "node-0 "), Level: hclog.Info})})
 			if err == nil {
 				b.Shutdown(context.Background())
 				t.Fatal("the node started with a plaintext, unauthenticated Raft transport")

@@ -18,7 +18,7 @@ func TestSoleVoterElectsAtOnce(t *testing.T) {
 		b, err := Start(Config{
 			NodeID: 0, DataDir: dir, Listen: "127.0.0.1:0", RaftListen: "127.0.0.1:0",
 			Properties: map[string]string{"controller.quorum.fetch.timeout.ms": "10000"},
-			Logger:     hclog.New(&hclog.LoggerOptions{Output: testLogWriter{t, "node-0 "}, Level: hclog.Info}),
+			Logger:     hclog.New(&hclog.LoggerOptions{Output: newTestLogWriter(t, "node-0 "), Level: hclog.Info}),
 		})
 		if err != nil {
 			t.Fatal(err)

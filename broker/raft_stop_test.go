@@ -92,7 +92,7 @@ func newTestRaftPeer(t testing.TB, id int32, snapshotBytes int) *testRaftPeer {
 		t.Fatal(err)
 	}
 	cfg := &Config{NodeID: id, Properties: testRaftProps}
-	logger := hclog.New(&hclog.LoggerOptions{Output: testLogWriter{t, fmt.Sprintf("raft-%d ", id)}, Level: hclog.Warn})
+	logger := hclog.New(&hclog.LoggerOptions{Output: newTestLogWriter(t, fmt.Sprintf("raft-%d ", id)), Level: hclog.Warn})
 	conns := newRaftConns()
 	var d net.Dialer
 	trans := newRaftTransport(cfg, conns.listener(ln), conns.dial(d.DialContext), logger)

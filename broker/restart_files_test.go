@@ -135,7 +135,7 @@ func TestCleanRestartWritesNoReplicaFile(t *testing.T) {
 
 	// The next start is stopped before its first reconciliation opens the replicas.
 	b2, err := Start(Config{NodeID: 0, DataDir: dir, Listen: "127.0.0.1:0", RaftListen: "127.0.0.1:0", Properties: props,
-		Logger: hclog.New(&hclog.LoggerOptions{Output: testLogWriter{t, "node-0 "}, Level: hclog.Info})})
+		Logger: hclog.New(&hclog.LoggerOptions{Output: newTestLogWriter(t, "node-0 "), Level: hclog.Info})})
 	if err != nil {
 		t.Fatal(err)
 	}
