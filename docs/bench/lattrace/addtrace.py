@@ -12,6 +12,8 @@ def sub(p, olds, new_fn):
     raise SystemExit(f"anchor not found in {p}: {olds[0]!r}")
 P='replication/partition.go'
 sub(P, ['''	if err == nil {
+		open := len(p.producers.open)
+		p.afterAppendLocked(records)''', '''	if err == nil {
 		p.afterAppendLocked(records, activeBefore, info)''', '''	if err == nil {
 		p.afterAppendLocked(records)
 		// Followers may fetch'''], lambda o: o.replace('''	if err == nil {
@@ -49,7 +51,19 @@ sub(P, ['''	for _, err := range finishFollowerAppends(finishes) {'''], lambda o:
 '''+o)
 P='broker/01_fetch.go'
 import os
-if os.path.exists(root+'/broker/delayed_fetch.go'):
+if os.path.exists(root+'/replication/fetch_session_watch.go'):
+    # A follower's fetch session is watched: served and parked in replication/.
+    W='replication/fetch_session_watch.go'
+    sub(W, ['''	sw := fc.session.watch
+	now := time.Now()'''], lambda o: '''	Trace(-1, "L.fetch-recv")
+'''+o)
+    sub(W, ['''func (sf *watchedFetch) try(expired bool) bool {
+'''], lambda o: o+'''	Trace(-1, "L.park-woken")
+''')
+    sub(W, ['''func (sf *watchedFetch) complete() {
+'''], lambda o: o+'''	Trace(-1, "L.park-answer")
+''')
+elif os.path.exists(root+'/broker/delayed_fetch.go'):
     # Parked follower fetches without a goroutine (read on the appending goroutine).
     sub('broker/delayed_fetch.go', ['''		resp, bytes, errored := f.readFetch()
 		if errored || bytes >= max(int(f.r.MinBytes), 1) || expired {'''], lambda o: '''		replication.Trace(-1, "L.park-woken")
@@ -63,18 +77,28 @@ else:
 		if errored || bytes >= int(r.MinBytes) {
 			replication.Trace(b.cfg.NodeID, "L.park-answer")
 			return resp''')
-sub(P, ['''	resp, bytes, errored := b.readFetch(r)
+if not os.path.exists(root+'/replication/fetch_session_watch.go'):
+    sub(P, ['''	resp, bytes, errored := b.readFetch(r)
 	wait := time.Duration(r.MaxWaitMillis) * time.Millisecond''', '''	resp, bytes, errored := b.readFetch(plan, denied)
 	wait := time.Duration(r.MaxWaitMillis) * time.Millisecond'''], lambda o: '''	replication.Trace(b.cfg.NodeID, "L.fetch-recv")
 '''+o)
 P='broker/00_produce.go'
 sub(P, ['''	r := req.Body.(*kmsg.ProduceRequest)
-	resp := r.ResponseKind().(*kmsg.ProduceResponse)'''], lambda o: '''	r := req.Body.(*kmsg.ProduceRequest)
+	resolveProduceTopicIDs(b.Image(), r) // v13''', '''	r := req.Body.(*kmsg.ProduceRequest)
+	resp := r.ResponseKind().(*kmsg.ProduceResponse)'''], lambda o: o.replace('''	r := req.Body.(*kmsg.ProduceRequest)
+''', '''	r := req.Body.(*kmsg.ProduceRequest)
 	replication.Trace(b.cfg.NodeID, "L.produce-recv")
-	resp := r.ResponseKind().(*kmsg.ProduceResponse)''')
-# The acks=all answer (broker/delayed_produce.go: answered by the goroutine that
-# advances the high watermark).
-sub('broker/delayed_produce.go', ['''	d.ch <- d.resp
+''', 1))
+# The acks=all answer: the outcome callback of awaitAcks (broker/00_produce.go), run by
+# the goroutine that advanced the high watermark; older trees answered in
+# broker/delayed_produce.go.
+if os.path.exists(root+'/broker/delayed_produce.go'):
+    sub('broker/delayed_produce.go', ['''	d.ch <- d.resp
 	if len(d.pending) > 1 {''', '''	d.out.Complete(d.resp)
 	if len(d.pending) > 1 {'''], lambda o: '''	replication.Trace(-1, "L.produce-done")
 '''+o)
+else:
+    sub(P, ['''			*pending[i].code, _ = acksAllCode(o)
+		}
+		done()'''], lambda o: o.replace('''		done()''', '''		replication.Trace(-1, "L.produce-done")
+		done()'''))
