@@ -28,7 +28,10 @@
 # After the creation, the floor row makes each node's count of new replica directories
 # again with no broker (docs/bench/replicadirs.go, three processes at once, on the same
 # file system) and gives the creation's CPU-seconds as a multiple of that
-# (PETREL_SKIP_DIR_FLOOR=1 skips it).
+# (PETREL_SKIP_DIR_FLOOR=1 skips it). Before the creation the script syncs and waits
+# until five minutes have passed since an earlier run's deletions (cluster3.sh,
+# forget_deleted_inodes): on a file system without a journal they would otherwise slow
+# the creation and the floor several times over.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 total=${1:-100000}
@@ -52,10 +55,17 @@ start() { # $1 node
   pids[$i]=$!
 }
 serving() { # every partition led by a node that has opened it, none offline
-  local sum=0 v active o off=""
-  for i in 0 1 2; do # one scrape per node
-    read -r v active o < <(metrics_at "${mp[$i]}" kafka_server_replicamanager_leadercount \
-      kafka_controller_kafkacontroller_activecontrollercount kafka_controller_kafkacontroller_offlinepartitionscount)
+  # One scrape per node, the three at once: at 100,000 partitions a scrape of a busy
+  # node takes a few tenths of a second, and three in a row would add their sum.
+  local sum=0 v active o off="" scrapes=()
+  for i in 0 1 2; do
+    metrics_at "${mp[$i]}" kafka_server_replicamanager_leadercount kafka_controller_kafkacontroller_activecontrollercount \
+      kafka_controller_kafkacontroller_offlinepartitionscount >"$work/serving.$i" &
+    scrapes+=($!)
+  done
+  wait "${scrapes[@]}" || true # an absent value reads "-"
+  for i in 0 1 2; do
+    read -r v active o <"$work/serving.$i"
     [ "$v" != "-" ] || return 1
     sum=$((sum + v))
     [ "$active" = 1 ] && off=$o
@@ -88,6 +98,7 @@ cpu_note() { # each node's CPU-seconds since the ticks in the array named $1
   for i in 0 1 2; do n+="n$i $(cpu_s $(( $(ticks "${pids[$i]}") - base[i] ))), "; done
   echo "CPU-s ${n%, }"
 }
+inodes_note=$(forget_deleted_inodes) # the creation meets no inode an earlier run just deleted
 cz=()
 for i in 0 1 2; do cz[$i]=$(ticks "${pids[$i]}"); done
 t0=$(now); todo=$total; k=0
@@ -101,7 +112,7 @@ while [ "$todo" -gt 0 ]; do
   [ -z "${PETREL_CREATE_TIMES:-}" ] || awk -v a="$tr" -v b="$EPOCHREALTIME" -v k="$k" -v p="$p" 'BEGIN { printf "CreateTopics t%s of %s: %.2f s\n", k, p, b - a }' >&2
   todo=$((todo - p)); k=$((k + 1))
 done
-echo "| create: $k CreateTopics of $per_req answered | $total | $rf | $(since "$t0") | $(cpu_note cz); load $(cut -d' ' -f1 /proc/loadavg) |"
+echo "| create: $k CreateTopics of $per_req answered | $total | $rf | $(since "$t0") | $(cpu_note cz); load $(cut -d' ' -f1 /proc/loadavg); before it: $inodes_note |"
 if [ -n "$create_prof" ]; then
   touch "$work/created"
   for p in "${profilers[@]}"; do wait "$p" || true; done; profilers=()
@@ -132,6 +143,7 @@ print("%.1f" % max(r["create_s"] for r in runs), "%.2f" % cpu, "%.2f" % (int(sys
 PY
 )
   rm -rf "$work"/floor?
+  deleted_now
   echo "| floor: mkdir of $replicas replica directories per node, three processes at once (replicadirs.go) | $total | $rf | $floor_wall | $floor_cpu CPU-s; the creation's CPU-s until every ISR is full = ${floor_each}× it; load $(cut -d' ' -f1 /proc/loadavg) |"
 fi
 

@@ -1,6 +1,6 @@
 # Shared by the three-process benchmark scripts (partitions.sh, cluster-scale.sh, ...);
-# sourced, not run. Defines kill_and_clean, free_ports, now, since, metric, metrics_at, wait_log, in_sync and
-# wait_sync, and picks the ports of a three-node cluster: kp (Kafka), rp (Raft), mp
+# sourced, not run. Defines kill_and_clean, free_ports, now, since, metric, metrics_at, wait_log, in_sync,
+# wait_sync, forget_deleted_inodes and deleted_now, and picks the ports of a three-node cluster: kp (Kafka), rp (Raft), mp
 # (metrics) and the --voters list.
 
 kill_and_clean() { # EXIT trap of scripts that throw their cluster away: SIGKILL every
@@ -9,6 +9,7 @@ kill_and_clean() { # EXIT trap of scripts that throw their cluster away: SIGKILL
   for p in "${pids[@]}"; do kill -KILL "$p" 2>/dev/null || true; done; wait 2>/dev/null || true
   if [ -n "${PETREL_BENCH_LOGS:-}" ]; then mkdir -p "$PETREL_BENCH_LOGS" && cp "$work"/n*.log "$PETREL_BENCH_LOGS"/ 2>/dev/null || true; fi
   rm -rf "$work"
+  deleted_now
 }
 free_ports() { # $1 count: distinct free ports (all bound at once, so none repeats)
   python3 -c 'import socket,sys; s=[socket.socket() for _ in range(int(sys.argv[1]))]; [x.bind(("127.0.0.1",0)) for x in s]; print(" ".join(str(x.getsockname()[1]) for x in s))' "$1"
@@ -36,10 +37,16 @@ metrics_at() { # $1 metrics port, $2... metric names: their values (first series
     { for (i = 1; i <= n; i++) if ($1 == want[i] && !(i in v)) v[i] = $2 }
     END { for (i = 1; i <= n; i++) printf "%s%s", (i in v ? v[i] : "-"), (i < n ? " " : "\n") }'
 }
-in_sync() { # every node: replicas open = $1, leaders under-replicated = 0
-  local open under
+in_sync() { # every node: replicas open = $1, leaders under-replicated = 0; the three
+  # nodes scraped at once (in $work), so that the check costs one scrape's time
+  local open under scrapes=()
   for i in 0 1 2; do
-    read -r open under < <(metrics_at "${mp[$i]}" kafka_server_replicamanager_partitioncount kafka_server_replicamanager_underreplicatedpartitions)
+    metrics_at "${mp[$i]}" kafka_server_replicamanager_partitioncount kafka_server_replicamanager_underreplicatedpartitions >"$work/in_sync.$i" &
+    scrapes+=($!)
+  done
+  wait "${scrapes[@]}" || true # an absent value reads "-"
+  for i in 0 1 2; do
+    read -r open under <"$work/in_sync.$i"
     [ "$open" = "$1" ] && [ "$under" = "0" ] || return 1
   done
 }
@@ -53,3 +60,19 @@ wait_sync() { # $1 replicas per node, $2 seconds
 read -r -a ports <<<"$(free_ports 9)"
 kp=("${ports[@]:0:3}"); rp=("${ports[@]:3:3}"); mp=("${ports[@]:6:3}"); voters=""
 for i in 0 1 2; do voters+="${voters:+,}$i@127.0.0.1:${rp[$i]}"; done
+forget_deleted_inodes() { # before a step that makes many files or directories: on an ext4
+  # file system mounted without a journal (machine A's: "mounted filesystem ... without
+  # journal" in dmesg), the inode allocator skips every free inode deleted less than
+  # 60 s ago, or 300 s while its inode-table block is dirty, as the new inodes written
+  # into the same blocks make it (ialloc.c, recently_deleted), looking each up on the
+  # way: a creation minutes after an earlier run deleted its 300,000 directories costs
+  # up to five times the CPU. It syncs and waits until 305 s have passed since the last
+  # deletion these scripts recorded (deleted_now), and prints how long it waited.
+  local last wait
+  last=$(cat "${TMPDIR:-/tmp}/petrel-bench-deleted-at" 2>/dev/null || echo 0)
+  wait=$(( last + 305 - $(date +%s) ))
+  sync
+  if [ "$wait" -gt 0 ]; then sleep "$wait"; echo "waited $wait s after the last deletion"
+  else echo "no deletion in the last 305 s"; fi
+}
+deleted_now() { date +%s >"${TMPDIR:-/tmp}/petrel-bench-deleted-at"; } # see forget_deleted_inodes
