@@ -30,7 +30,7 @@
 # file system) and gives the creation's CPU-seconds as a multiple of that
 # (PETREL_SKIP_DIR_FLOOR=1 skips it). Before the creation the script syncs and waits
 # until five minutes have passed since an earlier run's deletions (cluster3.sh,
-# forget_deleted_inodes): on a file system without a journal they would otherwise slow
+# wait_out_deletions): on a file system without a journal they would otherwise slow
 # the creation and the floor several times over.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -55,17 +55,11 @@ start() { # $1 node
   pids[$i]=$!
 }
 serving() { # every partition led by a node that has opened it, none offline
-  # One scrape per node, the three at once: at 100,000 partitions a scrape of a busy
-  # node takes a few tenths of a second, and three in a row would add their sum.
-  local sum=0 v active o off="" scrapes=()
+  local sum=0 v active o off=""
+  scrape_all kafka_server_replicamanager_leadercount kafka_controller_kafkacontroller_activecontrollercount \
+    kafka_controller_kafkacontroller_offlinepartitionscount
   for i in 0 1 2; do
-    metrics_at "${mp[$i]}" kafka_server_replicamanager_leadercount kafka_controller_kafkacontroller_activecontrollercount \
-      kafka_controller_kafkacontroller_offlinepartitionscount >"$work/serving.$i" &
-    scrapes+=($!)
-  done
-  wait "${scrapes[@]}" || true # an absent value reads "-"
-  for i in 0 1 2; do
-    read -r v active o <"$work/serving.$i"
+    read -r v active o <"$work/scrape.$i"
     [ "$v" != "-" ] || return 1
     sum=$((sum + v))
     [ "$active" = 1 ] && off=$o
@@ -98,7 +92,7 @@ cpu_note() { # each node's CPU-seconds since the ticks in the array named $1
   for i in 0 1 2; do n+="n$i $(cpu_s $(( $(ticks "${pids[$i]}") - base[i] ))), "; done
   echo "CPU-s ${n%, }"
 }
-inodes_note=$(forget_deleted_inodes) # the creation meets no inode an earlier run just deleted
+inodes_note=$(wait_out_deletions) # the creation meets no inode an earlier run just deleted
 cz=()
 for i in 0 1 2; do cz[$i]=$(ticks "${pids[$i]}"); done
 t0=$(now); todo=$total; k=0

@@ -1,6 +1,6 @@
 # Shared by the three-process benchmark scripts (partitions.sh, cluster-scale.sh, ...);
-# sourced, not run. Defines kill_and_clean, free_ports, now, since, metric, metrics_at, wait_log, in_sync,
-# wait_sync, forget_deleted_inodes and deleted_now, and picks the ports of a three-node cluster: kp (Kafka), rp (Raft), mp
+# sourced, not run. Defines kill_and_clean, free_ports, now, since, metric, metrics_at, scrape_all, wait_log,
+# in_sync, wait_sync, wait_out_deletions and deleted_now, and picks the ports of a three-node cluster: kp (Kafka), rp (Raft), mp
 # (metrics) and the --voters list.
 
 kill_and_clean() { # EXIT trap of scripts that throw their cluster away: SIGKILL every
@@ -37,16 +37,18 @@ metrics_at() { # $1 metrics port, $2... metric names: their values (first series
     { for (i = 1; i <= n; i++) if ($1 == want[i] && !(i in v)) v[i] = $2 }
     END { for (i = 1; i <= n; i++) printf "%s%s", (i in v ? v[i] : "-"), (i < n ? " " : "\n") }'
 }
-in_sync() { # every node: replicas open = $1, leaders under-replicated = 0; the three
-  # nodes scraped at once (in $work), so that the check costs one scrape's time
-  local open under scrapes=()
-  for i in 0 1 2; do
-    metrics_at "${mp[$i]}" kafka_server_replicamanager_partitioncount kafka_server_replicamanager_underreplicatedpartitions >"$work/in_sync.$i" &
-    scrapes+=($!)
-  done
+scrape_all() { # $1... metric names: metrics_at of every node, the three scraped at once
+  # (at 100,000 partitions a scrape of a busy node takes tenths of a second, and three in
+  # a row would add theirs), into $work/scrape.<node>, one line each
+  local scrapes=() i
+  for i in 0 1 2; do metrics_at "${mp[$i]}" "$@" >"$work/scrape.$i" & scrapes+=($!); done
   wait "${scrapes[@]}" || true # an absent value reads "-"
+}
+in_sync() { # every node: replicas open = $1, leaders under-replicated = 0
+  local open under
+  scrape_all kafka_server_replicamanager_partitioncount kafka_server_replicamanager_underreplicatedpartitions
   for i in 0 1 2; do
-    read -r open under <"$work/in_sync.$i"
+    read -r open under <"$work/scrape.$i"
     [ "$open" = "$1" ] && [ "$under" = "0" ] || return 1
   done
 }
@@ -60,7 +62,7 @@ wait_sync() { # $1 replicas per node, $2 seconds
 read -r -a ports <<<"$(free_ports 9)"
 kp=("${ports[@]:0:3}"); rp=("${ports[@]:3:3}"); mp=("${ports[@]:6:3}"); voters=""
 for i in 0 1 2; do voters+="${voters:+,}$i@127.0.0.1:${rp[$i]}"; done
-forget_deleted_inodes() { # before a step that makes many files or directories: on an ext4
+wait_out_deletions() { # before a step that makes many files or directories: on an ext4
   # file system mounted without a journal (machine A's: "mounted filesystem ... without
   # journal" in dmesg), the inode allocator skips every free inode deleted less than
   # 60 s ago, or 300 s while its inode-table block is dirty, as the new inodes written
@@ -75,4 +77,4 @@ forget_deleted_inodes() { # before a step that makes many files or directories: 
   if [ "$wait" -gt 0 ]; then sleep "$wait"; echo "waited $wait s after the last deletion"
   else echo "no deletion in the last 305 s"; fi
 }
-deleted_now() { date +%s >"${TMPDIR:-/tmp}/petrel-bench-deleted-at"; } # see forget_deleted_inodes
+deleted_now() { date +%s >"${TMPDIR:-/tmp}/petrel-bench-deleted-at"; } # see wait_out_deletions

@@ -51,7 +51,8 @@ sub(P, ['''	for _, err := range finishFollowerAppends(finishes) {'''], lambda o:
 '''+o)
 P='broker/01_fetch.go'
 import os
-if os.path.exists(root+'/replication/fetch_session_watch.go'):
+watched = os.path.exists(root+'/replication/fetch_session_watch.go')
+if watched:
     # A follower's fetch session is watched: served and parked in replication/.
     W='replication/fetch_session_watch.go'
     sub(W, ['''	sw := fc.session.watch
@@ -77,7 +78,7 @@ else:
 		if errored || bytes >= int(r.MinBytes) {
 			replication.Trace(b.cfg.NodeID, "L.park-answer")
 			return resp''')
-if not os.path.exists(root+'/replication/fetch_session_watch.go'):
+if not watched: # the fetch is received in broker/ (older trees)
     sub(P, ['''	resp, bytes, errored := b.readFetch(r)
 	wait := time.Duration(r.MaxWaitMillis) * time.Millisecond''', '''	resp, bytes, errored := b.readFetch(plan, denied)
 	wait := time.Duration(r.MaxWaitMillis) * time.Millisecond'''], lambda o: '''	replication.Trace(b.cfg.NodeID, "L.fetch-recv")
