@@ -90,6 +90,9 @@ func (n *checkpointNode) open(id int32) error {
 
 // start creates the partition manager as Start does and opens the partitions in open.
 func (n *checkpointNode) start(open []int32) error {
+	if err := ensureDir(n.b.cfg.logsDir()); err != nil {
+		return err
+	}
 	pm, err := newPartitionManager(n.b)
 	if err != nil {
 		return err

@@ -2,6 +2,8 @@ package broker
 
 import (
 	"context"
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,16 +14,20 @@ import (
 )
 
 // Deleting a topic renames each partition directory to "<dir>.<uuid>-delete" at once
-// and removes it after log.segment.delete.delay.ms; leftovers found at start are
-// removed too.
+// and removes it after log.segment.delete.delay.ms (a partition never written to has
+// none: DESIGN.md S13); leftovers found at start are removed too.
 func TestDeleteTopicRenamesThenRemoves(t *testing.T) {
 	dir := t.TempDir()
 	b := startTestBroker(t, dir, map[string]string{"log.segment.delete.delay.ms": "300"})
 	adm := newAdmin(t, b)
 	mustCreateTopic(t, adm, "gone", 2, nil)
+	produceN(t, b, "gone", 1) // partition 0 makes its directory; partition 1 never does
 	logs := filepath.Join(dir, "logs")
 	if _, err := os.Stat(filepath.Join(logs, "gone-0")); err != nil {
 		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(logs, "gone-1")); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("a replica never written to has a directory: %v", err)
 	}
 	if resp, err := adm.DeleteTopic(testContext(t), "gone"); err != nil || resp.Err != nil {
 		t.Fatalf("delete: %v %v", err, resp.Err)

@@ -486,16 +486,20 @@ func (pm *partitionManager) open(t *metadata.Topic, id int32, s *topicSettings, 
 	delete(pm.cleanTopicIDs, tp)
 	_, hasLine := pm.carried[tp]
 	pm.mu.Unlock()
-	// A replica no checkpoint names is most likely new (a CreateTopics): its directory
-	// is made first, and when that succeeds it is known empty, so neither its
-	// partition.metadata nor its listing is looked up (three failed lookups per replica
-	// of a bulk creation). One that exists (a crash before its first checkpoint) takes
-	// the path below. Durability is unchanged: the directory reaches the disk with its
-	// first segment's directory fsyncs, as before (segment.Open made it the same way).
-	created := !known && !hasLine && os.Mkdir(dir, 0o755) == nil
+	// A replica no checkpoint names is most likely new (a CreateTopics): when its
+	// directory is absent, neither its partition.metadata nor its listing is looked up
+	// (one failed lookup per replica of a bulk creation instead of three), and the
+	// directory is not made: the log makes it when it first writes a file there
+	// (segment.Log.makeDir), so a replica that never holds a record costs no inode. One
+	// that exists (a crash before its first checkpoint) takes the path below.
+	absent := false
+	if !known && !hasLine {
+		_, err := os.Lstat(dir)
+		absent = errors.Is(err, fs.ErrNotExist)
+	}
 	var oldErr error
 	switch {
-	case created:
+	case absent:
 		oldErr = fs.ErrNotExist
 	case !known || old != t.ID: // else the clean shutdown's checkpoint names this topic
 		old, oldErr = readPartitionMetadata(dir)
@@ -529,7 +533,7 @@ func (pm *partitionManager) open(t *metadata.Topic, id int32, s *topicSettings, 
 		CleanShutdown:  pm.cleanShutdown,
 		Decompress:     pm.b.records.Decompress, // time lookups look inside compressed batches
 		Files:          pm.b.segFiles,
-		Created:        created,
+		DirAbsent:      absent,
 	})
 	if err != nil {
 		return nil, err
@@ -624,7 +628,9 @@ func (pm *partitionManager) remove(tp segment.TopicPartition, deleteData bool) {
 		pm.b.logger.Warn("deleting partition", "topic", tp.Topic, "partition", tp.Partition, "error", err)
 		return
 	}
-	pm.scheduleDeletion(dir)
+	if dir != "" { // else the replica never made its directory
+		pm.scheduleDeletion(dir)
+	}
 }
 
 // scheduleDeletion removes dir after log.segment.delete.delay.ms (the maintenance loop

@@ -672,7 +672,8 @@ func (p *Partition) WithLog(fn func(l *segment.Log) error) error {
 }
 
 // StopForDeletion stops the replica and renames its directory for asynchronous
-// deletion ("<dir>.<uniq>-delete"); it returns the renamed directory.
+// deletion ("<dir>.<uniq>-delete"); it returns the renamed directory, or "" when the
+// replica never made one (segment.Log.MarkForDeletion).
 func (p *Partition) StopForDeletion(uniq string) (string, error) {
 	p.flushMu.Lock()
 	defer p.flushMu.Unlock()

@@ -224,6 +224,9 @@ const txnIndexSnapshotVersion = 3
 // ProducerSnapshotOffsets lists the offsets of the snapshots in dir, ascending.
 func ProducerSnapshotOffsets(dir string) ([]int64, error) {
 	ents, err := os.ReadDir(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil // a replica that never made its directory (segment.Log.makeDir)
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -1,6 +1,9 @@
 package segment
 
-import "path/filepath"
+import (
+	"os"
+	"path/filepath"
+)
 
 // The small files of a partition directory that are not the log's own (producer state
 // snapshots, partition.metadata) are made durable by the directory fsyncs the log makes
@@ -65,6 +68,9 @@ func (l *Log) writeBirthFile() error {
 	if f == nil {
 		return nil
 	}
+	if _, err := l.makeDir(); err != nil { // the birth that follows fsyncs the log directory
+		return err
+	}
 	if err := WriteFileSynced(filepath.Join(l.dir, f.Name), f.Data); err != nil {
 		return err
 	}
@@ -73,4 +79,38 @@ func (l *Log) writeBirthFile() error {
 		return syncDir(l.dir)
 	}
 	return nil
+}
+
+// makeDir makes the partition directory of a log that has none (Open found it absent)
+// before the log writes its first file there, so that a replica that never holds a
+// record never costs an inode (Kafka makes the directory when it creates the replica).
+// The first segment's birth makes it too when nothing else did (segment.attach). The
+// caller makes the new directory's name durable: the first segment's birth fsyncs the
+// log directory, and makeDirDurable does it at once for the other writers. It reports
+// whether it made the directory. Owner only.
+func (l *Log) makeDir() (made bool, err error) {
+	if !l.dirAbsent {
+		return false, nil
+	}
+	if len(l.segments) > 0 && !l.active().unborn {
+		l.dirAbsent = false // made by the first segment's birth (segment.attach)
+		return false, nil
+	}
+	if err := os.MkdirAll(l.dir, 0o755); err != nil {
+		return false, err
+	}
+	l.dirAbsent = false
+	return true, nil
+}
+
+// makeDirDurable is makeDir for a writer whose next step does not fsync the log
+// directory (a checkpoint, a segment made by createSegment, which fsyncs only the
+// partition directory): the new directory's name is fsynced before anything is written
+// in it.
+func (l *Log) makeDirDurable() error {
+	made, err := l.makeDir()
+	if made && err == nil {
+		err = syncDir(filepath.Dir(l.dir))
+	}
+	return err
 }

@@ -26,6 +26,9 @@ type LeaderEpochCache struct {
 	// written by the next flush, at the latest before the log is appended to
 	// (flushIfUnflushed).
 	unflushed bool
+	// log is the Log the cache belongs to, which makes the partition directory when it
+	// has none yet (Log.makeDirDurable); nil for a cache without a Log.
+	log *Log
 }
 
 // path is the checkpoint file's name.
@@ -193,6 +196,11 @@ func (c *LeaderEpochCache) clear() error {
 }
 
 func (c *LeaderEpochCache) flush() error {
+	if c.log != nil {
+		if err := c.log.makeDirDurable(); err != nil {
+			return err
+		}
+	}
 	lines := make([]string, len(c.entries))
 	for i, e := range c.entries {
 		lines[i] = fmt.Sprintf("%d %d", e.Epoch, e.StartOffset)

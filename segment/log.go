@@ -33,10 +33,11 @@ type OpenOptions struct {
 	// Files bounds the open segment files across the logs sharing it; nil keeps every
 	// segment's files open while the log is open.
 	Files *FileCache
-	// Created says the caller has just created dir itself (an os.Mkdir that succeeded):
-	// it is empty, so Open neither lists nor creates it. A bulk creation of replicas
-	// saves a failed listing and MkdirAll's lookups per replica.
-	Created bool
+	// DirAbsent says the caller has just found dir absent (a new replica): Open does not
+	// list it. Open never makes a missing directory; the log makes it when it first
+	// writes a file there (makeDir), so a bulk creation of replicas saves a failed
+	// listing per replica besides the directory.
+	DirAbsent bool
 }
 
 // AppendInfo describes a completed append.
@@ -106,6 +107,9 @@ type Log struct {
 
 	rollObserver RollObserver // told of every roll (dir_files.go)
 	birthFile    *DirFile     // written at the first segment's birth (dir_files.go)
+	// dirAbsent is set while the partition directory does not exist: Open found none,
+	// and nothing has been written since (makeDir, dir_files.go).
+	dirAbsent bool
 
 	// hideEmptyBatches makes ReadForConsumer skip empty batches without a producer id
 	// (legacy_empty.go), until the owner has checked or repaired the log.
@@ -439,11 +443,15 @@ func (l *Log) closeFiles() error {
 
 // MarkForDeletion closes the log without flushing and renames its directory to
 // "<dir>.<uniq>-delete", Kafka's name for a partition awaiting asynchronous deletion. It
-// returns the new path; the owner removes it later.
+// returns the new path, which the owner removes later, or "" when the log never made its
+// directory.
 func (l *Log) MarkForDeletion(uniq string) (string, error) {
 	defer l.release()
 	if !l.closed {
 		l.closeFiles()
+	}
+	if l.dirAbsent && l.Unborn() {
+		return "", nil // no directory was ever made (makeDir): nothing to delete
 	}
 	to := l.dir + "." + uniq + DeleteDirSuffix
 	if err := os.Rename(l.dir, to); err != nil {

@@ -2,6 +2,8 @@ package segment
 
 import (
 	"bytes"
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"testing"
@@ -157,9 +159,10 @@ func TestOpenTrimsEpochsBeforeNextAppend(t *testing.T) {
 	checkEpochs(t, "after the append", l.LeaderEpochs(), dir, []EpochEntry{{1, 0}})
 }
 
-// TestNewLogCreatesSegmentFilesOnFirstAppend: opening a new log creates its directory
-// and no segment file; the first append creates the active segment's .log and
-// indexes, and the batches survive a crash right after the flush.
+// TestNewLogCreatesSegmentFilesOnFirstAppend: opening a new log creates neither its
+// directory nor a segment file, nor does closing and reopening it; the first append
+// creates the directory and the active segment's .log and indexes, and the batches
+// survive a crash right after the flush.
 func TestNewLogCreatesSegmentFilesOnFirstAppend(t *testing.T) {
 	cfg := smallConfig()
 	fc := NewFileCache(4)
@@ -168,14 +171,14 @@ func TestNewLogCreatesSegmentFilesOnFirstAppend(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ents, err := os.ReadDir(dir)
-	if err != nil {
+	if err := l.Close(); err != nil {
 		t.Fatal(err)
 	}
-	for _, e := range ents {
-		if _, _, ok := parseSegmentFileName(e.Name()); ok {
-			t.Fatalf("a new log created %s before its first append", e.Name())
-		}
+	if l, _, err = Open(dir, cfg, OpenOptions{Files: fc, CleanShutdown: true}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(dir); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("a new log made its directory before its first write: %v", err)
 	}
 	written := appendN(t, l, 10, batchSpec{records: 2, valueSize: 100, baseTimestamp: 50, tsStep: 1}, 0)
 	if err := l.Flush(); err != nil {

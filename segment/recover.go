@@ -46,26 +46,27 @@ type RecoveryCut struct {
 	Reason            error // why the first removed batch was rejected
 }
 
-// Open opens the partition directory dir, creating it when missing, and recovers it.
+// Open opens the partition directory dir and recovers it. A missing dir is an empty
+// log, whose directory is made by its first file (makeDir).
 func Open(dir string, cfg Config, opts OpenOptions) (*Log, *RecoveryReport, error) {
 	// One listing serves the whole open (segments, leftovers, which checkpoint files
-	// exist) and, through TakeOpenListing, the owner's producer snapshots: the directory
-	// is created only when the listing finds none.
+	// exist) and, through TakeOpenListing, the owner's producer snapshots. A missing
+	// directory is not made here: the log makes it when it first writes a file in it
+	// (makeDir), so a replica that never holds a record costs no inode.
 	var ents []os.DirEntry
-	var err error
-	if !opts.Created { // else a directory just made: nothing in it to list
+	absent := opts.DirAbsent
+	if !absent {
+		var err error
 		ents, err = os.ReadDir(dir)
-		if errors.Is(err, os.ErrNotExist) {
-			err = os.MkdirAll(dir, 0o755) // a new replica: nothing in it to list
-		}
-		if err != nil {
+		absent = errors.Is(err, os.ErrNotExist)
+		if err != nil && !absent {
 			return nil, nil, err
 		}
 	}
 	if opts.Files == nil {
 		opts.Files = testFiles
 	}
-	l := &Log{dir: dir, cfg: cfg, now: opts.Now, decompress: opts.Decompress, files: opts.Files, highestCopiedOffset: -1}
+	l := &Log{dir: dir, cfg: cfg, now: opts.Now, decompress: opts.Decompress, files: opts.Files, highestCopiedOffset: -1, dirAbsent: absent}
 	defer l.release()
 	if l.now == nil {
 		l.now = time.Now
@@ -76,6 +77,7 @@ func Open(dir string, cfg Config, opts OpenOptions) (*Log, *RecoveryReport, erro
 		if err := completeSwaps(dir, ents, report); err != nil {
 			return nil, nil, err
 		}
+		var err error
 		if ents, err = os.ReadDir(dir); err != nil {
 			return nil, nil, err
 		}
@@ -90,6 +92,7 @@ func Open(dir string, cfg Config, opts OpenOptions) (*Log, *RecoveryReport, erro
 	if slices.Contains(l.openNames, LeaderEpochCheckpointFile) { // else nothing to read
 		epochs, epochErr = openLeaderEpochCache(dir)
 	}
+	epochs.log = l
 	l.epochs = epochs
 	rebuildEpochs := epochErr != nil
 	if epochErr != nil && !errors.Is(epochErr, ErrCorruptCheckpoint) {
@@ -442,6 +445,9 @@ func (l *Log) finishOpen(opts OpenOptions, report *RecoveryReport) error {
 		l.segments = []*segment{s}
 	}
 	if len(l.segments) == 0 { // no file cache (tests of the bare segment layer)
+		if err := l.makeDirDurable(); err != nil {
+			return err
+		}
 		s, err := createSegment(l.dir, max(opts.LogStartOffset, 0), l.cfg, l.now())
 		if err != nil {
 			return err

@@ -115,6 +115,12 @@ func (s *segment) attach() error {
 		flags |= os.O_CREATE
 	}
 	f, err := os.OpenFile(segmentPath(s.dir, s.baseOffset, LogFileSuffix), flags, 0o644)
+	if s.unborn && errors.Is(err, os.ErrNotExist) {
+		// The log's directory is still to be made (Log.makeDir): its name is fsynced below.
+		if err = os.MkdirAll(s.dir, 0o755); err == nil {
+			f, err = os.OpenFile(segmentPath(s.dir, s.baseOffset, LogFileSuffix), flags, 0o644)
+		}
+	}
 	if err != nil {
 		return err
 	}

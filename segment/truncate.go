@@ -68,6 +68,9 @@ func (l *Log) TruncateFullyAndStartAt(offset int64) error {
 	if offset < 0 {
 		return fmt.Errorf("%w: start at negative offset %d", ErrOffsetOutOfRange, offset)
 	}
+	if err := l.makeDirDurable(); err != nil {
+		return l.fail("truncate fully", err)
+	}
 	if err := l.writeBirthFile(); err != nil { // createSegment fsyncs the directory
 		return l.fail("partition metadata file", err)
 	}
