@@ -320,8 +320,17 @@ func (pm *partitionManager) reconcilePartition(t *metadata.Topic, p *metadata.Pa
 
 // applyAssignment turns a partition's committed state into the local role.
 func (pm *partitionManager) applyAssignment(lp *localPartition, p *metadata.Partition) {
+	if leader, follow := pm.takeRole(lp, p); follow {
+		pm.b.fetchers.Follow(lp.Partition, leader)
+	}
+}
+
+// takeRole is applyAssignment but for the start of a new follower's fetches: it reports
+// the leader the replica is to start fetching from (follow), for the caller to hand to
+// the fetchers.
+func (pm *partitionManager) takeRole(lp *localPartition, p *metadata.Partition) (leader int32, follow bool) {
 	if lp.seen != nil && lp.seen.LeaderEpoch == p.LeaderEpoch && lp.seen.PartitionEpoch == p.PartitionEpoch {
-		return
+		return -1, false
 	}
 	prev := lp.seen
 	lp.seen = p
@@ -333,12 +342,11 @@ func (pm *partitionManager) applyAssignment(lp *localPartition, p *metadata.Part
 				pm.b.logger.Error("cannot become follower", "topic", lp.Topic, "partition", lp.ID, "error", err)
 			}
 			if p.Leader >= 0 {
-				pm.b.fetchers.Follow(lp.Partition, p.Leader)
-			} else {
-				pm.b.fetchers.Unfollow(lp.Partition)
+				return p.Leader, true
 			}
+			pm.b.fetchers.Unfollow(lp.Partition)
 		}
-		return
+		return -1, false
 	}
 	if prev == nil || prev.LeaderEpoch != p.LeaderEpoch || prev.Leader != p.Leader {
 		pm.b.fetchers.Unfollow(lp.Partition)
@@ -350,10 +358,11 @@ func (pm *partitionManager) applyAssignment(lp *localPartition, p *metadata.Part
 				pm.narrowLeads.add(lp.Topic, lp.ID, p.LeaderEpoch, p.ISR)
 			}
 		}
-		return
+		return -1, false
 	}
 	lp.UpdateReplicas(p.Replicas)
 	lp.UpdateISROf(p.PartitionEpoch, p.ISR)
+	return -1, false
 }
 
 func (pm *partitionManager) applySettings(lp *localPartition, s *topicSettings) {
@@ -413,17 +422,23 @@ type replicaToOpen struct {
 	settings *topicSettings
 	lp       *localPartition
 	err      error
+	leader   int32 // the leader to start fetching from, when follow
+	follow   bool
 }
 
 // replicaOpeners is how many replicas are opened at once: opening and taking the first
-// role are mostly waiting for the disk (directory and file creation, fsyncs of
-// directories and checkpoints such as a new leader's leader-epoch-checkpoint, recovery
-// reads), so several overlap well even on two cores.
+// role are mostly waiting for the disk (directory listings, fsyncs of directories and
+// checkpoints, recovery reads), so several overlap well even on two cores.
 const replicaOpeners = 8
 
 // openConcurrently opens the replicas of todo, replicaOpeners at a time, each opener
-// giving the replica it opened its settings and role, then marks those that cannot be
-// opened offline, in image order. It returns false when the broker stops meanwhile.
+// giving the replica it opened its settings and role, then starts the new followers'
+// fetches and marks those that cannot be opened offline, in image order. It returns
+// false when the broker stops meanwhile. The fetches start once the whole batch is
+// open: started one by one, they compete for the cores with the openings still to come
+// (a whole-cluster start: each leader's fetch sessions are rebuilt as partitions trickle
+// in), and every partition was led about 1 s later at 100,000 replicas
+// (docs/benchmarks.md, item 4).
 func (pm *partitionManager) openConcurrently(todo []replicaToOpen) bool {
 	if len(todo) == 0 {
 		return true
@@ -444,7 +459,7 @@ func (pm *partitionManager) openConcurrently(todo []replicaToOpen) bool {
 					pm.b.logger.Info("offline replica opened: following its leader again", "topic", r.t.Name, "partition", r.p.ID)
 				}
 				pm.applySettings(r.lp, r.settings)
-				pm.applyAssignment(r.lp, r.p)
+				r.leader, r.follow = pm.takeRole(r.lp, r.p)
 			}
 		}()
 	}
@@ -460,6 +475,11 @@ feed:
 	}
 	close(jobs)
 	wg.Wait()
+	for _, r := range todo {
+		if r.follow {
+			pm.b.fetchers.Follow(r.lp.Partition, r.leader)
+		}
+	}
 	for _, r := range todo {
 		tp := segment.TopicPartition{Topic: r.t.Name, Partition: r.p.ID}
 		if r.lp == nil && r.err == nil {
