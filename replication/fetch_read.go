@@ -93,7 +93,8 @@ func (s *FetchServer) read(r *kmsg.FetchRequest, denied func(topic string) bool,
 }
 
 // readPartition fills one partition's answer and returns its error code and its
-// record set, held in the segment file (nil when empty). It adds the partition's
+// record set, held in the segment file (nil when empty, or when copied into
+// sp.RecordBatches because the file cache had no Hold left). It adds the partition's
 // Changes() as of the read to a.changes, and marks a answered by a replication quota
 // (a.throttled).
 func (s *FetchServer) readPartition(sp *kmsg.FetchResponseTopicPartition, topic string, p kmsg.FetchRequestTopicPartition, limit int, first, follower bool, r *kmsg.FetchRequest, a *FetchAnswer, clock *atomic.Int64) (int16, *segment.Hold) {
@@ -129,17 +130,17 @@ func (s *FetchServer) readPartition(sp *kmsg.FetchResponseTopicPartition, topic 
 		res, diverging, err = lp.ReadForFollowerHeld(FollowerFetch{ReplicaID: r.ReplicaID, FetchOffset: p.FetchOffset,
 			CurrentLeaderEpoch: p.CurrentLeaderEpoch, LastFetchedEpoch: lastFetched, MaxBytes: max(limit, 1), LogStartOffset: logStart, Clock: clock}, now)
 		mark.changes = res.Changes
-		mark.idle = err == nil && diverging == nil && !throttled && res.Held.Len() == 0 && p.FetchOffset >= res.LogEndOffset
+		mark.idle = err == nil && diverging == nil && !throttled && res.RecordBytes() == 0 && p.FetchOffset >= res.LogEndOffset
 		if diverging != nil {
 			sp.DivergingEpoch.Epoch, sp.DivergingEpoch.EndOffset = diverging.Epoch, diverging.EndOffset
 		}
 		switch {
 		case throttled:
 			res.Held.Release() // over the leader's replication quota (throttle.go)
-			res.Held = nil
+			res.Held, res.Records = nil, nil
 			a.throttled = true
 		case rate >= 0:
-			s.Leader.Record(rate, int(res.Held.Len()), now)
+			s.Leader.Record(rate, res.RecordBytes(), now)
 		}
 	} else {
 		if r.Version < 10 && zstd {
@@ -182,8 +183,11 @@ func (s *FetchServer) readPartition(sp *kmsg.FetchResponseTopicPartition, topic 
 		at.ProducerID, at.FirstOffset = a.ProducerID, a.FirstOffset
 		sp.AbortedTransactions = append(sp.AbortedTransactions, at)
 	}
-	if first || int(res.Held.Len()) <= limit {
-		return 0, res.Held // only the first non-empty partition may exceed its limit
+	if first || res.RecordBytes() <= limit { // only the first non-empty partition may exceed its limit
+		if res.Held == nil && len(res.Records) > 0 {
+			sp.RecordBatches = res.Records // copied: no Hold left (FetchResult.holdOrCopy)
+		}
+		return 0, res.Held
 	}
 	res.Held.Release()
 	return 0, nil

@@ -45,9 +45,15 @@ func (s *fetchSource) TopicName(id [16]byte, _ string, _ int32) (string, int16) 
 // appends batches of batchRecords records.
 func fetchServer(t *testing.T, appends, batchRecords int, topics ...string) (*FetchServer, *fetchSource) {
 	t.Helper()
+	return fetchServerOf(t, nil, appends, batchRecords, topics...)
+}
+
+// fetchServerOf is fetchServer with the logs sharing files (nil: the test default).
+func fetchServerOf(t *testing.T, files *segment.FileCache, appends, batchRecords int, topics ...string) (*FetchServer, *fetchSource) {
+	t.Helper()
 	src := &fetchSource{parts: map[string]*Partition{}, zstd: map[string]bool{}}
 	for _, name := range topics {
-		log, _, err := segment.Open(t.TempDir(), segment.DefaultConfig(), segment.OpenOptions{})
+		log, _, err := segment.Open(t.TempDir(), segment.DefaultConfig(), segment.OpenOptions{Files: files})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -129,6 +135,44 @@ func TestFetchServerReadLimitsAndCodes(t *testing.T) {
 	defer a2.Release()
 	if errored2 || n2 == 0 || a2.Topics[0].Partitions[0].ErrorCode != 0 {
 		t.Fatalf("v10 read of a zstd topic: %d bytes, code %d", n2, a2.Topics[0].Partitions[0].ErrorCode)
+	}
+}
+
+// TestFetchServerCopiesPastTheHoldBound: a fetch answering more partitions than its
+// logs' file cache has Holds for copies the records of the rest into the answer: every
+// partition's records arrive, the same in the sent and the copying encodings.
+func TestFetchServerCopiesPastTheHoldBound(t *testing.T) {
+	topics := []string{"a", "b", "c", "d", "e"}
+	s, _ := fetchServerOf(t, segment.NewFileCache(2), 1, 3, topics...)
+	a, n, errored := s.Read(consumerFetch(12, 1<<20, topics...), nil)
+	defer a.Release()
+	if errored || len(a.Topics) != len(topics) {
+		t.Fatalf("errored %v, %d topics", errored, len(a.Topics))
+	}
+	held, copied, sum := 0, 0, 0
+	for i := range a.Topics {
+		sp := &a.Topics[i].Partitions[0]
+		if h := a.Held(i); h != nil {
+			held++
+			if len(sp.RecordBatches) != 0 {
+				t.Errorf("%s: held and copied", a.Topics[i].Topic)
+			}
+		} else if len(sp.RecordBatches) > 0 {
+			copied++
+		}
+		sum += a.RecordBytes(i, sp)
+	}
+	if held != 2 || copied != 3 || n != sum {
+		t.Fatalf("%d partitions held, %d copied, %d bytes counted of %d; want 2 held (the cache's bound) and 3 copied", held, copied, n, sum)
+	}
+	whole := kmsg.FetchResponse{Version: 12}
+	if err := whole.ReadFrom(a.AppendTo(nil)); err != nil {
+		t.Fatal(err)
+	}
+	for i, t2 := range whole.Topics {
+		if got := t2.Partitions[0].RecordBatches; len(got) == 0 || len(got) != a.RecordBytes(i, &a.Topics[i].Partitions[0]) {
+			t.Errorf("%s: %d record bytes encoded", t2.Topic, len(got))
+		}
 	}
 }
 

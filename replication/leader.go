@@ -143,7 +143,9 @@ func (p *Partition) ReadForFollowerHeld(f FollowerFetch, now time.Time) (FetchRe
 		return res, nil, err
 	}
 	res.FallingBehind = r.FallingBehind
-	res.Held = r.Hold() // takes over the range's cache pin
+	if err := res.holdOrCopy(r); err != nil { // takes over the range's cache pin
+		return res, nil, err
+	}
 	p.updateFollowerLocked(f.ReplicaID, f.FetchOffset, f.LogStartOffset, now, f.Clock)
 	res.HighWatermark = p.highWatermark
 	res.Changes = p.changes.Load()

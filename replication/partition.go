@@ -577,11 +577,12 @@ func (p *Partition) maybeAdvanceHighWatermarkLocked() bool {
 
 // FetchResult is what a fetch read returns for one partition.
 type FetchResult struct {
-	// Records holds the batches read (never nil), except from the Held reads.
+	// Records holds the batches read (never nil); from the Held reads, only those the
+	// file cache had no Hold left for (segment.FileRange.HoldOrCopy), else empty.
 	Records []byte
 	// Held is the range read by ReadIsolatedHeld and ReadForFollowerHeld (nil when
-	// empty): its file stays open until the caller releases it, so it can be sent
-	// without a copy after the partition lock is gone.
+	// empty or copied into Records): its file stays open until the caller releases it,
+	// so it can be sent without a copy after the partition lock is gone.
 	Held             *segment.Hold
 	HighWatermark    int64
 	LastStableOffset int64
@@ -595,6 +596,28 @@ type FetchResult struct {
 	// FallingBehind tells that the read came from an older segment than the one holding
 	// its bound (segment.FileRange.FallingBehind): a delayed fetch answers at once.
 	FallingBehind bool
+}
+
+// holdOrCopy puts the range r into Held, or, past the file cache's bound on Holds,
+// its bytes into Records (segment.FileRange.HoldOrCopy). Callers hold mu.
+func (res *FetchResult) holdOrCopy(r segment.FileRange) error {
+	h, b, err := r.HoldOrCopy()
+	if err != nil {
+		return err
+	}
+	res.Held = h
+	if b != nil {
+		res.Records = b
+	}
+	return nil
+}
+
+// RecordBytes is the size of the records read, held or copied.
+func (res *FetchResult) RecordBytes() int {
+	if res.Held != nil {
+		return int(res.Held.Len())
+	}
+	return len(res.Records)
 }
 
 // Read reads for a consumer, up to this replica's high watermark. It applies KIP-320
@@ -642,8 +665,8 @@ func (p *Partition) readIsolated(offset int64, maxBytes int, currentLeaderEpoch 
 	}
 	res.FallingBehind = r.FallingBehind
 	if hold {
-		res.Held = r.Hold() // pinned under the lock, before anything can remove the segment
-		return res, nil
+		// Pinned under the lock, before anything can remove the segment.
+		return res, res.holdOrCopy(r)
 	}
 	// The copy happens under the lock, so that no truncation or deletion can change the
 	// range while it is read.

@@ -3,6 +3,7 @@ package segment
 import (
 	"container/list"
 	"sync"
+	"sync/atomic"
 )
 
 // SegmentFiles is the descriptors one open segment holds: .log, .index and .timeindex
@@ -25,12 +26,18 @@ const SegmentFiles = 3
 //
 // The cache's mutex is a leaf: it is held only for list updates and for closing the
 // files of an evicted (unpinned) segment, never while opening files.
+//
+// A Hold keeps its .log descriptor open after the cache closed the segment, so the
+// Holds outstanding are bounded too: past the cache's capacity in Holds, HoldOrCopy
+// copies a range instead of holding it (a follower fetch answering tens of thousands
+// of partitions, each newly written, once took the process past its open-file limit).
 type FileCache struct {
 	mu       sync.Mutex
 	capacity int
-	lru      list.List // *segment, most recently used first; open segments only
-	opens    uint64    // segments (re)opened by the cache
-	evicts   uint64    // segments closed by the cache
+	holds    atomic.Int64 // Holds outstanding on the cache's segments (HoldOrCopy)
+	lru      list.List    // *segment, most recently used first; open segments only
+	opens    uint64       // segments (re)opened by the cache
+	evicts   uint64       // segments closed by the cache
 }
 
 // NewFileCache returns a cache that keeps at most segments segments (SegmentFiles

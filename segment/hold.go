@@ -37,8 +37,22 @@ func (r *fileRef) release() error {
 type Hold struct {
 	FileRange
 	ref      *fileRef
+	c        *FileCache // whose Holds count this one (nil: none)
 	released atomic.Bool
 	cleanup  runtime.Cleanup
+}
+
+// heldRef is what a Hold's cleanup releases when the Hold is dropped unreleased.
+type heldRef struct {
+	ref *fileRef
+	c   *FileCache
+}
+
+func (r heldRef) release() {
+	if r.c != nil {
+		r.c.holds.Add(-1)
+	}
+	_ = r.ref.release()
 }
 
 // Hold pins the range's file. The caller must call it under the same owner lock as the
@@ -53,8 +67,25 @@ func (r FileRange) Hold() *Hold {
 	}
 	r.ref.refs.Add(1)
 	h := &Hold{FileRange: r, ref: r.ref}
-	h.cleanup = runtime.AddCleanup(h, func(ref *fileRef) { _ = ref.release() }, r.ref)
+	if r.pin != nil {
+		h.c = r.pin.c
+		h.c.holds.Add(1)
+	}
+	h.cleanup = runtime.AddCleanup(h, heldRef.release, heldRef{r.ref, h.c})
 	return h
+}
+
+// HoldOrCopy is Hold while the Log's FileCache has fewer Holds outstanding than its
+// capacity; past that it copies the range (Bytes) and releases it, giving the bytes
+// instead, so that the descriptors kept open by Holds stay within the cache's own
+// bound. The same rules as Hold apply: call it under the owner lock of the Read.
+func (r FileRange) HoldOrCopy() (*Hold, []byte, error) {
+	if r.pin == nil || r.Size == 0 || r.pin.c.holds.Load() < int64(r.pin.c.capacity) {
+		return r.Hold(), nil, nil
+	}
+	defer r.Release()
+	b, err := r.Bytes()
+	return nil, b, err
 }
 
 // Release unpins the file (closing it if its segment is gone).
@@ -63,7 +94,7 @@ func (h *Hold) Release() {
 		return
 	}
 	h.cleanup.Stop()
-	_ = h.ref.release()
+	heldRef{h.ref, h.c}.release()
 }
 
 // Len is the range's size in bytes, 0 for a nil Hold.

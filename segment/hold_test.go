@@ -3,7 +3,9 @@ package segment
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"os"
+	"path/filepath"
 	"testing"
 )
 
@@ -89,5 +91,66 @@ func checkHeld(t *testing.T, h *Hold, want []byte) {
 	}
 	if !bytes.Equal(got, want) {
 		t.Fatal("held range changed")
+	}
+}
+
+// TestHoldOrCopyBoundsHolds: past the file cache's capacity in outstanding Holds, a
+// range is copied instead of held, with the same bytes; a released Hold makes room
+// again, and no more descriptors stay open than the cache's own plus its Holds.
+func TestHoldOrCopyBoundsHolds(t *testing.T) {
+	const logs = 4
+	fc := NewFileCache(2)
+	var ranges []FileRange
+	var want [][]byte
+	for i := range logs {
+		l, _, err := Open(filepath.Join(t.TempDir(), fmt.Sprintf("t-%d", i)), smallConfig(), OpenOptions{Files: fc})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer l.Close()
+		want = append(want, bytes.Join(appendN(t, l, 1, batchSpec{records: 1, valueSize: 10, seed: byte(i)}, 0), nil))
+		r, err := l.Read(0, 1<<20, l.LogEndOffset())
+		if err != nil {
+			t.Fatal(err)
+		}
+		ranges = append(ranges, r)
+	}
+	var holds []*Hold
+	for i, r := range ranges {
+		h, copied, err := r.HoldOrCopy()
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch {
+		case i < 2 && (h == nil || copied != nil):
+			t.Fatalf("range %d: hold %v, %d bytes copied; want a Hold (the cache holds 2)", i, h, len(copied))
+		case i >= 2 && (h != nil || !bytes.Equal(copied, want[i])):
+			t.Fatalf("range %d: hold %v, copied %x; want the bytes %x", i, h, copied, want[i])
+		}
+		if h != nil {
+			checkHeld(t, h, want[i])
+			holds = append(holds, h)
+		}
+	}
+	holds[0].Release()
+	holds[0].Release() // idempotent: counted once
+	l, _, err := Open(filepath.Join(t.TempDir(), "t-again"), smallConfig(), OpenOptions{Files: fc})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	appendN(t, l, 1, batchSpec{records: 1, valueSize: 10}, 0)
+	r, err := l.Read(0, 1<<20, l.LogEndOffset())
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, copied, err := r.HoldOrCopy()
+	if err != nil || h == nil || copied != nil {
+		t.Fatalf("after a release: hold %v, %d bytes copied, %v; want a Hold", h, len(copied), err)
+	}
+	h.Release()
+	holds[1].Release()
+	if n := fc.holds.Load(); n != 0 {
+		t.Fatalf("%d Holds counted after every one was released", n)
 	}
 }
