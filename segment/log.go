@@ -286,6 +286,13 @@ func (l *Log) fail(op string, err error) error {
 // append writes validated, offset-stamped batches to the active segment, rolling first
 // when needed, then updates the leader epoch cache and applies the flush policy.
 func (l *Log) append(records []byte, set batchSet) (AppendInfo, error) {
+	// A log without its directory makes it here, for the files below: the first
+	// segment's birth, which follows (an empty segment never rolls), fsyncs its name
+	// before the first record is written, so the checkpoint's write needs no fsync of
+	// the log directory of its own.
+	if _, err := l.makeDir(); err != nil {
+		return AppendInfo{}, l.fail("partition directory", err)
+	}
 	if err := l.epochs.flushIfUnflushed(); err != nil {
 		return AppendInfo{}, l.fail("leader epoch checkpoint", err)
 	}
