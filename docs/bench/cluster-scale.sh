@@ -25,13 +25,16 @@
 # and each `petrel topics create` client process (PETREL_CLIENT_CPU_PROFILE) into
 # dir/create-client-<k>.prof, merged into dir/create-client.prof. The creation's and
 # the start's rows note each node's CPU-seconds (/proc/<pid>/stat) and the load average.
-# After the creation, the floor row makes each node's count of new replica directories
-# again with no broker (docs/bench/replicadirs.go, three processes at once, on the same
-# file system) and gives the creation's CPU-seconds as a multiple of that
-# (PETREL_SKIP_DIR_FLOOR=1 skips it). Before the creation the script syncs and waits
-# until five minutes have passed since an earlier run's deletions (cluster3.sh,
-# wait_out_deletions): on a file system without a journal they would otherwise slow
-# the creation and the floor several times over.
+# PETREL_DIR_FLOOR=1 adds, after the creation, a row that makes each node's count of
+# replica directories with no broker (docs/bench/replicadirs.go, three processes at
+# once, on the same file system): what a directory per new replica costs, as Kafka
+# makes one (Petrel makes it at the replica's first write, DESIGN.md S13), beside the
+# creation's CPU-seconds. PETREL_RECORD_EACH=1 writes one record to every partition after
+# the idle measurement (docs/bench/recordeach.go; a row of its own), so that the stop and
+# the start find every replica with its directory and segment, as in a cluster in use.
+# Before the creation the script syncs and waits until five minutes have passed since an
+# earlier run's deletions (cluster3.sh, wait_out_deletions): on a file system without a
+# journal they would otherwise slow every inode allocation several times over.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 total=${1:-100000}
@@ -118,9 +121,9 @@ wait_sync "$replicas" 900
 echo "| create until every ISR is full | $total | $rf | $(since "$t0") | $(cpu_note cz) |"
 created_ticks=0
 for i in 0 1 2; do created_ticks=$((created_ticks + $(ticks "${pids[$i]}") - cz[i])); done
-if [ "${PETREL_SKIP_DIR_FLOOR:-}" != 1 ]; then
-  # The creation's floor on this disk: the mkdir of each node's new replica directories,
-  # three processes at once as three nodes make theirs, with no broker work.
+if [ "${PETREL_DIR_FLOOR:-}" = 1 ]; then
+  # A directory per new replica on this disk (Kafka's creation, and Petrel's before
+  # DESIGN.md S13): the mkdir of each node's count, three processes at once, no broker.
   go build -o "$work/replicadirs" docs/bench/replicadirs.go
   fl=()
   for i in 0 1 2; do
@@ -166,6 +169,15 @@ if [ "${PETREL_PPROF:-}" = 1 ] && [ -n "${PETREL_BENCH_LOGS:-}" ] && [ -z "${PET
   mkdir -p "$PETREL_BENCH_LOGS"
   for i in 0 1 2; do curl -s -o "$PETREL_BENCH_LOGS/idle-cpu-n$i.prof" "127.0.0.1:${mp[$i]}/debug/pprof/profile?seconds=30" & done
   sleep 31; until [ "$(ls "$PETREL_BENCH_LOGS"/idle-cpu-n*.prof 2>/dev/null | wc -l)" = 3 ]; do sleep 0.2; done; sleep 1
+fi
+if [ "${PETREL_RECORD_EACH:-}" = 1 ]; then
+  # Every partition written to once: each replica makes its directory and segment.
+  go build -o "$work/recordeach" docs/bench/recordeach.go
+  cz=(); for i in 0 1 2; do cz[$i]=$(ticks "${pids[$i]}"); done
+  t0=$(now)
+  "$work/recordeach" --bootstrap-server "$addr" >"$work/recordeach.json"
+  wait_sync "$replicas" 900
+  echo "| one record (100 random bytes) written to every partition, until every ISR is full | $total | $rf | $(since "$t0") | $(cpu_note cz); load $(cut -d' ' -f1 /proc/loadavg) |"
 fi
 [ -z "${PETREL_SKIP_RESTART:-}" ] || exit 0
 
