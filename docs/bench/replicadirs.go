@@ -1,11 +1,12 @@
 //go:build ignore
 
-// Replicadirs (go run docs/bench/replicadirs.go) measures the floor of opening replicas
-// on a disk: the same file-system calls a broker makes for each replica, with no broker
-// work. "create" is a new replica: the mkdir of its directory (the broker makes it first,
-// and a new log writes no file until its first record); "metadata_file" then writes each partition.metadata
-// (what a restart finds); "list" lists the folder once (a start does). "reopen" is a restart's open of an existing, empty
-// replica: partition.metadata opened and read, the directory opened and listed. It
+// Replicadirs (go run docs/bench/replicadirs.go) measures what a directory per replica
+// costs on a disk, with no broker work. "create" is the mkdir of each directory (Kafka
+// makes one per new replica; Petrel makes it at the replica's first write, DESIGN.md
+// S13); "metadata_file" then writes each partition.metadata (what a restart of written
+// replicas finds); "list" lists the folder once (a start does). "reopen" is a restart's
+// open of an existing replica without records: partition.metadata opened and read, the
+// directory opened and listed. It
 // runs --workers at once (the broker's replicaOpeners) over --replicas directories
 // in one folder, and prints the seconds and CPU-seconds of each step as JSON.
 package main
