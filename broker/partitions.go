@@ -479,8 +479,6 @@ feed:
 		if r.follow {
 			pm.b.fetchers.Follow(r.lp.Partition, r.leader)
 		}
-	}
-	for _, r := range todo {
 		tp := segment.TopicPartition{Topic: r.t.Name, Partition: r.p.ID}
 		if r.lp == nil && r.err == nil {
 			continue // not started: the broker is stopping

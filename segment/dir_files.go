@@ -61,15 +61,13 @@ func (l *Log) WriteMetadataFile(f *DirFile) error {
 }
 
 // writeBirthFile writes the file WriteMetadataFile left for the first segment's birth.
+// Its callers (append, TruncateFullyAndStartAt) have made the directory (makeDir).
 // The caller's next step creates segment files and fsyncs the directory; when the active
 // segment was born meanwhile (no such step follows), the directory is fsynced here.
 func (l *Log) writeBirthFile() error {
 	f := l.birthFile
 	if f == nil {
 		return nil
-	}
-	if _, err := l.makeDir(); err != nil { // the birth that follows fsyncs the log directory
-		return err
 	}
 	if err := WriteFileSynced(filepath.Join(l.dir, f.Name), f.Data); err != nil {
 		return err

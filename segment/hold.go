@@ -36,13 +36,13 @@ func (r *fileRef) release() error {
 // without Release is released when the garbage collector finds it.
 type Hold struct {
 	FileRange
-	ref      *fileRef
-	c        *FileCache // whose Holds count this one (nil: none)
+	held     heldRef
 	released atomic.Bool
 	cleanup  runtime.Cleanup
 }
 
-// heldRef is what a Hold's cleanup releases when the Hold is dropped unreleased.
+// heldRef is what a Hold pins: its file's reference, and the FileCache whose Holds count
+// it (nil: none). Its cleanup releases it when the Hold is dropped unreleased.
 type heldRef struct {
 	ref *fileRef
 	c   *FileCache
@@ -66,12 +66,12 @@ func (r FileRange) Hold() *Hold {
 		return nil
 	}
 	r.ref.refs.Add(1)
-	h := &Hold{FileRange: r, ref: r.ref}
+	h := &Hold{FileRange: r, held: heldRef{ref: r.ref}}
 	if r.pin != nil {
-		h.c = r.pin.c
-		h.c.holds.Add(1)
+		h.held.c = r.pin.c
+		h.held.c.holds.Add(1)
 	}
-	h.cleanup = runtime.AddCleanup(h, heldRef.release, heldRef{r.ref, h.c})
+	h.cleanup = runtime.AddCleanup(h, heldRef.release, h.held)
 	return h
 }
 
@@ -94,7 +94,7 @@ func (h *Hold) Release() {
 		return
 	}
 	h.cleanup.Stop()
-	heldRef{h.ref, h.c}.release()
+	h.held.release()
 }
 
 // Len is the range's size in bytes, 0 for a nil Hold.

@@ -54,9 +54,9 @@ func Open(dir string, cfg Config, opts OpenOptions) (*Log, *RecoveryReport, erro
 	// directory is not made here: the log makes it when it first writes a file in it
 	// (makeDir), so a replica that never holds a record costs no inode.
 	var ents []os.DirEntry
+	var err error
 	absent := opts.DirAbsent
 	if !absent {
-		var err error
 		ents, err = os.ReadDir(dir)
 		absent = errors.Is(err, os.ErrNotExist)
 		if err != nil && !absent {
@@ -77,7 +77,6 @@ func Open(dir string, cfg Config, opts OpenOptions) (*Log, *RecoveryReport, erro
 		if err := completeSwaps(dir, ents, report); err != nil {
 			return nil, nil, err
 		}
-		var err error
 		if ents, err = os.ReadDir(dir); err != nil {
 			return nil, nil, err
 		}

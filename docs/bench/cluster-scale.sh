@@ -32,9 +32,10 @@
 # creation's CPU-seconds. PETREL_RECORD_EACH=1 writes one record to every partition after
 # the idle measurement (docs/bench/recordeach.go; a row of its own), so that the stop and
 # the start find every replica with its directory and segment, as in a cluster in use.
-# Before the creation the script syncs and waits until five minutes have passed since an
+# Before that row the script syncs and waits until five minutes have passed since an
 # earlier run's deletions (cluster3.sh, wait_out_deletions): on a file system without a
-# journal they would otherwise slow every inode allocation several times over.
+# journal they would otherwise slow every inode allocation several times over (the
+# creation itself makes no inode).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 total=${1:-100000}
@@ -95,7 +96,6 @@ cpu_note() { # each node's CPU-seconds since the ticks in the array named $1
   for i in 0 1 2; do n+="n$i $(cpu_s $(( $(ticks "${pids[$i]}") - base[i] ))), "; done
   echo "CPU-s ${n%, }"
 }
-inodes_note=$(wait_out_deletions) # the creation meets no inode an earlier run just deleted
 cz=()
 for i in 0 1 2; do cz[$i]=$(ticks "${pids[$i]}"); done
 t0=$(now); todo=$total; k=0
@@ -109,7 +109,7 @@ while [ "$todo" -gt 0 ]; do
   [ -z "${PETREL_CREATE_TIMES:-}" ] || awk -v a="$tr" -v b="$EPOCHREALTIME" -v k="$k" -v p="$p" 'BEGIN { printf "CreateTopics t%s of %s: %.2f s\n", k, p, b - a }' >&2
   todo=$((todo - p)); k=$((k + 1))
 done
-echo "| create: $k CreateTopics of $per_req answered | $total | $rf | $(since "$t0") | $(cpu_note cz); load $(cut -d' ' -f1 /proc/loadavg); before it: $inodes_note |"
+echo "| create: $k CreateTopics of $per_req answered | $total | $rf | $(since "$t0") | $(cpu_note cz); load $(cut -d' ' -f1 /proc/loadavg) |"
 if [ -n "$create_prof" ]; then
   touch "$work/created"
   for p in "${profilers[@]}"; do wait "$p" || true; done; profilers=()
@@ -125,6 +125,7 @@ if [ "${PETREL_DIR_FLOOR:-}" = 1 ]; then
   # A directory per new replica on this disk (Kafka's creation, and Petrel's before
   # DESIGN.md S13): the mkdir of each node's count, three processes at once, no broker.
   go build -o "$work/replicadirs" docs/bench/replicadirs.go
+  inodes_note=$(wait_out_deletions) # the mkdirs meet no inode an earlier run just deleted
   fl=()
   for i in 0 1 2; do
     mkdir -p "$work/floor$i"
@@ -141,7 +142,7 @@ PY
 )
   rm -rf "$work"/floor?
   deleted_now
-  echo "| floor: mkdir of $replicas replica directories per node, three processes at once (replicadirs.go) | $total | $rf | $floor_wall | $floor_cpu CPU-s; the creation's CPU-s until every ISR is full = ${floor_each}× it; load $(cut -d' ' -f1 /proc/loadavg) |"
+  echo "| floor: mkdir of $replicas replica directories per node, three processes at once (replicadirs.go) | $total | $rf | $floor_wall | $floor_cpu CPU-s; the creation's CPU-s until every ISR is full = ${floor_each}× it; load $(cut -d' ' -f1 /proc/loadavg); before it: $inodes_note |"
 fi
 
 sleep "${PETREL_IDLE_SETTLE_SECONDS:-20}"

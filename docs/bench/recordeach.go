@@ -16,7 +16,6 @@ import (
 	"fmt"
 	"os"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -41,13 +40,7 @@ func main() {
 	if err != nil {
 		fail(err)
 	}
-	start := time.Now()
-	var (
-		wg       sync.WaitGroup
-		mu       sync.Mutex
-		firstErr error
-		records  int
-	)
+	var records []*kgo.Record
 	for _, t := range topics.Sorted() {
 		if !strings.HasPrefix(t.Topic, *prefix) {
 			continue
@@ -55,33 +48,15 @@ func main() {
 		for p := range t.Partitions {
 			value := make([]byte, *size)
 			rand.Read(value)
-			wg.Add(1)
-			records++
-			cl.Produce(ctx, &kgo.Record{Topic: t.Topic, Partition: p, Value: value}, func(_ *kgo.Record, err error) {
-				defer wg.Done()
-				if err != nil {
-					mu.Lock()
-					firstErr = firstOf(firstErr, err)
-					mu.Unlock()
-				}
-			})
+			records = append(records, &kgo.Record{Topic: t.Topic, Partition: p, Value: value})
 		}
 	}
-	wg.Wait()
-	if firstErr != nil {
-		fail(firstErr)
+	start := time.Now()
+	if err := cl.ProduceSync(ctx, records...).FirstErr(); err != nil {
+		fail(err)
 	}
-	json.NewEncoder(os.Stdout).Encode(map[string]any{"records": records, "seconds": time.Since(start).Seconds()})
+	json.NewEncoder(os.Stdout).Encode(map[string]any{"records": len(records), "seconds": time.Since(start).Seconds()})
 }
-
-// firstOf keeps the first error.
-func firstOf(first, err error) error {
-	if first != nil {
-		return first
-	}
-	return err
-}
-
 func fail(err error) {
 	fmt.Fprintln(os.Stderr, "recordeach:", err)
 	os.Exit(1)
