@@ -46,6 +46,12 @@ type indexFile struct {
 	fileSize int64
 	pending  []byte // entries [written, entries), not yet written to the file
 	writable bool   // appends allowed; mapped over maxEntries
+	// unsynced is set when the file may differ from what is on disk: entries or a
+	// length written since its last fsync, or a recovered segment's file (a crashed
+	// process may have written it without an fsync). sync skips the fsync of a file
+	// without it. A file opened otherwise was fsynced by whoever wrote it: at its
+	// segment's roll, its log's clean close, or the recovery that trusted it.
+	unsynced bool
 }
 
 // suffix is the file's suffix: IndexFileSuffix or TimeIndexFileSuffix.
@@ -189,6 +195,7 @@ func (ix *indexFile) flush() error {
 		return fmt.Errorf("writing index %s: %w", ix.filePath(), os.ErrClosed)
 	}
 	at := int64(ix.written * ix.entrySize)
+	ix.unsynced = true
 	n, err := ix.file.WriteAt(ix.pending, at)
 	ix.fileSize = max(ix.fileSize, at+int64(n))
 	if err != nil {
@@ -228,6 +235,7 @@ func (ix *indexFile) truncateEntries(n int) error {
 // closed.
 func (ix *indexFile) truncateFile(size int64) error {
 	var err error
+	ix.unsynced = true
 	if ix.file != nil {
 		err = ix.file.Truncate(size)
 	} else {
@@ -287,12 +295,23 @@ func (ix *indexFile) unseal() error {
 	return ix.mapFile()
 }
 
-// sync writes pending entries and fsyncs the file.
+// synced reports whether the file holds every entry and is on disk as written.
+func (ix *indexFile) synced() bool { return !ix.unsynced && len(ix.pending) == 0 }
+
+// sync writes pending entries and fsyncs the file, unless nothing was written to it
+// since its last fsync.
 func (ix *indexFile) sync() error {
 	if err := ix.flush(); err != nil {
 		return err
 	}
-	return ix.file.Sync()
+	if !ix.unsynced {
+		return nil
+	}
+	if err := syncFile(ix.file); err != nil {
+		return err
+	}
+	ix.unsynced = false
+	return nil
 }
 
 // close writes pending entries and closes the file. The file holds exactly its entries

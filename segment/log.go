@@ -388,7 +388,7 @@ func (l *Log) Flush() error {
 	if err := l.writable(); err != nil {
 		return err
 	}
-	if l.recoveryPoint >= l.LogEndOffset() && l.unflushedMessages == 0 && !l.active().dirty {
+	if l.recoveryPoint >= l.LogEndOffset() && l.unflushedMessages == 0 && l.active().synced() {
 		l.lastFlush = l.now() // everything is fsynced already (recovery point = log end)
 		return nil
 	}

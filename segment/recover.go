@@ -327,6 +327,9 @@ func (l *Log) recoverSegment(s *segment, report *RecoveryReport) (bool, error) {
 	if err := s.use(); err != nil {
 		return false, err
 	}
+	// What a crashed process wrote may be in the page cache only: it counts as
+	// unsynced, so Open's fsync below the new recovery point covers it.
+	s.dirty, s.offsetIndex.unsynced, s.timeIndex.unsynced = true, true, true
 	if err := s.offsetIndex.unseal(); err != nil {
 		return false, err
 	}
@@ -469,8 +472,10 @@ func (l *Log) finishOpen(opts OpenOptions, report *RecoveryReport) error {
 	}
 	l.recoveryPoint = l.LogEndOffset()
 	if report.SegmentsRecovered > 0 {
-		if err := l.active().sync(); err != nil {
-			return err
+		for _, s := range l.segments { // the recovered ones: the rest have nothing unsynced
+			if err := s.sync(); err != nil {
+				return err
+			}
 		}
 	}
 	l.epochs.truncateEndAtOpen(l.LogEndOffset())

@@ -656,13 +656,24 @@ func (s *segment) unseal() error {
 	return s.timeIndex.unseal()
 }
 
-// sync fsyncs the log and both indexes.
+// synced reports whether nothing was written to the segment's files since their last
+// fsync.
+func (s *segment) synced() bool {
+	return !s.dirty && s.offsetIndex.synced() && s.timeIndex.synced() && !s.txnDirty
+}
+
+// sync fsyncs those of the log and its indexes that were written since their last fsync.
 func (s *segment) sync() error {
+	if s.synced() {
+		return nil
+	}
 	if err := s.use(); err != nil {
 		return err
 	}
-	if err := s.log.Sync(); err != nil {
-		return err
+	if s.dirty {
+		if err := syncFile(s.log); err != nil {
+			return err
+		}
 	}
 	if err := s.offsetIndex.sync(); err != nil {
 		return err

@@ -2,6 +2,10 @@ package segment
 
 import "os"
 
+// syncFile fsyncs one segment or index file: a variable so that a test can count the
+// fsyncs a close or flush makes.
+var syncFile = (*os.File).Sync
+
 // SyncTarget returns the .log files that hold offsets at or above the recovery point and
 // the log end offset they cover. An owner that fsyncs them without holding its lock (group
 // commit: one fsync covers every append made meanwhile) then calls MarkFlushed with that
@@ -26,6 +30,12 @@ func (l *Log) MarkFlushed(offset int64) {
 	defer l.release()
 	if offset > l.recoveryPoint && offset <= l.LogEndOffset() {
 		l.recoveryPoint = offset
+		// Kafka's count of unflushed messages is the log end offset less the recovery
+		// point; with every offset on disk there is none, and Flush (at a clean close,
+		// at flush.ms) has nothing to do but the indexes' fsyncs if they have entries
+		// written since theirs.
+		l.unflushedMessages = min(l.unflushedMessages, l.LogEndOffset()-offset)
+		l.noteDue()
 		if s := l.active(); s.dirty && s.nextOffset <= offset && s.use() == nil {
 			s.dirty = false
 		}
