@@ -279,10 +279,12 @@ func TestIdempotence_RestartRecognisesRetry(t *testing.T) {
 			if sp := produceRaw(t, c, 0, topic, -1, idempotentBatch(pid, epoch, 21, "gap")); sp.ErrorCode != kerr.OutOfOrderSequenceNumber.Code {
 				t.Fatalf("a gap after restart: %v", kerr.ErrorForCode(sp.ErrorCode))
 			}
-			// A clean restart writes a snapshot at the log end and loads it.
+			// A clean stop leaves the 20 batches (or those after the roll snapshot) to the
+			// next start's replay rather than snapshot them (fewer than
+			// replication.shutdownReplayBatches); the retry is still recognised.
 			c.Stop(0)
-			if _, err := os.Stat(filepath.Join(c.nodes[0].dir, "logs", topic+"-0", fmt.Sprintf("%020d.snapshot", 20))); err != nil {
-				t.Fatalf("no clean-shutdown snapshot: %v", err)
+			if _, err := os.Stat(filepath.Join(c.nodes[0].dir, "logs", topic+"-0", fmt.Sprintf("%020d.snapshot", 20))); !errors.Is(err, os.ErrNotExist) {
+				t.Fatalf("a clean-shutdown snapshot of a short tail: %v", err)
 			}
 			c.Restart(0)
 			testwait.For(t, 20*time.Second, func() error {

@@ -26,7 +26,10 @@ func (p *Partition) CloseClean() (off CloseOffsets, stopped bool, err error) {
 		return p.checkpointOffsetsLocked(), true, ErrPartitionStopped
 	}
 	ferr := p.log.Flush()
-	serr := p.writeProducerSnapshotLocked()
+	var serr error
+	if !p.skipShutdownSnapshotLocked() {
+		serr = p.writeProducerSnapshotLocked()
+	}
 	off = p.checkpointOffsetsLocked()
 	p.role = Stopped
 	p.notifyLocked()

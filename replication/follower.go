@@ -147,7 +147,7 @@ func (p *Partition) TruncateFullyAndStartAt(offset int64) error {
 	if err := deleteProducerSnapshots(p.log.Dir(), func(int64) bool { return true }); err != nil {
 		return err
 	}
-	p.producers = NewProducerStates()
+	p.producers, p.replay = NewProducerStates(), producerReplay{from: offset} // the log starts here
 	p.highWatermark, p.durableEnd = offset, offset
 	p.truncations++
 	return nil

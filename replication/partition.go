@@ -103,6 +103,9 @@ type Partition struct {
 	// producers is the idempotent producers' state as of the log end offset (see
 	// producers.go); guarded by mu.
 	producers *ProducerStates
+	// replay says how the next open would rebuild producers if no snapshot were taken
+	// now (producer_replay.go); guarded by mu.
+	replay producerReplay
 	// verifying holds the KIP-890 verifications in progress, by producer id
 	// (txn_verification.go); guarded by mu.
 	verifying map[int64]*TxnVerification
@@ -115,7 +118,7 @@ func NewPartition(topic string, id int32, log *segment.Log, highWatermark int64,
 		opts.Logger = hclog.NewNullLogger()
 	}
 	p := &Partition{Topic: topic, ID: id, opts: opts, log: log, role: Follower, leader: -1, leaderEpoch: -1,
-		producers: NewProducerStates()} // followers and watchers are allocated on first use
+		producers: NewProducerStates(), replay: producerReplay{from: -1}} // followers and watchers are allocated on first use
 	p.highWatermark = min(max(highWatermark, log.LogStartOffset()), log.LogEndOffset())
 	p.durableEnd = log.RecoveryPoint()
 	p.syncEveryAppend.Store(opts.SyncEveryAppend)

@@ -321,16 +321,19 @@ func (s *ProducerStates) noteOpen(e *ProducerEntry) {
 	}
 }
 
-// UpdateAll records every batch in records, a buffer of whole stamped batches.
-func (s *ProducerStates) UpdateAll(records []byte) {
-	for pos := 0; pos < len(records); {
+// UpdateAll records every batch in records, a buffer of whole stamped batches, and
+// returns how many there were.
+func (s *ProducerStates) UpdateAll(records []byte) int {
+	n := 0
+	for pos := 0; pos < len(records); n++ {
 		h, err := segment.ParseBatchHeader(records[pos:])
 		if err != nil {
-			return
+			return n
 		}
 		s.Update(h)
 		pos += int(h.Size())
 	}
+	return n
 }
 
 // ExpireProducers removes producers whose last batch's timestamp is at least

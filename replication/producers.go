@@ -122,6 +122,7 @@ func (p *Partition) rebuildProducerStateLocked() (ProducerLoadReport, error) {
 		return report, fmt.Errorf("replication: rebuilding the transaction index of %s-%d: %w", p.Topic, p.ID, err)
 	}
 	p.producers = state
+	p.replay = producerReplay{from: from, batches: report.BatchesReplayed}
 	return report, nil
 }
 
@@ -168,7 +169,7 @@ func (p *Partition) checkProducersLocked(records []byte) (*ProducerBatch, error)
 // offset (rollSnapshotter). Callers hold mu.
 func (p *Partition) afterAppendLocked(records []byte) {
 	n := len(p.producers.aborted)
-	p.producers.UpdateAll(records)
+	p.replay.batches += p.producers.UpdateAll(records)
 	if added := p.producers.aborted[n:]; len(added) > 0 {
 		if err := p.log.AppendAbortedTxns(added); err != nil {
 			p.opts.Logger.Error("appending to the transaction index", "error", err)
@@ -191,7 +192,11 @@ type rollSnapshotter Partition
 // not trusted with the next segment. Runs under mu, inside the append.
 func (r *rollSnapshotter) BeforeRoll(base int64) error {
 	p := (*Partition)(r)
-	return writeProducerSnapshot(p.log.Dir(), base, p.producers)
+	if err := writeProducerSnapshot(p.log.Dir(), base, p.producers); err != nil {
+		return err
+	}
+	p.replay = producerReplay{from: base}
+	return nil
 }
 
 // afterTruncateLocked makes the producer state match a truncated log: snapshots above
@@ -204,7 +209,7 @@ func (r *rollSnapshotter) BeforeRoll(base int64) error {
 // Callers hold mu.
 func (p *Partition) afterTruncateLocked() error {
 	if _, err := p.rebuildProducerStateLocked(); err != nil {
-		p.producers = NewProducerStates()
+		p.producers, p.replay = NewProducerStates(), producerReplay{from: -1}
 		p.opts.Logger.Error("rebuilding the producer state after a truncation failed; continuing with an empty state", "error", err)
 		return err
 	}
@@ -247,7 +252,11 @@ func (p *Partition) writeProducerSnapshotLocked() error {
 	if err := p.log.SyncTxnIndex(); err != nil {
 		return err
 	}
-	return writeProducerSnapshot(p.log.Dir(), leo, p.producers)
+	if err := writeProducerSnapshot(p.log.Dir(), leo, p.producers); err != nil {
+		return err
+	}
+	p.replay = producerReplay{from: leo}
+	return nil
 }
 
 // ExpireProducers drops producers whose last batch is expirationMs or more before nowMs

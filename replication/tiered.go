@@ -148,11 +148,12 @@ func (p *Partition) BuildFromRemote(aux RemoteLogAuxState, leaderLogStart int64)
 	if err := deleteProducerSnapshots(p.log.Dir(), func(int64) bool { return true }); err != nil {
 		return err
 	}
-	p.producers = producers
+	p.producers, p.replay = producers, producerReplay{from: -1}
 	if aux.ProducerSnapshot != nil {
 		if err := writeProducerSnapshot(p.log.Dir(), aux.NextOffset, producers); err != nil {
 			return err
 		}
+		p.replay = producerReplay{from: aux.NextOffset}
 	}
 	p.highWatermark, p.durableEnd = aux.NextOffset, aux.NextOffset
 	p.truncations++

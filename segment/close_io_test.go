@@ -100,3 +100,43 @@ func TestCloseSyncsOnlyWhatIsUnsynced(t *testing.T) {
 	}
 }
 
+// A clean open closes its active segment's files again once loaded; scanning all of its
+// batch headers (the producer state's replay) then reads the .log through a descriptor
+// of its own and leaves the cache as it was, while a scan from inside the segment, which
+// needs the offset index, opens it through the cache. Both see every header.
+func TestScanOfAClosedSegmentOpensNoCacheEntry(t *testing.T) {
+	cfg := smallConfig()
+	fc := NewFileCache(8)
+	l, dir := openTestLog(t, cfg, OpenOptions{Files: fc})
+	appendN(t, l, 6, batchSpec{records: 2, valueSize: 700}, 0)
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	l, _, err := Open(dir, cfg, OpenOptions{Files: fc, CleanShutdown: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	before := fc.Stats()
+	var firsts []int64
+	collect := func(h BatchHeader) error { firsts = append(firsts, h.BaseOffset); return nil }
+	if err := l.ScanBatchHeaders(0, collect); err != nil {
+		t.Fatal(err)
+	}
+	if want := []int64{0, 2, 4, 6, 8, 10}; !slices.Equal(firsts, want) {
+		t.Fatalf("scan from 0 read batches at %v, want %v", firsts, want)
+	}
+	if after := fc.Stats(); after.Opens != before.Opens || after.Open != before.Open {
+		t.Fatalf("a scan of a closed segment from its start opened it in the cache: %+v, before %+v", after, before)
+	}
+	firsts = nil
+	if err := l.ScanBatchHeaders(7, collect); err != nil {
+		t.Fatal(err)
+	}
+	if want := []int64{6, 8, 10}; !slices.Equal(firsts, want) {
+		t.Fatalf("scan from 7 read batches at %v, want %v", firsts, want)
+	}
+	if after := fc.Stats(); after.Opens != before.Opens+1 {
+		t.Fatalf("a scan from inside the segment: cache %+v, before %+v; want one open", after, before)
+	}
+}

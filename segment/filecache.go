@@ -171,6 +171,17 @@ func (c *FileCache) closeUnused(s *segment) {
 	c.evicts++
 }
 
+// closed reports whether the cache has s's files closed (evicted, or never opened since
+// its log was loaded). It may open them again at any time after.
+func (c *FileCache) closed(s *segment) bool {
+	if c == nil {
+		return false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return s.elem == nil && !s.held
+}
+
 // forget takes s out of the cache before its owner closes or deletes it; after it the
 // cache never touches s again.
 func (c *FileCache) forget(s *segment) {

@@ -1,6 +1,9 @@
 package segment
 
-import "fmt"
+import (
+	"fmt"
+	"os"
+)
 
 // ScanBatchHeaders calls fn with the header of every batch whose last offset is at least
 // from, in offset order, up to the log end offset. It reads headers only (no CRC
@@ -13,30 +16,46 @@ func (l *Log) ScanBatchHeaders(from int64, fn func(BatchHeader) error) error {
 	}
 	var buf [BatchHeaderSize]byte
 	for i := l.segmentIndexFor(from); i < len(l.segments); i++ {
-		s := l.segments[i]
-		if s.nextOffset <= from {
-			continue
-		}
-		pos := int64(0)
-		if from > s.baseOffset {
-			var ok bool
-			var err error
-			if pos, _, ok, err = s.translateOffset(from); err != nil {
-				return err
-			} else if !ok {
-				continue
+		if s := l.segments[i]; s.nextOffset > from {
+			if err := s.scanHeaders(from, &buf, fn); err != nil {
+				return fmt.Errorf("segment %d: %w", s.baseOffset, err)
 			}
 		}
-		for pos < s.size {
-			h, err := s.readHeaderAt(pos, &buf)
-			if err != nil {
-				return fmt.Errorf("segment %d at position %d: %w", s.baseOffset, pos, err)
-			}
-			if err := fn(h); err != nil {
-				return err
-			}
-			pos += h.Size()
+	}
+	return nil
+}
+
+// scanHeaders calls fn with the header of every batch of s from the one holding from. A
+// scan of the whole segment whose files the cache has closed reads its .log through a
+// descriptor of its own, opened for the scan alone, rather than open its three files and
+// map its indexes: a start replays the few batches of many replicas whose files their
+// load closed again.
+func (s *segment) scanHeaders(from int64, buf *[BatchHeaderSize]byte, fn func(BatchHeader) error) error {
+	read := s.readHeaderAt
+	pos := int64(0)
+	if from <= s.baseOffset && s.c.closed(s) {
+		f, err := os.Open(segmentPath(s.dir, s.baseOffset, LogFileSuffix))
+		if err != nil {
+			return err
 		}
+		defer f.Close()
+		read = func(pos int64, buf *[BatchHeaderSize]byte) (BatchHeader, error) { return s.readHeaderFrom(f, pos, buf) }
+	} else if from > s.baseOffset {
+		var ok bool
+		var err error
+		if pos, _, ok, err = s.translateOffset(from); err != nil || !ok {
+			return err
+		}
+	}
+	for pos < s.size {
+		h, err := read(pos, buf)
+		if err != nil {
+			return fmt.Errorf("at position %d: %w", pos, err)
+		}
+		if err := fn(h); err != nil {
+			return err
+		}
+		pos += h.Size()
 	}
 	return nil
 }

@@ -297,10 +297,19 @@ func (s *segment) readHeaderAt(pos int64, buf *[BatchHeaderSize]byte) (BatchHead
 	if err := s.use(); err != nil {
 		return BatchHeader{}, err
 	}
+	return s.readHeaderFrom(s.log, pos, buf)
+}
+
+// readHeaderFrom is readHeaderAt reading f, the segment's .log file through this or
+// another descriptor.
+func (s *segment) readHeaderFrom(f *os.File, pos int64, buf *[BatchHeaderSize]byte) (BatchHeader, error) {
+	if s.size-pos < BatchHeaderSize {
+		return BatchHeader{}, io.ErrUnexpectedEOF
+	}
 	if testHookHeaderRead != nil {
 		testHookHeaderRead()
 	}
-	if _, err := s.log.ReadAt(buf[:], pos); err != nil {
+	if _, err := f.ReadAt(buf[:], pos); err != nil {
 		return BatchHeader{}, err
 	}
 	h, err := ParseBatchHeader(buf[:])
@@ -313,7 +322,7 @@ func (s *segment) readHeaderAt(pos int64, buf *[BatchHeaderSize]byte) (BatchHead
 	if h.Control() {
 		var rec [controlRecordPrefix]byte
 		n := min(int64(len(rec)), h.Size()-BatchHeaderSize)
-		if _, err := s.log.ReadAt(rec[:n], pos+BatchHeaderSize); err != nil {
+		if _, err := f.ReadAt(rec[:n], pos+BatchHeaderSize); err != nil {
 			return h, err
 		}
 		h.ControlType, h.ControlCoordinatorEpoch = controlRecord(rec[:n])
