@@ -32,7 +32,7 @@
 # creation's CPU-seconds. PETREL_RECORD_EACH=1 writes one record to every partition after
 # the idle measurement (docs/bench/recordeach.go; a row of its own), so that the stop and
 # the start find every replica with its directory and segment, as in a cluster in use.
-# Before that row the script syncs and waits until five minutes have passed since an
+# Before either row the script syncs and waits until five minutes have passed since an
 # earlier run's deletions (cluster3.sh, wait_out_deletions): on a file system without a
 # journal they would otherwise slow every inode allocation several times over (the
 # creation itself makes no inode).
@@ -174,11 +174,12 @@ fi
 if [ "${PETREL_RECORD_EACH:-}" = 1 ]; then
   # Every partition written to once: each replica makes its directory and segment.
   go build -o "$work/recordeach" docs/bench/recordeach.go
+  each_note=$(wait_out_deletions) # the first writes make inodes: none just deleted
   cz=(); for i in 0 1 2; do cz[$i]=$(ticks "${pids[$i]}"); done
   t0=$(now)
   "$work/recordeach" --bootstrap-server "$addr" >"$work/recordeach.json"
   wait_sync "$replicas" 900
-  echo "| one record (100 random bytes) written to every partition, until every ISR is full | $total | $rf | $(since "$t0") | $(cpu_note cz); load $(cut -d' ' -f1 /proc/loadavg) |"
+  echo "| one record (100 random bytes) written to every partition, until every ISR is full | $total | $rf | $(since "$t0") | $(cpu_note cz); load $(cut -d' ' -f1 /proc/loadavg); $each_note |"
 fi
 [ -z "${PETREL_SKIP_RESTART:-}" ] || exit 0
 
