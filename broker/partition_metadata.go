@@ -3,8 +3,6 @@ package broker
 import (
 	"errors"
 	"fmt"
-	"io"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -24,21 +22,9 @@ const partitionMetadataFile = "partition.metadata"
 // os.ErrNotExist; one that is empty, cut short or otherwise malformed is
 // errMalformedPartitionMetadata.
 func readPartitionMetadata(dir string) (metadata.Uuid, error) {
-	// One open and one read (the file is two short lines), not os.ReadFile's stat and
-	// second read: it runs for every replica at start.
-	f, err := os.Open(filepath.Join(dir, partitionMetadataFile))
+	// One open and one read (segment.ReadFile): it runs for every replica at start.
+	data, err := segment.ReadFile(filepath.Join(dir, partitionMetadataFile))
 	if err != nil {
-		return metadata.ZeroUuid, err
-	}
-	var buf [512]byte
-	n, err := f.Read(buf[:])
-	data := buf[:n]
-	if err == nil && n == len(buf) { // longer than written here: read the rest
-		rest, rerr := io.ReadAll(f)
-		data, err = append(data, rest...), rerr
-	}
-	f.Close()
-	if err != nil && !errors.Is(err, io.EOF) {
 		return metadata.ZeroUuid, err
 	}
 	return parsePartitionMetadata(dir, data)

@@ -199,7 +199,7 @@ func writeProducerSnapshot(dir string, offset int64, s *ProducerStates) error {
 // checks, a snapshot is corrupt when it names an offset at or past its own: it holds the
 // state of the batches below offset only.
 func readProducerSnapshot(dir string, offset int64) (*ProducerStates, uint16, error) {
-	b, err := os.ReadFile(ProducerSnapshotPath(dir, offset))
+	b, err := segment.ReadFile(ProducerSnapshotPath(dir, offset))
 	if err != nil {
 		return nil, 0, err
 	}

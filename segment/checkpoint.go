@@ -74,7 +74,7 @@ func WriteOffsetCheckpoint(path string, offsets map[TopicPartition]int64) error 
 // ReadCheckpoint returns the entry lines of a checkpoint file after checking its version
 // and count. A missing file has no lines.
 func ReadCheckpoint(path string) ([]string, error) {
-	data, err := os.ReadFile(path)
+	data, err := ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}
@@ -126,7 +126,7 @@ func WriteFileAtomic(path string, data []byte) error {
 // caller arranges (a segment roll's or birth's directory fsync, or SyncDir).
 func WriteFileSynced(path string, data []byte) error {
 	tmp := path + checkpointTempSuffix
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	f, err := OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
 	if err != nil {
 		return err
 	}

@@ -65,7 +65,7 @@ func (ix *indexFile) suffix() string {
 // openIndexFile opens or creates an index file. All whole entries in the file count as
 // entries until the caller trims them with truncateEntries (after validating them).
 func openIndexFile(dir string, base int64, suffix string, entrySize, maxEntries int, writable bool) (*indexFile, error) {
-	f, err := os.OpenFile(segmentPath(dir, base, suffix), os.O_RDWR|os.O_CREATE, 0o644)
+	f, err := OpenFile(segmentPath(dir, base, suffix), os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
 		return nil, err
 	}
@@ -113,7 +113,7 @@ func (ix *indexFile) filePath() string { return segmentPath(ix.dir, ix.base, ix.
 // attach opens and maps the file again after detach, as it was: over maxEntries when
 // writable, over its entries when sealed.
 func (ix *indexFile) attach() error {
-	f, err := os.OpenFile(ix.filePath(), os.O_RDWR|os.O_CREATE, 0o644)
+	f, err := OpenFile(ix.filePath(), os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
 		return err
 	}

@@ -34,7 +34,7 @@ func (s *segment) scanHeaders(from int64, buf *[BatchHeaderSize]byte, fn func(Ba
 	read := s.readHeaderAt
 	pos := int64(0)
 	if from <= s.baseOffset && s.c.closed(s) {
-		f, err := os.Open(segmentPath(s.dir, s.baseOffset, LogFileSuffix))
+		f, err := OpenFile(segmentPath(s.dir, s.baseOffset, LogFileSuffix), os.O_RDONLY, 0)
 		if err != nil {
 			return err
 		}

@@ -114,11 +114,11 @@ func (s *segment) attach() error {
 	if s.unborn {
 		flags |= os.O_CREATE
 	}
-	f, err := os.OpenFile(segmentPath(s.dir, s.baseOffset, LogFileSuffix), flags, 0o644)
+	f, err := OpenFile(segmentPath(s.dir, s.baseOffset, LogFileSuffix), flags, 0o644)
 	if s.unborn && errors.Is(err, os.ErrNotExist) {
 		// The log's directory is still to be made (Log.makeDir): its name is fsynced below.
 		if err = os.MkdirAll(s.dir, 0o755); err == nil {
-			f, err = os.OpenFile(segmentPath(s.dir, s.baseOffset, LogFileSuffix), flags, 0o644)
+			f, err = OpenFile(segmentPath(s.dir, s.baseOffset, LogFileSuffix), flags, 0o644)
 		}
 	}
 	if err != nil {
@@ -191,7 +191,7 @@ func createSegment(dir string, baseOffset int64, cfg Config, now time.Time) (*se
 // openSegmentFiles opens (creating when missing) a segment's three files without reading
 // them. The caller loads or recovers the segment's state.
 func openSegmentFiles(dir string, baseOffset int64, cfg Config, active bool) (*segment, error) {
-	f, err := os.OpenFile(segmentPath(dir, baseOffset, LogFileSuffix), os.O_RDWR|os.O_CREATE, 0o644)
+	f, err := OpenFile(segmentPath(dir, baseOffset, LogFileSuffix), os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
 		return nil, err
 	}

@@ -63,7 +63,7 @@ func ParseTxnIndex(b []byte) ([]AbortedTxn, error) {
 
 // readTxnIndex reads a segment's .txnindex; a missing file is no entries.
 func readTxnIndex(dir string, base int64) ([]AbortedTxn, error) {
-	b, err := os.ReadFile(segmentPath(dir, base, TxnIndexFileSuffix))
+	b, err := ReadFile(segmentPath(dir, base, TxnIndexFileSuffix))
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}
@@ -81,7 +81,7 @@ func readTxnIndex(dir string, base int64) ([]AbortedTxn, error) {
 // entry so that the new ones stay aligned. created is set when the file was empty (just
 // created: writeTxnIndex removes a file rather than leave it empty).
 func appendTxnIndex(dir string, base int64, entries []AbortedTxn) (created bool, err error) {
-	f, err := os.OpenFile(segmentPath(dir, base, TxnIndexFileSuffix), os.O_RDWR|os.O_CREATE, 0o644)
+	f, err := OpenFile(segmentPath(dir, base, TxnIndexFileSuffix), os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
 		return false, err
 	}
