@@ -80,3 +80,33 @@ func BenchmarkOpenFile(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkOpenCleanLog is what a start does in this package for each replica written
+// since its last roll: open its log after a clean shutdown, replay its batch headers
+// (the producer state), and close it (machine A, 2026-12-06: 51.4 µs with os.OpenFile,
+// 42.9 µs with OpenFile).
+func BenchmarkOpenCleanLog(b *testing.B) {
+	cfg := DefaultConfig()
+	fc := NewFileCache(64)
+	dir := b.TempDir()
+	l, _, err := Open(dir, cfg, OpenOptions{Files: fc})
+	if err != nil {
+		b.Fatal(err)
+	}
+	appendN(b, l, 1, batchSpec{records: 1, valueSize: 100}, 0)
+	if err := l.Close(); err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		l, _, err := Open(dir, cfg, OpenOptions{Files: fc, CleanShutdown: true})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := l.ScanBatchHeaders(0, func(BatchHeader) error { return nil }); err != nil {
+			b.Fatal(err)
+		}
+		if err := l.Close(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
