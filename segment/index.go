@@ -2,6 +2,7 @@ package segment
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -62,27 +63,33 @@ func (ix *indexFile) suffix() string {
 	return IndexFileSuffix
 }
 
-// openIndexFile opens or creates an index file. All whole entries in the file count as
-// entries until the caller trims them with truncateEntries (after validating them).
-func openIndexFile(dir string, base int64, suffix string, entrySize, maxEntries int, writable bool) (*indexFile, error) {
-	f, err := OpenFile(segmentPath(dir, base, suffix), os.O_RDWR|os.O_CREATE, 0o644)
+// openIndexFile opens or creates an index file, and reports whether it created it. All
+// whole entries in the file count as entries until the caller trims them with
+// truncateEntries (after validating them).
+func openIndexFile(dir string, base int64, suffix string, entrySize, maxEntries int, writable bool) (ix *indexFile, created bool, err error) {
+	path := segmentPath(dir, base, suffix)
+	f, err := OpenFile(path, os.O_RDWR, 0)
+	if errors.Is(err, os.ErrNotExist) {
+		created = true
+		f, err = OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	}
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	st, err := f.Stat()
 	if err != nil {
 		f.Close()
-		return nil, err
+		return nil, false, err
 	}
-	ix := &indexFile{dir: dir, base: base, file: f, entrySize: entrySize, maxEntries: maxEntries, writable: writable}
+	ix = &indexFile{dir: dir, base: base, file: f, entrySize: entrySize, maxEntries: maxEntries, writable: writable}
 	ix.fileSize = st.Size()
 	ix.entries = int(st.Size()) / entrySize
 	ix.written = ix.entries
 	if err := ix.mapFile(); err != nil {
 		f.Close()
-		return nil, err
+		return nil, false, err
 	}
-	return ix, nil
+	return ix, created, nil
 }
 
 // mapFile maps the file again, read-only: over max(maxEntries, entries) entries while

@@ -200,13 +200,12 @@ func openSegmentFiles(dir string, baseOffset int64, cfg Config, active bool) (*s
 		f.Close()
 		return nil, err
 	}
-	missing := !fileExists(segmentPath(dir, baseOffset, IndexFileSuffix)) || !fileExists(segmentPath(dir, baseOffset, TimeIndexFileSuffix))
-	oi, err := openIndexFile(dir, baseOffset, IndexFileSuffix, offsetIndexEntrySize, cfg.maxIndexEntries(offsetIndexEntrySize), active)
+	oi, oiCreated, err := openIndexFile(dir, baseOffset, IndexFileSuffix, offsetIndexEntrySize, cfg.maxIndexEntries(offsetIndexEntrySize), active)
 	if err != nil {
 		f.Close()
 		return nil, err
 	}
-	ti, err := openIndexFile(dir, baseOffset, TimeIndexFileSuffix, timeIndexEntrySize, cfg.maxIndexEntries(timeIndexEntrySize), active)
+	ti, tiCreated, err := openIndexFile(dir, baseOffset, TimeIndexFileSuffix, timeIndexEntrySize, cfg.maxIndexEntries(timeIndexEntrySize), active)
 	if err != nil {
 		oi.close()
 		f.Close()
@@ -225,7 +224,7 @@ func openSegmentFiles(dir string, baseOffset int64, cfg Config, active bool) (*s
 		offsetOfMaxTimestamp: -1,
 		firstBatchTimestamp:  -1,
 		created:              st.ModTime(),
-		indexesMissing:       missing,
+		indexesMissing:       oiCreated || tiCreated,
 	}, nil
 }
 
