@@ -109,14 +109,7 @@ func TestScanOfAClosedSegmentOpensNoCacheEntry(t *testing.T) {
 	fc := NewFileCache(8)
 	l, dir := openTestLog(t, cfg, OpenOptions{Files: fc})
 	appendN(t, l, 6, batchSpec{records: 2, valueSize: 700}, 0)
-	if err := l.Close(); err != nil {
-		t.Fatal(err)
-	}
-	l, _, err := Open(dir, cfg, OpenOptions{Files: fc, CleanShutdown: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
+	l, _ = reopen(t, l, dir, cfg, OpenOptions{Files: fc, CleanShutdown: true})
 	before := fc.Stats()
 	var firsts []int64
 	collect := func(h BatchHeader) error { firsts = append(firsts, h.BaseOffset); return nil }

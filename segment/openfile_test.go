@@ -88,11 +88,7 @@ func BenchmarkOpenFile(b *testing.B) {
 func BenchmarkOpenCleanLog(b *testing.B) {
 	cfg := DefaultConfig()
 	fc := NewFileCache(64)
-	dir := b.TempDir()
-	l, _, err := Open(dir, cfg, OpenOptions{Files: fc})
-	if err != nil {
-		b.Fatal(err)
-	}
+	l, dir := openTestLog(b, cfg, OpenOptions{Files: fc})
 	appendN(b, l, 1, batchSpec{records: 1, valueSize: 100}, 0)
 	if err := l.Close(); err != nil {
 		b.Fatal(err)

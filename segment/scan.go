@@ -31,24 +31,30 @@ func (l *Log) ScanBatchHeaders(from int64, fn func(BatchHeader) error) error {
 // map its indexes: a start replays the few batches of many replicas whose files their
 // load closed again.
 func (s *segment) scanHeaders(from int64, buf *[BatchHeaderSize]byte, fn func(BatchHeader) error) error {
-	read := s.readHeaderAt
+	var f *os.File // s.log once pinned (use), or a descriptor of the scan's own
 	pos := int64(0)
 	if from <= s.baseOffset && s.c.closed(s) {
-		f, err := OpenFile(segmentPath(s.dir, s.baseOffset, LogFileSuffix), os.O_RDONLY, 0)
+		own, err := OpenFile(segmentPath(s.dir, s.baseOffset, LogFileSuffix), os.O_RDONLY, 0)
 		if err != nil {
 			return err
 		}
-		defer f.Close()
-		read = func(pos int64, buf *[BatchHeaderSize]byte) (BatchHeader, error) { return s.readHeaderFrom(f, pos, buf) }
-	} else if from > s.baseOffset {
-		var ok bool
-		var err error
-		if pos, _, ok, err = s.translateOffset(from); err != nil || !ok {
+		defer own.Close()
+		f = own
+	} else {
+		if err := s.use(); err != nil {
 			return err
+		}
+		f = s.log
+		if from > s.baseOffset {
+			var ok bool
+			var err error
+			if pos, _, ok, err = s.translateOffset(from); err != nil || !ok {
+				return err
+			}
 		}
 	}
 	for pos < s.size {
-		h, err := read(pos, buf)
+		h, err := s.readHeaderFrom(f, pos, buf)
 		if err != nil {
 			return fmt.Errorf("at position %d: %w", pos, err)
 		}
