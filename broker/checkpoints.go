@@ -66,9 +66,13 @@ func (pm *partitionManager) removeCleanShutdownMarker() error {
 		if !pm.cleanShutdown {
 			return
 		}
-		if err := os.Remove(filepath.Join(pm.dir, cleanShutdownFile)); err != nil && !errors.Is(err, os.ErrNotExist) {
-			pm.markerErr = err
-			return
+		// The logs' descriptions go first: a marker is never found without those its
+		// close wrote, nor with older ones (clean_log_states.go).
+		for _, name := range []string{cleanLogStatesFile, cleanShutdownFile} {
+			if err := os.Remove(filepath.Join(pm.dir, name)); err != nil && !errors.Is(err, os.ErrNotExist) {
+				pm.markerErr = err
+				return
+			}
 		}
 		pm.markerErr = segment.SyncDir(pm.dir)
 	})
@@ -132,7 +136,7 @@ func (pm *partitionManager) checkpoint() error {
 	if changed == 0 {
 		return nil
 	}
-	if err := pm.writeCheckpoints(entries, changed, false); err != nil {
+	if err := pm.writeCheckpoints(entries, changed, nil); err != nil {
 		pm.checkpointed = nil // whatever was left on disk, the next write writes all three
 		return err
 	}
@@ -142,20 +146,25 @@ func (pm *partitionManager) checkpoint() error {
 
 // close closes every replica (replica_close.go: flush, producer snapshot, stop, several
 // at once), then writes the checkpoints of those it closed and the carried lines and,
-// when every replica closed cleanly and every log is recovered, the topic-id checkpoint
-// and the clean-shutdown marker, last. A replica found stopped is checkpointed with the
-// offsets it stopped with, and fails the close (no marker).
+// when every replica closed cleanly and every log is recovered, the topic-id checkpoint,
+// the logs' descriptions (clean_log_states.go) and the clean-shutdown marker, last. A
+// replica found stopped is checkpointed with the offsets it stopped with, and fails the
+// close (no marker).
 func (pm *partitionManager) close() error {
 	pm.checkpointMu.Lock()
 	defer pm.checkpointMu.Unlock()
 	parts, entries := pm.openAndCarried()
 	closed := closeReplicas(parts)
 	var errs []error
+	states := make([]cleanLogState, 0, len(closed))
 	for _, c := range closed {
 		if c.err != nil {
 			errs = append(errs, c.err)
 		}
 		entries = append(entries, checkpointEntry{tp: c.tp, topicID: c.topicID, off: c.off})
+		if c.state != nil {
+			states = append(states, cleanLogState{tp: c.tp, state: c.state})
+		}
 	}
 	if pm.b.offline.dirFailure() != nil {
 		// Nothing is written to an offline log directory (offline_replicas.go), as Kafka
@@ -165,7 +174,10 @@ func (pm *partitionManager) close() error {
 	}
 	clean := len(errs) == 0 && pm.everyLogRecovered()
 	pm.checkpointed = nil
-	errs = append(errs, pm.writeCheckpoints(entries, everyOffsetCheckpoint, clean))
+	if !clean {
+		states = nil
+	}
+	errs = append(errs, pm.writeCheckpoints(entries, everyOffsetCheckpoint, states))
 	if err := errors.Join(errs...); err != nil || !clean {
 		return err // without the marker, the next start recovers them all
 	}

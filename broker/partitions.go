@@ -90,6 +90,12 @@ type partitionManager struct {
 	// cleanTopicIDs are the topic ids of topicIDCheckpointFile, read at a clean start;
 	// open takes each one out (guarded by mu).
 	cleanTopicIDs map[segment.TopicPartition]metadata.Uuid
+	// cleanLogStates are the encoded descriptions of cleanLogStatesFile, read at a clean
+	// start; open takes each one out (guarded by mu).
+	cleanLogStates map[segment.TopicPartition][]byte
+	// fromCleanState counts the replicas this start opened from their descriptions
+	// (reported in the "broker ready" line).
+	fromCleanState atomic.Int64
 	// narrowLeads are the leaderships with an ISR of this broker alone taken in the
 	// current reconciliation pass, logged in one line at its end (narrow_leads.go).
 	narrowLeads narrowLeads
@@ -129,6 +135,9 @@ func newPartitionManager(b *Broker) (*partitionManager, error) {
 		b.previousBrokerEpoch.Store(readCleanShutdownEpoch(dir))
 		if pm.cleanTopicIDs, err = readTopicIDCheckpoint(filepath.Join(dir, topicIDCheckpointFile)); err != nil {
 			b.logger.Warn("ignoring an unreadable topic id checkpoint; reading each replica's partition.metadata", "error", err)
+		}
+		if pm.cleanLogStates, err = readCleanLogStates(filepath.Join(dir, cleanLogStatesFile)); err != nil {
+			b.logger.Warn("ignoring unreadable log descriptions of the clean shutdown; loading each log from its files", "error", err)
 		}
 	}
 	return pm, nil
@@ -208,7 +217,7 @@ func (pm *partitionManager) reconcileLoop() {
 			pm.reconciledCh = make(chan struct{})
 			replicas := len(pm.parts)
 			pm.mu.Unlock()
-			pm.b.markReady(caughtUp, time.Now(), im.Offset, replicas)
+			pm.b.markReady(caughtUp, time.Now(), im.Offset, replicas, pm.fromCleanState.Load())
 		}
 		select {
 		case <-changed:
@@ -502,6 +511,8 @@ func (pm *partitionManager) open(t *metadata.Topic, id int32, s *topicSettings, 
 	pm.mu.Lock()
 	old, known := pm.cleanTopicIDs[tp]
 	delete(pm.cleanTopicIDs, tp)
+	rawState := pm.cleanLogStates[tp]
+	delete(pm.cleanLogStates, tp)
 	_, hasLine := pm.carried[tp]
 	pm.mu.Unlock()
 	// A replica no checkpoint names is most likely new (a CreateTopics): when its
@@ -545,6 +556,16 @@ func (pm *partitionManager) open(t *metadata.Topic, id int32, s *topicSettings, 
 			prev = replication.CloseOffsets{} // a line of data that is gone (a new topic of an old name)
 		}
 	}
+	var cleanState *segment.CleanState
+	if known && old == t.ID && rawState != nil {
+		// The log as the clean shutdown left it: opened without reading its directory
+		// when its offsets agree with the checkpoints (clean_log_states.go).
+		if st, err := segment.ParseCleanState(rawState); err == nil {
+			cleanState = &st
+		} else {
+			pm.b.logger.Warn("ignoring a malformed log description; loading the log from its files", "topic", t.Name, "partition", id, "error", err)
+		}
+	}
 	log, report, err := segment.Open(dir, pm.logConfig(tp, s), segment.OpenOptions{
 		RecoveryPoint:  prev.RecoveryPoint,
 		LogStartOffset: prev.LogStartOffset,
@@ -552,9 +573,13 @@ func (pm *partitionManager) open(t *metadata.Topic, id int32, s *topicSettings, 
 		Decompress:     pm.b.records.Decompress, // time lookups look inside compressed batches
 		Files:          pm.b.segFiles,
 		DirAbsent:      absent,
+		CleanState:     cleanState,
 	})
 	if err != nil {
 		return nil, err
+	}
+	if report.FromCleanState {
+		pm.fromCleanState.Add(1)
 	}
 	pm.mu.Lock()
 	// A log an older build's cleaner may have cleaned hides the empty batches it left

@@ -46,8 +46,9 @@ func (b *Broker) Ready() bool { return b.ready.Load() }
 // reconciliation). Written once, before readyCh is closed.
 type readyTimes struct{ catchUp, recovery time.Duration }
 
-// markReady records readiness once and logs how long start-up took.
-func (b *Broker) markReady(caughtUp, opened time.Time, offset uint64, replicas int) {
+// markReady records readiness once and logs how long start-up took, and how many of the
+// replicas opened were opened from the clean shutdown's descriptions (described).
+func (b *Broker) markReady(caughtUp, opened time.Time, offset uint64, replicas int, described int64) {
 	if b.ready.Swap(true) {
 		return
 	}
@@ -58,6 +59,7 @@ func (b *Broker) markReady(caughtUp, opened time.Time, offset uint64, replicas i
 		"metadata_catch_up", caughtUp.Sub(b.startedAt).Round(time.Millisecond).String(),
 		"replica_recovery", opened.Sub(caughtUp).Round(time.Millisecond).String(),
 		"replicas", replicas,
+		"replicas_from_shutdown_state", described,
 		"total", opened.Sub(b.startedAt).Round(time.Millisecond).String())
 }
 

@@ -50,7 +50,7 @@ func TestUntilReadyHoldsClientRequestsUntilReady(t *testing.T) {
 		t.Fatal("Metadata was handled before the broker was ready")
 	case <-time.After(100 * time.Millisecond):
 	}
-	b.markReady(b.startedAt, b.startedAt, 7, 0)
+	b.markReady(b.startedAt, b.startedAt, 7, 0, 0)
 	select {
 	case <-returned:
 	case <-time.After(10 * time.Second):

@@ -30,6 +30,7 @@ type closedReplica struct {
 	topicID metadata.Uuid
 	off     replication.CloseOffsets
 	err     error
+	state   []byte // the log's description after a clean close (clean_log_states.go), or nil
 }
 
 // closeReplicas closes every replica of parts exactly once (CloseClean), replicaClosers
@@ -50,6 +51,9 @@ func closeReplicas(parts []*localPartition) []closedReplica {
 					off, _, err := lp.CloseClean()
 					out[i] = closedReplica{tp: segment.TopicPartition{Topic: lp.Topic, Partition: lp.ID},
 						topicID: lp.topicID, off: off, err: err}
+					if st, ok := lp.CleanLogState(); ok && err == nil {
+						out[i].state = segment.AppendCleanState(nil, st)
+					}
 				}
 			}
 		})
@@ -67,9 +71,9 @@ type checkpointEntry struct {
 
 // writeCheckpoints writes the offset checkpoints of files (high watermark, recovery
 // point, log start) of entries (sorted here; one file each for the whole log directory,
-// as Kafka writes them), and the topic-id checkpoint too when withTopicIDs, all at
-// once: their fsyncs overlap.
-func (pm *partitionManager) writeCheckpoints(entries []checkpointEntry, files offsetCheckpoints, withTopicIDs bool) error {
+// as Kafka writes them), and at a clean close (states not nil) the topic-id checkpoint
+// and the logs' descriptions states too, all at once: their fsyncs overlap.
+func (pm *partitionManager) writeCheckpoints(entries []checkpointEntry, files offsetCheckpoints, states []cleanLogState) error {
 	slices.SortFunc(entries, func(a, b checkpointEntry) int { return segment.CompareTopicPartitions(a.tp, b.tp) })
 	keys := make([]segment.TopicPartition, len(entries))
 	for i, e := range entries {
@@ -98,7 +102,10 @@ func (pm *partitionManager) writeCheckpoints(entries []checkpointEntry, files of
 			})
 		}
 	}
-	if withTopicIDs {
+	if states != nil {
+		writes = append(writes, func() error {
+			return segment.WriteFileAtomic(filepath.Join(pm.dir, cleanLogStatesFile), encodeCleanLogStates(states))
+		})
 		writes = append(writes, func() error {
 			named := make([]segment.TopicPartition, 0, len(entries))
 			ids := make([]metadata.Uuid, 0, len(entries))

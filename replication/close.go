@@ -1,5 +1,7 @@
 package replication
 
+import "github.com/petrel-broker/petrel/segment"
+
 // CloseOffsets are what the per-log-dir checkpoints record of a replica closed cleanly.
 type CloseOffsets struct {
 	HighWatermark  int64
@@ -40,6 +42,26 @@ func (p *Partition) CloseClean() (off CloseOffsets, stopped bool, err error) {
 		}
 	}
 	return off, false, err
+}
+
+// CleanLogState describes the replica's log after a CloseClean that succeeded
+// (segment.Log.CleanState), with its producer state snapshots when it knows them and
+// its producer state as of the log end (producer_snapshot_files.go), for the next clean
+// start to open it from; ok is false otherwise.
+func (p *Partition) CleanLogState() (st segment.CleanState, ok bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	st, ok = p.log.CleanState()
+	if !ok {
+		return st, false
+	}
+	if names, known := p.snapshots.names(); known {
+		st.SetOtherFiles(names)
+	}
+	if p.producers != nil {
+		st.SetOwnerData(describeProducerState(p.log.LogEndOffset(), p.producers, p.replay))
+	}
+	return st, true
 }
 
 // CheckpointOffsets reads the offsets the per-log-dir checkpoints record (State without

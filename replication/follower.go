@@ -144,7 +144,9 @@ func (p *Partition) TruncateFullyAndStartAt(offset int64) error {
 	if err := p.log.TruncateFullyAndStartAt(offset); err != nil {
 		return err
 	}
-	if err := deleteProducerSnapshots(p.log.Dir(), func(int64) bool { return true }); err != nil {
+	remaining, err := deleteProducerSnapshots(p.log.Dir(), func(int64) bool { return true })
+	p.snapshots.update(remaining, err)
+	if err != nil {
 		return err
 	}
 	p.producers, p.replay = NewProducerStates(), producerReplay{from: offset} // the log starts here

@@ -106,6 +106,9 @@ type Partition struct {
 	// replay says how the next open would rebuild producers if no snapshot were taken
 	// now (producer_replay.go); guarded by mu.
 	replay producerReplay
+	// snapshots are the producer state snapshots in the directory, when known
+	// (producer_snapshot_files.go); guarded by mu.
+	snapshots snapshotFiles
 	// verifying holds the KIP-890 verifications in progress, by producer id
 	// (txn_verification.go); guarded by mu.
 	verifying map[int64]*TxnVerification

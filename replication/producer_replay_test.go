@@ -11,7 +11,15 @@ import (
 // producer state and makes it the leader.
 func openReplica(t *testing.T, dir string, cfg segment.Config, clean bool) (*Partition, ProducerLoadReport) {
 	t.Helper()
-	log, _, err := segment.Open(dir, cfg, segment.OpenOptions{CleanShutdown: clean})
+	p, report, _ := openLeader(t, dir, cfg, segment.OpenOptions{CleanShutdown: clean})
+	return p, report
+}
+
+// openLeader opens dir's log with opts, loads its producer state and makes it the
+// leader, its high watermark at its log end; it returns the open's reports too.
+func openLeader(t *testing.T, dir string, cfg segment.Config, opts segment.OpenOptions) (*Partition, ProducerLoadReport, *segment.RecoveryReport) {
+	t.Helper()
+	log, rep, err := segment.Open(dir, cfg, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -24,7 +32,7 @@ func openReplica(t *testing.T, dir string, cfg segment.Config, clean bool) (*Par
 	if err := p.BecomeLeaderOf(0, 0, []int32{0}, []int32{0}); err != nil {
 		t.Fatal(err)
 	}
-	return p, report
+	return p, report, rep
 }
 
 // snapshotsIn lists dir's producer snapshot offsets.

@@ -46,7 +46,12 @@ const (
 
 // ProducerSnapshotPath is the snapshot file of the state below offset in dir.
 func ProducerSnapshotPath(dir string, offset int64) string {
-	return filepath.Join(dir, fmt.Sprintf("%020d%s", offset, ProducerSnapshotSuffix))
+	return filepath.Join(dir, producerSnapshotName(offset))
+}
+
+// producerSnapshotName is the file name of the snapshot at offset.
+func producerSnapshotName(offset int64) string {
+	return fmt.Sprintf("%020d%s", offset, ProducerSnapshotSuffix)
 }
 
 // EncodeProducerSnapshot encodes a producer state in the snapshot format.
@@ -203,6 +208,12 @@ func readProducerSnapshot(dir string, offset int64) (*ProducerStates, uint16, er
 	if err != nil {
 		return nil, 0, err
 	}
+	return decodeProducerSnapshotAt(b, offset)
+}
+
+// decodeProducerSnapshotAt decodes b, a snapshot of the state below offset, and returns
+// it with its version; a state reaching past offset is corrupt.
+func decodeProducerSnapshotAt(b []byte, offset int64) (*ProducerStates, uint16, error) {
 	s, err := DecodeProducerSnapshot(b)
 	if err != nil {
 		return nil, 0, err
@@ -258,19 +269,23 @@ func producerSnapshotOffsetsIn(names []string) []int64 {
 	return out
 }
 
-// deleteProducerSnapshots removes the snapshots whose offset del selects.
-func deleteProducerSnapshots(dir string, del func(offset int64) bool) error {
+// deleteProducerSnapshots removes the snapshots whose offset del selects and returns
+// the offsets of those left.
+func deleteProducerSnapshots(dir string, del func(offset int64) bool) ([]int64, error) {
 	offsets, err := ProducerSnapshotOffsets(dir)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	var errs []error
+	remaining := offsets[:0]
 	for _, off := range offsets {
-		if del(off) {
-			if err := os.Remove(ProducerSnapshotPath(dir, off)); err != nil && !errors.Is(err, os.ErrNotExist) {
-				errs = append(errs, err)
-			}
+		if !del(off) {
+			remaining = append(remaining, off)
+			continue
+		}
+		if err := os.Remove(ProducerSnapshotPath(dir, off)); err != nil && !errors.Is(err, os.ErrNotExist) {
+			errs = append(errs, err)
 		}
 	}
-	return errors.Join(errs...)
+	return remaining, errors.Join(errs...)
 }

@@ -278,7 +278,7 @@ func TestProducerSnapshotsAndRecovery(t *testing.T) {
 	if _, err := os.Stat(ProducerSnapshotPath(dir, offs[len(offs)-1])); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("corrupt snapshot not removed: %v", err)
 	}
-	if err := deleteProducerSnapshots(dir, func(int64) bool { return true }); err != nil {
+	if _, err := deleteProducerSnapshots(dir, func(int64) bool { return true }); err != nil {
 		t.Fatal(err)
 	}
 	reload("from the log alone", -1)

@@ -104,7 +104,7 @@ func TestTransactionsLastStableOffsetAndAborted(t *testing.T) {
 		if got := p.producers.Aborted(); !slices.Equal(got, wantAll) {
 			t.Fatalf("%s: aborted %+v, want %+v", name, got, wantAll)
 		}
-		if err := deleteProducerSnapshots(p.log.Dir(), func(int64) bool { return true }); err != nil {
+		if _, err := deleteProducerSnapshots(p.log.Dir(), func(int64) bool { return true }); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -157,7 +157,7 @@ func TestMarkerCoordinatorEpochFenced(t *testing.T) {
 		if e := p.producers.Entry(pid); e == nil || e.CoordinatorEpoch != 6 {
 			t.Fatalf("from %s: entry %+v, want coordinator epoch 6", from, e)
 		}
-		if err := deleteProducerSnapshots(p.log.Dir(), func(int64) bool { return true }); err != nil {
+		if _, err := deleteProducerSnapshots(p.log.Dir(), func(int64) bool { return true }); err != nil {
 			t.Fatal(err)
 		}
 	}

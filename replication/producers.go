@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 
 	"github.com/petrel-broker/petrel/segment"
 )
@@ -20,6 +21,9 @@ import (
 type ProducerLoadReport struct {
 	// SnapshotOffset is the offset of the snapshot loaded, or -1 when none was.
 	SnapshotOffset int64
+	// FromCleanState is set when the state came from the log's clean-shutdown
+	// description (as a snapshot at the log end offset) rather than a snapshot file.
+	FromCleanState bool
 	// CorruptSnapshots lists the offsets of snapshots ignored (and removed) as corrupt.
 	CorruptSnapshots []int64
 	// BatchesReplayed counts batch headers read from the log after the snapshot.
@@ -53,6 +57,7 @@ func (p *Partition) LoadProducerState(nowMs, expirationMs int64) (ProducerLoadRe
 // of the log end offset. Callers hold mu.
 func (p *Partition) rebuildProducerStateLocked() (ProducerLoadReport, error) {
 	report := ProducerLoadReport{SnapshotOffset: -1}
+	p.snapshots.forget() // until the listing below is read and trimmed
 	dir, leo := p.log.Dir(), p.log.LogEndOffset()
 	var offsets []int64
 	var err error
@@ -68,8 +73,26 @@ func (p *Partition) rebuildProducerStateLocked() (ProducerLoadReport, error) {
 		offsets = offsets[:len(offsets)-1]
 	}
 	state, from := NewProducerStates(), p.log.LocalLogStartOffset()
-	for i := len(offsets) - 1; i >= 0; i-- {
+	var gone []int64 // removed as corrupt, or missing
+	var described *producerReplay
+	if data := p.log.TakeOpenOwnerData(); data != nil {
+		// Opened from its clean close's description, which kept the state as of the log
+		// end: a snapshot at the log end, with nothing to replay.
+		if s, r, err := describedProducerState(data, leo); err == nil {
+			state, report.SnapshotOffset, from, described = s, leo, max(from, leo), &r
+			report.FromCleanState = true
+		} else {
+			p.opts.Logger.Warn("ignoring the producer state of the log's description; rebuilding it from snapshots and the log", "error", err)
+		}
+	}
+	for i := len(offsets) - 1; i >= 0 && described == nil; i-- {
 		s, version, err := readProducerSnapshot(dir, offsets[i])
+		if errors.Is(err, os.ErrNotExist) {
+			// Named by the log's clean-shutdown description but not there (removed by
+			// hand): as if never listed.
+			gone = append(gone, offsets[i])
+			continue
+		}
 		if err == nil && version < txnIndexSnapshotVersion {
 			// Written before .txnindex files existed: replay the whole log once so the
 			// aborted transactions below it are found and indexed.
@@ -86,10 +109,12 @@ func (p *Partition) rebuildProducerStateLocked() (ProducerLoadReport, error) {
 		}
 		p.opts.Logger.Warn("ignoring a corrupt producer state snapshot; rebuilding from the log", "offset", offsets[i], "error", err)
 		report.CorruptSnapshots = append(report.CorruptSnapshots, offsets[i])
+		gone = append(gone, offsets[i])
 		if err := os.Remove(ProducerSnapshotPath(dir, offsets[i])); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return report, err
 		}
 	}
+	p.snapshots.set(slices.DeleteFunc(offsets, func(off int64) bool { return slices.Contains(gone, off) }))
 	// The aborted transactions are not in the snapshot: below it they come from the
 	// segments' .txnindex files; from it on, the replay finds them and the indexes are
 	// made to agree (those of a segment recovered after a crash may lack entries). An
@@ -123,6 +148,9 @@ func (p *Partition) rebuildProducerStateLocked() (ProducerLoadReport, error) {
 	}
 	p.producers = state
 	p.replay = producerReplay{from: from, batches: report.BatchesReplayed}
+	if described != nil {
+		p.replay = *described // how the files would rebuild it: nothing was appended since
+	}
 	return report, nil
 }
 
@@ -193,8 +221,10 @@ type rollSnapshotter Partition
 func (r *rollSnapshotter) BeforeRoll(base int64) error {
 	p := (*Partition)(r)
 	if err := writeProducerSnapshot(p.log.Dir(), base, p.producers); err != nil {
+		p.snapshots.forget()
 		return err
 	}
+	p.snapshots.add(base)
 	p.replay = producerReplay{from: base}
 	return nil
 }
@@ -222,7 +252,9 @@ func (p *Partition) afterTruncateLocked() error {
 func (p *Partition) trimProducerSnapshotsLocked() {
 	first := p.log.FirstSegmentBaseOffset()
 	p.producers.trimAborted(p.log.LogStartOffset())
-	if err := deleteProducerSnapshots(p.log.Dir(), func(off int64) bool { return off < first }); err != nil {
+	remaining, err := deleteProducerSnapshots(p.log.Dir(), func(off int64) bool { return off < first })
+	p.snapshots.update(remaining, err)
+	if err != nil {
 		p.opts.Logger.Warn("deleting old producer state snapshots", "error", err)
 	}
 }
@@ -245,6 +277,7 @@ func (p *Partition) writeProducerSnapshotLocked() error {
 		return nil // nothing was ever appended: no state (Kafka: lastMapOffset 0)
 	}
 	if _, err := os.Stat(ProducerSnapshotPath(p.log.Dir(), leo)); err == nil {
+		p.snapshots.add(leo)
 		return nil // taken at this offset already (Kafka skips it too)
 	}
 	// Recovery trusts the .txnindex files below the newest snapshot: they are durable
@@ -253,8 +286,10 @@ func (p *Partition) writeProducerSnapshotLocked() error {
 		return err
 	}
 	if err := writeProducerSnapshot(p.log.Dir(), leo, p.producers); err != nil {
+		p.snapshots.forget()
 		return err
 	}
+	p.snapshots.add(leo)
 	p.replay = producerReplay{from: leo}
 	return nil
 }

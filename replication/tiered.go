@@ -145,14 +145,18 @@ func (p *Partition) BuildFromRemote(aux RemoteLogAuxState, leaderLogStart int64)
 	if err := p.log.StartAtFromRemote(aux.NextOffset, min(max(leaderLogStart, 0), aux.NextOffset), aux.Epochs); err != nil {
 		return err
 	}
-	if err := deleteProducerSnapshots(p.log.Dir(), func(int64) bool { return true }); err != nil {
+	remaining, err := deleteProducerSnapshots(p.log.Dir(), func(int64) bool { return true })
+	p.snapshots.update(remaining, err)
+	if err != nil {
 		return err
 	}
 	p.producers, p.replay = producers, producerReplay{from: -1}
 	if aux.ProducerSnapshot != nil {
 		if err := writeProducerSnapshot(p.log.Dir(), aux.NextOffset, producers); err != nil {
+			p.snapshots.forget()
 			return err
 		}
+		p.snapshots.add(aux.NextOffset)
 		p.replay = producerReplay{from: aux.NextOffset}
 	}
 	p.highWatermark, p.durableEnd = aux.NextOffset, aux.NextOffset

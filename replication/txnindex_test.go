@@ -146,7 +146,7 @@ func TestTxnIndexRecoveredAfterCrash(t *testing.T) {
 			t.Fatal(err)
 		}
 		// Stop wrote a shutdown snapshot at the log end: the next round is a crash again.
-		if err := deleteProducerSnapshots(dir, func(off int64) bool { return off == last.LastOffset+1 }); err != nil {
+		if _, err := deleteProducerSnapshots(dir, func(off int64) bool { return off == last.LastOffset+1 }); err != nil {
 			t.Fatal(err)
 		}
 	}

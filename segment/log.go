@@ -38,6 +38,10 @@ type OpenOptions struct {
 	// writes a file there (makeDir), so a bulk creation of replicas saves a failed
 	// listing per replica besides the directory.
 	DirAbsent bool
+	// CleanState, with CleanShutdown, is the description the log's last clean close
+	// gave (Log.CleanState): Open then builds the log from it without reading the
+	// directory, when it fits RecoveryPoint and LogStartOffset (clean_state.go).
+	CleanState *CleanState
 }
 
 // AppendInfo describes a completed append.
@@ -101,7 +105,12 @@ type Log struct {
 	// openNames are the non-segment file names Open listed, until TakeOpenListing.
 	openNames    []string
 	openNamesSet bool
-	// txnIndexAbsent is set when Open listed no .txnindex file, until the next write:
+	// openOwnerData is the owner's data kept with the description the log was opened
+	// from, until TakeOpenOwnerData (clean_state.go).
+	openOwnerData []byte
+	// txnIndexAbsent is set when Open listed no .txnindex file (or the description it
+	// opened from says so), until AppendAbortedTxns or RewriteAbortedTxnsFrom may create
+	// one, the only writes that do (compaction and truncation rewrite existing ones):
 	// AbortedTxns and RewriteAbortedTxnsFrom then have no file to read.
 	txnIndexAbsent bool
 
@@ -262,7 +271,7 @@ func (l *Log) AppendAsFollower(records []byte) (AppendInfo, error) {
 
 func (l *Log) writable() error {
 	l.openNames, l.openNamesSet = nil, false // the directory may change: TakeOpenListing
-	l.txnIndexAbsent = false
+	l.openOwnerData = nil                    // describes the log as it was opened
 	if l.closed {
 		return ErrClosed
 	}

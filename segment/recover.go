@@ -35,6 +35,9 @@ type RecoveryReport struct {
 	// LeaderEpochsRebuilt is set when leader-epoch-checkpoint was missing or corrupt and
 	// was rebuilt from batch headers.
 	LeaderEpochsRebuilt bool
+	// FromCleanState is set when the log was built from OpenOptions.CleanState, its
+	// directory not read.
+	FromCleanState bool
 }
 
 // RecoveryCut describes where recovery cut the log.
@@ -53,6 +56,11 @@ func Open(dir string, cfg Config, opts OpenOptions) (*Log, *RecoveryReport, erro
 	// exist) and, through TakeOpenListing, the owner's producer snapshots. A missing
 	// directory is not made here: the log makes it when it first writes a file in it
 	// (makeDir), so a replica that never holds a record costs no inode.
+	if opts.CleanShutdown && opts.CleanState != nil {
+		if l, report, ok := openFromCleanState(dir, cfg, opts); ok {
+			return l, report, nil
+		}
+	}
 	var ents []os.DirEntry
 	var err error
 	absent := opts.DirAbsent
@@ -63,15 +71,9 @@ func Open(dir string, cfg Config, opts OpenOptions) (*Log, *RecoveryReport, erro
 			return nil, nil, err
 		}
 	}
-	if opts.Files == nil {
-		opts.Files = testFiles
-	}
-	l := &Log{dir: dir, cfg: cfg, now: opts.Now, decompress: opts.Decompress, files: opts.Files, highestCopiedOffset: -1, dirAbsent: absent}
+	l := newLog(dir, cfg, opts)
+	l.dirAbsent = absent
 	defer l.release()
-	if l.now == nil {
-		l.now = time.Now
-	}
-	l.lastFlush = l.now()
 	report := &RecoveryReport{}
 	if slices.ContainsFunc(ents, func(e os.DirEntry) bool { return strings.HasSuffix(e.Name(), SwapFileSuffix) }) {
 		if err := completeSwaps(dir, ents, report); err != nil {
@@ -122,6 +124,36 @@ func Open(dir string, cfg Config, opts OpenOptions) (*Log, *RecoveryReport, erro
 		l.openNames = nil
 	}
 	return l, report, nil
+}
+
+// newLog is the Log Open fills in.
+func newLog(dir string, cfg Config, opts OpenOptions) *Log {
+	if opts.Files == nil {
+		opts.Files = testFiles
+	}
+	l := &Log{dir: dir, cfg: cfg, now: opts.Now, decompress: opts.Decompress, files: opts.Files, highestCopiedOffset: -1}
+	if l.now == nil {
+		l.now = time.Now
+	}
+	l.lastFlush = l.now()
+	return l
+}
+
+// openFromCleanState is Open of a log built from opts.CleanState; ok is false when the
+// description does not fit (openCleanState) or settling the log start would fail, and
+// the caller opens the log from its files.
+func openFromCleanState(dir string, cfg Config, opts OpenOptions) (*Log, *RecoveryReport, bool) {
+	l := newLog(dir, cfg, opts)
+	defer l.release()
+	if !l.openCleanState(opts.CleanState, opts) {
+		return nil, nil, false
+	}
+	report := &RecoveryReport{SegmentsLoaded: len(l.segments), FromCleanState: true}
+	if err := l.finishOpen(opts, report); err != nil {
+		l.closeFiles()
+		return nil, nil, false
+	}
+	return l, report, true
 }
 
 // otherFileNames lists the files of a partition directory that are not segment files

@@ -153,6 +153,7 @@ func (l *Log) AppendAbortedTxns(entries []AbortedTxn) error {
 	if err := l.writable(); err != nil {
 		return err
 	}
+	l.txnIndexAbsent = false // a file may be created below
 	for len(entries) > 0 {
 		i := l.segmentIndexFor(entries[0].LastOffset)
 		s, end := l.segments[i], l.segmentEnd(i)
@@ -256,14 +257,13 @@ func compareInt64(a, b int64) int {
 // after a crash, which may have been lost or torn). Entries below from are kept; files
 // already right are not written.
 func (l *Log) RewriteAbortedTxnsFrom(from int64, entries []AbortedTxn) error {
-	absent := l.txnIndexAbsent
 	if err := l.writable(); err != nil {
 		return err
 	}
-	if absent && !slices.ContainsFunc(entries, func(a AbortedTxn) bool { return a.LastOffset >= from }) {
-		l.txnIndexAbsent = true // no file to read, none to write
-		return nil
+	if l.txnIndexAbsent && !slices.ContainsFunc(entries, func(a AbortedTxn) bool { return a.LastOffset >= from }) {
+		return nil // no file to read, none to write
 	}
+	l.txnIndexAbsent = false // a file may be created below
 	for i := l.segmentIndexFor(from); i < len(l.segments); i++ {
 		s, end := l.segments[i], l.segmentEnd(i)
 		old, err := readTxnIndex(l.dir, s.baseOffset)

@@ -1,0 +1,217 @@
+package replication
+
+import (
+	"os"
+	"slices"
+	"testing"
+
+	"github.com/petrel-broker/petrel/segment"
+)
+
+// knownSnapshots checks that what p knows of its snapshot files is what its directory
+// holds, and returns whether it knows them.
+func knownSnapshots(t *testing.T, p *Partition, what string) bool {
+	t.Helper()
+	p.mu.Lock()
+	known, offsets := p.snapshots.known, slices.Clone(p.snapshots.offsets)
+	dir := p.log.Dir()
+	p.mu.Unlock()
+	if listed := snapshotsIn(t, dir); known && !slices.Equal(offsets, listed) {
+		t.Fatalf("%s: the partition knows snapshots %v, the directory holds %v", what, offsets, listed)
+	}
+	return known
+}
+
+// TestCleanLogStateCarriesTheSnapshots: a replica knows its producer snapshot files
+// through rolls, a log start move and a clean close; its log's description carries
+// them, and the next clean start rebuilds the producer state from them without listing
+// the directory (a corrupt snapshot slipped in meanwhile is not seen), as a listing
+// start would from the same files. A follower emptied to a new log start knows it has
+// none.
+func TestCleanLogStateCarriesTheSnapshots(t *testing.T) {
+	cfg := segment.DefaultConfig()
+	cfg.SegmentBytes = 2000
+	fc := segment.NewFileCache(16)
+	dir := t.TempDir()
+	p, _, _ := openLeader(t, dir, cfg, segment.OpenOptions{Files: fc})
+	if !knownSnapshots(t, p, "a new replica") {
+		t.Fatal("a new replica does not know its snapshots")
+	}
+	seq := int32(0)
+	for range 100 {
+		if _, err := p.AppendAsLeader(idempotentBatch(2, 7, 0, seq), 0); err != nil {
+			t.Fatal(err)
+		}
+		seq += 2
+	}
+	if len(snapshotsIn(t, dir)) < 3 || !knownSnapshots(t, p, "after rolls") {
+		t.Fatalf("after rolls: snapshots %v", snapshotsIn(t, dir))
+	}
+	if _, err := p.DeleteRecordsBefore(110); err != nil {
+		t.Fatal(err)
+	}
+	if !knownSnapshots(t, p, "after the log start moved") {
+		t.Fatal("the snapshots are forgotten after the log start moved")
+	}
+	off, _, err := p.CloseClean()
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, ok := p.CleanLogState()
+	if !ok {
+		t.Fatal("no clean state after a clean close")
+	}
+	st, err = segment.ParseCleanState(segment.AppendCleanState(nil, st))
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.SetOwnerData(nil) // the state from the snapshot files, not from the description
+
+	open := func(state *segment.CleanState) (*Partition, ProducerLoadReport, *segment.RecoveryReport) {
+		t.Helper()
+		return openLeader(t, dir, cfg, segment.OpenOptions{Files: fc, CleanShutdown: true,
+			RecoveryPoint: off.RecoveryPoint, LogStartOffset: off.LogStartOffset, CleanState: state})
+	}
+	listed, want, _ := open(nil)
+	if _, _, err := listed.CloseClean(); err != nil {
+		t.Fatal(err)
+	}
+	// A corrupt snapshot at the log end: a listing start would try it first.
+	leo := off.RecoveryPoint
+	if err := os.WriteFile(ProducerSnapshotPath(dir, leo), []byte("corrupt"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p, got, rep := open(&st)
+	if !rep.FromCleanState || len(got.CorruptSnapshots) != 0 || got.SnapshotOffset != want.SnapshotOffset ||
+		got.BatchesReplayed != want.BatchesReplayed || got.Producers != want.Producers {
+		t.Fatalf("the start from the description: %+v (%+v), a listing start: %+v", got, rep, want)
+	}
+	if err := os.Remove(ProducerSnapshotPath(dir, leo)); err != nil {
+		t.Fatal(err)
+	}
+	if !knownSnapshots(t, p, "after a start from the description") {
+		t.Fatal("the snapshots are not known after a start from the description")
+	}
+	retry, err := p.AppendAsLeader(idempotentBatch(2, 7, 0, seq-2), 0)
+	if err != nil || retry.FirstOffset != leo-2 || p.State().LogEndOffset != leo {
+		t.Fatalf("a retry of the last batch: %+v %v, log end %d; want its offset %d again, nothing written", retry, err, p.State().LogEndOffset, leo-2)
+	}
+
+	if err := p.BecomeFollower(1, 1); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.TruncateFullyAndStartAt(leo + 100); err != nil {
+		t.Fatal(err)
+	}
+	if !knownSnapshots(t, p, "after the follower's log was emptied") || len(snapshotsIn(t, dir)) != 0 {
+		t.Fatalf("after the follower's log was emptied: snapshots %v", snapshotsIn(t, dir))
+	}
+	p.Stop(false)
+}
+
+// TestStartFromDescriptionWithASnapshotGone: a snapshot the log's description names but
+// someone removed is passed over as if never listed: the state comes from the one
+// before it and the replay, and the open does not fail.
+func TestStartFromDescriptionWithASnapshotGone(t *testing.T) {
+	cfg := segment.DefaultConfig()
+	cfg.SegmentBytes = 2000
+	fc := segment.NewFileCache(16)
+	dir := t.TempDir()
+	p, _, _ := openLeader(t, dir, cfg, segment.OpenOptions{Files: fc})
+	for seq := int32(0); seq < 120; seq += 2 {
+		if _, err := p.AppendAsLeader(idempotentBatch(2, 7, 0, seq), 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	off, _, err := p.CloseClean()
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, ok := p.CleanLogState()
+	offs := snapshotsIn(t, dir)
+	if !ok || len(offs) < 2 {
+		t.Fatalf("clean state %v, snapshots %v: want two at least", ok, offs)
+	}
+	if err := os.Remove(ProducerSnapshotPath(dir, offs[len(offs)-1])); err != nil {
+		t.Fatal(err)
+	}
+	st.SetOwnerData(nil) // the state from the snapshot files, not from the description
+	p, report, rep := openLeader(t, dir, cfg, segment.OpenOptions{Files: fc, CleanShutdown: true,
+		RecoveryPoint: off.RecoveryPoint, LogStartOffset: off.LogStartOffset, CleanState: &st})
+	if !rep.FromCleanState || report.SnapshotOffset != offs[len(offs)-2] || report.Producers != 1 {
+		t.Fatalf("producer state: %+v (%+v); want the snapshot at %d and one producer", report, rep, offs[len(offs)-2])
+	}
+	if !knownSnapshots(t, p, "after a start with a snapshot gone") {
+		t.Fatal("the snapshots are not known")
+	}
+}
+
+// TestCleanStartTakesTheProducerStateFromTheDescription: a clean close keeps the
+// producer state as of the log end in its log's description; the next clean start
+// takes it from there, replaying nothing, and still answers a producer's retry as a
+// duplicate. It leaves the next close the choice the files would have: the 30 batches
+// since the log start and 40 more are too many to replay, so that close writes a
+// snapshot file, which a start from the files then loads.
+func TestCleanStartTakesTheProducerStateFromTheDescription(t *testing.T) {
+	cfg := segment.DefaultConfig()
+	fc := segment.NewFileCache(16)
+	dir := t.TempDir()
+	open := func(off CloseOffsets, st *segment.CleanState) (*Partition, ProducerLoadReport) {
+		t.Helper()
+		p, report, _ := openLeader(t, dir, cfg, segment.OpenOptions{Files: fc, CleanShutdown: st != nil,
+			RecoveryPoint: off.RecoveryPoint, LogStartOffset: off.LogStartOffset, CleanState: st})
+		return p, report
+	}
+	closeClean := func(p *Partition) (CloseOffsets, *segment.CleanState) {
+		t.Helper()
+		off, _, err := p.CloseClean()
+		if err != nil {
+			t.Fatal(err)
+		}
+		st, ok := p.CleanLogState()
+		if !ok {
+			t.Fatal("no clean state")
+		}
+		st, err = segment.ParseCleanState(segment.AppendCleanState(nil, st))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return off, &st
+	}
+	p, _ := open(CloseOffsets{}, nil)
+	for seq := int32(0); seq < 60; seq += 2 {
+		if _, err := p.AppendAsLeader(idempotentBatch(2, 7, 0, seq), 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	off, st := closeClean(p)
+	if offs := snapshotsIn(t, dir); len(offs) != 0 {
+		t.Fatalf("a close 30 batches after the log start took snapshots %v", offs)
+	}
+
+	p, report := open(off, st)
+	if !report.FromCleanState || report.BatchesReplayed != 0 || report.SnapshotOffset != 60 || report.Producers != 1 {
+		t.Fatalf("the start from the description: %+v, want the state at 60 and nothing replayed", report)
+	}
+	retry, err := p.AppendAsLeader(idempotentBatch(2, 7, 0, 58), 0)
+	if err != nil || retry.FirstOffset != 58 || p.State().LogEndOffset != 60 {
+		t.Fatalf("a retry of the last batch: %+v %v, log end %d; want its offset 58 again, nothing written", retry, err, p.State().LogEndOffset)
+	}
+	for seq := int32(60); seq < 140; seq += 2 {
+		if _, err := p.AppendAsLeader(idempotentBatch(2, 7, 0, seq), 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	off, _ = closeClean(p)
+	if offs := snapshotsIn(t, dir); len(offs) != 1 || offs[0] != 140 {
+		t.Fatalf("the close 70 batches after the log start took snapshots %v, want one at 140", offs)
+	}
+	p, report = open(off, nil) // from the files, as after a crash
+	if report.FromCleanState || report.SnapshotOffset != 140 || report.BatchesReplayed != 0 || report.Producers != 1 {
+		t.Fatalf("the start from the files: %+v, want the snapshot at 140", report)
+	}
+	retry, err = p.AppendAsLeader(idempotentBatch(2, 7, 0, 138), 0)
+	if err != nil || retry.FirstOffset != 138 || p.State().LogEndOffset != 140 {
+		t.Fatalf("a retry of the last batch: %+v %v, log end %d; want its offset 138 again", retry, err, p.State().LogEndOffset)
+	}
+}

@@ -1,0 +1,241 @@
+package segment
+
+import (
+	"bytes"
+	"os"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// loadedState is what a loaded segment holds in memory, for comparing two opens of one
+// log (the creation time aside: a listing open takes the .log's modification time).
+type loadedState struct {
+	base, size, next, maxTs, offMaxTs, firstTs int64
+	sinceIndex, offsetEntries, timeEntries     int
+	offsetWritable, timeWritable               bool
+}
+
+func loadedStates(l *Log) []loadedState {
+	out := make([]loadedState, len(l.segments))
+	for i, s := range l.segments {
+		out[i] = loadedState{s.baseOffset, s.size, s.nextOffset, s.maxTimestamp, s.offsetOfMaxTimestamp, s.firstBatchTimestamp,
+			s.bytesSinceLastIndexEntry, s.offsetIndex.entries, s.timeIndex.entries, s.offsetIndex.writable, s.timeIndex.writable}
+	}
+	return out
+}
+
+// cleanStateRoundTrip closes l, encodes and decodes its CleanState, and returns it.
+func cleanStateRoundTrip(t *testing.T, l *Log) *CleanState {
+	t.Helper()
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	st, ok := l.CleanState()
+	if !ok {
+		t.Fatal("no clean state after a clean close")
+	}
+	got, err := ParseCleanState(AppendCleanState(nil, st))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, st) {
+		t.Fatalf("decoded %+v, encoded %+v", got, st)
+	}
+	return &got
+}
+
+// TestOpenFromCleanState: a log of several segments and leader epochs, closed cleanly,
+// is opened again from its description without a file opened, and holds what a
+// listing open of the same directory holds: segments, indexes, epochs, records; it
+// appends, and a later listing open finds everything. A description that does not fit
+// the checkpoints' recovery point or log start, or the cleanup policy, is not used.
+func TestOpenFromCleanState(t *testing.T) {
+	cfg := epochTestConfig()
+	fc := NewFileCache(8)
+	l, dir := openTestLog(t, cfg, OpenOptions{Files: fc})
+	appendEpochs(t, l, 1, 1, 2, 2, 2, 4, 4, 4, 4, 4, 7, 7, 7)
+	if len(l.segments) < 3 {
+		t.Fatalf("%d segments, want several", len(l.segments))
+	}
+	if err := l.AdvanceLogStartOffset(7); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.LeaderEpochs().AssignLeaderStart(9, l.LogEndOffset()); err != nil { // no record in it
+		t.Fatal(err)
+	}
+	st := cleanStateRoundTrip(t, l)
+	end, start := l.LogEndOffset(), l.LogStartOffset()
+	if st.LogEndOffset() != end {
+		t.Fatalf("state's log end offset %d, log's %d", st.LogEndOffset(), end)
+	}
+
+	listed, rep, err := Open(dir, cfg, OpenOptions{Files: fc, CleanShutdown: true, RecoveryPoint: end, LogStartOffset: start})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.FromCleanState {
+		t.Fatal("a listing open reports a clean state")
+	}
+	want, wantEpochs, wantRecords := loadedStates(listed), listed.LeaderEpochs().Entries(), readAll(t, listed)
+	if err := listed.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	// The directory is moved away while the log is opened from its description: Open
+	// reads nothing in it.
+	away := dir + ".away"
+	if err := os.Rename(dir, away); err != nil {
+		t.Fatal(err)
+	}
+	opts := OpenOptions{Files: fc, CleanShutdown: true, RecoveryPoint: end, LogStartOffset: start, CleanState: st}
+	l, rep, err = Open(dir, cfg, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(away, dir); err != nil {
+		t.Fatal(err)
+	}
+	if !rep.FromCleanState || rep.SegmentsOpened != 0 || rep.SegmentsLoaded != len(want) || fc.Stats().Open != 0 {
+		t.Fatalf("open from the clean state: %+v, %d segments open; want none", rep, fc.Stats().Open)
+	}
+	if got := loadedStates(l); !reflect.DeepEqual(got, want) {
+		t.Fatalf("segments from the clean state:\n%+v\nfrom the files:\n%+v", got, want)
+	}
+	if got := l.LeaderEpochs().Entries(); !reflect.DeepEqual(got, wantEpochs) {
+		t.Fatalf("epochs from the clean state %v, from the files %v", got, wantEpochs)
+	}
+	if l.LogStartOffset() != start || l.LogEndOffset() != end || l.RecoveryPoint() != end {
+		t.Fatalf("offsets [%d, %d) recovery point %d, want [%d, %d) and %d", l.LogStartOffset(), l.LogEndOffset(), l.RecoveryPoint(), start, end, end)
+	}
+	if got := readAll(t, l); !reflect.DeepEqual(got, wantRecords) {
+		t.Fatalf("read %d batches from the clean state, %d from the files", len(got), len(wantRecords))
+	}
+	appendEpochs(t, l, 9, 9)
+	l, rep = reopen(t, l, dir, cfg, OpenOptions{Files: fc, LogStartOffset: start}) // a listing open, as after a crash
+	if rep.Cut != nil || rep.FromCleanState || l.LogEndOffset() != end+10 {
+		t.Fatalf("after appending: %+v, log end %d, want %d", rep, l.LogEndOffset(), end+10)
+	}
+	if got := readAll(t, l); len(got) != len(wantRecords)+2 || !bytes.Equal(got[0], wantRecords[0]) {
+		t.Fatalf("read %d batches, want %d", len(got), len(wantRecords)+2)
+	}
+	checkEpochs(t, "after appending", l.LeaderEpochs(), dir, append(wantEpochs, EpochEntry{9, end}))
+
+	st = cleanStateRoundTrip(t, l)
+	for _, tc := range []struct {
+		name string
+		opts OpenOptions
+		cfg  Config
+	}{
+		{"another recovery point", OpenOptions{RecoveryPoint: st.LogEndOffset() - 1, LogStartOffset: start}, cfg},
+		{"another log start", OpenOptions{RecoveryPoint: st.LogEndOffset(), LogStartOffset: start + 1}, cfg},
+		{"without the clean shutdown", OpenOptions{RecoveryPoint: st.LogEndOffset(), LogStartOffset: start}, cfg},
+		{"another cleanup policy", OpenOptions{RecoveryPoint: st.LogEndOffset(), LogStartOffset: start}, func() Config { c := cfg; c.Compacted = true; return c }()},
+	} {
+		tc.opts.Files, tc.opts.CleanState = fc, st
+		tc.opts.CleanShutdown = tc.name != "without the clean shutdown"
+		nl, rep, err := Open(dir, tc.cfg, tc.opts)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if rep.FromCleanState || nl.LogEndOffset() != st.LogEndOffset() {
+			t.Fatalf("%s: %+v, log end %d", tc.name, rep, nl.LogEndOffset())
+		}
+		if err := nl.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestCleanStateOnlyAfterACleanClose: an open log, a failed one and a new log never
+// written to have no clean state.
+func TestCleanStateOnlyAfterACleanClose(t *testing.T) {
+	cfg := smallConfig()
+	fc := NewFileCache(8)
+	l, _ := openTestLog(t, cfg, OpenOptions{Files: fc})
+	if _, ok := l.CleanState(); ok {
+		t.Fatal("an open log has a clean state")
+	}
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := l.CleanState(); ok {
+		t.Fatal("a log never written to has a clean state")
+	}
+	l, _ = openTestLog(t, cfg, OpenOptions{Files: fc})
+	appendN(t, l, 2, batchSpec{records: 2, valueSize: 10}, 0)
+	l.MarkFailed("test", errCleanState)
+	l.Close()
+	if _, ok := l.CleanState(); ok {
+		t.Fatal("a failed log has a clean state")
+	}
+}
+
+// FuzzParseCleanState: any bytes decode to an error or to a description that encodes
+// and decodes to itself; none panics or allocates beyond its input's size.
+func FuzzParseCleanState(f *testing.F) {
+	f.Add(AppendCleanState(nil, CleanState{segments: []segmentState{{baseOffset: 0, size: 100, nextOffset: 5, offsetIndexEntries: 1}},
+		epochs: []EpochEntry{{1, 0}, {3, 2}}, txnIndexAbsent: true}))
+	f.Add(AppendCleanState(nil, CleanState{segments: []segmentState{{baseOffset: 0, size: 100, nextOffset: 5}, {baseOffset: 5}}, logStartOffset: 3}))
+	f.Add(AppendCleanState(nil, CleanState{segments: []segmentState{{baseOffset: 7, size: 70, nextOffset: 9}}, logStartOffset: 7,
+		otherFiles: []string{"00000000000000000007.snapshot"}, otherFilesSet: true, ownerData: []byte{1, 2, 3}}))
+	f.Add([]byte{cleanStateVersion, 0, 0, 0xff, 0xff, 0xff, 0xff, 0x0f})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		st, err := ParseCleanState(b)
+		if err != nil {
+			return
+		}
+		again, err := ParseCleanState(AppendCleanState(nil, st))
+		if err != nil || !reflect.DeepEqual(again, st) {
+			t.Fatalf("re-encoded %+v decodes to %+v, %v", st, again, err)
+		}
+	})
+}
+
+// TestCleanStateKnowsWhetherATxnIndexExists: appends leave a log without transaction
+// index files known to have none (its description says so, and an open from it reads
+// none); an aborted transaction makes one, which the description then names, and the
+// open from it reads it back.
+func TestCleanStateKnowsWhetherATxnIndexExists(t *testing.T) {
+	cfg := epochTestConfig()
+	fc := NewFileCache(8)
+	l, dir := openTestLog(t, cfg, OpenOptions{Files: fc})
+	hasTxnIndex := func() bool {
+		ents, err := os.ReadDir(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range ents {
+			if strings.HasSuffix(e.Name(), TxnIndexFileSuffix) {
+				return true
+			}
+		}
+		return false
+	}
+	appendEpochs(t, l, 1, 1, 1, 1, 1, 1, 1, 1)
+	st := cleanStateRoundTrip(t, l)
+	if !st.txnIndexAbsent || hasTxnIndex() {
+		t.Fatalf("after appends: described absent %v, a file exists %v", st.txnIndexAbsent, hasTxnIndex())
+	}
+	open := func(st *CleanState) *Log {
+		l, rep, err := Open(dir, cfg, OpenOptions{Files: fc, CleanShutdown: true, RecoveryPoint: st.LogEndOffset(), CleanState: st})
+		if err != nil || !rep.FromCleanState {
+			t.Fatalf("open from the description: %+v, %v", rep, err)
+		}
+		return l
+	}
+	l = open(st)
+	aborted := AbortedTxn{ProducerID: 9, FirstOffset: 1, LastOffset: l.LogEndOffset() - 1}
+	if err := l.AppendAbortedTxns([]AbortedTxn{aborted}); err != nil {
+		t.Fatal(err)
+	}
+	st = cleanStateRoundTrip(t, l)
+	if st.txnIndexAbsent || !hasTxnIndex() {
+		t.Fatalf("after an aborted transaction: described absent %v, a file exists %v", st.txnIndexAbsent, hasTxnIndex())
+	}
+	l = open(st)
+	defer l.Close()
+	if got, err := l.AbortedTxns(); err != nil || len(got) != 1 || got[0].ProducerID != 9 {
+		t.Fatalf("aborted transactions after the open from the description: %v, %v", got, err)
+	}
+}
