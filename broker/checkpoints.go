@@ -136,7 +136,7 @@ func (pm *partitionManager) checkpoint() error {
 	if changed == 0 {
 		return nil
 	}
-	if err := pm.writeCheckpoints(entries, changed, nil); err != nil {
+	if err := pm.writeCheckpoints(entries, changed, nil, 0); err != nil {
 		pm.checkpointed = nil // whatever was left on disk, the next write writes all three
 		return err
 	}
@@ -177,13 +177,14 @@ func (pm *partitionManager) close() error {
 	if !clean {
 		states = nil
 	}
-	errs = append(errs, pm.writeCheckpoints(entries, everyOffsetCheckpoint, states))
+	epoch := pm.b.brokerEpoch.Load() // the marker's, and the descriptions'
+	errs = append(errs, pm.writeCheckpoints(entries, everyOffsetCheckpoint, states, epoch))
 	if err := errors.Join(errs...); err != nil || !clean {
 		return err // without the marker, the next start recovers them all
 	}
 	// Whole or absent, and durable before Shutdown returns (a temporary file, fsync,
 	// rename, directory fsync: two fsyncs per log directory and shutdown).
-	return segment.WriteFileAtomic(filepath.Join(pm.dir, cleanShutdownFile), cleanShutdownMarkerBytes(pm.b.brokerEpoch.Load()))
+	return segment.WriteFileAtomic(filepath.Join(pm.dir, cleanShutdownFile), cleanShutdownMarkerBytes(epoch))
 }
 
 // everyLogRecovered reports whether every partition directory is consistent as of this

@@ -11,37 +11,48 @@ import (
 	"github.com/petrel-broker/petrel/segment"
 )
 
-// TestCleanLogStatesFile: the descriptions written read back; a missing file is none;
-// a file cut short, with a byte changed or with bytes after it is an error (the start
-// then loads every log from its files).
+// TestCleanLogStatesFile: the descriptions written read back with the marker's broker
+// epoch; a missing file, or one of another close (another epoch: a build without the
+// descriptions ran in between), is none; a file cut short, with a byte changed or with
+// bytes after it is an error (the start then loads every log from its files).
 func TestCleanLogStatesFile(t *testing.T) {
 	states := []cleanLogState{
 		{segment.TopicPartition{Topic: "a", Partition: 0}, []byte{1, 2, 3}},
 		{segment.TopicPartition{Topic: "a", Partition: 7}, []byte{4}},
 		{segment.TopicPartition{Topic: "b.c-d", Partition: 1<<31 - 1}, bytes.Repeat([]byte{9}, 300)},
 	}
-	data := encodeCleanLogStates(states)
-	got, err := decodeCleanLogStates(data)
-	if err != nil || len(got) != len(states) {
-		t.Fatalf("read back %v, %v", got, err)
+	data := encodeCleanLogStates(42, states)
+	epoch, got, err := decodeCleanLogStates(data)
+	if err != nil || epoch != 42 || len(got) != len(states) {
+		t.Fatalf("read back %v at epoch %d, %v", got, epoch, err)
 	}
 	for _, s := range states {
 		if !bytes.Equal(got[s.tp], s.state) {
 			t.Fatalf("%v read back as %v, written %v", s.tp, got[s.tp], s.state)
 		}
 	}
-	if got, err := readCleanLogStates(filepath.Join(t.TempDir(), cleanLogStatesFile)); err != nil || got != nil {
+	path := filepath.Join(t.TempDir(), cleanLogStatesFile)
+	if got, err := readCleanLogStates(path, 42); err != nil || got != nil {
 		t.Fatalf("missing file: %v, %v", got, err)
+	}
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := readCleanLogStates(path, 42); err != nil || len(got) != len(states) {
+		t.Fatalf("the file of the marker's close: %v, %v", got, err)
+	}
+	if got, err := readCleanLogStates(path, 43); err != nil || got != nil {
+		t.Fatalf("the file of another close: %v, %v", got, err)
 	}
 	flipped := bytes.Clone(data)
 	flipped[len(flipped)/2] ^= 1
 	for name, bad := range map[string][]byte{"empty": nil, "cut": data[:len(data)-1], "flipped": flipped,
 		"longer": append(bytes.Clone(data), 0), "no logs, bad magic": []byte("PLS0\x00\x00\x00\x00\x00")} {
-		if got, err := decodeCleanLogStates(bad); err == nil {
+		if _, got, err := decodeCleanLogStates(bad); err == nil {
 			t.Errorf("%s read as %v", name, got)
 		}
 	}
-	if got, err := decodeCleanLogStates(encodeCleanLogStates(nil)); err != nil || len(got) != 0 {
+	if _, got, err := decodeCleanLogStates(encodeCleanLogStates(-1, nil)); err != nil || len(got) != 0 {
 		t.Fatalf("no logs: %v, %v", got, err)
 	}
 }
@@ -49,10 +60,10 @@ func TestCleanLogStatesFile(t *testing.T) {
 // FuzzDecodeCleanLogStates: any bytes decode to an error or to descriptions that encode
 // and decode to themselves; none panics or allocates beyond its input's size.
 func FuzzDecodeCleanLogStates(f *testing.F) {
-	f.Add(encodeCleanLogStates([]cleanLogState{{segment.TopicPartition{Topic: "t", Partition: 3}, []byte{1, 0, 0}}}))
-	f.Add(encodeCleanLogStates(nil))
+	f.Add(encodeCleanLogStates(7, []cleanLogState{{segment.TopicPartition{Topic: "t", Partition: 3}, []byte{1, 0, 0}}}))
+	f.Add(encodeCleanLogStates(-1, nil))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		got, err := decodeCleanLogStates(b)
+		epoch, got, err := decodeCleanLogStates(b)
 		if err != nil {
 			return
 		}
@@ -60,8 +71,8 @@ func FuzzDecodeCleanLogStates(f *testing.F) {
 		for tp, st := range got {
 			states = append(states, cleanLogState{tp, st})
 		}
-		again, err := decodeCleanLogStates(encodeCleanLogStates(states))
-		if err != nil || !maps.EqualFunc(again, got, bytes.Equal) {
+		again2, again, err := decodeCleanLogStates(encodeCleanLogStates(epoch, states))
+		if err != nil || again2 != epoch || !maps.EqualFunc(again, got, bytes.Equal) {
 			t.Fatalf("re-encoded %v decodes to %v, %v", got, again, err)
 		}
 	})
@@ -81,7 +92,7 @@ func TestCleanRestartOpensLogsFromTheirDescriptions(t *testing.T) {
 	if err := b.Shutdown(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	states, err := readCleanLogStates(filepath.Join(dir, "logs", cleanLogStatesFile))
+	states, err := readCleanLogStates(filepath.Join(dir, "logs", cleanLogStatesFile), readCleanShutdownEpoch(filepath.Join(dir, "logs")))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,7 +100,7 @@ func TestCleanRestartOpensLogsFromTheirDescriptions(t *testing.T) {
 	if !ok {
 		t.Fatalf("no description of the written partition among %d", len(states))
 	}
-	if st, err := segment.ParseCleanState(raw); err != nil || st.LogEndOffset() != records {
+	if st, err := segment.ParseShutdownState(raw); err != nil || st.LogEndOffset() != records {
 		t.Fatalf("the written partition's description: log end %d, %v; want %d", st.LogEndOffset(), err, records)
 	}
 	if _, ok := states[segment.TopicPartition{Topic: topic, Partition: 1}]; ok {
@@ -97,8 +108,8 @@ func TestCleanRestartOpensLogsFromTheirDescriptions(t *testing.T) {
 	}
 
 	b = startTestBroker(t, dir, nil)
-	if n := b.partitions.fromCleanState.Load(); n < 1 {
-		t.Fatalf("%d replicas opened from their descriptions, want the written one at least", n)
+	if n := b.partitions.fromShutdownState.Load(); n != 1 {
+		t.Fatalf("%d replicas opened from their descriptions, want the written one", n)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "logs", cleanLogStatesFile)); !os.IsNotExist(err) {
 		t.Fatalf("the descriptions outlive the start that read them: %v", err)
@@ -111,7 +122,7 @@ func TestCleanRestartOpensLogsFromTheirDescriptions(t *testing.T) {
 
 	b.Kill()
 	b = startTestBroker(t, dir, nil)
-	if n := b.partitions.fromCleanState.Load(); n != 0 {
+	if n := b.partitions.fromShutdownState.Load(); n != 0 {
 		t.Fatalf("%d replicas opened from descriptions after a crash", n)
 	}
 	if end := b.partitions.get(topic, 0).State().LogEndOffset; end != 2*records {

@@ -93,9 +93,9 @@ type partitionManager struct {
 	// cleanLogStates are the encoded descriptions of cleanLogStatesFile, read at a clean
 	// start; open takes each one out (guarded by mu).
 	cleanLogStates map[segment.TopicPartition][]byte
-	// fromCleanState counts the replicas this start opened from their descriptions
+	// fromShutdownState counts the replicas this start opened from their descriptions
 	// (reported in the "broker ready" line).
-	fromCleanState atomic.Int64
+	fromShutdownState atomic.Int64
 	// narrowLeads are the leaderships with an ISR of this broker alone taken in the
 	// current reconciliation pass, logged in one line at its end (narrow_leads.go).
 	narrowLeads narrowLeads
@@ -136,7 +136,7 @@ func newPartitionManager(b *Broker) (*partitionManager, error) {
 		if pm.cleanTopicIDs, err = readTopicIDCheckpoint(filepath.Join(dir, topicIDCheckpointFile)); err != nil {
 			b.logger.Warn("ignoring an unreadable topic id checkpoint; reading each replica's partition.metadata", "error", err)
 		}
-		if pm.cleanLogStates, err = readCleanLogStates(filepath.Join(dir, cleanLogStatesFile)); err != nil {
+		if pm.cleanLogStates, err = readCleanLogStates(filepath.Join(dir, cleanLogStatesFile), b.previousBrokerEpoch.Load()); err != nil {
 			b.logger.Warn("ignoring unreadable log descriptions of the clean shutdown; loading each log from its files", "error", err)
 		}
 	}
@@ -217,7 +217,7 @@ func (pm *partitionManager) reconcileLoop() {
 			pm.reconciledCh = make(chan struct{})
 			replicas := len(pm.parts)
 			pm.mu.Unlock()
-			pm.b.markReady(caughtUp, time.Now(), im.Offset, replicas, pm.fromCleanState.Load())
+			pm.b.markReady(caughtUp, time.Now(), im.Offset, replicas, pm.fromShutdownState.Load())
 		}
 		select {
 		case <-changed:
@@ -287,7 +287,8 @@ func (pm *partitionManager) reconcile(im *metadata.Image) bool {
 		pm.straysRemoved = true
 		pm.removeStrays(live)
 		pm.mu.Lock()
-		pm.cleanTopicIDs = nil // the rest name no replica assigned here
+		pm.cleanTopicIDs = nil  // the rest name no replica assigned here
+		pm.cleanLogStates = nil // nor describe one
 		pm.mu.Unlock()
 		pm.forgetNotHosted(live)
 	}
@@ -556,12 +557,12 @@ func (pm *partitionManager) open(t *metadata.Topic, id int32, s *topicSettings, 
 			prev = replication.CloseOffsets{} // a line of data that is gone (a new topic of an old name)
 		}
 	}
-	var cleanState *segment.CleanState
+	var shutdownState *segment.ShutdownState
 	if known && old == t.ID && rawState != nil {
 		// The log as the clean shutdown left it: opened without reading its directory
 		// when its offsets agree with the checkpoints (clean_log_states.go).
-		if st, err := segment.ParseCleanState(rawState); err == nil {
-			cleanState = &st
+		if st, err := segment.ParseShutdownState(rawState); err == nil {
+			shutdownState = &st
 		} else {
 			pm.b.logger.Warn("ignoring a malformed log description; loading the log from its files", "topic", t.Name, "partition", id, "error", err)
 		}
@@ -573,13 +574,13 @@ func (pm *partitionManager) open(t *metadata.Topic, id int32, s *topicSettings, 
 		Decompress:     pm.b.records.Decompress, // time lookups look inside compressed batches
 		Files:          pm.b.segFiles,
 		DirAbsent:      absent,
-		CleanState:     cleanState,
+		ShutdownState:  shutdownState,
 	})
 	if err != nil {
 		return nil, err
 	}
-	if report.FromCleanState {
-		pm.fromCleanState.Add(1)
+	if report.FromShutdownState {
+		pm.fromShutdownState.Add(1)
 	}
 	pm.mu.Lock()
 	// A log an older build's cleaner may have cleaned hides the empty batches it left

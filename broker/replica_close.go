@@ -52,7 +52,7 @@ func closeReplicas(parts []*localPartition) []closedReplica {
 					out[i] = closedReplica{tp: segment.TopicPartition{Topic: lp.Topic, Partition: lp.ID},
 						topicID: lp.topicID, off: off, err: err}
 					if st, ok := lp.CleanLogState(); ok && err == nil {
-						out[i].state = segment.AppendCleanState(nil, st)
+						out[i].state = segment.AppendShutdownState(nil, st)
 					}
 				}
 			}
@@ -72,8 +72,9 @@ type checkpointEntry struct {
 // writeCheckpoints writes the offset checkpoints of files (high watermark, recovery
 // point, log start) of entries (sorted here; one file each for the whole log directory,
 // as Kafka writes them), and at a clean close (states not nil) the topic-id checkpoint
-// and the logs' descriptions states too, all at once: their fsyncs overlap.
-func (pm *partitionManager) writeCheckpoints(entries []checkpointEntry, files offsetCheckpoints, states []cleanLogState) error {
+// and the logs' descriptions states, closed at brokerEpoch, too, all at once: their
+// fsyncs overlap.
+func (pm *partitionManager) writeCheckpoints(entries []checkpointEntry, files offsetCheckpoints, states []cleanLogState, brokerEpoch int64) error {
 	slices.SortFunc(entries, func(a, b checkpointEntry) int { return segment.CompareTopicPartitions(a.tp, b.tp) })
 	keys := make([]segment.TopicPartition, len(entries))
 	for i, e := range entries {
@@ -104,7 +105,7 @@ func (pm *partitionManager) writeCheckpoints(entries []checkpointEntry, files of
 	}
 	if states != nil {
 		writes = append(writes, func() error {
-			return segment.WriteFileAtomic(filepath.Join(pm.dir, cleanLogStatesFile), encodeCleanLogStates(states))
+			return segment.WriteFileAtomic(filepath.Join(pm.dir, cleanLogStatesFile), encodeCleanLogStates(brokerEpoch, states))
 		})
 		writes = append(writes, func() error {
 			named := make([]segment.TopicPartition, 0, len(entries))

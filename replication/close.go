@@ -45,20 +45,22 @@ func (p *Partition) CloseClean() (off CloseOffsets, stopped bool, err error) {
 }
 
 // CleanLogState describes the replica's log after a CloseClean that succeeded
-// (segment.Log.CleanState), with its producer state snapshots when it knows them and
+// (segment.Log.ShutdownState), with its producer state snapshots when it knows them and
 // its producer state as of the log end (producer_snapshot_files.go), for the next clean
 // start to open it from; ok is false otherwise.
-func (p *Partition) CleanLogState() (st segment.CleanState, ok bool) {
+func (p *Partition) CleanLogState() (st segment.ShutdownState, ok bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	st, ok = p.log.CleanState()
+	st, ok = p.log.ShutdownState()
 	if !ok {
 		return st, false
 	}
 	if names, known := p.snapshots.names(); known {
 		st.SetOtherFiles(names)
 	}
-	if p.producers != nil {
+	if p.producers != nil && p.replay.from >= 0 {
+		// (A state that did not come from the files, a failed rebuild's empty one or a
+		// tiered restore's, is left for the next start to rebuild from them.)
 		st.SetOwnerData(describeProducerState(p.log.LogEndOffset(), p.producers, p.replay))
 	}
 	return st, true

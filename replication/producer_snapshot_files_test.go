@@ -22,6 +22,25 @@ func knownSnapshots(t *testing.T, p *Partition, what string) bool {
 	return known
 }
 
+// closeDescribed closes p cleanly and returns its checkpoint offsets and its log's
+// description, encoded and decoded as the broker's file keeps it.
+func closeDescribed(t *testing.T, p *Partition) (CloseOffsets, *segment.ShutdownState) {
+	t.Helper()
+	off, _, err := p.CloseClean()
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, ok := p.CleanLogState()
+	if !ok {
+		t.Fatal("no shutdown state after a clean close")
+	}
+	st, err = segment.ParseShutdownState(segment.AppendShutdownState(nil, st))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return off, &st
+}
+
 // TestCleanLogStateCarriesTheSnapshots: a replica knows its producer snapshot files
 // through rolls, a log start move and a clean close; its log's description carries
 // them, and the next clean start rebuilds the producer state from them without listing
@@ -53,24 +72,13 @@ func TestCleanLogStateCarriesTheSnapshots(t *testing.T) {
 	if !knownSnapshots(t, p, "after the log start moved") {
 		t.Fatal("the snapshots are forgotten after the log start moved")
 	}
-	off, _, err := p.CloseClean()
-	if err != nil {
-		t.Fatal(err)
-	}
-	st, ok := p.CleanLogState()
-	if !ok {
-		t.Fatal("no clean state after a clean close")
-	}
-	st, err = segment.ParseCleanState(segment.AppendCleanState(nil, st))
-	if err != nil {
-		t.Fatal(err)
-	}
+	off, st := closeDescribed(t, p)
 	st.SetOwnerData(nil) // the state from the snapshot files, not from the description
 
-	open := func(state *segment.CleanState) (*Partition, ProducerLoadReport, *segment.RecoveryReport) {
+	open := func(state *segment.ShutdownState) (*Partition, ProducerLoadReport, *segment.RecoveryReport) {
 		t.Helper()
 		return openLeader(t, dir, cfg, segment.OpenOptions{Files: fc, CleanShutdown: true,
-			RecoveryPoint: off.RecoveryPoint, LogStartOffset: off.LogStartOffset, CleanState: state})
+			RecoveryPoint: off.RecoveryPoint, LogStartOffset: off.LogStartOffset, ShutdownState: state})
 	}
 	listed, want, _ := open(nil)
 	if _, _, err := listed.CloseClean(); err != nil {
@@ -81,8 +89,8 @@ func TestCleanLogStateCarriesTheSnapshots(t *testing.T) {
 	if err := os.WriteFile(ProducerSnapshotPath(dir, leo), []byte("corrupt"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	p, got, rep := open(&st)
-	if !rep.FromCleanState || len(got.CorruptSnapshots) != 0 || got.SnapshotOffset != want.SnapshotOffset ||
+	p, got, rep := open(st)
+	if !rep.FromShutdownState || len(got.CorruptSnapshots) != 0 || got.SnapshotOffset != want.SnapshotOffset ||
 		got.BatchesReplayed != want.BatchesReplayed || got.Producers != want.Producers {
 		t.Fatalf("the start from the description: %+v (%+v), a listing start: %+v", got, rep, want)
 	}
@@ -123,22 +131,18 @@ func TestStartFromDescriptionWithASnapshotGone(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	off, _, err := p.CloseClean()
-	if err != nil {
-		t.Fatal(err)
-	}
-	st, ok := p.CleanLogState()
+	off, st := closeDescribed(t, p)
 	offs := snapshotsIn(t, dir)
-	if !ok || len(offs) < 2 {
-		t.Fatalf("clean state %v, snapshots %v: want two at least", ok, offs)
+	if len(offs) < 2 {
+		t.Fatalf("snapshots %v: want two at least", offs)
 	}
 	if err := os.Remove(ProducerSnapshotPath(dir, offs[len(offs)-1])); err != nil {
 		t.Fatal(err)
 	}
 	st.SetOwnerData(nil) // the state from the snapshot files, not from the description
 	p, report, rep := openLeader(t, dir, cfg, segment.OpenOptions{Files: fc, CleanShutdown: true,
-		RecoveryPoint: off.RecoveryPoint, LogStartOffset: off.LogStartOffset, CleanState: &st})
-	if !rep.FromCleanState || report.SnapshotOffset != offs[len(offs)-2] || report.Producers != 1 {
+		RecoveryPoint: off.RecoveryPoint, LogStartOffset: off.LogStartOffset, ShutdownState: st})
+	if !rep.FromShutdownState || report.SnapshotOffset != offs[len(offs)-2] || report.Producers != 1 {
 		t.Fatalf("producer state: %+v (%+v); want the snapshot at %d and one producer", report, rep, offs[len(offs)-2])
 	}
 	if !knownSnapshots(t, p, "after a start with a snapshot gone") {
@@ -156,27 +160,11 @@ func TestCleanStartTakesTheProducerStateFromTheDescription(t *testing.T) {
 	cfg := segment.DefaultConfig()
 	fc := segment.NewFileCache(16)
 	dir := t.TempDir()
-	open := func(off CloseOffsets, st *segment.CleanState) (*Partition, ProducerLoadReport) {
+	open := func(off CloseOffsets, st *segment.ShutdownState) (*Partition, ProducerLoadReport) {
 		t.Helper()
 		p, report, _ := openLeader(t, dir, cfg, segment.OpenOptions{Files: fc, CleanShutdown: st != nil,
-			RecoveryPoint: off.RecoveryPoint, LogStartOffset: off.LogStartOffset, CleanState: st})
+			RecoveryPoint: off.RecoveryPoint, LogStartOffset: off.LogStartOffset, ShutdownState: st})
 		return p, report
-	}
-	closeClean := func(p *Partition) (CloseOffsets, *segment.CleanState) {
-		t.Helper()
-		off, _, err := p.CloseClean()
-		if err != nil {
-			t.Fatal(err)
-		}
-		st, ok := p.CleanLogState()
-		if !ok {
-			t.Fatal("no clean state")
-		}
-		st, err = segment.ParseCleanState(segment.AppendCleanState(nil, st))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return off, &st
 	}
 	p, _ := open(CloseOffsets{}, nil)
 	for seq := int32(0); seq < 60; seq += 2 {
@@ -184,13 +172,13 @@ func TestCleanStartTakesTheProducerStateFromTheDescription(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	off, st := closeClean(p)
+	off, st := closeDescribed(t, p)
 	if offs := snapshotsIn(t, dir); len(offs) != 0 {
 		t.Fatalf("a close 30 batches after the log start took snapshots %v", offs)
 	}
 
 	p, report := open(off, st)
-	if !report.FromCleanState || report.BatchesReplayed != 0 || report.SnapshotOffset != 60 || report.Producers != 1 {
+	if !report.FromShutdownState || report.BatchesReplayed != 0 || report.SnapshotOffset != 60 || report.Producers != 1 {
 		t.Fatalf("the start from the description: %+v, want the state at 60 and nothing replayed", report)
 	}
 	retry, err := p.AppendAsLeader(idempotentBatch(2, 7, 0, 58), 0)
@@ -202,16 +190,42 @@ func TestCleanStartTakesTheProducerStateFromTheDescription(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	off, _ = closeClean(p)
+	off, _ = closeDescribed(t, p)
 	if offs := snapshotsIn(t, dir); len(offs) != 1 || offs[0] != 140 {
 		t.Fatalf("the close 70 batches after the log start took snapshots %v, want one at 140", offs)
 	}
 	p, report = open(off, nil) // from the files, as after a crash
-	if report.FromCleanState || report.SnapshotOffset != 140 || report.BatchesReplayed != 0 || report.Producers != 1 {
+	if report.FromShutdownState || report.SnapshotOffset != 140 || report.BatchesReplayed != 0 || report.Producers != 1 {
 		t.Fatalf("the start from the files: %+v, want the snapshot at 140", report)
 	}
 	retry, err = p.AppendAsLeader(idempotentBatch(2, 7, 0, 138), 0)
 	if err != nil || retry.FirstOffset != 138 || p.State().LogEndOffset != 140 {
 		t.Fatalf("a retry of the last batch: %+v %v, log end %d; want its offset 138 again", retry, err, p.State().LogEndOffset)
+	}
+}
+
+// TestNoDescribedStateWithoutTheFilesBehindIt: a producer state that did not come from
+// the snapshot files and the log (a rebuild that failed and emptied it) is not kept in
+// the description: the next start rebuilds it from the files (here the snapshot at the
+// log end, which the close found there and did not write again).
+func TestNoDescribedStateWithoutTheFilesBehindIt(t *testing.T) {
+	cfg := segment.DefaultConfig()
+	fc := segment.NewFileCache(16)
+	dir := t.TempDir()
+	p, _, _ := openLeader(t, dir, cfg, segment.OpenOptions{Files: fc})
+	if _, err := p.AppendAsLeader(idempotentBatch(2, 7, 0, 0), 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.WriteProducerSnapshot(); err != nil { // the close finds it there and writes none
+		t.Fatal(err)
+	}
+	p.mu.Lock()
+	p.producers, p.replay = NewProducerStates(), producerReplay{from: -1} // as afterTruncateLocked's failure leaves it
+	p.mu.Unlock()
+	off, st := closeDescribed(t, p)
+	_, report, _ := openLeader(t, dir, cfg, segment.OpenOptions{Files: fc, CleanShutdown: true,
+		RecoveryPoint: off.RecoveryPoint, LogStartOffset: off.LogStartOffset, ShutdownState: st})
+	if report.FromShutdownState || report.Producers != 1 {
+		t.Fatalf("the start after the emptied state: %+v, want the producer rebuilt from the files", report)
 	}
 }

@@ -21,9 +21,9 @@ import (
 type ProducerLoadReport struct {
 	// SnapshotOffset is the offset of the snapshot loaded, or -1 when none was.
 	SnapshotOffset int64
-	// FromCleanState is set when the state came from the log's clean-shutdown
+	// FromShutdownState is set when the state came from the log's clean-shutdown
 	// description (as a snapshot at the log end offset) rather than a snapshot file.
-	FromCleanState bool
+	FromShutdownState bool
 	// CorruptSnapshots lists the offsets of snapshots ignored (and removed) as corrupt.
 	CorruptSnapshots []int64
 	// BatchesReplayed counts batch headers read from the log after the snapshot.
@@ -80,7 +80,7 @@ func (p *Partition) rebuildProducerStateLocked() (ProducerLoadReport, error) {
 		// end: a snapshot at the log end, with nothing to replay.
 		if s, r, err := describedProducerState(data, leo); err == nil {
 			state, report.SnapshotOffset, from, described = s, leo, max(from, leo), &r
-			report.FromCleanState = true
+			report.FromShutdownState = true
 		} else {
 			p.opts.Logger.Warn("ignoring the producer state of the log's description; rebuilding it from snapshots and the log", "error", err)
 		}

@@ -38,10 +38,10 @@ type OpenOptions struct {
 	// writes a file there (makeDir), so a bulk creation of replicas saves a failed
 	// listing per replica besides the directory.
 	DirAbsent bool
-	// CleanState, with CleanShutdown, is the description the log's last clean close
-	// gave (Log.CleanState): Open then builds the log from it without reading the
-	// directory, when it fits RecoveryPoint and LogStartOffset (clean_state.go).
-	CleanState *CleanState
+	// ShutdownState, with CleanShutdown, is the description the log's last clean close
+	// gave (Log.ShutdownState): Open then builds the log from it without reading the
+	// directory, when it fits RecoveryPoint and LogStartOffset (shutdown_state.go).
+	ShutdownState *ShutdownState
 }
 
 // AppendInfo describes a completed append.
@@ -106,7 +106,7 @@ type Log struct {
 	openNames    []string
 	openNamesSet bool
 	// openOwnerData is the owner's data kept with the description the log was opened
-	// from, until TakeOpenOwnerData (clean_state.go).
+	// from, until TakeOpenOwnerData (shutdown_state.go).
 	openOwnerData []byte
 	// txnIndexAbsent is set when Open listed no .txnindex file (or the description it
 	// opened from says so), until AppendAbortedTxns or RewriteAbortedTxnsFrom may create

@@ -86,7 +86,7 @@ func BenchmarkOpenFile(b *testing.B) {
 // (the producer state), and close it (machine A, 2026-12-06: 51.4 µs with os.OpenFile,
 // 42.9 µs with OpenFile).
 //
-// With the description its last clean close gave (clean_state.go), the open reads
+// With the description its last clean close gave (shutdown_state.go), the open reads
 // nothing and the replica's producer state comes with the description: the same steps
 // are an open from it, with nothing to replay, and a close.
 func BenchmarkOpenCleanLog(b *testing.B) {
@@ -97,17 +97,17 @@ func BenchmarkOpenCleanLog(b *testing.B) {
 	if err := l.Close(); err != nil {
 		b.Fatal(err)
 	}
-	st, ok := l.CleanState()
+	st, ok := l.ShutdownState()
 	if !ok {
-		b.Fatal("no clean state")
+		b.Fatal("no shutdown state")
 	}
 	for _, bc := range []struct {
 		name  string
-		state *CleanState
+		state *ShutdownState
 	}{{"files", nil}, {"description", &st}} {
 		b.Run(bc.name, func(b *testing.B) {
 			for b.Loop() {
-				l, _, err := Open(dir, cfg, OpenOptions{Files: fc, CleanShutdown: true, RecoveryPoint: st.LogEndOffset(), CleanState: bc.state})
+				l, _, err := Open(dir, cfg, OpenOptions{Files: fc, CleanShutdown: true, RecoveryPoint: st.LogEndOffset(), ShutdownState: bc.state})
 				if err != nil {
 					b.Fatal(err)
 				}

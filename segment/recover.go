@@ -35,9 +35,9 @@ type RecoveryReport struct {
 	// LeaderEpochsRebuilt is set when leader-epoch-checkpoint was missing or corrupt and
 	// was rebuilt from batch headers.
 	LeaderEpochsRebuilt bool
-	// FromCleanState is set when the log was built from OpenOptions.CleanState, its
+	// FromShutdownState is set when the log was built from OpenOptions.ShutdownState, its
 	// directory not read.
-	FromCleanState bool
+	FromShutdownState bool
 }
 
 // RecoveryCut describes where recovery cut the log.
@@ -56,8 +56,8 @@ func Open(dir string, cfg Config, opts OpenOptions) (*Log, *RecoveryReport, erro
 	// exist) and, through TakeOpenListing, the owner's producer snapshots. A missing
 	// directory is not made here: the log makes it when it first writes a file in it
 	// (makeDir), so a replica that never holds a record costs no inode.
-	if opts.CleanShutdown && opts.CleanState != nil {
-		if l, report, ok := openFromCleanState(dir, cfg, opts); ok {
+	if opts.CleanShutdown && opts.ShutdownState != nil {
+		if l, report, ok := openFromShutdownState(dir, cfg, opts); ok {
 			return l, report, nil
 		}
 	}
@@ -118,7 +118,9 @@ func Open(dir string, cfg Config, opts OpenOptions) (*Log, *RecoveryReport, erro
 	for _, s := range l.segments {
 		l.files.closeUnused(s) // opened on first use
 	}
-	l.openNamesSet = len(report.RemovedFiles) == 0 // a removal may have changed the listing
+	// A removal may have changed the listing, and a truncation at the open (finishOpen)
+	// has cleared it.
+	l.openNamesSet = len(report.RemovedFiles) == 0 && l.generation == 0
 	l.txnIndexAbsent = txnIndexAbsent
 	if !l.openNamesSet {
 		l.openNames = nil
@@ -139,16 +141,16 @@ func newLog(dir string, cfg Config, opts OpenOptions) *Log {
 	return l
 }
 
-// openFromCleanState is Open of a log built from opts.CleanState; ok is false when the
-// description does not fit (openCleanState) or settling the log start would fail, and
+// openFromShutdownState is Open of a log built from opts.ShutdownState; ok is false when the
+// description does not fit (openShutdownState) or settling the log start would fail, and
 // the caller opens the log from its files.
-func openFromCleanState(dir string, cfg Config, opts OpenOptions) (*Log, *RecoveryReport, bool) {
+func openFromShutdownState(dir string, cfg Config, opts OpenOptions) (*Log, *RecoveryReport, bool) {
 	l := newLog(dir, cfg, opts)
 	defer l.release()
-	if !l.openCleanState(opts.CleanState, opts) {
+	if !l.openShutdownState(opts.ShutdownState, opts) {
 		return nil, nil, false
 	}
-	report := &RecoveryReport{SegmentsLoaded: len(l.segments), FromCleanState: true}
+	report := &RecoveryReport{SegmentsLoaded: len(l.segments), FromShutdownState: true}
 	if err := l.finishOpen(opts, report); err != nil {
 		l.closeFiles()
 		return nil, nil, false

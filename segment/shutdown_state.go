@@ -11,18 +11,18 @@ import (
 // file, what each log's clean close already knew: the directory listing, every
 // segment's three files (opened, indexes mapped and validated, the tail's headers
 // read, then closed again until first use) and the leader-epoch-checkpoint. A Log
-// closed cleanly describes itself instead (CleanState: its segments' sizes, offsets,
+// closed cleanly describes itself instead (ShutdownState: its segments' sizes, offsets,
 // timestamps and index entry counts, its leader epochs as the file holds them); the
 // owner keeps the descriptions of a whole log directory in one file written with the
-// clean shutdown marker, and a clean start hands each one back (OpenOptions.CleanState)
+// clean shutdown marker, and a clean start hands each one back (OpenOptions.ShutdownState)
 // so that Open builds the Log from it without touching the partition directory. The
 // files are opened on first use, as after any clean open. Petrel's own shortcut: Kafka
 // lists and loads every log at a start (its clean shutdown marker only spares the
 // recovery scan).
 
-// CleanState describes a cleanly closed Log: enough to open it again without reading
-// its directory (Open with OpenOptions.CleanState). Its encoding is AppendCleanState's.
-type CleanState struct {
+// ShutdownState describes a cleanly closed Log: enough to open it again without reading
+// its directory (Open with OpenOptions.ShutdownState). Its encoding is AppendShutdownState's.
+type ShutdownState struct {
 	segments []segmentState
 	epochs   []EpochEntry
 	// epochsUnflushed is set when leader-epoch-checkpoint may hold entries the
@@ -46,13 +46,13 @@ type CleanState struct {
 // SetOwnerData keeps data, the owner's own state as of the log end (its replica's
 // producer state), with the description: after an open from it, TakeOpenOwnerData
 // returns it once.
-func (st *CleanState) SetOwnerData(data []byte) { st.ownerData = data }
+func (st *ShutdownState) SetOwnerData(data []byte) { st.ownerData = data }
 
 // SetOtherFiles records names, the files other than segment files that the log's owner
 // keeps in its directory (producer state snapshots), when the owner knows them exactly:
 // after an open from the description, TakeOpenListing returns them as it returns a
 // listing open's names. Without it the owner lists the directory itself.
-func (st *CleanState) SetOtherFiles(names []string) {
+func (st *ShutdownState) SetOtherFiles(names []string) {
 	st.otherFiles, st.otherFilesSet = names, true
 }
 
@@ -64,32 +64,32 @@ type segmentState struct {
 	bytesSinceLastIndexEntry, offsetIndexEntries, timeIndexEntries int64
 }
 
-// cleanStateVersion is the first byte of an encoded CleanState.
-const cleanStateVersion = 1
+// shutdownStateVersion is the first byte of an encoded ShutdownState.
+const shutdownStateVersion = 1
 
-// maxCleanStateSegments bounds a decoded description (a log of more segments is opened
+// maxShutdownStateSegments bounds a decoded description (a log of more segments is opened
 // from its files): a corrupt length never allocates more.
-const maxCleanStateSegments = 1 << 20
+const maxShutdownStateSegments = 1 << 20
 
 // LogEndOffset is the log end offset of the log described.
-func (st *CleanState) LogEndOffset() int64 {
+func (st *ShutdownState) LogEndOffset() int64 {
 	if len(st.segments) == 0 {
 		return -1
 	}
 	return st.segments[len(st.segments)-1].nextOffset
 }
 
-// CleanState describes the log after a Close that succeeded, for OpenOptions.CleanState.
+// ShutdownState describes the log after a Close that succeeded, for OpenOptions.ShutdownState.
 // ok is false when the log is not closed, failed, or has no segment file yet (a replica
 // never written to is opened without a listing anyway when its directory is absent).
-func (l *Log) CleanState() (st CleanState, ok bool) {
+func (l *Log) ShutdownState() (st ShutdownState, ok bool) {
 	if !l.closed || l.failure != nil || l.dirAbsent || l.Unborn() || l.recoveryPoint != l.LogEndOffset() {
-		return CleanState{}, false
+		return ShutdownState{}, false
 	}
 	st.segments = make([]segmentState, len(l.segments))
 	for i, s := range l.segments {
 		if s.unborn || len(s.offsetIndex.pending) > 0 || len(s.timeIndex.pending) > 0 {
-			return CleanState{}, false
+			return ShutdownState{}, false
 		}
 		st.segments[i] = segmentState{baseOffset: s.baseOffset, size: s.size, nextOffset: s.nextOffset,
 			maxTimestamp: s.maxTimestamp, offsetOfMaxTimestamp: s.offsetOfMaxTimestamp,
@@ -113,9 +113,9 @@ func (l *Log) CleanState() (st CleanState, ok bool) {
 	return st, true
 }
 
-// AppendCleanState appends st's encoding to b: a version byte, flags, then varints.
-func AppendCleanState(b []byte, st CleanState) []byte {
-	b = append(b, cleanStateVersion)
+// AppendShutdownState appends st's encoding to b: a version byte, flags, then varints.
+func AppendShutdownState(b []byte, st ShutdownState) []byte {
+	b = append(b, shutdownStateVersion)
 	var flags byte
 	for i, f := range []bool{st.epochsUnflushed, st.txnIndexAbsent, st.compacted, st.otherFilesSet, st.ownerData != nil} {
 		if f {
@@ -150,24 +150,24 @@ func AppendCleanState(b []byte, st CleanState) []byte {
 	return b
 }
 
-// errCleanState is the error of a description that does not decode or does not
+// errShutdownState is the error of a description that does not decode or does not
 // describe a log.
-var errCleanState = errors.New("segment: invalid clean log state")
+var errShutdownState = errors.New("segment: invalid shutdown state of a log")
 
-// ParseCleanState decodes what AppendCleanState wrote, the whole of b. It checks that
+// ParseShutdownState decodes what AppendShutdownState wrote, the whole of b. It checks that
 // the description is a log's: segments in offset order, each ending at or before the
 // next one starts, epochs growing. Open trusts nothing else in it.
-func ParseCleanState(b []byte) (CleanState, error) {
-	var st CleanState
-	if len(b) < 2 || b[0] != cleanStateVersion || b[1]&^31 != 0 {
-		return st, fmt.Errorf("%w: header", errCleanState)
+func ParseShutdownState(b []byte) (ShutdownState, error) {
+	var st ShutdownState
+	if len(b) < 2 || b[0] != shutdownStateVersion || b[1]&^31 != 0 {
+		return st, fmt.Errorf("%w: header", errShutdownState)
 	}
 	st.epochsUnflushed, st.txnIndexAbsent, st.compacted, st.otherFilesSet = b[1]&1 != 0, b[1]&2 != 0, b[1]&4 != 0, b[1]&8 != 0
 	d := stateDecoder{b: b[2:]}
 	st.logStartOffset = d.varint()
 	n := d.uvarint()
-	if n == 0 || n > maxCleanStateSegments || n > uint64(len(d.b))/10 {
-		return st, fmt.Errorf("%w: %d segments", errCleanState, n)
+	if n == 0 || n > maxShutdownStateSegments || n > uint64(len(d.b))/10 {
+		return st, fmt.Errorf("%w: %d segments", errShutdownState, n)
 	}
 	st.segments = make([]segmentState, n)
 	for i := range st.segments {
@@ -179,7 +179,7 @@ func ParseCleanState(b []byte) (CleanState, error) {
 	}
 	ne := d.uvarint()
 	if ne > uint64(len(d.b))/2 {
-		return st, fmt.Errorf("%w: %d epochs", errCleanState, ne)
+		return st, fmt.Errorf("%w: %d epochs", errShutdownState, ne)
 	}
 	if ne > 0 {
 		st.epochs = make([]EpochEntry, ne)
@@ -194,7 +194,7 @@ func ParseCleanState(b []byte) (CleanState, error) {
 	if st.otherFilesSet {
 		nf := d.uvarint()
 		if nf > uint64(len(d.b)) {
-			return st, fmt.Errorf("%w: %d file names", errCleanState, nf)
+			return st, fmt.Errorf("%w: %d file names", errShutdownState, nf)
 		}
 		st.otherFiles = make([]string, 0, nf)
 		for range nf {
@@ -210,40 +210,40 @@ func ParseCleanState(b []byte) (CleanState, error) {
 	if b[1]&16 != 0 {
 		n := d.uvarint()
 		if n > uint64(len(d.b)) {
-			return st, fmt.Errorf("%w: owner data of %d bytes", errCleanState, n)
+			return st, fmt.Errorf("%w: owner data of %d bytes", errShutdownState, n)
 		}
 		st.ownerData = append(make([]byte, 0, n), d.b[:n]...)
 		d.b = d.b[n:]
 	}
 	if d.err || len(d.b) != 0 {
-		return st, fmt.Errorf("%w: truncated or trailing bytes", errCleanState)
+		return st, fmt.Errorf("%w: truncated or trailing bytes", errShutdownState)
 	}
 	return st, st.check()
 }
 
 // check reports a description that is not a log's.
-func (st *CleanState) check() error {
+func (st *ShutdownState) check() error {
 	for i, s := range st.segments {
 		switch {
 		case s.baseOffset < 0 || s.size < 0 || s.size > 1<<31-1 || s.nextOffset < s.baseOffset ||
 			(s.size == 0) != (s.nextOffset == s.baseOffset) || s.nextOffset-s.baseOffset > 1<<31:
-			return fmt.Errorf("%w: segment %d", errCleanState, s.baseOffset)
+			return fmt.Errorf("%w: segment %d", errShutdownState, s.baseOffset)
 		case s.bytesSinceLastIndexEntry < 0 || s.bytesSinceLastIndexEntry > s.size ||
 			s.offsetIndexEntries < 0 || s.offsetIndexEntries > s.size || s.timeIndexEntries < 0 || s.timeIndexEntries > s.size:
-			return fmt.Errorf("%w: segment %d's indexes", errCleanState, s.baseOffset)
-		case i > 0 && s.baseOffset < st.segments[i-1].nextOffset:
-			return fmt.Errorf("%w: segment %d overlaps the one before", errCleanState, s.baseOffset)
-		case i < len(st.segments)-1 && s.size == 0:
-			return fmt.Errorf("%w: empty segment %d before the last", errCleanState, s.baseOffset)
+			return fmt.Errorf("%w: segment %d's indexes", errShutdownState, s.baseOffset)
+		case i > 0 && s.baseOffset <= st.segments[i-1].baseOffset || i > 0 && s.baseOffset < st.segments[i-1].nextOffset:
+			// (An empty segment before the last is a compacted log's: cleaning can empty
+			// a group of segments.)
+			return fmt.Errorf("%w: segment %d overlaps the one before", errShutdownState, s.baseOffset)
 		}
 	}
 	for i, e := range st.epochs {
 		if e.StartOffset < 0 || i > 0 && (e.Epoch <= st.epochs[i-1].Epoch || e.StartOffset < st.epochs[i-1].StartOffset) {
-			return fmt.Errorf("%w: leader epochs out of order", errCleanState)
+			return fmt.Errorf("%w: leader epochs out of order", errShutdownState)
 		}
 	}
 	if st.logStartOffset < 0 {
-		return fmt.Errorf("%w: log start offset %d", errCleanState, st.logStartOffset)
+		return fmt.Errorf("%w: log start offset %d", errShutdownState, st.logStartOffset)
 	}
 	return nil
 }
@@ -274,12 +274,12 @@ func (d *stateDecoder) uvarint() uint64 {
 	return v
 }
 
-// openCleanState builds the Log st describes (Open with OpenOptions.CleanState): its
+// openShutdownState builds the Log st describes (Open with OpenOptions.ShutdownState): its
 // segments in the file cache's care with their files closed, its leader epochs, no
 // listing. ok is false when st does not fit the options (another recovery point or log
 // start than the checkpoints', another cleanup policy, no file cache): the caller then
 // opens the log from its files.
-func (l *Log) openCleanState(st *CleanState, opts OpenOptions) bool {
+func (l *Log) openShutdownState(st *ShutdownState, opts OpenOptions) bool {
 	if l.files == nil || st.compacted != l.cfg.Compacted || opts.RecoveryPoint != st.LogEndOffset() ||
 		opts.LogStartOffset != st.logStartOffset || len(st.segments) == 0 {
 		return false
@@ -311,7 +311,7 @@ func (l *Log) openCleanState(st *CleanState, opts OpenOptions) bool {
 }
 
 // TakeOpenOwnerData returns, once, the data the owner kept with the description the log
-// was opened from (CleanState.SetOwnerData); nil on later calls, after any write to the
+// was opened from (ShutdownState.SetOwnerData); nil on later calls, after any write to the
 // log, and for a log opened from its files.
 func (l *Log) TakeOpenOwnerData() []byte {
 	data := l.openOwnerData

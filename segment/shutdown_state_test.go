@@ -25,17 +25,17 @@ func loadedStates(l *Log) []loadedState {
 	return out
 }
 
-// cleanStateRoundTrip closes l, encodes and decodes its CleanState, and returns it.
-func cleanStateRoundTrip(t *testing.T, l *Log) *CleanState {
+// shutdownStateRoundTrip closes l, encodes and decodes its ShutdownState, and returns it.
+func shutdownStateRoundTrip(t *testing.T, l *Log) *ShutdownState {
 	t.Helper()
 	if err := l.Close(); err != nil {
 		t.Fatal(err)
 	}
-	st, ok := l.CleanState()
+	st, ok := l.ShutdownState()
 	if !ok {
-		t.Fatal("no clean state after a clean close")
+		t.Fatal("no shutdown state after a clean close")
 	}
-	got, err := ParseCleanState(AppendCleanState(nil, st))
+	got, err := ParseShutdownState(AppendShutdownState(nil, st))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,12 +45,12 @@ func cleanStateRoundTrip(t *testing.T, l *Log) *CleanState {
 	return &got
 }
 
-// TestOpenFromCleanState: a log of several segments and leader epochs, closed cleanly,
+// TestOpenFromShutdownState: a log of several segments and leader epochs, closed cleanly,
 // is opened again from its description without a file opened, and holds what a
 // listing open of the same directory holds: segments, indexes, epochs, records; it
 // appends, and a later listing open finds everything. A description that does not fit
 // the checkpoints' recovery point or log start, or the cleanup policy, is not used.
-func TestOpenFromCleanState(t *testing.T) {
+func TestOpenFromShutdownState(t *testing.T) {
 	cfg := epochTestConfig()
 	fc := NewFileCache(8)
 	l, dir := openTestLog(t, cfg, OpenOptions{Files: fc})
@@ -64,7 +64,7 @@ func TestOpenFromCleanState(t *testing.T) {
 	if err := l.LeaderEpochs().AssignLeaderStart(9, l.LogEndOffset()); err != nil { // no record in it
 		t.Fatal(err)
 	}
-	st := cleanStateRoundTrip(t, l)
+	st := shutdownStateRoundTrip(t, l)
 	end, start := l.LogEndOffset(), l.LogStartOffset()
 	if st.LogEndOffset() != end {
 		t.Fatalf("state's log end offset %d, log's %d", st.LogEndOffset(), end)
@@ -74,8 +74,8 @@ func TestOpenFromCleanState(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rep.FromCleanState {
-		t.Fatal("a listing open reports a clean state")
+	if rep.FromShutdownState {
+		t.Fatal("a listing open reports a shutdown state")
 	}
 	want, wantEpochs, wantRecords := loadedStates(listed), listed.LeaderEpochs().Entries(), readAll(t, listed)
 	if err := listed.Close(); err != nil {
@@ -88,7 +88,7 @@ func TestOpenFromCleanState(t *testing.T) {
 	if err := os.Rename(dir, away); err != nil {
 		t.Fatal(err)
 	}
-	opts := OpenOptions{Files: fc, CleanShutdown: true, RecoveryPoint: end, LogStartOffset: start, CleanState: st}
+	opts := OpenOptions{Files: fc, CleanShutdown: true, RecoveryPoint: end, LogStartOffset: start, ShutdownState: st}
 	l, rep, err = Open(dir, cfg, opts)
 	if err != nil {
 		t.Fatal(err)
@@ -96,24 +96,24 @@ func TestOpenFromCleanState(t *testing.T) {
 	if err := os.Rename(away, dir); err != nil {
 		t.Fatal(err)
 	}
-	if !rep.FromCleanState || rep.SegmentsOpened != 0 || rep.SegmentsLoaded != len(want) || fc.Stats().Open != 0 {
-		t.Fatalf("open from the clean state: %+v, %d segments open; want none", rep, fc.Stats().Open)
+	if !rep.FromShutdownState || rep.SegmentsOpened != 0 || rep.SegmentsLoaded != len(want) || fc.Stats().Open != 0 {
+		t.Fatalf("open from the shutdown state: %+v, %d segments open; want none", rep, fc.Stats().Open)
 	}
 	if got := loadedStates(l); !reflect.DeepEqual(got, want) {
-		t.Fatalf("segments from the clean state:\n%+v\nfrom the files:\n%+v", got, want)
+		t.Fatalf("segments from the shutdown state:\n%+v\nfrom the files:\n%+v", got, want)
 	}
 	if got := l.LeaderEpochs().Entries(); !reflect.DeepEqual(got, wantEpochs) {
-		t.Fatalf("epochs from the clean state %v, from the files %v", got, wantEpochs)
+		t.Fatalf("epochs from the shutdown state %v, from the files %v", got, wantEpochs)
 	}
 	if l.LogStartOffset() != start || l.LogEndOffset() != end || l.RecoveryPoint() != end {
 		t.Fatalf("offsets [%d, %d) recovery point %d, want [%d, %d) and %d", l.LogStartOffset(), l.LogEndOffset(), l.RecoveryPoint(), start, end, end)
 	}
 	if got := readAll(t, l); !reflect.DeepEqual(got, wantRecords) {
-		t.Fatalf("read %d batches from the clean state, %d from the files", len(got), len(wantRecords))
+		t.Fatalf("read %d batches from the shutdown state, %d from the files", len(got), len(wantRecords))
 	}
 	appendEpochs(t, l, 9, 9)
 	l, rep = reopen(t, l, dir, cfg, OpenOptions{Files: fc, LogStartOffset: start}) // a listing open, as after a crash
-	if rep.Cut != nil || rep.FromCleanState || l.LogEndOffset() != end+10 {
+	if rep.Cut != nil || rep.FromShutdownState || l.LogEndOffset() != end+10 {
 		t.Fatalf("after appending: %+v, log end %d, want %d", rep, l.LogEndOffset(), end+10)
 	}
 	if got := readAll(t, l); len(got) != len(wantRecords)+2 || !bytes.Equal(got[0], wantRecords[0]) {
@@ -121,7 +121,7 @@ func TestOpenFromCleanState(t *testing.T) {
 	}
 	checkEpochs(t, "after appending", l.LeaderEpochs(), dir, append(wantEpochs, EpochEntry{9, end}))
 
-	st = cleanStateRoundTrip(t, l)
+	st = shutdownStateRoundTrip(t, l)
 	for _, tc := range []struct {
 		name string
 		opts OpenOptions
@@ -132,13 +132,13 @@ func TestOpenFromCleanState(t *testing.T) {
 		{"without the clean shutdown", OpenOptions{RecoveryPoint: st.LogEndOffset(), LogStartOffset: start}, cfg},
 		{"another cleanup policy", OpenOptions{RecoveryPoint: st.LogEndOffset(), LogStartOffset: start}, func() Config { c := cfg; c.Compacted = true; return c }()},
 	} {
-		tc.opts.Files, tc.opts.CleanState = fc, st
+		tc.opts.Files, tc.opts.ShutdownState = fc, st
 		tc.opts.CleanShutdown = tc.name != "without the clean shutdown"
 		nl, rep, err := Open(dir, tc.cfg, tc.opts)
 		if err != nil {
 			t.Fatalf("%s: %v", tc.name, err)
 		}
-		if rep.FromCleanState || nl.LogEndOffset() != st.LogEndOffset() {
+		if rep.FromShutdownState || nl.LogEndOffset() != st.LogEndOffset() {
 			t.Fatalf("%s: %+v, log end %d", tc.name, rep, nl.LogEndOffset())
 		}
 		if err := nl.Close(); err != nil {
@@ -147,56 +147,56 @@ func TestOpenFromCleanState(t *testing.T) {
 	}
 }
 
-// TestCleanStateOnlyAfterACleanClose: an open log, a failed one and a new log never
-// written to have no clean state.
-func TestCleanStateOnlyAfterACleanClose(t *testing.T) {
+// TestShutdownStateOnlyAfterACleanClose: an open log, a failed one and a new log never
+// written to have no shutdown state.
+func TestShutdownStateOnlyAfterACleanClose(t *testing.T) {
 	cfg := smallConfig()
 	fc := NewFileCache(8)
 	l, _ := openTestLog(t, cfg, OpenOptions{Files: fc})
-	if _, ok := l.CleanState(); ok {
-		t.Fatal("an open log has a clean state")
+	if _, ok := l.ShutdownState(); ok {
+		t.Fatal("an open log has a shutdown state")
 	}
 	if err := l.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := l.CleanState(); ok {
-		t.Fatal("a log never written to has a clean state")
+	if _, ok := l.ShutdownState(); ok {
+		t.Fatal("a log never written to has a shutdown state")
 	}
 	l, _ = openTestLog(t, cfg, OpenOptions{Files: fc})
 	appendN(t, l, 2, batchSpec{records: 2, valueSize: 10}, 0)
-	l.MarkFailed("test", errCleanState)
+	l.MarkFailed("test", errShutdownState)
 	l.Close()
-	if _, ok := l.CleanState(); ok {
-		t.Fatal("a failed log has a clean state")
+	if _, ok := l.ShutdownState(); ok {
+		t.Fatal("a failed log has a shutdown state")
 	}
 }
 
-// FuzzParseCleanState: any bytes decode to an error or to a description that encodes
+// FuzzParseShutdownState: any bytes decode to an error or to a description that encodes
 // and decodes to itself; none panics or allocates beyond its input's size.
-func FuzzParseCleanState(f *testing.F) {
-	f.Add(AppendCleanState(nil, CleanState{segments: []segmentState{{baseOffset: 0, size: 100, nextOffset: 5, offsetIndexEntries: 1}},
+func FuzzParseShutdownState(f *testing.F) {
+	f.Add(AppendShutdownState(nil, ShutdownState{segments: []segmentState{{baseOffset: 0, size: 100, nextOffset: 5, offsetIndexEntries: 1}},
 		epochs: []EpochEntry{{1, 0}, {3, 2}}, txnIndexAbsent: true}))
-	f.Add(AppendCleanState(nil, CleanState{segments: []segmentState{{baseOffset: 0, size: 100, nextOffset: 5}, {baseOffset: 5}}, logStartOffset: 3}))
-	f.Add(AppendCleanState(nil, CleanState{segments: []segmentState{{baseOffset: 7, size: 70, nextOffset: 9}}, logStartOffset: 7,
+	f.Add(AppendShutdownState(nil, ShutdownState{segments: []segmentState{{baseOffset: 0, size: 100, nextOffset: 5}, {baseOffset: 5}}, logStartOffset: 3}))
+	f.Add(AppendShutdownState(nil, ShutdownState{segments: []segmentState{{baseOffset: 7, size: 70, nextOffset: 9}}, logStartOffset: 7,
 		otherFiles: []string{"00000000000000000007.snapshot"}, otherFilesSet: true, ownerData: []byte{1, 2, 3}}))
-	f.Add([]byte{cleanStateVersion, 0, 0, 0xff, 0xff, 0xff, 0xff, 0x0f})
+	f.Add([]byte{shutdownStateVersion, 0, 0, 0xff, 0xff, 0xff, 0xff, 0x0f})
 	f.Fuzz(func(t *testing.T, b []byte) {
-		st, err := ParseCleanState(b)
+		st, err := ParseShutdownState(b)
 		if err != nil {
 			return
 		}
-		again, err := ParseCleanState(AppendCleanState(nil, st))
+		again, err := ParseShutdownState(AppendShutdownState(nil, st))
 		if err != nil || !reflect.DeepEqual(again, st) {
 			t.Fatalf("re-encoded %+v decodes to %+v, %v", st, again, err)
 		}
 	})
 }
 
-// TestCleanStateKnowsWhetherATxnIndexExists: appends leave a log without transaction
+// TestShutdownStateKnowsWhetherATxnIndexExists: appends leave a log without transaction
 // index files known to have none (its description says so, and an open from it reads
 // none); an aborted transaction makes one, which the description then names, and the
 // open from it reads it back.
-func TestCleanStateKnowsWhetherATxnIndexExists(t *testing.T) {
+func TestShutdownStateKnowsWhetherATxnIndexExists(t *testing.T) {
 	cfg := epochTestConfig()
 	fc := NewFileCache(8)
 	l, dir := openTestLog(t, cfg, OpenOptions{Files: fc})
@@ -213,13 +213,13 @@ func TestCleanStateKnowsWhetherATxnIndexExists(t *testing.T) {
 		return false
 	}
 	appendEpochs(t, l, 1, 1, 1, 1, 1, 1, 1, 1)
-	st := cleanStateRoundTrip(t, l)
+	st := shutdownStateRoundTrip(t, l)
 	if !st.txnIndexAbsent || hasTxnIndex() {
 		t.Fatalf("after appends: described absent %v, a file exists %v", st.txnIndexAbsent, hasTxnIndex())
 	}
-	open := func(st *CleanState) *Log {
-		l, rep, err := Open(dir, cfg, OpenOptions{Files: fc, CleanShutdown: true, RecoveryPoint: st.LogEndOffset(), CleanState: st})
-		if err != nil || !rep.FromCleanState {
+	open := func(st *ShutdownState) *Log {
+		l, rep, err := Open(dir, cfg, OpenOptions{Files: fc, CleanShutdown: true, RecoveryPoint: st.LogEndOffset(), ShutdownState: st})
+		if err != nil || !rep.FromShutdownState {
 			t.Fatalf("open from the description: %+v, %v", rep, err)
 		}
 		return l
@@ -229,7 +229,7 @@ func TestCleanStateKnowsWhetherATxnIndexExists(t *testing.T) {
 	if err := l.AppendAbortedTxns([]AbortedTxn{aborted}); err != nil {
 		t.Fatal(err)
 	}
-	st = cleanStateRoundTrip(t, l)
+	st = shutdownStateRoundTrip(t, l)
 	if st.txnIndexAbsent || !hasTxnIndex() {
 		t.Fatalf("after an aborted transaction: described absent %v, a file exists %v", st.txnIndexAbsent, hasTxnIndex())
 	}
@@ -237,5 +237,23 @@ func TestCleanStateKnowsWhetherATxnIndexExists(t *testing.T) {
 	defer l.Close()
 	if got, err := l.AbortedTxns(); err != nil || len(got) != 1 || got[0].ProducerID != 9 {
 		t.Fatalf("aborted transactions after the open from the description: %v, %v", got, err)
+	}
+}
+
+// TestShutdownStateOfACompactedLogWithAnEmptySegment: cleaning can empty a group of a
+// compacted log's segments, leaving an empty segment before the last; its description
+// is a log's like any other.
+func TestShutdownStateOfACompactedLogWithAnEmptySegment(t *testing.T) {
+	st := ShutdownState{compacted: true, segments: []segmentState{
+		{baseOffset: 0, size: 100, nextOffset: 4},
+		{baseOffset: 10, nextOffset: 10},
+		{baseOffset: 20, size: 100, nextOffset: 25},
+	}}
+	if _, err := ParseShutdownState(AppendShutdownState(nil, st)); err != nil {
+		t.Fatalf("an empty segment before the last: %v", err)
+	}
+	st.segments[1].baseOffset, st.segments[1].nextOffset = 0, 0
+	if _, err := ParseShutdownState(AppendShutdownState(nil, st)); err == nil {
+		t.Fatal("two segments at one base offset read as a log")
 	}
 }
