@@ -51,7 +51,7 @@ func closeReplicas(parts []*localPartition) []closedReplica {
 					off, _, err := lp.CloseClean()
 					out[i] = closedReplica{tp: segment.TopicPartition{Topic: lp.Topic, Partition: lp.ID},
 						topicID: lp.topicID, off: off, err: err}
-					if st, ok := lp.CleanLogState(); ok && err == nil {
+					if st, ok := lp.ShutdownState(); ok && err == nil {
 						out[i].state = segment.AppendShutdownState(nil, st)
 					}
 				}

@@ -44,11 +44,11 @@ func (p *Partition) CloseClean() (off CloseOffsets, stopped bool, err error) {
 	return off, false, err
 }
 
-// CleanLogState describes the replica's log after a CloseClean that succeeded
+// ShutdownState describes the replica's log after a CloseClean that succeeded
 // (segment.Log.ShutdownState), with its producer state snapshots when it knows them and
 // its producer state as of the log end (producer_snapshot_files.go), for the next clean
 // start to open it from; ok is false otherwise.
-func (p *Partition) CleanLogState() (st segment.ShutdownState, ok bool) {
+func (p *Partition) ShutdownState() (st segment.ShutdownState, ok bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	st, ok = p.log.ShutdownState()

@@ -10,7 +10,7 @@ import (
 // directory: their offsets, ascending, when known exactly (set from the listing the
 // last rebuild read, then kept up to date by every write and deletion of this
 // partition's; a failure forgets them). A clean close hands them to its log's
-// description (CleanLogState), so that the next clean start's rebuild finds them
+// description (ShutdownState), so that the next clean start's rebuild finds them
 // without listing the directory.
 type snapshotFiles struct {
 	offsets []int64

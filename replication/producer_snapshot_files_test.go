@@ -1,7 +1,9 @@
 package replication
 
 import (
+	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"testing"
 
@@ -22,6 +24,16 @@ func knownSnapshots(t *testing.T, p *Partition, what string) bool {
 	return known
 }
 
+// appendIdempotent appends producer 7's batches of two records, sequences [from, to).
+func appendIdempotent(t *testing.T, p *Partition, from, to int32) {
+	t.Helper()
+	for seq := from; seq < to; seq += 2 {
+		if _, err := p.AppendAsLeader(idempotentBatch(2, 7, 0, seq), 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 // closeDescribed closes p cleanly and returns its checkpoint offsets and its log's
 // description, encoded and decoded as the broker's file keeps it.
 func closeDescribed(t *testing.T, p *Partition) (CloseOffsets, *segment.ShutdownState) {
@@ -30,7 +42,7 @@ func closeDescribed(t *testing.T, p *Partition) (CloseOffsets, *segment.Shutdown
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, ok := p.CleanLogState()
+	st, ok := p.ShutdownState()
 	if !ok {
 		t.Fatal("no shutdown state after a clean close")
 	}
@@ -41,13 +53,13 @@ func closeDescribed(t *testing.T, p *Partition) (CloseOffsets, *segment.Shutdown
 	return off, &st
 }
 
-// TestCleanLogStateCarriesTheSnapshots: a replica knows its producer snapshot files
+// TestShutdownStateCarriesTheSnapshots: a replica knows its producer snapshot files
 // through rolls, a log start move and a clean close; its log's description carries
 // them, and the next clean start rebuilds the producer state from them without listing
 // the directory (a corrupt snapshot slipped in meanwhile is not seen), as a listing
 // start would from the same files. A follower emptied to a new log start knows it has
 // none.
-func TestCleanLogStateCarriesTheSnapshots(t *testing.T) {
+func TestShutdownStateCarriesTheSnapshots(t *testing.T) {
 	cfg := segment.DefaultConfig()
 	cfg.SegmentBytes = 2000
 	fc := segment.NewFileCache(16)
@@ -56,13 +68,8 @@ func TestCleanLogStateCarriesTheSnapshots(t *testing.T) {
 	if !knownSnapshots(t, p, "a new replica") {
 		t.Fatal("a new replica does not know its snapshots")
 	}
-	seq := int32(0)
-	for range 100 {
-		if _, err := p.AppendAsLeader(idempotentBatch(2, 7, 0, seq), 0); err != nil {
-			t.Fatal(err)
-		}
-		seq += 2
-	}
+	const seq = 200 // the next sequence after 100 batches
+	appendIdempotent(t, p, 0, seq)
 	if len(snapshotsIn(t, dir)) < 3 || !knownSnapshots(t, p, "after rolls") {
 		t.Fatalf("after rolls: snapshots %v", snapshotsIn(t, dir))
 	}
@@ -126,11 +133,7 @@ func TestStartFromDescriptionWithASnapshotGone(t *testing.T) {
 	fc := segment.NewFileCache(16)
 	dir := t.TempDir()
 	p, _, _ := openLeader(t, dir, cfg, segment.OpenOptions{Files: fc})
-	for seq := int32(0); seq < 120; seq += 2 {
-		if _, err := p.AppendAsLeader(idempotentBatch(2, 7, 0, seq), 0); err != nil {
-			t.Fatal(err)
-		}
-	}
+	appendIdempotent(t, p, 0, 120)
 	off, st := closeDescribed(t, p)
 	offs := snapshotsIn(t, dir)
 	if len(offs) < 2 {
@@ -167,11 +170,7 @@ func TestCleanStartTakesTheProducerStateFromTheDescription(t *testing.T) {
 		return p, report
 	}
 	p, _ := open(CloseOffsets{}, nil)
-	for seq := int32(0); seq < 60; seq += 2 {
-		if _, err := p.AppendAsLeader(idempotentBatch(2, 7, 0, seq), 0); err != nil {
-			t.Fatal(err)
-		}
-	}
+	appendIdempotent(t, p, 0, 60)
 	off, st := closeDescribed(t, p)
 	if offs := snapshotsIn(t, dir); len(offs) != 0 {
 		t.Fatalf("a close 30 batches after the log start took snapshots %v", offs)
@@ -185,11 +184,7 @@ func TestCleanStartTakesTheProducerStateFromTheDescription(t *testing.T) {
 	if err != nil || retry.FirstOffset != 58 || p.State().LogEndOffset != 60 {
 		t.Fatalf("a retry of the last batch: %+v %v, log end %d; want its offset 58 again, nothing written", retry, err, p.State().LogEndOffset)
 	}
-	for seq := int32(60); seq < 140; seq += 2 {
-		if _, err := p.AppendAsLeader(idempotentBatch(2, 7, 0, seq), 0); err != nil {
-			t.Fatal(err)
-		}
-	}
+	appendIdempotent(t, p, 60, 140)
 	off, _ = closeDescribed(t, p)
 	if offs := snapshotsIn(t, dir); len(offs) != 1 || offs[0] != 140 {
 		t.Fatalf("the close 70 batches after the log start took snapshots %v, want one at 140", offs)
@@ -227,5 +222,40 @@ func TestNoDescribedStateWithoutTheFilesBehindIt(t *testing.T) {
 		RecoveryPoint: off.RecoveryPoint, LogStartOffset: off.LogStartOffset, ShutdownState: st})
 	if report.FromShutdownState || report.Producers != 1 {
 		t.Fatalf("the start after the emptied state: %+v, want the producer rebuilt from the files", report)
+	}
+}
+
+// TestCorruptTxnIndexAtAStartFromTheDescription: when the transaction index proves
+// unreadable at a start from the description, the producer state is rebuilt from the
+// log start, and the replica then describes how that rebuild went, not the
+// description's choice.
+func TestCorruptTxnIndexAtAStartFromTheDescription(t *testing.T) {
+	cfg := segment.DefaultConfig()
+	fc := segment.NewFileCache(16)
+	dir := t.TempDir()
+	p, _, _ := openLeader(t, dir, cfg, segment.OpenOptions{Files: fc})
+	appendIdempotent(t, p, 0, 10)
+	p.mu.Lock()
+	err := p.log.AppendAbortedTxns([]segment.AbortedTxn{{ProducerID: 99, FirstOffset: 0, LastOffset: 9}})
+	p.mu.Unlock()
+	if err != nil {
+		t.Fatal(err)
+	}
+	off, st := closeDescribed(t, p)
+	bad := make([]byte, segment.TxnIndexEntrySize)
+	bad[1] = 1 // an entry of version 1
+	if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("%020d%s", 0, segment.TxnIndexFileSuffix)), bad, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p, report, _ := openLeader(t, dir, cfg, segment.OpenOptions{Files: fc, CleanShutdown: true,
+		RecoveryPoint: off.RecoveryPoint, LogStartOffset: off.LogStartOffset, ShutdownState: st})
+	if report.FromShutdownState || report.SnapshotOffset != -1 || report.BatchesReplayed != 5 || report.Producers != 1 {
+		t.Fatalf("the start with a corrupt transaction index: %+v, want the state rebuilt from the log start", report)
+	}
+	p.mu.Lock()
+	replay := p.replay
+	p.mu.Unlock()
+	if replay != (producerReplay{from: 0, batches: 5}) {
+		t.Fatalf("the next close would decide from %+v, want the rebuild from the log start", replay)
 	}
 }

@@ -123,6 +123,7 @@ func (p *Partition) rebuildProducerStateLocked() (ProducerLoadReport, error) {
 	if errors.Is(err, segment.ErrCorruptTxnIndex) {
 		p.opts.Logger.Warn("ignoring a corrupt transaction index; rebuilding the producer state from the log start", "error", err)
 		state, report.SnapshotOffset, from = NewProducerStates(), -1, p.log.LocalLogStartOffset()
+		described, report.FromShutdownState = nil, false // rebuilt from the log start after all
 	} else if err != nil {
 		return report, fmt.Errorf("replication: reading the transaction index of %s-%d: %w", p.Topic, p.ID, err)
 	}

@@ -260,8 +260,8 @@ func emptyIdleSegment(dir string, base int64, cfg Config, created time.Time) *se
 	return &segment{
 		baseOffset:           base,
 		dir:                  dir,
-		offsetIndex:          offsetIndex{&indexFile{dir: dir, base: base, entrySize: offsetIndexEntrySize, maxEntries: cfg.maxIndexEntries(offsetIndexEntrySize), writable: true}, base},
-		timeIndex:            timeIndex{&indexFile{dir: dir, base: base, entrySize: timeIndexEntrySize, maxEntries: cfg.maxIndexEntries(timeIndexEntrySize), writable: true}, base},
+		offsetIndex:          offsetIndex{closedIndex(dir, base, offsetIndexEntrySize, cfg, 0, true), base},
+		timeIndex:            timeIndex{closedIndex(dir, base, timeIndexEntrySize, cfg, 0, true), base},
 		nextOffset:           base,
 		maxTimestamp:         -1,
 		offsetOfMaxTimestamp: -1,

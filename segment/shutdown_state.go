@@ -88,7 +88,7 @@ func (l *Log) ShutdownState() (st ShutdownState, ok bool) {
 	}
 	st.segments = make([]segmentState, len(l.segments))
 	for i, s := range l.segments {
-		if s.unborn || len(s.offsetIndex.pending) > 0 || len(s.timeIndex.pending) > 0 {
+		if len(s.offsetIndex.pending) > 0 || len(s.timeIndex.pending) > 0 {
 			return ShutdownState{}, false
 		}
 		st.segments[i] = segmentState{baseOffset: s.baseOffset, size: s.size, nextOffset: s.nextOffset,
