@@ -64,6 +64,7 @@ func TestLeaderHints_ProduceWire(t *testing.T) {
 	c.CreateTopicRF(t, topic, 1, 1, nil)
 	c.WaitConverged()
 	id, leader, epoch := topicLeader(t, c, 0, topic)
+	waitLeaderServes(t, c, leader, topic, id)
 	for _, v := range []int16{9, 10, 11, 12, 13} {
 		t.Run(fmt.Sprintf("v%d", v), func(t *testing.T) {
 			ok := produceByID(t, c, int(leader), v, topic, id)
@@ -136,12 +137,24 @@ func onlyPartition(t *testing.T, r *kmsg.FetchResponse) *kmsg.FetchResponseTopic
 	return &r.Topics[0].Partitions[0]
 }
 
+// waitLeaderServes waits until the leader the images name has opened topic's partition
+// 0: the images converge before its reconciler has, and until then it answers
+// NOT_LEADER_OR_FOLLOWER. It asks with a Fetch, which writes nothing.
+func waitLeaderServes(t *testing.T, c *Cluster, leader int32, topic string, id [16]byte) {
+	t.Helper()
+	testwait.Until(t, 30*time.Second, "the leader serves its partition", func() bool {
+		r := fetchFrom(t, c, int(leader), 13, topic, id, -1)
+		return r.ErrorCode == 0 && len(r.Topics) == 1 && len(r.Topics[0].Partitions) == 1 && r.Topics[0].Partitions[0].ErrorCode == 0
+	})
+}
+
 func TestLeaderHints_FetchWire(t *testing.T) {
 	c := StartCluster(t, 3)
 	const topic = "hints-fetch"
 	c.CreateTopicRF(t, topic, 1, 1, nil)
 	c.WaitConverged()
 	id, leader, epoch := topicLeader(t, c, 0, topic)
+	waitLeaderServes(t, c, leader, topic, id)
 	if p := produceByID(t, c, int(leader), 13, topic, id); p.ErrorCode != 0 {
 		t.Fatal(kerr.ErrorForCode(p.ErrorCode))
 	}
