@@ -289,10 +289,10 @@ func (e *executor) runTask(t task) (ok bool) {
 			return true // replaced or cancelled
 		}
 		delete(e.timers, t.timer.key)
-		e.carryOut(t.timer.fire(now, e.shard))
+		e.carryOut(now, t.timer.fire(now, e.shard))
 		return true
 	}
-	e.carryOut(t.op(now, e.shard))
+	e.carryOut(now, t.op(now, e.shard))
 	return true
 }
 
@@ -304,15 +304,16 @@ func (e *executor) failTasks(tasks []task) {
 	}
 }
 
-// carryOut does what res asks: timers, the write, Committed.
-func (e *executor) carryOut(res Result) {
-	now := e.rt.cfg.Now()
+// carryOut does what res asks: timers, the write, Committed. now is the time the
+// shard saw when it produced res: the write's deadline and res's timers count from it,
+// so a clock that moves while the shard runs does not stretch them.
+func (e *executor) carryOut(now time.Time, res Result) {
 	for _, tm := range res.Timers {
 		e.setTimer(tm, now)
 	}
 	if len(res.Records) == 0 && res.Marker == nil {
 		if res.Committed != nil {
-			e.carryOut(res.Committed(now, 0))
+			e.carryOut(now, res.Committed(now, 0))
 		}
 		return
 	}
@@ -343,7 +344,7 @@ func (e *executor) carryOut(res Result) {
 			e.rt.cfg.Logger.Error("coordinator write failed", "topic", e.rt.cfg.Name, "partition", e.partition, "error", err)
 		}
 		if res.Committed != nil {
-			e.carryOut(res.Committed(now, code))
+			e.carryOut(now, res.Committed(now, code))
 		}
 		return
 	}
@@ -395,7 +396,7 @@ func (e *executor) checkPending() {
 			if p.answered {
 				e.timedOut--
 			}
-			e.carryOut(p.committed(now, codeNotCoordinator))
+			e.carryOut(now, p.committed(now, codeNotCoordinator))
 		case o != replication.OutcomeWaiting:
 			e.pending = e.pending[1:]
 			if p.answered {
@@ -406,7 +407,7 @@ func (e *executor) checkPending() {
 				// batch is committed, so the shard applies it.
 				e.answer(&p, now)
 			}
-			e.carryOut(p.committed(now, 0))
+			e.carryOut(now, p.committed(now, 0))
 		default:
 			e.answerTimedOut(now)
 			return
@@ -436,7 +437,7 @@ func (e *executor) answer(p *pendingWrite, now time.Time) {
 	p.answered = true
 	if p.timedOut != nil {
 		res := p.timedOut(now, codeCoordinatorNotAvailable)
-		e.carryOut(res)
+		e.carryOut(now, res)
 	}
 }
 
