@@ -1,6 +1,10 @@
 package replication
 
-import "github.com/petrel-broker/petrel/segment"
+import (
+	"fmt"
+
+	"github.com/petrel-broker/petrel/segment"
+)
 
 // CloseOffsets are what the per-log-dir checkpoints record of a replica closed cleanly.
 type CloseOffsets struct {
@@ -30,7 +34,11 @@ func (p *Partition) CloseClean() (off CloseOffsets, stopped bool, err error) {
 	ferr := p.log.Flush()
 	var serr error
 	if !p.skipShutdownSnapshotLocked() {
-		serr = p.writeProducerSnapshotLocked()
+		var written bool
+		written, serr = p.writeProducerSnapshotLocked()
+		if written {
+			serr = p.syncShutdownSnapshotLocked()
+		}
 	}
 	off = p.checkpointOffsetsLocked()
 	p.role = Stopped
@@ -42,6 +50,24 @@ func (p *Partition) CloseClean() (off CloseOffsets, stopped bool, err error) {
 		}
 	}
 	return off, false, err
+}
+
+// syncDir fsyncs a directory (segment.SyncDir); tests count the calls.
+var syncDir = segment.SyncDir
+
+// syncShutdownSnapshotLocked makes the shutdown snapshot's rename durable. Kafka's close
+// leaves it to the next directory fsync, and a crash soon after only costs a longer
+// replay; but the log's description (ShutdownState), fsynced with the clean-shutdown
+// marker, names the snapshot and carries the replay choice it allows, so the snapshot
+// must survive whatever the description survives. Only a close that wrote a snapshot
+// pays it (a replica with few batches since its last roll writes none). On failure the
+// snapshot files are no longer known, and the replica is not described.
+func (p *Partition) syncShutdownSnapshotLocked() error {
+	if err := syncDir(p.log.Dir()); err != nil {
+		p.snapshots.forget()
+		return fmt.Errorf("replication: fsync of %s after its producer snapshot: %w", p.log.Dir(), err)
+	}
+	return nil
 }
 
 // ShutdownState describes the replica's log after a CloseClean that succeeded

@@ -50,3 +50,65 @@ func TestCloseClean(t *testing.T) {
 		t.Fatalf("closing an idle replica changed its directory: %d entries, before %d", len(after), len(before))
 	}
 }
+
+// TestShutdownSnapshotIsDurableWithItsDescription: a clean close that writes a producer
+// snapshot fsyncs the directory after its rename, since the log's description names the
+// file; a close that writes none fsyncs nothing; and when that fsync fails, the close
+// reports it and the replica no longer claims to know its snapshot files.
+func TestShutdownSnapshotIsDurableWithItsDescription(t *testing.T) {
+	var synced []string
+	var fail error
+	t.Cleanup(func() { syncDir = segment.SyncDir })
+	cfg := segment.DefaultConfig()
+	fc := segment.NewFileCache(16)
+	dir := t.TempDir()
+	p, _, _ := openLeader(t, dir, cfg, segment.OpenOptions{Files: fc})
+	const seq = 2 * (shutdownReplayBatches + 1) // too many batches to replay at the next open
+	appendIdempotent(t, p, 0, seq)
+	leo := p.State().LogEndOffset
+	syncDir = func(d string) error {
+		if _, err := os.Stat(ProducerSnapshotPath(dir, leo)); err != nil {
+			t.Errorf("the directory fsynced before the snapshot's rename: %v", err)
+		}
+		synced = append(synced, d)
+		return nil
+	}
+	off, st := closeDescribed(t, p)
+	if len(synced) != 1 || synced[0] != dir {
+		t.Fatalf("directory fsyncs %v at a close that wrote a snapshot, want one of %s", synced, dir)
+	}
+	if !knownSnapshots(t, p, "after the close") {
+		t.Fatal("the snapshot files are not known after a close")
+	}
+	reopen := func(off CloseOffsets, st *segment.ShutdownState) *Partition {
+		t.Helper()
+		q, _, rep := openLeader(t, dir, cfg, segment.OpenOptions{Files: fc, CleanShutdown: true,
+			RecoveryPoint: off.RecoveryPoint, LogStartOffset: off.LogStartOffset, ShutdownState: st})
+		if !rep.FromShutdownState {
+			t.Fatal("not opened from the description")
+		}
+		return q
+	}
+
+	// One batch more: the close replays rather than snapshots, and fsyncs nothing.
+	synced = nil
+	syncDir = func(d string) error { synced = append(synced, d); return nil }
+	q := reopen(off, st)
+	appendIdempotent(t, q, seq, seq+2)
+	off, st = closeDescribed(t, q)
+	if len(synced) != 0 {
+		t.Fatalf("directory fsyncs %v at a close that wrote no snapshot", synced)
+	}
+
+	// The directory fsync fails: the close says so, and the snapshots are not known.
+	r := reopen(off, st)
+	appendIdempotent(t, r, seq+2, 2*seq)
+	fail = errors.New("injected directory fsync failure")
+	syncDir = func(string) error { return fail }
+	if _, _, err := r.CloseClean(); !errors.Is(err, fail) {
+		t.Fatalf("close: %v, want the directory fsync's failure", err)
+	}
+	if knownSnapshots(t, r, "after the failed fsync") {
+		t.Fatal("the snapshot files are still known after the directory fsync failed")
+	}
+}

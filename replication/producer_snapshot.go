@@ -189,9 +189,8 @@ func DecodeProducerSnapshot(b []byte) (*ProducerStates, error) {
 // temporary file (".tmp", which log recovery removes when left over), fsynced, renamed
 // into place (segment.WriteFileSynced). The rename is durable after the directory's next
 // fsync: at a roll, the new segment's (rollSnapshotter), before the recovery point moves
-// past offset. A shutdown snapshot's rename may be lost in a crash soon after; the next
-// open then starts from an older snapshot and replays more of the log (as Kafka, whose
-// close fsyncs the snapshot but not the directory).
+// past offset; at a clean close, its own (syncShutdownSnapshotLocked), as the log's
+// description names the snapshot.
 func writeProducerSnapshot(dir string, offset int64, s *ProducerStates) error {
 	path := ProducerSnapshotPath(dir, offset)
 	if err := segment.WriteFileSynced(path, EncodeProducerSnapshot(s)); err != nil {

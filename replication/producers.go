@@ -268,31 +268,34 @@ func (p *Partition) WriteProducerSnapshot() error {
 	if p.role == Stopped {
 		return ErrPartitionStopped
 	}
-	return p.writeProducerSnapshotLocked()
+	_, err := p.writeProducerSnapshotLocked()
+	return err
 }
 
-// writeProducerSnapshotLocked is WriteProducerSnapshot with p.mu held and p not stopped.
-func (p *Partition) writeProducerSnapshotLocked() error {
+// writeProducerSnapshotLocked is WriteProducerSnapshot with p.mu held and p not stopped;
+// written reports whether it wrote a file (its rename not yet durable: the caller
+// arranges the directory fsync).
+func (p *Partition) writeProducerSnapshotLocked() (written bool, err error) {
 	leo := p.log.LogEndOffset()
 	if leo == 0 {
-		return nil // nothing was ever appended: no state (Kafka: lastMapOffset 0)
+		return false, nil // nothing was ever appended: no state (Kafka: lastMapOffset 0)
 	}
 	if _, err := os.Stat(ProducerSnapshotPath(p.log.Dir(), leo)); err == nil {
 		p.snapshots.add(leo)
-		return nil // taken at this offset already (Kafka skips it too)
+		return false, nil // taken at this offset already (Kafka skips it too)
 	}
 	// Recovery trusts the .txnindex files below the newest snapshot: they are durable
 	// before it is written (a no-op without new aborted transactions).
 	if err := p.log.SyncTxnIndex(); err != nil {
-		return err
+		return false, err
 	}
 	if err := writeProducerSnapshot(p.log.Dir(), leo, p.producers); err != nil {
 		p.snapshots.forget()
-		return err
+		return false, err
 	}
 	p.snapshots.add(leo)
 	p.replay = producerReplay{from: leo}
-	return nil
+	return true, nil
 }
 
 // ExpireProducers drops producers whose last batch is expirationMs or more before nowMs
