@@ -15,6 +15,7 @@ import (
 	"context"
 	"crypto/rand"
 	"errors"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -110,6 +111,11 @@ type Controller struct {
 	finishers shutdownFinishers
 	// rebalance is the automatic leader rebalance's schedule (rebalance.go).
 	rebalance leaderRebalance
+	// startedAt is when New made this controller (the node's start).
+	startedAt time.Time
+	// termAtStart says the active term began within a session timeout of startedAt
+	// (absentSinceStart); written by Run's goroutine, read by the probes'.
+	termAtStart atomic.Bool
 }
 
 // op is one decision: plan records from the current image, then they are proposed as
@@ -133,7 +139,8 @@ func New(cfg Config) *Controller {
 	if cfg.ShutdownEntryRecords <= 0 {
 		cfg.ShutdownEntryRecords = metadata.MaxRecordsPerShutdownEntry
 	}
-	return &Controller{cfg: cfg, log: cfg.Logger, ops: make(chan op), sessions: newSessions(), evidence: newPeerEvidence()}
+	return &Controller{cfg: cfg, log: cfg.Logger, ops: make(chan op), sessions: newSessions(), evidence: newPeerEvidence(),
+		startedAt: time.Now()}
 }
 
 // Sessions are the brokers' sessions this term (meaningful on the active controller).
@@ -248,6 +255,7 @@ func (c *Controller) Run() {
 func (c *Controller) activateSessions(previous int32, now time.Time) {
 	c.sessions.activate(c.cfg.Image(), now)
 	c.evidence.reset()
+	c.termAtStart.Store(now.Sub(c.startedAt) < c.cfg.SessionTimeout)
 	if previous < 0 || previous == c.cfg.NodeID {
 		return
 	}

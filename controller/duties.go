@@ -29,6 +29,11 @@ func (c *Controller) duties() {
 			continue
 		}
 		c.LogUncleanElections(before, records)
+		if c.absentSinceStart(id) {
+			c.log.Info("broker not started yet: its session expired, fenced until it registers; removed from every ISR, leaders re-elected",
+				"broker", id, "partition_changes", len(records)-1)
+			continue
+		}
 		c.log.Warn("broker session expired: fenced, removed from every ISR, leaders re-elected", "broker", id,
 			"partition_changes", len(records)-1)
 	}

@@ -84,6 +84,15 @@ func (s *Sessions) Registered(id int32, now time.Time) {
 	s.sessions[id] = &brokerSession{lastHeartbeat: now, metadataOffset: -1, heard: true}
 }
 
+// heard reports whether this controller had a heartbeat or registration from broker
+// id this term.
+func (s *Sessions) heard(id int32) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	sess, ok := s.sessions[id]
+	return ok && sess.heard
+}
+
 // Forget drops broker id's session (the broker was unregistered).
 func (s *Sessions) Forget(id int32) {
 	s.mu.Lock()

@@ -241,3 +241,43 @@ func TestCluster_StopOneAfterAnother(t *testing.T) {
 	readBack(t, c, topic, acked)
 	checkNoAlerts(t, c, "the cluster started again")
 }
+
+// TestCluster_WholeClusterStartWithALateNode stops the nodes of a 3-node cluster one
+// after another, so that the last (node-2) stops unfenced with its leaderships, then
+// starts the other two first: node-2, not started yet, is fenced (on its followers'
+// refused fetches, or at its session's end; the partitions whose ISR it was alone in
+// wait for it). That is a routine start, not a failure: nothing is logged at WARN or
+// ERROR, the fence is logged at INFO as a broker not started yet, and once node-2
+// starts every ISR is full again.
+func TestCluster_WholeClusterStartWithALateNode(t *testing.T) {
+	t.Parallel()
+	const topic = "late-node"
+	c := startWithTopic(t, topic)
+	for i := range 3 {
+		c.Stop(i)
+	}
+	if b := c.Node(2).Image().Brokers[2]; b == nil || b.Fenced || c.Node(2).Image().LeaderCount(2) == 0 {
+		t.Fatalf("node-2 stopped fenced or leading nothing (%+v): the test would prove nothing", b)
+	}
+	checkNoAlerts(t, c, "the nodes stopped one after another")
+
+	c.Restart(0, 1)
+	testwait.ForWhat(t, convergeTimeout, "broker 2 fenced", func() error {
+		if b := c.Node(0).Image().Brokers[2]; b == nil || !b.Fenced {
+			return fmt.Errorf("broker 2 in node-0's image: %+v", b)
+		}
+		return nil
+	})
+	c.Restart(2)
+	waitFullISR(t, c, topic)
+	checkNoAlerts(t, c, "a whole-cluster start with a node started late")
+	noted := false
+	for i := range 2 {
+		for _, line := range c.logLines(i) {
+			noted = noted || strings.Contains(line, "broker not started yet") && strings.Contains(line, "broker=2 ")
+		}
+	}
+	if !noted {
+		t.Error("broker 2's fence was not logged as a broker not started yet")
+	}
+}

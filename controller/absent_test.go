@@ -1,0 +1,96 @@
+package controller
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/petrel-broker/petrel/internal/testwait"
+	"github.com/petrel-broker/petrel/metadata"
+)
+
+// logBuffer collects a controller's log lines; safe for concurrent use.
+type logBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *logBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+// line returns the first line holding every part, or "".
+func (b *logBuffer) line(parts ...string) string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, l := range strings.Split(b.buf.String(), "\n") {
+		found := true
+		for _, p := range parts {
+			found = found && strings.Contains(l, p)
+		}
+		if found {
+			return l
+		}
+	}
+	return ""
+}
+
+// A broker the controller never heard from in a term begun as its node started (a
+// cluster started at once, that broker not up yet) is fenced at its session's end as
+// any other, but logged at INFO; one heard from and then silent is a WARN, and so is
+// one never heard from under a controller whose node started long before its term.
+func TestFenceOfABrokerNotStartedYetIsInfo(t *testing.T) {
+	const timeout = time.Second // far above the poll interval of a loaded machine
+	run := func(t *testing.T, startedLongAgo bool) *logBuffer {
+		t.Helper()
+		logs := &logBuffer{}
+		q := newMemQuorum(t, metadata.RegisterBrokerRecord{BrokerID: 1}, metadata.RegisterBrokerRecord{BrokerID: 2},
+			metadata.RegisterBrokerRecord{BrokerID: 3})
+		c := startController(t, q, timeout, func(cfg *Config) {
+			cfg.Logger = hclog.New(&hclog.LoggerOptions{Output: logs, Level: hclog.Info})
+		})
+		if startedLongAgo {
+			c.startedAt = c.startedAt.Add(-time.Hour) // before the term starts (q.leader)
+		}
+		q.leader.Store(true)
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if _, err := c.Do(ctx, func(*metadata.Image) ([]metadata.Record, error) { return nil, nil }); err != nil {
+			t.Fatal(err) // the term has started once a decision ran
+		}
+		c.Sessions().Heartbeat(2, 0, false, time.Now()) // heard once, then silent
+		testwait.Until(t, 10*time.Second, "brokers 1 and 2 fenced", func() bool {
+			c.Sessions().Heartbeat(3, int64(q.Image().Offset), false, time.Now())
+			im := q.Image()
+			return im.Brokers[1].Fenced && im.Brokers[2].Fenced
+		})
+		if q.Image().Brokers[3].Fenced {
+			t.Fatal("a heartbeating broker was fenced")
+		}
+		return logs
+	}
+	t.Run("term at the node's start", func(t *testing.T) {
+		logs := run(t, false)
+		if l := logs.line("[INFO]", "broker not started yet", "broker=1 "); l == "" {
+			t.Error("broker 1, never heard from, was not logged at INFO as not started yet")
+		}
+		if l := logs.line("[WARN]", "broker=1 "); l != "" {
+			t.Errorf("broker 1, never heard from, logged at WARN: %s", l)
+		}
+		if l := logs.line("[WARN]", "broker session expired", "broker=2 "); l == "" {
+			t.Error("broker 2, heard from and then silent, was not logged at WARN")
+		}
+	})
+	t.Run("term long after the node's start", func(t *testing.T) {
+		logs := run(t, true)
+		if l := logs.line("[WARN]", "broker session expired", "broker=1 "); l == "" {
+			t.Error("broker 1, missing when a long-running node became controller, was not logged at WARN")
+		}
+	})
+}
