@@ -101,13 +101,18 @@ func ReadCheckpoint(path string) ([]string, error) {
 
 // WriteCheckpoint writes "0", the count and lines atomically.
 func WriteCheckpoint(path string, lines []string) error {
+	return WriteFileAtomic(path, encodeCheckpoint(lines))
+}
+
+// encodeCheckpoint is a checkpoint file's contents: "0", the count and lines.
+func encodeCheckpoint(lines []string) []byte {
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "%d\n%d\n", checkpointVersion, len(lines))
 	for _, l := range lines {
 		b.WriteString(l)
 		b.WriteByte('\n')
 	}
-	return WriteFileAtomic(path, b.Bytes())
+	return b.Bytes()
 }
 
 // WriteFileAtomic replaces path with data: a temporary file is written and fsynced, renamed

@@ -201,3 +201,112 @@ func TestSyncTxnIndexFsyncsTheDirectoryOfANewIndex(t *testing.T) {
 		t.Fatalf("after appending to an existing index: %v, fsyncs %q", err, events)
 	}
 }
+
+// A new leadership's first append into a log with no directory yet, and a follower's:
+// the leader epoch checkpoint is written before the first segment's birth and makes no
+// directory fsync of its own; the birth's fsyncs of the partition directory and then
+// the log directory come next, with the checkpoint whole under its name, before the
+// record is written. An append in a later leadership, with the segment born, fsyncs
+// the directory itself.
+func TestFirstAppendsCheckpointIsCoveredByTheBirthsFsync(t *testing.T) {
+	t.Run("follower", func(t *testing.T) {
+		leader, _ := openTestLog(t, smallConfig(), OpenOptions{})
+		b := makeBatch(t, batchSpec{records: 1, valueSize: 10})
+		if _, err := leader.AppendAsLeader(b, 7); err != nil { // stamps b's offset and epoch
+			t.Fatal(err)
+		}
+		f, dir := openAbsent(t)
+		defer f.Close()
+		var events []string
+		recordSyncDirs(t, &events, func(d string) {
+			if d != dir {
+				return
+			}
+			lines, err := ReadCheckpoint(filepath.Join(dir, LeaderEpochCheckpointFile))
+			if err != nil || len(lines) != 1 || lines[0] != "7 0" {
+				t.Errorf("the partition directory fsynced with the checkpoint %q, %v", lines, err)
+			}
+			if fileExists(segmentPath(dir, 0, LogFileSuffix)) && f.LogEndOffset() > 0 {
+				t.Error("the record was written before the directory fsync")
+			}
+		})
+		if _, err := f.AppendAsFollower(b); err != nil {
+			t.Fatal(err)
+		}
+		if want := []string{"sync " + dir, "sync " + filepath.Dir(dir)}; !slices.Equal(events, want) {
+			t.Fatalf("directory fsyncs of the follower's first append %q, want %q", events, want)
+		}
+	})
+
+	l, dir := openAbsent(t)
+	defer l.Close()
+	if err := l.LeaderEpochs().AssignLeaderStart(3, 0); err != nil {
+		t.Fatal(err)
+	}
+	var events []string
+	checkpoint := filepath.Join(dir, LeaderEpochCheckpointFile)
+	recordSyncDirs(t, &events, func(d string) {
+		if d != dir {
+			return
+		}
+		if lines, err := ReadCheckpoint(checkpoint); err != nil || len(lines) != 1 || lines[0] != "3 0" {
+			t.Errorf("the partition directory fsynced with the checkpoint %q, %v", lines, err)
+		}
+	})
+	if _, err := l.AppendAsLeader(makeBatch(t, batchSpec{records: 1, valueSize: 10}), 3); err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"sync " + dir, "sync " + filepath.Dir(dir)}; !slices.Equal(events, want) {
+		t.Fatalf("directory fsyncs of the first append %q, want %q", events, want)
+	}
+
+	events = events[:0]
+	if err := l.LeaderEpochs().AssignLeaderStart(4, l.LogEndOffset()); err != nil {
+		t.Fatal(err)
+	}
+	recordSyncDirs(t, &events, func(d string) {
+		if lines, err := ReadCheckpoint(checkpoint); err != nil || len(lines) != 2 || lines[1] != "4 1" {
+			t.Errorf("the directory fsynced with the checkpoint %q, %v", lines, err)
+		}
+	})
+	if _, err := l.AppendAsLeader(makeBatch(t, batchSpec{records: 1, valueSize: 10}), 4); err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"sync " + dir}; !slices.Equal(events, want) {
+		t.Fatalf("directory fsyncs of a new leadership's first append %q, want %q", events, want)
+	}
+}
+
+// BenchmarkFirstAppend is a replica's first write with Petrel's default fsync: a new
+// leadership's first append into a log whose directory does not exist yet, and its
+// fsync (the flusher's), then the close; it reports the fsyncs of directories made
+// per write (the first segment's birth: the partition directory and the log directory).
+func BenchmarkFirstAppend(b *testing.B) {
+	parent := b.TempDir()
+	fc := NewFileCache(64)
+	batch := makeBatch(b, batchSpec{records: 1, valueSize: 100})
+	dirSyncs := 0
+	testSyncDirHook = func(string) { dirSyncs++ }
+	b.Cleanup(func() { testSyncDirHook = nil })
+	i := 0
+	for b.Loop() {
+		l, _, err := Open(filepath.Join(parent, fmt.Sprintf("t-%d", i)), DefaultConfig(), OpenOptions{Files: fc, DirAbsent: true})
+		if err != nil {
+			b.Fatal(err)
+		}
+		i++
+		if err := l.LeaderEpochs().AssignLeaderStart(0, 0); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := l.AppendAsLeader(bytes.Clone(batch), 0); err != nil {
+			b.Fatal(err)
+		}
+		if err := l.Flush(); err != nil {
+			b.Fatal(err)
+		}
+		if err := l.Close(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(dirSyncs)/float64(i), "dirsyncs/op")
+}

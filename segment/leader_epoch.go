@@ -81,6 +81,12 @@ func (c *LeaderEpochCache) LatestEpoch() int32 {
 // with an epoch at or above epoch, or a start offset at or above startOffset, are removed
 // first, so the list stays monotonic (Kafka's LeaderEpochFileCache.assign).
 func (c *LeaderEpochCache) Assign(epoch int32, startOffset int64) error {
+	return c.assign(epoch, startOffset, true)
+}
+
+// assign is Assign; syncDir false leaves the file's rename to the caller's next step,
+// which fsyncs the partition directory before any record is written (write).
+func (c *LeaderEpochCache) assign(epoch int32, startOffset int64, syncDir bool) error {
 	if epoch < 0 || startOffset < 0 {
 		return nil
 	}
@@ -97,7 +103,7 @@ func (c *LeaderEpochCache) Assign(epoch int32, startOffset int64) error {
 		}
 	}
 	c.entries = append(keep, EpochEntry{epoch, startOffset})
-	return c.flush()
+	return c.write(syncDir)
 }
 
 // AssignLeaderStart records that a new leadership's epoch starts at startOffset (the log
@@ -195,7 +201,12 @@ func (c *LeaderEpochCache) clear() error {
 	return c.flush()
 }
 
-func (c *LeaderEpochCache) flush() error {
+func (c *LeaderEpochCache) flush() error { return c.write(true) }
+
+// write rewrites the file whole (fsynced, renamed into place); syncDir false leaves
+// the rename's durability to the caller's next step, which fsyncs the partition
+// directory before any record is written (the first segment's birth).
+func (c *LeaderEpochCache) write(syncDir bool) error {
 	if c.log != nil {
 		if err := c.log.makeDirDurable(); err != nil {
 			return err
@@ -205,7 +216,11 @@ func (c *LeaderEpochCache) flush() error {
 	for i, e := range c.entries {
 		lines[i] = fmt.Sprintf("%d %d", e.Epoch, e.StartOffset)
 	}
-	if err := WriteCheckpoint(c.path(), lines); err != nil {
+	write := WriteFileSynced
+	if syncDir {
+		write = WriteFileAtomic
+	}
+	if err := write(c.path(), encodeCheckpoint(lines)); err != nil {
 		return err
 	}
 	c.unflushed = false
@@ -229,10 +244,13 @@ func (c *LeaderEpochCache) truncateEndAtOpen(endOffset int64) {
 }
 
 // flushIfUnflushed writes the file when truncateEndAtOpen or AssignLeaderStart left it
-// behind the entries.
-func (c *LeaderEpochCache) flushIfUnflushed() error {
+// behind the entries. birthFollows says the log's first segment is born next, before
+// any record is written: its birth fsyncs the partition directory, which makes the
+// file's rename durable too, so the write makes no directory fsync of its own (one
+// fsync less for every partition's first write).
+func (c *LeaderEpochCache) flushIfUnflushed(birthFollows bool) error {
 	if !c.unflushed {
 		return nil
 	}
-	return c.flush()
+	return c.write(!birthFollows)
 }

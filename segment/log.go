@@ -296,14 +296,26 @@ func (l *Log) fail(op string, err error) error {
 // when needed, then updates the leader epoch cache and applies the flush policy.
 func (l *Log) append(records []byte, set batchSet) (AppendInfo, error) {
 	// A log without its directory makes it here, for the files below: the first
-	// segment's birth, which follows (an empty segment never rolls), fsyncs its name
-	// before the first record is written, so the checkpoint's write needs no fsync of
-	// the log directory of its own.
+	// segment's birth, which follows (an empty segment never rolls), fsyncs the
+	// partition directory and its name in the log directory before the first record is
+	// written, so the checkpoint written before it needs no directory fsync of its own.
 	if _, err := l.makeDir(); err != nil {
 		return AppendInfo{}, l.fail("partition directory", err)
 	}
-	if err := l.epochs.flushIfUnflushed(); err != nil {
+	birthFollows := l.active().unborn
+	if err := l.epochs.flushIfUnflushed(birthFollows); err != nil {
 		return AppendInfo{}, l.fail("leader epoch checkpoint", err)
+	}
+	// The epochs the batches start, before they are written (Kafka's order): a
+	// follower's first write then shares the birth's directory fsync too.
+	for pos := 0; pos < len(records); {
+		h, _ := ParseBatchHeader(records[pos:])
+		if h.PartitionLeaderEpoch > l.epochs.LatestEpoch() {
+			if err := l.epochs.assign(h.PartitionLeaderEpoch, h.BaseOffset, !birthFollows); err != nil {
+				return AppendInfo{}, l.fail("leader epoch checkpoint", err)
+			}
+		}
+		pos += int(h.Size())
 	}
 	if err := l.writeBirthFile(); err != nil { // before the first record (dir_files.go)
 		return AppendInfo{}, l.fail("partition metadata file", err)
@@ -333,11 +345,7 @@ func (l *Log) append(records []byte, set batchSet) (AppendInfo, error) {
 		h, _ := ParseBatchHeader(records[pos:])
 		if h.MaxTimestamp == set.maxTimestamp && info.OffsetOfMaxTimestamp < 0 {
 			info.OffsetOfMaxTimestamp = h.LastOffset()
-		}
-		if h.PartitionLeaderEpoch > l.epochs.LatestEpoch() {
-			if err := l.epochs.Assign(h.PartitionLeaderEpoch, h.BaseOffset); err != nil {
-				return info, l.fail("leader epoch checkpoint", err)
-			}
+			break
 		}
 		pos += int(h.Size())
 	}
