@@ -41,13 +41,14 @@ func (b *logBuffer) line(parts ...string) string {
 	return ""
 }
 
-// A broker the controller never heard from in a term begun as its node started (a
-// cluster started at once, that broker not up yet) is fenced at its session's end as
-// any other, but logged at INFO; one heard from and then silent is a WARN, and so is
-// one never heard from under a controller whose node started long before its term.
+// A broker the controller never heard from in its node's first term (a cluster
+// started at once, that broker not up yet) is fenced at its session's end as any
+// other, but logged at INFO, and at WARN once it has not registered
+// notStartedWarnAfter later; one heard from and then silent is a WARN at once, and so
+// is one never heard from in a later term of the node.
 func TestFenceOfABrokerNotStartedYetIsInfo(t *testing.T) {
 	const timeout = time.Second // far above the poll interval of a loaded machine
-	run := func(t *testing.T, startedLongAgo bool) *logBuffer {
+	run := func(t *testing.T, laterTerm bool) *logBuffer {
 		t.Helper()
 		logs := &logBuffer{}
 		q := newMemQuorum(t, metadata.RegisterBrokerRecord{BrokerID: 1}, metadata.RegisterBrokerRecord{BrokerID: 2},
@@ -55,8 +56,8 @@ func TestFenceOfABrokerNotStartedYetIsInfo(t *testing.T) {
 		c := startController(t, q, timeout, func(cfg *Config) {
 			cfg.Logger = hclog.New(&hclog.LoggerOptions{Output: logs, Level: hclog.Info})
 		})
-		if startedLongAgo {
-			c.startedAt = c.startedAt.Add(-time.Hour) // before the term starts (q.leader)
+		if laterTerm {
+			c.hadTerm = true // before the term starts (q.leader)
 		}
 		q.leader.Store(true)
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -87,10 +88,18 @@ func TestFenceOfABrokerNotStartedYetIsInfo(t *testing.T) {
 			t.Error("broker 2, heard from and then silent, was not logged at WARN")
 		}
 	})
-	t.Run("term long after the node's start", func(t *testing.T) {
+	t.Run("a later term of the node", func(t *testing.T) {
 		logs := run(t, true)
 		if l := logs.line("[WARN]", "broker session expired", "broker=1 "); l == "" {
-			t.Error("broker 1, missing when a long-running node became controller, was not logged at WARN")
+			t.Error("broker 1, missing in a later term, was not logged at WARN")
 		}
+	})
+	t.Run("never started", func(t *testing.T) {
+		notStartedWarnAfter = 500 * time.Millisecond
+		t.Cleanup(func() { notStartedWarnAfter = 30 * time.Second })
+		logs := run(t, false)
+		testwait.Until(t, 10*time.Second, "a WARN that broker 1 has not started", func() bool {
+			return logs.line("[WARN]", "broker has not started", "broker=1 ") != ""
+		})
 	})
 }

@@ -111,11 +111,14 @@ type Controller struct {
 	finishers shutdownFinishers
 	// rebalance is the automatic leader rebalance's schedule (rebalance.go).
 	rebalance leaderRebalance
-	// startedAt is when New made this controller (the node's start).
-	startedAt time.Time
-	// termAtStart says the active term began within a session timeout of startedAt
-	// (absentSinceStart); written by Run's goroutine, read by the probes'.
-	termAtStart atomic.Bool
+	// hadTerm says this node was the active controller before (Run's goroutine only).
+	hadTerm bool
+	// firstTerm says the active term is this node's first since it started, with no
+	// other leader seen before it (absentSinceStart); written by Run's goroutine, read
+	// by the probes'.
+	firstTerm atomic.Bool
+	// notStarted are the brokers fenced as not started yet (not_started.go).
+	notStarted notStartedBrokers
 }
 
 // op is one decision: plan records from the current image, then they are proposed as
@@ -139,8 +142,7 @@ func New(cfg Config) *Controller {
 	if cfg.ShutdownEntryRecords <= 0 {
 		cfg.ShutdownEntryRecords = metadata.MaxRecordsPerShutdownEntry
 	}
-	return &Controller{cfg: cfg, log: cfg.Logger, ops: make(chan op), sessions: newSessions(), evidence: newPeerEvidence(),
-		startedAt: time.Now()}
+	return &Controller{cfg: cfg, log: cfg.Logger, ops: make(chan op), sessions: newSessions(), evidence: newPeerEvidence()}
 }
 
 // Sessions are the brokers' sessions this term (meaningful on the active controller).
@@ -255,7 +257,8 @@ func (c *Controller) Run() {
 func (c *Controller) activateSessions(previous int32, now time.Time) {
 	c.sessions.activate(c.cfg.Image(), now)
 	c.evidence.reset()
-	c.termAtStart.Store(now.Sub(c.startedAt) < c.cfg.SessionTimeout)
+	c.firstTerm.Store(!c.hadTerm && previous < 0)
+	c.hadTerm = true
 	if previous < 0 || previous == c.cfg.NodeID {
 		return
 	}

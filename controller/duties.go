@@ -30,6 +30,7 @@ func (c *Controller) duties() {
 		}
 		c.LogUncleanElections(before, records)
 		if c.absentSinceStart(id) {
+			c.notStarted.fenced(id, im.Brokers[id].Epoch, time.Now())
 			c.log.Info("broker not started yet: its session expired, fenced until it registers; removed from every ISR, leaders re-elected",
 				"broker", id, "partition_changes", len(records)-1)
 			continue
@@ -37,6 +38,7 @@ func (c *Controller) duties() {
 		c.log.Warn("broker session expired: fenced, removed from every ISR, leaders re-elected", "broker", id,
 			"partition_changes", len(records)-1)
 	}
+	c.warnNotStarted(c.cfg.Image(), time.Now())
 	c.finishFencedBrokers(c.cfg.Image())
 	c.completeReassignments(ctx)
 	c.maybeRebalanceLeaders(ctx, time.Now())

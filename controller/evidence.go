@@ -264,22 +264,13 @@ func (c *Controller) fenceOnEvidence(id int32, epoch int64, reason string, repor
 	}
 	c.LogUncleanElections(before, records)
 	if c.absentSinceStart(id) {
+		c.notStarted.fenced(id, epoch, time.Now())
 		c.log.Info("broker not started yet: fenced until it registers ("+reason+"); removed from every ISR, leaders re-elected",
 			"broker", id, "broker_epoch", epoch, "reporters", reporters, "partition_changes", len(records)-1)
 		return
 	}
 	c.log.Warn("broker fenced before its session expired: "+reason+"; removed from every ISR, leaders re-elected",
 		"broker", id, "broker_epoch", epoch, "reporters", reporters, "partition_changes", len(records)-1)
-}
-
-// absentSinceStart reports whether broker id is one this controller has not heard from
-// in a term that began as its own node started (within a session timeout): a cluster
-// started at once, of which broker id is not up yet. Its fence, on evidence or at its
-// session's end, records an absence at a start rather than a failure, and is logged at
-// INFO (Kafka logs every fence so); a broker that stops answering later, or under a
-// controller that has run for longer, is still a WARN.
-func (c *Controller) absentSinceStart(id int32) bool {
-	return c.termAtStart.Load() && !c.sessions.heard(id)
 }
 
 // fencePreviousController runs on the controller goroutine as a term starts, before
