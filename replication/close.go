@@ -1,10 +1,6 @@
 package replication
 
-import (
-	"fmt"
-
-	"github.com/petrel-broker/petrel/segment"
-)
+import "github.com/petrel-broker/petrel/segment"
 
 // CloseOffsets are what the per-log-dir checkpoints record of a replica closed cleanly.
 type CloseOffsets struct {
@@ -60,12 +56,13 @@ var syncDir = segment.SyncDir
 // replay; but the log's description (ShutdownState), fsynced with the clean-shutdown
 // marker, names the snapshot and carries the replay choice it allows, so the snapshot
 // must survive whatever the description survives. Only a close that wrote a snapshot
-// pays it (a replica with few batches since its last roll writes none). On failure the
-// snapshot files are no longer known, and the replica is not described.
+// pays it (a replica with few batches since its last roll writes none). A failure is a
+// storage error: the log is failed, so the replica is not described and the next
+// start loads it from its files.
 func (p *Partition) syncShutdownSnapshotLocked() error {
 	if err := syncDir(p.log.Dir()); err != nil {
 		p.snapshots.forget()
-		return fmt.Errorf("replication: fsync of %s after its producer snapshot: %w", p.log.Dir(), err)
+		return p.log.MarkFailed("producer snapshot directory fsync", err)
 	}
 	return nil
 }

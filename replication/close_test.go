@@ -111,4 +111,7 @@ func TestShutdownSnapshotIsDurableWithItsDescription(t *testing.T) {
 	if knownSnapshots(t, r, "after the failed fsync") {
 		t.Fatal("the snapshot files are still known after the directory fsync failed")
 	}
+	if _, ok := r.ShutdownState(); ok {
+		t.Fatal("a replica whose close failed is described")
+	}
 }

@@ -260,8 +260,9 @@ func (p *Partition) trimProducerSnapshotsLocked() {
 	}
 }
 
-// WriteProducerSnapshot snapshots the producer state at the log end offset (clean
-// shutdown, after the final flush).
+// WriteProducerSnapshot snapshots the producer state at the log end offset. Its rename
+// is made durable by the directory's next fsync (a roll's); a clean close writes its
+// own snapshot and fsyncs the directory itself (CloseClean).
 func (p *Partition) WriteProducerSnapshot() error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -281,8 +282,10 @@ func (p *Partition) writeProducerSnapshotLocked() (written bool, err error) {
 		return false, nil // nothing was ever appended: no state (Kafka: lastMapOffset 0)
 	}
 	if _, err := os.Stat(ProducerSnapshotPath(p.log.Dir(), leo)); err == nil {
+		// Taken at this offset already (Kafka skips it too): by a roll, whose directory
+		// fsync made it durable, or by an earlier close, which did.
 		p.snapshots.add(leo)
-		return false, nil // taken at this offset already (Kafka skips it too)
+		return false, nil
 	}
 	// Recovery trusts the .txnindex files below the newest snapshot: they are durable
 	// before it is written (a no-op without new aborted transactions).

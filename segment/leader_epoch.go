@@ -84,9 +84,9 @@ func (c *LeaderEpochCache) Assign(epoch int32, startOffset int64) error {
 	return c.assign(epoch, startOffset, true)
 }
 
-// assign is Assign; syncDir false leaves the file's rename to the caller's next step,
+// assign is Assign; dirSync false leaves the file's rename to the caller's next step,
 // which fsyncs the partition directory before any record is written (write).
-func (c *LeaderEpochCache) assign(epoch int32, startOffset int64, syncDir bool) error {
+func (c *LeaderEpochCache) assign(epoch int32, startOffset int64, dirSync bool) error {
 	if epoch < 0 || startOffset < 0 {
 		return nil
 	}
@@ -103,7 +103,7 @@ func (c *LeaderEpochCache) assign(epoch int32, startOffset int64, syncDir bool) 
 		}
 	}
 	c.entries = append(keep, EpochEntry{epoch, startOffset})
-	return c.write(syncDir)
+	return c.write(dirSync)
 }
 
 // AssignLeaderStart records that a new leadership's epoch starts at startOffset (the log
@@ -203,10 +203,10 @@ func (c *LeaderEpochCache) clear() error {
 
 func (c *LeaderEpochCache) flush() error { return c.write(true) }
 
-// write rewrites the file whole (fsynced, renamed into place); syncDir false leaves
+// write rewrites the file whole (fsynced, renamed into place); dirSync false leaves
 // the rename's durability to the caller's next step, which fsyncs the partition
 // directory before any record is written (the first segment's birth).
-func (c *LeaderEpochCache) write(syncDir bool) error {
+func (c *LeaderEpochCache) write(dirSync bool) error {
 	if c.log != nil {
 		if err := c.log.makeDirDurable(); err != nil {
 			return err
@@ -217,7 +217,7 @@ func (c *LeaderEpochCache) write(syncDir bool) error {
 		lines[i] = fmt.Sprintf("%d %d", e.Epoch, e.StartOffset)
 	}
 	write := WriteFileSynced
-	if syncDir {
+	if dirSync {
 		write = WriteFileAtomic
 	}
 	if err := write(c.path(), encodeCheckpoint(lines)); err != nil {

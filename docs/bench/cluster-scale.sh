@@ -35,7 +35,10 @@
 # Before either row the script syncs and waits until five minutes have passed since an
 # earlier run's deletions (cluster3.sh, wait_out_deletions): on a file system without a
 # journal they would otherwise slow every inode allocation several times over (the
-# creation itself makes no inode).
+# creation itself makes no inode). PETREL_DROP_CACHES=1 drops the kernel's page, dentry
+# and inode caches between the stop and the start (as root: `sync` and
+# /proc/sys/vm/drop_caches), so that the start reads everything from the disk, as after
+# a reboot of every host.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 total=${1:-100000}
@@ -190,6 +193,10 @@ note=""
 for i in 0 1 2; do note+="n$i: $(grep 'broker shut down' "$work/n$i.log" | tail -1 | grep -o '[a-z_]*=[0-9.a-zµ]*' | tr '\n' ' ')"; done
 echo "| whole cluster stopped at once (SIGTERM to all exited) | $total | $rf | $(since "$t0") | $note |"
 
+cold=""
+if [ "${PETREL_DROP_CACHES:-}" = 1 ]; then
+  sync; echo 3 >/proc/sys/vm/drop_caches; cold=" (caches dropped: as after a reboot)"
+fi
 t0=$(now)
 for i in 0 1 2; do start "$i"; done
 if [ "${PETREL_PPROF:-}" = 1 ] && [ -n "${PETREL_BENCH_LOGS:-}" ] && [ -n "${PETREL_RESTART_PROFILE_SECONDS:-}" ]; then
@@ -213,7 +220,7 @@ done
 note=""
 for i in 0 1 2; do note+="n$i: $(grep 'broker ready' "$work/n$i.log" | tail -1 | grep -o 'metadata_catch_up=[^ ]* replica_recovery=[^ ]*') "; done
 cz=(0 0 0) # new processes: their CPU since their start
-echo "| whole cluster started at once, every partition led (all ready at $ready s) | $total | $rf | $(since "$t0") | $note; $(cpu_note cz); load $(cut -d' ' -f1 /proc/loadavg) |"
+echo "| whole cluster started at once$cold, every partition led (all ready at $ready s) | $total | $rf | $(since "$t0") | $note; $(cpu_note cz); load $(cut -d' ' -f1 /proc/loadavg) |"
 wait_sync "$replicas" 900
 echo "| start until every ISR is full | $total | $rf | $(since "$t0") | |"
 for p in ${profilers[@]+"${profilers[@]}"}; do wait "$p" || true; done # before the EXIT trap kills the nodes
