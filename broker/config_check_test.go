@@ -1,17 +1,16 @@
 package broker
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/petrel-broker/petrel/config"
+	"github.com/petrel-broker/petrel/internal/testwait"
 )
 
 func checkProps(t *testing.T, strict bool, props map[string]string) ([]string, error) {
@@ -62,24 +61,6 @@ func TestCheckProperties_InvalidValueIsAnError(t *testing.T) {
 	}
 }
 
-// syncBuffer is a bytes.Buffer safe for a logger and a test to share.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 func TestStart_RefusesOutOfRangeAndWarnsOnTypos(t *testing.T) {
 	cfg := Config{NodeID: 0, DataDir: t.TempDir(), Listen: "127.0.0.1:0", RaftListen: "127.0.0.1:0"}
 
@@ -101,7 +82,7 @@ func TestStart_RefusesOutOfRangeAndWarnsOnTypos(t *testing.T) {
 		t.Fatalf("Start --strict-config with a typo: %v", err)
 	}
 
-	var logs syncBuffer
+	var logs testwait.Buffer
 	typo := cfg
 	typo.Properties = map[string]string{"log.retention.hour": "1"}
 	typo.Logger = hclog.New(&hclog.LoggerOptions{Output: &logs, Level: hclog.Warn})

@@ -14,6 +14,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/petrel-broker/petrel/config"
+	"github.com/petrel-broker/petrel/internal/testwait"
 )
 
 // allowedPrincipalsProperty is petrel.raft.allowed.principals.
@@ -80,7 +81,7 @@ func TestRaftSecurity_PlaintextRaftRefusedWhenListenersAuthenticate(t *testing.T
 		props[config.RaftSecurityProtocolProperty] = "PLAINTEXT"
 		dir := t.TempDir()
 		for start := range 2 {
-			var logs syncBuffer
+			var logs testwait.Buffer
 			b, err := Start(Config{NodeID: 0, DataDir: dir, Listen: "127.0.0.1:0", RaftListen: "127.0.0.1:0", Properties: props,
 				Logger: hclog.New(&hclog.LoggerOptions{Output: &logs, Level: hclog.Info})})
 			if err != nil {
@@ -146,7 +147,7 @@ func TestRaftSecurity_StartChecks(t *testing.T) {
 		{"SSL without a keystore", map[string]string{config.RaftSecurityProtocolProperty: "SSL"}, config.RaftSecurityProtocolProperty},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			var logs syncBuffer
+			var logs testwait.Buffer
 			b, err := Start(Config{NodeID: 0, DataDir: t.TempDir(), Listen: "127.0.0.1:0", RaftListen: "127.0.0.1:0", Properties: tc.props,
 				Logger: hclog.New(&hclog.LoggerOptions{Output: &logs, Level: hclog.Warn})})
 			if tc.refused == "" {

@@ -1,10 +1,7 @@
 package controller
 
 import (
-	"bytes"
 	"context"
-	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -13,33 +10,7 @@ import (
 	"github.com/petrel-broker/petrel/metadata"
 )
 
-// logBuffer collects a controller's log lines; safe for concurrent use.
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *logBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
 // line returns the first line holding every part, or "".
-func (b *logBuffer) line(parts ...string) string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	for _, l := range strings.Split(b.buf.String(), "\n") {
-		found := true
-		for _, p := range parts {
-			found = found && strings.Contains(l, p)
-		}
-		if found {
-			return l
-		}
-	}
-	return ""
-}
 
 // A broker the controller never heard from in its node's first term (a cluster
 // started at once, that broker not up yet) is fenced at its session's end as any
@@ -48,9 +19,9 @@ func (b *logBuffer) line(parts ...string) string {
 // is one never heard from in a later term of the node.
 func TestFenceOfABrokerNotStartedYetIsInfo(t *testing.T) {
 	const timeout = time.Second // far above the poll interval of a loaded machine
-	run := func(t *testing.T, laterTerm bool) *logBuffer {
+	run := func(t *testing.T, laterTerm bool) *testwait.Buffer {
 		t.Helper()
-		logs := &logBuffer{}
+		logs := &testwait.Buffer{}
 		q := newMemQuorum(t, metadata.RegisterBrokerRecord{BrokerID: 1}, metadata.RegisterBrokerRecord{BrokerID: 2},
 			metadata.RegisterBrokerRecord{BrokerID: 3})
 		c := startController(t, q, timeout, func(cfg *Config) {
@@ -78,19 +49,19 @@ func TestFenceOfABrokerNotStartedYetIsInfo(t *testing.T) {
 	}
 	t.Run("term at the node's start", func(t *testing.T) {
 		logs := run(t, false)
-		if l := logs.line("[INFO]", "broker not started yet", "broker=1 "); l == "" {
+		if l := logs.Line("[INFO]", "broker not started yet", "broker=1 "); l == "" {
 			t.Error("broker 1, never heard from, was not logged at INFO as not started yet")
 		}
-		if l := logs.line("[WARN]", "broker=1 "); l != "" {
+		if l := logs.Line("[WARN]", "broker=1 "); l != "" {
 			t.Errorf("broker 1, never heard from, logged at WARN: %s", l)
 		}
-		if l := logs.line("[WARN]", "broker session expired", "broker=2 "); l == "" {
+		if l := logs.Line("[WARN]", "broker session expired", "broker=2 "); l == "" {
 			t.Error("broker 2, heard from and then silent, was not logged at WARN")
 		}
 	})
 	t.Run("a later term of the node", func(t *testing.T) {
 		logs := run(t, true)
-		if l := logs.line("[WARN]", "broker session expired", "broker=1 "); l == "" {
+		if l := logs.Line("[WARN]", "broker session expired", "broker=1 "); l == "" {
 			t.Error("broker 1, missing in a later term, was not logged at WARN")
 		}
 	})
@@ -99,7 +70,7 @@ func TestFenceOfABrokerNotStartedYetIsInfo(t *testing.T) {
 		t.Cleanup(func() { notStartedWarnAfter = 30 * time.Second })
 		logs := run(t, false)
 		testwait.Until(t, 10*time.Second, "a WARN that broker 1 has not started", func() bool {
-			return logs.line("[WARN]", "broker has not started", "broker=1 ") != ""
+			return logs.Line("[WARN]", "broker has not started", "broker=1 ") != ""
 		})
 	})
 }

@@ -22,6 +22,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/petrel-broker/petrel/internal/testwait"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
@@ -113,7 +114,7 @@ func (s scriptClient) member() startMember {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var stderr lockedBuffer
+		var stderr testwait.Buffer
 		cmd.Stderr = &stderr
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
@@ -152,24 +153,6 @@ func (s scriptClient) member() startMember {
 		m.setStop(t, func() { stop(syscall.SIGTERM) }, func() { stop(os.Kill) })
 		return m
 	}
-}
-
-// lockedBuffer is a bytes.Buffer safe for a writing process and a reading test.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer // guarded by mu
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 // scriptIdempotentRecords is how many records the idempotent-producer check sends,

@@ -1,7 +1,6 @@
 package rpc
 
 import (
-	"bytes"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -11,7 +10,6 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -54,29 +52,11 @@ func checkNoGoroutineLeak(t *testing.T) {
 	})
 }
 
-// logBuffer collects a server's log output.
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.String()
-}
-
 // testServer is a running Server on 127.0.0.1 with its log.
 type testServer struct {
 	*Server
 	addr string
-	logs *logBuffer
+	logs *testwait.Buffer
 }
 
 // startServer serves reg on a fresh 127.0.0.1 port, checks for goroutine leaks, and
@@ -84,7 +64,7 @@ type testServer struct {
 func startServer(t *testing.T, cfg ServerConfig, reg *Registry) *testServer {
 	t.Helper()
 	checkNoGoroutineLeak(t)
-	logs := &logBuffer{}
+	logs := &testwait.Buffer{}
 	cfg.Logger = hclog.New(&hclog.LoggerOptions{Output: logs, Level: hclog.Trace})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

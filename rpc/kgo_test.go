@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+	"github.com/petrel-broker/petrel/internal/testwait"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -102,7 +103,7 @@ func TestKgoNegotiation(t *testing.T) {
 		t.Fatal(err)
 	}
 	ln := &recordingListener{Listener: inner}
-	logs := &logBuffer{}
+	logs := &testwait.Buffer{}
 	srv := NewServer(ServerConfig{Logger: hclog.New(&hclog.LoggerOptions{Output: logs, Level: hclog.Trace})}, reg)
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()

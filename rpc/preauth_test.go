@@ -55,7 +55,7 @@ func saslRegistry() *Registry {
 func startListener(t *testing.T, cfg ServerConfig, reg *Registry, lc ListenerConfig) *testServer {
 	t.Helper()
 	checkNoGoroutineLeak(t)
-	logs := &logBuffer{}
+	logs := &testwait.Buffer{}
 	cfg.Logger = hclog.New(&hclog.LoggerOptions{Output: logs, Level: hclog.Trace})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

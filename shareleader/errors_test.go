@@ -1,11 +1,9 @@
 package shareleader
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -49,24 +47,6 @@ func TestShareCoordinatorCodesAreMappedForClients(t *testing.T) {
 	}
 }
 
-// lockedBuffer is a log output safe for concurrent writes.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // A write fenced after leadership moved is routine: it drops the share partition
 // without a WARN or ERROR line; a code the leader does not expect is a WARN.
 func TestFencedWriteLogsNoWarning(t *testing.T) {
@@ -75,7 +55,7 @@ func TestFencedWriteLogsNoWarning(t *testing.T) {
 		warn bool
 	}{{kerr.FencedLeaderEpoch.Code, false}, {kerr.FencedStateEpoch.Code, false}, {kerr.NotCoordinator.Code, false}, {kerr.KafkaStorageError.Code, true}} {
 		r := newRig(t, earliest)
-		out := &lockedBuffer{}
+		out := &testwait.Buffer{}
 		r.m.log = hclog.New(&hclog.LoggerOptions{Output: out, Level: hclog.Trace})
 		ctx := testCtx(t)
 		r.replica.produce(2)

@@ -34,3 +34,14 @@ func TestPollReturnsTheLastErrorAtTheDeadline(t *testing.T) {
 		t.Fatalf("poll: %v after %d calls", err, n)
 	}
 }
+
+func TestBufferLine(t *testing.T) {
+	var b Buffer
+	b.Write([]byte("[INFO] a broker=1\n[WARN] b broker=1\n"))
+	if got := b.Line("[WARN]", "broker=1"); got != "[WARN] b broker=1" {
+		t.Fatalf("Line: %q", got)
+	}
+	if got := b.Line("[ERROR]"); got != "" {
+		t.Fatalf("Line of nothing written: %q", got)
+	}
+}
