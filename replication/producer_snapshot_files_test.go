@@ -34,6 +34,19 @@ func appendIdempotent(t *testing.T, p *Partition, from, to int32) {
 	}
 }
 
+// openRollingLeader opens a new leader in a temporary directory whose segments roll
+// every 2,000 bytes (a producer snapshot at each roll), with a file cache, and returns
+// them for its reopens.
+func openRollingLeader(t *testing.T) (*Partition, string, segment.Config, *segment.FileCache) {
+	t.Helper()
+	cfg := segment.DefaultConfig()
+	cfg.SegmentBytes = 2000
+	fc := segment.NewFileCache(16)
+	dir := t.TempDir()
+	p, _, _ := openLeader(t, dir, cfg, segment.OpenOptions{Files: fc})
+	return p, dir, cfg, fc
+}
+
 // closeDescribed closes p cleanly and returns its checkpoint offsets and its log's
 // description, encoded and decoded as the broker's file keeps it.
 func closeDescribed(t *testing.T, p *Partition) (CloseOffsets, *segment.ShutdownState) {
@@ -60,11 +73,7 @@ func closeDescribed(t *testing.T, p *Partition) (CloseOffsets, *segment.Shutdown
 // start would from the same files. A follower emptied to a new log start knows it has
 // none.
 func TestShutdownStateCarriesTheSnapshots(t *testing.T) {
-	cfg := segment.DefaultConfig()
-	cfg.SegmentBytes = 2000
-	fc := segment.NewFileCache(16)
-	dir := t.TempDir()
-	p, _, _ := openLeader(t, dir, cfg, segment.OpenOptions{Files: fc})
+	p, dir, cfg, fc := openRollingLeader(t)
 	if !knownSnapshots(t, p, "a new replica") {
 		t.Fatal("a new replica does not know its snapshots")
 	}
@@ -128,11 +137,7 @@ func TestShutdownStateCarriesTheSnapshots(t *testing.T) {
 // someone removed is passed over as if never listed: the state comes from the one
 // before it and the replay, and the open does not fail.
 func TestStartFromDescriptionWithASnapshotGone(t *testing.T) {
-	cfg := segment.DefaultConfig()
-	cfg.SegmentBytes = 2000
-	fc := segment.NewFileCache(16)
-	dir := t.TempDir()
-	p, _, _ := openLeader(t, dir, cfg, segment.OpenOptions{Files: fc})
+	p, dir, cfg, fc := openRollingLeader(t)
 	appendIdempotent(t, p, 0, 120)
 	off, st := closeDescribed(t, p)
 	offs := snapshotsIn(t, dir)

@@ -307,13 +307,18 @@ func (l *Log) append(records []byte, set batchSet) (AppendInfo, error) {
 		return AppendInfo{}, l.fail("leader epoch checkpoint", err)
 	}
 	// The epochs the batches start, before they are written (Kafka's order): a
-	// follower's first write then shares the birth's directory fsync too.
+	// follower's first write then shares the birth's directory fsync too. The same
+	// walk finds the offset of the largest timestamp.
+	offsetOfMaxTimestamp := int64(-1)
 	for pos := 0; pos < len(records); {
 		h, _ := ParseBatchHeader(records[pos:])
 		if h.PartitionLeaderEpoch > l.epochs.LatestEpoch() {
 			if err := l.epochs.assign(h.PartitionLeaderEpoch, h.BaseOffset, !birthFollows); err != nil {
 				return AppendInfo{}, l.fail("leader epoch checkpoint", err)
 			}
+		}
+		if h.MaxTimestamp == set.maxTimestamp && offsetOfMaxTimestamp < 0 {
+			offsetOfMaxTimestamp = h.LastOffset()
 		}
 		pos += int(h.Size())
 	}
@@ -340,15 +345,7 @@ func (l *Log) append(records []byte, set batchSet) (AppendInfo, error) {
 	if err := s.appendBatches(records, l.cfg.IndexIntervalBytes); err != nil {
 		return AppendInfo{}, l.fail("append", err)
 	}
-	info.MaxTimestamp, info.OffsetOfMaxTimestamp = set.maxTimestamp, -1
-	for pos := 0; pos < len(records); {
-		h, _ := ParseBatchHeader(records[pos:])
-		if h.MaxTimestamp == set.maxTimestamp && info.OffsetOfMaxTimestamp < 0 {
-			info.OffsetOfMaxTimestamp = h.LastOffset()
-			break
-		}
-		pos += int(h.Size())
-	}
+	info.MaxTimestamp, info.OffsetOfMaxTimestamp = set.maxTimestamp, offsetOfMaxTimestamp
 	l.unflushedMessages += set.records
 	if l.unflushedMessages >= l.cfg.FlushMessages || now.Sub(l.lastFlush).Milliseconds() >= l.cfg.FlushMs {
 		if err := l.Flush(); err != nil {
