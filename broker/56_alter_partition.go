@@ -6,7 +6,8 @@ package broker
 // an older leader epoch (FENCED_LEADER_EPOCH); a sender that is not the leader
 // (INVALID_REQUEST); an older partition epoch (INVALID_UPDATE_VERSION); an ISR that is
 // not a subset of the replicas or lacks the leader (INVALID_REQUEST); a member that is
-// fenced or unregistered (INELIGIBLE_REPLICA). A valid change is one PartitionChange
+// fenced or unregistered, or (v3, KIP-903) registered at another broker epoch than the
+// one the leader names for it (INELIGIBLE_REPLICA). A valid change is one PartitionChange
 // record (partition epoch +1); the answer carries the committed state.
 
 import (
@@ -44,6 +45,7 @@ func (b *Broker) alterPartition(ctx context.Context, r *kmsg.AlterPartitionReque
 				ch.ISR = nil
 				for _, e := range rp.NewEpochISR {
 					ch.ISR = append(ch.ISR, e.BrokerID)
+					ch.BrokerEpochs = append(ch.BrokerEpochs, e.BrokerEpoch)
 				}
 			}
 			changes = append(changes, ch)

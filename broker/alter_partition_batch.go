@@ -104,9 +104,14 @@ func (q *isrBatcher) send(batch []*isrItem) {
 	b := q.b
 	ctx, cancel := b.waitTimeout(context.Background(), 10*time.Second)
 	defer cancel()
+	// Version 3 (KIP-903): topics by id, and each ISR member with the broker epoch its
+	// fetches came from, so that the controller refuses a member whose incarnation is
+	// gone. A topic missing from the image goes with the zero id, which the controller
+	// answers UNKNOWN_TOPIC_OR_PARTITION, as it would the name.
 	req := kmsg.NewPtrAlterPartitionRequest()
-	req.Version = 1
+	req.Version = 3
 	req.BrokerID, req.BrokerEpoch = b.cfg.NodeID, b.brokerEpoch.Load()
+	im := b.Image()
 	topics := map[string]int{} // topic name -> index in req.Topics
 	for _, it := range batch {
 		c := it.change
@@ -116,10 +121,14 @@ func (q *isrBatcher) send(batch []*isrItem) {
 			topics[c.Topic] = i
 			t := kmsg.NewAlterPartitionRequestTopic()
 			t.Topic = c.Topic
+			if tp := im.Topic(c.Topic); tp != nil {
+				t.TopicID = tp.ID
+			}
 			req.Topics = append(req.Topics, t)
 		}
 		p := kmsg.NewAlterPartitionRequestTopicPartition()
 		p.Partition, p.LeaderEpoch, p.PartitionEpoch, p.NewISR = c.Partition, c.LeaderEpoch, c.PartitionEpoch, c.ISR
+		p.NewEpochISR = isrWithEpochs(c, b.cfg.NodeID, req.BrokerEpoch)
 		req.Topics[i].Partitions = append(req.Topics[i].Partitions, p)
 	}
 	resp, err := b.controllerCall(ctx, req)
@@ -133,12 +142,16 @@ func (q *isrBatcher) send(batch []*isrItem) {
 		return
 	}
 	codes := map[string]map[int32]int16{}
-	for _, t := range resp.(*kmsg.AlterPartitionResponse).Topics {
-		if codes[t.Topic] == nil {
-			codes[t.Topic] = map[int32]int16{}
+	for i, t := range resp.(*kmsg.AlterPartitionResponse).Topics {
+		if i >= len(req.Topics) || t.TopidID != req.Topics[i].TopicID {
+			continue // not as asked: the answer lacks the asked one, below
+		}
+		name := req.Topics[i].Topic // the answer's topics are the request's, in order
+		if codes[name] == nil {
+			codes[name] = map[int32]int16{}
 		}
 		for _, p := range t.Partitions {
-			codes[t.Topic][p.Partition] = p.ErrorCode
+			codes[name][p.Partition] = p.ErrorCode
 		}
 	}
 	for _, it := range batch {
@@ -152,8 +165,11 @@ func (q *isrBatcher) send(batch []*isrItem) {
 }
 
 // isrOutcome maps a partition's AlterPartition error code to what replication expects
-// (replication.Options.AlterISR) and counts ISR shrinks and expansions.
+// (replication.Options.AlterISR) and counts ISR shrinks, expansions and refusals.
 func (b *Broker) isrOutcome(change replication.ISRChange, before int, code int16) error {
+	if code != 0 {
+		b.metrics.ISRUpdateFailed()
+	}
 	switch code {
 	case 0:
 		switch {
@@ -171,4 +187,22 @@ func (b *Broker) isrOutcome(change replication.ISRChange, before int, code int16
 	default:
 		return kerr.ErrorForCode(code)
 	}
+}
+
+// isrWithEpochs is change's ISR as AlterPartition v3 names it: each member with the
+// broker epoch the leader knows for it (change.BrokerEpochs, -1 unknown), and this
+// broker, the leader, with its own (self, selfEpoch).
+func isrWithEpochs(change replication.ISRChange, self int32, selfEpoch int64) []kmsg.AlterPartitionRequestTopicPartitionNewEpochISR {
+	out := make([]kmsg.AlterPartitionRequestTopicPartitionNewEpochISR, len(change.ISR))
+	for i, id := range change.ISR {
+		out[i] = kmsg.NewAlterPartitionRequestTopicPartitionNewEpochISR()
+		out[i].BrokerID, out[i].BrokerEpoch = id, -1
+		switch {
+		case id == self:
+			out[i].BrokerEpoch = selfEpoch
+		case i < len(change.BrokerEpochs):
+			out[i].BrokerEpoch = change.BrokerEpochs[i]
+		}
+	}
+	return out
 }

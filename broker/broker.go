@@ -234,6 +234,14 @@ func Start(cfg Config) (*Broker, error) {
 		ResponseMaxBytes: int32(cfg.int64Value("replica.fetch.response.max.bytes")),
 		Backoff:          max(cfg.durationMs("replica.fetch.backoff.ms"), time.Millisecond),
 		Connect:          b.connectFetcher, // fetcher_conn.go
+		// Fetch v15 (KIP-903): topics by id, and this incarnation's broker epoch.
+		TopicID: func(topic string) [16]byte {
+			if t := b.Image().Topic(topic); t != nil {
+				return t.ID
+			}
+			return [16]byte{}
+		},
+		BrokerEpoch: b.brokerEpoch.Load,
 		Throttled: func(topic string, partition int32) bool {
 			rate := b.ownFollowerThrottle(topic, partition)
 			return rate >= 0 && b.throttles.Follower.Exceeded(rate, time.Now())

@@ -20,6 +20,10 @@ type ISRChange struct {
 	PartitionEpoch int32
 	// ISR is the requested in-sync replica set.
 	ISR []int32
+	// BrokerEpochs, when set (AlterPartition v3+, KIP-903), holds each ISR member's
+	// broker epoch as the leader knows it (from the member's fetches; its own for
+	// itself), in ISR's order; -1 is unknown and not checked.
+	BrokerEpochs []int64
 }
 
 // AlterISR commits the ISR changes broker (registered at epoch; -1 skips the check)
@@ -29,9 +33,11 @@ type ISRChange struct {
 // image's (ErrNotController: this controller is behind); an older leader epoch
 // (ErrFencedLeaderEpoch); a sender that is not the leader (ErrInvalidISRChange); an
 // older partition epoch (ErrStalePartitionEpoch); an ISR that lacks the leader or is
-// not a subset of the replicas (ErrInvalidISRChange); a member that is fenced or
-// unregistered (ErrIneligibleReplica). A broker that is not registered at epoch fails
-// the whole request with ErrStaleBrokerEpoch.
+// not a subset of the replicas (ErrInvalidISRChange); a member that is fenced,
+// unregistered or registered at another broker epoch than the one the change names for
+// it (ErrIneligibleReplica; KIP-903: its fetches came from an incarnation that is
+// gone). A broker that is not registered at epoch fails the whole request with
+// ErrStaleBrokerEpoch.
 func (c *Controller) AlterISR(ctx context.Context, broker int32, epoch int64, changes []ISRChange) ([]error, error) {
 	outcomes := make([]error, len(changes))
 	_, err := c.Do(ctx, func(im *metadata.Image) ([]metadata.Record, error) {
@@ -80,7 +86,24 @@ func checkISRChange(im *metadata.Image, broker int32, ch ISRChange) (metadata.Pa
 	case slices.ContainsFunc(ch.ISR, func(id int32) bool { return !im.Acceptable(id) }):
 		err = ErrIneligibleReplica
 	default:
+		if i := staleMemberEpoch(im, ch); i >= 0 {
+			err = fmt.Errorf("%w: broker %d at broker epoch %d, registered at %d", ErrIneligibleReplica,
+				ch.ISR[i], ch.BrokerEpochs[i], im.Brokers[ch.ISR[i]].Epoch)
+			break
+		}
 		return metadata.PartitionChangeRecord{TopicID: topic.ID, PartitionID: p.ID, ISR: slices.Clone(ch.ISR)}, nil
 	}
 	return metadata.PartitionChangeRecord{}, err
+}
+
+// staleMemberEpoch returns the index in ch.ISR of the first member whose broker epoch ch
+// names and the image does not register it at (KIP-903), or -1. Every member is
+// registered (checked before).
+func staleMemberEpoch(im *metadata.Image, ch ISRChange) int {
+	for i, id := range ch.ISR {
+		if i < len(ch.BrokerEpochs) && ch.BrokerEpochs[i] >= 0 && im.Brokers[id].Epoch != ch.BrokerEpochs[i] {
+			return i
+		}
+	}
+	return -1
 }

@@ -42,6 +42,7 @@ func TestCheckISRChange(t *testing.T) {
 	if p := im.Topic("t").Partitions[1]; p.LeaderEpoch != 1 || p.PartitionEpoch != 2 {
 		t.Fatalf("partition 1 at epochs %d/%d, want 1/2", p.LeaderEpoch, p.PartitionEpoch)
 	}
+	e1, e2 := im.Brokers[1].Epoch, im.Brokers[2].Epoch
 	for _, tc := range []struct {
 		name   string
 		broker int32
@@ -58,7 +59,10 @@ func TestCheckISRChange(t *testing.T) {
 		{"without the leader", 1, ISRChange{Topic: "t", ISR: []int32{2}}, ErrInvalidISRChange},
 		{"outside the replicas", 1, ISRChange{Topic: "t", ISR: []int32{1, 4}}, ErrInvalidISRChange},
 		{"fenced member", 1, ISRChange{Topic: "t", ISR: []int32{1, 3}}, ErrIneligibleReplica},
+		{"a member at another broker epoch", 1, ISRChange{Topic: "t", ISR: []int32{1, 2}, BrokerEpochs: []int64{e1, e2 + 1}}, ErrIneligibleReplica},
 		{"valid", 1, ISRChange{Topic: "t", ISR: []int32{1}}, nil},
+		{"valid with broker epochs", 1, ISRChange{Topic: "t", ISR: []int32{1, 2}, BrokerEpochs: []int64{e1, e2}}, nil},
+		{"valid with an unknown broker epoch", 1, ISRChange{Topic: "t", ISR: []int32{1, 2}, BrokerEpochs: []int64{-1, -1}}, nil},
 		{"valid by id", 1, ISRChange{ByID: true, TopicID: isrTestTopic, Partition: 1, LeaderEpoch: 1, PartitionEpoch: 2, ISR: []int32{1}}, nil},
 	} {
 		rec, err := checkISRChange(im, tc.broker, tc.ch)

@@ -107,6 +107,8 @@ func TestMetrics_CountersAndStateParse(t *testing.T) {
 	a.Fetched(400)
 	reg.Topic("b").Produced(1, 10)
 	reg.ISRShrunk()
+	reg.ISRUpdateFailed()
+	reg.ISRUpdateFailed()
 	reg.Fsynced(0.002)
 	now := time.Now()
 	reg.ObserveRequest(0, RequestTiming{Received: now, Started: now, Handled: now.Add(time.Millisecond),
@@ -125,6 +127,7 @@ func TestMetrics_CountersAndStateParse(t *testing.T) {
 		{"kafka_server_brokertopicmetrics_bytesout_total", map[string]string{"topic": "a"}, 400},
 		{"kafka_server_replicamanager_isrshrinks_total", nil, 1},
 		{"kafka_server_replicamanager_isrexpands_total", nil, 0},
+		{"kafka_server_replicamanager_failedisrupdates_total", nil, 2},
 		{"kafka_server_replicamanager_underreplicatedpartitions", nil, 1},
 		{"kafka_server_replicamanager_partitioncount", nil, 2},
 		{"kafka_server_replicamanager_leadercount", nil, 1},

@@ -33,6 +33,7 @@ type Registry struct {
 	replicationBytesOut           prometheus.Counter
 	all                           *TopicCounters
 	isrShrinks, isrExpands        prometheus.Counter
+	failedISRUpdates              prometheus.Counter
 	fsync                         prometheus.Histogram
 	requests                      requestMetrics
 	groupRebalances               groupRebalances
@@ -70,6 +71,8 @@ func New(opts Options) *Registry {
 		"ISR shrinks of partitions this broker leads, as committed by the controller: IsrShrinksPerSec.")
 	r.isrExpands = counter("kafka_server_replicamanager_isrexpands_total",
 		"ISR expansions of partitions this broker leads, as committed by the controller: IsrExpandsPerSec.")
+	r.failedISRUpdates = counter("kafka_server_replicamanager_failedisrupdates_total",
+		"ISR changes of partitions this broker leads that the controller refused: FailedIsrUpdatesPerSec.")
 	r.fsync = prometheus.NewHistogram(prometheus.HistogramOpts{
 		Name:    "kafka_log_logflushstats_logflushrateandtimems",
 		Help:    "Duration of log fsyncs (one per group commit) in milliseconds: LogFlushRateAndTimeMs.",
@@ -165,6 +168,10 @@ func (r *Registry) ISRShrunk() { r.isrShrinks.Inc() }
 
 // ISRExpanded counts an ISR expansion of a partition this broker leads.
 func (r *Registry) ISRExpanded() { r.isrExpands.Inc() }
+
+// ISRUpdateFailed counts an ISR change of a partition this broker leads that the
+// controller refused (an error for the partition in its AlterPartition answer).
+func (r *Registry) ISRUpdateFailed() { r.failedISRUpdates.Inc() }
 
 // Fsynced records the duration of one log fsync in seconds.
 func (r *Registry) Fsynced(seconds float64) { r.fsync.Observe(seconds * 1000) }

@@ -123,12 +123,16 @@ func (s *FetchServer) readPartition(sp *kmsg.FetchResponseTopicPartition, topic 
 		if r.Version >= 5 {
 			logStart = p.LogStartOffset // the follower's own, for DeleteRecords' low watermark
 		}
+		brokerEpoch := int64(-1)
+		if r.Version >= 15 {
+			brokerEpoch = r.ReplicaState.Epoch // KIP-903: the fetching incarnation's broker epoch
+		}
 		var diverging *DivergingEpoch
 		now := time.Now()
 		rate := s.Source.LeaderThrottle(topic, p.Partition, r.ReplicaID, lp.InSync(r.ReplicaID))
 		throttled := rate >= 0 && s.Leader.Exceeded(rate, now)
 		res, diverging, err = lp.ReadForFollowerHeld(FollowerFetch{ReplicaID: r.ReplicaID, FetchOffset: p.FetchOffset,
-			CurrentLeaderEpoch: p.CurrentLeaderEpoch, LastFetchedEpoch: lastFetched, MaxBytes: max(limit, 1), LogStartOffset: logStart, Clock: clock}, now)
+			CurrentLeaderEpoch: p.CurrentLeaderEpoch, LastFetchedEpoch: lastFetched, MaxBytes: max(limit, 1), LogStartOffset: logStart, BrokerEpoch: brokerEpoch, Clock: clock}, now)
 		mark.changes = res.Changes
 		mark.idle = err == nil && diverging == nil && !throttled && res.RecordBytes() == 0 && p.FetchOffset >= res.LogEndOffset
 		if diverging != nil {

@@ -26,6 +26,11 @@ type FetcherConfig struct {
 	Backoff time.Duration
 	// Connect opens a connection to a broker's Kafka listener by broker id.
 	Connect func(ctx context.Context, broker int32) (*rpc.Client, error)
+	// TopicID gives a topic's id (zero when unknown) and BrokerEpoch this broker's
+	// current broker epoch (-1 before it registered). With both set the fetches are
+	// v15: topics by id and the broker epoch with each (fetcher_topic_ids.go).
+	TopicID     func(topic string) [16]byte
+	BrokerEpoch func() int64
 	// Throttled, when set, is asked before a partition joins a fetch: true leaves it
 	// out of this round (the follower replication throttle, KIP-73). Fetched, when
 	// set, is told the bytes each partition's answer carried.
@@ -170,6 +175,9 @@ type fetcher struct {
 	byName   map[string]map[int32]*Partition
 	gone     []gonePartition
 	lastFull time.Time
+	// topicNames maps the topic ids the session's requests named back to the names
+	// (v13+ fetches, fetcher_topic_ids.go).
+	topicNames map[[16]byte]string
 }
 
 // gonePartition is a partition removed from a fetcher's view, for the next round to
@@ -387,7 +395,7 @@ func (f *fetcher) round(ctx context.Context) error {
 		f.session.reset() // a new connection starts with a full fetch
 	}
 	req := kmsg.NewPtrFetchRequest()
-	req.Version = 12
+	req.Version = f.fs.fetchVersion()
 	req.ReplicaID = f.fs.cfg.BrokerID
 	req.MaxWaitMillis = int32(f.fs.cfg.MaxWait / time.Millisecond)
 	req.MinBytes = 1
@@ -457,6 +465,7 @@ func (f *fetcher) round(ctx context.Context) error {
 	} else {
 		f.session.buildChanged(req, want, left)
 	}
+	f.nameTopicsByID(req)
 	resp, frame, err := f.client.DoPooled(ctx, req)
 	if err != nil {
 		f.session.reset()
@@ -466,6 +475,7 @@ func (f *fetcher) round(ctx context.Context) error {
 	// RecordBatches, so the response frame is reused once the round is done.
 	defer frame.Release()
 	fr := resp.(*kmsg.FetchResponse)
+	f.nameTopicsOf(fr)
 	if !f.session.answered(fr) {
 		switch fr.ErrorCode {
 		case kerr.FetchSessionIDNotFound.Code, kerr.InvalidFetchSessionEpoch.Code, kerr.FetchSessionTopicIDError.Code:

@@ -36,9 +36,10 @@ func (st *fetchState) delayed(pos FollowerPosition, now time.Time) bool {
 }
 
 // leaderBehindFirstBackoff is the first delay of a partition whose leader answered as
-// a broker behind the follower's metadata: NOT_LEADER_OR_FOLLOWER or
-// UNKNOWN_TOPIC_OR_PARTITION (it has not opened the replica or applied the topic
-// yet), UNKNOWN_LEADER_EPOCH (it has not applied the new epoch). The follower's own
+// a broker behind the follower's metadata: NOT_LEADER_OR_FOLLOWER,
+// UNKNOWN_TOPIC_OR_PARTITION or UNKNOWN_TOPIC_ID (it has not opened the replica or
+// applied the topic yet), INCONSISTENT_TOPIC_ID (its replica is of the topic's previous
+// incarnation), UNKNOWN_LEADER_EPOCH (it has not applied the new epoch). The follower's own
 // epoch does not move when the leader catches up, so the full replica.fetch.backoff.ms
 // would hold every acks=all write to the partition for a second right after a topic is
 // created or a replica added; instead the delay starts here and doubles at each error
@@ -52,8 +53,11 @@ const leaderBehindFirstBackoff = 25 * time.Millisecond
 // to it.
 func (st *fetchState) backoff(err error, max time.Duration) time.Duration {
 	st.errorStreak++
-	if !errors.Is(err, kerr.NotLeaderForPartition) && !errors.Is(err, kerr.UnknownTopicOrPartition) &&
-		!errors.Is(err, kerr.UnknownLeaderEpoch) {
+	switch {
+	case errors.Is(err, kerr.NotLeaderForPartition), errors.Is(err, kerr.UnknownTopicOrPartition),
+		errors.Is(err, kerr.UnknownTopicID), errors.Is(err, kerr.InconsistentTopicID),
+		errors.Is(err, kerr.UnknownLeaderEpoch):
+	default:
 		return max
 	}
 	d := leaderBehindFirstBackoff

@@ -40,13 +40,20 @@ type fakeLeader struct {
 	// partitions with records or an error, as Kafka's leader does; otherwise it names
 	// every partition of the session.
 	quiet bool
+	// Fetch v13+ (fetcher_topic_ids_test.go): the version of the last fetch, its
+	// replica state (v15), the topic id its topics and forgotten topics named (the
+	// answers name it too) and whether any named another one.
+	version       int16
+	replicaState  kmsg.FetchRequestReplicaState
+	topicID       [16]byte
+	otherTopicIDs bool
 }
 
 func newFakeLeader(t *testing.T) (*fakeLeader, string) {
 	l := &fakeLeader{changed: make(chan struct{}), failing: map[int32]int16{}, batches: map[int32][][]byte{},
 		ends: map[int32]int64{}, session: map[int32]int64{}}
 	reg := rpc.NewRegistry()
-	reg.Register(1, 12, 12, l.fetch)
+	reg.Register(1, 12, 15, l.fetch)
 	reg.Register(23, 3, 3, l.offsetForLeaderEpoch)
 	reg.Register(2, 9, 9, l.listOffsets)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -96,16 +103,19 @@ func (l *fakeLeader) fetch(ctx context.Context, r *rpc.Request) rpc.Result {
 	l.mu.Lock()
 	l.fetches++
 	l.maxBytes = req.MaxBytes
+	l.version, l.replicaState = req.Version, req.ReplicaState
 	full := req.SessionEpoch == 0
 	if full {
 		clear(l.session)
 	}
 	for _, t := range req.Topics {
+		l.noteTopicID(req.Version, t.TopicID)
 		for _, p := range t.Partitions {
 			l.session[p.Partition] = p.FetchOffset
 		}
 	}
 	for _, ft := range req.ForgottenTopics {
+		l.noteTopicID(req.Version, ft.TopicID)
 		for _, id := range ft.Partitions {
 			delete(l.session, id)
 		}
@@ -146,6 +156,17 @@ func (l *fakeLeader) fetch(ctx context.Context, r *rpc.Request) rpc.Result {
 	}
 }
 
+// noteTopicID records the topic id a v13+ fetch named: the first becomes "t"'s.
+func (l *fakeLeader) noteTopicID(version int16, id [16]byte) {
+	switch {
+	case version < 13:
+	case l.topicID == [16]byte{}:
+		l.topicID = id
+	case id != l.topicID:
+		l.otherTopicIDs = true
+	}
+}
+
 // offsetForLeaderEpoch answers where each asked epoch ends in the leader's batches
 // (KIP-279): the latest epoch at or below it, and the first offset of a later one.
 func (l *fakeLeader) offsetForLeaderEpoch(_ context.Context, r *rpc.Request) rpc.Result {
@@ -181,7 +202,7 @@ func (l *fakeLeader) answerLocked(full bool) (*kmsg.FetchResponse, bool) {
 	resp := kmsg.NewPtrFetchResponse()
 	resp.Version, resp.SessionID = 12, 1
 	t := kmsg.NewFetchResponseTopic()
-	t.Topic = "t"
+	t.Topic, t.TopicID = "t", l.topicID // the id is sent from v13
 	due := full
 	for id, off := range l.session {
 		rp := kmsg.NewFetchResponseTopicPartition()
@@ -391,14 +412,15 @@ func TestFetcherForgetsADelayedPartitionWhenNothingElseIsFetched(t *testing.T) {
 }
 
 // TestFetcherRetriesSoonALeaderBehindItsMetadata: a leader that has not applied the
-// topic or opened its replica yet (NOT_LEADER_OR_FOLLOWER, UNKNOWN_TOPIC_OR_PARTITION
-// right after CreateTopics) catches up without the follower's epoch moving, so the
+// topic or opened its replica yet (NOT_LEADER_OR_FOLLOWER, UNKNOWN_TOPIC_OR_PARTITION,
+// UNKNOWN_TOPIC_ID right after CreateTopics) catches up without the follower's epoch moving, so the
 // partition is asked again after leaderBehindFirstBackoff, doubling, not after the
 // whole replica.fetch.backoff.ms (a minute here): the first acks=all writes to a new
 // topic do not wait a backoff for their high watermark. Another error keeps the full
 // backoff.
 func TestFetcherRetriesSoonALeaderBehindItsMetadata(t *testing.T) {
-	for _, code := range []int16{kerr.NotLeaderForPartition.Code, kerr.UnknownTopicOrPartition.Code, kerr.UnknownLeaderEpoch.Code} {
+	for _, code := range []int16{kerr.NotLeaderForPartition.Code, kerr.UnknownTopicOrPartition.Code, kerr.UnknownTopicID.Code,
+		kerr.InconsistentTopicID.Code, kerr.UnknownLeaderEpoch.Code} {
 		t.Run(kerr.ErrorForCode(code).Error(), func(t *testing.T) {
 			l, addr := newFakeLeader(t)
 			l.fail(0, code)

@@ -17,6 +17,10 @@ type ISRChange struct {
 	LeaderEpoch    int32
 	PartitionEpoch int32
 	ISR            []int32
+	// BrokerEpochs holds, in ISR's order, each member's broker epoch from its latest
+	// fetch (KIP-903), -1 where unknown and for the leader itself (the sender names its
+	// own).
+	BrokerEpochs []int64
 }
 
 // followerState is what the leader knows of one follower, from its fetches.
@@ -26,6 +30,7 @@ type followerState struct {
 	lastFetchLeaderLEO int64     // the leader's LEO at that fetch
 	lastCaughtUpTime   time.Time // last time the follower had everything the leader had
 	logStartOffset     int64     // the follower's log start offset from its fetches; -1 unknown
+	brokerEpoch        int64     // the broker epoch of its latest read (KIP-903); -1 unknown
 	// clock, when set, is the follower's fetch session's clock (the time of its latest
 	// fetch, Unix nanoseconds; fetch_session_watch.go): the follower's last read found
 	// it at the log end, and the session reads the partition again only once it
@@ -95,6 +100,10 @@ type FollowerFetch struct {
 	// log_start_offset; -1 when the follower does not say), which the low watermark of
 	// DeleteRecords counts.
 	LogStartOffset int64
+	// BrokerEpoch is the fetching incarnation's broker epoch (Fetch v15+'s
+	// ReplicaState, KIP-903; -1 when the follower does not say), which the leader names
+	// for the follower in the ISR changes it asks for.
+	BrokerEpoch int64
 	// Clock, when set, is the follower's fetch session's clock: a read that finds the
 	// follower at the log end leaves it counted caught up at every later fetch of the
 	// session until the partition changes (followerState.clock).
@@ -146,27 +155,27 @@ func (p *Partition) ReadForFollowerHeld(f FollowerFetch, now time.Time) (FetchRe
 	if err := res.holdOrCopy(r); err != nil { // takes over the range's cache pin
 		return res, nil, err
 	}
-	p.updateFollowerLocked(f.ReplicaID, f.FetchOffset, f.LogStartOffset, now, f.Clock)
+	p.updateFollowerLocked(f.ReplicaID, f.FetchOffset, f.LogStartOffset, f.BrokerEpoch, now, f.Clock)
 	res.HighWatermark = p.highWatermark
 	res.Changes = p.changes.Load()
 	return res, nil, nil
 }
 
-// updateFollowerLocked records a follower's fetch offset (its log end offset) and log
-// start offset, keeps its caught-up time by Kafka's rule, advances the high watermark
-// and asks for the follower to join the ISR when it qualifies.
-func (p *Partition) updateFollowerLocked(id int32, leo, logStart int64, now time.Time, clock *atomic.Int64) {
+// updateFollowerLocked records a follower's fetch offset (its log end offset), log
+// start offset and broker epoch, keeps its caught-up time by Kafka's rule, advances the
+// high watermark and asks for the follower to join the ISR when it qualifies.
+func (p *Partition) updateFollowerLocked(id int32, leo, logStart, brokerEpoch int64, now time.Time, clock *atomic.Int64) {
 	leaderLEO := p.log.LogEndOffset()
 	st := p.followers[id]
 	if st == nil {
-		st = &followerState{logStartOffset: -1}
+		st = &followerState{logStartOffset: -1, brokerEpoch: -1}
 		if p.followers == nil {
 			p.followers = map[int32]*followerState{}
 		}
 		p.followers[id] = st
 	}
 	logStartMoved := logStart != st.logStartOffset
-	st.logStartOffset = logStart
+	st.logStartOffset, st.brokerEpoch = logStart, brokerEpoch
 	st.settleIdleLocked()
 	switch {
 	case leo >= leaderLEO:
@@ -241,6 +250,13 @@ func (p *Partition) requestISRLocked(isr []int32) {
 	}
 	p.pendingISR, p.pendingISRBase = isr, p.partitionEpoch
 	change := ISRChange{Topic: p.Topic, Partition: p.ID, LeaderEpoch: p.leaderEpoch, PartitionEpoch: p.partitionEpoch, ISR: slices.Clone(isr)}
+	change.BrokerEpochs = make([]int64, len(isr))
+	for i, id := range isr {
+		change.BrokerEpochs[i] = -1
+		if st := p.followers[id]; st != nil && id != p.opts.BrokerID {
+			change.BrokerEpochs[i] = st.brokerEpoch
+		}
+	}
 	go p.settleISRChange(change)
 }
 

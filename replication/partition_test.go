@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"os"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -506,5 +507,52 @@ func TestHighWatermarkWaitsForTheLeadersFsync(t *testing.T) {
 	}
 	if hw := p.State().HighWatermark; hw != 4 {
 		t.Fatalf("HW %d after the fsync", hw)
+	}
+}
+
+// The leader names, for each ISR member it asks for, the broker epoch of that member's
+// latest fetch (KIP-903), -1 for itself (the broker adds its own) and for a member
+// whose fetches named none (below Fetch v15).
+func TestISRChangeNamesTheFetchersBrokerEpochs(t *testing.T) {
+	log, _, err := segment.Open(t.TempDir(), segment.DefaultConfig(), segment.OpenOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	asked := make(chan ISRChange, 2)
+	p := NewPartition("t", 0, log, 0, Options{BrokerID: 0, AlterISR: func(ch ISRChange) error { asked <- ch; return nil }})
+	t.Cleanup(func() { p.Stop(false) })
+	if err := p.BecomeLeaderOf(1, 0, []int32{0}, []int32{0, 1, 2}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.AppendAsLeader(batch(3), 0); err != nil {
+		t.Fatal(err)
+	}
+	read := func(id int32, brokerEpoch int64) {
+		t.Helper()
+		if _, _, err := followerRead(p, FollowerFetch{ReplicaID: id, FetchOffset: 3, CurrentLeaderEpoch: 1, LastFetchedEpoch: -1,
+			MaxBytes: 1 << 20, LogStartOffset: 0, BrokerEpoch: brokerEpoch}, time.Now()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	read(2, -1) // below v15: no epoch
+	read(1, 7)
+	select {
+	case ch := <-asked:
+		if !slices.Equal(ch.ISR, []int32{0, 2}) || !slices.Equal(ch.BrokerEpochs, []int64{-1, -1}) {
+			t.Fatalf("asked for ISR %v with broker epochs %v, want [0 2] and [-1 -1]", ch.ISR, ch.BrokerEpochs)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("no ISR change asked for")
+	}
+	// The first change is settled by metadata (UpdateISROf); until then no other goes.
+	p.UpdateISROf(1, []int32{0, 2})
+	read(1, 7)
+	select {
+	case ch := <-asked:
+		if !slices.Equal(ch.ISR, []int32{0, 2, 1}) || !slices.Equal(ch.BrokerEpochs, []int64{-1, -1, 7}) {
+			t.Fatalf("asked for ISR %v with broker epochs %v, want [0 2 1] and [-1 -1 7]", ch.ISR, ch.BrokerEpochs)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("no second ISR change asked for")
 	}
 }

@@ -32,7 +32,7 @@ func TestLeaderHighWatermarkMirror(t *testing.T) {
 		<-w.C
 	}
 	p.mu.Lock()
-	p.updateFollowerLocked(1, 4, -1, time.Now(), nil)
+	p.updateFollowerLocked(1, 4, -1, -1, time.Now(), nil)
 	p.mu.Unlock()
 	select {
 	case <-w.C:
