@@ -495,7 +495,10 @@ type procTieredProducer struct {
 func startProcTieredProducer(t *testing.T, c *procCluster) *procTieredProducer {
 	cl, err := kgo.NewClient(kgo.SeedBrokers(c.addrs()...), kgo.DefaultProduceTopic(procTieredTopic),
 		kgo.ProducerBatchCompression(kgo.NoCompression()), kgo.RequiredAcks(kgo.AllISRAcks()),
-		kgo.MaxBufferedRecords(4*procTieredBatch), kgo.DialTimeout(time.Second))
+		kgo.MaxBufferedRecords(4*procTieredBatch), kgo.DialTimeout(time.Second),
+		// A batch of every buffered record would outgrow segment.bytes (RECORD_LIST_TOO_LARGE)
+		// whenever acknowledgements lag, as in a failover.
+		kgo.ProducerBatchMaxBytes(procTieredSegment/2))
 	if err != nil {
 		t.Fatal(err)
 	}
