@@ -14,10 +14,16 @@ import (
 // controller's last write from the barrier after it (raft_commit_nudge.go), not from
 // hashicorp/raft's CommitTimeout round: with that round an hour long, a topic created
 // through a broker that is not the controller, when nothing else is written, is in
-// every broker's Metadata answer. And the barrier, which no follower sees committed
-// before the next round, does not hold their readers: no broker counts itself behind
+// every broker's Metadata answer. And the barrier, which a follower sees committed only
+// at the next round, does not hold their readers: no broker counts itself behind
 // (metadataBehind holds Metadata and Produce requests), though its log ends in an entry
 // it has not applied.
+//
+// Only the follower whose acknowledgement commits the last barrier is sure to hold it
+// uncommitted: the leader replicates to each follower one AppendEntries at a time, so
+// on a loaded machine the other follower's copy of the barrier may leave only after
+// that acknowledgement, carrying its commit. The test asks for one such follower, not
+// for both.
 func TestControllerWriteReachesEveryBrokerAtOnce(t *testing.T) {
 	saved := raftCommitTimeout
 	raftCommitTimeout = time.Hour
@@ -46,14 +52,21 @@ func TestControllerWriteReachesEveryBrokerAtOnce(t *testing.T) {
 			})
 		}
 	}
+	waiting := 0
 	for i, b := range c.brokers {
 		if b.IsController() {
 			continue
 		}
 		testwait.Until(t, 20*time.Second, fmt.Sprintf("broker %d not behind", i), func() bool { return !b.metadataBehind() })
-		if last, applied := b.raft.raft.LastIndex(), b.raft.raft.AppliedIndex(); last <= applied {
-			t.Errorf("broker %d: log ends at %d, applied %d: no barrier waiting for its commit, the test shows nothing", i, last, applied)
+		last, applied := b.raft.raft.LastIndex(), b.raft.raft.AppliedIndex()
+		if last > applied {
+			waiting++
+		} else {
+			t.Logf("broker %d: log ends at %d, applied %d: the barrier reached it committed", i, last, applied)
 		}
+	}
+	if waiting == 0 {
+		t.Errorf("no follower's log ends in a barrier waiting for its commit: the test shows nothing")
 	}
 }
 
