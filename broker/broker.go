@@ -235,12 +235,6 @@ func Start(cfg Config) (*Broker, error) {
 		Backoff:          max(cfg.durationMs("replica.fetch.backoff.ms"), time.Millisecond),
 		Connect:          b.connectFetcher, // fetcher_conn.go
 		// Fetch v15 (KIP-903): topics by id, and this incarnation's broker epoch.
-		TopicID: func(topic string) [16]byte {
-			if t := b.Image().Topic(topic); t != nil {
-				return t.ID
-			}
-			return [16]byte{}
-		},
 		BrokerEpoch: b.brokerEpoch.Load,
 		Throttled: func(topic string, partition int32) bool {
 			rate := b.ownFollowerThrottle(topic, partition)

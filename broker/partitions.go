@@ -604,7 +604,7 @@ func (pm *partitionManager) open(t *metadata.Topic, id int32, s *topicSettings, 
 		}
 	}
 	lp := &localPartition{topicID: t.ID, Partition: replication.NewPartition(t.Name, id, log, prev.HighWatermark,
-		pm.b.replicaMetricsOptions(replication.Options{BrokerID: pm.b.cfg.NodeID, SyncEveryAppend: s.syncEveryAppend, AlterISR: pm.b.alterISR, Remote: pm.b.remoteLog(),
+		pm.b.replicaMetricsOptions(replication.Options{BrokerID: pm.b.cfg.NodeID, TopicID: t.ID, SyncEveryAppend: s.syncEveryAppend, AlterISR: pm.b.alterISR, Remote: pm.b.remoteLog(),
 			Logger: &replicaLogger{Logger: pm.replicaLog, topic: t.Name, partition: id}})),
 		counters: pm.b.metrics.Topic(t.Name)}
 	lp.settings.Store(s)

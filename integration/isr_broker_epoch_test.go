@@ -46,6 +46,7 @@ func TestISRRefusesAFollowerAtAnotherBrokerEpoch(t *testing.T) {
 	id := int32(follower)
 	epoch := c.Node(follower).BrokerEpoch()
 	c.Partition(follower, PeersOnly)
+	t.Cleanup(c.Heal)
 	isrOf := func() []int32 { return mustPartitionIn(t, c, 0, topic, 0).ISR }
 	testwait.For(t, 30*time.Second, func() error {
 		// The partition must move for the follower to fall behind.
@@ -83,7 +84,6 @@ func TestISRRefusesAFollowerAtAnotherBrokerEpoch(t *testing.T) {
 		}
 		return nil
 	})
-	c.Heal()
 }
 
 // followerFetchAtLogEnd sends node 0, the leader of topic's partition 0, a follower's

@@ -26,10 +26,9 @@ type FetcherConfig struct {
 	Backoff time.Duration
 	// Connect opens a connection to a broker's Kafka listener by broker id.
 	Connect func(ctx context.Context, broker int32) (*rpc.Client, error)
-	// TopicID gives a topic's id (zero when unknown) and BrokerEpoch this broker's
-	// current broker epoch (-1 before it registered). With both set the fetches are
-	// v15: topics by id and the broker epoch with each (fetcher_topic_ids.go).
-	TopicID     func(topic string) [16]byte
+	// BrokerEpoch, when set, is this broker's current broker epoch (-1 before it
+	// registered): the fetches are then v15, topics by the ids of the replicas
+	// (Options.TopicID) and the broker epoch with each (fetcher_topic_ids.go).
 	BrokerEpoch func() int64
 	// Throttled, when set, is asked before a partition joins a fetch: true leaves it
 	// out of this round (the follower replication throttle, KIP-73). Fetched, when
@@ -175,9 +174,12 @@ type fetcher struct {
 	byName   map[string]map[int32]*Partition
 	gone     []gonePartition
 	lastFull time.Time
-	// topicNames maps the topic ids the session's requests named back to the names
-	// (v13+ fetches, fetcher_topic_ids.go).
-	topicNames map[[16]byte]string
+	// topicNames maps the topic id each name was last fetched under back to the name,
+	// sentIDs the other way, for the session's v13+ fetches (fetcher_topic_ids.go);
+	// renewSession asks for a full fetch once the one in flight is answered.
+	topicNames   map[[16]byte]string
+	sentIDs      map[string][16]byte
+	renewSession bool
 }
 
 // gonePartition is a partition removed from a fetcher's view, for the next round to
@@ -279,7 +281,7 @@ func (f *fetcher) forgetGone(left []kmsg.FetchRequestForgottenTopic) []kmsg.Fetc
 			}
 			continue
 		}
-		left = appendForgotten(left, g.p.Topic, g.p.ID) // buildChanged skips one not in the session
+		left = appendForgotten(left, g.p.Topic, g.p.TopicID(), g.p.ID) // buildChanged skips one not in the session
 	}
 	clear(f.gone)
 	f.gone = f.gone[:0]
@@ -426,7 +428,7 @@ func (f *fetcher) round(ctx context.Context) error {
 		}
 		if !in {
 			if st.in && !all {
-				left = appendForgotten(left, p.Topic, p.ID)
+				left = appendForgotten(left, p.Topic, p.TopicID(), p.ID)
 			}
 			st.in = false
 			continue
@@ -438,7 +440,7 @@ func (f *fetcher) round(ctx context.Context) error {
 			at = len(want)
 			topicAt[p.Topic] = at
 			t := kmsg.NewFetchRequestTopic()
-			t.Topic = p.Topic
+			t.Topic, t.TopicID = p.Topic, p.TopicID() // the id is sent from v13
 			want = append(want, t)
 		}
 		want[at].Partitions = append(want[at].Partitions, fp)
@@ -476,7 +478,12 @@ func (f *fetcher) round(ctx context.Context) error {
 	defer frame.Release()
 	fr := resp.(*kmsg.FetchResponse)
 	f.nameTopicsOf(fr)
-	if !f.session.answered(fr) {
+	answered := f.session.answered(fr)
+	if f.renewSession {
+		f.renewSession = false
+		f.session.reset() // a topic changed ids under the session (fetcher_topic_ids.go)
+	}
+	if !answered {
 		switch fr.ErrorCode {
 		case kerr.FetchSessionIDNotFound.Code, kerr.InvalidFetchSessionEpoch.Code, kerr.FetchSessionTopicIDError.Code:
 			f.fs.cfg.Logger.Debug("follower fetch session reset", "leader", f.leader, "error", kerr.ErrorForCode(fr.ErrorCode))
@@ -524,16 +531,17 @@ func (f *fetcher) round(ctx context.Context) error {
 	return firstErr
 }
 
-// appendForgotten adds topic-partition to a list of forgotten topics.
-func appendForgotten(left []kmsg.FetchRequestForgottenTopic, topic string, partition int32) []kmsg.FetchRequestForgottenTopic {
+// appendForgotten adds topic-partition, of the topic with id topicID (sent from v13),
+// to a list of forgotten topics.
+func appendForgotten(left []kmsg.FetchRequestForgottenTopic, topic string, topicID [16]byte, partition int32) []kmsg.FetchRequestForgottenTopic {
 	for i := range left {
-		if left[i].Topic == topic {
+		if left[i].Topic == topic && left[i].TopicID == topicID {
 			left[i].Partitions = append(left[i].Partitions, partition)
 			return left
 		}
 	}
 	ft := kmsg.NewFetchRequestForgottenTopic()
-	ft.Topic, ft.Partitions = topic, []int32{partition}
+	ft.Topic, ft.TopicID, ft.Partitions = topic, topicID, []int32{partition}
 	return append(left, ft)
 }
 

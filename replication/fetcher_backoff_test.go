@@ -41,12 +41,14 @@ type fakeLeader struct {
 	// every partition of the session.
 	quiet bool
 	// Fetch v13+ (fetcher_topic_ids_test.go): the version of the last fetch, its
-	// replica state (v15), the topic id its topics and forgotten topics named (the
-	// answers name it too) and whether any named another one.
+	// replica state (v15), the topic id its topics and forgotten topics last named (the
+	// answers name it too) and whether any named another one before.
 	version       int16
 	replicaState  kmsg.FetchRequestReplicaState
 	topicID       [16]byte
 	otherTopicIDs bool
+	// fullTopicIDs are the topic ids the last full fetch named (v13+).
+	fullTopicIDs [][16]byte
 }
 
 func newFakeLeader(t *testing.T) (*fakeLeader, string) {
@@ -107,8 +109,12 @@ func (l *fakeLeader) fetch(ctx context.Context, r *rpc.Request) rpc.Result {
 	full := req.SessionEpoch == 0
 	if full {
 		clear(l.session)
+		l.fullTopicIDs = l.fullTopicIDs[:0]
 	}
 	for _, t := range req.Topics {
+		if full && req.Version >= 13 {
+			l.fullTopicIDs = append(l.fullTopicIDs, t.TopicID)
+		}
 		l.noteTopicID(req.Version, t.TopicID)
 		for _, p := range t.Partitions {
 			l.session[p.Partition] = p.FetchOffset
@@ -156,15 +162,16 @@ func (l *fakeLeader) fetch(ctx context.Context, r *rpc.Request) rpc.Result {
 	}
 }
 
-// noteTopicID records the topic id a v13+ fetch named: the first becomes "t"'s.
+// noteTopicID records the topic id a v13+ fetch named, the one "t" is answered under
+// from then on, and whether it differs from the one named before.
 func (l *fakeLeader) noteTopicID(version int16, id [16]byte) {
-	switch {
-	case version < 13:
-	case l.topicID == [16]byte{}:
-		l.topicID = id
-	case id != l.topicID:
+	if version < 13 {
+		return
+	}
+	if l.topicID != [16]byte{} && id != l.topicID {
 		l.otherTopicIDs = true
 	}
+	l.topicID = id
 }
 
 // offsetForLeaderEpoch answers where each asked epoch ends in the leader's batches
@@ -258,11 +265,17 @@ func newFollowingPartitions(t *testing.T, addr string, cfg FetcherConfig, ids ..
 // broker 0 and makes fs fetch it from there.
 func followOne(t *testing.T, fs *Fetchers, id int32) *Partition {
 	t.Helper()
+	return followOneOf(t, fs, id, [16]byte{})
+}
+
+// followOneOf is followOne for a replica of the topic with id topicID.
+func followOneOf(t *testing.T, fs *Fetchers, id int32, topicID [16]byte) *Partition {
+	t.Helper()
 	log, _, err := segment.Open(t.TempDir(), segment.DefaultConfig(), segment.OpenOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := NewPartition("t", id, log, 0, Options{BrokerID: 1})
+	p := NewPartition("t", id, log, 0, Options{BrokerID: 1, TopicID: topicID})
 	t.Cleanup(func() { p.Stop(false) })
 	if err := p.BecomeFollower(1, 0); err != nil {
 		t.Fatal(err)

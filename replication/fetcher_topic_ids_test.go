@@ -2,22 +2,23 @@ package replication
 
 import (
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
 	"github.com/petrel-broker/petrel/internal/testwait"
 )
 
-// With the topic ids and its broker epoch given, a fetcher's fetches are v15: they
-// name the topic by id (partitions and forgotten partitions alike), carry the broker's
-// id and epoch (KIP-903), and the answers, which name the topic by id too, are applied;
-// without them the fetches stay v12.
+// With its broker epoch given, a fetcher's fetches are v15: they name each replica's
+// topic by the replica's own topic id (partitions and forgotten partitions alike),
+// carry the broker's id and epoch (KIP-903), and the answers, which name the topic by
+// id too, are applied; without it the fetches stay v12.
 func TestFetcherFetchesByTopicIDWithItsBrokerEpoch(t *testing.T) {
 	id := [16]byte{7, 7, 7}
 	l, addr := newFakeLeader(t)
-	fs, parts := newFollowingPartitions(t, addr, FetcherConfig{MaxWait: 50 * time.Millisecond,
-		TopicID:     func(topic string) [16]byte { return map[string][16]byte{"t": id}[topic] },
-		BrokerEpoch: func() int64 { return 42 }}, 0, 1)
+	fs, _ := newFollowingPartitions(t, addr, FetcherConfig{MaxWait: 50 * time.Millisecond,
+		BrokerEpoch: func() int64 { return 42 }})
+	parts := []*Partition{followOneOf(t, fs, 0, id), followOneOf(t, fs, 1, id)}
 	l.appendBatch(0, 3, 1)
 	l.appendBatch(1, 2, 1)
 	reaches(t, parts[0], 3)
@@ -54,6 +55,31 @@ func TestFetcherFetchesByTopicIDWithItsBrokerEpoch(t *testing.T) {
 	l2.mu.Lock()
 	defer l2.mu.Unlock()
 	if l2.version != 12 {
-		t.Fatalf("without topic ids and a broker epoch the fetch is v%d, want v12", l2.version)
+		t.Fatalf("without a broker epoch the fetch is v%d, want v12", l2.version)
 	}
+}
+
+// A topic deleted and re-created under its name while followed: the new replica is
+// fetched under the new id, and the session is renewed (a full fetch naming only the
+// new id), so that the leader's session holds nothing of the old id, whose partitions
+// its incremental fetches would otherwise keep answering with an error at once.
+func TestFetcherRenewsTheSessionWhenATopicChangesIDs(t *testing.T) {
+	oldID, newID := [16]byte{1}, [16]byte{2}
+	l, addr := newFakeLeader(t)
+	fs, _ := newFollowingPartitions(t, addr, FetcherConfig{MaxWait: 50 * time.Millisecond,
+		BrokerEpoch: func() int64 { return 42 }})
+	old := followOneOf(t, fs, 0, oldID)
+	l.appendBatch(0, 2, 1)
+	reaches(t, old, 2)
+	fs.Unfollow(old)
+	renewed := followOneOf(t, fs, 0, newID)
+	reaches(t, renewed, 2)
+	testwait.For(t, 10*time.Second, func() error {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		if !slices.Equal(l.fullTopicIDs, [][16]byte{newID}) {
+			return fmt.Errorf("the last full fetch named topic ids %v, want only %v", l.fullTopicIDs, newID)
+		}
+		return nil
+	})
 }

@@ -17,9 +17,12 @@ type ISRChange struct {
 	LeaderEpoch    int32
 	PartitionEpoch int32
 	ISR            []int32
-	// BrokerEpochs holds, in ISR's order, each member's broker epoch from its latest
-	// fetch (KIP-903), -1 where unknown and for the leader itself (the sender names its
-	// own).
+	// BrokerEpochs holds, in ISR's order, the broker epoch of the latest fetch of each
+	// member the change adds (KIP-903: the controller refuses one registered at another
+	// epoch), -1 where unknown, for the members already in the committed ISR and for
+	// the leader itself (the sender names its own). A member already in is not named:
+	// a broker resumed after a clean stop keeps its ISRs under a new broker epoch, which
+	// a leader that stayed up learns only from its next fetch.
 	BrokerEpochs []int64
 }
 
@@ -253,7 +256,7 @@ func (p *Partition) requestISRLocked(isr []int32) {
 	change.BrokerEpochs = make([]int64, len(isr))
 	for i, id := range isr {
 		change.BrokerEpochs[i] = -1
-		if st := p.followers[id]; st != nil && id != p.opts.BrokerID {
+		if st := p.followers[id]; st != nil && id != p.opts.BrokerID && !slices.Contains(p.isr, id) {
 			change.BrokerEpochs[i] = st.brokerEpoch
 		}
 	}

@@ -27,6 +27,9 @@ const (
 // Options configure a Partition.
 type Options struct {
 	BrokerID int32
+	// TopicID is the id of the topic the replica belongs to (zero: unknown). A follower
+	// fetches the replica under it (Fetch v13+, fetcher_topic_ids.go).
+	TopicID [16]byte
 	// SyncEveryAppend fsyncs each append before it counts toward the high watermark
 	// (flush.messages=1). Concurrent appends share fsyncs (group commit). It is the
 	// initial mode; SetSyncEveryAppend changes it on an open replica.
@@ -164,7 +167,7 @@ func (p *Partition) BecomeLeaderOf(leaderEpoch, partitionEpoch int32, isr, repli
 				if p.followers == nil {
 					p.followers = map[int32]*followerState{}
 				}
-				p.followers[r] = &followerState{logEndOffset: -1, logStartOffset: -1, lastCaughtUpTime: now}
+				p.followers[r] = &followerState{logEndOffset: -1, logStartOffset: -1, brokerEpoch: -1, lastCaughtUpTime: now}
 			}
 		}
 	}
@@ -200,6 +203,9 @@ func (p *Partition) UpdateISROf(partitionEpoch int32, isr []int32) {
 	p.maybeAdvanceHighWatermarkLocked()
 	p.notifyLocked()
 }
+
+// TopicID is the id of the replica's topic (Options.TopicID; zero when unknown).
+func (p *Partition) TopicID() [16]byte { return p.opts.TopicID }
 
 // State is a snapshot of a partition's offsets and role.
 type State struct {

@@ -510,9 +510,10 @@ func TestHighWatermarkWaitsForTheLeadersFsync(t *testing.T) {
 	}
 }
 
-// The leader names, for each ISR member it asks for, the broker epoch of that member's
-// latest fetch (KIP-903), -1 for itself (the broker adds its own) and for a member
-// whose fetches named none (below Fetch v15).
+// The leader names, for each member an ISR change adds, the broker epoch of that
+// member's latest fetch (KIP-903), and -1 for itself (the broker adds its own), for a
+// member whose fetches named none (below Fetch v15) and for the members already in the
+// committed ISR, whatever their fetches named: those of a new leadership's ISR too.
 func TestISRChangeNamesTheFetchersBrokerEpochs(t *testing.T) {
 	log, _, err := segment.Open(t.TempDir(), segment.DefaultConfig(), segment.OpenOptions{})
 	if err != nil {
@@ -521,7 +522,7 @@ func TestISRChangeNamesTheFetchersBrokerEpochs(t *testing.T) {
 	asked := make(chan ISRChange, 2)
 	p := NewPartition("t", 0, log, 0, Options{BrokerID: 0, AlterISR: func(ch ISRChange) error { asked <- ch; return nil }})
 	t.Cleanup(func() { p.Stop(false) })
-	if err := p.BecomeLeaderOf(1, 0, []int32{0}, []int32{0, 1, 2}); err != nil {
+	if err := p.BecomeLeaderOf(1, 0, []int32{0, 3}, []int32{0, 1, 2, 3}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := p.AppendAsLeader(batch(3), 0); err != nil {
@@ -534,25 +535,22 @@ func TestISRChangeNamesTheFetchersBrokerEpochs(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	read(2, -1) // below v15: no epoch
-	read(1, 7)
-	select {
-	case ch := <-asked:
-		if !slices.Equal(ch.ISR, []int32{0, 2}) || !slices.Equal(ch.BrokerEpochs, []int64{-1, -1}) {
-			t.Fatalf("asked for ISR %v with broker epochs %v, want [0 2] and [-1 -1]", ch.ISR, ch.BrokerEpochs)
+	expect := func(isr []int32, epochs []int64) {
+		t.Helper()
+		select {
+		case ch := <-asked:
+			if !slices.Equal(ch.ISR, isr) || !slices.Equal(ch.BrokerEpochs, epochs) {
+				t.Fatalf("asked for ISR %v with broker epochs %v, want %v and %v", ch.ISR, ch.BrokerEpochs, isr, epochs)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("no ISR change %v asked for", isr)
 		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("no ISR change asked for")
 	}
+	read(2, -1) // below v15: no epoch; member 3 has not fetched from this leader
+	expect([]int32{0, 3, 2}, []int64{-1, -1, -1})
 	// The first change is settled by metadata (UpdateISROf); until then no other goes.
-	p.UpdateISROf(1, []int32{0, 2})
+	p.UpdateISROf(1, []int32{0, 3, 2})
+	read(3, 9) // a member already in: not named
 	read(1, 7)
-	select {
-	case ch := <-asked:
-		if !slices.Equal(ch.ISR, []int32{0, 2, 1}) || !slices.Equal(ch.BrokerEpochs, []int64{-1, -1, 7}) {
-			t.Fatalf("asked for ISR %v with broker epochs %v, want [0 2 1] and [-1 -1 7]", ch.ISR, ch.BrokerEpochs)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("no second ISR change asked for")
-	}
+	expect([]int32{0, 3, 2, 1}, []int64{-1, -1, -1, 7})
 }
