@@ -10,9 +10,9 @@ import (
 // 0, naming the previous session, if any, so that the leader closes it); once the
 // leader answers with a session id, each fetch names only the partitions that joined
 // or whose fetch parameters changed (fetch offset, leader epoch, last fetched epoch,
-// log start offset, max bytes) and forgets those that left. Any session error, a
-// failed request and a new connection go back to a full fetch. Used by the fetcher's
-// goroutine only.
+// log start offset, max bytes, and from v13 the topic's id) and forgets those that
+// left. Any session error, a failed request and a new connection go back to a full
+// fetch. Used by the fetcher's goroutine only.
 type followerSession struct {
 	id    int32 // 0: none
 	epoch int32 // of the next fetch: 0 full, > 0 incremental
@@ -26,8 +26,9 @@ type followerSession struct {
 
 // sentPartition is a session partition's parameters as last sent.
 type sentPartition struct {
-	params kmsg.FetchRequestTopicPartition
-	round  uint64 // the build that last wanted it
+	params  kmsg.FetchRequestTopicPartition
+	topicID [16]byte // its topic's id (v13+): a new one is a change
+	round   uint64   // the build that last wanted it
 }
 
 // reset makes the next fetch a full one that closes the current session, if any
@@ -130,10 +131,10 @@ func (s *followerSession) noteSent(t kmsg.FetchRequestTopic) []kmsg.FetchRequest
 			e = &sentPartition{}
 			ps[p.Partition] = e
 			changed = append(changed, p)
-		case !sameFetchParams(e.params, p):
+		case !sameFetchParams(e.params, p) || e.topicID != t.TopicID:
 			changed = append(changed, p)
 		}
-		e.params, e.round = p, s.round
+		e.params, e.topicID, e.round = p, t.TopicID, s.round
 	}
 	return changed
 }

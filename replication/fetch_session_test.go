@@ -98,3 +98,30 @@ func TestFollowerSessionRequests(t *testing.T) {
 		t.Fatal("epochs wrap to 1")
 	}
 }
+
+// A partition whose topic is now another id (the topic was re-created under its name)
+// is sent again even with the same fetch parameters: the leader's session holds it
+// under the old id.
+func TestFollowerSessionSendsAPartitionUnderANewTopicID(t *testing.T) {
+	var s followerSession
+	want := func(id byte) []kmsg.FetchRequestTopic {
+		topics := wantFetch(map[int32]int64{0: 0, 1: 0})
+		topics[0].TopicID = [16]byte{id}
+		return topics
+	}
+	s.build(kmsg.NewPtrFetchRequest(), want(1))
+	resp := kmsg.NewPtrFetchResponse()
+	resp.SessionID = 42
+	s.answered(resp)
+	req := kmsg.NewPtrFetchRequest()
+	s.buildChanged(req, want(1), nil)
+	if len(req.Topics) != 0 {
+		t.Fatalf("unchanged partitions sent again: %v", namedIn(req.Topics))
+	}
+	s.answered(resp)
+	req = kmsg.NewPtrFetchRequest()
+	s.buildChanged(req, want(2), nil)
+	if !slices.Equal(namedIn(req.Topics), []int32{0, 1}) || req.Topics[0].TopicID != [16]byte{2} {
+		t.Fatalf("under a new topic id: sent %v of topic id %v, want [0 1] of the new id", namedIn(req.Topics), req.Topics)
+	}
+}

@@ -62,24 +62,41 @@ func TestFetcherFetchesByTopicIDWithItsBrokerEpoch(t *testing.T) {
 // A topic deleted and re-created under its name while followed: the new replica is
 // fetched under the new id, and the session is renewed (a full fetch naming only the
 // new id), so that the leader's session holds nothing of the old id, whose partitions
-// its incremental fetches would otherwise keep answering with an error at once.
+// its incremental fetches would otherwise keep answering with an error at once; also
+// when the new replica's fetch parameters equal the old one's (neither has records).
 func TestFetcherRenewsTheSessionWhenATopicChangesIDs(t *testing.T) {
-	oldID, newID := [16]byte{1}, [16]byte{2}
-	l, addr := newFakeLeader(t)
-	fs, _ := newFollowingPartitions(t, addr, FetcherConfig{MaxWait: 50 * time.Millisecond,
-		BrokerEpoch: func() int64 { return 42 }})
-	old := followOneOf(t, fs, 0, oldID)
-	l.appendBatch(0, 2, 1)
-	reaches(t, old, 2)
-	fs.Unfollow(old)
-	renewed := followOneOf(t, fs, 0, newID)
-	reaches(t, renewed, 2)
-	testwait.For(t, 10*time.Second, func() error {
-		l.mu.Lock()
-		defer l.mu.Unlock()
-		if !slices.Equal(l.fullTopicIDs, [][16]byte{newID}) {
-			return fmt.Errorf("the last full fetch named topic ids %v, want only %v", l.fullTopicIDs, newID)
-		}
-		return nil
-	})
+	for _, records := range []int{2, 0} {
+		t.Run(fmt.Sprintf("%d records before", records), func(t *testing.T) {
+			oldID, newID := [16]byte{1}, [16]byte{2}
+			l, addr := newFakeLeader(t)
+			fs, _ := newFollowingPartitions(t, addr, FetcherConfig{MaxWait: 50 * time.Millisecond,
+				BrokerEpoch: func() int64 { return 42 }})
+			old := followOneOf(t, fs, 0, oldID)
+			if records > 0 {
+				l.appendBatch(0, records, 1)
+			}
+			testwait.For(t, 10*time.Second, func() error {
+				if n, _, in := l.counts(0); n < 2 || !in {
+					return fmt.Errorf("%d fetches, partition 0 in the session: %v", n, in)
+				}
+				return nil
+			})
+			reaches(t, old, int64(records))
+			// The new replica replaces the old one in one refresh of the fetcher's view
+			// (its round is parked at the leader meanwhile): the session's entry for the
+			// name and partition stands for it.
+			renewed := followOneOf(t, fs, 0, newID)
+			fs.Unfollow(old)
+			l.appendBatch(0, 1, 1)
+			reaches(t, renewed, int64(records)+1)
+			testwait.For(t, 10*time.Second, func() error {
+				l.mu.Lock()
+				defer l.mu.Unlock()
+				if !slices.Equal(l.fullTopicIDs, [][16]byte{newID}) {
+					return fmt.Errorf("the last full fetch named topic ids %v, want only %v", l.fullTopicIDs, newID)
+				}
+				return nil
+			})
+		})
+	}
 }
