@@ -106,26 +106,35 @@ func (q *isrBatcher) send(batch []*isrItem) {
 	defer cancel()
 	// Version 3 (KIP-903): topics by id, and each ISR member with the broker epoch its
 	// fetches came from, so that the controller refuses a member whose incarnation is
-	// gone. A topic missing from the image goes with the zero id, which the controller
-	// answers UNKNOWN_TOPIC_OR_PARTITION, as it would the name.
+	// gone. Each change goes under its replica's topic id, so that a change of a
+	// deleted topic is never applied to one re-created under its name; one without an
+	// id takes the image's, and a topic missing from the image the zero id, which the
+	// controller answers UNKNOWN_TOPIC_OR_PARTITION, as it would the name.
 	req := kmsg.NewPtrAlterPartitionRequest()
 	req.Version = 3
 	req.BrokerID, req.BrokerEpoch = b.cfg.NodeID, b.brokerEpoch.Load()
 	im := b.Image()
-	topics := map[string]int{} // topic name -> index in req.Topics
-	for _, it := range batch {
+	type topicKey struct {
+		name string
+		id   [16]byte
+	}
+	topics := map[topicKey]int{}  // index in req.Topics
+	at := make([]int, len(batch)) // each change's topic, as an index in req.Topics
+	for n, it := range batch {
 		c := it.change
-		i, ok := topics[c.Topic]
+		id := c.TopicID
+		if tp := im.Topic(c.Topic); id == [16]byte{} && tp != nil {
+			id = tp.ID
+		}
+		i, ok := topics[topicKey{c.Topic, id}]
 		if !ok {
 			i = len(req.Topics)
-			topics[c.Topic] = i
+			topics[topicKey{c.Topic, id}] = i
 			t := kmsg.NewAlterPartitionRequestTopic()
-			t.Topic = c.Topic
-			if tp := im.Topic(c.Topic); tp != nil {
-				t.TopicID = tp.ID
-			}
+			t.Topic, t.TopicID = c.Topic, id
 			req.Topics = append(req.Topics, t)
 		}
+		at[n] = i
 		p := kmsg.NewAlterPartitionRequestTopicPartition()
 		p.Partition, p.LeaderEpoch, p.PartitionEpoch, p.NewISR = c.Partition, c.LeaderEpoch, c.PartitionEpoch, c.ISR
 		p.NewEpochISR = isrWithEpochs(c, b.cfg.NodeID, req.BrokerEpoch)
@@ -141,21 +150,18 @@ func (q *isrBatcher) send(batch []*isrItem) {
 		}
 		return
 	}
-	codes := map[string]map[int32]int16{}
+	codes := make([]map[int32]int16, len(req.Topics)) // by index in req.Topics
 	for i, t := range resp.(*kmsg.AlterPartitionResponse).Topics {
 		if i >= len(req.Topics) || t.TopidID != req.Topics[i].TopicID {
 			continue // not as asked: the answer lacks the asked one, below
 		}
-		name := req.Topics[i].Topic // the answer's topics are the request's, in order
-		if codes[name] == nil {
-			codes[name] = map[int32]int16{}
-		}
+		codes[i] = map[int32]int16{} // the answer's topics are the request's, in order
 		for _, p := range t.Partitions {
-			codes[name][p.Partition] = p.ErrorCode
+			codes[i][p.Partition] = p.ErrorCode
 		}
 	}
-	for _, it := range batch {
-		code, ok := codes[it.change.Topic][it.change.Partition]
+	for n, it := range batch {
+		code, ok := codes[at[n]][it.change.Partition]
 		if !ok {
 			it.done <- fmt.Errorf("alter partition: the answer lacks %s-%d", it.change.Topic, it.change.Partition)
 			continue

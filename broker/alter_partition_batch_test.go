@@ -2,6 +2,7 @@ package broker
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"testing"
@@ -67,5 +68,29 @@ func TestISRChangesAreBatched(t *testing.T) {
 	// carry each write's commit to the followers, raft_commit_nudge.go).
 	if entries := b.machine.Stats().Entries - entriesBefore; entries > 3 {
 		t.Fatalf("%d ISR changes took %d metadata entries", partitions, entries)
+	}
+}
+
+// An ISR change goes under its replica's topic id: a change of a topic deleted and
+// re-created under its name since (another id) is refused as of an unknown partition,
+// never applied to the new topic; one without an id takes the image's.
+func TestISRChangeGoesUnderItsTopicID(t *testing.T) {
+	b := startTestBroker(t, "", nil)
+	mustCreateTopic(t, newAdmin(t, b), "by-id", 1, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	b.partitions.waitReconciled(ctx, b.Image().Offset)
+	p := b.Image().Topic("by-id").Partitions[0]
+	change := replication.ISRChange{Topic: "by-id", TopicID: [16]byte{9, 9, 9}, Partition: 0,
+		LeaderEpoch: p.LeaderEpoch, PartitionEpoch: p.PartitionEpoch, ISR: []int32{b.NodeID()}}
+	if err := b.alterISR(change); !errors.Is(err, replication.ErrISRChangeRejected) {
+		t.Fatalf("a change under another topic id: %v, want it rejected", err)
+	}
+	if got := b.Image().Topic("by-id").Partitions[0].PartitionEpoch; got != p.PartitionEpoch {
+		t.Fatalf("partition epoch %d after a change under another topic id, want %d", got, p.PartitionEpoch)
+	}
+	change.TopicID = [16]byte{}
+	if err := b.alterISR(change); err != nil {
+		t.Fatalf("a change without a topic id: %v", err)
 	}
 }

@@ -12,7 +12,10 @@ import (
 // leader epoch and partition epoch the leader acted on; the controller refuses stale
 // ones. Called without any partition lock held; it may block.
 type ISRChange struct {
-	Topic          string
+	Topic string
+	// TopicID is the replica's topic id (Options.TopicID; zero when unknown): the change
+	// is of that topic, not of another one re-created under its name since.
+	TopicID        [16]byte
 	Partition      int32
 	LeaderEpoch    int32
 	PartitionEpoch int32
@@ -252,7 +255,7 @@ func (p *Partition) requestISRLocked(isr []int32) {
 		return
 	}
 	p.pendingISR, p.pendingISRBase = isr, p.partitionEpoch
-	change := ISRChange{Topic: p.Topic, Partition: p.ID, LeaderEpoch: p.leaderEpoch, PartitionEpoch: p.partitionEpoch, ISR: slices.Clone(isr)}
+	change := ISRChange{Topic: p.Topic, TopicID: p.opts.TopicID, Partition: p.ID, LeaderEpoch: p.leaderEpoch, PartitionEpoch: p.partitionEpoch, ISR: slices.Clone(isr)}
 	change.BrokerEpochs = make([]int64, len(isr))
 	for i, id := range isr {
 		change.BrokerEpochs[i] = -1
