@@ -20,9 +20,9 @@ type ISRChange struct {
 	PartitionEpoch int32
 	// ISR is the requested in-sync replica set.
 	ISR []int32
-	// BrokerEpochs, when set (AlterPartition v3+, KIP-903), holds each ISR member's
-	// broker epoch as the leader knows it (from the member's fetches; its own for
-	// itself), in ISR's order; -1 is unknown and not checked.
+	// BrokerEpochs, when set (AlterPartition v3+, KIP-903), holds in ISR's order the
+	// broker epoch the leader names for each member (a Petrel leader: its own, and the
+	// epoch of the latest fetch of each member it adds); -1 is not checked.
 	BrokerEpochs []int64
 }
 

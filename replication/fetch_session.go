@@ -22,6 +22,13 @@ type followerSession struct {
 	// build updates it at once.
 	sent  map[string]map[int32]*sentPartition
 	round uint64 // counts builds: marks the partitions of the latest
+	// names maps the topic ids the session's partitions were sent under (v13+) to
+	// their names, for the answers; renew says a partition was sent under a new id (its
+	// topic re-created under its name), so the session is renewed once the fetch in
+	// flight is answered: the next fetch is full and the leader's session drops the
+	// old id's partitions, whose answers are ignored meanwhile (fetcher_topic_ids.go).
+	names map[[16]byte]string
+	renew bool
 }
 
 // sentPartition is a session partition's parameters as last sent.
@@ -36,6 +43,8 @@ type sentPartition struct {
 func (s *followerSession) reset() {
 	s.epoch = 0
 	clear(s.sent)
+	clear(s.names)
+	s.renew = false
 }
 
 // build fills req's session fields and partitions from want (every partition to
@@ -46,11 +55,10 @@ func (s *followerSession) build(req *kmsg.FetchRequest, want []kmsg.FetchRequest
 	full := s.epoch == 0
 	if full {
 		clear(s.sent)
+		clear(s.names)
 		req.Topics = want
 	}
-	if s.sent == nil {
-		s.sent = map[string]map[int32]*sentPartition{}
-	}
+	s.init()
 	s.round++
 	for _, t := range want {
 		if changed := s.noteSent(t); len(changed) > 0 && !full {
@@ -60,21 +68,24 @@ func (s *followerSession) build(req *kmsg.FetchRequest, want []kmsg.FetchRequest
 		}
 	}
 	for topic, ps := range s.sent {
-		var gone []int32
 		for partition, e := range ps {
 			if e.round != s.round {
 				delete(ps, partition)
-				gone = append(gone, partition)
+				if !full {
+					req.ForgottenTopics = appendForgotten(req.ForgottenTopics, topic, e.topicID, partition)
+				}
 			}
 		}
 		if len(ps) == 0 {
 			delete(s.sent, topic)
 		}
-		if len(gone) > 0 && !full {
-			ft := kmsg.NewFetchRequestForgottenTopic()
-			ft.Topic, ft.Partitions = topic, gone
-			req.ForgottenTopics = append(req.ForgottenTopics, ft)
-		}
+	}
+}
+
+// init makes the session's maps on first use.
+func (s *followerSession) init() {
+	if s.sent == nil {
+		s.sent, s.names = map[string]map[int32]*sentPartition{}, map[[16]byte]string{}
 	}
 }
 
@@ -85,9 +96,7 @@ func (s *followerSession) build(req *kmsg.FetchRequest, want []kmsg.FetchRequest
 // the session or join it now.
 func (s *followerSession) buildChanged(req *kmsg.FetchRequest, changed []kmsg.FetchRequestTopic, left []kmsg.FetchRequestForgottenTopic) {
 	req.SessionID, req.SessionEpoch = s.id, s.epoch
-	if s.sent == nil {
-		s.sent = map[string]map[int32]*sentPartition{}
-	}
+	s.init()
 	for _, t := range changed {
 		if diff := s.noteSent(t); len(diff) > 0 {
 			rt := t
@@ -116,8 +125,11 @@ func (s *followerSession) buildChanged(req *kmsg.FetchRequest, changed []kmsg.Fe
 }
 
 // noteSent records t's partitions as sent in the current round and returns those that
-// joined the session or whose parameters changed.
+// joined the session or whose parameters or topic id changed.
 func (s *followerSession) noteSent(t kmsg.FetchRequestTopic) []kmsg.FetchRequestTopicPartition {
+	if t.TopicID != ([16]byte{}) {
+		s.names[t.TopicID] = t.Topic
+	}
 	ps := s.sent[t.Topic]
 	if ps == nil {
 		ps = make(map[int32]*sentPartition, len(t.Partitions))
@@ -131,7 +143,11 @@ func (s *followerSession) noteSent(t kmsg.FetchRequestTopic) []kmsg.FetchRequest
 			e = &sentPartition{}
 			ps[p.Partition] = e
 			changed = append(changed, p)
-		case !sameFetchParams(e.params, p) || e.topicID != t.TopicID:
+		case e.topicID != t.TopicID:
+			changed = append(changed, p)
+			delete(s.names, e.topicID)
+			s.renew = true
+		case !sameFetchParams(e.params, p):
 			changed = append(changed, p)
 		}
 		e.params, e.topicID, e.round = p, t.TopicID, s.round
@@ -146,10 +162,28 @@ func sameFetchParams(a, b kmsg.FetchRequestTopicPartition) bool {
 		a.PartitionMaxBytes == b.PartitionMaxBytes
 }
 
+// nameTopics sets the name of each topic of a v13+ answer from its id, as the
+// session's partitions were sent; a topic of another id keeps the empty name, which no
+// followed replica has, and is ignored.
+func (s *followerSession) nameTopics(resp *kmsg.FetchResponse) {
+	if resp.Version < 13 {
+		return
+	}
+	for i := range resp.Topics {
+		resp.Topics[i].Topic = s.names[resp.Topics[i].TopicID]
+	}
+}
+
 // answered takes the leader's answer to the fetch built last. It reports false on a
 // session error (FETCH_SESSION_ID_NOT_FOUND forgets the session; any other error closes
-// it with the next, full, fetch); the answer's partitions are then to be ignored.
+// it with the next, full, fetch); the answer's partitions are then to be ignored. A
+// session to renew (renew) is closed by the next fetch, full, either way.
 func (s *followerSession) answered(resp *kmsg.FetchResponse) bool {
+	defer func() {
+		if s.renew {
+			s.reset()
+		}
+	}()
 	if resp.ErrorCode != 0 {
 		if resp.ErrorCode == kerr.FetchSessionIDNotFound.Code {
 			s.id = 0

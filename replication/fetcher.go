@@ -174,12 +174,6 @@ type fetcher struct {
 	byName   map[string]map[int32]*Partition
 	gone     []gonePartition
 	lastFull time.Time
-	// topicNames maps the topic id each name was last fetched under back to the name,
-	// sentIDs the other way, for the session's v13+ fetches (fetcher_topic_ids.go);
-	// renewSession asks for a full fetch once the one in flight is answered.
-	topicNames   map[[16]byte]string
-	sentIDs      map[string][16]byte
-	renewSession bool
 }
 
 // gonePartition is a partition removed from a fetcher's view, for the next round to
@@ -467,7 +461,7 @@ func (f *fetcher) round(ctx context.Context) error {
 	} else {
 		f.session.buildChanged(req, want, left)
 	}
-	f.nameTopicsByID(req)
+	f.fs.stampReplicaState(req)
 	resp, frame, err := f.client.DoPooled(ctx, req)
 	if err != nil {
 		f.session.reset()
@@ -477,13 +471,8 @@ func (f *fetcher) round(ctx context.Context) error {
 	// RecordBatches, so the response frame is reused once the round is done.
 	defer frame.Release()
 	fr := resp.(*kmsg.FetchResponse)
-	f.nameTopicsOf(fr)
-	answered := f.session.answered(fr)
-	if f.renewSession {
-		f.renewSession = false
-		f.session.reset() // a topic changed ids under the session (fetcher_topic_ids.go)
-	}
-	if !answered {
+	f.session.nameTopics(fr)
+	if !f.session.answered(fr) {
 		switch fr.ErrorCode {
 		case kerr.FetchSessionIDNotFound.Code, kerr.InvalidFetchSessionEpoch.Code, kerr.FetchSessionTopicIDError.Code:
 			f.fs.cfg.Logger.Debug("follower fetch session reset", "leader", f.leader, "error", kerr.ErrorForCode(fr.ErrorCode))
