@@ -208,6 +208,7 @@ func (pm *partitionManager) reconcileLoop() {
 				return // stopping
 			}
 			pm.updateRemoteLogStates(im)
+			pm.recheckISRs(prev, im)
 			pm.b.remoteLogs.imageChanged(im)
 			first = false
 			prev = im
@@ -604,7 +605,7 @@ func (pm *partitionManager) open(t *metadata.Topic, id int32, s *topicSettings, 
 		}
 	}
 	lp := &localPartition{topicID: t.ID, Partition: replication.NewPartition(t.Name, id, log, prev.HighWatermark,
-		pm.b.replicaMetricsOptions(replication.Options{BrokerID: pm.b.cfg.NodeID, TopicID: t.ID, SyncEveryAppend: s.syncEveryAppend, AlterISR: pm.b.alterISR, Remote: pm.b.remoteLog(),
+		pm.b.replicaMetricsOptions(replication.Options{BrokerID: pm.b.cfg.NodeID, TopicID: t.ID, SyncEveryAppend: s.syncEveryAppend, AlterISR: pm.b.alterISR, ReplicaEligible: pm.b.replicaEligible, Remote: pm.b.remoteLog(),
 			Logger: &replicaLogger{Logger: pm.replicaLog, topic: t.Name, partition: id}})),
 		counters: pm.b.metrics.Topic(t.Name)}
 	lp.settings.Store(s)

@@ -415,6 +415,18 @@ type PartitionOption int
 // PeersOnly makes Partition cut node i from the other nodes only.
 const PeersOnly PartitionOption = 1
 
+// KafkaOnly makes CutLink cut the nodes' Kafka connections only (a broker's
+// heartbeats, forwarded requests and follower fetches), not Raft.
+const KafkaOnly PartitionOption = 2
+
+// CutLink cuts the link between nodes i and j, Raft and Kafka traffic both ways, and
+// nothing else: each node still reaches the other nodes and the clients. With
+// KafkaOnly their Raft traffic goes on. Heal ends it.
+func (c *Cluster) CutLink(i, j int, opts ...PartitionOption) {
+	c.net.cutLink(i, j, slices.Contains(opts, KafkaOnly))
+	c.t.Logf("harness: link node-%d <-> node-%d cut (Kafka only: %v)", i, j, slices.Contains(opts, KafkaOnly))
+}
+
 // Heal ends every partition.
 func (c *Cluster) Heal() {
 	c.net.heal()

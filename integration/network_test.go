@@ -42,6 +42,11 @@ type network struct {
 	// cut holds the nodes cut off from the other nodes; the value reports whether
 	// clients are cut off too.
 	cut map[int]bool
+	// links holds the links between two nodes cut on their own (CutLink), the lower
+	// index first; the value reports whether only their Kafka traffic is cut.
+	links map[[2]int]bool
+	// kafkaAddrs are the nodes' Kafka listener addresses.
+	kafkaAddrs map[string]bool
 	// dialed maps the local address of each open node-dialed connection to the
 	// dialing node's index.
 	dialed map[string]int
@@ -53,17 +58,21 @@ type network struct {
 }
 
 func newNetwork() *network {
-	return &network{owner: map[string]int{}, cut: map[int]bool{}, dialed: map[string]int{},
+	return &network{owner: map[string]int{}, cut: map[int]bool{}, links: map[[2]int]bool{}, kafkaAddrs: map[string]bool{}, dialed: map[string]int{},
 		conns: map[*netConn]struct{}{}, requests: map[int]*requestLog{}}
 }
 
-// blockedLocked reports whether traffic from one end to the other is cut. from is
-// clientSide for a client; to is -1 for an address no node owns. n.mu is held.
-func (n *network) blockedLocked(from, to int) bool {
+// blockedLocked reports whether traffic from one end to the other is cut; kafka
+// reports whether it is Kafka traffic (not Raft). from is clientSide for a client; to
+// is -1 for an address no node owns. n.mu is held.
+func (n *network) blockedLocked(from, to int, kafka bool) bool {
 	if from >= 0 && from == to {
 		return false
 	}
 	if _, ok := n.cut[from]; ok && from >= 0 {
+		return true
+	}
+	if kafkaOnly, ok := n.links[[2]int{min(from, to), max(from, to)}]; ok && from >= 0 && to >= 0 && (kafka || !kafkaOnly) {
 		return true
 	}
 	clientsToo, ok := n.cut[to]
@@ -80,7 +89,25 @@ func (n *network) partition(i int, clients bool) {
 	n.cut[i] = clients
 	var doomed []*netConn
 	for c := range n.conns {
-		if n.blockedLocked(n.fromLocked(c, false), c.to) {
+		if n.blockedLocked(n.fromLocked(c, false), c.to, c.kafka) {
+			doomed = append(doomed, c)
+		}
+	}
+	n.mu.Unlock()
+	for _, c := range doomed {
+		c.Close()
+	}
+}
+
+// cutLink cuts the link between nodes i and j both ways (with kafkaOnly, their Kafka
+// connections only: Raft goes on), and closes the connections that cross it; each
+// keeps its other links.
+func (n *network) cutLink(i, j int, kafkaOnly bool) {
+	n.mu.Lock()
+	n.links[[2]int{min(i, j), max(i, j)}] = kafkaOnly
+	var doomed []*netConn
+	for c := range n.conns {
+		if n.blockedLocked(n.fromLocked(c, false), c.to, c.kafka) {
 			doomed = append(doomed, c)
 		}
 	}
@@ -94,6 +121,7 @@ func (n *network) partition(i int, clients bool) {
 func (n *network) heal() {
 	n.mu.Lock()
 	clear(n.cut)
+	clear(n.links)
 	n.mu.Unlock()
 }
 
@@ -139,7 +167,8 @@ func (n *network) dialer(i int) func(ctx context.Context, network, addr string) 
 		if !ok {
 			to = -1
 		}
-		blocked := n.blockedLocked(i, to)
+		kafka := n.kafkaAddrs[addr]
+		blocked := n.blockedLocked(i, to, kafka)
 		n.mu.Unlock()
 		if blocked {
 			return nil, fmt.Errorf("node %d dialing %s: %w", i, addr, errLinkCut)
@@ -149,9 +178,9 @@ func (n *network) dialer(i int) func(ctx context.Context, network, addr string) 
 		if err != nil {
 			return nil, err
 		}
-		c := &netConn{Conn: raw, net: n, from: i, to: to, resolved: true, local: raw.LocalAddr().String()}
+		c := &netConn{Conn: raw, net: n, from: i, to: to, kafka: kafka, resolved: true, local: raw.LocalAddr().String()}
 		n.mu.Lock()
-		if n.blockedLocked(i, to) { // cut while dialing
+		if n.blockedLocked(i, to, kafka) { // cut while dialing
 			n.mu.Unlock()
 			raw.Close()
 			return nil, fmt.Errorf("node %d dialing %s: %w", i, addr, errLinkCut)
@@ -181,6 +210,7 @@ func (n *network) listen(i int, addr string, kafka bool) (net.Listener, error) {
 	fl := &netListener{Listener: ln, net: n, node: i}
 	if kafka {
 		n.mu.Lock()
+		n.kafkaAddrs[ln.Addr().String()] = true
 		if n.requests[i] == nil {
 			n.requests[i] = newRequestLog()
 		}
@@ -261,7 +291,7 @@ func (l *netListener) Accept() (net.Conn, error) {
 			raw.Close()
 			continue
 		}
-		c := &netConn{Conn: raw, net: n, to: l.node}
+		c := &netConn{Conn: raw, net: n, to: l.node, kafka: l.requests != nil}
 		if l.requests != nil {
 			c.sniffer = &frameSniffer{log: l.requests}
 		}
@@ -278,6 +308,8 @@ type netConn struct {
 	net.Conn
 	net *network
 	to  int
+	// kafka is set on a connection to a Kafka listener (not Raft).
+	kafka bool
 	// local is the local address of a dialed connection ("" when accepted).
 	local string
 	// from and resolved are guarded by net.mu.
@@ -300,7 +332,7 @@ func (c *netConn) allowed(afterData bool) bool {
 		clientsToo, cut := n.cut[c.to]
 		return !(cut && clientsToo)
 	}
-	return !n.blockedLocked(n.fromLocked(c, afterData), c.to)
+	return !n.blockedLocked(n.fromLocked(c, afterData), c.to, c.kafka)
 }
 
 func (c *netConn) Read(p []byte) (int, error) {

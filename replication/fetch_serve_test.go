@@ -31,6 +31,9 @@ func (s *fetchSource) LeaderThrottle(string, int32, int32, bool) int64 {
 }
 func (s *fetchSource) Fetched(*kmsg.FetchRequest, *FetchAnswer, int) { s.fetched.Add(1) }
 
+// topicIDs are the topics' ids (the watch tests' follower fetches by them).
+func (s *fetchSource) topicIDs() map[string][16]byte { return s.ids }
+
 // TopicName knows the topics of ids.
 func (s *fetchSource) TopicName(id [16]byte, _ string, _ int32) (string, int16) {
 	for name, tid := range s.ids {

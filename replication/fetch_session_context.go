@@ -60,13 +60,19 @@ type FetchContext struct {
 	replica   int32
 	pokes     uint64
 	forgotten []watchedPartition
+	// brokerEpoch is the broker epoch a follower's fetch names (Fetch v15's
+	// ReplicaState, KIP-903), else -1.
+	brokerEpoch int64
 }
 
 // NewContext decides how r relates to the cache's sessions and, for an incremental
 // fetch, applies its partitions and forgotten topics to the session and moves the
 // session's epoch on.
 func (c *FetchSessionCache) NewContext(r *kmsg.FetchRequest, follower bool, nowMs int64) FetchContext {
-	fc := FetchContext{kind: fetchSessionless, follower: follower, topicIDs: r.Version >= 13, replica: r.ReplicaID}
+	fc := FetchContext{kind: fetchSessionless, follower: follower, topicIDs: r.Version >= 13, replica: r.ReplicaID, brokerEpoch: -1}
+	if follower && r.Version >= 15 {
+		fc.brokerEpoch = r.ReplicaState.Epoch
+	}
 	if r.Version < 7 {
 		return fc
 	}
@@ -114,6 +120,7 @@ func (c *FetchSessionCache) NewContext(r *kmsg.FetchRequest, follower bool, nowM
 	fc.kind, fc.session, fc.epoch = fetchIncremental, s, s.epoch
 	if s.watch != nil {
 		// A follower session reads only what changed (fetch_session_watch.go).
+		s.watch.noteBrokerEpoch(fc.brokerEpoch)
 		fc.parts, fc.pokes = s.watch.takeLocked(s)
 		fc.clock, fc.forgotten = s.watch.clock, forgotten
 		return fc
@@ -194,7 +201,7 @@ func (c *FetchSessionCache) Finish(fc *FetchContext, plan *kmsg.FetchRequest, re
 		var read []*cachedFetchPartition // response order, nil for a partition named twice
 		r.SessionID = c.maybeCreate(nowMs, fc.follower, fc.topicIDs, n, func(s *fetchSession) {
 			if fc.follower {
-				s.watch = newSessionWatch(fc.clock, fc.replica)
+				s.watch = newSessionWatch(fc.clock, fc.replica, fc.brokerEpoch)
 				watch, read = s.watch, make([]*cachedFetchPartition, 0, n)
 			}
 			// readFetch answers topic by topic, partition by partition, in plan order.

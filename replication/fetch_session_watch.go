@@ -38,20 +38,39 @@ type sessionWatch struct {
 	clock   *atomic.Int64
 	replica int32
 
-	mu     sync.Mutex
-	dirty  []*cachedFetchPartition // each with cp.dirty set
-	pokes  uint64                  // wake-ups that woke (or would wake) a parked fetch
-	parked *delayed                // the session's parked fetch, or nil
-	closed bool                    // the session left the cache: the waiters drop
+	mu    sync.Mutex
+	dirty []*cachedFetchPartition // each with cp.dirty set
+	// brokerEpoch is the broker epoch the session's latest fetch named (KIP-903), -1
+	// for none.
+	brokerEpoch int64
+	pokes       uint64   // wake-ups that woke (or would wake) a parked fetch
+	parked      *delayed // the session's parked fetch, or nil
+	closed      bool     // the session left the cache: the waiters drop
 	// all is every partition of the session with a standing waiter.
 	all map[*cachedFetchPartition]struct{}
 }
 
-func newSessionWatch(clock *atomic.Int64, replica int32) *sessionWatch {
+func newSessionWatch(clock *atomic.Int64, replica int32, brokerEpoch int64) *sessionWatch {
 	if clock == nil {
 		clock = new(atomic.Int64)
 	}
-	return &sessionWatch{clock: clock, replica: replica, all: map[*cachedFetchPartition]struct{}{}}
+	return &sessionWatch{clock: clock, replica: replica, brokerEpoch: brokerEpoch, all: map[*cachedFetchPartition]struct{}{}}
+}
+
+// noteBrokerEpoch records the broker epoch a fetch of the session named and, when it
+// differs from the one before (the follower registered again and kept its session),
+// marks every partition dirty: the leader learns a follower's epoch from its reads
+// (Options.ReplicaEligible), and an idle partition would otherwise keep the old one.
+func (sw *sessionWatch) noteBrokerEpoch(epoch int64) {
+	sw.mu.Lock()
+	defer sw.mu.Unlock()
+	if epoch == sw.brokerEpoch {
+		return
+	}
+	sw.brokerEpoch = epoch
+	for cp := range sw.all {
+		sw.markLocked(cp)
+	}
 }
 
 // markLocked notes cp dirty; the caller holds sw.mu.

@@ -29,7 +29,7 @@ type watchCluster struct {
 func newWatchCluster(t *testing.T, n int) *watchCluster {
 	t.Helper()
 	c := &watchCluster{isrChanges: make(chan ISRChange, 4*n)}
-	src := &fetchSource{parts: map[string]*Partition{}, zstd: map[string]bool{}}
+	src := &fetchSource{parts: map[string]*Partition{}, zstd: map[string]bool{}, ids: map[string][16]byte{}}
 	for i := range n {
 		log, _, err := segment.Open(t.TempDir(), segment.DefaultConfig(), segment.OpenOptions{})
 		if err != nil {
@@ -48,6 +48,7 @@ func newWatchCluster(t *testing.T, n int) *watchCluster {
 			t.Fatal(err)
 		}
 		src.parts[name] = p
+		src.ids[name] = [16]byte{byte(i + 1), 0x77}
 		c.parts = append(c.parts, p)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -68,12 +69,15 @@ type watchFollower struct {
 	errs      []int16
 	maxBytes  int32
 	forget    []int // partitions the next fetch forgets
+	// brokerEpoch, when not -1, makes the fetches v15 (topics by id, ReplicaState with
+	// this broker epoch, KIP-903); else they are v12.
+	brokerEpoch int64
 }
 
 func newWatchFollower(c *watchCluster) *watchFollower {
 	n := len(c.parts)
 	f := &watchFollower{c: c, offsets: make([]int64, n), sent: make([]int64, n), epochs: make([]int32, n), hw: make([]int64, n), start: make([]int64, n),
-		errs: make([]int16, n), maxBytes: 1 << 20}
+		errs: make([]int16, n), maxBytes: 1 << 20, brokerEpoch: -1}
 	for i := range f.epochs {
 		f.epochs[i] = 1
 	}
@@ -87,6 +91,11 @@ func (f *watchFollower) fetch(t *testing.T, maxWait time.Duration, named ...int)
 	t.Helper()
 	r := kmsg.NewPtrFetchRequest()
 	r.Version, r.ReplicaID, r.MaxWaitMillis, r.MinBytes, r.MaxBytes = 12, 1, int32(maxWait/time.Millisecond), 1, f.maxBytes
+	if f.brokerEpoch >= 0 {
+		r.Version = 15 // the broker copies ReplicaState.ID into ReplicaID (broker/01_fetch.go)
+		r.ReplicaState.ID, r.ReplicaState.Epoch = 1, f.brokerEpoch
+	}
+	ids := f.c.s.Source.(interface{ topicIDs() map[string][16]byte }).topicIDs()
 	r.SessionID, r.SessionEpoch = f.id, f.epoch
 	if f.epoch == 0 {
 		named = named[:0]
@@ -99,7 +108,7 @@ func (f *watchFollower) fetch(t *testing.T, maxWait time.Duration, named ...int)
 	}
 	for _, i := range named {
 		ft := kmsg.NewFetchRequestTopic()
-		ft.Topic = f.c.parts[i].Topic
+		ft.Topic, ft.TopicID = f.c.parts[i].Topic, ids[f.c.parts[i].Topic]
 		fp := kmsg.NewFetchRequestTopicPartition()
 		fp.FetchOffset, fp.CurrentLeaderEpoch, fp.LastFetchedEpoch, fp.PartitionMaxBytes, fp.LogStartOffset = f.offsets[i], f.epochs[i], -1, 1<<20, 0
 		ft.Partitions = append(ft.Partitions, fp)
@@ -107,7 +116,7 @@ func (f *watchFollower) fetch(t *testing.T, maxWait time.Duration, named ...int)
 	}
 	for _, i := range f.forget {
 		ft := kmsg.NewFetchRequestForgottenTopic()
-		ft.Topic, ft.Partitions = f.c.parts[i].Topic, []int32{0}
+		ft.Topic, ft.TopicID, ft.Partitions = f.c.parts[i].Topic, ids[f.c.parts[i].Topic], []int32{0}
 		r.ForgottenTopics = append(r.ForgottenTopics, ft)
 	}
 	f.forget = nil
@@ -126,7 +135,7 @@ func (f *watchFollower) fetch(t *testing.T, maxWait time.Duration, named ...int)
 	defer a.Release()
 	// Decoded as the follower reads it (the held record sets read in).
 	var fr kmsg.FetchResponse
-	fr.Version = 12
+	fr.Version = r.Version
 	if err := fr.ReadFrom(a.AppendTo(nil)); err != nil {
 		t.Fatal(err)
 	}
@@ -138,7 +147,13 @@ func (f *watchFollower) fetch(t *testing.T, maxWait time.Duration, named ...int)
 	for _, rt := range fr.Topics {
 		for _, rp := range rt.Partitions {
 			var i int
-			if _, err := fmt.Sscanf(rt.Topic, "w%d", &i); err != nil {
+			name := rt.Topic
+			for n, id := range ids {
+				if r.Version >= 13 && id == rt.TopicID {
+					name = n
+				}
+			}
+			if _, err := fmt.Sscanf(name, "w%d", &i); err != nil {
 				t.Fatal(err)
 			}
 			got = append(got, i)
@@ -370,6 +385,10 @@ type countingSource struct {
 	reads atomic.Int64
 }
 
+func (s *countingSource) topicIDs() map[string][16]byte {
+	return s.FetchSource.(interface{ topicIDs() map[string][16]byte }).topicIDs()
+}
+
 func (s *countingSource) Replica(topic string, partition int32) (*Partition, bool, int16) {
 	s.reads.Add(1)
 	return s.FetchSource.Replica(topic, partition)
@@ -516,4 +535,39 @@ func TestWatchedSessionToldOfRetention(t *testing.T) {
 	if got := f.fetch(t, 300*time.Millisecond); len(got) != 1 || got[0] != 2 || f.start[2] == 0 {
 		t.Fatalf("after retention: answer named %v, log start %d", got, f.start[2])
 	}
+}
+
+// TestWatchedSessionReadsEveryPartitionWhenItsBrokerEpochChanges: a follower session's
+// fetch naming another broker epoch than the one before (the follower registered again
+// and kept its session) reads every partition once, so that the leader learns the new
+// epoch for the idle ones too (KIP-903: an ISR addition names the epoch of the
+// follower's latest read); the fetches after it read nothing again.
+func TestWatchedSessionReadsEveryPartitionWhenItsBrokerEpochChanges(t *testing.T) {
+	const n = 20
+	c := newWatchCluster(t, n)
+	src := &countingSource{FetchSource: c.s.Source}
+	c.s.Source = src
+	f := newWatchFollower(c)
+	f.brokerEpoch = 5
+	f.fetch(t, 0)
+	f.fetch(t, 0)
+	f.fetch(t, 0)
+	idle := func() {
+		t.Helper()
+		before := src.reads.Load()
+		if got := f.fetch(t, 20*time.Millisecond); len(got) != 0 {
+			t.Fatalf("idle fetch named %v", got)
+		}
+		if k := src.reads.Load() - before; k != 0 {
+			t.Fatalf("idle fetch read %d partitions", k)
+		}
+	}
+	idle()
+	f.brokerEpoch = 6
+	before := src.reads.Load()
+	f.fetch(t, 0)
+	if k := src.reads.Load() - before; k != n {
+		t.Fatalf("the fetch at a new broker epoch read %d partitions, want every one (%d)", k, n)
+	}
+	idle()
 }

@@ -205,7 +205,8 @@ func (p *Partition) updateFollowerLocked(id int32, leo, logStart, brokerEpoch in
 }
 
 // maybeExpandISRLocked asks for follower id to join the ISR once its log end offset has
-// reached the high watermark and the start of the leader's current epoch.
+// reached the high watermark and the start of the leader's current epoch, and the
+// follower is eligible (Options.ReplicaEligible).
 func (p *Partition) maybeExpandISRLocked(id int32) {
 	if p.role != Leader || slices.Contains(p.isr, id) || p.pendingISR != nil {
 		return
@@ -215,7 +216,29 @@ func (p *Partition) maybeExpandISRLocked(id int32) {
 	if st == nil || st.logEndOffset < p.highWatermark || st.logEndOffset < epochStart {
 		return
 	}
+	if p.opts.ReplicaEligible != nil && !p.opts.ReplicaEligible(id, st.brokerEpoch) {
+		return
+	}
 	p.requestISRLocked(append(slices.Clone(p.isr), id))
+}
+
+// RecheckISR asks again for each follower out of the ISR that qualifies, as its next
+// fetch would: the owner calls it when a follower's eligibility may have changed (a
+// broker unfenced or registered again, Options.ReplicaEligible). A follower whose
+// latest fetch named a broker epoch it is no longer registered at is let in by its next
+// read of the replica, which the replica's change makes its fetch session do.
+func (p *Partition) RecheckISR() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.role != Leader || len(p.isr) >= len(p.replicas) {
+		return
+	}
+	for _, id := range p.replicas {
+		p.maybeExpandISRLocked(id)
+	}
+	if p.pendingISR == nil {
+		p.notifyProgressLocked()
+	}
 }
 
 // MaybeShrinkISR drops from the ISR every follower whose log end offset differs from the

@@ -37,6 +37,14 @@ type Options struct {
 	// AlterISR sends an ISR change to the controller (AlterPartition). Nil disables ISR
 	// changes.
 	AlterISR func(ISRChange) error
+	// ReplicaEligible reports whether a follower may join the ISR, given the broker
+	// epoch its latest fetch of this replica named (-1: none): Kafka's
+	// isReplicaIsrEligible, registered, unfenced (a broker in controlled shutdown is
+	// fenced) and, for an epoch it names, registered at it (KIP-903). The leader asks
+	// for no ISR change adding an ineligible follower, where the controller would refuse
+	// it; RecheckISR asks again once eligibility may have changed. It runs under the
+	// partition's lock and takes no lock but leaves. Nil: every follower is eligible.
+	ReplicaEligible func(replica int32, brokerEpoch int64) bool
 	// ObserveFsync, when set, is told the duration of every group-commit fsync.
 	ObserveFsync func(time.Duration)
 	// ObserveFollowerAppend, when set, is told the bytes of every follower append.

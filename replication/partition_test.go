@@ -8,6 +8,7 @@ import (
 	"os"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -553,4 +554,63 @@ func TestISRChangeNamesTheFetchersBrokerEpochs(t *testing.T) {
 	read(3, 9) // a member already in: not named
 	read(1, 7)
 	expect([]int32{0, 3, 2, 1}, []int64{-1, -1, -1, 7})
+}
+
+// The leader asks for no ISR change adding a follower Options.ReplicaEligible refuses
+// (Kafka's isReplicaIsrEligible: fenced, or registered at another broker epoch than its
+// fetch named), and RecheckISR asks for it once it is eligible, from its latest fetch,
+// without another read.
+func TestLeaderAddsOnlyEligibleFollowersAndRechecks(t *testing.T) {
+	log, _, err := segment.Open(t.TempDir(), segment.DefaultConfig(), segment.OpenOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	asked := make(chan ISRChange, 2)
+	var eligible atomic.Bool
+	type check struct {
+		replica int32
+		epoch   int64
+	}
+	checked := make(chan check, 8)
+	p := NewPartition("t", 0, log, 0, Options{BrokerID: 0,
+		AlterISR: func(ch ISRChange) error { asked <- ch; return nil },
+		ReplicaEligible: func(replica int32, brokerEpoch int64) bool {
+			checked <- check{replica, brokerEpoch}
+			return eligible.Load()
+		}})
+	t.Cleanup(func() { p.Stop(false) })
+	if err := p.BecomeLeaderOf(1, 0, []int32{0, 1}, []int32{0, 1, 2}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.AppendAsLeader(batch(3), 0); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := followerRead(p, FollowerFetch{ReplicaID: 2, FetchOffset: 3, CurrentLeaderEpoch: 1, LastFetchedEpoch: -1,
+		MaxBytes: 1 << 20, LogStartOffset: 0, BrokerEpoch: 12}, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if c := <-checked; c != (check{2, 12}) {
+		t.Fatalf("eligibility asked for %+v, want replica 2 at broker epoch 12", c)
+	}
+	select {
+	case ch := <-asked:
+		t.Fatalf("asked for ISR %v with an ineligible follower", ch.ISR)
+	default: // the leader decides as it reads: nothing was sent
+	}
+	p.RecheckISR() // still ineligible
+	select {
+	case ch := <-asked:
+		t.Fatalf("asked for ISR %v with an ineligible follower", ch.ISR)
+	default:
+	}
+	eligible.Store(true)
+	p.RecheckISR()
+	select {
+	case ch := <-asked:
+		if !slices.Equal(ch.ISR, []int32{0, 1, 2}) || !slices.Equal(ch.BrokerEpochs, []int64{-1, -1, 12}) {
+			t.Fatalf("asked for ISR %v with broker epochs %v, want [0 1 2] and [-1 -1 12]", ch.ISR, ch.BrokerEpochs)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("RecheckISR asked for no ISR change once the follower was eligible")
+	}
 }
