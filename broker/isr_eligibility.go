@@ -1,15 +1,16 @@
 package broker
 
 import (
-	"slices"
+	"sync"
 
 	"github.com/petrel-broker/petrel/metadata"
+	"github.com/petrel-broker/petrel/segment"
 )
 
-// replicaEligible reports whether broker id may join an ISR this broker leads
-// (replication.Options.ReplicaEligible, Kafka's isReplicaIsrEligible): registered in
-// this broker's image, unfenced (the controller fences a broker in controlled shutdown)
-// and, when its fetches named a broker epoch, registered at that epoch (KIP-903). The
+// replicaEligible reports whether broker id may join an ISR this broker leads (Kafka's
+// isReplicaIsrEligible, KIP-903): registered in this broker's image, unfenced (the
+// controller fences a broker in controlled shutdown, unless the whole cluster is
+// stopping) and, when its fetches named a broker epoch, registered at that epoch. The
 // controller makes the same checks; making them here first spares it an AlterPartition
 // it would refuse at every fetch of a fenced follower.
 func (b *Broker) replicaEligible(id int32, brokerEpoch int64) bool {
@@ -17,42 +18,87 @@ func (b *Broker) replicaEligible(id int32, brokerEpoch int64) bool {
 	return br != nil && !br.Fenced && (brokerEpoch < 0 || br.Epoch == brokerEpoch)
 }
 
-// newlyEligibleBrokers returns the brokers unfenced in im that were not unfenced at the
-// same epoch in prev: unfenced, or registered again.
-func newlyEligibleBrokers(prev, im *metadata.Image) []int32 {
-	var ids []int32
-	for id, br := range im.Brokers {
-		if br.Fenced {
-			continue
+// replicaEligibleFor is replication.Options.ReplicaEligible for the replica of tp: an
+// ineligible follower is noted (isrRefusals), so that the next image in which it is
+// unfenced makes the partition ask again.
+func (pm *partitionManager) replicaEligibleFor(tp segment.TopicPartition) func(int32, int64) bool {
+	return func(id int32, brokerEpoch int64) bool {
+		if pm.b.replicaEligible(id, brokerEpoch) {
+			return true
 		}
-		if old := prev.Brokers[id]; old == nil || old.Fenced || old.Epoch != br.Epoch {
-			ids = append(ids, id)
-		}
+		pm.isrRefusals.add(tp, id)
+		// recheckISRs may have taken the refusals for a newer image before the line
+		// above: that image decides.
+		return pm.b.replicaEligible(id, brokerEpoch)
 	}
-	return ids
 }
 
-// recheckISRs asks each replica this broker leads to reconsider a follower out of its
-// ISR that became eligible between prev and im (Partition.RecheckISR): an idle
-// partition's follower that caught up while fenced would otherwise wait for the next
-// write to join. It walks im's partitions only when some broker became eligible.
-func (pm *partitionManager) recheckISRs(prev, im *metadata.Image) {
-	ids := newlyEligibleBrokers(prev, im)
-	if len(ids) == 0 {
-		return
+// isrRefusals are the followers this broker's leaders left out of an ISR as ineligible,
+// by partition. Each image in which such a follower is unfenced makes its partition
+// ask again (recheckISRs), whatever images in between said: the reconciler sees only
+// the latest image, and a follower fenced and unfenced between two of its passes is
+// caught all the same. The zero value is ready; mu is a leaf.
+type isrRefusals struct {
+	mu      sync.Mutex
+	refused map[segment.TopicPartition][]int32
+}
+
+// add notes that the leader of tp left follower id out as ineligible.
+func (r *isrRefusals) add(tp segment.TopicPartition, id int32) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, x := range r.refused[tp] {
+		if x == id {
+			return
+		}
 	}
-	self := pm.b.cfg.NodeID
-	for name, t := range im.Topics {
-		for _, p := range t.Partitions {
-			if p.Leader != self || len(p.ISR) >= len(p.Replicas) {
-				continue
+	if r.refused == nil {
+		r.refused = map[segment.TopicPartition][]int32{}
+	}
+	r.refused[tp] = append(r.refused[tp], id)
+}
+
+// takeUnfenced removes the refusals of followers unfenced in im and returns their
+// partitions. A follower still ineligible there (registered at another epoch than its
+// fetches name) is noted again when its partition asks. The refusals of a broker no
+// longer registered are dropped: registered again, it is a new process, whose first
+// fetch reads every partition.
+func (r *isrRefusals) takeUnfenced(im *metadata.Image) []segment.TopicPartition {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []segment.TopicPartition
+	for tp, ids := range r.refused {
+		kept := ids[:0]
+		unfenced := false
+		for _, id := range ids {
+			switch br := im.Brokers[id]; {
+			case br == nil:
+			case br.Fenced:
+				kept = append(kept, id)
+			default:
+				unfenced = true
 			}
-			out := slices.ContainsFunc(ids, func(id int32) bool {
-				return slices.Contains(p.Replicas, id) && !slices.Contains(p.ISR, id)
-			})
-			if lp := pm.get(name, p.ID); out && lp != nil {
-				lp.RecheckISR()
-			}
+		}
+		if unfenced {
+			out = append(out, tp)
+		}
+		if len(kept) == 0 {
+			delete(r.refused, tp)
+		} else {
+			r.refused[tp] = kept
+		}
+	}
+	return out
+}
+
+// recheckISRs makes each partition whose leader here left out a follower unfenced in
+// im ask again (Partition.RecheckISR), from the follower's latest fetch: an idle
+// partition's follower that caught up while fenced would otherwise wait for the next
+// write to join.
+func (pm *partitionManager) recheckISRs(im *metadata.Image) {
+	for _, tp := range pm.isrRefusals.takeUnfenced(im) {
+		if lp := pm.get(tp.Topic, tp.Partition); lp != nil {
+			lp.RecheckISR()
 		}
 	}
 }

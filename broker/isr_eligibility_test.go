@@ -2,14 +2,17 @@ package broker
 
 import (
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/petrel-broker/petrel/metadata"
+	"github.com/petrel-broker/petrel/segment"
 )
 
-// A broker becomes eligible for ISRs when it is unfenced in the new image and was not
-// unfenced at the same epoch in the old one: unfenced, registered again, or new.
-func TestNewlyEligibleBrokers(t *testing.T) {
+// A follower left out of an ISR as ineligible makes its partition ask again in any
+// image where it is unfenced, once; while fenced it stays noted; an unregistered one is
+// forgotten.
+func TestISRRefusalsTakenOnceTheFollowerIsUnfenced(t *testing.T) {
 	im := func(brokers ...*metadata.Broker) *metadata.Image {
 		m := metadata.NewImage()
 		m.Brokers = map[int32]*metadata.Broker{}
@@ -18,27 +21,28 @@ func TestNewlyEligibleBrokers(t *testing.T) {
 		}
 		return m
 	}
-	prev := im(
-		&metadata.Broker{ID: 1, Epoch: 10},
-		&metadata.Broker{ID: 2, Epoch: 11, Fenced: true},
-		&metadata.Broker{ID: 3, Epoch: 12},
-		&metadata.Broker{ID: 4, Epoch: 13},
-		&metadata.Broker{ID: 5, Epoch: 14, Fenced: true},
-	)
-	next := im(
-		&metadata.Broker{ID: 1, Epoch: 10},               // unchanged
-		&metadata.Broker{ID: 2, Epoch: 11},               // unfenced
-		&metadata.Broker{ID: 3, Epoch: 20},               // registered again
-		&metadata.Broker{ID: 4, Epoch: 13, Fenced: true}, // fenced
-		&metadata.Broker{ID: 5, Epoch: 21, Fenced: true}, // registered again, still fenced
-		&metadata.Broker{ID: 6, Epoch: 22},               // new
-	)
-	got := newlyEligibleBrokers(prev, next)
-	slices.Sort(got)
-	if want := []int32{2, 3, 6}; !slices.Equal(got, want) {
-		t.Fatalf("newly eligible %v, want %v", got, want)
+	tp := func(name string) segment.TopicPartition { return segment.TopicPartition{Topic: name} }
+	var r isrRefusals
+	r.add(tp("a"), 2)
+	r.add(tp("a"), 2) // noted once
+	r.add(tp("a"), 3)
+	r.add(tp("b"), 3)
+	r.add(tp("c"), 4)
+	fenced := im(&metadata.Broker{ID: 2, Fenced: true}, &metadata.Broker{ID: 3, Fenced: true}, &metadata.Broker{ID: 4, Fenced: true})
+	if got := r.takeUnfenced(fenced); len(got) != 0 {
+		t.Fatalf("partitions %v taken while every follower is fenced", got)
 	}
-	if got := newlyEligibleBrokers(next, next); len(got) != 0 {
-		t.Fatalf("newly eligible %v between an image and itself", got)
+	// 2 unfenced; 3 still fenced; 4 no longer registered.
+	got := r.takeUnfenced(im(&metadata.Broker{ID: 2}, &metadata.Broker{ID: 3, Fenced: true}))
+	if !slices.Equal(got, []segment.TopicPartition{tp("a")}) {
+		t.Fatalf("taken %v, want [a]", got)
+	}
+	got = r.takeUnfenced(im(&metadata.Broker{ID: 2}, &metadata.Broker{ID: 3}, &metadata.Broker{ID: 4}))
+	slices.SortFunc(got, func(x, y segment.TopicPartition) int { return strings.Compare(x.Topic, y.Topic) })
+	if !slices.Equal(got, []segment.TopicPartition{tp("a"), tp("b")}) {
+		t.Fatalf("taken %v, want [a b] (c's follower was forgotten when unregistered)", got)
+	}
+	if len(r.refused) != 0 {
+		t.Fatalf("refusals left: %v", r.refused)
 	}
 }

@@ -68,6 +68,10 @@ type partitionManager struct {
 	reconciled     uint64        // image offset the local replicas match
 	reconciledCh   chan struct{} // closed and replaced when reconciled moves
 
+	// isrRefusals are the followers the leaders here left out of an ISR as ineligible
+	// (isr_eligibility.go).
+	isrRefusals isrRefusals
+
 	// carried holds the offset checkpoints' lines of the replicas that are not open here
 	// (checkpoints.go): loaded at start, taken out when a replica opens, put back with
 	// the offsets it stopped with when it is removed but its data kept (offline), dropped
@@ -208,7 +212,7 @@ func (pm *partitionManager) reconcileLoop() {
 				return // stopping
 			}
 			pm.updateRemoteLogStates(im)
-			pm.recheckISRs(prev, im)
+			pm.recheckISRs(im)
 			pm.b.remoteLogs.imageChanged(im)
 			first = false
 			prev = im
@@ -605,7 +609,7 @@ func (pm *partitionManager) open(t *metadata.Topic, id int32, s *topicSettings, 
 		}
 	}
 	lp := &localPartition{topicID: t.ID, Partition: replication.NewPartition(t.Name, id, log, prev.HighWatermark,
-		pm.b.replicaMetricsOptions(replication.Options{BrokerID: pm.b.cfg.NodeID, TopicID: t.ID, SyncEveryAppend: s.syncEveryAppend, AlterISR: pm.b.alterISR, ReplicaEligible: pm.b.replicaEligible, Remote: pm.b.remoteLog(),
+		pm.b.replicaMetricsOptions(replication.Options{BrokerID: pm.b.cfg.NodeID, TopicID: t.ID, SyncEveryAppend: s.syncEveryAppend, AlterISR: pm.b.alterISR, ReplicaEligible: pm.replicaEligibleFor(segment.TopicPartition{Topic: t.Name, Partition: id}), Remote: pm.b.remoteLog(),
 			Logger: &replicaLogger{Logger: pm.replicaLog, topic: t.Name, partition: id}})),
 		counters: pm.b.metrics.Topic(t.Name)}
 	lp.settings.Store(s)

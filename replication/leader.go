@@ -222,11 +222,11 @@ func (p *Partition) maybeExpandISRLocked(id int32) {
 	p.requestISRLocked(append(slices.Clone(p.isr), id))
 }
 
-// RecheckISR asks again for each follower out of the ISR that qualifies, as its next
-// fetch would: the owner calls it when a follower's eligibility may have changed (a
-// broker unfenced or registered again, Options.ReplicaEligible). A follower whose
-// latest fetch named a broker epoch it is no longer registered at is let in by its next
-// read of the replica, which the replica's change makes its fetch session do.
+// RecheckISR asks again for each follower out of the ISR that qualifies, from its latest
+// fetch, as its next read would: the owner calls it when a follower
+// Options.ReplicaEligible refused may have become eligible (unfenced). The broker epoch
+// of that fetch is current: a follower session whose fetches name a new epoch reads
+// every partition again (fetch_session_watch.go).
 func (p *Partition) RecheckISR() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -235,9 +235,6 @@ func (p *Partition) RecheckISR() {
 	}
 	for _, id := range p.replicas {
 		p.maybeExpandISRLocked(id)
-	}
-	if p.pendingISR == nil {
-		p.notifyProgressLocked()
 	}
 }
 

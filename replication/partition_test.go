@@ -559,7 +559,8 @@ func TestISRChangeNamesTheFetchersBrokerEpochs(t *testing.T) {
 // The leader asks for no ISR change adding a follower Options.ReplicaEligible refuses
 // (Kafka's isReplicaIsrEligible: fenced, or registered at another broker epoch than its
 // fetch named), and RecheckISR asks for it once it is eligible, from its latest fetch,
-// without another read.
+// without another read. The leader decides as it reads: an ISR change asked for is
+// pending (the maximal ISR counts it) before the read returns.
 func TestLeaderAddsOnlyEligibleFollowersAndRechecks(t *testing.T) {
 	log, _, err := segment.Open(t.TempDir(), segment.DefaultConfig(), segment.OpenOptions{})
 	if err != nil {
@@ -571,11 +572,11 @@ func TestLeaderAddsOnlyEligibleFollowersAndRechecks(t *testing.T) {
 		replica int32
 		epoch   int64
 	}
-	checked := make(chan check, 8)
+	var checks []check // under p's lock
 	p := NewPartition("t", 0, log, 0, Options{BrokerID: 0,
 		AlterISR: func(ch ISRChange) error { asked <- ch; return nil },
 		ReplicaEligible: func(replica int32, brokerEpoch int64) bool {
-			checked <- check{replica, brokerEpoch}
+			checks = append(checks, check{replica, brokerEpoch})
 			return eligible.Load()
 		}})
 	t.Cleanup(func() { p.Stop(false) })
@@ -589,22 +590,25 @@ func TestLeaderAddsOnlyEligibleFollowersAndRechecks(t *testing.T) {
 		MaxBytes: 1 << 20, LogStartOffset: 0, BrokerEpoch: 12}, time.Now()); err != nil {
 		t.Fatal(err)
 	}
-	if c := <-checked; c != (check{2, 12}) {
-		t.Fatalf("eligibility asked for %+v, want replica 2 at broker epoch 12", c)
-	}
-	select {
-	case ch := <-asked:
-		t.Fatalf("asked for ISR %v with an ineligible follower", ch.ISR)
-	default: // the leader decides as it reads: nothing was sent
+	pending := func() int { return p.State().MaximalISRSize - 2 }
+	if n := pending(); n != 0 {
+		t.Fatalf("an ISR addition is pending after a read by an ineligible follower (maximal ISR +%d)", n)
 	}
 	p.RecheckISR() // still ineligible
-	select {
-	case ch := <-asked:
-		t.Fatalf("asked for ISR %v with an ineligible follower", ch.ISR)
-	default:
+	if n := pending(); n != 0 {
+		t.Fatalf("an ISR addition is pending after RecheckISR of an ineligible follower (maximal ISR +%d)", n)
+	}
+	p.mu.Lock()
+	got := slices.Clone(checks)
+	p.mu.Unlock()
+	if want := []check{{2, 12}, {2, 12}}; !slices.Equal(got, want) {
+		t.Fatalf("eligibility asked for %+v, want %+v", got, want)
 	}
 	eligible.Store(true)
 	p.RecheckISR()
+	if n := pending(); n != 1 {
+		t.Fatalf("RecheckISR of an eligible follower left %d additions pending, want 1", n)
+	}
 	select {
 	case ch := <-asked:
 		if !slices.Equal(ch.ISR, []int32{0, 1, 2}) || !slices.Equal(ch.BrokerEpochs, []int64{-1, -1, 12}) {
