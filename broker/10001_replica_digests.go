@@ -12,7 +12,8 @@ package broker
 // request reads up to 32 MiB), else TOPIC_AUTHORIZATION_FAILED. Each partition is
 // answered only below the replica's own high watermark, from its log start offset, with
 // where it stopped; a replica whose committed batches cannot be read answers
-// CORRUPT_MESSAGE for the partition and names it in one ERROR line.
+// CORRUPT_MESSAGE for the partition and names it in an ERROR line, at most one per
+// partition per 10 minutes (unreadable_reports.go).
 // Work is bounded per request: at most replicaDigestsMaxPartitions partitions (more is
 // INVALID_REQUEST for the extra ones), replicaDigestsMaxBytes scanned over all of them
 // plus the rest of the chunk that reaches it (later partitions get nothing and are
@@ -33,10 +34,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/petrel-broker/petrel/auth"
 	"github.com/petrel-broker/petrel/replication"
 	"github.com/petrel-broker/petrel/rpc"
+	"github.com/petrel-broker/petrel/segment"
 	"github.com/twmb/franz-go/pkg/kbin"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -97,10 +100,13 @@ func (b *Broker) handleReplicaDigests(ctx context.Context, req *rpc.Request) rpc
 				d, err := lp.Digests(p.Start, p.End, chunkBytes, budget, min(replicaDigestsMaxChunks, chunksLeft))
 				if errors.Is(err, replication.ErrDigestCorrupt) {
 					// This replica's own committed batches cannot be read: a damaged log,
-					// named here once per request; the asker reports the partition too.
+					// named here at most every unreadableReportInterval; the asker reports
+					// the partition too.
 					rp.ErrorCode = errorCode(err) // CORRUPT_MESSAGE
-					b.logger.Error("replica digests: a committed batch of this replica cannot be read", "topic", t.Topic,
-						"partition", p.Partition, "broker", b.cfg.NodeID, "error", err)
+					if due, silent := b.unreadable.due(segment.TopicPartition{Topic: t.Topic, Partition: p.Partition}, time.Now()); due {
+						b.logger.Error("replica digests: a committed batch of this replica cannot be read", "topic", t.Topic,
+							"partition", p.Partition, "broker", b.cfg.NodeID, "error", err, "answers_since_last_line", silent)
+					}
 					break
 				}
 				if err != nil {

@@ -74,6 +74,9 @@ type Broker struct {
 	// verifyPeers are replica verification's own connections to the other brokers, so
 	// that its ReplicaDigests (MiBs read per request) never queue ahead of peers' calls.
 	verifyPeers *peerClients
+	// unreadable bounds the ERROR lines of ReplicaDigests answers that find a replica
+	// unreadable (unreadable_reports.go).
+	unreadable unreadableReports
 
 	// shareStates are the __share_group_state partitions this broker leads
 	// (share_coordinator.go); sharePersister reaches every share coordinator
