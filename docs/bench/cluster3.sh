@@ -11,9 +11,7 @@ kill_and_clean() { # EXIT trap of scripts that throw their cluster away: SIGKILL
   rm -rf "$work"
   deleted_now
 }
-free_ports() { # $1 count: distinct free ports (all bound at once, so none repeats)
-  python3 -c 'import socket,sys; s=[socket.socket() for _ in range(int(sys.argv[1]))]; [x.bind(("127.0.0.1",0)) for x in s]; print(" ".join(str(x.getsockname()[1]) for x in s))' "$1"
-}
+source docs/bench/ports.sh # free_ports
 now() { date +%s.%N; }
 since() { python3 -c "import sys; print('%.1f' % ($(now) - $1))"; }
 metric() { # $1 metrics port, $2 metric name: its value (first series), empty when absent

@@ -3,22 +3,23 @@
 #   run_broker BIN [FLAGS]  starts it; sets $addr (Kafka), $metrics (host:port of
 #                           /metrics and, with PETREL_PPROF=1, /debug/pprof) and $broker_pid
 #   stop_broker             stops it
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-free_pair() { # a free port whose next port (petrel dev's Raft listener) is free too
+free_ports_dev() { # "port metrics-port": a free port whose next port (petrel dev's Raft
+  # listener) is free too, and a third free port, all three bound at once
   python3 -c '
 import socket
 while True:
     a = socket.socket(); a.bind(("127.0.0.1", 0)); p = a.getsockname()[1]
     b = socket.socket()
     try:
-        b.bind(("127.0.0.1", p + 1)); print(p); break
+        b.bind(("127.0.0.1", p + 1))
     except OSError:
-        pass'
+        continue
+    c = socket.socket(); c.bind(("127.0.0.1", 0)); print(p, c.getsockname()[1]); break'
 }
 broker_pid=
 run_broker() {
   local port mport log
-  port=$(free_pair); mport=$(free_port); log=$(mktemp -p "$work")
+  read -r port mport <<<"$(free_ports_dev)"; log=$(mktemp -p "$work")
   "$1" dev --port "$port" --metrics-port "$mport" ${2:-} >"$log" 2>&1 &
   broker_pid=$!
   for _ in $(seq 1 300); do

@@ -20,11 +20,12 @@ pids=(0 0 0)
 cleanup() { for p in "${pids[@]}"; do [ "$p" != 0 ] && kill -9 "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; [ -n "${FAILOVER_KEEP:-}" ] && cp "$work"/*.log "$FAILOVER_KEEP"/ ; rm -rf "$work"; }
 trap cleanup EXIT # FAILOVER_KEEP=dir keeps the logs there
 
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+source docs/bench/ports.sh # free_ports
 now_ms() { date +%s%3N; }
 
-kp=(); rp=(); voters=""
-for i in 0 1 2; do kp+=("$(free_port)"); rp+=("$(free_port)"); voters+="${voters:+,}$i@127.0.0.1:${rp[$i]}"; done
+read -r -a ports <<<"$(free_ports 6)"
+kp=("${ports[@]:0:3}"); rp=("${ports[@]:3:3}"); voters=""
+for i in 0 1 2; do voters+="${voters:+,}$i@127.0.0.1:${rp[$i]}"; done
 all="127.0.0.1:${kp[0]},127.0.0.1:${kp[1]},127.0.0.1:${kp[2]}"
 start_node() { # $1 node id
   local i=$1

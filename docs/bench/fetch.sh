@@ -46,13 +46,13 @@ command -v kcat >/dev/null || echo "kcat not found: kcat rows skipped" >&2
 results=$tmp/results.jsonl
 : >"$results"
 
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+source docs/bench/ports.sh # free_ports
 json_field() { python3 -c "import json,sys; d=json.load(sys.stdin); print($1)"; }
 broker_ticks() { awk '{print $14+$15}' "/proc/$broker_pid/stat"; }
 
 run_broker() { # $1: binary, $2: data dir; sets $addr and $broker_pid
-  local port; port=$(free_port)
-  taskset -c 0 "$1" server --node-id 0 --data-dir "$2" --listen "127.0.0.1:$port" --raft-listen "127.0.0.1:$(free_port)" \
+  local port raft; read -r port raft <<<"$(free_ports 2)"
+  taskset -c 0 "$1" server --node-id 0 --data-dir "$2" --listen "127.0.0.1:$port" --raft-listen "127.0.0.1:$raft" \
     --set log.flush.interval.messages=9223372036854775807 >"$tmp/broker.log" 2>&1 &
   broker_pid=$!
   addr="127.0.0.1:$port"

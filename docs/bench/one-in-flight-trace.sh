@@ -27,13 +27,14 @@ cp docs/bench/lattrace/trace.go.in "$work/src/replication/zz_trace.go"
 bin=$work/petrel
 go build -o "$bin" . # the client: this tree's
 
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+source docs/bench/ports.sh # free_ports
 wait_for() {
   for _ in $(seq 1 600); do grep -q "$2" "$1" && return; sleep 0.1; done
   echo "timed out waiting for '$2' in $1" >&2; tail -20 "$1" >&2; exit 1
 }
-kp=(); rp=(); mp=(); voters=""
-for i in 0 1 2; do kp+=("$(free_port)"); rp+=("$(free_port)"); mp+=("$(free_port)"); voters+="${voters:+,}$i@127.0.0.1:${rp[$i]}"; done
+read -r -a ports <<<"$(free_ports 9)"
+kp=("${ports[@]:0:3}"); rp=("${ports[@]:3:3}"); mp=("${ports[@]:6:3}"); voters=""
+for i in 0 1 2; do voters+="${voters:+,}$i@127.0.0.1:${rp[$i]}"; done
 for i in 0 1 2; do
   PETREL_LATTRACE="$work/trace" "$work/petrel-trace" server --node-id "$i" --data-dir "$work/n$i" --listen "127.0.0.1:${kp[$i]}" \
     --raft-listen "127.0.0.1:${rp[$i]}" --voters "$voters" --metrics-listen "127.0.0.1:${mp[$i]}" >"$work/n$i.log" 2>&1 &

@@ -51,7 +51,7 @@ cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 
 trap cleanup EXIT
 head -c 1024 /dev/urandom >"$work/payload"
 
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+source docs/bench/ports.sh # free_ports
 wait_for() { # $1 log file, $2 pattern
   for _ in $(seq 1 600); do grep -q "$2" "$1" && return; sleep 0.1; done
   echo "timed out waiting for '$2' in $1" >&2; cat "$1" >&2; exit 1
@@ -66,8 +66,9 @@ load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 loopback=$("$bin" perf loopback --duration 3s --json | python3 -c 'import json,sys; print(round(json.load(sys.stdin)["mb_per_second"],1))')
 
 # Three Petrel processes.
-kp=(); rp=(); mp=(); voters=""
-for i in 0 1 2; do kp+=("$(free_port)"); rp+=("$(free_port)"); mp+=("$(free_port)"); voters+="${voters:+,}$i@127.0.0.1:${rp[$i]}"; done
+read -r -a ports <<<"$(free_ports 9)"
+kp=("${ports[@]:0:3}"); rp=("${ports[@]:3:3}"); mp=("${ports[@]:6:3}"); voters=""
+for i in 0 1 2; do voters+="${voters:+,}$i@127.0.0.1:${rp[$i]}"; done
 for i in 0 1 2; do
   "$server_bin" server --node-id "$i" --data-dir "$work/n$i" --listen "127.0.0.1:${kp[$i]}" \
     --raft-listen "127.0.0.1:${rp[$i]}" --voters "$voters" --metrics-listen "127.0.0.1:${mp[$i]}" >"$work/n$i.log" 2>&1 &
@@ -138,8 +139,9 @@ read -r rps mbs p50 p99 < <(floor 5000)
 row "floor (petrel perf floor): one record in flight, 3 processes, page cache" "$rps" "$mbs" "$p50" "$p99"
 
 # Three NATS JetStream processes, file store, fsync before acknowledging.
-np=(); cp=(); routes=""
-for i in 0 1 2; do np+=("$(free_port)"); cp+=("$(free_port)"); routes+="${routes:+, }nats://127.0.0.1:${cp[$i]}"; done
+read -r -a ports <<<"$(free_ports 6)"
+np=("${ports[@]:0:3}"); cp=("${ports[@]:3:3}"); routes=""
+for i in 0 1 2; do routes+="${routes:+, }nats://127.0.0.1:${cp[$i]}"; done
 for i in 0 1 2; do
   cat >"$work/nats$i.conf" <<EOF
 listen: 127.0.0.1:${np[$i]}

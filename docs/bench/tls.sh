@@ -14,7 +14,7 @@ work=$(mktemp -d)
 bin=$work/petrel
 go build -o "$bin" .
 
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+source docs/bench/ports.sh # free_ports
 
 # A CA and a server certificate for 127.0.0.1 (the keystore: key + chain in one PEM).
 openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 1 -subj /CN=bench-ca \
@@ -26,7 +26,7 @@ openssl x509 -req -in "$work/broker.csr" -CA "$work/ca.pem" -CAkey "$work/ca.key
   -days 1 -extfile "$work/san.ext" -out "$work/broker.crt" 2>/dev/null
 cat "$work/broker.key" "$work/broker.crt" >"$work/keystore.pem"
 
-plain=$(free_port); secure=$(free_port); raft=$(free_port)
+read -r plain secure raft <<<"$(free_ports 3)"
 log=$work/broker.log
 "$bin" server --node-id 0 --data-dir "$work/data" --raft-listen "127.0.0.1:$raft" --metrics-listen "" \
   --set "listeners=PLAINTEXT://127.0.0.1:$plain,SASL_SSL://127.0.0.1:$secure" \
