@@ -123,8 +123,8 @@ func (q *isrBatcher) send(batch []*isrItem) {
 	for n, it := range batch {
 		c := it.change
 		id := c.TopicID
-		if tp := im.Topic(c.Topic); id == [16]byte{} && tp != nil {
-			id = tp.ID
+		if tp := im.Topic(c.Topic); id == ([16]byte{}) && tp != nil {
+			id = tp.ID // a change without an id: the image's
 		}
 		i, ok := topics[topicKey{c.Topic, id}]
 		if !ok {

@@ -1,6 +1,7 @@
 package broker
 
 import (
+	"slices"
 	"sync"
 
 	"github.com/petrel-broker/petrel/metadata"
@@ -47,10 +48,8 @@ type isrRefusals struct {
 func (r *isrRefusals) add(tp segment.TopicPartition, id int32) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	for _, x := range r.refused[tp] {
-		if x == id {
-			return
-		}
+	if slices.Contains(r.refused[tp], id) {
+		return
 	}
 	if r.refused == nil {
 		r.refused = map[segment.TopicPartition][]int32{}

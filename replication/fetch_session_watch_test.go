@@ -95,7 +95,7 @@ func (f *watchFollower) fetch(t *testing.T, maxWait time.Duration, named ...int)
 		r.Version = 15 // the broker copies ReplicaState.ID into ReplicaID (broker/01_fetch.go)
 		r.ReplicaState.ID, r.ReplicaState.Epoch = 1, f.brokerEpoch
 	}
-	ids := f.c.s.Source.(interface{ topicIDs() map[string][16]byte }).topicIDs()
+	ids := f.c.s.Source.(topicIDSource).topicIDs()
 	r.SessionID, r.SessionEpoch = f.id, f.epoch
 	if f.epoch == 0 {
 		named = named[:0]
@@ -385,8 +385,12 @@ type countingSource struct {
 	reads atomic.Int64
 }
 
+// topicIDSource is a test source that knows its topics' ids (fetchSource, and
+// countingSource around it).
+type topicIDSource interface{ topicIDs() map[string][16]byte }
+
 func (s *countingSource) topicIDs() map[string][16]byte {
-	return s.FetchSource.(interface{ topicIDs() map[string][16]byte }).topicIDs()
+	return s.FetchSource.(topicIDSource).topicIDs()
 }
 
 func (s *countingSource) Replica(topic string, partition int32) (*Partition, bool, int16) {

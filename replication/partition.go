@@ -39,8 +39,9 @@ type Options struct {
 	AlterISR func(ISRChange) error
 	// ReplicaEligible reports whether a follower may join the ISR, given the broker
 	// epoch its latest fetch of this replica named (-1: none): Kafka's
-	// isReplicaIsrEligible, registered, unfenced (a broker in controlled shutdown is
-	// fenced) and, for an epoch it names, registered at it (KIP-903). The leader asks
+	// isReplicaIsrEligible, registered, unfenced (the controller fences a broker in
+	// controlled shutdown, unless the whole cluster is stopping) and, for an epoch it
+	// names, registered at it (KIP-903). The leader asks
 	// for no ISR change adding an ineligible follower, where the controller would refuse
 	// it; RecheckISR asks again once eligibility may have changed. It runs under the
 	// partition's lock and takes no lock but leaves. Nil: every follower is eligible.
