@@ -52,7 +52,21 @@ type cannedBroker struct {
 	// sync, when set, stores every Produce's batches and answers each after fsyncs
 	// covering them (`perf produce-ceiling --fsync-dir`); nil answers at once.
 	sync *syncStore
+
+	// cluster, when set before start, makes the broker one node of a canned cluster
+	// (`perf produce-ceiling --replicas`); nil: the only node.
+	cluster *cannedCluster
 }
+
+// cannedCluster is a canned broker's view of the cluster it is one node of: every
+// node's Kafka address by node id, each partition led by one node and replicated on
+// every node.
+type cannedCluster struct {
+	addrs []string
+}
+
+// leader returns the node that leads partition p.
+func (cl *cannedCluster) leader(p int32) int32 { return p % int32(len(cl.addrs)) }
 
 // startCannedBroker listens on 127.0.0.1:0 and serves topic with partitions, each
 // Fetch answer carrying per partition as many whole batches of batchRecords records of
@@ -60,6 +74,15 @@ type cannedBroker struct {
 // store every Produce is kept in and answered behind (closed with the broker); it has a
 // log per partition.
 func startCannedBroker(topic string, partitions, recordSize, batchRecords, partitionBytes int, sync *syncStore) (*cannedBroker, error) {
+	b, err := newCannedBroker(topic, partitions, recordSize, batchRecords, partitionBytes, sync)
+	if err == nil {
+		b.start()
+	}
+	return b, err
+}
+
+// newCannedBroker is startCannedBroker without accepting connections yet: start does.
+func newCannedBroker(topic string, partitions, recordSize, batchRecords, partitionBytes int, sync *syncStore) (*cannedBroker, error) {
 	if partitions < 1 || recordSize < 0 || batchRecords < 1 {
 		return nil, fmt.Errorf("canned broker: bad partitions %d, record size %d or batch records %d", partitions, recordSize, batchRecords)
 	}
@@ -79,9 +102,13 @@ func startCannedBroker(topic string, partitions, recordSize, batchRecords, parti
 		b.canned = append(b.canned, buf)
 		b.batchAt = append(b.batchAt, at)
 	}
+	return b, nil
+}
+
+// start accepts connections.
+func (b *cannedBroker) start() {
 	b.wg.Add(1)
 	go b.accept()
-	return b, nil
 }
 
 // addr is the broker's host:port.
@@ -262,15 +289,23 @@ func (b *cannedBroker) answer(req kmsg.Request) (kmsg.Response, error) {
 		return resp, nil
 	case *kmsg.MetadataRequest:
 		resp := req.ResponseKind().(*kmsg.MetadataResponse)
-		host, port, _ := net.SplitHostPort(b.addr())
-		p, _ := strconv.Atoi(port)
-		resp.Brokers = []kmsg.MetadataResponseBroker{{NodeID: 0, Host: host, Port: int32(p)}}
+		cl := b.cluster
+		if cl == nil {
+			cl = &cannedCluster{addrs: []string{b.addr()}}
+		}
+		var replicas []int32
+		for id, addr := range cl.addrs {
+			host, port, _ := net.SplitHostPort(addr)
+			p, _ := strconv.Atoi(port)
+			resp.Brokers = append(resp.Brokers, kmsg.MetadataResponseBroker{NodeID: int32(id), Host: host, Port: int32(p)})
+			replicas = append(replicas, int32(id))
+		}
 		resp.ControllerID = 0
 		topic := kmsg.NewMetadataResponseTopic()
 		topic.Topic = &b.topic
 		for i := range b.partitions {
 			part := kmsg.NewMetadataResponseTopicPartition()
-			part.Partition, part.Leader, part.Replicas, part.ISR = i, 0, []int32{0}, []int32{0}
+			part.Partition, part.Leader, part.Replicas, part.ISR = i, cl.leader(i), replicas, replicas
 			topic.Partitions = append(topic.Partitions, part)
 		}
 		for _, t := range req.Topics {

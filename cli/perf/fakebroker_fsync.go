@@ -21,14 +21,32 @@ var errSyncLogClosed = errors.New("canned broker: fsync log closed")
 // acknowledging must do, so the producer's rate against it is the ceiling of the
 // client's window and the disk together.
 type syncStore struct {
-	logs []*syncLog // by partition
+	logs []*syncLog // by partition; nil for a partition another node leads (replicated)
+
+	// replicated is set in a node of a canned cluster (openReplicatedStore): each
+	// batch's CRC is checked before it is stored, as a Kafka leader checks it, and
+	// every append wakes the followers' waiting fetches.
+	replicated bool
+	mu         sync.Mutex
+	appended   chan struct{} // closed and replaced at each append; under mu
+	closed     chan struct{} // closed by close
 }
 
 // openSyncStore opens one syncLog per partition in dir.
 func openSyncStore(dir string, partitions int) (*syncStore, error) {
-	st := &syncStore{}
-	for range partitions {
-		l, err := openSyncLog(dir)
+	return openStore(dir, partitions, func(int32) bool { return true }, 0)
+}
+
+// openStore opens a syncLog in dir for each of partitions that lead says this node
+// leads, each waiting for followers acknowledgements besides its fsync.
+func openStore(dir string, partitions int, lead func(int32) bool, followers int) (*syncStore, error) {
+	st := &syncStore{appended: make(chan struct{}), closed: make(chan struct{})}
+	for p := range int32(partitions) {
+		if !lead(p) {
+			st.logs = append(st.logs, nil)
+			continue
+		}
+		l, err := openSyncLog(dir, followers)
 		if err != nil {
 			st.close()
 			return nil, err
@@ -51,14 +69,32 @@ func (st *syncStore) appendBatches(req *kmsg.ProduceRequest) ([]syncWait, error)
 	var waits []syncWait
 	for _, t := range req.Topics {
 		for _, p := range t.Partitions {
-			if p.Partition < 0 || int(p.Partition) >= len(st.logs) {
-				return nil, fmt.Errorf("canned broker: produce to partition %d of %d", p.Partition, len(st.logs))
+			if p.Partition < 0 || int(p.Partition) >= len(st.logs) || st.logs[p.Partition] == nil {
+				return nil, fmt.Errorf("canned broker: produce to partition %d of %d, not led here", p.Partition, len(st.logs))
+			}
+			if st.replicated {
+				if err := checkBatches(p.Records); err != nil {
+					return nil, fmt.Errorf("canned broker: partition %d: %w", p.Partition, err)
+				}
 			}
 			l := st.logs[p.Partition]
 			waits = append(waits, syncWait{log: l, pos: l.appendRecords(p.Records)})
 		}
 	}
+	if st.replicated {
+		st.mu.Lock()
+		close(st.appended)
+		st.appended = make(chan struct{})
+		st.mu.Unlock()
+	}
 	return waits, nil
+}
+
+// appendedSince returns a channel closed at the next append.
+func (st *syncStore) appendedSince() <-chan struct{} {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return st.appended
 }
 
 // waitSynced returns once every wait's fsync ended (nil), or a log failed or closed.
@@ -74,43 +110,59 @@ func (st *syncStore) waitSynced(waits []syncWait) error {
 // stats returns the bytes written and the fsyncs ended over every partition's log.
 func (st *syncStore) stats() (written, fsyncs int64) {
 	for _, l := range st.logs {
+		if l == nil {
+			continue
+		}
 		w, f := l.stats()
 		written, fsyncs = written+w, fsyncs+f
 	}
 	return written, fsyncs
 }
 
-// files returns how many files the store writes: one per partition.
-func (st *syncStore) files() int { return len(st.logs) }
-
-// close closes every log.
-func (st *syncStore) close() {
+// files returns how many files the store writes: one per partition it leads.
+func (st *syncStore) files() int {
+	n := 0
 	for _, l := range st.logs {
-		l.close()
+		if l != nil {
+			n++
+		}
+	}
+	return n
+}
+
+// close closes every log and ends the followers' waiting fetches.
+func (st *syncStore) close() {
+	close(st.closed)
+	for _, l := range st.logs {
+		if l != nil {
+			l.close()
+		}
 	}
 }
 
 // syncLog is one file of a syncStore: record batches appended to it, one flusher
 // goroutine fsyncing whatever was written since its last fsync (a group commit), and
-// waiters released once an fsync covering their position ended.
+// waiters released once an fsync covering their position ended and every follower
+// acknowledged it.
 type syncLog struct {
 	f *os.File
 
 	mu      sync.Mutex
 	cond    *sync.Cond
-	written int64 // bytes appended; under mu
-	synced  int64 // bytes covered by an ended fsync; under mu
-	err     error // the first failed write or fsync, or errSyncLogClosed; under mu
-	fsyncs  int64 // fsyncs ended; under mu
+	written int64   // bytes appended; under mu
+	synced  int64   // bytes covered by an ended fsync; under mu
+	acked   []int64 // bytes each follower has fsynced, by follower slot; under mu
+	err     error   // the first failed write or fsync, or errSyncLogClosed; under mu
+	fsyncs  int64   // fsyncs ended; under mu
 	done    chan struct{}
 }
 
-func openSyncLog(dir string) (*syncLog, error) {
+func openSyncLog(dir string, followers int) (*syncLog, error) {
 	f, err := os.CreateTemp(dir, "produce-ceiling-*.log")
 	if err != nil {
 		return nil, err
 	}
-	l := &syncLog{f: f, done: make(chan struct{})}
+	l := &syncLog{f: f, done: make(chan struct{}), acked: make([]int64, followers)}
 	l.cond = sync.NewCond(&l.mu)
 	go l.flush()
 	return l, nil
@@ -162,13 +214,49 @@ func (l *syncLog) flush() {
 func (l *syncLog) waitSynced(pos int64) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	for l.synced < pos && l.err == nil {
+	for !l.committedLocked(pos) && l.err == nil {
 		l.cond.Wait()
 	}
-	if l.synced >= pos {
+	if l.committedLocked(pos) {
 		return nil
 	}
 	return l.err
+}
+
+// committedLocked reports whether the first pos bytes are fsynced here and on every
+// follower.
+func (l *syncLog) committedLocked(pos int64) bool {
+	if l.synced < pos {
+		return false
+	}
+	for _, a := range l.acked {
+		if a < pos {
+			return false
+		}
+	}
+	return true
+}
+
+// ack records that the follower in slot has fsynced the first pos bytes, which its
+// fetch from pos tells; a position beyond what was written is refused.
+func (l *syncLog) ack(slot int, pos int64) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if pos > l.written || pos < l.acked[slot] {
+		return fmt.Errorf("follower fetch at byte %d of %d (acknowledged %d)", pos, l.written, l.acked[slot])
+	}
+	if pos > l.acked[slot] {
+		l.acked[slot] = pos
+		l.cond.Broadcast()
+	}
+	return nil
+}
+
+// end returns the bytes appended so far.
+func (l *syncLog) end() int64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.written
 }
 
 // stats returns the bytes written and the fsyncs ended.

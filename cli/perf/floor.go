@@ -2,6 +2,7 @@ package perf
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"encoding/binary"
 	"encoding/json"
@@ -11,8 +12,10 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/petrel-broker/petrel/cli/internal/clientcmd"
@@ -189,11 +192,33 @@ func floorClient(conn net.Conn, a floorArgs, stats *perfStats) error {
 	return nil
 }
 
-// floorNodes are the node processes of one floor run.
+// floorNodes are the node processes of one floor run, or of a canned cluster (`perf
+// produce-ceiling --replicas`).
 type floorNodes struct {
-	errOut io.Writer
-	procs  []*exec.Cmd
-	stdins []io.Closer
+	errOut  io.Writer
+	command string // the hidden perf command each runs: floor-node unless set
+	procs   []*exec.Cmd
+	stdins  []io.WriteCloser
+	outs    []*lockedLines // each node's standard output after its first line
+}
+
+// lockedLines collects lines written by one goroutine for another to read.
+type lockedLines struct {
+	mu    sync.Mutex
+	lines []string
+	done  chan struct{} // closed once the writer has read to the end
+}
+
+func (l *lockedLines) add(line string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.lines = append(l.lines, line)
+}
+
+func (l *lockedLines) all() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.Clone(l.lines)
 }
 
 // start runs one node (`petrel perf floor-node` with args) and returns the address it
@@ -207,7 +232,8 @@ func (n *floorNodes) start(ctx context.Context, dir string, args ...string) (str
 	if dir != "" {
 		args = append(args, "--fsync-dir", dir)
 	}
-	cmd := exec.Command(exe, append([]string{"petrel", "perf", "floor-node"}, args...)...)
+	command := cmp.Or(n.command, "floor-node")
+	cmd := exec.Command(exe, append([]string{"petrel", "perf", command}, args...)...)
 	cmd.Args = cmd.Args[1:] // argv[0] is the program name
 	cmd.Env = append(os.Environ(), FloorNodeEnv+"=1")
 	cmd.Stderr = n.errOut
@@ -222,11 +248,20 @@ func (n *floorNodes) start(ctx context.Context, dir string, args ...string) (str
 	if err := cmd.Start(); err != nil {
 		return "", err
 	}
-	n.procs, n.stdins = append(n.procs, cmd), append(n.stdins, stdin)
+	out := &lockedLines{done: make(chan struct{})}
+	n.procs, n.stdins, n.outs = append(n.procs, cmd), append(n.stdins, stdin), append(n.outs, out)
 	lines := make(chan string, 1)
 	go func() {
-		line, _ := bufio.NewReader(stdout).ReadString('\n')
-		lines <- strings.TrimSpace(line)
+		defer close(out.done)
+		sc := bufio.NewScanner(stdout)
+		first := ""
+		if sc.Scan() {
+			first = sc.Text()
+		}
+		lines <- strings.TrimSpace(first)
+		for sc.Scan() {
+			out.add(sc.Text())
+		}
 		_, _ = io.Copy(io.Discard, stdout)
 	}()
 	select {
@@ -263,9 +298,10 @@ func (n *floorNodes) stop() {
 	for _, in := range n.stdins {
 		in.Close()
 	}
-	for _, cmd := range n.procs {
+	for i, cmd := range n.procs {
 		done := make(chan struct{})
 		go func() {
+			<-n.outs[i].done // its output read to the end before Wait closes the pipe
 			_ = cmd.Wait()
 			close(done)
 		}()
@@ -276,6 +312,17 @@ func (n *floorNodes) stop() {
 			<-done
 		}
 	}
+}
+
+// cpu returns the CPU time (user and system) the nodes used, once stop has run.
+func (n *floorNodes) cpu() time.Duration {
+	var total time.Duration
+	for _, cmd := range n.procs {
+		if cmd.ProcessState != nil {
+			total += cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+		}
+	}
+	return total
 }
 
 // floorMaxFrame bounds a floor frame's body.

@@ -53,6 +53,7 @@ func Command() *ucli.Command {
 			perfLoopbackCommand(),
 			perfFloorCommand(),
 			perfFloorNodeCommand(),
+			perfCeilingNodeCommand(),
 			perfCeilingCommand(),
 			perfProduceCeilingCommand(),
 			perfRegressCommand(),

@@ -1,8 +1,10 @@
 package perf
 
 import (
+	"errors"
 	"fmt"
 
+	"github.com/petrel-broker/petrel/cli/internal/clientcmd"
 	ucli "github.com/urfave/cli/v2"
 )
 
@@ -14,7 +16,9 @@ import (
 // --fsync-dir it stores the batches and answers after fsyncs covering them (syncStore,
 // a file per partition): the ceiling of the same producer against a broker whose only
 // cost is the disk. --partitions gives the topic the partitions of the run it is set
-// beside.
+// beside. With --replicas N as well it is a cluster of N such brokers, each a process of
+// its own, replicating by fetch (ceilingCluster): the ceiling of the producer, the disk
+// and replication together, to set beside a Petrel cluster of N nodes.
 func perfProduceCeilingCommand() *ucli.Command {
 	return &ucli.Command{
 		Name:  "produce-ceiling",
@@ -30,6 +34,13 @@ func perfProduceCeilingCommand() *ucli.Command {
 					"(a flusher per file, group commit): the ceiling of the producer and the disk together, with a broker that costs nothing else",
 			},
 			cannedPartitionsFlag(),
+			&ucli.IntFlag{
+				Name: "replicas",
+				Usage: "with --fsync-dir: a cluster of this many canned brokers, a process each, node p % replicas leading partition p and the others " +
+					"fetching it, checking each batch's CRC, writing and fsyncing it before their next fetch, which acknowledges it: " +
+					"the ceiling of the producer, the disk and replication together",
+				Value: 1,
+			},
 		),
 		Action: func(c *ucli.Context) error {
 			if c.Args().Len() > 0 {
@@ -38,6 +49,12 @@ func perfProduceCeilingCommand() *ucli.Command {
 			partitions, err := cannedPartitions(c)
 			if err != nil {
 				return err
+			}
+			if replicas := c.Int("replicas"); replicas != 1 {
+				if replicas < 2 || replicas > 16 || c.String("fsync-dir") == "" {
+					return fmt.Errorf("bad --replicas %d: want 1 to 16, and --fsync-dir with more than 1", replicas)
+				}
+				return produceToCeilingCluster(c, replicas, partitions)
 			}
 			var sync *syncStore
 			if dir := c.String("fsync-dir"); dir != "" {
@@ -64,4 +81,32 @@ func perfProduceCeilingCommand() *ucli.Command {
 			return perfProduceTo(c, ceilingTopic)
 		},
 	}
+}
+
+// produceToCeilingCluster runs the producer against a canned cluster of replicas
+// nodes (ceilingCluster) and reports, besides the producer's figures, what the nodes
+// wrote and fsynced and the CPU they used.
+func produceToCeilingCluster(c *ucli.Context, replicas, partitions int) error {
+	cl, err := startCeilingCluster(c.Context, clientcmd.LockErrWriter(c), c.String("fsync-dir"), replicas, partitions)
+	if err != nil {
+		return fmt.Errorf("perf produce-ceiling: %w", err)
+	}
+	stopped := false
+	defer func() {
+		if !stopped {
+			cl.stop()
+		}
+	}()
+	if err := c.Set("bootstrap-server", cl.bootstrap()); err != nil {
+		return err
+	}
+	runErr := perfProduceTo(c, ceilingTopic)
+	stopped = true
+	st := cl.stop()
+	if st.written < 0 {
+		return errors.Join(runErr, errors.New("perf produce-ceiling: a node of the canned cluster did not report what it wrote"))
+	}
+	fmt.Fprintf(c.App.ErrWriter, "produce-ceiling: %d nodes, %d fsyncs, %.0f KiB per fsync on average, %.3f CPU seconds in the nodes\n",
+		replicas, st.fsyncs, float64(st.written)/float64(max(st.fsyncs, 1))/1024, st.cpu.Seconds())
+	return runErr
 }

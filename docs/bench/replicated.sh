@@ -23,7 +23,12 @@
 #     (docs/bench/tcpstream.go), and the CPU floor they make: cores ÷ (the producer's
 #     CPU per MiB + 3 × (fsyncrate's + the receiver's)), three copies each written,
 #     fsynced and received once (the producer's fixed cost, one record's run, left out);
-#   - loopback TCP (petrel perf loopback).
+#   - loopback TCP (petrel perf loopback);
+#   - the replicated ceiling: the same producer and records against three canned
+#     brokers, a process each (petrel perf produce-ceiling --replicas 3), that check each
+#     batch's CRC, store, fsync and replicate it by fetch as Kafka followers do, and
+#     nothing else: the most RF 3 acks=all reaches here with this client, this disk and
+#     these cores, and the CPU per MiB that costs.
 # Each throughput run (Petrel's, NATS's, the raw disk's) writes into pages just freed:
 # recycle_pages (docs/bench/pages.sh) writes and deletes at least the bytes it will write
 # just before it; what a page costs in either case is printed (the first recycle_pages
@@ -138,6 +143,22 @@ row "floor (petrel perf floor): one record in flight, 3 processes, fsync" "$rps"
 read -r rps mbs p50 p99 < <(floor 5000)
 row "floor (petrel perf floor): one record in flight, 3 processes, page cache" "$rps" "$mbs" "$p50" "$p99"
 
+# The ceiling of the RF 3 acks=all row, in the same run: the same producer against
+# three canned brokers, a process each, that check each batch's CRC, store, fsync and
+# replicate it by fetch and nothing else (petrel perf produce-ceiling --replicas 3).
+mkdir "$work/ceiling"
+recycle_pages "$work" $((5 * records * 1024)) >/dev/null
+"$bin" perf produce-ceiling --records "$records" --record-size 1024 --acks all --partitions 6 --replicas 3 \
+  --fsync-dir "$work/ceiling" --json >"$work/ceiling.json" 2>"$work/ceiling.err" || { cat "$work/ceiling.err" >&2; exit 1; }
+read -r rps mbs p50 p99 < <(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); l=d["latency_ms"]; print("%.0f %.1f %.2f %.2f" % (d["records_per_second"], d["mb_per_second"], l["p50"], l["p99"]))' "$work/ceiling.json")
+row "ceiling (petrel perf produce-ceiling --replicas 3): RF 3, acks=all, 3 canned brokers" "$rps" "$mbs" "$p50" "$p99"
+ceiling_r3=$mbs
+read -r ceiling_nodes_s ceiling_fsync_kib < <(python3 -c '
+import re, sys
+m = re.search(r"(\d+) KiB per fsync on average, ([\d.]+) CPU seconds in the nodes", open(sys.argv[1]).read())
+print(m[2], m[1])' "$work/ceiling.err")
+ceiling_nodes_ms=$(python3 -c "print(round($ceiling_nodes_s * 1000 / $r3_mib, 3))")
+
 # Three NATS JetStream processes, file store, fsync before acknowledging.
 read -r -a ports <<<"$(free_ports 6)"
 np=("${ports[@]:0:3}"); cp=("${ports[@]:3:3}"); routes=""
@@ -209,6 +230,7 @@ print('| $what | $rps | %.1f | %.2f | %.2f | %.3f | $p50 | $p99 |' % (mbs, mbs/$
 done
 echo
 echo "RF 3 acks=all ÷ NATS R3: $(python3 -c "print(round($petrel_r3/$nats_r3, 2))"); ÷ raw fsync at $write_size bytes: $(python3 -c "print(round($petrel_r3/$raw_fsync, 2))"); ÷ the per-copy rate of 3 writers ($per_copy MB/s): $(python3 -c "print(round($petrel_r3/$per_copy, 2))")"
+echo "RF 3 acks=all ÷ the replicated ceiling ($ceiling_r3 MB/s; itself $(python3 -c "print(round($ceiling_r3/$raw_fsync, 2))")× raw fsync at $write_size bytes, $ceiling_fsync_kib KiB per fsync): $(python3 -c "print(round($petrel_r3/$ceiling_r3, 2))"); the canned brokers' CPU ms per MiB: $ceiling_nodes_ms (Petrel's brokers: $brokers_ms)"
 python3 -c "
 floor = $cores * 1000 / ($producer_ms + 3 * ($fsync_ms + $recv_ms))
 print('CPU ms per MiB produced, RF 3 acks=all run: three brokers %.3f, producer %.3f; host busy %d %% of $cores cores meanwhile' % ($brokers_ms, $producer_ms, $host_share))
