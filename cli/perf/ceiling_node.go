@@ -32,7 +32,11 @@ func perfCeilingNodeCommand() *ucli.Command {
 	}
 }
 
+// runCeilingNode runs one node of a canned cluster until its standard input closes:
+// its canned broker for the producer, its replication listener for the other nodes'
+// followers, and a follower of each other node.
 func runCeilingNode(c *ucli.Context) error {
+	ignoreStopSignals() // the parent ends the node, and cleans up, by closing its input
 	self, nodes, partitions := int32(c.Int("node-id")), int32(c.Int("nodes")), c.Int("partitions")
 	if nodes < 2 || nodes > 16 || self < 0 || self >= nodes || partitions < 1 || partitions > 10000 {
 		return fmt.Errorf("bad --node-id %d, --nodes %d or --partitions %d", self, nodes, partitions)

@@ -26,12 +26,17 @@ import (
 //	         then the partitions' bytes in the same order
 //
 // A fetch's positions are the bytes the follower has fsynced, which acknowledges them;
-// the leader answers with every byte past them once there is one, or empty after
-// ceilingFetchWait, as replica.fetch.wait.max.ms bounds a parked Kafka fetch.
+// the leader answers with the whole appends past them that fit in Kafka's follower
+// fetch limits (ceilingFetchMaxBytes per partition, ceilingFetchResponseMaxBytes per
+// answer, the first append whole) once there is one, or empty after ceilingFetchWait,
+// as replica.fetch.wait.max.ms bounds a parked Kafka fetch.
 
-// ceilingFetchWait is how long a fetch with nothing to read waits: Kafka's
-// replica.fetch.wait.max.ms default.
-const ceilingFetchWait = 500 * time.Millisecond
+// The follower fetch limits of Kafka's defaults, as a Petrel follower asks for them.
+const (
+	ceilingFetchWait             = 500 * time.Millisecond // replica.fetch.wait.max.ms: how long a fetch with nothing to read waits
+	ceilingFetchMaxBytes         = 1 << 20                // replica.fetch.max.bytes: per partition
+	ceilingFetchResponseMaxBytes = 10 << 20               // replica.fetch.response.max.bytes: per answer
+)
 
 // openReplicatedStore opens the store of node self of a canned cluster of nodes: a
 // log for each partition it leads (partition % nodes == self), waiting for the other
@@ -153,19 +158,20 @@ func (st *syncStore) serveFollower(conn net.Conn, self, nodes int32) error {
 	}
 }
 
-// waitForBytes returns how many bytes each of parts has past its position, once one
-// has any or expired fires (all none then), into lengths.
+// waitForBytes returns how many bytes of each of parts past its position the answer
+// carries, into lengths, once one has any or expired fires (all none then).
 func (st *syncStore) waitForBytes(parts []int32, positions, lengths []int64, expired <-chan time.Time) ([]int64, error) {
 	for {
 		appended := st.appendedSince() // before reading the ends: no append is missed
 		lengths = lengths[:0]
-		some := false
+		total := int64(0)
 		for i, p := range parts {
-			n := st.logs[p].end() - positions[i]
+			limit := min(ceilingFetchMaxBytes, ceilingFetchResponseMaxBytes-total)
+			n := st.logs[p].fetchable(positions[i], limit, total == 0)
 			lengths = append(lengths, n)
-			some = some || n > 0
+			total += n
 		}
-		if some {
+		if total > 0 {
 			return lengths, nil
 		}
 		select {
@@ -183,7 +189,7 @@ type replicaStats struct {
 	written, fsyncs atomic.Int64
 }
 
-// follow fetches from the leader at addr, as node self, the partitions it leads:
+// follow fetches from the leader on conn, as node self, the partitions it leads:
 // each answer's bytes checked (CRC-32C) and written to a file per partition in dir,
 // fsynced (the files in parallel), and acknowledged by the next fetch.
 func follow(conn net.Conn, self int32, parts []int32, dir string, stats *replicaStats) error {
@@ -228,6 +234,13 @@ func follow(conn net.Conn, self int32, parts []int32, dir string, stats *replica
 		entries = slices.Grow(entries[:0], 8*count)[:8*count]
 		if _, err := io.ReadFull(r, entries); err != nil {
 			return err
+		}
+		size := int64(4 + 8*count)
+		for i := range count {
+			size += int64(binary.BigEndian.Uint32(entries[8*i+4:]))
+		}
+		if size != int64(binary.BigEndian.Uint32(hdr[:4])) {
+			return fmt.Errorf("an answer of %d bytes whose parts add up to %d", binary.BigEndian.Uint32(hdr[:4]), size)
 		}
 		touched = touched[:0]
 		for i := range count {

@@ -1,15 +1,21 @@
 package perf
 
 import (
+	"bytes"
+	"context"
 	"errors"
+	"fmt"
 	"os"
 	"regexp"
+	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/petrel-broker/petrel/segment"
+	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -24,11 +30,15 @@ func TestPerf_ProduceCeilingReplicatedStoresEveryBatchOnEveryNode(t *testing.T) 
 	if sum.Records != 3000 || sum.Errors != 0 {
 		t.Fatalf("produce-ceiling --replicas 3: %+v", sum)
 	}
-	m := regexp.MustCompile(`produce-ceiling: 3 nodes, (\d+) fsyncs, (\d+) KiB per fsync on average, [\d.]+ CPU seconds in the nodes`).FindStringSubmatch(r.Stderr)
+	m := regexp.MustCompile(`produce-ceiling: 3 nodes, (\d+) bytes written, (\d+) fsyncs, (\d+) KiB per fsync on average, [\d.]+ CPU seconds in the nodes`).FindStringSubmatch(r.Stderr)
 	if m == nil {
 		t.Fatalf("produce-ceiling --replicas 3 stderr: %q", r.Stderr)
 	}
-	if fsyncs, _ := strconv.Atoi(m[1]); fsyncs < 3 {
+	// The three copies are the same bytes: the batches, each at least its records' values.
+	if written, _ := strconv.Atoi(m[1]); written%3 != 0 || written/3 < 3000*100 {
+		t.Fatalf("%d bytes written over three nodes, want three copies of at least %d", written, 3000*100)
+	}
+	if fsyncs, _ := strconv.Atoi(m[2]); fsyncs < 3 {
 		t.Fatalf("%d fsyncs over three nodes", fsyncs)
 	}
 	if left, _ := os.ReadDir(dir); len(left) != 0 {
@@ -139,4 +149,172 @@ func TestFollowerSlotsSkipTheLeader(t *testing.T) {
 			t.Errorf("followerSlot(%d, %d) = %d, want %d", c.id, c.self, got, c.want)
 		}
 	}
+}
+
+func TestFetchableAnswersWholeAppendsWithinTheLimit(t *testing.T) {
+	// Appends end at 100, 300, 600 and 1600: an answer carries whole appends that fit,
+	// and the first one whole even when it does not, if it is the answer's first.
+	l := &syncLog{acked: make([]int64, 2), ends: []int64{100, 300, 600, 1600}}
+	for _, c := range []struct {
+		pos, limit int64
+		atLeastOne bool
+		want       int64
+	}{
+		{0, 1000, true, 600}, {0, 50, true, 100}, {0, 50, false, 0}, {0, 300, false, 300},
+		{100, 200, true, 200}, {600, 10, true, 1000}, {600, 10, false, 0}, {1600, 1 << 20, true, 0},
+	} {
+		if got := l.fetchable(c.pos, c.limit, c.atLeastOne); got != c.want {
+			t.Errorf("fetchable(%d, %d, %v) = %d, want %d", c.pos, c.limit, c.atLeastOne, got, c.want)
+		}
+	}
+}
+
+func TestCannedBrokerClosesWithAnAnswerWaitingForItsFollowers(t *testing.T) {
+	// A Produce to node 0 of 3 waits for followers that never fetch: closing the broker
+	// still ends, and the producer's request fails rather than hangs.
+	st, err := openReplicatedStore(t.TempDir(), 1, 0, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fake, err := startCannedBroker(ceilingTopic, 1, 0, 1, 1<<20, st)
+	if err != nil {
+		st.close()
+		t.Fatal(err)
+	}
+	cl, err := kgo.NewClient(kgo.SeedBrokers(fake.addr()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	req := kmsg.NewPtrProduceRequest()
+	req.Acks, req.TimeoutMillis = -1, 30000
+	topic := kmsg.NewProduceRequestTopic()
+	topic.Topic = ceilingTopic
+	part := kmsg.NewProduceRequestTopicPartition()
+	part.Records = cannedBatch(2, 10)
+	topic.Partitions = append(topic.Partitions, part)
+	req.Topics = append(req.Topics, topic)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	answered := make(chan error, 1)
+	go func() {
+		_, err := req.RequestWith(ctx, cl)
+		answered <- err
+	}()
+	for written, _ := st.stats(); written == 0; written, _ = st.stats() {
+		if ctx.Err() != nil {
+			t.Fatal("the produce was not stored in 30 s")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	closed := make(chan struct{})
+	go func() {
+		fake.close()
+		close(closed)
+	}()
+	select {
+	case <-closed:
+	case <-time.After(20 * time.Second):
+		t.Fatal("the broker did not close in 20 s with an answer waiting")
+	}
+	select {
+	case err := <-answered:
+		if err == nil {
+			t.Fatal("a produce nobody replicated was answered")
+		}
+	case <-ctx.Done():
+		t.Fatal("the producer's request did not end")
+	}
+}
+
+func TestPerf_ProduceCeilingEndsWhenANodeDies(t *testing.T) {
+	// A node killed in the middle of a run ends the run with an error, at once rather
+	// than at the producer's timeouts, and the other nodes still remove their files.
+	if runtime.GOOS != "linux" {
+		t.Skip("finds the node processes in /proc")
+	}
+	dir := t.TempDir()
+	type result struct {
+		code           int
+		stdout, stderr string
+	}
+	done := make(chan result, 1)
+	go func() {
+		var out, errOut strings.Builder
+		code := runPetrel([]string{"petrel", "perf", "produce-ceiling", "--duration", "60s", "--record-size", "1000",
+			"--fsync-dir", dir, "--partitions", "3", "--replicas", "3"}, strings.NewReader(""), &out, &lockedBuilder{b: &errOut})
+		done <- result{code, out.String(), errOut.String()}
+	}()
+	deadline := time.Now().Add(30 * time.Second)
+	var victim int
+	for victim == 0 || !filesHaveData(dir) {
+		if time.Now().After(deadline) {
+			t.Fatal("no canned cluster writing after 30 s")
+		}
+		if victim == 0 {
+			victim = ceilingNodePID(t, 1)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if p, err := os.FindProcess(victim); err == nil {
+		_ = p.Kill()
+	}
+	select {
+	case r := <-done:
+		if r.code != 1 || !strings.Contains(r.stderr, "ended during the run") {
+			t.Fatalf("a run with a node killed: exit %d, stderr %q", r.code, r.stderr)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the run did not end 30 s after a node died")
+	}
+}
+
+// ceilingNodePID returns the pid of this process's child running canned cluster node
+// id, or 0 when there is none yet.
+func ceilingNodePID(t *testing.T, id int) int {
+	t.Helper()
+	want := fmt.Sprintf("ceiling-node\x00--node-id\x00%d\x00", id)
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil {
+			continue
+		}
+		fields := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
+		if len(fields) < 2 || fields[1] != strconv.Itoa(os.Getpid()) {
+			continue
+		}
+		if cmdline, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid)); bytes.Contains(cmdline, []byte(want)) {
+			return pid
+		}
+	}
+	return 0
+}
+
+// filesHaveData reports whether a file in dir holds bytes.
+func filesHaveData(dir string) bool {
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		if info, err := e.Info(); err == nil && info.Size() > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// lockedBuilder is a strings.Builder safe for the concurrent writers of a run's
+// standard error.
+type lockedBuilder struct {
+	mu sync.Mutex
+	b  *strings.Builder
+}
+
+func (w *lockedBuilder) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.b.Write(p)
 }

@@ -114,7 +114,9 @@ func (b *cannedBroker) start() {
 // addr is the broker's host:port.
 func (b *cannedBroker) addr() string { return b.ln.Addr().String() }
 
-// close stops the listener and every connection, and waits for their goroutines.
+// close stops the listener and every connection, and waits for their goroutines. The
+// store closes first: an answer waiting for an fsync or a follower that will not come
+// ends with it.
 func (b *cannedBroker) close() {
 	_ = b.ln.Close()
 	b.connsMu.Lock()
@@ -123,10 +125,10 @@ func (b *cannedBroker) close() {
 		_ = c.Close()
 	}
 	b.connsMu.Unlock()
-	b.wg.Wait()
 	if b.sync != nil {
 		b.sync.close()
 	}
+	b.wg.Wait()
 }
 
 func (b *cannedBroker) accept() {

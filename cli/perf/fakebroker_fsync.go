@@ -6,6 +6,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"sort"
 	"sync"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -152,6 +153,7 @@ type syncLog struct {
 	written int64   // bytes appended; under mu
 	synced  int64   // bytes covered by an ended fsync; under mu
 	acked   []int64 // bytes each follower has fsynced, by follower slot; under mu
+	ends    []int64 // where each append ended, for fetch answers of whole appends; under mu
 	err     error   // the first failed write or fsync, or errSyncLogClosed; under mu
 	fsyncs  int64   // fsyncs ended; under mu
 	done    chan struct{}
@@ -180,6 +182,9 @@ func (l *syncLog) appendRecords(records []byte) int64 {
 		l.err = err
 	}
 	l.written += int64(len(records))
+	if len(l.acked) > 0 { // a leader's: its followers fetch whole appends
+		l.ends = append(l.ends, l.written)
+	}
 	l.cond.Broadcast()
 	return l.written
 }
@@ -201,10 +206,12 @@ func (l *syncLog) flush() {
 		l.mu.Unlock()
 		err := l.f.Sync()
 		l.mu.Lock()
-		if err != nil && l.err == nil {
-			l.err = err
+		switch {
+		case err == nil:
+			l.synced, l.fsyncs = target, l.fsyncs+1
+		case l.err == nil:
+			l.err = err // the waiters fail; nothing after it counts as synced
 		}
-		l.synced, l.fsyncs = target, l.fsyncs+1
 		l.cond.Broadcast()
 	}
 }
@@ -252,11 +259,22 @@ func (l *syncLog) ack(slot int, pos int64) error {
 	return nil
 }
 
-// end returns the bytes appended so far.
-func (l *syncLog) end() int64 {
+// fetchable returns how many bytes from pos (where an append ended) a fetch answer
+// carries: the whole appends after pos that fit in limit bytes, and with atLeastOne the
+// first of them even when it does not fit, as Kafka answers a batch larger than the
+// fetch's limits whole when it is the first; 0 when there is none.
+func (l *syncLog) fetchable(pos, limit int64, atLeastOne bool) int64 {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.written
+	i := sort.Search(len(l.ends), func(i int) bool { return l.ends[i] > pos })
+	n := int64(0)
+	if i < len(l.ends) && atLeastOne {
+		n, i = l.ends[i]-pos, i+1
+	}
+	for ; i < len(l.ends) && l.ends[i]-pos <= limit; i++ {
+		n = l.ends[i] - pos
+	}
+	return n
 }
 
 // stats returns the bytes written and the fsyncs ended.

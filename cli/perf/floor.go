@@ -22,9 +22,9 @@ import (
 	ucli "github.com/urfave/cli/v2"
 )
 
-// FloorNodeEnv marks a process started by `petrel perf floor` as one of its nodes; a
-// test binary that runs `perf floor` reads it in TestMain to run the node instead of
-// the tests.
+// FloorNodeEnv marks a process started by `petrel perf floor` or `perf produce-ceiling
+// --replicas` as one of its nodes; a test binary that runs either reads it in TestMain
+// to run the node instead of the tests.
 const FloorNodeEnv = "PETREL_PERF_FLOOR_NODE"
 
 // floorMinRecordSize is the smallest record: its first 8 bytes carry its offset.
@@ -209,12 +209,14 @@ type lockedLines struct {
 	done  chan struct{} // closed once the writer has read to the end
 }
 
+// add appends one line.
 func (l *lockedLines) add(line string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.lines = append(l.lines, line)
 }
 
+// all returns the lines so far.
 func (l *lockedLines) all() []string {
 	l.mu.Lock()
 	defer l.mu.Unlock()

@@ -8,7 +8,9 @@ import (
 	"io"
 	"net"
 	"os"
+	"os/signal"
 	"sync"
+	"syscall"
 
 	ucli "github.com/urfave/cli/v2"
 )
@@ -32,6 +34,7 @@ func perfFloorNodeCommand() *ucli.Command {
 }
 
 func runFloorNode(c *ucli.Context) error {
+	ignoreStopSignals() // the parent ends the node, and cleans up, by closing its input
 	var log *floorLog
 	if dir := c.String("fsync-dir"); dir != "" {
 		f, err := os.CreateTemp(dir, "node-")
@@ -324,6 +327,11 @@ func (s *closerSet) closeAll() {
 	}
 	s.items = nil
 }
+
+// ignoreStopSignals keeps a node process of `perf floor` or of a canned cluster alive
+// when the terminal's Ctrl-C (or a SIGTERM to the whole process group) reaches it: its
+// parent stops it by closing its standard input, after which it removes its files.
+func ignoreStopSignals() { signal.Ignore(os.Interrupt, syscall.SIGTERM) }
 
 // quietEOF turns the end of a run (a connection closed) into success.
 func quietEOF(err error) error {

@@ -1,6 +1,7 @@
 package perf
 
 import (
+	"context"
 	"errors"
 	"fmt"
 
@@ -22,10 +23,13 @@ import (
 func perfProduceCeilingCommand() *ucli.Command {
 	return &ucli.Command{
 		Name:  "produce-ceiling",
-		Usage: "produce to an in-process fake broker that acknowledges every batch at once: the kgo producer's own ceiling and latency floor",
+		Usage: "produce to a fake broker that acknowledges every batch at once: the kgo producer's own ceiling and latency floor",
 		Description: "Starts a one-node fake broker on 127.0.0.1 in this process with one topic of\n" +
 			"--partitions partitions, which answers every Produce at once and keeps nothing. Then\n" +
 			"produces as `perf produce` does, with the same flags, and reports the same figures.\n" +
+			"With --fsync-dir the broker stores every batch and answers after an fsync covering it;\n" +
+			"with --replicas N as well, N fake brokers run as processes of their own and replicate\n" +
+			"each other's partitions by fetch, answering once every node has fsynced the batch.\n" +
 			"--bootstrap-server is not used.",
 		Flags: append(perfProduceFlags(),
 			&ucli.StringFlag{
@@ -100,13 +104,33 @@ func produceToCeilingCluster(c *ucli.Context, replicas, partitions int) error {
 	if err := c.Set("bootstrap-server", cl.bootstrap()); err != nil {
 		return err
 	}
+	// A node that ends during the run (it failed, or was killed) ends the run: the
+	// producer would otherwise retry against it until its timeouts.
+	ctx, cancel := context.WithCancelCause(c.Context)
+	defer cancel(nil)
+	for i, out := range cl.nodes.outs {
+		go func() {
+			select {
+			case <-out.done:
+				cancel(fmt.Errorf("perf produce-ceiling: node %d of the canned cluster ended during the run", i))
+			case <-ctx.Done():
+			}
+		}()
+	}
+	parent := c.Context
+	c.Context = ctx
 	runErr := perfProduceTo(c, ceilingTopic)
+	c.Context = parent
+	if cause := context.Cause(ctx); cause != nil && ctx.Err() != nil && parent.Err() == nil {
+		runErr = errors.Join(runErr, cause)
+	}
+	cancel(nil)
 	stopped = true
 	st := cl.stop()
 	if st.written < 0 {
 		return errors.Join(runErr, errors.New("perf produce-ceiling: a node of the canned cluster did not report what it wrote"))
 	}
-	fmt.Fprintf(c.App.ErrWriter, "produce-ceiling: %d nodes, %d fsyncs, %.0f KiB per fsync on average, %.3f CPU seconds in the nodes\n",
-		replicas, st.fsyncs, float64(st.written)/float64(max(st.fsyncs, 1))/1024, st.cpu.Seconds())
+	fmt.Fprintf(c.App.ErrWriter, "produce-ceiling: %d nodes, %d bytes written, %d fsyncs, %.0f KiB per fsync on average, %.3f CPU seconds in the nodes\n",
+		replicas, st.written, st.fsyncs, float64(st.written)/float64(max(st.fsyncs, 1))/1024, st.cpu.Seconds())
 	return runErr
 }
