@@ -94,6 +94,10 @@ func (b *Broker) handleProduce(ctx context.Context, req *rpc.Request) rpc.Result
 	if verifying {
 		verified = b.verifier.VerifyProduce(ctx, r, b.ledPartition)
 	}
+	// The followers' parked fetches the appends wake are answered once every
+	// partition is appended, as Kafka does: one answer then carries all of the
+	// request's partitions a follower's session holds (replication.Wakes).
+	var wakes replication.Wakes
 	for ti, rt := range r.Topics {
 		st := kmsg.NewProduceResponseTopic()
 		st.Topic, st.TopicID = rt.Topic, rt.TopicID
@@ -109,7 +113,7 @@ func (b *Broker) handleProduce(ctx context.Context, req *rpc.Request) rpc.Result
 			if rt.Topic == "" && r.Version >= 13 {
 				code, msg = kerr.UnknownTopicID.Code, kmsg.StringPtr("This server does not host this topic ID.")
 			} else {
-				code, msg, part, info = b.producePartition(r, rt.Topic, rp, v, &sp)
+				code, msg, part, info = b.producePartition(r, rt.Topic, rp, v, &sp, &wakes)
 			}
 			sp.ErrorCode, sp.ErrorMessage = code, msg
 			if code == 0 {
@@ -127,6 +131,7 @@ func (b *Broker) handleProduce(ctx context.Context, req *rpc.Request) rpc.Result
 		}
 		resp.Topics = append(resp.Topics, st)
 	}
+	wakes.Run()
 	// resp is complete: pointers into it stay valid from here on.
 	pending := make([]producePending, len(waiting))
 	for i, a := range waiting {
@@ -197,8 +202,9 @@ func (b *Broker) awaitAcks(ctx context.Context, acks int16, pending []producePen
 }
 
 // producePartition validates and appends one partition's batch; records at fault are
-// named in sp's record errors (KIP-467, v8+).
-func (b *Broker) producePartition(r *kmsg.ProduceRequest, topic string, rp kmsg.ProduceRequestTopicPartition, v coordinator.ProduceVerification, sp *kmsg.ProduceResponseTopicPartition) (int16, *string, *localPartition, segment.AppendInfo) {
+// named in sp's record errors (KIP-467, v8+). The parked follower fetches an acks=all
+// or acks=1 append wakes go to wakes, which the caller runs after its last append.
+func (b *Broker) producePartition(r *kmsg.ProduceRequest, topic string, rp kmsg.ProduceRequestTopicPartition, v coordinator.ProduceVerification, sp *kmsg.ProduceResponseTopicPartition, wakes *replication.Wakes) (int16, *string, *localPartition, segment.AppendInfo) {
 	var none segment.AppendInfo
 	fail := func(code int16, format string, args ...any) (int16, *string, *localPartition, segment.AppendInfo) {
 		return code, errorMessage(fmt.Errorf(format, args...)), nil, none
@@ -263,11 +269,11 @@ func (b *Broker) producePartition(r *kmsg.ProduceRequest, topic string, rp kmsg.
 		// The fsync runs behind the append (replication/sync_behind.go): this
 		// connection reads its next request while it runs, and the answer waits for
 		// the high watermark, which counts only fsynced offsets.
-		info, err = part.AppendForAcksAll(records, minInsync, !v.Off, v.Guard)
+		info, err = part.AppendForAcksAll(records, minInsync, !v.Off, v.Guard, wakes)
 	case r.Acks == 1:
 		// Likewise with flush.messages=1, the answer waiting for the fsync behind the
 		// append instead (replication/acks_one.go).
-		info, err = part.AppendForAcksOne(records, !v.Off, v.Guard)
+		info, err = part.AppendForAcksOne(records, !v.Off, v.Guard, wakes)
 	case v.Off:
 		info, err = part.AppendValidatedAsLeader(records, minInsync)
 	default:

@@ -12,9 +12,10 @@ import (
 // once the records are written to the page cache and their fsync runs behind it on the
 // partition's flusher goroutine, as for acks=all: the connection reads its next request
 // meanwhile, and the caller answers once an fsync has covered the records
-// (Purgatory.WaitFsynced). Without it the records are answerable at once.
-func (p *Partition) AppendForAcksOne(records []byte, verify bool, guard *TxnVerification) (segment.AppendInfo, error) {
-	return p.AppendForAcksAll(records, 0, verify, guard)
+// (Purgatory.WaitFsynced). Without it the records are answerable at once. wakes is
+// AppendForAcksAll's.
+func (p *Partition) AppendForAcksOne(records []byte, verify bool, guard *TxnVerification, wakes *Wakes) (segment.AppendInfo, error) {
+	return p.AppendForAcksAll(records, 0, verify, guard, wakes)
 }
 
 // SyncsEveryAppend reports whether the replica is in the fsync-per-append mode

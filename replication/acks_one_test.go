@@ -19,7 +19,7 @@ func TestAcksOneAppendsAreAnsweredOnlyAfterAnFsyncCoveringThem(t *testing.T) {
 	if err := p.BecomeLeaderOf(1, 0, []int32{0, 1, 2}, []int32{0, 1, 2}); err != nil {
 		t.Fatal(err)
 	}
-	answeredOnlyAfterACoveringFsync(t, p, func() (segment.AppendInfo, error) { return p.AppendForAcksOne(batch(2), false, nil) },
+	answeredOnlyAfterACoveringFsync(t, p, func() (segment.AppendInfo, error) { return p.AppendForAcksOne(batch(2), false, nil, nil) },
 		func(pg *Purgatory, end int64, done func([]Outcome)) {
 			pg.WaitFsynced(context.Background(), []AcksAllWrite{{Partition: p, End: end}}, time.Minute, done)
 		})
@@ -38,7 +38,7 @@ func TestFailedFsyncBehindAcksOneIsAStorageError(t *testing.T) {
 		return syscall.EIO
 	}
 	t.Cleanup(func() { testHookFsyncError = nil })
-	info, err := p.AppendForAcksOne(batch(3), false, nil)
+	info, err := p.AppendForAcksOne(batch(3), false, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

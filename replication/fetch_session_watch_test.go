@@ -575,3 +575,52 @@ func TestWatchedSessionReadsEveryPartitionWhenItsBrokerEpochChanges(t *testing.T
 	}
 	idle()
 }
+
+func TestWatchedSessionGetsEveryPartitionOfOneProduceRequest(t *testing.T) {
+	// A produce request appending to two partitions of one follower session: with the
+	// request's Wakes run after both appends, the parked fetch is answered once, with
+	// the records of both, as Kafka answers it; answered at each append (no Wakes), it
+	// carries the first partition's records only, and the second's wait for the
+	// follower's next fetch.
+	c := newWatchCluster(t, 4)
+	f := newWatchFollower(c)
+	f.fetch(t, 0)
+	f.fetch(t, 0) // every partition idle and attached
+	const long = 20 * time.Second
+	parked := func(change func()) {
+		t.Helper()
+		var wg sync.WaitGroup
+		wg.Go(func() {
+			deadline := time.Now().Add(10 * time.Second)
+			for c.s.Purgatory.Parked() == 0 && time.Now().Before(deadline) {
+				time.Sleep(time.Millisecond)
+			}
+			change()
+		})
+		f.fetch(t, long)
+		wg.Wait()
+	}
+	appendBoth := func(wakes *Wakes) {
+		for _, i := range []int{1, 2} {
+			if _, err := c.parts[i].AppendForAcksAll(batch(2), 1, false, nil, wakes); err != nil {
+				t.Error(err)
+			}
+		}
+	}
+	parked(func() {
+		var wakes Wakes
+		appendBoth(&wakes)
+		wakes.Run()
+	})
+	if !slices.Equal(f.offsets, []int64{0, 2, 2, 0}) {
+		t.Fatalf("with the request's wakes: follower at %v after one answer, want both partitions' records", f.offsets)
+	}
+	parked(func() { appendBoth(nil) })
+	if !slices.Equal(f.offsets, []int64{0, 4, 2, 0}) {
+		t.Fatalf("answered at each append: follower at %v after one answer, want the first partition's records alone", f.offsets)
+	}
+	f.fetch(t, long)
+	if !slices.Equal(f.offsets, []int64{0, 4, 4, 0}) {
+		t.Fatalf("the next fetch: follower at %v", f.offsets)
+	}
+}

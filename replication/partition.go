@@ -371,6 +371,10 @@ type leaderAppend struct {
 	// SyncEveryAppend the fsync runs behind the append on the flusher goroutine
 	// (sync_behind.go) instead of before it returns.
 	syncBehind bool
+	// wakes, with inlineWake and syncBehind, takes the after-unlock functions instead
+	// of running them: the caller runs them once it has appended every partition of
+	// its request (Wakes).
+	wakes *Wakes
 }
 
 // appendAsLeader is the one leader append: the checks a says, the write, the HW and
@@ -455,8 +459,17 @@ func (p *Partition) appendAsLeader(records []byte, a leaderAppend) (segment.Appe
 	p.mu.Unlock()
 	// The parked follower fetches the append woke are answered here, on this
 	// goroutine, before the fsync: the records leave for the followers at once, with no
-	// goroutine to wake in between (NewAfterUnlockWaiter).
-	runAfterUnlock(after)
+	// goroutine to wake in between (NewAfterUnlockWaiter). With wakes they are answered
+	// by the caller, after the rest of its request's appends.
+	if a.wakes != nil {
+		if a.wakes.fns == nil {
+			a.wakes.fns = after // the first partition's: no copy
+		} else {
+			a.wakes.fns = append(a.wakes.fns, after...)
+		}
+	} else {
+		runAfterUnlock(after)
+	}
 	if err != nil || !p.syncEveryAppend.Load() || a.syncBehind {
 		return info, err
 	}

@@ -14,10 +14,12 @@ import (
 // watermark counts the leader's log only up to what is fsynced, so nothing is
 // acknowledged before its fsync; meanwhile the connection reads and appends the
 // client's next requests, which the next fsync covers together (group commit across
-// the requests in flight, not only across connections).
-func (p *Partition) AppendForAcksAll(records []byte, minInsync int, verify bool, guard *TxnVerification) (segment.AppendInfo, error) {
+// the requests in flight, not only across connections). With wakes, the parked
+// follower fetches the append woke are answered when the caller runs wakes, once it
+// has appended its request's other partitions; nil answers them before returning.
+func (p *Partition) AppendForAcksAll(records []byte, minInsync int, verify bool, guard *TxnVerification, wakes *Wakes) (segment.AppendInfo, error) {
 	return p.appendAsLeader(records, leaderAppend{leaderEpoch: -1, minInsync: minInsync, verify: verify, guard: guard,
-		crcChecked: true, inlineWake: true, syncBehind: true})
+		crcChecked: true, inlineWake: true, syncBehind: true, wakes: wakes})
 }
 
 // syncBehindLocked asks the flusher goroutine to make the offsets below end durable,

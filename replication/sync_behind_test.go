@@ -30,7 +30,7 @@ func newSyncedLeader(t *testing.T) *Partition {
 // commit across the requests in flight).
 func TestAcksAllAppendsAreAcknowledgedOnlyAfterAnFsyncCoveringThem(t *testing.T) {
 	p := newSyncedLeader(t)
-	answeredOnlyAfterACoveringFsync(t, p, func() (segment.AppendInfo, error) { return p.AppendForAcksAll(batch(2), 1, false, nil) },
+	answeredOnlyAfterACoveringFsync(t, p, func() (segment.AppendInfo, error) { return p.AppendForAcksAll(batch(2), 1, false, nil, nil) },
 		func(pg *Purgatory, end int64, done func([]Outcome)) {
 			pg.WaitAcksAll(context.Background(), []AcksAllWrite{{Partition: p, End: end, MinISR: 1}}, time.Minute, done)
 		})
@@ -148,7 +148,7 @@ func TestFailedFsyncBehindAcksAllAcknowledgesNothing(t *testing.T) {
 		pg.WaitAcksAll(context.Background(), []AcksAllWrite{{Partition: p, End: end, MinISR: 1}}, time.Hour, func(o []Outcome) { ch <- o[0] })
 		return ch
 	}
-	info, err := p.AppendForAcksAll(batch(3), 1, false, nil)
+	info, err := p.AppendForAcksAll(batch(3), 1, false, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -180,7 +180,7 @@ func TestFailedFsyncBehindAcksAllAcknowledgesNothing(t *testing.T) {
 	if st := p.State(); st.HighWatermark > 0 {
 		t.Fatalf("high watermark %d after the failed fsync of offsets below %d", st.HighWatermark, info.LastOffset+1)
 	}
-	if _, err := p.AppendForAcksAll(batch(1), 1, false, nil); !errors.Is(err, segment.ErrLogFailed) {
+	if _, err := p.AppendForAcksAll(batch(1), 1, false, nil, nil); !errors.Is(err, segment.ErrLogFailed) {
 		t.Fatalf("append after the failed fsync: %v, want ErrLogFailed", err)
 	}
 	// A produce whose append returned before the failure parks after it: answered at once.
@@ -201,7 +201,7 @@ func TestFailedFsyncBehindAcksAllAcknowledgesNothing(t *testing.T) {
 // leaving it fsyncing offsets that no longer exist.
 func TestFlusherStopsAtATruncatedEnd(t *testing.T) {
 	p := newSyncedLeader(t)
-	if _, err := p.AppendForAcksAll(batch(4), 1, false, nil); err != nil {
+	if _, err := p.AppendForAcksAll(batch(4), 1, false, nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	p.mu.Lock()
@@ -251,7 +251,7 @@ func TestFlushersRunABoundedNumberOfFsyncsAtOnce(t *testing.T) {
 	}
 	t.Cleanup(func() { open(); testHookAfterFsync = nil })
 	for _, p := range parts {
-		if _, err := p.AppendForAcksAll(batch(1), 1, false, nil); err != nil {
+		if _, err := p.AppendForAcksAll(batch(1), 1, false, nil, nil); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # Replicated produce throughput, this tree against another build, in alternating pairs:
 #   bash docs/bench/replicated-pairs.sh [records] [pairs] <other-petrel-binary>
+#   PAIRS_RECORD_SIZE=100 bash docs/bench/replicated-pairs.sh ...   # records of another size (default 1024 bytes)
 # For each pair, one run of each build (this tree's first): three `petrel server`
 # processes on loopback (a fresh cluster and data directory per run), a 6-partition
 # topic, RF 3, min.insync.replicas=2, Petrel's default fsync, then `petrel perf produce`
-# of [records] 1 KiB random records (this tree's client for both builds) at acks=all.
-# Each produce writes into pages just freed (recycle_pages, docs/bench/pages.sh, of the
-# three copies' bytes before it), as replicated.sh's runs do. Prints one Markdown row
-# per run: MB/s, p50/p99 and the load average. Shorter than replicated.sh (no NATS, no
+# of [records] random records of 1 KiB (PAIRS_RECORD_SIZE bytes when set; this tree's
+# client for both builds) at acks=all. Each produce writes into pages just freed
+# (recycle_pages, docs/bench/pages.sh, of the three copies' bytes before it), as
+# replicated.sh's runs do. Prints one Markdown row per run: MB/s, records/s, p50/p99 and
+# the load average. Shorter than replicated.sh (no NATS, no
 # raw disk baseline): for a before/after question about the brokers alone.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -40,15 +42,15 @@ run() { # $1 server binary, $2 name
   done
   "$bin" topics create r3 --partitions 6 --replication-factor 3 --config min.insync.replicas=2 --bootstrap-server "$addr" >/dev/null
   recycle_pages "$dir" $((records * 1100 * 3)) >/dev/null
-  "$bin" perf produce r3 --records "$records" --record-size 1024 --acks all --bootstrap-server "$addr" --json >"$dir/perf.json" 2>/dev/null
+  "$bin" perf produce r3 --records "$records" --record-size "${PAIRS_RECORD_SIZE:-1024}" --acks all --bootstrap-server "$addr" --json >"$dir/perf.json" 2>/dev/null
   python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); l=d["latency_ms"]
-print("| %s | %.1f | %.1f / %.1f | %s |" % (sys.argv[2], d["mb_per_second"], l["p50"], l["p99"], open("/proc/loadavg").read().split()[0]))' "$dir/perf.json" "$2"
+print("| %s | %.1f | %.0f | %.1f / %.1f | %s |" % (sys.argv[2], d["mb_per_second"], d["records_per_second"], l["p50"], l["p99"], open("/proc/loadavg").read().split()[0]))' "$dir/perf.json" "$2"
   for p in "${pids[@]}"; do kill "$p"; done
   wait 2>/dev/null || true
   pids=()
 }
-echo "| build | MB/s | p50 / p99 ms | load |"
-echo "|---|---:|---|---|"
+echo "| build | MB/s | records/s | p50 / p99 ms | load |"
+echo "|---|---:|---:|---|---|"
 for _ in $(seq 1 "$pairs"); do
   run "$bin" "this tree"
   run "$other" "$(basename "$other")"

@@ -1,0 +1,20 @@
+package replication
+
+// Wakes holds the answers of parked follower fetches that a produce request's appends
+// woke, to be run once every partition of the request is appended: a follower whose
+// fetch session holds several of its partitions then gets all of them in one answer,
+// as Kafka completes delayed fetches once the whole produce request is appended (its
+// ReplicaManager's action queue), instead of the first partition at once and the rest
+// with its next fetch, a whole follower round trip (fsync included) later. The zero
+// value is ready to use; it is not safe for concurrent use.
+type Wakes struct {
+	fns []func()
+}
+
+// Run answers the held fetches on the caller's goroutine, which holds no partition
+// lock, and empties w.
+func (w *Wakes) Run() {
+	fns := w.fns
+	w.fns = nil
+	runAfterUnlock(fns)
+}
