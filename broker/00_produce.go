@@ -98,6 +98,7 @@ func (b *Broker) handleProduce(ctx context.Context, req *rpc.Request) rpc.Result
 	// partition is appended, as Kafka does: one answer then carries all of the
 	// request's partitions a follower's session holds (replication.Wakes).
 	var wakes replication.Wakes
+	defer wakes.Run() // a panic recovered further up still answers them (Run again is a no-op)
 	for ti, rt := range r.Topics {
 		st := kmsg.NewProduceResponseTopic()
 		st.Topic, st.TopicID = rt.Topic, rt.TopicID

@@ -45,8 +45,9 @@ type DelayedFetch struct {
 // (fetch.max.wait.ms: with what there is), when ctx ends (abandoned: Answer(nil)), or
 // when the broker drains. No goroutine waits for it: the goroutine whose append, high
 // watermark advance or role change woke it reads it again, once the partition's lock
-// is released (on the produce handler's goroutine, before its fsync, for an append),
-// and answers when the read completes it.
+// is released (on the produce handler's goroutine for an append: before its fsync at
+// acks=0, after the request's last append at acks=1 and acks=all, Wakes), and answers
+// when the read completes it.
 func (pg *Purgatory) ParkFetch(ctx context.Context, parts []*Partition, wait time.Duration, first FetchRead, gone bool, f DelayedFetch) {
 	pg.parkFetch(ctx, parts, wait, first, gone, f)
 }

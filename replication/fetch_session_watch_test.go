@@ -311,10 +311,11 @@ func TestWatchedSessionWakesOnOnePartitionsChange(t *testing.T) {
 		t.Helper()
 		var wg sync.WaitGroup
 		wg.Add(1)
+		id := f.id
 		go func() {
 			defer wg.Done()
 			deadline := time.Now().Add(5 * time.Second)
-			for c.s.Purgatory.Parked() == 0 && time.Now().Before(deadline) {
+			for !sessionParked(c, id) && time.Now().Before(deadline) {
 				time.Sleep(time.Millisecond)
 			}
 			change()
@@ -590,9 +591,10 @@ func TestWatchedSessionGetsEveryPartitionOfOneProduceRequest(t *testing.T) {
 	parked := func(change func()) {
 		t.Helper()
 		var wg sync.WaitGroup
+		id := f.id
 		wg.Go(func() {
 			deadline := time.Now().Add(10 * time.Second)
-			for c.s.Purgatory.Parked() == 0 && time.Now().Before(deadline) {
+			for !sessionParked(c, id) && time.Now().Before(deadline) {
 				time.Sleep(time.Millisecond)
 			}
 			change()
@@ -623,4 +625,17 @@ func TestWatchedSessionGetsEveryPartitionOfOneProduceRequest(t *testing.T) {
 	if !slices.Equal(f.offsets, []int64{0, 4, 4, 0}) {
 		t.Fatalf("the next fetch: follower at %v", f.offsets)
 	}
+}
+
+// sessionParked reports whether fetch session id has a fetch parked on its watch
+// (sessionWatch.park ran): from then on every wake-up reaches it, where the
+// purgatory counts it parked a little earlier.
+func sessionParked(c *watchCluster, id int32) bool {
+	s := c.s.Sessions.get(id)
+	if s == nil || s.watch == nil {
+		return false
+	}
+	s.watch.mu.Lock()
+	defer s.watch.mu.Unlock()
+	return s.watch.parked != nil
 }

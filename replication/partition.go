@@ -365,7 +365,7 @@ type leaderAppend struct {
 	strictMarkerEpoch bool
 	// inlineWake: the caller holds no lock (the produce handler), so the after-unlock
 	// functions of the waiters the append wakes (parked follower fetches) run on its
-	// goroutine, before the fsync.
+	// goroutine, before the fsync, or, with wakes, when the caller runs them.
 	inlineWake bool
 	// syncBehind: the caller waits for the high watermark (acks=all), so with
 	// SyncEveryAppend the fsync runs behind the append on the flusher goroutine

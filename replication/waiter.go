@@ -50,7 +50,9 @@ type WakeState struct {
 // block, take a partition lock or call a partition, and when it returns drop the
 // partition drops the waiter, as Unwatch would. The waiter then runs the function fn returns, if any, once the lock is
 // released: on the goroutine that changed the partition when that is a leader append
-// by the produce handler (AppendValidatedAsLeader, AppendAsLeaderVerified), a follower
+// by the produce handler (AppendValidatedAsLeader, AppendAsLeaderVerified; for
+// AppendForAcksAll and AppendForAcksOne once the handler has appended every partition
+// of its request, Wakes), a follower
 // fetch read (ReadForFollowerHeld, which advances the high watermark) or the fsync that
 // advances it; on a new goroutine at every other wake-up; on Watch's caller for the
 // call from Watch. So the goroutine whose append or fetch made a delayed response
