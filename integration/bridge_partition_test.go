@@ -1,8 +1,10 @@
 package integration
 
-// A "bridge" partition (reliability.md T4): nodes A and C cannot reach each other,
-// while B reaches both. A is the controller, so C's heartbeats stop and it is fenced,
-// although it still reaches B.
+// "Bridge" partitions (reliability.md T4): two nodes cannot reach each other, while
+// the third reaches both. With the controller at one end, the node at the other end
+// loses its heartbeats and is fenced, although it still reaches the middle node; with
+// the controller in the middle, nobody is fenced and only follower fetching across
+// the cut fails.
 
 import (
 	"context"
@@ -30,23 +32,8 @@ func TestBridgePartitionKeepsEveryPartitionFlowing(t *testing.T) {
 	a := c.Controller()
 	cNode := (a + 2) % 3
 	b := 3 - a - cNode
-	cl := newClient(t, []string{c.Addr(a), c.Addr(b)}, kgo.RecordPartitioner(kgo.ManualPartitioner()),
-		kgo.RecordRetries(1000), kgo.RecordDeliveryTimeout(45*time.Second))
-	acked := map[int32][]string{}
-	write := func(round string) {
-		t.Helper()
-		for p := range int32(partitions) {
-			v := fmt.Sprintf("%s-%d", round, p)
-			ctx, cancel := context.WithTimeout(testContext(t), 60*time.Second)
-			err := cl.ProduceSync(ctx, &kgo.Record{Topic: topic, Partition: p, Value: []byte(v)}).FirstErr()
-			cancel()
-			if err != nil {
-				t.Fatalf("%s: produce to partition %d: %v", round, p, err)
-			}
-			acked[p] = append(acked[p], v)
-		}
-	}
-	write("before")
+	w := newBridgeWriter(t, c, topic, partitions, a, b)
+	w.write("before")
 
 	c.CutLink(a, cNode)
 	t.Cleanup(c.Heal)
@@ -58,7 +45,7 @@ func TestBridgePartitionKeepsEveryPartitionFlowing(t *testing.T) {
 		return nil
 	})
 	for i := range 3 {
-		write(fmt.Sprintf("cut%d", i))
+		w.write(fmt.Sprintf("cut%d", i))
 	}
 	im := c.Node(a).Image()
 	for _, p := range im.Topics[topic].Partitions {
@@ -69,29 +56,131 @@ func TestBridgePartitionKeepsEveryPartitionFlowing(t *testing.T) {
 
 	c.Heal()
 	waitFullISR(t, c, topic)
-	write("healed")
+	w.write("healed")
+	w.readBack()
+}
 
-	reader := c.Client(t, kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+// TestBridgeAroundTheControllerKeepsEveryPartitionFlowing cuts the link between the two
+// nodes that are not the controller, both ways, Raft and Kafka, with one partition led
+// by each node. Both still reach the controller, so neither is fenced and no
+// leadership moves; once written to, each drops the other from the ISRs it leads,
+// since the other cannot fetch from it, and every partition keeps taking acks=all
+// writes (two in sync of three, min.insync.replicas=2) through a client of all three. After the cut heals,
+// every ISR is full again and a consumer reads every acknowledged record back, each
+// partition in order.
+func TestBridgeAroundTheControllerKeepsEveryPartitionFlowing(t *testing.T) {
+	t.Parallel()
+	const topic, partitions = "bridged", 3
+	c := StartCluster(t, 3, WithProperty("replica.lag.time.max.ms", "2000"), WithProperty("min.insync.replicas", "2"))
+	a := c.Controller()
+	b, d := (a+1)%3, (a+2)%3
+	createWithAssignment(t, c, topic, [][]int32{{0, 1, 2}, {1, 2, 0}, {2, 0, 1}}) // partition i led by node i
+	waitFullISR(t, c, topic)
+	w := newBridgeWriter(t, c, topic, partitions, a, b, d)
+	w.write("before")
+
+	c.CutLink(b, d)
+	t.Cleanup(c.Heal)
+	// As in Kafka, a follower at the leader's log end stays in sync while nothing is
+	// written, fetching or not: the first write after the cut makes the one that cannot
+	// fetch lag, and its leader drops it once replica.lag.time.max.ms has passed since
+	// it last caught up; the write waits for that.
+	for i := range 3 {
+		w.write(fmt.Sprintf("cut%d", i))
+	}
+	testwait.For(t, 30*time.Second, func() error {
+		im := c.Node(a).Image()
+		for _, p := range im.Topics[topic].Partitions {
+			switch {
+			case p.Leader != p.ID:
+				return fmt.Errorf("partition %d led by node-%d", p.ID, p.Leader)
+			case p.Leader == int32(b) && slices.Contains(p.ISR, int32(d)), p.Leader == int32(d) && slices.Contains(p.ISR, int32(b)):
+				return fmt.Errorf("partition %d: ISR %v still holds the node its leader cannot reach", p.ID, p.ISR)
+			}
+		}
+		return nil
+	})
+	w.write("shrunk")
+	im := c.Node(a).Image()
+	for id, br := range im.Brokers {
+		if br.Fenced {
+			t.Fatalf("node-%d fenced, though it still reaches the controller", id)
+		}
+	}
+	for _, p := range im.Topics[topic].Partitions {
+		if p.Leader != p.ID || len(p.ISR) < 2 {
+			t.Fatalf("partition %d after the writes: leader %d, ISR %v", p.ID, p.Leader, p.ISR)
+		}
+	}
+
+	c.Heal()
+	waitFullISR(t, c, topic)
+	w.write("healed")
+	w.readBack()
+}
+
+// bridgeWriter writes one acks=all record to each partition of a topic per round,
+// through a client of the given nodes, and keeps what was acknowledged to read back.
+type bridgeWriter struct {
+	t          *testing.T
+	c          *Cluster
+	topic      string
+	partitions int32
+	cl         *kgo.Client
+	acked      map[int32][]string
+}
+
+func newBridgeWriter(t *testing.T, c *Cluster, topic string, partitions int32, nodes ...int) *bridgeWriter {
+	var addrs []string
+	for _, n := range nodes {
+		addrs = append(addrs, c.Addr(n))
+	}
+	cl := newClient(t, addrs, kgo.RecordPartitioner(kgo.ManualPartitioner()),
+		kgo.RecordRetries(1000), kgo.RecordDeliveryTimeout(45*time.Second))
+	return &bridgeWriter{t: t, c: c, topic: topic, partitions: partitions, cl: cl, acked: map[int32][]string{}}
+}
+
+// write produces one record named for round to every partition, each acknowledged
+// before the next.
+func (w *bridgeWriter) write(round string) {
+	w.t.Helper()
+	for p := range w.partitions {
+		v := fmt.Sprintf("%s-%d", round, p)
+		ctx, cancel := context.WithTimeout(testContext(w.t), 60*time.Second)
+		err := w.cl.ProduceSync(ctx, &kgo.Record{Topic: w.topic, Partition: p, Value: []byte(v)}).FirstErr()
+		cancel()
+		if err != nil {
+			w.t.Fatalf("%s: produce to partition %d: %v", round, p, err)
+		}
+		w.acked[p] = append(w.acked[p], v)
+	}
+}
+
+// readBack reads the topic from its start and checks that every partition holds
+// exactly what was acknowledged, in order.
+func (w *bridgeWriter) readBack() {
+	w.t.Helper()
+	reader := w.c.Client(w.t, kgo.ConsumeTopics(w.topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
 	got := map[int32][]string{}
 	want := 0
-	for _, vs := range acked {
+	for _, vs := range w.acked {
 		want += len(vs)
 	}
-	ctx, cancel := context.WithTimeout(testContext(t), 60*time.Second)
+	ctx, cancel := context.WithTimeout(testContext(w.t), 60*time.Second)
 	defer cancel()
 	for n := 0; n < want; {
 		fs := reader.PollFetches(ctx)
 		if ctx.Err() != nil {
-			t.Fatalf("read %d of %d acknowledged records before the deadline: %v", n, want, got)
+			w.t.Fatalf("read %d of %d acknowledged records before the deadline: %v", n, want, got)
 		}
 		fs.EachRecord(func(r *kgo.Record) {
 			got[r.Partition] = append(got[r.Partition], string(r.Value))
 			n++
 		})
 	}
-	for p := range int32(partitions) {
-		if !slices.Equal(got[p], acked[p]) {
-			t.Errorf("partition %d read %v, acknowledged %v", p, got[p], acked[p])
+	for p := range w.partitions {
+		if !slices.Equal(got[p], w.acked[p]) {
+			w.t.Errorf("partition %d read %v, acknowledged %v", p, got[p], w.acked[p])
 		}
 	}
 }
