@@ -15,8 +15,8 @@ import (
 // controller makes the same checks; making them here first spares it an AlterPartition
 // it would refuse at every fetch of a fenced follower.
 func (b *Broker) replicaEligible(id int32, brokerEpoch int64) bool {
-	br := b.Image().Brokers[id]
-	return br != nil && !br.Fenced && (brokerEpoch < 0 || br.Epoch == brokerEpoch)
+	im := b.Image()
+	return im.Acceptable(id) && (brokerEpoch < 0 || im.Brokers[id].Epoch == brokerEpoch)
 }
 
 // replicaEligibleFor is replication.Options.ReplicaEligible for the replica of tp: an

@@ -423,8 +423,9 @@ const KafkaOnly PartitionOption = 2
 // nothing else: each node still reaches the other nodes and the clients. With
 // KafkaOnly their Raft traffic goes on. Heal ends it.
 func (c *Cluster) CutLink(i, j int, opts ...PartitionOption) {
-	c.net.cutLink(i, j, slices.Contains(opts, KafkaOnly))
-	c.t.Logf("harness: link node-%d <-> node-%d cut (Kafka only: %v)", i, j, slices.Contains(opts, KafkaOnly))
+	kafkaOnly := slices.Contains(opts, KafkaOnly)
+	c.net.cutLink(i, j, kafkaOnly)
+	c.t.Logf("harness: link node-%d <-> node-%d cut (Kafka only: %v)", i, j, kafkaOnly)
 }
 
 // Heal ends every partition.

@@ -72,7 +72,7 @@ func (n *network) blockedLocked(from, to int, kafka bool) bool {
 	if _, ok := n.cut[from]; ok && from >= 0 {
 		return true
 	}
-	if kafkaOnly, ok := n.links[[2]int{min(from, to), max(from, to)}]; ok && from >= 0 && to >= 0 && (kafka || !kafkaOnly) {
+	if kafkaOnly, ok := n.links[[2]int{min(from, to), max(from, to)}]; ok && (kafka || !kafkaOnly) { // keys hold node indexes only
 		return true
 	}
 	clientsToo, ok := n.cut[to]
@@ -87,16 +87,7 @@ func (n *network) blockedLocked(from, to int, kafka bool) bool {
 func (n *network) partition(i int, clients bool) {
 	n.mu.Lock()
 	n.cut[i] = clients
-	var doomed []*netConn
-	for c := range n.conns {
-		if n.blockedLocked(n.fromLocked(c, false), c.to, c.kafka) {
-			doomed = append(doomed, c)
-		}
-	}
-	n.mu.Unlock()
-	for _, c := range doomed {
-		c.Close()
-	}
+	n.closeBlockedAndUnlock()
 }
 
 // cutLink cuts the link between nodes i and j both ways (with kafkaOnly, their Kafka
@@ -105,6 +96,12 @@ func (n *network) partition(i int, clients bool) {
 func (n *network) cutLink(i, j int, kafkaOnly bool) {
 	n.mu.Lock()
 	n.links[[2]int{min(i, j), max(i, j)}] = kafkaOnly
+	n.closeBlockedAndUnlock()
+}
+
+// closeBlockedAndUnlock closes the open connections a new cut blocks; it is called with
+// n.mu held, and releases it before closing them.
+func (n *network) closeBlockedAndUnlock() {
 	var doomed []*netConn
 	for c := range n.conns {
 		if n.blockedLocked(n.fromLocked(c, false), c.to, c.kafka) {

@@ -462,11 +462,7 @@ func (p *Partition) appendAsLeader(records []byte, a leaderAppend) (segment.Appe
 	// goroutine to wake in between (NewAfterUnlockWaiter). With wakes they are answered
 	// by the caller, after the rest of its request's appends.
 	if a.wakes != nil {
-		if a.wakes.fns == nil {
-			a.wakes.fns = after // the first partition's: no copy
-		} else {
-			a.wakes.fns = append(a.wakes.fns, after...)
-		}
+		a.wakes.add(after)
 	} else {
 		runAfterUnlock(after)
 	}

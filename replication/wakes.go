@@ -14,6 +14,15 @@ type Wakes struct {
 	fns []func()
 }
 
+// add holds fns, which the caller gives up.
+func (w *Wakes) add(fns []func()) {
+	if w.fns == nil {
+		w.fns = fns // the first partition's: no copy
+		return
+	}
+	w.fns = append(w.fns, fns...)
+}
+
 // Run answers the held fetches on the caller's goroutine, which holds no partition
 // lock, and empties w.
 func (w *Wakes) Run() {

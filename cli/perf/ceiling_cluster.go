@@ -65,7 +65,7 @@ func (cl *ceilingCluster) stop() ceilingClusterStats {
 	st := ceilingClusterStats{cpu: cl.nodes.cpu()}
 	for _, out := range cl.nodes.outs {
 		found := false
-		for _, line := range out.all() {
+		for _, line := range out.lines { // read to the end: stop waited for done
 			var w, f int64
 			if _, err := fmt.Sscanf(line, "stats %d %d", &w, &f); err == nil {
 				st.written, st.fsyncs, found = st.written+w, st.fsyncs+f, true

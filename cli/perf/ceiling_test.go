@@ -10,7 +10,6 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -242,7 +241,7 @@ func TestPerf_ProduceCeilingEndsWhenANodeDies(t *testing.T) {
 	go func() {
 		var out, errOut strings.Builder
 		code := runPetrel([]string{"petrel", "perf", "produce-ceiling", "--duration", "60s", "--record-size", "1000",
-			"--fsync-dir", dir, "--partitions", "3", "--replicas", "3"}, strings.NewReader(""), &out, &lockedBuilder{b: &errOut})
+			"--fsync-dir", dir, "--partitions", "3", "--replicas", "3"}, strings.NewReader(""), &out, &errOut) // the command locks its error stream
 		done <- result{code, out.String(), errOut.String()}
 	}()
 	deadline := time.Now().Add(30 * time.Second)
@@ -304,17 +303,4 @@ func filesHaveData(dir string) bool {
 		}
 	}
 	return false
-}
-
-// lockedBuilder is a strings.Builder safe for the concurrent writers of a run's
-// standard error.
-type lockedBuilder struct {
-	mu sync.Mutex
-	b  *strings.Builder
-}
-
-func (w *lockedBuilder) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.b.Write(p)
 }

@@ -12,10 +12,8 @@ import (
 	"net"
 	"os"
 	"os/exec"
-	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/petrel-broker/petrel/cli/internal/clientcmd"
@@ -199,28 +197,14 @@ type floorNodes struct {
 	command string // the hidden perf command each runs: floor-node unless set
 	procs   []*exec.Cmd
 	stdins  []io.WriteCloser
-	outs    []*lockedLines // each node's standard output after its first line
+	outs    []*nodeOutput // each node's standard output after its first line
 }
 
-// lockedLines collects lines written by one goroutine for another to read.
-type lockedLines struct {
-	mu    sync.Mutex
+// nodeOutput is a node's standard output after its first line, read by one goroutine;
+// lines is read only once done is closed (stop waits for it).
+type nodeOutput struct {
 	lines []string
-	done  chan struct{} // closed once the writer has read to the end
-}
-
-// add appends one line.
-func (l *lockedLines) add(line string) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.lines = append(l.lines, line)
-}
-
-// all returns the lines so far.
-func (l *lockedLines) all() []string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return slices.Clone(l.lines)
+	done  chan struct{} // closed once the reader has read to the end
 }
 
 // start runs one node (`petrel perf floor-node` with args) and returns the address it
@@ -250,7 +234,7 @@ func (n *floorNodes) start(ctx context.Context, dir string, args ...string) (str
 	if err := cmd.Start(); err != nil {
 		return "", err
 	}
-	out := &lockedLines{done: make(chan struct{})}
+	out := &nodeOutput{done: make(chan struct{})}
 	n.procs, n.stdins, n.outs = append(n.procs, cmd), append(n.stdins, stdin), append(n.outs, out)
 	lines := make(chan string, 1)
 	go func() {
@@ -262,7 +246,7 @@ func (n *floorNodes) start(ctx context.Context, dir string, args ...string) (str
 		}
 		lines <- strings.TrimSpace(first)
 		for sc.Scan() {
-			out.add(sc.Text())
+			out.lines = append(out.lines, sc.Text())
 		}
 		_, _ = io.Copy(io.Discard, stdout)
 	}()
@@ -295,7 +279,7 @@ func (n *floorNodes) contextSwitches() []int64 {
 }
 
 // stop ends every node: their standard input closes, and a node still running after
-// 5 s is killed.
+// 5 s is killed. A second call finds them ended and returns at once.
 func (n *floorNodes) stop() {
 	for _, in := range n.stdins {
 		in.Close()

@@ -95,12 +95,7 @@ func produceToCeilingCluster(c *ucli.Context, replicas, partitions int) error {
 	if err != nil {
 		return fmt.Errorf("perf produce-ceiling: %w", err)
 	}
-	stopped := false
-	defer func() {
-		if !stopped {
-			cl.stop()
-		}
-	}()
+	defer cl.nodes.stop() // on the error paths; after cl.stop below, a no-op
 	if err := c.Set("bootstrap-server", cl.bootstrap()); err != nil {
 		return err
 	}
@@ -121,11 +116,10 @@ func produceToCeilingCluster(c *ucli.Context, replicas, partitions int) error {
 	c.Context = ctx
 	runErr := perfProduceTo(c, ceilingTopic)
 	c.Context = parent
-	if cause := context.Cause(ctx); cause != nil && ctx.Err() != nil && parent.Err() == nil {
-		runErr = errors.Join(runErr, cause)
+	if cause := context.Cause(ctx); cause != nil && parent.Err() == nil {
+		runErr = errors.Join(runErr, cause) // a node ended it
 	}
 	cancel(nil)
-	stopped = true
 	st := cl.stop()
 	if st.written < 0 {
 		return errors.Join(runErr, errors.New("perf produce-ceiling: a node of the canned cluster did not report what it wrote"))

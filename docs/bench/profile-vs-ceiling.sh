@@ -19,23 +19,16 @@ bin=$work/petrel
 go build -o "$bin" .
 . docs/bench/cpu.sh
 . docs/bench/pages.sh
-source docs/bench/ports.sh # free_ports
 pids=()
 cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; rm -rf "$work"; }
 trap cleanup EXIT
-wait_for() {
-  for _ in $(seq 1 600); do grep -q "$2" "$1" && return; sleep 0.1; done
-  echo "timed out waiting for '$2' in $1" >&2; cat "$1" >&2; exit 1
-}
-read -r -a ports <<<"$(free_ports 9)"
-kp=("${ports[@]:0:3}"); rp=("${ports[@]:3:3}"); mp=("${ports[@]:6:3}"); voters=""
-for i in 0 1 2; do voters+="${voters:+,}$i@127.0.0.1:${rp[$i]}"; done
+source docs/bench/cluster3.sh # the ports (kp, rp, mp), --voters and wait_log
 for i in 0 1 2; do
   "$bin" server --node-id "$i" --data-dir "$work/n$i" --listen "127.0.0.1:${kp[$i]}" \
     --raft-listen "127.0.0.1:${rp[$i]}" --voters "$voters" --metrics-listen "127.0.0.1:${mp[$i]}" >"$work/n$i.log" 2>&1 &
   pids+=($!)
 done
-for i in 0 1 2; do wait_for "$work/n$i.log" "registered with the controller"; done
+for i in 0 1 2; do wait_log "$work/n$i.log" "registered with the controller" 60; done
 addr="127.0.0.1:${kp[0]},127.0.0.1:${kp[1]},127.0.0.1:${kp[2]}"
 for _ in $(seq 1 100); do # three active (unfenced) brokers
   [ "$("$bin" cluster describe --bootstrap-server "$addr" 2>/dev/null | grep -c ' active$')" = 3 ] && break
