@@ -206,39 +206,11 @@ func (b *cannedBroker) serve(c net.Conn) error {
 		defer func() { close(answers); <-done }()
 	}
 	for {
-		var size [4]byte
-		if _, err := io.ReadFull(c, size[:]); err != nil {
+		req, correlation, err := readCannedRequest(c, &in)
+		if err != nil {
 			return err
 		}
-		n := int(int32(binary.BigEndian.Uint32(size[:])))
-		if n < 8 || n > cannedMaxRequest {
-			return fmt.Errorf("request frame of %d bytes", n)
-		}
-		if cap(in) < n {
-			in = make([]byte, n)
-		}
-		frame := in[:n]
-		if _, err := io.ReadFull(c, frame); err != nil {
-			return err
-		}
-		key, version := int16(binary.BigEndian.Uint16(frame)), int16(binary.BigEndian.Uint16(frame[2:]))
-		correlation := binary.BigEndian.Uint32(frame[4:])
-		req := kmsg.RequestForKey(key)
-		if req == nil {
-			return fmt.Errorf("request key %d", key)
-		}
-		req.SetVersion(version)
-		r := kbin.Reader{Src: frame[8:]}
-		r.NullableString() // client id
-		if req.IsFlexible() {
-			kmsg.SkipTags(&r)
-		}
-		if err := r.Complete(); err != nil {
-			return err
-		}
-		if err := req.ReadFrom(r.Src); err != nil {
-			return err
-		}
+		key := req.Key()
 		out = binary.BigEndian.AppendUint32(out[:0], 0) // frame size, set below
 		out = binary.BigEndian.AppendUint32(out, correlation)
 		if fetch, ok := req.(*kmsg.FetchRequest); ok {
@@ -254,11 +226,7 @@ func (b *cannedBroker) serve(c net.Conn) error {
 		if err != nil {
 			return err
 		}
-		if resp.IsFlexible() && key != kmsg.ApiVersions.Int16() {
-			out = append(out, 0) // the response header's tagged fields
-		}
-		out = resp.AppendTo(out)
-		binary.BigEndian.PutUint32(out, uint32(len(out)-4))
+		out = appendCannedAnswer(out, key, resp)
 		if answers != nil {
 			var waits []syncWait
 			if produce, ok := req.(*kmsg.ProduceRequest); ok {
@@ -273,6 +241,56 @@ func (b *cannedBroker) serve(c net.Conn) error {
 			return err
 		}
 	}
+}
+
+// readCannedRequest reads one request frame from r into *in (grown when needed) and
+// decodes it: the request and its correlation id.
+func readCannedRequest(r io.Reader, in *[]byte) (kmsg.Request, uint32, error) {
+	var size [4]byte
+	if _, err := io.ReadFull(r, size[:]); err != nil {
+		return nil, 0, err
+	}
+	n := int(int32(binary.BigEndian.Uint32(size[:])))
+	if n < 8 || n > cannedMaxRequest {
+		return nil, 0, fmt.Errorf("request frame of %d bytes", n)
+	}
+	if cap(*in) < n {
+		*in = make([]byte, n)
+	}
+	frame := (*in)[:n]
+	if _, err := io.ReadFull(r, frame); err != nil {
+		return nil, 0, err
+	}
+	key, version := int16(binary.BigEndian.Uint16(frame)), int16(binary.BigEndian.Uint16(frame[2:]))
+	correlation := binary.BigEndian.Uint32(frame[4:])
+	req := kmsg.RequestForKey(key)
+	if req == nil {
+		return nil, 0, fmt.Errorf("request key %d", key)
+	}
+	req.SetVersion(version)
+	rd := kbin.Reader{Src: frame[8:]}
+	rd.NullableString() // client id
+	if req.IsFlexible() {
+		kmsg.SkipTags(&rd)
+	}
+	if err := rd.Complete(); err != nil {
+		return nil, 0, err
+	}
+	if err := req.ReadFrom(rd.Src); err != nil {
+		return nil, 0, err
+	}
+	return req, correlation, nil
+}
+
+// appendCannedAnswer appends resp, the answer to a request of key, to out, which holds
+// the frame size (set here) and the correlation id.
+func appendCannedAnswer(out []byte, key int16, resp kmsg.Response) []byte {
+	if resp.IsFlexible() && key != kmsg.ApiVersions.Int16() {
+		out = append(out, 0) // the response header's tagged fields
+	}
+	out = resp.AppendTo(out)
+	binary.BigEndian.PutUint32(out, uint32(len(out)-4))
+	return out
 }
 
 // answer builds the response to a request other than Fetch.

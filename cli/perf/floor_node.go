@@ -2,6 +2,7 @@ package perf
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -12,13 +13,15 @@ import (
 	"sync"
 	"syscall"
 
+	"github.com/twmb/franz-go/pkg/kmsg"
 	ucli "github.com/urfave/cli/v2"
 )
 
 // perfFloorNodeCommand is one process of `petrel perf floor`, which starts it: the
 // leader (--followers N) or a follower (--leader ADDR). It prints "listening ADDR" (a
 // follower: its leader's) once ready, and ends when its standard input closes or its
-// connection does.
+// connection does. A leader with --kafka takes its records from a Kafka producer (`perf
+// produce-ceiling --floor`) and prints "listening ADDR KAFKA-ADDR".
 func perfFloorNodeCommand() *ucli.Command {
 	return &ucli.Command{
 		Name:   "floor-node",
@@ -28,6 +31,7 @@ func perfFloorNodeCommand() *ucli.Command {
 			&ucli.IntFlag{Name: "followers", Usage: "run the leader, for this many followers"},
 			&ucli.StringFlag{Name: "leader", Usage: "run a follower of the leader at this address"},
 			&ucli.StringFlag{Name: "fsync-dir", Usage: "fsync each record appended to a file in this directory"},
+			&ucli.BoolFlag{Name: "kafka", Usage: "a leader: take the records from a Kafka producer, on a listener of its own, and answer it in Kafka"},
 		},
 		Action: runFloorNode,
 	}
@@ -68,8 +72,18 @@ func runFloorNode(c *ucli.Context) error {
 		return err
 	}
 	closers.add(ln)
-	fmt.Fprintf(c.App.Writer, "listening %s\n", ln.Addr())
 	l := &floorLeader{log: log, want: n, ready: make(chan struct{}), record: make([]byte, 0, 4096)}
+	if c.Bool("kafka") {
+		// The canned broker answers the producer's requests other than Produce (and
+		// advertises its listener); the leader serves that listener itself.
+		if l.kafka, err = newCannedBroker(ceilingTopic, 1, 0, 1, 1<<20, nil); err != nil {
+			return err
+		}
+		closers.add(l.kafka.ln)
+		fmt.Fprintf(c.App.Writer, "listening %s %s\n", ln.Addr(), l.kafka.addr())
+	} else {
+		fmt.Fprintf(c.App.Writer, "listening %s\n", ln.Addr())
+	}
 	if n == 0 {
 		close(l.ready)
 	}
@@ -126,9 +140,11 @@ type floorLeader struct {
 	log   *floorLog
 	want  int           // followers to wait for
 	ready chan struct{} // closed once want followers are connected
+	kafka *cannedBroker // with --kafka: the producer's listener and the answers to its other requests
 
 	mu        sync.Mutex
 	client    net.Conn
+	answerTo  []byte // with --kafka: the Produce response frame for the record in flight
 	followers []*floorFetcher
 	end       int64  // records appended
 	durable   int64  // records fsynced by the leader (end without a log)
@@ -145,7 +161,12 @@ type floorFetcher struct {
 
 func (l *floorLeader) serve(ln net.Listener, closers *closerSet) error {
 	errs := make(chan error, l.want+1)
-	for range l.want + 1 {
+	conns := l.want + 1
+	if l.kafka != nil {
+		conns = l.want // the producer connects to the Kafka listener
+		go func() { errs <- l.acceptKafka(closers) }()
+	}
+	for range conns {
 		conn, err := ln.Accept()
 		if err != nil {
 			return err
@@ -190,46 +211,137 @@ func (l *floorLeader) serveClient(conn net.Conn) error {
 		if len(body) < floorMinRecordSize {
 			return errors.New("short record")
 		}
-		l.mu.Lock()
-		if l.answered != l.end {
-			l.mu.Unlock()
-			return errors.New("a second record in flight")
-		}
-		l.client = conn
-		l.end++
-		l.record = binary.BigEndian.AppendUint32(l.record[:0], uint32(len(body)))
-		l.record = append(l.record, body...)
-		record := l.record
-		var wake []*floorFetcher
-		for _, f := range l.followers {
-			if f.parked {
-				f.parked = false
-				wake = append(wake, f)
-			}
-		}
-		if l.log == nil {
-			l.durable = l.end
-		}
-		answer := l.commitLocked()
-		l.mu.Unlock()
-		for _, f := range wake {
-			if _, err := f.conn.Write(record); err != nil {
-				return err
-			}
-		}
-		if l.log != nil {
-			if err := l.log.appendSync(body); err != nil {
-				return err
-			}
-			l.mu.Lock()
-			l.durable = l.end
-			answer = l.commitLocked()
-			l.mu.Unlock()
-		}
-		if err := l.answer(answer); err != nil {
+		if err := l.publish(conn, nil, body); err != nil {
 			return err
 		}
 	}
+}
+
+// acceptKafka serves every connection of the Kafka producer (kgo opens several) until
+// the listener closes; a connection the producer closes ends only itself.
+func (l *floorLeader) acceptKafka(closers *closerSet) error {
+	errs := make(chan error, 1)
+	for {
+		conn, err := l.kafka.ln.Accept()
+		if err != nil {
+			select {
+			case connErr := <-errs: // what ended the run, rather than the closed listener
+				return connErr
+			default:
+				return err
+			}
+		}
+		closers.add(conn)
+		go func() {
+			if err := quietEOF(l.serveKafka(conn)); err != nil {
+				select {
+				case errs <- err:
+				default:
+				}
+				closers.closeAll() // a broken exchange ends the run
+			}
+		}()
+	}
+}
+
+// serveKafka answers one producer connection's requests in order: a Produce of one
+// record batch is a record of the floor, answered once committed; the canned broker
+// answers the rest at once.
+func (l *floorLeader) serveKafka(conn net.Conn) error {
+	<-l.ready
+	r := bufio.NewReader(conn)
+	var in, out, body []byte
+	for {
+		req, correlation, err := readCannedRequest(r, &in)
+		if err != nil {
+			return err
+		}
+		out = binary.BigEndian.AppendUint32(out[:0], 0) // frame size, set by appendCannedAnswer
+		out = binary.BigEndian.AppendUint32(out, correlation)
+		if _, ok := req.(*kmsg.FetchRequest); ok {
+			return errors.New("floor leader: no Fetch from the producer")
+		}
+		produce, isProduce := req.(*kmsg.ProduceRequest)
+		var batch []byte
+		if isProduce {
+			if produce.Acks == 0 || len(produce.Topics) != 1 || len(produce.Topics[0].Partitions) != 1 {
+				return errors.New("floor leader: a Produce must have acks and carry one partition")
+			}
+			batch = produce.Topics[0].Partitions[0].Records
+		}
+		resp, err := l.kafka.answer(req)
+		if err != nil {
+			return err
+		}
+		out = appendCannedAnswer(out, req.Key(), resp)
+		if !isProduce {
+			l.mu.Lock()
+			pending := l.answered != l.end && l.client == conn
+			l.mu.Unlock()
+			if pending { // its answer would overtake the Produce's
+				return fmt.Errorf("floor leader: %s sent behind an unanswered Produce", kmsg.NameForKey(req.Key()))
+			}
+			if _, err := conn.Write(out); err != nil {
+				return err
+			}
+			continue
+		}
+		// The floor's record: its offset (the records before it, which the followers
+		// check), then the batch.
+		l.mu.Lock()
+		next := l.end
+		l.mu.Unlock()
+		body = binary.BigEndian.AppendUint64(body[:0], uint64(next))
+		body = append(body, batch...)
+		// The answer is written by whichever goroutine commits the record, after this
+		// one may have read the next request into out: a copy of its own.
+		if err := l.publish(conn, bytes.Clone(out), body); err != nil {
+			return err
+		}
+	}
+}
+
+// publish appends body, the next record, hands it to the parked fetches, fsyncs it,
+// and answers conn when it is committed: with answer (a Kafka response frame), or
+// with the record's offset when answer is nil.
+func (l *floorLeader) publish(conn net.Conn, answer, body []byte) error {
+	l.mu.Lock()
+	if l.answered != l.end {
+		l.mu.Unlock()
+		return errors.New("a second record in flight")
+	}
+	l.client, l.answerTo = conn, answer
+	l.end++
+	l.record = binary.BigEndian.AppendUint32(l.record[:0], uint32(len(body)))
+	l.record = append(l.record, body...)
+	record := l.record
+	var wake []*floorFetcher
+	for _, f := range l.followers {
+		if f.parked {
+			f.parked = false
+			wake = append(wake, f)
+		}
+	}
+	if l.log == nil {
+		l.durable = l.end
+	}
+	committed := l.commitLocked()
+	l.mu.Unlock()
+	for _, f := range wake {
+		if _, err := f.conn.Write(record); err != nil {
+			return err
+		}
+	}
+	if l.log != nil {
+		if err := l.log.appendSync(body); err != nil {
+			return err
+		}
+		l.mu.Lock()
+		l.durable = l.end
+		committed = l.commitLocked()
+		l.mu.Unlock()
+	}
+	return l.answer(committed)
 }
 
 // serveFollower reads one follower's fetches: each says what it has, and is answered
@@ -287,16 +399,19 @@ func (l *floorLeader) commitLocked() int64 {
 	return l.end - 1
 }
 
-// answer tells the client that the record at offset is committed (nothing when
-// offset is negative).
+// answer tells the client that the record at offset is committed, in Kafka when it
+// sent a Produce (nothing when offset is negative).
 func (l *floorLeader) answer(offset int64) error {
 	if offset < 0 {
 		return nil
 	}
 	l.mu.Lock()
-	conn := l.client
+	conn, frame := l.client, l.answerTo
 	l.mu.Unlock()
-	_, err := conn.Write(floorOffsetFrame(offset))
+	if frame == nil {
+		frame = floorOffsetFrame(offset)
+	}
+	_, err := conn.Write(frame)
 	return err
 }
 

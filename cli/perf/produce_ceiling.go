@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"strconv"
+	"strings"
 
 	"github.com/petrel-broker/petrel/cli/internal/clientcmd"
 	ucli "github.com/urfave/cli/v2"
@@ -30,6 +33,7 @@ func perfProduceCeilingCommand() *ucli.Command {
 			"With --fsync-dir the broker stores every batch and answers after an fsync covering it;\n" +
 			"with --replicas N as well, N fake brokers run as processes of their own and replicate\n" +
 			"each other's partitions by fetch, answering once every node has fsynced the batch.\n" +
+			"With --floor the producer writes one record at a time to `perf floor`'s processes.\n" +
 			"--bootstrap-server is not used.",
 		Flags: append(perfProduceFlags(),
 			&ucli.StringFlag{
@@ -45,6 +49,12 @@ func perfProduceCeilingCommand() *ucli.Command {
 					"the ceiling of the producer, the disk and replication together",
 				Value: 1,
 			},
+			&ucli.BoolFlag{
+				Name: "floor",
+				Usage: "produce to `perf floor`'s processes instead: a leader that answers the producer's Produce once each of --replicas - 1 follower " +
+					"processes has fetched the record, with the broker's message pattern and none of its work (with --fsync-dir, each fsyncing where the " +
+					"broker does): the latency floor of one record in flight (--max-buffered-records 1) with this Kafka client",
+			},
 		),
 		Action: func(c *ucli.Context) error {
 			if c.Args().Len() > 0 {
@@ -53,6 +63,9 @@ func perfProduceCeilingCommand() *ucli.Command {
 			partitions, err := cannedPartitions(c)
 			if err != nil {
 				return err
+			}
+			if c.Bool("floor") {
+				return produceToFloor(c, partitions)
 			}
 			if replicas := c.Int("replicas"); replicas != 1 {
 				if replicas < 2 || replicas > 16 || c.String("fsync-dir") == "" {
@@ -99,15 +112,68 @@ func produceToCeilingCluster(c *ucli.Context, replicas, partitions int) error {
 	if err := c.Set("bootstrap-server", cl.bootstrap()); err != nil {
 		return err
 	}
-	// A node that ends during the run (it failed, or was killed) ends the run: the
-	// producer would otherwise retry against it until its timeouts.
+	runErr := produceWhileNodesRun(c, cl.nodes, "the canned cluster")
+	st := cl.stop()
+	if st.written < 0 {
+		return errors.Join(runErr, errors.New("perf produce-ceiling: a node of the canned cluster did not report what it wrote"))
+	}
+	fmt.Fprintf(c.App.ErrWriter, "produce-ceiling: %d nodes, %d bytes written, %d fsyncs, %.0f KiB per fsync on average, %.3f CPU seconds in the nodes\n",
+		replicas, st.written, st.fsyncs, float64(st.written)/float64(max(st.fsyncs, 1))/1024, st.cpu.Seconds())
+	return runErr
+}
+
+// produceToFloor runs the producer, one record in flight, against `perf floor`'s
+// processes: a leader with --kafka, which answers the producer in Kafka, and
+// --replicas - 1 followers. Its latency is the floor of `perf floor` with this Kafka
+// client in place of the floor's own.
+func produceToFloor(c *ucli.Context, partitions int) error {
+	replicas := c.Int("replicas")
+	switch {
+	case replicas < 1 || replicas > 16:
+		return fmt.Errorf("bad --replicas %d: want 1 to 16", replicas)
+	case partitions != 1 || c.Int("max-buffered-records") != 1 || (c.String("acks") != "all" && c.String("acks") != "-1"):
+		return errors.New("perf produce-ceiling --floor takes one record in flight: --partitions 1, --max-buffered-records 1 and --acks all")
+	}
+	dir := ""
+	if d := c.String("fsync-dir"); d != "" {
+		var err error
+		if dir, err = os.MkdirTemp(d, "petrel-floor-"); err != nil {
+			return err
+		}
+		defer os.RemoveAll(dir)
+	}
+	nodes := &floorNodes{errOut: clientcmd.LockErrWriter(c)}
+	defer nodes.stop()
+	addrs, err := nodes.start(c.Context, dir, "--followers", strconv.Itoa(replicas-1), "--kafka")
+	if err != nil {
+		return fmt.Errorf("perf produce-ceiling: %w", err)
+	}
+	floorAddr, kafkaAddr, ok := strings.Cut(addrs, " ")
+	if !ok {
+		return fmt.Errorf("perf produce-ceiling: the floor leader listens on %q, without a Kafka listener", addrs)
+	}
+	for range replicas - 1 {
+		if _, err := nodes.start(c.Context, dir, "--leader", floorAddr); err != nil {
+			return fmt.Errorf("perf produce-ceiling: %w", err)
+		}
+	}
+	if err := c.Set("bootstrap-server", kafkaAddr); err != nil {
+		return err
+	}
+	return produceWhileNodesRun(c, nodes, "the floor")
+}
+
+// produceWhileNodesRun runs the producer against nodes, of what (for errors). A node
+// that ends during the run (it failed, or was killed) ends the run: the producer would
+// otherwise retry against it until its timeouts.
+func produceWhileNodesRun(c *ucli.Context, nodes *floorNodes, what string) error {
 	ctx, cancel := context.WithCancelCause(c.Context)
 	defer cancel(nil)
-	for i, out := range cl.nodes.outs {
+	for i, out := range nodes.outs {
 		go func() {
 			select {
 			case <-out.done:
-				cancel(fmt.Errorf("perf produce-ceiling: node %d of the canned cluster ended during the run", i))
+				cancel(fmt.Errorf("perf produce-ceiling: node %d of %s ended during the run", i, what))
 			case <-ctx.Done():
 			}
 		}()
@@ -119,12 +185,5 @@ func produceToCeilingCluster(c *ucli.Context, replicas, partitions int) error {
 	if cause := context.Cause(ctx); cause != nil && parent.Err() == nil {
 		runErr = errors.Join(runErr, cause) // a node ended it
 	}
-	cancel(nil)
-	st := cl.stop()
-	if st.written < 0 {
-		return errors.Join(runErr, errors.New("perf produce-ceiling: a node of the canned cluster did not report what it wrote"))
-	}
-	fmt.Fprintf(c.App.ErrWriter, "produce-ceiling: %d nodes, %d bytes written, %d fsyncs, %.0f KiB per fsync on average, %.3f CPU seconds in the nodes\n",
-		replicas, st.written, st.fsyncs, float64(st.written)/float64(max(st.fsyncs, 1))/1024, st.cpu.Seconds())
 	return runErr
 }

@@ -8,11 +8,15 @@
 # one process); each produce row is followed
 # by its floor, `petrel perf floor` (the same message pattern between a leader and two
 # follower processes, with an fsync of each 1 KiB append where the broker fsyncs, and
-# no broker work), on the same disk. A seventh row, `petrel perf produce-ceiling`, is
+# no broker work), on the same disk, and by the same floor with the kgo producer of the
+# produce rows in place of the floor's own client (`petrel perf produce-ceiling --floor`:
+# the leader answers its Kafka Produce), whose difference from Petrel is the broker's
+# own share. A last row, `petrel perf produce-ceiling`, is
 # the same kgo producer against a canned broker in the client's process that acknowledges at
 # once: the client's own share. Rounds alternate the rows so that load changes touch
 # all of them. Prints one Markdown table and, per mode, the produce p50
-# minus the floor p50: what the broker (and the Kafka client) adds, and the context
+# minus each floor's p50: what the broker and the Kafka client add, and what the broker
+# alone adds, and the context
 # switches per record of the three processes. PETREL_SERVER_BIN=path runs the servers
 # from another petrel binary (the clients and the floor stay this one).
 set -euo pipefail
@@ -58,14 +62,18 @@ produce() {
   echo "$rps $p50 $p99 $(python3 -c "print('%.1f' % (($s1 - $s0) / $records))")"
 }
 floor() { "$bin" perf floor --records "$records" --record-size 1024 --replicas 3 --dir "$work" "$@" --json 2>/dev/null | python3 -c "$summary"; }
+kgofloor() { "$bin" perf produce-ceiling --floor --records "$records" --record-size 1024 --acks all --max-buffered-records 1 --replicas 3 "$@" --json 2>/dev/null | python3 -c "$summary"; }
 rows=()
 for r in $(seq 1 "$rounds"); do
   read -r rps p50 p99 sw < <(produce lat); rows+=("$r|Petrel produce, fsync|$rps|$p50|$p99|$sw")
   read -r rps p50 p99 sw < <(floor --fsync); rows+=("$r|floor, fsync|$rps|$p50|$p99|$sw")
+  read -r rps p50 p99 _ < <(kgofloor --fsync-dir "$work"); rows+=("$r|floor with kgo, fsync|$rps|$p50|$p99|")
   read -r rps p50 p99 sw < <(produce latpc); rows+=("$r|Petrel produce, page cache|$rps|$p50|$p99|$sw")
   read -r rps p50 p99 sw < <(floor); rows+=("$r|floor, page cache|$rps|$p50|$p99|$sw")
+  read -r rps p50 p99 _ < <(kgofloor); rows+=("$r|floor with kgo, page cache|$rps|$p50|$p99|")
   read -r rps p50 p99 sw < <(produce latrf1); rows+=("$r|Petrel produce, RF 1, page cache|$rps|$p50|$p99|$sw")
   read -r rps p50 p99 sw < <(floor --replicas 1); rows+=("$r|floor, 1 process, page cache|$rps|$p50|$p99|$sw")
+  read -r rps p50 p99 _ < <(kgofloor --replicas 1); rows+=("$r|floor with kgo, 1 process, page cache|$rps|$p50|$p99|")
   read -r rps p50 p99 _ < <("$bin" perf produce-ceiling --records "$records" --record-size 1024 --acks all --max-buffered-records 1 --json 2>/dev/null | python3 -c "$summary")
   rows+=("$r|kgo alone: produce-ceiling (canned broker in the client's process)|$rps|$p50|$p99|")
 done
@@ -84,4 +92,5 @@ for line in sys.stdin:
 for mode in ("fsync", "page cache", "RF 1, page cache"):
     prod = statistics.median(p["Petrel produce, " + mode])
     fl = statistics.median(p["floor, " + mode.replace("RF 1", "1 process")])
-    print("%s: produce p50 %.3f ms - floor p50 %.3f ms = %.3f ms added by the broker (medians over the rounds)" % (mode, prod, fl, prod - fl))'
+    kf = statistics.median(p["floor with kgo, " + mode.replace("RF 1", "1 process")])
+    print("%s: produce p50 %.3f ms - floor p50 %.3f ms = %.3f ms added by the broker and kgo; - the floor with kgo %.3f ms = %.3f ms by the broker (medians over the rounds)" % (mode, prod, fl, prod - fl, kf, prod - kf))'
