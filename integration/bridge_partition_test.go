@@ -9,6 +9,7 @@ package integration
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"testing"
 	"time"
@@ -128,16 +129,22 @@ type bridgeWriter struct {
 	partitions int32
 	cl         *kgo.Client
 	acked      map[int32][]string
+	maybe      map[int32]map[string]bool // written without an acknowledgement: may be in the log or not
 }
 
 func newBridgeWriter(t *testing.T, c *Cluster, topic string, partitions int32, nodes ...int) *bridgeWriter {
+	return newBridgeWriterWith(t, c, topic, partitions, nodes)
+}
+
+// newBridgeWriterWith is newBridgeWriter with more client options.
+func newBridgeWriterWith(t *testing.T, c *Cluster, topic string, partitions int32, nodes []int, opts ...kgo.Opt) *bridgeWriter {
 	var addrs []string
 	for _, n := range nodes {
 		addrs = append(addrs, c.Addr(n))
 	}
-	cl := newClient(t, addrs, kgo.RecordPartitioner(kgo.ManualPartitioner()),
-		kgo.RecordRetries(1000), kgo.RecordDeliveryTimeout(45*time.Second))
-	return &bridgeWriter{t: t, c: c, topic: topic, partitions: partitions, cl: cl, acked: map[int32][]string{}}
+	cl := newClient(t, addrs, append([]kgo.Opt{kgo.RecordPartitioner(kgo.ManualPartitioner()),
+		kgo.RecordRetries(1000), kgo.RecordDeliveryTimeout(45 * time.Second)}, opts...)...)
+	return &bridgeWriter{t: t, c: c, topic: topic, partitions: partitions, cl: cl, acked: map[int32][]string{}, maybe: map[int32]map[string]bool{}}
 }
 
 // write produces one record named for round to every partition, each acknowledged
@@ -156,8 +163,32 @@ func (w *bridgeWriter) write(round string) {
 	}
 }
 
+// tryWrite produces one record named for round to every partition, each given timeout
+// to be acknowledged before the next is sent, and returns the partitions that
+// acknowledged theirs. A record that failed or timed out may still be in the log.
+func (w *bridgeWriter) tryWrite(round string, timeout time.Duration) (acked []int32) {
+	w.t.Helper()
+	for p := range w.partitions {
+		v := fmt.Sprintf("%s-%d", round, p)
+		ctx, cancel := context.WithTimeout(testContext(w.t), timeout)
+		err := w.cl.ProduceSync(ctx, &kgo.Record{Topic: w.topic, Partition: p, Value: []byte(v)}).FirstErr()
+		cancel()
+		if err != nil {
+			if w.maybe[p] == nil {
+				w.maybe[p] = map[string]bool{}
+			}
+			w.maybe[p][v] = true
+			continue
+		}
+		w.acked[p] = append(w.acked[p], v)
+		acked = append(acked, p)
+	}
+	return acked
+}
+
 // readBack reads the topic from its start and checks that every partition holds
-// exactly what was acknowledged, in order.
+// exactly what was acknowledged, in order, besides records written without an
+// acknowledgement (tryWrite), each at most once.
 func (w *bridgeWriter) readBack() {
 	w.t.Helper()
 	reader := w.c.Client(w.t, kgo.ConsumeTopics(w.topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
@@ -175,12 +206,25 @@ func (w *bridgeWriter) readBack() {
 		}
 		fs.EachRecord(func(r *kgo.Record) {
 			got[r.Partition] = append(got[r.Partition], string(r.Value))
-			n++
+			if !w.maybe[r.Partition][string(r.Value)] {
+				n++
+			}
 		})
 	}
 	for p := range w.partitions {
-		if !slices.Equal(got[p], w.acked[p]) {
-			w.t.Errorf("partition %d read %v, acknowledged %v", p, got[p], w.acked[p])
+		seen := map[string]bool{}
+		var sure []string
+		for _, v := range got[p] {
+			if seen[v] {
+				w.t.Errorf("partition %d holds %s twice: %v", p, v, got[p])
+			}
+			seen[v] = true
+			if !w.maybe[p][v] {
+				sure = append(sure, v)
+			}
+		}
+		if !slices.Equal(sure, w.acked[p]) {
+			w.t.Errorf("partition %d read %v, acknowledged %v (and unacknowledged %v)", p, got[p], w.acked[p], slices.Sorted(maps.Keys(w.maybe[p])))
 		}
 	}
 }

@@ -428,6 +428,15 @@ func (c *Cluster) CutLink(i, j int, opts ...PartitionOption) {
 	c.t.Logf("harness: link node-%d <-> node-%d cut (Kafka only: %v)", i, j, kafkaOnly)
 }
 
+// CutOneWay holds back everything node from writes to node to, Raft and Kafka, as a
+// blackhole route from one to the other: nothing is closed or refused, what was written
+// arrives once Heal runs, and a dial between the two hangs until then (or until its
+// context ends). Node to's traffic to node from flows, and both reach everyone else.
+func (c *Cluster) CutOneWay(from, to int) {
+	c.net.cutOneWay(from, to)
+	c.t.Logf("harness: node-%d -> node-%d cut one way", from, to)
+}
+
 // Heal ends every partition.
 func (c *Cluster) Heal() {
 	c.net.heal()

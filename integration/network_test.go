@@ -13,6 +13,12 @@ package integration
 // the dialing node registers the local address of every connection it opens before
 // Dial returns, and so before the peer can have sent a byte. The accepting side
 // classifies a connection for good once bytes arrive, never earlier.
+//
+// A one-way cut (CutOneWay) is the other flavour, a blackhole route in one direction:
+// nothing is closed or refused. What one node writes to the other is held back, as
+// TCP holds unacknowledged bytes, and delivered in order once the cut heals; dials
+// between the two hang until then or until the dialer gives up, as a connect whose
+// SYN or SYN-ACK is dropped does.
 
 import (
 	"context"
@@ -20,6 +26,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -55,11 +62,30 @@ type network struct {
 	conns map[*netConn]struct{}
 	// requests are the Kafka request recorders, by node index.
 	requests map[int]*requestLog
+	// oneWay holds the one-way cuts, {from, to}: what from writes to to is held back.
+	oneWay map[[2]int]bool
+	// healed is closed by the heal that ends the current one-way cuts; a held writer
+	// or a hanging dial waits on it.
+	healed chan struct{}
 }
 
 func newNetwork() *network {
 	return &network{owner: map[string]int{}, cut: map[int]bool{}, links: map[[2]int]bool{}, kafkaAddrs: map[string]bool{}, dialed: map[string]int{},
-		conns: map[*netConn]struct{}{}, requests: map[int]*requestLog{}}
+		conns: map[*netConn]struct{}{}, requests: map[int]*requestLog{}, oneWay: map[[2]int]bool{}, healed: make(chan struct{})}
+}
+
+// cutOneWay holds back, until heal, whatever node from writes to node to; the link
+// stays up the other way, and no connection is closed.
+func (n *network) cutOneWay(from, to int) {
+	n.mu.Lock()
+	n.oneWay[[2]int{from, to}] = true
+	n.mu.Unlock()
+}
+
+// heldLocked reports whether bytes written by node from to node to are held back, and
+// returns the channel the heal that releases them closes. n.mu is held.
+func (n *network) heldLocked(from, to int) (bool, <-chan struct{}) {
+	return from >= 0 && to >= 0 && n.oneWay[[2]int{from, to}], n.healed
 }
 
 // blockedLocked reports whether traffic from one end to the other is cut; kafka
@@ -114,11 +140,16 @@ func (n *network) closeBlockedAndUnlock() {
 	}
 }
 
-// heal removes every cut.
+// heal removes every cut, and releases what one-way cuts held back.
 func (n *network) heal() {
 	n.mu.Lock()
 	clear(n.cut)
 	clear(n.links)
+	if len(n.oneWay) > 0 {
+		clear(n.oneWay)
+		close(n.healed)
+		n.healed = make(chan struct{})
+	}
 	n.mu.Unlock()
 }
 
@@ -166,16 +197,25 @@ func (n *network) dialer(i int) func(ctx context.Context, network, addr string) 
 		}
 		kafka := n.kafkaAddrs[addr]
 		blocked := n.blockedLocked(i, to, kafka)
+		out, healed := n.heldLocked(i, to)
+		back, _ := n.heldLocked(to, i)
 		n.mu.Unlock()
 		if blocked {
 			return nil, fmt.Errorf("node %d dialing %s: %w", i, addr, errLinkCut)
+		}
+		if out || back { // the SYN or the SYN-ACK is dropped: the connect hangs
+			select {
+			case <-healed:
+			case <-ctx.Done():
+				return nil, fmt.Errorf("node %d dialing %s across a one-way cut: %w", i, addr, ctx.Err())
+			}
 		}
 		var d net.Dialer
 		raw, err := d.DialContext(ctx, network, addr)
 		if err != nil {
 			return nil, err
 		}
-		c := &netConn{Conn: raw, net: n, from: i, to: to, kafka: kafka, resolved: true, local: raw.LocalAddr().String()}
+		c := &netConn{Conn: raw, net: n, from: i, to: to, kafka: kafka, resolved: true, local: raw.LocalAddr().String(), closed: make(chan struct{})}
 		n.mu.Lock()
 		if n.blockedLocked(i, to, kafka) { // cut while dialing
 			n.mu.Unlock()
@@ -288,7 +328,7 @@ func (l *netListener) Accept() (net.Conn, error) {
 			raw.Close()
 			continue
 		}
-		c := &netConn{Conn: raw, net: n, to: l.node, kafka: l.requests != nil}
+		c := &netConn{Conn: raw, net: n, to: l.node, kafka: l.requests != nil, closed: make(chan struct{})}
 		if l.requests != nil {
 			c.sniffer = &frameSniffer{log: l.requests}
 		}
@@ -316,7 +356,18 @@ type netConn struct {
 	// the connection's reader goroutine touches it.
 	sniffer   *frameSniffer
 	closeOnce sync.Once
+	closed    chan struct{} // closed by Close
+
+	// held holds, in order, what was written while a one-way cut held this end's
+	// writes back; a goroutine delivers it once the cut heals. Writes wait behind it.
+	heldMu   sync.Mutex
+	held     []byte
+	draining bool // a delivering goroutine runs; under heldMu
 }
+
+// maxHeld bounds the bytes one connection end holds back: a writer beyond it waits, as
+// a full socket buffer makes it.
+const maxHeld = 8 << 20
 
 // allowed reports whether the link is up; afterData is set once bytes have arrived,
 // when an accepted connection can be classified.
@@ -355,13 +406,105 @@ func (c *netConn) Write(p []byte) (int, error) {
 		c.Close()
 		return 0, errLinkCut
 	}
+	if c.hold(p) {
+		return len(p), nil
+	}
 	return c.Conn.Write(p)
 }
+
+// endsLocked returns the node writing on this end and the node reading the other end
+// (clientSide, or -1 for an address no node owns, where no one-way cut applies). n.mu
+// is held.
+func (c *netConn) endsLocked() (writer, reader int) {
+	if c.local != "" { // dialed: this end is the dialing node's
+		return c.from, c.to
+	}
+	return c.to, c.net.fromLocked(c, false)
+}
+
+// hold keeps p back when a one-way cut holds this end's writes, or when earlier bytes
+// are still held (order is kept), and reports whether it did; it waits while maxHeld
+// bytes are held.
+func (c *netConn) hold(p []byte) bool {
+	for {
+		n := c.net
+		n.mu.Lock()
+		writer, reader := c.endsLocked()
+		cut, healed := n.heldLocked(writer, reader)
+		n.mu.Unlock()
+		c.heldMu.Lock()
+		if !cut && len(c.held) == 0 && !c.draining {
+			c.heldMu.Unlock()
+			return false
+		}
+		if len(c.held) < maxHeld {
+			c.held = append(c.held, p...)
+			if !c.draining {
+				c.draining = true
+				go c.deliverHeld(healed)
+			}
+			c.heldMu.Unlock()
+			return true
+		}
+		c.heldMu.Unlock()
+		select { // full: wait for the heal, then for the delivery to make room
+		case <-healed:
+		case <-c.closed:
+			return true // the bytes are lost with the connection, as TCP's are
+		}
+		runtime.Gosched()
+	}
+}
+
+// deliverHeld writes what was held back once healed is closed, then what was held
+// while it wrote, until nothing is; a cut made again meanwhile holds the rest back
+// until its own heal.
+func (c *netConn) deliverHeld(healed <-chan struct{}) {
+	for {
+		select {
+		case <-healed:
+		case <-c.closed:
+			c.heldMu.Lock()
+			c.held, c.draining = nil, false
+			c.heldMu.Unlock()
+			return
+		}
+		c.heldMu.Lock()
+		chunk := c.held
+		c.held = nil
+		if len(chunk) == 0 {
+			c.draining = false
+			c.heldMu.Unlock()
+			return
+		}
+		c.heldMu.Unlock()
+		if _, err := c.Conn.Write(chunk); err != nil {
+			c.Close()
+			c.heldMu.Lock()
+			c.held, c.draining = nil, false
+			c.heldMu.Unlock()
+			return
+		}
+		n := c.net
+		n.mu.Lock()
+		writer, reader := c.endsLocked()
+		cut, next := n.heldLocked(writer, reader) // cut again while it wrote: wait for that heal
+		n.mu.Unlock()
+		if !cut {
+			next = closedChan
+		}
+		healed = next
+	}
+}
+
+// closedChan is a closed channel: a wait on it ends at once.
+var closedChan = func() chan struct{} { ch := make(chan struct{}); close(ch); return ch }()
 
 func (c *netConn) Close() error {
 	err := net.ErrClosed
 	c.closeOnce.Do(func() {
 		err = c.Conn.Close()
+		close(c.closed)
 		c.net.forget(c)
 	})
 	return err
