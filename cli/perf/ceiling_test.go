@@ -5,7 +5,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
+	"path/filepath"
 	"regexp"
 	"runtime"
 	"strconv"
@@ -185,14 +187,7 @@ func TestCannedBrokerClosesWithAnAnswerWaitingForItsFollowers(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer cl.Close()
-	req := kmsg.NewPtrProduceRequest()
-	req.Acks, req.TimeoutMillis = -1, 30000
-	topic := kmsg.NewProduceRequestTopic()
-	topic.Topic = ceilingTopic
-	part := kmsg.NewProduceRequestTopicPartition()
-	part.Records = cannedBatch(2, 10)
-	topic.Partitions = append(topic.Partitions, part)
-	req.Topics = append(req.Topics, topic)
+	req := cannedProduceRequest(cannedBatch(2, 10))
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	answered := make(chan error, 1)
@@ -228,51 +223,63 @@ func TestCannedBrokerClosesWithAnAnswerWaitingForItsFollowers(t *testing.T) {
 
 func TestPerf_ProduceCeilingEndsWhenANodeDies(t *testing.T) {
 	// A node killed in the middle of a run ends the run with an error, at once rather
-	// than at the producer's timeouts, and the other nodes still remove their files.
+	// than at the producer's timeouts (or never, for a record in flight one at a time):
+	// a canned cluster with the default producer and with one record in flight, and the
+	// floor's nodes.
 	if runtime.GOOS != "linux" {
 		t.Skip("finds the node processes in /proc")
 	}
-	dir := t.TempDir()
-	type result struct {
-		code           int
-		stdout, stderr string
-	}
-	done := make(chan result, 1)
-	go func() {
-		var out, errOut strings.Builder
-		code := runPetrel([]string{"petrel", "perf", "produce-ceiling", "--duration", "60s", "--record-size", "1000",
-			"--fsync-dir", dir, "--partitions", "3", "--replicas", "3"}, strings.NewReader(""), &out, &errOut) // the command locks its error stream
-		done <- result{code, out.String(), errOut.String()}
-	}()
-	deadline := time.Now().Add(30 * time.Second)
-	var victim int
-	for victim == 0 || !filesHaveData(dir) {
-		if time.Now().After(deadline) {
-			t.Fatal("no canned cluster writing after 30 s")
-		}
-		if victim == 0 {
-			victim = ceilingNodePID(t, 1)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	if p, err := os.FindProcess(victim); err == nil {
-		_ = p.Kill()
-	}
-	select {
-	case r := <-done:
-		if r.code != 1 || !strings.Contains(r.stderr, "ended during the run") {
-			t.Fatalf("a run with a node killed: exit %d, stderr %q", r.code, r.stderr)
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("the run did not end 30 s after a node died")
+	for _, tc := range []struct {
+		name, victim string
+		args         []string
+	}{
+		{"canned cluster", "ceiling-node\x00--node-id\x001\x00", []string{"--partitions", "3", "--replicas", "3"}},
+		{"canned cluster, one record in flight", "ceiling-node\x00--node-id\x001\x00", []string{"--partitions", "3", "--replicas", "3", "--max-buffered-records", "1"}},
+		{"floor", "floor-node\x00--leader\x00", []string{"--floor", "--replicas", "3", "--max-buffered-records", "1"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			type result struct {
+				code           int
+				stdout, stderr string
+			}
+			done := make(chan result, 1)
+			go func() {
+				var out, errOut strings.Builder
+				args := append([]string{"petrel", "perf", "produce-ceiling", "--duration", "60s", "--record-size", "1000", "--fsync-dir", dir}, tc.args...)
+				code := runPetrel(args, strings.NewReader(""), &out, &errOut) // the command locks its error stream
+				done <- result{code, out.String(), errOut.String()}
+			}()
+			deadline := time.Now().Add(30 * time.Second)
+			var victim int
+			for victim == 0 || !filesHaveData(dir) {
+				if time.Now().After(deadline) {
+					t.Fatal("no nodes writing after 30 s")
+				}
+				if victim == 0 {
+					victim = childPID(t, tc.victim)
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+			if p, err := os.FindProcess(victim); err == nil {
+				_ = p.Kill()
+			}
+			select {
+			case r := <-done:
+				if r.code != 1 || !strings.Contains(r.stderr, "ended during the run") {
+					t.Fatalf("a run with a node killed: exit %d, stderr %q", r.code, r.stderr)
+				}
+			case <-time.After(30 * time.Second):
+				t.Fatal("the run did not end 30 s after a node died")
+			}
+		})
 	}
 }
 
-// ceilingNodePID returns the pid of this process's child running canned cluster node
-// id, or 0 when there is none yet.
-func ceilingNodePID(t *testing.T, id int) int {
+// childPID returns the pid of this process's child whose command line holds want
+// (NUL-separated arguments), or 0 when there is none yet.
+func childPID(t *testing.T, want string) int {
 	t.Helper()
-	want := fmt.Sprintf("ceiling-node\x00--node-id\x00%d\x00", id)
 	entries, _ := os.ReadDir("/proc")
 	for _, e := range entries {
 		pid, err := strconv.Atoi(e.Name())
@@ -294,13 +301,16 @@ func ceilingNodePID(t *testing.T, id int) int {
 	return 0
 }
 
-// filesHaveData reports whether a file in dir holds bytes.
+// filesHaveData reports whether a file in dir, or in a directory in it, holds bytes.
 func filesHaveData(dir string) bool {
-	entries, _ := os.ReadDir(dir)
-	for _, e := range entries {
-		if info, err := e.Info(); err == nil && info.Size() > 0 {
-			return true
+	found := false
+	_ = filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			if info, err := d.Info(); err == nil && info.Size() > 0 {
+				found = true
+			}
 		}
-	}
-	return false
+		return nil
+	})
+	return found
 }

@@ -2,14 +2,16 @@ package perf
 
 import (
 	"bufio"
-	"context"
+	"bytes"
 	"encoding/binary"
+	"errors"
+	"io"
 	"net"
 	"os"
 	"testing"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 func TestPerf_ProduceCeilingFloorAnswersTheKafkaProducer(t *testing.T) {
@@ -36,9 +38,9 @@ func TestPerf_ProduceCeilingFloorAnswersTheKafkaProducer(t *testing.T) {
 }
 
 func TestFloorLeaderAnswersAProduceOnlyOnceTheFollowerFetchedPastIt(t *testing.T) {
-	// A floor leader with --kafka in this process and one follower played by the test:
-	// the producer's record reaches the follower's parked fetch, and its answer waits
-	// for the follower's next fetch.
+	// A floor leader with --kafka in this process, a producer and one follower both
+	// played by the test: the Produce's record reaches the follower's parked fetch, and
+	// its answer waits for the follower's next fetch.
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -66,16 +68,16 @@ func TestFloorLeaderAnswersAProduceOnlyOnceTheFollowerFetchedPastIt(t *testing.T
 	if _, err := follower.Write(append([]byte{floorRoleFollower}, floorOffsetFrame(0)...)); err != nil {
 		t.Fatal(err)
 	}
-
-	cl, err := kgo.NewClient(kgo.SeedBrokers(kafka.addr()), kgo.MaxBufferedRecords(1))
+	producer, err := net.Dial("tcp", kafka.addr())
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer cl.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	produced := make(chan error, 1)
-	cl.Produce(ctx, &kgo.Record{Topic: ceilingTopic, Value: []byte("a record of the floor")}, func(_ *kgo.Record, err error) { produced <- err })
+	closers.add(producer)
+	req := cannedProduceRequest(cannedBatch(1, 16))
+	req.Version = 7
+	if _, err := producer.Write(kmsg.NewRequestFormatter().AppendRequest(nil, req, 1)); err != nil {
+		t.Fatal(err)
+	}
 
 	_ = follower.SetReadDeadline(time.Now().Add(20 * time.Second))
 	var buf []byte
@@ -83,31 +85,50 @@ func TestFloorLeaderAnswersAProduceOnlyOnceTheFollowerFetchedPastIt(t *testing.T
 	if err != nil {
 		t.Fatalf("the follower's parked fetch got no record: %v", err)
 	}
-	if len(record) < floorMinRecordSize || binary.BigEndian.Uint64(record) != 0 {
-		t.Fatalf("the follower got %x, want the record at offset 0", record)
+	if len(record) < floorMinRecordSize || binary.BigEndian.Uint64(record) != 0 || !bytes.Equal(record[8:], req.Topics[0].Partitions[0].Records) {
+		t.Fatalf("the follower got %x, want offset 0 and the produced batch", record)
 	}
-	// The leader decides to answer under its lock before it hands the record out, so
-	// by now an answer that does not wait for the follower would be counted.
+	// The leader decides to answer under its lock before it hands the record out.
 	l.mu.Lock()
 	answered := l.answered
 	l.mu.Unlock()
-	select {
-	case err := <-produced:
-		t.Fatalf("the produce was answered (%v) before the follower fetched past the record", err)
-	default:
-		if answered != 0 {
-			t.Fatalf("the leader answered %d records before the follower fetched past the first", answered)
-		}
+	if answered != 0 {
+		t.Fatalf("the leader answered %d records before the follower fetched past the first", answered)
+	}
+	_ = producer.SetReadDeadline(time.Now().Add(200 * time.Millisecond)) // a bounded look for an answer that must not come
+	if k, err := producer.Read(make([]byte, 64)); !errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatalf("the producer read %d bytes (%v) before the follower fetched past the record", k, err)
 	}
 	if _, err := follower.Write(floorOffsetFrame(1)); err != nil {
 		t.Fatal(err)
 	}
-	select {
-	case err := <-produced:
-		if err != nil {
-			t.Fatalf("produce: %v", err)
-		}
-	case <-ctx.Done():
-		t.Fatal("the produce was not answered after the follower's next fetch")
+	_ = producer.SetReadDeadline(time.Now().Add(20 * time.Second))
+	var size [4]byte
+	if _, err := io.ReadFull(producer, size[:]); err != nil {
+		t.Fatalf("no answer after the follower's next fetch: %v", err)
 	}
+	frame := make([]byte, binary.BigEndian.Uint32(size[:]))
+	if _, err := io.ReadFull(producer, frame); err != nil {
+		t.Fatal(err)
+	}
+	resp := kmsg.NewPtrProduceResponse()
+	resp.Version = req.Version
+	if binary.BigEndian.Uint32(frame) != 1 || resp.ReadFrom(frame[4:]) != nil ||
+		len(resp.Topics) != 1 || len(resp.Topics[0].Partitions) != 1 || resp.Topics[0].Partitions[0].ErrorCode != 0 {
+		t.Fatalf("answer %x", frame)
+	}
+}
+
+// cannedProduceRequest is an acks=all Produce of records to partition 0 of the canned
+// topic.
+func cannedProduceRequest(records []byte) *kmsg.ProduceRequest {
+	req := kmsg.NewPtrProduceRequest()
+	req.Acks, req.TimeoutMillis = -1, 30000
+	rt := kmsg.NewProduceRequestTopic()
+	rt.Topic = ceilingTopic
+	rp := kmsg.NewProduceRequestTopicPartition()
+	rp.Records = records
+	rt.Partitions = append(rt.Partitions, rp)
+	req.Topics = append(req.Topics, rt)
+	return req
 }

@@ -160,11 +160,11 @@ type floorFetcher struct {
 }
 
 func (l *floorLeader) serve(ln net.Listener, closers *closerSet) error {
-	errs := make(chan error, l.want+1)
+	errs := make(chan error, l.want+2) // a goroutine per connection, or the Kafka acceptor and one of its connections
 	conns := l.want + 1
 	if l.kafka != nil {
 		conns = l.want // the producer connects to the Kafka listener
-		go func() { errs <- l.acceptKafka(closers) }()
+		go func() { errs <- l.acceptKafka(closers, errs) }()
 	}
 	for range conns {
 		conn, err := ln.Accept()
@@ -218,18 +218,14 @@ func (l *floorLeader) serveClient(conn net.Conn) error {
 }
 
 // acceptKafka serves every connection of the Kafka producer (kgo opens several) until
-// the listener closes; a connection the producer closes ends only itself.
-func (l *floorLeader) acceptKafka(closers *closerSet) error {
-	errs := make(chan error, 1)
+// the listener closes; a connection the producer closes ends only itself. A broken
+// exchange ends the run: its error goes to errs before anything is closed, so that it,
+// not a connection closed after it, is what the run ends with.
+func (l *floorLeader) acceptKafka(closers *closerSet, errs chan<- error) error {
 	for {
 		conn, err := l.kafka.ln.Accept()
 		if err != nil {
-			select {
-			case connErr := <-errs: // what ended the run, rather than the closed listener
-				return connErr
-			default:
-				return err
-			}
+			return err
 		}
 		closers.add(conn)
 		go func() {
@@ -238,7 +234,7 @@ func (l *floorLeader) acceptKafka(closers *closerSet) error {
 				case errs <- err:
 				default:
 				}
-				closers.closeAll() // a broken exchange ends the run
+				closers.closeAll()
 			}
 		}()
 	}

@@ -133,6 +133,9 @@ func perfProduceTo(c *ucli.Context, topic string) error {
 	}
 	errOut := clientcmd.LockErrWriter(c)
 	cl, err := clientcmd.NewClient(c, append(opts,
+		// What ends the command's context (not an interrupt: a canned cluster's node
+		// dying) fails the requests in flight, which a record one at a time waits on.
+		kgo.WithContext(c.Context),
 		kgo.AllowAutoTopicCreation(),
 		kgo.RecordDeliveryTimeout(c.Duration("timeout")),
 		kgo.UnknownTopicRetries(2),
@@ -149,7 +152,7 @@ func perfProduceTo(c *ucli.Context, topic string) error {
 
 	stats := newPerfStats(true)
 	stopProgress := startProgress(errOut, progressInterval, func() string { return stats.progressLine("sent") })
-	produceFixedRecords(ctx, cl, topic, randomPayload(size), bounds, newThrottle(limit, stats.start), stats, oneInFlight)
+	produceFixedRecords(ctx, c.Context, cl, topic, randomPayload(size), bounds, newThrottle(limit, stats.start), stats, oneInFlight)
 	flushErr := cl.Flush(c.Context)
 	stats.finish()
 	stopProgress()
@@ -168,15 +171,16 @@ func perfProduceTo(c *ucli.Context, topic string) error {
 }
 
 // produceFixedRecords produces payload records until bounds or ctx (an interrupt) end
-// the run, at most at the throttle's rate. Records are produced with a context of
-// their own, so that an interrupt stops new records without failing those in flight.
+// the run, at most at the throttle's rate. Records are produced with recordCtx, the
+// command's context, which an interrupt does not end: it stops new records without
+// failing those in flight. What ends recordCtx (a node of a canned cluster dying under
+// `perf produce-ceiling`) fails them, and ends a wait for one in flight.
 //
 // With oneInFlight each record is produced synchronously (ProduceSync, which also ends
 // the client's linger at once): its latency is its own round trip. Timing an
 // asynchronous Produce that blocks on a full buffer would also count the wait for the
 // previous record, about doubling the figure.
-func produceFixedRecords(ctx context.Context, cl *clientcmd.Client, topic string, payload []byte, bounds perfBounds, limit throttle, stats *perfStats, oneInFlight bool) {
-	produceCtx := context.WithoutCancel(ctx)
+func produceFixedRecords(ctx, recordCtx context.Context, cl *clientcmd.Client, topic string, payload []byte, bounds perfBounds, limit throttle, stats *perfStats, oneInFlight bool) {
 	for i := int64(0); !bounds.done(i, time.Since(stats.start)); i++ {
 		if err := limit.wait(ctx, i); err != nil {
 			return
@@ -186,11 +190,11 @@ func produceFixedRecords(ctx context.Context, cl *clientcmd.Client, topic string
 		}
 		sentAt := time.Now()
 		if oneInFlight {
-			err := cl.ProduceSync(produceCtx, &kgo.Record{Topic: topic, Value: payload}).FirstErr()
+			err := cl.ProduceSync(recordCtx, &kgo.Record{Topic: topic, Value: payload}).FirstErr()
 			stats.recordAck(time.Since(sentAt), len(payload), err)
 			continue
 		}
-		cl.Produce(produceCtx, &kgo.Record{Topic: topic, Value: payload}, func(_ *kgo.Record, err error) {
+		cl.Produce(recordCtx, &kgo.Record{Topic: topic, Value: payload}, func(_ *kgo.Record, err error) {
 			stats.recordAck(time.Since(sentAt), len(payload), err)
 		})
 	}

@@ -104,7 +104,11 @@ func perfProduceCeilingCommand() *ucli.Command {
 // nodes (ceilingCluster) and reports, besides the producer's figures, what the nodes
 // wrote and fsynced and the CPU they used.
 func produceToCeilingCluster(c *ucli.Context, replicas, partitions int) error {
-	cl, err := startCeilingCluster(c.Context, clientcmd.LockErrWriter(c), c.String("fsync-dir"), replicas, partitions)
+	// An interrupt while the nodes start ends the start, and the deferred stop cleans up
+	// (perfProduceTo takes interrupts over for the run).
+	startCtx, stopSignals := clientcmd.SignalContext(c.Context)
+	defer stopSignals()
+	cl, err := startCeilingCluster(startCtx, clientcmd.LockErrWriter(c), c.String("fsync-dir"), replicas, partitions)
 	if err != nil {
 		return fmt.Errorf("perf produce-ceiling: %w", err)
 	}
@@ -144,7 +148,11 @@ func produceToFloor(c *ucli.Context, partitions int) error {
 	}
 	nodes := &floorNodes{errOut: clientcmd.LockErrWriter(c)}
 	defer nodes.stop()
-	addrs, err := nodes.start(c.Context, dir, "--followers", strconv.Itoa(replicas-1), "--kafka")
+	// An interrupt while the nodes start ends the start, and the deferred stop and
+	// removal clean up (perfProduceTo takes interrupts over for the run).
+	startCtx, stopSignals := clientcmd.SignalContext(c.Context)
+	defer stopSignals()
+	addrs, err := nodes.start(startCtx, dir, "--followers", strconv.Itoa(replicas-1), "--kafka")
 	if err != nil {
 		return fmt.Errorf("perf produce-ceiling: %w", err)
 	}
@@ -153,7 +161,7 @@ func produceToFloor(c *ucli.Context, partitions int) error {
 		return fmt.Errorf("perf produce-ceiling: the floor leader listens on %q, without a Kafka listener", addrs)
 	}
 	for range replicas - 1 {
-		if _, err := nodes.start(c.Context, dir, "--leader", floorAddr); err != nil {
+		if _, err := nodes.start(startCtx, dir, "--leader", floorAddr); err != nil {
 			return fmt.Errorf("perf produce-ceiling: %w", err)
 		}
 	}
