@@ -130,6 +130,9 @@ type bridgeWriter struct {
 	cl         *kgo.Client
 	acked      map[int32][]string
 	maybe      map[int32]map[string]bool // written without an acknowledgement: may be in the log or not
+	// mustHold are records acknowledged out of the writer's order (by another client):
+	// each must be in the log, where is not checked; each is in maybe too.
+	mustHold map[int32][]string
 }
 
 func newBridgeWriter(t *testing.T, c *Cluster, topic string, partitions int32, nodes ...int) *bridgeWriter {
@@ -138,13 +141,8 @@ func newBridgeWriter(t *testing.T, c *Cluster, topic string, partitions int32, n
 
 // newBridgeWriterWith is newBridgeWriter with more client options.
 func newBridgeWriterWith(t *testing.T, c *Cluster, topic string, partitions int32, nodes []int, opts ...kgo.Opt) *bridgeWriter {
-	var addrs []string
-	for _, n := range nodes {
-		addrs = append(addrs, c.Addr(n))
-	}
-	cl := newClient(t, addrs, append([]kgo.Opt{kgo.RecordPartitioner(kgo.ManualPartitioner()),
-		kgo.RecordRetries(1000), kgo.RecordDeliveryTimeout(45 * time.Second)}, opts...)...)
-	return &bridgeWriter{t: t, c: c, topic: topic, partitions: partitions, cl: cl, acked: map[int32][]string{}, maybe: map[int32]map[string]bool{}}
+	cl := bridgeClient(t, c, nodes, opts...)
+	return &bridgeWriter{t: t, c: c, topic: topic, partitions: partitions, cl: cl, acked: map[int32][]string{}, maybe: map[int32]map[string]bool{}, mustHold: map[int32][]string{}}
 }
 
 // write produces one record named for round to every partition, each acknowledged
@@ -163,6 +161,17 @@ func (w *bridgeWriter) write(round string) {
 	}
 }
 
+// bridgeClient is a bridgeWriter's client: of nodes, writing to the partition each
+// record names, retrying for up to 45 s.
+func bridgeClient(t *testing.T, c *Cluster, nodes []int, opts ...kgo.Opt) *kgo.Client {
+	var addrs []string
+	for _, n := range nodes {
+		addrs = append(addrs, c.Addr(n))
+	}
+	return newClient(t, addrs, append([]kgo.Opt{kgo.RecordPartitioner(kgo.ManualPartitioner()),
+		kgo.RecordRetries(1000), kgo.RecordDeliveryTimeout(45 * time.Second)}, opts...)...)
+}
+
 // tryWrite produces one record named for round to every partition, each given timeout
 // to be acknowledged before the next is sent, and returns the partitions that
 // acknowledged theirs. A record that failed or timed out may still be in the log.
@@ -174,10 +183,7 @@ func (w *bridgeWriter) tryWrite(round string, timeout time.Duration) (acked []in
 		err := w.cl.ProduceSync(ctx, &kgo.Record{Topic: w.topic, Partition: p, Value: []byte(v)}).FirstErr()
 		cancel()
 		if err != nil {
-			if w.maybe[p] == nil {
-				w.maybe[p] = map[string]bool{}
-			}
-			w.maybe[p][v] = true
+			w.maybe[p] = addMaybe(w.maybe[p], v)
 			continue
 		}
 		w.acked[p] = append(w.acked[p], v)
@@ -226,5 +232,19 @@ func (w *bridgeWriter) readBack() {
 		if !slices.Equal(sure, w.acked[p]) {
 			w.t.Errorf("partition %d read %v, acknowledged %v (and unacknowledged %v)", p, got[p], w.acked[p], slices.Sorted(maps.Keys(w.maybe[p])))
 		}
+		for _, v := range w.mustHold[p] {
+			if !seen[v] {
+				w.t.Errorf("partition %d lost %s, acknowledged to another client: read %v", p, v, got[p])
+			}
+		}
 	}
+}
+
+// addMaybe returns set with v added, making it when nil.
+func addMaybe(set map[string]bool, v string) map[string]bool {
+	if set == nil {
+		set = map[string]bool{}
+	}
+	set[v] = true
+	return set
 }
