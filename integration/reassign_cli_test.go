@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -21,9 +22,16 @@ import (
 // the move between them).
 var progressLine = regexp.MustCompile(`(?m)^  replica 3: \d+ of \d+ bytes caught up \(\d+\.\d%\) from leader \d(, \d+ B/s)?$`)
 
-// petrel runs the CLI and returns its exit code, stdout and stderr.
+// cliRuns serialises the CLI runs of parallel tests: urfave/cli/v2 writes its
+// package-level help flag (cli.HelpFlag) as every command parses its flags, a data race
+// between two runs at once in one process.
+var cliRuns sync.Mutex
+
+// petrel runs the CLI and returns its exit code, stdout and stderr; one run at a time.
 func petrel(args ...string) (int, string, string) {
 	var out, errOut bytes.Buffer
+	cliRuns.Lock()
+	defer cliRuns.Unlock()
 	code := cli.RunWithIO(append([]string{"petrel"}, args...), &out, &errOut)
 	return code, out.String(), errOut.String()
 }

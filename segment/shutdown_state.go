@@ -4,8 +4,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 	"time"
 )
 
@@ -280,13 +278,10 @@ func (d *stateDecoder) uvarint() uint64 {
 // segments in the file cache's care with their files closed, its leader epochs, no
 // listing. ok is false when st does not fit the options (another recovery point or log
 // start than the checkpoints', another cleanup policy, no file cache): the caller then
-// opens the log from its files. So it does when a segment's file is not the size st
-// describes: a file damaged or replaced since the clean close (cut short, rolled back),
-// whose bytes the description would otherwise be trusted over; the open from the files
-// recovers it.
+// opens the log from its files.
 func (l *Log) openShutdownState(st *ShutdownState, opts OpenOptions) bool {
 	if l.files == nil || st.compacted != l.cfg.Compacted || opts.RecoveryPoint != st.LogEndOffset() ||
-		opts.LogStartOffset != st.logStartOffset || len(st.segments) == 0 || !st.filesFit(l.dir) {
+		opts.LogStartOffset != st.logStartOffset || len(st.segments) == 0 {
 		return false
 	}
 	l.segments = make([]*segment, len(st.segments))
@@ -322,21 +317,6 @@ func (l *Log) TakeOpenOwnerData() []byte {
 	data := l.openOwnerData
 	l.openOwnerData = nil
 	return data
-}
-
-// filesFit reports whether every segment's .log file in dir has the size st describes
-// (a segment without bytes may have no file yet): one stat per segment, where the
-// description spares the open a listing of dir and a read of each file.
-func (st *ShutdownState) filesFit(dir string) bool {
-	for _, ss := range st.segments {
-		fi, err := os.Stat(segmentPath(dir, ss.baseOffset, LogFileSuffix))
-		switch {
-		case err != nil && ss.size == 0 && errors.Is(err, fs.ErrNotExist):
-		case err != nil || fi.Size() != ss.size:
-			return false
-		}
-	}
-	return true
 }
 
 // closedIndex is an index of n entries whose file is closed: writable (mapped for
