@@ -149,13 +149,25 @@ func newBridgeWriterWith(t *testing.T, c *Cluster, topic string, partitions int3
 // before the next.
 func (w *bridgeWriter) write(round string) {
 	w.t.Helper()
+	w.produceRound(round, 60*time.Second, func(p int32, err error) {
+		w.t.Fatalf("%s: produce to partition %d: %v", round, p, err)
+	})
+}
+
+// produceRound produces one record named for round to every partition, each given
+// timeout to be acknowledged before the next is sent; an acknowledged one joins acked,
+// and failed is called for the others.
+func (w *bridgeWriter) produceRound(round string, timeout time.Duration, failed func(p int32, err error)) {
+	w.t.Helper()
 	for p := range w.partitions {
 		v := fmt.Sprintf("%s-%d", round, p)
-		ctx, cancel := context.WithTimeout(testContext(w.t), 60*time.Second)
+		ctx, cancel := context.WithTimeout(testContext(w.t), timeout)
 		err := w.cl.ProduceSync(ctx, &kgo.Record{Topic: w.topic, Partition: p, Value: []byte(v)}).FirstErr()
 		cancel()
 		if err != nil {
-			w.t.Fatalf("%s: produce to partition %d: %v", round, p, err)
+			w.maybe[p] = addMaybe(w.maybe[p], v) // it may have landed all the same
+			failed(p, err)
+			continue
 		}
 		w.acked[p] = append(w.acked[p], v)
 	}
@@ -177,17 +189,12 @@ func bridgeClient(t *testing.T, c *Cluster, nodes []int, opts ...kgo.Opt) *kgo.C
 // acknowledged theirs. A record that failed or timed out may still be in the log.
 func (w *bridgeWriter) tryWrite(round string, timeout time.Duration) (acked []int32) {
 	w.t.Helper()
+	failed := map[int32]bool{}
+	w.produceRound(round, timeout, func(p int32, _ error) { failed[p] = true })
 	for p := range w.partitions {
-		v := fmt.Sprintf("%s-%d", round, p)
-		ctx, cancel := context.WithTimeout(testContext(w.t), timeout)
-		err := w.cl.ProduceSync(ctx, &kgo.Record{Topic: w.topic, Partition: p, Value: []byte(v)}).FirstErr()
-		cancel()
-		if err != nil {
-			w.maybe[p] = addMaybe(w.maybe[p], v)
-			continue
+		if !failed[p] {
+			acked = append(acked, p)
 		}
-		w.acked[p] = append(w.acked[p], v)
-		acked = append(acked, p)
 	}
 	return acked
 }
