@@ -196,15 +196,16 @@ func (s *Shard) persistConsumer(b *batch, g *ConsumerGroup, events []ConsumerEve
 	var err error
 	if pending, dirty := s.consumerDirty[g.id]; dirty {
 		// Resync after a failed write: the tombstones of every member a failed write
-		// removed, then the whole group.
+		// removed, then the whole group. A member that joined again under its id since
+		// is tombstoned too: the whole group restates its metadata and assignment, but
+		// names a target only for members that have one, so the removed member's
+		// target record would otherwise outlive it.
 		for id := range pending {
 			removed = append(removed, id)
 		}
 		var tombs []ConsumerEvent
-		for _, id := range removed {
-			if _, live := g.members[id]; !live {
-				tombs = append(tombs, ConsumerMemberRemoved{MemberID: id})
-			}
+		for _, id := range slices.Compact(slices.Sorted(slices.Values(removed))) {
+			tombs = append(tombs, ConsumerMemberRemoved{MemberID: id})
 		}
 		removedRx = append(removedRx, s.takeDirtyRegexes(g.id)...)
 		tombs = append(tombs, staleRegexTombstones(g, removedRx)...)

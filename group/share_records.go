@@ -148,12 +148,11 @@ func shareGroupFullRecords(g *ShareGroup) ([]Record, error) {
 }
 
 // shareResyncRecords restates group g after failed writes: the tombstones of the
-// members among removed it no longer has, then shareGroupFullRecords.
+// members among removed, then shareGroupFullRecords. A member that joined again under
+// its id since is tombstoned too: the full records name a target only for members
+// that have one, so the removed member's target record would otherwise outlive it.
 func shareResyncRecords(g *ShareGroup, removed []string) ([]Record, error) {
-	gone := slices.DeleteFunc(slices.Compact(slices.Sorted(slices.Values(removed))), func(id string) bool {
-		_, live := g.members[id]
-		return live
-	})
+	gone := slices.Compact(slices.Sorted(slices.Values(removed)))
 	evs := make([]ShareEvent, 0, len(gone))
 	for _, id := range gone {
 		evs = append(evs, ShareMemberRemoved{MemberID: id})
