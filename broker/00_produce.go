@@ -281,8 +281,8 @@ func (b *Broker) producePartition(r *kmsg.ProduceRequest, topic string, rp kmsg.
 		info, err = part.AppendAsLeaderVerified(records, minInsync, v.Guard)
 	}
 	if err != nil {
-		if errors.Is(err, segment.ErrLogFailed) {
-			b.partitions.recheck() // the log directory goes offline (offline_replicas.go)
+		if errors.Is(err, segment.ErrLogFailed) || errors.Is(err, segment.ErrLogDamaged) {
+			b.partitions.recheck() // the replica or its directory goes offline (offline_replicas.go)
 		}
 		return b.errorCodeLogged(err, "produce"), errorMessage(err), nil, none
 	}

@@ -33,6 +33,7 @@ var errorTable = []struct {
 	{segment.ErrRecordsTooLarge, kerr.MessageTooLarge.Code},
 	{segment.ErrUnsupportedMagic, kerr.InvalidRecord.Code},
 	{segment.ErrLogFailed, kerr.KafkaStorageError.Code},
+	{segment.ErrLogDamaged, kerr.KafkaStorageError.Code},
 	{segment.ErrClosed, kerr.NotLeaderForPartition.Code},
 	{segment.ErrCorruptCheckpoint, kerr.KafkaStorageError.Code},
 	{segment.ErrInvalidName, kerr.InvalidTopicException.Code},

@@ -214,6 +214,9 @@ func (pm *partitionManager) reconcileLoop() {
 			pm.updateRemoteLogStates(im)
 			pm.recheckISRs(im)
 			pm.b.remoteLogs.imageChanged(im)
+			if first && pm.fromShutdownState.Load() > 0 {
+				pm.b.goLoop("described-log-check", pm.checkDescribedLogs)
+			}
 			first = false
 			prev = im
 			pm.mu.Lock()
@@ -312,10 +315,21 @@ func (pm *partitionManager) reconcilePartition(t *metadata.Topic, p *metadata.Pa
 		lp = nil
 	}
 	if lp != nil {
-		if err := lp.WithLog(func(l *segment.Log) error { return l.Failure() }); errors.Is(err, segment.ErrLogFailed) {
+		err := lp.WithLog(func(l *segment.Log) error { return l.Failure() })
+		switch {
+		case errors.Is(err, segment.ErrLogFailed):
 			pm.failLogDir(err) // a failed write: the whole directory goes offline (offline_replicas.go)
 			pm.remove(tp, false)
 			pm.markOffline(tp, t.ID, err)
+			return toOpen
+		case errors.Is(err, segment.ErrLogDamaged):
+			// Files changed while the broker was stopped: this replica alone goes
+			// offline, and is opened again from its files (recovered) once the
+			// controller has moved its leadership and ISR membership; a replica that
+			// had neither is opened at the next pass, which no image may bring.
+			pm.remove(tp, false)
+			pm.markOffline(tp, t.ID, err)
+			pm.recheck()
 			return toOpen
 		}
 	}

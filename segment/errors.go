@@ -37,6 +37,13 @@ var (
 	// ErrLogFailed means an earlier write or sync failed; the log refuses writes until it
 	// is reopened (the error is sticky).
 	ErrLogFailed = errors.New("segment: log failed after a storage error")
+	// ErrLogDamaged means a segment file is not the size the log's clean-shutdown
+	// description names (OpenOptions.ShutdownState): it was cut short, extended or
+	// replaced while the broker was stopped. The log is found out at the file's first
+	// open, and refuses writes from then on (sticky, as ErrLogFailed, but the log
+	// directory is sound): its owner reopens it from its files, whose recovery cuts what
+	// is torn.
+	ErrLogDamaged = errors.New("segment: log files changed since the clean shutdown")
 	// ErrCorruptCheckpoint means a checkpoint file could not be parsed.
 	ErrCorruptCheckpoint = errors.New("segment: corrupt checkpoint file")
 	// ErrInvalidName means a file or directory name is not in Kafka's layout.

@@ -1,6 +1,7 @@
 package segment
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -125,7 +126,8 @@ type Log struct {
 	hideEmptyBatches bool
 }
 
-// Failure returns the sticky write failure (ErrLogFailed), or nil.
+// Failure returns the sticky failure (ErrLogFailed after a failed write, ErrLogDamaged
+// for files changed while the broker was stopped), or nil.
 func (l *Log) Failure() error { return l.failure }
 
 // Dir returns the partition directory.
@@ -284,7 +286,20 @@ func (l *Log) writable() error {
 // returns it, and Failure reports it.
 func (l *Log) MarkFailed(op string, err error) error { return l.fail(op, err) }
 
+// markDamaged makes err, which wraps ErrLogDamaged, the log's sticky failure unless it
+// has one, and returns the failure.
+func (l *Log) markDamaged(err error) error {
+	if l.failure == nil {
+		l.failure = err
+		l.due.Store(true)
+	}
+	return l.failure
+}
+
 func (l *Log) fail(op string, err error) error {
+	if errors.Is(err, ErrLogDamaged) {
+		return l.markDamaged(err) // not a failed write: the directory is sound
+	}
 	if l.failure == nil {
 		l.failure = fmt.Errorf("%w: %s in %s: %w", ErrLogFailed, op, l.dir, err)
 		l.due.Store(true)

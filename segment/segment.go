@@ -58,6 +58,10 @@ type segment struct {
 	// unborn is set while the files of a new log's empty active segment do not exist
 	// (unbornSegment): the first attach creates them. Owner only.
 	unborn bool
+	// describedBy is the Log whose clean-shutdown description (openShutdownState) gave
+	// the segment its size, until the first attach has checked the .log file against it
+	// (checkDescribedSize). Owner only.
+	describedBy *Log
 	// last is the last batch indexBatch accounted for, nil until the first (an idle
 	// replica's segments pay a pointer for it); tailBatch trusts it only while it ends
 	// at size and nextOffset.
@@ -122,6 +126,10 @@ func (s *segment) attach() error {
 		}
 	}
 	if err != nil {
+		return err
+	}
+	if err := s.checkDescribedSize(f); err != nil {
+		f.Close()
 		return err
 	}
 	if err := s.offsetIndex.attach(); err != nil {

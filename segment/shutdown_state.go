@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"os"
 	"time"
 )
 
@@ -301,6 +302,7 @@ func (l *Log) openShutdownState(st *ShutdownState, opts OpenOptions) bool {
 			timeIndex:                timeIndex{closedIndex(l.dir, ss.baseOffset, timeIndexEntrySize, l.cfg, int(ss.timeIndexEntries), active), ss.baseOffset},
 		}
 		s.c, s.pins = l.files, &l.held // in the cache's care, not open
+		s.describedBy = l              // its file checked at the first open
 		l.segments[i] = s
 	}
 	l.epochs = &LeaderEpochCache{dir: l.dir, entries: st.epochs, unflushed: st.epochsUnflushed, log: l}
@@ -317,6 +319,69 @@ func (l *Log) TakeOpenOwnerData() []byte {
 	data := l.openOwnerData
 	l.openOwnerData = nil
 	return data
+}
+
+// checkDescribedSize checks, at the first open of a segment built from its log's
+// clean-shutdown description, that its .log file f is the size the description names:
+// one fstat of a file just opened, where a check at the start would stat every
+// replica's file on cold caches. A file cut short, extended or replaced while the broker
+// was stopped would otherwise be trusted (an append past its end leaves a hole of
+// zeros); the log is marked damaged (ErrLogDamaged, sticky) for its owner to reopen
+// from its files.
+func (s *segment) checkDescribedSize(f *os.File) error {
+	if s.describedBy == nil {
+		return nil
+	}
+	st, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	return s.checkSize(f.Name(), st.Size())
+}
+
+// DescribedFile is a segment's .log file not yet checked against the size its log's
+// clean-shutdown description names (Log.UncheckedFiles).
+type DescribedFile struct {
+	Path string
+	Size int64 // the described size
+}
+
+// UncheckedFiles returns the .log files of the segments built from the log's
+// clean-shutdown description that no open has checked yet (checkDescribedSize), with
+// the sizes the description names: for the owner to stat outside its lock and hand
+// back to CheckFileSize, so that damage is found without waiting for a file's first use.
+func (l *Log) UncheckedFiles() []DescribedFile {
+	var out []DescribedFile
+	for _, s := range l.segments {
+		if s.describedBy != nil {
+			out = append(out, DescribedFile{Path: segmentPath(s.dir, s.baseOffset, LogFileSuffix), Size: s.size})
+		}
+	}
+	return out
+}
+
+// CheckFileSize compares size, the size of the .log file at path as the owner found it
+// (UncheckedFiles; 0 for a missing file), with the size the description names for a
+// segment still unchecked: a difference marks the log damaged and returns the failure
+// (ErrLogDamaged); a match marks the segment checked. A segment checked by its first
+// open or removed meanwhile is left alone.
+func (l *Log) CheckFileSize(path string, size int64) error {
+	for _, s := range l.segments {
+		if s.describedBy != nil && segmentPath(s.dir, s.baseOffset, LogFileSuffix) == path {
+			return s.checkSize(path, size)
+		}
+	}
+	return nil
+}
+
+// checkSize compares size, that of the .log file at path, with the size s's log's
+// description names: a difference marks the log damaged, a match s checked.
+func (s *segment) checkSize(path string, size int64) error {
+	if size != s.size {
+		return s.describedBy.markDamaged(fmt.Errorf("%w: %s is %d bytes, the clean shutdown left %d", ErrLogDamaged, path, size, s.size))
+	}
+	s.describedBy = nil
+	return nil
 }
 
 // closedIndex is an index of n entries whose file is closed: writable (mapped for

@@ -2,6 +2,7 @@ package segment
 
 import (
 	"bytes"
+	"errors"
 	"os"
 	"reflect"
 	"strings"
@@ -256,4 +257,120 @@ func TestShutdownStateOfACompactedLogWithAnEmptySegment(t *testing.T) {
 	if _, err := ParseShutdownState(AppendShutdownState(nil, st)); err == nil {
 		t.Fatal("two segments at one base offset read as a log")
 	}
+}
+
+// TestShutdownStateFileChangedWhileStopped: a segment file cut short or extended after
+// the clean close no longer fits the description. The open from the description does
+// not look (it reads no file), but the file's first open does, and so does the owner's
+// check of UncheckedFiles: the log is marked damaged (ErrLogDamaged, not a failed
+// write), refuses appends, and writes nothing into the file. Opened again from its
+// files, recovery cuts the torn batch and every whole batch before it reads back. A
+// file of the described size opens, passes the check and appends.
+func TestShutdownStateFileChangedWhileStopped(t *testing.T) {
+	for _, tc := range []struct{ change, foundBy string }{
+		{"cut short", "first open"}, {"extended", "first open"}, {"cut short", "check"}, {"extended", "check"},
+	} {
+		change := tc.change
+		t.Run(strings.ReplaceAll(change+" "+tc.foundBy, " ", "-"), func(t *testing.T) {
+			cfg := epochTestConfig()
+			fc := NewFileCache(8)
+			l, dir := openTestLog(t, cfg, OpenOptions{Files: fc})
+			appendEpochs(t, l, 1, 1, 2, 2, 2, 4, 4)
+			wantRecords := readAll(t, l)
+			st := shutdownStateRoundTrip(t, l)
+			end := l.LogEndOffset()
+			active := st.segments[len(st.segments)-1]
+			path := segmentPath(dir, active.baseOffset, LogFileSuffix)
+			size := active.size - 3 // into the last batch
+			if change == "extended" {
+				size = active.size + 100
+			}
+			if err := os.Truncate(path, size); err != nil {
+				t.Fatal(err)
+			}
+			opts := OpenOptions{Files: fc, CleanShutdown: true, RecoveryPoint: end, ShutdownState: st}
+			l, rep, err := Open(dir, cfg, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !rep.FromShutdownState || l.Failure() != nil {
+				t.Fatalf("opened as %+v, failure %v; want the description's open, not yet failed", rep, l.Failure())
+			}
+			if tc.foundBy == "check" {
+				if errs := checkFiles(t, l); len(errs) != 1 || !errors.Is(errs[0], ErrLogDamaged) {
+					t.Fatalf("the check of %d segments: %v; want the changed one's ErrLogDamaged", len(st.segments), errs)
+				}
+			}
+			_, err = l.AppendAsLeader(makeBatch(t, epochSpec), 4)
+			if !errors.Is(err, ErrLogDamaged) || errors.Is(err, ErrLogFailed) {
+				t.Fatalf("append to a changed file: %v; want ErrLogDamaged (not ErrLogFailed)", err)
+			}
+			if !errors.Is(l.Failure(), ErrLogDamaged) {
+				t.Fatalf("failure %v; want ErrLogDamaged, sticky", l.Failure())
+			}
+			if _, err := l.Read(active.baseOffset, 1, end); !errors.Is(err, ErrLogDamaged) {
+				t.Fatalf("read of the changed segment: %v; want ErrLogDamaged", err)
+			}
+			l.Close()
+			if fi, err := os.Stat(path); err != nil || fi.Size() != size {
+				t.Fatalf("the changed file after the damaged log: %v, %v; want %d bytes, untouched", fi, err, size)
+			}
+
+			opts.ShutdownState = nil
+			l, rep, err = Open(dir, cfg, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := readAll(t, l)
+			switch change {
+			case "cut short":
+				if rep.Cut == nil || l.LogEndOffset() >= end || len(got) != len(wantRecords)-1 {
+					t.Fatalf("opened from the files as %+v, log end %d of %d, %d batches; want the torn batch cut", rep, l.LogEndOffset(), end, len(got))
+				}
+			case "extended":
+				if l.LogEndOffset() != end || len(got) != len(wantRecords) {
+					t.Fatalf("opened from the files as %+v, log end %d of %d, %d batches; want every batch", rep, l.LogEndOffset(), end, len(got))
+				}
+			}
+			if !reflect.DeepEqual(got, wantRecords[:len(got)]) {
+				t.Fatal("the whole batches read back changed")
+			}
+			appendEpochs(t, l, 4) // after the last whole batch: no hole
+			if after := readAll(t, l); len(after) != len(got)+1 || !reflect.DeepEqual(after[:len(got)], got) {
+				t.Fatalf("%d batches after an append to %d", len(after), len(got))
+			}
+			st = shutdownStateRoundTrip(t, l)
+			l, rep, err = Open(dir, cfg, OpenOptions{Files: fc, CleanShutdown: true, RecoveryPoint: st.LogEndOffset(), ShutdownState: st})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if errs := checkFiles(t, l); len(errs) != 0 || len(l.UncheckedFiles()) != 0 {
+				t.Fatalf("the check of files of the described size: %v, %d left unchecked", errs, len(l.UncheckedFiles()))
+			}
+			appendEpochs(t, l, 4)
+			if !rep.FromShutdownState || l.Failure() != nil {
+				t.Fatalf("a file of the described size opened as %+v, failure %v", rep, l.Failure())
+			}
+			if err := l.Close(); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
+
+// checkFiles stats each of l's UncheckedFiles, as the broker does, and returns
+// CheckFileSize's errors.
+func checkFiles(t *testing.T, l *Log) []error {
+	t.Helper()
+	var errs []error
+	for _, f := range l.UncheckedFiles() {
+		fi, err := os.Stat(f.Path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := l.CheckFileSize(f.Path, fi.Size()); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errs
 }
