@@ -11,50 +11,107 @@ package broker
 // follower with a changed file may fetch, and be counted in the ISR, from the described
 // log end offset; its first append finds the damage.
 //
-// The pass runs outside the replicas' locks (a cold stat may take milliseconds) and
-// does not delay serving: 100,000 partitions take seconds on cold caches.
+// The pass waits until the start has settled: every replica this broker holds is in its
+// partition's ISR, or describedCheckMaxWait has passed. It then runs outside the
+// replicas' locks (a cold stat may take milliseconds), one file at a time: it has no
+// hurry, and its reads of cold inodes must not queue before the start's Raft fsyncs
+// (docs/benchmarks.md "A whole cluster at scale": at 100,000 partitions on cold caches
+// it took 28-30 s per node).
 
 import (
 	"errors"
 	"io/fs"
 	"os"
+	"slices"
 	"time"
 
+	"github.com/petrel-broker/petrel/metadata"
 	"github.com/petrel-broker/petrel/segment"
 )
 
 // checkDescribedLogs is the background pass over the segment files of the replicas
 // opened from their descriptions (see the file comment).
 func (pm *partitionManager) checkDescribedLogs() {
+	if !pm.waitStartSettled() {
+		return // stopping
+	}
 	start := time.Now()
 	replicas, files, damaged := 0, 0, 0
-	for i, lp := range pm.allSorted() {
+	for i, lp := range pm.all() {
 		if pm.stopping(i) {
-			return
+			return // cut short
 		}
-		var unchecked []segment.DescribedFile
-		if lp.WithLog(func(l *segment.Log) error { unchecked = l.UncheckedFiles(); return nil }) != nil || len(unchecked) == 0 {
-			continue
+		n, bad := checkDescribedLog(lp)
+		if n > 0 {
+			replicas++
+			files += n
 		}
-		replicas++
-		for _, f := range unchecked {
-			var size int64
-			fi, err := os.Stat(f.Path)
-			switch {
-			case err == nil:
-				size = fi.Size()
-			case !errors.Is(err, fs.ErrNotExist):
-				continue // left to the file's first open
-			}
-			files++
-			err = lp.WithLog(func(l *segment.Log) error { return l.CheckFileSize(f.Path, size) })
-			if errors.Is(err, segment.ErrLogDamaged) {
-				damaged++
-				pm.recheck() // the reconciler takes it offline and reopens it
-				break
-			}
+		if bad {
+			damaged++
+			pm.recheck() // the reconciler takes it offline and reopens it
 		}
 	}
 	pm.b.logger.Info("checked the segment files of the replicas opened from their clean-shutdown descriptions",
 		"replicas", replicas, "files", files, "damaged", damaged, "duration", time.Since(start).Round(time.Millisecond))
+}
+
+// describedCheckMaxWait bounds how long the check of the described files waits for the
+// start to settle (waitStartSettled).
+const describedCheckMaxWait = time.Minute
+
+// waitStartSettled waits until every replica open here with a leader has this broker in
+// its ISR, or describedCheckMaxWait has passed; it returns false if the broker stops.
+func (pm *partitionManager) waitStartSettled() bool {
+	deadline := time.Now().Add(describedCheckMaxWait)
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	for time.Now().Before(deadline) && !pm.allInSync(pm.b.Image()) {
+		select {
+		case <-pm.b.stop:
+			return false
+		case <-tick.C:
+		}
+	}
+	return true
+}
+
+// allInSync reports whether im has this broker in the ISR of every partition with a
+// leader whose replica is open here.
+func (pm *partitionManager) allInSync(im *metadata.Image) bool {
+	self := pm.b.cfg.NodeID
+	for _, lp := range pm.all() {
+		t := im.Topic(lp.Topic)
+		if t == nil || int(lp.ID) >= len(t.Partitions) {
+			continue
+		}
+		if p := t.Partitions[lp.ID]; p.Leader >= 0 && !slices.Contains(p.ISR, self) {
+			return false
+		}
+	}
+	return true
+}
+
+// checkDescribedLog stats lp's described segment files not yet opened and hands their
+// sizes to its log; it returns how many it checked and whether the log is damaged.
+func checkDescribedLog(lp *localPartition) (checked int, damaged bool) {
+	var unchecked []segment.DescribedFile
+	if lp.WithLog(func(l *segment.Log) error { unchecked = l.UncheckedFiles(); return nil }) != nil {
+		return 0, false
+	}
+	for _, f := range unchecked {
+		var size int64
+		fi, err := os.Stat(f.Path)
+		switch {
+		case err == nil:
+			size = fi.Size()
+		case !errors.Is(err, fs.ErrNotExist):
+			continue // left to the file's first open
+		}
+		checked++
+		err = lp.WithLog(func(l *segment.Log) error { return l.CheckFileSize(f.Path, size) })
+		if errors.Is(err, segment.ErrLogDamaged) {
+			return checked, true
+		}
+	}
+	return checked, false
 }

@@ -1,8 +1,10 @@
 package integration
 
 // A follower's files damaged while it is stopped (reliability.md T8). Its indexes, which
-// held entries, deleted: after the restart it catches up, and once it leads, reads from
-// the middle of its log (an index lookup) find their records. Its log cut short after a
+// held entries, deleted: the first append after the restart finds them missing, the
+// replica goes offline and is opened again from its files, which rebuilds them; it
+// catches up, and once it leads, reads from the middle of its log (an index lookup)
+// find their records. Its log cut short after a
 // clean stop: the file's first open finds it does not fit the clean close's description,
 // the replica goes offline and is opened again from its files, whose recovery cuts the
 // torn batch, and it fetches the rest again from the leader.
@@ -92,10 +94,14 @@ func TestFollowerWithDeletedIndexesServesAfterTheRestart(t *testing.T) {
 
 	c.Stop(1)
 	dir := filepath.Join(c.nodes[1].dir, "logs", topic+"-0")
-	for _, name := range []string{"00000000000000000000.index", "00000000000000000000.timeindex"} {
-		if fi, err := os.Stat(filepath.Join(dir, name)); err != nil || fi.Size() == 0 {
+	indexes := []string{"00000000000000000000.index", "00000000000000000000.timeindex"}
+	sizes := map[string]int64{}
+	for _, name := range indexes {
+		fi, err := os.Stat(filepath.Join(dir, name))
+		if err != nil || fi.Size() == 0 {
 			t.Fatalf("node-1's %s before the damage: %v, want entries to lose", name, err)
 		}
+		sizes[name] = fi.Size()
 		if err := os.Remove(filepath.Join(dir, name)); err != nil {
 			t.Fatal(err)
 		}
@@ -103,6 +109,13 @@ func TestFollowerWithDeletedIndexesServesAfterTheRestart(t *testing.T) {
 	c.Restart(1)
 	produceRandomNumbered(t, cl, 40, 50)
 	waitFullISR(t, c, topic)
+	// The first append found the files missing: the log was reopened from its files,
+	// which rebuilt the indexes over the whole segment, not only what came since.
+	for _, name := range indexes {
+		if fi, err := os.Stat(filepath.Join(dir, name)); err != nil || fi.Size() < sizes[name] {
+			t.Fatalf("node-1's %s after the restart: %v, %v; want at least the %d bytes it had", name, fi, err, sizes[name])
+		}
+	}
 	readFromNode1(t, c, topic, 25, 25)
 }
 

@@ -118,9 +118,13 @@ func (ix *indexFile) mapFile() error {
 func (ix *indexFile) filePath() string { return segmentPath(ix.dir, ix.base, ix.suffix()) }
 
 // attach opens and maps the file again after detach, as it was: over maxEntries when
-// writable, over its entries when sealed.
-func (ix *indexFile) attach() error {
-	f, err := OpenFile(ix.filePath(), os.O_RDWR|os.O_CREATE, 0o644)
+// writable, over its entries when sealed. A missing file is created, unless mustExist.
+func (ix *indexFile) attach(mustExist bool) error {
+	flags := os.O_RDWR | os.O_CREATE
+	if mustExist {
+		flags = os.O_RDWR
+	}
+	f, err := OpenFile(ix.filePath(), flags, 0o644)
 	if err != nil {
 		return err
 	}

@@ -59,8 +59,8 @@ type segment struct {
 	// (unbornSegment): the first attach creates them. Owner only.
 	unborn bool
 	// describedBy is the Log whose clean-shutdown description (openShutdownState) gave
-	// the segment its size, until the first attach has checked the .log file against it
-	// (checkDescribedSize). Owner only.
+	// the segment its size and index entries, until the first attach has checked its
+	// files against them (checkDescribedSize, describedIndexMissing). Owner only.
 	describedBy *Log
 	// last is the last batch indexBatch accounted for, nil until the first (an idle
 	// replica's segments pay a pointer for it); tailBatch trusts it only while it ends
@@ -128,19 +128,22 @@ func (s *segment) attach() error {
 	if err != nil {
 		return err
 	}
+	described := s.describedBy
 	if err := s.checkDescribedSize(f); err != nil {
 		f.Close()
 		return err
 	}
-	if err := s.offsetIndex.attach(); err != nil {
+	// A described index with entries must still exist (describedIndexMissing).
+	if err := s.offsetIndex.attach(described != nil && s.offsetIndex.written > 0); err != nil {
 		f.Close()
-		return err
+		return describedIndexMissing(described, err)
 	}
-	if err := s.timeIndex.attach(); err != nil {
+	if err := s.timeIndex.attach(described != nil && s.timeIndex.written > 0); err != nil {
 		s.offsetIndex.detach()
 		f.Close()
-		return err
+		return describedIndexMissing(described, err)
 	}
+	s.describedBy = nil // the files are the described ones
 	if s.unborn {
 		// The files were just created: their names in the partition directory, and the
 		// directory's own name in the log directory, are made durable before anything

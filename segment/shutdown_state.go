@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"time"
 )
@@ -327,7 +328,8 @@ func (l *Log) TakeOpenOwnerData() []byte {
 // replica's file on cold caches. A file cut short, extended or replaced while the broker
 // was stopped would otherwise be trusted (an append past its end leaves a hole of
 // zeros); the log is marked damaged (ErrLogDamaged, sticky) for its owner to reopen
-// from its files.
+// from its files. The first open clears describedBy once the indexes are open too
+// (describedIndexMissing).
 func (s *segment) checkDescribedSize(f *os.File) error {
 	if s.describedBy == nil {
 		return nil
@@ -339,6 +341,17 @@ func (s *segment) checkDescribedSize(f *os.File) error {
 	return s.checkSize(f.Name(), st.Size())
 }
 
+// describedIndexMissing is err, the failure to open an index file the log's description
+// says holds entries: a file deleted while the broker was stopped marks the log
+// damaged (ErrLogDamaged) instead of being created empty, so that its reopening from its
+// files rebuilds it (an empty file would be trusted, every lookup a scan of the segment).
+func describedIndexMissing(l *Log, err error) error {
+	if l == nil || !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	return l.markDamaged(fmt.Errorf("%w: %w", ErrLogDamaged, err))
+}
+
 // DescribedFile is a segment's .log file not yet checked against the size its log's
 // clean-shutdown description names (Log.UncheckedFiles).
 type DescribedFile struct {
@@ -347,7 +360,7 @@ type DescribedFile struct {
 }
 
 // UncheckedFiles returns the .log files of the segments built from the log's
-// clean-shutdown description that no open has checked yet (checkDescribedSize), with
+// clean-shutdown description that have not been opened yet (checkDescribedSize), with
 // the sizes the description names: for the owner to stat outside its lock and hand
 // back to CheckFileSize, so that damage is found without waiting for a file's first use.
 func (l *Log) UncheckedFiles() []DescribedFile {
@@ -362,9 +375,9 @@ func (l *Log) UncheckedFiles() []DescribedFile {
 
 // CheckFileSize compares size, the size of the .log file at path as the owner found it
 // (UncheckedFiles; 0 for a missing file), with the size the description names for a
-// segment still unchecked: a difference marks the log damaged and returns the failure
-// (ErrLogDamaged); a match marks the segment checked. A segment checked by its first
-// open or removed meanwhile is left alone.
+// segment not yet opened: a difference marks the log damaged and returns the failure
+// (ErrLogDamaged); a match changes nothing (the first open still checks the indexes). A
+// segment opened or removed meanwhile is left alone.
 func (l *Log) CheckFileSize(path string, size int64) error {
 	for _, s := range l.segments {
 		if s.describedBy != nil && segmentPath(s.dir, s.baseOffset, LogFileSuffix) == path {
@@ -375,12 +388,11 @@ func (l *Log) CheckFileSize(path string, size int64) error {
 }
 
 // checkSize compares size, that of the .log file at path, with the size s's log's
-// description names: a difference marks the log damaged, a match s checked.
+// description names: a difference marks the log damaged.
 func (s *segment) checkSize(path string, size int64) error {
 	if size != s.size {
 		return s.describedBy.markDamaged(fmt.Errorf("%w: %s is %d bytes, the clean shutdown left %d", ErrLogDamaged, path, size, s.size))
 	}
-	s.describedBy = nil
 	return nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -344,10 +345,14 @@ func TestShutdownStateFileChangedWhileStopped(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if errs := checkFiles(t, l); len(errs) != 0 || len(l.UncheckedFiles()) != 0 {
-				t.Fatalf("the check of files of the described size: %v, %d left unchecked", errs, len(l.UncheckedFiles()))
+			n := len(l.UncheckedFiles())
+			if errs := checkFiles(t, l); len(errs) != 0 || n != len(st.segments) {
+				t.Fatalf("the check of %d files of the described size: %v, of %d segments", n, errs, len(st.segments))
 			}
 			appendEpochs(t, l, 4)
+			if left := len(l.UncheckedFiles()); left != n-1 {
+				t.Fatalf("%d segments unopened after an append to the active one, want %d", left, n-1)
+			}
 			if !rep.FromShutdownState || l.Failure() != nil {
 				t.Fatalf("a file of the described size opened as %+v, failure %v", rep, l.Failure())
 			}
@@ -373,4 +378,59 @@ func checkFiles(t *testing.T, l *Log) []error {
 		}
 	}
 	return errs
+}
+
+// TestShutdownStateIndexDeletedWhileStopped: an index file the description says holds
+// entries, deleted after the clean close, is not created empty at the segment's first
+// open (it would be trusted, and every lookup below the new entries would scan the
+// segment): the log is marked damaged, and its reopening from its files rebuilds the
+// index with every entry it had.
+func TestShutdownStateIndexDeletedWhileStopped(t *testing.T) {
+	for _, suffix := range []string{IndexFileSuffix, TimeIndexFileSuffix} {
+		t.Run(suffix, func(t *testing.T) {
+			cfg := epochTestConfig()
+			cfg.SegmentBytes = 1 << 20 // one segment
+			cfg.IndexIntervalBytes = 1 // an entry for every batch after the first
+			fc := NewFileCache(8)
+			l, dir := openTestLog(t, cfg, OpenOptions{Files: fc})
+			appendEpochs(t, l, 1, 1, 2, 2, 2, 4, 4)
+			wantRecords := readAll(t, l)
+			st := shutdownStateRoundTrip(t, l)
+			active := st.segments[len(st.segments)-1]
+			path := segmentPath(dir, active.baseOffset, suffix)
+			before, err := os.ReadFile(path)
+			if err != nil || len(before) == 0 {
+				t.Fatalf("the index before the damage: %d bytes, %v; want entries", len(before), err)
+			}
+			if err := os.Remove(path); err != nil {
+				t.Fatal(err)
+			}
+			opts := OpenOptions{Files: fc, CleanShutdown: true, RecoveryPoint: st.LogEndOffset(), ShutdownState: st}
+			l, _, err = Open(dir, cfg, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := l.AppendAsLeader(makeBatch(t, epochSpec), 4); !errors.Is(err, ErrLogDamaged) {
+				t.Fatalf("append with the index deleted: %v; want ErrLogDamaged", err)
+			}
+			l.Close()
+			if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
+				t.Fatalf("the deleted index after the damaged log: %v; want it still missing", err)
+			}
+			opts.ShutdownState = nil
+			l, rep, err := Open(dir, cfg, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Contains(rep.IndexesRebuilt, active.baseOffset) || !reflect.DeepEqual(readAll(t, l), wantRecords) {
+				t.Fatalf("reopened from the files as %+v; want segment %d's indexes rebuilt and every batch", rep, active.baseOffset)
+			}
+			if err := l.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if after, err := os.ReadFile(path); err != nil || !bytes.Equal(after, before) {
+				t.Fatalf("the rebuilt index: %d bytes, %v; want the %d it had", len(after), err, len(before))
+			}
+		})
+	}
 }

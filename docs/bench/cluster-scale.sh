@@ -223,4 +223,8 @@ cz=(0 0 0) # new processes: their CPU since their start
 echo "| whole cluster started at once$cold, every partition led (all ready at $ready s) | $total | $rf | $(since "$t0") | $note; $(cpu_note cz); load $(cut -d' ' -f1 /proc/loadavg) |"
 wait_sync "$replicas" 900
 echo "| start until every ISR is full | $total | $rf | $(since "$t0") | |"
+for i in 0 1 2; do wait_log "$work/n$i.log" "checked the segment files" 600 1; done
+note=""
+for i in 0 1 2; do note+="n$i: $(grep 'checked the segment files' "$work/n$i.log" | tail -1 | grep -o '[a-z]*=[0-9.a-zµ]*' | tr '\n' ' ')"; done
+echo "| the start's background check of the described segment files, from the start | $total | $rf | $(since "$t0") | $note |"
 for p in ${profilers[@]+"${profilers[@]}"}; do wait "$p" || true; done # before the EXIT trap kills the nodes
