@@ -226,7 +226,8 @@ func (c *logCleaner) clean(job cleanJob) {
 		Throttle: c.throttle.Wait, Cancelled: c.stopped}
 	plan, err := job.lp.PrepareClean(opts)
 	if err != nil || plan == nil {
-		if err != nil && !errors.Is(err, replication.ErrPartitionStopped) {
+		// A damaged log is not uncleanable: its replica is reopened from its files.
+		if err != nil && !errors.Is(err, replication.ErrPartitionStopped) && !errors.Is(err, segment.ErrLogDamaged) {
 			c.markUncleanable(job.tp, "preparing", err)
 		} else if err == nil && job.check {
 			c.stopHiding(job)

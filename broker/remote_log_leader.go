@@ -88,6 +88,12 @@ func (l leaderLog) StageSegment(seg tiered.LocalSegment, dir string) (tiered.Log
 		if lg.FirstSegmentBaseOffset() > seg.BaseOffset {
 			return fmt.Errorf("segment at %d of %s-%d is gone", seg.BaseOffset, l.lp.Topic, l.lp.ID)
 		}
+		// Never copy a file changed while the broker was stopped (segment.ErrLogDamaged):
+		// the files are linked, not read through the log, so its first open's checks
+		// run here.
+		if err := lg.CheckSegmentFiles(seg.BaseOffset); err != nil {
+			return err
+		}
 		link := func(src string, optional bool) (string, error) {
 			dst := filepath.Join(dir, filepath.Base(src))
 			err := os.Link(src, dst)

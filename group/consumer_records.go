@@ -172,8 +172,10 @@ func memberTombstones(members, targets []string, tomb func(recordType int16, mem
 
 // consumerGroupFullRecords is the records stating the whole of group g: every member's
 // metadata, every regular expression's resolution, the group epoch, every target
-// member and the target epoch, every member's current assignment. Replayed over any earlier records of the group (with the
-// tombstones of members it no longer has), they give g.
+// member and the target epoch, every member's current assignment. Replayed over any
+// earlier records of the group, after the tombstones of every member removed since
+// (gone, or back under the same id: a member without a target is named by none of these
+// records), they give g.
 func consumerGroupFullRecords(g *ConsumerGroup) ([]Record, error) {
 	var evs []ConsumerEvent
 	members := g.sortedMembers()

@@ -125,7 +125,8 @@ func shareTopicPartitions(ts []ShareTopicPartitionsInfo) []ShareTopicPartitions 
 // shareGroupFullRecords is the records stating the whole of group g: every member's
 // metadata, the group epoch, every target member and the target epoch, every member's
 // current assignment, the share state partitions. Replayed over any earlier records of
-// the group (with the tombstones of members it no longer has), they give g.
+// the group, after the tombstones of every member removed since (gone, or back under the
+// same id: shareResyncRecords), they give g.
 func shareGroupFullRecords(g *ShareGroup) ([]Record, error) {
 	var evs []ShareEvent
 	ids := g.MemberIDs()

@@ -144,7 +144,8 @@ func TestFollowerWithLogCutShortRefetchesAfterTheRestart(t *testing.T) {
 	c.Restart(1)
 	// Idle, the follower never opens the file: the start's background check finds it.
 	var offline, cut bool
-	testwait.ForWhat(t, 30*time.Second, "node-1 to find and cut its damaged log", func() error {
+	// The check waits for node-1's replicas to be in their ISRs, a minute at most.
+	testwait.ForWhat(t, 2*time.Minute, "node-1 to find and cut its damaged log", func() error {
 		for _, l := range c.TakeAlertLines() {
 			if !strings.Contains(l, "node-1") || !strings.Contains(l, "topic="+topic) {
 				continue

@@ -146,9 +146,15 @@ func (l *Log) PrepareClean(opts CleanOptions) (*CleanPlan, error) {
 			break
 		}
 		f, err := os.Open(segmentPath(l.dir, s.baseOffset, LogFileSuffix))
+		if err == nil {
+			err = s.checkDescribedSize(f) // read here without the Log's first open
+			if err != nil {
+				f.Close()
+			}
+		}
 		if err != nil {
 			p.Abandon()
-			return nil, err
+			return nil, describedFileMissing(s.describedBy, err)
 		}
 		p.segs = append(p.segs, cleanSource{s.baseOffset, s.nextOffset, s.size, s, f})
 		p.after = l.segments[i+1].baseOffset

@@ -60,7 +60,7 @@ type segment struct {
 	unborn bool
 	// describedBy is the Log whose clean-shutdown description (openShutdownState) gave
 	// the segment its size and index entries, until the first attach has checked its
-	// files against them (checkDescribedSize, describedIndexMissing). Owner only.
+	// files against them (checkDescribedSize, describedFileMissing). Owner only.
 	describedBy *Log
 	// last is the last batch indexBatch accounted for, nil until the first (an idle
 	// replica's segments pay a pointer for it); tailBatch trusts it only while it ends
@@ -126,22 +126,22 @@ func (s *segment) attach() error {
 		}
 	}
 	if err != nil {
-		return err
+		return describedFileMissing(s.describedBy, err)
 	}
 	described := s.describedBy
 	if err := s.checkDescribedSize(f); err != nil {
 		f.Close()
 		return err
 	}
-	// A described index with entries must still exist (describedIndexMissing).
+	// A described index with entries must still exist (describedFileMissing).
 	if err := s.offsetIndex.attach(described != nil && s.offsetIndex.written > 0); err != nil {
 		f.Close()
-		return describedIndexMissing(described, err)
+		return describedFileMissing(described, err)
 	}
 	if err := s.timeIndex.attach(described != nil && s.timeIndex.written > 0); err != nil {
 		s.offsetIndex.detach()
 		f.Close()
-		return describedIndexMissing(described, err)
+		return describedFileMissing(described, err)
 	}
 	s.describedBy = nil // the files are the described ones
 	if s.unborn {

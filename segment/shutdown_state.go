@@ -329,7 +329,7 @@ func (l *Log) TakeOpenOwnerData() []byte {
 // was stopped would otherwise be trusted (an append past its end leaves a hole of
 // zeros); the log is marked damaged (ErrLogDamaged, sticky) for its owner to reopen
 // from its files. The first open clears describedBy once the indexes are open too
-// (describedIndexMissing).
+// (describedFileMissing).
 func (s *segment) checkDescribedSize(f *os.File) error {
 	if s.describedBy == nil {
 		return nil
@@ -341,11 +341,14 @@ func (s *segment) checkDescribedSize(f *os.File) error {
 	return s.checkSize(f.Name(), st.Size())
 }
 
-// describedIndexMissing is err, the failure to open an index file the log's description
-// says holds entries: a file deleted while the broker was stopped marks the log
-// damaged (ErrLogDamaged) instead of being created empty, so that its reopening from its
-// files rebuilds it (an empty file would be trusted, every lookup a scan of the segment).
-func describedIndexMissing(l *Log, err error) error {
+// describedFileMissing is err, the failure to open a file of a segment l described (nil
+// when none): the .log, or an index the description says holds entries. A file deleted
+// while the broker was stopped marks the log damaged (ErrLogDamaged), not failed (which
+// would take the whole log directory offline), and an index is not created empty, so
+// that the log's reopening from its files rebuilds it (an empty one would be trusted,
+// every lookup a scan of the segment). Every described segment had its files: a
+// description of a log whose active segment has none yet is never made.
+func describedFileMissing(l *Log, err error) error {
 	if l == nil || !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
@@ -374,7 +377,7 @@ func (l *Log) UncheckedFiles() []DescribedFile {
 }
 
 // CheckFileSize compares size, the size of the .log file at path as the owner found it
-// (UncheckedFiles; 0 for a missing file), with the size the description names for a
+// (UncheckedFiles; -1 for a missing file), with the size the description names for a
 // segment not yet opened: a difference marks the log damaged and returns the failure
 // (ErrLogDamaged); a match changes nothing (the first open still checks the indexes). A
 // segment opened or removed meanwhile is left alone.
@@ -387,9 +390,29 @@ func (l *Log) CheckFileSize(path string, size int64) error {
 	return nil
 }
 
+// CheckSegmentFiles runs the first open's checks (checkDescribedSize,
+// describedFileMissing) on the segment at baseOffset when the log was opened from its
+// description and the segment has not been opened since, and returns the log's sticky
+// failure: for an owner about to read a segment's files without the Log (tiered
+// storage's copy links them).
+func (l *Log) CheckSegmentFiles(baseOffset int64) error {
+	defer l.release()
+	for _, s := range l.segments {
+		if s.baseOffset == baseOffset && s.describedBy != nil {
+			if err := s.use(); err != nil && l.failure == nil {
+				return err
+			}
+		}
+	}
+	return l.failure
+}
+
 // checkSize compares size, that of the .log file at path, with the size s's log's
 // description names: a difference marks the log damaged.
 func (s *segment) checkSize(path string, size int64) error {
+	if size < 0 {
+		return s.describedBy.markDamaged(fmt.Errorf("%w: %s is missing, the clean shutdown left %d bytes", ErrLogDamaged, path, s.size))
+	}
 	if size != s.size {
 		return s.describedBy.markDamaged(fmt.Errorf("%w: %s is %d bytes, the clean shutdown left %d", ErrLogDamaged, path, size, s.size))
 	}

@@ -434,3 +434,55 @@ func TestShutdownStateIndexDeletedWhileStopped(t *testing.T) {
 		})
 	}
 }
+
+// TestShutdownStateSealedFileChangedWhileStopped: the first segment's .log, deleted or
+// cut short after the clean close, is found by whichever reads it first without having
+// opened it (a read through the log, the owner's check, the cleaner's plan, tiered
+// storage's CheckSegmentFiles): the log is damaged (ErrLogDamaged), never failed
+// (ErrLogFailed would take the whole log directory offline).
+func TestShutdownStateSealedFileChangedWhileStopped(t *testing.T) {
+	for _, change := range []string{"deleted", "cut short"} {
+		for _, reader := range []string{"read", "check", "clean", "tiered copy"} {
+			t.Run(strings.ReplaceAll(change+" "+reader, " ", "-"), func(t *testing.T) {
+				cfg := epochTestConfig()
+				fc := NewFileCache(8)
+				l, dir := openTestLog(t, cfg, OpenOptions{Files: fc})
+				appendEpochs(t, l, 1, 1, 2, 2, 2, 4, 4)
+				st := shutdownStateRoundTrip(t, l)
+				first := st.segments[0]
+				path := segmentPath(dir, first.baseOffset, LogFileSuffix)
+				var err error
+				if change == "deleted" {
+					err = os.Remove(path)
+				} else {
+					err = os.Truncate(path, first.size-3)
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				l, _, err = Open(dir, cfg, OpenOptions{Files: fc, CleanShutdown: true, RecoveryPoint: st.LogEndOffset(), ShutdownState: st})
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer l.Close()
+				switch reader {
+				case "read":
+					_, err = l.Read(first.baseOffset, 1, l.LogEndOffset())
+				case "check":
+					size := int64(-1)
+					if fi, statErr := os.Stat(path); statErr == nil {
+						size = fi.Size()
+					}
+					err = l.CheckFileSize(path, size)
+				case "clean":
+					_, err = l.PrepareClean(CleanOptions{UncleanableOffset: l.LogEndOffset(), MaxMapBytes: 1 << 20})
+				case "tiered copy":
+					err = l.CheckSegmentFiles(first.baseOffset)
+				}
+				if !errors.Is(err, ErrLogDamaged) || errors.Is(err, ErrLogFailed) || !errors.Is(l.Failure(), ErrLogDamaged) {
+					t.Fatalf("%s: %v, failure %v; want ErrLogDamaged, not ErrLogFailed, sticky", reader, err, l.Failure())
+				}
+			})
+		}
+	}
+}
