@@ -281,7 +281,7 @@ func (b *Broker) producePartition(r *kmsg.ProduceRequest, topic string, rp kmsg.
 		info, err = part.AppendAsLeaderVerified(records, minInsync, v.Guard)
 	}
 	if err != nil {
-		if errors.Is(err, segment.ErrLogFailed) || errors.Is(err, segment.ErrLogDamaged) {
+		if logFailed(err) {
 			b.partitions.recheck() // the replica or its directory goes offline (offline_replicas.go)
 		}
 		return b.errorCodeLogged(err, "produce"), errorMessage(err), nil, none

@@ -113,7 +113,7 @@ func checkDescribedLog(lp *localPartition) (checked int, damaged bool) {
 			continue // left to the file's first open
 		}
 		checked++
-		if err := lp.WithLog(func(l *segment.Log) error { return l.CheckFileSize(f.Path, size) }); err != nil {
+		if err := lp.WithLog(func(l *segment.Log) error { return l.CheckFileSize(f, size) }); err != nil {
 			return checked, errors.Is(err, segment.ErrLogDamaged) // damaged, or stopped
 		}
 	}

@@ -72,7 +72,7 @@ func (pm *partitionManager) maintenanceLoop() {
 					}
 					return l.MaybeFlush()
 				})
-				if errors.Is(err, segment.ErrLogFailed) || errors.Is(err, segment.ErrLogDamaged) {
+				if logFailed(err) {
 					pm.recheck() // the reconciler takes it offline (offline_replicas.go)
 				}
 			}

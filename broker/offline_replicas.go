@@ -161,6 +161,14 @@ func (o *offlineReplicas) waiting(tp segment.TopicPartition, p *metadata.Partiti
 	return p.Leader == self || (p.Leader >= 0 && slices.Contains(p.ISR, self))
 }
 
+// logFailed reports whether err is a log's sticky failure, which takes its replica
+// offline at the reconciler's next pass (reconcilePartition): a failed write
+// (segment.ErrLogFailed, the whole directory with it) or files changed while the broker
+// was stopped (segment.ErrLogDamaged, that replica alone).
+func logFailed(err error) bool {
+	return errors.Is(err, segment.ErrLogFailed) || errors.Is(err, segment.ErrLogDamaged)
+}
+
 // markOffline records a replica the reconciler could not open or whose log failed
 // (logged once; not at all when the log directory is offline: failLogDir said it).
 func (pm *partitionManager) markOffline(tp segment.TopicPartition, topicID metadata.Uuid, err error) {

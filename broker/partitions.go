@@ -315,21 +315,18 @@ func (pm *partitionManager) reconcilePartition(t *metadata.Topic, p *metadata.Pa
 		lp = nil
 	}
 	if lp != nil {
-		err := lp.WithLog(func(l *segment.Log) error { return l.Failure() })
-		switch {
-		case errors.Is(err, segment.ErrLogFailed):
-			pm.failLogDir(err) // a failed write: the whole directory goes offline (offline_replicas.go)
+		if err := lp.WithLog(func(l *segment.Log) error { return l.Failure() }); logFailed(err) {
+			if errors.Is(err, segment.ErrLogFailed) {
+				pm.failLogDir(err) // a failed write: the whole directory goes offline (offline_replicas.go)
+			} else {
+				// Files changed while the broker was stopped: this replica alone goes
+				// offline, and is opened again from its files (recovered) once the
+				// controller has moved its leadership and ISR membership; a replica that
+				// had neither is opened at the next pass, which no image may bring.
+				pm.recheck()
+			}
 			pm.remove(tp, false)
 			pm.markOffline(tp, t.ID, err)
-			return toOpen
-		case errors.Is(err, segment.ErrLogDamaged):
-			// Files changed while the broker was stopped: this replica alone goes
-			// offline, and is opened again from its files (recovered) once the
-			// controller has moved its leadership and ISR membership; a replica that
-			// had neither is opened at the next pass, which no image may bring.
-			pm.remove(tp, false)
-			pm.markOffline(tp, t.ID, err)
-			pm.recheck()
 			return toOpen
 		}
 	}

@@ -286,9 +286,9 @@ func (l *Log) writable() error {
 // returns it, and Failure reports it.
 func (l *Log) MarkFailed(op string, err error) error { return l.fail(op, err) }
 
-// markDamaged makes err, which wraps ErrLogDamaged, the log's sticky failure unless it
-// has one, and returns the failure.
-func (l *Log) markDamaged(err error) error {
+// setFailure makes err, which wraps ErrLogFailed (fail) or ErrLogDamaged, the log's
+// sticky failure unless it has one, and returns the failure.
+func (l *Log) setFailure(err error) error {
 	if l.failure == nil {
 		l.failure = err
 		l.due.Store(true)
@@ -297,14 +297,10 @@ func (l *Log) markDamaged(err error) error {
 }
 
 func (l *Log) fail(op string, err error) error {
-	if errors.Is(err, ErrLogDamaged) {
-		return l.markDamaged(err) // not a failed write: the directory is sound
+	if l.failure != nil || errors.Is(err, ErrLogDamaged) { // damage is not a failed write: the directory is sound
+		return l.setFailure(err)
 	}
-	if l.failure == nil {
-		l.failure = fmt.Errorf("%w: %s in %s: %w", ErrLogFailed, op, l.dir, err)
-		l.due.Store(true)
-	}
-	return l.failure
+	return l.setFailure(fmt.Errorf("%w: %s in %s: %w", ErrLogFailed, op, l.dir, err))
 }
 
 // append writes validated, offset-stamped batches to the active segment, rolling first

@@ -1,11 +1,13 @@
 package segment
 
 import (
+	"cmp"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
+	"slices"
 	"time"
 )
 
@@ -352,40 +354,38 @@ func describedFileMissing(l *Log, err error) error {
 	if l == nil || !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
-	return l.markDamaged(fmt.Errorf("%w: %w", ErrLogDamaged, err))
+	return l.setFailure(fmt.Errorf("%w: %w", ErrLogDamaged, err))
 }
 
-// DescribedFile is a segment's .log file not yet checked against the size its log's
-// clean-shutdown description names (Log.UncheckedFiles).
+// DescribedFile is the .log file of a segment not yet opened since its log was built
+// from its clean-shutdown description (Log.UncheckedFiles).
 type DescribedFile struct {
-	Path string
-	Size int64 // the described size
+	BaseOffset int64
+	Path       string
 }
 
 // UncheckedFiles returns the .log files of the segments built from the log's
-// clean-shutdown description that have not been opened yet (checkDescribedSize), with
-// the sizes the description names: for the owner to stat outside its lock and hand
-// back to CheckFileSize, so that damage is found without waiting for a file's first use.
+// clean-shutdown description that have not been opened yet (checkDescribedSize): for
+// the owner to stat outside its lock and hand back to CheckFileSize, so that damage is
+// found without waiting for a file's first use.
 func (l *Log) UncheckedFiles() []DescribedFile {
 	var out []DescribedFile
 	for _, s := range l.segments {
 		if s.describedBy != nil {
-			out = append(out, DescribedFile{Path: segmentPath(s.dir, s.baseOffset, LogFileSuffix), Size: s.size})
+			out = append(out, DescribedFile{BaseOffset: s.baseOffset, Path: segmentPath(s.dir, s.baseOffset, LogFileSuffix)})
 		}
 	}
 	return out
 }
 
-// CheckFileSize compares size, the size of the .log file at path as the owner found it
-// (UncheckedFiles; -1 for a missing file), with the size the description names for a
-// segment not yet opened: a difference marks the log damaged and returns the failure
-// (ErrLogDamaged); a match changes nothing (the first open still checks the indexes). A
-// segment opened or removed meanwhile is left alone.
-func (l *Log) CheckFileSize(path string, size int64) error {
-	for _, s := range l.segments {
-		if s.describedBy != nil && segmentPath(s.dir, s.baseOffset, LogFileSuffix) == path {
-			return s.checkSize(path, size)
-		}
+// CheckFileSize compares size, the size of f's file as the owner found it
+// (UncheckedFiles; -1 for a missing file), with the size the description names for
+// its segment, if not yet opened: a difference marks the log damaged and returns the
+// failure (ErrLogDamaged); a match changes nothing (the first open still checks the
+// indexes). A segment opened or removed meanwhile is left alone.
+func (l *Log) CheckFileSize(f DescribedFile, size int64) error {
+	if s := l.describedSegment(f.BaseOffset); s != nil {
+		return s.checkSize(f.Path, size)
 	}
 	return nil
 }
@@ -397,24 +397,32 @@ func (l *Log) CheckFileSize(path string, size int64) error {
 // storage's copy links them).
 func (l *Log) CheckSegmentFiles(baseOffset int64) error {
 	defer l.release()
-	for _, s := range l.segments {
-		if s.baseOffset == baseOffset && s.describedBy != nil {
-			if err := s.use(); err != nil && l.failure == nil {
-				return err
-			}
+	if s := l.describedSegment(baseOffset); s != nil {
+		if err := s.use(); err != nil && l.failure == nil {
+			return err
 		}
 	}
 	return l.failure
+}
+
+// describedSegment is the segment at baseOffset if it has not been opened since the
+// log was built from its description, else nil.
+func (l *Log) describedSegment(baseOffset int64) *segment {
+	i, found := slices.BinarySearchFunc(l.segments, baseOffset, func(s *segment, base int64) int { return cmp.Compare(s.baseOffset, base) })
+	if !found || l.segments[i].describedBy == nil {
+		return nil
+	}
+	return l.segments[i]
 }
 
 // checkSize compares size, that of the .log file at path, with the size s's log's
 // description names: a difference marks the log damaged.
 func (s *segment) checkSize(path string, size int64) error {
 	if size < 0 {
-		return s.describedBy.markDamaged(fmt.Errorf("%w: %s is missing, the clean shutdown left %d bytes", ErrLogDamaged, path, s.size))
+		return s.describedBy.setFailure(fmt.Errorf("%w: %s is missing, the clean shutdown left %d bytes", ErrLogDamaged, path, s.size))
 	}
 	if size != s.size {
-		return s.describedBy.markDamaged(fmt.Errorf("%w: %s is %d bytes, the clean shutdown left %d", ErrLogDamaged, path, size, s.size))
+		return s.describedBy.setFailure(fmt.Errorf("%w: %s is %d bytes, the clean shutdown left %d", ErrLogDamaged, path, size, s.size))
 	}
 	return nil
 }

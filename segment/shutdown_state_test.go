@@ -373,7 +373,7 @@ func checkFiles(t *testing.T, l *Log) []error {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := l.CheckFileSize(f.Path, fi.Size()); err != nil {
+		if err := l.CheckFileSize(f, fi.Size()); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -473,7 +473,7 @@ func TestShutdownStateSealedFileChangedWhileStopped(t *testing.T) {
 					if fi, statErr := os.Stat(path); statErr == nil {
 						size = fi.Size()
 					}
-					err = l.CheckFileSize(path, size)
+					err = l.CheckFileSize(DescribedFile{BaseOffset: first.baseOffset, Path: path}, size)
 				case "clean":
 					_, err = l.PrepareClean(CleanOptions{UncleanableOffset: l.LogEndOffset(), MaxMapBytes: 1 << 20})
 				case "tiered copy":
