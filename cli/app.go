@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sync"
 
 	"github.com/petrel-broker/petrel/cli/internal/clientcmd"
 	"github.com/petrel-broker/petrel/cli/perf"
@@ -22,10 +23,17 @@ func RunWithIO(args []string, stdout, stderr io.Writer) int {
 	return runApp(newApp(stdout, stderr), args, stderr)
 }
 
+// appRuns serialises runApp: urfave/cli/v2 writes its package-level help flag
+// (ucli.HelpFlag) as every command parses its flags, a data race between two runs at
+// once in one process (tests run commands in parallel; the binary runs one).
+var appRuns sync.Mutex
+
 // runApp runs app with args (Kafka's action flags rewritten first) and prints an error
 // as one line; a flag after the arguments that the command does not define is worded as
-// flag parsing's own errors are, with the nearest flag name.
+// flag parsing's own errors are, with the nearest flag name. One run at a time (appRuns).
 func runApp(app *ucli.App, args []string, stderr io.Writer) int {
+	appRuns.Lock()
+	defer appRuns.Unlock()
 	args, err := normalizeArgs(app, args)
 	if err == nil {
 		err = app.Run(args)

@@ -11,7 +11,7 @@ import (
 )
 
 // Note: no test here calls t.Parallel. urfave/cli/v2 mutates package-level flags
-// (cli.HelpFlag) in every App.Run, so two commands must not run at once in one process.
+// (cli.HelpFlag) in every App.Run, so runApp runs one command at a time in a process.
 
 func TestProduceConsume_KeysAndOffsets(t *testing.T) {
 	b := startBroker(t, nil)

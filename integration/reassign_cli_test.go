@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -22,16 +21,10 @@ import (
 // the move between them).
 var progressLine = regexp.MustCompile(`(?m)^  replica 3: \d+ of \d+ bytes caught up \(\d+\.\d%\) from leader \d(, \d+ B/s)?$`)
 
-// cliRuns serialises the CLI runs of parallel tests: urfave/cli/v2 writes its
-// package-level help flag (cli.HelpFlag) as every command parses its flags, a data race
-// between two runs at once in one process.
-var cliRuns sync.Mutex
-
-// petrel runs the CLI and returns its exit code, stdout and stderr; one run at a time.
+// petrel runs the CLI and returns its exit code, stdout and stderr (one run at a time
+// in the process: cli.RunWithIO serialises them).
 func petrel(args ...string) (int, string, string) {
 	var out, errOut bytes.Buffer
-	cliRuns.Lock()
-	defer cliRuns.Unlock()
 	code := cli.RunWithIO(append([]string{"petrel"}, args...), &out, &errOut)
 	return code, out.String(), errOut.String()
 }
